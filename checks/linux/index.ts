@@ -1,0 +1,4 @@
+// This platform's checks, one module each (see checks/registry.ts).
+import type { Check } from '../types';
+
+export const checks: readonly Check[] = [];

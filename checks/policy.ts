@@ -1,0 +1,156 @@
+// The posture policy: every threshold an evaluator compares against, with documented defaults
+// (docs/checks.md) that an administrator overrides with a JSON file. Evaluators record the
+// rule that decided in their evidence (`rule`).
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { darwinLifecycle } from './darwin/lifecycle';
+import { freebsdLifecycle } from './freebsd/lifecycle';
+import { linuxLifecycle } from './linux/lifecycle';
+import { windowsLifecycle } from './windows/lifecycle';
+
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be YYYY-MM-DD');
+
+export const LifecycleCycle = z.object({
+  /** Release cycle as the platform names it: "12", "24.04", "15", "14.3", "23H2", … */
+  cycle: z.string().min(1),
+  releaseDate: isoDate.optional(),
+  /** End of regular (security) support; false while no end is announced. */
+  eol: z.union([isoDate, z.literal(false)]),
+  /** End of extended support (Debian LTS, Ubuntu ESM, Windows ESU), counted only when the policy accepts it. */
+  extendedEnd: z.union([isoDate, z.literal(false)]).optional(),
+  /** Newest release of this cycle and its date, for maxPatchLagDays. */
+  latest: z.string().optional(),
+  latestReleaseDate: isoDate.optional(),
+});
+export type LifecycleCycle = z.infer<typeof LifecycleCycle>;
+export type LifecycleTable = Record<string, LifecycleCycle[]>;
+
+export const DEFAULT_LIFECYCLE: LifecycleTable = {
+  ...linuxLifecycle,
+  ...darwinLifecycle,
+  ...windowsLifecycle,
+  ...freebsdLifecycle,
+};
+
+/** Date the built-in lifecycle table was last checked against its sources (endoflife.date, vendor pages). */
+export const LIFECYCLE_CHECKED_AT = '2026-11-21';
+
+const PolicySchema = z.object({
+  screenLock: z
+    .object({
+      maxIdleSeconds: z.number().int().positive().default(900),
+      maxGraceSeconds: z.number().int().nonnegative().default(5),
+    })
+    .prefault({}),
+  password: z
+    .object({
+      minLength: z.number().int().positive().default(8),
+      requireComplexity: z.boolean().default(false),
+    })
+    .prefault({}),
+  timeSync: z
+    .object({
+      /** When set, a measured clock offset above it FAILs. */
+      maxOffsetSeconds: z.number().positive().nullable().default(null),
+    })
+    .prefault({}),
+  diskEncryption: z
+    .object({
+      /** root: the volume holding the OS; all_local: every local fixed volume. */
+      scope: z.enum(['root', 'all_local']).default('root'),
+      /** Verdict while encryption is still in progress. */
+      inProgress: z.enum(['FAIL', 'PASS']).default('FAIL'),
+    })
+    .prefault({}),
+  autoUpdate: z
+    .object({
+      /** Count "download automatically, install by hand" as compliant. */
+      acceptDownloadOnly: z.boolean().default(false),
+    })
+    .prefault({}),
+  malware: z
+    .object({
+      /** On platforms without built-in anti-malware (LINUX, FREEBSD): agents that must run, by name (e.g. "clamav", "falcon-sensor"). Empty: NOT_APPLICABLE. */
+      requiredAgents: z
+        .object({ LINUX: z.array(z.string().min(1)).default([]), FREEBSD: z.array(z.string().min(1)).default([]) })
+        .prefault({}),
+      /** Signature/definition age above which built-in protection FAILs. */
+      maxSignatureAgeDays: z.number().int().positive().default(7),
+    })
+    .prefault({}),
+  containers: z
+    .object({
+      /** Verdict for host-level controls (disk, firewall, time, updates) inside a container. */
+      mode: z.enum(['UNKNOWN', 'NOT_APPLICABLE']).default('UNKNOWN'),
+    })
+    .prefault({}),
+  remoteLogin: z
+    .object({
+      /** PASS an SSH server that refuses passwords and root logins. */
+      allowSshIfHardened: z.boolean().default(false),
+    })
+    .prefault({}),
+  osVersion: z
+    .object({
+      acceptExtendedSupport: z
+        .object({
+          debianLts: z.boolean().default(false),
+          ubuntuEsm: z.boolean().default(false),
+          windowsEsu: z.boolean().default(false),
+        })
+        .prefault({}),
+      graceDaysAfterEol: z.number().int().nonnegative().default(0),
+      /** FAIL when a newer patch of the installed cycle was released more than this many days ago. */
+      maxPatchLagDays: z.number().int().positive().nullable().default(null),
+      /** Verdict for an OS release the lifecycle table does not know. */
+      unknownRelease: z.enum(['UNKNOWN', 'FAIL']).default('UNKNOWN'),
+      minimum: z
+        .object({
+          DARWIN: z.string().default('14.0'),
+          /** Windows build floor (19045 = Windows 10 22H2, 22631 = Windows 11 23H2). */
+          WINDOWS: z.object({ minBuild: z.number().int().positive() }).default({ minBuild: 19045 }),
+          /** Keyed by os-release ID. */
+          LINUX: z.record(z.string(), z.string()).default({}),
+          FREEBSD: z.string().default('14.0'),
+        })
+        .prefault({}),
+      lifecycle: z.record(z.string(), z.array(LifecycleCycle)).default(DEFAULT_LIFECYCLE),
+    })
+    .prefault({}),
+});
+
+export type Policy = z.infer<typeof PolicySchema>;
+export type PolicyOverride = z.input<typeof PolicySchema>;
+
+export const DEFAULT_POLICY: Policy = PolicySchema.parse({});
+
+export class PolicyError extends Error {
+  override name = 'PolicyError';
+}
+
+/** Validates an override (partial policy) and fills the rest from the defaults. */
+export function resolvePolicy(override: unknown = {}): Policy {
+  const parsed = PolicySchema.safeParse(override);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new PolicyError(`invalid policy at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+/** Reads an administrator's policy file (JSON); a missing or malformed file is an error, never silently ignored. */
+export function loadPolicyFile(file: string): Policy {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new PolicyError(`cannot read policy file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new PolicyError(`policy file ${file} is not valid JSON`);
+  }
+  return resolvePolicy(json);
+}

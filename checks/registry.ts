@@ -1,0 +1,16 @@
+// Maps a platform to its checks. Adding a platform is one module and one line here;
+// adding a check is one module and one line in that platform's index.
+import type { Platform } from '../src/protocol/schemas';
+import type { Check } from './types';
+
+const loaders: Record<Platform, () => Promise<readonly Check[]>> = {
+  LINUX: async () => (await import('./linux/index')).checks,
+  DARWIN: async () => (await import('./darwin/index')).checks,
+  WINDOWS: async () => (await import('./windows/index')).checks,
+  FREEBSD: async () => (await import('./freebsd/index')).checks,
+};
+
+/** The checks of one platform, loaded on demand so that only the running platform's code initialises. */
+export function loadChecks(platform: Platform): Promise<readonly Check[]> {
+  return loaders[platform]();
+}

@@ -1,0 +1,74 @@
+// Verdict constructors and evidence hygiene shared by every evaluator.
+import type { CommandResult, Evidence, FsError, Reason, Verdict } from './types';
+
+export const pass = (evidence: Evidence = {}): Verdict => ({ status: 'PASS', evidence });
+export const fail = (evidence: Evidence = {}): Verdict => ({ status: 'FAIL', evidence });
+export const unknown = (reason: Reason, evidence: Evidence = {}): Verdict => ({
+  status: 'UNKNOWN',
+  evidence: { reason, ...evidence },
+});
+export const notApplicable = (reason: Reason, evidence: Evidence = {}): Verdict => ({
+  status: 'NOT_APPLICABLE',
+  evidence: { reason, ...evidence },
+});
+
+/** The UNKNOWN reason for a command that did not give a usable answer. */
+export function commandFailureReason(result: CommandResult): Reason {
+  switch (result.error) {
+    case 'not_found':
+      return 'command_not_found';
+    case 'permission_denied':
+      return 'permission_denied';
+    case 'timeout':
+      return 'timeout';
+    case 'output_too_large':
+    case 'spawn_failed':
+      return 'check_error';
+    default:
+      return 'parse_error';
+  }
+}
+
+/** The UNKNOWN reason for a file or directory that could not be read. */
+export function fsFailureReason(error: FsError): Reason {
+  return error === 'permission_denied' ? 'permission_denied' : error === 'not_found' ? 'not_found' : 'check_error';
+}
+
+export const EVIDENCE_LIMITS = {
+  stringLength: 200,
+  arrayItems: 50,
+  depth: 4,
+  totalBytes: 4096,
+} as const;
+
+/**
+ * Caps evidence so that one check can never ship a configuration file or a flood of items:
+ * strings are cut at 200 characters, arrays at 50 items, nesting at 4 levels, and the whole
+ * object at 4 KiB (then only scalar top-level fields are kept, with `truncated: true`).
+ */
+export function capEvidence(evidence: Evidence): Evidence {
+  const capped = capValue(evidence, 0) as Evidence;
+  if (Buffer.byteLength(JSON.stringify(capped)) <= EVIDENCE_LIMITS.totalBytes) return capped;
+  const scalars: Evidence = { truncated: true };
+  for (const [k, v] of Object.entries(capped)) {
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) scalars[k] = v;
+  }
+  return scalars;
+}
+
+function capValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') {
+    return value.length > EVIDENCE_LIMITS.stringLength ? `${value.slice(0, EVIDENCE_LIMITS.stringLength)}…` : value;
+  }
+  if (value === null || typeof value !== 'object') {
+    return typeof value === 'number' || typeof value === 'boolean' ? value : value === null ? null : String(value);
+  }
+  if (depth >= EVIDENCE_LIMITS.depth) return '[depth limit]';
+  if (Array.isArray(value)) {
+    const items = value.slice(0, EVIDENCE_LIMITS.arrayItems).map((v) => capValue(v, depth + 1));
+    return value.length > EVIDENCE_LIMITS.arrayItems ? [...items, `+${value.length - EVIDENCE_LIMITS.arrayItems} more`] : items;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = capValue(v, depth + 1);
+  return out;
+}

@@ -1,0 +1,124 @@
+// The Device Agent API wire protocol (../shared/spec/device-agent-api.md), defined once.
+// The reference server validates requests with these schemas and the agent client validates
+// responses with them; docs/openapi.json is generated from them (scripts/openapi.ts).
+import { z } from 'zod';
+
+export const API_PREFIX = '/api/agent/v1';
+
+export const ROUTES = {
+  enroll: `${API_PREFIX}/enroll`,
+  heartbeat: `${API_PREFIX}/heartbeat`,
+  postures: `${API_PREFIX}/postures`,
+  unenroll: `${API_PREFIX}/unenroll`,
+} as const;
+
+/** Body limits of the spec, section 8. */
+export const BODY_LIMITS = {
+  enroll: 16 * 1024,
+  heartbeat: 16 * 1024,
+  postures: 1024 * 1024,
+  unenroll: 16 * 1024,
+} as const;
+
+export const MAX_RESULTS_PER_REQUEST = 100;
+
+export const PLATFORMS = ['DARWIN', 'LINUX', 'FREEBSD', 'WINDOWS'] as const;
+export const Platform = z.enum(PLATFORMS).describe('DARWIN = macOS, LINUX = Linux, FREEBSD = FreeBSD, WINDOWS = Windows');
+export type Platform = z.infer<typeof Platform>;
+
+export const STATUSES = ['PASS', 'FAIL', 'UNKNOWN', 'NOT_APPLICABLE'] as const;
+export const PostureStatus = z.enum(STATUSES);
+export type PostureStatus = z.infer<typeof PostureStatus>;
+
+export const CHECK_KEYS = [
+  'DISK_ENCRYPTION',
+  'SCREEN_LOCK',
+  'FIREWALL_ENABLED',
+  'TIME_SYNC',
+  'OS_VERSION',
+  'AUTO_UPDATE',
+  'PASSWORD_POLICY',
+  'REMOTE_LOGIN',
+  'MALWARE_PROTECTION',
+] as const;
+/** The nine official check keys. Servers accept any other non-empty key too. */
+export const OfficialCheckKey = z.enum(CHECK_KEYS);
+export type CheckKey = z.infer<typeof OfficialCheckKey>;
+
+/** Enrollment tokens and device API keys: 96 hexadecimal characters. */
+export const Credential = z.string().regex(/^[0-9a-fA-F]{96}$/, 'must be 96 hexadecimal characters');
+
+export const Rfc3339 = z.iso.datetime({ offset: true, local: false });
+
+export const EnrollRequest = z.object({
+  token: z.string().min(1).describe('One-time enrollment token (96 hex)'),
+});
+export type EnrollRequest = z.infer<typeof EnrollRequest>;
+
+export const EnrollResponse = z.object({
+  api_key: Credential.describe('Device API key (96 hex); shown only in this response'),
+});
+export type EnrollResponse = z.infer<typeof EnrollResponse>;
+
+const shortText = (max: number) => z.string().min(1).max(max);
+
+export const HeartbeatRequest = z.object({
+  hardware_uuid: shortText(255).describe('Stable hardware identifier, unique among devices of the organization'),
+  serial_number: shortText(255).optional(),
+  hostname: shortText(255),
+  platform: Platform,
+  os_version: shortText(255),
+  agent_version: shortText(64),
+});
+export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
+
+export const HeartbeatResponse = z.object({
+  device_id: z.string().min(1),
+  heartbeat_interval_seconds: z.number().int(),
+  posture_interval_seconds: z.number().int(),
+  server_time: Rfc3339.describe('Current server time, RFC 3339 UTC'),
+});
+export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
+
+export const PostureResult = z.object({
+  check_key: z.string().min(1).max(128).describe('Stable identifier of the check; the nine official keys are listed in CHECK_KEYS'),
+  status: PostureStatus,
+  evidence: z.record(z.string(), z.unknown()).optional().describe('Free-form JSON object supporting the result'),
+  observed_at: Rfc3339,
+  correlation_id: z.string().min(1).max(128).optional().describe('ID of an existing posture report of the same tenant'),
+});
+export type PostureResult = z.infer<typeof PostureResult>;
+
+export const PosturesRequest = z.object({
+  results: z.array(PostureResult).max(MAX_RESULTS_PER_REQUEST),
+});
+export type PosturesRequest = z.infer<typeof PosturesRequest>;
+
+export const UnenrollRequest = z.object({}).describe('No request fields are required');
+
+export const ERROR_CODES = [
+  'bad_request',
+  'unauthorized',
+  'not_found',
+  'method_not_allowed',
+  'payload_too_large',
+  'conflict',
+  'too_many_requests',
+  'internal_error',
+] as const;
+export const ErrorBody = z.object({
+  error: z.enum(ERROR_CODES),
+  message: z.string(),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+export type ErrorCode = z.infer<typeof ErrorBody>['error'];
+
+/**
+ * Response header carrying the posture-report id the server assigned to a /postures request.
+ * An extension of the spec (which answers 204 with no body): an agent may pass it back as
+ * `correlation_id` so that all batches of one posture cycle land in one report.
+ */
+export const POSTURE_REPORT_HEADER = 'posture-report-id';
+
+/** The desktop enrollment link scheme of the contract: device-agent://enroll?server=…&token=… */
+export const LINK_SCHEME = 'device-agent';

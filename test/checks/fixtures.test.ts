@@ -1,0 +1,27 @@
+// Every recorded fixture of every platform goes through that platform's real collector and
+// evaluator (on a FakeHost) and must give the verdict it records.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { listFixtures, runFixture } from '../support/checkFixtures';
+
+const fixtures = listFixtures();
+// Evidence must never carry personal data (research §0.8).
+const PERSONAL = [/\/home\/[^/\s"]+/, /\/Users\/[^/\s"]+/, /[A-Za-z]:\\Users\\/, /S-1-5-21-\d+/, /S-1-12-1-\d+/];
+
+describe.each(fixtures.map((f) => [`${f.platform}/${f.checkKey}/${f.name}`, f] as const))('%s', (_name, loaded) => {
+  it('gives the recorded verdict from the recorded output', async () => {
+    const { verdict, host } = await runFixture(loaded);
+    expect(verdict.status).toBe(loaded.fixture.expect.status);
+    if (loaded.fixture.expect.evidence) expect(verdict.evidence).toMatchObject(loaded.fixture.expect.evidence);
+    if (verdict.status === 'UNKNOWN' || verdict.status === 'NOT_APPLICABLE') expect(verdict.evidence.reason).toEqual(expect.any(String));
+    for (const argv of host.commandsRun()) {
+      expect(path.posix.isAbsolute(argv[0]!) || path.win32.isAbsolute(argv[0]!)).toBe(true);
+    }
+    const serialized = JSON.stringify(verdict.evidence);
+    for (const pattern of PERSONAL) expect(serialized).not.toMatch(pattern);
+  });
+});
+
+it('finds the fixture tree', () => {
+  expect(fixtures.length).toBeGreaterThanOrEqual(0);
+});

@@ -1,0 +1,93 @@
+// A Host that answers from recorded outputs of another machine (fixtures), and records what
+// the collector asked for, so tests can check commands are absolute and arguments right.
+import path from 'node:path';
+import type { CommandResult, DirResult, FileResult, FsError, Host, LinkResult, RunOptions, StatResult } from '../../checks/types';
+
+export interface RecordedCommand {
+  argv: string[];
+  stdout?: string | string[];
+  stderr?: string | string[];
+  exitCode?: number | null;
+  error?: CommandResult['error'];
+}
+
+export interface HostRecording {
+  commands?: RecordedCommand[];
+  /** path -> content, or an error the read gets */
+  files?: Record<string, string | string[] | { error: FsError }>;
+  dirs?: Record<string, string[] | { error: FsError }>;
+  links?: Record<string, string>;
+  stats?: Record<string, { isDirectory?: boolean; mode?: number; uid?: number; gid?: number; size?: number }>;
+}
+
+export interface HostCall {
+  kind: 'run' | 'readFile' | 'readDir' | 'readLink' | 'stat';
+  target: string;
+  args?: string[];
+  options?: RunOptions;
+}
+
+const text = (value: string | string[] | undefined): string =>
+  value === undefined ? '' : Array.isArray(value) ? value.map((line) => `${line}\n`).join('') : value;
+
+const isAbsoluteAnywhere = (p: string) => path.posix.isAbsolute(p) || path.win32.isAbsolute(p);
+
+export class FakeHost implements Host {
+  readonly calls: HostCall[] = [];
+  constructor(private readonly recording: HostRecording = {}) {}
+
+  async run(command: string, args: readonly string[], options?: RunOptions): Promise<CommandResult> {
+    this.calls.push({ kind: 'run', target: command, args: [...args], ...(options ? { options } : {}) });
+    if (!isAbsoluteAnywhere(command)) throw new Error(`command must be an absolute path: ${command}`);
+    const argv = [command, ...args];
+    const match = this.recording.commands?.find(
+      (c) => c.argv.length === argv.length && c.argv.every((part, i) => part === argv[i]),
+    );
+    if (!match) return { exitCode: null, stdout: '', stderr: '', error: 'not_found' };
+    const result: CommandResult = {
+      exitCode: match.error ? null : (match.exitCode ?? 0),
+      stdout: text(match.stdout),
+      stderr: text(match.stderr),
+    };
+    if (match.error) result.error = match.error;
+    return result;
+  }
+
+  async readFile(file: string): Promise<FileResult> {
+    this.calls.push({ kind: 'readFile', target: file });
+    const entry = this.recording.files?.[file];
+    if (entry === undefined) return { ok: false, error: 'not_found' };
+    if (typeof entry === 'object' && !Array.isArray(entry)) return { ok: false, error: entry.error };
+    return { ok: true, text: text(entry) };
+  }
+
+  async readDir(dir: string): Promise<DirResult> {
+    this.calls.push({ kind: 'readDir', target: dir });
+    const entry = this.recording.dirs?.[dir];
+    if (entry === undefined) return { ok: false, error: 'not_found' };
+    if (!Array.isArray(entry)) return { ok: false, error: entry.error };
+    return { ok: true, entries: [...entry] };
+  }
+
+  async readLink(link: string): Promise<LinkResult> {
+    this.calls.push({ kind: 'readLink', target: link });
+    const target = this.recording.links?.[link];
+    return target === undefined ? { ok: false, error: 'not_found' } : { ok: true, target };
+  }
+
+  async stat(file: string): Promise<StatResult> {
+    this.calls.push({ kind: 'stat', target: file });
+    const s = this.recording.stats?.[file];
+    if (s) return { ok: true, isDirectory: s.isDirectory ?? false, mode: s.mode ?? 0o644, uid: s.uid ?? 0, gid: s.gid ?? 0, size: s.size ?? 0 };
+    if (this.recording.dirs?.[file] !== undefined) return { ok: true, isDirectory: true, mode: 0o755, uid: 0, gid: 0, size: 0 };
+    if (typeof this.recording.files?.[file] === 'string' || Array.isArray(this.recording.files?.[file])) {
+      return { ok: true, isDirectory: false, mode: 0o644, uid: 0, gid: 0, size: text(this.recording.files?.[file] as string).length };
+    }
+    return { ok: false, error: 'not_found' };
+  }
+
+  /** Commands the collector ran, as argv arrays. */
+  commandsRun(): string[][] {
+    return this.calls.filter((c) => c.kind === 'run').map((c) => [c.target, ...(c.args ?? [])]);
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Tests start real servers and processes; two cores, so keep the pool small.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
