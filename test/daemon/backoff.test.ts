@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { ConflictError, InvalidResponseError, RetryableError } from '../../src/agent/api';
+import {
+  Backoff,
+  DEFAULT_RETRY_POLICY,
+  nextDelay,
+  retryPolicyFromEnv,
+  RetrySettingError,
+  withRetries,
+} from '../../src/agent/backoff';
+
+const policy = { baseMs: 1000, maxMs: 300_000, attempts: 5 };
+const constant = (value: number) => () => value;
+
+describe('nextDelay (decorrelated jitter)', () => {
+  it('draws each delay from [base, 3 × previous]', () => {
+    expect(nextDelay(undefined, policy, constant(0))).toBe(1000);
+    expect(nextDelay(undefined, policy, constant(1))).toBe(3000);
+    expect(nextDelay(4000, policy, constant(0))).toBe(1000);
+    expect(nextDelay(4000, policy, constant(1))).toBe(12_000);
+    expect(nextDelay(4000, policy, constant(0.5))).toBe(6500);
+  });
+
+  it('never exceeds the cap, however long the outage', () => {
+    let previous: number | undefined;
+    for (let i = 0; i < 50; i += 1) previous = nextDelay(previous, policy, constant(1));
+    expect(previous).toBe(300_000);
+  });
+
+  it('honours Retry-After as a floor, with jitter on top, up to the cap', () => {
+    expect(nextDelay(undefined, policy, constant(0), 20_000)).toBe(20_000);
+    expect(nextDelay(undefined, policy, constant(0.5), 20_000)).toBe(20_500);
+    expect(nextDelay(undefined, policy, constant(1), 3_600_000)).toBe(300_000);
+  });
+});
+
+describe('Backoff', () => {
+  it('grows while failures continue and starts over after a success', () => {
+    const backoff = new Backoff(policy, constant(1));
+    expect([backoff.fail(), backoff.fail(), backoff.fail()]).toEqual([3000, 9000, 27_000]);
+    expect(backoff.failures).toBe(3);
+    backoff.reset();
+    expect(backoff.failures).toBe(0);
+    expect(backoff.fail()).toBe(3000);
+  });
+
+  it('does not let one Retry-After inflate the following delays', () => {
+    const backoff = new Backoff(policy, constant(1));
+    expect(backoff.fail(60_000)).toBe(61_000);
+    expect(backoff.fail()).toBe(3000);
+  });
+
+  it('spreads agents that failed together (no stampede)', () => {
+    let seed = 42;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const delays = Array.from({ length: 200 }, () => new Backoff(policy, random)).map((b) => {
+      b.fail();
+      b.fail();
+      return b.fail();
+    });
+    const distinctSeconds = new Set(delays.map((d) => Math.floor(d / 1000)));
+    expect(distinctSeconds.size).toBeGreaterThan(15);
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe('retryPolicyFromEnv', () => {
+  it('defaults to the contract values', () => {
+    expect(retryPolicyFromEnv({})).toEqual({ baseMs: 1000, maxMs: 300_000, attempts: 5 });
+    expect(DEFAULT_RETRY_POLICY).toEqual({ baseMs: 1000, maxMs: 300_000, attempts: 5 });
+  });
+
+  it('reads the three knobs', () => {
+    expect(
+      retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '10', DEVICE_AGENT_RETRY_MAX_MS: '50', DEVICE_AGENT_RETRY_ATTEMPTS: '2' }),
+    ).toEqual({ baseMs: 10, maxMs: 50, attempts: 2 });
+  });
+
+  it.each([
+    [{ DEVICE_AGENT_RETRY_BASE_MS: 'fast' }, /DEVICE_AGENT_RETRY_BASE_MS must be a positive whole number/],
+    [{ DEVICE_AGENT_RETRY_ATTEMPTS: '0' }, /DEVICE_AGENT_RETRY_ATTEMPTS must be a positive whole number/],
+    [{ DEVICE_AGENT_RETRY_MAX_MS: '-5' }, /DEVICE_AGENT_RETRY_MAX_MS/],
+    [{ DEVICE_AGENT_RETRY_BASE_MS: '5000', DEVICE_AGENT_RETRY_MAX_MS: '100' }, /must not exceed/],
+  ])('refuses %j', (env, message) => {
+    expect(() => retryPolicyFromEnv(env)).toThrow(RetrySettingError);
+    expect(() => retryPolicyFromEnv(env)).toThrow(message);
+  });
+});
+
+describe('withRetries', () => {
+  const quick = { baseMs: 10, maxMs: 100, attempts: 3 };
+
+  it('retries transient failures up to the attempt limit, waiting the backoff delays', async () => {
+    const waits: number[] = [];
+    let calls = 0;
+    const error = new RetryableError('postures', 'server answered 503', 503);
+    await expect(
+      withRetries(
+        async () => {
+          calls += 1;
+          throw error;
+        },
+        { policy: quick, random: constant(1), sleep: async (ms) => void waits.push(ms) },
+      ),
+    ).rejects.toBe(error);
+    expect(calls).toBe(3);
+    expect(waits).toEqual([30, 90]);
+  });
+
+  it('returns as soon as an attempt succeeds, and honours Retry-After', async () => {
+    const waits: number[] = [];
+    let calls = 0;
+    const value = await withRetries(
+      async () => {
+        calls += 1;
+        if (calls === 1) throw new RetryableError('heartbeat', '429', 429, undefined, 50);
+        if (calls === 2) throw new InvalidResponseError('heartbeat', 'not JSON', 200);
+        return 'ok';
+      },
+      { policy: quick, random: constant(0), sleep: async (ms) => void waits.push(ms) },
+    );
+    expect(value).toBe('ok');
+    expect(waits).toEqual([50, 10]);
+  });
+
+  it('never retries an answer that a retry cannot change', async () => {
+    let calls = 0;
+    const conflict = new ConflictError('heartbeat', 'conflict', 409);
+    await expect(
+      withRetries(
+        async () => {
+          calls += 1;
+          throw conflict;
+        },
+        { policy: quick, sleep: async () => undefined },
+      ),
+    ).rejects.toBe(conflict);
+    expect(calls).toBe(1);
+  });
+
+  it('stops waiting when aborted', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = withRetries(
+      async () => {
+        throw new RetryableError('postures', 'down');
+      },
+      { policy: { baseMs: 60_000, maxMs: 60_000, attempts: 5 }, signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(new Error('stopping')), 20);
+    await expect(pending).rejects.toThrow('stopping');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
