@@ -1,12 +1,164 @@
-// device-agent-server: the bundled reference server of the Device Agent API and its admin CLI.
-import { Command } from 'commander';
+// device-agent-server: the bundled reference server of the Device Agent API and its admin CLI
+// (contract: "Reference server CLI"). Exit codes: 0 ok, 1 unexpected error, 2 invalid input.
+import { basename, relative } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../version';
+import { createDevice, listDevices, revokeDevice, showDevice } from '../server/admin';
+import { formatCreated, formatDevice, formatDeviceList } from '../server/adminOutput';
+import { DatabaseOpenError, openDatabase } from '../server/db/open';
+import { Store } from '../server/db/store';
+import { DURATION_HINT, parseDuration } from '../server/duration';
+import { LOG_LEVELS, type LogLevel } from '../server/logger';
+import { parseOrigin } from '../server/publicUrl';
+import { serve } from '../server/serve';
+import { UsageError } from '../server/usage';
+
+const EXIT_UNEXPECTED = 1;
+const EXIT_USAGE = 2;
+const MAX_INTERVAL_SECONDS = 86_400;
+
+function integerIn(min: number, max: number) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < min || value > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}.`);
+    return value;
+  };
+}
+
+function origin(text: string): string {
+  const parsed = parseOrigin(text);
+  if (parsed === undefined) throw new InvalidArgumentError('expected an http(s) origin such as https://agents.example.com (no path, query or credentials).');
+  return parsed;
+}
+
+function duration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new InvalidArgumentError(`expected ${DURATION_HINT}.`);
+  return ms;
+}
+
+/** How this program was started, so that printed commands can be pasted as they are. */
+function invocation(): string {
+  const script = process.argv[1] ?? '';
+  if (/\.(c?js|ts)$/.test(script)) {
+    const fromHere = relative(process.cwd(), script);
+    return `node ${fromHere.startsWith('..') ? script : fromHere}`;
+  }
+  return basename(script) || 'device-agent-server';
+}
+
+function withStore<T>(db: string, mustExist: boolean, use: (store: Store) => T): T {
+  const store = new Store(openDatabase(db, { mustExist }));
+  try {
+    return use(store);
+  } finally {
+    store.close();
+  }
+}
+
+function print(text: string): void {
+  process.stdout.write(text);
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+const dbOption = () => new Option('--db <file>', 'SQLite database file').makeOptionMandatory();
 
 const program = new Command('device-agent-server')
   .description('Reference server of the Device Agent API, with an admin CLI')
-  .version(VERSION);
+  .version(VERSION)
+  .exitOverride()
+  .showHelpAfterError('(add --help for usage)');
 
-program.parseAsync(process.argv).catch((err) => {
-  process.stderr.write(`device-agent-server: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+program
+  .command('serve')
+  .description('serve the Device Agent API (creates and migrates the database when needed)')
+  .addOption(dbOption())
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--port <port>', 'TCP port; 0 picks a free one', integerIn(0, 65_535), 8080)
+  .option('--public-url <url>', 'origin agents use to reach this server (default: from --host and --port)', origin)
+  .option('--tls-cert <pem>', 'serve HTTPS with this certificate chain (PEM file)')
+  .option('--tls-key <pem>', 'private key of --tls-cert (PEM file)')
+  .option('--heartbeat-interval <seconds>', 'heartbeat interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 300)
+  .option('--posture-interval <seconds>', 'posture collection interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 3600)
+  .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
+  .action(async (opts) => {
+    process.exitCode = await serve({
+      db: opts.db,
+      host: opts.host,
+      port: opts.port,
+      publicUrl: opts.publicUrl,
+      tlsCert: opts.tlsCert,
+      tlsKey: opts.tlsKey,
+      heartbeatIntervalSeconds: opts.heartbeatInterval,
+      postureIntervalSeconds: opts.postureInterval,
+      logLevel: opts.logLevel as LogLevel,
+      invocation: invocation(),
+    });
+  });
+
+const device = program.command('device').description('manage devices (safe while serve runs)');
+
+device
+  .command('create')
+  .description('create a PENDING device and its single-use enrollment token')
+  .addOption(dbOption())
+  .requiredOption('--org <name>', 'organization (created when it does not exist)')
+  .option('--name <label>', 'label for the device')
+  .option('--token-ttl <duration>', 'enrollment token validity: 30s, 15m, 12h, 7d…', duration, parseDuration('7d'))
+  .option('--public-url <url>', 'server URL to print (default: the one the last `serve` announced)', origin)
+  .option('--json', 'print {device_id, org, enrollment_token, server_url, enrollment_link} as JSON')
+  .action((opts) => {
+    const created = withStore(opts.db, false, (store) =>
+      createDevice(store, { org: opts.org, name: opts.name, tokenTtlMs: opts.tokenTtl, publicUrl: opts.publicUrl }),
+    );
+    if (opts.json) printJson(created);
+    else print(formatCreated(created));
+  });
+
+device
+  .command('list')
+  .description('list devices')
+  .addOption(dbOption())
+  .option('--org <name>', 'only devices of this organization')
+  .option('--json', 'print a JSON array')
+  .action((opts) => {
+    const devices = withStore(opts.db, true, (store) => listDevices(store, opts.org));
+    if (opts.json) printJson(devices);
+    else print(formatDeviceList(devices));
+  });
+
+device
+  .command('show')
+  .description('show a device and its stored posture results')
+  .argument('<device_id>')
+  .addOption(dbOption())
+  .option('--json', 'print the device record and its postures as JSON')
+  .action((deviceId: string, opts) => {
+    const details = withStore(opts.db, true, (store) => showDevice(store, deviceId));
+    if (opts.json) printJson(details);
+    else print(formatDevice(details));
+  });
+
+device
+  .command('revoke')
+  .description("revoke a device: its API key and unused enrollment token stop working")
+  .argument('<device_id>')
+  .addOption(dbOption())
+  .action((deviceId: string, opts) => {
+    const outcome = withStore(opts.db, true, (store) => revokeDevice(store, deviceId));
+    print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof CommanderError) {
+    // Commander already printed the message (or the help/version).
+    process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
+  }
+  const usage = error instanceof UsageError || error instanceof DatabaseOpenError;
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`device-agent-server: ${usage ? '' : 'unexpected error: '}${message}\n`);
+  process.exit(usage ? EXIT_USAGE : EXIT_UNEXPECTED);
 });

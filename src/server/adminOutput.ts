@@ -1,0 +1,72 @@
+// Human-readable output of the admin commands (the --json forms print the objects as they are).
+import type { CreatedDevice, DeviceDetails, DeviceSummary } from './admin';
+
+export function formatCreated(created: CreatedDevice): string {
+  return [
+    `Created device ${created.device_id} in organization "${created.org}" (PENDING).`,
+    '',
+    `  Server URL        ${created.server_url}`,
+    `  Enrollment token  ${created.enrollment_token}`,
+    `  Enrollment link   ${created.enrollment_link}`,
+    `  Token expires     ${humanTime(created.token_expires_at)} (single use)`,
+    '',
+    'On the device, save the token in a file only you can read, then run:',
+    `  device-agent enroll --server ${created.server_url} --token-file <file>`,
+    'The token and the link are secrets and are not shown again.',
+    '',
+  ].join('\n');
+}
+
+export function formatDeviceList(devices: readonly DeviceSummary[]): string {
+  if (devices.length === 0) return 'No devices.\n';
+  return table(
+    ['DEVICE', 'ORG', 'STATE', 'NAME', 'HOSTNAME', 'PLATFORM', 'LAST SEEN'],
+    devices.map((d) => [d.device_id, d.org, d.state, d.name, d.hostname, d.platform, humanTime(d.last_seen_at)]),
+  );
+}
+
+export function formatDevice(device: DeviceDetails): string {
+  const fields: [string, string | null][] = [
+    ['Device', device.device_id],
+    ['Organization', device.org],
+    ['Name', device.name],
+    ['State', device.state],
+    ['Hostname', device.hostname],
+    ['Platform', device.platform],
+    ['OS version', device.os_version],
+    ['Agent version', device.agent_version],
+    ['Hardware UUID', device.hardware_uuid],
+    ['Serial number', device.serial_number],
+    ['Created', humanTime(device.created_at)],
+    ['Enrolled', humanTime(device.enrolled_at)],
+    ['Activated', humanTime(device.activated_at)],
+    ['Last seen', humanTime(device.last_seen_at)],
+    ['Revoked', humanTime(device.revoked_at)],
+    ['Token expires', humanTime(device.token_expires_at)],
+  ];
+  const width = Math.max(...fields.map(([label]) => label.length));
+  const lines = fields.filter(([, value]) => value !== null).map(([label, value]) => `${label.padEnd(width)}  ${value}`);
+  const reports = new Set(device.postures.map((p) => p.correlation_id)).size;
+  lines.push('', `Postures: ${device.postures.length} results in ${reports} reports`);
+  const body = lines.join('\n') + '\n';
+  if (device.postures.length === 0) return body;
+  return (
+    body +
+    table(
+      ['OBSERVED', 'CHECK', 'STATUS', 'REPORT'],
+      device.postures.map((p) => [humanTime(p.observed_at), p.check_key, p.status, p.correlation_id]),
+    )
+  );
+}
+
+/** 2026-11-21 03:59:37 UTC */
+function humanTime(iso: string | null): string | null {
+  return iso === null ? null : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}
+
+function table(headers: readonly string[], rows: readonly (readonly (string | null)[])[]): string {
+  const cells = rows.map((row) => row.map((cell) => cell ?? '-'));
+  const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
+  const line = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(headers), ...cells.map(line)].join('\n') + '\n';
+}

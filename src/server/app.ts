@@ -1,0 +1,139 @@
+// The HTTP application: JSON parsing, routing errors (404/405) refused before the body is read,
+// one error body for everything ({error, message}), one allow-listed log line per request.
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { BODY_LIMITS, ROUTES } from '../protocol/schemas';
+import { decorateDevice } from './auth';
+import type { Store } from './db/store';
+import { HttpError, badRequest } from './errors';
+import { enrollRoute } from './routes/enroll';
+import { healthRoute, HEALTH_PATH } from './routes/health';
+import { heartbeatRoute } from './routes/heartbeat';
+import { posturesRoute } from './routes/postures';
+import { unenrollRoute } from './routes/unenroll';
+
+export interface AppConfig {
+  heartbeatIntervalSeconds: number;
+  postureIntervalSeconds: number;
+  tls?: { cert: Buffer; key: Buffer };
+}
+
+export interface AppContext {
+  store: Store;
+  config: AppConfig;
+  logger: Logger;
+}
+
+/** Methods each known path answers; any other method gets 405 with this Allow header. */
+const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
+  [ROUTES.enroll, 'POST'],
+  [ROUTES.heartbeat, 'POST'],
+  [ROUTES.postures, 'POST'],
+  [ROUTES.unenroll, 'POST'],
+  [HEALTH_PATH, 'GET, HEAD'],
+]);
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+export function buildApp(context: AppContext): FastifyInstance {
+  const { logger } = context;
+  const options = {
+    // fastify's own lines (its listening banner, per-request lines) stay quiet: the app logs one
+    // allow-listed line per request itself, and serve.ts announces the URL.
+    loggerInstance: logger.child({}, { level: atLeastWarn(logger.level) }),
+    logController: new LogController({ disableRequestLogging: true }),
+    // Never trust a client-chosen request id in our logs.
+    requestIdHeader: false as const,
+    // Requests on open keep-alive connections during shutdown are still served (the database closes after).
+    return503OnClosing: false,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // Routes set their own limits; this one bounds anything else.
+    bodyLimit: BODY_LIMITS.enroll,
+  };
+  const app = (context.config.tls ? Fastify({ ...options, https: context.config.tls }) : Fastify(options)) as unknown as FastifyInstance;
+
+  acceptJson(app);
+  decorateDevice(app);
+  app.addHook('onRequest', refuseUnroutable);
+  app.setNotFoundHandler(async (request) => {
+    throw routingError(request);
+  });
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    const httpError = toHttpError(error, request);
+    if (httpError.code === 'internal_error') logger.error({ err: error, path: pathOf(request) }, 'request failed');
+    reply.code(httpError.statusCode).headers(httpError.headers).send({ error: httpError.code, message: httpError.message });
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    logger.info(
+      {
+        method: request.method,
+        path: ALLOWED_METHODS.has(pathOf(request)) ? pathOf(request) : '(unknown)',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        device_id: request.device?.id,
+      },
+      'request',
+    );
+  });
+
+  healthRoute(app, context);
+  enrollRoute(app, context);
+  heartbeatRoute(app, context);
+  posturesRoute(app, context);
+  unenrollRoute(app, context);
+  return app;
+}
+
+/**
+ * application/json (any parameters) is the only body type. An empty body is passed on as
+ * `undefined`, which /unenroll accepts and every other route refuses with 400.
+ */
+function acceptJson(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+}
+
+function pathOf(request: FastifyRequest): string {
+  const query = request.url.indexOf('?');
+  return query === -1 ? request.url : request.url.slice(0, query);
+}
+
+function routingError(request: FastifyRequest): HttpError {
+  const allowed = ALLOWED_METHODS.get(pathOf(request));
+  if (allowed === undefined) return new HttpError('not_found', 'no such route; the agent API lives under /api/agent/v1');
+  return new HttpError('method_not_allowed', `${request.method} is not allowed here; use ${allowed}`, { allow: allowed });
+}
+
+/** Unknown paths and wrong methods are answered before any body is read. */
+async function refuseUnroutable(request: FastifyRequest): Promise<void> {
+  if (request.is404) throw routingError(request);
+}
+
+function atLeastWarn(level: string): string {
+  return ['fatal', 'error', 'silent'].includes(level) ? level : 'warn';
+}
+
+function toHttpError(error: FastifyError | HttpError, request: FastifyRequest): HttpError {
+  if (error instanceof HttpError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new HttpError('payload_too_large', `the request body exceeds this route's limit of ${request.routeOptions.bodyLimit} bytes`);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return badRequest('the request body is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return badRequest('the request body must have Content-Type: application/json');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badRequest('the Content-Length does not match the request body');
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 413) return new HttpError('payload_too_large', 'the request body is too large');
+  if (status >= 400 && status < 500) return badRequest('the request could not be read');
+  return new HttpError('internal_error', 'internal server error');
+}

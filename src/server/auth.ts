@@ -1,0 +1,36 @@
+// Device authentication: `Authorization: Bearer <API key>`, checked before the body is read.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hashCredential, isCredential } from './credentials';
+import type { AuthenticatedDevice, Store } from './db/store';
+import { unauthorized } from './errors';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook on authenticated routes. */
+    device: AuthenticatedDevice | null;
+  }
+}
+
+const BEARER = /^Bearer +([^\s]+) *$/i;
+
+export function decorateDevice(app: FastifyInstance): void {
+  app.decorateRequest('device', null);
+}
+
+export function authenticateDevice(store: Store) {
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    if (header === undefined) throw unauthorized('missing "Authorization: Bearer <API key>" header');
+    const key = BEARER.exec(header)?.[1];
+    if (key === undefined || !isCredential(key)) throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
+    const device = store.authenticate(hashCredential(key));
+    if (!device) throw unauthorized('the API key is not valid: unknown, revoked or unenrolled');
+    request.device = device;
+  };
+}
+
+/** The authenticated device; only called on routes guarded by authenticateDevice. */
+export function deviceOf(request: FastifyRequest): AuthenticatedDevice {
+  if (!request.device) throw new Error('route handler reached without an authenticated device');
+  return request.device;
+}

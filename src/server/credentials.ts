@@ -1,0 +1,19 @@
+// Enrollment tokens and device API keys: 96 hex characters from a CSPRNG. Only their SHA-256
+// hashes are stored; the plaintext exists in the /enroll response and the `device create` output.
+import { createHash, randomBytes } from 'node:crypto';
+import { Credential } from '../protocol/schemas';
+
+const CREDENTIAL_BYTES = 48;
+
+export function newCredential(): string {
+  return randomBytes(CREDENTIAL_BYTES).toString('hex');
+}
+
+export function isCredential(value: string): boolean {
+  return Credential.safeParse(value).success;
+}
+
+/** Hex is case-insensitive: hash the lower-case form so that `ABC…` and `abc…` are one credential. */
+export function hashCredential(credential: string): string {
+  return createHash('sha256').update(credential.toLowerCase()).digest('hex');
+}

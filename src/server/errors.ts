@@ -1,0 +1,34 @@
+// Errors as the contract's body: {"error": "<code>", "message": "<human text>"}. Handlers throw
+// HttpError; the app's error handler turns it (and everything else) into that body.
+import type { ErrorCode } from '../protocol/schemas';
+
+export const STATUS_OF_CODE: Record<ErrorCode, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  too_many_requests: 429,
+  internal_error: 500,
+};
+
+export class HttpError extends Error {
+  override name = 'HttpError';
+  constructor(
+    readonly code: ErrorCode,
+    /** Shown to the client: never credentials, evidence, SQL or stack traces. */
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  get statusCode(): number {
+    return STATUS_OF_CODE[this.code];
+  }
+}
+
+export const badRequest = (message: string) => new HttpError('bad_request', message);
+export const unauthorized = (message: string) => new HttpError('unauthorized', message, { 'www-authenticate': 'Bearer' });
+export const conflict = (message: string) => new HttpError('conflict', message);

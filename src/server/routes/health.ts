@@ -1,0 +1,12 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../app';
+
+export const HEALTH_PATH = '/healthz';
+
+/** 200 once the server listens and its database answers. */
+export function healthRoute(app: FastifyInstance, { store }: AppContext): void {
+  app.get(HEALTH_PATH, async () => {
+    store.getSetting('public_url');
+    return { status: 'ok' };
+  });
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import { BODY_LIMITS, HeartbeatRequest, ROUTES, type HeartbeatResponse } from '../../protocol/schemas';
+import type { AppContext } from '../app';
+import { authenticateDevice, deviceOf } from '../auth';
+import { conflict, unauthorized } from '../errors';
+import { parseBody } from '../validation';
+
+/** POST /heartbeat: records the device's attributes, activates a PENDING device, returns the schedule. */
+export function heartbeatRoute(app: FastifyInstance, { store, config }: AppContext): void {
+  app.post(
+    ROUTES.heartbeat,
+    { bodyLimit: BODY_LIMITS.heartbeat, onRequest: authenticateDevice(store) },
+    async (request): Promise<HeartbeatResponse> => {
+      const device = deviceOf(request);
+      const body = parseBody(HeartbeatRequest, request.body);
+      const now = new Date();
+      const outcome = store.recordHeartbeat(
+        device,
+        {
+          hardwareUuid: body.hardware_uuid,
+          serialNumber: body.serial_number ?? null,
+          hostname: body.hostname,
+          platform: body.platform,
+          osVersion: body.os_version,
+          agentVersion: body.agent_version,
+        },
+        now.toISOString(),
+      );
+      if (outcome.kind === 'conflict') {
+        throw conflict('the hardware_uuid is already used by another device of this organization');
+      }
+      if (outcome.kind === 'revoked') throw unauthorized('the API key is not valid: unknown, revoked or unenrolled');
+      return {
+        device_id: device.id,
+        heartbeat_interval_seconds: config.heartbeatIntervalSeconds,
+        posture_interval_seconds: config.postureIntervalSeconds,
+        server_time: now.toISOString(),
+      };
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { BODY_LIMITS, POSTURE_REPORT_HEADER, PosturesRequest, ROUTES, type PostureResult } from '../../protocol/schemas';
+import type { AppContext } from '../app';
+import { authenticateDevice, deviceOf } from '../auth';
+import type { NewPostureResult } from '../db/store';
+import { badRequest, unauthorized } from '../errors';
+import { parseBody } from '../validation';
+
+/** Observations further in the future than this are stored with the receive time (contract). */
+const MAX_CLOCK_AHEAD_MS = 5 * 60_000;
+
+/**
+ * POST /postures: stores a batch of results. 204; when the server created a posture report for
+ * the results without correlation_id, its id is in the posture-report-id header (extension).
+ */
+export function posturesRoute(app: FastifyInstance, { store }: AppContext): void {
+  app.post(
+    ROUTES.postures,
+    { bodyLimit: BODY_LIMITS.postures, onRequest: authenticateDevice(store) },
+    async (request, reply) => {
+      const device = deviceOf(request);
+      const { results } = parseBody(PosturesRequest, request.body);
+      const now = new Date();
+      const outcome = store.recordPostures(device, results.map((result) => toNewResult(result, now)), now.toISOString());
+      switch (outcome.kind) {
+        case 'not_active':
+          throw unauthorized('the device has not completed a heartbeat yet (or was revoked)');
+        case 'invalid_correlation_id':
+          throw badRequest(`results[${outcome.index}].correlation_id is not a posture report of this organization`);
+        case 'recorded':
+          if (outcome.createdReportId) reply.header(POSTURE_REPORT_HEADER, outcome.createdReportId);
+          return reply.code(204).send();
+      }
+    },
+  );
+}
+
+function toNewResult(result: PostureResult, now: Date): NewPostureResult {
+  const observed = Date.parse(result.observed_at);
+  const observedAt = observed - now.getTime() > MAX_CLOCK_AHEAD_MS ? now : new Date(observed);
+  return {
+    checkKey: result.check_key,
+    status: result.status,
+    evidence: result.evidence ?? null,
+    observedAt: observedAt.toISOString(),
+    correlationId: result.correlation_id ?? null,
+  };
+}

@@ -1,0 +1,108 @@
+// `device-agent-server serve`: open the database, listen, announce the public URL, and stop
+// cleanly on SIGTERM/SIGINT (no new connections, in-flight requests finish, database closed).
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
+import { buildApp, type AppConfig } from './app';
+import { openDatabase } from './db/open';
+import { Store } from './db/store';
+import { createLogger, flushLogger, type LogLevel } from './logger';
+import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
+import { UsageError } from './usage';
+
+export interface ServeOptions {
+  db: string;
+  host: string;
+  port: number;
+  publicUrl?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  heartbeatIntervalSeconds: number;
+  postureIntervalSeconds: number;
+  logLevel: LogLevel;
+  /** How this program was started, to print a `device create` command that works as is. */
+  invocation: string;
+}
+
+/** Longest wait for in-flight requests at shutdown before their connections are cut. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/** Runs until a stop signal; resolves with the exit code. */
+export async function serve(options: ServeOptions): Promise<number> {
+  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  const config: AppConfig = {
+    heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
+    postureIntervalSeconds: options.postureIntervalSeconds,
+    tls: readTls(options),
+  };
+  const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
+  const store = new Store(openDatabase(options.db));
+  const app = buildApp({ store, config, logger });
+
+  try {
+    await app.listen({ host: options.host, port: options.port });
+  } catch (error) {
+    store.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new UsageError(`cannot listen on ${options.host}:${options.port}: ${code}`);
+    }
+    throw error;
+  }
+
+  const scheme = config.tls ? 'https' : 'http';
+  const { port } = app.server.address() as AddressInfo;
+  const url = originFor(scheme, options.host, port);
+  const publicUrl = options.publicUrl ?? url;
+  store.putSetting(PUBLIC_URL_SETTING, publicUrl);
+
+  logger.info({ url, public_url: publicUrl, db: options.db }, `listening on ${url}`);
+  if (!config.tls) {
+    logger.warn('serving plain HTTP: production belongs behind TLS (--tls-cert/--tls-key, or a TLS-terminating proxy)');
+  }
+  const createCommand = `${options.invocation} device create --db ${shellQuote(options.db)} --org <organization>`;
+  logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
+
+  const signal = await stopSignal;
+  logger.info({ signal }, 'stopping: finishing in-flight requests');
+  const drainDeadline = setTimeout(() => {
+    logger.warn('in-flight requests did not finish in time; closing their connections');
+    app.server.closeAllConnections();
+  }, DRAIN_TIMEOUT_MS);
+  await app.close();
+  clearTimeout(drainDeadline);
+  store.close();
+  logger.info('stopped');
+  await flushLogger(logger);
+  return 0;
+}
+
+function readTls(options: ServeOptions): AppConfig['tls'] {
+  if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
+  if (options.tlsCert === undefined || options.tlsKey === undefined) {
+    throw new UsageError('--tls-cert and --tls-key go together');
+  }
+  const tls = { cert: readPem('--tls-cert', options.tlsCert), key: readPem('--tls-key', options.tlsKey) };
+  try {
+    createSecureContext(tls);
+  } catch (error) {
+    throw new UsageError(`--tls-cert and --tls-key do not hold a matching PEM certificate and private key: ${(error as Error).message}`);
+  }
+  return tls;
+}
+
+function readPem(flag: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new UsageError(`cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** Quotes a path for a POSIX shell when it needs it. */
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,23 @@
+// Request bodies checked against the wire schemas, with a 400 message that names the offending
+// fields but never echoes their values (a body may carry a token or evidence).
+import type { z } from 'zod';
+import { badRequest } from './errors';
+
+const MAX_ISSUES_SHOWN = 3;
+
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  if (body === undefined) throw badRequest('the request body must be a JSON object');
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues;
+  const shown = issues.slice(0, MAX_ISSUES_SHOWN).map((issue) => `${fieldPath(issue.path)}: ${issue.message}`);
+  const more = issues.length > MAX_ISSUES_SHOWN ? ` (and ${issues.length - MAX_ISSUES_SHOWN} more)` : '';
+  throw badRequest(`invalid request body: ${shown.join('; ')}${more}`);
+}
+
+/** results[3].status; "body" for the root. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const part of path) text += typeof part === 'number' ? `[${part}]` : `${text ? '.' : ''}${String(part)}`;
+  return text || 'body';
+}

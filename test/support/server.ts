@@ -1,0 +1,141 @@
+// Starts the real reference server (dist/device-agent-server.cjs, rebuilt by globalSetup) as a
+// child process on a free loopback port with a temporary database, and drives its admin CLI.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export interface CreatedDevice {
+  device_id: string;
+  org: string;
+  enrollment_token: string;
+  server_url: string;
+  enrollment_link: string;
+}
+
+export interface RunningServer {
+  /** e.g. http://127.0.0.1:<port> (https when tls given) */
+  url: string;
+  dbPath: string;
+  /** temp dir holding the db */
+  dir: string;
+  /** Runs the real admin CLI (`device create --json`). Defaults: org "acme". */
+  createDevice(options?: { org?: string; name?: string; tokenTtl?: string }): Promise<CreatedDevice>;
+  /** `device show --json` output, parsed. */
+  showDevice(deviceId: string): Promise<any>;
+  revokeDevice(deviceId: string): Promise<void>;
+  /** All stdout+stderr the server process printed so far. */
+  logs(): string;
+  /** SIGTERM and wait for exit; rejects when the server does not exit with code 0. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Extra `serve` flags; they come last, so they override the defaults. */
+  args?: string[];
+  /** Added to this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** PEM text or paths of PEM files; the server then serves HTTPS. */
+  tls?: { cert: string; key: string };
+}
+
+export const SERVER_BIN = fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
+
+const STARTUP_TIMEOUT_MS = 15_000;
+const runFile = promisify(execFile);
+
+const cleanups = new Set<() => void>();
+process.once('exit', () => {
+  for (const cleanup of cleanups) cleanup();
+});
+
+/** Runs `device-agent-server <args>` to completion (the admin CLI). */
+export async function runServerCli(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+  return runFile(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+}
+
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'device-agent-server-'));
+  cleanups.add(() => rmSync(dir, { recursive: true, force: true }));
+  const dbPath = join(dir, 'server.db');
+  const args = ['serve', '--db', dbPath, '--host', '127.0.0.1', '--port', '0'];
+  if (options.tls) args.push('--tls-cert', pemFile(dir, 'cert.pem', options.tls.cert), '--tls-key', pemFile(dir, 'key.pem', options.tls.key));
+  args.push(...(options.args ?? []));
+
+  const child = spawn(process.execPath, [SERVER_BIN, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const killOnExit = () => child.kill('SIGKILL');
+  cleanups.add(killOnExit);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  exited.then(() => cleanups.delete(killOnExit));
+
+  let output = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    let pending = '';
+    const timer = setTimeout(() => fail(`did not announce its URL within ${STARTUP_TIMEOUT_MS} ms`), STARTUP_TIMEOUT_MS);
+    function fail(why: string) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`device-agent-server ${why}:\n${output}`));
+    }
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      pending += chunk;
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) !== -1) {
+        const announced = listeningUrl(pending.slice(0, newline));
+        pending = pending.slice(newline + 1);
+        if (announced) {
+          clearTimeout(timer);
+          resolve(announced);
+        }
+      }
+    });
+    exited.then((code) => fail(`exited with code ${code} before listening`));
+  });
+
+  return {
+    url,
+    dbPath,
+    dir,
+    async createDevice(device = {}) {
+      const flags = ['device', 'create', '--db', dbPath, '--org', device.org ?? 'acme', '--json'];
+      if (device.name !== undefined) flags.push('--name', device.name);
+      if (device.tokenTtl !== undefined) flags.push('--token-ttl', device.tokenTtl);
+      return JSON.parse((await runServerCli(flags)).stdout) as CreatedDevice;
+    },
+    async showDevice(deviceId) {
+      return JSON.parse((await runServerCli(['device', 'show', deviceId, '--db', dbPath, '--json'])).stdout);
+    },
+    async revokeDevice(deviceId) {
+      await runServerCli(['device', 'revoke', deviceId, '--db', dbPath]);
+    },
+    logs: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const code = await exited;
+      if (code !== 0) throw new Error(`device-agent-server exited with code ${code}:\n${output}`);
+    },
+  };
+}
+
+function listeningUrl(line: string): string | undefined {
+  try {
+    const entry = JSON.parse(line) as { msg?: unknown; url?: unknown };
+    return typeof entry.url === 'string' && typeof entry.msg === 'string' && entry.msg.startsWith('listening') ? entry.url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function pemFile(dir: string, name: string, pemOrPath: string): string {
+  if (!pemOrPath.includes('-----BEGIN')) return pemOrPath;
+  const path = join(dir, name);
+  writeFileSync(path, pemOrPath, { mode: 0o600 });
+  return path;
+}
