@@ -1,0 +1,235 @@
+// The HTTP client of the Device Agent API (undici 7). One request per call, no retries (the daemon
+// owns retry policy), no redirects followed, TLS always verified. Responses are validated with the
+// wire schemas and every failure becomes one of the typed errors of ./api.
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import {
+  Credential,
+  EnrollResponse,
+  ErrorBody,
+  HeartbeatResponse,
+  POSTURE_REPORT_HEADER,
+  ROUTES,
+  type HeartbeatRequest,
+  type PosturesRequest,
+} from '../protocol/schemas';
+import { USER_AGENT } from '../version';
+import {
+  ConflictError,
+  CredentialsRejectedError,
+  InvalidRequestError,
+  InvalidResponseError,
+  PayloadTooLargeError,
+  RetryableError,
+  type AgentApi,
+  type ApiError,
+  type RequestOptions,
+  type Route,
+} from './api';
+import { InvalidInputError, firstLine } from './errors';
+
+export interface ClientTimeouts {
+  /** TCP + TLS handshake. */
+  connectMs: number;
+  /** From request sent to response headers received. */
+  headersMs: number;
+  /** Idle time between body chunks. */
+  bodyMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
+
+export interface ClientOptions {
+  /** A validated origin (see serverUrl.ts). */
+  serverUrl: string;
+  /** PEM bundle trusted in addition to the default roots (--ca-file / DEVICE_AGENT_CA_FILE). */
+  caFile?: string;
+  timeouts?: Partial<ClientTimeouts>;
+}
+
+export interface ApiClient extends AgentApi {
+  /** Closes idle connections. */
+  close(): Promise<void>;
+}
+
+/** Largest response body read; the API's answers are a few hundred bytes. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export function createApiClient(options: ClientOptions): ApiClient {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const tls = { ca: options.caFile ? [...rootCertificates, ...readCaBundle(options.caFile)] : undefined, timeout: timeouts.connectMs };
+  // Direct connections use `connect`; through a proxy the target's TLS uses `requestTls` and an
+  // https proxy's own TLS `proxyTls`: the extra CA applies to all three.
+  const dispatcher: Dispatcher = new EnvHttpProxyAgent({
+    connect: tls,
+    requestTls: tls,
+    proxyTls: tls,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+  });
+  const serverUrl = options.serverUrl;
+
+  async function post(route: Route, body: unknown, apiKey: string | undefined, requestOptions: RequestOptions = {}) {
+    if (apiKey !== undefined && !Credential.safeParse(apiKey).success) {
+      throw new InvalidRequestError(route, 'the stored API key is malformed; the request was not sent');
+    }
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+    };
+    if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+    const signals = [requestOptions.signal, requestOptions.timeoutMs ? AbortSignal.timeout(requestOptions.timeoutMs) : undefined];
+    const signal = AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
+
+    let response: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      response = await request(new URL(ROUTES[route], serverUrl), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        dispatcher,
+        signal,
+      });
+      text = await readCapped(response.body);
+    } catch (err) {
+      if (requestOptions.signal?.aborted) throw requestOptions.signal.reason ?? err;
+      throw networkError(route, serverUrl, err);
+    }
+    return { status: response.statusCode, headers: response.headers, text };
+  }
+
+  async function call<T extends z.ZodType>(route: Route, schema: T, body: unknown, apiKey: string | undefined, o?: RequestOptions) {
+    const res = await post(route, body, apiKey, o);
+    if (res.status < 200 || res.status >= 300) throw statusError(route, res.status, res.headers, res.text);
+    let json: unknown;
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      throw new InvalidResponseError(route, `the server answered ${route} with ${res.status} but no JSON body`, res.status);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      // Name the fields only: values may be credentials.
+      const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(body)'))].join(', ');
+      throw new InvalidResponseError(route, `the server's ${route} answer does not match the protocol (${fields})`, res.status);
+    }
+    return { value: parsed.data as z.infer<T>, headers: res.headers };
+  }
+
+  async function callNoContent(route: Route, body: unknown, apiKey: string, o?: RequestOptions) {
+    const res = await post(route, body, apiKey, o);
+    if (res.status < 200 || res.status >= 300) throw statusError(route, res.status, res.headers, res.text);
+    return res.headers;
+  }
+
+  return {
+    serverUrl,
+    async enroll(token, o) {
+      return (await call('enroll', EnrollResponse, { token }, undefined, o)).value;
+    },
+    async heartbeat(apiKey, body: HeartbeatRequest, o) {
+      return (await call('heartbeat', HeartbeatResponse, body, apiKey, o)).value;
+    },
+    async postures(apiKey, body: PosturesRequest, o) {
+      const headers = await callNoContent('postures', body, apiKey, o);
+      const reportId = headers[POSTURE_REPORT_HEADER];
+      return typeof reportId === 'string' && reportId !== '' ? { reportId } : {};
+    },
+    async unenroll(apiKey, o) {
+      await callNoContent('unenroll', {}, apiKey, o);
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+function readCaBundle(file: string): string[] {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(`cannot read the CA file ${file}: ${firstLine(err)}`);
+  }
+  const certificates = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (certificates.length === 0) throw new InvalidInputError(`the CA file ${file} contains no PEM certificate`);
+  for (const certificate of certificates) {
+    try {
+      new X509Certificate(certificate);
+    } catch (err) {
+      throw new InvalidInputError(`the CA file ${file} contains an invalid certificate: ${firstLine(err)}`);
+    }
+  }
+  return certificates;
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_RESPONSE_BYTES) {
+      body.destroy();
+      break; // the schema check reports the truncated body
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const TLS_TRUST_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+]);
+
+function networkError(route: Route, serverUrl: string, err: unknown): RetryableError {
+  const code = (err as { code?: string } | null)?.code;
+  let why = firstLine(err);
+  if (err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError')) why = 'the request timed out';
+  if (code !== undefined && !why.includes(code)) why = `${why} (${code})`;
+  if (code !== undefined && TLS_TRUST_CODES.has(code)) {
+    why += '; if the server uses a private CA, pass it with --ca-file or DEVICE_AGENT_CA_FILE';
+  }
+  return new RetryableError(route, `cannot reach ${serverUrl}: ${why}`);
+}
+
+function statusError(route: Route, status: number, headers: Dispatcher.ResponseData['headers'], text: string): ApiError {
+  const serverMessage = parseServerMessage(text);
+  const said = serverMessage ? `: ${serverMessage}` : '';
+  const message = `the server answered ${route} with ${status}${said}`;
+  if (status === 401) return new CredentialsRejectedError(route, message, status, serverMessage);
+  if (status === 409) return new ConflictError(route, message, status, serverMessage);
+  if (status === 413) return new PayloadTooLargeError(route, message, status, serverMessage);
+  if (status === 429 || status >= 500) {
+    return new RetryableError(route, message, status, serverMessage, parseRetryAfter(headers['retry-after']));
+  }
+  if (status >= 400) return new InvalidRequestError(route, message, status, serverMessage);
+  // 1xx/3xx: redirects are never followed, so this is not the API answering (captive portal, wrong URL).
+  return new InvalidResponseError(route, `${message} (redirects are not followed: check the server URL)`, status, serverMessage);
+}
+
+function parseServerMessage(text: string): string | undefined {
+  try {
+    const parsed = ErrorBody.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.message.slice(0, 500) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date, in ms from now; undefined when absent or invalid. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined) return undefined;
+  const text = raw.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  if (Number.isNaN(date) || !/[a-z]/i.test(text)) return undefined;
+  return Math.max(0, date - now);
+}

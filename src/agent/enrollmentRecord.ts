@@ -1,0 +1,58 @@
+// enrollment.json: what an enrollment left in the state directory, apart from the key itself.
+// `state` makes enroll and wipe crash-safe: the record is written as `enrolling` before the key is
+// stored and as `wiping` before the key is removed, so a command that finds either state knows an
+// operation was cut short and where the key may be, and finishes the wipe.
+import { rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { Rfc3339 } from '../protocol/schemas';
+import { readFileIfExists, syncDirectory, writeFileAtomic } from './atomicFile';
+import { StateCorruptError, firstLine } from './errors';
+import type { StateLayout } from './stateDir';
+
+export const EnrollmentRecord = z.object({
+  version: z.literal(1),
+  state: z.enum(['enrolling', 'enrolled', 'wiping']),
+  server_url: z.string().min(1),
+  keystore: z.enum(['keyring', 'file']),
+  keyring_entry: z.object({ service: z.string(), account: z.string(), target: z.string().optional() }).optional(),
+  /** --ca-file given at enrollment (absolute path): later commands use it unless given another. */
+  ca_file: z.string().optional(),
+  enrolled_at: Rfc3339.optional(),
+});
+export type EnrollmentRecord = z.infer<typeof EnrollmentRecord>;
+
+/** The record, or null when there is none; StateCorruptError when it cannot be read. */
+export async function readEnrollmentRecord(layout: StateLayout): Promise<EnrollmentRecord | null> {
+  let text: string | null;
+  try {
+    text = await readFileIfExists(layout.enrollment);
+  } catch (err) {
+    throw new StateCorruptError(`cannot read ${layout.enrollment}: ${firstLine(err)}`);
+  }
+  if (text === null) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw corrupt(layout);
+  }
+  const parsed = EnrollmentRecord.safeParse(json);
+  if (!parsed.success) throw corrupt(layout);
+  return parsed.data;
+}
+
+function corrupt(layout: StateLayout): StateCorruptError {
+  return new StateCorruptError(
+    `${layout.enrollment} is not a valid enrollment record: run \`device-agent unenroll\` to reset this state directory`,
+  );
+}
+
+export async function writeEnrollmentRecord(layout: StateLayout, record: EnrollmentRecord): Promise<void> {
+  await writeFileAtomic(layout.enrollment, `${JSON.stringify(record, null, 2)}\n`);
+}
+
+export async function removeEnrollmentRecord(layout: StateLayout): Promise<void> {
+  await rm(layout.enrollment, { force: true });
+  await syncDirectory(dirname(layout.enrollment));
+}

@@ -1,0 +1,55 @@
+// Choosing and reopening the key store. `auto` means the OS secret store when one can be reached,
+// else the file; the choice is recorded with the enrollment and later commands reopen that one.
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { keyringTarget } from '../../platform/keyringModule';
+import { isPrivileged } from '../../platform/privilege';
+import type { StateLayout } from '../stateDir';
+import { fileKeyStore } from './file';
+import { KeyringUnreachableError, openKeyringStore, type KeyringEntryId } from './keyring';
+import type { KeyStore, KeyStoreBackend, KeyStoreChoice } from './types';
+
+export type { KeyStore, KeyStoreBackend, KeyStoreChoice } from './types';
+export { KEYSTORE_CHOICES } from './types';
+export type { KeyringEntryId } from './keyring';
+
+export const KEYRING_SERVICE = 'device-agent';
+
+/** Entry name for a state directory: two state directories never share a key. */
+export function keyringEntryFor(stateDir: string, privileged: boolean = isPrivileged()): KeyringEntryId {
+  const digest = createHash('sha256').update(resolve(stateDir)).digest('hex').slice(0, 32);
+  const target = keyringTarget(privileged);
+  return { service: KEYRING_SERVICE, account: `state-${digest}`, ...(target ? { target } : {}) };
+}
+
+export interface SelectedKeyStore {
+  store: KeyStore;
+  /** The keyring entry, when the store is the keyring. */
+  keyringEntry?: KeyringEntryId;
+  /** Why `auto` fell back to the file store. */
+  fallbackReason?: string;
+}
+
+/** The store for a new enrollment. */
+export async function selectKeyStore(choice: KeyStoreChoice, layout: StateLayout): Promise<SelectedKeyStore> {
+  if (choice === 'file') return { store: fileKeyStore(layout.apiKey) };
+  const keyringEntry = keyringEntryFor(layout.dir);
+  try {
+    return { store: await openKeyringStore(keyringEntry), keyringEntry };
+  } catch (err) {
+    if (choice === 'auto' && err instanceof KeyringUnreachableError) {
+      return { store: fileKeyStore(layout.apiKey), fallbackReason: err.reason };
+    }
+    throw err;
+  }
+}
+
+/** The store an enrollment recorded. */
+export async function openRecordedKeyStore(
+  backend: KeyStoreBackend,
+  keyringEntry: KeyringEntryId | undefined,
+  layout: StateLayout,
+): Promise<KeyStore> {
+  if (backend === 'file') return fileKeyStore(layout.apiKey);
+  return openKeyringStore(keyringEntry ?? keyringEntryFor(layout.dir));
+}

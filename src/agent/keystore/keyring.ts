@@ -1,0 +1,80 @@
+// `keyring` key store: the OS secret store through @napi-rs/keyring (Keychain, Credential Manager,
+// Secret Service). On Linux the entry is pinned to the Secret Service: the library would otherwise
+// fall back silently to the kernel keyring, which forgets keys at reboot.
+import type { AsyncEntry } from '@napi-rs/keyring';
+import { loadKeyring, type KeyringModule } from '../../platform/keyringModule';
+import { KeyStoreUnavailableError, firstLine } from '../errors';
+import type { KeyStore } from './types';
+
+/** Names the entry; recorded with the enrollment so that later commands find the same one. */
+export interface KeyringEntryId {
+  service: string;
+  account: string;
+  target?: string;
+}
+
+/** No secret store can be reached at all (no session bus, no provider): `auto` picks the file store. */
+export class KeyringUnreachableError extends KeyStoreUnavailableError {
+  override name = 'KeyringUnreachableError';
+  constructor(reason: string) {
+    super('keyring', reason);
+  }
+}
+
+const OPTIONS = { linux: { store: 'secret-service' as const } };
+/** A hung D-Bus peer must not hang the agent. */
+const OPERATION_TIMEOUT_MS = 10_000;
+/** Written by prepare(): not a credential, replaced by the key or deleted. */
+const PLACEHOLDER = 'device-agent: enrollment in progress';
+
+/** Opens the entry; throws KeyringUnreachableError when there is no secret store to talk to. */
+export async function openKeyringStore(id: KeyringEntryId): Promise<KeyStore> {
+  let keyring: KeyringModule;
+  let entry: AsyncEntry;
+  try {
+    keyring = await loadKeyring();
+    entry = id.target
+      ? keyring.AsyncEntry.withTarget(id.target, id.service, id.account, OPTIONS)
+      : new keyring.AsyncEntry(id.service, id.account, OPTIONS);
+  } catch (err) {
+    throw new KeyringUnreachableError(firstLine(err));
+  }
+
+  async function attempt<T>(operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      return await operation(AbortSignal.timeout(OPERATION_TIMEOUT_MS));
+    } catch (err) {
+      const reason = err instanceof DOMException && err.name === 'TimeoutError'
+        ? `no answer within ${OPERATION_TIMEOUT_MS / 1000} s`
+        : firstLine(err);
+      throw new KeyStoreUnavailableError('keyring', reason);
+    }
+  }
+
+  // A locked Secret Service collection hides its items: reads answer "none" instead of failing.
+  // Listing the service's entries does fail on a locked item, which tells the two apart.
+  const confirmAbsent = () => attempt((signal) => keyring.findCredentialsAsync(id.service, id.target, signal));
+
+  return {
+    backend: 'keyring',
+    async get() {
+      const value = await attempt((signal) => entry.getPassword(signal));
+      if (value !== null) return value;
+      const listed = await confirmAbsent();
+      if (listed.some((credential) => credential.account === id.account)) {
+        throw new KeyStoreUnavailableError('keyring', 'the entry exists but cannot be read');
+      }
+      return null;
+    },
+    async set(key) {
+      await attempt((signal) => entry.setPassword(key, signal));
+    },
+    async delete() {
+      const deleted = await attempt((signal) => entry.deletePassword(signal));
+      if (!deleted) await confirmAbsent();
+    },
+    async prepare() {
+      await attempt((signal) => entry.setPassword(PLACEHOLDER, signal));
+    },
+  };
+}

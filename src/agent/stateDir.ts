@@ -1,0 +1,66 @@
+// The state directory: which one (contract: flag > DEVICE_AGENT_STATE_DIR > per-OS default, per-user
+// for non-root) and what lives in it. docs/agent.md describes the layout.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { platformPaths, type PlatformPaths } from '../platform/paths';
+import { isPrivileged } from '../platform/privilege';
+import { systemServiceStatePresent } from '../platform/serviceState';
+import { ElevationRequiredError } from './errors';
+
+export interface StateLayout {
+  readonly dir: string;
+  /** Enrollment record (enrollmentRecord.ts): server URL, key store, enrollment time. */
+  readonly enrollment: string;
+  /** The API key, with the `file` key store only. */
+  readonly apiKey: string;
+  /** Runtime status written by the daemon (runtimeStatus.ts). */
+  readonly status: string;
+  /** The daemon's posture queue. */
+  readonly queueDir: string;
+  /** Serialises enroll, unenroll and credential wipes. */
+  readonly enrollmentLock: string;
+  /** Held by the running daemon. */
+  readonly daemonLock: string;
+}
+
+export function stateLayout(dir: string): StateLayout {
+  return {
+    dir,
+    enrollment: join(dir, 'enrollment.json'),
+    apiKey: join(dir, 'api-key'),
+    status: join(dir, 'status.json'),
+    queueDir: join(dir, 'queue'),
+    enrollmentLock: join(dir, 'enrollment.lock'),
+    daemonLock: join(dir, 'daemon.lock'),
+  };
+}
+
+export interface StateDirContext {
+  /** --state-dir or DEVICE_AGENT_STATE_DIR, when given. */
+  explicit?: string;
+  env?: NodeJS.ProcessEnv;
+  privileged?: boolean;
+  systemStatePresent?: boolean;
+  paths?: PlatformPaths;
+  home?: string;
+}
+
+/**
+ * The state directory this process must use. A non-root user without an explicit directory gets a
+ * per-user one, except when the system service's state exists: then the user is told to re-run
+ * elevated, so that nobody enrolls a per-user state that the service cannot see.
+ */
+export function resolveStateDir(context: StateDirContext = {}): string {
+  if (context.explicit !== undefined && context.explicit !== '') return resolve(context.explicit);
+  const env = context.env ?? process.env;
+  const paths = context.paths ?? platformPaths();
+  const systemDir = paths.systemStateDir(env);
+  if (context.privileged ?? isPrivileged()) return systemDir;
+  if (context.systemStatePresent ?? systemServiceStatePresent(env)) {
+    throw new ElevationRequiredError(
+      `the device-agent service's state is in ${systemDir} and needs administrator rights: ` +
+        're-run this command with sudo (or from an elevated shell), or pass --state-dir for a separate per-user state',
+    );
+  }
+  return paths.userStateDir(env, context.home ?? homedir());
+}

@@ -1,0 +1,70 @@
+// What `status` reports: the enrollment record, the key store's answer and the daemon's runtime
+// status. Local only: no network.
+import { readEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
+import { KeyStoreUnavailableError, StateCorruptError, firstLine } from './errors';
+import { readApiKey } from './credentials';
+import { selectKeyStore, type KeyStoreBackend, type KeyStoreChoice } from './keystore';
+import { lockHolder } from './lock';
+import { readRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
+import { stateLayout } from './stateDir';
+
+export interface StatusReport extends RuntimeStatus {
+  enrolled: boolean;
+  state_dir: string;
+  server_url: string | null;
+  device_id: string | null;
+  /** The enrollment's key store; when not enrolled, the one an enrollment would use now. */
+  keystore: KeyStoreBackend;
+  /** Whether the key store answered with this enrollment's key (enrolled only). */
+  key_available?: boolean;
+  /** Why the key could not be read (enrolled only). */
+  keystore_error?: string;
+  enrolled_at: string | null;
+  queued_results: number;
+  last_heartbeat_at: string | null;
+  last_upload_at: string | null;
+  /** Pid of the running daemon (`device-agent run`) for this state directory, or null. */
+  daemon_pid: number | null;
+}
+
+export async function collectStatus(stateDir: string, keystoreChoice: KeyStoreChoice): Promise<StatusReport> {
+  const layout = stateLayout(stateDir);
+  const [record, runtime, daemonPid] = await Promise.all([
+    readEnrollmentRecord(layout).catch((err: unknown) => {
+      if (err instanceof StateCorruptError) throw err;
+      throw new StateCorruptError(firstLine(err));
+    }),
+    readRuntimeStatus(stateDir),
+    lockHolder(layout.daemonLock),
+  ]);
+  const enrolled: EnrollmentRecord | null = record?.state === 'enrolled' ? record : null;
+  const report: StatusReport = {
+    ...runtime,
+    enrolled: enrolled !== null,
+    state_dir: layout.dir,
+    server_url: enrolled?.server_url ?? null,
+    device_id: enrolled ? (runtime.device_id ?? null) : null,
+    keystore: enrolled?.keystore ?? (await prospectiveBackend(keystoreChoice, layout)),
+    enrolled_at: enrolled?.enrolled_at ?? null,
+    queued_results: enrolled ? (runtime.queued_results ?? 0) : 0,
+    last_heartbeat_at: enrolled ? (runtime.last_heartbeat_at ?? null) : null,
+    last_upload_at: enrolled ? (runtime.last_upload_at ?? null) : null,
+    daemon_pid: daemonPid,
+  };
+  if (enrolled) {
+    try {
+      await readApiKey(layout, enrolled);
+      report.key_available = true;
+    } catch (err) {
+      if (!(err instanceof KeyStoreUnavailableError)) throw err;
+      report.key_available = false;
+      report.keystore_error = err.message;
+    }
+  }
+  return report;
+}
+
+async function prospectiveBackend(choice: KeyStoreChoice, layout: ReturnType<typeof stateLayout>): Promise<KeyStoreBackend> {
+  if (choice !== 'auto') return choice;
+  return (await selectKeyStore('auto', layout)).store.backend;
+}
