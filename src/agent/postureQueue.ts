@@ -1,0 +1,252 @@
+// The durable posture queue in <stateDir>/queue/. Every cycle's results land here before any upload.
+//
+// Design: one file per posture cycle (a "segment"), named `<16-digit sequence>-<result count>.json`.
+// - Appending a cycle is one atomic write (temp file, fsync, rename, fsync of the directory): after a
+//   SIGKILL or a power loss the cycle is wholly there or wholly absent, and no torn file can hide others.
+// - Counting is a directory listing (the count is in the name); order is the sequence (oldest first).
+// - Acknowledging is deleting the file after the server's 204; a crash before the delete re-sends the
+//   batch, which is the at-least-once promise. A cycle delivered in part (more than one batch, or a
+//   result dropped after a 400) is rewritten under the same sequence with what remains and the report
+//   id the server gave; if a crash leaves both files, the one with fewer results is the newer state.
+// - A file that cannot be read or parsed is moved to queue/quarantine/ and counted, never fatal.
+// Only the daemon writes here, under the run lock; `unenroll` and revocation remove the directory.
+import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { PostureResult } from '../protocol/schemas';
+import { ensurePrivateDirectory, isCode, TEMP_SUFFIX, writeFileAtomic } from './atomicFile';
+
+export const QUEUE_DIRECTORY = 'queue';
+export const QUARANTINE_DIRECTORY = 'quarantine';
+/** The contract's floor: the queue holds at least this many results before dropping the oldest. */
+export const DEFAULT_MAX_QUEUED_RESULTS = 10_000;
+/** Quarantined files kept for inspection; older ones are deleted. */
+const MAX_QUARANTINED_FILES = 20;
+
+const SEGMENT_NAME = /^(\d{16})-(\d{1,9})\.json$/;
+
+const SegmentFile = z.object({
+  v: z.literal(1),
+  created_at: z.string(),
+  /** Posture report of this cycle, once the server assigned one (its first batch was accepted). */
+  report_id: z.string().min(1).optional(),
+  results: z.array(PostureResult).min(1),
+});
+
+export interface Segment {
+  readonly sequence: number;
+  readonly file: string;
+  readonly createdAt: string;
+  readonly reportId?: string;
+  readonly results: readonly PostureResult[];
+}
+
+interface SegmentEntry {
+  sequence: number;
+  count: number;
+  name: string;
+}
+
+export interface QueueOptions {
+  maxResults?: number;
+}
+
+export function queueDirectory(stateDir: string): string {
+  return join(stateDir, QUEUE_DIRECTORY);
+}
+
+/** Results waiting in a state directory's queue, from a listing only (for `status`). */
+export async function countQueuedResults(stateDir: string): Promise<number> {
+  return sum(await listSegments(queueDirectory(stateDir)));
+}
+
+export class PostureQueue {
+  private nextSequence: number;
+  /** Damaged files moved aside since open. */
+  quarantined = 0;
+
+  private constructor(
+    readonly directory: string,
+    readonly maxResults: number,
+    highestSequence: number,
+  ) {
+    this.nextSequence = highestSequence + 1;
+  }
+
+  /** Opens (creating) the queue and repairs what a crash can leave: temp files, superseded segments. */
+  static async open(stateDir: string, options: QueueOptions = {}): Promise<PostureQueue> {
+    const directory = queueDirectory(stateDir);
+    await ensurePrivateDirectory(directory);
+    for (const name of await readdir(directory)) {
+      if (name.startsWith('.') && name.endsWith(TEMP_SUFFIX)) await rm(join(directory, name), { force: true });
+    }
+    const segments = await listSegments(directory, true);
+    const highest = segments.reduce((max, s) => Math.max(max, s.sequence), 0);
+    return new PostureQueue(directory, options.maxResults ?? DEFAULT_MAX_QUEUED_RESULTS, highest);
+  }
+
+  async count(): Promise<number> {
+    return sum(await listSegments(this.directory));
+  }
+
+  /**
+   * Stores one cycle's results durably, then enforces the bound by dropping the oldest results.
+   * Returns how many results were dropped.
+   */
+  async append(results: readonly PostureResult[]): Promise<{ dropped: number }> {
+    if (results.length === 0) return { dropped: 0 };
+    await ensurePrivateDirectory(this.directory);
+    await this.write(this.nextSequence++, { created_at: new Date().toISOString(), results });
+    return { dropped: await this.enforceBound() };
+  }
+
+  /** The oldest readable segment, or null when the queue is empty. Damaged files are quarantined on the way. */
+  async oldest(): Promise<Segment | null> {
+    for (const entry of await listSegments(this.directory)) {
+      const segment = await this.read(entry);
+      if (segment) return segment;
+    }
+    return null;
+  }
+
+  /**
+   * Records delivery progress on a segment: `remaining` are the results still to send (none: the
+   * segment is acknowledged and deleted), `reportId` the cycle's posture report.
+   */
+  async settle(segment: Segment, remaining: readonly PostureResult[], reportId?: string): Promise<void> {
+    if (remaining.length > 0) {
+      const body = { created_at: segment.createdAt, ...(reportId ? { report_id: reportId } : {}), results: remaining };
+      try {
+        await this.write(segment.sequence, body);
+      } catch (err) {
+        if (isCode(err, 'ENOENT')) return; // the queue was wiped meanwhile (unenroll): nothing left to settle
+        throw err;
+      }
+      if (remaining.length === segment.results.length) return; // same name: replaced in place
+    }
+    await unlinkIfExists(segment.file);
+  }
+
+  /** Removes every queued result (revocation, unenroll). */
+  async clear(): Promise<void> {
+    await rm(this.directory, { recursive: true, force: true });
+  }
+
+  private async write(
+    sequence: number,
+    body: { created_at: string; report_id?: string; results: readonly PostureResult[] },
+  ): Promise<void> {
+    const name = `${String(sequence).padStart(16, '0')}-${body.results.length}.json`;
+    await writeFileAtomic(join(this.directory, name), JSON.stringify({ v: 1, ...body }));
+  }
+
+  private async read(entry: SegmentEntry): Promise<Segment | null> {
+    const file = join(this.directory, entry.name);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return null;
+      await this.quarantine(entry.name);
+      return null;
+    }
+    const parsed = parseSegment(text);
+    if (!parsed || parsed.results.length !== entry.count) {
+      await this.quarantine(entry.name);
+      return null;
+    }
+    return {
+      sequence: entry.sequence,
+      file,
+      createdAt: parsed.created_at,
+      ...(parsed.report_id ? { reportId: parsed.report_id } : {}),
+      results: parsed.results,
+    };
+  }
+
+  private async enforceBound(): Promise<number> {
+    const segments = await listSegments(this.directory);
+    let excess = sum(segments) - this.maxResults;
+    let dropped = 0;
+    for (const entry of segments) {
+      if (excess <= 0) break;
+      if (entry.count <= excess) {
+        await unlinkIfExists(join(this.directory, entry.name));
+        excess -= entry.count;
+        dropped += entry.count;
+        continue;
+      }
+      const segment = await this.read(entry);
+      if (!segment) continue; // quarantined: no longer counts against the bound
+      await this.settle(segment, segment.results.slice(excess), segment.reportId);
+      dropped += excess;
+      excess = 0;
+    }
+    return dropped;
+  }
+
+  private async quarantine(name: string): Promise<void> {
+    const aside = join(this.directory, QUARANTINE_DIRECTORY);
+    this.quarantined += 1;
+    try {
+      await ensurePrivateDirectory(aside);
+      await rename(join(this.directory, name), join(aside, `${Date.now()}-${name}`));
+      const kept = (await readdir(aside)).sort();
+      for (const old of kept.slice(0, Math.max(0, kept.length - MAX_QUARANTINED_FILES))) {
+        await rm(join(aside, old), { force: true });
+      }
+    } catch {
+      // Cannot move it aside (e.g. I/O error): delete it so that it never blocks the queue.
+      await rm(join(this.directory, name), { force: true });
+    }
+  }
+}
+
+function parseSegment(text: string): z.infer<typeof SegmentFile> | null {
+  try {
+    const result = SegmentFile.safeParse(JSON.parse(text));
+    return result.success ? result.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Segment files, oldest first. Two files of one sequence exist only when a crash interrupted a
+ * rewrite: the one with fewer results is the newer state, and `repair` deletes the other.
+ */
+async function listSegments(directory: string, repair = false): Promise<SegmentEntry[]> {
+  let names: string[];
+  try {
+    names = await readdir(directory);
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return [];
+    throw err;
+  }
+  const bySequence = new Map<number, SegmentEntry>();
+  for (const name of names) {
+    const match = SEGMENT_NAME.exec(name);
+    if (!match) continue;
+    const entry = { sequence: Number(match[1]), count: Number(match[2]), name };
+    const other = bySequence.get(entry.sequence);
+    if (other && other.count <= entry.count) {
+      if (repair) await unlinkIfExists(join(directory, entry.name));
+      continue;
+    }
+    if (other && repair) await unlinkIfExists(join(directory, other.name));
+    bySequence.set(entry.sequence, entry);
+  }
+  return [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
+}
+
+function sum(segments: readonly SegmentEntry[]): number {
+  return segments.reduce((total, s) => total + s.count, 0);
+}
+
+async function unlinkIfExists(file: string): Promise<void> {
+  try {
+    await unlink(file);
+  } catch (err) {
+    if (!isCode(err, 'ENOENT')) throw err;
+  }
+}
