@@ -1,0 +1,188 @@
+// The uploader against the real reference server, through the fault proxy for the answers a correct
+// server does not give (400 on one result, 413, 503 in mid-cycle, 401).
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CredentialsRejectedError, RetryableError } from '../../src/agent/api';
+import { createApiClient, type ApiClient } from '../../src/agent/client';
+import { PostureQueue } from '../../src/agent/postureQueue';
+import { flushQueue, uploadNextBatch } from '../../src/agent/uploader';
+import { BODY_LIMITS, type PostureResult } from '../../src/protocol/schemas';
+import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
+import { startServer, type RunningServer } from '../support/server';
+
+let server: RunningServer;
+let proxy: FaultProxy;
+let client: ApiClient;
+let stateDir: string;
+let queue: PostureQueue;
+let apiKey: string;
+let deviceId: string;
+let logText: string;
+const log = pino(
+  { level: 'debug' },
+  new Writable({
+    write(chunk, _encoding, done) {
+      logText += chunk.toString();
+      done();
+    },
+  }),
+);
+
+beforeAll(async () => {
+  server = await startServer();
+  proxy = await startFaultProxy(server.url);
+  client = createApiClient({ serverUrl: proxy.url });
+});
+afterAll(async () => {
+  await client?.close();
+  await proxy?.stop();
+  await server?.stop();
+});
+
+beforeEach(async () => {
+  logText = '';
+  proxy.clearRules();
+  proxy.requests.length = 0;
+  stateDir = await mkdtemp(join(tmpdir(), 'uploader-test-'));
+  queue = await PostureQueue.open(stateDir);
+  const device = await server.createDevice();
+  deviceId = device.device_id;
+  apiKey = (await client.enroll(device.enrollment_token)).api_key;
+  await client.heartbeat(apiKey, {
+    hardware_uuid: randomUUID(),
+    hostname: 'uploader-test',
+    platform: 'LINUX',
+    os_version: 'Debian GNU/Linux 12 (bookworm)',
+    agent_version: '0.1.0',
+  });
+  return () => rm(stateDir, { recursive: true, force: true });
+});
+
+function results(prefix: string, n: number, evidence: (i: number) => Record<string, unknown> = (i) => ({ i })): PostureResult[] {
+  return Array.from({ length: n }, (_, i) => ({
+    check_key: `${prefix}_${i}`,
+    status: 'FAIL' as const,
+    evidence: evidence(i),
+    observed_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+  }));
+}
+
+const context = () => ({ api: client, apiKey, queue, log });
+const postureRequests = () => proxy.seen('postures');
+const stored = async (): Promise<any[]> => (await server.showDevice(deviceId)).postures;
+
+describe('uploader', () => {
+  it('delivers a backlog in batches of at most 100, one posture report per cycle', async () => {
+    await queue.append(results('CYCLE1', 250));
+    await queue.append(results('CYCLE2', 30));
+    const outcome = await flushQueue(context());
+    expect(outcome).toEqual({ sent: 280, rejected: 0, requests: 4 });
+
+    const sizes = postureRequests().map((r) => r.body.results.length);
+    expect(sizes).toEqual([100, 100, 50, 30]);
+    const [first, second, third, fourth] = postureRequests();
+    expect(first!.body.results.every((r: PostureResult) => r.correlation_id === undefined)).toBe(true);
+    expect(first!.reportId).toMatch(/\S/);
+    for (const later of [second!, third!]) {
+      expect(later.body.results.every((r: PostureResult) => r.correlation_id === first!.reportId)).toBe(true);
+    }
+    expect(fourth!.body.results.every((r: PostureResult) => r.correlation_id === undefined)).toBe(true);
+
+    const rows = await stored();
+    expect(rows).toHaveLength(280);
+    const reportOf = (prefix: string) => new Set(rows.filter((r) => r.check_key.startsWith(prefix)).map((r) => r.correlation_id));
+    expect(reportOf('CYCLE1_')).toEqual(new Set([first!.reportId]));
+    expect(reportOf('CYCLE2_').size).toBe(1);
+    expect(reportOf('CYCLE2_')).not.toEqual(reportOf('CYCLE1_'));
+    expect(await queue.count()).toBe(0);
+  });
+
+  it('isolates and drops only the result a 400 refuses, never resending a request unchanged', async () => {
+    proxy.add({
+      route: 'postures',
+      when: (body) => body.results.some((r: PostureResult) => r.check_key === 'BATCH_6'),
+      fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'results[0].evidence: not accepted' } },
+    });
+    await queue.append(results('BATCH', 10, (i) => ({ i, secret_looking: `evidence-value-${i}` })));
+    const outcome = await flushQueue(context());
+    expect(outcome.sent).toBe(9);
+    expect(outcome.rejected).toBe(1);
+
+    const bodies = postureRequests().map((r) => JSON.stringify(r.body));
+    expect(new Set(bodies).size).toBe(bodies.length);
+    expect((await stored()).map((r) => r.check_key).sort()).toEqual(
+      results('BATCH', 10).map((r) => r.check_key).filter((k) => k !== 'BATCH_6').sort(),
+    );
+    expect(new Set((await stored()).map((r) => r.correlation_id)).size).toBe(1);
+    expect(await queue.count()).toBe(0);
+    // The server's message is logged for operators; the evidence is not.
+    expect(logText).toContain('results[0].evidence: not accepted');
+    expect(logText).toContain('BATCH_6');
+    expect(logText).not.toContain('evidence-value');
+  });
+
+  it('splits a batch that draws 413 until the pieces fit, and delivers everything', async () => {
+    proxy.add({ route: 'postures', when: (body) => body.results.length > 30, fault: { kind: 'answer', status: 413 } });
+    await queue.append(results('BIG', 100));
+    const outcome = await flushQueue(context());
+    expect(outcome).toMatchObject({ sent: 100, rejected: 0 });
+    const accepted = postureRequests().filter((r) => r.status === 204);
+    expect(accepted.every((r) => r.body.results.length <= 30)).toBe(true);
+    const bodies = postureRequests().map((r) => JSON.stringify(r.body));
+    expect(new Set(bodies).size).toBe(bodies.length);
+    expect(await stored()).toHaveLength(100);
+  });
+
+  it('keeps each request within 1 MiB and truncates oversized evidence with a marker', async () => {
+    const padding = 'x'.repeat(20_000);
+    await queue.append(results('WIDE', 100, (i) => ({ i, padding })));
+    await queue.append([{ check_key: 'HUGE', status: 'UNKNOWN', evidence: { blob: 'y'.repeat(2 * 1024 * 1024) }, observed_at: new Date().toISOString() }]);
+    const outcome = await flushQueue(context());
+    expect(outcome.sent).toBe(101);
+    expect(postureRequests().length).toBeGreaterThanOrEqual(3);
+    for (const request of postureRequests()) expect(request.bodyBytes).toBeLessThanOrEqual(BODY_LIMITS.postures);
+    const huge = (await stored()).find((r) => r.check_key === 'HUGE');
+    expect(huge.evidence).toEqual({ truncated: true, original_bytes: expect.any(Number) });
+    expect(huge.evidence.original_bytes).toBeGreaterThan(2 * 1024 * 1024);
+  });
+
+  it('keeps its place and the report id when a 503 interrupts a cycle', async () => {
+    await queue.append(results('CUT', 250));
+    expect(await uploadNextBatch(context())).toMatchObject({ sent: 100 });
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503, headers: { 'retry-after': '7' } }, times: 1 });
+    const failure = await uploadNextBatch(context()).catch((err) => err);
+    expect(failure).toBeInstanceOf(RetryableError);
+    expect(failure.retryAfterMs).toBe(7000);
+    expect(await queue.count()).toBe(150);
+
+    const reopened = await PostureQueue.open(stateDir);
+    await flushQueue({ ...context(), queue: reopened });
+    const reportId = postureRequests()[0]!.reportId;
+    expect(new Set((await stored()).map((r) => r.correlation_id))).toEqual(new Set([reportId]));
+    expect(await stored()).toHaveLength(250);
+  });
+
+  it('starts a new report when the server no longer knows the cycle’s report id', async () => {
+    await queue.append(results('LOST', 120));
+    const segment = (await queue.oldest())!;
+    await queue.settle(segment, segment.results, 'prr_unknown_to_this_server');
+    const outcome = await flushQueue(context());
+    expect(outcome).toMatchObject({ sent: 120, rejected: 0 });
+    expect(outcome.requests).toBeLessThan(25);
+    const reports = new Set((await stored()).map((r) => r.correlation_id));
+    expect(reports.size).toBe(1);
+    expect(reports.has('prr_unknown_to_this_server')).toBe(false);
+  });
+
+  it('stops at a 401 and leaves the queue to the caller', async () => {
+    await queue.append(results('DENIED', 5));
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'revoked' } } });
+    await expect(flushQueue(context())).rejects.toBeInstanceOf(CredentialsRejectedError);
+    expect(await queue.count()).toBe(5);
+  });
+});
