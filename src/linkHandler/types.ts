@@ -1,0 +1,20 @@
+// What each platform's link-handler module provides: the files and commands that register (and
+// unregister) the agent for device-agent:// links. Pure, like the service modules.
+import type { PlanStep } from '../service/plan';
+
+export interface LinkHandlerSpec {
+  /** The installed agent, before its own arguments (an executable, or node + script). */
+  readonly program: readonly string[];
+  /** The directory the agent is installed in. */
+  readonly programDir: string;
+  /** The desktop user who ran `sudo device-agent install`, when there is one. */
+  readonly sudoUser?: string;
+}
+
+export interface LinkHandlerModule {
+  installSteps(spec: LinkHandlerSpec): PlanStep[];
+  uninstallSteps(spec: LinkHandlerSpec): PlanStep[];
+}
+
+/** The hidden command a link opens: it shows the server and asks before enrolling. */
+export const OPEN_LINK_COMMAND = 'open-link';
