@@ -3,8 +3,7 @@
 // that a token, key, Authorization header or evidence never reaches a log.
 import pino, { type Logger } from 'pino';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import type { LogLevel } from './logLevels';
 
 export const REDACTED_PATHS = [
   'authorization',

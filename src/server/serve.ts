@@ -6,7 +6,8 @@ import { createSecureContext } from 'node:tls';
 import { buildApp, type AppConfig } from './app';
 import { openDatabase } from './db/open';
 import { Store } from './db/store';
-import { createLogger, flushLogger, type LogLevel } from './logger';
+import { createLogger, flushLogger } from './logger';
+import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
 import { UsageError } from './usage';
 

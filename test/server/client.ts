@@ -1,0 +1,102 @@
+// A small HTTP client for the black-box server tests: raw control over method, headers and body.
+import { request, type Dispatcher } from 'undici';
+import { expect } from 'vitest';
+import { ROUTES, type HeartbeatRequest, type PostureResult } from '../../src/protocol/schemas';
+import type { CreatedDevice, RunningServer } from '../support/server';
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The parsed body, or undefined when it is not JSON. */
+  body: any;
+}
+
+export interface CallOptions {
+  method?: string;
+  /** Serialized as JSON with Content-Type: application/json. */
+  json?: unknown;
+  /** Sent as is (set content-type yourself). */
+  raw?: string | Buffer;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  dispatcher?: Dispatcher;
+}
+
+export async function call(server: Pick<RunningServer, 'url'>, path: string, options: CallOptions = {}): Promise<Answer> {
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'device-agent-tests/1', ...options.headers };
+  let body: string | Buffer | undefined = options.raw;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  if (options.apiKey !== undefined) headers.authorization = `Bearer ${options.apiKey}`;
+  const answer = await request(`${server.url}${path}`, {
+    method: (options.method ?? 'POST') as Dispatcher.HttpMethod,
+    headers,
+    body,
+    dispatcher: options.dispatcher,
+  });
+  const text = await answer.body.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: answer.statusCode, headers: answer.headers, text, body: parsed };
+}
+
+export function expectError(answer: Answer, status: number, code: string): void {
+  expect({ status: answer.status, error: answer.body?.error }, answer.text).toEqual({ status, error: code });
+  expect(typeof answer.body.message).toBe('string');
+  expect(Object.keys(answer.body).sort()).toEqual(['error', 'message']);
+}
+
+export const enroll = (server: RunningServer, token: unknown) => call(server, ROUTES.enroll, { json: { token } });
+export const heartbeat = (server: RunningServer, apiKey: string, body: unknown = heartbeatBody()) =>
+  call(server, ROUTES.heartbeat, { apiKey, json: body });
+export const postures = (server: RunningServer, apiKey: string, body: unknown) => call(server, ROUTES.postures, { apiKey, json: body });
+export const unenroll = (server: RunningServer, apiKey: string) => call(server, ROUTES.unenroll, { apiKey });
+
+let hardwareCounter = 0;
+/** A valid heartbeat body with a fresh hardware_uuid unless given. */
+export function heartbeatBody(overrides: Partial<HeartbeatRequest> = {}): HeartbeatRequest {
+  hardwareCounter += 1;
+  return {
+    hardware_uuid: `hw-${process.pid}-${hardwareCounter}-${Math.random().toString(16).slice(2)}`,
+    serial_number: 'C02TEST',
+    hostname: 'test-host',
+    platform: 'LINUX',
+    os_version: 'Debian GNU/Linux 12 (bookworm)',
+    agent_version: '0.1.0',
+    ...overrides,
+  };
+}
+
+export function result(overrides: Partial<PostureResult> = {}): PostureResult {
+  return { check_key: 'DISK_ENCRYPTION', status: 'PASS', evidence: { encrypted: true }, observed_at: new Date().toISOString(), ...overrides };
+}
+
+export interface EnrolledDevice {
+  created: CreatedDevice;
+  deviceId: string;
+  apiKey: string;
+  hardwareUuid: string;
+}
+
+/** Creates a device through the admin CLI, enrolls it, and (unless told otherwise) activates it. */
+export async function enrolledDevice(
+  server: RunningServer,
+  options: { org?: string; activate?: boolean; hardwareUuid?: string } = {},
+): Promise<EnrolledDevice> {
+  const created = await server.createDevice({ org: options.org ?? 'acme' });
+  const enrolled = await enroll(server, created.enrollment_token);
+  expect(enrolled.status, enrolled.text).toBe(200);
+  const hardwareUuid = options.hardwareUuid ?? heartbeatBody().hardware_uuid;
+  if (options.activate !== false) {
+    const beat = await heartbeat(server, enrolled.body.api_key, heartbeatBody({ hardware_uuid: hardwareUuid }));
+    expect(beat.status, beat.text).toBe(200);
+  }
+  return { created, deviceId: created.device_id, apiKey: enrolled.body.api_key, hardwareUuid };
+}
