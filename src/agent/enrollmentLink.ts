@@ -19,7 +19,7 @@ export function looksLikeEnrollmentLink(arg: string): boolean {
 
 export function parseEnrollmentLink(input: string): EnrollmentInput {
   const fail = (why: string) =>
-    new InvalidInputError(`invalid enrollment link: ${why} (expected ${LINK_SCHEME}://enroll?server=<https origin>&token=<96 hex>)`);
+    new InvalidInputError(`invalid enrollment link: ${why} (expected scheme ${LINK_SCHEME}, host enroll, parameters server and token)`);
   let url: URL;
   try {
     url = new URL(input.trim());

@@ -4,10 +4,10 @@
 // pino transports (worker threads) break once bundled.
 import { pino, type Logger } from 'pino';
 
-export type { Logger } from 'pino';
+import type { LogLevel } from './logLevels';
 
-export const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export type { Logger } from 'pino';
+export { LOG_LEVELS, type LogLevel } from './logLevels';
 
 export const REDACTED_PATHS = [
   'apiKey', 'api_key', 'token', 'link', 'authorization', 'Authorization',
@@ -29,6 +29,7 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
   const settings = {
     level: options.level,
     base: { pid: process.pid },
+    formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
   };
   if (!pretty) {

@@ -1,13 +1,75 @@
 // device-agent: the agent CLI and daemon. Each command's work lives in src/cli/commands/<name>.ts,
-// loaded only when that command runs, so `--version` and `--help` stay cheap.
-import { Command } from 'commander';
+// loaded only when that command runs, so `--version` and `--help` stay cheap. One registration
+// block per command; an action returns its exit code (src/cli/exitCodes.ts).
+import { Command, Option } from 'commander';
+import { LINK_SCHEME } from '../protocol/schemas';
 import { VERSION } from '../version';
+import { addCommonOptions } from './commonOptions';
+import { describeFailure, redactCredentials } from './exitCodes';
 
 const program = new Command('device-agent')
   .description('Device posture agent for the Device Agent API')
-  .version(VERSION);
+  .version(VERSION)
+  .exitOverride()
+  .configureOutput({ writeErr: (text) => process.stderr.write(redactCredentials(text)) })
+  .showHelpAfterError('(run with --help for usage)');
 
-program.parseAsync(process.argv).catch((err) => {
-  process.stderr.write(`device-agent: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+// enroll
+addCommonOptions(
+  program
+    .command('enroll')
+    .description('exchange a one-time enrollment token for this device\'s API key')
+    .argument('[link]', `the enrollment link ${LINK_SCHEME}://enroll?server=<https origin>&token=<96 hex>`)
+    .addOption(new Option('--server <url>', 'server origin (https://, or http:// on loopback)').env('DEVICE_AGENT_SERVER'))
+    .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
+    .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
+    .option('--force', 'replace an existing enrollment (unenrolls it first)'),
+)
+  .addHelpText(
+    'after',
+    '\nA token given with --token is visible to other local users (process list): prefer\n' +
+      '--token-file <path> or --token - (standard input).\n\nExamples:\n' +
+      '  device-agent enroll --server https://agents.example.com --token-file ./token.txt\n' +
+      '  printf %s "$TOKEN" | device-agent enroll --server https://agents.example.com --token -\n' +
+      `  device-agent enroll '${LINK_SCHEME}://enroll?server=https%3A%2F%2Fagents.example.com&token=…'\n`,
+  )
+  .action(async (link, options, command) => {
+    process.exitCode = await (await import('./commands/enroll')).default(link, options, command);
+  });
+
+// status
+addCommonOptions(program.command('status').description('show the enrollment and what the agent last did (no network)').option('--json', 'print one JSON object'))
+  .action(async (options) => {
+    process.exitCode = await (await import('./commands/status')).default(options);
+  });
+
+// unenroll
+addCommonOptions(program.command('unenroll').description('revoke this device\'s API key at the server (best effort) and delete it locally'))
+  .action(async (options) => {
+    process.exitCode = await (await import('./commands/unenroll')).default(options);
+  });
+
+// run
+addCommonOptions(
+  program
+    .command('run')
+    .description('run the agent: heartbeats, posture checks and uploads until SIGINT/SIGTERM (logs on standard output)')
+    .option('--once', 'one heartbeat, one posture cycle and one upload of the queue, then exit')
+    .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY')),
+)
+  .addHelpText(
+    'after',
+    '\nWithout an enrollment it waits for one (and sends nothing). Backoff: DEVICE_AGENT_RETRY_BASE_MS,\n' +
+      'DEVICE_AGENT_RETRY_MAX_MS, DEVICE_AGENT_RETRY_ATTEMPTS (attempts per request with --once).\n' +
+      'Exit codes with --once: 0 ok, 3 API key revoked (wiped), 4 server unreachable (results stay queued), 5 not enrolled.',
+  )
+  .action(async (options) => {
+    process.exitCode = await (await import('./commands/run')).default(options);
+  });
+
+program.parseAsync(process.argv).catch(async (err: unknown) => {
+  const failure = describeFailure(err);
+  if (failure.message !== null) process.stderr.write(redactCredentials(`device-agent: ${failure.message}\n`));
+  if (failure.unexpected) (await import('./commandContext')).currentLogger()?.debug({ err }, 'unexpected error');
+  process.exitCode = failure.exitCode;
 });

@@ -1,0 +1,70 @@
+// `device-agent enroll`: validate the inputs, exchange the token, tell the user what comes next.
+import type { Command } from 'commander';
+import { ApiError, CredentialsRejectedError, RetryableError } from '../../agent/api';
+import { enroll, type EnrollResult } from '../../agent/enrollment';
+import { commandContext } from '../commandContext';
+import type { CommonOptions } from '../commonOptions';
+import { resolveEnrollmentInput } from '../enrollmentInput';
+import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
+import { shellQuote } from '../shellQuote';
+
+export interface EnrollCliOptions extends CommonOptions {
+  server?: string;
+  token?: string;
+  tokenFile?: string;
+  force?: boolean;
+}
+
+export default async function enrollCommand(link: string | undefined, options: EnrollCliOptions, command: Command): Promise<ExitCode> {
+  const context = await commandContext(options);
+  const input = await resolveEnrollmentInput({
+    link,
+    server: options.server,
+    serverSource: command.getOptionValueSource('server'),
+    token: options.token,
+    tokenSource: command.getOptionValueSource('token'),
+    tokenFile: options.tokenFile,
+  });
+  let result: EnrollResult;
+  try {
+    result = await enroll({
+      stateDir: context.stateDir,
+      serverUrl: input.serverUrl,
+      token: input.token,
+      keystore: context.keystore,
+      force: options.force === true,
+      caFile: context.caFile,
+      logger: context.logger,
+    });
+  } catch (err) {
+    throw explain(err);
+  }
+  process.stdout.write(successText(result, options.stateDir !== undefined));
+  return EXIT.ok;
+}
+
+function explain(err: unknown): unknown {
+  if (err instanceof CredentialsRejectedError) {
+    return new CommandFailure('the server refused the enrollment token: token invalid, expired or already used: ask for a new one (nothing was stored)', EXIT.credentialsRejected);
+  }
+  if (err instanceof RetryableError) return new CommandFailure(`${err.message} (nothing was stored; try again later)`, EXIT.unreachable);
+  if (err instanceof ApiError) return new CommandFailure(`enrollment failed: ${err.message} (nothing was stored)`, EXIT.internal);
+  return err;
+}
+
+function successText(result: EnrollResult, explicitStateDir: boolean): string {
+  const lines: string[] = [];
+  if (result.replaced) {
+    lines.push(`Replaced the previous enrollment with ${result.replaced.serverUrl} (${result.replaced.revocation.detail}).`);
+  }
+  const where = result.keystore === 'keyring' ? 'the OS secret store' : `a file readable only by its owner, in ${result.stateDir}`;
+  lines.push(`Enrolled with ${result.serverUrl}. The API key is in ${where}.`);
+  if (result.keystoreFallbackReason) lines.push(`(No OS secret store was reachable: ${result.keystoreFallbackReason}.)`);
+  const stateDirArg = explicitStateDir ? ` --state-dir ${shellQuote(result.stateDir)}` : '';
+  lines.push(
+    'Next: if the device-agent service is installed, it picks up this enrollment by itself (no restart needed).',
+    `Otherwise start the agent with:  device-agent run${stateDirArg}`,
+    `Check it any time with:          device-agent status${stateDirArg}`,
+  );
+  return `${lines.join('\n')}\n`;
+}

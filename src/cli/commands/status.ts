@@ -1,0 +1,59 @@
+// `device-agent status [--json]`: local state only, no network. Exit 0 when enrolled with a readable
+// key, 5 when not enrolled, 1 when the key store cannot be read (the report is printed in all cases).
+import { collectStatus, type StatusReport } from '../../agent/status';
+import { commandContext } from '../commandContext';
+import type { CommonOptions } from '../commonOptions';
+import { EXIT, type ExitCode } from '../exitCodes';
+
+export interface StatusCliOptions extends CommonOptions {
+  json?: boolean;
+}
+
+export default async function statusCommand(options: StatusCliOptions): Promise<ExitCode> {
+  const context = await commandContext(options);
+  const report = await collectStatus(context.stateDir, context.keystore);
+  process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : humanText(report));
+  if (!report.enrolled) return EXIT.notEnrolled;
+  if (report.key_available === false) {
+    process.stderr.write(`device-agent: ${report.keystore_error}\n`);
+    return EXIT.internal;
+  }
+  return EXIT.ok;
+}
+
+function humanText(report: StatusReport): string {
+  const rows: Array<[string, string]> = [['Enrolled', report.enrolled ? 'yes' : 'no']];
+  if (report.enrolled) {
+    rows.push(
+      ['Server', report.server_url ?? ''],
+      ['Device ID', report.device_id ?? 'not yet known (set by the first heartbeat)'],
+      ['Key store', report.keystore === 'keyring' ? 'keyring (OS secret store)' : 'file'],
+      ['API key', report.key_available ? 'present' : `UNAVAILABLE: ${report.keystore_error}`],
+      ['Enrolled at', report.enrolled_at ?? 'unknown'],
+      ['Last heartbeat', report.last_heartbeat_at ?? 'never'],
+      ['Last upload', report.last_upload_at ?? 'never'],
+      ['Queued results', queueText(report)],
+    );
+    if (report.conflict) rows.push(['Conflict', `${report.conflict.message} (since ${report.conflict.at})`]);
+    if (typeof report.clock_skew_ms === 'number') rows.push(['Clock skew', `${(report.clock_skew_ms / 1000).toFixed(1)} s (server minus local)`]);
+  } else {
+    rows.push(['Key store', `${report.keystore} (for the next enrollment)`]);
+  }
+  if (report.revoked_at) rows.push(['Revoked', `${report.revoked_at}: ${report.reason ?? 'no reason recorded'}`]);
+  rows.push(
+    ['Agent daemon', report.daemon_pid !== null ? `running (pid ${report.daemon_pid})` : 'not running'],
+    ['State directory', report.state_dir],
+  );
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  const text = rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`).join('\n');
+  const hint = report.enrolled ? '' : '\nEnroll with: device-agent enroll --server <url> --token-file <file>  (or the enrollment link)';
+  return `${text}${hint}\n`;
+}
+
+function queueText(report: StatusReport): string {
+  const extra = [
+    report.dropped_results ? `${report.dropped_results} dropped` : '',
+    report.quarantined_results ? `${report.quarantined_results} rejected by the server` : '',
+  ].filter(Boolean);
+  return `${report.queued_results}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+}

@@ -1,0 +1,127 @@
+// The input rules of the contract ("Agent behaviour decided here"), in process. The CLI-level tests
+// (enroll.test.ts) prove that each rule exits 2 before any request.
+import { describe, expect, it } from 'vitest';
+import { parseEnrollmentLink } from '../../src/agent/enrollmentLink';
+import { parseEnrollmentToken } from '../../src/agent/enrollmentToken';
+import { InvalidInputError } from '../../src/agent/errors';
+import { parseServerUrl } from '../../src/agent/serverUrl';
+import { redactCredentials } from '../../src/cli/exitCodes';
+
+const TOKEN = 'ab'.repeat(48);
+const link = (query: string) => `device-agent://enroll?${query}`;
+
+function rejection(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidInputError);
+    return (err as Error).message;
+  }
+  throw new Error('expected an InvalidInputError');
+}
+
+describe('server URL', () => {
+  it.each([
+    ['https://agents.example.com', 'https://agents.example.com'],
+    ['https://Agents.Example.COM/', 'https://agents.example.com'],
+    ['https://agents.example.com:443', 'https://agents.example.com'],
+    ['https://agents.example.com:8443/', 'https://agents.example.com:8443'],
+    ['  https://agents.example.com  ', 'https://agents.example.com'],
+    ['http://localhost:8080', 'http://localhost:8080'],
+    ['http://LOCALHOST', 'http://localhost'],
+    ['http://127.0.0.1:8080', 'http://127.0.0.1:8080'],
+    ['http://127.45.6.7', 'http://127.45.6.7'],
+    ['http://[::1]:8080', 'http://[::1]:8080'],
+    ['https://[2001:db8::1]', 'https://[2001:db8::1]'],
+  ])('accepts %s as %s', (input, origin) => {
+    expect(parseServerUrl(input)).toBe(origin);
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['agents.example.com', 'no scheme'],
+    ['ftp://agents.example.com', 'scheme must be https'],
+    ['http://agents.example.com', 'plain http is allowed only for loopback'],
+    ['http://10.0.0.1', 'plain http is allowed only for loopback'],
+    ['http://128.0.0.1', 'plain http is allowed only for loopback'],
+    ['http://localhost.example.com', 'plain http is allowed only for loopback'],
+    ['https://user:secret@agents.example.com', 'user name or password'],
+    ['https://user@agents.example.com', 'user name or password'],
+    ['https://agents.example.com/api', 'must not have a path'],
+    ['https://agents.example.com/api/agent/v1', 'must not have a path'],
+    ['https://agents.example.com?x=1', 'must not have a query'],
+    ['https://agents.example.com/?', 'must not have a query'],
+    ['https://agents.example.com#top', 'must not have a fragment'],
+    ['https://', 'not a valid URL'],
+  ])('refuses %j (%s)', (input, why) => {
+    const message = rejection(() => parseServerUrl(input));
+    expect(message).toContain(why);
+    if (input.includes('secret')) expect(message).not.toContain('secret');
+  });
+});
+
+describe('enrollment token', () => {
+  it('accepts 96 hexadecimal characters in either case', () => {
+    expect(parseEnrollmentToken(TOKEN, '--token')).toBe(TOKEN);
+    expect(parseEnrollmentToken(TOKEN.toUpperCase(), '--token')).toBe(TOKEN.toUpperCase());
+  });
+
+  it.each([
+    ['', 'it is empty'],
+    [TOKEN.slice(1), 'it has 95 characters'],
+    [`${TOKEN}0`, 'it has 97 characters'],
+    [`${TOKEN.slice(1)}g`, 'not all hexadecimal'],
+    [` ${TOKEN.slice(1)}`, 'not all hexadecimal'],
+  ])('refuses a malformed token (%#) without repeating it', (input, why) => {
+    const message = rejection(() => parseEnrollmentToken(input, '--token'));
+    expect(message).toContain(why);
+    expect(message).toContain('--token');
+    if (input.length > 8) expect(message).not.toContain(input.trim().slice(0, 16));
+  });
+});
+
+describe('enrollment link', () => {
+  const server = encodeURIComponent('https://agents.example.com');
+
+  it('gives the server origin and the token', () => {
+    expect(parseEnrollmentLink(link(`server=${server}&token=${TOKEN}`))).toEqual({ serverUrl: 'https://agents.example.com', token: TOKEN });
+    expect(parseEnrollmentLink(link(`token=${TOKEN}&server=${server}`)).serverUrl).toBe('https://agents.example.com');
+    expect(parseEnrollmentLink(`DEVICE-AGENT://enroll/?server=${server}&token=${TOKEN}`).token).toBe(TOKEN);
+    expect(parseEnrollmentLink(link(`server=${encodeURIComponent('http://127.0.0.1:8080')}&token=${TOKEN}`)).serverUrl).toBe('http://127.0.0.1:8080');
+  });
+
+  it.each([
+    [`other://enroll?server=${server}&token=${TOKEN}`, 'scheme must be device-agent'],
+    [`device-agent://enrol?server=${server}&token=${TOKEN}`, 'host must be "enroll"'],
+    [`device-agent:///enroll?server=${server}&token=${TOKEN}`, 'host must be "enroll"'],
+    [`device-agent:enroll?server=${server}&token=${TOKEN}`, 'host must be "enroll"'],
+    [`device-agent://user@enroll?server=${server}&token=${TOKEN}`, 'host must be "enroll"'],
+    [`device-agent://enroll:99?server=${server}&token=${TOKEN}`, 'host must be "enroll"'],
+    [`device-agent://enroll/now?server=${server}&token=${TOKEN}`, 'must not have a path'],
+    [link(`server=${server}&token=${TOKEN}#frag`), 'must not have a fragment'],
+    [link(`server=${server}&token=${TOKEN}&next=x`), 'only the "server" and "token" parameters'],
+    [link(`server=${server}&token=${TOKEN}&token=${TOKEN}`), '"token" parameter must appear exactly once'],
+    [link(`server=${server}&server=${server}&token=${TOKEN}`), '"server" parameter must appear exactly once'],
+    [link(`token=${TOKEN}`), '"server" parameter must appear exactly once'],
+    [link(`server=${server}`), '"token" parameter must appear exactly once'],
+    [link(`server=${encodeURIComponent('http://agents.example.com')}&token=${TOKEN}`), 'plain http is allowed only for loopback'],
+    [link(`server=${encodeURIComponent('https://agents.example.com/path')}&token=${TOKEN}`), 'must not have a path'],
+    [link(`server=${server}&token=${TOKEN.slice(2)}`), 'exactly 96 hexadecimal characters'],
+    ['not a link at all', 'not a valid URL'],
+  ])('refuses %#: %s', (input, why) => {
+    const message = rejection(() => parseEnrollmentLink(input));
+    expect(message).toContain(why);
+    expect(message).not.toContain(TOKEN.slice(0, 16));
+    expect(message).not.toContain(input);
+    expect(redactCredentials(message)).toBe(message);
+  });
+});
+
+describe('redaction of printed failures', () => {
+  it('hides 96-hex runs and enrollment links', () => {
+    const text = redactCredentials(`error: unknown option '--tokn=${TOKEN}' and ${link(`server=x&token=${TOKEN}`)} here`);
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain('device-agent://');
+    expect(text).toContain(' here');
+  });
+});
