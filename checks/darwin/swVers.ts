@@ -1,0 +1,38 @@
+// `sw_vers` output, shared by OS_VERSION and host identity. sw_vers, unlike os.release() (the
+// Darwin kernel version) or SYSTEM_VERSION_COMPAT's "10.16", always names the real release.
+export const SW_VERS = '/usr/bin/sw_vers';
+
+export interface MacRelease {
+  /** "macOS" (11+) or "Mac OS X" (10.x). */
+  productName: string;
+  /** "15.1", "14.5", "10.15.7". */
+  productVersion: string;
+  /** "24B83". */
+  buildVersion?: string;
+  /** Rapid Security Response suffix such as "(a)". */
+  productVersionExtra?: string;
+  /** Lifecycle cycle: the major version from 11 on ("15"), major.minor before ("10.15"). */
+  cycle: string;
+}
+
+/** Parses `sw_vers` ("ProductName:\tmacOS" …); null unless it names a macOS release. */
+export function parseSwVers(stdout: string): MacRelease | null {
+  const fields = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const m = /^(ProductName|ProductVersion|ProductVersionExtra|BuildVersion):\s+(\S.*?)\s*$/.exec(line);
+    if (m) fields.set(m[1]!, m[2]!);
+  }
+  const productName = fields.get('ProductName');
+  const productVersion = fields.get('ProductVersion');
+  if ((productName !== 'macOS' && productName !== 'Mac OS X') || !productVersion) return null;
+  const version = /^(\d+)\.(\d+)(?:\.(\d+))?$/.exec(productVersion) ?? /^(\d+)$/.exec(productVersion);
+  if (!version) return null;
+  const major = Number(version[1]);
+  const cycle = major >= 11 ? String(major) : `${major}.${version[2] ?? '0'}`;
+  const release: MacRelease = { productName, productVersion, cycle };
+  const build = fields.get('BuildVersion');
+  const extra = fields.get('ProductVersionExtra');
+  if (build && /^[0-9A-Za-z]+$/.test(build)) release.buildVersion = build;
+  if (extra && /^\([a-z]\)$/.test(extra)) release.productVersionExtra = extra;
+  return release;
+}
