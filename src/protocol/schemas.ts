@@ -80,10 +80,30 @@ export const HeartbeatResponse = z.object({
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
+/** Evidence objects nest at most this deep (concise machine-readable fields, spec §2). */
+export const MAX_EVIDENCE_DEPTH = 32;
+
+/** True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no stack overflow). */
+function nestsAtMost(value: unknown, maxDepth: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > maxDepth) return false;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return true;
+}
+
+export const Evidence = z
+  .record(z.string(), z.unknown())
+  .refine((evidence) => nestsAtMost(evidence, MAX_EVIDENCE_DEPTH), `must not nest objects or arrays deeper than ${MAX_EVIDENCE_DEPTH} levels`)
+  .describe(`Free-form JSON object supporting the result; objects and arrays nest at most ${MAX_EVIDENCE_DEPTH} levels`);
+
 export const PostureResult = z.object({
   check_key: z.string().min(1).max(128).describe('Stable identifier of the check; the nine official keys are listed in CHECK_KEYS'),
   status: PostureStatus,
-  evidence: z.record(z.string(), z.unknown()).optional().describe('Free-form JSON object supporting the result'),
+  evidence: Evidence.optional(),
   observed_at: Rfc3339,
   correlation_id: z.string().min(1).max(128).optional().describe('ID of an existing posture report of the same tenant'),
 });
