@@ -17,22 +17,35 @@ export interface MacRelease {
 
 /** Parses `sw_vers` ("ProductName:\tmacOS" …); null unless it names a macOS release. */
 export function parseSwVers(stdout: string): MacRelease | null {
-  const fields = new Map<string, string>();
+  const fields: Record<string, string> = {};
   for (const line of stdout.split('\n')) {
     const m = /^(ProductName|ProductVersion|ProductVersionExtra|BuildVersion):\s+(\S.*?)\s*$/.exec(line);
-    if (m) fields.set(m[1]!, m[2]!);
+    if (m) fields[m[1]!] = m[2]!;
   }
-  const productName = fields.get('ProductName');
-  const productVersion = fields.get('ProductVersion');
+  return toMacRelease(fields);
+}
+
+/**
+ * Validates the SystemVersion fields (sw_vers names them ProductName, ProductVersion,
+ * BuildVersion, ProductVersionExtra; SystemVersion.plist says ProductBuildVersion).
+ */
+export function toMacRelease(fields: Record<string, string | undefined>): MacRelease | null {
+  const productName = fields.ProductName;
+  const productVersion = fields.ProductVersion;
   if ((productName !== 'macOS' && productName !== 'Mac OS X') || !productVersion) return null;
-  const version = /^(\d+)\.(\d+)(?:\.(\d+))?$/.exec(productVersion) ?? /^(\d+)$/.exec(productVersion);
+  const version = /^(\d+)(?:\.(\d+)(?:\.\d+)?)?$/.exec(productVersion);
   if (!version) return null;
   const major = Number(version[1]);
   const cycle = major >= 11 ? String(major) : `${major}.${version[2] ?? '0'}`;
   const release: MacRelease = { productName, productVersion, cycle };
-  const build = fields.get('BuildVersion');
-  const extra = fields.get('ProductVersionExtra');
+  const build = fields.BuildVersion ?? fields.ProductBuildVersion;
+  const extra = fields.ProductVersionExtra;
   if (build && /^[0-9A-Za-z]+$/.test(build)) release.buildVersion = build;
   if (extra && /^\([a-z]\)$/.test(extra)) release.productVersionExtra = extra;
   return release;
+}
+
+/** As a person writes it: "macOS 15.1", "macOS 13.3.1 (a)". */
+export function describeMacRelease(release: MacRelease): string {
+  return [release.productName, release.productVersion, release.productVersionExtra].filter(Boolean).join(' ');
 }
