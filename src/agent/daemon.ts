@@ -1,0 +1,637 @@
+// `device-agent run`: the long-lived agent. One loop, one step at a time, so heartbeats, queue writes
+// and uploads never race each other; only the posture checks run in the background (they are local
+// work and may take seconds). Each step is bounded by a request timeout, so a heartbeat that falls
+// due during a long backlog flush waits for one batch at most.
+//
+// States (status.json `daemon_state`, and a log line on each change):
+//   waiting_for_enrollment  no credentials; no request; watching the enrollment record
+//   keystore_unavailable    enrolled, but the key store cannot be read now (locked keyring): retrying
+//   starting                credentials loaded; the first heartbeat has not succeeded yet
+//   active                  heartbeats succeed; posture cycles and uploads run
+//   backing_off             the last heartbeat or upload failed transiently; retrying with backoff
+//   conflict                the server refused the heartbeat with 409 (hardware_uuid in use): nothing wiped
+//   revoked                 a 401 ended the enrollment: key and queue wiped; waiting for a new enrollment
+//   stopping, stopped       SIGINT/SIGTERM received; finished
+import type { Logger } from 'pino';
+import type { HeartbeatRequest, PostureResult } from '../protocol/schemas';
+import {
+  ConflictError,
+  CredentialsRejectedError,
+  InvalidRequestError,
+  PayloadTooLargeError,
+  RetryableError,
+  type AgentApi,
+  type Route,
+} from './api';
+import { Backoff, isTransient, withRetries, type RandomSource, type RetryPolicy } from './backoff';
+import { firstLine, KeyStoreUnavailableError, StateCorruptError } from './errors';
+import { PostureQueue } from './postureQueue';
+import { readRuntimeStatus, updateRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
+import {
+  CLOCK_SKEW_WARNING_MS,
+  clockSkewMs,
+  INITIAL_INTERVALS,
+  intervalsFrom,
+  withSplay,
+  type Intervals,
+} from './scheduler';
+import { flushQueue, uploadNextBatch, type BatchOutcome } from './uploader';
+
+export type DaemonState =
+  | 'waiting_for_enrollment'
+  | 'keystore_unavailable'
+  | 'starting'
+  | 'active'
+  | 'backing_off'
+  | 'conflict'
+  | 'revoked'
+  | 'stopping'
+  | 'stopped';
+
+/** An enrollment the daemon can act on. */
+export interface Session {
+  serverUrl: string;
+  apiKey: string;
+  keystore: string;
+  api: AgentApi;
+  close(): Promise<void>;
+}
+
+export interface DaemonDeps {
+  stateDir: string;
+  log: Logger;
+  retry: RetryPolicy;
+  random?: RandomSource;
+  /** Credentials and an API client; null when not enrolled. Throws KeyStoreUnavailableError / StateCorruptError. */
+  loadSession(): Promise<Session | null>;
+  /** Wipes key, enrollment record and queue; records why. */
+  wipe(reason: string, revokedAt: string): Promise<void>;
+  /** The heartbeat body, kept fresh by its provider. */
+  identity(): Promise<HeartbeatRequest>;
+  /** One posture cycle's results. */
+  collect(): Promise<PostureResult[]>;
+  /** Calls back when the enrollment may have changed (enroll, unenroll, wipe). */
+  watchEnrollment(onChange: () => void): { close(): void };
+  maxQueuedResults?: number;
+}
+
+export const HEARTBEAT_TIMEOUT_MS = 30_000;
+export const UPLOAD_TIMEOUT_MS = 60_000;
+/** After SIGTERM, an in-flight request may finish for this long before it is cut (the queue keeps its batch). */
+export const STOP_GRACE_MS = 3_000;
+
+/** Why `run --once` ended, mapped to the contract's exit codes by the command. */
+export type OnceOutcome =
+  | { kind: 'ok'; sent: number; queued: number }
+  | { kind: 'not_enrolled' }
+  | { kind: 'revoked'; message: string }
+  | { kind: 'unreachable'; message: string; queued: number }
+  | { kind: 'refused'; message: string };
+
+interface CycleReport {
+  startedAt: number;
+  durationMs: number;
+  counts: Record<'pass' | 'fail' | 'unknown' | 'not_applicable', number>;
+  results: number;
+  dropped: number;
+  sent: number;
+  rejected: number;
+}
+
+class Stopped extends Error {
+  override name = 'Stopped';
+}
+
+export class Daemon {
+  private readonly log: Logger;
+  private readonly random: RandomSource;
+  private queue!: PostureQueue;
+  private session: Session | null = null;
+  private state: DaemonState | null = null;
+
+  // Per session.
+  private intervals: Intervals = INITIAL_INTERVALS;
+  private heartbeatOk = false;
+  private inConflict = false;
+  private heartbeatDue = 0;
+  private postureDue = Number.POSITIVE_INFINITY;
+  private lastCycleAt: number | null = null;
+  private uploadRetryAt = 0;
+  private queueHasWork = false;
+  private readonly heartbeatBackoff: Backoff;
+  private readonly uploadBackoff: Backoff;
+  private readonly keystoreBackoff: Backoff;
+  private skewed = false;
+
+  // Background collection and the cycle whose upload is in progress.
+  private collecting = false;
+  private collected: { results: PostureResult[]; startedAt: number; durationMs: number } | null = null;
+  private cycle: CycleReport | null = null;
+
+  // Loop control.
+  private mode: 'daemon' | 'once' = 'daemon';
+  private stopSignal: AbortSignal | null = null;
+  private enrollmentChanged = false;
+  private wake: (() => void) | null = null;
+  private readonly requests = new AbortController();
+
+  constructor(private readonly deps: DaemonDeps) {
+    this.log = deps.log;
+    this.random = deps.random ?? Math.random;
+    this.heartbeatBackoff = new Backoff(deps.retry, this.random);
+    this.uploadBackoff = new Backoff(deps.retry, this.random);
+    this.keystoreBackoff = new Backoff(deps.retry, this.random);
+  }
+
+  /** Runs until `stop` aborts; resolves when the daemon has stopped cleanly. */
+  async run(stop: AbortSignal): Promise<void> {
+    this.stopSignal = stop;
+    this.queue = await PostureQueue.open(this.deps.stateDir, { maxResults: this.deps.maxQueuedResults });
+    const watcher = this.deps.watchEnrollment(() => {
+      this.enrollmentChanged = true;
+      this.wakeUp();
+    });
+    const onStop = () => {
+      this.log.info({ event: 'stop_requested' }, 'stopping: finishing the request in flight');
+      void this.setState('stopping');
+      setTimeout(() => this.requests.abort(new Stopped('stopping')), STOP_GRACE_MS).unref();
+      this.wakeUp();
+    };
+    stop.addEventListener('abort', onStop, { once: true });
+    // While idle the daemon waits on a file watch and signals only, which do not keep Node alive.
+    const keepAlive = setInterval(() => undefined, 2 ** 30);
+    await updateRuntimeStatus(this.deps.stateDir, { queued_results: await this.queue.count() });
+    try {
+      while (!stop.aborted) {
+        if (this.enrollmentChanged) {
+          this.enrollmentChanged = false;
+          await this.endSession();
+        }
+        if (!this.session) {
+          const retryInMs = await this.startSession();
+          if (!this.session) {
+            await this.idle(retryInMs);
+            continue;
+          }
+        }
+        const worked = await this.step();
+        if (!worked) await this.idle(this.nextDue() - Date.now());
+      }
+    } catch (err) {
+      if (!(stop.aborted && this.requests.signal.aborted)) throw err;
+    } finally {
+      stop.removeEventListener('abort', onStop);
+      clearInterval(keepAlive);
+      watcher.close();
+      await this.finishCycle('stopped');
+      await this.endSession();
+      await this.setState('stopped', null);
+      this.log.info({ event: 'stopped' }, 'stopped');
+    }
+  }
+
+  /** `run --once`: one heartbeat, one posture cycle, one flush, each request with bounded retries. */
+  async once(): Promise<OnceOutcome> {
+    this.mode = 'once';
+    this.queue = await PostureQueue.open(this.deps.stateDir, { maxResults: this.deps.maxQueuedResults });
+    const session = await this.deps.loadSession();
+    if (!session) return { kind: 'not_enrolled' };
+    this.session = session;
+    try {
+      const send = <T>(request: () => Promise<T>) =>
+        withRetries(request, {
+          policy: this.deps.retry,
+          random: this.random,
+          onRetry: (err, attempt, delayMs) =>
+            this.log.warn({ event: 'retrying', route: err.route, http_status: err.status, attempt, retry_in_ms: delayMs }, firstLine(err)),
+        });
+      const heartbeat = await this.heartbeat(session, send);
+      if (heartbeat !== 'ok') return heartbeat;
+
+      const started = Date.now();
+      const results = await this.deps.collect();
+      await this.enqueue({ results, startedAt: started, durationMs: Date.now() - started });
+      let outcome: BatchOutcome;
+      try {
+        outcome = await flushQueue(this.uploadContext(session, send));
+      } catch (err) {
+        return await this.onceUploadFailure(err);
+      }
+      await this.recordUpload(outcome, true);
+      await this.finishCycle('delivered');
+      return { kind: 'ok', sent: outcome.sent, queued: await this.queue.count() };
+    } finally {
+      await this.finishCycle('stopped');
+      await this.endSession();
+    }
+  }
+
+  // ---- the loop -------------------------------------------------------------------------------
+
+  /** Does the most urgent due work; false when nothing is due. */
+  private async step(): Promise<boolean> {
+    const session = this.session!;
+    const now = Date.now();
+    if (this.collected) {
+      const collected = this.collected;
+      this.collected = null;
+      await this.enqueue(collected);
+      return true;
+    }
+    if (now >= this.heartbeatDue) {
+      await this.heartbeat(session);
+      return true;
+    }
+    if (this.heartbeatOk && !this.collecting && now >= this.postureDue) {
+      this.startCollection(now);
+      return true;
+    }
+    if (this.uploadsAllowed() && this.queueHasWork && now >= this.uploadRetryAt) {
+      await this.uploadBatch(session);
+      return true;
+    }
+    return false;
+  }
+
+  private nextDue(): number {
+    const dues = [this.heartbeatDue];
+    if (this.heartbeatOk && !this.collecting) dues.push(this.postureDue);
+    if (this.uploadsAllowed() && this.queueHasWork) dues.push(this.uploadRetryAt);
+    return Math.min(...dues);
+  }
+
+  private uploadsAllowed(): boolean {
+    // The bring-up rule: no upload before a heartbeat succeeded; after a 409 the device may be
+    // PENDING again, where an upload would draw a 401 that wipes a valid key.
+    return this.heartbeatOk && !this.inConflict;
+  }
+
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(ms) ? setTimeout(() => this.wakeUp(), Math.max(0, Math.min(ms, 2 ** 31 - 1))) : undefined;
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+      if (this.stopSignal?.aborted || this.enrollmentChanged) this.wakeUp();
+    });
+  }
+
+  private wakeUp(): void {
+    this.wake?.();
+  }
+
+  // ---- sessions -------------------------------------------------------------------------------
+
+  /** Loads credentials; returns how long to wait before trying again when there are none usable. */
+  private async startSession(): Promise<number> {
+    let session: Session | null;
+    try {
+      session = await this.deps.loadSession();
+    } catch (err) {
+      if (err instanceof KeyStoreUnavailableError) {
+        const retryInMs = this.keystoreBackoff.fail();
+        await this.setState('keystore_unavailable', `${err.message}; retrying in ${Math.ceil(retryInMs / 1000)} s`);
+        return retryInMs;
+      }
+      if (err instanceof StateCorruptError) {
+        await this.setState('waiting_for_enrollment', err.message);
+        return Number.POSITIVE_INFINITY;
+      }
+      throw err;
+    }
+    this.keystoreBackoff.reset();
+    if (!session) {
+      const status = await readRuntimeStatus(this.deps.stateDir);
+      if (status.revoked_at) await this.setState('revoked', status.reason ?? 'the API key was rejected (401)');
+      else await this.setState('waiting_for_enrollment', 'not enrolled: run `device-agent enroll`');
+      return Number.POSITIVE_INFINITY;
+    }
+    this.session = session;
+    this.intervals = INITIAL_INTERVALS;
+    this.heartbeatOk = false;
+    this.inConflict = false;
+    this.heartbeatDue = Date.now();
+    this.postureDue = Number.POSITIVE_INFINITY;
+    this.lastCycleAt = null;
+    this.uploadRetryAt = 0;
+    this.heartbeatBackoff.reset();
+    this.uploadBackoff.reset();
+    this.queueHasWork = (await this.queue.count()) > 0;
+    this.log.info({ event: 'enrollment_loaded', server_url: session.serverUrl, keystore: session.keystore }, 'enrollment found');
+    await this.setState('starting', null);
+    return 0;
+  }
+
+  private async endSession(): Promise<void> {
+    const session = this.session;
+    this.session = null;
+    this.collected = null;
+    await session?.close().catch(() => undefined);
+  }
+
+  // ---- heartbeat ------------------------------------------------------------------------------
+
+  private async heartbeat(session: Session, send?: <T>(r: () => Promise<T>) => Promise<T>): Promise<'ok' | OnceOutcome> {
+    let body: HeartbeatRequest;
+    try {
+      body = await this.deps.identity();
+    } catch (err) {
+      const retryInMs = this.heartbeatBackoff.fail();
+      this.heartbeatDue = Date.now() + retryInMs;
+      this.log.error({ event: 'identity_failed', error: firstLine(err), retry_in_ms: retryInMs }, 'cannot read the host identity');
+      return { kind: 'refused', message: `cannot read the host identity: ${firstLine(err)}` };
+    }
+    const sentAt = Date.now();
+    try {
+      const request = () => session.api.heartbeat(session.apiKey, body, { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal });
+      const answer = await (send ? send(request) : request());
+      await this.onHeartbeat(answer, sentAt, Date.now());
+      return 'ok';
+    } catch (err) {
+      if (this.requests.signal.aborted) throw err;
+      return this.onHeartbeatFailure(err);
+    }
+  }
+
+  private async onHeartbeat(answer: Awaited<ReturnType<AgentApi['heartbeat']>>, sentAt: number, receivedAt: number): Promise<void> {
+    const now = Date.now();
+    const first = !this.heartbeatOk;
+    const previous = this.intervals;
+    this.intervals = intervalsFrom(previous, answer);
+    this.heartbeatOk = true;
+    this.inConflict = false;
+    this.heartbeatBackoff.reset();
+    this.heartbeatDue = now + withSplay(this.intervals.heartbeatSeconds * 1000, this.random);
+    if (first) {
+      this.postureDue = now; // the first cycle follows the first heartbeat at once
+    } else if (this.intervals.postureSeconds !== previous.postureSeconds && this.lastCycleAt !== null) {
+      this.postureDue = this.lastCycleAt + withSplay(this.intervals.postureSeconds * 1000, this.random);
+    }
+    const skewMs = clockSkewMs(answer.server_time, sentAt, receivedAt);
+    this.reportSkew(skewMs);
+    const fields = {
+      event: 'heartbeat_accepted',
+      device_id: answer.device_id,
+      heartbeat_interval_seconds: this.intervals.heartbeatSeconds,
+      posture_interval_seconds: this.intervals.postureSeconds,
+      clock_skew_ms: skewMs,
+    };
+    if (first) this.log.info(fields, 'heartbeat accepted: device active');
+    else this.log.debug(fields, 'heartbeat accepted');
+    await this.setState(this.activeState(), undefined, {
+      device_id: answer.device_id,
+      last_heartbeat_at: new Date(now).toISOString(),
+      clock_skew_ms: skewMs,
+      conflict: null,
+      heartbeat_interval_seconds: this.intervals.heartbeatSeconds,
+      posture_interval_seconds: this.intervals.postureSeconds,
+    });
+  }
+
+  private reportSkew(skewMs: number | null): void {
+    const skewed = skewMs !== null && Math.abs(skewMs) > CLOCK_SKEW_WARNING_MS;
+    if (skewed) {
+      this.log.warn(
+        { event: 'clock_skew', clock_skew_ms: skewMs },
+        `the local clock is ${Math.round(Math.abs(skewMs!) / 1000)} s ${skewMs! > 0 ? 'behind' : 'ahead of'} the server: check time synchronisation`,
+      );
+    } else if (this.skewed) {
+      this.log.info({ event: 'clock_skew_resolved', clock_skew_ms: skewMs }, 'the local clock agrees with the server again');
+    }
+    this.skewed = skewed;
+  }
+
+  private async onHeartbeatFailure(err: unknown): Promise<OnceOutcome> {
+    const now = Date.now();
+    const intervalMs = this.intervals.heartbeatSeconds * 1000;
+    if (err instanceof CredentialsRejectedError) return this.revoke('heartbeat', err);
+    if (err instanceof ConflictError) {
+      this.inConflict = true;
+      this.heartbeatDue = now + withSplay(intervalMs, this.random);
+      const message =
+        `the server refused this device's heartbeat (409): its hardware_uuid is already used by another device of the organization ` +
+        `(a cloned disk image or VM, or an earlier enrollment of this machine). Nothing was wiped. To recover, an administrator ` +
+        `revokes the other device record (device-agent-server device revoke <device_id>), or this machine is enrolled into ` +
+        `another organization. Retrying every ${this.intervals.heartbeatSeconds} s.`;
+      this.log.warn({ event: 'heartbeat_conflict', http_status: 409, retry_in_ms: this.heartbeatDue - now }, message);
+      await this.setState('conflict', message, { conflict: { message, at: new Date(now).toISOString() } });
+      return { kind: 'refused', message };
+    }
+    if (isTransient(err)) {
+      const retryInMs = Math.min(intervalMs, this.heartbeatBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined));
+      this.heartbeatDue = now + retryInMs;
+      this.log.warn({ event: 'heartbeat_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
+      await this.setState(this.activeState(), `heartbeat failed: ${firstLine(err)}`, { last_error: firstLine(err) });
+      return { kind: 'unreachable', message: firstLine(err), queued: await this.queue.count() };
+    }
+    if (err instanceof InvalidRequestError || err instanceof PayloadTooLargeError) {
+      // The server refuses what this host reports: resending it sooner would not help.
+      this.heartbeatDue = now + withSplay(intervalMs, this.random);
+      this.log.error({ event: 'heartbeat_refused', http_status: err.status, server_message: err.serverMessage }, firstLine(err));
+      await this.setState(this.activeState(), `heartbeat refused: ${firstLine(err)}`, { last_error: firstLine(err) });
+      return { kind: 'refused', message: firstLine(err) };
+    }
+    throw err;
+  }
+
+  // ---- posture cycles and uploads -------------------------------------------------------------
+
+  private startCollection(now: number): void {
+    this.collecting = true;
+    this.lastCycleAt = now;
+    this.postureDue = now + withSplay(this.intervals.postureSeconds * 1000, this.random);
+    const session = this.session;
+    this.deps
+      .collect()
+      .then(
+        (results) => {
+          if (this.session === session) this.collected = { results, startedAt: now, durationMs: Date.now() - now };
+        },
+        (err) => this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed'),
+      )
+      .finally(() => {
+        this.collecting = false;
+        this.wakeUp();
+      });
+  }
+
+  private async enqueue(collected: { results: PostureResult[]; startedAt: number; durationMs: number }): Promise<void> {
+    const { dropped } = await this.queue.append(collected.results);
+    const counts = { pass: 0, fail: 0, unknown: 0, not_applicable: 0 };
+    for (const r of collected.results) counts[r.status.toLowerCase() as keyof typeof counts] += 1;
+    await this.finishCycle('superseded');
+    this.cycle = {
+      startedAt: collected.startedAt,
+      durationMs: collected.durationMs,
+      counts,
+      results: collected.results.length,
+      dropped,
+      sent: 0,
+      rejected: 0,
+    };
+    this.queueHasWork = true;
+    if (dropped > 0) {
+      this.log.warn({ event: 'queue_full', dropped_results: dropped }, `posture queue full: dropped the ${dropped} oldest results`);
+    }
+    const status = await readRuntimeStatus(this.deps.stateDir);
+    await updateRuntimeStatus(this.deps.stateDir, {
+      queued_results: await this.queue.count(),
+      dropped_results: (status.dropped_results ?? 0) + dropped,
+      quarantined_results: (status.quarantined_results ?? 0) + this.takeQuarantined(),
+    });
+    if (!this.uploadsAllowed()) await this.finishCycle('held');
+  }
+
+  private async uploadBatch(session: Session): Promise<void> {
+    let outcome: BatchOutcome | null;
+    try {
+      outcome = await uploadNextBatch(this.uploadContext(session));
+    } catch (err) {
+      if (this.requests.signal.aborted) throw err;
+      if (err instanceof CredentialsRejectedError) {
+        await this.revoke('postures', err);
+        return;
+      }
+      if (!isTransient(err)) throw err;
+      const retryInMs = this.uploadBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+      this.uploadRetryAt = Date.now() + retryInMs;
+      this.log.warn({ event: 'upload_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
+      await this.finishCycle('deferred');
+      await this.setState(this.activeState(), `posture upload failed: ${firstLine(err)}`, {
+        last_error: firstLine(err),
+        queued_results: await this.queue.count(),
+      });
+      return;
+    }
+    this.uploadBackoff.reset();
+    if (!outcome) {
+      this.queueHasWork = false;
+      await this.finishCycle('delivered');
+      return;
+    }
+    await this.recordUpload(outcome, false);
+  }
+
+  private uploadContext(session: Session, send?: <T>(r: () => Promise<T>) => Promise<T>) {
+    return {
+      api: session.api,
+      apiKey: session.apiKey,
+      queue: this.queue,
+      log: this.log,
+      timeoutMs: UPLOAD_TIMEOUT_MS,
+      signal: this.requests.signal,
+      ...(send ? { send } : {}),
+    };
+  }
+
+  private async recordUpload(outcome: BatchOutcome, flushed: boolean): Promise<void> {
+    if (this.cycle) {
+      this.cycle.sent += outcome.sent;
+      this.cycle.rejected += outcome.rejected;
+    }
+    const status = await readRuntimeStatus(this.deps.stateDir);
+    const patch: Partial<RuntimeStatus> = {
+      queued_results: await this.queue.count(),
+      rejected_results: numberField(status, 'rejected_results') + outcome.rejected,
+      quarantined_results: (status.quarantined_results ?? 0) + this.takeQuarantined(),
+    };
+    if (outcome.sent > 0 || flushed) patch.last_upload_at = new Date().toISOString();
+    await this.setState(this.activeState(), undefined, patch);
+  }
+
+  private takeQuarantined(): number {
+    const count = this.queue.quarantined;
+    this.queue.quarantined = 0;
+    if (count > 0) this.log.warn({ event: 'queue_entry_quarantined', entries: count }, 'damaged queue entries moved to queue/quarantine');
+    return count;
+  }
+
+  /** One line per cycle, once its upload is over (delivered, deferred by a failure, or held). */
+  private async finishCycle(outcome: 'delivered' | 'deferred' | 'held' | 'superseded' | 'stopped'): Promise<void> {
+    const cycle = this.cycle;
+    if (!cycle) return;
+    this.cycle = null;
+    this.log.info(
+      {
+        event: 'posture_cycle',
+        outcome,
+        results: cycle.results,
+        ...cycle.counts,
+        sent: cycle.sent,
+        rejected: cycle.rejected,
+        dropped: cycle.dropped,
+        queued: await this.queue.count().catch(() => null),
+        duration_ms: Date.now() - cycle.startedAt,
+        checks_ms: cycle.durationMs,
+      },
+      'posture cycle',
+    );
+  }
+
+  private async onceUploadFailure(err: unknown): Promise<OnceOutcome> {
+    if (err instanceof CredentialsRejectedError) return this.revoke('postures', err);
+    if (isTransient(err)) {
+      await this.finishCycle('deferred');
+      const queued = await this.queue.count();
+      await updateRuntimeStatus(this.deps.stateDir, { queued_results: queued, last_error: firstLine(err) });
+      return { kind: 'unreachable', message: firstLine(err), queued };
+    }
+    throw err;
+  }
+
+  // ---- revocation -----------------------------------------------------------------------------
+
+  private async revoke(route: Route, err: CredentialsRejectedError): Promise<OnceOutcome> {
+    const revokedAt = new Date().toISOString();
+    const reason = `the server rejected the API key (401 on /${route}): the device was revoked or unenrolled`;
+    this.log.error(
+      { event: 'credentials_revoked', route, http_status: 401, revoked_at: revokedAt },
+      'API key rejected (401): wiping the local key and queued results; waiting for a new enrollment',
+    );
+    this.cycle = null;
+    await this.deps.wipe(reason, revokedAt);
+    await this.endSession();
+    await this.setState('revoked', reason, { queued_results: 0 });
+    return { kind: 'revoked', message: `${firstLine(err)}; local credentials and queued results were wiped` };
+  }
+
+  // ---- status ---------------------------------------------------------------------------------
+
+  /** The state of a live session, from what its last requests met. */
+  private activeState(): DaemonState {
+    if (this.inConflict) return 'conflict';
+    if (this.heartbeatBackoff.failures > 0 || this.uploadBackoff.failures > 0) return 'backing_off';
+    return this.heartbeatOk ? 'active' : 'starting';
+  }
+
+  /**
+   * Records the state with other status fields. `message` explains it: undefined keeps the current
+   * one, except that a change to active/starting clears it; null clears it. `run --once` is not a
+   * daemon: it records the fields but no daemon state.
+   */
+  private async setState(state: DaemonState, message?: string | null, patch: Record<string, unknown> = {}): Promise<void> {
+    const changed = state !== this.state;
+    this.state = state;
+    if (this.mode === 'once') {
+      if (Object.keys(patch).length > 0) await updateRuntimeStatus(this.deps.stateDir, patch as Partial<RuntimeStatus>);
+      return;
+    }
+    if (changed) {
+      this.log.info({ event: 'state', state, ...(message ? { detail: message } : {}) }, `state: ${state}`);
+      if (message === undefined && (state === 'active' || state === 'starting')) message = null;
+    }
+    await updateRuntimeStatus(this.deps.stateDir, {
+      daemon_state: state,
+      ...(message !== undefined ? { daemon_message: message } : {}),
+      ...patch,
+    } as Partial<RuntimeStatus>);
+  }
+}
+
+function numberField(status: RuntimeStatus, field: string): number {
+  const value = (status as Record<string, unknown>)[field];
+  return typeof value === 'number' ? value : 0;
+}
+

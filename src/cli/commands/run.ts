@@ -1,0 +1,134 @@
+// `device-agent run [--once]`: the daemon, or one heartbeat + posture cycle + flush. Logs go to
+// standard output (JSON, or human-readable on a terminal) for journald, launchd or the service wrapper.
+import { createApiClient } from '../../agent/client';
+import { loadCredentials, wipeCredentials } from '../../agent/credentials';
+import { Daemon, type OnceOutcome, type Session } from '../../agent/daemon';
+import { heartbeatBody } from '../../agent/daemonIdentity';
+import { watchFileChanges } from '../../agent/daemonWatch';
+import { ensurePrivateDirectory } from '../../agent/atomicFile';
+import { retryPolicyFromEnv, RetrySettingError } from '../../agent/backoff';
+import { LockHeldError } from '../../agent/errors';
+import { acquireLock } from '../../agent/lock';
+import { createLogger, type Logger } from '../../agent/logger';
+import { resolveStateDir, stateLayout } from '../../agent/stateDir';
+import { readHostIdentity } from '../../host';
+import { currentPlatform } from '../../platform/current';
+import type { PostureResult } from '../../protocol/schemas';
+import type { CommonOptions } from '../commonOptions';
+import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
+
+export interface RunCliOptions extends CommonOptions {
+  once?: boolean;
+  policy?: string;
+}
+
+/** After the daemon stopped, the process exits even if a posture check is still running. */
+const EXIT_AFTER_STOP_MS = 500;
+
+export default async function runCommand(options: RunCliOptions): Promise<ExitCode> {
+  let retry;
+  try {
+    retry = retryPolicyFromEnv(process.env);
+  } catch (err) {
+    if (err instanceof RetrySettingError) throw new CommandFailure(err.message, EXIT.usage);
+    throw err;
+  }
+  const log = await createLogger({ level: options.logLevel, destination: process.stdout });
+  const stateDir = resolveStateDir({ explicit: options.stateDir });
+  const layout = stateLayout(stateDir);
+  await ensurePrivateDirectory(stateDir);
+
+  let lock;
+  try {
+    lock = await acquireLock(layout.daemonLock, { wait: false });
+  } catch (err) {
+    if (!(err instanceof LockHeldError)) throw err;
+    throw new CommandFailure(
+      `another device-agent run (pid ${err.holderPid}) is already using the state directory ${stateDir}`,
+      EXIT.internal,
+    );
+  }
+  try {
+    const collect = await postureCollector(options.policy);
+    const daemon = new Daemon({
+      stateDir,
+      log,
+      retry,
+      loadSession: () => loadSession(stateDir, options.caFile),
+      wipe: (reason, revokedAt) => wipeCredentials(stateDir, { reason, revokedAt }),
+      identity: async () => heartbeatBody(await readHostIdentity()),
+      collect,
+      watchEnrollment: (onChange) => watchFileChanges(layout.enrollment, onChange),
+    });
+    log.info({ event: 'starting', state_dir: stateDir, mode: options.once ? 'once' : 'daemon', retry }, 'device-agent run');
+    if (options.once) return onceExit(await daemon.once());
+    await runUntilSignal(daemon, log);
+    return EXIT.ok;
+  } finally {
+    await lock.release();
+  }
+}
+
+async function loadSession(stateDir: string, caFile: string | undefined): Promise<Session | null> {
+  const credentials = await loadCredentials(stateDir);
+  if (!credentials) return null;
+  const api = createApiClient({ serverUrl: credentials.enrollment.server_url, ...(caFile ? { caFile } : {}) });
+  return {
+    serverUrl: credentials.enrollment.server_url,
+    apiKey: credentials.apiKey,
+    keystore: credentials.enrollment.keystore,
+    api,
+    close: () => api.close(),
+  };
+}
+
+/** The checks of this platform with the administrator's policy; loaded once, run every cycle. */
+async function postureCollector(policyFile: string | undefined): Promise<() => Promise<PostureResult[]>> {
+  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile }] = await Promise.all([
+    import('../../../checks/registry'),
+    import('../../../checks/engine'),
+    import('../../../checks/host'),
+    import('../../../checks/policy'),
+  ]);
+  const policy = policyFile ? loadPolicyFile(policyFile) : DEFAULT_POLICY;
+  const checks = await loadChecks(currentPlatform());
+  const host = createSystemHost();
+  return () => runChecks(checks, { host, policy });
+}
+
+async function runUntilSignal(daemon: Daemon, log: Logger): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) {
+      log.warn({ event: 'forced_exit', signal }, 'second signal: exiting now (queued results are safe on disk)');
+      process.exit(EXIT.ok);
+    }
+    log.info({ event: 'signal', signal }, `received ${signal}`);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await daemon.run(stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    // A posture check still running in the background must not hold the process past the stop budget.
+    setTimeout(() => process.exit(process.exitCode ?? EXIT.ok), EXIT_AFTER_STOP_MS).unref();
+  }
+}
+
+function onceExit(outcome: OnceOutcome): ExitCode {
+  switch (outcome.kind) {
+    case 'ok':
+      return EXIT.ok;
+    case 'not_enrolled':
+      throw new CommandFailure('this device is not enrolled: run `device-agent enroll` first', EXIT.notEnrolled);
+    case 'revoked':
+      throw new CommandFailure(outcome.message, EXIT.credentialsRejected);
+    case 'unreachable':
+      throw new CommandFailure(`${outcome.message} (after the bounded retries; ${outcome.queued} results stay queued)`, EXIT.unreachable);
+    case 'refused':
+      throw new CommandFailure(outcome.message, EXIT.internal);
+  }
+}

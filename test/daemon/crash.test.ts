@@ -1,0 +1,69 @@
+// Crash safety and backlog: SIGKILL the daemon in the middle of uploads, restart it, and prove that
+// every queued result reached the server at least once, in batches of at most 100, and that the
+// queue on disk stayed sound throughout.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { countQueuedResults } from '../../src/agent/postureQueue';
+import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
+import { startServer, type RunningServer } from '../support/server';
+import { enrollNewDevice, fakeResults, makeStateDir, queueFiles, queueResults, removeStateDir, startDaemon, stopDaemon, until } from './agent';
+
+let server: RunningServer;
+let proxy: FaultProxy;
+let stateDir: string;
+
+beforeAll(async () => {
+  server = await startServer();
+  proxy = await startFaultProxy(server.url);
+  stateDir = await makeStateDir();
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await server?.stop();
+  await removeStateDir(stateDir);
+});
+
+const backlog = [fakeResults('CYCLE_A', 120), fakeResults('CYCLE_B', 90), fakeResults('CYCLE_C', 95)];
+const backlogKeys = backlog.flat().map((r) => r.check_key);
+const isBacklog = (body: any) => body?.results?.some((r: any) => backlogKeys.includes(r.check_key));
+
+it('delivers a backlog across SIGKILLs during uploads: at least once, batches of at most 100, queue always sound', async () => {
+  const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
+  await queueResults(stateDir, backlog);
+  expect(await countQueuedResults(stateDir)).toBe(305);
+
+  // Kill 1: while the first batch is at the server (slow answer): the server stores it, the agent never hears.
+  proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 1500 } });
+  let daemon = startDaemon(stateDir);
+  await proxy.waitFor((r) => r.some((x) => x.route === 'postures' && isBacklog(x.body)), 15_000);
+  daemon.child.kill('SIGKILL');
+  await daemon.exited;
+  await queueFiles(stateDir); // every entry parses
+  expect(await countQueuedResults(stateDir)).toBe(305); // nothing acknowledged, nothing lost
+
+  // Kill 2: after a few batches went through, during another one.
+  proxy.clearRules();
+  proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 300 } });
+  const before = proxy.seen('postures').length;
+  daemon = startDaemon(stateDir); // takes over the lock the killed process left
+  await proxy.waitFor((r) => r.filter((x) => x.route === 'postures' && isBacklog(x.body)).length >= before + 3, 15_000);
+  daemon.child.kill('SIGKILL');
+  await daemon.exited;
+  await queueFiles(stateDir);
+  const left = await countQueuedResults(stateDir);
+  expect(left).toBeLessThan(305);
+  expect(left).toBeGreaterThan(0);
+
+  // Restart without faults: everything arrives.
+  proxy.clearRules();
+  daemon = startDaemon(stateDir);
+  await until(() => countQueuedResults(stateDir), (n) => n === 0, 20_000, 'queue drained');
+  const stopped = await stopDaemon(daemon);
+  expect(stopped.code).toBe(0);
+
+  const stored = new Set((await server.showDevice(deviceId)).postures.map((p: any) => p.check_key));
+  expect(backlogKeys.filter((k) => !stored.has(k))).toEqual([]);
+  const batches = proxy.seen('postures').filter((r) => isBacklog(r.body));
+  expect(batches.length).toBeGreaterThanOrEqual(4);
+  for (const batch of batches) expect(batch.body.results.length).toBeLessThanOrEqual(100);
+  expect((await queueFiles(stateDir)).filter((n) => n.endsWith('.json'))).toEqual([]);
+});

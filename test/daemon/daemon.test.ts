@@ -1,0 +1,236 @@
+// `device-agent run` as a long-lived process against the real server (heartbeat interval 1 s), with
+// the fault proxy for what a correct server does not do. Assertions are on the requests seen and on
+// the state directory, not on log text.
+import { existsSync } from 'node:fs';
+import { rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { countQueuedResults } from '../../src/agent/postureQueue';
+import { startFaultProxy, type FaultProxy, type SeenRequest } from '../support/faultProxy';
+import { startServer, type RunningServer } from '../support/server';
+import {
+  enrollNewDevice,
+  enrollWithToken,
+  fakeResults,
+  makeStateDir,
+  queueFiles,
+  queueResults,
+  removeStateDir,
+  runtimeStatus,
+  startDaemon,
+  stopDaemon,
+  until,
+  type Daemon,
+} from './agent';
+
+let server: RunningServer;
+let proxy: FaultProxy;
+let stateDir: string;
+let daemon: Daemon | undefined;
+
+beforeAll(async () => {
+  server = await startServer({ args: ['--heartbeat-interval', '1'] });
+  proxy = await startFaultProxy(server.url);
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await server?.stop();
+});
+beforeEach(async () => {
+  proxy.clearRules();
+  proxy.requests.length = 0;
+  stateDir = await makeStateDir();
+  return async () => {
+    if (daemon && daemon.child.exitCode === null) await stopDaemon(daemon);
+    daemon = undefined;
+    await removeStateDir(stateDir);
+  };
+});
+
+const since = (t: number) => (requests: SeenRequest[]) => requests.filter((r) => r.at >= t && r.route !== 'enroll');
+
+describe('run (daemon)', () => {
+  it('idles without credentials, sending nothing, and picks up an enrollment without a restart', async () => {
+    daemon = startDaemon(stateDir, { DEVICE_AGENT_SERVER: proxy.url });
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'waiting_for_enrollment', 10_000, 'idle');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(proxy.requests).toHaveLength(0);
+
+    const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
+    await proxy.waitFor((requests) => requests.some((r) => r.route === 'heartbeat' && r.status === 200));
+    expect((await server.showDevice(deviceId)).state).toBe('ACTIVE');
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === deviceId);
+    expect(daemon.child.exitCode).toBeNull();
+  });
+
+  it('applies the heartbeat interval the server sends (1 s), keeping it when a later answer is invalid', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    daemon = startDaemon(stateDir);
+    await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat').length >= 4, 10_000);
+    const times = proxy.seen('heartbeat').map((r) => r.at);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThan(800);
+      expect(gap).toBeLessThan(1600);
+    }
+    const status = await runtimeStatus(stateDir);
+    expect(status.heartbeat_interval_seconds).toBe(1);
+    expect(status.posture_interval_seconds).toBe(3600);
+
+    // Invalid values (0, a negative) keep the previous intervals; huge ones are clamped to a day.
+    proxy.add({
+      route: 'heartbeat',
+      fault: { kind: 'rewrite', transform: (body) => ({ ...body, heartbeat_interval_seconds: 0, posture_interval_seconds: 10 ** 9 }) },
+    });
+    const t0 = Date.now();
+    await proxy.waitFor((r) => since(t0)(r).filter((x) => x.route === 'heartbeat').length >= 3, 10_000);
+    const later = await runtimeStatus(stateDir);
+    expect(later.heartbeat_interval_seconds).toBe(1);
+    expect(later.posture_interval_seconds).toBe(86_400);
+  });
+
+  it('shows the clock skew read from server_time', async () => {
+    proxy.add({
+      route: 'heartbeat',
+      fault: { kind: 'rewrite', transform: (body) => ({ ...body, server_time: new Date(Date.now() + 10 * 60_000).toISOString() }) },
+    });
+    await enrollNewDevice(server, stateDir, proxy.url);
+    daemon = startDaemon(stateDir);
+    const status = await until(() => runtimeStatus(stateDir), (s) => typeof s.clock_skew_ms === 'number', 10_000, 'skew');
+    expect(status.clock_skew_ms).toBeGreaterThan(595_000);
+    expect(status.clock_skew_ms).toBeLessThan(605_000);
+  });
+
+  it('after a revocation: wipes key and queue, records why, goes quiet, then takes a new enrollment without a restart', async () => {
+    const { deviceId, org } = await enrollNewDevice(server, stateDir, proxy.url);
+    daemon = startDaemon(stateDir);
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active');
+
+    await server.revokeDevice(deviceId);
+    const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'revoked', 10_000, 'revoked');
+    expect(status.revoked_at).toEqual(expect.any(String));
+    expect(status.reason).toMatch(/401 on \/(heartbeat|postures)/);
+    expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(false);
+    expect(existsSync(join(stateDir, 'api-key'))).toBe(false);
+    expect(await queueFiles(stateDir)).toEqual([]);
+    const rejected = proxy.requests.findIndex((r) => r.status === 401);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(proxy.requests.slice(rejected + 1)).toEqual([]); // nothing after the 401
+
+    // A new device record in the same organization may reuse the revoked device's hardware_uuid.
+    const fresh = await server.createDevice({ org });
+    await enrollWithToken(stateDir, proxy.url, fresh.enrollment_token);
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === fresh.device_id, 10_000, 're-enrolled');
+    expect((await server.showDevice(fresh.device_id)).state).toBe('ACTIVE');
+    expect(daemon.child.exitCode).toBeNull();
+  });
+
+  it('after a 401 on an upload in mid-flight: wipes and stops sending', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    await queueResults(stateDir, [fakeResults('LATE', 3)]);
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'key revoked' } } });
+    daemon = startDaemon(stateDir);
+    const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'revoked', 10_000, 'revoked');
+    expect(status.reason).toMatch(/401 on \/postures/);
+    expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(false);
+    expect(await queueFiles(stateDir)).toEqual([]);
+    const count = proxy.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(proxy.requests.length).toBe(count);
+  });
+
+  it('on a hardware_uuid conflict (409): wipes nothing, says how to recover, uploads nothing', async () => {
+    // Another device of the same organization already reports this machine's hardware_uuid.
+    const first = await enrollNewDevice(server, stateDir, proxy.url);
+    daemon = startDaemon(stateDir);
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'first active');
+    await stopDaemon(daemon);
+
+    const cloneDir = await makeStateDir();
+    try {
+      const clone = await server.createDevice({ org: first.org });
+      await enrollWithToken(cloneDir, proxy.url, clone.enrollment_token);
+      await queueResults(cloneDir, [fakeResults('CLONE', 2)]);
+      const t0 = Date.now();
+      daemon = startDaemon(cloneDir);
+      const status = await until(() => runtimeStatus(cloneDir), (s) => s.daemon_state === 'conflict', 10_000, 'conflict');
+      expect(status.conflict.message).toMatch(/hardware_uuid is already used by another device/);
+      expect(status.conflict.message).toMatch(/device revoke/);
+      expect(status.daemon_message).toBe(status.conflict.message);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(since(t0)(proxy.requests).map((r) => `${r.route}:${r.status}`)).toEqual(['heartbeat:409']);
+      expect(existsSync(join(cloneDir, 'enrollment.json'))).toBe(true);
+      expect(existsSync(join(cloneDir, 'api-key'))).toBe(true);
+      expect(await queueFiles(cloneDir)).toHaveLength(1);
+      expect((await server.showDevice(clone.device_id)).state).toBe('PENDING');
+    } finally {
+      await stopDaemon(daemon);
+      await removeStateDir(cloneDir);
+    }
+  });
+
+  it('on a 409 after activation: pauses uploads, retries at the heartbeat interval, resumes', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    daemon = startDaemon(stateDir);
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active');
+    proxy.add({ route: 'heartbeat', fault: { kind: 'answer', status: 409, body: { error: 'conflict', message: 'hardware_uuid in use' } }, times: 2 });
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'conflict', 10_000, 'conflict');
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.conflict === null, 10_000, 'recovered');
+    const conflicts = proxy.seen('heartbeat').filter((r) => r.status === 409);
+    expect(conflicts).toHaveLength(2);
+    const gap = conflicts[1]!.at - conflicts[0]!.at;
+    expect(gap).toBeGreaterThan(800); // the heartbeat interval (1 s ± splay), not a fast retry
+    expect(existsSync(join(stateDir, 'api-key'))).toBe(true);
+  });
+
+  it('waits while the key store cannot give the key, without wiping or sending, and resumes when it can', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    const keyFile = join(stateDir, 'api-key');
+    await rename(keyFile, `${keyFile}.away`);
+    proxy.requests.length = 0;
+    daemon = startDaemon(stateDir);
+    const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'keystore_unavailable', 10_000, 'keystore');
+    expect(status.daemon_message).toMatch(/key/);
+    expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(true);
+    expect(proxy.requests).toHaveLength(0);
+
+    await rename(`${keyFile}.away`, keyFile);
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active again');
+  });
+
+  it('retries a dropped connection and honours Retry-After, delivering every result at least once', async () => {
+    const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
+    await queueResults(stateDir, [fakeResults('FLAKY', 20)]);
+    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.check_key === 'FLAKY_0'), fault: { kind: 'drop' }, times: 1 });
+    proxy.add({
+      route: 'postures',
+      when: (b) => b.results.some((r: any) => r.check_key === 'FLAKY_0'),
+      fault: { kind: 'answer', status: 503, headers: { 'retry-after': '1' } },
+      times: 1,
+    });
+    daemon = startDaemon(stateDir);
+    const flaky = () => proxy.seen('postures').filter((r) => r.body.results.some((x: any) => x.check_key === 'FLAKY_0'));
+    await until(() => flaky().map((r) => r.status), (statuses) => statuses.includes(204), 15_000, 'delivered');
+    const keys = (await server.showDevice(deviceId)).postures.map((p: any) => p.check_key);
+    expect(fakeResults('FLAKY', 20).every((r) => keys.includes(r.check_key))).toBe(true);
+    const attempts = flaky();
+    expect(attempts.map((r) => r.status)).toEqual([0, 503, 204]);
+    expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(1000); // Retry-After: 1
+    expect(attempts[2]!.at - attempts[1]!.at).toBeLessThan(2500);
+  });
+
+  it('stops on SIGTERM within 5 s with exit 0, leaving an unfinished upload safely queued', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    await queueResults(stateDir, [fakeResults('SLOW', 10)]);
+    proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 20_000 } });
+    daemon = startDaemon(stateDir);
+    await proxy.waitFor((r) => r.some((x) => x.route === 'postures'), 10_000);
+    const stopped = await stopDaemon(daemon);
+    expect(stopped.code).toBe(0);
+    expect(stopped.ms).toBeLessThan(5000);
+    expect(await countQueuedResults(stateDir)).toBeGreaterThanOrEqual(10);
+    await queueFiles(stateDir); // every entry still parses
+    const status = await runtimeStatus(stateDir);
+    expect(status.daemon_state).toBe('stopped');
+  });
+});
