@@ -1,0 +1,317 @@
+// Edge cases of the DARWIN parsers and evaluators not worth a whole fixture: look-alike strings,
+// conflicting sources, malformed values. Every evaluator is pure, so these need no host.
+import { describe, expect, it } from 'vitest';
+import { resolvePolicy } from '../../../checks/policy';
+import type { CommandResult } from '../../../checks/types';
+import { evaluateFileVault, parseFdesetupStatus } from '../../../checks/darwin/diskEncryption';
+import { evaluateFirewall, parseSocketfilterfw } from '../../../checks/darwin/firewall';
+import { evaluateMalwareProtection, parseSpctlStatus, type MalwareFacts } from '../../../checks/darwin/malwareProtection';
+import { evaluateOsVersion } from '../../../checks/darwin/osVersion';
+import { evaluatePasswordPolicy, parsePwpolicy } from '../../../checks/darwin/passwordPolicy';
+import { parseConsoleUser, type PlistFile } from '../../../checks/darwin/probes';
+import { evaluateRemoteLogin, parsePrintDisabled } from '../../../checks/darwin/remoteLogin';
+import { evaluateScreenLock, parseDefaultsInteger, parsePmsetCustom, parseScreenLockStatus, type ScreenLockFacts } from '../../../checks/darwin/screenLock';
+import { evaluateAutoUpdate } from '../../../checks/darwin/autoUpdate';
+import { resolveSetting } from '../../../checks/darwin/softwareUpdate';
+import { parseSwVers } from '../../../checks/darwin/swVers';
+import { evaluateTimeSync } from '../../../checks/darwin/timeSync';
+
+const policy = resolvePolicy({});
+const NOW = new Date('2026-11-21T12:00:00Z');
+const ok = (stdout: string, stderr = '', exitCode = 0): CommandResult => ({ exitCode, stdout, stderr });
+const missing: CommandResult = { exitCode: null, stdout: '', stderr: '', error: 'not_found' };
+const absent: PlistFile = { state: 'absent' };
+const present = (dict: Record<string, unknown>): PlistFile => ({ state: 'present', dict: dict as never });
+
+describe('FileVault', () => {
+  it('refuses to PASS beside a line it does not know, but still FAILs on "Off"', () => {
+    expect(evaluateFileVault(ok('FileVault is On.\nSomething new in macOS 27.\n'), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unrecognized_output', unrecognized_lines: 1 },
+    });
+    expect(evaluateFileVault(ok('FileVault is Off.\nSomething new in macOS 27.\n'), policy).status).toBe('FAIL');
+  });
+
+  it('reads bare and decorated conversion lines', () => {
+    expect(parseFdesetupStatus('Encryption in progress\n')).toMatchObject({ filevault: 'on', conversion: 'encrypting' });
+    expect(parseFdesetupStatus('FileVault is On.\nEncryption in progress: Percent completed = 34.2\n')).toMatchObject({ percent: 34.2 });
+    expect(parseFdesetupStatus('FileVault is On.\nEncryption in progress: Percent completed = 250\n')?.percent).toBeUndefined();
+    expect(parseFdesetupStatus('Error: unable to determine status.\n')).toBeNull();
+    // A substring is not a state: "FileVault is Onboarding" is no answer.
+    expect(parseFdesetupStatus('FileVault is Onboarding.\n')).toBeNull();
+  });
+
+  it('keeps the deferred user name out of evidence and fails on a non-zero exit', () => {
+    const verdict = evaluateFileVault(ok("FileVault is Off.\nDeferred enablement appears to be active for user 'jdoe'.\n"), policy);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { conversion: 'deferred' } });
+    expect(JSON.stringify(verdict.evidence)).not.toContain('jdoe');
+    expect(evaluateFileVault(ok('FileVault is On.\n', '', 1), policy)).toMatchObject({ status: 'UNKNOWN', evidence: { exit_code: 1 } });
+  });
+});
+
+describe('console user (scutil)', () => {
+  const session = (uid: number, onConsole: boolean) => ['    0 : <dictionary> {', `      kCGSSessionOnConsoleKey : ${onConsole ? 'TRUE' : 'FALSE'}`, `      kCGSSessionUserIDKey : ${uid}`, '    }'];
+  const dictionary = (name: string, uid: number, sessions: string[] = [], gid: number | null = 20) =>
+    ['<dictionary> {', ...(gid === null ? [] : [`  GID : ${gid}`]), `  Name : ${name}`, '  SessionInfo : <array> {', ...sessions, '  }', `  UID : ${uid}`, '}'].join('\n');
+
+  it('takes the session on screen and the outer GID', () => {
+    expect(parseConsoleUser(dictionary('bob', 502, session(502, true)))).toEqual({ state: 'user', name: 'bob', uid: 502, gid: 20 });
+  });
+
+  it('is not sure while fast user switching shows two different users', () => {
+    expect(parseConsoleUser(dictionary('bob', 502, session(501, true)))).toEqual({ state: 'none', why: 'ambiguous' });
+  });
+
+  it('treats root and system accounts (Setup Assistant\'s _mbsetupuser) as nobody', () => {
+    expect(parseConsoleUser(dictionary('_mbsetupuser', 248))).toEqual({ state: 'none', why: 'system_account' });
+    expect(parseConsoleUser(dictionary('root', 0))).toEqual({ state: 'none', why: 'system_account' });
+  });
+
+  it('refuses output it cannot read', () => {
+    expect(parseConsoleUser('')).toEqual({ state: 'unreadable', reason: 'parse_error' });
+    expect(parseConsoleUser(dictionary('bob', 502, [], null))).toEqual({ state: 'unreadable', reason: 'parse_error' });
+  });
+});
+
+describe('screen lock', () => {
+  it('parses sysadminctl lines with and without the log prefix, fractional seconds included', () => {
+    expect(parseScreenLockStatus('screenLock delay is immediate')).toEqual({ lock: 'immediate', graceSeconds: 0 });
+    expect(parseScreenLockStatus('2026-09-26 sysadminctl[1:2] screenLock delay is 300 seconds')).toEqual({ lock: 'delay', graceSeconds: 300 });
+    expect(parseScreenLockStatus('screenLock delay is 300.000000 seconds')).toEqual({ lock: 'delay', graceSeconds: 300 });
+    expect(parseScreenLockStatus('sysadminctl[123:4f] screenLock is off\n')).toEqual({ lock: 'off' });
+  });
+
+  it.each(['', 'permission denied', 'screenLock delay is -2 seconds', 'screenLock delay is 300 secondsOops', 'screenLock is offline', 'screenLock delay is immediate\nscreenLock is off'])(
+    'refuses %j',
+    (text) => {
+      expect(parseScreenLockStatus(text)).toBeNull();
+    },
+  );
+
+  it('reads defaults: a number, "does not exist", or nothing usable', () => {
+    expect(parseDefaultsInteger(ok('600\n'))).toEqual({ state: 'set', seconds: 600 });
+    expect(parseDefaultsInteger(ok('', 'The domain/default pair of (com.apple.screensaver, idleTime) does not exist\n', 1))).toEqual({ state: 'absent' });
+    expect(parseDefaultsInteger(ok('', 'some other error\n', 1))).toEqual({ state: 'unreadable' });
+    expect(parseDefaultsInteger(ok('600.5\n'))).toEqual({ state: 'unreadable' });
+  });
+
+  it('reads pmset sections per power source (a Mac mini has only AC)', () => {
+    expect(parsePmsetCustom('AC Power:\n displaysleep         10\n sleep                1\n')).toEqual([{ power: 'ac', minutes: 10 }]);
+    expect(parsePmsetCustom('UPS Power:\n displaysleep 3\nAC Power:\n displaysleep 0\n')).toEqual([
+      { power: 'ups', minutes: 3 },
+      { power: 'ac', minutes: 0 },
+    ]);
+    expect(parsePmsetCustom('displaysleep 10\n')).toBeNull();
+  });
+
+  const user = { state: 'user', name: 'alice', uid: 501, gid: 20 } as const;
+  const facts = (over: Partial<ScreenLockFacts>): ScreenLockFacts => ({
+    user,
+    lock: ok('', 'screenLock delay is immediate\n'),
+    idleTime: ok('600\n'),
+    managedUser: absent,
+    managedComputer: absent,
+    pmset: ok('Battery Power:\n displaysleep 2\nAC Power:\n displaysleep 10\n'),
+    ...over,
+  });
+
+  it('decides on the screen saver alone when pmset cannot answer, and only then', () => {
+    expect(evaluateScreenLock(facts({ pmset: missing }), policy).status).toBe('PASS');
+    expect(evaluateScreenLock(facts({ pmset: missing, idleTime: ok('3600\n') }), policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'idle_time_unknown' } });
+  });
+
+  it('fails only the power source that is over the limit', () => {
+    const verdict = evaluateScreenLock(facts({ idleTime: ok('0\n'), pmset: ok('Battery Power:\n displaysleep 5\nAC Power:\n displaysleep 0\n') }), policy);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'idle_time', over_limit_power: ['ac'] } });
+  });
+
+  it('uses the profile\'s grace period over sysadminctl and the user\'s profile over the computer\'s', () => {
+    const managed = evaluateScreenLock(
+      facts({
+        lock: ok('', 'screenLock delay is 300 seconds\n'),
+        managedUser: present({ askForPasswordDelay: 0 }),
+        managedComputer: present({ askForPasswordDelay: 60, idleTime: 300 }),
+      }),
+      policy,
+    );
+    expect(managed).toMatchObject({ status: 'PASS', evidence: { source: 'mdm', grace_seconds: 0, screensaver_from: 'mdm', screensaver_idle_seconds: 300 } });
+  });
+
+  it('reports a per-user command that could not run (agent not root) as that reason', () => {
+    const denied: CommandResult = { exitCode: null, stdout: '', stderr: '', error: 'permission_denied' };
+    expect(evaluateScreenLock(facts({ lock: denied }), policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+  });
+});
+
+describe('firewall', () => {
+  it('takes "Firewall is enabled." without a number as state 1 (older releases)', () => {
+    expect(parseSocketfilterfw('Firewall is enabled.\n').globalState).toBe(1);
+  });
+
+  it('never reads "enabled" in the block-all or stealth lines as the firewall state', () => {
+    const facts = { socketfilterfw: ok('Firewall has block all state set to enabled.\nFirewall stealth mode is on\n'), managed: absent };
+    expect(evaluateFirewall(facts)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error', stealth: true, block_all: true } });
+  });
+
+  it('lets the live state win over a profile and FAILs on a profile that disables the firewall', () => {
+    expect(evaluateFirewall({ socketfilterfw: ok('Firewall is enabled. (State = 1)\n'), managed: present({ EnableFirewall: false }) }).status).toBe('PASS');
+    expect(evaluateFirewall({ socketfilterfw: missing, managed: present({ EnableFirewall: false }) })).toMatchObject({ status: 'FAIL', evidence: { rule: 'profile_disables' } });
+  });
+});
+
+describe('time sync', () => {
+  it('reads only the exact On/Off tokens', () => {
+    expect(evaluateTimeSync({ usingNetworkTime: ok('Network Time: Onward\n'), managed: absent }, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+  });
+
+  it('a profile forcing automatic time does not hide an explicit Off', () => {
+    const facts = { usingNetworkTime: ok('Network Time: Off\n'), managed: present({ forceAutomaticDateAndTime: true }) };
+    expect(evaluateTimeSync(facts, policy)).toMatchObject({ status: 'FAIL', evidence: { managed: true } });
+  });
+
+  it('reports an unreadable sntp reply as UNKNOWN, never as in sync', () => {
+    const facts = {
+      usingNetworkTime: ok('Network Time: On\n'),
+      managed: absent,
+      offset: { server: ok('Network Time Server: time.apple.com\n'), sntp: ok('', 'sntp: Exchange failed: Timeout\n', 1) },
+    };
+    expect(evaluateTimeSync(facts, resolvePolicy({ timeSync: { maxOffsetSeconds: 1 } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'offset_unknown' } });
+  });
+});
+
+describe('OS version', () => {
+  it('parses sw_vers with a Rapid Security Response suffix', () => {
+    expect(parseSwVers('ProductName:\tmacOS\nProductVersion:\t13.3.1\nProductVersionExtra:\t(a)\nBuildVersion:\t22E772610a\n')).toMatchObject({
+      cycle: '13',
+      productVersionExtra: '(a)',
+      buildVersion: '22E772610a',
+    });
+  });
+
+  it('refuses products that are not macOS and versions it cannot compare', () => {
+    expect(parseSwVers('ProductName:\tiPhone OS\nProductVersion:\t17.5\n')).toBeNull();
+    expect(parseSwVers('ProductName:\tmacOS\nProductVersion:\t15.beta\n')).toBeNull();
+    expect(evaluateOsVersion(ok('ProductName:\tmacOS\n'), policy, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_version' } });
+  });
+
+  it('a major newer than the lifecycle table is UNKNOWN, not PASS', () => {
+    expect(evaluateOsVersion(ok('ProductName:\tmacOS\nProductVersion:\t27.0\nBuildVersion:\t26A100\n'), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release', cycle: '27' },
+    });
+  });
+});
+
+describe('Software Update settings', () => {
+  it('accepts the integers 0/1 that `defaults write -int` leaves, and refuses strings', () => {
+    const facts = { managed: absent, system: present({ AutomaticDownload: 0, AutomaticCheckEnabled: 'yes' }) };
+    expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: false, from: 'system' });
+    expect(resolveSetting(facts, 'AutomaticCheckEnabled')).toEqual({ value: null, from: 'system', reason: 'parse_error' });
+  });
+
+  it('cannot decide while the profile file is unreadable, even if the local file looks fine', () => {
+    const facts = { managed: { state: 'unreadable', reason: 'permission_denied' } as PlistFile, system: present({}) };
+    expect(evaluateAutoUpdate(facts, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+  });
+});
+
+describe('password policy', () => {
+  const xml = (content: string, params = '') =>
+    `Getting global account policies\n<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>policyCategoryPasswordContent</key><array><dict><key>policyContent</key><string>${content}</string>${params}</dict></array></dict></plist>\n`;
+
+  it('reads the anchored lookahead form with a minChars parameter', () => {
+    const parsed = parsePwpolicy(xml("policyAttributePassword matches '^(?=.*[0-9]).{12,}$'", '<key>policyParameters</key><dict><key>minChars</key><integer>12</integer></dict>'));
+    expect(parsed).toEqual({ state: 'policies', policies: expect.objectContaining({ minLength: 12, requiresNumeric: true, requiresAlpha: false, unrecognized: 0 }) });
+  });
+
+  it('knows the "no policies" messages on either stream, and nothing else', () => {
+    expect(parsePwpolicy('No global account policies have been set.\n')).toEqual({ state: 'none' });
+    expect(parsePwpolicy('', 'There are no account policies for all users.\n')).toEqual({ state: 'none' });
+    expect(parsePwpolicy('Getting global account policies\n')).toEqual({ state: 'unparseable' });
+    expect(parsePwpolicy(`Error: something\n${xml("policyAttributePassword matches '.{8,}+'")}`)).toEqual({ state: 'unparseable' });
+  });
+
+  it('a length hidden in the description text does not count: only the rule does', () => {
+    const parsed = parsePwpolicy(xml("policyAttributePassword matches '.{4,}+'", '<key>policyContentDescription</key><dict><key>en</key><string>At least 12 characters.</string></dict>'));
+    expect(parsed).toMatchObject({ policies: { minLength: 4 } });
+  });
+
+  it('a passcode profile requiring alphanumeric satisfies complexity; a weaker profile never lowers pwpolicy\'s minimum', () => {
+    const facts = {
+      pwpolicy: ok(xml("policyAttributePassword matches '.{12,}+'")),
+      passcodeProfile: present({ minLength: 6, requireAlphanumeric: true }),
+    };
+    expect(evaluatePasswordPolicy(facts, resolvePolicy({ password: { requireComplexity: true } }))).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'pwpolicy', min_length: 12, mdm_min_length: 6, requires_alphanumeric: true },
+    });
+  });
+});
+
+describe('remote login', () => {
+  it('reads only the "disabled services" block', () => {
+    const text = ['disabled services = {', '\t"com.apple.ftpd" => disabled', '}', 'login item associations = {', '\t"com.openssh.sshd" => enabled', '}'].join('\n');
+    expect(parsePrintDisabled(text)?.has('com.openssh.sshd')).toBe(false);
+    expect(parsePrintDisabled('disabled services = {\n\t"com.openssh.sshd" => enabled\n')).toBeNull();
+    expect(parsePrintDisabled('Could not print disabled services\n')).toBeNull();
+  });
+
+  it('an unknown state word is no answer', () => {
+    expect(parsePrintDisabled('disabled services = {\n\t"com.openssh.sshd" => maybe\n}\n')?.has('com.openssh.sshd')).toBe(false);
+  });
+
+  it('reports Remote Management content other than "enabled" as unknown evidence, not false', () => {
+    const verdict = evaluateRemoteLogin(
+      { printDisabled: ok('disabled services = {\n}\n'), remoteManagement: { ok: true, text: 'disabled\n' } },
+      policy,
+    );
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { remote_management: null } });
+  });
+});
+
+describe('malware protection', () => {
+  const info = (version: string): PlistFile => present({ CFBundleShortVersionString: version });
+  const base = (over: Partial<MalwareFacts>): MalwareFacts => ({
+    spctl: ok('assessments enabled\n'),
+    bundles: [],
+    remediator: absent,
+    softwareUpdate: { managed: absent, system: present({}) },
+    ...over,
+  });
+  const fresh = ok('1795038838\n'); // 2026-11-18
+
+  it('picks the newer copy by number, not by text ("10000" > "5272")', () => {
+    const verdict = evaluateMalwareProtection(
+      base({
+        bundles: [
+          { location: 'var_protected', info: info('10000'), mtime: fresh },
+          { location: 'library_apple', info: info('5272'), mtime: fresh },
+        ],
+      }),
+      policy,
+      NOW,
+    );
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { xprotect_version: '10000', xprotect_location: 'var_protected' } });
+  });
+
+  it('is UNKNOWN when no copy can be read or dated', () => {
+    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: absent }] }), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'xprotect_missing' },
+    });
+    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('5272'), mtime: missing }] }), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'signature_age_unknown' },
+    });
+    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('latest'), mtime: fresh }] }), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error' },
+    });
+  });
+
+  it('reads Gatekeeper from the text, whatever the exit code', () => {
+    expect(parseSpctlStatus('assessments disabled\n')).toBe(false);
+    expect(parseSpctlStatus('assessments enabled\n')).toBe(true);
+    expect(parseSpctlStatus('assessments are enabled and more\n')).toBeUndefined();
+  });
+});
