@@ -138,7 +138,7 @@ export function createSystemHost(): Host {
     async stat(file): Promise<StatResult> {
       try {
         const s = await fs.stat(file);
-        return { ok: true, isDirectory: s.isDirectory(), mode: s.mode, uid: s.uid, gid: s.gid, size: s.size };
+        return { ok: true, isDirectory: s.isDirectory(), mode: s.mode, uid: s.uid, gid: s.gid, size: s.size, mtimeMs: s.mtimeMs };
       } catch (err) {
         return { ok: false, error: fsError(err) };
       }

@@ -60,6 +60,8 @@ const PolicySchema = z.object({
       scope: z.enum(['root', 'all_local']).default('root'),
       /** Verdict while encryption is still in progress. */
       inProgress: z.enum(['FAIL', 'PASS']).default('FAIL'),
+      /** FAIL when swap is written to an unencrypted device (swap is always reported in evidence). */
+      failUnencryptedSwap: z.boolean().default(false),
     })
     .prefault({}),
   autoUpdate: z
@@ -102,6 +104,8 @@ const PolicySchema = z.object({
       graceDaysAfterEol: z.number().int().nonnegative().default(0),
       /** FAIL when a newer patch of the installed cycle was released more than this many days ago. */
       maxPatchLagDays: z.number().int().positive().nullable().default(null),
+      /** Rolling releases (Arch, openSUSE Tumbleweed) FAIL when their last upgrade is older than this. */
+      rollingMaxAgeDays: z.number().int().positive().default(90),
       /** Verdict for an OS release the lifecycle table does not know. */
       unknownRelease: z.enum(['UNKNOWN', 'FAIL']).default('UNKNOWN'),
       minimum: z

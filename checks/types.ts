@@ -57,7 +57,7 @@ export type FileResult = { ok: true; text: string } | { ok: false; error: FsErro
 export type DirResult = { ok: true; entries: string[] } | { ok: false; error: FsError };
 export type LinkResult = { ok: true; target: string } | { ok: false; error: FsError };
 export type StatResult =
-  | { ok: true; isDirectory: boolean; mode: number; uid: number; gid: number; size: number }
+  | { ok: true; isDirectory: boolean; mode: number; uid: number; gid: number; size: number; mtimeMs?: number }
   | { ok: false; error: FsError };
 
 /** All a collector may touch. The real one is checks/host.ts; tests use test/support/fakeHost.ts. */

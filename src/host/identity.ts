@@ -45,6 +45,8 @@ const PLACEHOLDER_TEXT = [
   '.',
   '123456789',
   '0123456789',
+  // SMBIOS UUID left at the firmware vendor's sample value on many consumer boards.
+  '03000200-0400-0500-0006-000700080009',
 ];
 
 /**

@@ -40,7 +40,17 @@ export const CheckFixture = z.object({
     dirs: z.record(z.string(), z.union([z.array(z.string()), FsErrorValue])).optional(),
     links: z.record(z.string(), z.string()).optional(),
     stats: z
-      .record(z.string(), z.object({ isDirectory: z.boolean().optional(), mode: z.number().optional(), uid: z.number().optional(), gid: z.number().optional(), size: z.number().optional() }))
+      .record(
+        z.string(),
+        z.object({
+          isDirectory: z.boolean().optional(),
+          mode: z.number().optional(),
+          uid: z.number().optional(),
+          gid: z.number().optional(),
+          size: z.number().optional(),
+          mtime: z.iso.datetime({ offset: true }).optional(),
+        }),
+      )
       .optional(),
   }),
   expect: z.object({

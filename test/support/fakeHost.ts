@@ -17,7 +17,8 @@ export interface HostRecording {
   files?: Record<string, string | string[] | { error: FsError }>;
   dirs?: Record<string, string[] | { error: FsError }>;
   links?: Record<string, string>;
-  stats?: Record<string, { isDirectory?: boolean; mode?: number; uid?: number; gid?: number; size?: number }>;
+  /** `mtime` is an ISO date (fixtures are judged at a fixed time, so ages stay stable). */
+  stats?: Record<string, { isDirectory?: boolean; mode?: number; uid?: number; gid?: number; size?: number; mtime?: string }>;
 }
 
 export interface HostCall {
@@ -78,7 +79,11 @@ export class FakeHost implements Host {
   async stat(file: string): Promise<StatResult> {
     this.calls.push({ kind: 'stat', target: file });
     const s = this.recording.stats?.[file];
-    if (s) return { ok: true, isDirectory: s.isDirectory ?? false, mode: s.mode ?? 0o644, uid: s.uid ?? 0, gid: s.gid ?? 0, size: s.size ?? 0 };
+    if (s) {
+      const result: StatResult = { ok: true, isDirectory: s.isDirectory ?? false, mode: s.mode ?? 0o644, uid: s.uid ?? 0, gid: s.gid ?? 0, size: s.size ?? 0 };
+      if (s.mtime !== undefined) result.mtimeMs = Date.parse(s.mtime);
+      return result;
+    }
     if (this.recording.dirs?.[file] !== undefined) return { ok: true, isDirectory: true, mode: 0o755, uid: 0, gid: 0, size: 0 };
     if (typeof this.recording.files?.[file] === 'string' || Array.isArray(this.recording.files?.[file])) {
       return { ok: true, isDirectory: false, mode: 0o644, uid: 0, gid: 0, size: text(this.recording.files?.[file] as string).length };

@@ -1,0 +1,265 @@
+// AUTO_UPDATE on Linux (research §6.2): security updates install by themselves. Per package
+// manager family: APT needs unattended-upgrades installed, APT::Periodic::{Update-Package-Lists,
+// Unattended-Upgrade} on (each key read, not "any 1 in the file") and a scheduler that actually
+// runs (systemd timers only when systemd is PID 1, else cron's apt-compat); dnf needs
+// dnf-automatic installing (apply_updates), not only downloading; Arch has no such mechanism.
+import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
+import { family, osRelease } from './osRelease';
+import { processTable, runningNames } from './processes';
+import { isEnabledState, systemdBooted, unitFileStates } from './systemd';
+import { ageInDays, meaningfulLines } from './text';
+
+export const DPKG_QUERY = '/usr/bin/dpkg-query';
+export const APT_CONFIG = '/usr/bin/apt-config';
+
+type Tri = boolean | 'unknown';
+type Readable<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+export type UpdateFacts =
+  | {
+      manager: 'apt';
+      installed: Tri;
+      periodic: Readable<Record<string, string>>;
+      scheduler: { kind: 'systemd'; timers: Record<string, Tri> } | { kind: 'cron'; script: boolean; cronRunning: boolean | null };
+      lastRunMs?: number;
+    }
+  | { manager: 'dnf'; systemd: boolean; timers: Readable<Record<string, Tri>>; applyUpdates?: boolean; upgradeType?: string }
+  | { manager: 'zypper'; systemd: boolean; timers: Readable<Record<string, Tri>>; onlineUpdateCron?: boolean }
+  | { manager: 'apk'; periodicUpgrade: boolean; cronRunning: boolean | null }
+  | { manager: 'pacman' }
+  | { manager: 'unknown'; id?: string };
+
+export interface AutoUpdateFacts {
+  container: ContainerFacts;
+  update: UpdateFacts;
+}
+
+/** `apt-config dump APT::Periodic` lines -> key -> value. */
+export function parseAptPeriodic(stdout: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of stdout.split('\n')) {
+    const m = /^APT::Periodic::([\w-]+)\s+"([^"]*)";\s*$/.exec(line.trim());
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+/** An APT::Periodic interval: "0"/"" off, a day count or "always" on (apt.systemd.daily's reading). */
+export function periodicOn(value: string | undefined): Tri {
+  if (value === undefined || value === '' || value === '0') return false;
+  if (value === 'always' || /^[1-9]\d*[smhd]?$/.test(value)) return true;
+  return 'unknown';
+}
+
+/** `[section]` INI as dnf and yum read it; keys lower-cased. */
+export function parseIni(text: string): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  let section = '';
+  for (const line of meaningfulLines(text)) {
+    const header = /^\[([^\]]+)\]$/.exec(line);
+    if (header) {
+      section = header[1]!.trim();
+      continue;
+    }
+    const eq = line.indexOf('=');
+    if (eq > 0) (out[section] ??= {})[line.slice(0, eq).trim().toLowerCase()] = line.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+const APT_TIMERS = ['apt-daily.timer', 'apt-daily-upgrade.timer'];
+const DNF_TIMERS = ['dnf-automatic-install.timer', 'dnf-automatic.timer', 'dnf-automatic-download.timer', 'dnf5-automatic.timer'];
+const ZYPPER_TIMERS = ['transactional-update.timer'];
+const CRON_DAEMONS = ['cron', 'crond', 'anacron'];
+
+async function timers(ctx: CheckContext, units: string[]): Promise<Readable<Record<string, Tri>>> {
+  const states = await unitFileStates(ctx.host, units);
+  if (!states.ok) return { ok: false, reason: states.reason };
+  return { ok: true, value: Object.fromEntries(units.map((u) => [u, isEnabledState(states.states[u]) ?? 'unknown'])) };
+}
+
+async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
+  const table = await processTable(ctx);
+  if (!table.complete) return null;
+  return runningNames(table, CRON_DAEMONS).length > 0;
+}
+
+async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
+  const { host } = ctx;
+  const [query, dump, booted, log] = await Promise.all([
+    host.run(DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
+    host.run(APT_CONFIG, ['dump', 'APT::Periodic']),
+    systemdBooted(ctx),
+    host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
+  ]);
+  // dpkg-query exits 1 with "no packages found" for a package dpkg never knew.
+  const installed: Tri = query.error ? 'unknown' : query.stdout.trim() === 'install ok installed' ? true : query.exitCode === 0 || /no packages found/.test(query.stderr) ? false : 'unknown';
+  const periodic: Readable<Record<string, string>> =
+    dump.error || dump.exitCode !== 0 ? { ok: false, reason: dump.error ? commandFailureReason(dump) : 'parse_error' } : { ok: true, value: parseAptPeriodic(dump.stdout) };
+  let scheduler: Extract<UpdateFacts, { manager: 'apt' }>['scheduler'];
+  if (booted) {
+    const t = await timers(ctx, APT_TIMERS);
+    scheduler = { kind: 'systemd', timers: t.ok ? t.value : Object.fromEntries(APT_TIMERS.map((u) => [u, 'unknown' as const])) };
+  } else {
+    // Without systemd, /etc/cron.daily/apt-compat runs apt.systemd.daily from cron.
+    const [script, cron] = await Promise.all([host.stat('/etc/cron.daily/apt-compat'), cronRunning(ctx)]);
+    scheduler = { kind: 'cron', script: script.ok, cronRunning: cron };
+  }
+  const facts: UpdateFacts = { manager: 'apt', installed, periodic, scheduler };
+  if (log.ok && log.mtimeMs !== undefined) facts.lastRunMs = log.mtimeMs;
+  return facts;
+}
+
+async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
+  const [booted, conf] = await Promise.all([systemdBooted(ctx), ctx.host.readFile('/etc/dnf/automatic.conf')]);
+  const facts: UpdateFacts = { manager: 'dnf', systemd: booted, timers: await timers(ctx, DNF_TIMERS) };
+  if (conf.ok) {
+    const commands = parseIni(conf.text).commands ?? {};
+    // dnf-automatic's default is apply_updates = no: download only.
+    facts.applyUpdates = /^(yes|true|1|on)$/i.test(commands.apply_updates ?? 'no');
+    if (commands.upgrade_type) facts.upgradeType = commands.upgrade_type;
+  }
+  return facts;
+}
+
+async function collectZypper(ctx: CheckContext): Promise<UpdateFacts> {
+  const [booted, aou] = await Promise.all([systemdBooted(ctx), ctx.host.readFile('/etc/sysconfig/automatic_online_update')]);
+  const facts: UpdateFacts = { manager: 'zypper', systemd: booted, timers: await timers(ctx, ZYPPER_TIMERS) };
+  if (aou.ok) facts.onlineUpdateCron = /^AOU_ENABLE_CRONJOB="?true"?\s*$/m.test(aou.text);
+  return facts;
+}
+
+async function collectApk(ctx: CheckContext): Promise<UpdateFacts> {
+  // Alpine's convention: scripts in /etc/periodic/<interval>/ run by busybox crond.
+  const intervals = ['15min', 'hourly', 'daily', 'weekly', 'monthly'];
+  const scripts = (
+    await Promise.all(
+      intervals.map(async (i) => {
+        const dir = await ctx.host.readDir(`/etc/periodic/${i}`);
+        return dir.ok ? Promise.all(dir.entries.map((e) => ctx.host.readFile(`/etc/periodic/${i}/${e}`))) : [];
+      }),
+    )
+  ).flat();
+  const periodicUpgrade = scripts.some((s) => s.ok && meaningfulLines(s.text).some((l) => /\bapk\b.*\bupgrade\b/.test(l)));
+  return { manager: 'apk', periodicUpgrade, cronRunning: await cronRunning(ctx) };
+}
+
+const COLLECTORS: Record<string, (ctx: CheckContext) => Promise<UpdateFacts>> = {
+  debian: collectApt,
+  ubuntu: collectApt,
+  rhel: collectDnf,
+  fedora: collectDnf,
+  centos: collectDnf,
+  rocky: collectDnf,
+  almalinux: collectDnf,
+  suse: collectZypper,
+  opensuse: collectZypper,
+  'opensuse-leap': collectZypper,
+  'opensuse-tumbleweed': collectZypper,
+  alpine: collectApk,
+  arch: async () => ({ manager: 'pacman' }),
+};
+
+async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {
+  const [container, os] = await Promise.all([containerFacts(ctx), osRelease(ctx)]);
+  const known = os.ok ? family(os.release).find((id) => COLLECTORS[id]) : undefined;
+  const update: UpdateFacts = known ? await COLLECTORS[known]!(ctx) : os.ok ? { manager: 'unknown', id: os.release.id } : { manager: 'unknown' };
+  return { container, update };
+}
+
+/** Whether APT's periodic job will actually run: both timers enabled under systemd, or apt-compat with a cron daemon. */
+function aptScheduled(scheduler: Extract<UpdateFacts, { manager: 'apt' }>['scheduler']): Tri {
+  if (scheduler.kind === 'systemd') {
+    const states = Object.values(scheduler.timers);
+    if (states.every((t) => t === true)) return true;
+    return states.includes('unknown') ? 'unknown' : false;
+  }
+  if (!scheduler.script || scheduler.cronRunning === false) return false;
+  return scheduler.cronRunning === null ? 'unknown' : true;
+}
+
+function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date): Verdict {
+  evidence.unattended_upgrades_installed = u.installed;
+  if (u.lastRunMs !== undefined) evidence.last_run_age_days = ageInDays(u.lastRunMs, now);
+  if (u.scheduler.kind === 'systemd') evidence.timers_enabled = Object.values(u.scheduler.timers).every((t) => t === true);
+  else Object.assign(evidence, { scheduler: 'cron', cron_script: u.scheduler.script, cron_running: u.scheduler.cronRunning });
+  if (!u.periodic.ok) {
+    return u.installed === false ? fail({ ...evidence, rule: 'not_installed' }) : unknown(u.periodic.reason, evidence);
+  }
+  const p = u.periodic.value;
+  const lists = periodicOn(p['Update-Package-Lists']);
+  const upgrade = periodicOn(p['Unattended-Upgrade']);
+  const download = periodicOn(p['Download-Upgradeable-Packages']);
+  const enabled = p.Enable !== '0';
+  Object.assign(evidence, {
+    update_lists_days: p['Update-Package-Lists'] ?? null,
+    unattended_upgrade_days: p['Unattended-Upgrade'] ?? null,
+    periodic_enabled: enabled,
+  });
+  if (u.installed === 'unknown' || lists === 'unknown' || upgrade === 'unknown') return unknown('parse_error', evidence);
+  const scheduled = aptScheduled(u.scheduler);
+  const installs = u.installed && enabled && lists && upgrade;
+  if (installs) {
+    if (scheduled === true) return pass({ ...evidence, rule: 'unattended_upgrades' });
+    if (scheduled === 'unknown') return unknown('scheduler_unreadable', evidence);
+    return fail({ ...evidence, rule: 'not_scheduled' });
+  }
+  if (enabled && lists && download === true && scheduled === true) {
+    return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });
+  }
+  return fail({ ...evidence, rule: u.installed ? 'periodic_disabled' : 'not_installed' });
+}
+
+function evaluateTimers(
+  u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>,
+  evidence: Record<string, unknown>,
+  policy: Policy,
+): Verdict {
+  if (!u.systemd) return unknown('systemd_not_running', evidence);
+  if (!u.timers.ok) return unknown(u.timers.reason, evidence);
+  const on = Object.entries(u.timers.value).filter(([, s]) => s === true).map(([unit]) => unit);
+  evidence.timers_enabled = on;
+  if (u.manager === 'zypper') {
+    if (u.onlineUpdateCron !== undefined) evidence.online_update_cron = u.onlineUpdateCron;
+    return on.length > 0 || u.onlineUpdateCron ? pass({ ...evidence, rule: on.length ? 'transactional_update' : 'online_update_cron' }) : fail({ ...evidence, rule: 'no_auto_update' });
+  }
+  if (u.applyUpdates !== undefined) evidence.apply_updates = u.applyUpdates;
+  if (u.upgradeType) evidence.upgrade_type = u.upgradeType;
+  // dnf-automatic-install.timer installs whatever automatic.conf says; the others follow apply_updates.
+  if (on.includes('dnf-automatic-install.timer')) return pass({ ...evidence, rule: 'dnf_automatic_install' });
+  if (on.length === 0) return fail({ ...evidence, rule: 'no_auto_update' });
+  if (on.includes('dnf-automatic-download.timer') && on.length === 1) {
+    return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });
+  }
+  if (u.applyUpdates === true) return pass({ ...evidence, rule: 'dnf_automatic_apply' });
+  if (u.applyUpdates === undefined) return unknown('config_unreadable', evidence);
+  return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });
+}
+
+function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date): Verdict {
+  const inContainer = containerVerdict(facts.container, policy);
+  if (inContainer) return inContainer;
+  const u = facts.update;
+  const evidence: Record<string, unknown> = { source: u.manager, ...containerEvidence(facts.container) };
+  switch (u.manager) {
+    case 'apt':
+      return evaluateApt(u, evidence, policy, now);
+    case 'dnf':
+    case 'zypper':
+      return evaluateTimers(u, evidence, policy);
+    case 'apk':
+      Object.assign(evidence, { periodic_upgrade: u.periodicUpgrade, cron_running: u.cronRunning });
+      if (u.periodicUpgrade && u.cronRunning === true) return pass({ ...evidence, rule: 'periodic_apk_upgrade' });
+      if (u.periodicUpgrade && u.cronRunning === null) return unknown('process_table_incomplete', evidence);
+      return fail({ ...evidence, rule: u.periodicUpgrade ? 'not_scheduled' : 'no_auto_update' });
+    case 'pacman':
+      return fail({ ...evidence, rule: 'no_auto_update_mechanism' });
+    case 'unknown':
+      return unknown('package_manager_unknown', u.id ? { ...evidence, id: u.id } : evidence);
+  }
+}
+
+export const autoUpdate = defineCheck({ key: 'AUTO_UPDATE', platform: 'LINUX', collect, evaluate });

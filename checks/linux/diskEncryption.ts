@@ -1,0 +1,166 @@
+// DISK_ENCRYPTION on Linux (research §1.2): the root filesystem (and with scope all_local every
+// persistent local filesystem) must sit on dm-crypt, found by walking its block-device ancestry in
+// sysfs, or be an encrypted ZFS dataset. /etc/crypttab and "any crypt device" prove nothing.
+import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { chainOf, cryptTypesOf, deviceByNumber, deviceByPath, leafCount, protection, walkBlockDevice, type BlockNode, type Protection } from './blockDevices';
+import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
+import { BLOCK_FILESYSTEMS, mountOf, mountTable, NETWORK_FILESYSTEMS, rootMount, type MountEntry } from './mounts';
+
+export type VolumeFacts =
+  | { kind: 'block'; fstype: string; tree: BlockNode }
+  | { kind: 'zfs'; encryption?: string; keystatus?: string; error?: string }
+  | { kind: 'network'; fstype: string }
+  | { kind: 'virtual'; fstype: string }
+  | { kind: 'unresolved'; fstype: string };
+
+export interface DiskEncryptionFacts {
+  container: ContainerFacts;
+  root: VolumeFacts | { kind: 'error'; reason: string };
+  /** Other persistent local filesystems (scope all_local only). */
+  others: VolumeFacts[];
+  swap: SwapState;
+}
+
+export type SwapState = 'none' | 'encrypted' | 'unencrypted' | 'unknown';
+
+export const ZFS = '/usr/sbin/zfs';
+/** Mounted from a disk but not part of the protected system: boot partitions are unencrypted by design. */
+const isBootMount = (target: string) => target === '/boot' || target.startsWith('/boot/');
+
+async function btrfsMembers(ctx: CheckContext, name: string): Promise<string[]> {
+  const filesystems = await ctx.host.readDir('/sys/fs/btrfs');
+  if (!filesystems.ok) return [name];
+  for (const fsid of filesystems.entries) {
+    const devices = await ctx.host.readDir(`/sys/fs/btrfs/${fsid}/devices`);
+    if (devices.ok && devices.entries.includes(name)) return devices.entries;
+  }
+  return [name];
+}
+
+async function volumeOf(ctx: CheckContext, mount: MountEntry): Promise<VolumeFacts> {
+  const { host } = ctx;
+  if (mount.fstype === 'zfs') {
+    const result = await host.run(ZFS, ['get', '-H', '-o', 'property,value', 'encryption,keystatus', mount.source]);
+    if (result.error || result.exitCode !== 0) return { kind: 'zfs', error: result.error ? commandFailureReason(result) : 'parse_error' };
+    const values = Object.fromEntries(result.stdout.split('\n').map((l) => l.split('\t')).filter((p) => p.length === 2)) as Record<string, string>;
+    const facts: VolumeFacts = { kind: 'zfs' };
+    if (values.encryption) facts.encryption = values.encryption;
+    if (values.keystatus) facts.keystatus = values.keystatus;
+    return facts;
+  }
+  if (NETWORK_FILESYSTEMS.has(mount.fstype)) return { kind: 'network', fstype: mount.fstype };
+  if (!BLOCK_FILESYSTEMS.has(mount.fstype)) return { kind: 'virtual', fstype: mount.fstype };
+  // btrfs reports an anonymous device number: resolve it from the source path instead.
+  const name =
+    mount.major !== 0 ? await deviceByNumber(host, mount.major, mount.minor) : mount.source.startsWith('/dev/') ? await deviceByPath(host, mount.source) : undefined;
+  if (!name) return { kind: 'unresolved', fstype: mount.fstype };
+  const members = mount.fstype === 'btrfs' ? await btrfsMembers(ctx, name) : [name];
+  const trees = await Promise.all(members.map((m) => walkBlockDevice(host, m)));
+  const tree: BlockNode = trees.length === 1 ? trees[0]! : { name: 'btrfs', type: 'virtual', below: trees };
+  return { kind: 'block', fstype: mount.fstype, tree };
+}
+
+async function swapProtection(ctx: CheckContext, mounts: MountEntry[]): Promise<SwapState> {
+  const swaps = await ctx.host.readFile('/proc/swaps');
+  if (!swaps.ok) return 'unknown';
+  const states: Protection[] = [];
+  for (const line of swaps.text.split('\n').slice(1)) {
+    const [file, type] = line.trim().split(/\s+/);
+    if (!file || !type) continue;
+    // zram swap is compressed RAM, never written to disk.
+    if (/^\/dev\/zram\d+$/.test(file)) continue;
+    if (type === 'partition') {
+      const name = await deviceByPath(ctx.host, file);
+      states.push(name ? protection(await walkBlockDevice(ctx.host, name)) : 'unknown');
+    } else {
+      const holder = mountOf(mounts, file);
+      const volume = holder ? await volumeOf(ctx, holder) : undefined;
+      states.push(volume?.kind === 'block' ? protection(volume.tree) : 'unknown');
+    }
+  }
+  if (states.length === 0) return 'none';
+  if (states.includes('plain')) return 'unencrypted';
+  return states.includes('unknown') ? 'unknown' : 'encrypted';
+}
+
+async function collect(ctx: CheckContext): Promise<DiskEncryptionFacts> {
+  const [container, table] = await Promise.all([containerFacts(ctx), mountTable(ctx)]);
+  if (!table.ok) return { container, root: { kind: 'error', reason: table.error === 'parse_error' ? 'parse_error' : table.error }, others: [], swap: 'unknown' };
+  const root = rootMount(table.mounts);
+  if (!root) return { container, root: { kind: 'error', reason: 'parse_error' }, others: [], swap: 'unknown' };
+  const seen = new Set([`${root.major}:${root.minor}:${root.source}`]);
+  const otherMounts =
+    ctx.policy.diskEncryption.scope === 'all_local'
+      ? table.mounts.filter((m) => {
+          const key = `${m.major}:${m.minor}:${m.source}`;
+          if (m.target === '/' || isBootMount(m.target) || seen.has(key)) return false;
+          seen.add(key);
+          return (BLOCK_FILESYSTEMS.has(m.fstype) && m.source.startsWith('/dev/')) || m.fstype === 'zfs';
+        })
+      : [];
+  const [rootVolume, others, swap] = await Promise.all([
+    volumeOf(ctx, root),
+    Promise.all(otherMounts.map((m) => volumeOf(ctx, m))),
+    swapProtection(ctx, table.mounts),
+  ]);
+  // Removable media (USB sticks) are not the machine's storage.
+  const fixed = await Promise.all(
+    others.map(async (v) => {
+      if (v.kind !== 'block') return true;
+      let disk = v.tree;
+      while (disk.below[0]) disk = disk.below[0];
+      const removable = await ctx.host.readFile(`/sys/class/block/${disk.name}/removable`);
+      return !(removable.ok && removable.text.trim() === '1');
+    }),
+  );
+  return { container, root: rootVolume, others: others.filter((_v, i) => fixed[i]), swap };
+}
+
+function volumeProtection(v: VolumeFacts): Protection | { unknownReason: string } {
+  switch (v.kind) {
+    case 'block':
+      return protection(v.tree);
+    case 'zfs':
+      if (v.error) return { unknownReason: v.error };
+      if (!v.encryption) return { unknownReason: 'parse_error' };
+      return v.encryption !== 'off' && v.keystatus === 'available' ? 'encrypted' : 'plain';
+    case 'network':
+      return { unknownReason: 'network_root' };
+    case 'virtual':
+      return { unknownReason: 'virtual_root' };
+    case 'unresolved':
+      return { unknownReason: 'unresolved_device' };
+  }
+}
+
+function evaluate(facts: DiskEncryptionFacts, policy: Policy): Verdict {
+  const inContainer = containerVerdict(facts.container, policy);
+  if (inContainer) return inContainer;
+  const evidence: Record<string, unknown> = { source: 'sysfs', scope: policy.diskEncryption.scope, swap: facts.swap, ...containerEvidence(facts.container) };
+  if (facts.root.kind === 'error') return unknown(facts.root.reason, evidence);
+  const root = facts.root;
+  if (root.kind === 'block') {
+    Object.assign(evidence, { root_fstype: root.fstype, root_chain: chainOf(root.tree), crypt_types: cryptTypesOf(root.tree), root_devices: leafCount(root.tree) });
+  } else if (root.kind === 'zfs') {
+    Object.assign(evidence, { source: 'zfs', root_fstype: 'zfs', zfs_encryption: root.encryption ?? null, zfs_keystatus: root.keystatus ?? null });
+  } else {
+    evidence.root_fstype = root.fstype;
+  }
+  const rootState = volumeProtection(root);
+  if (typeof rootState === 'object') return unknown(rootState.unknownReason, evidence);
+  if (rootState === 'unknown') return unknown('unrecognized_dm_layer', evidence);
+  if (rootState === 'plain') return fail({ ...evidence, rule: 'root_not_encrypted' });
+  if (policy.diskEncryption.scope === 'all_local') {
+    const states = facts.others.map(volumeProtection);
+    const plain = states.filter((s) => s === 'plain').length;
+    Object.assign(evidence, { local_volumes: facts.others.length, unencrypted_local_mounts: plain });
+    if (plain > 0) return fail({ ...evidence, rule: 'unencrypted_local_volume' });
+    if (states.some((s) => s !== 'encrypted')) return unknown('unreadable_local_volume', evidence);
+  }
+  if (policy.diskEncryption.failUnencryptedSwap && facts.swap === 'unencrypted') return fail({ ...evidence, rule: 'unencrypted_swap' });
+  return pass({ ...evidence, rule: 'root_encrypted' });
+}
+
+export const diskEncryption = defineCheck({ key: 'DISK_ENCRYPTION', platform: 'LINUX', collect, evaluate });

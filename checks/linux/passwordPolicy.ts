@@ -1,0 +1,133 @@
+// PASSWORD_POLICY on Linux (research §7.2): the minimum length the PAM password stack enforces when
+// a local password is changed. Quality modules (pam_pwquality with pwquality.conf, pam_cracklib,
+// pam_passwdqc) and pam_unix's own minlen (default 6) all count; the strictest wins. login.defs'
+// PASS_MIN_LEN is obsolete under PAM and never decides.
+import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { fail, pass, unknown } from '../verdict';
+import { enforces, moduleArgs, readPasswordStack, type PamEntry, type PamStack } from './pamStack';
+import { meaningfulLines } from './text';
+
+export interface PasswordPolicyFacts {
+  stack: PamStack;
+  /** pwquality.conf.d/*.conf then pwquality.conf, merged (only read when pam_pwquality is used). */
+  pwqualityConf: Record<string, string>;
+  loginDefs: Record<string, string>;
+}
+
+const PWQUALITY_CONF = '/etc/security/pwquality.conf';
+const PWQUALITY_CONF_DIR = '/etc/security/pwquality.conf.d';
+
+/** pwquality.conf(5): `name = value` (the `=` optional), `#` comments. */
+export function parsePwqualityConf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of meaningfulLines(text)) {
+    const m = /^(\S+?)(?:\s*=\s*|\s+)(.*)$/.exec(line) ?? /^(\S+)$/.exec(line);
+    if (m) out[m[1]!.toLowerCase()] = (m[2] ?? '').trim();
+  }
+  return out;
+}
+
+export function parseLoginDefs(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of meaningfulLines(text)) {
+    const [key, value] = line.split(/\s+/);
+    if (key && value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+async function collect(ctx: CheckContext): Promise<PasswordPolicyFacts> {
+  const { host } = ctx;
+  const [stack, defs] = await Promise.all([readPasswordStack(host), host.readFile('/etc/login.defs')]);
+  let pwqualityConf: Record<string, string> = {};
+  if (stack.ok && stack.entries.some((e) => e.module === 'pam_pwquality')) {
+    const dir = await host.readDir(PWQUALITY_CONF_DIR);
+    const snippets = dir.ok ? dir.entries.filter((e) => e.endsWith('.conf')).sort().map((e) => `${PWQUALITY_CONF_DIR}/${e}`) : [];
+    const texts = await Promise.all([...snippets, PWQUALITY_CONF].map((f) => host.readFile(f)));
+    for (const t of texts) if (t.ok) pwqualityConf = { ...pwqualityConf, ...parsePwqualityConf(t.text) };
+  }
+  return { stack, pwqualityConf, loginDefs: defs.ok ? parseLoginDefs(defs.text) : {} };
+}
+
+interface Strength {
+  module: string;
+  minLength: number;
+  /** Raw settings for evidence. */
+  minlen?: number;
+  credits?: Record<string, number>;
+  minClass?: number;
+  complex: boolean;
+}
+
+const num = (v: string | undefined, fallback: number) => (v !== undefined && /^-?\d+$/.test(v) ? Number(v) : fallback);
+const CREDITS = ['dcredit', 'ucredit', 'lcredit', 'ocredit'] as const;
+
+/**
+ * pam_pwquality / pam_cracklib: a password passes when length + class credits >= minlen, so the
+ * shortest accepted password is minlen minus the positive credits; negative credits require a
+ * class instead. pwquality raises minlen below 6 to 6; cracklib's credits default to 1.
+ */
+function creditModule(entry: PamEntry, settings: Record<string, string>): Strength {
+  const pwquality = entry.module === 'pam_pwquality';
+  const minlen = Math.max(num(settings.minlen, pwquality ? 8 : 9), pwquality ? 6 : 0);
+  const credits = Object.fromEntries(CREDITS.map((c) => [c, num(settings[c], pwquality ? 0 : 1)]));
+  const bonus = Object.values(credits).reduce((sum, c) => sum + Math.max(c, 0), 0);
+  const required = Object.values(credits).filter((c) => c < 0).length;
+  const minClass = num(settings.minclass, 0);
+  return { module: entry.module, minLength: Math.max(minlen - bonus, 1), minlen, credits, minClass, complex: minClass >= 3 || required >= 3 };
+}
+
+/** pam_passwdqc `min=N0,N1,N2,N3,N4` (default disabled,24,11,8,7): the shortest length any password class may have. */
+function passwdqc(entry: PamEntry): Strength {
+  const values = (moduleArgs(entry).min ?? 'disabled,24,11,8,7').split(',');
+  const lengths = values.filter((v) => v !== 'disabled').map(Number).filter(Number.isFinite);
+  // With N0 and N1 disabled, passwords of one or two character classes are refused.
+  return { module: 'pam_passwdqc', minLength: lengths.length ? Math.min(...lengths) : 0, complex: values[0] === 'disabled' && values[1] === 'disabled' };
+}
+
+/** pam_unix's own check: minlen=N, default 6 (pam_unix(8)). */
+function unixModule(entry: PamEntry): Strength {
+  const minlen = num(moduleArgs(entry).minlen, 6);
+  return { module: 'pam_unix', minLength: minlen, minlen, complex: false };
+}
+
+export function strengths(facts: PasswordPolicyFacts): Strength[] {
+  if (!facts.stack.ok) return [];
+  const out: Strength[] = [];
+  for (const entry of facts.stack.entries) {
+    if (entry.module === 'pam_unix') out.push(unixModule(entry));
+    else if (!enforces(entry.control)) continue;
+    else if (entry.module === 'pam_pwquality') out.push(creditModule(entry, { ...facts.pwqualityConf, ...moduleArgs(entry) }));
+    else if (entry.module === 'pam_cracklib') out.push(creditModule(entry, moduleArgs(entry)));
+    else if (entry.module === 'pam_passwdqc') out.push(passwdqc(entry));
+  }
+  return out;
+}
+
+const DIRECTORY_MODULES = ['pam_sss', 'pam_ldap', 'pam_krb5', 'pam_winbind'];
+
+function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
+  if (!facts.stack.ok) return unknown(facts.stack.reason, { source: 'pam' });
+  const evidence: Record<string, unknown> = { source: 'pam', service: facts.stack.service, stack_files: facts.stack.files, min_length_required: policy.password.minLength };
+  const directory = facts.stack.entries.find((e) => DIRECTORY_MODULES.includes(e.module));
+  if (directory) evidence.directory_module = directory.module;
+  const maxDays = facts.loginDefs.PASS_MAX_DAYS;
+  if (maxDays !== undefined && /^-?\d+$/.test(maxDays)) evidence.pass_max_days_default = Number(maxDays);
+  // Shown so that nobody mistakes it for the policy: PAM ignores it.
+  if (facts.loginDefs.PASS_MIN_LEN !== undefined) evidence.login_defs_pass_min_len_ignored = num(facts.loginDefs.PASS_MIN_LEN, 0);
+  const found = strengths(facts);
+  if (found.length === 0) return unknown(directory ? 'directory_accounts_only' : 'no_password_module', evidence);
+  const strongest = found.reduce((a, b) => (b.minLength > a.minLength ? b : a));
+  Object.assign(evidence, { module: strongest.module, min_length: strongest.minLength, modules: found.map((s) => s.module) });
+  if (strongest.minlen !== undefined) evidence.minlen = strongest.minlen;
+  if (strongest.credits) evidence.credits = strongest.credits;
+  if (strongest.minClass !== undefined) evidence.min_class = strongest.minClass;
+  const complex = found.some((s) => s.complex);
+  evidence.complexity = complex;
+  if (strongest.minLength < policy.password.minLength) return fail({ ...evidence, rule: 'min_length' });
+  if (policy.password.requireComplexity && !complex) return fail({ ...evidence, rule: 'complexity' });
+  return pass({ ...evidence, rule: 'min_length_met' });
+}
+
+export const passwordPolicy = defineCheck({ key: 'PASSWORD_POLICY', platform: 'LINUX', collect, evaluate });

@@ -1,0 +1,124 @@
+// REMOTE_LOGIN on Linux (research §8.2): exposure, so PASS means nothing offers a remote
+// interactive login. The listening sockets of /proc/net/tcp{,6} are the truth: a socket-activated
+// ssh.socket (held by systemd, PID 1) listens while ssh.service is inactive, and a unit that is
+// "enabled" but never started listens on nothing. Owners come from /proc/<pid>/fd (root).
+import { endianness } from 'node:os';
+import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { fail, fsFailureReason, pass, unknown } from '../verdict';
+import { processTable } from './processes';
+import { readListeners, socketOwners, type Bind } from './sockets';
+import { readSshdSettings, sshdConfigPorts, sshSocketPorts, type SshdReading } from './sshConfig';
+
+export type RemoteService = 'ssh' | 'telnet' | 'rdp' | 'vnc';
+
+/** Daemons whose listening sockets are remote logins, by kernel comm name. */
+const DAEMON_SERVICE: Record<string, RemoteService> = {
+  sshd: 'ssh',
+  dropbear: 'ssh',
+  telnetd: 'telnet',
+  'in.telnetd': 'telnet',
+  xrdp: 'rdp',
+  Xvnc: 'vnc',
+  Xtigervnc: 'vnc',
+  x11vnc: 'vnc',
+  x0vncserver: 'vnc',
+  'vino-server': 'vnc',
+  wayvnc: 'vnc',
+  krfb: 'vnc',
+};
+/** Processes that listen on behalf of a service they start on connection (socket activation). */
+const ACTIVATORS = new Set(['systemd', 'inetd', 'xinetd']);
+
+export function serviceByPort(port: number, sshPorts: ReadonlySet<number>): RemoteService | undefined {
+  if (port === 22 || sshPorts.has(port)) return 'ssh';
+  if (port === 23) return 'telnet';
+  if (port === 3389) return 'rdp';
+  if (port >= 5900 && port <= 5999) return 'vnc';
+  return undefined;
+}
+
+export interface OwnedListener {
+  port: number;
+  bind: Bind;
+  /** Owning process's comm name; undefined when not mapped (not root, or not a candidate process). */
+  owner?: string;
+}
+
+export interface RemoteLoginFacts {
+  listeners: { ok: true; items: OwnedListener[] } | { ok: false; reason: string };
+  ownerMapping: 'complete' | 'partial' | 'unavailable';
+  /** Ports configured for SSH besides 22 (sshd_config Port, ListenStream of ssh(d).socket). */
+  sshPorts: number[];
+  sshd?: SshdReading;
+}
+
+/** The remote service a listener offers, if any. Configured SSH ports count only for sshd itself, an activator or an unknown owner. */
+export function classify(l: OwnedListener, sshPorts: ReadonlySet<number>): RemoteService | undefined {
+  if (l.owner && DAEMON_SERVICE[l.owner]) return DAEMON_SERVICE[l.owner];
+  const trustConfigured = l.owner === undefined || ACTIVATORS.has(l.owner);
+  return serviceByPort(l.port, trustConfigured ? sshPorts : new Set());
+}
+
+async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
+  const { host } = ctx;
+  const [listening, table, configured, socketPorts] = await Promise.all([
+    readListeners(host, endianness() === 'LE'),
+    processTable(ctx),
+    sshdConfigPorts(host),
+    sshSocketPorts(host),
+  ]);
+  const sshPorts = [...new Set([...configured, ...socketPorts])].filter((p) => p !== 22).sort((a, b) => a - b);
+  if (!listening.ok) return { listeners: { ok: false, reason: fsFailureReason(listening.error) }, ownerMapping: 'unavailable', sshPorts };
+  const candidates = table.processes.filter((p) => DAEMON_SERVICE[p.comm] || (ACTIVATORS.has(p.comm) && (p.pid === 1 || p.comm !== 'systemd')));
+  const { owners, complete } = await socketOwners(host, candidates.map((p) => p.pid));
+  const commOf = new Map(table.processes.map((p) => [p.pid, p.comm]));
+  const items = listening.listeners.map((l): OwnedListener => {
+    const pid = owners.get(l.inode);
+    const owner = pid !== undefined ? commOf.get(pid) : undefined;
+    return owner ? { port: l.port, bind: l.bind, owner } : { port: l.port, bind: l.bind };
+  });
+  const mapped = table.complete && complete;
+  const facts: RemoteLoginFacts = { listeners: { ok: true, items }, ownerMapping: mapped ? 'complete' : owners.size > 0 ? 'partial' : 'unavailable', sshPorts };
+  const portSet = new Set(sshPorts);
+  // The server's authentication settings matter only when SSH is reachable.
+  if (items.some((l) => l.bind !== 'loopback' && classify(l, portSet) === 'ssh')) facts.sshd = await readSshdSettings(host);
+  return facts;
+}
+
+function evaluate(facts: RemoteLoginFacts, policy: Policy): Verdict {
+  const evidence: Record<string, unknown> = { source: 'procfs', owner_mapping: facts.ownerMapping };
+  if (!facts.listeners.ok) return unknown(facts.listeners.reason, evidence);
+  const sshPorts = new Set(facts.sshPorts);
+  const classified = facts.listeners.items.map((l) => ({ ...l, service: classify(l, sshPorts) }));
+  const exposed = classified.filter((l) => l.service && l.bind !== 'loopback');
+  const ssh = exposed.filter((l) => l.service === 'ssh');
+  const others = [...new Set(exposed.filter((l) => l.service !== 'ssh').map((l) => l.service!))].sort();
+  Object.assign(evidence, {
+    ssh_listening: ssh.length > 0,
+    ssh_loopback_only: ssh.length === 0 && classified.some((l) => l.service === 'ssh'),
+    other_remote: others,
+    other_listeners_count: new Set(classified.filter((l) => !l.service && l.bind !== 'loopback').map((l) => l.port)).size,
+  });
+  if (ssh.length > 0) {
+    Object.assign(evidence, {
+      ssh_bind: ssh.some((l) => l.bind === 'any') ? 'any' : 'specific',
+      ssh_ports: [...new Set(ssh.map((l) => l.port))].sort((a, b) => a - b),
+      ssh_socket_activated: ssh.some((l) => l.owner !== undefined && ACTIVATORS.has(l.owner)),
+    });
+    if (facts.sshd?.ok) {
+      const s = facts.sshd.settings;
+      Object.assign(evidence, { password_auth: s.passwordAuthentication ?? null, kbd_interactive_auth: s.kbdInteractiveAuthentication ?? null, permit_root_login: s.permitRootLogin ?? null });
+    } else if (facts.sshd) evidence.sshd_config = facts.sshd.reason;
+  }
+  if (exposed.length === 0) return pass({ ...evidence, rule: 'no_remote_login_listening' });
+  const hardened =
+    facts.sshd?.ok === true &&
+    facts.sshd.settings.passwordAuthentication === 'no' &&
+    facts.sshd.settings.kbdInteractiveAuthentication === 'no' &&
+    facts.sshd.settings.permitRootLogin === 'no';
+  if (policy.remoteLogin.allowSshIfHardened && others.length === 0 && hardened) return pass({ ...evidence, rule: 'ssh_hardened' });
+  return fail({ ...evidence, rule: 'remote_login_exposed' });
+}
+
+export const remoteLogin = defineCheck({ key: 'REMOTE_LOGIN', platform: 'LINUX', collect, evaluate });
