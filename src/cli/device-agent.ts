@@ -67,6 +67,53 @@ addCommonOptions(
     process.exitCode = await (await import('./commands/run')).default(options);
   });
 
+// install
+addCommonOptions(
+  program
+    .command('install')
+    .description('install the system service (enrolling first when given a server and a token) and the link handler')
+    .addOption(new Option('--server <url>', 'enroll with this server first').env('DEVICE_AGENT_SERVER'))
+    .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
+    .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
+    .option('--no-enroll', 'install a service that waits for an enrollment')
+    .option('--dry-run', 'print every file and command, change nothing')
+    .addOption(new Option('--platform <name>', 'with --dry-run: plan for linux, darwin, windows or freebsd').hideHelp()),
+)
+  .addHelpText(
+    'after',
+    '\nNeeds root (sudo) or an elevated shell. Without --server and a token the state directory must\n' +
+      'already be enrolled, unless --no-enroll. Running it again updates the program and the service.\n',
+  )
+  .action(async (options, command) => {
+    process.exitCode = await (await import('./commands/install')).default(options, command);
+  });
+
+// uninstall
+addCommonOptions(
+  program
+    .command('uninstall')
+    .description('remove the service and the link handler, revoke and delete the API key, delete the state directory')
+    .option('--dry-run', 'print every file and command, change nothing')
+    .addOption(new Option('--platform <name>', 'with --dry-run: plan for linux, darwin, windows or freebsd').hideHelp()),
+)
+  .action(async (options) => {
+    process.exitCode = await (await import('./commands/uninstall')).default(options);
+  });
+
+// open-link: what the registered link handler runs (src/linkHandler/)
+addCommonOptions(
+  program
+    .command('open-link', { hidden: true })
+    .description('show the server of an enrollment link and ask before enrolling')
+    .argument('[link]', `the ${LINK_SCHEME}:// enrollment link`)
+    .option('--link-file <path>', 'read the link from a file, or - for standard input')
+    .option('--describe', 'print the server origin of the link and exit')
+    .option('--yes', 'the user already confirmed'),
+)
+  .action(async (link, options) => {
+    process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);
+  });
+
 program.parseAsync(process.argv).catch(async (err: unknown) => {
   const failure = describeFailure(err);
   if (failure.message !== null) process.stderr.write(redactCredentials(`device-agent: ${failure.message}\n`));

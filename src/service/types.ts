@@ -30,6 +30,11 @@ export interface ServiceModule {
   readonly style: PathStyle;
   /** The standard installed layout; `env` supplies Windows' %ProgramFiles%. */
   programLayout(env: NodeJS.ProcessEnv): ProgramLayout;
+  /**
+   * Make a new state directory private beyond its POSIX mode (Windows ACLs), before enrollment
+   * writes anything into it.
+   */
+  secureStateDir?(stateDir: string): PlanStep[];
   /** Run before the program files are replaced (Windows cannot replace a running executable). */
   beforeProgramCopy?(spec: ServiceSpec): PlanStep[];
   /** Define, enable and start the service. */

@@ -10,6 +10,9 @@ import { SERVICE_DESCRIPTION, SERVICE_NAME, type ServiceModule, type ServiceSpec
 export const SERVICE_HOST = `${SERVICE_NAME}-service.exe`;
 export const SERVICE_HOST_CONFIG = `${SERVICE_NAME}-service.xml`;
 export const DISPLAY_NAME = 'Device Agent';
+/** Well-known SIDs (names are localized; SIDs are not). */
+const SYSTEM_SID = '*S-1-5-18';
+const ADMINISTRATORS_SID = '*S-1-5-32-544';
 /** Restart after 10 s, 30 s, then every 60 s; forget failures after a day without one. */
 export const RECOVERY = { resetSeconds: 86_400, delaysMs: [10_000, 30_000, 60_000] } as const;
 
@@ -60,6 +63,10 @@ export const windowsService: ServiceModule = {
     const dir = win32.join(env.ProgramFiles ?? env.PROGRAMFILES ?? 'C:\\Program Files', SERVICE_NAME);
     return { dir, executable: win32.join(dir, `${SERVICE_NAME}.exe`), companions: ['keyring.node', SERVICE_HOST] };
   },
+  // Only SYSTEM and Administrators, nothing inherited from %ProgramData% (where Users may read).
+  secureStateDir: (stateDir) => [
+    { kind: 'run', argv: ['icacls.exe', stateDir, '/inheritance:r', '/grant:r', `${SYSTEM_SID}:(OI)(CI)F`, `${ADMINISTRATORS_SID}:(OI)(CI)F`, '/T', '/Q'] },
+  ],
   // A running executable cannot be replaced on Windows: stop the service before the files change.
   beforeProgramCopy: () => [{ kind: 'run', argv: ['net.exe', 'stop', SERVICE_NAME], mayFail: true }],
   installSteps(spec: ServiceSpec): PlanStep[] {

@@ -1,0 +1,130 @@
+// `device-agent open-link <link>`: what the desktop runs when someone opens a device-agent:// link.
+// It shows the server the link would enroll this device with and asks before doing anything; the
+// link is never printed or logged. When the service's state needs administrator rights, the
+// confirmed link goes to an elevated copy of this command (elevate.ts), never on a command line.
+import { createInterface } from 'node:readline/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { enroll } from '../agent/enrollment';
+import { parseEnrollmentLink } from '../agent/enrollmentLink';
+import { ElevationRequiredError, InvalidInputError, firstLine } from '../agent/errors';
+import { createLogger } from '../agent/logger';
+import { resolveStateDir } from '../agent/stateDir';
+import { currentPlatform } from '../platform/current';
+import { isPrivileged } from '../platform/privilege';
+import type { CommonOptions } from '../cli/commonOptions';
+import { describeFailure, redactCredentials } from '../cli/exitCodes';
+import { serviceKeystore } from '../service/keystore';
+import { runningProgram } from '../service/program';
+import { elevateWithSudo, elevateWithUac, programArgv } from './elevate';
+
+export interface OpenLinkOptions extends CommonOptions {
+  /** Read the link from this file (deleted after use with --yes), or `-` for standard input. */
+  linkFile?: string;
+  /** Print the server origin only (the macOS handler shows it in its own dialog). */
+  describe?: boolean;
+  /** The user already confirmed (the elevated step, or the macOS dialog). */
+  yes?: boolean;
+}
+
+const MAX_LINK_BYTES = 4096;
+
+async function readLink(link: string | undefined, options: OpenLinkOptions): Promise<string> {
+  if (options.linkFile === undefined) {
+    if (link === undefined) throw new InvalidInputError('no enrollment link given');
+    return link;
+  }
+  if (link !== undefined) throw new InvalidInputError('give the link or --link-file, not both');
+  let text: string;
+  try {
+    text = options.linkFile === '-' ? await readStdin() : await readFile(options.linkFile, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(`cannot read the link file: ${firstLine(err)}`);
+  } finally {
+    if (options.yes && options.linkFile !== '-') await rm(options.linkFile, { force: true });
+  }
+  if (text.length > MAX_LINK_BYTES) throw new InvalidInputError('the link file is too large to hold an enrollment link');
+  return text.trim();
+}
+
+async function readStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += chunk.toString();
+    if (text.length > MAX_LINK_BYTES) break;
+  }
+  return text;
+}
+
+async function confirm(serverUrl: string): Promise<boolean> {
+  if (!process.stdin.isTTY) {
+    throw new InvalidInputError('opening an enrollment link needs your confirmation: open it from a desktop, or run this in a terminal');
+  }
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    process.stderr.write(`This link enrolls this device with the server\n\n    ${serverUrl}\n\nContinue only if your IT department sent you this link.\n`);
+    const answer = await prompt.question('Enroll this device? [y/N] ');
+    return /^\s*y(es)?\s*$/i.test(answer);
+  } finally {
+    prompt.close();
+  }
+}
+
+/** A terminal opened for the link closes when we exit: let the user read the outcome first. */
+async function pauseBeforeClosing(): Promise<void> {
+  if (!process.stdin.isTTY) return;
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  await prompt.question('Press Enter to close. ').finally(() => prompt.close());
+}
+
+export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
+  // Overwrites this process's argument area: the link no longer shows in the process list.
+  process.title = 'device-agent open-link';
+  const interactive = !options.yes && !options.describe;
+  try {
+    return await openLink(link, options, interactive);
+  } catch (err) {
+    if (!interactive) throw err;
+    // The terminal opened for the link closes when we exit: show the failure first.
+    const failure = describeFailure(err);
+    if (failure.message !== null) process.stderr.write(redactCredentials(`device-agent: ${failure.message}\n`));
+    await pauseBeforeClosing();
+    return failure.exitCode;
+  }
+}
+
+async function openLink(link: string | undefined, options: OpenLinkOptions, interactive: boolean): Promise<number> {
+  const linkText = await readLink(link, options);
+  const input = parseEnrollmentLink(linkText);
+  if (options.describe) {
+    process.stdout.write(`${input.serverUrl}\n`);
+    return 0;
+  }
+  if (interactive && !(await confirm(input.serverUrl))) {
+    process.stderr.write('Not enrolled: nothing was sent.\n');
+    return 0;
+  }
+  const logger = await createLogger({ level: options.logLevel });
+  let stateDir: string;
+  try {
+    stateDir = resolveStateDir({ explicit: options.stateDir });
+  } catch (err) {
+    if (!(err instanceof ElevationRequiredError) || !interactive) throw err;
+    // The service's state: enroll it as administrator.
+    const elevate = currentPlatform() === 'WINDOWS' ? elevateWithUac : elevateWithSudo;
+    const code = await elevate(programArgv(runningProgram()), [], linkText);
+    await pauseBeforeClosing();
+    return code;
+  }
+  const result = await enroll({
+    stateDir,
+    serverUrl: input.serverUrl,
+    token: input.token,
+    keystore: isPrivileged() ? serviceKeystore(currentPlatform()) : options.keystore,
+    force: false,
+    caFile: options.caFile,
+    logger,
+  });
+  process.stdout.write(`Enrolled this device with ${result.serverUrl}. The agent picks up the enrollment by itself.\n`);
+  if (interactive) await pauseBeforeClosing();
+  return 0;
+}

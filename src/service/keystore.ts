@@ -1,0 +1,12 @@
+// Which key store an enrollment made for the system service uses. The service runs without a
+// desktop session: on Linux, FreeBSD and Windows the secret store of the person installing is not
+// the service's (no Secret Service for a root daemon; Credential Manager is per account and the
+// service runs as SYSTEM), so the key goes to the file store, owner-only in the service's state
+// directory. On macOS root enrolls into the System keychain, which the LaunchDaemon reads.
+import type { KeyStoreChoice } from '../agent/keystore/types';
+import type { Platform } from '../protocol/schemas';
+
+export function serviceKeystore(platform: Platform, explicit?: KeyStoreChoice): KeyStoreChoice {
+  if (explicit !== undefined) return explicit;
+  return platform === 'DARWIN' ? 'auto' : 'file';
+}

@@ -1,0 +1,14 @@
+// What program is running this command: a single-file executable (SEA), which `install` copies to
+// the platform's standard place, or `node <script>` from a checkout (a development install, where
+// the service runs the script with the same node).
+import { realpathSync } from 'node:fs';
+import { isSea } from 'node:sea';
+
+export type RunningProgram =
+  | { readonly kind: 'executable'; readonly path: string }
+  | { readonly kind: 'script'; readonly node: string; readonly script: string };
+
+export function runningProgram(): RunningProgram {
+  if (isSea()) return { kind: 'executable', path: process.execPath };
+  return { kind: 'script', node: process.execPath, script: realpathSync(process.argv[1] ?? '') };
+}
