@@ -104,3 +104,33 @@ export function listStateFiles(dir: string): StateFile[] {
   walk(dir);
   return entries;
 }
+
+export interface ConnectionRecorder {
+  /** http://127.0.0.1:<port>: usable as a server URL or as HTTP(S)_PROXY. */
+  url: string;
+  /** Connections accepted so far. */
+  readonly connections: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A TCP listener that counts connections and closes them at once: pointed to as the server and as
+ * the proxy, it proves that a command sent nothing.
+ */
+export async function startConnectionRecorder(): Promise<ConnectionRecorder> {
+  const { createServer } = await import('node:net');
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get connections() {
+      return connections;
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

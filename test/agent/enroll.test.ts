@@ -1,0 +1,267 @@
+// enroll as a user runs it: the built CLI as a child process against the real reference server over
+// HTTP on loopback, with real files. Stubs only for what a correct server cannot do (refuse
+// connections, answer 503, stall).
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LINK_SCHEME } from '../../src/protocol/schemas';
+import { AGENT_BIN, agentEnv, listStateFiles, runAgent, startConnectionRecorder, tempDir } from '../support/agent';
+import { startFaultProxy } from '../support/faultProxy';
+import { common, enrolledDir as enrollIn, expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, storedKey, useServer } from './cliHelpers';
+import type { CreatedDevice } from '../support/server';
+
+const running = useServer();
+const enrolledDir = (device?: CreatedDevice) => enrollIn(running.current, device);
+const serverAccepts = (apiKey: string) => accepts(running.current, apiKey);
+
+describe('enroll: the token forms and the link', () => {
+  it('by --token-file: stores a working key and the server URL, owner-only, and says what comes next', async () => {
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    const tokenFile = join(tempDir(), 'token.txt');
+    writeFileSync(tokenFile, `${device.enrollment_token}\n`, { mode: 0o600 });
+
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token-file', tokenFile, ...common(dir), '--log-level', 'trace']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`Enrolled with ${running.current.url}.`);
+    expect(result.stdout).toContain(`device-agent run --state-dir ${dir}`);
+    expectNoSecrets(result, device.enrollment_token);
+
+    const files = listStateFiles(dir);
+    expect(files.map((f) => [f.path, f.mode]).sort()).toEqual([['api-key', 0o600], ['enrollment.json', 0o600]]);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const apiKey = storedKey(dir);
+    expect(apiKey).toMatch(/^[0-9a-f]{96}$/);
+    expect(JSON.parse(files.find((f) => f.path === 'enrollment.json')!.content!)).toMatchObject({
+      state: 'enrolled',
+      server_url: running.current.url,
+      keystore: 'file',
+    });
+    // No credential anywhere but the key file.
+    for (const file of files.filter((f) => f.path !== 'api-key')) {
+      expect(file.content).not.toContain(apiKey);
+      expect(file.content).not.toContain(device.enrollment_token);
+    }
+    expectNoSecrets(result, apiKey);
+    expect(await serverAccepts(apiKey)).toBe(true);
+    expect((await running.current.showDevice(device.device_id)).state).toBe('ACTIVE');
+  });
+
+  it('by --token - (standard input)', async () => {
+    const { apiKey } = await enrolledDir();
+    expect(await serverAccepts(apiKey)).toBe(true);
+  });
+
+  it('by --token <hex> on the command line', async () => {
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token', device.enrollment_token, ...common(dir)]);
+    expect(result.code, result.stderr).toBe(0);
+    expectNoSecrets(result, device.enrollment_token);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+  });
+
+  it('by DEVICE_AGENT_SERVER, DEVICE_AGENT_TOKEN, DEVICE_AGENT_STATE_DIR and DEVICE_AGENT_KEYSTORE', async () => {
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    const env = agentEnv({
+      DEVICE_AGENT_SERVER: running.current.url,
+      DEVICE_AGENT_TOKEN: device.enrollment_token,
+      DEVICE_AGENT_STATE_DIR: dir,
+      DEVICE_AGENT_KEYSTORE: 'file',
+      DEVICE_AGENT_LOG_LEVEL: 'trace',
+    });
+    const result = await runAgent(['enroll'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expectNoSecrets(result, device.enrollment_token);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+    // A flag overrides the environment: another state directory, untouched token source.
+    const status = await runAgent(['status', '--json'], { env });
+    expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, state_dir: dir });
+  });
+
+  it('by the enrollment link as the single argument', async () => {
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir), '--log-level', 'trace']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`Enrolled with ${running.current.url}.`);
+    expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+  });
+});
+
+describe('enroll: refused tokens and unreachable servers store nothing', () => {
+  it('a used token exits 3 with the advice, and leaves no file', async () => {
+    const { device } = await enrolledDir();
+    const dir = stateDir();
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir), '--log-level', 'trace'], {
+      input: device.enrollment_token,
+    });
+    expectUserError(result, 3, /token invalid, expired or already used: ask for a new one/);
+    expectNoSecrets(result, device.enrollment_token);
+    expect(listStateFiles(dir)).toEqual([]);
+  });
+
+  it('an unknown or expired token exits 3', async () => {
+    const unknown = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(stateDir())], { input: 'f'.repeat(96) });
+    expectUserError(unknown, 3, /already used: ask for a new one/);
+
+    const device = await running.current.createDevice({ tokenTtl: '1s' });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const dir = stateDir();
+    const expired = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: device.enrollment_token });
+    expectUserError(expired, 3, /ask for a new one/);
+    expect(listStateFiles(dir)).toEqual([]);
+  });
+
+  it('a closed port exits 4; the token stays usable', async () => {
+    const device = await running.current.createDevice();
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const dir = stateDir();
+    const result = await runAgent(['enroll', '--server', `http://127.0.0.1:${closedPort}`, '--token', '-', ...common(dir)], {
+      input: device.enrollment_token,
+    });
+    expectUserError(result, 4, /cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*nothing was stored/);
+    expect(listStateFiles(dir)).toEqual([]);
+    await enrolledDir(device); // not spent
+  });
+
+  it('a 503 exits 4', async () => {
+    const stub: Server = createServer((req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' });
+      res.end(JSON.stringify({ error: 'internal_error', message: 'maintenance' }));
+    });
+    await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+    const dir = stateDir();
+    const result = await runAgent(['enroll', '--server', url, '--token', '-', ...common(dir)], { input: 'a'.repeat(96) });
+    expectUserError(result, 4, /the server answered enroll with 503: maintenance/);
+    expect(listStateFiles(dir)).toEqual([]);
+    await new Promise<void>((resolve) => stub.close(() => resolve()));
+  });
+});
+
+describe.concurrent('enroll: every input rule exits 2 before any request', () => {
+  const token = 'ab'.repeat(48);
+  const goodLink = (server: string, t = token) => `${LINK_SCHEME}://enroll?server=${encodeURIComponent(server)}&token=${t}`;
+
+  it.each<[string, (target: string, tokenFile: string) => { args: string[]; input?: string; env?: NodeJS.ProcessEnv }, RegExp]>([
+    ['http on a non-loopback host', () => ({ args: ['--server', 'http://agents.example.com', '--token', token] }), /plain http is allowed only for loopback/],
+    ['a scheme other than https', () => ({ args: ['--server', 'ftp://127.0.0.1', '--token', token] }), /scheme must be https/],
+    ['a server URL with a path', (t) => ({ args: ['--server', `${t}/api/agent/v1`, '--token', token] }), /must not have a path/],
+    ['a server URL with a query', (t) => ({ args: ['--server', `${t}/?next=1`, '--token', token] }), /must not have a query/],
+    ['a server URL with a fragment', (t) => ({ args: ['--server', `${t}#x`, '--token', token] }), /must not have a fragment/],
+    ['a server URL with userinfo', (t) => ({ args: ['--server', t.replace('//', '//admin:pw@'), '--token', token] }), /user name or password/],
+    ['a server without scheme', () => ({ args: ['--server', 'agents.example.com', '--token', token] }), /has no scheme/],
+    ['a short token', (t) => ({ args: ['--server', t, '--token', token.slice(1)] }), /from --token: .*95 characters/],
+    ['a non-hex token', (t) => ({ args: ['--server', t, '--token', `${token.slice(1)}z`] }), /not all hexadecimal/],
+    ['a bad token on standard input', (t) => ({ args: ['--server', t, '--token', '-'], input: 'nope\n' }), /from standard input/],
+    ['an empty standard input', (t) => ({ args: ['--server', t, '--token', '-'], input: '' }), /from standard input: .*it is empty/],
+    ['a bad token file', (t, file) => ({ args: ['--server', t, '--token-file', file] }), /from --token-file/],
+    ['a missing token file', (t) => ({ args: ['--server', t, '--token-file', '/nonexistent/token'] }), /cannot read the token file .*ENOENT/],
+    ['a directory as token file', (t) => ({ args: ['--server', t, '--token-file', '/tmp'] }), /cannot read the token file \/tmp: not a regular file/],
+    ['a bad DEVICE_AGENT_TOKEN', (t) => ({ args: [], env: { DEVICE_AGENT_SERVER: t, DEVICE_AGENT_TOKEN: 'x' } }), /from DEVICE_AGENT_TOKEN/],
+    ['a bad DEVICE_AGENT_SERVER', () => ({ args: ['--token', token], env: { DEVICE_AGENT_SERVER: 'http://example.com' } }), /only for loopback/],
+    ['no server', () => ({ args: ['--token', token] }), /missing the server/],
+    ['no token', (t) => ({ args: ['--server', t] }), /missing the enrollment token/],
+    ['both --token and --token-file', (t, file) => ({ args: ['--server', t, '--token', token, '--token-file', file] }), /not both/],
+    ['the link and --server', (t) => ({ args: [goodLink(t), '--server', t] }), /either the enrollment link or --server/],
+    ['the link and --token', (t) => ({ args: [goodLink(t), '--token', token] }), /either the enrollment link or --server/],
+    ['a link with another host', (t) => ({ args: [goodLink(t).replace('//enroll', '//login')] }), /host must be "enroll"/],
+    ['a link with another scheme', (t) => ({ args: [goodLink(t).replace(LINK_SCHEME, 'https')] }), /scheme must be device-agent/],
+    ['a link with an extra parameter', (t) => ({ args: [`${goodLink(t)}&redirect=x`] }), /only the "server" and "token" parameters/],
+    ['a link with the token twice', (t) => ({ args: [`${goodLink(t)}&token=${token}`] }), /"token" parameter must appear exactly once/],
+    ['a link without server', () => ({ args: [`${LINK_SCHEME}://enroll?token=${token}`] }), /"server" parameter must appear exactly once/],
+    ['a link to plain http elsewhere', () => ({ args: [goodLink('http://agents.example.com')] }), /only for loopback/],
+    ['a link with a short token', (t) => ({ args: [goodLink(t, token.slice(2))] }), /from the enrollment link: .*94 characters/],
+    ['an unknown key store', (t) => ({ args: ['--server', t, '--token', token, '--keystore', 'vault'] }), /argument 'vault' is invalid/],
+    ['an unknown option carrying the token', (t) => ({ args: ['--server', t, `--tokn=${token}`] }), /unknown option '--tokn=\[redacted\]'/],
+    ['an unreadable CA file', (t) => ({ args: ['--server', t, '--token', token, '--ca-file', '/nonexistent.pem'] }), /cannot read the CA file/],
+    ['a CA file without certificate', (t, file) => ({ args: ['--server', t, '--token', token, '--ca-file', file] }), /contains no PEM certificate/],
+  ])('%s', async (_label, build, message) => {
+    const badTokenFile = join(tempDir(), 'token');
+    writeFileSync(badTokenFile, 'not-a-token\n');
+    const recorder = await startConnectionRecorder();
+    const { args, input, env } = build(recorder.url, badTokenFile);
+    const dir = stateDir();
+    // The recorder is also every proxy: a request to any host would reach it.
+    const result = await runAgent(['enroll', ...args, '--state-dir', dir, '--keystore', 'file', '--log-level', 'trace'], {
+      input,
+      env: agentEnv({ HTTP_PROXY: recorder.url, HTTPS_PROXY: recorder.url, ...env }),
+    });
+    expectUserError(result, 2, message);
+    expectNoSecrets(result, token);
+    expect(recorder.connections).toBe(0);
+    await recorder.stop();
+    expect(existsSync(dir) ? listStateFiles(dir) : []).toEqual([]);
+  });
+});
+
+describe('enroll: existing enrollments and concurrency', () => {
+  it('refuses to enroll over an enrollment, without spending the token; --force replaces it', async () => {
+    const { dir, apiKey: oldKey } = await enrolledDir();
+    const next = await running.current.createDevice();
+
+    const refused = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: next.enrollment_token });
+    expectUserError(refused, 2, /already enrolled with http:\/\/127\.0\.0\.1:\d+ .*--force/);
+    expect(storedKey(dir)).toBe(oldKey);
+
+    const forced = await runAgent(['enroll', '--force', '--server', running.current.url, '--token', '-', ...common(dir)], { input: next.enrollment_token });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toContain(`Replaced the previous enrollment with ${running.current.url} (the server revoked the API key).`);
+    const newKey = storedKey(dir);
+    expect(newKey).not.toBe(oldKey);
+    expect(await serverAccepts(oldKey)).toBe(false);
+    expect(await serverAccepts(newKey)).toBe(true);
+  });
+
+  it('serialises concurrent enrollments of one state directory: one wins, the other is refused unspent', async () => {
+    const [first, second] = await Promise.all([running.current.createDevice(), running.current.createDevice()]);
+    const dir = stateDir();
+    const results = await Promise.all(
+      [first, second].map((device) =>
+        runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: device.enrollment_token }),
+      ),
+    );
+    expect(results.map((r) => r.code).sort()).toEqual([0, 2]);
+    const loser = results.findIndex((r) => r.code === 2);
+    expect(results[loser]!.stderr).toMatch(/already enrolled/);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+    // The refused token was never sent: it still enrolls elsewhere.
+    await enrolledDir([first, second][loser]);
+    expect(listStateFiles(dir).map((f) => f.path).sort()).toEqual(['api-key', 'enrollment.json']);
+  });
+
+  it('cleans up after an enrollment killed mid-flight', async () => {
+    const proxy = await startFaultProxy(running.current.url);
+    proxy.add({ route: 'enroll', fault: { kind: 'delay', ms: 10_000 } });
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    const child = spawn(process.execPath, [AGENT_BIN, 'enroll', '--server', proxy.url, '--token', device.enrollment_token, ...common(dir)], {
+      env: agentEnv(),
+      stdio: 'ignore',
+    });
+    await proxy.waitFor((seen) => seen.some((r) => r.route === 'enroll'));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8')).state).toBe('enrolling');
+    await proxy.stop();
+
+    const status = await runAgent(['status', '--json', ...common(dir)]);
+    expect(status.code).toBe(5);
+    expect(JSON.parse(status.stdout).enrolled).toBe(false);
+    const again = await running.current.createDevice();
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: again.enrollment_token });
+    expect(result.code, result.stderr).toBe(0);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+  });
+});
