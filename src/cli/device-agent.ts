@@ -114,6 +114,18 @@ addCommonOptions(
     process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);
   });
 
+// check
+program
+  .command('check')
+  .description('run the posture checks on this machine and print what would be reported (sends nothing)')
+  .option('--json', 'print a JSON array of posture results {check_key, status, evidence, observed_at}')
+  .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
+  .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
+  .addHelpText('after', '\nExit code 0 whatever the statuses; 2 for an unknown check key or an unusable policy file.')
+  .action(async (options) => {
+    process.exitCode = await (await import('./commands/check')).default(options);
+  });
+
 program.parseAsync(process.argv).catch(async (err: unknown) => {
   const failure = describeFailure(err);
   if (failure.message !== null) process.stderr.write(redactCredentials(`device-agent: ${failure.message}\n`));
