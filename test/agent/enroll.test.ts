@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { LINK_SCHEME } from '../../src/protocol/schemas';
 import { AGENT_BIN, agentEnv, listStateFiles, runAgent, startConnectionRecorder, tempDir } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
+import { startConnectProxy } from './connectProxy';
 import { common, enrolledDir as enrollIn, expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, storedKey, useServer } from './cliHelpers';
 import type { CreatedDevice } from '../support/server';
 
@@ -91,6 +92,32 @@ describe('enroll: the token forms and the link', () => {
     expect(result.stdout).toContain(`Enrolled with ${running.current.url}.`);
     expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
     expect(await serverAccepts(storedKey(dir))).toBe(true);
+  });
+});
+
+describe('enroll through a proxy', () => {
+  it('tunnels through HTTP_PROXY, and goes direct for hosts in NO_PROXY', async () => {
+    const proxy = await startConnectProxy();
+    const authority = new URL(running.current.url).host;
+
+    const viaProxy = await running.current.createDevice();
+    const dir = stateDir();
+    const proxied = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
+      input: viaProxy.enrollment_token,
+      env: agentEnv({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }),
+    });
+    expect(proxied.code, proxied.stderr).toBe(0);
+    expect(proxy.tunnels).toEqual([authority]);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+
+    const direct = await running.current.createDevice();
+    const bypass = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(stateDir())], {
+      input: direct.enrollment_token,
+      env: agentEnv({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }),
+    });
+    expect(bypass.code, bypass.stderr).toBe(0);
+    expect(proxy.tunnels).toEqual([authority]);
+    await proxy.stop();
   });
 });
 
