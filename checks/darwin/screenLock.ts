@@ -167,10 +167,12 @@ export const screenLock = defineCheck({
   async collect(ctx): Promise<ScreenLockFacts> {
     const user = await consoleUser(ctx);
     if (user.state !== 'user') return { user };
+    // A short name never holds "/", but the path is built from scutil's text: check, do not assume.
+    const userProfile = /^[^/\0]+$/.test(user.name) && user.name !== '..' ? `${MANAGED_PREFERENCES}/${user.name}/com.apple.screensaver.plist` : undefined;
     const [lock, idleTime, managedUser, managedComputer, pmset] = await Promise.all([
       runAsUser(ctx, user, SYSADMINCTL, ['-screenLock', 'status']),
       runAsUser(ctx, user, DEFAULTS, ['-currentHost', 'read', 'com.apple.screensaver', 'idleTime']),
-      readPlistFile(ctx, `${MANAGED_PREFERENCES}/${user.name}/com.apple.screensaver.plist`),
+      userProfile ? readPlistFile(ctx, userProfile) : ({ state: 'unreadable', reason: 'parse_error' } as const),
       readPlistFile(ctx, `${MANAGED_PREFERENCES}/com.apple.screensaver.plist`),
       ctx.host.run(PMSET, ['-g', 'custom']),
     ]);
