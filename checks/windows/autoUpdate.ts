@@ -1,0 +1,96 @@
+// AUTO_UPDATE on Windows (research §6.4): Windows Update Group Policy (NoAutoUpdate, AUOptions),
+// the MDM Update CSP (AllowAutoUpdate) and the start types of wuauserv and UsoSvc. Without any
+// policy Windows 10/11 download and install automatically. wuauserv is a demand/trigger-start
+// service that is stopped most of the time: only *disabled* services count against the machine.
+import type { Policy } from '../policy';
+import { defineCheck, type Evidence, type Verdict } from '../types';
+import { fail, pass, unknown } from '../verdict';
+import { probeServices, regNumber, regString, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type RegistryValues, type Section, type ServiceFacts } from './probe';
+
+export interface AutoUpdateFacts {
+  auPolicy: Section<RegistryValues | null>;
+  updateCsp: Section<RegistryValues | null>;
+  pause: Section<RegistryValues | null>;
+  services: Section<ServiceFacts[]>;
+}
+
+/** PauseUpdatesExpiryTime as Windows writes it: an ISO 8601 UTC timestamp. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
+
+export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: Date): Verdict {
+  const evidence: Evidence = { source: 'registry' };
+  const { auPolicy, updateCsp, services } = facts;
+  if (!auPolicy.ok) return sectionUnknown(auPolicy, evidence);
+  if (!updateCsp.ok) return sectionUnknown(updateCsp, evidence);
+  if (!services.ok) return sectionUnknown(services, evidence);
+
+  const noAutoUpdate = regNumber(auPolicy.value, 'NoAutoUpdate');
+  const auOptions = regNumber(auPolicy.value, 'AUOptions');
+  const useWsus = regNumber(auPolicy.value, 'UseWUServer');
+  const allowAutoUpdate = regNumber(updateCsp.value, 'AllowAutoUpdate');
+  if (noAutoUpdate === 'invalid' || auOptions === 'invalid' || allowAutoUpdate === 'invalid') return unknown('unexpected_value', evidence);
+  Object.assign(evidence, { no_auto_update: noAutoUpdate, au_options: auOptions, allow_auto_update_csp: allowAutoUpdate, wsus: useWsus === 1 });
+
+  const service = (name: string) => services.value.find((s) => s.Name === name);
+  const wuauserv = service('wuauserv');
+  const usoSvc = service('UsoSvc');
+  evidence.wuauserv_start = wuauserv ? startType(wuauserv) : 'not_installed';
+  if (wuauserv) evidence.wuauserv_status = serviceState(wuauserv);
+  evidence.usosvc_start = usoSvc ? startType(usoSvc) : 'not_installed';
+
+  if (facts.pause.ok) {
+    const until = regString(facts.pause.value, 'PauseUpdatesExpiryTime');
+    if (typeof until === 'string' && ISO_TIME.test(until) && Date.parse(until) > now.getTime()) evidence.paused_until = until.slice(0, 10);
+  }
+
+  // Any source that positively turns automatic updates off decides.
+  if (noAutoUpdate === 1) return fail({ ...evidence, rule: 'no_auto_update' });
+  if (allowAutoUpdate === 5) return fail({ ...evidence, rule: 'csp_auto_update_off' });
+  if (!wuauserv) return fail({ ...evidence, rule: 'wuauserv_not_installed' });
+  if (startType(wuauserv) === 'disabled') return fail({ ...evidence, rule: 'wuauserv_disabled' });
+  if (usoSvc && startType(usoSvc) === 'disabled') return fail({ ...evidence, rule: 'usosvc_disabled' });
+  if (noAutoUpdate !== null && noAutoUpdate !== 0) return unknown('unexpected_value', { ...evidence, value: 'NoAutoUpdate' });
+
+  // AUOptions (Group Policy): 2 notify before download, 3 download and notify, 4 scheduled install,
+  // 5 local administrator chooses, 7 notify for install and restart (Server).
+  switch (auOptions) {
+    case 2:
+      return fail({ ...evidence, rule: 'notify_before_download' });
+    case 3:
+      return policy.autoUpdate.acceptDownloadOnly
+        ? pass({ ...evidence, rule: 'download_only_accepted' })
+        : fail({ ...evidence, rule: 'download_only' });
+    case 4:
+    case 7:
+      return pass({ ...evidence, rule: 'automatic_install' });
+    case 5:
+      return unknown('local_admin_chooses', evidence);
+    case null:
+      break;
+    default:
+      return unknown('unexpected_value', { ...evidence, value: 'AUOptions' });
+  }
+
+  // Update CSP (Intune): 0 notify before download, 1-4 automatic install, 5 off (handled above).
+  if (allowAutoUpdate === 0) return fail({ ...evidence, rule: 'notify_before_download' });
+  if (allowAutoUpdate !== null && allowAutoUpdate >= 1 && allowAutoUpdate <= 4) return pass({ ...evidence, rule: 'automatic_install' });
+  if (allowAutoUpdate !== null) return unknown('unexpected_value', { ...evidence, value: 'AllowAutoUpdate' });
+
+  // No policy at all and services not disabled: the Windows 10/11 default installs automatically.
+  return pass({ ...evidence, source: 'default', rule: 'default' });
+}
+
+export const autoUpdateCheck = defineCheck<AutoUpdateFacts>({
+  key: 'AUTO_UPDATE',
+  platform: 'WINDOWS',
+  async collect(ctx) {
+    const probe = await windowsProbe(ctx);
+    return {
+      auPolicy: registryKey(probe, 'auPolicy'),
+      updateCsp: registryKey(probe, 'updateCsp'),
+      pause: registryKey(probe, 'updatePause'),
+      services: probeServices(probe),
+    };
+  },
+  evaluate: evaluateAutoUpdate,
+});

@@ -1,0 +1,49 @@
+// OS_VERSION on Windows: build, patch level (UBR), feature update and edition from the registry
+// (research §5.4), judged by the shared lifecycle rule with the policy's build floor.
+import type { Policy } from '../policy';
+import { judgeRelease } from '../release';
+import { defineCheck, type Verdict } from '../types';
+import { unknown } from '../verdict';
+import { windowsRelease } from './osRelease';
+import { registryKey, sectionUnknown, windowsProbe, type RegistryValues, type Section } from './probe';
+
+export interface OsVersionFacts {
+  currentVersion: Section<RegistryValues | null>;
+}
+
+export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
+  const base = { source: 'registry' };
+  const { currentVersion } = facts;
+  if (!currentVersion.ok) return sectionUnknown(currentVersion, base);
+  const release = currentVersion.value === null ? null : windowsRelease(currentVersion.value);
+  if (release === null) return unknown('unrecognized_version', base);
+  const releaseFacts = {
+    ...base,
+    name: release.name,
+    build: release.build,
+    ubr: release.ubr,
+    display_version: release.displayVersion,
+    edition: release.edition,
+    installation_type: release.installationType,
+  };
+  return judgeRelease(
+    {
+      product: release.lifecycleProduct ?? 'windows-unrecognized-edition',
+      cycle: release.cycle ?? release.displayVersion ?? String(release.build),
+      version: release.ubr === null ? String(release.build) : `${release.build}.${release.ubr}`,
+      facts: releaseFacts,
+    },
+    { minimum: String(policy.osVersion.minimum.WINDOWS.minBuild), acceptExtendedSupport: policy.osVersion.acceptExtendedSupport.windowsEsu },
+    policy,
+    now,
+  );
+}
+
+export const osVersionCheck = defineCheck<OsVersionFacts>({
+  key: 'OS_VERSION',
+  platform: 'WINDOWS',
+  async collect(ctx) {
+    return { currentVersion: registryKey(await windowsProbe(ctx), 'os') };
+  },
+  evaluate: evaluateOsVersion,
+});

@@ -1,0 +1,375 @@
+// The one PowerShell process a Windows posture cycle starts (plus the secedit.exe it runs): it
+// gathers every registry value, service state and CIM/WMI fact the nine checks need and prints
+// them as one JSON document, which the checks share through ctx.shared(). Each section fails on its
+// own (`{ok:false,error}`), so a denied BitLocker query never hides the firewall state.
+import { z } from 'zod';
+import type { CheckContext, Evidence, Reason, Verdict } from '../types';
+import { unknown } from '../verdict';
+import { PRELUDE, runPowerShellJson } from './powershell';
+
+/** Loading the NetSecurity/Defender modules and the CIM calls take a few seconds on a slow laptop. */
+export const PROBE_TIMEOUT_MS = 25_000;
+
+/** Screen-lock values per user hive (REG_SZ strings), in the policy key and in the user's own key. */
+const DESKTOP_VALUES = `@('ScreenSaveActive', 'ScreenSaverIsSecure', 'ScreenSaveTimeOut', 'SCRNSAVE.EXE')`;
+
+/** Power settings (powercfg aliases CONSOLELOCK and STANDBYIDLE) and their Group Policy keys. */
+export const CONSOLE_LOCK_GUID = '0e796bdb-100d-47d6-a2d5-f7d2daa51f51';
+export const STANDBY_IDLE_GUID = '29f6c1db-86da-48c5-9fdb-f2b67b1f44da';
+
+/** Services whose start type (registry) and state (Win32_Service) the checks read. */
+export const PROBE_SERVICES = ['MpsSvc', 'W32Time', 'wuauserv', 'UsoSvc', 'TermService', 'sshd', 'WinRM'] as const;
+
+export const PROBE_SCRIPT = `${PRELUDE}
+$registryReads = [ordered]@{
+  os = @('SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion', 'CurrentBuild', 'CurrentBuildNumber', 'UBR', 'DisplayVersion', 'ReleaseId', 'EditionID', 'ProductName', 'InstallationType')
+  systemPolicy = @('SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System', 'InactivityTimeoutSecs')
+  winlogon = @('SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon', 'ScreenSaverGracePeriod')
+  consoleLockPolicy = @('SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${CONSOLE_LOCK_GUID}', 'ACSettingIndex', 'DCSettingIndex')
+  standbyIdlePolicy = @('SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${STANDBY_IDLE_GUID}', 'ACSettingIndex', 'DCSettingIndex')
+  firewallPolicyDomain = @('SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction')
+  firewallPolicyPrivate = @('SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PrivateProfile', 'EnableFirewall', 'DefaultInboundAction')
+  firewallPolicyPublic = @('SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction')
+  firewallLocalDomain = @('SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction')
+  firewallLocalPrivate = @('SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\StandardProfile', 'EnableFirewall', 'DefaultInboundAction')
+  firewallLocalPublic = @('SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction')
+  w32time = @('SYSTEM\\CurrentControlSet\\Services\\W32Time\\Parameters', 'Type', 'NtpServer')
+  w32timePolicy = @('SOFTWARE\\Policies\\Microsoft\\W32Time\\Parameters', 'Type', 'NtpServer')
+  ntpClient = @('SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\NtpClient', 'Enabled')
+  ntpClientPolicy = @('SOFTWARE\\Policies\\Microsoft\\W32Time\\TimeProviders\\NtpClient', 'Enabled')
+  vmicTimeProvider = @('SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\VMICTimeProvider', 'Enabled')
+  auPolicy = @('SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU', 'NoAutoUpdate', 'AUOptions', 'UseWUServer')
+  updateCsp = @('SOFTWARE\\Microsoft\\PolicyManager\\current\\device\\Update', 'AllowAutoUpdate')
+  updatePause = @('SOFTWARE\\Microsoft\\WindowsUpdate\\UX\\Settings', 'PauseUpdatesExpiryTime')
+  rdpPolicy = @('SOFTWARE\\Policies\\Microsoft\\Windows NT\\Terminal Services', 'fDenyTSConnections', 'UserAuthentication')
+  rdp = @('SYSTEM\\CurrentControlSet\\Control\\Terminal Server', 'fDenyTSConnections')
+  rdpTcp = @('SYSTEM\\CurrentControlSet\\Control\\Terminal Server\\WinStations\\RDP-Tcp', 'PortNumber', 'UserAuthentication')
+  deviceLock = @('SOFTWARE\\Microsoft\\PolicyManager\\current\\device\\DeviceLock', 'DevicePasswordEnabled', 'MinDevicePasswordLength')
+}
+$registry = [ordered]@{}
+foreach ($read in $registryReads.GetEnumerator()) {
+  $path = $read.Value[0]
+  $names = $read.Value[1..($read.Value.Length - 1)]
+  $registry[$read.Key] = Invoke-Section { Read-Key $HKLM $path $names }
+}
+
+$services = Invoke-ListSection {
+  $names = @(${PROBE_SERVICES.map((name) => `'${name}'`).join(', ')})
+  $filter = ($names | ForEach-Object { 'Name=''{0}''' -f $_ }) -join ' OR '
+  $states = @{}
+  foreach ($s in @(Get-CimInstance -ClassName Win32_Service -Filter $filter)) { $states[$s.Name] = $s.State }
+  foreach ($name in $names) {
+    $config = Read-Key $HKLM ('SYSTEM\\CurrentControlSet\\Services\\' + $name) @('Start')
+    if ($null -eq $config) { continue }
+    $triggers = $HKLM.OpenSubKey('SYSTEM\\CurrentControlSet\\Services\\' + $name + '\\TriggerInfo')
+    if ($null -ne $triggers) { $triggers.Close() }
+    [ordered]@{ Name = $name; Start = $config['Start']; Triggered = ($null -ne $triggers); State = $states[$name] }
+  }
+}
+
+$userHives = Invoke-ListSection {
+  $users = [Microsoft.Win32.RegistryKey]::OpenBaseKey('Users', 'Registry64')
+  foreach ($sid in $users.GetSubKeyNames()) {
+    if ($sid.EndsWith('_Classes')) { continue }
+    [ordered]@{
+      Sid = $sid
+      Policy = (Read-Key $users ($sid + '\\Software\\Policies\\Microsoft\\Windows\\Control Panel\\Desktop') ${DESKTOP_VALUES})
+      User = (Read-Key $users ($sid + '\\Control Panel\\Desktop') ${DESKTOP_VALUES})
+    }
+  }
+}
+
+$power = Invoke-Section {
+  $plan = @(Get-CimInstance -Namespace root/cimv2/power -ClassName Win32_PowerPlan -Filter 'IsActive = TRUE')[0]
+  if ($null -eq $plan) { return $null }
+  $planGuid = $plan.InstanceID.Substring($plan.InstanceID.LastIndexOf('\\') + 1)
+  $values = [ordered]@{}
+  foreach ($setting in @(@('ConsoleLock', '{${CONSOLE_LOCK_GUID}}'), @('StandbyIdle', '{${STANDBY_IDLE_GUID}}'))) {
+    foreach ($source in @('AC', 'DC')) {
+      $id = 'Microsoft:PowerSettingDataIndex\\{0}\\{1}\\{2}' -f $planGuid, $source, $setting[1]
+      $index = @(Get-CimInstance -Namespace root/cimv2/power -ClassName Win32_PowerSettingDataIndex -Filter ('InstanceID = ''{0}''' -f $id.Replace('\\', '\\\\')))[0]
+      $values[$source + $setting[0]] = if ($null -eq $index) { $null } else { [int64]$index.SettingIndexValue }
+    }
+  }
+  $values
+}
+
+$computer = Invoke-Section {
+  $system = @(Get-CimInstance -ClassName Win32_ComputerSystem)[0]
+  $joinInfo = $HKLM.OpenSubKey('SYSTEM\\CurrentControlSet\\Control\\CloudDomainJoin\\JoinInfo')
+  $entraJoined = $false
+  if ($null -ne $joinInfo) { $entraJoined = $joinInfo.SubKeyCount -gt 0; $joinInfo.Close() }
+  [ordered]@{ PartOfDomain = [bool]$system.PartOfDomain; EntraJoined = $entraJoined }
+}
+
+$firewallProfiles = Invoke-ListSection {
+  foreach ($p in @(Get-NetFirewallProfile -PolicyStore ActiveStore)) {
+    [ordered]@{ Name = [string]$p.Name; Enabled = [string]$p.Enabled; DefaultInboundAction = [string]$p.DefaultInboundAction }
+  }
+}
+
+function Get-SecurityCenterProducts([string]$ClassName) {
+  foreach ($p in @(Get-CimInstance -Namespace root/SecurityCenter2 -ClassName $ClassName)) {
+    [ordered]@{ displayName = [string]$p.displayName; productState = [int64]$p.productState }
+  }
+}
+$antivirusProducts = Invoke-ListSection { Get-SecurityCenterProducts 'AntiVirusProduct' }
+$firewallProducts = Invoke-ListSection { Get-SecurityCenterProducts 'FirewallProduct' }
+
+$defender = Invoke-Section {
+  $s = Get-MpComputerStatus
+  [ordered]@{
+    AMRunningMode = $s.AMRunningMode
+    AMServiceEnabled = $s.AMServiceEnabled
+    AntivirusEnabled = $s.AntivirusEnabled
+    RealTimeProtectionEnabled = $s.RealTimeProtectionEnabled
+    AntivirusSignatureAge = $s.AntivirusSignatureAge
+    DefenderSignaturesOutOfDate = $s.DefenderSignaturesOutOfDate
+    IsTamperProtected = $s.IsTamperProtected
+  }
+}
+
+# Methods, not the cached ProtectionStatus property, which osquery found stale on build 26100.
+$bitlocker = Invoke-ListSection {
+  foreach ($v in @(Get-CimInstance -Namespace root/CIMV2/Security/MicrosoftVolumeEncryption -ClassName Win32_EncryptableVolume)) {
+    $protection = Invoke-CimMethod -InputObject $v -MethodName GetProtectionStatus
+    $conversion = Invoke-CimMethod -InputObject $v -MethodName GetConversionStatus
+    $method = Invoke-CimMethod -InputObject $v -MethodName GetEncryptionMethod
+    $protectors = Invoke-CimMethod -InputObject $v -MethodName GetKeyProtectors
+    $types = New-Object System.Collections.Generic.List[int]
+    foreach ($id in @($protectors.VolumeKeyProtectorID)) {
+      if ($null -eq $id) { continue }
+      $types.Add([int](Invoke-CimMethod -InputObject $v -MethodName GetKeyProtectorType -Arguments @{ VolumeKeyProtectorID = $id }).KeyProtectorType)
+    }
+    [ordered]@{
+      DriveLetter = $v.DriveLetter
+      VolumeType = $v.VolumeType
+      ProtectionStatus = $protection.ProtectionStatus
+      ConversionStatus = $conversion.ConversionStatus
+      EncryptionPercentage = $conversion.EncryptionPercentage
+      EncryptionMethod = $method.EncryptionMethod
+      KeyProtectorTypes = $types.ToArray()
+      ReturnValues = @($protection.ReturnValue, $conversion.ReturnValue, $method.ReturnValue, $protectors.ReturnValue)
+    }
+  }
+}
+
+$listeningPorts = Invoke-ListSection {
+  Get-NetTCPConnection | Where-Object { [string]$_.State -eq 'Listen' } | ForEach-Object { [int]$_.LocalPort } | Sort-Object -Unique
+}
+
+# secedit writes the local security policy as a UTF-16 INF; only [System Access] is kept.
+$secedit = Invoke-Section {
+  $inf = [System.IO.Path]::GetTempFileName()
+  try {
+    # Windows PowerShell turns a native command's stderr into errors: let secedit's through.
+    $ErrorActionPreference = 'Continue'
+    $null = & (Join-Path ([Environment]::SystemDirectory) 'secedit.exe') /export /areas SECURITYPOLICY /cfg $inf /quiet 2>$null
+    $exitCode = $LASTEXITCODE
+    $ErrorActionPreference = 'Stop'
+    $lines = New-Object System.Collections.Generic.List[string]
+    $inSection = $false
+    foreach ($line in [System.IO.File]::ReadAllLines($inf)) {
+      if ($line -match '^\\s*\\[') { $inSection = $line.Trim() -eq '[System Access]'; continue }
+      if ($inSection) { $lines.Add($line) }
+    }
+    [ordered]@{ ExitCode = $exitCode; SystemAccess = $lines.ToArray() }
+  } finally { Remove-Item -LiteralPath $inf -Force -ErrorAction SilentlyContinue }
+}
+
+# NetUserModalsGet through ADSI: the local minimum length without administrator rights.
+$accountPolicy = Invoke-Section {
+  $machine = [ADSI]('WinNT://' + [Environment]::MachineName + ',computer')
+  [ordered]@{ MinPasswordLength = [int]$machine.MinPasswordLength.Value }
+}
+
+$principal = [Security.Principal.WindowsPrincipal][Security.Principal.WindowsIdentity]::GetCurrent()
+Write-Json ([ordered]@{
+  schema = 1
+  elevated = $principal.IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
+  systemDrive = $env:SystemDrive
+  registry = $registry
+  services = $services
+  userHives = $userHives
+  power = $power
+  computer = $computer
+  firewallProfiles = $firewallProfiles
+  antivirusProducts = $antivirusProducts
+  firewallProducts = $firewallProducts
+  defender = $defender
+  bitlocker = $bitlocker
+  listeningPorts = $listeningPorts
+  secedit = $secedit
+  accountPolicy = $accountPolicy
+})
+`;
+
+// ---- Parsing the document --------------------------------------------------------------------
+
+const SectionEnvelope = z.union([
+  z.object({ ok: z.literal(true), value: z.unknown() }),
+  z.object({ ok: z.literal(false), error: z.string().max(200) }),
+]);
+
+const ProbeDocument = z.object({
+  schema: z.literal(1),
+  elevated: z.boolean(),
+  systemDrive: z.string().nullable(),
+  registry: z.record(z.string(), SectionEnvelope),
+  services: SectionEnvelope,
+  userHives: SectionEnvelope,
+  power: SectionEnvelope,
+  computer: SectionEnvelope,
+  firewallProfiles: SectionEnvelope,
+  antivirusProducts: SectionEnvelope,
+  firewallProducts: SectionEnvelope,
+  defender: SectionEnvelope,
+  bitlocker: SectionEnvelope,
+  listeningPorts: SectionEnvelope,
+  secedit: SectionEnvelope,
+  accountPolicy: SectionEnvelope,
+});
+type ProbeDocument = z.infer<typeof ProbeDocument>;
+export type SectionName = Exclude<keyof ProbeDocument, 'schema' | 'elevated' | 'systemDrive' | 'registry'>;
+
+export type Probe = { ok: true; doc: ProbeDocument } | { ok: false; reason: Reason };
+
+/** One section's facts, or why they are missing (`error` is the locale-free kind the script reported). */
+export type Section<T> = { ok: true; value: T } | { ok: false; reason: Reason; error?: string };
+
+/** UNKNOWN for a section that could not be read, with the script's error kind as evidence. */
+export function sectionUnknown(section: { reason: Reason; error?: string }, evidence: Evidence): Verdict {
+  return unknown(section.reason, section.error ? { ...evidence, probe_error: section.error } : evidence);
+}
+
+export function parseProbe(json: unknown): Probe {
+  const parsed = ProbeDocument.safeParse(json);
+  return parsed.success ? { ok: true, doc: parsed.data } : { ok: false, reason: 'parse_error' };
+}
+
+/** Runs the probe once per cycle; every Windows check reads its sections. */
+export function windowsProbe(ctx: CheckContext): Promise<Probe> {
+  return ctx.shared('windows:probe', async () => {
+    const result = await runPowerShellJson(ctx.host, PROBE_SCRIPT, PROBE_TIMEOUT_MS);
+    return result.ok ? parseProbe(result.json) : { ok: false, reason: result.reason };
+  });
+}
+
+/** The UNKNOWN/NOT_APPLICABLE reason for an error kind the script reported. */
+export function sectionErrorReason(error: string): Reason {
+  switch (error) {
+    case 'access_denied':
+    case 'cim_AccessDenied':
+      return 'permission_denied';
+    case 'cim_InvalidNamespace':
+    case 'cim_InvalidClass':
+      return 'not_available';
+    case 'command_not_found':
+      return 'command_not_found';
+    default:
+      return 'check_error';
+  }
+}
+
+function fromEnvelope<T>(envelope: z.infer<typeof SectionEnvelope> | undefined, schema: z.ZodType<T>): Section<T> {
+  if (envelope === undefined) return { ok: false, reason: 'parse_error' };
+  if (!envelope.ok) return { ok: false, reason: sectionErrorReason(envelope.error), error: envelope.error };
+  const parsed = schema.safeParse(envelope.value);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, reason: 'parse_error' };
+}
+
+export function probeSection<T>(probe: Probe, name: SectionName, schema: z.ZodType<T>): Section<T> {
+  return probe.ok ? fromEnvelope(probe.doc[name], schema) : { ok: false, reason: probe.reason };
+}
+
+/** Registry values as .NET returns them: DWORD/QWORD numbers, REG_SZ strings, REG_MULTI_SZ string arrays. */
+export const RegistryValues = z.record(z.string(), z.union([z.number(), z.string(), z.array(z.union([z.string(), z.number()]))]));
+export type RegistryValues = z.infer<typeof RegistryValues>;
+
+/** The values present under one key; null when the key does not exist (for policy keys: not configured). */
+export function registryKey(probe: Probe, name: string): Section<RegistryValues | null> {
+  return probe.ok ? fromEnvelope(probe.doc.registry[name], RegistryValues.nullable()) : { ok: false, reason: probe.reason };
+}
+
+/** A registry number: a DWORD as unsigned (.NET hands DWORDs over as signed Int32), or a REG_SZ of digits. */
+export function asNumber(value: unknown): number | null | 'invalid' {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'number') return Number.isInteger(value) ? (value < 0 ? value + 2 ** 32 : value) : 'invalid';
+  if (typeof value === 'string' && /^\s*\d{1,10}\s*$/.test(value)) return Number(value);
+  return 'invalid';
+}
+
+export function asText(value: unknown): string | null | 'invalid' {
+  if (value === undefined || value === null) return null;
+  return typeof value === 'string' ? value : 'invalid';
+}
+
+export const regNumber = (values: RegistryValues | null, name: string) => asNumber(values?.[name]);
+export const regString = (values: RegistryValues | null, name: string) => asText(values?.[name]);
+
+/** Whether the probe ran with administrator rights (SYSTEM counts): some sources need them. */
+export function probeElevated(probe: Probe): boolean | null {
+  return probe.ok ? probe.doc.elevated : null;
+}
+
+export const ComputerFacts = z.object({
+  /** Win32_ComputerSystem.PartOfDomain: joined to Active Directory. */
+  PartOfDomain: z.boolean(),
+  /** HKLM\SYSTEM\CurrentControlSet\Control\CloudDomainJoin\JoinInfo has an entry: joined to Entra ID. */
+  EntraJoined: z.boolean(),
+});
+export type ComputerFacts = z.infer<typeof ComputerFacts>;
+
+export function probeComputer(probe: Probe): Section<ComputerFacts> {
+  return probeSection(probe, 'computer', ComputerFacts);
+}
+
+export const ServiceFacts = z.object({
+  Name: z.string(),
+  /** Registry Start: 2 automatic, 3 manual (demand or trigger start), 4 disabled. */
+  Start: z.number().int().nullable(),
+  /** A TriggerInfo key exists: the service starts on events (trigger start). */
+  Triggered: z.boolean(),
+  /** Win32_Service.State: Running, Stopped, Start Pending, … (WMI values, not translated). */
+  State: z.string().nullable(),
+});
+export type ServiceFacts = z.infer<typeof ServiceFacts>;
+
+/** Installed services among PROBE_SERVICES; one that is absent from the list is not installed. */
+export function probeServices(probe: Probe): Section<ServiceFacts[]> {
+  return probeSection(probe, 'services', z.array(ServiceFacts));
+}
+
+export type StartType = 'auto' | 'manual' | 'trigger' | 'disabled' | 'boot' | 'system' | 'unknown';
+
+export function startType(service: ServiceFacts): StartType {
+  switch (service.Start) {
+    case 0:
+      return 'boot';
+    case 1:
+      return 'system';
+    case 2:
+      return 'auto';
+    case 3:
+      return service.Triggered ? 'trigger' : 'manual';
+    case 4:
+      return 'disabled';
+    default:
+      return 'unknown';
+  }
+}
+
+const SERVICE_STATES: Record<string, string> = {
+  Running: 'running',
+  Stopped: 'stopped',
+  'Start Pending': 'start_pending',
+  'Stop Pending': 'stop_pending',
+  'Continue Pending': 'continue_pending',
+  'Pause Pending': 'pause_pending',
+  Paused: 'paused',
+};
+
+/** Win32_Service.State as an evidence token; anything unknown is 'unknown'. */
+export function serviceState(service: ServiceFacts): string {
+  return (service.State !== null && SERVICE_STATES[service.State]) || 'unknown';
+}

@@ -1,0 +1,113 @@
+// REMOTE_LOGIN on Windows (research §8.4): exposure, so PASS means nothing remote is open. Remote
+// Desktop from fDenyTSConnections (Group Policy key first, then the local key; absent = denied),
+// TermService and a listener on the RDP-Tcp port; the OpenSSH Server service (sshd). WinRM and NLA
+// are evidence only. With policy.remoteLogin.allowSshIfHardened, a running sshd whose configuration
+// refuses passwords passes.
+import { z } from 'zod';
+import type { Policy } from '../policy';
+import { defineCheck, type Evidence, type FileResult, type Verdict } from '../types';
+import { fsFailureReason, fail, pass, unknown } from '../verdict';
+import { probeSection, probeServices, regNumber, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type RegistryValues, type Section, type ServiceFacts } from './probe';
+
+/** OpenSSH for Windows reads its server configuration here. */
+export const SSHD_CONFIG = 'C:\\ProgramData\\ssh\\sshd_config';
+const DEFAULT_RDP_PORT = 3389;
+const WINRM_PORTS = [5985, 5986];
+
+export interface RemoteLoginFacts {
+  rdpPolicy: Section<RegistryValues | null>;
+  rdp: Section<RegistryValues | null>;
+  rdpTcp: Section<RegistryValues | null>;
+  services: Section<ServiceFacts[]>;
+  listeningPorts: Section<number[]>;
+  /** Read only when sshd runs and the policy accepts a hardened SSH server. */
+  sshdConfig: FileResult | null;
+}
+
+/**
+ * Whether sshd accepts passwords: the first PasswordAuthentication before any Match block wins
+ * (sshd's rule); absent means yes (OpenSSH's default). Null when the value is not yes/no.
+ */
+export function sshdAcceptsPasswords(config: string): boolean | null {
+  for (const raw of config.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^(\S+)\s*(?:=\s*|\s+)(\S+)/.exec(line);
+    if (!match) continue;
+    const keyword = match[1]!.toLowerCase();
+    if (keyword === 'match') break;
+    if (keyword === 'passwordauthentication') {
+      const value = match[2]!.toLowerCase();
+      return value === 'yes' ? true : value === 'no' ? false : null;
+    }
+  }
+  return true;
+}
+
+export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+  const evidence: Evidence = { source: 'registry' };
+  const { rdpPolicy, rdp, rdpTcp, services, listeningPorts } = facts;
+  if (!rdpPolicy.ok) return sectionUnknown(rdpPolicy, evidence);
+  if (!rdp.ok) return sectionUnknown(rdp, evidence);
+  if (!services.ok) return sectionUnknown(services, evidence);
+
+  const managedDeny = regNumber(rdpPolicy.value, 'fDenyTSConnections');
+  const deny = managedDeny === null ? regNumber(rdp.value, 'fDenyTSConnections') : managedDeny;
+  if (deny === 'invalid' || (deny !== null && deny !== 0 && deny !== 1)) return unknown('unexpected_value', { ...evidence, value: 'fDenyTSConnections' });
+  const rdpAllowed = deny === 0;
+  evidence.rdp_allowed = rdpAllowed;
+  evidence.rdp_policy_managed = managedDeny !== null;
+
+  const port = rdpTcp.ok ? regNumber(rdpTcp.value, 'PortNumber') : 'invalid';
+  const rdpPort = typeof port === 'number' ? port : DEFAULT_RDP_PORT;
+  const nla = regNumber(rdpPolicy.value, 'UserAuthentication') ?? (rdpTcp.ok ? regNumber(rdpTcp.value, 'UserAuthentication') : 'invalid');
+  if (nla === 0 || nla === 1) evidence.rdp_nla = nla === 1;
+
+  const ports = listeningPorts.ok ? new Set(listeningPorts.value) : null;
+  const rdpListening = ports === null ? null : ports.has(rdpPort);
+  evidence.rdp_listening = rdpListening;
+  evidence.winrm_listening = ports === null ? null : WINRM_PORTS.some((p) => ports.has(p));
+
+  const service = (name: string) => services.value.find((s) => s.Name === name);
+  const termService = service('TermService');
+  const termServiceRunning = termService !== undefined && serviceState(termService) === 'running';
+  evidence.termservice = termService ? serviceState(termService) : 'not_installed';
+  const sshd = service('sshd');
+  evidence.openssh_server = sshd ? serviceState(sshd) : 'not_installed';
+  if (sshd) evidence.openssh_server_start = startType(sshd);
+
+  if (rdpAllowed && (termServiceRunning || rdpListening === true)) return fail({ ...evidence, rule: 'rdp_enabled' });
+  if (termServiceRunning && rdpListening === true) return fail({ ...evidence, rule: 'rdp_listening' });
+
+  if (sshd && serviceState(sshd) === 'running') {
+    if (!policy.remoteLogin.allowSshIfHardened) return fail({ ...evidence, rule: 'sshd_running' });
+    if (facts.sshdConfig === null) return unknown('check_error', evidence);
+    if (!facts.sshdConfig.ok) return unknown(fsFailureReason(facts.sshdConfig.error), { ...evidence, value: 'sshd_config' });
+    const passwords = sshdAcceptsPasswords(facts.sshdConfig.text);
+    if (passwords === null) return unknown('unexpected_value', { ...evidence, value: 'PasswordAuthentication' });
+    evidence.ssh_password_authentication = passwords;
+    if (passwords) return fail({ ...evidence, rule: 'sshd_accepts_passwords' });
+    return pass({ ...evidence, rule: 'ssh_hardened' });
+  }
+  // RDP allowed but TermService (which hosts the listener) not running: not reachable now (research §8.4).
+  return pass({ ...evidence, rule: 'no_remote_login' });
+}
+
+export const remoteLoginCheck = defineCheck<RemoteLoginFacts>({
+  key: 'REMOTE_LOGIN',
+  platform: 'WINDOWS',
+  async collect(ctx) {
+    const probe = await windowsProbe(ctx);
+    const services = probeServices(probe);
+    const sshdRunning = services.ok && services.value.some((s) => s.Name === 'sshd' && serviceState(s) === 'running');
+    return {
+      rdpPolicy: registryKey(probe, 'rdpPolicy'),
+      rdp: registryKey(probe, 'rdp'),
+      rdpTcp: registryKey(probe, 'rdpTcp'),
+      services,
+      listeningPorts: probeSection(probe, 'listeningPorts', z.array(z.number().int())),
+      sshdConfig: sshdRunning && ctx.policy.remoteLogin.allowSshIfHardened ? await ctx.host.readFile(SSHD_CONFIG) : null,
+    };
+  },
+  evaluate: (facts, policy) => evaluateRemoteLogin(facts, policy),
+});

@@ -1,0 +1,165 @@
+// What checks/windows/probe.ts's PowerShell script prints, section by section, on a stock
+// Windows 11 Pro 25H2 laptop in a workgroup (the baseline every Windows fixture starts from).
+// Values are the documented defaults or samples named beside them; cases change what they test.
+
+export type Envelope = { ok: true; value: unknown } | { ok: false; error: string };
+export const ok = (value: unknown): Envelope => ({ ok: true, value });
+export const err = (error: string): Envelope => ({ ok: false, error });
+
+export interface ProbeDocument {
+  schema: 1;
+  elevated: boolean;
+  systemDrive: string;
+  registry: Record<string, Envelope>;
+  services: Envelope;
+  userHives: Envelope;
+  power: Envelope;
+  computer: Envelope;
+  firewallProfiles: Envelope;
+  antivirusProducts: Envelope;
+  firewallProducts: Envelope;
+  defender: Envelope;
+  bitlocker: Envelope;
+  listeningPorts: Envelope;
+  secedit: Envelope;
+  accountPolicy: Envelope;
+}
+
+/** A local account's SID and an Entra ID account's (S-1-12-1-…), as in HKEY_USERS. */
+export const LOCAL_USER_SID = 'S-1-5-21-1004336348-1177238915-682003330-1001';
+export const ENTRA_USER_SID = 'S-1-12-1-3814935716-1223345834-2837654098-1925438221';
+
+export interface ServiceRow {
+  Name: string;
+  Start: number;
+  Triggered: boolean;
+  State: string;
+}
+
+/** Start types and states of a stock Windows 11 client (services.msc: MpsSvc automatic, W32Time and wuauserv manual trigger start). */
+export const STOCK_SERVICES: ServiceRow[] = [
+  { Name: 'MpsSvc', Start: 2, Triggered: false, State: 'Running' },
+  { Name: 'W32Time', Start: 3, Triggered: true, State: 'Stopped' },
+  { Name: 'wuauserv', Start: 3, Triggered: true, State: 'Stopped' },
+  { Name: 'UsoSvc', Start: 2, Triggered: false, State: 'Running' },
+  { Name: 'TermService', Start: 3, Triggered: false, State: 'Stopped' },
+  { Name: 'WinRM', Start: 3, Triggered: false, State: 'Stopped' },
+];
+
+/** secedit /export [System Access] of a stock Windows 11 22H2+ (length 0, no complexity, lockout after 10). */
+export const STOCK_SYSTEM_ACCESS = [
+  'MinimumPasswordAge = 0',
+  'MaximumPasswordAge = 42',
+  'MinimumPasswordLength = 0',
+  'PasswordComplexity = 0',
+  'PasswordHistorySize = 0',
+  'LockoutBadCount = 10',
+  'ResetLockoutCount = 10',
+  'LockoutDuration = 10',
+  'AllowAdministratorLockout = 1',
+  'RequireLogonToChangePassword = 0',
+  'ForceLogoffWhenHourExpire = 0',
+  'NewAdministratorName = "Administrator"',
+  'NewGuestName = "Guest"',
+  'ClearTextPassword = 0',
+  'LSAAnonymousNameLookup = 0',
+  'EnableAdminAccount = 0',
+  'EnableGuestAccount = 0',
+];
+
+export function baselineProbe(): ProbeDocument {
+  return {
+    schema: 1,
+    elevated: true,
+    systemDrive: 'C:',
+    registry: {
+      // ProductName still says Windows 10 on Windows 11 (research §5.4); ReleaseId frozen at 2009.
+      os: ok({
+        CurrentBuild: '26200',
+        CurrentBuildNumber: '26200',
+        UBR: 7171,
+        DisplayVersion: '25H2',
+        ReleaseId: '2009',
+        EditionID: 'Professional',
+        ProductName: 'Windows 10 Pro',
+        InstallationType: 'Client',
+      }),
+      systemPolicy: ok({}),
+      winlogon: ok({}),
+      consoleLockPolicy: ok(null),
+      standbyIdlePolicy: ok(null),
+      firewallPolicyDomain: ok(null),
+      firewallPolicyPrivate: ok(null),
+      firewallPolicyPublic: ok(null),
+      firewallLocalDomain: ok({ EnableFirewall: 1 }),
+      firewallLocalPrivate: ok({ EnableFirewall: 1 }),
+      firewallLocalPublic: ok({ EnableFirewall: 1 }),
+      w32time: ok({ Type: 'NTP', NtpServer: 'time.windows.com,0x9' }),
+      w32timePolicy: ok(null),
+      ntpClient: ok({ Enabled: 1 }),
+      ntpClientPolicy: ok(null),
+      vmicTimeProvider: ok({ Enabled: 1 }),
+      auPolicy: ok(null),
+      updateCsp: ok(null),
+      updatePause: ok({}),
+      rdpPolicy: ok(null),
+      rdp: ok({ fDenyTSConnections: 1 }),
+      rdpTcp: ok({ PortNumber: 3389, UserAuthentication: 1 }),
+      deviceLock: ok(null),
+    },
+    services: ok(STOCK_SERVICES.map((s) => ({ ...s }))),
+    userHives: ok([
+      { Sid: '.DEFAULT', Policy: null, User: { ScreenSaveActive: '1' } },
+      { Sid: 'S-1-5-19', Policy: null, User: { ScreenSaveActive: '1' } },
+      { Sid: 'S-1-5-20', Policy: null, User: { ScreenSaveActive: '1' } },
+      // Screen saver "(None)": no SCRNSAVE.EXE value (Microsoft Learn, HKCU\Control Panel\Desktop).
+      { Sid: LOCAL_USER_SID, Policy: null, User: { ScreenSaveActive: '1' } },
+      { Sid: 'S-1-5-18', Policy: null, User: { ScreenSaveActive: '1' } },
+    ]),
+    // Balanced plan on a laptop: sleep after 30 min plugged in, 15 min on battery; sign-in on wake.
+    power: ok({ ACConsoleLock: 1, DCConsoleLock: 1, ACStandbyIdle: 1800, DCStandbyIdle: 900 }),
+    computer: ok({ PartOfDomain: false, EntraJoined: false }),
+    firewallProfiles: ok([
+      { Name: 'Domain', Enabled: 'True', DefaultInboundAction: 'Block' },
+      { Name: 'Private', Enabled: 'True', DefaultInboundAction: 'Block' },
+      { Name: 'Public', Enabled: 'True', DefaultInboundAction: 'Block' },
+    ]),
+    // 397568 = 0x061100: on, Microsoft, signatures up to date (idera, neophob).
+    antivirusProducts: ok([{ displayName: 'Windows Defender', productState: 397568 }]),
+    firewallProducts: ok([]),
+    // Get-MpComputerStatus, Microsoft Learn example (2024).
+    defender: ok({
+      AMRunningMode: 'Normal',
+      AMServiceEnabled: true,
+      AntivirusEnabled: true,
+      RealTimeProtectionEnabled: true,
+      AntivirusSignatureAge: 1,
+      DefenderSignaturesOutOfDate: false,
+      IsTamperProtected: true,
+    }),
+    bitlocker: ok([
+      {
+        DriveLetter: 'C:',
+        VolumeType: 0,
+        ProtectionStatus: 1,
+        ConversionStatus: 1,
+        EncryptionPercentage: 100,
+        EncryptionMethod: 6,
+        KeyProtectorTypes: [1, 3],
+        ReturnValues: [0, 0, 0, 0],
+      },
+    ]),
+    listeningPorts: ok([135, 139, 445, 5040, 7680, 49664, 49665, 49666, 49667, 49668, 49669]),
+    secedit: ok({ ExitCode: 0, SystemAccess: STOCK_SYSTEM_ACCESS }),
+    accountPolicy: ok({ MinPasswordLength: 0 }),
+  };
+}
+
+/** The probe's stdout: compact JSON (ConvertTo-Json -Compress) and the console's CRLF. */
+export function probeStdout(doc: ProbeDocument): string {
+  return `${JSON.stringify(doc)}\r\n`;
+}
+
+export function service(doc: ProbeDocument, name: string): ServiceRow | undefined {
+  return ((doc.services as { value: ServiceRow[] }).value ?? []).find((s) => s.Name === name);
+}
