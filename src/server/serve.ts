@@ -60,12 +60,13 @@ export async function serve(options: ServeOptions): Promise<number> {
   const publicUrl = options.publicUrl ?? url;
   store.putSetting(PUBLIC_URL_SETTING, publicUrl);
 
-  logger.info({ url, public_url: publicUrl, db: options.db }, `listening on ${url}`);
   if (!config.tls) {
     logger.warn('serving plain HTTP: production belongs behind TLS (--tls-cert/--tls-key, or a TLS-terminating proxy)');
   }
   const createCommand = `${options.invocation} device create --db ${shellQuote(options.db)} --org <organization>`;
   logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
+  // Last start-up line: whoever waits for it has seen the others.
+  logger.info({ url, public_url: publicUrl, db: options.db }, `listening on ${url}`);
 
   const signal = await stopSignal;
   logger.info({ signal }, 'stopping: finishing in-flight requests');

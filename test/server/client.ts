@@ -2,7 +2,7 @@
 import { request, type Dispatcher } from 'undici';
 import { expect } from 'vitest';
 import { ROUTES, type HeartbeatRequest, type PostureResult } from '../../src/protocol/schemas';
-import type { CreatedDevice, RunningServer } from '../support/server';
+import type { CliOutcome, CreatedDevice, RunningServer } from '../support/server';
 
 export interface Answer {
   status: number;
@@ -99,4 +99,12 @@ export async function enrolledDevice(
     expect(beat.status, beat.text).toBe(200);
   }
   return { created, deviceId: created.device_id, apiKey: enrolled.body.api_key, hardwareUuid };
+}
+
+/** Exit 2, a message matching `message` on stderr, no stack trace, nothing on stdout. */
+export function expectUsageError(outcome: CliOutcome, message: RegExp): void {
+  expect(outcome.code, outcome.stderr).toBe(2);
+  expect(outcome.stderr).toMatch(message);
+  expect(outcome.stderr).not.toMatch(/^\s+at /m);
+  expect(outcome.stdout).toBe('');
 }

@@ -56,6 +56,21 @@ export async function runServerCli(args: readonly string[], env?: NodeJS.Process
   return runFile(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
 }
 
+export interface CliOutcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `device-agent-server <args>` and reports its exit code and output instead of throwing. */
+export function tryServerCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliOutcome> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...options.env }, cwd: options.cwd }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-server-'));
   cleanups.add(() => rmSync(dir, { recursive: true, force: true }));

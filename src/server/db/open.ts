@@ -2,7 +2,7 @@
 // `serve` runs, a busy timeout instead of immediate SQLITE_BUSY, and the schema migrated.
 import { closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { migrate } from './migrations';
+import { SchemaTooNewError, migrate } from './migrations';
 
 const BUSY_TIMEOUT_MS = 5_000;
 
@@ -31,6 +31,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database.
     return db;
   } catch (error) {
     db?.close();
+    if (error instanceof SchemaTooNewError) throw new DatabaseOpenError(`${path}: ${error.message}`);
     if (error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('SQLITE_')) {
       throw new DatabaseOpenError(`cannot use ${path} as a device-agent-server database: ${error.message}`);
     }
