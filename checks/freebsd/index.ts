@@ -1,4 +1,23 @@
 // This platform's checks, one module each (see checks/registry.ts).
 import type { Check } from '../types';
+import { autoUpdateCheck } from './autoUpdate';
+import { diskEncryptionCheck } from './diskEncryption';
+import { firewallCheck } from './firewall';
+import { malwareProtectionCheck } from './malwareProtection';
+import { osVersionCheck } from './osVersion';
+import { passwordPolicyCheck } from './passwordPolicy';
+import { remoteLoginCheck } from './remoteLogin';
+import { screenLockCheck } from './screenLock';
+import { timeSyncCheck } from './timeSync';
 
-export const checks: readonly Check[] = [];
+export const checks: readonly Check[] = [
+  diskEncryptionCheck,
+  screenLockCheck,
+  firewallCheck,
+  timeSyncCheck,
+  osVersionCheck,
+  autoUpdateCheck,
+  passwordPolicyCheck,
+  remoteLoginCheck,
+  malwareProtectionCheck,
+];

@@ -1,0 +1,46 @@
+// The process table from ps(1), read once per cycle: which daemons run (time sync, sshd,
+// anti-malware agents) and which desktop sessions and screen lockers exist, with their owners.
+import type { CheckContext, CommandResult, Reason } from '../types';
+import { commandFailureReason } from '../verdict';
+
+export const PS = '/bin/ps';
+/** `-ax`: every process, with or without a terminal; empty headers suppress the header line. */
+export const PS_ARGS = ['-ax', '-o', 'uid=', '-o', 'comm='] as const;
+
+export interface ProcessInfo {
+  uid: number;
+  /** The kernel's command name, at most 19 characters (MAXCOMLEN). */
+  comm: string;
+}
+
+export type ProcessTable = { ok: true; processes: ProcessInfo[] } | { ok: false; reason: Reason };
+
+export function processProbe(ctx: CheckContext): Promise<CommandResult> {
+  return ctx.shared('freebsd:ps', () => ctx.host.run(PS, PS_ARGS));
+}
+
+export function parseProcessTable(result: CommandResult): ProcessTable {
+  if (result.error || result.exitCode !== 0) return { ok: false, reason: commandFailureReason(result) };
+  const processes: ProcessInfo[] = [];
+  for (const line of result.stdout.split('\n')) {
+    if (line.trim() === '') continue;
+    const match = /^\s*(\d+)\s+(\S(?:.*\S)?)\s*$/.exec(line);
+    if (!match) {
+      // A header line ("UID COMMAND") from a ps that prints one anyway is harmless; nothing else is.
+      if (/^\s*UID\s+COMMAND\s*$/.test(line)) continue;
+      return { ok: false, reason: 'parse_error' };
+    }
+    processes.push({ uid: Number(match[1]), comm: match[2]! });
+  }
+  // ps itself is always running: an empty table means the output was not what we asked for.
+  return processes.length > 0 ? { ok: true, processes } : { ok: false, reason: 'parse_error' };
+}
+
+/** Distinct uids running a process with one of these command names. */
+export function ownersOf(table: ProcessInfo[], names: readonly string[]): number[] {
+  return [...new Set(table.filter((p) => names.includes(p.comm)).map((p) => p.uid))].sort((a, b) => a - b);
+}
+
+export function isRunning(table: ProcessInfo[], name: string): boolean {
+  return table.some((p) => p.comm === name);
+}

@@ -1,0 +1,46 @@
+// rc.conf(5) settings as sysrc(8) resolves them (defaults, rc.conf, rc.conf.local, rc.conf.d):
+// the administrator's intent, which the checks report beside the running state.
+import type { CommandResult, Host, Reason } from '../types';
+import { commandFailureReason } from '../verdict';
+
+export const SYSRC = '/usr/sbin/sysrc';
+
+/** `sysrc -i a b c`: one `name: value` line per known variable; unknown ones are skipped (exit 1). */
+export function readRcVars(host: Host, names: readonly string[]): Promise<CommandResult> {
+  return host.run(SYSRC, ['-i', ...names]);
+}
+
+export type RcVars = { ok: true; values: Record<string, string> } | { ok: false; reason: Reason };
+
+export function parseRcVars(result: CommandResult, names: readonly string[]): RcVars {
+  if (result.error) return { ok: false, reason: commandFailureReason(result) };
+  const values: Record<string, string> = {};
+  for (const line of result.stdout.split('\n')) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*): (.*)$/.exec(line);
+    if (match && names.includes(match[1]!)) values[match[1]!] = match[2]!;
+  }
+  // Exit 1 also means "some variable is unknown" (ports not installed); only an exit with
+  // nothing understood is a failure.
+  if (result.exitCode !== 0 && Object.keys(values).length === 0 && result.stderr.trim() !== '') {
+    return { ok: false, reason: commandFailureReason(result) };
+  }
+  return { ok: true, values };
+}
+
+/**
+ * rc.subr's checkyesno: YES/TRUE/ON/1 enable, NO/FALSE/OFF/0 disable (any case); anything else
+ * is "not set properly" (rc treats it as off) and undefined here means "not set at all".
+ */
+export function rcEnabled(value: string | undefined): boolean | 'invalid' | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim().toLowerCase();
+  if (['yes', 'true', 'on', '1'].includes(v)) return true;
+  if (['no', 'false', 'off', '0'].includes(v)) return false;
+  return 'invalid';
+}
+
+/** Evidence form of an rc variable: true/false, "invalid", or null when unset. */
+export function rcEvidence(vars: RcVars, name: string): boolean | 'invalid' | null | 'unreadable' {
+  if (!vars.ok) return 'unreadable';
+  return rcEnabled(vars.values[name]) ?? null;
+}

@@ -1,0 +1,109 @@
+// REMOTE_LOGIN on FreeBSD (research §8.3): PASS means no remote login service is exposed. An
+// SSH or telnet listener on a reachable address is a FAIL; so is an sshd that runs and is
+// enabled in rc.conf (the research's rule) unless its sockets are seen on loopback only. A
+// stopped sshd is a PASS, whatever `service sshd status` exits with. With
+// remoteLogin.allowSshIfHardened, an SSH server that refuses passwords, keyboard-interactive
+// (PAM) logins and root logins passes.
+import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { isRunning, parseProcessTable, processProbe } from './processes';
+import { parseRcVars, rcEvidence, readRcVars } from './rc';
+import { isLoopback, parseSockstat, type Socket } from './sockstat';
+
+export const SOCKSTAT = '/usr/bin/sockstat';
+export const SOCKSTAT_ARGS = ['-4', '-6', '-l', '-P', 'tcp'] as const;
+export const SSHD = '/usr/sbin/sshd';
+const RC_VARS = ['sshd_enable'] as const;
+
+export interface RemoteLoginFacts {
+  sockstat: CommandResult;
+  ps: CommandResult;
+  rc: CommandResult;
+  /** `sshd -T` (effective configuration), only when the policy may accept a hardened SSH server. */
+  sshdConfig?: CommandResult;
+}
+
+export async function collectRemoteLogin(ctx: CheckContext): Promise<RemoteLoginFacts> {
+  const [sockstat, ps, rc, sshdConfig] = await Promise.all([
+    ctx.host.run(SOCKSTAT, SOCKSTAT_ARGS),
+    processProbe(ctx),
+    readRcVars(ctx.host, RC_VARS),
+    ctx.policy.remoteLogin.allowSshIfHardened ? ctx.host.run(SSHD, ['-T']) : undefined,
+  ]);
+  return { sockstat, ps, rc, ...(sshdConfig ? { sshdConfig } : {}) };
+}
+
+const isSsh = (s: Socket) => ['sshd', 'dropbear'].includes(s.command) || s.port === 22;
+const isTelnet = (s: Socket) => s.command === 'telnetd' || s.port === 23;
+
+export interface SshHardening {
+  password_authentication: string | null;
+  kbd_interactive_authentication: string | null;
+  permit_root_login: string | null;
+  hardened: boolean;
+}
+
+/** `sshd -T`: lower-case "keyword value" lines of the effective configuration. */
+export function parseSshdConfig(stdout: string): SshHardening | null {
+  const values = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const m = /^([a-z0-9]+) (.*)$/.exec(line.trim());
+    if (m) values.set(m[1]!, m[2]!);
+  }
+  const password = values.get('passwordauthentication') ?? null;
+  const kbd = values.get('kbdinteractiveauthentication') ?? values.get('challengeresponseauthentication') ?? null;
+  const root = values.get('permitrootlogin') ?? null;
+  if (password === null || root === null) return null;
+  const safe = (v: string | null) => (v === null ? null : /^[a-z-]{1,20}$/.test(v) ? v : 'other');
+  return {
+    password_authentication: safe(password),
+    kbd_interactive_authentication: safe(kbd),
+    permit_root_login: safe(root),
+    hardened: password === 'no' && (kbd === 'no' || kbd === null) && root === 'no',
+  };
+}
+
+function hardeningVerdict(facts: RemoteLoginFacts, evidence: Evidence, exposure: string): Verdict {
+  const config = facts.sshdConfig;
+  if (!config || config.error || config.exitCode !== 0) return unknown(config ? commandFailureReason(config) : 'check_error', { ...evidence, rule: exposure });
+  const hardening = parseSshdConfig(config.stdout);
+  if (!hardening) return unknown('parse_error', { ...evidence, rule: exposure });
+  const { hardened, ...settings } = hardening;
+  const details = { ...evidence, ...settings };
+  return hardened ? pass({ ...details, rule: 'ssh_hardened' }) : fail({ ...details, rule: exposure });
+}
+
+export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+  const rc = parseRcVars(facts.rc, RC_VARS);
+  const evidence: Evidence = { source: 'sockstat', rc_enabled: rcEvidence(rc, 'sshd_enable') };
+  if (facts.sockstat.error || facts.sockstat.exitCode !== 0) return unknown(commandFailureReason(facts.sockstat), evidence);
+  const table = parseSockstat(facts.sockstat.stdout);
+  if (!table || table.unparsed > 0) return unknown('parse_error', evidence);
+  const ssh = table.sockets.filter(isSsh);
+  const telnet = table.sockets.filter(isTelnet);
+  const sshExposed = ssh.some((s) => !isLoopback(s.address));
+  const telnetExposed = telnet.some((s) => !isLoopback(s.address));
+  const ps = parseProcessTable(facts.ps);
+  const sshdRunning = ps.ok ? isRunning(ps.processes, 'sshd') : null;
+  Object.assign(evidence, {
+    ssh_listening: sshExposed,
+    ssh_listening_loopback_only: ssh.length > 0 && !sshExposed,
+    telnet_listening: telnetExposed,
+    sshd_running: sshdRunning,
+  });
+  const hardenedAllowed = policy.remoteLogin.allowSshIfHardened;
+  if (telnetExposed) return fail({ ...evidence, rule: 'telnet_listening' });
+  if (sshExposed) return hardenedAllowed ? hardeningVerdict(facts, evidence, 'listening') : fail({ ...evidence, rule: 'listening' });
+  if (sshdRunning === true && rcEvidence(rc, 'sshd_enable') === true && ssh.length === 0) {
+    return hardenedAllowed ? hardeningVerdict(facts, evidence, 'running_enabled') : fail({ ...evidence, rule: 'running_enabled' });
+  }
+  return pass({ ...evidence, rule: ssh.length > 0 ? 'loopback_only' : 'not_listening' });
+}
+
+export const remoteLoginCheck = defineCheck<RemoteLoginFacts>({
+  key: 'REMOTE_LOGIN',
+  platform: 'FREEBSD',
+  collect: collectRemoteLogin,
+  evaluate: (facts, policy) => evaluateRemoteLogin(facts, policy),
+});

@@ -1,0 +1,150 @@
+// SCREEN_LOCK on FreeBSD (research §2.3): without an X server or Wayland compositor there is
+// no screen to lock (NOT_APPLICABLE). With one, each desktop user's locker is judged in that
+// user's context: XScreenSaver from its resource files (lock, timeout, lockTimeout), xss-lock
+// from the X server's screen-saver timeout (`xset q` as the user). Other lockers and desktop
+// shells (GNOME, KDE, XFCE, swayidle, …) are recognised but their settings are not read:
+// UNKNOWN, never a PASS because a program exists. A session with no locker at all is a FAIL.
+import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Verdict } from '../types';
+import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown } from '../verdict';
+import { ownersOf, parseProcessTable, processProbe, type ProcessInfo } from './processes';
+import { parsePasswd, parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
+
+export const XSET = '/usr/local/bin/xset';
+export const PASSWD = '/etc/passwd';
+export const X11_SOCKETS = '/tmp/.X11-unix';
+/** Where the x11/xscreensaver port installs its defaults (newer, then older layout). */
+export const XSCREENSAVER_DEFAULTS = ['/usr/local/share/X11/app-defaults/XScreenSaver', '/usr/local/lib/X11/app-defaults/XScreenSaver'] as const;
+
+/** X servers and Wayland compositors: one running means a graphical session exists. */
+export const DISPLAY_SERVERS = ['Xorg', 'X', 'Xwayland', 'Xvnc', 'sway', 'labwc', 'wayfire', 'Hyprland', 'river', 'hikari', 'niri', 'weston', 'cage', 'kwin_wayland', 'gnome-shell'] as const;
+/** Lockers and desktop shells with their own lock settings, which this check does not read. */
+export const UNEVALUATED_LOCKERS = [
+  'xautolock', 'xidle', 'swayidle', 'hypridle', 'light-locker', 'xfce4-screensaver', 'mate-screensaver',
+  'cinnamon-screensave', 'gnome-screensaver', 'gnome-shell', 'ksmserver', 'kscreenlocker_greet', 'plasmashell',
+] as const;
+
+export interface ScreenLockFacts {
+  ps: CommandResult;
+  passwd?: FileResult;
+  /** uid → ~/.xscreensaver */
+  userResources: Record<string, FileResult>;
+  appDefaults: Record<string, FileResult>;
+  x11Sockets?: DirResult;
+  /** uid → `xset q` run as that user */
+  xset: Record<string, CommandResult>;
+}
+
+const namesOf = (table: ProcessInfo[], names: readonly string[]) => [...new Set(table.filter((p) => names.includes(p.comm)).map((p) => p.comm))].sort();
+
+/** The single local display (":0" from /tmp/.X11-unix/X0), or null when there is none or several. */
+export function singleDisplay(listing: DirResult | undefined): string | null {
+  if (!listing?.ok) return null;
+  const displays = listing.entries.filter((e) => /^X\d+$/.test(e));
+  return displays.length === 1 ? `:${displays[0]!.slice(1)}` : null;
+}
+
+export async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFacts> {
+  const { host } = ctx;
+  const ps = await processProbe(ctx);
+  const facts: ScreenLockFacts = { ps, userResources: {}, appDefaults: {}, xset: {} };
+  const table = parseProcessTable(ps);
+  if (!table.ok || namesOf(table.processes, DISPLAY_SERVERS).length === 0) return facts;
+  const saverUsers = ownersOf(table.processes, ['xscreensaver']);
+  const xssUsers = ownersOf(table.processes, ['xss-lock']).filter((uid) => !saverUsers.includes(uid));
+  if (saverUsers.length + xssUsers.length === 0) return facts;
+  facts.passwd = await host.readFile(PASSWD);
+  const accounts = facts.passwd.ok ? parsePasswd(facts.passwd.text) : new Map<number, { gid: number; home: string }>();
+  const work: Promise<unknown>[] = [];
+  for (const uid of saverUsers) {
+    const account = accounts.get(uid);
+    if (account) work.push(host.readFile(`${account.home}/.xscreensaver`).then((r) => (facts.userResources[uid] = r)));
+  }
+  if (saverUsers.length > 0) {
+    for (const path of XSCREENSAVER_DEFAULTS) work.push(host.readFile(path).then((r) => (facts.appDefaults[path] = r)));
+  }
+  if (xssUsers.length > 0) {
+    facts.x11Sockets = await host.readDir(X11_SOCKETS);
+    const display = singleDisplay(facts.x11Sockets);
+    for (const uid of xssUsers) {
+      const account = accounts.get(uid);
+      if (!display || !account) continue;
+      const env = { DISPLAY: display, XAUTHORITY: `${account.home}/.Xauthority`, HOME: account.home };
+      work.push(host.run(XSET, ['q'], { user: { uid, gid: account.gid }, env }).then((r) => (facts.xset[uid] = r)));
+    }
+  }
+  await Promise.all(work);
+  return facts;
+}
+
+type UserResult = { settings: LockSettings; locker: string } | { unknown: string; locker: string };
+
+function xscreensaverUser(facts: ScreenLockFacts, uid: number): UserResult {
+  const locker = 'xscreensaver';
+  const file = facts.userResources[uid];
+  if (!file) return { unknown: facts.passwd && !facts.passwd.ok ? fsFailureReason(facts.passwd.error) : 'no_user_account', locker };
+  if (!file.ok && file.error !== 'not_found') return { unknown: fsFailureReason(file.error), locker };
+  const defaults = XSCREENSAVER_DEFAULTS.map((p) => facts.appDefaults[p]).find((r): r is { ok: true; text: string } => !!r?.ok);
+  const settings = xscreensaverSettings(file.ok ? parseResources(file.text) : null, defaults ? parseResources(defaults.text) : null);
+  return settings ? { settings, locker } : { unknown: 'no_xscreensaver_settings', locker };
+}
+
+function xssLockUser(facts: ScreenLockFacts, uid: number): UserResult {
+  const locker = 'xss-lock';
+  const result = facts.xset[uid];
+  if (!result) return { unknown: singleDisplay(facts.x11Sockets) ? 'no_user_account' : 'no_single_display', locker };
+  if (result.error || result.exitCode !== 0) return { unknown: commandFailureReason(result), locker };
+  const timeout = parseXsetTimeout(result.stdout);
+  if (timeout === null) return { unknown: 'parse_error', locker };
+  // xss-lock starts the locker when the X screen saver activates; timeout 0 means it never does.
+  return { settings: { locks: timeout > 0, idleSeconds: timeout, graceSeconds: 0 }, locker };
+}
+
+export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+  const table = parseProcessTable(facts.ps);
+  if (!table.ok) return unknown(table.reason, { source: 'ps' });
+  const servers = namesOf(table.processes, DISPLAY_SERVERS);
+  if (servers.length === 0) return notApplicable('headless', { source: 'ps', graphical_session: false });
+  const saverUsers = ownersOf(table.processes, ['xscreensaver']);
+  const xssUsers = ownersOf(table.processes, ['xss-lock']).filter((uid) => !saverUsers.includes(uid));
+  const others = namesOf(table.processes, UNEVALUATED_LOCKERS);
+  const evidence: Evidence = {
+    source: 'ps+xscreensaver',
+    graphical_session: true,
+    display_servers: servers,
+    lockers: [...(saverUsers.length ? ['xscreensaver'] : []), ...(xssUsers.length ? ['xss-lock'] : []), ...others],
+    max_idle_seconds: policy.screenLock.maxIdleSeconds,
+    max_grace_seconds: policy.screenLock.maxGraceSeconds,
+  };
+  const results = [...saverUsers.map((uid) => xscreensaverUser(facts, uid)), ...xssUsers.map((uid) => xssLockUser(facts, uid))];
+  if (results.length === 0 && others.length === 0) return fail({ ...evidence, rule: 'no_locker_running' });
+  const judged = results.filter((r): r is { settings: LockSettings; locker: string } => 'settings' in r);
+  const compliant = judged.filter(
+    ({ settings: s }) => s.locks && s.idleSeconds <= policy.screenLock.maxIdleSeconds && s.graceSeconds <= policy.screenLock.maxGraceSeconds,
+  );
+  Object.assign(evidence, { users_evaluated: judged.length, users_compliant: compliant.length });
+  if (judged.length > 0) {
+    Object.assign(evidence, {
+      lock_enabled: judged.every((r) => r.settings.locks),
+      idle_seconds: Math.max(...judged.map((r) => r.settings.idleSeconds)),
+      grace_seconds: Math.max(...judged.map((r) => r.settings.graceSeconds)),
+    });
+  }
+  const noncompliant = judged.find((r) => !compliant.includes(r));
+  if (noncompliant) {
+    const s = noncompliant.settings;
+    const rule = !s.locks ? 'lock_disabled' : s.idleSeconds > policy.screenLock.maxIdleSeconds ? 'idle_too_long' : 'grace_too_long';
+    return fail({ ...evidence, rule });
+  }
+  const undecided = results.find((r): r is { unknown: string; locker: string } => 'unknown' in r);
+  if (undecided) return unknown(undecided.unknown, evidence);
+  if (others.length > 0) return unknown('locker_not_evaluated', evidence);
+  return pass({ ...evidence, rule: 'locks' });
+}
+
+export const screenLockCheck = defineCheck<ScreenLockFacts>({
+  key: 'SCREEN_LOCK',
+  platform: 'FREEBSD',
+  collect: collectScreenLock,
+  evaluate: (facts, policy) => evaluateScreenLock(facts, policy),
+});

@@ -1,0 +1,172 @@
+// TIME_SYNC on FreeBSD (research §4.3): a time daemon runs (base ntpd, or chronyd / OpenNTPD
+// from ports) and says the clock is synchronised. The process table decides "running", not
+// `service … status`, whose non-zero exit for a service merely not enabled in rc.conf is no
+// evidence; each daemon's own query tool decides "synchronised". rc.conf intent is evidence.
+import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Reason, type Verdict } from '../types';
+import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { isRunning, parseProcessTable, processProbe } from './processes';
+import { parseRcVars, rcEnabled, rcEvidence, readRcVars, type RcVars } from './rc';
+import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
+
+export const NTPQ = '/usr/bin/ntpq';
+export const NTPQ_ARGS = ['-n', '-c', 'rv 0 leap,stratum,offset'] as const;
+export const NTPCTL = '/usr/local/sbin/ntpctl';
+export const CHRONYC = '/usr/local/bin/chronyc';
+const RC_VARS = ['ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable'] as const;
+/** A daemon that started this recently may not have synchronised yet. */
+export const SYNC_GRACE_SECONDS = 1200;
+
+export interface TimeFacts {
+  jailed: CommandResult;
+  ps: CommandResult;
+  rc: CommandResult;
+  ntpq?: CommandResult;
+  ntpctl?: CommandResult;
+  chronyc?: CommandResult;
+  boottime?: CommandResult;
+}
+
+const refused = (r: CommandResult) => !r.error && /Connection refused/.test(r.stderr);
+
+export async function collectTime(ctx: CheckContext): Promise<TimeFacts> {
+  const { host } = ctx;
+  const [jailed, ps, rc] = await Promise.all([jailProbe(ctx), processProbe(ctx), readRcVars(host, RC_VARS)]);
+  const facts: TimeFacts = { jailed, ps, rc };
+  const table = parseProcessTable(ps);
+  if (!table.ok) return facts;
+  const rcVars = parseRcVars(rc, RC_VARS);
+  const openntpd = rcVars.ok && rcEnabled(rcVars.values.openntpd_enable) === true;
+  const queries: Promise<unknown>[] = [];
+  // Base ntpd and OpenNTPD both run as "ntpd"; OpenNTPD does not answer ntpq (mode 6) queries.
+  if (isRunning(table.processes, 'ntpd')) {
+    queries.push(
+      (async () => {
+        if (!openntpd) facts.ntpq = await host.run(NTPQ, NTPQ_ARGS);
+        if (openntpd || refused(facts.ntpq!)) facts.ntpctl = await host.run(NTPCTL, ['-s', 'status']);
+      })(),
+    );
+  }
+  if (isRunning(table.processes, 'chronyd')) queries.push(host.run(CHRONYC, ['-c', 'tracking']).then((r) => (facts.chronyc = r)));
+  if (queries.length > 0) queries.push(readSysctl(host, 'kern.boottime').then((r) => (facts.boottime = r)));
+  await Promise.all(queries);
+  return facts;
+}
+
+export interface SyncState {
+  daemon: 'ntpd' | 'openntpd' | 'chronyd';
+  /** undefined: the daemon did not give a usable answer. */
+  synced?: boolean;
+  stratum?: number;
+  offsetSeconds?: number;
+  reason?: Reason;
+}
+
+/** `ntpq -c "rv 0 leap,stratum,offset"`: "leap=00, stratum=3, offset=-0.123" (offset in ms). */
+export function parseNtpq(result: CommandResult): SyncState {
+  const state: SyncState = { daemon: 'ntpd' };
+  if (refused(result)) return { ...state, reason: 'daemon_not_answering' };
+  if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
+  const vars = Object.fromEntries([...result.stdout.matchAll(/\b(leap|stratum|offset)=([^,\s]+)/g)].map((m) => [m[1]!, m[2]!]));
+  if (!/^[01]{2}$/.test(vars.leap ?? '') || !/^\d+$/.test(vars.stratum ?? '')) return { ...state, reason: 'parse_error' };
+  const stratum = Number(vars.stratum);
+  // Leap indicator 11 ("alarm") and stratum 16 both mean "not synchronised".
+  state.synced = vars.leap !== '11' && stratum >= 1 && stratum <= 15;
+  state.stratum = stratum;
+  if (vars.offset !== undefined && /^[-+]?\d+(\.\d+)?$/.test(vars.offset)) state.offsetSeconds = Number(vars.offset) / 1000;
+  return state;
+}
+
+/** OpenNTPD's `ntpctl -s status`: "4/4 peers valid, clock synced, stratum 3" or "… clock unsynced". */
+export function parseNtpctl(result: CommandResult): SyncState {
+  const state: SyncState = { daemon: 'openntpd' };
+  if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
+  const synced = /(?:^|, )clock synced, stratum (\d+)$/m.exec(result.stdout);
+  if (synced) return { ...state, synced: true, stratum: Number(synced[1]) };
+  if (/(?:^|, )clock unsynced(?:,|$)/m.test(result.stdout)) return { ...state, synced: false };
+  return { ...state, reason: 'parse_error' };
+}
+
+const CHRONY_LEAP: Record<string, boolean> = { Normal: true, 'Insert second': true, 'Delete second': true, 'Not synchronised': false };
+
+/** `chronyc -c tracking`: 14 comma-separated fields; the 3rd is the stratum, the 5th the offset (s), the last the leap status. */
+export function parseChronyc(result: CommandResult): SyncState {
+  const state: SyncState = { daemon: 'chronyd' };
+  if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
+  const fields = result.stdout.trim().split(',');
+  const leap = fields[13];
+  if (fields.length !== 14 || leap === undefined || !(leap in CHRONY_LEAP) || !/^\d+$/.test(fields[2]!)) return { ...state, reason: 'parse_error' };
+  const stratum = Number(fields[2]);
+  state.synced = CHRONY_LEAP[leap]! && stratum >= 1 && stratum <= 15;
+  state.stratum = stratum;
+  if (/^[-+]?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(fields[4]!)) state.offsetSeconds = Number(fields[4]);
+  return state;
+}
+
+/** `sysctl -n kern.boottime`: "{ sec = 1763700000, usec = 123456 } Fri Nov 21 04:40:00 2025". */
+export function parseBoottime(result: CommandResult | undefined): number | undefined {
+  if (!result) return undefined;
+  const read = interpretSysctl(result);
+  const sec = read.state === 'value' ? /^\{ sec = (\d+), usec = \d+ \}/.exec(read.value)?.[1] : undefined;
+  return sec === undefined ? undefined : Number(sec) * 1000;
+}
+
+function rcFor(rc: RcVars, daemon: SyncState['daemon']) {
+  return rcEvidence(rc, daemon === 'openntpd' ? 'openntpd_enable' : daemon === 'chronyd' ? 'chronyd_enable' : 'ntpd_enable');
+}
+
+export function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdict {
+  const jail = jailVerdict(facts.jailed, policy, 'ps');
+  if (jail) return jail;
+  const rc = parseRcVars(facts.rc, RC_VARS);
+  const evidence: Evidence = {
+    source: 'ps',
+    rc_ntpd_enable: rcEvidence(rc, 'ntpd_enable'),
+    // ntpdate sets the clock once at boot: not continuous synchronisation.
+    rc_ntpdate_enable: rcEvidence(rc, 'ntpdate_enable'),
+  };
+  const table = parseProcessTable(facts.ps);
+  if (!table.ok) return unknown(table.reason, evidence);
+  const states: SyncState[] = [];
+  // ntpctl answers for OpenNTPD; when it is not installed, ntpq's answer stands.
+  if (facts.ntpctl && (facts.ntpctl.error !== 'not_found' || !facts.ntpq)) states.push(parseNtpctl(facts.ntpctl));
+  else if (facts.ntpq) states.push(parseNtpq(facts.ntpq));
+  if (facts.chronyc) states.push(parseChronyc(facts.chronyc));
+  if (states.length === 0) {
+    const running = isRunning(table.processes, 'ntpd') || isRunning(table.processes, 'chronyd');
+    return running ? unknown('check_error', evidence) : fail({ ...evidence, running: false, rule: 'no_time_daemon' });
+  }
+  const describe = (s: SyncState): Evidence => ({
+    source: s.daemon === 'chronyd' ? 'chronyc' : s.daemon === 'openntpd' ? 'ntpctl' : 'ntpq',
+    daemon: s.daemon,
+    rc_enabled: rcFor(rc, s.daemon),
+    running: true,
+    synced: s.synced ?? null,
+    ...(s.stratum !== undefined ? { stratum: s.stratum } : {}),
+    ...(s.offsetSeconds !== undefined ? { offset_seconds: Math.round(s.offsetSeconds * 1000) / 1000 } : {}),
+  });
+  const synced = states.find((s) => s.synced === true);
+  if (synced) {
+    const max = policy.timeSync.maxOffsetSeconds;
+    const details = { ...evidence, ...describe(synced) };
+    if (max !== null && synced.offsetSeconds !== undefined && Math.abs(synced.offsetSeconds) > max) {
+      return fail({ ...details, max_offset_seconds: max, rule: 'offset' });
+    }
+    return pass({ ...details, rule: 'synced' });
+  }
+  const undecided = states.find((s) => s.synced === undefined);
+  if (undecided) return unknown(undecided.reason ?? 'parse_error', { ...evidence, ...describe(undecided) });
+  const details = { ...evidence, ...describe(states[0]!) };
+  const bootMs = parseBoottime(facts.boottime);
+  if (bootMs !== undefined && now.getTime() - bootMs < SYNC_GRACE_SECONDS * 1000) {
+    return unknown('sync_pending', { ...details, uptime_seconds: Math.max(0, Math.floor((now.getTime() - bootMs) / 1000)) });
+  }
+  return fail({ ...details, rule: 'not_synced' });
+}
+
+export const timeSyncCheck = defineCheck<TimeFacts>({
+  key: 'TIME_SYNC',
+  platform: 'FREEBSD',
+  collect: collectTime,
+  evaluate: evaluateTime,
+});
