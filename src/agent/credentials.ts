@@ -10,7 +10,7 @@ import {
   writeEnrollmentRecord,
   type EnrollmentRecord,
 } from './enrollmentRecord';
-import { KeyStoreUnavailableError, LockHeldError, StateCorruptError } from './errors';
+import { KeyMissingError, LockHeldError, StateCorruptError } from './errors';
 import { fileKeyStore } from './keystore/file';
 import { keyringEntryFor, openRecordedKeyStore } from './keystore';
 import { openKeyringStore } from './keystore/keyring';
@@ -41,15 +41,16 @@ export async function loadCredentials(stateDir: string): Promise<Credentials | n
   return { enrollment: record, apiKey: await readApiKey(layout, record) };
 }
 
-/** The key the record points to; KeyStoreUnavailableError when it cannot be read or is not there. */
+/**
+ * The key the record points to. KeyStoreUnavailableError when the store cannot answer now;
+ * KeyMissingError (a subclass) when it answers without a usable key.
+ */
 export async function readApiKey(layout: StateLayout, record: EnrollmentRecord): Promise<string> {
   const store = await openRecordedKeyStore(record.keystore, record.keyring_entry, layout);
   const apiKey = await store.get();
   const fix = 'run `device-agent unenroll`, then enroll again with a new token';
-  if (apiKey === null) throw new KeyStoreUnavailableError(record.keystore, `it no longer holds this enrollment's API key; ${fix}`);
-  if (!Credential.safeParse(apiKey).success) {
-    throw new KeyStoreUnavailableError(record.keystore, `the API key it holds is malformed; ${fix}`);
-  }
+  if (apiKey === null) throw new KeyMissingError(record.keystore, `it no longer holds this enrollment's API key; ${fix}`);
+  if (!Credential.safeParse(apiKey).success) throw new KeyMissingError(record.keystore, `the API key it holds is malformed; ${fix}`);
   return apiKey;
 }
 

@@ -15,7 +15,7 @@ import type { KeyStore } from './keystore/types';
 import { acquireLock } from './lock';
 import type { Logger } from './logger';
 import { stateLayout, type StateLayout } from './stateDir';
-import { revokeAtServer, type ServerRevocation } from './unenrollment';
+import { readKeyForRevocation, revokeAtServer, type ServerRevocation } from './unenrollment';
 
 export interface EnrollOptions {
   stateDir: string;
@@ -110,7 +110,8 @@ async function clearExisting(layout: StateLayout, options: EnrollOptions): Promi
     );
   }
   options.logger.info({ server_url: existing.server_url }, 'already enrolled: --force unenrolls the current enrollment first');
-  const revocation = await revokeAtServer(layout, existing, { caFile: options.caFile, logger: options.logger });
+  const apiKey = await readKeyForRevocation(layout, existing);
+  const revocation = await revokeAtServer(existing, apiKey, { caFile: options.caFile, logger: options.logger });
   await wipeLocked(layout);
   return { serverUrl: existing.server_url, revocation };
 }

@@ -46,6 +46,14 @@ export class KeyStoreUnavailableError extends Error {
   }
 }
 
+/**
+ * The key store answers, but without this enrollment's key (removed outside device-agent, or
+ * malformed). Unlike a locked store, waiting will not bring it back: unenroll and enroll again.
+ */
+export class KeyMissingError extends KeyStoreUnavailableError {
+  override name = 'KeyMissingError';
+}
+
 /** The state directory holds a record this version cannot read (corrupt or from a newer version). Exit 1. */
 export class StateCorruptError extends Error {
   override name = 'StateCorruptError';

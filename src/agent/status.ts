@@ -23,6 +23,8 @@ export interface StatusReport extends RuntimeStatus {
   queued_results: number;
   last_heartbeat_at: string | null;
   last_upload_at: string | null;
+  /** An enrollment or unenrollment was cut short (or could not finish); the next one cleans up. */
+  interrupted?: 'enrolling' | 'wiping';
   /** Pid of the running daemon (`device-agent run`) for this state directory, or null. */
   daemon_pid: number | null;
 }
@@ -51,6 +53,7 @@ export async function collectStatus(stateDir: string, keystoreChoice: KeyStoreCh
     last_upload_at: enrolled ? (runtime.last_upload_at ?? null) : null,
     daemon_pid: daemonPid,
   };
+  if (record !== null && record.state !== 'enrolled') report.interrupted = record.state;
   if (enrolled) {
     try {
       await readApiKey(layout, enrolled);

@@ -5,7 +5,7 @@ import { CredentialsRejectedError, RetryableError } from './api';
 import { createApiClient } from './client';
 import { readApiKey, wipeLocked } from './credentials';
 import { readEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
-import { NotEnrolledError, StateCorruptError, firstLine } from './errors';
+import { KeyMissingError, NotEnrolledError, StateCorruptError, firstLine } from './errors';
 import { acquireLock } from './lock';
 import type { Logger } from './logger';
 import { stateLayout, type StateLayout } from './stateDir';
@@ -48,7 +48,7 @@ export async function unenroll(options: UnenrollOptions): Promise<UnenrollResult
       await wipeLocked(layout);
       throw new NotEnrolledError('this device is not enrolled (an interrupted enrollment was cleaned up)');
     }
-    const revocation = await revokeAtServer(layout, record, options);
+    const revocation = await revokeAtServer(record, await readKeyForRevocation(layout, record), options);
     await wipeLocked(layout);
     options.logger.info({ server_url: record.server_url, outcome: revocation.outcome }, 'unenrolled');
     return { serverUrl: record.server_url, revocation };
@@ -57,18 +57,27 @@ export async function unenroll(options: UnenrollOptions): Promise<UnenrollResult
   }
 }
 
+/**
+ * The key to revoke, or null when the store no longer holds it (the wipe proceeds without the
+ * server). A store that cannot answer (locked) throws KeyStoreUnavailableError before anything
+ * changed: it could not delete the key either.
+ */
+export async function readKeyForRevocation(layout: StateLayout, record: EnrollmentRecord): Promise<string | null> {
+  try {
+    return await readApiKey(layout, record);
+  } catch (err) {
+    if (err instanceof KeyMissingError) return null;
+    throw err;
+  }
+}
+
 /** Calls /unenroll with the enrollment's key. Never throws: the local wipe happens regardless. */
 export async function revokeAtServer(
-  layout: StateLayout,
   record: EnrollmentRecord,
+  apiKey: string | null,
   options: Pick<UnenrollOptions, 'caFile' | 'logger' | 'timeoutMs'>,
 ): Promise<ServerRevocation> {
-  let apiKey: string;
-  try {
-    apiKey = await readApiKey(layout, record);
-  } catch (err) {
-    return { outcome: 'not_contacted', detail: `the API key could not be read: ${firstLine(err)}` };
-  }
+  if (apiKey === null) return { outcome: 'not_contacted', detail: 'the API key was no longer in its key store' };
   let api;
   try {
     api = createApiClient({

@@ -2,7 +2,7 @@
 // Secret Service). On Linux the entry is pinned to the Secret Service: the library would otherwise
 // fall back silently to the kernel keyring, which forgets keys at reboot.
 import type { AsyncEntry } from '@napi-rs/keyring';
-import { loadKeyring, type KeyringModule } from '../../platform/keyringModule';
+import { loadKeyring } from '../../platform/keyringModule';
 import { KeyStoreUnavailableError, firstLine } from '../errors';
 import type { KeyStore } from './types';
 
@@ -29,10 +29,9 @@ const PLACEHOLDER = 'device-agent: enrollment in progress';
 
 /** Opens the entry; throws KeyringUnreachableError when there is no secret store to talk to. */
 export async function openKeyringStore(id: KeyringEntryId): Promise<KeyStore> {
-  let keyring: KeyringModule;
   let entry: AsyncEntry;
   try {
-    keyring = await loadKeyring();
+    const keyring = await loadKeyring();
     entry = id.target
       ? keyring.AsyncEntry.withTarget(id.target, id.service, id.account, OPTIONS)
       : new keyring.AsyncEntry(id.service, id.account, OPTIONS);
@@ -47,31 +46,21 @@ export async function openKeyringStore(id: KeyringEntryId): Promise<KeyStore> {
       const reason = err instanceof DOMException && err.name === 'TimeoutError'
         ? `no answer within ${OPERATION_TIMEOUT_MS / 1000} s`
         : firstLine(err);
-      throw new KeyStoreUnavailableError('keyring', reason);
+      const hint = /\block|unlock/i.test(reason) ? ' (it is locked: unlock it, e.g. by logging in to the desktop session, and try again)' : '';
+      throw new KeyStoreUnavailableError('keyring', `${reason}${hint}`);
     }
   }
 
-  // A locked Secret Service collection hides its items: reads answer "none" instead of failing.
-  // Listing the service's entries does fail on a locked item, which tells the two apart.
-  const confirmAbsent = () => attempt((signal) => keyring.findCredentialsAsync(id.service, id.target, signal));
-
   return {
     backend: 'keyring',
-    async get() {
-      const value = await attempt((signal) => entry.getPassword(signal));
-      if (value !== null) return value;
-      const listed = await confirmAbsent();
-      if (listed.some((credential) => credential.account === id.account)) {
-        throw new KeyStoreUnavailableError('keyring', 'the entry exists but cannot be read');
-      }
-      return null;
-    },
+    // A locked store fails to read or delete an existing entry ("unlock prompt was dismissed")
+    // rather than answering "none" (verified with gnome-keyring in test/agent/keyring.test.ts).
+    get: () => attempt((signal) => entry.getPassword(signal)),
     async set(key) {
       await attempt((signal) => entry.setPassword(key, signal));
     },
     async delete() {
-      const deleted = await attempt((signal) => entry.deletePassword(signal));
-      if (!deleted) await confirmAbsent();
+      await attempt((signal) => entry.deletePassword(signal));
     },
     async prepare() {
       await attempt((signal) => entry.setPassword(PLACEHOLDER, signal));

@@ -39,6 +39,10 @@ function humanText(report: StatusReport): string {
   } else {
     rows.push(['Key store', `${report.keystore} (for the next enrollment)`]);
   }
+  if (report.interrupted) {
+    const what = report.interrupted === 'enrolling' ? 'an enrollment' : 'an unenrollment';
+    rows.push(['Interrupted', `${what} did not finish; the next enroll or unenroll cleans it up`]);
+  }
   if (report.revoked_at) rows.push(['Revoked', `${report.revoked_at}: ${report.reason ?? 'no reason recorded'}`]);
   rows.push(
     ['Agent daemon', report.daemon_pid !== null ? `running (pid ${report.daemon_pid})` : 'not running'],
