@@ -5,7 +5,8 @@
 import type { Policy } from '../policy';
 import { defineCheck, type Evidence, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeServices, regNumber, regString, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type RegistryValues, type Section, type ServiceFacts } from './probe';
+import { probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Section, type ServiceFacts } from './probe';
+import { regNumber, regString, type RegistryValues } from './registry';
 
 export interface AutoUpdateFacts {
   auPolicy: Section<RegistryValues | null>;

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { defineCheck, type Evidence, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeSection, probeServices, regNumber, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Probe, type RegistryValues, type Section, type ServiceFacts } from './probe';
+import { probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Probe, type Section, type ServiceFacts } from './probe';
+import { regNumber, type RegistryValues } from './registry';
 import { decodeProducts, productEvidence, securityCenterProducts, type SecurityCenterProduct } from './securityCenter';
 
 const FirewallProfile = z.object({ Name: z.string(), Enabled: z.string(), DefaultInboundAction: z.string() });

@@ -1,7 +1,10 @@
 // Which Windows this is, from HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion (research §5.4):
 // the build decides the release and "Windows 11" (build >= 22000, whatever ProductName says); the
 // EditionID decides the servicing group. Shared by OS_VERSION and the host identity's os_version.
-import { regNumber, regString, type RegistryValues } from './probe';
+import { regNumber, regString, type RegistryValues } from './registry';
+
+export const CURRENT_VERSION_KEY = 'SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion';
+export const CURRENT_VERSION_VALUES = ['CurrentBuild', 'CurrentBuildNumber', 'UBR', 'DisplayVersion', 'ReleaseId', 'EditionID', 'ProductName', 'InstallationType'] as const;
 
 export type WindowsFamily = 'client' | 'server';
 

@@ -5,7 +5,8 @@ import { judgeRelease } from '../release';
 import { defineCheck, type Verdict } from '../types';
 import { unknown } from '../verdict';
 import { windowsRelease } from './osRelease';
-import { registryKey, sectionUnknown, windowsProbe, type RegistryValues, type Section } from './probe';
+import { registryKey, sectionUnknown, windowsProbe, type Section } from './probe';
+import { type RegistryValues } from './registry';
 
 export interface OsVersionFacts {
   currentVersion: Section<RegistryValues | null>;

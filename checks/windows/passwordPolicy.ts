@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { Policy } from '../policy';
 import { defineCheck, type Evidence, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeComputer, probeElevated, probeSection, regNumber, registryKey, windowsProbe, type ComputerFacts, type RegistryValues, type Section } from './probe';
+import { probeComputer, probeElevated, probeSection, registryKey, windowsProbe, type ComputerFacts, type Section } from './probe';
+import { regNumber, type RegistryValues } from './registry';
 
 const SeceditExport = z.object({ ExitCode: z.number().int().nullable(), SystemAccess: z.array(z.string()) });
 export type SeceditExport = z.infer<typeof SeceditExport>;

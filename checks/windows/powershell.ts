@@ -22,13 +22,12 @@ export function powershellArgs(script: string): string[] {
 export const PRELUDE = String.raw`
 $ErrorActionPreference = 'Stop'
 $ProgressPreference = 'SilentlyContinue'
-# Windows PowerShell 5.1 serialises some arrays as {value,Count} because of this type data.
-Remove-TypeData -TypeName System.Array -ErrorAction SilentlyContinue
 $HKLM = [Microsoft.Win32.RegistryKey]::OpenBaseKey('LocalMachine', 'Registry64')
 
+# CIM-based cmdlets (NetSecurity, Defender, NetTCPIP) wrap the CimException in a CimJobException.
 function Get-ErrorKind($Record) {
   $e = $Record.Exception
-  while ($e -is [System.Management.Automation.MethodInvocationException] -and $null -ne $e.InnerException) { $e = $e.InnerException }
+  while ($null -ne $e.InnerException -and ($e -is [System.Management.Automation.MethodInvocationException] -or $e.GetType().Name -eq 'CimJobException')) { $e = $e.InnerException }
   if ($e.GetType().FullName -eq 'Microsoft.Management.Infrastructure.CimException') { return 'cim_' + $e.NativeErrorCode }
   if ($e -is [System.UnauthorizedAccessException] -or $e -is [System.Security.SecurityException]) { return 'access_denied' }
   if ($e -is [System.Management.Automation.CommandNotFoundException]) { return 'command_not_found' }
@@ -64,6 +63,11 @@ function Write-Json($Document) {
   [regex]::Replace($json, '[^\x00-\x7F]', { param($m) '\u{0:x4}' -f [int][char]$m.Value })
 }
 `;
+
+/** A PowerShell array literal of single-quoted strings (the names here never contain a quote). */
+export function psStrings(values: readonly string[]): string {
+  return `@(${values.map((value) => `'${value}'`).join(', ')})`;
+}
 
 export type PowerShellJson = { ok: true; json: unknown } | { ok: false; reason: Reason; exitCode?: number | null };
 

@@ -5,13 +5,15 @@
 import { z } from 'zod';
 import type { CheckContext, Evidence, Reason, Verdict } from '../types';
 import { unknown } from '../verdict';
-import { PRELUDE, runPowerShellJson } from './powershell';
+import { CURRENT_VERSION_KEY, CURRENT_VERSION_VALUES } from './osRelease';
+import { PRELUDE, psStrings, runPowerShellJson } from './powershell';
+import { RegistryValues } from './registry';
 
 /** Loading the NetSecurity/Defender modules and the CIM calls take a few seconds on a slow laptop. */
 export const PROBE_TIMEOUT_MS = 25_000;
 
 /** Screen-lock values per user hive (REG_SZ strings), in the policy key and in the user's own key. */
-const DESKTOP_VALUES = `@('ScreenSaveActive', 'ScreenSaverIsSecure', 'ScreenSaveTimeOut', 'SCRNSAVE.EXE')`;
+const DESKTOP_VALUES = psStrings(['ScreenSaveActive', 'ScreenSaverIsSecure', 'ScreenSaveTimeOut', 'SCRNSAVE.EXE']);
 
 /** Power settings (powercfg aliases CONSOLELOCK and STANDBYIDLE) and their Group Policy keys. */
 export const CONSOLE_LOCK_GUID = '0e796bdb-100d-47d6-a2d5-f7d2daa51f51';
@@ -22,7 +24,7 @@ export const PROBE_SERVICES = ['MpsSvc', 'W32Time', 'wuauserv', 'UsoSvc', 'TermS
 
 export const PROBE_SCRIPT = `${PRELUDE}
 $registryReads = [ordered]@{
-  os = @('SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion', 'CurrentBuild', 'CurrentBuildNumber', 'UBR', 'DisplayVersion', 'ReleaseId', 'EditionID', 'ProductName', 'InstallationType')
+  os = ${psStrings([CURRENT_VERSION_KEY, ...CURRENT_VERSION_VALUES])}
   systemPolicy = @('SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System', 'InactivityTimeoutSecs')
   winlogon = @('SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon', 'ScreenSaverGracePeriod')
   consoleLockPolicy = @('SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${CONSOLE_LOCK_GUID}', 'ACSettingIndex', 'DCSettingIndex')
@@ -54,7 +56,7 @@ foreach ($read in $registryReads.GetEnumerator()) {
 }
 
 $services = Invoke-ListSection {
-  $names = @(${PROBE_SERVICES.map((name) => `'${name}'`).join(', ')})
+  $names = ${psStrings(PROBE_SERVICES)}
   $filter = ($names | ForEach-Object { 'Name=''{0}''' -f $_ }) -join ' OR '
   $states = @{}
   foreach ($s in @(Get-CimInstance -ClassName Win32_Service -Filter $filter)) { $states[$s.Name] = $s.State }
@@ -177,10 +179,10 @@ $secedit = Invoke-Section {
   } finally { Remove-Item -LiteralPath $inf -Force -ErrorAction SilentlyContinue }
 }
 
-# NetUserModalsGet through ADSI: the local minimum length without administrator rights.
+# NetUserModalsGet through ADSI (the local SAM as a WinNT domain): the minimum length without administrator rights.
 $accountPolicy = Invoke-Section {
-  $machine = [ADSI]('WinNT://' + [Environment]::MachineName + ',computer')
-  [ordered]@{ MinPasswordLength = [int]$machine.MinPasswordLength.Value }
+  $sam = [ADSI]('WinNT://' + [Environment]::MachineName)
+  [ordered]@{ MinPasswordLength = [int]$sam.psbase.InvokeGet('MinPasswordLength') }
 }
 
 $principal = [Security.Principal.WindowsPrincipal][Security.Principal.WindowsIdentity]::GetCurrent()
@@ -282,30 +284,10 @@ export function probeSection<T>(probe: Probe, name: SectionName, schema: z.ZodTy
   return probe.ok ? fromEnvelope(probe.doc[name], schema) : { ok: false, reason: probe.reason };
 }
 
-/** Registry values as .NET returns them: DWORD/QWORD numbers, REG_SZ strings, REG_MULTI_SZ string arrays. */
-export const RegistryValues = z.record(z.string(), z.union([z.number(), z.string(), z.array(z.union([z.string(), z.number()]))]));
-export type RegistryValues = z.infer<typeof RegistryValues>;
-
 /** The values present under one key; null when the key does not exist (for policy keys: not configured). */
 export function registryKey(probe: Probe, name: string): Section<RegistryValues | null> {
   return probe.ok ? fromEnvelope(probe.doc.registry[name], RegistryValues.nullable()) : { ok: false, reason: probe.reason };
 }
-
-/** A registry number: a DWORD as unsigned (.NET hands DWORDs over as signed Int32), or a REG_SZ of digits. */
-export function asNumber(value: unknown): number | null | 'invalid' {
-  if (value === undefined || value === null) return null;
-  if (typeof value === 'number') return Number.isInteger(value) ? (value < 0 ? value + 2 ** 32 : value) : 'invalid';
-  if (typeof value === 'string' && /^\s*\d{1,10}\s*$/.test(value)) return Number(value);
-  return 'invalid';
-}
-
-export function asText(value: unknown): string | null | 'invalid' {
-  if (value === undefined || value === null) return null;
-  return typeof value === 'string' ? value : 'invalid';
-}
-
-export const regNumber = (values: RegistryValues | null, name: string) => asNumber(values?.[name]);
-export const regString = (values: RegistryValues | null, name: string) => asText(values?.[name]);
 
 /** Whether the probe ran with administrator rights (SYSTEM counts): some sources need them. */
 export function probeElevated(probe: Probe): boolean | null {

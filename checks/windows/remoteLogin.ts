@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { Policy } from '../policy';
 import { defineCheck, type Evidence, type FileResult, type Verdict } from '../types';
 import { fsFailureReason, fail, pass, unknown } from '../verdict';
-import { probeSection, probeServices, regNumber, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type RegistryValues, type Section, type ServiceFacts } from './probe';
+import { probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Section, type ServiceFacts } from './probe';
+import { regNumber, type RegistryValues } from './registry';
 
 /** OpenSSH for Windows reads its server configuration here. */
 export const SSHD_CONFIG = 'C:\\ProgramData\\ssh\\sshd_config';

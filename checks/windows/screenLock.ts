@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { Policy } from '../policy';
 import { defineCheck, type Evidence, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { asNumber, asText, probeSection, regNumber, registryKey, RegistryValues, sectionUnknown, windowsProbe, type Section } from './probe';
+import { probeSection, registryKey, sectionUnknown, windowsProbe, type Section } from './probe';
+import { asNumber, asText, regNumber, RegistryValues } from './registry';
 
 /** One loaded HKU hive: the screen-saver values of its user Group Policy key and of its own Control Panel\Desktop key. */
 const UserHive = z.object({ Sid: z.string(), Policy: RegistryValues.nullable(), User: RegistryValues.nullable() });

@@ -6,7 +6,8 @@
 import type { Policy } from '../policy';
 import { defineCheck, type Evidence, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeComputer, probeServices, regNumber, regString, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type ComputerFacts, type RegistryValues, type Section, type ServiceFacts } from './probe';
+import { probeComputer, probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type ComputerFacts, type Section, type ServiceFacts } from './probe';
+import { regNumber, regString, type RegistryValues } from './registry';
 
 export interface TimeSyncFacts {
   parameters: Section<RegistryValues | null>;

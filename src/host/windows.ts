@@ -1,9 +1,87 @@
-// Host identity on this platform. Placeholder until the platform's probe lands: it refuses
-// rather than inventing an identity.
-import type { IdentityProbe } from './identity';
+// Host identity on Windows, from one PowerShell process (structured values only, no translated
+// text). hardware_uuid: the SMBIOS system UUID (Win32_ComputerSystemProduct.UUID), else the OS's
+// MachineGuid (HKLM\SOFTWARE\Microsoft\Cryptography, written at install, readable without
+// administrator rights, shared by clones of one image: the source tells). serial_number:
+// Win32_BIOS.SerialNumber. os_version: "Windows 11 Pro 24H2 (26100.2314)" from CurrentVersion,
+// Windows 11 from the build (>= 22000) whatever ProductName says.
+import { z } from 'zod';
+import type { Host } from '../../checks/types';
+import { CURRENT_VERSION_KEY, CURRENT_VERSION_VALUES, windowsRelease, windowsVersionString } from '../../checks/windows/osRelease';
+import { PRELUDE, psStrings, runPowerShellJson } from '../../checks/windows/powershell';
+import { RegistryValues } from '../../checks/windows/registry';
+import { isPlaceholderId, type IdentityFacts, type IdentityProbe } from './identity';
+
+export const IDENTITY_TIMEOUT_MS = 15_000;
+
+export const IDENTITY_SCRIPT = `${PRELUDE}
+Write-Json ([ordered]@{
+  product = Invoke-Section { [ordered]@{ UUID = @(Get-CimInstance -ClassName Win32_ComputerSystemProduct)[0].UUID } }
+  bios = Invoke-Section { [ordered]@{ SerialNumber = @(Get-CimInstance -ClassName Win32_BIOS)[0].SerialNumber } }
+  cryptography = Invoke-Section { Read-Key $HKLM 'SOFTWARE\\Microsoft\\Cryptography' @('MachineGuid') }
+  os = Invoke-Section { Read-Key $HKLM '${CURRENT_VERSION_KEY}' ${psStrings(CURRENT_VERSION_VALUES)} }
+})
+`;
+
+/**
+ * Firmware UUIDs that many machines share although they are neither all zeros nor all F: a
+ * byte-counting filler some boards ship with (listed as unusable by several public placeholder
+ * lists, e.g. smbios parsers and hardware-id tools).
+ */
+const SHARED_FIRMWARE_UUIDS = new Set(['03000200-0400-0500-0006-000700080009', '00010203-0405-0607-0809-0a0b0c0d0e0f']);
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Win32_ComputerSystemProduct.UUID, lower-cased as Linux reports the same firmware value; null for placeholders. */
+export function parseSystemUuid(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const value = raw.trim().replace(/^\{(.*)\}$/, '$1').toLowerCase();
+  if (!CANONICAL_UUID.test(value) || isPlaceholderId(value) || SHARED_FIRMWARE_UUIDS.has(value)) return null;
+  return value;
+}
+
+/** MachineGuid: a canonical GUID, lower-cased. */
+export function parseMachineGuid(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const value = raw.trim().toLowerCase();
+  return CANONICAL_UUID.test(value) && !isPlaceholderId(value) ? value : null;
+}
+
+/** Win32_BIOS.SerialNumber: printable, bounded, not firmware filler ("To be filled by O.E.M.", "Default string", "0", …). */
+export function parseBiosSerial(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const value = raw.trim();
+  if (value.length === 0 || value.length > 255 || /[^\x20-\x7e]/.test(value)) return null;
+  return isPlaceholderId(value) ? null : value;
+}
+
+const envelope = <T extends z.ZodType>(value: T) =>
+  z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), value }), z.object({ ok: z.literal(false), error: z.string() })]);
+const IdentityDocument = z.object({
+  product: envelope(z.object({ UUID: z.string().nullable() })),
+  bios: envelope(z.object({ SerialNumber: z.string().nullable() })),
+  cryptography: envelope(RegistryValues.nullable()),
+  os: envelope(RegistryValues.nullable()),
+});
+
+/** Identity facts from the script's JSON; throws when the document is not what the script prints. */
+export function parseIdentityDocument(json: unknown): IdentityFacts {
+  const parsed = IdentityDocument.safeParse(json);
+  if (!parsed.success) throw new Error('the Windows identity probe printed an unexpected document');
+  const { product, bios, cryptography, os } = parsed.data;
+  const uuid = product.ok ? parseSystemUuid(product.value.UUID) : null;
+  const machineGuid = cryptography.ok ? parseMachineGuid(cryptography.value?.MachineGuid) : null;
+  const release = os.ok && os.value ? windowsRelease(os.value) : null;
+  return {
+    hardwareUuid: uuid ? { value: uuid, source: 'smbios_uuid' } : machineGuid ? { value: machineGuid, source: 'machine_guid' } : null,
+    serialNumber: bios.ok ? parseBiosSerial(bios.value.SerialNumber) : null,
+    osVersion: release ? windowsVersionString(release) : 'Windows',
+  };
+}
 
 export const identityProbe: IdentityProbe = {
-  async collect() {
-    throw new Error('host identity is not implemented for this platform yet');
+  async collect(host: Host): Promise<IdentityFacts> {
+    const result = await runPowerShellJson(host, IDENTITY_SCRIPT, IDENTITY_TIMEOUT_MS);
+    if (!result.ok) throw new Error(`the Windows identity probe failed (${result.reason})`);
+    return parseIdentityDocument(result.json);
   },
 };
