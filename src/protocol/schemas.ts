@@ -27,7 +27,9 @@ export const Platform = z.enum(PLATFORMS).describe('DARWIN = macOS, LINUX = Linu
 export type Platform = z.infer<typeof Platform>;
 
 export const STATUSES = ['PASS', 'FAIL', 'UNKNOWN', 'NOT_APPLICABLE'] as const;
-export const PostureStatus = z.enum(STATUSES);
+export const PostureStatus = z
+  .enum(STATUSES)
+  .describe('PASS = check passed; FAIL = check failed; UNKNOWN = the agent could not determine the result; NOT_APPLICABLE = the check does not apply to this device');
 export type PostureStatus = z.infer<typeof PostureStatus>;
 
 export const CHECK_KEYS = [
@@ -64,18 +66,18 @@ const shortText = (max: number) => z.string().min(1).max(max);
 
 export const HeartbeatRequest = z.object({
   hardware_uuid: shortText(255).describe('Stable hardware identifier, unique among devices of the organization'),
-  serial_number: shortText(255).optional(),
-  hostname: shortText(255),
+  serial_number: shortText(255).optional().describe('Hardware serial number'),
+  hostname: shortText(255).describe('Current device hostname'),
   platform: Platform,
-  os_version: shortText(255),
-  agent_version: shortText(64),
+  os_version: shortText(255).describe('Human-readable operating-system version'),
+  agent_version: shortText(64).describe('Version of the reporting agent implementation (not the API version)'),
 });
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 
 export const HeartbeatResponse = z.object({
-  device_id: z.string().min(1),
-  heartbeat_interval_seconds: z.number().int(),
-  posture_interval_seconds: z.number().int(),
+  device_id: z.string().min(1).describe('Identifier of the enrolled device'),
+  heartbeat_interval_seconds: z.number().int().describe('Delay between heartbeat requests'),
+  posture_interval_seconds: z.number().int().describe('Delay between posture collection cycles'),
   server_time: Rfc3339.describe('Current server time, RFC 3339 UTC'),
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
@@ -104,13 +106,13 @@ export const PostureResult = z.object({
   check_key: z.string().min(1).max(128).describe('Stable identifier of the check; the nine official keys are listed in CHECK_KEYS'),
   status: PostureStatus,
   evidence: Evidence.optional(),
-  observed_at: Rfc3339,
+  observed_at: Rfc3339.describe('Observation time, RFC 3339'),
   correlation_id: z.string().min(1).max(128).optional().describe('ID of an existing posture report of the same tenant'),
 });
 export type PostureResult = z.infer<typeof PostureResult>;
 
 export const PosturesRequest = z.object({
-  results: z.array(PostureResult).max(MAX_RESULTS_PER_REQUEST),
+  results: z.array(PostureResult).max(MAX_RESULTS_PER_REQUEST).describe(`Up to ${MAX_RESULTS_PER_REQUEST} posture results; an empty array is a no-op`),
 });
 export type PosturesRequest = z.infer<typeof PosturesRequest>;
 
@@ -127,8 +129,8 @@ export const ERROR_CODES = [
   'internal_error',
 ] as const;
 export const ErrorBody = z.object({
-  error: z.enum(ERROR_CODES),
-  message: z.string(),
+  error: z.enum(ERROR_CODES).describe('Machine-readable error code'),
+  message: z.string().describe('Human-readable explanation; clients must not depend on its wording'),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 export type ErrorCode = z.infer<typeof ErrorBody>['error'];

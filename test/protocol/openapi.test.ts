@@ -1,0 +1,54 @@
+// docs/openapi.json is generated from the wire schemas: it must be current, internally
+// consistent, and its examples must satisfy the schemas they illustrate.
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { EXAMPLES, openApiDocument, renderOpenApi } from '../../src/protocol/openapi';
+import * as schemas from '../../src/protocol/schemas';
+
+const committed = readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8');
+
+function collectRefs(value: unknown, refs: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((item) => collectRefs(item, refs));
+  else if (value && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string') refs.push(child);
+      else collectRefs(child, refs);
+    }
+  }
+  return refs;
+}
+
+describe('docs/openapi.json', () => {
+  test('is what `npm run openapi` generates from the current schemas', () => {
+    expect(committed, 'docs/openapi.json is stale: run `npm run openapi` and commit it').toBe(renderOpenApi());
+  });
+
+  test('is OpenAPI 3.1 with the four POST routes of the agent API', () => {
+    const document = JSON.parse(committed);
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths).sort()).toEqual(Object.values(schemas.ROUTES).sort());
+    for (const item of Object.values<Record<string, unknown>>(document.paths)) expect(Object.keys(item)).toEqual(['post']);
+  });
+
+  test('every $ref resolves', () => {
+    const document = openApiDocument();
+    for (const ref of collectRefs(document)) {
+      const target = ref.replace(/^#\//, '').split('/').reduce<any>((node, part) => node?.[part], document);
+      expect(target, ref).toBeDefined();
+    }
+  });
+
+  test('the wire enums and limits are in the document', () => {
+    const components = (openApiDocument() as any).components.schemas;
+    expect(components.Platform.enum).toEqual([...schemas.PLATFORMS]);
+    expect(components.PostureStatus.enum).toEqual([...schemas.STATUSES]);
+    expect(components.PosturesRequest.properties.results.maxItems).toBe(schemas.MAX_RESULTS_PER_REQUEST);
+    expect(components.PostureResult.required).toEqual(['check_key', 'status', 'observed_at']);
+    expect(components.Error.properties.error.enum).toEqual([...schemas.ERROR_CODES]);
+  });
+
+  test.each(Object.entries(EXAMPLES))('the %s example satisfies its schema', (name, example) => {
+    const schema = schemas[name as keyof typeof EXAMPLES];
+    expect(schema.safeParse(example).error).toBeUndefined();
+  });
+});
