@@ -71,16 +71,24 @@ async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
   const sshPorts = [...new Set([...configured, ...socketPorts])].filter((p) => p !== 22).sort((a, b) => a - b);
   if (!listening.ok) return { listeners: { ok: false, reason: fsFailureReason(listening.error) }, ownerMapping: 'unavailable', sshPorts };
   const candidates = table.processes.filter((p) => DAEMON_SERVICE[p.comm] || (ACTIVATORS.has(p.comm) && (p.pid === 1 || p.comm !== 'systemd')));
-  const { owners, complete } = await socketOwners(host, candidates.map((p) => p.pid));
+  const mapping = await socketOwners(host, candidates.map((p) => p.pid));
+  const portSet = new Set(sshPorts);
+  // A configured SSH port held by some other process is not SSH; find out who holds it (rare,
+  // so the full fd scan of every process runs only then).
+  const ambiguous = listening.listeners.some((l) => l.bind !== 'loopback' && portSet.has(l.port) && !mapping.owners.has(l.inode));
+  if (ambiguous) {
+    const others = await socketOwners(host, table.processes.filter((p) => !candidates.includes(p)).map((p) => p.pid));
+    others.owners.forEach((pid, inode) => mapping.owners.set(inode, pid));
+    mapping.complete &&= others.complete;
+  }
   const commOf = new Map(table.processes.map((p) => [p.pid, p.comm]));
   const items = listening.listeners.map((l): OwnedListener => {
-    const pid = owners.get(l.inode);
+    const pid = mapping.owners.get(l.inode);
     const owner = pid !== undefined ? commOf.get(pid) : undefined;
     return owner ? { port: l.port, bind: l.bind, owner } : { port: l.port, bind: l.bind };
   });
-  const mapped = table.complete && complete;
-  const facts: RemoteLoginFacts = { listeners: { ok: true, items }, ownerMapping: mapped ? 'complete' : owners.size > 0 ? 'partial' : 'unavailable', sshPorts };
-  const portSet = new Set(sshPorts);
+  const mapped = table.complete && mapping.complete;
+  const facts: RemoteLoginFacts = { listeners: { ok: true, items }, ownerMapping: mapped ? 'complete' : mapping.owners.size > 0 ? 'partial' : 'unavailable', sshPorts };
   // The server's authentication settings matter only when SSH is reachable.
   if (items.some((l) => l.bind !== 'loopback' && classify(l, portSet) === 'ssh')) facts.sshd = await readSshdSettings(host);
   return facts;
