@@ -28,6 +28,8 @@ export interface TimeFacts {
 }
 
 const refused = (r: CommandResult) => !r.error && /Connection refused/.test(r.stderr);
+/** ntpd up but refusing mode-6 queries ("restrict … noquery"): ntpq waits and gives up. */
+const timedOut = (r: CommandResult) => !r.error && /timed out/.test(`${r.stdout}\n${r.stderr}`);
 
 export async function collectTime(ctx: CheckContext): Promise<TimeFacts> {
   const { host } = ctx;
@@ -65,7 +67,7 @@ export interface SyncState {
 /** `ntpq -c "rv 0 leap,stratum,offset"`: "leap=00, stratum=3, offset=-0.123" (offset in ms). */
 export function parseNtpq(result: CommandResult): SyncState {
   const state: SyncState = { daemon: 'ntpd' };
-  if (refused(result)) return { ...state, reason: 'daemon_not_answering' };
+  if (refused(result) || timedOut(result)) return { ...state, reason: 'daemon_not_answering' };
   if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
   const vars = Object.fromEntries([...result.stdout.matchAll(/\b(leap|stratum|offset)=([^,\s]+)/g)].map((m) => [m[1]!, m[2]!]));
   if (!/^[01]{2}$/.test(vars.leap ?? '') || !/^\d+$/.test(vars.stratum ?? '')) return { ...state, reason: 'parse_error' };
