@@ -160,7 +160,7 @@ export class Daemon {
     stop.addEventListener('abort', onStop, { once: true });
     // While idle the daemon waits on a file watch and signals only, which do not keep Node alive.
     const keepAlive = setInterval(() => undefined, 2 ** 30);
-    await updateRuntimeStatus(this.deps.stateDir, { queued_results: await this.queue.count() });
+    await this.writeStatus({ queued_results: await this.queue.count() });
     try {
       while (!stop.aborted) {
         if (this.enrollmentChanged) {
@@ -458,7 +458,14 @@ export class Daemon {
   }
 
   private async enqueue(collected: { results: PostureResult[]; startedAt: number; durationMs: number }): Promise<void> {
-    const { dropped } = await this.queue.append(collected.results);
+    let dropped: number;
+    try {
+      ({ dropped } = await this.queue.append(collected.results));
+    } catch (err) {
+      // Disk full or read-only: this cycle is lost, the daemon goes on (the next cycle may fit).
+      this.log.error({ event: 'queue_write_failed', results: collected.results.length, error: firstLine(err) }, 'cannot store the posture cycle');
+      return;
+    }
     const counts = { pass: 0, fail: 0, unknown: 0, not_applicable: 0 };
     for (const r of collected.results) counts[r.status.toLowerCase() as keyof typeof counts] += 1;
     await this.finishCycle('superseded');
@@ -475,12 +482,7 @@ export class Daemon {
     if (dropped > 0) {
       this.log.warn({ event: 'queue_full', dropped_results: dropped }, `posture queue full: dropped the ${dropped} oldest results`);
     }
-    const status = await readRuntimeStatus(this.deps.stateDir);
-    await updateRuntimeStatus(this.deps.stateDir, {
-      queued_results: await this.queue.count(),
-      dropped_results: (status.dropped_results ?? 0) + dropped,
-      quarantined_results: (status.quarantined_results ?? 0) + this.takeQuarantined(),
-    });
+    await this.writeStatus({ queued_results: await this.queue.count() }, { dropped_results: dropped, quarantined_results: this.takeQuarantined() });
     if (!this.uploadsAllowed()) await this.finishCycle('held');
   }
 
@@ -494,10 +496,12 @@ export class Daemon {
         await this.revoke('postures', err);
         return;
       }
-      if (!isTransient(err)) throw err;
+      // Transient answers, and local failures (queue I/O): both wait and retry; nothing is dropped.
       const retryInMs = this.uploadBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
       this.uploadRetryAt = Date.now() + retryInMs;
-      this.log.warn({ event: 'upload_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
+      const fields = { event: 'upload_failed', http_status: isTransient(err) ? err.status : undefined, retry_in_ms: retryInMs };
+      if (isTransient(err)) this.log.warn(fields, firstLine(err));
+      else this.log.error(fields, `posture upload failed locally: ${firstLine(err)}`);
       await this.finishCycle('deferred');
       await this.setState(this.activeState(), `posture upload failed: ${firstLine(err)}`, {
         last_error: firstLine(err),
@@ -531,14 +535,9 @@ export class Daemon {
       this.cycle.sent += outcome.sent;
       this.cycle.rejected += outcome.rejected;
     }
-    const status = await readRuntimeStatus(this.deps.stateDir);
-    const patch: Partial<RuntimeStatus> = {
-      queued_results: await this.queue.count(),
-      rejected_results: numberField(status, 'rejected_results') + outcome.rejected,
-      quarantined_results: (status.quarantined_results ?? 0) + this.takeQuarantined(),
-    };
+    const patch: Record<string, unknown> = { queued_results: await this.queue.count() };
     if (outcome.sent > 0 || flushed) patch.last_upload_at = new Date().toISOString();
-    await this.setState(this.activeState(), undefined, patch);
+    await this.setState(this.activeState(), undefined, patch, { rejected_results: outcome.rejected, quarantined_results: this.takeQuarantined() });
   }
 
   private takeQuarantined(): number {
@@ -575,7 +574,7 @@ export class Daemon {
     if (isTransient(err)) {
       await this.finishCycle('deferred');
       const queued = await this.queue.count();
-      await updateRuntimeStatus(this.deps.stateDir, { queued_results: queued, last_error: firstLine(err) });
+      await this.writeStatus({ queued_results: queued, last_error: firstLine(err) });
       return { kind: 'unreachable', message: firstLine(err), queued };
     }
     throw err;
@@ -591,9 +590,16 @@ export class Daemon {
       'API key rejected (401): wiping the local key and queued results; waiting for a new enrollment',
     );
     this.cycle = null;
-    await this.deps.wipe(reason, revokedAt);
     await this.endSession();
-    await this.setState('revoked', reason, { queued_results: 0 });
+    try {
+      await this.deps.wipe(reason, revokedAt);
+    } catch (wipeErr) {
+      // E.g. the keyring refused the delete: the record stays `wiping` (treated as not enrolled, and
+      // finished by the next command); the queue and the reason are handled here.
+      this.log.error({ event: 'wipe_incomplete', error: firstLine(wipeErr) }, 'could not finish wiping the credentials');
+      await this.queue.clear().catch(() => undefined);
+    }
+    await this.setState('revoked', reason, { queued_results: 0, revoked_at: revokedAt, reason });
     return { kind: 'revoked', message: `${firstLine(err)}; local credentials and queued results were wiped` };
   }
 
@@ -607,31 +613,39 @@ export class Daemon {
   }
 
   /**
-   * Records the state with other status fields. `message` explains it: undefined keeps the current
-   * one, except that a change to active/starting clears it; null clears it. `run --once` is not a
-   * daemon: it records the fields but no daemon state.
+   * Records the state with other status fields and counter increments. `message` explains the state:
+   * undefined keeps the current one, except that a change to active/starting clears it; null clears
+   * it. `run --once` is not a daemon: it records the fields but no daemon state.
    */
-  private async setState(state: DaemonState, message?: string | null, patch: Record<string, unknown> = {}): Promise<void> {
+  private async setState(
+    state: DaemonState,
+    message?: string | null,
+    patch: Record<string, unknown> = {},
+    increments: Record<string, number> = {},
+  ): Promise<void> {
     const changed = state !== this.state;
     this.state = state;
-    if (this.mode === 'once') {
-      if (Object.keys(patch).length > 0) await updateRuntimeStatus(this.deps.stateDir, patch as Partial<RuntimeStatus>);
-      return;
-    }
+    if (this.mode === 'once') return this.writeStatus(patch, increments);
     if (changed) {
       this.log.info({ event: 'state', state, ...(message ? { detail: message } : {}) }, `state: ${state}`);
       if (message === undefined && (state === 'active' || state === 'starting')) message = null;
     }
-    await updateRuntimeStatus(this.deps.stateDir, {
-      daemon_state: state,
-      ...(message !== undefined ? { daemon_message: message } : {}),
-      ...patch,
-    } as Partial<RuntimeStatus>);
+    await this.writeStatus({ daemon_state: state, ...(message !== undefined ? { daemon_message: message } : {}), ...patch }, increments);
+  }
+
+  /** status.json is informative: a failure to write it (disk full) is logged, never fatal. */
+  private async writeStatus(patch: Record<string, unknown>, increments: Record<string, number> = {}): Promise<void> {
+    try {
+      const counters: Record<string, number> = {};
+      const nonZero = Object.entries(increments).filter(([, n]) => n > 0);
+      if (nonZero.length > 0) {
+        const current = (await readRuntimeStatus(this.deps.stateDir)) as Record<string, unknown>;
+        for (const [field, n] of nonZero) counters[field] = (typeof current[field] === 'number' ? (current[field] as number) : 0) + n;
+      }
+      if (Object.keys(patch).length + Object.keys(counters).length === 0) return;
+      await updateRuntimeStatus(this.deps.stateDir, { ...patch, ...counters } as Partial<RuntimeStatus>);
+    } catch (err) {
+      this.log.warn({ event: 'status_write_failed', error: firstLine(err) }, 'cannot update status.json');
+    }
   }
 }
-
-function numberField(status: RuntimeStatus, field: string): number {
-  const value = (status as Record<string, unknown>)[field];
-  return typeof value === 'number' ? value : 0;
-}
-

@@ -2,7 +2,7 @@
 // the fault proxy for what a correct server does not do. Assertions are on the requests seen and on
 // the state directory, not on log text.
 import { existsSync } from 'node:fs';
-import { rename } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countQueuedResults } from '../../src/agent/postureQueue';
@@ -61,6 +61,11 @@ describe('run (daemon)', () => {
     expect((await server.showDevice(deviceId)).state).toBe('ACTIVE');
     await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === deviceId);
     expect(daemon.child.exitCode).toBeNull();
+    const apiKey = (await readFile(join(stateDir, 'api-key'), 'utf8')).trim();
+    expect(daemon.output()).not.toContain(apiKey);
+    expect(daemon.output()).not.toMatch(/bearer/i);
+    const states = daemon.lines.filter((l) => l.event === 'state').map((l) => l.state);
+    expect(states.slice(0, 3)).toEqual(['waiting_for_enrollment', 'starting', 'active']);
   });
 
   it('applies the heartbeat interval the server sends (1 s), keeping it when a later answer is invalid', async () => {
@@ -208,7 +213,7 @@ describe('run (daemon)', () => {
       fault: { kind: 'answer', status: 503, headers: { 'retry-after': '1' } },
       times: 1,
     });
-    daemon = startDaemon(stateDir);
+    daemon = startDaemon(stateDir, { DEVICE_AGENT_RETRY_MAX_MS: '5000' }); // Retry-After is honoured up to the cap
     const flaky = () => proxy.seen('postures').filter((r) => r.body.results.some((x: any) => x.check_key === 'FLAKY_0'));
     await until(() => flaky().map((r) => r.status), (statuses) => statuses.includes(204), 15_000, 'delivered');
     const keys = (await server.showDevice(deviceId)).postures.map((p: any) => p.check_key);

@@ -1,5 +1,6 @@
 // `device-agent run --once` against the real server (through the fault proxy): the contract's exit codes.
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
@@ -63,6 +64,19 @@ describe('run --once', () => {
     expect(status.last_upload_at).toEqual(expect.any(String));
     expect(status.queued_results).toBe(0);
     expect(await queueFiles(stateDir)).toEqual([]);
+
+    // Logs: JSON lines on stdout, one line for the cycle with its counts, no evidence, no key.
+    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const cycles = lines.filter((l) => l.event === 'posture_cycle');
+    expect(cycles).toHaveLength(1);
+    expect(cycles[0]).toMatchObject({ sent: expect.any(Number), queued: 0, duration_ms: expect.any(Number) });
+    const counted = cycles[0].pass + cycles[0].fail + cycles[0].unknown + cycles[0].not_applicable;
+    expect(counted).toBe(cycles[0].results);
+    expect(cycles[0].sent).toBe(cycles[0].results + 7);
+    expect(result.stdout).not.toContain('"index"');
+    const apiKey = (await readFile(join(stateDir, 'api-key'), 'utf8')).trim();
+    expect(apiKey).toMatch(/^[0-9a-f]{96}$/i);
+    expect(result.stdout + result.stderr).not.toContain(apiKey);
   });
 
   it('exits 5 without any request when not enrolled', async () => {
