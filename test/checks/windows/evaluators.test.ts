@@ -1,0 +1,444 @@
+// Edge cases of the Windows evaluators and parsers, on facts built directly (the fixtures cover the
+// common cases end to end): productState bits, DWORD signedness, BitLocker states, hive SIDs,
+// policy-over-user precedence, Defender running modes, lifecycle groups.
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIFECYCLE, resolvePolicy, DEFAULT_POLICY } from '../../../checks/policy';
+import type { Section, ServiceFacts } from '../../../checks/windows/probe';
+import { evaluateAutoUpdate, type AutoUpdateFacts } from '../../../checks/windows/autoUpdate';
+import { evaluateDiskEncryption, volumeState, type EncryptableVolume } from '../../../checks/windows/diskEncryption';
+import { evaluateFirewall, type FirewallFacts } from '../../../checks/windows/firewall';
+import { windowsLifecycle } from '../../../checks/windows/lifecycle';
+import { evaluateMalwareProtection, judgeDefender, type DefenderStatus, type MalwareFacts } from '../../../checks/windows/malwareProtection';
+import { windowsRelease } from '../../../checks/windows/osRelease';
+import { evaluateOsVersion } from '../../../checks/windows/osVersion';
+import { evaluatePasswordPolicy, parseSystemAccess, type PasswordPolicyFacts } from '../../../checks/windows/passwordPolicy';
+import { asNumber, type RegistryValues } from '../../../checks/windows/registry';
+import { evaluateRemoteLogin, sshdAcceptsPasswords, type RemoteLoginFacts } from '../../../checks/windows/remoteLogin';
+import { evaluateScreenLock, secureScreenSaver, sleepLockEngages, userKind, type ScreenLockFacts, type UserHive } from '../../../checks/windows/screenLock';
+import { decodeProductState } from '../../../checks/windows/securityCenter';
+import { evaluateTimeSync, type TimeSyncFacts } from '../../../checks/windows/timeSync';
+import { ENTRA_USER_SID, LOCAL_USER_SID, STOCK_SERVICES } from './probeDocument';
+
+const NOW = new Date('2026-11-21T12:00:00Z');
+const ok = <T>(value: T): Section<T> => ({ ok: true, value });
+const failed = (reason: string, error?: string): Section<never> => ({ ok: false, reason, ...(error ? { error } : {}) });
+const services = (change: Record<string, Partial<ServiceFacts> | null> = {}): Section<ServiceFacts[]> =>
+  ok([
+    ...STOCK_SERVICES.map((s) => ({ ...s, ...change[s.Name] })).filter((s) => change[s.Name] !== null),
+    ...Object.entries(change)
+      .filter(([name, row]) => row && !STOCK_SERVICES.some((s) => s.Name === name))
+      .map(([Name, row]) => ({ Name, Start: 3, Triggered: false, State: 'Stopped', ...row })),
+  ]);
+
+describe('Security Center productState', () => {
+  it.each([
+    [397568, { state: 'on', microsoft: true, upToDate: true }], // 0x061100 Defender on
+    [393472, { state: 'off', microsoft: true, upToDate: true }], // 0x060100 Defender off
+    [397584, { state: 'on', microsoft: true, upToDate: false }], // 0x061110
+    [266240, { state: 'on', microsoft: false, upToDate: true }], // 0x041000 third-party on
+    [266256, { state: 'on', microsoft: false, upToDate: false }], // 0x041010 out of date
+    [262144, { state: 'off', microsoft: false, upToDate: true }], // 0x040000
+    [270336, { state: 'snoozed', microsoft: false, upToDate: true }], // 0x042000
+    [274432, { state: 'expired', microsoft: false, upToDate: true }], // 0x043000
+  ])('decodes %i', (value, expected) => {
+    expect(decodeProductState(value)).toEqual(expected);
+  });
+
+  it.each([344064 /* 0x054000: state nibble 4 */, 0x061200 /* owner 2 */, 0x061120 /* signatures 2 */, -1, 0x1000000, 1.5])(
+    'refuses the undocumented value %d',
+    (value) => {
+      expect(decodeProductState(value)).toBeNull();
+    },
+  );
+});
+
+describe('registry numbers', () => {
+  it('reads DWORDs as unsigned and REG_SZ digits as numbers, nothing else', () => {
+    expect(asNumber(-1)).toBe(4294967295);
+    expect(asNumber(900)).toBe(900);
+    expect(asNumber(' 600 ')).toBe(600);
+    expect(asNumber(undefined)).toBeNull();
+    for (const bad of ['0x10', '9 min', '', 1.5, ['1']]) expect(asNumber(bad)).toBe('invalid');
+  });
+});
+
+describe('DISK_ENCRYPTION', () => {
+  const volume = (change: Partial<EncryptableVolume> = {}): EncryptableVolume => ({
+    DriveLetter: 'C:',
+    VolumeType: 0,
+    ProtectionStatus: 1,
+    ConversionStatus: 1,
+    EncryptionPercentage: 100,
+    EncryptionMethod: 7,
+    KeyProtectorTypes: [1],
+    ReturnValues: [0, 0, 0, 0],
+    ...change,
+  });
+
+  it.each([
+    [{}, { kind: 'protected' }],
+    [{ ProtectionStatus: 0 }, { kind: 'unprotected', state: 'suspended' }],
+    [{ ProtectionStatus: 0, KeyProtectorTypes: [] }, { kind: 'unprotected', state: 'protection_off' }],
+    [{ ConversionStatus: 3 }, { kind: 'unprotected', state: 'decrypting' }],
+    [{ ConversionStatus: 5 }, { kind: 'unprotected', state: 'decrypting' }],
+    [{ ConversionStatus: 4 }, { kind: 'encrypting', state: 'encryption_paused' }],
+    [{ ProtectionStatus: 2 }, { kind: 'undetermined', reason: 'protection_status_unknown' }],
+    [{ ConversionStatus: 9 }, { kind: 'undetermined', reason: 'unexpected_value' }],
+    [{ ProtectionStatus: null }, { kind: 'undetermined', reason: 'unexpected_value' }],
+    [{ ReturnValues: [0, 2150694912, 0, 0] }, { kind: 'undetermined', reason: 'method_failed' }],
+  ])('volume %j is %j', (change, expected) => {
+    expect(volumeState(volume(change))).toEqual(expected);
+  });
+
+  it('finds the OS volume by drive letter when VolumeType is missing, and refuses to guess between two', () => {
+    const byLetter = evaluateDiskEncryption({ volumes: ok([volume({ VolumeType: null, DriveLetter: 'D:' }), volume({ VolumeType: null })]), systemDrive: 'c:' }, DEFAULT_POLICY);
+    expect(byLetter.status).toBe('PASS');
+    const two = evaluateDiskEncryption({ volumes: ok([volume(), volume({ DriveLetter: 'E:' })]), systemDrive: 'C:' }, DEFAULT_POLICY);
+    expect(two).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'os_volume_not_found' } });
+  });
+
+  it('reports key protector types, never their IDs, and ignores data volumes unless the scope asks', () => {
+    const facts = { volumes: ok([volume({ KeyProtectorTypes: [4, 3, 99] }), volume({ VolumeType: 1, DriveLetter: 'D:', ProtectionStatus: 0, ConversionStatus: 0 })]), systemDrive: 'C:' };
+    expect(evaluateDiskEncryption(facts, DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { os_volume: { protectors: ['TpmPin', 'NumericalPassword', 'Unknown'], method: 'XTS_AES_256' } } });
+    expect(evaluateDiskEncryption(facts, DEFAULT_POLICY).evidence).not.toHaveProperty('fixed_data_volumes');
+    const undetermined = { volumes: ok([volume(), volume({ VolumeType: 1, DriveLetter: 'D:', ProtectionStatus: 2 })]), systemDrive: 'C:' };
+    expect(evaluateDiskEncryption(undetermined, resolvePolicy({ diskEncryption: { scope: 'all_local' } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'fixed_data_volume_undetermined', other_fixed_undetermined: 1 },
+    });
+  });
+});
+
+describe('SCREEN_LOCK', () => {
+  const hive = (User: RegistryValues | null, Policy: RegistryValues | null = null, Sid = LOCAL_USER_SID): UserHive => ({ Sid, Policy, User });
+  const secure = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '600', 'SCRNSAVE.EXE': 'scrnsave.scr' };
+  const facts = (change: Partial<ScreenLockFacts> = {}): ScreenLockFacts => ({
+    systemPolicy: ok({}),
+    winlogon: ok({}),
+    hives: ok([hive(secure)]),
+    power: ok({ ACConsoleLock: 1, DCConsoleLock: 1, ACStandbyIdle: 1800, DCStandbyIdle: 900 }),
+    consoleLockPolicy: ok(null),
+    standbyIdlePolicy: ok(null),
+    ...change,
+  });
+
+  it('classifies interactive SIDs exactly (local/AD and Entra ID), nothing else', () => {
+    expect(userKind(LOCAL_USER_SID)).toBe('local_or_ad');
+    expect(userKind(ENTRA_USER_SID)).toBe('entra');
+    for (const sid of ['S-1-5-18', 'S-1-5-19', '.DEFAULT', `${LOCAL_USER_SID}_Classes`, 'S-1-5-21-1-2-3', 'S-1-12-1-1-2-3', ` ${LOCAL_USER_SID}`]) {
+      expect(userKind(sid)).toBeNull();
+    }
+  });
+
+  it('lets the user Group Policy value win over the user value, in either direction', () => {
+    expect(secureScreenSaver(hive(secure, { ScreenSaveActive: '0' }), 900, 5, 5)).toEqual({ ok: false, managed: true });
+    expect(secureScreenSaver(hive({ ScreenSaveActive: '1' }, { ...secure, ScreenSaverIsSecure: 1, ScreenSaveTimeOut: 300 }), 900, 5, 5)).toEqual({ ok: true, managed: true });
+  });
+
+  it.each([
+    ['no screen saver chosen', { ...secure, 'SCRNSAVE.EXE': '' }, false],
+    ['timeout above the maximum', { ...secure, ScreenSaveTimeOut: '1200' }, false],
+    ['timeout 0', { ...secure, ScreenSaveTimeOut: '0' }, false],
+    ['ScreenSaverIsSecure absent', { ...secure, ScreenSaverIsSecure: undefined }, false],
+    ['ScreenSaveActive absent (behaves as 1)', { ...secure, ScreenSaveActive: undefined }, true],
+    ['timeout absent', { ...secure, ScreenSaveTimeOut: undefined }, 'undetermined'],
+    ['a value that is not 0/1', { ...secure, ScreenSaverIsSecure: 'yes' }, 'undetermined'],
+  ])('a screen saver with %s', (_name, values, expected) => {
+    const clean = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as RegistryValues;
+    expect(secureScreenSaver(hive(clean), 900, 5, 5).ok).toBe(expected);
+  });
+
+  it('checks the grace period against policy.screenLock.maxGraceSeconds', () => {
+    expect(evaluateScreenLock(facts({ winlogon: ok({ ScreenSaverGracePeriod: '30' }) }), DEFAULT_POLICY)).toMatchObject({ status: 'FAIL', evidence: { screensaver_grace_secs: 30 } });
+    expect(evaluateScreenLock(facts({ winlogon: ok({ ScreenSaverGracePeriod: '30' }) }), resolvePolicy({ screenLock: { maxGraceSeconds: 60 } })).status).toBe('PASS');
+  });
+
+  it('requires sleep-with-sign-in on AC and on battery, Group Policy values first', () => {
+    const lock = { consoleLockAc: 1, consoleLockDc: 1, standbyIdleAc: 600, standbyIdleDc: 300 };
+    expect(sleepLockEngages(lock, 900)).toBe(true);
+    expect(sleepLockEngages({ ...lock, standbyIdleDc: 0 }, 900)).toBe(false);
+    expect(sleepLockEngages({ ...lock, consoleLockAc: 0 }, 900)).toBe(false);
+    expect(sleepLockEngages({ ...lock, consoleLockDc: 2 }, 900)).toBe('undetermined');
+    expect(sleepLockEngages({ ...lock, standbyIdleAc: null }, 900)).toBe('undetermined');
+    const managed = facts({ hives: ok([hive({ ScreenSaveActive: '1' })]), standbyIdlePolicy: ok({ ACSettingIndex: 600, DCSettingIndex: 300 }) });
+    expect(evaluateScreenLock(managed, DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'sleep_lock', standby_idle_ac_secs: 600 } });
+  });
+
+  it('goes on to the users when the machine limit is above the maximum, and never FAILs on what it could not read', () => {
+    expect(evaluateScreenLock(facts({ systemPolicy: ok({ InactivityTimeoutSecs: 1800 }) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { inactivity_timeout_secs: 1800, rule: 'secure_screensaver' } });
+    const unreadablePower = facts({ hives: ok([hive({ ScreenSaveActive: '1' })]), power: failed('not_available', 'cim_InvalidClass') });
+    expect(evaluateScreenLock(unreadablePower, DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'undetermined_user_settings' } });
+    expect(evaluateScreenLock(facts({ hives: failed('permission_denied', 'access_denied') }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+  });
+});
+
+describe('FIREWALL_ENABLED', () => {
+  const profile = (Name: string, Enabled = 'True', DefaultInboundAction = 'Block') => ({ Name, Enabled, DefaultInboundAction });
+  const local = (EnableFirewall: number) => ({ policy: ok(null), local: ok({ EnableFirewall }) });
+  const facts = (change: Partial<FirewallFacts> = {}): FirewallFacts => ({
+    profiles: ok([profile('Domain'), profile('Private'), profile('Public')]),
+    registry: { Domain: local(1), Private: local(1), Public: local(1) },
+    services: services(),
+    thirdParty: ok([]),
+    ...change,
+  });
+
+  it('takes NotConfigured inbound action as Block and a NotConfigured profile state from the registry', () => {
+    const notConfigured = facts({ profiles: ok([profile('Domain', 'NotConfigured', 'NotConfigured'), profile('Private'), profile('Public')]) });
+    expect(evaluateFirewall(notConfigured)).toMatchObject({ status: 'PASS', evidence: { profiles: { domain: true }, default_inbound: { domain: 'block' } } });
+    const offInRegistry = { ...notConfigured, registry: { ...notConfigured.registry, Domain: local(0) } };
+    expect(evaluateFirewall(offInRegistry)).toMatchObject({ status: 'FAIL', evidence: { rule: 'profile_disabled' } });
+  });
+
+  it('lets a Group Policy EnableFirewall 0 override the local 1 in the registry fallback', () => {
+    const registry = { Domain: local(1), Private: { policy: ok({ EnableFirewall: 0 }), local: ok({ EnableFirewall: 1 }) }, Public: local(1) };
+    expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry }))).toMatchObject({ status: 'FAIL', evidence: { source: 'registry', profiles: { private: false } } });
+  });
+
+  it('counts only a third-party product that is on', () => {
+    const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private', 'False'), profile('Public', 'False')]) });
+    for (const productState of [270336 /* snoozed */, 262144 /* off */, 397568 /* Microsoft */]) {
+      expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState }]) }).status).toBe('FAIL');
+    }
+    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Odd', productState: 344064 }]) })).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'third_party_state_unknown' } });
+  });
+
+  it('is UNKNOWN for an unexpected profile state or an unreadable service list, FAIL when MpsSvc is missing', () => {
+    expect(evaluateFirewall(facts({ profiles: ok([profile('Domain', 'Maybe'), profile('Private'), profile('Public')]), registry: { Domain: { policy: ok(null), local: ok(null) }, Private: local(1), Public: local(1) } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unexpected_value' },
+    });
+    expect(evaluateFirewall(facts({ services: failed('check_error') }))).toMatchObject({ status: 'UNKNOWN', evidence: { mpssvc: 'unreadable' } });
+    expect(evaluateFirewall(facts({ services: services({ MpsSvc: null }) }))).toMatchObject({ status: 'FAIL', evidence: { mpssvc: 'not_installed', rule: 'service_not_running' } });
+  });
+});
+
+describe('TIME_SYNC', () => {
+  const facts = (change: Partial<TimeSyncFacts> = {}): TimeSyncFacts => ({
+    parameters: ok({ Type: 'NTP', NtpServer: 'time.windows.com,0x9' }),
+    parametersPolicy: ok(null),
+    ntpClient: ok({ Enabled: 1 }),
+    ntpClientPolicy: ok(null),
+    vmicProvider: ok(null),
+    services: services(),
+    computer: ok({ PartOfDomain: false, EntraJoined: false }),
+    ...change,
+  });
+
+  it.each([
+    ['Type in lower case', { parameters: ok({ Type: 'allsync', NtpServer: '' }) }, 'PASS', 'configured'],
+    ['NT5DS on a workgroup machine', { parameters: ok({ Type: 'NT5DS' }) }, 'UNKNOWN', undefined],
+    ['NtpClient turned off by Group Policy', { ntpClientPolicy: ok({ Enabled: 0 }) }, 'FAIL', 'ntp_client_disabled'],
+    ['Type NTP without a server', { parameters: ok({ Type: 'NTP', NtpServer: ' ' }) }, 'FAIL', 'no_ntp_server'],
+    ['an unknown Type', { parameters: ok({ Type: 'Sometimes' }) }, 'UNKNOWN', undefined],
+    ['no Type at all', { parameters: ok({}) }, 'UNKNOWN', undefined],
+    ['W32Time not installed', { services: services({ W32Time: null }) }, 'FAIL', 'service_not_installed'],
+    ['W32Time automatic and running', { services: services({ W32Time: { Start: 2, Triggered: false, State: 'Running' } }) }, 'PASS', 'configured'],
+  ] as const)('%s', (_name, change, status, rule) => {
+    const verdict = evaluateTimeSync(facts(change as Partial<TimeSyncFacts>), DEFAULT_POLICY);
+    expect(verdict.status).toBe(status);
+    if (rule) expect(verdict.evidence.rule).toBe(rule);
+  });
+
+  it('says when the policy asks for an offset it does not measure on Windows', () => {
+    expect(evaluateTimeSync(facts(), resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } })).evidence).toMatchObject({ offset_measured: false });
+  });
+});
+
+describe('OS_VERSION', () => {
+  const client = (values: Record<string, unknown>) => windowsRelease({ CurrentBuild: '26100', UBR: 1, DisplayVersion: '24H2', EditionID: 'Professional', ProductName: 'Windows 10 Pro', InstallationType: 'Client', ...values } as RegistryValues);
+
+  it.each([
+    [{ EditionID: 'Core', ProductName: 'Windows 10 Home' }, 'windows-11-home-pro', '24H2', 'Windows 11 Home'],
+    [{ EditionID: 'Education' }, 'windows-11-enterprise-education', '24H2', 'Windows 11 Pro'],
+    [{ EditionID: 'ProfessionalWorkstation' }, 'windows-11-home-pro', '24H2', 'Windows 11 Pro'],
+    [{ EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2024' }, 'windows-11-ltsc', '2024', 'Windows 11 Enterprise LTSC 2024'],
+    [{ CurrentBuild: '19044', EditionID: 'IoTEnterpriseS', ProductName: 'Windows 10 IoT Enterprise LTSC 2021' }, 'windows-10-iot-ltsc', '2021', 'Windows 10 IoT Enterprise LTSC 2021'],
+    [{ CurrentBuild: '17763', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019' }, 'windows-10-ltsc', '2019', 'Windows 10 Enterprise LTSC 2019'],
+    [{ CurrentBuild: '19045', DisplayVersion: '22H2', EditionID: 'Core', ProductName: 'Windows 10 Home' }, 'windows-10-home', '22H2', 'Windows 10 Home'],
+    [{ CurrentBuild: '17763', EditionID: 'ServerStandard', ProductName: 'Windows Server 2019 Standard', InstallationType: 'Server Core' }, 'windows-server', '2019', 'Windows Server 2019 Standard'],
+    [{ EditionID: 'SomethingNew' }, null, null, 'Windows 11 Pro'],
+    [{ InstallationType: '' }, null, null, 'Windows 10 Pro'],
+  ])('%j → %s %s', (values, product, cycle, name) => {
+    const clean = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+    const release = client(clean)!;
+    expect([release.lifecycleProduct, release.cycle, release.name]).toEqual([product, cycle, name]);
+  });
+
+  it('has no release without a numeric build', () => {
+    expect(windowsRelease({ CurrentBuild: '26100a' })).toBeNull();
+    expect(windowsRelease({})).toBeNull();
+  });
+
+  it('ships a lifecycle table for every product windowsRelease names, with valid dates, in the default policy', () => {
+    expect(resolvePolicy({}).osVersion.lifecycle).toMatchObject(windowsLifecycle);
+    expect(Object.keys(DEFAULT_LIFECYCLE)).toEqual(expect.arrayContaining(Object.keys(windowsLifecycle)));
+    for (const cycles of Object.values(windowsLifecycle)) {
+      for (const c of cycles) {
+        expect(Date.parse(`${c.eol}T00:00:00Z`)).toBeGreaterThan(Date.parse(`${c.releaseDate}T00:00:00Z`));
+        if (c.extendedEnd) expect(c.extendedEnd > (c.eol as string)).toBe(true);
+      }
+    }
+  });
+
+  it('judges an unknown edition by the build floor, then as an unknown release', () => {
+    const odd = { currentVersion: ok({ CurrentBuild: '26100', UBR: 1, DisplayVersion: '24H2', EditionID: 'SomethingNew', InstallationType: 'Client' }) };
+    expect(evaluateOsVersion(odd, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release', product: 'windows-unrecognized-edition' } });
+    expect(evaluateOsVersion(odd, resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 26200 } } } }), NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'minimum' } });
+    expect(evaluateOsVersion({ currentVersion: ok(null) }, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_version' } });
+  });
+
+  it('ends Windows 10 Home ESU with the consumer year (2026-10-13) even when ESU is accepted', () => {
+    const home = { currentVersion: ok({ CurrentBuild: '19045', UBR: 6456, DisplayVersion: '22H2', EditionID: 'Core', ProductName: 'Windows 10 Home', InstallationType: 'Client' }) };
+    expect(evaluateOsVersion(home, resolvePolicy({ osVersion: { acceptExtendedSupport: { windowsEsu: true } } }), NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'extended_eol', extended_end: '2026-10-13' } });
+  });
+});
+
+describe('AUTO_UPDATE', () => {
+  const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({ auPolicy: ok(null), updateCsp: ok(null), pause: ok({}), services: services(), ...change });
+
+  it.each([
+    ['Update CSP AllowAutoUpdate 5 (off)', { updateCsp: ok({ AllowAutoUpdate: 5 }) }, 'FAIL', 'csp_auto_update_off'],
+    ['Update CSP AllowAutoUpdate 0 (notify)', { updateCsp: ok({ AllowAutoUpdate: 0 }) }, 'FAIL', 'notify_before_download'],
+    ['Update CSP AllowAutoUpdate 3', { updateCsp: ok({ AllowAutoUpdate: 3 }) }, 'PASS', 'automatic_install'],
+    ['Update CSP AllowAutoUpdate 9', { updateCsp: ok({ AllowAutoUpdate: 9 }) }, 'UNKNOWN', undefined],
+    ['AUOptions 7 (Server)', { auPolicy: ok({ AUOptions: 7 }) }, 'PASS', 'automatic_install'],
+    ['AUOptions 4 as a string', { auPolicy: ok({ AUOptions: '4' }) }, 'PASS', 'automatic_install'],
+    ['AUOptions 1', { auPolicy: ok({ AUOptions: 1 }) }, 'UNKNOWN', undefined],
+    ['NoAutoUpdate not a number', { auPolicy: ok({ NoAutoUpdate: 'off' }) }, 'UNKNOWN', undefined],
+    ['UsoSvc disabled', { services: services({ UsoSvc: { Start: 4, State: 'Stopped' } }) }, 'FAIL', 'usosvc_disabled'],
+    ['UsoSvc absent (older Windows)', { services: services({ UsoSvc: null }) }, 'PASS', 'default'],
+    ['wuauserv missing', { services: services({ wuauserv: null }) }, 'FAIL', 'wuauserv_not_installed'],
+    ['policy key unreadable', { auPolicy: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
+  ] as const)('%s', (_name, change, status, rule) => {
+    const verdict = evaluateAutoUpdate(facts(change as Partial<AutoUpdateFacts>), DEFAULT_POLICY, NOW);
+    expect(verdict.status).toBe(status);
+    if (rule) expect(verdict.evidence.rule).toBe(rule);
+  });
+
+  it('reports a pause that has not expired, and only that', () => {
+    const paused = (until: string) => evaluateAutoUpdate(facts({ pause: ok({ PauseUpdatesExpiryTime: until }) }), DEFAULT_POLICY, NOW).evidence;
+    expect(paused('2026-12-01T09:00:00Z')).toMatchObject({ paused_until: '2026-12-01' });
+    expect(paused('2026-11-01T09:00:00Z')).not.toHaveProperty('paused_until');
+    expect(paused('next week')).not.toHaveProperty('paused_until');
+  });
+});
+
+describe('PASSWORD_POLICY', () => {
+  const access = (length: number, complexity = 0) => [`MinimumPasswordLength = ${length}`, `PasswordComplexity = ${complexity}`, 'MaximumPasswordAge = -1', 'NewAdministratorName = "Admin"'];
+  const facts = (change: Partial<PasswordPolicyFacts> = {}): PasswordPolicyFacts => ({
+    secedit: ok({ ExitCode: 0, SystemAccess: access(12, 1) }),
+    accountPolicy: ok({ MinPasswordLength: 12 }),
+    deviceLock: ok(null),
+    computer: ok({ PartOfDomain: false, EntraJoined: false }),
+    elevated: true,
+    ...change,
+  });
+
+  it('parses only the allow-listed numeric keys of [System Access]', () => {
+    expect(parseSystemAccess(['; comment', 'MinimumPasswordLength=14', 'PasswordComplexity = 1', 'MaximumPasswordAge = -1', 'LockoutBadCount = x', 'NewGuestName = "Guest"'])).toEqual({
+      minimumPasswordLength: 14,
+      passwordComplexity: 1,
+      maximumPasswordAge: -1,
+      lockoutBadCount: null,
+    });
+  });
+
+  it('reports "never expires" as no maximum age, and ignores an MDM length that is not enforced', () => {
+    const verdict = evaluatePasswordPolicy(facts({ deviceLock: ok({ DevicePasswordEnabled: 1, MinDevicePasswordLength: 20 }) }), DEFAULT_POLICY);
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { max_age_days: null, min_length: 12, sources: ['secedit'] } });
+    expect(verdict.evidence).not.toHaveProperty('mdm_min_length');
+  });
+
+  it('decides a domain member on its local (domain-pushed) policy even when it is also Entra-joined', () => {
+    const hybrid = facts({ secedit: ok({ ExitCode: 0, SystemAccess: access(0) }), computer: ok({ PartOfDomain: true, EntraJoined: true }) });
+    expect(evaluatePasswordPolicy(hybrid, DEFAULT_POLICY)).toMatchObject({ status: 'FAIL', evidence: { rule: 'min_length', domain_joined: true } });
+  });
+
+  it('is UNKNOWN with the right reason when no source answers', () => {
+    const none = { accountPolicy: failed('check_error', 'error_COMException') };
+    expect(evaluatePasswordPolicy(facts({ ...none, secedit: ok({ ExitCode: 1, SystemAccess: [] }) }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+    expect(evaluatePasswordPolicy(facts({ ...none, secedit: ok({ ExitCode: 1, SystemAccess: [] }), elevated: false }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+    expect(evaluatePasswordPolicy(facts({ ...none, secedit: failed('timeout') }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'timeout' } });
+  });
+});
+
+describe('REMOTE_LOGIN', () => {
+  it.each([
+    ['no PasswordAuthentication line (OpenSSH default yes)', '# PasswordAuthentication no\nPort 22\n', true],
+    ['PasswordAuthentication no', 'PasswordAuthentication no\r\n', false],
+    ['the first value wins', 'PasswordAuthentication no\nPasswordAuthentication yes\n', false],
+    ['key=value form, any case', 'passwordauthentication=NO\n', false],
+    ['only inside a Match block', 'Match User admin\n  PasswordAuthentication no\n', true],
+    ['an unknown value', 'PasswordAuthentication maybe\n', null],
+  ])('sshd_config with %s', (_name, config, expected) => {
+    expect(sshdAcceptsPasswords(config)).toBe(expected);
+  });
+
+  const facts = (change: Partial<RemoteLoginFacts> = {}): RemoteLoginFacts => ({
+    rdpPolicy: ok(null),
+    rdp: ok({ fDenyTSConnections: 1 }),
+    rdpTcp: ok({ PortNumber: 3389 }),
+    services: services(),
+    listeningPorts: ok([135, 445]),
+    sshdConfig: null,
+    ...change,
+  });
+
+  it.each([
+    ['RDP allowed but TermService stopped (not reachable)', { rdp: ok({ fDenyTSConnections: 0 }) }, 'PASS', { rdp_allowed: true, rdp_listening: false }],
+    ['no fDenyTSConnections anywhere (denied)', { rdp: ok({}) }, 'PASS', { rdp_allowed: false }],
+    ['fDenyTSConnections 2', { rdp: ok({ fDenyTSConnections: 2 }) }, 'UNKNOWN', { reason: 'unexpected_value' }],
+    ['RDP on a custom port, listening, while the value denies it', { rdpTcp: ok({ PortNumber: 3390 }), listeningPorts: ok([3390]), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_listening' }],
+    ['RDP allowed, TermService running, listeners unreadable', { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: failed('check_error'), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_enabled', rdp_listening: null }],
+    ['WinRM listening (evidence only)', { listeningPorts: ok([5985]) }, 'PASS', { winrm_listening: true }],
+    ['sshd installed but stopped', { services: services({ sshd: { Start: 3, State: 'Stopped' } }) }, 'PASS', { openssh_server: 'stopped', openssh_server_start: 'manual' }],
+  ] as const)('%s', (_name, change, status, evidence) => {
+    expect(evaluateRemoteLogin(facts(change as Partial<RemoteLoginFacts>), DEFAULT_POLICY)).toMatchObject({ status, evidence });
+  });
+});
+
+describe('MALWARE_PROTECTION', () => {
+  const status = (change: Partial<DefenderStatus> = {}): DefenderStatus => ({
+    AMRunningMode: 'Normal',
+    AMServiceEnabled: true,
+    AntivirusEnabled: true,
+    RealTimeProtectionEnabled: true,
+    AntivirusSignatureAge: 0,
+    ...change,
+  });
+  const defenderOn = { displayName: 'Windows Defender', productState: 397568 };
+  const defenderOff = { displayName: 'Windows Defender', productState: 393472 };
+
+  it.each([
+    [{}, { verdict: 'pass', rule: 'defender_active' }],
+    [{ AMRunningMode: null }, { verdict: 'pass', rule: 'defender_active' }],
+    [{ AMRunningMode: null, AntivirusEnabled: false }, { verdict: 'not_primary' }],
+    [{ AMRunningMode: 'EDR Block Mode' }, { verdict: 'not_primary' }],
+    [{ AMRunningMode: 'SxS Passive Mode' }, { verdict: 'not_primary' }],
+    [{ AMRunningMode: 'Normal Mode?' }, { verdict: 'undetermined', reason: 'unexpected_running_mode' }],
+    [{ AMServiceEnabled: false }, { verdict: 'fail', rule: 'defender_disabled' }],
+    [{ AntivirusSignatureAge: 4294967295 }, { verdict: 'fail', rule: 'signatures_out_of_date' }],
+    [{ AntivirusSignatureAge: null }, { verdict: 'undetermined', reason: 'unexpected_value' }],
+  ])('Defender %j', (change, expected) => {
+    expect(judgeDefender(status(change as Partial<DefenderStatus>), 7)).toEqual(expected);
+  });
+
+  it.each([
+    ['Defender unreadable, Security Center shows it on and current', { antivirus: ok([defenderOn]), defender: failed('check_error', 'cim_Failed') }, 'PASS', { rule: 'security_center_antivirus' }],
+    ['Defender unreadable, nothing registered', { antivirus: ok([]), defender: failed('check_error', 'cim_Failed') }, 'UNKNOWN', { reason: 'check_error', probe_error: 'cim_Failed' }],
+    ['Defender unreadable, Defender off in Security Center', { antivirus: ok([defenderOff]), defender: failed('command_not_found', 'command_not_found') }, 'FAIL', { rule: 'no_active_antivirus' }],
+    ['Defender passive, nothing else registered', { antivirus: ok([]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'FAIL', { rule: 'no_active_antivirus' }],
+    ['Defender passive, Security Center says Defender is on (conflict)', { antivirus: ok([defenderOn]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'UNKNOWN', { reason: 'defender_not_primary' }],
+    ['third-party snoozed, Defender passive', { antivirus: ok([defenderOff, { displayName: 'Other AV', productState: 270336 }]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'FAIL', { rule: 'no_active_antivirus' }],
+    ['an undecodable product, Defender passive', { antivirus: ok([{ displayName: 'Odd AV', productState: 344064 }]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'UNKNOWN', { reason: 'product_state_undecodable' }],
+  ] as const)('%s', (_name, facts, expected, evidence) => {
+    expect(evaluateMalwareProtection(facts as unknown as MalwareFacts, DEFAULT_POLICY)).toMatchObject({ status: expected, evidence });
+  });
+
+  it('uses policy.malware.maxSignatureAgeDays', () => {
+    const facts = { antivirus: ok([defenderOn]), defender: ok(status({ AntivirusSignatureAge: 12 })) };
+    expect(evaluateMalwareProtection(facts, DEFAULT_POLICY).status).toBe('FAIL');
+    expect(evaluateMalwareProtection(facts, resolvePolicy({ malware: { maxSignatureAgeDays: 14 } })).status).toBe('PASS');
+  });
+});
