@@ -1,0 +1,62 @@
+// The posture policy: documented defaults, partial overrides from a JSON file, precise errors.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIFECYCLE, DEFAULT_POLICY, loadPolicyFile, PolicyError, resolvePolicy } from '../../checks/policy';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'policy-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, text: string) => {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+describe('default policy', () => {
+  it('has the documented defaults (docs/checks.md#policy)', () => {
+    expect(DEFAULT_POLICY.screenLock).toEqual({ maxIdleSeconds: 900, maxGraceSeconds: 5 });
+    expect(DEFAULT_POLICY.password).toEqual({ minLength: 8, requireComplexity: false });
+    expect(DEFAULT_POLICY.timeSync).toEqual({ maxOffsetSeconds: null });
+    expect(DEFAULT_POLICY.diskEncryption).toEqual({ scope: 'root', inProgress: 'FAIL', failUnencryptedSwap: false });
+    expect(DEFAULT_POLICY.autoUpdate).toEqual({ acceptDownloadOnly: false });
+    expect(DEFAULT_POLICY.malware).toEqual({ requiredAgents: { LINUX: [], FREEBSD: [] }, maxSignatureAgeDays: 7 });
+    expect(DEFAULT_POLICY.containers).toEqual({ mode: 'UNKNOWN' });
+    expect(DEFAULT_POLICY.remoteLogin).toEqual({ allowSshIfHardened: false });
+    const os = DEFAULT_POLICY.osVersion;
+    expect(os.acceptExtendedSupport).toEqual({ debianLts: false, ubuntuEsm: false, windowsEsu: false });
+    expect(os).toMatchObject({ graceDaysAfterEol: 0, maxPatchLagDays: null, unknownRelease: 'UNKNOWN', rollingMaxAgeDays: 90 });
+    expect(os.minimum).toEqual({ DARWIN: '14.0', WINDOWS: { minBuild: 19045 }, LINUX: {}, FREEBSD: '14.0' });
+    expect(os.lifecycle).toEqual(DEFAULT_LIFECYCLE);
+    expect(os.lifecycle.debian?.find((c) => c.cycle === '12')).toMatchObject({ eol: '2026-06-10', extendedEnd: '2028-06-10' });
+  });
+});
+
+describe('policy overrides', () => {
+  it('fills what an override leaves out from the defaults', () => {
+    const policy = resolvePolicy({ password: { minLength: 12 }, osVersion: { minimum: { LINUX: { ubuntu: '22.04' } } } });
+    expect(policy.password).toEqual({ minLength: 12, requireComplexity: false });
+    expect(policy.osVersion.minimum.LINUX).toEqual({ ubuntu: '22.04' });
+    expect(policy.osVersion.minimum.DARWIN).toBe('14.0');
+    expect(policy.screenLock).toEqual(DEFAULT_POLICY.screenLock);
+  });
+
+  it('loads an administrator\'s JSON file', () => {
+    const policy = loadPolicyFile(file('ok.json', JSON.stringify({ containers: { mode: 'NOT_APPLICABLE' }, malware: { requiredAgents: { LINUX: ['clamav'] } } })));
+    expect(policy.containers.mode).toBe('NOT_APPLICABLE');
+    expect(policy.malware.requiredAgents).toEqual({ LINUX: ['clamav'], FREEBSD: [] });
+  });
+
+  it('replaces the lifecycle table as a whole when the file gives one', () => {
+    const policy = loadPolicyFile(file('lc.json', JSON.stringify({ osVersion: { lifecycle: { debian: [{ cycle: '12', eol: '2030-01-01' }] } } })));
+    expect(policy.osVersion.lifecycle).toEqual({ debian: [{ cycle: '12', eol: '2030-01-01' }] });
+  });
+
+  it('rejects a missing file, bad JSON and invalid values with a precise message', () => {
+    expect(() => loadPolicyFile(path.join(dir, 'absent.json'))).toThrow(new PolicyError(`cannot read policy file ${path.join(dir, 'absent.json')}: ENOENT`));
+    expect(() => loadPolicyFile(file('bad.json', '{ "password": '))).toThrow(/is not valid JSON/);
+    expect(() => loadPolicyFile(file('neg.json', '{"password":{"minLength":-1}}'))).toThrow(/invalid policy at password\.minLength/);
+    expect(() => loadPolicyFile(file('mode.json', '{"containers":{"mode":"PASS"}}'))).toThrow(/invalid policy at containers\.mode/);
+    expect(() => loadPolicyFile(file('date.json', '{"osVersion":{"lifecycle":{"x":[{"cycle":"1","eol":"soon"}]}}}'))).toThrow(PolicyError);
+  });
+});
