@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CredentialsRejectedError } from './api';
 import { ensurePrivateDirectory } from './atomicFile';
-import { createApiClient } from './client';
+import { createApiClient, type ApiClient } from './client';
 import { wipeLocked } from './credentials';
 import { readEnrollmentRecord, removeEnrollmentRecord, writeEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
 import { AlreadyEnrolledError, KeyStoreUnavailableError, StateCorruptError } from './errors';
@@ -56,8 +56,7 @@ export async function enroll(options: EnrollOptions): Promise<EnrollResult> {
   try {
     const replaced = await clearExisting(layout, options);
     const { store, keyringEntry, fallbackReason } = await selectKeyStore(options.keystore, layout);
-    if (fallbackReason) logger.info({ reason: fallbackReason }, 'no OS secret store reachable: using the file key store');
-    logger.debug({ keystore: store.backend, state_dir: layout.dir }, 'key store selected');
+    logger.debug({ keystore: store.backend, state_dir: layout.dir, fallback_reason: fallbackReason }, 'key store selected');
 
     const record: EnrollmentRecord = {
       version: 1,
@@ -72,7 +71,7 @@ export async function enroll(options: EnrollOptions): Promise<EnrollResult> {
 
     await rm(layout.status, { force: true }); // a previous revocation notice no longer applies
     await writeEnrollmentRecord(layout, { ...record, state: 'enrolled', enrolled_at: new Date().toISOString() });
-    logger.info({ server_url: options.serverUrl, keystore: store.backend }, 'enrolled');
+    logger.debug({ server_url: options.serverUrl, keystore: store.backend }, 'enrolled');
     return {
       serverUrl: options.serverUrl,
       stateDir: layout.dir,
@@ -117,7 +116,7 @@ async function clearExisting(layout: StateLayout, options: EnrollOptions): Promi
 }
 
 /** Spends the token and stores the key; on failure removes what this attempt wrote. */
-async function exchangeToken(layout: StateLayout, store: KeyStore, options: EnrollOptions, api: ReturnType<typeof createApiClient>) {
+async function exchangeToken(layout: StateLayout, store: KeyStore, options: EnrollOptions, api: ApiClient) {
   const discard = async () => {
     await store.delete().catch(() => undefined);
     await removeEnrollmentRecord(layout);

@@ -30,6 +30,7 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
     level: options.level,
     base: { pid: process.pid },
     formatters: { level: (label: string) => ({ level: label }) },
+    timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
   };
   if (!pretty) {

@@ -50,7 +50,7 @@ export async function unenroll(options: UnenrollOptions): Promise<UnenrollResult
     }
     const revocation = await revokeAtServer(record, await readKeyForRevocation(layout, record), options);
     await wipeLocked(layout);
-    options.logger.info({ server_url: record.server_url, outcome: revocation.outcome }, 'unenrolled');
+    options.logger.debug({ server_url: record.server_url, outcome: revocation.outcome }, 'unenrolled');
     return { serverUrl: record.server_url, revocation };
   } finally {
     await lock.release();

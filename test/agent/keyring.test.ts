@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
-import { missingSecretServiceTools, startSecretService, type SecretService } from '../support/secretService';
+import { missingSecretServiceTools, startBareSessionBus, startSecretService, type SecretService } from '../support/secretService';
 import { expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, useServer } from './cliHelpers';
 
 const running = useServer();
@@ -141,10 +141,27 @@ describe('key store choice without a Secret Service', () => {
       env: noBus(),
     });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/No OS secret store was reachable: .*DBus/);
+    expect(result.stdout).toContain('No OS secret store was reachable: no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set).');
     expect(JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8')).keystore).toBe('file');
     const status = await runAgent(['status', '--json', '--state-dir', dir], { env: noBus() });
     expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, keystore: 'file', key_available: true });
+  });
+
+  it.skipIf(missing.length > 0)('auto falls back to the file store on a session bus without a Secret Service provider', async () => {
+    const bus = await startBareSessionBus();
+    try {
+      const device = await running.current.createDevice();
+      const dir = stateDir();
+      const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', dir], {
+        input: device.enrollment_token,
+        env: agentEnv(bus.env),
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain('No OS secret store was reachable: no Secret Service provider (such as gnome-keyring) on the session bus.');
+      expect(listStateFiles(dir).map((f) => f.path).sort()).toEqual(['api-key', 'enrollment.json']);
+    } finally {
+      await bus.stop();
+    }
   });
 
   it('--keystore keyring refuses with exit 1 before spending the token', async () => {
@@ -154,7 +171,7 @@ describe('key store choice without a Secret Service', () => {
       input: device.enrollment_token,
       env: noBus(),
     });
-    expectUserError(result, 1, /the OS secret store is unavailable: .*DBus/);
+    expectUserError(result, 1, /the OS secret store is unavailable: no D-Bus session bus/);
     expect(listStateFiles(dir)).toEqual([]);
     const retry = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', dir, '--keystore', 'file'], {
       input: device.enrollment_token,

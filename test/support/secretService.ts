@@ -3,7 +3,8 @@
 // XDG_RUNTIME_DIR (research/node-ecosystem.md §3.3). Nothing touches the machine's own keyrings.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tempDir } from './agent';
 
@@ -91,6 +92,39 @@ export async function startSecretService(password = 'device-agent-test-keyring')
     await stop();
     throw err;
   }
+}
+
+/**
+ * A session bus with no services to activate: what a machine with D-Bus but without any Secret
+ * Service provider offers. Returns the environment and a stop function.
+ */
+export async function startBareSessionBus(): Promise<{ env: NodeJS.ProcessEnv; stop: () => Promise<void> }> {
+  const dir = tempDir('device-agent-bus-');
+  chmodSync(dir, 0o700);
+  const config = join(dir, 'bus.conf');
+  writeFileSync(
+    config,
+    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=${dir}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+</busconfig>
+`,
+  );
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: dir, XDG_RUNTIME_DIR: dir, LANG: 'C' };
+  const bus = spawn('dbus-daemon', ['--config-file', config, '--nofork', '--print-address=1'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const address = await firstLine(bus);
+  return {
+    env: { ...env, DBUS_SESSION_BUS_ADDRESS: address },
+    stop: async () => {
+      if (bus.exitCode !== null || bus.signalCode !== null) return;
+      bus.kill('SIGTERM');
+      await once(bus, 'exit');
+    },
+  };
 }
 
 function firstLine(child: ChildProcess): Promise<string> {

@@ -36,7 +36,7 @@ export async function openKeyringStore(id: KeyringEntryId): Promise<KeyStore> {
       ? keyring.AsyncEntry.withTarget(id.target, id.service, id.account, OPTIONS)
       : new keyring.AsyncEntry(id.service, id.account, OPTIONS);
   } catch (err) {
-    throw new KeyringUnreachableError(firstLine(err));
+    throw new KeyringUnreachableError(unreachableReason(firstLine(err)));
   }
 
   async function attempt<T>(operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -66,4 +66,11 @@ export async function openKeyringStore(id: KeyringEntryId): Promise<KeyStore> {
       await attempt((signal) => entry.setPassword(PLACEHOLDER, signal));
     },
   };
+}
+
+/** The library's D-Bus wording, said plainly for the two usual cases (no bus, no provider). */
+function unreachableReason(message: string): string {
+  if (message.includes('DBUS_SESSION_BUS_ADDRESS')) return 'no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)';
+  if (message.includes('org.freedesktop.secrets')) return 'no Secret Service provider (such as gnome-keyring) on the session bus';
+  return message;
 }
