@@ -47,7 +47,7 @@ export function formatDevice(device: DeviceDetails): string {
   const width = Math.max(...fields.map(([label]) => label.length));
   const lines = fields.filter(([, value]) => value !== null).map(([label, value]) => `${label.padEnd(width)}  ${value}`);
   const reports = new Set(device.postures.map((p) => p.correlation_id)).size;
-  lines.push('', `Postures: ${device.postures.length} results in ${reports} reports`);
+  lines.push('', `Postures: ${count(device.postures.length, 'result')} in ${count(reports, 'report')}`);
   const body = lines.join('\n') + '\n';
   if (device.postures.length === 0) return body;
   return (
@@ -57,6 +57,10 @@ export function formatDevice(device: DeviceDetails): string {
       device.postures.map((p) => [humanTime(p.observed_at), p.check_key, p.status, p.correlation_id]),
     )
   );
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** 2026-11-21 03:59:37 UTC */

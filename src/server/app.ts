@@ -60,7 +60,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   });
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     const httpError = toHttpError(error, request);
-    if (httpError.code === 'internal_error') logger.error({ err: error, path: pathOf(request) }, 'request failed');
+    if (httpError.code === 'internal_error') logger.error({ err: error, path: loggedPath(request) }, 'request failed');
     reply.code(httpError.statusCode).headers(httpError.headers).send({ error: httpError.code, message: httpError.message });
   });
   app.addHook('onSend', async (_request, reply) => {
@@ -70,7 +70,7 @@ export function buildApp(context: AppContext): FastifyInstance {
     logger.info(
       {
         method: request.method,
-        path: ALLOWED_METHODS.has(pathOf(request)) ? pathOf(request) : '(unknown)',
+        path: loggedPath(request),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         device_id: request.device?.id,
@@ -103,6 +103,12 @@ function acceptJson(app: FastifyInstance): void {
 function pathOf(request: FastifyRequest): string {
   const query = request.url.indexOf('?');
   return query === -1 ? request.url : request.url.slice(0, query);
+}
+
+/** Known routes only: an unknown path may carry anything, even a credential. */
+function loggedPath(request: FastifyRequest): string {
+  const path = pathOf(request);
+  return ALLOWED_METHODS.has(path) ? path : '(unknown)';
 }
 
 function routingError(request: FastifyRequest): HttpError {

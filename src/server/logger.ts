@@ -34,7 +34,7 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const destination = options.pretty
     ? // Loaded only for an interactive terminal.
-      (require('pino-pretty') as typeof import('pino-pretty')).build({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      (require('pino-pretty') as typeof import('pino-pretty')).build({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,command' })
     : pino.destination({ dest: 1, sync: false });
   return pino(
     {

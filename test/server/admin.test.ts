@@ -124,7 +124,7 @@ describe('device show', () => {
     const { stdout } = await runServerCli(['device', 'show', device.deviceId, '--db', server.dbPath]);
     expect(stdout).toMatch(new RegExp(`^Device\\s+${device.deviceId}$`, 'm'));
     expect(stdout).toMatch(/^State\s+ACTIVE$/m);
-    expect(stdout).toContain('Postures: 1 results in 1 reports');
+    expect(stdout).toContain('Postures: 1 result in 1 report');
     expect(stdout).toMatch(/TIME_SYNC\s+PASS\s+rpt_[0-9a-f]{32}/);
   });
 

@@ -43,7 +43,10 @@ describe.concurrent('POST /enroll', () => {
   test('a token is single use: the second exchange gets 401', async () => {
     const device = await server.createDevice();
     expect((await enroll(server, device.enrollment_token)).status).toBe(200);
-    expectError(await enroll(server, device.enrollment_token), 401, 'unauthorized');
+    const reused = await enroll(server, device.enrollment_token);
+    expectError(reused, 401, 'unauthorized');
+    // The token travels in the body: no Bearer challenge here.
+    expect(reused.headers['www-authenticate']).toBeUndefined();
   });
 
   test('hex is case-insensitive: the upper-case form of a token is the same token', async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { BODY_LIMITS, EnrollRequest, ROUTES, type EnrollResponse } from '../../protocol/schemas';
 import type { AppContext } from '../app';
 import { hashCredential, isCredential, newCredential } from '../credentials';
-import { unauthorized } from '../errors';
+import { tokenRefused } from '../errors';
 import { parseBody } from '../validation';
 
 /** POST /enroll: exchanges a single-use enrollment token for a device API key. */
@@ -13,7 +13,7 @@ export function enrollRoute(app: FastifyInstance, { store, logger }: AppContext)
     const deviceId = isCredential(token)
       ? store.exchangeToken(hashCredential(token), hashCredential(apiKey), new Date().toISOString())
       : undefined;
-    if (deviceId === undefined) throw unauthorized('the enrollment token is unknown, already used or expired');
+    if (deviceId === undefined) throw tokenRefused();
     logger.info({ device_id: deviceId }, 'device enrolled');
     return { api_key: apiKey };
   });
