@@ -7,6 +7,13 @@ import type {
   PosturesRequest,
 } from '../protocol/schemas';
 
+/**
+ * A successful heartbeat as the agent reads it: a schedule field the server left out or sent
+ * malformed is absent here, and the daemon keeps its previous interval (contract).
+ */
+export type HeartbeatAnswer = Omit<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'> &
+  Partial<Pick<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'>>;
+
 export interface PosturesAccepted {
   /** Posture-report id the server assigned (POSTURE_REPORT_HEADER), when it sends one. */
   reportId?: string;
@@ -21,7 +28,7 @@ export interface RequestOptions {
 export interface AgentApi {
   readonly serverUrl: string;
   enroll(token: string, options?: RequestOptions): Promise<EnrollResponse>;
-  heartbeat(apiKey: string, body: HeartbeatRequest, options?: RequestOptions): Promise<HeartbeatResponse>;
+  heartbeat(apiKey: string, body: HeartbeatRequest, options?: RequestOptions): Promise<HeartbeatAnswer>;
   postures(apiKey: string, body: PosturesRequest, options?: RequestOptions): Promise<PosturesAccepted>;
   unenroll(apiKey: string, options?: RequestOptions): Promise<void>;
 }

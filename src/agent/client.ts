@@ -55,6 +55,12 @@ export interface ApiClient extends AgentApi {
   close(): Promise<void>;
 }
 
+/** Absent or malformed intervals do not fail a heartbeat: the daemon keeps its previous ones. */
+const HeartbeatAnswer = HeartbeatResponse.extend({
+  heartbeat_interval_seconds: HeartbeatResponse.shape.heartbeat_interval_seconds.optional().catch(undefined),
+  posture_interval_seconds: HeartbeatResponse.shape.posture_interval_seconds.optional().catch(undefined),
+});
+
 /** Largest response body read; the API's answers are a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -133,7 +139,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
       return (await call('enroll', EnrollResponse, { token }, undefined, o)).value;
     },
     async heartbeat(apiKey, body: HeartbeatRequest, o) {
-      return (await call('heartbeat', HeartbeatResponse, body, apiKey, o)).value;
+      return (await call('heartbeat', HeartbeatAnswer, body, apiKey, o)).value;
     },
     async postures(apiKey, body: PosturesRequest, o) {
       const headers = await callNoContent('postures', body, apiKey, o);

@@ -92,6 +92,20 @@ describe('run (daemon)', () => {
     const later = await runtimeStatus(stateDir);
     expect(later.heartbeat_interval_seconds).toBe(1);
     expect(later.posture_interval_seconds).toBe(86_400);
+
+    // Absent or malformed fields do not fail the heartbeat either: the previous values stay.
+    proxy.clearRules();
+    proxy.add({
+      route: 'heartbeat',
+      fault: { kind: 'rewrite', transform: ({ heartbeat_interval_seconds: _h, ...body }) => ({ ...body, posture_interval_seconds: 'soon' }) },
+    });
+    const t1 = Date.now();
+    await proxy.waitFor((r) => since(t1)(r).filter((x) => x.route === 'heartbeat').length >= 2, 10_000);
+    const last = await runtimeStatus(stateDir);
+    expect(last.daemon_state).toBe('active');
+    expect(Date.parse(last.last_heartbeat_at)).toBeGreaterThanOrEqual(t1);
+    expect(last.heartbeat_interval_seconds).toBe(1);
+    expect(last.posture_interval_seconds).toBe(86_400);
   });
 
   it('shows the clock skew read from server_time', async () => {
