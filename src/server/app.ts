@@ -33,7 +33,8 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [HEALTH_PATH, 'GET, HEAD'],
 ]);
 
-const REQUEST_TIMEOUT_MS = 30_000;
+/** Whole-request deadline: generous for 1 MiB on a slow link, bounded against slow-loris clients. */
+const REQUEST_TIMEOUT_MS = 60_000;
 
 export function buildApp(context: AppContext): FastifyInstance {
   const { logger } = context;

@@ -65,11 +65,14 @@ describe.concurrent('POST /unenroll', () => {
     expect((await heartbeat(server, device.apiKey)).status).toBe(200);
   });
 
-  test(`a body over ${BODY_LIMITS.unenroll} bytes gets 413`, async () => {
+  test(`a body of exactly ${BODY_LIMITS.unenroll} bytes is read; one byte more gets 413`, async () => {
     const device = await enrolledDevice(server, { activate: false });
-    const raw = JSON.stringify({ pad: 'x'.repeat(BODY_LIMITS.unenroll) });
-    expectError(await call(server, ROUTES.unenroll, { apiKey: device.apiKey, raw, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+    const sized = (size: number) => JSON.stringify({ pad: 'x'.repeat(size - JSON.stringify({ pad: '' }).length) });
+    const send = (raw: string) => call(server, ROUTES.unenroll, { apiKey: device.apiKey, raw, headers: { 'content-type': 'application/json' } });
+    expectError(await send(sized(BODY_LIMITS.unenroll + 1)), 413, 'payload_too_large');
     expect((await heartbeat(server, device.apiKey)).status).toBe(200);
+    expect(Buffer.byteLength(sized(BODY_LIMITS.unenroll))).toBe(BODY_LIMITS.unenroll);
+    expect((await send(sized(BODY_LIMITS.unenroll))).status).toBe(204);
   });
 
   test('no Authorization header gets 401', async () => {
