@@ -33,6 +33,7 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
     if (err instanceof RetrySettingError) throw new CommandFailure(err.message, EXIT.usage);
     throw err;
   }
+  const collect = await postureCollector(options.policy);
   const log = await createLogger({ level: options.logLevel, destination: process.stdout });
   const stateDir = resolveStateDir({ explicit: options.stateDir });
   const layout = stateLayout(stateDir);
@@ -49,7 +50,6 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
     );
   }
   try {
-    const collect = await postureCollector(options.policy);
     const daemon = new Daemon({
       stateDir,
       log,
@@ -90,7 +90,12 @@ async function postureCollector(policyFile: string | undefined): Promise<() => P
     import('../../../checks/host'),
     import('../../../checks/policy'),
   ]);
-  const policy = policyFile ? loadPolicyFile(policyFile) : DEFAULT_POLICY;
+  let policy = DEFAULT_POLICY;
+  try {
+    if (policyFile) policy = loadPolicyFile(policyFile);
+  } catch (err) {
+    throw new CommandFailure(err instanceof Error ? err.message : String(err), EXIT.usage); // PolicyError: the file is the input
+  }
   const checks = await loadChecks(currentPlatform());
   const host = createSystemHost();
   return () => runChecks(checks, { host, policy });
