@@ -116,6 +116,7 @@ export class Store {
   constructor(private readonly db: Database) {
     const s = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql);
     this.statements = {
+      ping: s<[], { ok: number }>('SELECT 1 AS ok'),
       getSetting: s<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
       putSetting: s<[string, string]>(
         'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -175,6 +176,11 @@ export class Store {
 
   close(): void {
     this.db.close();
+  }
+
+  /** Throws when the database does not answer. */
+  ping(): void {
+    this.statements.ping.get();
   }
 
   getSetting(key: string): string | undefined {
