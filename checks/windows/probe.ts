@@ -22,31 +22,39 @@ export const STANDBY_IDLE_GUID = '29f6c1db-86da-48c5-9fdb-f2b67b1f44da';
 /** Services whose start type (registry) and state (Win32_Service) the checks read. */
 export const PROBE_SERVICES = ['MpsSvc', 'W32Time', 'wuauserv', 'UsoSvc', 'TermService', 'sshd', 'WinRM'] as const;
 
+/** Registry reads, by name: the key under HKLM, then the values wanted. A key that does not exist reads as null. */
+export const REGISTRY_READS = {
+  os: [CURRENT_VERSION_KEY, ...CURRENT_VERSION_VALUES],
+  systemPolicy: ['SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System', 'InactivityTimeoutSecs'],
+  winlogon: ['SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon', 'ScreenSaverGracePeriod'],
+  consoleLockPolicy: [`SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${CONSOLE_LOCK_GUID}`, 'ACSettingIndex', 'DCSettingIndex'],
+  standbyIdlePolicy: [`SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${STANDBY_IDLE_GUID}`, 'ACSettingIndex', 'DCSettingIndex'],
+  firewallPolicyDomain: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  firewallPolicyPrivate: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PrivateProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  firewallPolicyPublic: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  firewallLocalDomain: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  firewallLocalPrivate: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\StandardProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  firewallLocalPublic: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  w32time: ['SYSTEM\\CurrentControlSet\\Services\\W32Time\\Parameters', 'Type', 'NtpServer'],
+  w32timePolicy: ['SOFTWARE\\Policies\\Microsoft\\W32Time\\Parameters', 'Type', 'NtpServer'],
+  ntpClient: ['SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\NtpClient', 'Enabled'],
+  ntpClientPolicy: ['SOFTWARE\\Policies\\Microsoft\\W32Time\\TimeProviders\\NtpClient', 'Enabled'],
+  vmicTimeProvider: ['SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\VMICTimeProvider', 'Enabled'],
+  auPolicy: ['SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU', 'NoAutoUpdate', 'AUOptions', 'UseWUServer'],
+  updateCsp: ['SOFTWARE\\Microsoft\\PolicyManager\\current\\device\\Update', 'AllowAutoUpdate'],
+  updatePause: ['SOFTWARE\\Microsoft\\WindowsUpdate\\UX\\Settings', 'PauseUpdatesExpiryTime'],
+  rdpPolicy: ['SOFTWARE\\Policies\\Microsoft\\Windows NT\\Terminal Services', 'fDenyTSConnections', 'UserAuthentication'],
+  rdp: ['SYSTEM\\CurrentControlSet\\Control\\Terminal Server', 'fDenyTSConnections'],
+  rdpTcp: ['SYSTEM\\CurrentControlSet\\Control\\Terminal Server\\WinStations\\RDP-Tcp', 'PortNumber', 'UserAuthentication'],
+  deviceLock: ['SOFTWARE\\Microsoft\\PolicyManager\\current\\device\\DeviceLock', 'DevicePasswordEnabled', 'MinDevicePasswordLength'],
+} as const satisfies Record<string, readonly [string, ...string[]]>;
+export type RegistryRead = keyof typeof REGISTRY_READS;
+
 export const PROBE_SCRIPT = `${PRELUDE}
 $registryReads = [ordered]@{
-  os = ${psStrings([CURRENT_VERSION_KEY, ...CURRENT_VERSION_VALUES])}
-  systemPolicy = @('SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System', 'InactivityTimeoutSecs')
-  winlogon = @('SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon', 'ScreenSaverGracePeriod')
-  consoleLockPolicy = @('SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${CONSOLE_LOCK_GUID}', 'ACSettingIndex', 'DCSettingIndex')
-  standbyIdlePolicy = @('SOFTWARE\\Policies\\Microsoft\\Power\\PowerSettings\\${STANDBY_IDLE_GUID}', 'ACSettingIndex', 'DCSettingIndex')
-  firewallPolicyDomain = @('SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction')
-  firewallPolicyPrivate = @('SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PrivateProfile', 'EnableFirewall', 'DefaultInboundAction')
-  firewallPolicyPublic = @('SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction')
-  firewallLocalDomain = @('SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction')
-  firewallLocalPrivate = @('SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\StandardProfile', 'EnableFirewall', 'DefaultInboundAction')
-  firewallLocalPublic = @('SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction')
-  w32time = @('SYSTEM\\CurrentControlSet\\Services\\W32Time\\Parameters', 'Type', 'NtpServer')
-  w32timePolicy = @('SOFTWARE\\Policies\\Microsoft\\W32Time\\Parameters', 'Type', 'NtpServer')
-  ntpClient = @('SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\NtpClient', 'Enabled')
-  ntpClientPolicy = @('SOFTWARE\\Policies\\Microsoft\\W32Time\\TimeProviders\\NtpClient', 'Enabled')
-  vmicTimeProvider = @('SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\VMICTimeProvider', 'Enabled')
-  auPolicy = @('SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU', 'NoAutoUpdate', 'AUOptions', 'UseWUServer')
-  updateCsp = @('SOFTWARE\\Microsoft\\PolicyManager\\current\\device\\Update', 'AllowAutoUpdate')
-  updatePause = @('SOFTWARE\\Microsoft\\WindowsUpdate\\UX\\Settings', 'PauseUpdatesExpiryTime')
-  rdpPolicy = @('SOFTWARE\\Policies\\Microsoft\\Windows NT\\Terminal Services', 'fDenyTSConnections', 'UserAuthentication')
-  rdp = @('SYSTEM\\CurrentControlSet\\Control\\Terminal Server', 'fDenyTSConnections')
-  rdpTcp = @('SYSTEM\\CurrentControlSet\\Control\\Terminal Server\\WinStations\\RDP-Tcp', 'PortNumber', 'UserAuthentication')
-  deviceLock = @('SOFTWARE\\Microsoft\\PolicyManager\\current\\device\\DeviceLock', 'DevicePasswordEnabled', 'MinDevicePasswordLength')
+${Object.entries(REGISTRY_READS)
+  .map(([name, read]) => `  ${name} = ${psStrings(read)}`)
+  .join('\n')}
 }
 $registry = [ordered]@{}
 foreach ($read in $registryReads.GetEnumerator()) {
@@ -285,7 +293,7 @@ export function probeSection<T>(probe: Probe, name: SectionName, schema: z.ZodTy
 }
 
 /** The values present under one key; null when the key does not exist (for policy keys: not configured). */
-export function registryKey(probe: Probe, name: string): Section<RegistryValues | null> {
+export function registryKey(probe: Probe, name: RegistryRead): Section<RegistryValues | null> {
   return probe.ok ? fromEnvelope(probe.doc.registry[name], RegistryValues.nullable()) : { ok: false, reason: probe.reason };
 }
 

@@ -6,7 +6,7 @@ import { runChecks } from '../../../checks/engine';
 import { DEFAULT_POLICY, resolvePolicy } from '../../../checks/policy';
 import { loadChecks } from '../../../checks/registry';
 import { POWERSHELL, powershellArgs } from '../../../checks/windows/powershell';
-import { PROBE_SCRIPT, PROBE_SERVICES, PROBE_TIMEOUT_MS } from '../../../checks/windows/probe';
+import { PROBE_SCRIPT, PROBE_SERVICES, PROBE_TIMEOUT_MS, REGISTRY_READS } from '../../../checks/windows/probe';
 import { SSHD_CONFIG } from '../../../checks/windows/remoteLogin';
 import type { PostureResult } from '../../../src/protocol/schemas';
 import { FakeHost, type RecordedCommand } from '../../support/fakeHost';
@@ -86,9 +86,8 @@ describe('Windows collectors', () => {
     });
 
     it('reads exactly the registry keys the baseline document (and so every fixture) holds', () => {
-      const block = /\$registryReads = \[ordered\]@\{\n([\s\S]*?)\n\}/.exec(PROBE_SCRIPT)?.[1] ?? '';
-      const names = [...block.matchAll(/^ {2}(\w+) = @\('/gm)].map((m) => m[1]);
-      expect(names).toEqual(Object.keys(baselineProbe().registry));
+      expect(Object.keys(baselineProbe().registry)).toEqual(Object.keys(REGISTRY_READS));
+      expect(PROBE_SCRIPT).toContain("  rdpPolicy = @('SOFTWARE\\Policies\\Microsoft\\Windows NT\\Terminal Services', 'fDenyTSConnections', 'UserAuthentication')\n");
       expect(PROBE_SCRIPT).toContain(`@(${PROBE_SERVICES.map((s) => `'${s}'`).join(', ')})`);
     });
 

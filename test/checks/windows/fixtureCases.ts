@@ -5,7 +5,7 @@
 // step with these cases and with the script.
 import type { CheckKey, PostureStatus } from '../../../src/protocol/schemas';
 import type { RecordedCommand } from '../../support/fakeHost';
-import { ENTRA_USER_SID, LOCAL_USER_SID, baselineProbe, err, ok, service, type ProbeDocument } from './probeDocument';
+import { ENTRA_USER_SID, LOCAL_USER_SID, err, ok, service, type ProbeDocument } from './probeDocument';
 
 export interface WindowsFixtureCase {
   check: CheckKey;
