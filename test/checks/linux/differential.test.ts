@@ -1,0 +1,116 @@
+// Differential tests: change the machine, see the verdict change. Each runs inside a private
+// network and mount namespace (unshare), so the host's firewall and listening sockets are
+// untouched: /proc/net/tcp and the nftables ruleset are per network namespace. CI installs
+// nftables and openssh-server (.ci/run); where the kernel or a sandbox refuses namespaces, or a
+// tool is missing, the test is skipped with the reason in its name.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { PostureResult } from '../../../src/protocol/schemas';
+
+const UNSHARE = '/usr/bin/unshare';
+const NFT = '/usr/sbin/nft';
+const SSHD = '/usr/sbin/sshd';
+const CLI = path.resolve('dist/device-agent.cjs');
+const dir = mkdtempSync(path.join(tmpdir(), 'check-diff-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs a shell script in fresh network + mount namespaces; $NODE and $CLI point at the agent. */
+function inNamespace(script: string) {
+  return spawnSync(UNSHARE, ['--net', '--mount', '/bin/sh', '-c', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, NODE: process.execPath, CLI, DEVICE_AGENT_POLICY: '' },
+  });
+}
+
+/** Why namespaced tests cannot run here, or null when they can (detected, not guessed). */
+function refusal(tool: string): string | null {
+  if (process.platform !== 'linux') return 'not Linux';
+  if (!existsSync(UNSHARE)) return `${UNSHARE} missing`;
+  if (!existsSync(tool)) return `${tool} not installed`;
+  const probe = inNamespace('true');
+  if (probe.status !== 0) return `unshare refused: ${(probe.stderr || probe.error?.message || 'no namespaces').trim().split('\n')[0]}`;
+  return null;
+}
+
+function onlyResult(stdout: string): PostureResult {
+  const results = JSON.parse(stdout) as PostureResult[];
+  expect(results).toHaveLength(1);
+  return results[0]!;
+}
+
+const nftRefusal = (() => {
+  const reason = refusal(NFT);
+  if (reason) return reason;
+  const listing = inNamespace(`${NFT} list ruleset`);
+  return listing.status === 0 ? null : `nftables unavailable in the kernel: ${listing.stderr.trim().split('\n')[0]}`;
+})();
+
+describe('FIREWALL_ENABLED follows the kernel ruleset', () => {
+  it.skipIf(nftRefusal !== null)(`an inbound drop policy turns FAIL into PASS${nftRefusal ? ` (skipped: ${nftRefusal})` : ''}`, (ctx) => {
+    const check = '"$NODE" "$CLI" check --json --only FIREWALL_ENABLED';
+    const before = inNamespace(check);
+    expect(before.status, before.stderr).toBe(0);
+    const baseline = onlyResult(before.stdout);
+    if (baseline.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
+    expect(baseline).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering', input_chains: 0 } });
+
+    const rules = path.join(dir, 'drop-input.nft');
+    writeFileSync(
+      rules,
+      ['table inet filter {', '  chain input {', '    type filter hook input priority filter; policy drop;', '    ct state established,related accept', '    iif "lo" accept', '  }', '}', ''].join('\n'),
+    );
+    const after = inNamespace(`${NFT} -f '${rules}' && ${check}`);
+    expect(after.status, after.stderr).toBe(0);
+    expect(onlyResult(after.stdout)).toMatchObject({ status: 'PASS', evidence: { rule: 'inbound_filtered', input_policy: 'drop', ipv4_filtered: true, ipv6_filtered: true } });
+  });
+
+  it.skipIf(nftRefusal !== null)(`Debian's default accept-all /etc/nftables.conf ruleset stays FAIL${nftRefusal ? ` (skipped: ${nftRefusal})` : ''}`, (ctx) => {
+    const rules = path.join(dir, 'debian-default.nft');
+    writeFileSync(rules, ['flush ruleset', 'table inet filter {', '\tchain input {', '\t\ttype filter hook input priority filter;', '\t}', '\tchain forward {', '\t\ttype filter hook forward priority filter;', '\t}', '}', ''].join('\n'));
+    const run = inNamespace(`${NFT} -f '${rules}' && "$NODE" "$CLI" check --json --only FIREWALL_ENABLED`);
+    expect(run.status, run.stderr).toBe(0);
+    const result = onlyResult(run.stdout);
+    if (result.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
+    expect(result).toMatchObject({ status: 'FAIL', evidence: { input_chains: 1, input_policy: 'accept' } });
+  });
+});
+
+const sshRefusal = (() => {
+  const reason = refusal(SSHD);
+  if (reason) return reason;
+  const keys = ['ed25519', 'ecdsa', 'rsa'].some((k) => existsSync(`/etc/ssh/ssh_host_${k}_key`));
+  return keys ? null : 'no SSH host keys in /etc/ssh';
+})();
+
+describe('REMOTE_LOGIN follows listening sockets', () => {
+  it.skipIf(sshRefusal !== null)(`an sshd started in the namespace turns PASS into FAIL, on 22 and on a port known only by its owner${sshRefusal ? ` (skipped: ${sshRefusal})` : ''}`, () => {
+    const check = '"$NODE" "$CLI" check --json --only REMOTE_LOGIN';
+    const before = inNamespace(check);
+    expect(before.status, before.stderr).toBe(0);
+    expect(onlyResult(before.stdout)).toMatchObject({ status: 'PASS', evidence: { ssh_listening: false } });
+
+    // sshd needs its privilege-separation directory: a tmpfs /run private to this mount namespace.
+    const script = [
+      'set -e',
+      'mount -t tmpfs tmpfs /run',
+      'mkdir -m 755 /run/sshd',
+      `${SSHD} -D -p 22 -p 2222 -o PidFile=none &`,
+      'pid=$!',
+      'trap \'kill $pid 2>/dev/null\' EXIT',
+      'i=0',
+      // Wait until sshd listens (0016 = port 22 in /proc/net/tcp, LISTEN = 0A).
+      "until grep -q ':0016 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 100 ] || exit 3; sleep 0.05; done",
+      check,
+    ].join('\n');
+    const after = inNamespace(script);
+    expect(after.status, after.stderr).toBe(0);
+    const result = onlyResult(after.stdout);
+    expect(result).toMatchObject({ status: 'FAIL', evidence: { rule: 'remote_login_exposed', ssh_listening: true, ssh_bind: 'any', ssh_ports: [22, 2222], ssh_socket_activated: false } });
+    // Run as root, the check maps sockets to sshd and reads `sshd -T`.
+    if (process.getuid?.() === 0) expect(result.evidence).toMatchObject({ owner_mapping: 'complete', password_auth: expect.any(String), permit_root_login: expect.any(String) });
+  });
+});
