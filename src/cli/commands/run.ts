@@ -72,7 +72,9 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
 async function loadSession(stateDir: string, caFile: string | undefined): Promise<Session | null> {
   const credentials = await loadCredentials(stateDir);
   if (!credentials) return null;
-  const api = createApiClient({ serverUrl: credentials.enrollment.server_url, ...(caFile ? { caFile } : {}) });
+  // --ca-file / DEVICE_AGENT_CA_FILE, else the CA remembered at enrollment.
+  const ca = caFile ?? credentials.enrollment.ca_file;
+  const api = createApiClient({ serverUrl: credentials.enrollment.server_url, ...(ca ? { caFile: ca } : {}) });
   return {
     serverUrl: credentials.enrollment.server_url,
     apiKey: credentials.apiKey,
