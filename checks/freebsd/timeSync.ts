@@ -82,6 +82,7 @@ export function parseNtpq(result: CommandResult): SyncState {
 /** OpenNTPD's `ntpctl -s status`: "4/4 peers valid, clock synced, stratum 3" or "… clock unsynced". */
 export function parseNtpctl(result: CommandResult): SyncState {
   const state: SyncState = { daemon: 'openntpd' };
+  if (!result.error && /^ntpctl: connect: /m.test(result.stderr)) return { ...state, reason: 'daemon_not_answering' };
   if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
   const synced = /(?:^|, )clock synced, stratum (\d+)$/m.exec(result.stdout);
   if (synced) return { ...state, synced: true, stratum: Number(synced[1]) };
@@ -94,6 +95,7 @@ const CHRONY_LEAP: Record<string, boolean> = { Normal: true, 'Insert second': tr
 /** `chronyc -c tracking`: 14 comma-separated fields; the 3rd is the stratum, the 5th the offset (s), the last the leap status. */
 export function parseChronyc(result: CommandResult): SyncState {
   const state: SyncState = { daemon: 'chronyd' };
+  if (!result.error && /^506 Cannot talk to daemon/m.test(result.stderr)) return { ...state, reason: 'daemon_not_answering' };
   if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
   const fields = result.stdout.trim().split(',');
   const leap = fields[13];

@@ -1,0 +1,225 @@
+// Each FREEBSD collector asks for exactly the commands and files its evaluator needs: absolute
+// paths, exact arguments, per-user commands in the session user's uid/gid, shared probes once
+// per cycle, and nothing the policy does not call for.
+import { describe, expect, it } from 'vitest';
+import { createContext, runChecks } from '../../../checks/engine';
+import { resolvePolicy, type PolicyOverride } from '../../../checks/policy';
+import { checks } from '../../../checks/freebsd/index';
+import type { Check } from '../../../checks/types';
+import { FakeHost, type HostCall, type HostRecording } from '../../support/fakeHost';
+
+const NOW = new Date('2026-11-21T12:00:00Z');
+const byKey = (key: string): Check => {
+  const check = checks.find((c) => c.key === key);
+  if (!check) throw new Error(`no FREEBSD ${key}`);
+  return check;
+};
+
+async function collect(key: string, recording: HostRecording, policy: PolicyOverride = {}) {
+  const host = new FakeHost(recording);
+  const resolved = resolvePolicy(policy);
+  const facts = await byKey(key).collect(createContext(host, resolved, NOW));
+  return { host, verdict: byKey(key).evaluate(facts, resolved, NOW) };
+}
+
+const argvs = (host: FakeHost) => host.commandsRun();
+const reads = (host: FakeHost, kind: HostCall['kind'] = 'readFile') => host.calls.filter((c) => c.kind === kind).map((c) => c.target);
+
+const JAILED = ['/sbin/sysctl', '-n', 'security.jail.jailed'];
+const PS = ['/bin/ps', '-ax', '-o', 'uid=', '-o', 'comm='];
+const ps = (rows: [number, string][]) => ({ argv: PS, stdout: rows.map(([uid, comm]) => `${String(uid).padStart(5)} ${comm}`) });
+const ZFS_ROOT = 'zroot/ROOT/default\t/\t\t\tzfs\trw,noatime,nfsv4acls \t0 0\n';
+
+it('registers the nine official checks for FREEBSD, once each', () => {
+  expect(checks.map((c) => c.key).sort()).toEqual(
+    ['AUTO_UPDATE', 'DISK_ENCRYPTION', 'FIREWALL_ENABLED', 'MALWARE_PROTECTION', 'OS_VERSION', 'PASSWORD_POLICY', 'REMOTE_LOGIN', 'SCREEN_LOCK', 'TIME_SYNC'],
+  );
+  expect(checks.every((c) => c.platform === 'FREEBSD')).toBe(true);
+});
+
+describe('DISK_ENCRYPTION', () => {
+  it('reads mount -p and geli status, then the root pool and dataset only for a ZFS root', async () => {
+    const { host } = await collect('DISK_ENCRYPTION', { commands: [{ argv: ['/sbin/mount', '-p'], stdout: ZFS_ROOT }] });
+    expect(argvs(host)).toEqual([
+      JAILED,
+      ['/sbin/mount', '-p'],
+      ['/sbin/geli', 'status'],
+      ['/sbin/zpool', 'status', '-P', 'zroot'],
+      ['/sbin/zfs', 'get', '-H', '-o', 'name,property,value', 'encryption,keystatus', 'zroot/ROOT/default'],
+    ]);
+  });
+
+  it('asks nothing of ZFS for a UFS root', async () => {
+    const { host } = await collect('DISK_ENCRYPTION', { commands: [{ argv: ['/sbin/mount', '-p'], stdout: '/dev/ada0p2\t\t/\t\t\tufs\trw\t\t1 1\n' }] });
+    expect(argvs(host).map((a) => a[0])).toEqual(['/sbin/sysctl', '/sbin/mount', '/sbin/geli']);
+  });
+
+  it('with scope all_local asks each pool once and every mounted dataset', async () => {
+    const mounts = ZFS_ROOT + 'zroot/home\t\t/home\t\t\tzfs\trw,noatime,nfsv4acls \t0 0\ntank/data\t\t/data\t\t\tzfs\trw,noatime \t0 0\n';
+    const { host } = await collect('DISK_ENCRYPTION', { commands: [{ argv: ['/sbin/mount', '-p'], stdout: mounts }] }, { diskEncryption: { scope: 'all_local' } });
+    expect(argvs(host)).toContainEqual(['/sbin/zpool', 'status', '-P', 'zroot', 'tank']);
+    expect(argvs(host)).toContainEqual(['/sbin/zfs', 'get', '-H', '-o', 'name,property,value', 'encryption,keystatus', 'zroot/ROOT/default', 'zroot/home', 'tank/data']);
+  });
+});
+
+describe('SCREEN_LOCK', () => {
+  const DESKTOP: [number, string][] = [[0, 'init'], [0, 'Xorg'], [1001, 'xinit'], [1001, 'i3']];
+  const PASSWD = 'root:*:0:0:Charlie &:/root:/bin/sh\nalice:*:1001:1002:Alice:/home/alice:/bin/sh\n';
+
+  it('reads only the process table on a machine without a display server', async () => {
+    const { host } = await collect('SCREEN_LOCK', { commands: [ps([[0, 'init'], [0, 'sshd']])] });
+    expect(host.calls).toEqual([{ kind: 'run', target: '/bin/ps', args: PS.slice(1) }]);
+  });
+
+  it("reads the xscreensaver user's own preferences and the port's defaults", async () => {
+    const { host } = await collect('SCREEN_LOCK', { commands: [ps([...DESKTOP, [1001, 'xscreensaver']])], files: { '/etc/passwd': PASSWD } });
+    expect(reads(host).sort()).toEqual(
+      ['/etc/passwd', '/home/alice/.xscreensaver', '/usr/local/lib/X11/app-defaults/XScreenSaver', '/usr/local/share/X11/app-defaults/XScreenSaver'].sort(),
+    );
+    expect(argvs(host)).toEqual([PS]);
+  });
+
+  it("runs xset q as the xss-lock user, on the one local display, with that user's X authority", async () => {
+    const { host } = await collect('SCREEN_LOCK', {
+      commands: [ps([...DESKTOP, [1001, 'xss-lock']]), { argv: ['/usr/local/bin/xset', 'q'], stdout: 'Screen Saver:\n  prefer blanking:  yes    allow exposures:  yes\n  timeout:  300    cycle:  600\n' }],
+      files: { '/etc/passwd': PASSWD },
+      dirs: { '/tmp/.X11-unix': ['X0'] },
+    });
+    const xset = host.calls.find((c) => c.target === '/usr/local/bin/xset');
+    expect(xset).toEqual({
+      kind: 'run',
+      target: '/usr/local/bin/xset',
+      args: ['q'],
+      options: { user: { uid: 1001, gid: 1002 }, env: { DISPLAY: ':0', XAUTHORITY: '/home/alice/.Xauthority', HOME: '/home/alice' } },
+    });
+  });
+
+  it('does not guess a display when several X servers run', async () => {
+    const { host, verdict } = await collect('SCREEN_LOCK', {
+      commands: [ps([...DESKTOP, [1001, 'xss-lock']])],
+      files: { '/etc/passwd': PASSWD },
+      dirs: { '/tmp/.X11-unix': ['X0', 'X1'] },
+    });
+    expect(argvs(host).map((a) => a[0])).not.toContain('/usr/local/bin/xset');
+    expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_single_display' } });
+  });
+});
+
+describe('FIREWALL_ENABLED', () => {
+  const pfEnabled = { argv: ['/sbin/pfctl', '-s', 'info'], stdout: 'Status: Enabled for 0 days 00:26:05           Debug: Urgent\n' };
+
+  it('reads pf status, the ipfw and ipfilter switches and rc.conf intent; rules only for enabled filters', async () => {
+    const { host } = await collect('FIREWALL_ENABLED', { commands: [pfEnabled] });
+    expect(argvs(host)).toEqual([
+      JAILED,
+      ['/sbin/pfctl', '-s', 'info'],
+      ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'],
+      ['/sbin/sysctl', '-n', 'net.inet.ipf.fr_running'],
+      ['/usr/sbin/sysrc', '-i', 'pf_enable', 'firewall_enable', 'firewall_type', 'ipfilter_enable'],
+      ['/sbin/pfctl', '-s', 'rules'],
+    ]);
+  });
+
+  it('lists ipfw rules and its IPv6 switch when ipfw is enabled, and asks about vnet inside a jail', async () => {
+    const { host } = await collect('FIREWALL_ENABLED', {
+      commands: [{ argv: JAILED, stdout: '1\n' }, { argv: ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'], stdout: '1\n' }],
+    });
+    expect(argvs(host)).toContainEqual(['/sbin/ipfw', 'list']);
+    expect(argvs(host)).toContainEqual(['/sbin/sysctl', '-n', 'net.inet6.ip6.fw.enable']);
+    expect(argvs(host)).toContainEqual(['/sbin/sysctl', '-n', 'security.jail.vnet']);
+    expect(argvs(host)).not.toContainEqual(['/sbin/pfctl', '-s', 'rules']);
+  });
+});
+
+describe('TIME_SYNC', () => {
+  it('queries ntpq only when ntpd runs, and the boot time to judge a fresh daemon', async () => {
+    const { host } = await collect('TIME_SYNC', { commands: [ps([[0, 'init'], [123, 'ntpd']])] });
+    expect(argvs(host)).toEqual([
+      JAILED,
+      PS,
+      ['/usr/sbin/sysrc', '-i', 'ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable'],
+      ['/usr/bin/ntpq', '-n', '-c', 'rv 0 leap,stratum,offset'],
+      ['/sbin/sysctl', '-n', 'kern.boottime'],
+    ]);
+  });
+
+  it('asks OpenNTPD with ntpctl when openntpd_enable is set, and chrony with chronyc', async () => {
+    const { host } = await collect('TIME_SYNC', {
+      commands: [ps([[0, 'ntpd'], [349, 'chronyd']]), { argv: ['/usr/sbin/sysrc', '-i', 'ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable'], stdout: 'openntpd_enable: YES\n' }],
+    });
+    expect(argvs(host)).toContainEqual(['/usr/local/sbin/ntpctl', '-s', 'status']);
+    expect(argvs(host)).toContainEqual(['/usr/local/bin/chronyc', '-c', 'tracking']);
+    expect(argvs(host)).not.toContainEqual(['/usr/bin/ntpq', '-n', '-c', 'rv 0 leap,stratum,offset']);
+  });
+
+  it('never runs `service … status`, whose exit code misleads (research §11 #14)', async () => {
+    const { host } = await collect('TIME_SYNC', { commands: [ps([[0, 'init']])] });
+    expect(argvs(host).map((a) => a[0])).not.toContain('/usr/sbin/service');
+  });
+});
+
+describe('OS_VERSION', () => {
+  it('asks freebsd-version for kernel, running kernel and userland at once', async () => {
+    const { host } = await collect('OS_VERSION', { commands: [{ argv: ['/bin/freebsd-version', '-kru'], stdout: '14.4-RELEASE\n14.4-RELEASE\n14.4-RELEASE\n' }] });
+    expect(argvs(host)).toEqual([['/bin/freebsd-version', '-kru']]);
+  });
+});
+
+describe('AUTO_UPDATE', () => {
+  it("reads the system crontab, root's crontab and every cron.d file, and asks pkg whether the base is packaged", async () => {
+    const { host } = await collect('AUTO_UPDATE', { dirs: { '/etc/cron.d': [], '/usr/local/etc/cron.d': ['pkg-upgrade', '.hidden'] } });
+    expect(argvs(host)).toEqual([JAILED, ['/usr/local/sbin/pkg', 'info', '-e', 'FreeBSD-runtime']]);
+    expect(reads(host, 'readDir')).toEqual(['/etc/cron.d', '/usr/local/etc/cron.d']);
+    expect(reads(host)).toEqual(['/etc/crontab', '/var/cron/tabs/root', '/usr/local/etc/cron.d/pkg-upgrade']);
+  });
+});
+
+describe('PASSWORD_POLICY', () => {
+  it('follows includes and passwdqc config files, falling back to /usr/local/etc/pam.d', async () => {
+    const { host, verdict } = await collect('PASSWORD_POLICY', {
+      files: {
+        '/etc/pam.d/passwd': 'password include common-password\n',
+        '/usr/local/etc/pam.d/common-password': 'password requisite pam_passwdqc.so config=/usr/local/etc/passwdqc.conf\n',
+        '/usr/local/etc/passwdqc.conf': '# site policy\nmin=disabled,disabled,disabled,disabled,14\nenforce=everyone\n',
+      },
+    });
+    expect(reads(host)).toEqual([
+      '/etc/login.conf',
+      '/etc/nsswitch.conf',
+      '/etc/pam.d/passwd',
+      '/etc/pam.d/common-password',
+      '/usr/local/etc/pam.d/common-password',
+      '/usr/local/etc/passwdqc.conf',
+    ]);
+    expect(argvs(host)).toEqual([]);
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { effective_min_length: 14, enforce: 'everyone' } });
+  });
+});
+
+describe('REMOTE_LOGIN', () => {
+  it('reads listening TCP sockets, the process table and sshd_enable; sshd -T only when the policy may accept hardened SSH', async () => {
+    const plain = await collect('REMOTE_LOGIN', {});
+    expect(argvs(plain.host)).toEqual([['/usr/bin/sockstat', '-4', '-6', '-l', '-P', 'tcp'], PS, ['/usr/sbin/sysrc', '-i', 'sshd_enable']]);
+    const hardened = await collect('REMOTE_LOGIN', {}, { remoteLogin: { allowSshIfHardened: true } });
+    expect(argvs(hardened.host)).toContainEqual(['/usr/sbin/sshd', '-T']);
+  });
+});
+
+describe('MALWARE_PROTECTION', () => {
+  it('touches nothing unless the policy requires an agent', async () => {
+    const none = await collect('MALWARE_PROTECTION', {});
+    expect(none.host.calls).toEqual([]);
+    const required = await collect('MALWARE_PROTECTION', {}, { malware: { requiredAgents: { FREEBSD: ['clamav'] } } });
+    expect(argvs(required.host)).toEqual([PS]);
+  });
+});
+
+it('runs the shared probes (process table, jail state) once per cycle for all nine checks', async () => {
+  const host = new FakeHost({ commands: [ps([[0, 'init'], [0, 'sshd'], [123, 'ntpd']])] });
+  const results = await runChecks(checks, { host, policy: resolvePolicy({ malware: { requiredAgents: { FREEBSD: ['clamav'] } } }), now: () => NOW });
+  expect(results).toHaveLength(9);
+  const count = (argv: string[]) => argvs(host).filter((a) => a.join(' ') === argv.join(' ')).length;
+  expect(count(PS)).toBe(1);
+  expect(count(JAILED)).toBe(1);
+  for (const argv of argvs(host)) expect(argv[0]!.startsWith('/')).toBe(true);
+});
