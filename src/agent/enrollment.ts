@@ -9,7 +9,7 @@ import { ensurePrivateDirectory } from './atomicFile';
 import { createApiClient, type ApiClient } from './client';
 import { wipeLocked } from './credentials';
 import { readEnrollmentRecord, removeEnrollmentRecord, writeEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
-import { AlreadyEnrolledError, KeyStoreUnavailableError, StateCorruptError } from './errors';
+import { AlreadyEnrolledError, InvalidInputError, KeyStoreUnavailableError, StateCorruptError, firstLine } from './errors';
 import { selectKeyStore, type KeyStoreBackend, type KeyStoreChoice } from './keystore';
 import type { KeyStore } from './keystore/types';
 import { acquireLock } from './lock';
@@ -48,7 +48,11 @@ export async function enroll(options: EnrollOptions): Promise<EnrollResult> {
   const caFile = options.caFile === undefined ? undefined : resolve(options.caFile);
   // Built first: a bad CA file is an input error, found before anything is written or sent.
   const api = createApiClient({ serverUrl: options.serverUrl, caFile });
-  await ensurePrivateDirectory(layout.dir);
+  try {
+    await ensurePrivateDirectory(layout.dir);
+  } catch (err) {
+    throw new InvalidInputError(`cannot use the state directory ${layout.dir}: ${firstLine(err)}`);
+  }
   const lock = await acquireLock(layout.enrollmentLock, {
     wait: true,
     onWait: (holderPid) => logger.info({ holder_pid: holderPid }, 'another enrollment of this state directory is in progress: waiting for it'),
@@ -67,7 +71,7 @@ export async function enroll(options: EnrollOptions): Promise<EnrollResult> {
       ...(caFile ? { ca_file: caFile } : {}),
     };
     await writeEnrollmentRecord(layout, record);
-    const apiKey = await exchangeToken(layout, store, options, api);
+    await exchangeToken(layout, store, options, api);
 
     await rm(layout.status, { force: true }); // a previous revocation notice no longer applies
     await writeEnrollmentRecord(layout, { ...record, state: 'enrolled', enrolled_at: new Date().toISOString() });
@@ -116,7 +120,7 @@ async function clearExisting(layout: StateLayout, options: EnrollOptions): Promi
 }
 
 /** Spends the token and stores the key; on failure removes what this attempt wrote. */
-async function exchangeToken(layout: StateLayout, store: KeyStore, options: EnrollOptions, api: ApiClient) {
+async function exchangeToken(layout: StateLayout, store: KeyStore, options: EnrollOptions, api: ApiClient): Promise<void> {
   const discard = async () => {
     await store.delete().catch(() => undefined);
     await removeEnrollmentRecord(layout);
@@ -134,7 +138,6 @@ async function exchangeToken(layout: StateLayout, store: KeyStore, options: Enro
   }
   try {
     await store.set(apiKey);
-    return apiKey;
   } catch (err) {
     // The token is spent; revoke the key nobody will hold rather than leave it valid.
     await api.unenroll(apiKey, { timeoutMs: 5_000 }).catch(() => undefined);

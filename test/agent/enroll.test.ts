@@ -163,7 +163,7 @@ describe('enroll: refused tokens and unreachable servers store nothing', () => {
   });
 
   it('a 503 exits 4', async () => {
-    const stub: Server = createServer((req, res) => {
+    const stub: Server = createServer((_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' });
       res.end(JSON.stringify({ error: 'internal_error', message: 'maintenance' }));
     });
@@ -213,6 +213,7 @@ describe.concurrent('enroll: every input rule exits 2 before any request', () =>
     ['an unknown key store', (t) => ({ args: ['--server', t, '--token', token, '--keystore', 'vault'] }), /argument 'vault' is invalid/],
     ['an unknown option carrying the token', (t) => ({ args: ['--server', t, `--tokn=${token}`] }), /unknown option '--tokn=\[redacted\]'/],
     ['an unreadable CA file', (t) => ({ args: ['--server', t, '--token', token, '--ca-file', '/nonexistent.pem'] }), /cannot read the CA file/],
+    ['a state directory that cannot be created', (t) => ({ args: ['--server', t, '--token', token, '--state-dir', '/dev/null/state'] }), /cannot use the state directory \/dev\/null\/state: ENOTDIR/],
     ['a CA file without certificate', (t, file) => ({ args: ['--server', t, '--token', token, '--ca-file', file] }), /contains no PEM certificate/],
   ])('%s', async (_label, build, message) => {
     const badTokenFile = join(tempDir(), 'token');
@@ -221,7 +222,8 @@ describe.concurrent('enroll: every input rule exits 2 before any request', () =>
     const { args, input, env } = build(recorder.url, badTokenFile);
     const dir = stateDir();
     // The recorder is also every proxy: a request to any host would reach it.
-    const result = await runAgent(['enroll', ...args, '--state-dir', dir, '--keystore', 'file', '--log-level', 'trace'], {
+    // Given last, so that a case's own --state-dir or --keystore wins.
+    const result = await runAgent(['enroll', '--state-dir', dir, '--keystore', 'file', '--log-level', 'trace', ...args], {
       input,
       env: agentEnv({ HTTP_PROXY: recorder.url, HTTPS_PROXY: recorder.url, ...env }),
     });
