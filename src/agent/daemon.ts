@@ -24,7 +24,7 @@ import {
   type Route,
 } from './api';
 import { Backoff, isTransient, withRetries, type RandomSource, type RetryPolicy } from './backoff';
-import { firstLine, KeyStoreUnavailableError, StateCorruptError } from './errors';
+import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
 import { PostureQueue } from './postureQueue';
 import { readRuntimeStatus, updateRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
 import {
@@ -62,7 +62,10 @@ export interface DaemonDeps {
   log: Logger;
   retry: RetryPolicy;
   random?: RandomSource;
-  /** Credentials and an API client; null when not enrolled. Throws KeyStoreUnavailableError / StateCorruptError. */
+  /**
+   * Credentials and an API client; null when not enrolled. Throws KeyStoreUnavailableError,
+   * StateCorruptError, InvalidInputError (e.g. an unreadable CA file).
+   */
   loadSession(): Promise<Session | null>;
   /** Wipes key, enrollment record and queue; records why. */
   wipe(reason: string, revokedAt: string): Promise<void>;
@@ -120,7 +123,7 @@ export class Daemon {
   private queueHasWork = false;
   private readonly heartbeatBackoff: Backoff;
   private readonly uploadBackoff: Backoff;
-  private readonly keystoreBackoff: Backoff;
+  private readonly sessionBackoff: Backoff;
   private skewed = false;
 
   // Background collection and the cycle whose upload is in progress.
@@ -140,7 +143,7 @@ export class Daemon {
     this.random = deps.random ?? Math.random;
     this.heartbeatBackoff = new Backoff(deps.retry, this.random);
     this.uploadBackoff = new Backoff(deps.retry, this.random);
-    this.keystoreBackoff = new Backoff(deps.retry, this.random);
+    this.sessionBackoff = new Backoff(deps.retry, this.random);
   }
 
   /** Runs until `stop` aborts; resolves when the daemon has stopped cleanly. */
@@ -291,7 +294,7 @@ export class Daemon {
       session = await this.deps.loadSession();
     } catch (err) {
       if (err instanceof KeyStoreUnavailableError) {
-        const retryInMs = this.keystoreBackoff.fail();
+        const retryInMs = this.sessionBackoff.fail();
         await this.setState('keystore_unavailable', `${err.message}; retrying in ${Math.ceil(retryInMs / 1000)} s`);
         return retryInMs;
       }
@@ -299,9 +302,16 @@ export class Daemon {
         await this.setState('waiting_for_enrollment', err.message);
         return Number.POSITIVE_INFINITY;
       }
+      if (err instanceof InvalidInputError) {
+        // A configuration the operator can fix (CA file): retry rather than exit into a restart loop.
+        const retryInMs = this.sessionBackoff.fail();
+        this.log.error({ event: 'configuration_error', retry_in_ms: retryInMs }, err.message);
+        await this.setState('starting', `${err.message}; retrying in ${Math.ceil(retryInMs / 1000)} s`);
+        return retryInMs;
+      }
       throw err;
     }
-    this.keystoreBackoff.reset();
+    this.sessionBackoff.reset();
     if (!session) {
       const status = await readRuntimeStatus(this.deps.stateDir);
       if (status.revoked_at) await this.setState('revoked', status.reason ?? 'the API key was rejected (401)');
