@@ -1,16 +1,19 @@
 // SCREEN_LOCK on FreeBSD (research §2.3): without an X server or Wayland compositor there is
 // no screen to lock (NOT_APPLICABLE). With one, each desktop user's locker is judged in that
-// user's context: XScreenSaver from its resource files (lock, timeout, lockTimeout), xss-lock
-// from the X server's screen-saver timeout (`xset q` as the user). Other lockers and desktop
-// shells (GNOME, KDE, XFCE, swayidle, …) are recognised but their settings are not read:
-// UNKNOWN, never a PASS because a program exists. A session with no locker at all is a FAIL.
+// user's context: XScreenSaver from its resource files (lock, timeout, lockTimeout; the user's
+// file read as the user), xss-lock from the X server's screen-saver timeout (`xset q` as the
+// user). Other lockers and desktop shells (GNOME, KDE, XFCE, swayidle, …) are recognised but
+// their settings are not read: UNKNOWN, never a PASS because a program exists. A session with
+// no locker at all is a FAIL.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Reason, type Verdict } from '../types';
 import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown } from '../verdict';
 import { ownersOf, parseProcessTable, processProbe, type ProcessInfo } from './processes';
 import { parsePasswd, parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
 
 export const XSET = '/usr/local/bin/xset';
+/** Reads a user's own file as that user: their permissions apply and a FIFO or slow mount times out. */
+export const CAT = '/bin/cat';
 export const PASSWD = '/etc/passwd';
 export const X11_SOCKETS = '/tmp/.X11-unix';
 /** Where the x11/xscreensaver port installs its defaults (newer, then older layout). */
@@ -27,8 +30,8 @@ export const UNEVALUATED_LOCKERS = [
 export interface ScreenLockFacts {
   ps: CommandResult;
   passwd?: FileResult;
-  /** uid → ~/.xscreensaver */
-  userResources: Record<string, FileResult>;
+  /** uid → `cat ~/.xscreensaver` run as that user */
+  userResources: Record<string, CommandResult>;
   appDefaults: Record<string, FileResult>;
   x11Sockets?: DirResult;
   /** uid → `xset q` run as that user */
@@ -58,7 +61,9 @@ export async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFa
   const work: Promise<unknown>[] = [];
   for (const uid of saverUsers) {
     const account = accounts.get(uid);
-    if (account) work.push(host.readFile(`${account.home}/.xscreensaver`).then((r) => (facts.userResources[uid] = r)));
+    if (!account) continue;
+    const asUser = { user: { uid, gid: account.gid }, env: { HOME: account.home } };
+    work.push(host.run(CAT, [`${account.home}/.xscreensaver`], asUser).then((r) => (facts.userResources[uid] = r)));
   }
   if (saverUsers.length > 0) {
     for (const path of XSCREENSAVER_DEFAULTS) work.push(host.readFile(path).then((r) => (facts.appDefaults[path] = r)));
@@ -79,13 +84,22 @@ export async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFa
 
 type UserResult = { settings: LockSettings; locker: string } | { unknown: string; locker: string };
 
+/** `cat` as the user: the file's text, "absent", or why it could not be read. */
+function userFile(result: CommandResult): { text: string } | 'absent' | { reason: Reason } {
+  if (!result.error && result.exitCode === 0) return { text: result.stdout };
+  if (!result.error && /: No such file or directory$/m.test(result.stderr)) return 'absent';
+  if (!result.error && /: Permission denied$/m.test(result.stderr)) return { reason: 'permission_denied' };
+  return { reason: commandFailureReason(result) };
+}
+
 function xscreensaverUser(facts: ScreenLockFacts, uid: number): UserResult {
   const locker = 'xscreensaver';
-  const file = facts.userResources[uid];
-  if (!file) return { unknown: facts.passwd && !facts.passwd.ok ? fsFailureReason(facts.passwd.error) : 'no_user_account', locker };
-  if (!file.ok && file.error !== 'not_found') return { unknown: fsFailureReason(file.error), locker };
+  const result = facts.userResources[uid];
+  if (!result) return { unknown: facts.passwd && !facts.passwd.ok ? fsFailureReason(facts.passwd.error) : 'no_user_account', locker };
+  const file = userFile(result);
+  if (file !== 'absent' && 'reason' in file) return { unknown: file.reason, locker };
   const defaults = XSCREENSAVER_DEFAULTS.map((p) => facts.appDefaults[p]).find((r): r is { ok: true; text: string } => !!r?.ok);
-  const settings = xscreensaverSettings(file.ok ? parseResources(file.text) : null, defaults ? parseResources(defaults.text) : null);
+  const settings = xscreensaverSettings(file === 'absent' ? null : parseResources(file.text), defaults ? parseResources(defaults.text) : null);
   return settings ? { settings, locker } : { unknown: 'no_xscreensaver_settings', locker };
 }
 
