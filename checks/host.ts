@@ -97,19 +97,24 @@ function fsError(err: unknown): FsError {
   return 'io_error';
 }
 
+/** Files are read in small chunks: most are tiny (/proc/<pid>/comm), so a cap-sized buffer per read would be waste. */
+const READ_CHUNK = 16 * 1024;
+
 async function readFileCapped(file: string): Promise<FileResult> {
   let handle;
   try {
     handle = await fs.open(file, 'r');
-    const buffer = Buffer.alloc(MAX_FILE_BYTES + 1);
+    const chunks: Buffer[] = [];
     let length = 0;
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      const chunk = Buffer.allocUnsafe(READ_CHUNK);
+      const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, null);
       if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
       length += bytesRead;
       if (length > MAX_FILE_BYTES) return { ok: false, error: 'too_large' };
     }
-    return { ok: true, text: buffer.subarray(0, length).toString('utf8') };
+    return { ok: true, text: Buffer.concat(chunks, length).toString('utf8') };
   } catch (err) {
     return { ok: false, error: fsError(err) };
   } finally {
