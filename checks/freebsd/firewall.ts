@@ -9,12 +9,11 @@ import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { ipfwDefault, parseIpfwList } from './ipfw';
 import { combine, FAMILIES, type DefaultAction, type Family } from './packetFilter';
 import { parsePfRules, parsePfStatus, pfDefault, PF_NOT_LOADED } from './pf';
-import { parseRcVars, rcEvidence, readRcVars } from './rc';
+import { parseRcVars, rcEvidence, rcProbe } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
 
 export const PFCTL = '/sbin/pfctl';
 export const IPFW = '/sbin/ipfw';
-const RC_VARS = ['pf_enable', 'firewall_enable', 'firewall_type', 'ipfilter_enable'] as const;
 
 export interface FirewallFacts {
   jailed: CommandResult;
@@ -36,7 +35,7 @@ export async function collectFirewall(ctx: CheckContext): Promise<FirewallFacts>
     host.run(PFCTL, ['-s', 'info']),
     readSysctl(host, 'net.inet.ip.fw.enable'),
     readSysctl(host, 'net.inet.ipf.fr_running'),
-    readRcVars(host, RC_VARS),
+    rcProbe(ctx),
   ]);
   const facts: FirewallFacts = { jailed, pfInfo, ipfwEnable, ipfRunning, rc };
   const pending: Promise<unknown>[] = [];
@@ -139,7 +138,7 @@ export function evaluateFirewall(facts: FirewallFacts, policy: Policy): Verdict 
   if (pf.state === 'enabled') Object.assign(evidence, { pf_default_inet: pf.defaults.inet, pf_default_inet6: pf.defaults.inet6 });
   if (ipfw.state === 'enabled') Object.assign(evidence, { ipfw_default_inet: ipfw.defaults.inet, ipfw_default_inet6: ipfw.defaults.inet6 });
   Object.assign(evidence, { default_inet: defaults.inet, default_inet6: defaults.inet6 });
-  const rc = parseRcVars(facts.rc, RC_VARS);
+  const rc = parseRcVars(facts.rc);
   Object.assign(evidence, {
     rc_pf_enable: rcEvidence(rc, 'pf_enable'),
     rc_firewall_enable: rcEvidence(rc, 'firewall_enable'),

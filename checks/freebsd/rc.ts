@@ -1,23 +1,38 @@
 // rc.conf(5) settings as sysrc(8) resolves them (defaults, rc.conf, rc.conf.local, rc.conf.d):
 // the administrator's intent, which the checks report beside the running state.
-import type { CommandResult, Host, Reason } from '../types';
+import type { CheckContext, CommandResult, Reason } from '../types';
 import { commandFailureReason } from '../verdict';
 
 export const SYSRC = '/usr/sbin/sysrc';
 
-/** `sysrc -i a b c`: one `name: value` line per known variable; unknown ones are skipped (exit 1). */
-export function readRcVars(host: Host, names: readonly string[]): Promise<CommandResult> {
-  return host.run(SYSRC, ['-i', ...names]);
+/** Every rc.conf variable a FreeBSD check reports, read with one sysrc run per cycle. */
+export const RC_VARIABLES = [
+  'pf_enable',
+  'firewall_enable',
+  'firewall_type',
+  'ipfilter_enable',
+  'ntpd_enable',
+  'ntpdate_enable',
+  'chronyd_enable',
+  'openntpd_enable',
+  'sshd_enable',
+] as const;
+export type RcVariable = (typeof RC_VARIABLES)[number];
+
+/** `sysrc -i a b c`: one `name: value` line per known variable; unknown ones (ports not installed) are skipped, exit 1. */
+export function rcProbe(ctx: CheckContext): Promise<CommandResult> {
+  return ctx.shared('freebsd:sysrc', () => ctx.host.run(SYSRC, ['-i', ...RC_VARIABLES]));
 }
 
-export type RcVars = { ok: true; values: Record<string, string> } | { ok: false; reason: Reason };
+export type RcVars = { ok: true; values: Partial<Record<RcVariable, string>> } | { ok: false; reason: Reason };
 
-export function parseRcVars(result: CommandResult, names: readonly string[]): RcVars {
+export function parseRcVars(result: CommandResult): RcVars {
   if (result.error) return { ok: false, reason: commandFailureReason(result) };
-  const values: Record<string, string> = {};
+  const values: Partial<Record<RcVariable, string>> = {};
   for (const line of result.stdout.split('\n')) {
     const match = /^([A-Za-z_][A-Za-z0-9_]*): (.*)$/.exec(line);
-    if (match && names.includes(match[1]!)) values[match[1]!] = match[2]!;
+    const name = match?.[1] as RcVariable | undefined;
+    if (name && RC_VARIABLES.includes(name)) values[name] = match![2]!;
   }
   // Exit 1 also means "some variable is unknown" (ports not installed); only an exit with
   // nothing understood is a failure.
@@ -40,7 +55,7 @@ export function rcEnabled(value: string | undefined): boolean | 'invalid' | unde
 }
 
 /** Evidence form of an rc variable: true/false, "invalid", or null when unset. */
-export function rcEvidence(vars: RcVars, name: string): boolean | 'invalid' | null | 'unreadable' {
+export function rcEvidence(vars: RcVars, name: RcVariable): boolean | 'invalid' | null | 'unreadable' {
   if (!vars.ok) return 'unreadable';
   return rcEnabled(vars.values[name]) ?? null;
 }

@@ -8,13 +8,12 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { isRunning, parseProcessTable, processProbe } from './processes';
-import { parseRcVars, rcEvidence, readRcVars } from './rc';
+import { parseRcVars, rcEvidence, rcProbe } from './rc';
 import { isLoopback, parseSockstat, type Socket } from './sockstat';
 
 export const SOCKSTAT = '/usr/bin/sockstat';
 export const SOCKSTAT_ARGS = ['-4', '-6', '-l', '-P', 'tcp'] as const;
 export const SSHD = '/usr/sbin/sshd';
-const RC_VARS = ['sshd_enable'] as const;
 
 export interface RemoteLoginFacts {
   sockstat: CommandResult;
@@ -28,7 +27,7 @@ export async function collectRemoteLogin(ctx: CheckContext): Promise<RemoteLogin
   const [sockstat, ps, rc, sshdConfig] = await Promise.all([
     ctx.host.run(SOCKSTAT, SOCKSTAT_ARGS),
     processProbe(ctx),
-    readRcVars(ctx.host, RC_VARS),
+    rcProbe(ctx),
     ctx.policy.remoteLogin.allowSshIfHardened ? ctx.host.run(SSHD, ['-T']) : undefined,
   ]);
   return { sockstat, ps, rc, ...(sshdConfig ? { sshdConfig } : {}) };
@@ -75,7 +74,7 @@ function hardeningVerdict(facts: RemoteLoginFacts, evidence: Evidence, exposure:
 }
 
 export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
-  const rc = parseRcVars(facts.rc, RC_VARS);
+  const rc = parseRcVars(facts.rc);
   const evidence: Evidence = { source: 'sockstat', rc_enabled: rcEvidence(rc, 'sshd_enable') };
   if (facts.sockstat.error || facts.sockstat.exitCode !== 0) return unknown(commandFailureReason(facts.sockstat), evidence);
   const table = parseSockstat(facts.sockstat.stdout);

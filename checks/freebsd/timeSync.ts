@@ -6,14 +6,13 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Reason, type Verdict } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { isRunning, parseProcessTable, processProbe } from './processes';
-import { parseRcVars, rcEnabled, rcEvidence, readRcVars, type RcVars } from './rc';
+import { parseRcVars, rcEnabled, rcEvidence, rcProbe, type RcVars } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
 
 export const NTPQ = '/usr/bin/ntpq';
 export const NTPQ_ARGS = ['-n', '-c', 'rv 0 leap,stratum,offset'] as const;
 export const NTPCTL = '/usr/local/sbin/ntpctl';
 export const CHRONYC = '/usr/local/bin/chronyc';
-const RC_VARS = ['ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable'] as const;
 /** A daemon that started this recently may not have synchronised yet. */
 export const SYNC_GRACE_SECONDS = 1200;
 
@@ -33,11 +32,11 @@ const timedOut = (r: CommandResult) => !r.error && /timed out/.test(`${r.stdout}
 
 export async function collectTime(ctx: CheckContext): Promise<TimeFacts> {
   const { host } = ctx;
-  const [jailed, ps, rc] = await Promise.all([jailProbe(ctx), processProbe(ctx), readRcVars(host, RC_VARS)]);
+  const [jailed, ps, rc] = await Promise.all([jailProbe(ctx), processProbe(ctx), rcProbe(ctx)]);
   const facts: TimeFacts = { jailed, ps, rc };
   const table = parseProcessTable(ps);
   if (!table.ok) return facts;
-  const rcVars = parseRcVars(rc, RC_VARS);
+  const rcVars = parseRcVars(rc);
   const openntpd = rcVars.ok && rcEnabled(rcVars.values.openntpd_enable) === true;
   const queries: Promise<unknown>[] = [];
   // Base ntpd and OpenNTPD both run as "ntpd"; OpenNTPD does not answer ntpq (mode 6) queries.
@@ -122,7 +121,7 @@ function rcFor(rc: RcVars, daemon: SyncState['daemon']) {
 export function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdict {
   const jail = jailVerdict(facts.jailed, policy, 'ps');
   if (jail) return jail;
-  const rc = parseRcVars(facts.rc, RC_VARS);
+  const rc = parseRcVars(facts.rc);
   const evidence: Evidence = {
     source: 'ps',
     rc_ntpd_enable: rcEvidence(rc, 'ntpd_enable'),

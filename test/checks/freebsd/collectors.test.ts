@@ -26,6 +26,7 @@ const argvs = (host: FakeHost) => host.commandsRun();
 const reads = (host: FakeHost, kind: HostCall['kind'] = 'readFile') => host.calls.filter((c) => c.kind === kind).map((c) => c.target);
 
 const JAILED = ['/sbin/sysctl', '-n', 'security.jail.jailed'];
+const SYSRC = ['/usr/sbin/sysrc', '-i', 'pf_enable', 'firewall_enable', 'firewall_type', 'ipfilter_enable', 'ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable', 'sshd_enable'];
 const PS = ['/bin/ps', '-ax', '-o', 'uid=', '-o', 'comm='];
 const ps = (rows: [number, string][]) => ({ argv: PS, stdout: rows.map(([uid, comm]) => `${String(uid).padStart(5)} ${comm}`) });
 const ZFS_ROOT = 'zroot/ROOT/default\t/\t\t\tzfs\trw,noatime,nfsv4acls \t0 0\n';
@@ -115,7 +116,7 @@ describe('FIREWALL_ENABLED', () => {
       ['/sbin/pfctl', '-s', 'info'],
       ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'],
       ['/sbin/sysctl', '-n', 'net.inet.ipf.fr_running'],
-      ['/usr/sbin/sysrc', '-i', 'pf_enable', 'firewall_enable', 'firewall_type', 'ipfilter_enable'],
+      SYSRC,
       ['/sbin/pfctl', '-s', 'rules'],
     ]);
   });
@@ -137,7 +138,7 @@ describe('TIME_SYNC', () => {
     expect(argvs(host)).toEqual([
       JAILED,
       PS,
-      ['/usr/sbin/sysrc', '-i', 'ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable'],
+      SYSRC,
       ['/usr/bin/ntpq', '-n', '-c', 'rv 0 leap,stratum,offset'],
       ['/sbin/sysctl', '-n', 'kern.boottime'],
     ]);
@@ -145,7 +146,7 @@ describe('TIME_SYNC', () => {
 
   it('asks OpenNTPD with ntpctl when openntpd_enable is set, and chrony with chronyc', async () => {
     const { host } = await collect('TIME_SYNC', {
-      commands: [ps([[0, 'ntpd'], [349, 'chronyd']]), { argv: ['/usr/sbin/sysrc', '-i', 'ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable'], stdout: 'openntpd_enable: YES\n' }],
+      commands: [ps([[0, 'ntpd'], [349, 'chronyd']]), { argv: SYSRC, stdout: 'openntpd_enable: YES\n' }],
     });
     expect(argvs(host)).toContainEqual(['/usr/local/sbin/ntpctl', '-s', 'status']);
     expect(argvs(host)).toContainEqual(['/usr/local/bin/chronyc', '-c', 'tracking']);
@@ -199,7 +200,7 @@ describe('PASSWORD_POLICY', () => {
 describe('REMOTE_LOGIN', () => {
   it('reads listening TCP sockets, the process table and sshd_enable; sshd -T only when the policy may accept hardened SSH', async () => {
     const plain = await collect('REMOTE_LOGIN', {});
-    expect(argvs(plain.host)).toEqual([['/usr/bin/sockstat', '-4', '-6', '-l', '-P', 'tcp'], PS, ['/usr/sbin/sysrc', '-i', 'sshd_enable']]);
+    expect(argvs(plain.host)).toEqual([['/usr/bin/sockstat', '-4', '-6', '-l', '-P', 'tcp'], PS, SYSRC]);
     const hardened = await collect('REMOTE_LOGIN', {}, { remoteLogin: { allowSshIfHardened: true } });
     expect(argvs(hardened.host)).toContainEqual(['/usr/sbin/sshd', '-T']);
   });
@@ -214,12 +215,13 @@ describe('MALWARE_PROTECTION', () => {
   });
 });
 
-it('runs the shared probes (process table, jail state) once per cycle for all nine checks', async () => {
+it('runs the shared probes (process table, jail state, rc.conf) once per cycle for all nine checks', async () => {
   const host = new FakeHost({ commands: [ps([[0, 'init'], [0, 'sshd'], [123, 'ntpd']])] });
   const results = await runChecks(checks, { host, policy: resolvePolicy({ malware: { requiredAgents: { FREEBSD: ['clamav'] } } }), now: () => NOW });
   expect(results).toHaveLength(9);
   const count = (argv: string[]) => argvs(host).filter((a) => a.join(' ') === argv.join(' ')).length;
   expect(count(PS)).toBe(1);
   expect(count(JAILED)).toBe(1);
+  expect(count(SYSRC)).toBe(1);
   for (const argv of argvs(host)) expect(argv[0]!.startsWith('/')).toBe(true);
 });
