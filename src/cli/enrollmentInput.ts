@@ -78,8 +78,9 @@ async function readTokenFromStdin(stdin: NonNullable<RawEnrollmentOptions['stdin
 
 /** On a terminal: prompt on stderr and read one line without echoing it. */
 async function readHiddenLine(stdin: NonNullable<RawEnrollmentOptions['stdin']>): Promise<string> {
-  process.stderr.write('Enrollment token (not shown): ');
+  // Echo off before the prompt appears, so that nothing typed after it is ever echoed.
   stdin.setRawMode!(true);
+  process.stderr.write('Enrollment token (not shown): ');
   stdin.resume();
   try {
     return await new Promise<string>((resolve, reject) => {

@@ -4,7 +4,8 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LINK_SCHEME } from '../../src/protocol/schemas';
@@ -55,6 +56,31 @@ describe('enroll: the token forms and the link', () => {
     const { apiKey } = await enrolledDir();
     expect(await serverAccepts(apiKey)).toBe(true);
   });
+
+  it.skipIf(spawnSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' }).status !== 0)(
+    'by --token - on a terminal: prompts, and does not echo the token',
+    async () => {
+      const device = await running.current.createDevice();
+      const dir = stateDir();
+      // util-linux `script` gives the agent a real pseudo-terminal; the token is typed after the prompt.
+      const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
+      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}`, '/dev/null'], { env: agentEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      let output = '';
+      let typed = false;
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        if (!typed && output.includes('Enrollment token (not shown): ')) {
+          typed = true;
+          child.stdin.write(`${device.enrollment_token}\r`);
+        }
+      });
+      const [code] = (await once(child, 'close')) as [number];
+      expect(code, output).toBe(0);
+      expect(output).toContain('Enrolled with');
+      expect(output).not.toContain(device.enrollment_token);
+      expect(await serverAccepts(storedKey(dir))).toBe(true);
+    },
+  );
 
   it('by --token <hex> on the command line', async () => {
     const device = await running.current.createDevice();
