@@ -154,21 +154,31 @@ describe('stopping', () => {
     let response = '';
     socket.setEncoding('utf8').on('data', (chunk: string) => (response += chunk));
     const closed = new Promise((resolve) => socket.on('close', resolve));
-    await new Promise((resolve) => socket.once('connect', resolve));
-    // Headers and half the body: the request is in flight when the signal arrives.
+    const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
+      for (const deadline = Date.now() + 10_000; !(await condition()); ) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    };
+    // A first request on this connection proves the server has accepted it.
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+    await until(() => response.includes('{"status":"ok"}'), 'the health answer');
+    response = '';
+    // Headers and part of the body: the request is in flight when the signal arrives.
     socket.write(
       [`POST ${ROUTES.heartbeat} HTTP/1.1`, `Host: ${hostname}:${port}`, `Authorization: Bearer ${device.apiKey}`,
         'Content-Type: application/json', `Content-Length: ${body.length}`, '', body.slice(0, 20)].join('\r\n'),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
     const stopped = server.stop();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const refused = await new Promise<string>((resolve) => {
-      const late = connect(Number(port), hostname);
-      late.once('connect', () => { late.destroy(); resolve('connected'); });
-      late.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
-    });
-    expect(refused).toBe('ECONNREFUSED');
+    await until(() => server.logs().includes('stopping: finishing in-flight requests'), 'the stop to begin');
+    const tryConnect = () =>
+      new Promise<string>((resolve) => {
+        const late = connect(Number(port), hostname);
+        late.once('connect', () => { late.destroy(); resolve('connected'); });
+        late.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+    await until(async () => (await tryConnect()) === 'ECONNREFUSED', 'new connections to be refused');
+    expect(response).toBe('');
     socket.end(body.slice(20));
     await closed;
     expect(response).toMatch(/^HTTP\/1\.1 200 /);
