@@ -14,9 +14,9 @@ import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = join(ROOT, '.cache', 'npm');
-const OUT = join(ROOT, 'dist', 'sea');
-const BUNDLE = join(OUT, 'device-agent.cjs');
-const KEYRING_VERSION = JSON.parse(readFileSync(join(ROOT, 'node_modules/@napi-rs/keyring/package.json'), 'utf8')).version;
+export const OUT = join(ROOT, 'dist', 'sea');
+export const BUNDLE = join(OUT, 'device-agent.cjs');
+export const KEYRING_VERSION = JSON.parse(readFileSync(join(ROOT, 'node_modules/@napi-rs/keyring/package.json'), 'utf8')).version;
 
 /** The Node SEA fuse, from Node's source (src/node_sea.cc). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';

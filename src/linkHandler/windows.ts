@@ -2,7 +2,7 @@
 // The browser starts the agent with the link as the user's own process argument, which other
 // non-administrator users cannot read.
 import { LINK_SCHEME } from '../protocol/schemas';
-import { commandLine, type PlanStep } from '../service/plan';
+import type { PlanStep } from '../service/plan';
 import { OPEN_LINK_COMMAND, type LinkHandlerModule, type LinkHandlerSpec } from './types';
 
 export const SCHEME_KEY = `HKLM\\Software\\Classes\\${LINK_SCHEME}`;
@@ -13,7 +13,8 @@ export function schemeRegistryValues(spec: LinkHandlerSpec): Array<[key: string,
     [SCHEME_KEY, null, 'URL:Device Agent enrollment link'],
     [SCHEME_KEY, 'URL Protocol', ''],
     [`${SCHEME_KEY}\\DefaultIcon`, null, `${spec.program[0] ?? ''},0`],
-    [`${SCHEME_KEY}\\shell\\open\\command`, null, `${commandLine([...spec.program, OPEN_LINK_COMMAND], 'windows')} "%1"`],
+    // Quoted always: the program may be an MSI placeholder ([INSTALLFOLDER]) that expands to spaces.
+    [`${SCHEME_KEY}\\shell\\open\\command`, null, `${spec.program.map((part) => `"${part}"`).join(' ')} ${OPEN_LINK_COMMAND} "%1"`],
   ];
 }
 

@@ -1,0 +1,499 @@
+// Builds the installers from the single-file executables in dist/sea (scripts/package.mjs): Debian
+// and RPM packages, the Windows MSI, and the macOS and FreeBSD package sources (their package tools
+// run only on their own systems). Every service file comes from the generators that
+// `device-agent install` uses (src/service, src/linkHandler). docs/packaging.md describes the output.
+//   tsx installers/build.ts <out-dir> [deb rpm msi macos freebsd archives]
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR } from '../scripts/package.mjs';
+import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
+import { schemeRegistryValues } from '../src/linkHandler/windows';
+import { desktopEntry, DESKTOP_FILE_NAME } from '../src/linkHandler/xdg';
+import { LAUNCHD_PLIST, launchdPlist, NEWSYSLOG_CONF as DARWIN_NEWSYSLOG_CONF, newsyslogConf as darwinNewsyslogConf } from '../src/service/launchd';
+import { launchdService } from '../src/service/launchd';
+import { NEWSYSLOG_CONF as FREEBSD_NEWSYSLOG_CONF, newsyslogConf as freebsdNewsyslogConf, RC_SCRIPT, rcScript, SYSLOG_CONF, syslogConf } from '../src/service/rcd';
+import { systemdService, systemdUnit, UNIT_NAME } from '../src/service/systemd';
+import { SERVICE_DESCRIPTION, SERVICE_NAME } from '../src/service/types';
+import { DISPLAY_NAME, RECOVERY, SERVICE_HOST, SERVICE_HOST_CONFIG, winswConfig } from '../src/service/windows';
+import { VERSION } from '../src/version';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const STATE_DIR = '/var/lib/device-agent';
+const SUMMARY = 'Device posture agent for the Device Agent API';
+const LONG_DESCRIPTION = [
+  'Reports this device\'s security posture (disk encryption, screen lock, firewall, time',
+  'synchronisation, OS version, automatic updates, password policy, remote login, malware',
+  'protection) to a Device Agent API server, from a background service.',
+];
+
+interface StagedFile {
+  /** Absolute path on the target system. */
+  path: string;
+  mode: number;
+  /** Text to write, or a file to copy, or a symbolic link target. */
+  content?: string;
+  from?: string;
+  link?: string;
+}
+
+/** Runs a build tool; its output is shown only when it fails. */
+function tool(file: string, args: readonly string[], cwd?: string): void {
+  try {
+    execFileSync(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    const { stdout, stderr } = err as { stdout?: Buffer; stderr?: Buffer };
+    throw new Error(`${file} failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`);
+  }
+}
+
+function stage(root: string, files: readonly StagedFile[]): void {
+  for (const file of files) {
+    const target = join(root, file.path);
+    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+    if (file.link !== undefined) symlinkSync(file.link, target);
+    else if (file.from !== undefined) copyFileSync(file.from, target);
+    else if (file.content !== undefined) writeFileSync(target, file.content);
+    else mkdirSync(target, { recursive: true });
+    if (file.link === undefined) chmodSync(target, file.mode);
+  }
+}
+
+/** The package hook (installers/unix/package-hook) with this platform's paths filled in. */
+function packageHook(agent: string, enrollEnv: string): string {
+  return readFileSync(join(HERE, 'unix', 'package-hook'), 'utf8').replace('@AGENT@', agent).replace('@ENROLL_ENV@', enrollEnv);
+}
+
+function documentation(docDir: string): StagedFile[] {
+  return [
+    { path: `${docDir}/enroll.env.example`, mode: 0o644, from: join(HERE, 'enroll.env.example') },
+    { path: `${docDir}/copyright`, mode: 0o644, content: `device-agent ${VERSION}\nLicense: Apache-2.0\n` },
+  ];
+}
+
+// --- Linux: Debian and RPM ---------------------------------------------------------------------
+
+export type LinuxArch = 'x64' | 'arm64';
+const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = { x64: { deb: 'amd64', rpm: 'x86_64' }, arm64: { deb: 'arm64', rpm: 'aarch64' } };
+
+/** What the Debian and RPM packages install; `unitDir` is where each distribution keeps vendor units. */
+export function linuxFiles(seaDir: string, unitDir: string): StagedFile[] {
+  const layout = systemdService.programLayout({});
+  const program = [layout.executable];
+  return [
+    { path: layout.executable, mode: 0o755, from: join(seaDir, 'device-agent') },
+    { path: `${layout.dir}/keyring.node`, mode: 0o644, from: join(seaDir, 'keyring.node') },
+    { path: `${layout.dir}/package-hook`, mode: 0o755, content: packageHook(layout.executable, '/etc/device-agent/enroll.env') },
+    { path: layout.pathLink!, mode: 0o777, link: '../lib/device-agent/device-agent' },
+    { path: `${unitDir}/${UNIT_NAME}`, mode: 0o644, content: systemdUnit({ program, stateDir: STATE_DIR, programDir: layout.dir }) },
+    { path: `/usr/share/applications/${DESKTOP_FILE_NAME}`, mode: 0o644, content: desktopEntry({ program, programDir: layout.dir }) },
+    { path: '/etc/device-agent', mode: 0o700 },
+    ...documentation('/usr/share/doc/device-agent'),
+  ];
+}
+
+function installedKiB(root: string): number {
+  let bytes = 0;
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'DEBIAN') continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile()) bytes += statSync(path).size;
+    }
+  };
+  walk(root);
+  return Math.ceil(bytes / 1024);
+}
+
+export interface LinuxPackageOptions {
+  arch: LinuxArch;
+  outDir: string;
+  seaDir?: string;
+  /** xz for releases; gzip makes test builds several times faster. */
+  compression?: 'xz' | 'gzip';
+}
+
+export function buildDeb(options: LinuxPackageOptions): string {
+  const work = mkdtempSync(join(tmpdir(), 'device-agent-deb-'));
+  try {
+    const root = join(work, 'root');
+    stage(root, linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), '/lib/systemd/system'));
+    const control = [
+      `Package: ${SERVICE_NAME}`,
+      `Version: ${VERSION}`,
+      `Architecture: ${ARCH_NAMES[options.arch].deb}`,
+      'Maintainer: device-agent maintainers <maintainers@device-agent.invalid>',
+      'Section: admin',
+      'Priority: optional',
+      'Depends: libc6 (>= 2.28)',
+      `Installed-Size: ${installedKiB(root)}`,
+      `Description: ${SUMMARY}`,
+      ...LONG_DESCRIPTION.map((line) => ` ${line}`),
+      '',
+    ].join('\n');
+    stage(root, [
+      { path: '/DEBIAN/control', mode: 0o644, content: control },
+      ...['postinst', 'prerm', 'postrm'].map((name) => ({ path: `/DEBIAN/${name}`, mode: 0o755, from: join(HERE, 'debian', name) })),
+    ]);
+    const deb = join(options.outDir, `${SERVICE_NAME}_${VERSION}_${ARCH_NAMES[options.arch].deb}.deb`);
+    mkdirSync(options.outDir, { recursive: true });
+    const compression = options.compression === 'gzip' ? ['-Zgzip', '-z1'] : ['-Zxz'];
+    // dpkg-deb never strips: the executable's injected blob stays intact.
+    tool('dpkg-deb', ['--root-owner-group', ...compression, '--build', root, deb]);
+    return deb;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function rpmSpec(files: readonly StagedFile[]): string {
+  const fileLines = files.map((file) => {
+    if (file.link !== undefined) return file.path;
+    const kind = file.from === undefined && file.content === undefined ? '%dir ' : '';
+    const doc = file.path.startsWith('/usr/share/doc/') ? '%doc ' : '';
+    return `${kind}${doc}%attr(${file.mode.toString(8).padStart(4, '0')},root,root) ${file.path}`;
+  });
+  return [
+    // The executable carries its program as an injected blob: no stripping, no debug split, no
+    // build-id links, no dependency scan of a Node runtime (node-ecosystem.md §8).
+    '%global __os_install_post %{nil}',
+    '%global __strip /bin/true',
+    '%global debug_package %{nil}',
+    '%define _build_id_links none',
+    '',
+    `Name: ${SERVICE_NAME}`,
+    `Version: ${VERSION}`,
+    'Release: 1',
+    `Summary: ${SUMMARY}`,
+    'License: Apache-2.0',
+    'AutoReqProv: no',
+    'Requires: glibc >= 2.28',
+    '',
+    '%description',
+    ...LONG_DESCRIPTION,
+    '',
+    '%install',
+    'cp -a %{stage}/. %{buildroot}/',
+    '',
+    '%files',
+    '%dir %attr(0755,root,root) /usr/lib/device-agent',
+    ...fileLines,
+    '',
+    '%post',
+    '/usr/lib/device-agent/package-hook configure',
+    '',
+    '%preun',
+    '# $1 is 0 on removal, 1 on upgrade (the new version\'s %post restarts the service).',
+    'if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi',
+    '',
+    '%postun',
+    'if [ "$1" -eq 0 ]; then rm -rf /etc/device-agent /var/lib/device-agent; fi',
+    '',
+  ].join('\n');
+}
+
+export function buildRpm(options: LinuxPackageOptions): string {
+  const work = mkdtempSync(join(tmpdir(), 'device-agent-rpm-'));
+  try {
+    const root = join(work, 'root');
+    const files = linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), '/usr/lib/systemd/system');
+    stage(root, files);
+    const spec = join(work, `${SERVICE_NAME}.spec`);
+    writeFileSync(spec, rpmSpec(files));
+    const rpmArch = ARCH_NAMES[options.arch].rpm;
+    const payload = options.compression === 'gzip' ? 'w1.gzdio' : 'w6.xzdio';
+    tool('rpmbuild', ['-bb', '--quiet', '--target', `${rpmArch}-linux`, '--define', `_topdir ${join(work, 'top')}`, '--define', `stage ${root}`, '--define', `_binary_payload ${payload}`, spec]);
+    const name = `${SERVICE_NAME}-${VERSION}-1.${rpmArch}.rpm`;
+    const rpm = join(options.outDir, name);
+    mkdirSync(options.outDir, { recursive: true });
+    copyFileSync(join(work, 'top', 'RPMS', rpmArch, name), rpm);
+    return rpm;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// --- Windows: MSI (wixl) -----------------------------------------------------------------------
+
+/** Fixed forever: how Windows Installer recognises an upgrade of this product. */
+export const MSI_UPGRADE_CODE = '6A8F1D2C-3B4E-4F5A-9C7D-2E1B0A9F8D63';
+/** A component without a file needs a fixed GUID. */
+const STATE_DIR_COMPONENT_GUID = 'B3C1E6A4-2F7D-4E8B-A5C9-7D1E3F2A6B84';
+/** SYSTEM and Administrators only, nothing inherited (SDDL). */
+export const STATE_DIR_SDDL = 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)';
+
+function xml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** `sourceDir`: where the files are, relative to the .wxs (wixl refuses absolute sources). */
+export function msiSource(sourceDir: string): string {
+  const registry = schemeRegistryValues({ program: ['[INSTALLFOLDER]device-agent.exe'], programDir: '[INSTALLFOLDER]' }).map(
+    ([key, name, data]) =>
+      `            <RegistryValue Root="HKLM" Key="${xml(key.replace(/^HKLM\\/, ''))}"${name === null ? '' : ` Name="${xml(name)}"`} Type="string" Value="${xml(data)}" />`,
+  );
+  const file = (id: string, name: string, source: string, keyPath = false) =>
+    `            <File Id="${id}" Name="${name}" Source="${xml(source)}"${keyPath ? ' KeyPath="yes"' : ''} />`;
+  return `<?xml version="1.0" encoding="utf-8"?>
+<!-- device-agent ${VERSION}: generated by installers/build.ts. Properties for msiexec /qn:
+     SERVER_URL=https://… ENROLLMENT_TOKEN=<96 hex> enroll the device during the installation. -->
+<Wix xmlns="http://schemas.microsoft.com/wix/2006/wi">
+  <Product Id="*" Name="Device Agent" Language="1033" Version="${VERSION}" Manufacturer="device-agent" UpgradeCode="${MSI_UPGRADE_CODE}">
+    <Package InstallerVersion="500" Compressed="yes" InstallScope="perMachine" Description="${xml(SUMMARY)}" />
+    <MajorUpgrade DowngradeErrorMessage="A newer version of Device Agent is already installed." />
+    <Media Id="1" Cabinet="agent.cab" EmbedCab="yes" />
+    <Property Id="MsiHiddenProperties" Value="ENROLLMENT_TOKEN" />
+    <Property Id="ARPNOMODIFY" Value="1" />
+    <Directory Id="TARGETDIR" Name="SourceDir">
+      <Directory Id="ProgramFiles64Folder">
+        <Directory Id="INSTALLFOLDER" Name="${SERVICE_NAME}">
+          <Component Id="Agent" Guid="*" Win64="yes">
+${file('AgentExe', 'device-agent.exe', `${sourceDir}/device-agent.exe`, true)}
+${file('KeyringAddon', 'keyring.node', `${sourceDir}/keyring.node`)}
+${registry.join('\n')}
+          </Component>
+          <Component Id="Service" Guid="*" Win64="yes">
+${file('ServiceHost', SERVICE_HOST, `${sourceDir}/${SERVICE_HOST}`, true)}
+${file('ServiceHostRuntime', `${SERVICE_HOST}.config`, `${sourceDir}/${SERVICE_HOST}.config`)}
+${file('ServiceHostConfig', SERVICE_HOST_CONFIG, `${sourceDir}/${SERVICE_HOST_CONFIG}`)}
+            <ServiceInstall Id="AgentService" Name="${SERVICE_NAME}" DisplayName="${DISPLAY_NAME}" Description="${xml(SERVICE_DESCRIPTION)}" Type="ownProcess" Start="auto" ErrorControl="normal" Account="LocalSystem" />
+            <ServiceControl Id="AgentServiceControl" Name="${SERVICE_NAME}" Start="install" Stop="both" Remove="uninstall" Wait="yes" />
+          </Component>
+        </Directory>
+      </Directory>
+      <Directory Id="CommonAppDataFolder">
+        <Directory Id="STATEDIR" Name="${SERVICE_NAME}">
+          <Component Id="StateDirectory" Guid="${STATE_DIR_COMPONENT_GUID}" Win64="yes">
+            <CreateFolder />
+          </Component>
+        </Directory>
+      </Directory>
+    </Directory>
+    <!-- Runs as LocalSystem (the service's account) before the service starts. -->
+    <CustomAction Id="EnrollDevice" FileKey="AgentExe" ExeCommand="enroll --keystore file --server &quot;[SERVER_URL]&quot; --token &quot;[ENROLLMENT_TOKEN]&quot;" Execute="deferred" Impersonate="no" Return="check" />
+    <!-- Before the files go: stop and delete the service, revoke and delete the key and the state. -->
+    <CustomAction Id="UninstallAgent" FileKey="AgentExe" ExeCommand="uninstall" Execute="deferred" Impersonate="no" Return="ignore" />
+    <InstallExecuteSequence>
+      <!-- After InstallServices (5800) and MsiConfigureServices (5850), before StartServices (5900). -->
+      <Custom Action="EnrollDevice" Sequence="5870">SERVER_URL AND NOT Installed AND NOT WIX_UPGRADE_DETECTED</Custom>
+      <!-- After StopServices (1900) and DeleteServices (2000), while the files are still there (RemoveFiles 3500). -->
+      <Custom Action="UninstallAgent" Sequence="2010">REMOVE="ALL" AND NOT UPGRADINGPRODUCTCODE</Custom>
+    </InstallExecuteSequence>
+    <Feature Id="Main" Level="1">
+      <ComponentRef Id="Agent" />
+      <ComponentRef Id="Service" />
+      <ComponentRef Id="StateDirectory" />
+    </Feature>
+  </Product>
+</Wix>
+`;
+}
+
+/**
+ * What wixl cannot express, added to its output with msibuild (SQL on the MSI database): the
+ * service's recovery actions, the state directory's ACL, the token kept out of logs, and the two
+ * properties passed to the elevated part of the installation.
+ */
+function msiPostProcessing(): string[] {
+  const seconds = RECOVERY.delaysMs.map(String).join('[~]');
+  const restarts = RECOVERY.delaysMs.map(() => '1').join('[~]');
+  return [
+    'CREATE TABLE `MsiServiceConfigFailureActions` (`MsiServiceConfigFailureActions` CHAR(72) NOT NULL, `Name` CHAR(255) NOT NULL LOCALIZABLE, `Event` SHORT NOT NULL, `ResetPeriod` LONG, `RebootMessage` CHAR(255) LOCALIZABLE, `Command` CHAR(255) LOCALIZABLE, `Actions` CHAR(255), `DelayActions` CHAR(255), `Component_` CHAR(72) NOT NULL PRIMARY KEY `MsiServiceConfigFailureActions`)',
+    // Event 5: on install and reinstall. Actions 1: restart.
+    `INSERT INTO \`MsiServiceConfigFailureActions\` (\`MsiServiceConfigFailureActions\`, \`Name\`, \`Event\`, \`ResetPeriod\`, \`Actions\`, \`DelayActions\`, \`Component_\`) VALUES ('AgentRecovery', '${SERVICE_NAME}', 5, ${RECOVERY.resetSeconds}, '${restarts}', '${seconds}', 'Service')`,
+    'CREATE TABLE `MsiServiceConfig` (`MsiServiceConfig` CHAR(72) NOT NULL, `Name` CHAR(255) NOT NULL LOCALIZABLE, `Event` SHORT NOT NULL, `ConfigType` LONG NOT NULL, `Argument` CHAR(0) LOCALIZABLE, `Component_` CHAR(72) NOT NULL PRIMARY KEY `MsiServiceConfig`)',
+    // ConfigType 4 = SERVICE_CONFIG_FAILURE_ACTIONS_FLAG: recover also when the agent exits with an error.
+    `INSERT INTO \`MsiServiceConfig\` (\`MsiServiceConfig\`, \`Name\`, \`Event\`, \`ConfigType\`, \`Argument\`, \`Component_\`) VALUES ('AgentFailureFlag', '${SERVICE_NAME}', 5, 4, '1', 'Service')`,
+    "INSERT INTO `InstallExecuteSequence` (`Action`, `Sequence`) VALUES ('MsiConfigureServices', 5850)",
+    'CREATE TABLE `MsiLockPermissionsEx` (`MsiLockPermissionsEx` CHAR(72) NOT NULL, `LockObject` CHAR(72) NOT NULL, `Table` CHAR(32) NOT NULL, `SDDLText` CHAR(0) NOT NULL, `Condition` CHAR(255) PRIMARY KEY `MsiLockPermissionsEx`)',
+    `INSERT INTO \`MsiLockPermissionsEx\` (\`MsiLockPermissionsEx\`, \`LockObject\`, \`Table\`, \`SDDLText\`) VALUES ('StateDirectoryAcl', 'STATEDIR', 'CreateFolder', '${STATE_DIR_SDDL}')`,
+    // 3090 (deferred, no impersonation, exe from a File) + 8192 (msidbCustomActionTypeHideTarget).
+    "UPDATE `CustomAction` SET `Type` = 11282 WHERE `Action` = 'EnrollDevice'",
+    "UPDATE `Property` SET `Value` = 'WIX_DOWNGRADE_DETECTED;WIX_UPGRADE_DETECTED;SERVER_URL;ENROLLMENT_TOKEN' WHERE `Property` = 'SecureCustomProperties'",
+  ];
+}
+
+export function buildMsi(options: { outDir: string; seaDir?: string }): string {
+  const seaDir = options.seaDir ?? join(SEA_DIR, 'win-x64');
+  const work = mkdtempSync(join(tmpdir(), 'device-agent-msi-'));
+  try {
+    const files = join(work, 'files');
+    mkdirSync(files);
+    for (const name of ['device-agent.exe', 'keyring.node', SERVICE_HOST, `${SERVICE_HOST}.config`]) symlinkSync(resolve(seaDir, name), join(files, name));
+    // WinSW expands %BASE% (its own folder) and environment variables when it reads this file.
+    writeFileSync(join(files, SERVICE_HOST_CONFIG), winswConfig({ program: ['%BASE%\\device-agent.exe'], stateDir: '%ProgramData%\\device-agent', programDir: '%BASE%' }));
+    const source = join(work, 'device-agent.wxs');
+    writeFileSync(source, msiSource('files'));
+    const msi = join(options.outDir, `${SERVICE_NAME}-${VERSION}-x64.msi`);
+    mkdirSync(options.outDir, { recursive: true });
+    tool('wixl', ['-a', 'x64', '-o', msi, source], work);
+    for (const query of msiPostProcessing()) tool('msibuild', [msi, '-q', query], work);
+    return msi;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// --- macOS: pkgbuild sources ---------------------------------------------------------------------
+
+/** The files the macOS package installs, for pkgbuild --root on a Mac (installers/macos/build-pkg.sh). */
+export function macosFiles(seaDir: string): StagedFile[] {
+  const layout = launchdService.programLayout({});
+  const program = [layout.executable];
+  return [
+    { path: layout.executable, mode: 0o755, from: join(seaDir, 'device-agent') },
+    { path: `${layout.dir}/keyring.node`, mode: 0o644, from: join(seaDir, 'keyring.node') },
+    { path: `${layout.dir}/package-hook`, mode: 0o755, content: packageHook(layout.executable, '/etc/device-agent/enroll.env') },
+    { path: `${layout.dir}/${SCRIPT_NAME}`, mode: 0o644, content: linkHandlerScript({ program, programDir: layout.dir }) },
+    { path: layout.pathLink!, mode: 0o777, link: layout.executable },
+    { path: LAUNCHD_PLIST, mode: 0o644, content: launchdPlist({ program, stateDir: '/Library/Application Support/device-agent', programDir: layout.dir }) },
+    { path: DARWIN_NEWSYSLOG_CONF, mode: 0o644, content: darwinNewsyslogConf() },
+  ];
+}
+
+function tarball(dir: string, out: string): void {
+  tool('tar', ['--owner=0', '--group=0', '--numeric-owner', '-czf', out, '-C', dirname(dir), relativeName(dir)]);
+}
+
+function relativeName(dir: string): string {
+  return dir.split(/[\\/]/).pop()!;
+}
+
+export function buildMacosSources(options: { outDir: string; seaDir?: string }): string {
+  const work = mkdtempSync(join(tmpdir(), 'device-agent-macos-'));
+  try {
+    const top = join(work, `${SERVICE_NAME}-${VERSION}-macos-x64-pkgbuild`);
+    stage(join(top, 'root'), macosFiles(options.seaDir ?? join(SEA_DIR, 'darwin-x64')));
+    stage(top, [
+      { path: '/app-Info.plist', mode: 0o644, content: appInfoPlist() },
+      ...['build-pkg.sh', 'uninstall.sh'].map((name) => ({ path: `/${name}`, mode: 0o755, from: join(HERE, 'macos', name) })),
+      ...['entitlements.plist', 'org.device-agent.mobileconfig'].map((name) => ({ path: `/${name}`, mode: 0o644, from: join(HERE, 'macos', name) })),
+      ...['preinstall', 'postinstall'].map((name) => ({ path: `/scripts/${name}`, mode: 0o755, from: join(HERE, 'macos', 'scripts', name) })),
+      { path: '/VERSION', mode: 0o644, content: `${VERSION}\n` },
+    ]);
+    const out = join(options.outDir, `${relativeName(top)}.tar.gz`);
+    mkdirSync(options.outDir, { recursive: true });
+    tarball(top, out);
+    return out;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// --- FreeBSD: pkg create sources -------------------------------------------------------------------
+
+const FREEBSD_DIR = '/usr/local/libexec/device-agent';
+const FREEBSD_NODE = '/usr/local/bin/node';
+
+export function freebsdFiles(keyringAddon: string): StagedFile[] {
+  const bundle = `${FREEBSD_DIR}/device-agent.cjs`;
+  const program = [FREEBSD_NODE, bundle];
+  return [
+    { path: bundle, mode: 0o644, from: BUNDLE },
+    { path: `${FREEBSD_DIR}/keyring.node`, mode: 0o644, from: keyringAddon },
+    { path: `${FREEBSD_DIR}/package-hook`, mode: 0o755, content: packageHook('/usr/local/bin/device-agent', '/usr/local/etc/device-agent/enroll.env') },
+    { path: '/usr/local/bin/device-agent', mode: 0o755, content: `#!/bin/sh\n# device-agent: the agent bundle on the system's Node (pkg install node24).\nexec ${FREEBSD_NODE} ${bundle} "$@"\n` },
+    { path: RC_SCRIPT, mode: 0o755, content: rcScript({ program, stateDir: STATE_DIR, programDir: FREEBSD_DIR }) },
+    { path: SYSLOG_CONF, mode: 0o644, content: syslogConf() },
+    { path: FREEBSD_NEWSYSLOG_CONF, mode: 0o644, content: freebsdNewsyslogConf() },
+    { path: `/usr/local/share/applications/${DESKTOP_FILE_NAME}`, mode: 0o644, content: desktopEntry({ program, programDir: FREEBSD_DIR }) },
+    { path: '/usr/local/etc/device-agent', mode: 0o700 },
+    ...documentation('/usr/local/share/doc/device-agent'),
+  ];
+}
+
+/** pkg(8) manifest (UCL, JSON syntax): metadata, the Node dependency and the install scripts. */
+export function freebsdManifest(): string {
+  return `${JSON.stringify(
+    {
+      name: SERVICE_NAME,
+      version: VERSION,
+      origin: 'sysutils/device-agent',
+      comment: SUMMARY,
+      desc: LONG_DESCRIPTION.join(' '),
+      maintainer: 'maintainers@device-agent.invalid',
+      prefix: '/usr/local',
+      licenselogic: 'single',
+      licenses: ['APACHE20'],
+      categories: ['sysutils', 'security'],
+      deps: { node24: { origin: 'www/node24', version: '24' } },
+      scripts: {
+        'post-install': `${FREEBSD_DIR}/package-hook configure`,
+        'pre-deinstall': `${FREEBSD_DIR}/package-hook remove`,
+      },
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+export function buildFreebsdSources(options: { outDir: string }): string {
+  const keyring = join(fetchPackage('@napi-rs/keyring-freebsd-x64', KEYRING_VERSION), 'keyring.freebsd-x64.node');
+  const work = mkdtempSync(join(tmpdir(), 'device-agent-freebsd-'));
+  try {
+    const top = join(work, `${SERVICE_NAME}-${VERSION}-freebsd-x64-pkg`);
+    const files = freebsdFiles(keyring);
+    stage(join(top, 'root'), files);
+    // Owner and mode set here: the files were staged by whoever ran the build.
+    const plist = files.map((file) => {
+      const mode = file.mode.toString(8).padStart(4, '0');
+      return file.from === undefined && file.content === undefined ? `@dir(root,wheel,${mode}) ${file.path}` : `@(root,wheel,${mode}) ${file.path}`;
+    });
+    stage(top, [
+      { path: '/+MANIFEST', mode: 0o644, content: freebsdManifest() },
+      { path: '/pkg-plist', mode: 0o644, content: `${plist.join('\n')}\n` },
+      { path: '/build-pkg.sh', mode: 0o755, from: join(HERE, 'freebsd', 'build-pkg.sh') },
+    ]);
+    const out = join(options.outDir, `${relativeName(top)}.tar.gz`);
+    mkdirSync(options.outDir, { recursive: true });
+    tarball(top, out);
+    return out;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// --- plain archives of the executables --------------------------------------------------------------
+
+export function buildArchive(target: string, options: { outDir: string }): string {
+  const dir = join(SEA_DIR, target);
+  const name = `${SERVICE_NAME}-${VERSION}-${target}`;
+  mkdirSync(options.outDir, { recursive: true });
+  if (target.startsWith('win')) {
+    const out = resolve(options.outDir, `${name}.zip`);
+    rmSync(out, { force: true });
+    tool('zip', ['-q', '-X', out, ...readdirSync(dir)], dir);
+    return out;
+  }
+  const out = join(options.outDir, `${name}.tar.gz`);
+  tool('tar', ['--owner=0', '--group=0', '--numeric-owner', '--transform', `s,^\\.,${name},`, '-czf', out, '-C', dir, '.']);
+  return out;
+}
+
+// --- command line ------------------------------------------------------------------------------------
+
+const BUILDERS: Record<string, (outDir: string) => string[]> = {
+  archives: (outDir) => readdirSync(SEA_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => buildArchive(e.name, { outDir })),
+  deb: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildDeb({ arch, outDir })),
+  rpm: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildRpm({ arch, outDir })),
+  msi: (outDir) => (existsSync(join(SEA_DIR, 'win-x64')) ? [buildMsi({ outDir })] : []),
+  macos: (outDir) => (existsSync(join(SEA_DIR, 'darwin-x64')) ? [buildMacosSources({ outDir })] : []),
+  freebsd: (outDir) => [buildFreebsdSources({ outDir })],
+};
+
+function hasSea(arch: LinuxArch): boolean {
+  return existsSync(join(SEA_DIR, `linux-${arch}`, 'device-agent'));
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [outDir, ...kinds] = process.argv.slice(2);
+  if (!outDir) throw new Error('usage: tsx installers/build.ts <out-dir> [archives deb rpm msi macos freebsd]');
+  for (const kind of kinds.length > 0 ? kinds : Object.keys(BUILDERS)) {
+    const builder = BUILDERS[kind];
+    if (!builder) throw new Error(`unknown artifact kind ${kind}`);
+    for (const path of builder(resolve(outDir))) process.stdout.write(`${path}\n`);
+  }
+}
