@@ -1,5 +1,6 @@
 // Loading and wiping the enrollment's credentials: the API key (in its key store), the enrollment
 // record, and what was collected under it (queued results). Shared by the CLI and the daemon.
+import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Credential } from '../protocol/schemas';
@@ -70,6 +71,7 @@ export interface WipeOptions {
  */
 export async function wipeCredentials(stateDir: string, options: WipeOptions = {}): Promise<void> {
   const layout = stateLayout(stateDir);
+  if (!existsSync(layout.dir)) return; // never enrolled here: nothing to wipe
   const lock = await acquireLock(layout.enrollmentLock, { wait: true });
   try {
     await wipeLocked(layout, options);
@@ -81,17 +83,19 @@ export async function wipeCredentials(stateDir: string, options: WipeOptions = {
 /** wipeCredentials for a caller that already holds the enrollment lock. */
 export async function wipeLocked(layout: StateLayout, options: WipeOptions = {}): Promise<void> {
   let record: EnrollmentRecord | null = null;
+  let unreadable = false;
   try {
     record = await readEnrollmentRecord(layout);
   } catch (err) {
     if (!(err instanceof StateCorruptError)) throw err;
+    unreadable = true;
   }
   if (record !== null) {
     if (record.state !== 'wiping') await writeEnrollmentRecord(layout, { ...record, state: 'wiping' });
     const store = await openRecordedKeyStore(record.keystore, record.keyring_entry, layout);
     await store.delete();
-  } else {
-    // No readable record: the key can be in either store. The keyring part is best effort.
+  } else if (unreadable) {
+    // The record cannot say where the key is: try the keyring entry too, best effort.
     await openKeyringStore(keyringEntryFor(layout.dir))
       .then((store) => store.delete())
       .catch(() => undefined);

@@ -44,10 +44,7 @@ export async function unenroll(options: UnenrollOptions): Promise<UnenrollResult
       return { serverUrl: null, revocation: { outcome: 'not_contacted', detail: 'the enrollment record was unreadable' } };
     }
     if (record === null) throw new NotEnrolledError(`this device is not enrolled (state directory ${layout.dir})`);
-    if (record.state !== 'enrolled') {
-      await wipeLocked(layout);
-      throw new NotEnrolledError('this device is not enrolled (an interrupted enrollment was cleaned up)');
-    }
+    // An enrollment or wipe cut short may have left a key behind: revoke it like any other.
     const revocation = await revokeAtServer(record, await readKeyForRevocation(layout, record), options);
     await wipeLocked(layout);
     options.logger.debug({ server_url: record.server_url, outcome: revocation.outcome }, 'unenrolled');
@@ -77,7 +74,7 @@ export async function revokeAtServer(
   apiKey: string | null,
   options: Pick<UnenrollOptions, 'caFile' | 'logger' | 'timeoutMs'>,
 ): Promise<ServerRevocation> {
-  if (apiKey === null) return { outcome: 'not_contacted', detail: 'the API key was no longer in its key store' };
+  if (apiKey === null) return { outcome: 'not_contacted', detail: 'no API key was found in its key store' };
   let api;
   try {
     api = createApiClient({

@@ -1,5 +1,5 @@
 // status and unenroll as a user runs them: the built CLI against the real reference server.
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { wipeCredentials } from '../../src/agent/credentials';
@@ -125,5 +125,32 @@ describe('unenroll', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('The server had already revoked the API key.');
     expect(listStateFiles(dir)).toEqual([]);
+  });
+
+  it('finishes a wipe that was cut short, revoking the key it left behind', async () => {
+    const { dir, apiKey } = await enrolledDir();
+    // The state a crash leaves right after a wipe marked the record and before it removed anything.
+    const record = join(dir, 'enrollment.json');
+    writeFileSync(record, JSON.stringify({ ...JSON.parse(readFileSync(record, 'utf8')), state: 'wiping' }));
+    mkdirSync(join(dir, 'queue'));
+
+    const status = await runAgent(['status', '--json', ...common(dir)]);
+    expect(status.code).toBe(5);
+    expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: false, interrupted: 'wiping' });
+
+    const result = await runAgent(['unenroll', ...common(dir)]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('The server confirmed: the API key is revoked.');
+    expect(listStateFiles(dir)).toEqual([]);
+    expect(await serverAccepts(apiKey)).toBe(false);
+  });
+
+  it('wipeCredentials is idempotent, also where nothing was ever enrolled', async () => {
+    const { dir } = await enrolledDir();
+    await wipeCredentials(dir);
+    await wipeCredentials(dir);
+    expect(listStateFiles(dir)).toEqual([]);
+    await wipeCredentials(join(dir, 'never-created'), { reason: 'x' });
+    expect(existsSync(join(dir, 'never-created'))).toBe(false);
   });
 });
