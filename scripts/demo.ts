@@ -2,7 +2,7 @@
 // embedded SQLite database, creates a device, enrolls this machine's agent through the real CLI,
 // runs the daemon with short intervals, and narrates what happens (read back from the server).
 // Everything lives in .device-agent-demo/; Ctrl-C stops both programs cleanly.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -42,8 +42,9 @@ async function main(): Promise<void> {
   step('Device created', `${device.device_id} in organization "demo" (state PENDING, one-time token issued)`);
 
   // The token goes through standard input: never on a command line, never printed.
-  const enrolled = await run(AGENT, ['enroll', '--server', server.url, '--token', '-', '--state-dir', STATE_DIR], device.enrollment_token);
-  const keyPlace = /secret store/.test(enrolled) ? 'the OS secret store (keyring)' : `an owner-only file in ${rel(STATE_DIR)}`;
+  await run(AGENT, ['enroll', '--server', server.url, '--token', '-', '--state-dir', STATE_DIR], device.enrollment_token);
+  const { keystore } = JSON.parse(await run(AGENT, ['status', '--json', '--state-dir', STATE_DIR])) as { keystore: string };
+  const keyPlace = keystore === 'keyring' ? 'the OS secret store (keyring)' : `an owner-only file, ${rel(join(STATE_DIR, 'api-key'))}`;
   step('Agent enrolled', `API key kept in ${keyPlace}`);
 
   const agent = startAgent();
@@ -191,11 +192,14 @@ function spawnLogged(program: string, args: string[], logFile: string): ChildPro
 function run(program: string, args: string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // Own process group too: a Ctrl-C must not cut a `device show` in half and look like a failure.
-    const child = execFile(process.execPath, [program, ...args], { cwd: ROOT, detached: true }, (err, stdout, stderr) => {
-      if (err) reject(new Error(stderr.trim() || err.message));
-      else resolve(stdout);
-    });
-    if (input !== undefined) child.stdin!.end(input);
+    const child = spawn(process.execPath, [program, ...args], { cwd: ROOT, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(stderr.trim() || `exit ${code}`))));
+    child.stdin.end(input ?? '');
   });
 }
 
