@@ -388,11 +388,11 @@ export function buildMacosSources(options: { outDir: string; seaDir?: string }):
 const FREEBSD_DIR = '/usr/local/libexec/device-agent';
 const FREEBSD_NODE = '/usr/local/bin/node';
 
-export function freebsdFiles(keyringAddon: string): StagedFile[] {
+export function freebsdFiles(keyringAddon: string, agentBundle: string = BUNDLE): StagedFile[] {
   const bundle = `${FREEBSD_DIR}/device-agent.cjs`;
   const program = [FREEBSD_NODE, bundle];
   return [
-    { path: bundle, mode: 0o644, from: BUNDLE },
+    { path: bundle, mode: 0o644, from: agentBundle },
     { path: `${FREEBSD_DIR}/keyring.node`, mode: 0o644, from: keyringAddon },
     { path: `${FREEBSD_DIR}/package-hook`, mode: 0o755, content: packageHook('/usr/local/bin/device-agent', '/usr/local/etc/device-agent/enroll.env') },
     { path: '/usr/local/bin/device-agent', mode: 0o755, content: `#!/bin/sh\n# device-agent: the agent bundle on the system's Node (pkg install node24).\nexec ${FREEBSD_NODE} ${bundle} "$@"\n` },
@@ -430,12 +430,12 @@ export function freebsdManifest(): string {
   )}\n`;
 }
 
-export function buildFreebsdSources(options: { outDir: string }): string {
+export function buildFreebsdSources(options: { outDir: string; bundle?: string }): string {
   const keyring = join(fetchPackage('@napi-rs/keyring-freebsd-x64', KEYRING_VERSION), 'keyring.freebsd-x64.node');
   const work = mkdtempSync(join(tmpdir(), 'device-agent-freebsd-'));
   try {
     const top = join(work, `${SERVICE_NAME}-${VERSION}-freebsd-x64-pkg`);
-    const files = freebsdFiles(keyring);
+    const files = freebsdFiles(keyring, options.bundle);
     stage(join(top, 'root'), files);
     // Owner and mode set here: the files were staged by whoever ran the build.
     const plist = files.map((file) => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run package [-- --targets linux-x64,win-x64]`: single-file executables of the agent (Node SEA).
+// `npm run package [-- --targets linux-x64,win-x64] [--out <dir>]`: single-file executables of the agent (Node SEA).
 // esbuild bundle -> SEA blob (made by the target's Node version) -> postject into a copy of the
 // target's Node runtime, with the keyring addon (and on Windows the WinSW service host) beside it.
 // Runtimes and addons come from the npm registry with `npm pack`, cached in .cache/npm (never a
@@ -16,6 +16,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = join(ROOT, '.cache', 'npm');
 export const OUT = join(ROOT, 'dist', 'sea');
 export const BUNDLE = join(OUT, 'device-agent.cjs');
+/** Where this run writes (`--out <dir>`, for tests); default OUT. */
+let out = OUT;
 export const KEYRING_VERSION = JSON.parse(readFileSync(join(ROOT, 'node_modules/@napi-rs/keyring/package.json'), 'utf8')).version;
 
 /** The Node SEA fuse, from Node's source (src/node_sea.cc). */
@@ -63,14 +65,21 @@ export function fetchPackage(name, version) {
   if (existsSync(join(dir, 'package.json'))) return dir;
   mkdirSync(CACHE, { recursive: true });
   log(`fetching ${name}@${version} from the npm registry`);
-  const [packed] = JSON.parse(quiet('npm', ['pack', `${name}@${version}`, '--json', '--pack-destination', CACHE]));
-  const tarball = join(CACHE, packed.filename);
-  const staging = `${dir}.partial`;
-  rmSync(staging, { recursive: true, force: true });
+  const download = join(CACHE, `.download-${process.pid}`);
+  mkdirSync(download, { recursive: true });
+  const [packed] = JSON.parse(quiet('npm', ['pack', `${name}@${version}`, '--json', '--pack-destination', download]));
+  const tarball = join(download, packed.filename);
+  // Unique names: two builds (parallel test files) may fetch the same package at once.
+  const staging = `${dir}.partial-${process.pid}`;
   mkdirSync(staging, { recursive: true });
-  execFileSync('tar', ['-xzf', tarball, '-C', staging, '--strip-components=1']);
-  rmSync(tarball);
-  renameSync(staging, dir);
+  quiet('tar', ['-xzf', tarball, '-C', staging, '--strip-components=1']);
+  rmSync(download, { recursive: true, force: true });
+  try {
+    renameSync(staging, dir);
+  } catch (err) {
+    if (!existsSync(join(dir, 'package.json'))) throw err;
+    rmSync(staging, { recursive: true, force: true }); // the other build finished first
+  }
   return dir;
 }
 
@@ -102,7 +111,7 @@ async function injectBlob(exe, blob, macho) {
 async function bundle() {
   await build({
     entryPoints: [join(ROOT, 'src/cli/device-agent.ts')],
-    outfile: BUNDLE,
+    outfile: join(out, 'device-agent.cjs'),
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -126,7 +135,7 @@ function makeBlob(target, spec, workDir) {
   writeFileSync(
     config,
     JSON.stringify({
-      main: BUNDLE,
+      main: join(out, 'device-agent.cjs'),
       output: blob,
       disableExperimentalSEAWarning: true,
       // A code cache only loads on the platform and version that made it.
@@ -151,8 +160,8 @@ function fetchServiceHost(targetDir) {
 
 async function packageTarget(target) {
   const spec = TARGETS[target];
-  const targetDir = join(OUT, target);
-  const workDir = join(OUT, `.work-${target}`);
+  const targetDir = join(out, target);
+  const workDir = join(out, `.work-${target}`);
   rmSync(targetDir, { recursive: true, force: true });
   rmSync(workDir, { recursive: true, force: true });
   mkdirSync(targetDir, { recursive: true });
@@ -199,9 +208,12 @@ function requestedTargets(argv) {
 
 export async function packageAll(argv = process.argv.slice(2)) {
   const targets = requestedTargets(argv);
-  mkdirSync(OUT, { recursive: true });
+  const outIndex = argv.indexOf('--out');
+  out = outIndex === -1 ? OUT : resolve(argv[outIndex + 1] ?? '');
+  mkdirSync(out, { recursive: true });
   await bundle();
-  log(`bundle: ${BUNDLE} (${(statSync(BUNDLE).size / 1e3).toFixed(0)} kB)`);
+  const bundled = join(out, 'device-agent.cjs');
+  log(`bundle: ${bundled} (${(statSync(bundled).size / 1e3).toFixed(0)} kB)`);
   const built = {};
   for (const target of targets) built[target] = await packageTarget(target);
   return built;

@@ -59,8 +59,8 @@ function placeProgram(context: PlanContext, service: ServiceModule): ProgramPlac
       program: [context.running.node, context.running.script],
       steps,
       notes: [
-        `development install: the service runs ${context.running.script} with ${context.running.node}; ` +
-          'install the single-file executable (npm run package) on real devices',
+        `the service runs the script ${context.running.script} with the Node.js at ${context.running.node}: ` +
+          'both must stay where they are (a single-file executable, from npm run package, installs itself instead)',
       ],
     };
   }
