@@ -8,8 +8,6 @@ const PASS = new Set(['allow', 'accept', 'pass', 'permit', 'fwd', 'forward', 'na
 const BLOCK = new Set(['deny', 'drop', 'reject', 'reset', 'reset6', 'unreach', 'unreach6', 'abort', 'abort6']);
 /** Actions after which the packet goes on to the next rule (count, tags, divert's reinjection). */
 const TRANSPARENT = new Set(['count', 'check-state', 'tag', 'untag', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee']);
-/** Actions whose outcome the listing cannot tell (jumps). */
-const OPAQUE = new Set(['skipto', 'call', 'return', 'reass', 'eaction', 'nat64lsn', 'nat64stl', 'nat64clat', 'nptv6']);
 const ACTION_ARG = new Set(['unreach', 'unreach6', 'tag', 'untag', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee', 'skipto', 'call', 'nat', 'pipe', 'queue', 'netgraph', 'fwd', 'forward', 'eaction', 'nat64lsn', 'nat64stl', 'nat64clat', 'nptv6']);
 /** Options that narrow a rule to some packets. */
 const NARROWING = new Set([
@@ -75,7 +73,8 @@ export function parseIpfwRule(line: string): IpfwRule | null {
   if (probabilistic) match = Object.fromEntries(FAMILIES.map((f) => [f, match[f] === 'no' ? 'no' : 'maybe'])) as Record<Family, Match>;
   if (PASS.has(action)) return { action: 'pass', quick: true, match };
   if (BLOCK.has(action)) return { action: 'block', quick: true, match };
-  // A jump, or an action this parser does not know: it may decide anything for the packets it matches.
+  // A jump (skipto, call, return), another action with its own outcome (eaction, nat64*, nptv6),
+  // or one this parser does not know: it may decide anything for the packets it matches.
   return { opaque: true, match };
 }
 
