@@ -391,3 +391,11 @@ describe('small readers', () => {
     expect(parseXsetTimeout('DPMS (Energy Star):\n  timeout:  600    cycle:  600\n')).toBeNull();
   });
 });
+
+describe('/etc/passwd', () => {
+  it('keeps uid, gid and absolute home directories only', async () => {
+    const { parsePasswd } = await import('../../../checks/freebsd/xsession');
+    const accounts = parsePasswd('# comment\nalice:*:1001:1001:Alice:/home/alice:/bin/sh\nodd:*:1002:1002::-n:/bin/sh\nshort:*:1003\n');
+    expect([...accounts.entries()]).toEqual([[1001, { gid: 1001, home: '/home/alice' }]]);
+  });
+});
