@@ -115,6 +115,9 @@ function evaluate(facts: FirewallFacts, policy: Policy): Verdict {
   const complete = nft.state === 'ok' && legacyKnown(legacy.ipv4) && legacyKnown(legacy.ipv6);
 
   if (ipv4 && (ipv6 || !facts.ipv6Enabled)) return pass({ ...evidence, rule: 'inbound_filtered' });
+  // An active front-end whose rules this reading does not see filtering (its drop sits behind a
+  // jump we do not follow) contradicts the ruleset: neither side proves the other wrong.
+  if (complete && managers.length > 0) return unknown('manager_ruleset_mismatch', evidence);
   if (complete) return fail({ ...evidence, rule: ipv4 ? 'ipv6_unfiltered' : 'no_inbound_filtering' });
   // The ruleset is not (fully) readable: an active front-end is the best remaining evidence.
   if (facts.ufw === 'active') return pass({ ...evidence, source: 'ufw', rule: 'manager_active' });
