@@ -20,7 +20,7 @@ import { isGeliProvider, parseGeliStatus, parseMountTable, parseZpoolStatus, roo
 import { interpretSysctl } from '../../../checks/freebsd/sysctl';
 import { parseChronyc, parseNtpctl, parseNtpq } from '../../../checks/freebsd/timeSync';
 import { interpretVersions, parseFreebsdVersion } from '../../../checks/freebsd/version';
-import { parseResources, parseXsTime, parseXsetTimeout, xscreensaverSettings } from '../../../checks/freebsd/xsession';
+import { parsePasswd, parseResources, parseXsTime, parseXsetTimeout, xscreensaverSettings } from '../../../checks/freebsd/xsession';
 
 const ok = (stdout: string, extra: Partial<CommandResult> = {}): CommandResult => ({ exitCode: 0, stdout, stderr: '', ...extra });
 const failed = (stderr: string, exitCode = 1): CommandResult => ({ exitCode, stdout: '', stderr });
@@ -393,8 +393,7 @@ describe('small readers', () => {
 });
 
 describe('/etc/passwd', () => {
-  it('keeps uid, gid and absolute home directories only', async () => {
-    const { parsePasswd } = await import('../../../checks/freebsd/xsession');
+  it('keeps uid, gid and absolute home directories only', () => {
     const accounts = parsePasswd('# comment\nalice:*:1001:1001:Alice:/home/alice:/bin/sh\nodd:*:1002:1002::-n:/bin/sh\nshort:*:1003\n');
     expect([...accounts.entries()]).toEqual([[1001, { gid: 1001, home: '/home/alice' }]]);
   });
