@@ -2,53 +2,25 @@
 // The reference server validates requests with these schemas and the agent client validates
 // responses with them; docs/openapi.json is generated from them (scripts/openapi.ts).
 import { z } from 'zod';
+import { CHECK_KEYS, CREDENTIAL_PATTERN, ERROR_CODES, MAX_EVIDENCE_DEPTH, MAX_RESULTS_PER_REQUEST, PLATFORMS, STATUSES } from './constants';
 
-export const API_PREFIX = '/api/agent/v1';
+// The plain values live in constants.ts (no zod), so that light callers need not load zod.
+export * from './constants';
 
-export const ROUTES = {
-  enroll: `${API_PREFIX}/enroll`,
-  heartbeat: `${API_PREFIX}/heartbeat`,
-  postures: `${API_PREFIX}/postures`,
-  unenroll: `${API_PREFIX}/unenroll`,
-} as const;
-
-/** Body limits of the spec, section 8. */
-export const BODY_LIMITS = {
-  enroll: 16 * 1024,
-  heartbeat: 16 * 1024,
-  postures: 1024 * 1024,
-  unenroll: 16 * 1024,
-} as const;
-
-export const MAX_RESULTS_PER_REQUEST = 100;
-
-export const PLATFORMS = ['DARWIN', 'LINUX', 'FREEBSD', 'WINDOWS'] as const;
 export const Platform = z.enum(PLATFORMS).describe('DARWIN = macOS, LINUX = Linux, FREEBSD = FreeBSD, WINDOWS = Windows');
 export type Platform = z.infer<typeof Platform>;
 
-export const STATUSES = ['PASS', 'FAIL', 'UNKNOWN', 'NOT_APPLICABLE'] as const;
 export const PostureStatus = z
   .enum(STATUSES)
   .describe('PASS = check passed; FAIL = check failed; UNKNOWN = the agent could not determine the result; NOT_APPLICABLE = the check does not apply to this device');
 export type PostureStatus = z.infer<typeof PostureStatus>;
 
-export const CHECK_KEYS = [
-  'DISK_ENCRYPTION',
-  'SCREEN_LOCK',
-  'FIREWALL_ENABLED',
-  'TIME_SYNC',
-  'OS_VERSION',
-  'AUTO_UPDATE',
-  'PASSWORD_POLICY',
-  'REMOTE_LOGIN',
-  'MALWARE_PROTECTION',
-] as const;
 /** The nine official check keys. Servers accept any other non-empty key too. */
 export const OfficialCheckKey = z.enum(CHECK_KEYS);
 export type CheckKey = z.infer<typeof OfficialCheckKey>;
 
 /** Enrollment tokens and device API keys: 96 hexadecimal characters. */
-export const Credential = z.string().regex(/^[0-9a-fA-F]{96}$/, 'must be 96 hexadecimal characters');
+export const Credential = z.string().regex(CREDENTIAL_PATTERN, 'must be 96 hexadecimal characters');
 
 export const Rfc3339 = z.iso.datetime({ offset: true, local: false });
 
@@ -81,9 +53,6 @@ export const HeartbeatResponse = z.object({
   server_time: Rfc3339.describe('Current server time, RFC 3339 UTC'),
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
-
-/** Evidence objects nest at most this deep (concise machine-readable fields, spec §2). */
-export const MAX_EVIDENCE_DEPTH = 32;
 
 /** True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no stack overflow). */
 function nestsAtMost(value: unknown, maxDepth: number): boolean {
@@ -118,29 +87,9 @@ export type PosturesRequest = z.infer<typeof PosturesRequest>;
 
 export const UnenrollRequest = z.object({}).describe('No request fields are required');
 
-export const ERROR_CODES = [
-  'bad_request',
-  'unauthorized',
-  'not_found',
-  'method_not_allowed',
-  'payload_too_large',
-  'conflict',
-  'too_many_requests',
-  'internal_error',
-] as const;
 export const ErrorBody = z.object({
   error: z.enum(ERROR_CODES).describe('Machine-readable error code'),
   message: z.string().describe('Human-readable explanation; clients must not depend on its wording'),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 export type ErrorCode = z.infer<typeof ErrorBody>['error'];
-
-/**
- * Response header carrying the posture-report id the server assigned to a /postures request.
- * An extension of the spec (which answers 204 with no body): an agent may pass it back as
- * `correlation_id` so that all batches of one posture cycle land in one report.
- */
-export const POSTURE_REPORT_HEADER = 'posture-report-id';
-
-/** The desktop enrollment link scheme of the contract: device-agent://enroll?server=…&token=… */
-export const LINK_SCHEME = 'device-agent';

@@ -1,7 +1,7 @@
 // Enrollment tokens and device API keys: 96 hex characters from a CSPRNG. Only their SHA-256
 // hashes are stored; the plaintext exists in the /enroll response and the `device create` output.
 import { createHash, randomBytes } from 'node:crypto';
-import { Credential } from '../protocol/schemas';
+import { CREDENTIAL_PATTERN } from '../protocol/constants';
 
 const CREDENTIAL_BYTES = 48;
 
@@ -10,7 +10,7 @@ export function newCredential(): string {
 }
 
 export function isCredential(value: string): boolean {
-  return Credential.safeParse(value).success;
+  return CREDENTIAL_PATTERN.test(value);
 }
 
 /** Hex is case-insensitive: hash the lower-case form so that `ABC…` and `abc…` are one credential. */

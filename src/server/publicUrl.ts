@@ -1,7 +1,7 @@
 // The origin agents use to reach the server: announced by `serve` in the database, so that
 // `device create` prints a server URL and enrollment link that work.
 import { hostname } from 'node:os';
-import { LINK_SCHEME } from '../protocol/schemas';
+import { LINK_SCHEME } from '../protocol/constants';
 
 export const PUBLIC_URL_SETTING = 'public_url';
 /** What `device create` assumes when no server has announced itself yet (the serve defaults). */

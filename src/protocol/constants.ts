@@ -1,0 +1,64 @@
+// The wire protocol's plain values (routes, limits, enums, header and scheme names), without zod:
+// modules that need only these stay light. schemas.ts re-exports them beside the schemas.
+export const API_PREFIX = '/api/agent/v1';
+
+export const ROUTES = {
+  enroll: `${API_PREFIX}/enroll`,
+  heartbeat: `${API_PREFIX}/heartbeat`,
+  postures: `${API_PREFIX}/postures`,
+  unenroll: `${API_PREFIX}/unenroll`,
+} as const;
+
+/** Body limits of the spec, section 8. */
+export const BODY_LIMITS = {
+  enroll: 16 * 1024,
+  heartbeat: 16 * 1024,
+  postures: 1024 * 1024,
+  unenroll: 16 * 1024,
+} as const;
+
+export const MAX_RESULTS_PER_REQUEST = 100;
+
+export const PLATFORMS = ['DARWIN', 'LINUX', 'FREEBSD', 'WINDOWS'] as const;
+
+export const STATUSES = ['PASS', 'FAIL', 'UNKNOWN', 'NOT_APPLICABLE'] as const;
+
+/** The nine official check keys. Servers accept any other non-empty key too. */
+export const CHECK_KEYS = [
+  'DISK_ENCRYPTION',
+  'SCREEN_LOCK',
+  'FIREWALL_ENABLED',
+  'TIME_SYNC',
+  'OS_VERSION',
+  'AUTO_UPDATE',
+  'PASSWORD_POLICY',
+  'REMOTE_LOGIN',
+  'MALWARE_PROTECTION',
+] as const;
+
+/** Evidence objects nest at most this deep (concise machine-readable fields, spec §2). */
+export const MAX_EVIDENCE_DEPTH = 32;
+
+export const ERROR_CODES = [
+  'bad_request',
+  'unauthorized',
+  'not_found',
+  'method_not_allowed',
+  'payload_too_large',
+  'conflict',
+  'too_many_requests',
+  'internal_error',
+] as const;
+
+/**
+ * Response header carrying the posture-report id the server assigned to a /postures request.
+ * An extension of the spec (which answers 204 with no body): an agent may pass it back as
+ * `correlation_id` so that all batches of one posture cycle land in one report.
+ */
+export const POSTURE_REPORT_HEADER = 'posture-report-id';
+
+/** The desktop enrollment link scheme of the contract: device-agent://enroll?server=…&token=… */
+export const LINK_SCHEME = 'device-agent';
+
+/** Enrollment tokens and device API keys: 96 hexadecimal characters. */
+export const CREDENTIAL_PATTERN = /^[0-9a-fA-F]{96}$/;
