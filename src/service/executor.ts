@@ -57,7 +57,8 @@ function runCommand(argv: readonly string[], path: string): Promise<CommandOutco
       (err, _stdout, stderr) => {
         if (!err) return resolve({ code: 0, stderr });
         const code = typeof err.code === 'number' ? err.code : null;
-        resolve({ code, stderr: stderr || err.message });
+        // No exit code: it could not start (ENOENT) or was killed; the error says which.
+        resolve({ code, stderr: code === null ? err.message : stderr });
       },
     );
   });
