@@ -55,7 +55,7 @@ function evaluate(facts: ScreenLockFacts, policy: Policy): Verdict {
   const { sessions } = facts;
   const evidence: Record<string, unknown> = { session_source: sessions.source, graphical_sessions: sessions.local, remote_sessions: sessions.remote };
   if (sessions.local === 0) {
-    if (sessions.source === 'none') return unknown('check_error', evidence);
+    if (sessions.source === 'none') return unknown('sessions_unreadable', evidence);
     if (!sessions.desktopInstalled && sessions.remote === 0) return notApplicable('headless', evidence);
     return unknown('no_console_user', { ...evidence, desktop_installed: sessions.desktopInstalled });
   }

@@ -17,21 +17,28 @@ export const NTPCTL = '/usr/sbin/ntpctl';
 /** Time daemons by kernel comm name (systemd-timesyncd is cut to 15 characters). */
 export const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyn', 'openntpd', 'ptp4l', 'phc2sys'];
 
-/** A backend's answer: synchronised or not, or why it could not say. */
-export type SyncReading = { synchronized: boolean; offsetSeconds?: number; stratum?: number } | { unreadable: string };
+/** A backend's answer: synchronised or not (with what it measured), or why it could not say. */
+export interface SyncState {
+  synchronized: boolean;
+  offsetSeconds?: number;
+  stratum?: number;
+  /** timedatectl only: a sync service is enabled. */
+  ntpEnabled?: boolean;
+}
+export type SyncReading = SyncState | { unreadable: string };
 
 export interface TimeSyncFacts {
   container: ContainerFacts;
   /** Daemons seen running; null when the process table is incomplete or unreadable. */
   daemons: string[] | null;
-  timedatectl?: SyncReading & { ntpEnabled?: boolean };
+  timedatectl?: SyncReading;
   chrony?: SyncReading;
   ntpd?: SyncReading;
   uptimeSeconds?: number;
 }
 
 /** `timedatectl show` (systemd ≥ 239) or the older `timedatectl status` text. */
-export function parseTimedatectl(stdout: string): (SyncReading & { ntpEnabled?: boolean }) | undefined {
+export function parseTimedatectl(stdout: string): SyncState | undefined {
   const kv = parseKeyValue(stdout);
   let synced = parseBoolean(kv.NTPSynchronized);
   let ntp = parseBoolean(kv.NTP);
@@ -45,10 +52,10 @@ export function parseTimedatectl(stdout: string): (SyncReading & { ntpEnabled?: 
 }
 
 /** `chronyc -n tracking`: "Leap status : Normal" is synchronised, "Not synchronised" is not. */
-export function parseChronyTracking(stdout: string): SyncReading | undefined {
+export function parseChronyTracking(stdout: string): SyncState | undefined {
   const leap = /^Leap status\s*:\s*(.+?)\s*$/m.exec(stdout)?.[1];
   if (!leap) return undefined;
-  const reading: SyncReading = { synchronized: leap !== 'Not synchronised' };
+  const reading: SyncState = { synchronized: leap !== 'Not synchronised' };
   const offset = /^System time\s*:\s*([\d.]+) seconds (fast|slow)/m.exec(stdout);
   if (offset) reading.offsetSeconds = Number(offset[1]) * (offset[2] === 'slow' ? -1 : 1);
   const stratum = /^Stratum\s*:\s*(\d+)/m.exec(stdout)?.[1];
@@ -57,23 +64,23 @@ export function parseChronyTracking(stdout: string): SyncReading | undefined {
 }
 
 /** `ntpq -c rv` status word: "leap_alarm" or "sync_unspec" mean not synchronised. */
-export function parseNtpqRv(stdout: string): SyncReading | undefined {
+export function parseNtpqRv(stdout: string): SyncState | undefined {
   const leap = /\bleap_(none|add_sec|del_sec|alarm)\b/.exec(stdout)?.[1];
   const source = /\bsync_(\w+)\b/.exec(stdout)?.[1];
   if (!leap || !source) return undefined;
-  const reading: SyncReading = { synchronized: leap !== 'alarm' && source !== 'unspec' };
+  const reading: SyncState = { synchronized: leap !== 'alarm' && source !== 'unspec' };
   const stratum = /\bstratum=(\d+)/.exec(stdout)?.[1];
   if (stratum !== undefined) reading.stratum = Number(stratum);
   return reading;
 }
 
 /** `ntpctl -s status` (OpenNTPD): "clock synced" or "clock unsynced". */
-export function parseNtpctl(stdout: string): SyncReading | undefined {
+export function parseNtpctl(stdout: string): SyncState | undefined {
   const state = /\bclock (synced|unsynced)\b/.exec(stdout)?.[1];
   return state ? { synchronized: state === 'synced' } : undefined;
 }
 
-async function query<T extends SyncReading>(ctx: CheckContext, command: string, args: string[], parse: (s: string) => T | undefined): Promise<T | { unreadable: string }> {
+async function query(ctx: CheckContext, command: string, args: string[], parse: (s: string) => SyncState | undefined): Promise<SyncReading> {
   const result = await ctx.host.run(command, args);
   if (result.error) return { unreadable: commandFailureReason(result) };
   return (result.exitCode === 0 ? parse(result.stdout) : undefined) ?? { unreadable: 'parse_error' };
@@ -112,7 +119,7 @@ function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
     ['chrony', facts.chrony],
     ['ntpd', facts.ntpd],
   ] as const;
-  const readable = backends.filter((b): b is [typeof b[0], { synchronized: boolean; offsetSeconds?: number; stratum?: number }] => b[1] !== undefined && 'synchronized' in b[1]);
+  const readable = backends.filter((b): b is [(typeof b)[0], SyncState] => b[1] !== undefined && 'synchronized' in b[1]);
   const synced = readable.find(([, r]) => r.synchronized);
   const evidence: Record<string, unknown> = { daemons: facts.daemons, ...containerEvidence(facts.container) };
   if (facts.timedatectl && 'ntpEnabled' in facts.timedatectl) evidence.ntp_enabled = facts.timedatectl.ntpEnabled;
@@ -129,7 +136,7 @@ function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
     if (max !== null && offset !== undefined && Math.abs(offset) > max) return fail({ ...evidence, max_offset_s: max, rule: 'offset_too_large' });
     return pass({ ...evidence, rule: 'synchronized' });
   }
-  const serviceOn = (facts.daemons?.length ?? 0) > 0 || (facts.timedatectl as { ntpEnabled?: boolean } | undefined)?.ntpEnabled === true;
+  const serviceOn = (facts.daemons?.length ?? 0) > 0 || evidence.ntp_enabled === true;
   if (readable.length > 0 && serviceOn) {
     // Right after boot a daemon has not converged yet.
     if (facts.uptimeSeconds !== undefined && facts.uptimeSeconds < STARTUP_GRACE_SECONDS) return unknown('sync_pending', { ...evidence, uptime_s: Math.round(facts.uptimeSeconds) });
@@ -138,7 +145,7 @@ function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
   if (facts.daemons !== null && facts.daemons.length === 0 && !serviceOn) {
     return fail({ ...evidence, source: evidence.source ?? 'procfs', synchronized: evidence.synchronized ?? null, rule: 'no_time_sync_service' });
   }
-  const failed = backends.find(([, r]) => r && 'unreadable' in r)?.[1] as { unreadable: string } | undefined;
+  const failed = backends.map(([, r]) => r).find((r): r is { unreadable: string } => r !== undefined && 'unreadable' in r);
   return unknown(facts.daemons === null ? 'process_table_incomplete' : (failed?.unreadable ?? 'sync_state_unreadable'), evidence);
 }
 
