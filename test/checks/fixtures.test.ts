@@ -2,6 +2,7 @@
 // evaluator (on a FakeHost) and must give the verdict it records.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CHECK_KEYS } from '../../src/protocol/schemas';
 import { listFixtures, runFixture } from '../support/checkFixtures';
 
 const fixtures = listFixtures();
@@ -22,6 +23,14 @@ describe.each(fixtures.map((f) => [`${f.platform}/${f.checkKey}/${f.name}`, f] a
   });
 });
 
-it('finds the fixture tree', () => {
-  expect(fixtures.length).toBeGreaterThanOrEqual(0);
+it('covers every LINUX check with PASS, FAIL and UNKNOWN or NOT_APPLICABLE cases', () => {
+  for (const key of CHECK_KEYS) {
+    const statuses = new Set(fixtures.filter((f) => f.platform === 'LINUX' && f.checkKey === key).map((f) => f.fixture.expect.status));
+    expect({ key, pass: statuses.has('PASS'), fail: statuses.has('FAIL'), undecided: statuses.has('UNKNOWN') || statuses.has('NOT_APPLICABLE') }).toEqual({
+      key,
+      pass: true,
+      fail: true,
+      undecided: true,
+    });
+  }
 });
