@@ -87,7 +87,7 @@ async function swapProtection(ctx: CheckContext, mounts: MountEntry[]): Promise<
 
 async function collect(ctx: CheckContext): Promise<DiskEncryptionFacts> {
   const [container, table] = await Promise.all([containerFacts(ctx), mountTable(ctx)]);
-  if (!table.ok) return { container, root: { kind: 'error', reason: table.error === 'parse_error' ? 'parse_error' : table.error }, others: [], swap: 'unknown' };
+  if (!table.ok) return { container, root: { kind: 'error', reason: table.reason }, others: [], swap: 'unknown' };
   const root = rootMount(table.mounts);
   if (!root) return { container, root: { kind: 'error', reason: 'parse_error' }, others: [], swap: 'unknown' };
   const seen = new Set([`${root.major}:${root.minor}:${root.source}`]);

@@ -1,6 +1,7 @@
 // /proc/self/mountinfo: what is mounted where, from which device. Shared by DISK_ENCRYPTION and
 // container detection.
 import type { CheckContext } from '../types';
+import { fsFailureReason } from '../verdict';
 
 export interface MountEntry {
   major: number;
@@ -12,7 +13,8 @@ export interface MountEntry {
   source: string;
 }
 
-export type MountTable = { ok: true; mounts: MountEntry[] } | { ok: false; error: string };
+/** `reason` is in the checks' vocabulary (fsFailureReason, or parse_error). */
+export type MountTable = { ok: true; mounts: MountEntry[] } | { ok: false; reason: string };
 
 /** mountinfo escapes space, tab, newline and backslash as octal (\040). */
 function decode(field: string): string {
@@ -57,9 +59,9 @@ export function mountOf(mounts: readonly MountEntry[], file: string): MountEntry
 export function mountTable(ctx: CheckContext): Promise<MountTable> {
   return ctx.shared('linux.mounts', async () => {
     const result = await ctx.host.readFile('/proc/self/mountinfo');
-    if (!result.ok) return { ok: false, error: result.error };
+    if (!result.ok) return { ok: false, reason: fsFailureReason(result.error) };
     const mounts = parseMountInfo(result.text);
-    return mounts.length > 0 ? { ok: true, mounts } : { ok: false, error: 'parse_error' };
+    return mounts.length > 0 ? { ok: true, mounts } : { ok: false, reason: 'parse_error' };
   });
 }
 
