@@ -49,7 +49,7 @@ export interface DeviceDetails extends DeviceSummary {
   postures: PostureView[];
 }
 
-export function validLabel(what: string, value: string): string {
+function validLabel(what: string, value: string): string {
   const label = value.trim();
   if (label === '' || label.length > MAX_LABEL_LENGTH || /[\u0000-\u001f\u007f]/.test(label)) {
     throw new UsageError(`${what} must be 1 to ${MAX_LABEL_LENGTH} printable characters`);

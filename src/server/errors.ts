@@ -2,7 +2,7 @@
 // HttpError; the app's error handler turns it (and everything else) into that body.
 import type { ErrorCode } from '../protocol/schemas';
 
-export const STATUS_OF_CODE: Record<ErrorCode, number> = {
+const STATUS_OF_CODE: Record<ErrorCode, number> = {
   bad_request: 400,
   unauthorized: 401,
   not_found: 404,

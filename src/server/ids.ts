@@ -2,7 +2,7 @@
 // never pass as a posture-report id (spec §4, correlation_id of "another entity type").
 import { randomBytes } from 'node:crypto';
 
-export const ID_PREFIXES = {
+const ID_PREFIXES = {
   organization: 'org',
   device: 'dev',
   postureReport: 'rpt',

@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 
 import type { LogLevel } from './logLevels';
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'authorization',
   'token',
   'api_key',

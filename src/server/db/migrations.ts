@@ -3,13 +3,13 @@
 // command opening the same new database at once cannot both apply it.
 import type { Database } from 'better-sqlite3';
 
-export interface Migration {
+interface Migration {
   version: number;
   description: string;
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     description: 'organizations, devices, enrollment tokens, posture reports and results, settings',
@@ -81,7 +81,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);
+const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);
 
 export class SchemaTooNewError extends Error {
   override name = 'SchemaTooNewError';

@@ -4,7 +4,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 
-export const DEVICE_STATES = ['PENDING', 'ACTIVE', 'REVOKED'] as const;
+const DEVICE_STATES = ['PENDING', 'ACTIVE', 'REVOKED'] as const;
 export type DeviceState = (typeof DEVICE_STATES)[number];
 
 export interface AuthenticatedDevice {
