@@ -1,0 +1,121 @@
+// The linux-x64 single-file executable (npm run package), built once for this file and copied alone
+// into a fresh directory: it runs with no node_modules anywhere, loads the keyring addon from beside
+// itself, checks this machine, enrolls and reports to the real reference server.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECK_KEYS, STATUSES } from '../../src/protocol/constants';
+import { VERSION } from '../../src/version';
+import { agentEnv, listStateFiles, tempDir } from '../support/agent';
+import { missingSecretServiceTools, startSecretService, type SecretService } from '../support/secretService';
+import { startServer, type RunningServer } from '../support/server';
+import { bareCopy, buildLinuxSea, runExe } from './seaBuild';
+
+let seaDir: string;
+let exe: string;
+let server: RunningServer;
+
+beforeAll(async () => {
+  [seaDir, server] = await Promise.all([buildLinuxSea(), startServer()]);
+  exe = bareCopy(seaDir, { withKeyring: true });
+}, 240_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('single-file executable (linux-x64, Node 24)', () => {
+  it('prints its version', async () => {
+    const result = await runExe(exe, ['--version'], { env: agentEnv() });
+    expect(result).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('carries the agent only: the bundle never loads the server\'s SQLite addon', () => {
+    const bundle = readFileSync(join(dirname(seaDir), 'device-agent.cjs'), 'utf8');
+    expect(bundle).not.toMatch(/require\(["']better-sqlite3["']\)/);
+    expect(bundle).not.toContain('better_sqlite3.node');
+  });
+
+  it('check --json: the nine checks of this machine, sent nowhere', async () => {
+    const result = await runExe(exe, ['check', '--json'], { env: agentEnv() });
+    expect(result.code).toBe(0);
+    const results = JSON.parse(result.stdout) as Array<{ check_key: string; status: string; evidence: object; observed_at: string }>;
+    expect(results.map((r) => r.check_key).sort()).toEqual([...CHECK_KEYS].sort());
+    for (const r of results) {
+      expect(STATUSES).toContain(r.status);
+      expect(typeof r.evidence).toBe('object');
+      expect(Number.isNaN(Date.parse(r.observed_at))).toBe(false);
+    }
+  });
+
+  it('enrolls (token on standard input) and run --once turns the device ACTIVE with its postures', async () => {
+    const device = await server.createDevice();
+    const stateDir = join(tempDir(), 'state');
+    const env = agentEnv();
+    const enrolled = await runExe(exe, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'file'], { env, input: device.enrollment_token });
+    expect(enrolled.stderr).toBe('');
+    expect(enrolled.code).toBe(0);
+    const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
+    expect(once.code, once.stderr).toBe(0);
+    const shown = await server.showDevice(device.device_id);
+    expect(shown.state).toBe('ACTIVE');
+    expect(shown.agent_version).toBe(VERSION);
+    expect(new Set(shown.postures.map((p: { check_key: string }) => p.check_key))).toEqual(new Set(CHECK_KEYS));
+    for (const output of [enrolled, once]) expect(`${output.stdout}${output.stderr}`).not.toContain(device.enrollment_token);
+  });
+
+  it('install --dry-run copies the executable and its addon to the standard place', async () => {
+    const result = await runExe(exe, ['install', '--dry-run', '--platform', 'linux', '--no-enroll'], { env: agentEnv() });
+    expect(result.code).toBe(0);
+    const from = dirname(exe);
+    expect(result.stdout).toContain(
+      [
+        '  2. create directory /usr/lib/device-agent (mode 0755)',
+        `  3. copy ${from}/device-agent to /usr/lib/device-agent/device-agent (mode 0755)`,
+        `  4. copy ${from}/keyring.node to /usr/lib/device-agent/keyring.node (mode 0755)`,
+        '  5. link /usr/bin/device-agent -> /usr/lib/device-agent/device-agent',
+      ].join('\n'),
+    );
+    expect(result.stdout).toContain('ExecStart=/usr/lib/device-agent/device-agent run --state-dir /var/lib/device-agent\n');
+  });
+
+  it('without keyring.node beside it: `auto` falls back to the file store, `keyring` says why it cannot', async () => {
+    const alone = bareCopy(seaDir, { withKeyring: false });
+    const device = await server.createDevice();
+    const env = agentEnv();
+    const stateDir = join(tempDir(), 'state');
+    const forced = await runExe(alone, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'], { env, input: device.enrollment_token });
+    expect(forced.code).toBe(1);
+    expect(forced.stderr).toContain(`the OS secret store addon is missing: ${dirname(alone)}/keyring.node ships beside the program`);
+    const auto = await runExe(alone, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir], { env, input: device.enrollment_token });
+    expect(auto.code, auto.stderr).toBe(0);
+    const status = JSON.parse((await runExe(alone, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
+    expect(status).toMatchObject({ enrolled: true, keystore: 'file' });
+  });
+});
+
+const missing = missingSecretServiceTools();
+describe.skipIf(missing.length > 0)(`keyring addon from beside the executable, with a real Secret Service${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`, () => {
+  let secrets: SecretService;
+  beforeAll(async () => {
+    secrets = await startSecretService();
+  }, 30_000);
+  afterAll(async () => {
+    await secrets?.stop();
+  });
+
+  it('stores the API key in the secret store, in no file of the state directory', async () => {
+    // Another organization: this machine's hardware_uuid is already active in the default one.
+    const device = await server.createDevice({ org: 'keyring' });
+    const stateDir = join(tempDir(), 'state');
+    const env = { ...agentEnv(), ...secrets.env };
+    const enrolled = await runExe(exe, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'], { env, input: device.enrollment_token });
+    expect(enrolled.code, enrolled.stderr).toBe(0);
+    const status = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
+    expect(status).toMatchObject({ enrolled: true, keystore: 'keyring' });
+    expect(secrets.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
+    for (const file of listStateFiles(stateDir)) expect(file.content ?? '').not.toMatch(/[0-9a-f]{96}/);
+    const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
+    expect(once.code, once.stderr).toBe(0);
+    expect((await server.showDevice(device.device_id)).state).toBe('ACTIVE');
+  });
+});
