@@ -8,11 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { readRuntimeStatus } from '../../src/agent/runtimeStatus';
 import { PostureQueue } from '../../src/agent/postureQueue';
 import type { PostureResult } from '../../src/protocol/schemas';
+import { agentEnv } from '../support/agent';
 import type { RunningServer } from '../support/server';
 
 export const AGENT_BIN = fileURLToPath(new URL('../../dist/device-agent.cjs', import.meta.url));
 
-/** Fast retries, the file key store (no Secret Service needed), debug logs. */
+/**
+ * On top of a clean environment (none of the caller's DEVICE_AGENT_*, proxy or D-Bus variables):
+ * fast retries, the file key store (no Secret Service needed), debug logs.
+ */
 export const TEST_ENV: NodeJS.ProcessEnv = {
   DEVICE_AGENT_KEYSTORE: 'file',
   DEVICE_AGENT_RETRY_BASE_MS: '50',
@@ -32,12 +36,13 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runAgent(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export function runAgent(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [AGENT_BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env } }, (err, stdout, stderr) => {
+    const child = execFile(process.execPath, [AGENT_BIN, ...args], { env: agentEnv({ ...TEST_ENV, ...env }) }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
+    child.stdin!.end(input ?? '');
   });
 }
 
@@ -81,7 +86,7 @@ export interface Daemon {
 
 export function startDaemon(stateDir: string, env: NodeJS.ProcessEnv = {}, args: string[] = []): Daemon {
   const child = spawn(process.execPath, [AGENT_BIN, 'run', '--state-dir', stateDir, ...args], {
-    env: { ...process.env, ...TEST_ENV, ...env },
+    env: agentEnv({ ...TEST_ENV, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countQueuedResults } from '../../src/agent/postureQueue';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from '../support/faultProxy';
+import { missingSecretServiceTools, startSecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
 import {
+  runAgent,
   enrollNewDevice,
   enrollWithToken,
   fakeResults,
@@ -251,5 +253,44 @@ describe('run (daemon)', () => {
     await queueFiles(stateDir); // every entry still parses
     const status = await runtimeStatus(stateDir);
     expect(status.daemon_state).toBe('stopped');
+  });
+});
+
+const missingKeyringTools = missingSecretServiceTools();
+if (missingKeyringTools.length > 0) {
+  console.warn(`SKIPPED: the locked-keyring daemon test needs a Secret Service; missing ${missingKeyringTools.join(', ')}`);
+}
+
+describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret Service', () => {
+  // Resuming by itself once the store answers again is shown above with the file store: the same
+  // path. Here the test keyring can only be unlocked by replacing its daemon, which races with a
+  // client polling it, so the daemon is restarted after the unlock instead.
+  it('waits while the keyring is locked, sending nothing and wiping nothing', async () => {
+    const secrets = await startSecretService();
+    try {
+      const env = { ...secrets.env, DEVICE_AGENT_KEYSTORE: 'keyring' };
+      const device = await server.createDevice({ org: `org-keyring-${Date.now()}` });
+      const enrolled = await runAgent(['enroll', '--server', proxy.url, '--token', '-', '--state-dir', stateDir], env, device.enrollment_token);
+      expect(enrolled.code, enrolled.stderr).toBe(0);
+      expect(existsSync(join(stateDir, 'api-key'))).toBe(false);
+      secrets.lock();
+      proxy.requests.length = 0;
+
+      daemon = startDaemon(stateDir, env);
+      const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'keystore_unavailable', 10_000, 'locked');
+      expect(status.daemon_message).toMatch(/secret store is unavailable.*locked/i);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(proxy.requests).toHaveLength(0);
+      expect(JSON.parse(await readFile(join(stateDir, 'enrollment.json'), 'utf8')).state).toBe('enrolled');
+      expect((await stopDaemon(daemon)).code).toBe(0);
+
+      await secrets.unlock();
+      daemon = startDaemon(stateDir, env);
+      await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === device.device_id, 15_000, 'unlocked');
+      expect(proxy.seen('heartbeat')[0]!.status).toBe(200);
+    } finally {
+      if (daemon) await stopDaemon(daemon);
+      await secrets.stop();
+    }
   });
 });
