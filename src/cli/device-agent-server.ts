@@ -108,7 +108,7 @@ device
   .addOption(dbOption())
   .requiredOption('--org <name>', 'organization (created when it does not exist)')
   .option('--name <label>', 'label for the device')
-  .option('--token-ttl <duration>', 'enrollment token validity: 30s, 15m, 12h, 7d…', duration, parseDuration('7d'))
+  .addOption(new Option('--token-ttl <duration>', 'enrollment token validity: 30s, 15m, 12h, 7d…').argParser(duration).default(parseDuration('7d'), '7d'))
   .option('--public-url <url>', 'server URL to print (default: the one the last `serve` announced)', origin)
   .option('--json', 'print {device_id, org, enrollment_token, server_url, enrollment_link} as JSON')
   .action((opts) => {
