@@ -195,7 +195,8 @@ const TLS_TRUST_CODES = new Set([
 ]);
 
 function networkError(route: Route, serverUrl: string, err: unknown): RetryableError {
-  const code = (err as { code?: string } | null)?.code;
+  const rawCode = (err as { code?: unknown } | null)?.code;
+  const code = typeof rawCode === 'string' ? rawCode : undefined; // DOMException codes are numbers
   let why = firstLine(err);
   if (err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError')) why = 'the request timed out';
   if (code !== undefined && !why.includes(code)) why = `${why} (${code})`;
