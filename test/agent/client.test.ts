@@ -145,8 +145,10 @@ describe('failures, typed by what the caller must do', () => {
       json(res, status, { error: status === 429 ? 'too_many_requests' : 'internal_error', message: 'later' }, headers);
     });
     const api = createApiClient({ serverUrl: answering.url });
-    const errors = [];
-    for (let i = 0; i < answers.length; i++) errors.push(await api.heartbeat(KEY, identity).catch((err: RetryableError) => err));
+    const errors: RetryableError[] = [];
+    for (let i = 0; i < answers.length; i++) {
+      errors.push(await api.heartbeat(KEY, identity).then(() => expect.fail('expected a failure'), (err: RetryableError) => err));
+    }
     expect(errors.map((e) => [e.constructor, e.status])).toEqual([[RetryableError, 429], [RetryableError, 503], [RetryableError, 503]]);
     expect(errors[0]!.retryAfterMs).toBe(7000);
     expect(errors[1]!.retryAfterMs).toBeGreaterThan(85_000);
