@@ -1,6 +1,7 @@
 // rc.conf(5) settings as sysrc(8) resolves them (defaults, rc.conf, rc.conf.local, rc.conf.d):
 // the administrator's intent, which the checks report beside the running state.
 import type { CheckContext, CommandResult, Reason } from '../types';
+import { parseBoolean } from '../text';
 import { commandFailureReason } from '../verdict';
 
 export const SYSRC = '/usr/sbin/sysrc';
@@ -47,11 +48,7 @@ export function parseRcVars(result: CommandResult): RcVars {
  * is "not set properly" (rc treats it as off) and undefined here means "not set at all".
  */
 export function rcEnabled(value: string | undefined): boolean | 'invalid' | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim().toLowerCase();
-  if (['yes', 'true', 'on', '1'].includes(v)) return true;
-  if (['no', 'false', 'off', '0'].includes(v)) return false;
-  return 'invalid';
+  return value === undefined ? undefined : (parseBoolean(value) ?? 'invalid');
 }
 
 /** Evidence form of an rc variable: true/false, "invalid", or null when unset. */

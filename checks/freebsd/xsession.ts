@@ -1,5 +1,6 @@
 // Parsers for the X11 screen-saver settings SCREEN_LOCK reads: XScreenSaver's resource files
 // (~/.xscreensaver, and the app-defaults file the port installs) and `xset q`.
+import { parseBoolean } from '../text';
 
 /** "name:value" resource lines; backslash-newline joins lines; app-defaults prefix "*" or "XScreenSaver." */
 export function parseResources(text: string): Map<string, string> {
@@ -23,15 +24,6 @@ export function parseXsTime(value: string | undefined): number | null {
   return null;
 }
 
-/** X resource booleans. */
-export function parseXsBool(value: string | undefined): boolean | null {
-  if (value === undefined) return null;
-  const v = value.trim().toLowerCase();
-  if (['true', 'on', 'yes', '1'].includes(v)) return true;
-  if (['false', 'off', 'no', '0'].includes(v)) return false;
-  return null;
-}
-
 export interface LockSettings {
   locks: boolean;
   idleSeconds: number;
@@ -44,11 +36,11 @@ export interface LockSettings {
  */
 export function xscreensaverSettings(user: Map<string, string> | null, defaults: Map<string, string> | null): LockSettings | null {
   const get = (key: string) => user?.get(key) ?? defaults?.get(key);
-  const lock = parseXsBool(get('lock'));
+  const lock = parseBoolean(get('lock'));
   const timeout = parseXsTime(get('timeout'));
   const grace = parseXsTime(get('lockTimeout'));
   const mode = get('mode')?.trim().toLowerCase();
-  if (lock === null || timeout === null || grace === null) return null;
+  if (lock === undefined || timeout === null || grace === null) return null;
   return { locks: lock && mode !== 'off' && timeout > 0, idleSeconds: timeout, graceSeconds: grace };
 }
 

@@ -10,7 +10,7 @@ import { containerEvidence, containerFacts, containerVerdict, type ContainerFact
 import { family, osRelease } from './osRelease';
 import { processTable, runningNames } from './processes';
 import { isEnabledState, systemdBooted, unitFileStates } from './systemd';
-import { ageInDays, meaningfulLines } from './text';
+import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
 
 export const DPKG_QUERY = '/usr/bin/dpkg-query';
 export const APT_CONFIG = '/usr/bin/apt-config';
@@ -52,22 +52,6 @@ export function periodicOn(value: string | undefined): Tri {
   if (value === undefined || value === '' || value === '0') return false;
   if (value === 'always' || /^[1-9]\d*[smhd]?$/.test(value)) return true;
   return 'unknown';
-}
-
-/** `[section]` INI as dnf and yum read it; keys lower-cased. */
-export function parseIni(text: string): Record<string, Record<string, string>> {
-  const out: Record<string, Record<string, string>> = {};
-  let section = '';
-  for (const line of meaningfulLines(text)) {
-    const header = /^\[([^\]]+)\]$/.exec(line);
-    if (header) {
-      section = header[1]!.trim();
-      continue;
-    }
-    const eq = line.indexOf('=');
-    if (eq > 0) (out[section] ??= {})[line.slice(0, eq).trim().toLowerCase()] = line.slice(eq + 1).trim();
-  }
-  return out;
 }
 
 const APT_TIMERS = ['apt-daily.timer', 'apt-daily-upgrade.timer'];
@@ -117,9 +101,10 @@ async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
   const [booted, conf] = await Promise.all([systemdBooted(ctx), ctx.host.readFile('/etc/dnf/automatic.conf')]);
   const facts: UpdateFacts = { manager: 'dnf', systemd: booted, timers: await timers(ctx, DNF_TIMERS) };
   if (conf.ok) {
-    const commands = parseIni(conf.text).commands ?? {};
+    // dnf reads option names case-insensitively.
+    const commands = Object.fromEntries(Object.entries(parseIni(conf.text).commands ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
     // dnf-automatic's default is apply_updates = no: download only.
-    facts.applyUpdates = /^(yes|true|1|on)$/i.test(commands.apply_updates ?? 'no');
+    facts.applyUpdates = parseBoolean(commands.apply_updates) === true;
     if (commands.upgrade_type) facts.upgradeType = commands.upgrade_type;
   }
   return facts;

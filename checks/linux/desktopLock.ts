@@ -3,6 +3,7 @@
 // KDE Plasma from kscreenlockerrc and XFCE from xfce4-screensaver's xfconf channel (plain files in
 // the user's home, read without spawning anything).
 import type { Host } from '../types';
+import { parseBoolean, parseIni } from '../text';
 import { commandFailureReason } from '../verdict';
 import type { Account } from './sessions';
 
@@ -45,7 +46,6 @@ export function parseGsettings(text: string): Record<string, string> {
   return out;
 }
 
-const bool = (v: string | undefined) => (v === 'true' ? true : v === 'false' ? false : undefined);
 const int = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined);
 
 function userContext(account: Account) {
@@ -71,8 +71,8 @@ async function readGsettings(host: Host, account: Account, desktop: 'gnome' | 'c
   }
   const values = { ...parseGsettings(results[0]!.stdout), ...parseGsettings(results[1]!.stdout) };
   const settings: LockSettings = { desktop, source: 'gsettings' };
-  const lockEnabled = bool(values[`${prefix}.screensaver.lock-enabled`]);
-  const idleActivation = bool(values[`${prefix}.screensaver.idle-activation-enabled`]);
+  const lockEnabled = parseBoolean(values[`${prefix}.screensaver.lock-enabled`]);
+  const idleActivation = parseBoolean(values[`${prefix}.screensaver.idle-activation-enabled`]);
   const idle = int(values[`${prefix}.session.idle-delay`]);
   const grace = int(values[`${prefix}.screensaver.lock-delay`]);
   if (lockEnabled !== undefined) settings.lockEnabled = lockEnabled;
@@ -84,20 +84,8 @@ async function readGsettings(host: Host, account: Account, desktop: 'gnome' | 'c
 
 /** KConfig INI: [Group] then key=value; `key[$i]` (kiosk lock) keeps its value. */
 export function parseKconfigGroup(text: string, group: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  let inGroup = false;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const header = /^\[([^\]]+)\]/.exec(line);
-    if (header) {
-      inGroup = header[1] === group;
-      continue;
-    }
-    const eq = line.indexOf('=');
-    if (inGroup && eq > 0) out[line.slice(0, eq).replace(/\[\$[a-z]+\]$/, '').trim()] = line.slice(eq + 1).trim();
-  }
-  return out;
+  const entries = Object.entries(parseIni(text)[group] ?? {});
+  return Object.fromEntries(entries.map(([key, value]) => [key.replace(/\[\$[a-z]+\]$/, '').trim(), value]));
 }
 
 /** kscreenlocker's defaults (kscreenlockersettings.kcfg): lock after 5 minutes, 5 s grace. */
@@ -110,7 +98,7 @@ async function readKde(host: Host, account: Account): Promise<LockReading> {
   const merged = { ...KDE_DEFAULTS, ...set };
   const timeoutMinutes = int(merged.Timeout);
   const settings: LockSettings = { desktop: 'kde', source: 'kscreenlockerrc', defaultsUsed: Object.keys(KDE_DEFAULTS).some((k) => !(k in set)) };
-  const lockEnabled = bool(merged.Autolock);
+  const lockEnabled = parseBoolean(merged.Autolock);
   const grace = int(merged.LockGrace);
   if (lockEnabled !== undefined) settings.lockEnabled = lockEnabled;
   if (timeoutMinutes !== undefined) settings.idleDelaySeconds = timeoutMinutes * 60;
@@ -158,10 +146,10 @@ async function readXfce(host: Host, account: Account): Promise<LockReading> {
     source: 'xfconf',
     defaultsUsed: Object.keys(XFCE_DEFAULTS).some((k) => !(k in set)),
   };
-  const saver = bool(v['/saver/enabled']);
-  const idleOn = bool(v['/saver/idle-activation/enabled']);
-  const lock = bool(v['/lock/enabled']);
-  const lockWithSaver = bool(v['/lock/saver-activation/enabled']);
+  const saver = parseBoolean(v['/saver/enabled']);
+  const idleOn = parseBoolean(v['/saver/idle-activation/enabled']);
+  const lock = parseBoolean(v['/lock/enabled']);
+  const lockWithSaver = parseBoolean(v['/lock/saver-activation/enabled']);
   const idleMinutes = int(v['/saver/idle-activation/delay']);
   const graceMinutes = int(v['/lock/saver-activation/delay']);
   if (lock !== undefined && lockWithSaver !== undefined) settings.lockEnabled = lock && lockWithSaver;

@@ -1,7 +1,7 @@
 // os-release(5), the Debian point release and the running kernel: what the OS says it is. Shared
 // by OS_VERSION, AUTO_UPDATE (package-manager family) and host identity (os_version).
 import type { CheckContext, Host } from '../types';
-import { parseShellAssignments } from './text';
+import { parseShellAssignments } from '../text';
 
 export interface OsRelease {
   id: string;

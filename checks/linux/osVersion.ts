@@ -8,7 +8,7 @@ import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { fail, unknown } from '../verdict';
 import { containerEvidence, containerFacts, type ContainerFacts } from './container';
 import { osRelease, preciseVersion, type OsRelease, type OsReleaseFacts } from './osRelease';
-import { ageInDays } from './text';
+import { ageInDays } from '../text';
 
 export interface OsVersionFacts {
   os: OsReleaseFacts;

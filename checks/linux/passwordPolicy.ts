@@ -6,7 +6,7 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { enforces, moduleArgs, readPasswordStack, type PamEntry, type PamStack } from './pamStack';
-import { meaningfulLines } from './text';
+import { meaningfulLines } from '../text';
 
 export interface PasswordPolicyFacts {
   stack: PamStack;

@@ -4,7 +4,7 @@
 import type { CheckContext, Host } from '../types';
 import { processTable } from './processes';
 import { systemdBooted } from './systemd';
-import { parseKeyValue } from './text';
+import { parseKeyValue } from '../text';
 
 export interface GraphicalSession {
   uid: number;

@@ -4,7 +4,7 @@
 // authentication settings from `sshd -T` (root).
 import type { Host } from '../types';
 import { commandFailureReason } from '../verdict';
-import { meaningfulLines } from './text';
+import { meaningfulLines } from '../text';
 
 export const SSHD = '/usr/sbin/sshd';
 

@@ -7,7 +7,7 @@ import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { processTable, runningNames } from './processes';
 import { systemdBooted } from './systemd';
-import { parseBoolean, parseKeyValue } from './text';
+import { parseBoolean, parseKeyValue } from '../text';
 
 export const TIMEDATECTL = '/usr/bin/timedatectl';
 export const CHRONYC = '/usr/bin/chronyc';

@@ -1,4 +1,5 @@
-// Small parsers for the text formats Linux tools and /proc use, shared by the Linux checks.
+// Small parsers for line-oriented text that tools and configuration files print on every platform:
+// comments and blank lines, KEY=value and shell assignments, INI sections, yes/no tokens, ages.
 
 /** Non-empty lines with `#` comments removed and surrounding whitespace trimmed. */
 export function meaningfulLines(text: string): string[] {
@@ -42,7 +43,29 @@ function unquote(value: string): string {
   return v;
 }
 
-/** The exact `yes`/`no` (and 1/0, true/false) tokens; anything else is not a boolean. */
+/**
+ * INI files as dnf, KConfig and similar readers take them: `[section]` headers, `key=value` lines,
+ * whole-line `#` or `;` comments (a `#` inside a value is part of it). Keys are kept as written;
+ * later duplicates win. Lines before the first header belong to section "".
+ */
+export function parseIni(text: string): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  let section = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const header = /^\[([^\]]+)\]/.exec(line);
+    if (header) {
+      section = header[1]!.trim();
+      continue;
+    }
+    const eq = line.indexOf('=');
+    if (eq > 0) (out[section] ??= {})[line.slice(0, eq).trim()] = line.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** The exact `yes`/`no` (and 1/0, true/false, on/off) tokens, any case; anything else is not a boolean. */
 export function parseBoolean(value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;
   const v = value.trim().toLowerCase();
