@@ -5,10 +5,10 @@
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult, type Verdict } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
 import { parseSystemsetup, SYSTEMSETUP } from './systemsetup';
 
 export const LAUNCHCTL = '/bin/launchctl';
-export const SSHD = '/usr/sbin/sshd';
 /** kickstart writes "enabled" here when Remote Management (ARD) is switched on. */
 export const REMOTE_MANAGEMENT_FLAG = '/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd';
 const SSH_LABEL = 'com.openssh.sshd';
@@ -19,7 +19,7 @@ export interface RemoteLoginFacts {
   /** `systemsetup -getremotelogin`, asked only when launchctl gave no usable answer. */
   systemsetup?: CommandResult;
   remoteManagement: FileResult;
-  /** `sshd -G` (effective configuration), asked only when SSH is on and the policy accepts hardened SSH. */
+  /** `sshd -G` (effective configuration; no host keys needed), asked only when SSH is on and the policy accepts hardened SSH. */
   sshdConfig?: CommandResult;
 }
 
@@ -41,25 +41,6 @@ export function parsePrintDisabled(stdout: string): Map<string, ServiceState> | 
     if (m) services.set(m[1]!, m[2] === 'disabled' || m[2] === 'true' ? 'disabled' : 'enabled');
   }
   return null;
-}
-
-export interface SshHardening {
-  passwordAuthentication?: string;
-  kbdInteractiveAuthentication?: string;
-  permitRootLogin?: string;
-}
-
-/** The three settings of `sshd -G` (lower-case "key value" lines) that decide whether passwords or root get in. */
-export function parseSshdEffectiveConfig(stdout: string): SshHardening {
-  const get = (key: string) => new RegExp(`^${key} (\\S+)$`, 'm').exec(stdout)?.[1];
-  const out: SshHardening = {};
-  const password = get('passwordauthentication');
-  const kbd = get('kbdinteractiveauthentication') ?? get('challengeresponseauthentication');
-  const root = get('permitrootlogin');
-  if (password) out.passwordAuthentication = password;
-  if (kbd) out.kbdInteractiveAuthentication = kbd;
-  if (root) out.permitRootLogin = root;
-  return out;
 }
 
 function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: string } {
@@ -93,17 +74,10 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   if (state.ssh === 'disabled') return pass({ ...evidence, rule: 'ssh_disabled' });
   if (!policy.remoteLogin.allowSshIfHardened) return fail({ ...evidence, rule: 'ssh_enabled' });
 
-  const config = facts.sshdConfig && !facts.sshdConfig.error && facts.sshdConfig.exitCode === 0 ? parseSshdEffectiveConfig(facts.sshdConfig.stdout) : null;
-  if (!config?.passwordAuthentication || !config.kbdInteractiveAuthentication || !config.permitRootLogin) {
-    return unknown(facts.sshdConfig ? commandFailureReason(facts.sshdConfig) : 'parse_error', { ...evidence, step: 'sshd_config' });
-  }
-  Object.assign(evidence, {
-    password_authentication: config.passwordAuthentication,
-    kbd_interactive_authentication: config.kbdInteractiveAuthentication,
-    permit_root_login: config.permitRootLogin,
-  });
-  const hardened = config.passwordAuthentication === 'no' && config.kbdInteractiveAuthentication === 'no' && config.permitRootLogin === 'no';
-  return hardened ? pass({ ...evidence, rule: 'ssh_hardened' }) : fail({ ...evidence, rule: 'ssh_not_hardened' });
+  const config: SshdReading = facts.sshdConfig ? readSshdEffectiveConfig(facts.sshdConfig) : { ok: false, reason: 'parse_error' };
+  if (!config.ok) return unknown(config.reason, { ...evidence, step: 'sshd_config' });
+  Object.assign(evidence, sshdEvidence(config.settings));
+  return isHardened(config.settings) ? pass({ ...evidence, rule: 'ssh_hardened' }) : fail({ ...evidence, rule: 'ssh_not_hardened' });
 }
 
 async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {

@@ -6,6 +6,7 @@
 // (PAM) logins and root logins passes.
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { isRunning, parseProcessTable, processProbe } from './processes';
 import { parseRcVars, rcEvidence, rcProbe } from './rc';
@@ -13,7 +14,6 @@ import { isLoopback, parseSockstat, type Socket } from './sockstat';
 
 export const SOCKSTAT = '/usr/bin/sockstat';
 export const SOCKSTAT_ARGS = ['-4', '-6', '-l', '-P', 'tcp'] as const;
-export const SSHD = '/usr/sbin/sshd';
 
 export interface RemoteLoginFacts {
   sockstat: CommandResult;
@@ -36,41 +36,11 @@ export async function collectRemoteLogin(ctx: CheckContext): Promise<RemoteLogin
 const isSsh = (s: Socket) => ['sshd', 'dropbear'].includes(s.command) || s.port === 22;
 const isTelnet = (s: Socket) => s.command === 'telnetd' || s.port === 23;
 
-export interface SshHardening {
-  password_authentication: string | null;
-  kbd_interactive_authentication: string | null;
-  permit_root_login: string | null;
-  hardened: boolean;
-}
-
-/** `sshd -T`: lower-case "keyword value" lines of the effective configuration. */
-export function parseSshdConfig(stdout: string): SshHardening | null {
-  const values = new Map<string, string>();
-  for (const line of stdout.split('\n')) {
-    const m = /^([a-z0-9]+) (.*)$/.exec(line.trim());
-    if (m) values.set(m[1]!, m[2]!);
-  }
-  const password = values.get('passwordauthentication') ?? null;
-  const kbd = values.get('kbdinteractiveauthentication') ?? values.get('challengeresponseauthentication') ?? null;
-  const root = values.get('permitrootlogin') ?? null;
-  if (password === null || root === null) return null;
-  const safe = (v: string | null) => (v === null ? null : /^[a-z-]{1,20}$/.test(v) ? v : 'other');
-  return {
-    password_authentication: safe(password),
-    kbd_interactive_authentication: safe(kbd),
-    permit_root_login: safe(root),
-    hardened: password === 'no' && (kbd === 'no' || kbd === null) && root === 'no',
-  };
-}
-
 function hardeningVerdict(facts: RemoteLoginFacts, evidence: Evidence, exposure: string): Verdict {
-  const config = facts.sshdConfig;
-  if (!config || config.error || config.exitCode !== 0) return unknown(config ? commandFailureReason(config) : 'check_error', { ...evidence, rule: exposure });
-  const hardening = parseSshdConfig(config.stdout);
-  if (!hardening) return unknown('parse_error', { ...evidence, rule: exposure });
-  const { hardened, ...settings } = hardening;
-  const details = { ...evidence, ...settings };
-  return hardened ? pass({ ...details, rule: 'ssh_hardened' }) : fail({ ...details, rule: exposure });
+  const config: SshdReading = facts.sshdConfig ? readSshdEffectiveConfig(facts.sshdConfig) : { ok: false, reason: 'check_error' };
+  if (!config.ok) return unknown(config.reason, { ...evidence, rule: exposure });
+  const details = { ...evidence, ...sshdEvidence(config.settings) };
+  return isHardened(config.settings) ? pass({ ...details, rule: 'ssh_hardened' }) : fail({ ...details, rule: exposure });
 }
 
 export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {

@@ -8,7 +8,8 @@ import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
 import { processTable } from './processes';
 import { readListeners, socketOwners, type Bind } from './sockets';
-import { readSshdSettings, sshdConfigPorts, sshSocketPorts, type SshdReading } from './sshConfig';
+import { isHardened, sshdEvidence, type SshdReading } from '../sshd';
+import { readSshdSettings, sshdConfigPorts, sshSocketPorts } from './sshConfig';
 
 export type RemoteService = 'ssh' | 'telnet' | 'rdp' | 'vnc';
 
@@ -114,18 +115,15 @@ function evaluate(facts: RemoteLoginFacts, policy: Policy): Verdict {
       ssh_ports: [...new Set(ssh.map((l) => l.port))].sort((a, b) => a - b),
       ssh_socket_activated: ssh.some((l) => l.owner !== undefined && ACTIVATORS.has(l.owner)),
     });
-    if (facts.sshd?.ok) {
-      const s = facts.sshd.settings;
-      Object.assign(evidence, { password_auth: s.passwordAuthentication ?? null, kbd_interactive_auth: s.kbdInteractiveAuthentication ?? null, permit_root_login: s.permitRootLogin ?? null });
-    } else if (facts.sshd) evidence.sshd_config = facts.sshd.reason;
+    if (facts.sshd?.ok) Object.assign(evidence, sshdEvidence(facts.sshd.settings));
+    else if (facts.sshd) evidence.sshd_config = facts.sshd.reason;
   }
   if (exposed.length === 0) return pass({ ...evidence, rule: 'no_remote_login_listening' });
-  const hardened =
-    facts.sshd?.ok === true &&
-    facts.sshd.settings.passwordAuthentication === 'no' &&
-    facts.sshd.settings.kbdInteractiveAuthentication === 'no' &&
-    facts.sshd.settings.permitRootLogin === 'no';
-  if (policy.remoteLogin.allowSshIfHardened && others.length === 0 && hardened) return pass({ ...evidence, rule: 'ssh_hardened' });
+  if (policy.remoteLogin.allowSshIfHardened && others.length === 0) {
+    // Only SSH is exposed and the policy accepts it when hardened: that needs sshd's answer.
+    if (!facts.sshd?.ok) return unknown(facts.sshd?.reason ?? 'check_error', { ...evidence, step: 'sshd_config' });
+    if (isHardened(facts.sshd.settings)) return pass({ ...evidence, rule: 'ssh_hardened' });
+  }
   return fail({ ...evidence, rule: 'remote_login_exposed' });
 }
 

@@ -1,12 +1,10 @@
-// Where and how an SSH server would listen: ports from sshd_config (world-readable on most
+// Where an SSH server would listen: ports from sshd_config (world-readable on most
 // distributions) and from systemd socket units (ssh.socket on Debian/Ubuntu, sshd.socket
 // elsewhere; Ubuntu 22.10+ generates a drop-in from sshd_config), and the effective
-// authentication settings from `sshd -T` (root).
-import type { Host } from '../types';
-import { commandFailureReason } from '../verdict';
+// authentication settings from `sshd -T` (root; read by checks/sshd.ts).
+import { readSshdEffectiveConfig, SSHD, sshdConfigDirectives, type SshdReading } from '../sshd';
 import { meaningfulLines } from '../text';
-
-export const SSHD = '/usr/sbin/sshd';
+import type { Host } from '../types';
 
 /** `Port` lines of sshd_config and the files its `Include` lines name (glob `*.conf` in one directory). */
 export async function sshdConfigPorts(host: Host): Promise<number[]> {
@@ -14,13 +12,10 @@ export async function sshdConfigPorts(host: Host): Promise<number[]> {
   const visit = async (file: string, depth: number): Promise<void> => {
     const read = await host.readFile(file);
     if (!read.ok || depth > 4) return;
-    for (const line of meaningfulLines(read.text)) {
-      const [keyword, value] = line.split(/\s+/);
-      const key = keyword?.toLowerCase();
-      // Settings after the first Match block apply only to matching connections.
-      if (key === 'match') return;
-      if (key === 'port' && value && /^\d+$/.test(value)) ports.push(Number(value));
-      if (key === 'include' && value) {
+    // Settings after the first Match block apply only to matching connections.
+    for (const { keyword: key, value } of sshdConfigDirectives(read.text)) {
+      if (key === 'port' && /^\d+$/.test(value)) ports.push(Number(value));
+      if (key === 'include') {
         const pattern = /^(.*)\/\*\.conf$/.exec(value);
         if (!pattern) await visit(value.startsWith('/') ? value : `/etc/ssh/${value}`, depth + 1);
         else {
@@ -85,32 +80,7 @@ export async function sshSocketPorts(host: Host): Promise<number[]> {
   return ports;
 }
 
-export interface SshdSettings {
-  passwordAuthentication?: string;
-  kbdInteractiveAuthentication?: string;
-  permitRootLogin?: string;
-}
-
-export type SshdReading = { ok: true; settings: SshdSettings } | { ok: false; reason: string };
-
-/** `sshd -T` prints the effective configuration as lower-case "keyword value" lines. */
-export function parseSshdT(stdout: string): SshdSettings {
-  const settings: SshdSettings = {};
-  for (const line of stdout.split('\n')) {
-    const [key, value] = line.trim().split(/\s+/);
-    if (!key || !value) continue;
-    if (key === 'passwordauthentication') settings.passwordAuthentication = value;
-    // OpenSSH 8.7 renamed ChallengeResponseAuthentication to KbdInteractiveAuthentication.
-    if (key === 'kbdinteractiveauthentication' || (key === 'challengeresponseauthentication' && !settings.kbdInteractiveAuthentication)) settings.kbdInteractiveAuthentication = value;
-    if (key === 'permitrootlogin') settings.permitRootLogin = value;
-  }
-  return settings;
-}
-
+/** `sshd -T`: the effective configuration, as root. */
 export async function readSshdSettings(host: Host): Promise<SshdReading> {
-  const result = await host.run(SSHD, ['-T']);
-  if (result.error) return { ok: false, reason: commandFailureReason(result) };
-  if (result.exitCode !== 0) return { ok: false, reason: /privilege separation|Permission denied|not owned/i.test(result.stderr) ? 'sshd_config_unreadable' : 'parse_error' };
-  const settings = parseSshdT(result.stdout);
-  return settings.passwordAuthentication ? { ok: true, settings } : { ok: false, reason: 'parse_error' };
+  return readSshdEffectiveConfig(await host.run(SSHD, ['-T']));
 }

@@ -5,6 +5,7 @@
 // refuses passwords passes.
 import { z } from 'zod';
 import type { Policy } from '../policy';
+import { sshdConfigDirectives } from '../sshd';
 import { defineCheck, type Evidence, type FileResult, type Verdict } from '../types';
 import { fsFailureReason, fail, pass, unknown } from '../verdict';
 import { probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Section, type ServiceFacts } from './probe';
@@ -30,19 +31,10 @@ export interface RemoteLoginFacts {
  * (sshd's rule); absent means yes (OpenSSH's default). Null when the value is not yes/no.
  */
 export function sshdAcceptsPasswords(config: string): boolean | null {
-  for (const raw of config.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^(\S+)\s*(?:=\s*|\s+)(\S+)/.exec(line);
-    if (!match) continue;
-    const keyword = match[1]!.toLowerCase();
-    if (keyword === 'match') break;
-    if (keyword === 'passwordauthentication') {
-      const value = match[2]!.toLowerCase();
-      return value === 'yes' ? true : value === 'no' ? false : null;
-    }
-  }
-  return true;
+  const directive = sshdConfigDirectives(config).find((d) => d.keyword === 'passwordauthentication');
+  if (!directive) return true;
+  const value = directive.value.toLowerCase();
+  return value === 'yes' ? true : value === 'no' ? false : null;
 }
 
 export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {

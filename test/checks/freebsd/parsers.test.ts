@@ -14,7 +14,6 @@ import { passwdqcSettings } from '../../../checks/freebsd/passwordPolicy';
 import { parsePfRules, parsePfStatus, pfDefault } from '../../../checks/freebsd/pf';
 import { parseProcessTable } from '../../../checks/freebsd/processes';
 import { parseRcVars, rcEnabled } from '../../../checks/freebsd/rc';
-import { parseSshdConfig } from '../../../checks/freebsd/remoteLogin';
 import { isLoopback, parseSockstat } from '../../../checks/freebsd/sockstat';
 import { isGeliProvider, parseGeliStatus, parseMountTable, parseZpoolStatus, rootEntry } from '../../../checks/freebsd/storage';
 import { interpretSysctl } from '../../../checks/freebsd/sysctl';
@@ -369,12 +368,6 @@ describe('small readers', () => {
   it('ps: uid and command names with blanks', () => {
     expect(parseProcessTable(ok('    0 crypto returns 0\n 1001 xscreensaver\n'))).toEqual({ ok: true, processes: [{ uid: 0, comm: 'crypto returns 0' }, { uid: 1001, comm: 'xscreensaver' }] });
     expect(parseProcessTable(ok(''))).toEqual({ ok: false, reason: 'parse_error' });
-  });
-
-  it('sshd -T: hardened only with passwords, keyboard-interactive and root logins all off', () => {
-    expect(parseSshdConfig('passwordauthentication no\nkbdinteractiveauthentication no\npermitrootlogin no\n')!.hardened).toBe(true);
-    expect(parseSshdConfig('passwordauthentication no\nkbdinteractiveauthentication no\npermitrootlogin prohibit-password\n')!.hardened).toBe(false);
-    expect(parseSshdConfig('port 22\n')).toBeNull();
   });
 
   it('XScreenSaver times, booleans, user values over defaults, "mode: off"', () => {

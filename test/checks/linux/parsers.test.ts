@@ -11,7 +11,7 @@ import { tokenizePamLine } from '../../../checks/linux/pamStack';
 import { parsePwqualityConf } from '../../../checks/linux/passwordPolicy';
 import { classify } from '../../../checks/linux/remoteLogin';
 import { classifyAddress, addressBytes, parseProcNetTcp } from '../../../checks/linux/sockets';
-import { applyListenStream, parseSshdT } from '../../../checks/linux/sshConfig';
+import { applyListenStream } from '../../../checks/linux/sshConfig';
 import { parseChronyTracking, parseNtpqRv, parseTimedatectl } from '../../../checks/linux/timeSync';
 import { parseAptPeriodic, periodicOn } from '../../../checks/linux/autoUpdate';
 
@@ -113,14 +113,6 @@ describe('ssh configuration', () => {
     expect(applyListenStream([], '[Socket]\nListenStream=22\nAccept=no\n')).toEqual([22]);
     expect(applyListenStream([22], '[Socket]\nListenStream=\nListenStream=0.0.0.0:2222\nListenStream=[::]:2223\nListenStream=/run/x.sock\n')).toEqual([2222, 2223]);
     expect(applyListenStream([22], '[Unit]\nListenStream=99\n')).toEqual([22]);
-  });
-
-  it('reads the effective settings of sshd -T, old keyword names included', () => {
-    expect(parseSshdT('port 22\npasswordauthentication no\nchallengeresponseauthentication no\npermitrootlogin prohibit-password\n')).toEqual({
-      passwordAuthentication: 'no',
-      kbdInteractiveAuthentication: 'no',
-      permitRootLogin: 'prohibit-password',
-    });
   });
 });
 
