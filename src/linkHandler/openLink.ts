@@ -2,7 +2,7 @@
 // It shows the server the link would enroll this device with and asks before doing anything; the
 // link is never printed or logged. When the service's state needs administrator rights, the
 // confirmed link goes to an elevated copy of this command (elevate.ts), never on a command line.
-import { createInterface } from 'node:readline/promises';
+import { createInterface, type Interface } from 'node:readline';
 import { readFile, rm } from 'node:fs/promises';
 import { enroll } from '../agent/enrollment';
 import { parseEnrollmentLink } from '../agent/enrollmentLink';
@@ -12,6 +12,7 @@ import { resolveStateDir } from '../agent/stateDir';
 import { currentPlatform } from '../platform/current';
 import { isPrivileged } from '../platform/privilege';
 import type { CommonOptions } from '../cli/commonOptions';
+import { explain as explainEnrollmentFailure } from '../cli/commands/enroll';
 import { describeFailure, redactCredentials } from '../cli/exitCodes';
 import { serviceKeystore } from '../service/keystore';
 import { runningProgram } from '../service/program';
@@ -55,51 +56,75 @@ async function readStdin(): Promise<string> {
   return text;
 }
 
-async function confirm(serverUrl: string): Promise<boolean> {
-  if (!process.stdin.isTTY) {
-    throw new InvalidInputError('opening an enrollment link needs your confirmation: open it from a desktop, or run this in a terminal');
-  }
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    process.stderr.write(`This link enrolls this device with the server\n\n    ${serverUrl}\n\nContinue only if your IT department sent you this link.\n`);
-    const answer = await prompt.question('Enroll this device? [y/N] ');
-    return /^\s*y(es)?\s*$/i.test(answer);
-  } finally {
-    prompt.close();
-  }
-}
+/**
+ * The terminal the desktop opened for the link: one line reader for the question and the final
+ * pause, released while another program (sudo) needs the terminal.
+ */
+class Terminal {
+  private reader: Interface | undefined;
+  /** Lines typed ahead are kept for the next question (readline drops lines nobody asked for). */
+  private lines: AsyncIterator<string> | undefined;
 
-/** A terminal opened for the link closes when we exit: let the user read the outcome first. */
-async function pauseBeforeClosing(): Promise<void> {
-  if (!process.stdin.isTTY) return;
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  await prompt.question('Press Enter to close. ').finally(() => prompt.close());
+  static open(): Terminal {
+    if (!process.stdin.isTTY) {
+      throw new InvalidInputError('opening an enrollment link needs your confirmation: open it from a desktop, or run this in a terminal');
+    }
+    return new Terminal();
+  }
+
+  async question(text: string): Promise<string> {
+    if (!this.reader) {
+      this.reader = createInterface({ input: process.stdin, output: process.stderr });
+      this.lines = this.reader[Symbol.asyncIterator]();
+    }
+    this.reader.setPrompt(text);
+    this.reader.prompt();
+    const next = await this.lines!.next();
+    return next.done ? '' : next.value; // end of input: no answer
+  }
+
+  release(): void {
+    this.reader?.close();
+    this.reader = undefined;
+    this.lines = undefined;
+  }
+
+  async confirm(serverUrl: string): Promise<boolean> {
+    process.stderr.write(`This link enrolls this device with the server\n\n    ${serverUrl}\n\nContinue only if your IT department sent you this link.\n`);
+    return /^\s*y(es)?\s*$/i.test(await this.question('Enroll this device? [y/N] '));
+  }
+
+  /** The terminal closes when we exit: let the user read the outcome first. */
+  async pause(): Promise<void> {
+    await this.question('Press Enter to close. ');
+  }
 }
 
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
   // Overwrites this process's argument area: the link no longer shows in the process list.
   process.title = 'device-agent open-link';
-  const interactive = !options.yes && !options.describe;
+  if (options.yes || options.describe) return openLink(link, options, null);
+  const terminal = Terminal.open();
   try {
-    return await openLink(link, options, interactive);
+    return await openLink(link, options, terminal);
   } catch (err) {
-    if (!interactive) throw err;
-    // The terminal opened for the link closes when we exit: show the failure first.
     const failure = describeFailure(err);
     if (failure.message !== null) process.stderr.write(redactCredentials(`device-agent: ${failure.message}\n`));
-    await pauseBeforeClosing();
+    await terminal.pause();
     return failure.exitCode;
+  } finally {
+    terminal.release();
   }
 }
 
-async function openLink(link: string | undefined, options: OpenLinkOptions, interactive: boolean): Promise<number> {
+async function openLink(link: string | undefined, options: OpenLinkOptions, terminal: Terminal | null): Promise<number> {
   const linkText = await readLink(link, options);
   const input = parseEnrollmentLink(linkText);
   if (options.describe) {
     process.stdout.write(`${input.serverUrl}\n`);
     return 0;
   }
-  if (interactive && !(await confirm(input.serverUrl))) {
+  if (terminal && !(await terminal.confirm(input.serverUrl))) {
     process.stderr.write('Not enrolled: nothing was sent.\n');
     return 0;
   }
@@ -108,11 +133,12 @@ async function openLink(link: string | undefined, options: OpenLinkOptions, inte
   try {
     stateDir = resolveStateDir({ explicit: options.stateDir });
   } catch (err) {
-    if (!(err instanceof ElevationRequiredError) || !interactive) throw err;
-    // The service's state: enroll it as administrator.
+    if (!(err instanceof ElevationRequiredError) || !terminal) throw err;
+    // The service's state: enroll it as administrator (sudo asks on the terminal).
+    terminal.release();
     const elevate = currentPlatform() === 'WINDOWS' ? elevateWithUac : elevateWithSudo;
     const code = await elevate(programArgv(runningProgram()), [], linkText);
-    await pauseBeforeClosing();
+    await terminal.pause();
     return code;
   }
   const result = await enroll({
@@ -123,8 +149,10 @@ async function openLink(link: string | undefined, options: OpenLinkOptions, inte
     force: false,
     caFile: options.caFile,
     logger,
+  }).catch((err: unknown) => {
+    throw explainEnrollmentFailure(err);
   });
   process.stdout.write(`Enrolled this device with ${result.serverUrl}. The agent picks up the enrollment by itself.\n`);
-  if (interactive) await pauseBeforeClosing();
+  await terminal?.pause();
   return 0;
 }

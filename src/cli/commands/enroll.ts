@@ -43,7 +43,7 @@ export default async function enrollCommand(link: string | undefined, options: E
   return EXIT.ok;
 }
 
-function explain(err: unknown): unknown {
+export function explain(err: unknown): unknown {
   if (err instanceof CredentialsRejectedError) {
     return new CommandFailure('the server refused the enrollment token: token invalid, expired or already used: ask for a new one (nothing was stored)', EXIT.credentialsRejected);
   }

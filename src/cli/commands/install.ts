@@ -7,7 +7,6 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ApiError, CredentialsRejectedError, RetryableError } from '../../agent/api';
 import { enroll } from '../../agent/enrollment';
 import { readEnrollmentRecord } from '../../agent/enrollmentRecord';
 import { AlreadyEnrolledError, InvalidInputError, NotEnrolledError, StateCorruptError } from '../../agent/errors';
@@ -24,6 +23,7 @@ import { runningProgram } from '../../service/program';
 import { renderDryRun, type Plan, type PlanStep } from '../../service/plan';
 import type { CommonOptions } from '../commonOptions';
 import { resolveEnrollmentInput } from '../enrollmentInput';
+import { explain as explainEnrollmentFailure } from './enroll';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 
 export interface ServiceCliOptions extends CommonOptions {
@@ -188,15 +188,6 @@ async function existingEnrollment(target: ServiceTarget): Promise<{ serverUrl?: 
     if (err instanceof StateCorruptError && target.dryRun) return { unreadable: true };
     throw err;
   }
-}
-
-function explainEnrollmentFailure(err: unknown): unknown {
-  if (err instanceof CredentialsRejectedError) {
-    return new CommandFailure('the server refused the enrollment token: token invalid, expired or already used: ask for a new one (nothing was installed)', EXIT.credentialsRejected);
-  }
-  if (err instanceof RetryableError) return new CommandFailure(`${err.message} (nothing was installed; try again later)`, EXIT.unreachable);
-  if (err instanceof ApiError) return new CommandFailure(`enrollment failed: ${err.message} (nothing was installed)`, EXIT.internal);
-  return err;
 }
 
 /** Before changing anything: every file to copy must be there (the release archive ships them together). */
