@@ -4,6 +4,7 @@
 // evidence; each daemon's own query tool decides "synchronised". rc.conf intent is evidence.
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Reason, type Verdict } from '../types';
+import { chronyTrackingCsv, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { isRunning, parseProcessTable, processProbe } from './processes';
 import { parseRcVars, rcEnabled, rcEvidence, rcProbe, type RcVars } from './rc';
@@ -63,47 +64,31 @@ export interface SyncState {
   reason?: Reason;
 }
 
+/** A daemon's answer through its query tool, or why it gave none. */
+function reading(daemon: SyncState['daemon'], result: CommandResult, notAnswering: boolean, read: (stdout: string) => ClockSync | undefined): SyncState {
+  if (notAnswering) return { daemon, reason: 'daemon_not_answering' };
+  if (result.error || result.exitCode !== 0) return { daemon, reason: commandFailureReason(result) };
+  const clock = read(result.stdout);
+  if (!clock) return { daemon, reason: 'parse_error' };
+  const state: SyncState = { daemon, synced: clock.synchronized };
+  if (clock.stratum !== undefined) state.stratum = clock.stratum;
+  if (clock.offsetSeconds !== undefined) state.offsetSeconds = clock.offsetSeconds;
+  return state;
+}
+
 /** `ntpq -c "rv 0 leap,stratum,offset"`: "leap=00, stratum=3, offset=-0.123" (offset in ms). */
 export function parseNtpq(result: CommandResult): SyncState {
-  const state: SyncState = { daemon: 'ntpd' };
-  if (refused(result) || timedOut(result)) return { ...state, reason: 'daemon_not_answering' };
-  if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
-  const vars = Object.fromEntries([...result.stdout.matchAll(/\b(leap|stratum|offset)=([^,\s]+)/g)].map((m) => [m[1]!, m[2]!]));
-  if (!/^[01]{2}$/.test(vars.leap ?? '') || !/^\d+$/.test(vars.stratum ?? '')) return { ...state, reason: 'parse_error' };
-  const stratum = Number(vars.stratum);
-  // Leap indicator 11 ("alarm") and stratum 16 both mean "not synchronised".
-  state.synced = vars.leap !== '11' && stratum >= 1 && stratum <= 15;
-  state.stratum = stratum;
-  if (vars.offset !== undefined && /^[-+]?\d+(\.\d+)?$/.test(vars.offset)) state.offsetSeconds = Number(vars.offset) / 1000;
-  return state;
+  return reading('ntpd', result, refused(result) || timedOut(result), ntpqClockSync);
 }
 
 /** OpenNTPD's `ntpctl -s status`: "4/4 peers valid, clock synced, stratum 3" or "… clock unsynced". */
 export function parseNtpctl(result: CommandResult): SyncState {
-  const state: SyncState = { daemon: 'openntpd' };
-  if (!result.error && /^ntpctl: connect: /m.test(result.stderr)) return { ...state, reason: 'daemon_not_answering' };
-  if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
-  const synced = /(?:^|, )clock synced, stratum (\d+)$/m.exec(result.stdout);
-  if (synced) return { ...state, synced: true, stratum: Number(synced[1]) };
-  if (/(?:^|, )clock unsynced(?:,|$)/m.test(result.stdout)) return { ...state, synced: false };
-  return { ...state, reason: 'parse_error' };
+  return reading('openntpd', result, !result.error && /^ntpctl: connect: /m.test(result.stderr), ntpctlClockSync);
 }
 
-const CHRONY_LEAP: Record<string, boolean> = { Normal: true, 'Insert second': true, 'Delete second': true, 'Not synchronised': false };
-
-/** `chronyc -c tracking`: 14 comma-separated fields; the 3rd is the stratum, the 5th the offset (s), the last the leap status. */
+/** `chronyc -c tracking`: the CSV form of chrony's tracking report. */
 export function parseChronyc(result: CommandResult): SyncState {
-  const state: SyncState = { daemon: 'chronyd' };
-  if (!result.error && /^506 Cannot talk to daemon/m.test(result.stderr)) return { ...state, reason: 'daemon_not_answering' };
-  if (result.error || result.exitCode !== 0) return { ...state, reason: commandFailureReason(result) };
-  const fields = result.stdout.trim().split(',');
-  const leap = fields[13];
-  if (fields.length !== 14 || leap === undefined || !(leap in CHRONY_LEAP) || !/^\d+$/.test(fields[2]!)) return { ...state, reason: 'parse_error' };
-  const stratum = Number(fields[2]);
-  state.synced = CHRONY_LEAP[leap]! && stratum >= 1 && stratum <= 15;
-  state.stratum = stratum;
-  if (/^[-+]?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(fields[4]!)) state.offsetSeconds = Number(fields[4]);
-  return state;
+  return reading('chronyd', result, !result.error && /^506 Cannot talk to daemon/m.test(result.stderr), chronyTrackingCsv);
 }
 
 /** `sysctl -n kern.boottime`: "{ sec = 1763700000, usec = 123456 } Fri Nov 21 04:40:00 2025". */

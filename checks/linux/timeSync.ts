@@ -8,6 +8,7 @@ import { containerEvidence, containerFacts, containerVerdict, type ContainerFact
 import { processTable, runningNames } from './processes';
 import { systemdBooted } from './systemd';
 import { parseBoolean, parseKeyValue } from '../text';
+import { chronyTrackingText, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
 
 export const TIMEDATECTL = '/usr/bin/timedatectl';
 export const CHRONYC = '/usr/bin/chronyc';
@@ -18,10 +19,7 @@ export const NTPCTL = '/usr/sbin/ntpctl';
 export const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyn', 'openntpd', 'ptp4l', 'phc2sys'];
 
 /** A backend's answer: synchronised or not (with what it measured), or why it could not say. */
-export interface SyncState {
-  synchronized: boolean;
-  offsetSeconds?: number;
-  stratum?: number;
+export interface SyncState extends ClockSync {
   /** timedatectl only: a sync service is enabled. */
   ntpEnabled?: boolean;
 }
@@ -51,35 +49,6 @@ export function parseTimedatectl(stdout: string): SyncState | undefined {
   return ntp === undefined ? { synchronized: synced } : { synchronized: synced, ntpEnabled: ntp };
 }
 
-/** `chronyc -n tracking`: "Leap status : Normal" is synchronised, "Not synchronised" is not. */
-export function parseChronyTracking(stdout: string): SyncState | undefined {
-  const leap = /^Leap status\s*:\s*(.+?)\s*$/m.exec(stdout)?.[1];
-  if (!leap) return undefined;
-  const reading: SyncState = { synchronized: leap !== 'Not synchronised' };
-  const offset = /^System time\s*:\s*([\d.]+) seconds (fast|slow)/m.exec(stdout);
-  if (offset) reading.offsetSeconds = Number(offset[1]) * (offset[2] === 'slow' ? -1 : 1);
-  const stratum = /^Stratum\s*:\s*(\d+)/m.exec(stdout)?.[1];
-  if (stratum !== undefined) reading.stratum = Number(stratum);
-  return reading;
-}
-
-/** `ntpq -c rv` status word: "leap_alarm" or "sync_unspec" mean not synchronised. */
-export function parseNtpqRv(stdout: string): SyncState | undefined {
-  const leap = /\bleap_(none|add_sec|del_sec|alarm)\b/.exec(stdout)?.[1];
-  const source = /\bsync_(\w+)\b/.exec(stdout)?.[1];
-  if (!leap || !source) return undefined;
-  const reading: SyncState = { synchronized: leap !== 'alarm' && source !== 'unspec' };
-  const stratum = /\bstratum=(\d+)/.exec(stdout)?.[1];
-  if (stratum !== undefined) reading.stratum = Number(stratum);
-  return reading;
-}
-
-/** `ntpctl -s status` (OpenNTPD): "clock synced" or "clock unsynced". */
-export function parseNtpctl(stdout: string): SyncState | undefined {
-  const state = /\bclock (synced|unsynced)\b/.exec(stdout)?.[1];
-  return state ? { synchronized: state === 'synced' } : undefined;
-}
-
 async function query(ctx: CheckContext, command: string, args: string[], parse: (s: string) => SyncState | undefined): Promise<SyncReading> {
   const result = await ctx.host.run(command, args);
   if (result.error) return { unreadable: commandFailureReason(result) };
@@ -98,11 +67,11 @@ async function collect(ctx: CheckContext): Promise<TimeSyncFacts> {
     // systemd < 239 has no "show": fall back to the status text.
     facts.timedatectl = 'unreadable' in r ? await query(ctx, TIMEDATECTL, ['status'], parseTimedatectl) : r;
   }));
-  if (running.has('chronyd')) queries.push(query(ctx, CHRONYC, ['-n', 'tracking'], parseChronyTracking).then((r) => void (facts.chrony = r)));
+  if (running.has('chronyd')) queries.push(query(ctx, CHRONYC, ['-n', 'tracking'], chronyTrackingText).then((r) => void (facts.chrony = r)));
   if (running.has('ntpd')) {
     // ntpd is the comm name of ntpd, ntpsec, OpenNTPD and busybox ntpd alike: ask each tool.
-    queries.push(query(ctx, NTPQ, ['-c', 'rv'], parseNtpqRv).then(async (r) => {
-      facts.ntpd = 'unreadable' in r ? await query(ctx, NTPCTL, ['-s', 'status'], parseNtpctl) : r;
+    queries.push(query(ctx, NTPQ, ['-c', 'rv'], ntpqClockSync).then(async (r) => {
+      facts.ntpd = 'unreadable' in r ? await query(ctx, NTPCTL, ['-s', 'status'], ntpctlClockSync) : r;
     }));
   }
   await Promise.all(queries);
