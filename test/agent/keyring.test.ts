@@ -99,12 +99,13 @@ describe.skipIf(missing.length > 0)('keyring key store (real Secret Service)', (
 
   it('a locked store is reported as such (exit 1), not as "not enrolled", and nothing is lost', async () => {
     const dir = stateDir();
-    expect((await enroll(dir)).result.code).toBe(0);
+    const enrolled = (await enroll(dir)).result;
+    expect(enrolled.code, enrolled.stderr).toBe(0);
     const entry = entryOf(dir);
     secrets.lock();
     try {
       const status = await runAgent(['status', '--json', '--state-dir', dir], { env });
-      expect(status.code).toBe(1);
+      expect(status.code, status.stderr).toBe(1);
       expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, keystore: 'keyring', key_available: false });
       expect(status.stderr).toMatch(/the OS secret store is unavailable: .*it is locked: unlock it/i);
 
@@ -117,15 +118,17 @@ describe.skipIf(missing.length > 0)('keyring key store (real Secret Service)', (
       const { device, result } = await enroll(other);
       expectUserError(result, 1, /the OS secret store is unavailable: .*it is locked: unlock it/i);
       expect(listStateFiles(other)).toEqual([]);
-      expect((await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', stateDir(), '--keystore', 'file'], {
+      const unspent = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', stateDir(), '--keystore', 'file'], {
         input: device.enrollment_token,
         env,
-      })).code).toBe(0); // the token was not spent
+      });
+      expect(unspent.code, unspent.stderr).toBe(0); // the token was not spent
     } finally {
       await secrets.unlock();
     }
     expect(secrets.lookup(entry)).toMatch(/^[0-9a-f]{96}$/);
-    expect((await runAgent(['unenroll', '--state-dir', dir], { env })).code).toBe(0);
+    const unenrolled = await runAgent(['unenroll', '--state-dir', dir], { env });
+    expect(unenrolled.code, unenrolled.stderr).toBe(0);
   });
 });
 

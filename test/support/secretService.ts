@@ -63,8 +63,13 @@ export async function startSecretService(password = 'device-agent-test-keyring')
       keyring.stdin!.end(password);
       if (previous && previous.exitCode === null && previous.signalCode === null) await once(previous, 'exit');
       await waitForSecretsName(env);
-      // Ready when a round trip through the login collection works.
-      if (tool(['store', '--label=readiness probe', 'device-agent-test', 'probe'], 'x').status !== 0) throw new Error('secret-tool store failed');
+      // Ready when a round trip through the unlocked login collection works: the daemon may own its
+      // bus name a moment before it has unlocked the collection.
+      const deadline = Date.now() + 10_000;
+      while (tool(['store', '--label=readiness probe', 'device-agent-test', 'probe'], 'x').status !== 0) {
+        if (Date.now() > deadline) throw new Error('gnome-keyring-daemon: the login collection did not become writable within 10 s');
+        await sleep(100);
+      }
       tool(['clear', 'device-agent-test', 'probe']);
     };
     await startKeyring();
