@@ -7,6 +7,7 @@
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Evidence, type FileResult, type Verdict } from '../types';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
+import { passwdqcConfigFiles, passwdqcMinLength, passwdqcMinText, passwdqcRequiresClasses, passwdqcSettings } from '../passwdqc';
 import { capNumber, capString, expandRecord, parseCapDatabase } from './loginConf';
 import { resolveChain, type PamEntry, type PamFiles } from './pam';
 
@@ -22,8 +23,7 @@ export interface PasswordFacts {
 }
 
 const isPasswdqc = (e: PamEntry) => /^pam_passwdqc\.so(?:\.\d+)?$/.test(e.module.split('/').at(-1) ?? '');
-const configFiles = (entries: PamEntry[]) =>
-  entries.filter(isPasswdqc).flatMap((e) => e.options.filter((o) => o.startsWith('config=')).map((o) => o.slice('config='.length)));
+const configFiles = (entries: PamEntry[]) => entries.filter(isPasswdqc).flatMap((e) => passwdqcConfigFiles(e.options));
 
 export async function collectPassword(ctx: CheckContext): Promise<PasswordFacts> {
   const { host } = ctx;
@@ -42,46 +42,6 @@ export async function collectPassword(ctx: CheckContext): Promise<PasswordFacts>
     }
   }
   return { files, loginConf, nsswitch };
-}
-
-export interface PasswdqcSettings {
-  /** min=N0,N1,N2,N3,N4: per character-class count (N2 passphrases); null = disabled. */
-  min: (number | null)[];
-  enforce: string;
-}
-
-/** pam_passwdqc's built-in defaults (passwdqc.conf(5)). */
-const PASSWDQC_DEFAULTS: PasswdqcSettings = { min: [null, 24, 11, 8, 7], enforce: 'everyone' };
-
-/** Applies passwdqc options in order (config= files in place); null when an option is malformed. */
-export function passwdqcSettings(options: string[], files: PamFiles): PasswdqcSettings | { error: string } {
-  const settings: PasswdqcSettings = { min: [...PASSWDQC_DEFAULTS.min], enforce: PASSWDQC_DEFAULTS.enforce };
-  const apply = (option: string, depth: number): string | null => {
-    const [key, ...rest] = option.split('=');
-    const value = rest.join('=');
-    if (key === 'min') {
-      const parts = value.split(',');
-      if (parts.length !== 5 || !parts.every((p) => p === 'disabled' || /^\d+$/.test(p))) return 'invalid_min';
-      settings.min = parts.map((p) => (p === 'disabled' ? null : Number(p)));
-    } else if (key === 'enforce') {
-      if (!['none', 'users', 'everyone'].includes(value)) return 'invalid_enforce';
-      settings.enforce = value;
-    } else if (key === 'config') {
-      const file = files[value];
-      if (!file || !file.ok || depth > 3) return 'config_unreadable';
-      for (const line of file.text.split('\n').map((l) => l.trim())) {
-        if (line === '' || line.startsWith('#')) continue;
-        const problem = apply(line, depth + 1);
-        if (problem) return problem;
-      }
-    }
-    return null;
-  };
-  for (const option of options) {
-    const problem = apply(option, 0);
-    if (problem) return { error: problem };
-  }
-  return settings;
 }
 
 /** The default login class as getcap resolves it; values for evidence only. */
@@ -131,17 +91,17 @@ export function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict 
   evidence.control = qc.control;
   const settings = passwdqcSettings(qc.options, facts.files);
   if ('error' in settings) return unknown(settings.error, evidence);
-  const enabledMins = settings.min.filter((m): m is number => m !== null);
+  const minLength = passwdqcMinLength(settings);
   Object.assign(evidence, {
-    min: settings.min.map((m) => (m === null ? 'disabled' : String(m))).join(','),
+    min: passwdqcMinText(settings),
     enforce: settings.enforce,
-    effective_min_length: enabledMins.length > 0 ? Math.min(...enabledMins) : null,
-    complexity: settings.min[0] === null && settings.min[1] === null,
+    effective_min_length: minLength,
+    complexity: passwdqcRequiresClasses(settings),
   });
   if (!ENFORCING.has(qc.control)) return fail({ ...evidence, rule: 'passwdqc_not_enforcing' });
   if (settings.enforce === 'none') return fail({ ...evidence, rule: 'enforce_none' });
-  if (enabledMins.length === 0) return unknown('no_password_class_allowed', evidence);
-  if (Math.min(...enabledMins) < policy.password.minLength) return fail({ ...evidence, rule: 'min_length' });
+  if (minLength === null) return unknown('no_password_class_allowed', evidence);
+  if (minLength < policy.password.minLength) return fail({ ...evidence, rule: 'min_length' });
   if (policy.password.requireComplexity && !evidence.complexity) return fail({ ...evidence, rule: 'complexity' });
   return pass({ ...evidence, rule: 'passwdqc' });
 }

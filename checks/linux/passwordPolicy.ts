@@ -3,13 +3,16 @@
 // pam_passwdqc) and pam_unix's own minlen (default 6) all count; the strictest wins. login.defs'
 // PASS_MIN_LEN is obsolete under PAM and never decides.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { passwdqcConfigFiles, passwdqcMinLength, passwdqcRequiresClasses, passwdqcSettings } from '../passwdqc';
+import { defineCheck, type CheckContext, type FileResult, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { enforces, moduleArgs, readPasswordStack, type PamEntry, type PamStack } from './pamStack';
 import { meaningfulLines } from '../text';
 
 export interface PasswordPolicyFacts {
   stack: PamStack;
+  /** Files named by pam_passwdqc's config= options, by path. */
+  passwdqcConfigs: Record<string, FileResult>;
   /** pwquality.conf.d/*.conf then pwquality.conf, merged (only read when pam_pwquality is used). */
   pwqualityConf: Record<string, string>;
   loginDefs: Record<string, string>;
@@ -47,7 +50,10 @@ async function collect(ctx: CheckContext): Promise<PasswordPolicyFacts> {
     const texts = await Promise.all([...snippets, PWQUALITY_CONF].map((f) => host.readFile(f)));
     for (const t of texts) if (t.ok) pwqualityConf = { ...pwqualityConf, ...parsePwqualityConf(t.text) };
   }
-  return { stack, pwqualityConf, loginDefs: defs.ok ? parseLoginDefs(defs.text) : {} };
+  const configPaths = stack.ok ? [...new Set(stack.entries.filter((e) => e.module === 'pam_passwdqc').flatMap((e) => passwdqcConfigFiles(e.args)))] : [];
+  const configs = await Promise.all(configPaths.map((path) => host.readFile(path)));
+  const passwdqcConfigs = Object.fromEntries(configPaths.map((path, i) => [path, configs[i]!]));
+  return { stack, passwdqcConfigs, pwqualityConf, loginDefs: defs.ok ? parseLoginDefs(defs.text) : {} };
 }
 
 interface Strength {
@@ -78,12 +84,15 @@ function creditModule(entry: PamEntry, settings: Record<string, string>): Streng
   return { module: entry.module, minLength: Math.max(minlen - bonus, 1), minlen, credits, minClass, complex: minClass >= 3 || required >= 3 };
 }
 
-/** pam_passwdqc `min=N0,N1,N2,N3,N4` (default disabled,24,11,8,7): the shortest length any password class may have. */
-function passwdqc(entry: PamEntry): Strength {
-  const values = (moduleArgs(entry).min ?? 'disabled,24,11,8,7').split(',');
-  const lengths = values.filter((v) => v !== 'disabled').map(Number).filter(Number.isFinite);
-  // With N0 and N1 disabled, passwords of one or two character classes are refused.
-  return { module: 'pam_passwdqc', minLength: lengths.length ? Math.min(...lengths) : 0, complex: values[0] === 'disabled' && values[1] === 'disabled' };
+/**
+ * pam_passwdqc (checks/passwdqc.ts): the shortest length any password class may have; nothing
+ * when `enforce=none` (it only warns); a malformed option or unreadable config file is a problem.
+ */
+function passwdqc(entry: PamEntry, configs: PasswordPolicyFacts['passwdqcConfigs']): Strength | { problem: string } | null {
+  const settings = passwdqcSettings(entry.args, configs);
+  if ('error' in settings) return { problem: settings.error };
+  if (settings.enforce === 'none') return null;
+  return { module: 'pam_passwdqc', minLength: passwdqcMinLength(settings) ?? 0, complex: passwdqcRequiresClasses(settings) };
 }
 
 /** pam_unix's own check: minlen=N, default 6 (pam_unix(8)). */
@@ -92,7 +101,8 @@ function unixModule(entry: PamEntry): Strength {
   return { module: 'pam_unix', minLength: minlen, minlen, complex: false };
 }
 
-export function strengths(facts: PasswordPolicyFacts): Strength[] {
+/** What each enforcing module of the stack requires, or the first module whose options cannot be read. */
+export function strengths(facts: PasswordPolicyFacts): Strength[] | { problem: string } {
   if (!facts.stack.ok) return [];
   const out: Strength[] = [];
   for (const entry of facts.stack.entries) {
@@ -100,7 +110,11 @@ export function strengths(facts: PasswordPolicyFacts): Strength[] {
     else if (!enforces(entry.control)) continue;
     else if (entry.module === 'pam_pwquality') out.push(creditModule(entry, { ...facts.pwqualityConf, ...moduleArgs(entry) }));
     else if (entry.module === 'pam_cracklib') out.push(creditModule(entry, moduleArgs(entry)));
-    else if (entry.module === 'pam_passwdqc') out.push(passwdqc(entry));
+    else if (entry.module === 'pam_passwdqc') {
+      const strength = passwdqc(entry, facts.passwdqcConfigs);
+      if (strength && 'problem' in strength) return strength;
+      if (strength) out.push(strength);
+    }
   }
   return out;
 }
@@ -117,6 +131,7 @@ function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
   // Shown so that nobody mistakes it for the policy: PAM ignores it.
   if (facts.loginDefs.PASS_MIN_LEN !== undefined) evidence.login_defs_pass_min_len_ignored = num(facts.loginDefs.PASS_MIN_LEN, 0);
   const found = strengths(facts);
+  if (!Array.isArray(found)) return unknown(found.problem, { ...evidence, module: 'pam_passwdqc' });
   if (found.length === 0) return unknown(directory ? 'directory_accounts_only' : 'no_password_module', evidence);
   const strongest = found.reduce((a, b) => (b.minLength > a.minLength ? b : a));
   Object.assign(evidence, { module: strongest.module, min_length: strongest.minLength, modules: found.map((s) => s.module) });

@@ -10,7 +10,6 @@ import { ipfwDefault, parseIpfwList, parseIpfwRule } from '../../../checks/freeb
 import { capNumber, capString, decodeCapString, expandRecord, parseCapDatabase } from '../../../checks/freebsd/loginConf';
 import { evaluateOsVersion, normalizeMinimum } from '../../../checks/freebsd/osVersion';
 import { parsePamFile, resolveChain } from '../../../checks/freebsd/pam';
-import { passwdqcSettings } from '../../../checks/freebsd/passwordPolicy';
 import { parsePfRules, parsePfStatus, pfDefault } from '../../../checks/freebsd/pf';
 import { parseProcessTable } from '../../../checks/freebsd/processes';
 import { parseRcVars, rcEnabled } from '../../../checks/freebsd/rc';
@@ -97,13 +96,6 @@ describe('PAM and pam_passwdqc', () => {
     };
     const chain = resolveChain(files, 'passwd', 'password');
     expect(chain).toMatchObject({ state: 'resolved', entries: [{ module: 'pam_passwdqc.so' }] });
-  });
-
-  it('applies passwdqc options in order and rejects malformed ones', () => {
-    expect(passwdqcSettings(['min=disabled,disabled,disabled,disabled,12', 'min=disabled,24,11,9,9'], {})).toEqual({ min: [null, 24, 11, 9, 9], enforce: 'everyone' });
-    expect(passwdqcSettings(['min=8,8'], {})).toEqual({ error: 'invalid_min' });
-    expect(passwdqcSettings(['enforce=sometimes'], {})).toEqual({ error: 'invalid_enforce' });
-    expect(passwdqcSettings(['config=/missing'], {})).toEqual({ error: 'config_unreadable' });
   });
 });
 
