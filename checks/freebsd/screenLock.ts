@@ -9,12 +9,12 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Reason, type Verdict } from '../types';
 import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown } from '../verdict';
 import { ownersOf, parseProcessTable, processProbe, type ProcessInfo } from './processes';
-import { parsePasswd, parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
+import { PASSWD, parsePasswd, type Account } from '../passwd';
+import { parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
 
 export const XSET = '/usr/local/bin/xset';
 /** Reads a user's own file as that user: their permissions apply and a FIFO or slow mount times out. */
 export const CAT = '/bin/cat';
-export const PASSWD = '/etc/passwd';
 export const X11_SOCKETS = '/tmp/.X11-unix';
 /** Where the x11/xscreensaver port installs its defaults (newer, then older layout). */
 export const XSCREENSAVER_DEFAULTS = ['/usr/local/share/X11/app-defaults/XScreenSaver', '/usr/local/lib/X11/app-defaults/XScreenSaver'] as const;
@@ -57,7 +57,7 @@ export async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFa
   const xssUsers = ownersOf(table.processes, ['xss-lock']).filter((uid) => !saverUsers.includes(uid));
   if (saverUsers.length + xssUsers.length === 0) return facts;
   facts.passwd = await host.readFile(PASSWD);
-  const accounts = facts.passwd.ok ? parsePasswd(facts.passwd.text) : new Map<number, { gid: number; home: string }>();
+  const accounts = facts.passwd.ok ? parsePasswd(facts.passwd.text) : new Map<number, Account>();
   const work: Promise<unknown>[] = [];
   for (const uid of saverUsers) {
     const account = accounts.get(uid);

@@ -49,15 +49,3 @@ export function parseXsetTimeout(stdout: string): number | null {
   const section = /^Screen Saver:\n(?:.*\n)*?\s+timeout:\s+(\d+)\s+cycle:\s+\d+\s*$/m.exec(stdout);
   return section ? Number(section[1]) : null;
 }
-
-/** /etc/passwd: uid → gid and home directory (absolute homes only: they become command arguments). */
-export function parsePasswd(text: string): Map<number, { gid: number; home: string }> {
-  const out = new Map<number, { gid: number; home: string }>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const f = line.split(':');
-    if (f.length !== 7 || !/^\d+$/.test(f[2]!) || !/^\d+$/.test(f[3]!) || !f[5]!.startsWith('/')) continue;
-    if (!out.has(Number(f[2]))) out.set(Number(f[2]), { gid: Number(f[3]), home: f[5]! });
-  }
-  return out;
-}

@@ -5,7 +5,7 @@
 import type { Host } from '../types';
 import { parseBoolean, parseIni } from '../text';
 import { commandFailureReason } from '../verdict';
-import type { Account } from './sessions';
+import type { Account } from '../passwd';
 
 export interface LockSettings {
   desktop: 'gnome' | 'cinnamon' | 'kde' | 'xfce';

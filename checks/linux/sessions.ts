@@ -1,6 +1,7 @@
 // Graphical sessions on this machine: from logind's session state files when systemd runs
 // (/run/systemd/sessions/<id>, the data `loginctl show-session` prints, without spawning it), else
 // from desktop processes in the process table. Used by SCREEN_LOCK, whose settings are per user.
+import { PASSWD, parsePasswd, type Account } from '../passwd';
 import type { CheckContext, Host } from '../types';
 import { processTable } from './processes';
 import { systemdBooted } from './systemd';
@@ -90,19 +91,8 @@ export function graphicalSessions(ctx: CheckContext): Promise<SessionFacts> {
   });
 }
 
-export interface Account {
-  uid: number;
-  gid: number;
-  home: string;
-}
-
 /** The local account of a uid from /etc/passwd (home and group for running in its context); never sent as evidence. */
 export async function accountOf(host: Host, uid: number): Promise<Account | undefined> {
-  const passwd = await host.readFile('/etc/passwd');
-  if (!passwd.ok) return undefined;
-  for (const line of passwd.text.split('\n')) {
-    const f = line.split(':');
-    if (f.length >= 7 && Number(f[2]) === uid && f[2] !== '') return { uid, gid: Number(f[3]), home: f[5]! };
-  }
-  return undefined;
+  const passwd = await host.readFile(PASSWD);
+  return passwd.ok ? parsePasswd(passwd.text).get(uid) : undefined;
 }

@@ -18,7 +18,7 @@ import { isGeliProvider, parseGeliStatus, parseMountTable, parseZpoolStatus, roo
 import { interpretSysctl } from '../../../checks/freebsd/sysctl';
 import { parseChronyc, parseNtpctl, parseNtpq } from '../../../checks/freebsd/timeSync';
 import { interpretVersions, parseFreebsdVersion } from '../../../checks/freebsd/version';
-import { parsePasswd, parseResources, parseXsTime, parseXsetTimeout, xscreensaverSettings } from '../../../checks/freebsd/xsession';
+import { parseResources, parseXsTime, parseXsetTimeout, xscreensaverSettings } from '../../../checks/freebsd/xsession';
 
 const ok = (stdout: string, extra: Partial<CommandResult> = {}): CommandResult => ({ exitCode: 0, stdout, stderr: '', ...extra });
 const failed = (stderr: string, exitCode = 1): CommandResult => ({ exitCode, stdout: '', stderr });
@@ -374,12 +374,5 @@ describe('small readers', () => {
   it('xset q: only the Screen Saver section timeout', () => {
     expect(parseXsetTimeout('Screen Saver:\n  prefer blanking:  yes    allow exposures:  yes\n  timeout:  0    cycle:  600\nDPMS (Energy Star):\n  Standby: 600    Suspend: 600    Off: 600\n')).toBe(0);
     expect(parseXsetTimeout('DPMS (Energy Star):\n  timeout:  600    cycle:  600\n')).toBeNull();
-  });
-});
-
-describe('/etc/passwd', () => {
-  it('keeps uid, gid and absolute home directories only', () => {
-    const accounts = parsePasswd('# comment\nalice:*:1001:1001:Alice:/home/alice:/bin/sh\nodd:*:1002:1002::-n:/bin/sh\nshort:*:1003\n');
-    expect([...accounts.entries()]).toEqual([[1001, { gid: 1001, home: '/home/alice' }]]);
   });
 });
