@@ -1,4 +1,5 @@
 // Verdict constructors and evidence hygiene shared by every evaluator.
+import type { Policy } from './policy';
 import type { CommandResult, Evidence, FsError, Reason, Verdict } from './types';
 
 export const pass = (evidence: Evidence = {}): Verdict => ({ status: 'PASS', evidence });
@@ -11,6 +12,15 @@ export const notApplicable = (reason: Reason, evidence: Evidence = {}): Verdict 
   status: 'NOT_APPLICABLE',
   evidence: { reason, ...evidence },
 });
+
+/**
+ * A host-level control (disk, firewall, time, updates) seen from inside a container or jail, where
+ * the host's state is out of sight: policy.containers.mode decides, `rule: "containers_mode"`.
+ */
+export function containersModeVerdict(policy: Policy, reason: Reason, evidence: Evidence): Verdict {
+  const withRule = { ...evidence, rule: 'containers_mode' };
+  return policy.containers.mode === 'NOT_APPLICABLE' ? notApplicable(reason, withRule) : unknown(reason, withRule);
+}
 
 /** The UNKNOWN reason for a command that did not give a usable answer. */
 export function commandFailureReason(result: CommandResult): Reason {

@@ -3,7 +3,7 @@
 // policy.containers.mode (research §0.7, §1.3, §3.3).
 import type { Policy } from '../policy';
 import type { CheckContext, CommandResult, Host, Reason, Verdict } from '../types';
-import { commandFailureReason, notApplicable, unknown } from '../verdict';
+import { commandFailureReason, containersModeVerdict } from '../verdict';
 
 export const SYSCTL = '/sbin/sysctl';
 
@@ -35,7 +35,5 @@ export function jailProbe(ctx: CheckContext): Promise<CommandResult> {
  */
 export function jailVerdict(jailed: CommandResult, policy: Policy, source: string): Verdict | null {
   const read = interpretSysctl(jailed);
-  if (read.state !== 'value' || read.value !== '1') return null;
-  const evidence = { source, virtualization: 'jail', rule: 'containers_mode' };
-  return policy.containers.mode === 'NOT_APPLICABLE' ? notApplicable('jail', evidence) : unknown('jail', evidence);
+  return read.state === 'value' && read.value === '1' ? containersModeVerdict(policy, 'jail', { source, virtualization: 'jail' }) : null;
 }

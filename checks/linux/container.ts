@@ -4,7 +4,7 @@
 // in by a host. Host-level controls in a container follow policy.containers.mode.
 import type { Policy } from '../policy';
 import type { CheckContext, Verdict } from '../types';
-import { notApplicable, unknown } from '../verdict';
+import { containersModeVerdict } from '../verdict';
 import { BLOCK_FILESYSTEMS, mountTable, rootMount, type MountEntry } from './mounts';
 
 export interface ContainerFacts {
@@ -54,7 +54,5 @@ export function containerEvidence(facts: ContainerFacts): Record<string, unknown
 
 /** The verdict for a host-level control inside a container (policy.containers.mode), or null outside one. */
 export function containerVerdict(facts: ContainerFacts, policy: Policy): Verdict | null {
-  if (!facts.detected) return null;
-  const evidence = { ...containerEvidence(facts), rule: 'containers_mode' };
-  return policy.containers.mode === 'NOT_APPLICABLE' ? notApplicable('container', evidence) : unknown('container', evidence);
+  return facts.detected ? containersModeVerdict(policy, 'container', containerEvidence(facts)) : null;
 }

@@ -2,9 +2,9 @@
 // the per-cycle shared probes. The checks here are small test checks exercising the engine.
 import { describe, expect, it } from 'vitest';
 import { runChecks } from '../../checks/engine';
-import { DEFAULT_POLICY } from '../../checks/policy';
+import { DEFAULT_POLICY, resolvePolicy } from '../../checks/policy';
 import { defineCheck, type Check, type CheckContext } from '../../checks/types';
-import { capEvidence, commandFailureReason, EVIDENCE_LIMITS, fsFailureReason, pass } from '../../checks/verdict';
+import { capEvidence, commandFailureReason, containersModeVerdict, EVIDENCE_LIMITS, fsFailureReason, pass } from '../../checks/verdict';
 import { Rfc3339 } from '../../src/protocol/schemas';
 import { FakeHost } from '../support/fakeHost';
 
@@ -117,5 +117,18 @@ describe('failure reasons', () => {
     expect(commandFailureReason({ exitCode: 2, stdout: '', stderr: '' })).toBe('parse_error');
     expect(fsFailureReason('permission_denied')).toBe('permission_denied');
     expect(fsFailureReason('not_found')).toBe('not_found');
+  });
+});
+
+describe('containers mode', () => {
+  it('gives the policy\'s verdict for host-level controls in a container or jail, naming the rule', () => {
+    expect(containersModeVerdict(DEFAULT_POLICY, 'jail', { virtualization: 'jail' })).toEqual({
+      status: 'UNKNOWN',
+      evidence: { reason: 'jail', virtualization: 'jail', rule: 'containers_mode' },
+    });
+    expect(containersModeVerdict(resolvePolicy({ containers: { mode: 'NOT_APPLICABLE' } }), 'container', {})).toEqual({
+      status: 'NOT_APPLICABLE',
+      evidence: { reason: 'container', rule: 'containers_mode' },
+    });
   });
 });
