@@ -119,7 +119,8 @@ async function runStep(
     hooks.report(`ran ${shown}`);
     return;
   }
-  const failure = `${shown} failed (${outcome.code === null ? 'it did not run' : `exit ${outcome.code}`}): ${firstLine(outcome.stderr) || 'no message'}`;
+  const message = firstLine(outcome.stderr).replace(/\.+$/, '') || 'no message';
+  const failure = `${shown} failed (${outcome.code === null ? 'it did not run' : `exit ${outcome.code}`}): ${message}`;
   if (!step.mayFail) throw new PlanStepError(failure);
   result.warnings.push(failure);
   hooks.report(`${failure} (not fatal)`);

@@ -71,7 +71,7 @@ describe('single-file executable (linux-x64, Node 24)', () => {
       [
         '  2. create directory /usr/lib/device-agent (mode 0755)',
         `  3. copy ${from}/device-agent to /usr/lib/device-agent/device-agent (mode 0755)`,
-        `  4. copy ${from}/keyring.node to /usr/lib/device-agent/keyring.node (mode 0755)`,
+        `  4. copy ${from}/keyring.node to /usr/lib/device-agent/keyring.node (mode 0644)`,
         '  5. link /usr/bin/device-agent -> /usr/lib/device-agent/device-agent',
       ].join('\n'),
     );
