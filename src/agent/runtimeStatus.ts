@@ -20,8 +20,15 @@ export const RuntimeStatus = z
     /** Set when credentials were wiped after a 401. */
     revoked_at: Timestamp,
     reason: z.string().nullable().optional(),
+    /** The daemon's state (src/agent/daemon.ts) and a sentence for operators about it. */
+    daemon_state: z.string().optional(),
+    daemon_message: z.string().nullable().optional(),
     queued_results: Count,
+    /** Oldest results dropped because the queue was full. */
     dropped_results: Count,
+    /** Results the server refused (400/413) after the batch was split to isolate them. */
+    rejected_results: Count,
+    /** Damaged queue files moved to queue/quarantine/. */
     quarantined_results: Count,
   })
   .loose();

@@ -178,6 +178,9 @@ describe('run (daemon)', () => {
       expect(status.conflict.message).toMatch(/hardware_uuid is already used by another device/);
       expect(status.conflict.message).toMatch(/device revoke/);
       expect(status.daemon_message).toBe(status.conflict.message);
+      // An operator reading `status` sees the state and the recovery path.
+      const shown = await runAgent(['status', '--state-dir', cloneDir]);
+      expect(shown.stdout).toMatch(/Agent daemon:\s+running \(pid \d+, conflict\): .*device revoke/);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(since(t0)(proxy.requests).map((r) => `${r.route}:${r.status}`)).toEqual(['heartbeat:409']);
       expect(existsSync(join(cloneDir, 'enrollment.json'))).toBe(true);

@@ -45,7 +45,7 @@ function humanText(report: StatusReport): string {
   }
   if (report.revoked_at) rows.push(['Revoked', `${report.revoked_at}: ${report.reason ?? 'no reason recorded'}`]);
   rows.push(
-    ['Agent daemon', report.daemon_pid !== null ? `running (pid ${report.daemon_pid})` : 'not running'],
+    ['Agent daemon', daemonText(report)],
     ['State directory', report.state_dir],
   );
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
@@ -54,10 +54,18 @@ function humanText(report: StatusReport): string {
   return `${text}${hint}\n`;
 }
 
+function daemonText(report: StatusReport): string {
+  if (report.daemon_pid === null) return 'not running';
+  const state = report.daemon_state ? `, ${report.daemon_state}` : '';
+  const message = report.daemon_message ? `: ${report.daemon_message}` : '';
+  return `running (pid ${report.daemon_pid}${state})${message}`;
+}
+
 function queueText(report: StatusReport): string {
   const extra = [
-    report.dropped_results ? `${report.dropped_results} dropped` : '',
-    report.quarantined_results ? `${report.quarantined_results} rejected by the server` : '',
+    report.dropped_results ? `${report.dropped_results} dropped (queue full)` : '',
+    report.rejected_results ? `${report.rejected_results} refused by the server` : '',
+    report.quarantined_results ? `${report.quarantined_results} in damaged queue files, quarantined` : '',
   ].filter(Boolean);
   return `${report.queued_results}${extra.length ? ` (${extra.join(', ')})` : ''}`;
 }
