@@ -157,10 +157,14 @@ export default async function installCommand(options: InstallCliOptions, command
 
 /** The server and token, when any of the enrollment inputs was given (flags or environment). */
 async function requestedEnrollment(options: InstallCliOptions, command: Command): Promise<EnrollmentPlan | null> {
-  const given = options.server !== undefined || options.token !== undefined || options.tokenFile !== undefined;
-  if (!given) return null;
-  if (!options.enroll) throw new InvalidInputError('--no-enroll cannot be combined with --server, --token or --token-file');
   const tokenSource = command.getOptionValueSource('token');
+  const onCommandLine = command.getOptionValueSource('server') === 'cli' || tokenSource === 'cli' || options.tokenFile !== undefined;
+  if (!options.enroll) {
+    // DEVICE_AGENT_SERVER/TOKEN in the environment give way to an explicit --no-enroll.
+    if (onCommandLine) throw new InvalidInputError('--no-enroll cannot be combined with --server, --token or --token-file');
+    return null;
+  }
+  if (options.server === undefined && options.token === undefined && options.tokenFile === undefined) return null;
   const input = await resolveEnrollmentInput({
     server: options.server,
     serverSource: command.getOptionValueSource('server'),
