@@ -7,9 +7,12 @@ export const PS = '/bin/ps';
 /** `-ax`: every process, with or without a terminal; empty headers suppress the header line. */
 export const PS_ARGS = ['-ax', '-o', 'uid=', '-o', 'comm='] as const;
 
+/** ps shows the kernel's command name, at most MAXCOMLEN (19) characters. */
+export const COMM_LENGTH = 19;
+
 export interface ProcessInfo {
   uid: number;
-  /** The kernel's command name, at most 19 characters (MAXCOMLEN). */
+  /** The kernel's command name, at most COMM_LENGTH characters. */
   comm: string;
 }
 

@@ -19,8 +19,9 @@ export interface ProcessTable {
   processes: ProcessInfo[];
 }
 
-/** Truncated the way the kernel truncates comm (TASK_COMM_LEN 16 including the NUL). */
-export const commName = (name: string): string => name.slice(0, 15);
+/** The kernel truncates comm to TASK_COMM_LEN 16, the NUL included. */
+export const COMM_LENGTH = 15;
+export const commName = (name: string): string => name.slice(0, COMM_LENGTH);
 
 export async function readProcessTable(host: Host): Promise<ProcessTable> {
   const listing = await host.readDir('/proc');

@@ -1,0 +1,41 @@
+// policy.malware.requiredAgents on platforms without built-in anti-malware (LINUX, FREEBSD): which
+// processes stand for a named agent, and which of them are not running. Agents are found by their
+// processes, so the same names work on both platforms.
+
+/** Agents whose daemons are not (only) named after them: the processes that must all run. */
+const AGENT_PROCESSES: Record<string, readonly string[]> = {
+  // Fleet's "Antivirus healthy" rule: the scanner and the signature updater both run.
+  clamav: ['clamd', 'freshclam'],
+  'microsoft-defender': ['wdavdaemon'],
+  'falcon-sensor': ['falcon-sensor'],
+  sentinelone: ['s1-agent'],
+  'wazuh-agent': ['wazuh-agentd'],
+  osquery: ['osqueryd'],
+};
+/** Other names administrators use for the same agents. */
+const ALIASES: Record<string, string> = { mdatp: 'microsoft-defender', crowdstrike: 'falcon-sensor' };
+
+/** Anti-malware engines, reported when seen even if not required. osquery and Wazuh are not anti-malware (research §9.2). */
+export const ANTIMALWARE_AGENTS = ['clamav', 'microsoft-defender', 'falcon-sensor', 'sentinelone'] as const;
+
+/**
+ * The processes an agent name stands for: a known agent's, else the name itself as a command
+ * name, cut to what the process table shows (Linux comm: 15 characters; FreeBSD ps: 19).
+ */
+export function agentProcesses(agent: string, commLength: number): string[] {
+  const name = agent.toLowerCase();
+  return [...(AGENT_PROCESSES[ALIASES[name] ?? name] ?? [agent])].map((p) => p.slice(0, commLength));
+}
+
+/** Is this required agent ClamAV (whatever the case)? Its signatures can be dated. */
+export const isClamav = (agent: string) => agent.toLowerCase() === 'clamav';
+
+/** All of the agent's processes run. */
+export function agentRunning(agent: string, commLength: number, running: (comm: string) => boolean): boolean {
+  return agentProcesses(agent, commLength).every(running);
+}
+
+/** Per agent, its processes that are not running (empty when the agent runs). */
+export function missingProcesses(agents: readonly string[], commLength: number, running: (comm: string) => boolean): Record<string, string[]> {
+  return Object.fromEntries(agents.map((agent) => [agent, agentProcesses(agent, commLength).filter((p) => !running(p))]));
+}
