@@ -5,7 +5,7 @@
 import type { Host } from '../../checks/types';
 import { parsePlist, plistDict, plistString } from '../../checks/darwin/plist';
 import { describeMacRelease, parseSwVers, SW_VERS, toMacRelease, type MacRelease } from '../../checks/darwin/swVers';
-import { isPlaceholderId, type IdentityFacts, type IdentityProbe } from './identity';
+import { canonicalUuid, firmwareSerial, type IdentityFacts, type IdentityProbe } from './identity';
 
 export const IOREG = '/usr/sbin/ioreg';
 export const IOREG_ARGS = ['-rd1', '-c', 'IOPlatformExpertDevice'] as const;
@@ -27,11 +27,9 @@ function stringProperty(stdout: string, key: string): string | undefined {
  * "To Be Filled By O.E.M.", …).
  */
 export function parseIoregPlatformExpert(stdout: string): PlatformExpert {
-  const rawUuid = stringProperty(stdout, 'IOPlatformUUID')?.trim().toLowerCase();
-  const uuid = rawUuid && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(rawUuid) && !isPlaceholderId(rawUuid) ? rawUuid : null;
-  const rawSerial = stringProperty(stdout, 'IOPlatformSerialNumber')?.trim();
-  const serial = rawSerial && rawSerial.length <= 255 && /^[\x20-\x7e]+$/.test(rawSerial) && !isPlaceholderId(rawSerial) ? rawSerial : null;
-  return { uuid, serial };
+  const rawUuid = stringProperty(stdout, 'IOPlatformUUID');
+  const rawSerial = stringProperty(stdout, 'IOPlatformSerialNumber');
+  return { uuid: rawUuid === undefined ? null : canonicalUuid(rawUuid), serial: rawSerial === undefined ? null : firmwareSerial(rawSerial) };
 }
 
 /** SystemVersion.plist (ProductName, ProductVersion, ProductBuildVersion). */

@@ -5,7 +5,7 @@
 // release ("Debian GNU/Linux 12.11 (bookworm)"). Plain file reads: no process is spawned.
 import type { Host } from '../../checks/types';
 import { describeOs, readOsRelease } from '../../checks/linux/osRelease';
-import { isPlaceholderId, type IdentityFacts, type IdentityProbe } from './identity';
+import { canonicalUuid, firmwareSerial, isPlaceholderId, type IdentityFacts, type IdentityProbe } from './identity';
 
 export const HARDWARE_ID_SOURCES = [
   { file: '/sys/class/dmi/id/product_uuid', source: 'dmi_product_uuid', parse: parseProductUuid },
@@ -17,9 +17,7 @@ export const SERIAL_SOURCES = ['/sys/class/dmi/id/product_serial', '/sys/firmwar
 
 /** An SMBIOS UUID in its canonical 8-4-4-4-12 form, lower-cased; null for anything else or a placeholder. */
 export function parseProductUuid(text: string): string | null {
-  const value = text.trim().toLowerCase();
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(value)) return null;
-  return isPlaceholderId(value) ? null : value;
+  return canonicalUuid(text);
 }
 
 /** machine-id(5): 32 lower-case hex digits. "uninitialized" (first boot) and empty files are not ids. */
@@ -31,9 +29,7 @@ export function parseMachineId(text: string): string | null {
 
 /** A firmware serial: printable, bounded, not filler text. Device-tree strings end in NUL. */
 export function parseSerial(text: string): string | null {
-  const value = text.replace(/\0+$/, '').trim();
-  if (value.length === 0 || value.length > 255 || /[^\x20-\x7e]/.test(value)) return null;
-  return isPlaceholderId(value) ? null : value;
+  return firmwareSerial(text.replace(/\0+$/, ''));
 }
 
 async function firstUsable<T>(host: Host, candidates: readonly { file: string; parse: (text: string) => T | null }[]): Promise<{ value: T; index: number } | null> {

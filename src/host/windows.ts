@@ -9,7 +9,7 @@ import type { Host } from '../../checks/types';
 import { CURRENT_VERSION_KEY, CURRENT_VERSION_VALUES, windowsRelease, windowsVersionString } from '../../checks/windows/osRelease';
 import { PRELUDE, psStrings, runPowerShellJson } from '../../checks/windows/powershell';
 import { RegistryValues } from '../../checks/windows/registry';
-import { isPlaceholderId, type IdentityFacts, type IdentityProbe } from './identity';
+import { canonicalUuid, firmwareSerial, type IdentityFacts, type IdentityProbe } from './identity';
 
 export const IDENTITY_TIMEOUT_MS = 15_000;
 
@@ -22,36 +22,19 @@ Write-Json ([ordered]@{
 })
 `;
 
-/**
- * Firmware UUIDs that many machines share although they are neither all zeros nor all F: a
- * byte-counting filler some boards ship with (listed as unusable by several public placeholder
- * lists, e.g. smbios parsers and hardware-id tools).
- */
-const SHARED_FIRMWARE_UUIDS = new Set(['03000200-0400-0500-0006-000700080009', '00010203-0405-0607-0809-0a0b0c0d0e0f']);
-
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /** Win32_ComputerSystemProduct.UUID, lower-cased as Linux reports the same firmware value; null for placeholders. */
 export function parseSystemUuid(raw: unknown): string | null {
-  if (typeof raw !== 'string') return null;
-  const value = raw.trim().replace(/^\{(.*)\}$/, '$1').toLowerCase();
-  if (!CANONICAL_UUID.test(value) || isPlaceholderId(value) || SHARED_FIRMWARE_UUIDS.has(value)) return null;
-  return value;
+  return typeof raw === 'string' ? canonicalUuid(raw) : null;
 }
 
 /** MachineGuid: a canonical GUID, lower-cased. */
 export function parseMachineGuid(raw: unknown): string | null {
-  if (typeof raw !== 'string') return null;
-  const value = raw.trim().toLowerCase();
-  return CANONICAL_UUID.test(value) && !isPlaceholderId(value) ? value : null;
+  return typeof raw === 'string' ? canonicalUuid(raw) : null;
 }
 
 /** Win32_BIOS.SerialNumber: printable, bounded, not firmware filler ("To be filled by O.E.M.", "Default string", "0", …). */
 export function parseBiosSerial(raw: unknown): string | null {
-  if (typeof raw !== 'string') return null;
-  const value = raw.trim();
-  if (value.length === 0 || value.length > 255 || /[^\x20-\x7e]/.test(value)) return null;
-  return isPlaceholderId(value) ? null : value;
+  return typeof raw === 'string' ? firmwareSerial(raw) : null;
 }
 
 const envelope = <T extends z.ZodType>(value: T) =>

@@ -3,7 +3,7 @@
 // the UUID deny-list is the one libexec/rc/rc.d/hostid applies before trusting SMBIOS.
 import { describe, expect, it } from 'vitest';
 import type { CommandResult } from '../../checks/types';
-import { DENIED_UUIDS, describeFreebsd, identityProbe, KENV, parseSystemSerial, parseSystemUuid, SYSCTL } from '../../src/host/freebsd';
+import { describeFreebsd, identityProbe, KENV, parseSystemSerial, parseSystemUuid, SYSCTL } from '../../src/host/freebsd';
 import { FakeHost, type RecordedCommand } from '../support/fakeHost';
 
 const ok = (stdout: string): CommandResult => ({ exitCode: 0, stdout, stderr: '' });
@@ -32,9 +32,23 @@ describe('parseSystemUuid', () => {
     expect(parseSystemUuid({ exitCode: 1, stdout: '', stderr: 'kenv: unable to get smbios.system.uuid\n' })).toBeNull();
   });
 
-  it('keeps the deny-list of rc.d/hostid complete', () => {
-    expect(DENIED_UUIDS.size).toBe(12);
-    for (const uuid of DENIED_UUIDS) expect(parseSystemUuid(ok(uuid))).toBeNull();
+  it('refuses every UUID on the deny-list of rc.d/hostid (FreeBSD 14 libexec/rc/rc.d/hostid, valid_hostid)', () => {
+    const denied = [
+      '00000000-0000-0000-0000-000000000000',
+      '00020003-0004-0005-0006-000700080009',
+      '03000200-0400-0500-0006-000700080009',
+      '07090201-0103-0301-0807-060504030201',
+      '11111111-1111-1111-1111-111111111111',
+      '11111111-2222-3333-4444-555555555555',
+      '4c4c4544-0000-2010-8020-80c04f202020',
+      '58585858-5858-5858-5858-585858585858',
+      '890e2d14-cacd-45d1-ae66-bc80e8bfeb0f',
+      '8e275844-178f-44a8-aceb-a7d7e5178c63',
+      'dc698397-fa54-4cf2-82c8-b1b5307a6a7f',
+      'fefefefe-fefe-fefe-fefe-fefefefefefe',
+      '56f49712-ffff-ffff-ffff-ffffffffffff',
+    ];
+    for (const uuid of denied) expect(parseSystemUuid(ok(uuid.toUpperCase())), uuid).toBeNull();
   });
 });
 

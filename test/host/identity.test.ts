@@ -3,7 +3,11 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { createIdentityReader, HostIdentityError, readHostIdentity } from '../../src/host';
-import type { IdentityFacts, IdentityProbe } from '../../src/host/identity';
+import { parseIoregPlatformExpert } from '../../src/host/darwin';
+import { parseSystemUuid as parseKenvUuid } from '../../src/host/freebsd';
+import { canonicalUuid, firmwareSerial, isPlaceholderId, SHARED_FIRMWARE_UUIDS, type IdentityFacts, type IdentityProbe } from '../../src/host/identity';
+import { parseProductUuid } from '../../src/host/linux';
+import { parseMachineGuid, parseSystemUuid as parseWmiUuid } from '../../src/host/windows';
 import { HeartbeatRequest } from '../../src/protocol/schemas';
 
 function countingProbe(answers: Array<IdentityFacts | Error>): IdentityProbe & { calls: number } {
@@ -88,6 +92,37 @@ describe('createIdentityReader', () => {
     const read = createIdentityReader({ platform: 'LINUX', probe, hostname: () => 'h' });
     await expect(read()).rejects.toBeInstanceOf(HostIdentityError);
     expect((await read()).hardware_uuid).toBe('4c4c4544-0042-3510-8052-b4c04f384b32');
+  });
+});
+
+describe('placeholders, the same on every platform', () => {
+  const ioregUuid = (uuid: string) => parseIoregPlatformExpert(`  "IOPlatformUUID" = "${uuid}"\n`).uuid;
+  const parsers: [string, (uuid: string) => string | null][] = [
+    ['LINUX product_uuid', parseProductUuid],
+    ['DARWIN IOPlatformUUID', ioregUuid],
+    ['WINDOWS Win32_ComputerSystemProduct.UUID', (uuid) => parseWmiUuid(`{${uuid.toUpperCase()}}`)],
+    ['WINDOWS MachineGuid', parseMachineGuid],
+    ['FREEBSD kenv smbios.system.uuid', (uuid) => parseKenvUuid({ exitCode: 0, stdout: `${uuid}\n`, stderr: '' })],
+  ];
+  const shared = [...SHARED_FIRMWARE_UUIDS, '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '93309712-ffff-ffff-ffff-ffffffffffff'];
+
+  it.each(parsers)('%s refuses every shared firmware UUID', (_name, parse) => {
+    for (const uuid of shared) expect(parse(uuid), uuid).toBeNull();
+    expect(parse('4C4C4544-0042-3510-8052-B4C04F384B32')).toBe('4c4c4544-0042-3510-8052-b4c04f384b32');
+  });
+
+  it('knows the lists by their hex digits, whatever the punctuation, and leaves real ids alone', () => {
+    expect(isPlaceholderId('{00010203-0405-0607-0809-0A0B0C0D0E0F}')).toBe(true);
+    expect(isPlaceholderId('4c4c45440000201080208' + '0c04f202020')).toBe(true);
+    expect(isPlaceholderId('12345678-ffff-ffff-ffff-fffffffffffe')).toBe(false);
+    expect(isPlaceholderId('2b7f3c1e9d8a4b6c8f0e1d2c3b4a5f6e')).toBe(false);
+  });
+
+  it('canonicalUuid and firmwareSerial keep only well-formed, real values', () => {
+    expect(canonicalUuid(' {2B7F3C1E-9D8A-4B6C-8F0E-1D2C3B4A5F6E} ')).toBe('2b7f3c1e-9d8a-4b6c-8f0e-1d2c3b4a5f6e');
+    expect(canonicalUuid('2b7f3c1e9d8a4b6c8f0e1d2c3b4a5f6e')).toBeNull();
+    expect(firmwareSerial(' C02ZK1ABMD6R ')).toBe('C02ZK1ABMD6R');
+    expect([firmwareSerial('Default string'), firmwareSerial('x'.repeat(256)), firmwareSerial('caf\u00e9')]).toEqual([null, null, null]);
   });
 });
 
