@@ -76,8 +76,14 @@ const PolicySchema = z.object({
       requiredAgents: z
         .object({ LINUX: z.array(z.string().min(1)).default([]), FREEBSD: z.array(z.string().min(1)).default([]) })
         .prefault({}),
-      /** Signature/definition age above which built-in protection FAILs. */
+      /** Signature/definition age above which protection FAILs: Defender (WINDOWS), ClamAV (LINUX). */
       maxSignatureAgeDays: z.number().int().positive().default(7),
+      /**
+       * DARWIN: age of XProtect's data above which MALWARE_PROTECTION FAILs. Apple ships XProtect every
+       * one to two weeks, with longer gaps and iCloud delivery lagging Software Update by up to two
+       * weeks, so a healthy Mac's copy is often older than Defender's daily signatures ever get.
+       */
+      xprotectMaxAgeDays: z.number().int().positive().default(30),
     })
     .prefault({}),
   containers: z

@@ -200,12 +200,14 @@ describe('MALWARE_PROTECTION', () => {
   const info = (version: string) =>
     `<?xml version="1.0"?><plist version="1.0"><dict><key>CFBundleShortVersionString</key><string>${version}</string></dict></plist>`;
 
-  it('asks spctl, reads both XProtect copies and the remediator, and stats only the copies present', async () => {
-    const { host } = await collect('MALWARE_PROTECTION', { files: { [legacy]: info('5272') } });
-    expect(host.commandsRun().sort()).toEqual([
-      ['/usr/bin/stat', '-f', '%m', legacy],
-      ['/usr/sbin/spctl', '--status'],
-    ]);
+  it('asks spctl, reads both XProtect copies and the remediator, and stats only the copies present (no stat process)', async () => {
+    const { host, verdict } = await collect('MALWARE_PROTECTION', {
+      files: { [legacy]: info('5272') },
+      stats: { [legacy]: { mtime: '2026-11-09T12:00:00Z' } },
+    });
+    expect(host.commandsRun()).toEqual([['/usr/sbin/spctl', '--status']]);
+    expect(host.calls.filter((c) => c.kind === 'stat').map((c) => c.target)).toEqual([legacy]);
+    expect(verdict.evidence).toMatchObject({ xprotect_location: 'library_apple', signature_age_days: 12, max_signature_age_days: 30 });
     expect(files(host).sort()).toEqual(
       [
         '/Library/Apple/System/Library/CoreServices/XProtect.app/Contents/Info.plist',

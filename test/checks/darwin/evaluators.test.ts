@@ -278,14 +278,14 @@ describe('malware protection', () => {
     softwareUpdate: { managed: absent, system: present({}) },
     ...over,
   });
-  const fresh = ok('1795038838\n'); // 2026-11-18
+  const fresh = Date.parse('2026-11-18T21:53:58Z');
 
   it('picks the newer copy by number, not by text ("10000" > "5272")', () => {
     const verdict = evaluateMalwareProtection(
       base({
         bundles: [
-          { location: 'var_protected', info: info('10000'), mtime: fresh },
-          { location: 'library_apple', info: info('5272'), mtime: fresh },
+          { location: 'var_protected', info: info('10000'), mtimeMs: fresh },
+          { location: 'library_apple', info: info('5272'), mtimeMs: fresh },
         ],
       }),
       policy,
@@ -299,14 +299,22 @@ describe('malware protection', () => {
       status: 'UNKNOWN',
       evidence: { reason: 'xprotect_missing' },
     });
-    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('5272'), mtime: missing }] }), policy, NOW)).toMatchObject({
+    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('5272') }] }), policy, NOW)).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'signature_age_unknown' },
     });
-    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('latest'), mtime: fresh }] }), policy, NOW)).toMatchObject({
+    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('latest'), mtimeMs: fresh }] }), policy, NOW)).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'parse_error' },
     });
+  });
+
+  it('judges XProtect against its own age limit, not Defender\'s signature age', () => {
+    const copy = (days: number) => base({ bundles: [{ location: 'var_protected', info: info('5330'), mtimeMs: NOW.getTime() - days * 86_400_000 }] });
+    expect(evaluateMalwareProtection(copy(20), policy, NOW)).toMatchObject({ status: 'PASS', evidence: { signature_age_days: 20, max_signature_age_days: 30 } });
+    expect(evaluateMalwareProtection(copy(31), policy, NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'signature_age' } });
+    const strict = resolvePolicy({ malware: { xprotectMaxAgeDays: 14, maxSignatureAgeDays: 60 } });
+    expect(evaluateMalwareProtection(copy(20), strict, NOW)).toMatchObject({ status: 'FAIL', evidence: { max_signature_age_days: 14 } });
   });
 
   it('reads Gatekeeper from the text, whatever the exit code', () => {
