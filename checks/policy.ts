@@ -117,8 +117,14 @@ const PolicySchema = z.object({
       minimum: z
         .object({
           DARWIN: z.string().default('14.0'),
-          /** Windows build floor (19045 = Windows 10 22H2, 22631 = Windows 11 23H2). */
-          WINDOWS: z.object({ minBuild: z.number().int().positive() }).default({ minBuild: 19045 }),
+          WINDOWS: z
+            .object({
+              /** Client build floor (19045 = Windows 10 22H2, 22631 = Windows 11 23H2). */
+              minBuild: z.number().int().positive().default(19045),
+              /** Windows Server build floor (14393 = Server 2016, 17763 = 2019, 20348 = 2022, 26100 = 2025). */
+              minServerBuild: z.number().int().positive().default(14393),
+            })
+            .prefault({}),
           /** Keyed by os-release ID. */
           LINUX: z.record(z.string(), z.string()).default({}),
           FREEBSD: z.string().default('14.0'),

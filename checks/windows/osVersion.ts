@@ -1,15 +1,22 @@
 // OS_VERSION on Windows: build, patch level (UBR), feature update and edition from the registry
-// (research §5.4), judged by the shared lifecycle rule with the policy's build floor.
+// (research §5.4), judged by the shared lifecycle rule with the policy's build floor for clients
+// (minBuild) or for Windows Server (minServerBuild).
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
 import { defineCheck, type Verdict } from '../types';
 import { unknown } from '../verdict';
-import { windowsRelease } from './osRelease';
+import { windowsRelease, type WindowsRelease } from './osRelease';
 import { registryKey, sectionUnknown, windowsProbe, type Section } from './probe';
 import { type RegistryValues } from './registry';
 
 export interface OsVersionFacts {
   currentVersion: Section<RegistryValues | null>;
+}
+
+/** Server editions have their own floor: their builds (14393, 17763, 20348) are not client feature updates. */
+export function buildFloor(release: WindowsRelease, policy: Policy): number {
+  const floors = policy.osVersion.minimum.WINDOWS;
+  return release.family === 'server' ? floors.minServerBuild : floors.minBuild;
 }
 
 export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
@@ -34,7 +41,7 @@ export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Da
       version: release.ubr === null ? String(release.build) : `${release.build}.${release.ubr}`,
       facts: releaseFacts,
     },
-    { minimum: String(policy.osVersion.minimum.WINDOWS.minBuild), acceptExtendedSupport: policy.osVersion.acceptExtendedSupport.windowsEsu },
+    { minimum: String(buildFloor(release, policy)), acceptExtendedSupport: policy.osVersion.acceptExtendedSupport.windowsEsu },
     policy,
     now,
   );

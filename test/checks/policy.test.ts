@@ -26,7 +26,7 @@ describe('default policy', () => {
     const os = DEFAULT_POLICY.osVersion;
     expect(os.acceptExtendedSupport).toEqual({ debianLts: false, ubuntuEsm: false, windowsEsu: false });
     expect(os).toMatchObject({ graceDaysAfterEol: 0, maxPatchLagDays: null, unknownRelease: 'UNKNOWN', rollingMaxAgeDays: 90 });
-    expect(os.minimum).toEqual({ DARWIN: '14.0', WINDOWS: { minBuild: 19045 }, LINUX: {}, FREEBSD: '14.0' });
+    expect(os.minimum).toEqual({ DARWIN: '14.0', WINDOWS: { minBuild: 19045, minServerBuild: 14393 }, LINUX: {}, FREEBSD: '14.0' });
     expect(os.lifecycle).toEqual(DEFAULT_LIFECYCLE);
     expect(os.lifecycle.debian?.find((c) => c.cycle === '12')).toMatchObject({ eol: '2026-06-10', extendedEnd: '2028-06-10' });
   });
@@ -39,6 +39,11 @@ describe('policy overrides', () => {
     expect(policy.osVersion.minimum.LINUX).toEqual({ ubuntu: '22.04' });
     expect(policy.osVersion.minimum.DARWIN).toBe('14.0');
     expect(policy.screenLock).toEqual(DEFAULT_POLICY.screenLock);
+  });
+
+  it('keeps the other Windows floor when an override sets one', () => {
+    expect(resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 22631 } } } }).osVersion.minimum.WINDOWS).toEqual({ minBuild: 22631, minServerBuild: 14393 });
+    expect(resolvePolicy({ osVersion: { minimum: { WINDOWS: { minServerBuild: 20348 } } } }).osVersion.minimum.WINDOWS).toEqual({ minBuild: 19045, minServerBuild: 20348 });
   });
 
   it('loads an administrator\'s JSON file', () => {

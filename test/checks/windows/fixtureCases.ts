@@ -435,7 +435,34 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     description: 'Windows Server 2022 Datacenter (20348.2849)',
     machine: (doc) =>
       osValues(doc, { CurrentBuild: '20348', CurrentBuildNumber: '20348', UBR: 2849, DisplayVersion: '21H2', EditionID: 'ServerDatacenter', ProductName: 'Windows Server 2022 Datacenter', InstallationType: 'Server' }),
-    expect: { status: 'PASS', evidence: { name: 'Windows Server 2022 Datacenter', product: 'windows-server', cycle: '2022' } },
+    expect: { status: 'PASS', evidence: { name: 'Windows Server 2022 Datacenter', product: 'windows-server', cycle: '2022', minimum: '14393' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-windows-server-2019',
+    source: 'endoflife.date windows-server.md (2019: build 17763, eol 2029-01-09); Microsoft Learn "Windows Server release information" (2019 = 1809, no DisplayVersion before 20H2); policy osVersion.minimum.WINDOWS.minServerBuild',
+    description: 'Windows Server 2019 Standard (17763.6532): below the client floor 19045, but judged by the server floor 14393, and supported',
+    machine: (doc) =>
+      registry(doc, 'os', { CurrentBuild: '17763', CurrentBuildNumber: '17763', UBR: 6532, ReleaseId: '1809', EditionID: 'ServerStandard', ProductName: 'Windows Server 2019 Standard', InstallationType: 'Server' }),
+    expect: { status: 'PASS', evidence: { product: 'windows-server', cycle: '2019', version: '17763.6532', minimum: '14393', rule: 'supported' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-windows-server-2012-r2-below-server-floor',
+    source: 'Microsoft Learn lifecycle (Windows Server 2012 R2: build 9600, extended support ended 2023-10-10, ESU 2026-10-13); research §5.4 (InstallationType Server)',
+    description: 'Windows Server 2012 R2 Standard (9600): older than every supported Server release, FAIL minimum by the default server floor',
+    machine: (doc) => registry(doc, 'os', { CurrentBuild: '9600', CurrentBuildNumber: '9600', EditionID: 'ServerStandard', ProductName: 'Windows Server 2012 R2 Standard', InstallationType: 'Server' }),
+    expect: { status: 'FAIL', evidence: { product: 'windows-server', version: '9600', minimum: '14393', rule: 'minimum' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-windows-server-below-policy-floor',
+    source: 'policy osVersion.minimum.WINDOWS.minServerBuild (20348 = Server 2022); endoflife.date windows-server.md (2019: build 17763)',
+    description: 'Windows Server 2019 Datacenter (17763.6532) where the policy requires Server 2022 or later',
+    policy: { osVersion: { minimum: { WINDOWS: { minServerBuild: 20348 } } } },
+    machine: (doc) =>
+      registry(doc, 'os', { CurrentBuild: '17763', CurrentBuildNumber: '17763', UBR: 6532, ReleaseId: '1809', EditionID: 'ServerDatacenter', ProductName: 'Windows Server 2019 Datacenter', InstallationType: 'Server Core' }),
+    expect: { status: 'FAIL', evidence: { minimum: '20348', version: '17763.6532', installation_type: 'Server Core', rule: 'minimum' } },
   },
 
   // ---- AUTO_UPDATE -----------------------------------------------------------------------------
