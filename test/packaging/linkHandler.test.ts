@@ -76,7 +76,7 @@ describe('open-link', () => {
     expect(accepted.output).not.toContain(device.enrollment_token);
     // Enrolled as root for a service: the key is in the state directory's key file.
     expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({ state: 'enrolled', server_url: server.url, keystore: 'file' });
-  });
+  }, 60_000);
 
   it.skipIf(!hasScript)('a refused token is reported on the terminal before it closes (exit 3)', async () => {
     const stateDir = join(tempDir(), 'state');
@@ -85,7 +85,7 @@ describe('open-link', () => {
     expect(result.output).toContain('the server refused the enrollment token');
     expect(result.output).toContain('Press Enter to close.');
     expect(result.output).not.toContain('e'.repeat(96));
-  });
+  }, 60_000);
 
   it('--yes --link-file enrolls and deletes the file (the elevated step)', async () => {
     const device = await server.createDevice({ org: 'elevated' });
