@@ -3,9 +3,9 @@
 // policy Windows 10/11 download and install automatically. wuauserv is a demand/trigger-start
 // service that is stopped most of the time: only *disabled* services count against the machine.
 import type { Policy } from '../policy';
-import { defineCheck, type Evidence, type Verdict } from '../types';
+import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Section, type ServiceFacts } from './probe';
+import { defineProbeCheck, probeServices, registryKey, sectionUnknown, serviceState, startType, type Section, type ServiceFacts } from './probe';
 import { regNumber, regString, type RegistryValues } from './registry';
 
 export interface AutoUpdateFacts {
@@ -81,17 +81,13 @@ export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: 
   return pass({ ...evidence, source: 'default', rule: 'default' });
 }
 
-export const autoUpdateCheck = defineCheck<AutoUpdateFacts>({
-  key: 'AUTO_UPDATE',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    const probe = await windowsProbe(ctx);
-    return {
-      auPolicy: registryKey(probe, 'auPolicy'),
-      updateCsp: registryKey(probe, 'updateCsp'),
-      pause: registryKey(probe, 'updatePause'),
-      services: probeServices(probe),
-    };
-  },
-  evaluate: evaluateAutoUpdate,
-});
+export const autoUpdateCheck = defineProbeCheck(
+  'AUTO_UPDATE',
+  (probe): AutoUpdateFacts => ({
+    auPolicy: registryKey(probe, 'auPolicy'),
+    updateCsp: registryKey(probe, 'updateCsp'),
+    pause: registryKey(probe, 'updatePause'),
+    services: probeServices(probe),
+  }),
+  evaluateAutoUpdate,
+);

@@ -4,9 +4,9 @@
 // sits in the clear on disk) is its own FAIL. No administrator rights: UNKNOWN, never FAIL.
 import { z } from 'zod';
 import type { Policy } from '../policy';
-import { defineCheck, type Evidence, type Verdict } from '../types';
+import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeSection, sectionUnknown, windowsProbe, type Section } from './probe';
+import { defineProbeCheck, probeSection, sectionUnknown, type Section } from './probe';
 
 const EncryptableVolume = z.object({
   DriveLetter: z.string().nullable(),
@@ -143,15 +143,11 @@ export function evaluateDiskEncryption(facts: DiskEncryptionFacts, policy: Polic
   return pass({ ...evidence, state: osState.kind === 'protected' ? 'protected' : osState.state, rule: osState.kind === 'protected' ? 'protected' : 'in_progress_accepted' });
 }
 
-export const diskEncryptionCheck = defineCheck<DiskEncryptionFacts>({
-  key: 'DISK_ENCRYPTION',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    const probe = await windowsProbe(ctx);
-    return {
-      volumes: probeSection(probe, 'bitlocker', z.array(EncryptableVolume)),
-      systemDrive: probe.ok ? probe.doc.systemDrive : null,
-    };
-  },
-  evaluate: (facts, policy) => evaluateDiskEncryption(facts, policy),
-});
+export const diskEncryptionCheck = defineProbeCheck(
+  'DISK_ENCRYPTION',
+  (probe): DiskEncryptionFacts => ({
+    volumes: probeSection(probe, 'bitlocker', z.array(EncryptableVolume)),
+    systemDrive: probe.ok ? probe.doc.systemDrive : null,
+  }),
+  (facts, policy) => evaluateDiskEncryption(facts, policy),
+);

@@ -4,9 +4,9 @@
 // cmdlet fails. A third-party firewall registered and on in Security Center passes on its own:
 // such products turn Windows Firewall off on purpose.
 import { z } from 'zod';
-import { defineCheck, type Evidence, type Verdict } from '../types';
+import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Probe, type Section, type ServiceFacts } from './probe';
+import { defineProbeCheck, probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, type Probe, type Section, type ServiceFacts } from './probe';
 import { regNumber, type RegistryValues } from './registry';
 import { decodeProducts, productEvidence, securityCenterProducts, type SecurityCenterProduct } from './securityCenter';
 
@@ -127,17 +127,13 @@ function registryProfiles(probe: Probe): FirewallFacts['registry'] {
   };
 }
 
-export const firewallCheck = defineCheck<FirewallFacts>({
-  key: 'FIREWALL_ENABLED',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    const probe = await windowsProbe(ctx);
-    return {
-      profiles: probeSection(probe, 'firewallProfiles', z.array(FirewallProfile)),
-      registry: registryProfiles(probe),
-      services: probeServices(probe),
-      thirdParty: securityCenterProducts(probe, 'firewall'),
-    };
-  },
-  evaluate: (facts) => evaluateFirewall(facts),
-});
+export const firewallCheck = defineProbeCheck(
+  'FIREWALL_ENABLED',
+  (probe): FirewallFacts => ({
+    profiles: probeSection(probe, 'firewallProfiles', z.array(FirewallProfile)),
+    registry: registryProfiles(probe),
+    services: probeServices(probe),
+    thirdParty: securityCenterProducts(probe, 'firewall'),
+  }),
+  (facts) => evaluateFirewall(facts),
+);

@@ -3,10 +3,10 @@
 // (minBuild) or for Windows Server (minServerBuild).
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
-import { defineCheck, type Verdict } from '../types';
+import type { Verdict } from '../types';
 import { unknown } from '../verdict';
 import { windowsRelease, type WindowsRelease } from './osRelease';
-import { registryKey, sectionUnknown, windowsProbe, type Section } from './probe';
+import { defineProbeCheck, registryKey, sectionUnknown, type Section } from './probe';
 import { type RegistryValues } from './registry';
 
 export interface OsVersionFacts {
@@ -47,11 +47,8 @@ export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Da
   );
 }
 
-export const osVersionCheck = defineCheck<OsVersionFacts>({
-  key: 'OS_VERSION',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    return { currentVersion: registryKey(await windowsProbe(ctx), 'os') };
-  },
-  evaluate: evaluateOsVersion,
-});
+export const osVersionCheck = defineProbeCheck(
+  'OS_VERSION',
+  (probe): OsVersionFacts => ({ currentVersion: registryKey(probe, 'os') }),
+  evaluateOsVersion,
+);

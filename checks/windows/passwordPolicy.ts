@@ -5,9 +5,9 @@
 // only, accounts get their password policy from the cloud: a weak local policy is not proof.
 import { z } from 'zod';
 import type { Policy } from '../policy';
-import { defineCheck, type Evidence, type Verdict } from '../types';
+import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeComputer, probeElevated, probeSection, registryKey, windowsProbe, type ComputerFacts, type Section } from './probe';
+import { defineProbeCheck, probeComputer, probeElevated, probeSection, registryKey, type ComputerFacts, type Section } from './probe';
 import { regNumber, type RegistryValues } from './registry';
 
 const SeceditExport = z.object({ ExitCode: z.number().int().nullable(), SystemAccess: z.array(z.string()) });
@@ -100,18 +100,14 @@ export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Polic
   return pass({ ...evidence, rule: 'meets_policy' });
 }
 
-export const passwordPolicyCheck = defineCheck<PasswordPolicyFacts>({
-  key: 'PASSWORD_POLICY',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    const probe = await windowsProbe(ctx);
-    return {
-      secedit: probeSection(probe, 'secedit', SeceditExport),
-      accountPolicy: probeSection(probe, 'accountPolicy', AccountPolicy),
-      deviceLock: registryKey(probe, 'deviceLock'),
-      computer: probeComputer(probe),
-      elevated: probeElevated(probe),
-    };
-  },
-  evaluate: (facts, policy) => evaluatePasswordPolicy(facts, policy),
-});
+export const passwordPolicyCheck = defineProbeCheck(
+  'PASSWORD_POLICY',
+  (probe): PasswordPolicyFacts => ({
+    secedit: probeSection(probe, 'secedit', SeceditExport),
+    accountPolicy: probeSection(probe, 'accountPolicy', AccountPolicy),
+    deviceLock: registryKey(probe, 'deviceLock'),
+    computer: probeComputer(probe),
+    elevated: probeElevated(probe),
+  }),
+  (facts, policy) => evaluatePasswordPolicy(facts, policy),
+);

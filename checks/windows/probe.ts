@@ -3,7 +3,8 @@
 // them as one JSON document, which the checks share through ctx.shared(). Each section fails on its
 // own (`{ok:false,error}`), so a denied BitLocker query never hides the firewall state.
 import { z } from 'zod';
-import type { CheckContext, Evidence, Reason, Verdict } from '../types';
+import type { CheckKey } from '../../src/protocol/schemas';
+import { defineCheck, type Check, type CheckContext, type Evidence, type Reason, type Verdict } from '../types';
 import { unknown } from '../verdict';
 import { CURRENT_VERSION_KEY, CURRENT_VERSION_VALUES } from './osRelease';
 import { PRELUDE, psStrings, runPowerShellJson } from './powershell';
@@ -263,6 +264,15 @@ export function windowsProbe(ctx: CheckContext): Promise<Probe> {
     const result = await runPowerShellJson(ctx.host, PROBE_SCRIPT, PROBE_TIMEOUT_MS);
     return result.ok ? parseProbe(result.json) : { ok: false, reason: result.reason };
   });
+}
+
+/** A Windows check: its facts are sections of the one probe per cycle (and, rarely, a read of its own). */
+export function defineProbeCheck<Facts>(
+  key: CheckKey,
+  read: (probe: Probe, ctx: CheckContext) => Facts | Promise<Facts>,
+  evaluate: Check<Facts>['evaluate'],
+): Check<Facts> {
+  return defineCheck({ key, platform: 'WINDOWS', collect: async (ctx) => read(await windowsProbe(ctx), ctx), evaluate });
 }
 
 /** The UNKNOWN/NOT_APPLICABLE reason for an error kind the script reported. */

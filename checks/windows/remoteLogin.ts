@@ -6,9 +6,9 @@
 import { z } from 'zod';
 import type { Policy } from '../policy';
 import { sshdConfigDirectives } from '../sshd';
-import { defineCheck, type Evidence, type FileResult, type Verdict } from '../types';
+import type { Evidence, FileResult, Verdict } from '../types';
 import { fsFailureReason, fail, pass, unknown } from '../verdict';
-import { probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type Section, type ServiceFacts } from './probe';
+import { defineProbeCheck, probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, type Section, type ServiceFacts } from './probe';
 import { regNumber, type RegistryValues } from './registry';
 
 /** OpenSSH for Windows reads its server configuration here. */
@@ -86,11 +86,9 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   return pass({ ...evidence, rule: 'no_remote_login' });
 }
 
-export const remoteLoginCheck = defineCheck<RemoteLoginFacts>({
-  key: 'REMOTE_LOGIN',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    const probe = await windowsProbe(ctx);
+export const remoteLoginCheck = defineProbeCheck(
+  'REMOTE_LOGIN',
+  async (probe, ctx): Promise<RemoteLoginFacts> => {
     const services = probeServices(probe);
     const sshdRunning = services.ok && services.value.some((s) => s.Name === 'sshd' && serviceState(s) === 'running');
     return {
@@ -102,5 +100,5 @@ export const remoteLoginCheck = defineCheck<RemoteLoginFacts>({
       sshdConfig: sshdRunning && ctx.policy.remoteLogin.allowSshIfHardened ? await ctx.host.readFile(SSHD_CONFIG) : null,
     };
   },
-  evaluate: (facts, policy) => evaluateRemoteLogin(facts, policy),
-});
+  (facts, policy) => evaluateRemoteLogin(facts, policy),
+);

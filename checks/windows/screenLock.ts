@@ -6,9 +6,9 @@
 // be SYSTEM's own hive, so users are read under HKU\<SID>. Evidence counts users, never names SIDs.
 import { z } from 'zod';
 import type { Policy } from '../policy';
-import { defineCheck, type Evidence, type Verdict } from '../types';
+import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeSection, registryKey, sectionUnknown, windowsProbe, type Section } from './probe';
+import { defineProbeCheck, probeSection, registryKey, sectionUnknown, type Section } from './probe';
 import { asNumber, asText, regNumber, RegistryValues } from './registry';
 
 /** One loaded HKU hive: the screen-saver values of its user Group Policy key and of its own Control Panel\Desktop key. */
@@ -176,19 +176,15 @@ export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verd
   return pass({ ...evidence, rule: sleepEngages === true ? 'sleep_lock' : 'secure_screensaver' });
 }
 
-export const screenLockCheck = defineCheck<ScreenLockFacts>({
-  key: 'SCREEN_LOCK',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    const probe = await windowsProbe(ctx);
-    return {
-      systemPolicy: registryKey(probe, 'systemPolicy'),
-      winlogon: registryKey(probe, 'winlogon'),
-      hives: probeSection(probe, 'userHives', z.array(UserHive)),
-      power: probeSection(probe, 'power', PowerIndexes.nullable()),
-      consoleLockPolicy: registryKey(probe, 'consoleLockPolicy'),
-      standbyIdlePolicy: registryKey(probe, 'standbyIdlePolicy'),
-    };
-  },
-  evaluate: (facts, policy) => evaluateScreenLock(facts, policy),
-});
+export const screenLockCheck = defineProbeCheck(
+  'SCREEN_LOCK',
+  (probe): ScreenLockFacts => ({
+    systemPolicy: registryKey(probe, 'systemPolicy'),
+    winlogon: registryKey(probe, 'winlogon'),
+    hives: probeSection(probe, 'userHives', z.array(UserHive)),
+    power: probeSection(probe, 'power', PowerIndexes.nullable()),
+    consoleLockPolicy: registryKey(probe, 'consoleLockPolicy'),
+    standbyIdlePolicy: registryKey(probe, 'standbyIdlePolicy'),
+  }),
+  (facts, policy) => evaluateScreenLock(facts, policy),
+);

@@ -4,9 +4,9 @@
 // Windows), so it is not read. On workgroup Windows 10/11 W32Time is a trigger-start service that
 // is stopped most of the time and syncs on its schedule: stopped is not a failure, disabled is.
 import type { Policy } from '../policy';
-import { defineCheck, type Evidence, type Verdict } from '../types';
+import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { probeComputer, probeServices, registryKey, sectionUnknown, serviceState, startType, windowsProbe, type ComputerFacts, type Section, type ServiceFacts } from './probe';
+import { defineProbeCheck, probeComputer, probeServices, registryKey, sectionUnknown, serviceState, startType, type ComputerFacts, type Section, type ServiceFacts } from './probe';
 import { regNumber, regString, type RegistryValues } from './registry';
 
 export interface TimeSyncFacts {
@@ -78,20 +78,16 @@ export function evaluateTimeSync(facts: TimeSyncFacts, policy: Policy): Verdict 
   return pass({ ...evidence, rule: 'configured' });
 }
 
-export const timeSyncCheck = defineCheck<TimeSyncFacts>({
-  key: 'TIME_SYNC',
-  platform: 'WINDOWS',
-  async collect(ctx) {
-    const probe = await windowsProbe(ctx);
-    return {
-      parameters: registryKey(probe, 'w32time'),
-      parametersPolicy: registryKey(probe, 'w32timePolicy'),
-      ntpClient: registryKey(probe, 'ntpClient'),
-      ntpClientPolicy: registryKey(probe, 'ntpClientPolicy'),
-      vmicProvider: registryKey(probe, 'vmicTimeProvider'),
-      services: probeServices(probe),
-      computer: probeComputer(probe),
-    };
-  },
-  evaluate: (facts, policy) => evaluateTimeSync(facts, policy),
-});
+export const timeSyncCheck = defineProbeCheck(
+  'TIME_SYNC',
+  (probe): TimeSyncFacts => ({
+    parameters: registryKey(probe, 'w32time'),
+    parametersPolicy: registryKey(probe, 'w32timePolicy'),
+    ntpClient: registryKey(probe, 'ntpClient'),
+    ntpClientPolicy: registryKey(probe, 'ntpClientPolicy'),
+    vmicProvider: registryKey(probe, 'vmicTimeProvider'),
+    services: probeServices(probe),
+    computer: probeComputer(probe),
+  }),
+  (facts, policy) => evaluateTimeSync(facts, policy),
+);
