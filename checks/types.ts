@@ -15,14 +15,16 @@ export type Reason =
   | 'permission_denied'
   | 'timeout'
   | 'parse_error'
+  | 'not_found'
+  | 'check_error'
   | 'no_console_user'
   | 'no_user_hive'
-  | 'unsupported_os_version'
   | 'unrecognized_version'
+  | 'unknown_release'
   | 'container'
+  | 'jail'
   | 'headless'
   | 'no_builtin_antimalware'
-  | 'check_error'
   | (string & {});
 
 export interface Verdict {

@@ -2,7 +2,7 @@
 // evaluator (on a FakeHost) and must give the verdict it records.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHECK_KEYS } from '../../src/protocol/schemas';
+import { CHECK_KEYS, PLATFORMS } from '../../src/protocol/schemas';
 import { listFixtures, runFixture } from '../support/checkFixtures';
 
 const fixtures = listFixtures();
@@ -23,9 +23,9 @@ describe.each(fixtures.map((f) => [`${f.platform}/${f.checkKey}/${f.name}`, f] a
   });
 });
 
-it('covers every LINUX check with PASS, FAIL and UNKNOWN or NOT_APPLICABLE cases', () => {
+it.each(PLATFORMS)('covers every %s check with PASS, FAIL and UNKNOWN or NOT_APPLICABLE cases', (platform) => {
   for (const key of CHECK_KEYS) {
-    const statuses = new Set(fixtures.filter((f) => f.platform === 'LINUX' && f.checkKey === key).map((f) => f.fixture.expect.status));
+    const statuses = new Set(fixtures.filter((f) => f.platform === platform && f.checkKey === key).map((f) => f.fixture.expect.status));
     expect({ key, pass: statuses.has('PASS'), fail: statuses.has('FAIL'), undecided: statuses.has('UNKNOWN') || statuses.has('NOT_APPLICABLE') }).toEqual({
       key,
       pass: true,

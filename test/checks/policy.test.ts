@@ -1,5 +1,5 @@
 // The posture policy: documented defaults, partial overrides from a JSON file, precise errors.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,32 @@ describe('default policy', () => {
     expect(os.minimum).toEqual({ DARWIN: '14.0', WINDOWS: { minBuild: 19045, minServerBuild: 14393 }, LINUX: {}, FREEBSD: '14.0' });
     expect(os.lifecycle).toEqual(DEFAULT_LIFECYCLE);
     expect(os.lifecycle.debian?.find((c) => c.cycle === '12')).toMatchObject({ eol: '2026-06-10', extendedEnd: '2028-06-10' });
+  });
+});
+
+describe('docs/checks.md#policy', () => {
+  const section = readFileSync(new URL('../../docs/checks.md', import.meta.url), 'utf8').split('\n## Policy\n')[1]!.split('\n## ')[0]!;
+
+  it('shows the defaults exactly as DEFAULT_POLICY has them', () => {
+    const documented = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!);
+    const { lifecycle, ...osVersion } = DEFAULT_POLICY.osVersion;
+    expect(lifecycle).toEqual(DEFAULT_LIFECYCLE);
+    expect(documented).toEqual({ ...DEFAULT_POLICY, osVersion: { ...osVersion, lifecycle: '(the built-in table of checks/<os>/lifecycle.ts)' } });
+  });
+
+  it('has a table row for every knob', () => {
+    // First cells: "`a.b.c`", or "`a.b.c` / `.d`" for a sibling; a row for an object covers its fields.
+    const documented = [...section.matchAll(/^\| (`[^|]+) \|/gm)].flatMap((m) => {
+      const names = [...m[1]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]!);
+      return names.map((name) => (name.startsWith('.') ? names[0]!.replace(/\.[^.]+$/, name) : name));
+    });
+    const leaves = (value: unknown, path: string): string[] =>
+      value !== null && typeof value === 'object' && !Array.isArray(value) && path !== 'osVersion.lifecycle'
+        ? Object.entries(value).flatMap(([k, v]) => leaves(v, path ? `${path}.${k}` : k))
+        : [path];
+    for (const knob of leaves(DEFAULT_POLICY, '')) {
+      expect(documented.some((row) => knob === row || knob.startsWith(`${row}.`)), knob).toBe(true);
+    }
   });
 });
 
