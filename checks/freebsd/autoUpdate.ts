@@ -4,6 +4,7 @@
 // the base is updated by `pkg upgrade`, which installs only non-interactively (-y or
 // ASSUME_ALWAYS_YES). Jobs for a jail or another root (-b, -j, -c, -r) do not update this host.
 import type { Policy } from '../policy';
+import { parseBoolean } from '../text';
 import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Verdict } from '../types';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
 import { parseCrontab, simpleCommands } from './crontab';
@@ -51,7 +52,8 @@ export interface UpdateJobs {
   otherRoots: number;
 }
 
-const yes = (value: string | undefined) => value !== undefined && /^(?:yes|true|on|1)$/i.test(value);
+/** pkg.conf(5) booleans: ASSUME_ALWAYS_YES takes yes/true/on/1 in any case. */
+const yes = (value: string | undefined) => parseBoolean(value) === true;
 
 /** What one crontab command line does about updates. */
 export function updateJobsOf(commandLine: string, fileEnv: Record<string, string>, jobs: UpdateJobs): void {
@@ -80,7 +82,7 @@ export function updateJobsOf(commandLine: string, fileEnv: Record<string, string
         options.some((o) => /^-[a-zA-Z]*y/.test(o) || o === '--yes') ||
         yes(env.ASSUME_ALWAYS_YES) ||
         yes(fileEnv.ASSUME_ALWAYS_YES) ||
-        global.some((a, i) => a === '-o' && /^ASSUME_ALWAYS_YES=(?:yes|true|on|1)$/i.test(global[i + 1] ?? ''));
+        global.some((a, i) => a === '-o' && yes(/^ASSUME_ALWAYS_YES=(.*)$/.exec(global[i + 1] ?? '')?.[1]));
       if (!assumeYes) continue;
       const fetchOnly = options.some((o) => /^-[a-zA-Z]*F/.test(o) || o === '--fetch-only');
       if (!fetchOnly) jobs.pkgUpgrade = 'install';
