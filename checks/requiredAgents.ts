@@ -1,6 +1,7 @@
 // policy.malware.requiredAgents on platforms without built-in anti-malware (LINUX, FREEBSD): which
 // processes stand for a named agent, and which of them are not running. Agents are found by their
 // processes, so the same names work on both platforms.
+import type { RunningCommands } from './runningCommands';
 
 /** Agents whose daemons are not (only) named after them: the processes that must all run. */
 const AGENT_PROCESSES: Record<string, readonly string[]> = {
@@ -18,24 +19,21 @@ const ALIASES: Record<string, string> = { mdatp: 'microsoft-defender', crowdstri
 /** Anti-malware engines, reported when seen even if not required. osquery and Wazuh are not anti-malware (research §9.2). */
 export const ANTIMALWARE_AGENTS = ['clamav', 'microsoft-defender', 'falcon-sensor', 'sentinelone'] as const;
 
-/**
- * The processes an agent name stands for: a known agent's, else the name itself as a command
- * name, cut to what the process table shows (Linux comm: 15 characters; FreeBSD ps: 19).
- */
-export function agentProcesses(agent: string, commLength: number): string[] {
+/** The processes an agent name stands for: a known agent's, else the name itself as a command name. */
+export function agentProcesses(agent: string): readonly string[] {
   const name = agent.toLowerCase();
-  return [...(AGENT_PROCESSES[ALIASES[name] ?? name] ?? [agent])].map((p) => p.slice(0, commLength));
+  return AGENT_PROCESSES[ALIASES[name] ?? name] ?? [agent];
 }
 
 /** Is this required agent ClamAV (whatever the case)? Its signatures can be dated. */
 export const isClamav = (agent: string) => agent.toLowerCase() === 'clamav';
 
 /** All of the agent's processes run. */
-export function agentRunning(agent: string, commLength: number, running: (comm: string) => boolean): boolean {
-  return agentProcesses(agent, commLength).every(running);
+export function agentRunning(agent: string, running: RunningCommands): boolean {
+  return agentProcesses(agent).every((p) => running.has(p));
 }
 
 /** Per agent, its processes that are not running (empty when the agent runs). */
-export function missingProcesses(agents: readonly string[], commLength: number, running: (comm: string) => boolean): Record<string, string[]> {
-  return Object.fromEntries(agents.map((agent) => [agent, agentProcesses(agent, commLength).filter((p) => !running(p))]));
+export function missingProcesses(agents: readonly string[], running: RunningCommands): Record<string, string[]> {
+  return Object.fromEntries(agents.map((agent) => [agent, agentProcesses(agent).filter((p) => !running.has(p))]));
 }

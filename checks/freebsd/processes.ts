@@ -1,6 +1,7 @@
 // The process table from ps(1), read once per cycle: which daemons run (time sync, sshd,
 // anti-malware agents) and which desktop sessions and screen lockers exist, with their owners.
 import type { CheckContext, CommandResult, Reason } from '../types';
+import { RunningCommands } from '../runningCommands';
 import { commandFailureReason } from '../verdict';
 
 export const PS = '/bin/ps';
@@ -8,7 +9,7 @@ export const PS = '/bin/ps';
 export const PS_ARGS = ['-ax', '-o', 'uid=', '-o', 'comm='] as const;
 
 /** ps shows the kernel's command name, at most MAXCOMLEN (19) characters. */
-export const COMM_LENGTH = 19;
+const COMM_LENGTH = 19;
 
 export interface ProcessInfo {
   uid: number;
@@ -44,6 +45,7 @@ export function ownersOf(table: ProcessInfo[], names: readonly string[]): number
   return [...new Set(table.filter((p) => names.includes(p.comm)).map((p) => p.uid))].sort((a, b) => a - b);
 }
 
-export function isRunning(table: ProcessInfo[], name: string): boolean {
-  return table.some((p) => p.comm === name);
+/** The command names running on this table. */
+export function runningCommands(table: ProcessInfo[]): RunningCommands {
+  return new RunningCommands(table.map((p) => p.comm), COMM_LENGTH);
 }

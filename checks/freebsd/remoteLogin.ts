@@ -8,7 +8,7 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
 import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
-import { isRunning, parseProcessTable, processProbe } from './processes';
+import { parseProcessTable, processProbe, runningCommands } from './processes';
 import { parseRcVars, rcEvidence, rcProbe } from './rc';
 import { isLoopback, parseSockstat, type Socket } from './sockstat';
 
@@ -54,7 +54,7 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   const sshExposed = ssh.some((s) => !isLoopback(s.address));
   const telnetExposed = telnet.some((s) => !isLoopback(s.address));
   const ps = parseProcessTable(facts.ps);
-  const sshdRunning = ps.ok ? isRunning(ps.processes, 'sshd') : null;
+  const sshdRunning = ps.ok ? runningCommands(ps.processes).has('sshd') : null;
   Object.assign(evidence, {
     ssh_listening: sshExposed,
     ssh_listening_loopback_only: ssh.length > 0 && !sshExposed,

@@ -8,7 +8,7 @@
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Reason, type Verdict } from '../types';
 import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown } from '../verdict';
-import { ownersOf, parseProcessTable, processProbe, type ProcessInfo } from './processes';
+import { ownersOf, parseProcessTable, processProbe, runningCommands, type ProcessInfo } from './processes';
 import { PASSWD, parsePasswd, type Account } from '../passwd';
 import { parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
 
@@ -38,7 +38,7 @@ export interface ScreenLockFacts {
   xset: Record<string, CommandResult>;
 }
 
-const namesOf = (table: ProcessInfo[], names: readonly string[]) => [...new Set(table.filter((p) => names.includes(p.comm)).map((p) => p.comm))].sort();
+const namesOf = (table: ProcessInfo[], names: readonly string[]) => runningCommands(table).among(names).sort();
 
 /** The single local display (":0" from /tmp/.X11-unix/X0), or null when there is none or several. */
 export function singleDisplay(listing: DirResult | undefined): string | null {

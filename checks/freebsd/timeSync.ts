@@ -6,7 +6,7 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Reason, type Verdict } from '../types';
 import { chronyTrackingCsv, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
-import { isRunning, parseProcessTable, processProbe } from './processes';
+import { parseProcessTable, processProbe, runningCommands } from './processes';
 import { parseRcVars, rcEnabled, rcEvidence, rcProbe, type RcVars } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
 
@@ -41,7 +41,8 @@ export async function collectTime(ctx: CheckContext): Promise<TimeFacts> {
   const openntpd = rcVars.ok && rcEnabled(rcVars.values.openntpd_enable) === true;
   const queries: Promise<unknown>[] = [];
   // Base ntpd and OpenNTPD both run as "ntpd"; OpenNTPD does not answer ntpq (mode 6) queries.
-  if (isRunning(table.processes, 'ntpd')) {
+  const running = runningCommands(table.processes);
+  if (running.has('ntpd')) {
     queries.push(
       (async () => {
         if (!openntpd) facts.ntpq = await host.run(NTPQ, NTPQ_ARGS);
@@ -49,7 +50,7 @@ export async function collectTime(ctx: CheckContext): Promise<TimeFacts> {
       })(),
     );
   }
-  if (isRunning(table.processes, 'chronyd')) queries.push(host.run(CHRONYC, ['-c', 'tracking']).then((r) => (facts.chronyc = r)));
+  if (running.has('chronyd')) queries.push(host.run(CHRONYC, ['-c', 'tracking']).then((r) => (facts.chronyc = r)));
   if (queries.length > 0) queries.push(readSysctl(host, 'kern.boottime').then((r) => (facts.boottime = r)));
   await Promise.all(queries);
   return facts;
@@ -121,8 +122,7 @@ export function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdi
   else if (facts.ntpq) states.push(parseNtpq(facts.ntpq));
   if (facts.chronyc) states.push(parseChronyc(facts.chronyc));
   if (states.length === 0) {
-    const running = isRunning(table.processes, 'ntpd') || isRunning(table.processes, 'chronyd');
-    return running ? unknown('check_error', evidence) : fail({ ...evidence, running: false, rule: 'no_time_daemon' });
+    return runningCommands(table.processes).among(['ntpd', 'chronyd']).length > 0 ? unknown('check_error', evidence) : fail({ ...evidence, running: false, rule: 'no_time_daemon' });
   }
   const describe = (s: SyncState): Evidence => ({
     source: s.daemon === 'chronyd' ? 'chronyc' : s.daemon === 'openntpd' ? 'ntpctl' : 'ntpq',

@@ -8,7 +8,7 @@ import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { family, osRelease } from './osRelease';
-import { processTable, runningNames } from './processes';
+import { processTable, runningCommands } from './processes';
 import { isEnabledState, systemdBooted, unitFileStates } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
 
@@ -68,7 +68,7 @@ async function timers(ctx: CheckContext, units: string[]): Promise<Readable<Reco
 async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
   const table = await processTable(ctx);
   if (!table.complete) return null;
-  return runningNames(table, CRON_DAEMONS).length > 0;
+  return runningCommands(table).among(CRON_DAEMONS).length > 0;
 }
 
 async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {

@@ -1,5 +1,6 @@
 // The process table from /proc/<pid>/comm, read once per cycle: which daemons run (time sync,
 // anti-malware agents, desktops, remote-login servers) without `ps`, which minimal hosts lack.
+import { RunningCommands } from '../runningCommands';
 import type { CheckContext, Host } from '../types';
 
 export interface ProcessInfo {
@@ -20,8 +21,7 @@ export interface ProcessTable {
 }
 
 /** The kernel truncates comm to TASK_COMM_LEN 16, the NUL included. */
-export const COMM_LENGTH = 15;
-export const commName = (name: string): string => name.slice(0, COMM_LENGTH);
+const COMM_LENGTH = 15;
 
 export async function readProcessTable(host: Host): Promise<ProcessTable> {
   const listing = await host.readDir('/proc');
@@ -42,8 +42,7 @@ export function processTable(ctx: CheckContext): Promise<ProcessTable> {
   return ctx.shared('linux.processes', () => readProcessTable(ctx.host));
 }
 
-/** Names from `wanted` that have at least one running process (compared as kernel comm names). */
-export function runningNames(table: ProcessTable, wanted: readonly string[]): string[] {
-  const running = new Set(table.processes.map((p) => p.comm));
-  return wanted.filter((name) => running.has(commName(name)));
+/** The command names running on this table. */
+export function runningCommands(table: ProcessTable): RunningCommands {
+  return new RunningCommands(table.processes.map((p) => p.comm), COMM_LENGTH);
 }

@@ -5,7 +5,7 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
-import { processTable, runningNames } from './processes';
+import { processTable, runningCommands } from './processes';
 import { systemdBooted } from './systemd';
 import { parseBoolean, parseKeyValue } from '../text';
 import { chronyTrackingText, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
@@ -57,8 +57,8 @@ async function query(ctx: CheckContext, command: string, args: string[], parse: 
 
 async function collect(ctx: CheckContext): Promise<TimeSyncFacts> {
   const [container, table, booted, uptime] = await Promise.all([containerFacts(ctx), processTable(ctx), systemdBooted(ctx), ctx.host.readFile('/proc/uptime')]);
-  const daemons = table.complete ? runningNames(table, TIME_DAEMONS) : null;
-  const running = new Set(runningNames(table, TIME_DAEMONS));
+  const running = runningCommands(table);
+  const daemons = table.complete ? running.among(TIME_DAEMONS) : null;
   const facts: TimeSyncFacts = { container, daemons };
   if (uptime.ok) facts.uptimeSeconds = Number.parseFloat(uptime.text);
   const queries: Promise<void>[] = [];

@@ -1,22 +1,33 @@
-// Required agents by process (checks/requiredAgents.ts), as LINUX and FREEBSD MALWARE_PROTECTION use them.
+// Required agents by process (checks/requiredAgents.ts) on a process table's command names
+// (checks/runningCommands.ts), as LINUX and FREEBSD MALWARE_PROTECTION use them.
 import { describe, expect, it } from 'vitest';
 import { agentProcesses, agentRunning, ANTIMALWARE_AGENTS, missingProcesses } from '../../checks/requiredAgents';
+import { RunningCommands } from '../../checks/runningCommands';
+
+describe('running commands', () => {
+  it('compares names cut to the length the process table keeps', () => {
+    const linux = new RunningCommands(['systemd-timesyn', 'acme-endpoint-p'], 15);
+    expect(linux.has('systemd-timesyncd')).toBe(true);
+    expect(linux.among(['chronyd', 'systemd-timesyncd', 'acme-endpoint-protection', 'systemd-timesyncd'])).toEqual(['systemd-timesyncd', 'acme-endpoint-protection']);
+    const freebsd = new RunningCommands(['cinnamon-screensave'], 19);
+    expect(freebsd.has('cinnamon-screensaver')).toBe(true);
+    expect(freebsd.has('cinnamon')).toBe(false);
+  });
+});
 
 describe('required agents', () => {
-  it('maps known names and aliases to their daemons, any other name to itself cut to the comm length', () => {
-    expect(agentProcesses('ClamAV', 15)).toEqual(['clamd', 'freshclam']);
-    expect(agentProcesses('mdatp', 15)).toEqual(['wdavdaemon']);
-    expect(agentProcesses('crowdstrike', 19)).toEqual(['falcon-sensor']);
-    expect(agentProcesses('wazuh-agent', 19)).toEqual(['wazuh-agentd']);
-    expect(agentProcesses('acme-endpoint-protection', 15)).toEqual(['acme-endpoint-p']);
-    expect(agentProcesses('acme-endpoint-protection', 19)).toEqual(['acme-endpoint-prote']);
+  it('maps known names and aliases to their daemons, any other name to itself', () => {
+    expect(agentProcesses('ClamAV')).toEqual(['clamd', 'freshclam']);
+    expect(agentProcesses('mdatp')).toEqual(['wdavdaemon']);
+    expect(agentProcesses('crowdstrike')).toEqual(['falcon-sensor']);
+    expect(agentProcesses('wazuh-agent')).toEqual(['wazuh-agentd']);
+    expect(agentProcesses('acme-endpoint-protection')).toEqual(['acme-endpoint-protection']);
   });
 
-  it('needs every process of an agent', () => {
-    const running = new Set(['clamd', 'osqueryd']);
-    const isRunning = (comm: string) => running.has(comm);
-    expect(missingProcesses(['clamav', 'osquery'], 19, isRunning)).toEqual({ clamav: ['freshclam'], osquery: [] });
-    expect(agentRunning('osquery', 19, isRunning)).toBe(true);
+  it('needs every process of an agent, a long custom name matching its cut command name', () => {
+    const running = new RunningCommands(['clamd', 'osqueryd', 'acme-endpoint-p'], 15);
+    expect(missingProcesses(['clamav', 'osquery', 'acme-endpoint-protection'], running)).toEqual({ clamav: ['freshclam'], osquery: [], 'acme-endpoint-protection': [] });
+    expect(agentRunning('osquery', running)).toBe(true);
     expect(ANTIMALWARE_AGENTS).not.toContain('osquery');
   });
 });
