@@ -49,7 +49,7 @@ describe('status', () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^Enrolled: +yes$/m);
     expect(human.stdout).toMatch(new RegExp(`^Device ID: +${device.device_id}$`, 'm'));
-    expect(human.stdout).toMatch(/^Queued results: +7 \(2 dropped\)$/m);
+    expect(human.stdout).toMatch(/^Queued results: +7 \(2 dropped: queue full\)$/m);
     expect(human.stdout).toMatch(/^Conflict: +hardware_uuid already used/m);
   });
 

@@ -63,7 +63,7 @@ function daemonText(report: StatusReport): string {
 
 function queueText(report: StatusReport): string {
   const extra = [
-    report.dropped_results ? `${report.dropped_results} dropped (queue full)` : '',
+    report.dropped_results ? `${report.dropped_results} dropped: queue full` : '',
     report.rejected_results ? `${report.rejected_results} refused by the server` : '',
     report.quarantined_results ? `${report.quarantined_results} in damaged queue files, quarantined` : '',
   ].filter(Boolean);
