@@ -3,7 +3,7 @@
 import { posix } from 'node:path';
 import type { PlanStep } from './plan';
 import { plist } from './plist';
-import { daemonArgs, SERVICE_NAME, type ServiceModule, type ServiceSpec } from './types';
+import { daemonArgs, SERVICE_NAME, type ServiceModule, type ServiceSpec, posixProgramLayout } from './types';
 
 export const LAUNCHD_LABEL = 'org.device-agent.agent';
 export const LAUNCHD_PLIST = `/Library/LaunchDaemons/${LAUNCHD_LABEL}.plist`;
@@ -43,12 +43,7 @@ export function newsyslogConf(): string {
 export const launchdService: ServiceModule = {
   platform: 'DARWIN',
   style: 'posix',
-  programLayout: () => ({
-    dir: '/usr/local/libexec/device-agent',
-    executable: '/usr/local/libexec/device-agent/device-agent',
-    companions: ['keyring.node'],
-    pathLink: '/usr/local/bin/device-agent',
-  }),
+  programLayout: () => posixProgramLayout('/usr/local', 'libexec'),
   installSteps(spec: ServiceSpec): PlanStep[] {
     return [
       { kind: 'mkdir', path: LOG_DIR, mode: 0o755 },

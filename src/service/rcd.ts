@@ -2,7 +2,7 @@
 // sends its output to syslog; a syslogd rule puts it in its own file, rotated by newsyslog.
 import { InvalidInputError } from '../agent/errors';
 import type { PlanStep } from './plan';
-import { SERVICE_DESCRIPTION, SERVICE_NAME, type ServiceModule, type ServiceSpec } from './types';
+import { SERVICE_DESCRIPTION, SERVICE_NAME, type ServiceModule, type ServiceSpec, posixProgramLayout } from './types';
 
 /** rc.subr names are shell identifiers: no hyphen. */
 export const RC_NAME = 'device_agent';
@@ -75,12 +75,7 @@ export function newsyslogConf(): string {
 export const rcdService: ServiceModule = {
   platform: 'FREEBSD',
   style: 'posix',
-  programLayout: () => ({
-    dir: '/usr/local/libexec/device-agent',
-    executable: '/usr/local/libexec/device-agent/device-agent',
-    companions: ['keyring.node'],
-    pathLink: '/usr/local/bin/device-agent',
-  }),
+  programLayout: () => posixProgramLayout('/usr/local', 'libexec'),
   installSteps(spec: ServiceSpec): PlanStep[] {
     return [
       { kind: 'write', path: RC_SCRIPT, content: rcScript(spec), mode: 0o755 },

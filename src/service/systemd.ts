@@ -3,7 +3,7 @@
 // write access to its state directory only and a capability set cut down to what the checks use.
 import { posix } from 'node:path';
 import type { PlanStep } from './plan';
-import { daemonArgs, SERVICE_DESCRIPTION, SERVICE_NAME, type ServiceModule, type ServiceSpec } from './types';
+import { daemonArgs, SERVICE_DESCRIPTION, SERVICE_NAME, type ServiceModule, type ServiceSpec, posixProgramLayout } from './types';
 
 export const UNIT_NAME = `${SERVICE_NAME}.service`;
 /** Where `device-agent install` puts the unit; packages use their vendor directory instead. */
@@ -82,12 +82,7 @@ function unitPath(): string {
 export const systemdService: ServiceModule = {
   platform: 'LINUX',
   style: 'posix',
-  programLayout: () => ({
-    dir: '/usr/lib/device-agent',
-    executable: '/usr/lib/device-agent/device-agent',
-    companions: ['keyring.node'],
-    pathLink: '/usr/bin/device-agent',
-  }),
+  programLayout: () => posixProgramLayout('/usr', 'lib'),
   installSteps(spec: ServiceSpec): PlanStep[] {
     return [
       { kind: 'write', path: unitPath(), content: systemdUnit(spec), mode: 0o644 },

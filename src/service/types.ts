@@ -17,6 +17,12 @@ export interface ProgramLayout {
   readonly pathLink?: string;
 }
 
+/** A POSIX layout: the executable and its companions in `<prefix>/<libexec>/device-agent`, linked from `<prefix>/bin`. */
+export function posixProgramLayout(prefix: '/usr' | '/usr/local', libexec: 'lib' | 'libexec'): ProgramLayout {
+  const dir = `${prefix}/${libexec}/device-agent`;
+  return { dir, executable: `${dir}/device-agent`, companions: ['keyring.node'], pathLink: `${prefix}/bin/device-agent` };
+}
+
 export interface ServiceSpec {
   /** The program the service starts, before its own arguments (an executable, or node + script). */
   readonly program: readonly string[];
