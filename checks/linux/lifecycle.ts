@@ -1,16 +1,17 @@
 // Release cycles and support end dates for the default OS_VERSION policy, keyed by the product
 // names checks/linux/osVersion.ts maps os-release IDs to. Sources: endoflife.date product pages
 // (debian, ubuntu, rhel, rocky-linux, almalinux, fedora, alpine-linux, opensuse), the Debian
-// release wiki for Debian 13, Red Hat's and the rebuilds' announcements for the 10 series. `eol`
-// is the end of regular security support; `extendedEnd` is Debian LTS, Ubuntu ESM or RHEL ELS,
-// counted only when the policy accepts that kind of extended support. Checked at
+// release wiki for Debian 13, the Debian LTS schedule for LTS ends (Debian 12: 2028-06-30, as
+// Lynis has it; endoflife.date gives the release anniversary, 2028-06-10), Red Hat's and the
+// rebuilds' announcements for the 10 series. `eol` is the end of regular security support;
+// `extendedEnd` is Debian LTS, Ubuntu ESM or RHEL ELS, counted only when the policy accepts that kind of extended support. Checked at
 // LIFECYCLE_CHECKED_AT (checks/policy.ts); administrators extend or replace it in their policy file.
 import type { LifecycleTable } from '../policy';
 
 export const linuxLifecycle: LifecycleTable = {
   debian: [
     { cycle: '13', releaseDate: '2025-08-09', eol: '2028-08-09', extendedEnd: '2030-06-30' },
-    { cycle: '12', releaseDate: '2023-06-10', eol: '2026-06-10', extendedEnd: '2028-06-10', latest: '12.11', latestReleaseDate: '2025-05-17' },
+    { cycle: '12', releaseDate: '2023-06-10', eol: '2026-06-10', extendedEnd: '2028-06-30', latest: '12.11', latestReleaseDate: '2025-05-17' },
     { cycle: '11', releaseDate: '2021-08-14', eol: '2024-08-14', extendedEnd: '2026-08-31', latest: '11.11', latestReleaseDate: '2024-08-31' },
     { cycle: '10', releaseDate: '2019-07-06', eol: '2022-09-10', extendedEnd: '2024-06-30', latest: '10.13', latestReleaseDate: '2022-09-10' },
   ],

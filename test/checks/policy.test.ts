@@ -28,7 +28,7 @@ describe('default policy', () => {
     expect(os).toMatchObject({ graceDaysAfterEol: 0, maxPatchLagDays: null, unknownRelease: 'UNKNOWN', rollingMaxAgeDays: 90 });
     expect(os.minimum).toEqual({ DARWIN: '14.0', WINDOWS: { minBuild: 19045, minServerBuild: 14393 }, LINUX: {}, FREEBSD: '14.0' });
     expect(os.lifecycle).toEqual(DEFAULT_LIFECYCLE);
-    expect(os.lifecycle.debian?.find((c) => c.cycle === '12')).toMatchObject({ eol: '2026-06-10', extendedEnd: '2028-06-10' });
+    expect(os.lifecycle.debian?.find((c) => c.cycle === '12')).toMatchObject({ eol: '2026-06-10', extendedEnd: '2028-06-30' });
   });
 });
 
