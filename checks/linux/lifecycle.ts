@@ -1,11 +1,12 @@
 // Release cycles and support end dates for the default OS_VERSION policy, keyed by the product
 // names checks/linux/osVersion.ts maps os-release IDs to. Sources: endoflife.date product pages
-// (debian, ubuntu, rhel, rocky-linux, almalinux, fedora, alpine-linux, opensuse), the Debian
-// release wiki for Debian 13, the Debian LTS schedule for LTS ends (Debian 12: 2028-06-30, as
-// Lynis has it; endoflife.date gives the release anniversary, 2028-06-10), Red Hat's and the
-// rebuilds' announcements for the 10 series. `eol` is the end of regular security support;
-// `extendedEnd` is Debian LTS, Ubuntu ESM or RHEL ELS, counted only when the policy accepts that kind of extended support. Checked at
-// LIFECYCLE_CHECKED_AT (checks/policy.ts); administrators extend or replace it in their policy file.
+// (debian, ubuntu, rhel, rocky-linux, almalinux, fedora, alpine-linux, opensuse); the Debian release
+// wiki for Debian 13; the Debian LTS schedule for LTS ends (Debian 12: 2028-06-30, as Lynis has it,
+// where endoflife.date gives the release anniversary 2028-06-10); Red Hat's and the rebuilds'
+// announcements for the 10 series. `eol` is the end of regular security support; `extendedEnd` is
+// Debian LTS, Ubuntu ESM or RHEL ELS, counted only when the policy accepts that kind of extended
+// support. Checked at LIFECYCLE_CHECKED_AT (checks/policy.ts); administrators extend or replace it
+// in their policy file.
 import type { LifecycleTable } from '../policy';
 
 export const linuxLifecycle: LifecycleTable = {
