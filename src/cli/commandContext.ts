@@ -1,6 +1,9 @@
 // What a command built from the common options: its logger and its state directory.
 import { createLogger, type Logger } from '../agent/logger';
 import { resolveStateDir } from '../agent/stateDir';
+import { currentPlatform } from '../platform/current';
+import { platformPaths } from '../platform/paths';
+import { keystoreForStateDir } from '../platform/serviceKeystore';
 import type { KeyStoreChoice } from '../agent/keystore/types';
 import type { CommonOptions } from './commonOptions';
 
@@ -23,6 +26,7 @@ export async function commandContext(options: CommonOptions): Promise<CommandCon
   const logger = await createLogger({ level: options.logLevel });
   activeLogger = logger;
   const stateDir = resolveStateDir({ explicit: options.stateDir });
-  logger.debug({ state_dir: stateDir }, 'state directory');
-  return { stateDir, keystore: options.keystore, ...(options.caFile ? { caFile: options.caFile } : {}), logger };
+  const keystore = keystoreForStateDir(options.keystore, stateDir, platformPaths().systemStateDir(process.env), currentPlatform());
+  logger.debug({ state_dir: stateDir, keystore }, 'state directory');
+  return { stateDir, keystore, ...(options.caFile ? { caFile: options.caFile } : {}), logger };
 }

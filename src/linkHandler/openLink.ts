@@ -14,7 +14,7 @@ import { isPrivileged } from '../platform/privilege';
 import type { CommonOptions } from '../cli/commonOptions';
 import { explain as explainEnrollmentFailure } from '../cli/commands/enroll';
 import { describeFailure, redactCredentials } from '../cli/exitCodes';
-import { serviceKeystore } from '../service/keystore';
+import { serviceKeystore } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
 import { elevateWithSudo, elevateWithUac, programArgv } from './elevate';
 

@@ -18,7 +18,7 @@ import { isPrivileged } from '../../platform/privilege';
 import type { Platform } from '../../protocol/schemas';
 import { executePlan, PlanStepError, type ExecutionResult, type ExecutorHooks } from '../../service/executor';
 import { installPlan, parsePlatformName } from '../../service/installPlan';
-import { serviceKeystore } from '../../service/keystore';
+import { serviceKeystore } from '../../platform/serviceKeystore';
 import { runningProgram } from '../../service/program';
 import { renderDryRun, type Plan, type PlanStep } from '../../service/plan';
 import type { CommonOptions } from '../commonOptions';

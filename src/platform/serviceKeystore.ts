@@ -3,10 +3,20 @@
 // the service's (no Secret Service for a root daemon; Credential Manager is per account and the
 // service runs as SYSTEM), so the key goes to the file store, owner-only in the service's state
 // directory. On macOS root enrolls into the System keychain, which the LaunchDaemon reads.
+import { resolve } from 'node:path';
 import type { KeyStoreChoice } from '../agent/keystore/types';
 import type { Platform } from '../protocol/schemas';
 
 export function serviceKeystore(platform: Platform, explicit?: KeyStoreChoice): KeyStoreChoice {
   if (explicit !== undefined) return explicit;
   return platform === 'DARWIN' ? 'auto' : 'file';
+}
+
+/**
+ * `auto` in the system service's state directory means the store the service can read: an
+ * administrator's `sudo device-agent enroll` must not leave the key in their own desktop keyring
+ * or Credential Manager, where the service would never find it.
+ */
+export function keystoreForStateDir(choice: KeyStoreChoice, stateDir: string, systemStateDir: string, platform: Platform): KeyStoreChoice {
+  return choice === 'auto' && resolve(stateDir) === resolve(systemStateDir) ? serviceKeystore(platform) : choice;
 }
