@@ -22,7 +22,12 @@ export type CheckKey = z.infer<typeof OfficialCheckKey>;
 /** Enrollment tokens and device API keys: 96 hexadecimal characters. */
 export const Credential = z.string().regex(CREDENTIAL_PATTERN, 'must be 96 hexadecimal characters');
 
-export const Rfc3339 = z.iso.datetime({ offset: true, local: false });
+/** RFC 3339 date-time with an offset; its lowercase `t`/`z` (allowed by RFC 3339 §5.6) normalised to upper case. */
+export const Rfc3339 = z
+  .string()
+  .toUpperCase()
+  .pipe(z.iso.datetime({ offset: true, local: false }))
+  .meta({ format: 'date-time' });
 
 export const EnrollRequest = z.object({
   token: z.string().min(1).describe('One-time enrollment token (96 hex)'),

@@ -136,11 +136,12 @@ describe.concurrent('accepted batches', () => {
     expect(answer.status).toBe(204);
   });
 
-  test('observed_at: stored in UTC; more than 5 minutes ahead is stored as the receive time', async () => {
+  test('observed_at: stored in UTC (lowercase t/z of RFC 3339 accepted); more than 5 minutes ahead is stored as the receive time', async () => {
     const own = await enrolledDevice(server);
     const now = Date.now();
     const sent = {
       PAST: '2024-02-29T23:30:00.5+02:00',
+      LOWERCASE: '2024-03-01t08:15:00z',
       AHEAD_4_MIN: new Date(now + 4 * 60_000).toISOString(),
       AHEAD_1_HOUR: new Date(now + 3_600_000).toISOString(),
       AHEAD_10_YEARS: '2036-01-01T00:00:00Z',
@@ -151,6 +152,7 @@ describe.concurrent('accepted batches', () => {
     const after = Date.now();
     const stored = Object.fromEntries((await storedPostures(own.deviceId)).map((p) => [p.check_key, p]));
     expect(stored.PAST.observed_at).toBe('2024-02-29T21:30:00.500Z');
+    expect(stored.LOWERCASE.observed_at).toBe('2024-03-01T08:15:00.000Z');
     expect(stored.AHEAD_4_MIN.observed_at).toBe(sent.AHEAD_4_MIN);
     for (const key of ['AHEAD_1_HOUR', 'AHEAD_10_YEARS']) {
       expect(stored[key].observed_at).toBe(stored[key].received_at);
