@@ -16,7 +16,7 @@ import { LAUNCHD_PLIST, launchdPlist, NEWSYSLOG_CONF as DARWIN_NEWSYSLOG_CONF, n
 import { launchdService } from '../src/service/launchd';
 import { NEWSYSLOG_CONF as FREEBSD_NEWSYSLOG_CONF, newsyslogConf as freebsdNewsyslogConf, RC_SCRIPT, rcScript, SYSLOG_CONF, syslogConf } from '../src/service/rcd';
 import { systemdService, systemdUnit, UNIT_NAME } from '../src/service/systemd';
-import { SERVICE_DESCRIPTION, SERVICE_NAME } from '../src/service/types';
+import { SERVICE_DESCRIPTION, SERVICE_NAME, type ProgramLayout } from '../src/service/types';
 import { DISPLAY_NAME, RECOVERY, SERVICE_HOST, SERVICE_HOST_CONFIG, winswConfig } from '../src/service/windows';
 import { VERSION } from '../src/version';
 
@@ -78,14 +78,21 @@ function documentation(docDir: string): StagedFile[] {
 export type LinuxArch = 'x64' | 'arm64';
 const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = { x64: { deb: 'amd64', rpm: 'x86_64' }, arm64: { deb: 'arm64', rpm: 'aarch64' } };
 
+/** The executable, its keyring addon and the package hook, where a POSIX package installs them. */
+function programFiles(layout: ProgramLayout, seaDir: string): StagedFile[] {
+  return [
+    { path: layout.executable, mode: 0o755, from: join(seaDir, 'device-agent') },
+    { path: `${layout.dir}/keyring.node`, mode: 0o644, from: join(seaDir, 'keyring.node') },
+    { path: `${layout.dir}/package-hook`, mode: 0o755, content: packageHook(layout.executable, '/etc/device-agent/enroll.env') },
+  ];
+}
+
 /** What the Debian and RPM packages install; `unitDir` is where each distribution keeps vendor units. */
 export function linuxFiles(seaDir: string, unitDir: string): StagedFile[] {
   const layout = systemdService.programLayout({});
   const program = [layout.executable];
   return [
-    { path: layout.executable, mode: 0o755, from: join(seaDir, 'device-agent') },
-    { path: `${layout.dir}/keyring.node`, mode: 0o644, from: join(seaDir, 'keyring.node') },
-    { path: `${layout.dir}/package-hook`, mode: 0o755, content: packageHook(layout.executable, '/etc/device-agent/enroll.env') },
+    ...programFiles(layout, seaDir),
     { path: layout.pathLink!, mode: 0o777, link: '../lib/device-agent/device-agent' },
     { path: `${unitDir}/${UNIT_NAME}`, mode: 0o644, content: systemdUnit({ program, stateDir: STATE_DIR, programDir: layout.dir }) },
     { path: `/usr/share/applications/${DESKTOP_FILE_NAME}`, mode: 0o644, content: desktopEntry({ program, programDir: layout.dir }) },
@@ -344,9 +351,7 @@ export function macosFiles(seaDir: string): StagedFile[] {
   const layout = launchdService.programLayout({});
   const program = [layout.executable];
   return [
-    { path: layout.executable, mode: 0o755, from: join(seaDir, 'device-agent') },
-    { path: `${layout.dir}/keyring.node`, mode: 0o644, from: join(seaDir, 'keyring.node') },
-    { path: `${layout.dir}/package-hook`, mode: 0o755, content: packageHook(layout.executable, '/etc/device-agent/enroll.env') },
+    ...programFiles(layout, seaDir),
     { path: `${layout.dir}/${SCRIPT_NAME}`, mode: 0o644, content: linkHandlerScript({ program, programDir: layout.dir }) },
     { path: layout.pathLink!, mode: 0o777, link: layout.executable },
     { path: LAUNCHD_PLIST, mode: 0o644, content: launchdPlist({ program, stateDir: '/Library/Application Support/device-agent', programDir: layout.dir }) },
