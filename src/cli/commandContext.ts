@@ -1,9 +1,7 @@
 // What a command built from the common options: its logger and its state directory.
 import { createLogger, type Logger } from '../agent/logger';
 import { resolveStateDir } from '../agent/stateDir';
-import { currentPlatform } from '../platform/current';
-import { platformPaths } from '../platform/paths';
-import { keystoreForStateDir } from '../platform/serviceKeystore';
+import { keystoreFor } from '../platform/serviceKeystore';
 import type { KeyStoreChoice } from '../agent/keystore/types';
 import type { CommonOptions } from './commonOptions';
 
@@ -26,7 +24,7 @@ export async function commandContext(options: CommonOptions): Promise<CommandCon
   const logger = await createLogger({ level: options.logLevel });
   activeLogger = logger;
   const stateDir = resolveStateDir({ explicit: options.stateDir });
-  const keystore = keystoreForStateDir(options.keystore, stateDir, platformPaths().systemStateDir(process.env), currentPlatform());
+  const keystore = keystoreFor(options.keystore, stateDir);
   logger.debug({ state_dir: stateDir, keystore }, 'state directory');
   return { stateDir, keystore, ...(options.caFile ? { caFile: options.caFile } : {}), logger };
 }

@@ -10,11 +10,10 @@ import { ElevationRequiredError, InvalidInputError, firstLine } from '../agent/e
 import { createLogger } from '../agent/logger';
 import { resolveStateDir } from '../agent/stateDir';
 import { currentPlatform } from '../platform/current';
-import { isPrivileged } from '../platform/privilege';
 import type { CommonOptions } from '../cli/commonOptions';
 import { explain as explainEnrollmentFailure } from '../cli/commands/enroll';
 import { describeFailure, redactCredentials } from '../cli/exitCodes';
-import { serviceKeystore } from '../platform/serviceKeystore';
+import { keystoreFor } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
 import { elevateWithSudo, elevateWithUac, programArgv } from './elevate';
 
@@ -145,7 +144,7 @@ async function openLink(link: string | undefined, options: OpenLinkOptions, term
     stateDir,
     serverUrl: input.serverUrl,
     token: input.token,
-    keystore: isPrivileged() ? serviceKeystore(currentPlatform()) : options.keystore,
+    keystore: keystoreFor(options.keystore, stateDir),
     force: false,
     caFile: options.caFile,
     logger,

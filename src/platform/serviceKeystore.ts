@@ -6,6 +6,8 @@
 import { resolve } from 'node:path';
 import type { KeyStoreChoice } from '../agent/keystore/types';
 import type { Platform } from '../protocol/schemas';
+import { currentPlatform } from './current';
+import { platformPaths } from './paths';
 
 export function serviceKeystore(platform: Platform, explicit?: KeyStoreChoice): KeyStoreChoice {
   if (explicit !== undefined) return explicit;
@@ -19,4 +21,9 @@ export function serviceKeystore(platform: Platform, explicit?: KeyStoreChoice): 
  */
 export function keystoreForStateDir(choice: KeyStoreChoice, stateDir: string, systemStateDir: string, platform: Platform): KeyStoreChoice {
   return choice === 'auto' && resolve(stateDir) === resolve(systemStateDir) ? serviceKeystore(platform) : choice;
+}
+
+/** keystoreForStateDir on this machine: what every command that enrolls uses. */
+export function keystoreFor(choice: KeyStoreChoice, stateDir: string, env: NodeJS.ProcessEnv = process.env): KeyStoreChoice {
+  return keystoreForStateDir(choice, stateDir, platformPaths().systemStateDir(env), currentPlatform());
 }
