@@ -22,7 +22,7 @@ export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Da
         ...(release.productVersionExtra ? { rsr_extra: release.productVersionExtra } : {}),
       },
     },
-    { minimum: policy.osVersion.minimum.DARWIN },
+    { minimum: policy.osVersion.minimum.DARWIN, orderedCycles: true },
     policy,
     now,
   );
