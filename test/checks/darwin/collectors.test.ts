@@ -57,13 +57,13 @@ describe('SCREEN_LOCK', () => {
     const { host } = await collect('SCREEN_LOCK', { commands: [{ argv: ['/usr/sbin/scutil'], stdout: CONSOLE_ALICE }] });
     const calls = runs(host);
     expect(calls[0]).toEqual({ kind: 'run', target: '/usr/sbin/scutil', args: [], options: { input: 'show State:/Users/ConsoleUser\n' } });
-    const asUser = { user: { uid: 501, gid: 20 } };
-    expect(calls).toContainEqual({ kind: 'run', target: '/usr/sbin/sysadminctl', args: ['-screenLock', 'status'], options: asUser });
+    // In the user's launchd session, as the user: a bare uid switch would keep root's session.
+    const asUser = ['asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501'];
+    expect(calls).toContainEqual({ kind: 'run', target: '/bin/launchctl', args: [...asUser, '/usr/sbin/sysadminctl', '-screenLock', 'status'] });
     expect(calls).toContainEqual({
       kind: 'run',
-      target: '/usr/bin/defaults',
-      args: ['-currentHost', 'read', 'com.apple.screensaver', 'idleTime'],
-      options: asUser,
+      target: '/bin/launchctl',
+      args: [...asUser, '/usr/bin/defaults', '-currentHost', 'read', 'com.apple.screensaver', 'idleTime'],
     });
     // Display sleep is a system setting: read as the agent, not as the user.
     expect(calls).toContainEqual({ kind: 'run', target: '/usr/bin/pmset', args: ['-g', 'custom'] });
@@ -86,8 +86,8 @@ describe('SCREEN_LOCK', () => {
     const { verdict } = await collect('SCREEN_LOCK', {
       commands: [
         { argv: ['/usr/sbin/scutil'], stdout: CONSOLE_ALICE },
-        { argv: ['/usr/sbin/sysadminctl', '-screenLock', 'status'], stderr: 'screenLock delay is immediate\n' },
-        { argv: ['/usr/bin/defaults', '-currentHost', 'read', 'com.apple.screensaver', 'idleTime'], stdout: '300\n' },
+        { argv: ['/bin/launchctl', 'asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/sbin/sysadminctl', '-screenLock', 'status'], stderr: 'screenLock delay is immediate\n' },
+        { argv: ['/bin/launchctl', 'asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/bin/defaults', '-currentHost', 'read', 'com.apple.screensaver', 'idleTime'], stdout: '300\n' },
       ],
     });
     // pmset is missing, but the 5-minute screen saver alone is within the 15-minute limit.
@@ -173,6 +173,17 @@ describe('REMOTE_LOGIN', () => {
     const { host } = await collect('REMOTE_LOGIN', { commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: disabledBlock('disabled') }] });
     expect(host.commandsRun()).toEqual([['/bin/launchctl', 'print-disabled', 'system']]);
     expect(files(host)).toEqual(['/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd']);
+  });
+
+  it('asks launchd whether sshd is loaded when the override database has no line for it', async () => {
+    const noLine = { commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: ['disabled services = {', '}'] }] };
+    const { host, verdict } = await collect('REMOTE_LOGIN', noLine);
+    expect(host.commandsRun()).toEqual([
+      ['/bin/launchctl', 'print-disabled', 'system'],
+      ['/bin/launchctl', 'print', 'system/com.openssh.sshd'],
+    ]);
+    // No answer from launchd about the service: not "off".
+    expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'command_not_found' } });
   });
 
   it('falls back to systemsetup only when launchd gives no answer', async () => {

@@ -329,6 +329,20 @@ describe('password policy', () => {
 });
 
 describe('remote login', () => {
+  it('without an override line, a service launchd has loaded is Remote Login on', () => {
+    const noLine = ok('disabled services = {\n}\n');
+    const loaded = ok('system/com.openssh.sshd = {\n\tactive count = 0\n\tpath = (submitted by smd[541])\n\ttype = Submitted\n\tstate = not running\n}\n');
+    const base = { printDisabled: noLine, remoteManagement: { ok: false as const, error: 'not_found' as const } };
+    expect(evaluateRemoteLogin({ ...base, printService: loaded }, policy)).toMatchObject({ status: 'FAIL', evidence: { rule: 'ssh_enabled', source: 'launchd_service' } });
+    expect(evaluateRemoteLogin({ ...base, printService: ok('', 'Bad request.\nCould not find service "com.openssh.sshd" in domain for system\n', 113) }, policy)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'ssh_disabled', source: 'launchd_service' },
+    });
+    // Another label's answer, or any other exit status, is no answer.
+    expect(evaluateRemoteLogin({ ...base, printService: ok('system/com.openssh.sshd-agent = {\n}\n') }, policy).status).toBe('UNKNOWN');
+    expect(evaluateRemoteLogin({ ...base, printService: ok('', 'Unrecognized target specifier.\n', 64) }, policy).status).toBe('UNKNOWN');
+  });
+
   it('reads only the "disabled services" block', () => {
     const text = ['disabled services = {', '\t"com.apple.ftpd" => disabled', '}', 'login item associations = {', '\t"com.openssh.sshd" => enabled', '}'].join('\n');
     expect(parsePrintDisabled(text)?.has('com.openssh.sshd')).toBe(false);
@@ -342,7 +356,7 @@ describe('remote login', () => {
 
   it('reports Remote Management content other than "enabled" as unknown evidence, not false', () => {
     const verdict = evaluateRemoteLogin(
-      { printDisabled: ok('disabled services = {\n}\n'), remoteManagement: { ok: true, text: 'disabled\n' } },
+      { printDisabled: ok('disabled services = {\n}\n'), printService: ok('', '', 113), remoteManagement: { ok: true, text: 'disabled\n' } },
       policy,
     );
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { remote_management: null } });
