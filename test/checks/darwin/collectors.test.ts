@@ -105,10 +105,23 @@ describe('FIREWALL_ENABLED', () => {
 });
 
 describe('TIME_SYNC', () => {
-  it('asks systemsetup and the profile only, unless the policy wants an offset', async () => {
-    const { host } = await collect('TIME_SYNC', {});
+  it('asks systemsetup and the profile only while Network Time is On, unless the policy wants an offset', async () => {
+    const { host } = await collect('TIME_SYNC', { commands: [{ argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: On\n' }] });
     expect(host.commandsRun()).toEqual([['/usr/sbin/systemsetup', '-getusingnetworktime']]);
     expect(files(host)).toEqual(['/Library/Managed Preferences/com.apple.applicationaccess.plist']);
+  });
+
+  it('asks Homebrew\'s chronyc (Apple silicon prefix, then Intel\'s) when Network Time is not On', async () => {
+    const off = { argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: Off\n' };
+    const { host, verdict } = await collect('TIME_SYNC', { commands: [off] });
+    expect(host.commandsRun()).toEqual([
+      ['/usr/sbin/systemsetup', '-getusingnetworktime'],
+      ['/opt/homebrew/bin/chronyc', '-n', 'tracking'],
+      ['/usr/local/bin/chronyc', '-n', 'tracking'],
+    ]);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'network_time_off' } });
+    const intel = await collect('TIME_SYNC', { commands: [off, { argv: ['/usr/local/bin/chronyc', '-n', 'tracking'], stdout: 'Stratum         : 3\nLeap status     : Normal\n' }] });
+    expect(intel.verdict).toMatchObject({ status: 'PASS', evidence: { source: 'chronyc', rule: 'chrony_synchronized', network_time: false } });
   });
 
   it('measures the offset against the configured server when maxOffsetSeconds is set', async () => {
