@@ -158,7 +158,7 @@ describe('OS_VERSION', () => {
 });
 
 describe('AUTO_UPDATE', () => {
-  it('reads the managed and system Software Update files; plutil converts only a binary one', async () => {
+  it('reads the DDM state, managed and system Software Update files and sw_vers; plutil converts only a binary one', async () => {
     const system = '/Library/Preferences/com.apple.SoftwareUpdate.plist';
     const { host } = await collect('AUTO_UPDATE', {
       files: {
@@ -166,8 +166,12 @@ describe('AUTO_UPDATE', () => {
         '/Library/Managed Preferences/com.apple.SoftwareUpdate.plist': '<?xml version="1.0"?><plist version="1.0"><dict/></plist>',
       },
     });
-    expect(files(host).sort()).toEqual(['/Library/Managed Preferences/com.apple.SoftwareUpdate.plist', system]);
-    expect(host.commandsRun()).toEqual([['/usr/bin/plutil', '-convert', 'xml1', '-o', '-', system]]);
+    expect(files(host).sort()).toEqual([
+      '/Library/Managed Preferences/com.apple.SoftwareUpdate.plist',
+      system,
+      '/var/db/softwareupdate/SoftwareUpdateDDMStatePersistence.plist',
+    ]);
+    expect(host.commandsRun().sort()).toEqual([['/usr/bin/plutil', '-convert', 'xml1', '-o', '-', system], ['/usr/bin/sw_vers']]);
   });
 });
 
@@ -229,7 +233,7 @@ describe('MALWARE_PROTECTION', () => {
       files: { [legacy]: info('5272') },
       stats: { [legacy]: { mtime: '2026-11-09T12:00:00Z' } },
     });
-    expect(host.commandsRun()).toEqual([['/usr/sbin/spctl', '--status']]);
+    expect(host.commandsRun().sort()).toEqual([['/usr/bin/sw_vers'], ['/usr/sbin/spctl', '--status']]);
     expect(host.calls.filter((c) => c.kind === 'stat').map((c) => c.target)).toEqual([legacy]);
     expect(verdict.evidence).toMatchObject({ xprotect_location: 'library_apple', signature_age_days: 12, max_signature_age_days: 30 });
     expect(files(host).sort()).toEqual(
@@ -238,6 +242,7 @@ describe('MALWARE_PROTECTION', () => {
         legacy,
         '/Library/Managed Preferences/com.apple.SoftwareUpdate.plist',
         '/Library/Preferences/com.apple.SoftwareUpdate.plist',
+        '/var/db/softwareupdate/SoftwareUpdateDDMStatePersistence.plist',
         current,
       ].sort(),
     );
@@ -251,6 +256,7 @@ describe('one cycle over all nine checks', () => {
     expect(results.map((r) => r.check_key)).toHaveLength(9);
     expect(host.commandsRun().filter(([command]) => command === '/usr/sbin/scutil')).toHaveLength(1);
     expect(files(host).filter((f) => f === '/Library/Preferences/com.apple.SoftwareUpdate.plist')).toHaveLength(1);
+    expect(host.commandsRun().filter(([command]) => command === '/usr/bin/sw_vers')).toHaveLength(1);
     for (const call of host.calls) expect(call.target.startsWith('/')).toBe(true);
     // Nothing was recorded except the console user: no check may conclude PASS from missing answers.
     for (const result of results) expect(result.status).not.toBe('PASS');

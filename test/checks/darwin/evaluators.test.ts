@@ -250,6 +250,29 @@ describe('OS version', () => {
 });
 
 describe('Software Update settings', () => {
+  const swVers = (version: string) => ok(`ProductName:\tmacOS\nProductVersion:\t${version}\nBuildVersion:\t24A335\n`);
+  const allOn = { AutomaticDownload: true, AutomaticallyInstallMacOSUpdates: true, CriticalUpdateInstall: true, ConfigDataInstall: true };
+
+  it('no longer requires automatic checking from macOS 15, which removed its switch', () => {
+    const system = present({ ...allOn, AutomaticCheckEnabled: false });
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('15.1') }, policy)).toMatchObject({ status: 'PASS', evidence: { check_switch_removed: true } });
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('14.7') }, policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { disabled_keys: ['AutomaticCheckEnabled'], check_switch_removed: false },
+    });
+    // Release unknown: the switch may still exist, so it still counts.
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: missing }, policy).status).toBe('FAIL');
+  });
+
+  it('a DDM declaration\'s AlwaysOn (1) is in force over the files; another value is not read as on or off', () => {
+    const ddm = (settings: Record<string, unknown>) => present({ SUCorePersistedStatePolicyFields: { SUCoreDDMDeclarationGlobalSettings: settings } });
+    const facts = { managed: absent, system: present({ AutomaticDownload: false }), ddm: ddm({ automaticallyDownload: 1 }) };
+    expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: true, from: 'ddm' });
+    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyDownload: 2 }) }, 'AutomaticDownload')).toEqual({ value: null, from: 'ddm', reason: 'ddm_setting_unrecognized' });
+    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyInstallSystemAndSecurityUpdates: 1 }) }, 'ConfigDataInstall')).toEqual({ value: true, from: 'ddm' });
+    expect(resolveSetting({ ...facts, ddm: ddm({}) }, 'AutomaticDownload')).toEqual({ value: false, from: 'system' });
+  });
+
   it('accepts the integers 0/1 that `defaults write -int` leaves, and refuses strings', () => {
     const facts = { managed: absent, system: present({ AutomaticDownload: 0, AutomaticCheckEnabled: 'yes' }) };
     expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: false, from: 'system' });
