@@ -1,5 +1,5 @@
 // Each DARWIN collector asks for exactly the commands and files its evaluator needs: absolute
-// paths, exact arguments, per-user reads in the console user's uid/gid, nothing more.
+// paths, exact arguments, per-user reads in the console user's launchd session, nothing more.
 import { describe, expect, it } from 'vitest';
 import { createContext, runChecks } from '../../../checks/engine';
 import { resolvePolicy, type PolicyOverride } from '../../../checks/policy';
