@@ -196,6 +196,55 @@ describe('firewall: the (State = N) number decides whatever sentence carries it'
   });
 });
 
+describe('firewall: whole lines only (pins the anchors and every getter)', () => {
+  it('reads nothing from a line with text before or after the known sentence', () => {
+    for (const line of [
+      'Note: Firewall is enabled. (State = 1)',
+      'Firewall is enabled. (State = 1) (cached)',
+      'Old Firewall is enabled.',
+    ]) {
+      expect(parseSocketfilterfw(`${line}\n`).globalState, line).toBeUndefined();
+    }
+    for (const line of ['xFirewall stealth mode is on', 'Firewall stealth mode is on!']) expect(parseSocketfilterfw(line).stealth, line).toBeUndefined();
+    for (const line of ['Old Firewall has block all state set to enabled.', 'Firewall has block all state set to enabled. really']) {
+      expect(parseSocketfilterfw(line).blockAll, line).toBeUndefined();
+    }
+    for (const line of [
+      'Error: Firewall settings cannot be modified from command line on managed Mac computers.',
+      'Firewall settings cannot be modified from command line on managed Mac computers. Use a profile.',
+    ]) {
+      expect(parseSocketfilterfw(line).refusedAsManaged, line).toBe(false);
+    }
+  });
+
+  it('reads padded lines, and every getter after the state line', () => {
+    expect(parseSocketfilterfw('')).toEqual({ refusedAsManaged: false });
+    expect(parseSocketfilterfw('  Firewall is enabled. (State = 1)  \nFirewall stealth mode is on\nFirewall has block all state set to enabled.\n')).toEqual({
+      refusedAsManaged: false,
+      globalState: 1,
+      stealth: true,
+      blockAll: true,
+    });
+    expect(parseSocketfilterfw('Firewall is disabled. (State = 0)\nStealth mode enabled\nBlock all ENABLED!\n')).toMatchObject({ globalState: 0, stealth: true, blockAll: true });
+    expect(parseSocketfilterfw('Firewall is enabled.\nFirewall stealth mode is off\nFirewall has block all state set to disabled.\n')).toMatchObject({
+      globalState: 1,
+      stealth: false,
+      blockAll: false,
+    });
+    expect(parseSocketfilterfw('Firewall is disabled.\n').globalState).toBe(0);
+    expect(parseSocketfilterfw('Firewall settings cannot be modified from command line on managed Mac computers.\n').refusedAsManaged).toBe(true);
+  });
+
+  it('names socketfilterfw as the source when it could not decide', () => {
+    const refused = evaluateFirewall({ socketfilterfw: ok('Firewall settings cannot be modified from command line on managed Mac computers.\n'), managed: absent });
+    expect(refused).toEqual({ status: 'UNKNOWN', evidence: { reason: 'managed_refused', managed: false, source: 'socketfilterfw' } });
+    expect(evaluateFirewall({ socketfilterfw: ok('Firewall stealth mode is on\n'), managed: absent })).toEqual({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error', managed: false, stealth: true, source: 'socketfilterfw' },
+    });
+  });
+});
+
 describe('time sync', () => {
   it('reads only the exact On/Off tokens', () => {
     expect(evaluateTimeSync({ usingNetworkTime: ok('Network Time: Onward\n'), managed: absent }, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
