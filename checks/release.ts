@@ -35,6 +35,13 @@ export interface ReleaseRules {
   minimum?: string | undefined;
   /** Count the cycle's extendedEnd instead of its eol (e.g. policy.osVersion.acceptExtendedSupport.debianLts). */
   acceptExtendedSupport?: boolean;
+  /**
+   * The product's cycles are numbered in release order and its newest cycle is always supported
+   * (macOS): a cycle newer than every listed one is then the current release, PASS
+   * `newer_than_table`, and one older than every listed one whose end has passed is FAIL
+   * `older_than_table`, instead of both being UNKNOWN `unknown_release`.
+   */
+  orderedCycles?: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -51,7 +58,16 @@ export function judgeRelease(release: Release, rules: ReleaseRules, policy: Poli
     evidence.minimum = rules.minimum;
     if (compareVersions(release.version, rules.minimum) < 0) return fail({ ...evidence, rule: 'minimum' });
   }
-  const cycle = policy.osVersion.lifecycle[release.product]?.find((c) => c.cycle === release.cycle);
+  const table = policy.osVersion.lifecycle[release.product] ?? [];
+  const cycle = table.find((c) => c.cycle === release.cycle);
+  if (!cycle && rules.orderedCycles && table.length > 0) {
+    const newest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) > 0 ? b : a));
+    const oldest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) < 0 ? b : a));
+    if (compareVersions(release.cycle, newest.cycle) > 0) return pass({ ...evidence, rule: 'newer_than_table', newest_listed: newest.cycle });
+    if (compareVersions(release.cycle, oldest.cycle) < 0 && oldest.eol !== false && Date.parse(`${oldest.eol}T00:00:00Z`) <= now.getTime()) {
+      return fail({ ...evidence, rule: 'older_than_table', oldest_listed: oldest.cycle });
+    }
+  }
   if (!cycle) {
     return policy.osVersion.unknownRelease === 'FAIL'
       ? fail({ ...evidence, rule: 'unknown_release' })

@@ -8,7 +8,8 @@ export const FDESETUP = '/usr/bin/fdesetup';
 
 export interface FileVaultStatus {
   filevault: 'on' | 'off';
-  conversion: 'none' | 'encrypting' | 'decrypting' | 'deferred';
+  /** restart_pending: "FileVault is On, but needs to be restarted to finish." (not protecting yet). */
+  conversion: 'none' | 'encrypting' | 'decrypting' | 'deferred' | 'restart_pending';
   /** "Percent completed = N" while converting. */
   percent?: number;
   /** "Encryption in progress: Pending" (waiting for AC power). */
@@ -17,9 +18,13 @@ export interface FileVaultStatus {
   unrecognizedLines: number;
 }
 
-const STATE = /^FileVault is (On|Off)\.$/;
-const DEFERRED_RESTART = /^FileVault is Off, but will be enabled after the next restart\.$/;
-const DEFERRED_USER = /^Deferred enablement appears to be active for user '.*'\.$/;
+/**
+ * The state line: the token after "FileVault is" decides; Apple rewords what follows between
+ * releases, so only the known tails add meaning and any other tail leaves the line unrecognised.
+ */
+const STATE = /^FileVault is (On|Off)(?:\.|, but (will be enabled after the next restart|needs to be restarted to finish)\.?|([,\s].*)|)$/;
+/** "… for user 'x'.", "… for user \"x\".", "… for user x", "… for user." and bare: the opening words decide. */
+const DEFERRED = /^Deferred enablement appears to be active\b/;
 const CONVERSION = /^(Encryption|Decryption) in progress(?:: (?:Percent completed = (\d{1,3}(?:\.\d+)?)|(Pending)))?\.?$/;
 const BENIGN = /^FileVault master keychain appears to be installed\.$/;
 
@@ -34,18 +39,20 @@ export function parseFdesetupStatus(stdout: string): FileVaultStatus | null {
     const line = raw.trim();
     if (line === '' || BENIGN.test(line)) continue;
     let m: RegExpExecArray | null;
-    if ((m = STATE.exec(line))) state = m[1] === 'On' ? 'on' : 'off';
-    else if (DEFERRED_RESTART.test(line)) {
-      state = 'off';
-      conversion = 'deferred';
-    } else if (DEFERRED_USER.test(line)) conversion = 'deferred';
+    if ((m = STATE.exec(line))) {
+      state = m[1] === 'On' ? 'on' : 'off';
+      if (m[2]?.startsWith('will')) conversion = 'deferred';
+      else if (m[2] !== undefined && state === 'on') conversion = 'restart_pending';
+      // "Off, but needs to be restarted to finish" (decryption completes at restart) is plainly Off.
+      if (m[3] !== undefined) unrecognizedLines++;
+    } else if (DEFERRED.test(line)) conversion = 'deferred';
     else if ((m = CONVERSION.exec(line))) {
       conversion = m[1] === 'Encryption' ? 'encrypting' : 'decrypting';
       if (m[2] !== undefined && Number(m[2]) <= 100) percent = Number(m[2]);
       pending = m[3] !== undefined;
     } else unrecognizedLines++;
   }
-  if (state === undefined && conversion !== 'encrypting' && conversion !== 'decrypting') return null;
+  if (state === undefined && conversion === 'none') return null;
   const status: FileVaultStatus = {
     filevault: state ?? (conversion === 'encrypting' ? 'on' : 'off'),
     conversion,
@@ -73,6 +80,7 @@ export function evaluateFileVault(result: CommandResult, policy: Policy): Verdic
   // Positive evidence of an unprotected disk decides even beside lines we do not know.
   if (status.conversion === 'decrypting') return fail({ ...evidence, rule: 'decrypting' });
   if (status.conversion === 'deferred') return fail({ ...evidence, rule: 'deferred' });
+  if (status.conversion === 'restart_pending') return fail({ ...evidence, rule: 'restart_pending' });
   if (status.filevault === 'off') return fail({ ...evidence, rule: 'filevault_off' });
   if (status.conversion === 'encrypting' && policy.diskEncryption.inProgress === 'FAIL') {
     return fail({ ...evidence, rule: 'encryption_in_progress' });

@@ -25,10 +25,17 @@ export interface FirewallStatus {
   refusedAsManaged: boolean;
 }
 
-/** "(State = N)" decides; releases that print no number say only enabled (1) or disabled (0). */
-const GLOBAL_STATE = /^Firewall is (enabled|disabled)\.(?: \(State = ([012])\))?$/;
+/**
+ * "(State = N)" decides wherever the getglobalstate sentence puts it: Apple rewords the sentence
+ * ("Firewall is enabled.", "Firewall is blocking all non-essential incoming connections." for the
+ * strictest setting). Without a number only the plain enabled/disabled sentence counts.
+ */
+const STATE_NUMBER = /^Firewall is [^()]*\(State = ([012])\)$/;
+const GLOBAL_STATE = /^Firewall is (enabled|disabled)\.$/;
 const STEALTH = /^(?:Firewall stealth mode is (on|off)|Stealth mode (enabled|disabled))$/;
-const BLOCK_ALL = /^(?:Firewall has block all state set to (enabled|disabled)\.|Block all (ENABLED|DISABLED)!)$/;
+/** The block-all getter's answers; "blocking all non-essential" without a number is that getter's "on". */
+const BLOCK_ALL =
+  /^(?:Firewall has block all state set to (enabled|disabled)\.|Block all (ENABLED|DISABLED)!|Firewall is (blocking) all non-essential incoming connections\.)$/;
 const MANAGED_REFUSAL = /^Firewall settings cannot be modified from command line on managed Mac computers\.$/;
 
 export function parseSocketfilterfw(stdout: string): FirewallStatus {
@@ -36,9 +43,10 @@ export function parseSocketfilterfw(stdout: string): FirewallStatus {
   for (const raw of stdout.split('\n')) {
     const line = raw.trim();
     let m: RegExpExecArray | null;
-    if ((m = GLOBAL_STATE.exec(line))) status.globalState = (m[2] !== undefined ? Number(m[2]) : m[1] === 'enabled' ? 1 : 0) as 0 | 1 | 2;
+    if ((m = STATE_NUMBER.exec(line))) status.globalState = Number(m[1]) as 0 | 1 | 2;
+    else if ((m = GLOBAL_STATE.exec(line))) status.globalState ??= m[1] === 'enabled' ? 1 : 0;
     else if ((m = STEALTH.exec(line))) status.stealth = m[1] === 'on' || m[2] === 'enabled';
-    else if ((m = BLOCK_ALL.exec(line))) status.blockAll = m[1] === 'enabled' || m[2] === 'ENABLED';
+    else if ((m = BLOCK_ALL.exec(line))) status.blockAll = m[1] === 'enabled' || m[2] === 'ENABLED' || m[3] !== undefined;
     else if (MANAGED_REFUSAL.test(line)) status.refusedAsManaged = true;
   }
   return status;

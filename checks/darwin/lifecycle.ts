@@ -1,7 +1,10 @@
 // macOS release cycles and support ends for the default OS_VERSION policy. Source: endoflife.date
 // products/macos.md (page of 2026-03; Apple publishes no end dates, so an "eol" is the day the
 // cycle stopped getting security updates, set when the next major shipped). Apple usually patches
-// the latest three majors; a major newer than this table is UNKNOWN (unknown_release) until listed.
+// the latest three majors. Kept current by hand from that page when a major ships (docs/checks/
+// // darwin.md, "Keeping the lifecycle table current"). A major newer than every listed one can only be
+// the current release: PASS newer_than_table (release.ts orderedCycles), without a patch-lag test;
+// a major older than every listed one is FAIL older_than_table.
 import type { LifecycleTable } from '../policy';
 
 export const darwinLifecycle: LifecycleTable = {

@@ -4,7 +4,7 @@ import { defineCheck, type CommandResult, type Verdict } from '../types';
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
 import { commandFailureReason, unknown } from '../verdict';
-import { parseSwVers, SW_VERS } from './swVers';
+import { parseSwVers, runSwVers } from './swVers';
 
 export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Date): Verdict {
   if (result.error || result.exitCode !== 0) return unknown(commandFailureReason(result), { source: 'sw_vers' });
@@ -22,7 +22,7 @@ export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Da
         ...(release.productVersionExtra ? { rsr_extra: release.productVersionExtra } : {}),
       },
     },
-    { minimum: policy.osVersion.minimum.DARWIN },
+    { minimum: policy.osVersion.minimum.DARWIN, orderedCycles: true },
     policy,
     now,
   );
@@ -31,6 +31,6 @@ export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Da
 export const osVersion = defineCheck({
   key: 'OS_VERSION',
   platform: 'DARWIN',
-  collect: (ctx) => ctx.host.run(SW_VERS, []),
+  collect: (ctx) => runSwVers(ctx),
   evaluate: (result, policy, now) => evaluateOsVersion(result, policy, now),
 });

@@ -1,12 +1,14 @@
 // PASSWORD_POLICY on macOS (research §7.1): the global account policies from `pwpolicy
 // -getaccountpolicies`, parsed as a property list (never grepped), plus a passcode profile's
 // minLength/requireAlphanumeric. Every content policy must hold, so the effective minimum length
-// is the largest one any policy sets. A stock Mac has only com.apple.defaultpasswordpolicy.fde,
-// "policyAttributePassword matches '.{4,}+'": 4 characters.
+// is at least the largest minimum any rule allows (passwordRules.ts reads each rule, alternatives
+// included: '^$|.{4,}+' allows an empty password). A stock Mac has only
+// com.apple.defaultpasswordpolicy.fde, "policyAttributePassword matches '.{4,}+'": 4 characters.
 import { defineCheck, type CommandResult, type Evidence, type Verdict } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { parsePlist, plistBool, plistDict, plistInt, plistString, type PlistDict } from './plist';
+import { combinedShortest, readContentRule, ruleMinimum, ruleRequires, type ContentRule } from './passwordRules';
 import { MANAGED_PREFERENCES, readPlistFile, type PlistFile } from './probes';
 
 export const PWPOLICY = '/usr/bin/pwpolicy';
@@ -19,7 +21,14 @@ export interface PasswordPolicyFacts {
 
 export interface AccountPolicies {
   contentPolicies: number;
+  /** Shortest password the readable rules allow (a lower bound on what the Mac demands); 0 when `^$` is an alternative. */
   minLength?: number;
+  /** A password this short passes every rule (computed only when every rule was read). */
+  shortestAccepted?: number;
+  /** Some rule sets a length of its own (not just character classes or pattern limits). */
+  lengthRule: boolean;
+  /** Rules that cannot bound the length: character classes, lookaheads only, allowSimple. */
+  nonLengthRules: number;
   requiresAlpha: boolean;
   requiresNumeric: boolean;
   requiresSymbol: boolean;
@@ -31,11 +40,24 @@ export interface AccountPolicies {
 const NO_POLICIES =
   /^(?:There are no account policies for all users\.|No global account policies have been set\.|No accountPolicies set\.?)$/m;
 const BANNER = /^(?:Getting global account policies\s*)?$/;
-/** The whole rule: optional ^, lookaheads, then .{N,} or .{N,M}, optional possessive +, optional $. */
-const LENGTH_RULE = /^policyAttributePassword matches '\^?((?:\(\?=[^()]*\))*)\.\{(\d+),\d*\}\+?\$?'$/;
-const ALPHA_RULE = /^policyAttributePassword matches '\(\.\*\[(?:a-zA-Z|A-Za-z)\]\.\*\)\{([1-9]\d*),\}\+?'$/;
-const NUMERIC_RULE = /^policyAttributePassword matches '\(\.\*\[0-9\]\.\*\)\{([1-9]\d*),\}\+?'$/;
-const SYMBOL_RULE = /^policyAttributePassword matches '\(\.\*\[\^a-zA-Z0-9\]\.\*\)\{([1-9]\d*),\}\+?'$/;
+
+/**
+ * Rules a passcode profile adds under `ProfilePayload:<uuid>:<key>`, for when their regular
+ * expression is beyond the reader: allowSimple forbids repeated and sequential characters (no
+ * length), requireAlphanumeric demands a letter and a digit.
+ */
+const PROFILE_RULES: Record<string, ContentRule> = {
+  allowSimple: { alternatives: [{ min: 0, max: Infinity, requires: [] }], boundsLength: false },
+  requireAlphanumeric: {
+    alternatives: [{ min: 2, max: Infinity, requires: [{ class: 'alpha', count: 1 }, { class: 'numeric', count: 1 }] }],
+    boundsLength: false,
+  },
+};
+
+function profileRule(identifier: string | undefined): ContentRule | undefined {
+  const key = /^ProfilePayload:[0-9A-Fa-f-]+:(\w+)$/.exec(identifier ?? '')?.[1];
+  return key !== undefined && Object.hasOwn(PROFILE_RULES, key) ? PROFILE_RULES[key] : undefined;
+}
 
 export type PwpolicyParse = { state: 'policies'; policies: AccountPolicies } | { state: 'none' } | { state: 'unparseable' };
 
@@ -52,23 +74,38 @@ export function parsePwpolicy(stdout: string, stderr = ''): PwpolicyParse {
   const content = root.policyCategoryPasswordContent;
   const entries = content === undefined ? [] : Array.isArray(content) ? content.map(plistDict) : undefined;
   if (!entries || entries.some((e) => e === undefined)) return { state: 'unparseable' };
-  const policies: AccountPolicies = { contentPolicies: entries.length, requiresAlpha: false, requiresNumeric: false, requiresSymbol: false, unrecognized: 0 };
+  const policies: AccountPolicies = {
+    contentPolicies: entries.length,
+    lengthRule: false,
+    nonLengthRules: 0,
+    requiresAlpha: false,
+    requiresNumeric: false,
+    requiresSymbol: false,
+    unrecognized: 0,
+  };
+  const rules: ContentRule[] = [];
+  const floors: number[] = [];
   for (const entry of entries as PlistDict[]) {
-    const rule = plistString(entry.policyContent) ?? '';
-    const params = plistDict(entry.policyParameters) ?? {};
-    const lengths = [plistInt(params.minimumLength), plistInt(params.minChars)];
-    const length = LENGTH_RULE.exec(rule);
-    if (length) lengths.push(Number(length[2]));
-    const lookaheads = length?.[1] ?? '';
-    const alpha = ALPHA_RULE.test(rule) || /\(\?=\.\*\[(?:a-zA-Z|A-Za-z)\]\)/.test(lookaheads) || (plistInt(params.minimumAlphaCharacters) ?? 0) > 0;
-    const numeric = NUMERIC_RULE.test(rule) || /\(\?=\.\*(?:\[0-9\]|\\d)\)/.test(lookaheads) || (plistInt(params.minimumNumericCharacters) ?? 0) > 0;
-    const symbol = SYMBOL_RULE.test(rule) || (plistInt(params.minimumSymbolCharacters) ?? 0) > 0;
-    const longest = Math.max(...lengths.filter((n): n is number => n !== undefined));
-    if (Number.isFinite(longest)) policies.minLength = Math.max(policies.minLength ?? 0, longest);
-    policies.requiresAlpha ||= alpha;
-    policies.requiresNumeric ||= numeric;
-    policies.requiresSymbol ||= symbol;
-    if (!Number.isFinite(longest) && !alpha && !numeric && !symbol) policies.unrecognized++;
+    const rule = readContentRule(plistString(entry.policyContent) ?? '') ?? profileRule(plistString(entry.policyIdentifier));
+    if (!rule) {
+      policies.unrecognized++;
+      // Apple's own parameters name the length of a rule we cannot read: a floor, never a ceiling.
+      const params = plistDict(entry.policyParameters) ?? {};
+      for (const n of [plistInt(params.minimumLength), plistInt(params.minChars)]) if (n !== undefined) floors.push(n);
+      continue;
+    }
+    rules.push(rule);
+    floors.push(ruleMinimum(rule));
+    if (rule.boundsLength) policies.lengthRule = true;
+    else policies.nonLengthRules++;
+    policies.requiresAlpha ||= ruleRequires(rule, ['alpha', 'lower', 'upper']);
+    policies.requiresNumeric ||= ruleRequires(rule, ['numeric']);
+    policies.requiresSymbol ||= ruleRequires(rule, ['symbol']);
+  }
+  if (floors.length > 0) policies.minLength = Math.max(...floors);
+  if (policies.unrecognized === 0) {
+    const shortest = combinedShortest(rules);
+    if (shortest !== undefined) policies.shortestAccepted = shortest;
   }
   const auth = root.policyCategoryAuthentication;
   for (const entry of Array.isArray(auth) ? auth : []) {
@@ -87,7 +124,8 @@ export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Polic
   const parsed: PwpolicyParse = run.error ? { state: 'unparseable' } : parsePwpolicy(run.stdout, run.stderr);
   const local = parsed.state === 'policies' ? parsed.policies : parsed.state === 'none' ? undefined : null;
 
-  const minLength = Math.max(local?.minLength ?? 0, mdmMin ?? 0) || undefined;
+  const lower = Math.max(local?.minLength ?? 0, mdmMin ?? 0);
+  const minLength = local?.minLength !== undefined || mdmMin !== undefined ? lower : undefined;
   const complex = mdmAlphanumeric || (local?.requiresAlpha === true && local.requiresNumeric);
   const evidence: Evidence = {
     source: mdmMin !== undefined && mdmMin > (local?.minLength ?? 0) ? 'mdm' : 'pwpolicy',
@@ -99,6 +137,7 @@ export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Polic
   if (local?.requiresSymbol) evidence.requires_symbol = true;
   if (minLength !== undefined) evidence.min_length = minLength;
   if (mdmMin !== undefined) evidence.mdm_min_length = mdmMin;
+  if (local?.nonLengthRules) evidence.non_length_policies = local.nonLengthRules;
   if (local?.maxFailedLogins !== undefined) evidence.max_failed_logins = local.maxFailedLogins;
   const meetsLength = minLength !== undefined && minLength >= required;
   const meetsComplexity = !policy.password.requireComplexity || complex;
@@ -110,9 +149,16 @@ export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Polic
   }
   if (meetsLength && meetsComplexity) return pass({ ...evidence, rule: 'meets_policy' });
   // A content rule this parser cannot read might be the one that satisfies the policy.
-  if ((local?.unrecognized ?? 0) > 0) return unknown('unrecognized_policy', { ...evidence, unrecognized_policies: local!.unrecognized });
-  if (minLength === undefined) return fail({ ...evidence, rule: 'no_length_policy' });
-  return fail({ ...evidence, rule: meetsLength ? 'complexity' : 'min_length' });
+  const unrecognized = local?.unrecognized ?? 0;
+  if (unrecognized > 0) return unknown('unrecognized_policy', { ...evidence, unrecognized_policies: unrecognized });
+  if (!meetsLength) {
+    // FAIL only on a password shown to pass every rule while shorter than required.
+    const shortest = Math.max(local === undefined ? 0 : (local.shortestAccepted ?? Infinity), mdmMin ?? 0);
+    if (shortest >= required) return unknown('unrecognized_policy', evidence);
+    const lengthSet = local?.lengthRule === true || mdmMin !== undefined;
+    return fail({ ...evidence, shortest_accepted: shortest, rule: lengthSet ? 'min_length' : 'no_length_policy' });
+  }
+  return fail({ ...evidence, rule: 'complexity' });
 }
 
 export const passwordPolicy = defineCheck({

@@ -1,6 +1,6 @@
 // Probes several macOS checks share, each run once per cycle through ctx.shared(): property-list
 // files (XML, or binary converted by plutil) and the console user whose settings are per-user.
-import type { CheckContext, CommandResult, Reason, RunOptions } from '../types';
+import type { CheckContext, CommandResult, Reason } from '../types';
 import { commandFailureReason, fsFailureReason } from '../verdict';
 import { parsePlist, plistDict, type PlistDict } from './plist';
 
@@ -78,16 +78,14 @@ export function consoleUser(ctx: CheckContext): Promise<ConsoleUser> {
   });
 }
 
+export const LAUNCHCTL = '/bin/launchctl';
+export const SUDO = '/usr/bin/sudo';
+
 /**
- * Runs a command with the console user's uid and gid, so per-user settings (screen lock, screen
- * saver) are that user's, not root's. Needs the agent to run as root.
+ * Runs a command as the console user inside that user's launchd session (`launchctl asuser <uid>
+ * sudo -n -u #<uid> …`): a bare uid switch keeps root's bootstrap namespace, where cfprefsd and
+ * sysadminctl answer for the wrong session. Needs the agent to run as root.
  */
-export function runAsUser(
-  ctx: CheckContext,
-  user: { uid: number; gid: number },
-  command: string,
-  args: readonly string[],
-): Promise<CommandResult> {
-  const options: RunOptions = { user: { uid: user.uid, gid: user.gid } };
-  return ctx.host.run(command, args, options);
+export function runAsUser(ctx: CheckContext, user: { uid: number }, command: string, args: readonly string[]): Promise<CommandResult> {
+  return ctx.host.run(LAUNCHCTL, ['asuser', String(user.uid), SUDO, '-n', '-u', `#${user.uid}`, command, ...args]);
 }

@@ -1,14 +1,17 @@
 // REMOTE_LOGIN on macOS (research §8.1): is Remote Login (SSH) switched on? launchd's override
 // database answers (`launchctl print-disabled system`); sshd is socket-activated, so a running
-// sshd process proves nothing either way. systemsetup answers only when launchctl cannot. Screen
-// Sharing and Remote Management are reported as evidence. PASS means not exposed.
+// sshd process proves nothing either way. Recent releases can load Remote Login without any
+// override line (submitted by smd), so without a line launchd itself is asked whether the service
+// is loaded (`launchctl print system/com.openssh.sshd`: exit 0 loaded, 113 not found). systemsetup
+// answers only when launchctl cannot. Screen Sharing and Remote Management are reported as
+// evidence. PASS means not exposed.
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult, type Verdict } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
+import { LAUNCHCTL } from './probes';
 import { parseSystemsetup, SYSTEMSETUP } from './systemsetup';
 
-export const LAUNCHCTL = '/bin/launchctl';
 /** kickstart writes "enabled" here when Remote Management (ARD) is switched on. */
 export const REMOTE_MANAGEMENT_FLAG = '/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd';
 const SSH_LABEL = 'com.openssh.sshd';
@@ -16,6 +19,8 @@ const SCREEN_SHARING_LABEL = 'com.apple.screensharing';
 
 export interface RemoteLoginFacts {
   printDisabled: CommandResult;
+  /** `launchctl print system/com.openssh.sshd`, asked when the override database has no line for sshd. */
+  printService?: CommandResult;
   /** `systemsetup -getremotelogin`, asked only when launchctl gave no usable answer. */
   systemsetup?: CommandResult;
   remoteManagement: FileResult;
@@ -43,15 +48,28 @@ export function parsePrintDisabled(stdout: string): Map<string, ServiceState> | 
   return null;
 }
 
+/** launchctl's exit status for `Could not find service "<label>" in domain for system`. */
+const SERVICE_NOT_FOUND = 113;
+
+/** `launchctl print system/<label>`: loaded, not loaded, or no answer. */
+export function parseServicePrint(result: CommandResult, label: string): 'loaded' | 'not_loaded' | undefined {
+  if (result.error) return undefined;
+  const escaped = label.replace(/\./g, '\\.');
+  if (result.exitCode === 0 && new RegExp(`^system/${escaped} = \\{$`, 'm').test(result.stdout)) return 'loaded';
+  // The exit status is the stable token; the "Could not find service …" sentence beside it is not.
+  return result.exitCode === SERVICE_NOT_FOUND ? 'not_loaded' : undefined;
+}
+
 function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: string } {
   const services = facts.printDisabled.error ? null : parsePrintDisabled(facts.printDisabled.stdout);
   if (services) {
-    // No override line: the launchd plist's own Disabled key applies, and Apple ships both services disabled.
-    return {
-      ssh: services.get(SSH_LABEL) ?? 'disabled',
-      source: services.has(SSH_LABEL) ? 'launchctl' : 'launchd_default',
-      screenSharing: services.get(SCREEN_SHARING_LABEL) ?? 'disabled',
-    };
+    const screenSharing = services.get(SCREEN_SHARING_LABEL) ?? 'disabled';
+    const override = services.get(SSH_LABEL);
+    if (override) return { ssh: override, source: 'launchctl', screenSharing };
+    // No override line: whether launchd has the service loaded is the state in force.
+    const loaded = facts.printService ? parseServicePrint(facts.printService, SSH_LABEL) : undefined;
+    if (loaded === undefined) return { reason: facts.printService?.error ? commandFailureReason(facts.printService) : 'parse_error' };
+    return { ssh: loaded === 'loaded' ? 'enabled' : 'disabled', source: 'launchd_service', screenSharing };
   }
   if (!facts.systemsetup) return { reason: commandFailureReason(facts.printDisabled) };
   const answer = parseSystemsetup(facts.systemsetup, 'Remote Login');
@@ -88,6 +106,7 @@ async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
   const facts: RemoteLoginFacts = { printDisabled, remoteManagement };
   const services = printDisabled.error ? null : parsePrintDisabled(printDisabled.stdout);
   if (!services) facts.systemsetup = await ctx.host.run(SYSTEMSETUP, ['-getremotelogin']);
+  else if (!services.has(SSH_LABEL)) facts.printService = await ctx.host.run(LAUNCHCTL, ['print', `system/${SSH_LABEL}`]);
   const state = sshState(facts);
   if (ctx.policy.remoteLogin.allowSshIfHardened && 'ssh' in state && state.ssh === 'enabled') {
     facts.sshdConfig = await ctx.host.run(SSHD, ['-G']);

@@ -1,12 +1,36 @@
 // The five Software Update settings, shared by AUTO_UPDATE and MALWARE_PROTECTION (XProtect's data
-// arrives through ConfigDataInstall). A configuration profile's value wins over the system one; a
-// key set in neither file has the platform default, reported as from:"default".
-import type { CheckContext, Reason } from '../types';
-import { plistBool } from './plist';
+// arrives through ConfigDataInstall). What is in force comes first: a Declarative Device Management
+// software-update declaration (macOS 15+, SoftwareUpdateDDMStatePersistence.plist) that sets a
+// setting AlwaysOn, then a configuration profile's value, then the system file; a key set nowhere
+// has the platform default, reported as from:"default".
+import type { CheckContext, CommandResult, Reason } from '../types';
+import { plistBool, plistDict, plistInt } from './plist';
 import { MANAGED_PREFERENCES, readPlistFile, type PlistFile } from './probes';
+import { releaseFrom, runSwVers } from './swVers';
+
+/** macOS 15 removed the "check for updates" switch: checking is always on, whatever AutomaticCheckEnabled says. */
+export function checkSwitchRemoved(facts: SoftwareUpdateFacts): boolean {
+  const release = facts.swVers ? releaseFrom(facts.swVers) : null;
+  return release !== null && release.productName === 'macOS' && Number(release.cycle) >= 15;
+}
 
 export const SOFTWARE_UPDATE_PLIST = '/Library/Preferences/com.apple.SoftwareUpdate.plist';
 export const MANAGED_SOFTWARE_UPDATE_PLIST = `${MANAGED_PREFERENCES}/com.apple.SoftwareUpdate.plist`;
+/** Where softwareupdated keeps the DDM software-update declarations it has accepted. */
+export const DDM_STATE_PLIST = '/var/db/softwareupdate/SoftwareUpdateDDMStatePersistence.plist';
+
+/**
+ * The DDM global setting that carries each key (`SUCorePersistedStatePolicyFields.
+ * SUCoreDDMDeclarationGlobalSettings`); 1 is AutomaticActions "AlwaysOn" (macOS Security
+ * Compliance Project rules system_settings_*_enforce, macOS 26).
+ */
+const DDM_SETTING: Partial<Record<SoftwareUpdateKey, string>> = {
+  AutomaticDownload: 'automaticallyDownload',
+  AutomaticallyInstallMacOSUpdates: 'automaticallyInstallOSUpdates',
+  CriticalUpdateInstall: 'automaticallyInstallSystemAndSecurityUpdates',
+  ConfigDataInstall: 'automaticallyInstallSystemAndSecurityUpdates',
+};
+const DDM_ALWAYS_ON = 1;
 
 export const SOFTWARE_UPDATE_KEYS = [
   'AutomaticCheckEnabled',
@@ -33,25 +57,43 @@ export const PLATFORM_DEFAULTS: Record<SoftwareUpdateKey, boolean> = {
 export interface SoftwareUpdateFacts {
   managed: PlistFile;
   system: PlistFile;
+  /** Absent on Macs no DDM software-update declaration reached (and before macOS 14). */
+  ddm?: PlistFile;
+  /** `sw_vers`: from macOS 15 on, automatic checking can no longer be switched off. */
+  swVers?: CommandResult;
 }
 
 export type UpdateSetting =
-  | { value: boolean; from: 'mdm' | 'system' | 'default' }
+  | { value: boolean; from: 'ddm' | 'mdm' | 'system' | 'default' }
   /** Set to something that is not a boolean, or the file holding it could not be read. */
-  | { value: null; from: 'mdm' | 'system'; reason: Reason };
+  | { value: null; from: 'ddm' | 'mdm' | 'system'; reason: Reason };
 
 export function collectSoftwareUpdate(ctx: CheckContext): Promise<SoftwareUpdateFacts> {
   return ctx.shared('darwin:software-update', async () => {
-    const [managed, system] = await Promise.all([
+    const [managed, system, ddm, swVers] = await Promise.all([
       readPlistFile(ctx, MANAGED_SOFTWARE_UPDATE_PLIST),
       readPlistFile(ctx, SOFTWARE_UPDATE_PLIST),
+      readPlistFile(ctx, DDM_STATE_PLIST),
+      runSwVers(ctx),
     ]);
-    return { managed, system };
+    return { managed, system, ddm, swVers };
   });
 }
 
-/** One key's effective value: the profile's, else the system file's, else the platform default. */
+/** The DDM global settings dictionary, when a declaration set any. */
+function ddmSettings(facts: SoftwareUpdateFacts) {
+  if (facts.ddm?.state !== 'present') return undefined;
+  return plistDict(plistDict(facts.ddm.dict.SUCorePersistedStatePolicyFields)?.SUCoreDDMDeclarationGlobalSettings);
+}
+
+/** One key's effective value: DDM's AlwaysOn, else the profile's, else the system file's, else the platform default. */
 export function resolveSetting(facts: SoftwareUpdateFacts, key: SoftwareUpdateKey): UpdateSetting {
+  const ddmKey = DDM_SETTING[key];
+  const ddmValue = ddmKey === undefined ? undefined : ddmSettings(facts)?.[ddmKey];
+  if (ddmValue !== undefined) {
+    // Only AlwaysOn has a documented number; any other value is DDM deciding in a way we cannot read.
+    return plistInt(ddmValue) === DDM_ALWAYS_ON ? { value: true, from: 'ddm' } : { value: null, from: 'ddm', reason: 'ddm_setting_unrecognized' };
+  }
   for (const [file, from] of [
     [facts.managed, 'mdm'],
     [facts.system, 'system'],

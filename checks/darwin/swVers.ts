@@ -1,6 +1,18 @@
 // `sw_vers` output, shared by OS_VERSION and host identity. sw_vers, unlike os.release() (the
 // Darwin kernel version) or SYSTEM_VERSION_COMPAT's "10.16", always names the real release.
+import type { CheckContext, CommandResult } from '../types';
+
 export const SW_VERS = '/usr/bin/sw_vers';
+
+/** `sw_vers`, run once per cycle for every check that needs the release. */
+export function runSwVers(ctx: CheckContext): Promise<CommandResult> {
+  return ctx.shared('darwin:sw_vers', () => ctx.host.run(SW_VERS, []));
+}
+
+/** The release from a `sw_vers` run, or null when it did not answer with one. */
+export function releaseFrom(result: CommandResult): MacRelease | null {
+  return result.error || result.exitCode !== 0 ? null : parseSwVers(result.stdout);
+}
 
 export interface MacRelease {
   /** "macOS" (11+) or "Mac OS X" (10.x). */

@@ -1,5 +1,5 @@
 // Each DARWIN collector asks for exactly the commands and files its evaluator needs: absolute
-// paths, exact arguments, per-user reads in the console user's uid/gid, nothing more.
+// paths, exact arguments, per-user reads in the console user's launchd session, nothing more.
 import { describe, expect, it } from 'vitest';
 import { createContext, runChecks } from '../../../checks/engine';
 import { resolvePolicy, type PolicyOverride } from '../../../checks/policy';
@@ -57,13 +57,13 @@ describe('SCREEN_LOCK', () => {
     const { host } = await collect('SCREEN_LOCK', { commands: [{ argv: ['/usr/sbin/scutil'], stdout: CONSOLE_ALICE }] });
     const calls = runs(host);
     expect(calls[0]).toEqual({ kind: 'run', target: '/usr/sbin/scutil', args: [], options: { input: 'show State:/Users/ConsoleUser\n' } });
-    const asUser = { user: { uid: 501, gid: 20 } };
-    expect(calls).toContainEqual({ kind: 'run', target: '/usr/sbin/sysadminctl', args: ['-screenLock', 'status'], options: asUser });
+    // In the user's launchd session, as the user: a bare uid switch would keep root's session.
+    const asUser = ['asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501'];
+    expect(calls).toContainEqual({ kind: 'run', target: '/bin/launchctl', args: [...asUser, '/usr/sbin/sysadminctl', '-screenLock', 'status'] });
     expect(calls).toContainEqual({
       kind: 'run',
-      target: '/usr/bin/defaults',
-      args: ['-currentHost', 'read', 'com.apple.screensaver', 'idleTime'],
-      options: asUser,
+      target: '/bin/launchctl',
+      args: [...asUser, '/usr/bin/defaults', '-currentHost', 'read', 'com.apple.screensaver', 'idleTime'],
     });
     // Display sleep is a system setting: read as the agent, not as the user.
     expect(calls).toContainEqual({ kind: 'run', target: '/usr/bin/pmset', args: ['-g', 'custom'] });
@@ -86,8 +86,8 @@ describe('SCREEN_LOCK', () => {
     const { verdict } = await collect('SCREEN_LOCK', {
       commands: [
         { argv: ['/usr/sbin/scutil'], stdout: CONSOLE_ALICE },
-        { argv: ['/usr/sbin/sysadminctl', '-screenLock', 'status'], stderr: 'screenLock delay is immediate\n' },
-        { argv: ['/usr/bin/defaults', '-currentHost', 'read', 'com.apple.screensaver', 'idleTime'], stdout: '300\n' },
+        { argv: ['/bin/launchctl', 'asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/sbin/sysadminctl', '-screenLock', 'status'], stderr: 'screenLock delay is immediate\n' },
+        { argv: ['/bin/launchctl', 'asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/bin/defaults', '-currentHost', 'read', 'com.apple.screensaver', 'idleTime'], stdout: '300\n' },
       ],
     });
     // pmset is missing, but the 5-minute screen saver alone is within the 15-minute limit.
@@ -105,10 +105,23 @@ describe('FIREWALL_ENABLED', () => {
 });
 
 describe('TIME_SYNC', () => {
-  it('asks systemsetup and the profile only, unless the policy wants an offset', async () => {
-    const { host } = await collect('TIME_SYNC', {});
+  it('asks systemsetup and the profile only while Network Time is On, unless the policy wants an offset', async () => {
+    const { host } = await collect('TIME_SYNC', { commands: [{ argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: On\n' }] });
     expect(host.commandsRun()).toEqual([['/usr/sbin/systemsetup', '-getusingnetworktime']]);
     expect(files(host)).toEqual(['/Library/Managed Preferences/com.apple.applicationaccess.plist']);
+  });
+
+  it('asks Homebrew\'s chronyc (Apple silicon prefix, then Intel\'s) when Network Time is not On', async () => {
+    const off = { argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: Off\n' };
+    const { host, verdict } = await collect('TIME_SYNC', { commands: [off] });
+    expect(host.commandsRun()).toEqual([
+      ['/usr/sbin/systemsetup', '-getusingnetworktime'],
+      ['/opt/homebrew/bin/chronyc', '-n', 'tracking'],
+      ['/usr/local/bin/chronyc', '-n', 'tracking'],
+    ]);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'network_time_off' } });
+    const intel = await collect('TIME_SYNC', { commands: [off, { argv: ['/usr/local/bin/chronyc', '-n', 'tracking'], stdout: 'Stratum         : 3\nLeap status     : Normal\n' }] });
+    expect(intel.verdict).toMatchObject({ status: 'PASS', evidence: { source: 'chronyc', rule: 'chrony_synchronized', network_time: false } });
   });
 
   it('measures the offset against the configured server when maxOffsetSeconds is set', async () => {
@@ -145,7 +158,7 @@ describe('OS_VERSION', () => {
 });
 
 describe('AUTO_UPDATE', () => {
-  it('reads the managed and system Software Update files; plutil converts only a binary one', async () => {
+  it('reads the DDM state, managed and system Software Update files and sw_vers; plutil converts only a binary one', async () => {
     const system = '/Library/Preferences/com.apple.SoftwareUpdate.plist';
     const { host } = await collect('AUTO_UPDATE', {
       files: {
@@ -153,8 +166,12 @@ describe('AUTO_UPDATE', () => {
         '/Library/Managed Preferences/com.apple.SoftwareUpdate.plist': '<?xml version="1.0"?><plist version="1.0"><dict/></plist>',
       },
     });
-    expect(files(host).sort()).toEqual(['/Library/Managed Preferences/com.apple.SoftwareUpdate.plist', system]);
-    expect(host.commandsRun()).toEqual([['/usr/bin/plutil', '-convert', 'xml1', '-o', '-', system]]);
+    expect(files(host).sort()).toEqual([
+      '/Library/Managed Preferences/com.apple.SoftwareUpdate.plist',
+      system,
+      '/var/db/softwareupdate/SoftwareUpdateDDMStatePersistence.plist',
+    ]);
+    expect(host.commandsRun().sort()).toEqual([['/usr/bin/plutil', '-convert', 'xml1', '-o', '-', system], ['/usr/bin/sw_vers']]);
   });
 });
 
@@ -173,6 +190,17 @@ describe('REMOTE_LOGIN', () => {
     const { host } = await collect('REMOTE_LOGIN', { commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: disabledBlock('disabled') }] });
     expect(host.commandsRun()).toEqual([['/bin/launchctl', 'print-disabled', 'system']]);
     expect(files(host)).toEqual(['/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd']);
+  });
+
+  it('asks launchd whether sshd is loaded when the override database has no line for it', async () => {
+    const noLine = { commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: ['disabled services = {', '}'] }] };
+    const { host, verdict } = await collect('REMOTE_LOGIN', noLine);
+    expect(host.commandsRun()).toEqual([
+      ['/bin/launchctl', 'print-disabled', 'system'],
+      ['/bin/launchctl', 'print', 'system/com.openssh.sshd'],
+    ]);
+    // No answer from launchd about the service: not "off".
+    expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'command_not_found' } });
   });
 
   it('falls back to systemsetup only when launchd gives no answer', async () => {
@@ -205,7 +233,7 @@ describe('MALWARE_PROTECTION', () => {
       files: { [legacy]: info('5272') },
       stats: { [legacy]: { mtime: '2026-11-09T12:00:00Z' } },
     });
-    expect(host.commandsRun()).toEqual([['/usr/sbin/spctl', '--status']]);
+    expect(host.commandsRun().sort()).toEqual([['/usr/bin/sw_vers'], ['/usr/sbin/spctl', '--status']]);
     expect(host.calls.filter((c) => c.kind === 'stat').map((c) => c.target)).toEqual([legacy]);
     expect(verdict.evidence).toMatchObject({ xprotect_location: 'library_apple', signature_age_days: 12, max_signature_age_days: 30 });
     expect(files(host).sort()).toEqual(
@@ -214,6 +242,7 @@ describe('MALWARE_PROTECTION', () => {
         legacy,
         '/Library/Managed Preferences/com.apple.SoftwareUpdate.plist',
         '/Library/Preferences/com.apple.SoftwareUpdate.plist',
+        '/var/db/softwareupdate/SoftwareUpdateDDMStatePersistence.plist',
         current,
       ].sort(),
     );
@@ -227,6 +256,7 @@ describe('one cycle over all nine checks', () => {
     expect(results.map((r) => r.check_key)).toHaveLength(9);
     expect(host.commandsRun().filter(([command]) => command === '/usr/sbin/scutil')).toHaveLength(1);
     expect(files(host).filter((f) => f === '/Library/Preferences/com.apple.SoftwareUpdate.plist')).toHaveLength(1);
+    expect(host.commandsRun().filter(([command]) => command === '/usr/bin/sw_vers')).toHaveLength(1);
     for (const call of host.calls) expect(call.target.startsWith('/')).toBe(true);
     // Nothing was recorded except the console user: no check may conclude PASS from missing answers.
     for (const result of results) expect(result.status).not.toBe('PASS');

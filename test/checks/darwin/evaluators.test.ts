@@ -49,6 +49,25 @@ describe('FileVault', () => {
   });
 });
 
+describe('FileVault: the On/Off token decides, not the sentence around it', () => {
+  it.each([
+    ['FileVault is Off, but needs to be restarted to finish.', 'FAIL', 'filevault_off'],
+    ['FileVault is On, but needs to be restarted to finish.', 'FAIL', 'restart_pending'],
+    ['FileVault is Off.\nDeferred enablement appears to be active for user \'jdoe\'', 'FAIL', 'deferred'],
+    ['Deferred enablement appears to be active for user.', 'FAIL', 'deferred'],
+    ['FileVault is Off.\nDeferred enablement appears to be active for user "david".', 'FAIL', 'deferred'],
+    ['FileVault is Off', 'FAIL', 'filevault_off'],
+    ['FileVault is Off, something Apple adds in a later release.', 'FAIL', 'filevault_off'],
+  ])('%j -> %s %s', (stdout, status, rule) => {
+    const verdict = evaluateFileVault(ok(`${stdout}\n`), policy);
+    expect(verdict).toMatchObject({ status, evidence: { rule } });
+  });
+
+  it('never PASSes an On whose sentence goes on in words it does not know', () => {
+    expect(evaluateFileVault(ok('FileVault is On, but something new.\n'), policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_output' } });
+  });
+});
+
 describe('console user (scutil)', () => {
   const session = (uid: number, onConsole: boolean) => ['    0 : <dictionary> {', `      kCGSSessionOnConsoleKey : ${onConsole ? 'TRUE' : 'FALSE'}`, `      kCGSSessionUserIDKey : ${uid}`, '    }'];
   const dictionary = (name: string, uid: number, sessions: string[] = [], gid: number | null = 20) =>
@@ -159,6 +178,73 @@ describe('firewall', () => {
   });
 });
 
+describe('firewall: the (State = N) number decides whatever sentence carries it', () => {
+  const run = (stdout: string) => evaluateFirewall({ socketfilterfw: ok(stdout), managed: absent });
+
+  it('reads the strictest setting, worded without "enabled"', () => {
+    expect(run('Firewall is blocking all non-essential incoming connections. (State = 2)\nFirewall stealth mode is on\nFirewall is blocking all non-essential incoming connections.\n')).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'firewall_on', global_state: 2, block_all: true, stealth: true },
+    });
+  });
+
+  it('a sentence Apple rewords still gives its number; without a number only enabled/disabled count', () => {
+    expect(parseSocketfilterfw('Firewall is something else now. (State = 0)\n').globalState).toBe(0);
+    expect(parseSocketfilterfw('Firewall is blocking all non-essential incoming connections.\n')).toMatchObject({ blockAll: true });
+    expect(parseSocketfilterfw('Firewall is blocking all non-essential incoming connections.\n').globalState).toBeUndefined();
+    expect(parseSocketfilterfw('Firewall is enabled. (State = 7)\n').globalState).toBeUndefined();
+  });
+});
+
+describe('firewall: whole lines only (pins the anchors and every getter)', () => {
+  it('reads nothing from a line with text before or after the known sentence', () => {
+    for (const line of [
+      'Note: Firewall is enabled. (State = 1)',
+      'Firewall is enabled. (State = 1) (cached)',
+      'Old Firewall is enabled.',
+    ]) {
+      expect(parseSocketfilterfw(`${line}\n`).globalState, line).toBeUndefined();
+    }
+    for (const line of ['xFirewall stealth mode is on', 'Firewall stealth mode is on!']) expect(parseSocketfilterfw(line).stealth, line).toBeUndefined();
+    for (const line of ['Old Firewall has block all state set to enabled.', 'Firewall has block all state set to enabled. really']) {
+      expect(parseSocketfilterfw(line).blockAll, line).toBeUndefined();
+    }
+    for (const line of [
+      'Error: Firewall settings cannot be modified from command line on managed Mac computers.',
+      'Firewall settings cannot be modified from command line on managed Mac computers. Use a profile.',
+    ]) {
+      expect(parseSocketfilterfw(line).refusedAsManaged, line).toBe(false);
+    }
+  });
+
+  it('reads padded lines, and every getter after the state line', () => {
+    expect(parseSocketfilterfw('')).toEqual({ refusedAsManaged: false });
+    expect(parseSocketfilterfw('  Firewall is enabled. (State = 1)  \nFirewall stealth mode is on\nFirewall has block all state set to enabled.\n')).toEqual({
+      refusedAsManaged: false,
+      globalState: 1,
+      stealth: true,
+      blockAll: true,
+    });
+    expect(parseSocketfilterfw('Firewall is disabled. (State = 0)\nStealth mode enabled\nBlock all ENABLED!\n')).toMatchObject({ globalState: 0, stealth: true, blockAll: true });
+    expect(parseSocketfilterfw('Firewall is enabled.\nFirewall stealth mode is off\nFirewall has block all state set to disabled.\n')).toMatchObject({
+      globalState: 1,
+      stealth: false,
+      blockAll: false,
+    });
+    expect(parseSocketfilterfw('Firewall is disabled.\n').globalState).toBe(0);
+    expect(parseSocketfilterfw('Firewall settings cannot be modified from command line on managed Mac computers.\n').refusedAsManaged).toBe(true);
+  });
+
+  it('names socketfilterfw as the source when it could not decide', () => {
+    const refused = evaluateFirewall({ socketfilterfw: ok('Firewall settings cannot be modified from command line on managed Mac computers.\n'), managed: absent });
+    expect(refused).toEqual({ status: 'UNKNOWN', evidence: { reason: 'managed_refused', managed: false, source: 'socketfilterfw' } });
+    expect(evaluateFirewall({ socketfilterfw: ok('Firewall stealth mode is on\n'), managed: absent })).toEqual({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error', managed: false, stealth: true, source: 'socketfilterfw' },
+    });
+  });
+});
+
 describe('time sync', () => {
   it('reads only the exact On/Off tokens', () => {
     expect(evaluateTimeSync({ usingNetworkTime: ok('Network Time: Onward\n'), managed: absent }, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
@@ -194,15 +280,48 @@ describe('OS version', () => {
     expect(evaluateOsVersion(ok('ProductName:\tmacOS\n'), policy, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_version' } });
   });
 
-  it('a major newer than the lifecycle table is UNKNOWN, not PASS', () => {
+  it('a major newer than the lifecycle table is the current release: supported, minimum still applies', () => {
     expect(evaluateOsVersion(ok('ProductName:\tmacOS\nProductVersion:\t27.0\nBuildVersion:\t26A100\n'), policy, NOW)).toMatchObject({
-      status: 'UNKNOWN',
-      evidence: { reason: 'unknown_release', cycle: '27' },
+      status: 'PASS',
+      evidence: { rule: 'newer_than_table', cycle: '27', newest_listed: '26' },
+    });
+    const strict = resolvePolicy({ osVersion: { minimum: { DARWIN: '27.1' } } });
+    expect(evaluateOsVersion(ok('ProductName:\tmacOS\nProductVersion:\t27.0\n'), strict, NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'minimum' } });
+  });
+
+  it('a release older than every listed one is past its end (FAIL), not unknown', () => {
+    const noFloor = resolvePolicy({ osVersion: { minimum: { DARWIN: '10.0' } } });
+    expect(evaluateOsVersion(ok('ProductName:\tMac OS X\nProductVersion:\t10.12.6\nBuildVersion:\t16G29\n'), noFloor, NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'older_than_table', cycle: '10.12', oldest_listed: '10.13' },
     });
   });
 });
 
 describe('Software Update settings', () => {
+  const swVers = (version: string) => ok(`ProductName:\tmacOS\nProductVersion:\t${version}\nBuildVersion:\t24A335\n`);
+  const allOn = { AutomaticDownload: true, AutomaticallyInstallMacOSUpdates: true, CriticalUpdateInstall: true, ConfigDataInstall: true };
+
+  it('no longer requires automatic checking from macOS 15, which removed its switch', () => {
+    const system = present({ ...allOn, AutomaticCheckEnabled: false });
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('15.1') }, policy)).toMatchObject({ status: 'PASS', evidence: { check_switch_removed: true } });
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('14.7') }, policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { disabled_keys: ['AutomaticCheckEnabled'], check_switch_removed: false },
+    });
+    // Release unknown: the switch may still exist, so it still counts.
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: missing }, policy).status).toBe('FAIL');
+  });
+
+  it('a DDM declaration\'s AlwaysOn (1) is in force over the files; another value is not read as on or off', () => {
+    const ddm = (settings: Record<string, unknown>) => present({ SUCorePersistedStatePolicyFields: { SUCoreDDMDeclarationGlobalSettings: settings } });
+    const facts = { managed: absent, system: present({ AutomaticDownload: false }), ddm: ddm({ automaticallyDownload: 1 }) };
+    expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: true, from: 'ddm' });
+    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyDownload: 2 }) }, 'AutomaticDownload')).toEqual({ value: null, from: 'ddm', reason: 'ddm_setting_unrecognized' });
+    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyInstallSystemAndSecurityUpdates: 1 }) }, 'ConfigDataInstall')).toEqual({ value: true, from: 'ddm' });
+    expect(resolveSetting({ ...facts, ddm: ddm({}) }, 'AutomaticDownload')).toEqual({ value: false, from: 'system' });
+  });
+
   it('accepts the integers 0/1 that `defaults write -int` leaves, and refuses strings', () => {
     const facts = { managed: absent, system: present({ AutomaticDownload: 0, AutomaticCheckEnabled: 'yes' }) };
     expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: false, from: 'system' });
@@ -236,6 +355,39 @@ describe('password policy', () => {
     expect(parsed).toMatchObject({ policies: { minLength: 4 } });
   });
 
+  it('computes the minimum over alternatives: \'^$|.{4,}+\' accepts an empty password', () => {
+    const verdict = evaluatePasswordPolicy({ pwpolicy: ok(xml("policyAttributePassword matches '^$|.{4,}+'")), passcodeProfile: absent }, policy);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'min_length', min_length: 0, shortest_accepted: 0 } });
+  });
+
+  it('rules that cannot bound the length (character classes, lookaheads only) do not turn a clear FAIL into UNKNOWN', () => {
+    const rules = [
+      "policyAttributePassword matches '.{6,}+'",
+      "policyAttributePassword matches '(.*[a-z].*){1,}+'",
+      "policyAttributePassword matches '^(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9]).*$'",
+    ];
+    const body = rules.map((r) => `<dict><key>policyContent</key><string>${r}</string></dict>`).join('');
+    const stdout = `<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>policyCategoryPasswordContent</key><array>${body}</array></dict></plist>\n`;
+    expect(evaluatePasswordPolicy({ pwpolicy: ok(stdout), passcodeProfile: absent }, policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'min_length', min_length: 6, shortest_accepted: 6, non_length_policies: 2, requires_alphanumeric: true },
+    });
+  });
+
+  it('a profile rule known by its key (allowSimple) cannot bound the length; an unknown one still can', () => {
+    const entry = (id: string) => `<dict><key>policyContent</key><string>policyAttributePassword matches '^(?!(.)\\1+$).*$'</string><key>policyIdentifier</key><string>${id}</string></dict>`;
+    const stdout = (id: string) =>
+      `<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>policyCategoryPasswordContent</key><array><dict><key>policyContent</key><string>policyAttributePassword matches '.{4,}+'</string></dict>${entry(id)}</array></dict></plist>\n`;
+    expect(evaluatePasswordPolicy({ pwpolicy: ok(stdout('ProfilePayload:2e42cfb6-c259-45c5-8660-39da3a427b55:allowSimple')), passcodeProfile: absent }, policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'min_length', shortest_accepted: 4, non_length_policies: 1 },
+    });
+    expect(evaluatePasswordPolicy({ pwpolicy: ok(stdout('Custom rule')), passcodeProfile: absent }, policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unrecognized_policy' },
+    });
+  });
+
   it('a passcode profile requiring alphanumeric satisfies complexity; a weaker profile never lowers pwpolicy\'s minimum', () => {
     const facts = {
       pwpolicy: ok(xml("policyAttributePassword matches '.{12,}+'")),
@@ -249,6 +401,20 @@ describe('password policy', () => {
 });
 
 describe('remote login', () => {
+  it('without an override line, a service launchd has loaded is Remote Login on', () => {
+    const noLine = ok('disabled services = {\n}\n');
+    const loaded = ok('system/com.openssh.sshd = {\n\tactive count = 0\n\tpath = (submitted by smd[541])\n\ttype = Submitted\n\tstate = not running\n}\n');
+    const base = { printDisabled: noLine, remoteManagement: { ok: false as const, error: 'not_found' as const } };
+    expect(evaluateRemoteLogin({ ...base, printService: loaded }, policy)).toMatchObject({ status: 'FAIL', evidence: { rule: 'ssh_enabled', source: 'launchd_service' } });
+    expect(evaluateRemoteLogin({ ...base, printService: ok('', 'Bad request.\nCould not find service "com.openssh.sshd" in domain for system\n', 113) }, policy)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'ssh_disabled', source: 'launchd_service' },
+    });
+    // Another label's answer, or any other exit status, is no answer.
+    expect(evaluateRemoteLogin({ ...base, printService: ok('system/com.openssh.sshd-agent = {\n}\n') }, policy).status).toBe('UNKNOWN');
+    expect(evaluateRemoteLogin({ ...base, printService: ok('', 'Unrecognized target specifier.\n', 64) }, policy).status).toBe('UNKNOWN');
+  });
+
   it('reads only the "disabled services" block', () => {
     const text = ['disabled services = {', '\t"com.apple.ftpd" => disabled', '}', 'login item associations = {', '\t"com.openssh.sshd" => enabled', '}'].join('\n');
     expect(parsePrintDisabled(text)?.has('com.openssh.sshd')).toBe(false);
@@ -262,7 +428,7 @@ describe('remote login', () => {
 
   it('reports Remote Management content other than "enabled" as unknown evidence, not false', () => {
     const verdict = evaluateRemoteLogin(
-      { printDisabled: ok('disabled services = {\n}\n'), remoteManagement: { ok: true, text: 'disabled\n' } },
+      { printDisabled: ok('disabled services = {\n}\n'), printService: ok('', '', 113), remoteManagement: { ok: true, text: 'disabled\n' } },
       policy,
     );
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { remote_management: null } });
@@ -280,18 +446,28 @@ describe('malware protection', () => {
   });
   const fresh = Date.parse('2026-11-18T21:53:58Z');
 
-  it('picks the newer copy by number, not by text ("10000" > "5272")', () => {
+  it('judges the /var/protected copy (in force from macOS 15) even when the CoreServices copy is newer', () => {
+    const stale = NOW.getTime() - 90 * 86_400_000;
     const verdict = evaluateMalwareProtection(
       base({
         bundles: [
-          { location: 'var_protected', info: info('10000'), mtimeMs: fresh },
-          { location: 'library_apple', info: info('5272'), mtimeMs: fresh },
+          { location: 'var_protected', info: info('5272'), mtimeMs: stale },
+          { location: 'library_apple', info: info('10000'), mtimeMs: fresh },
         ],
       }),
       policy,
       NOW,
     );
-    expect(verdict).toMatchObject({ status: 'PASS', evidence: { xprotect_version: '10000', xprotect_location: 'var_protected' } });
+    expect(verdict).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'signature_age', xprotect_version: '5272', xprotect_location: 'var_protected', coreservices_version: '10000' },
+    });
+  });
+
+  it('falls back to the CoreServices copy only where no /var/protected copy exists (macOS 14 and older)', () => {
+    const verdict = evaluateMalwareProtection(base({ bundles: [{ location: 'var_protected', info: absent }, { location: 'library_apple', info: info('5272'), mtimeMs: fresh }] }), policy, NOW);
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { xprotect_location: 'library_apple' } });
+    expect(verdict.evidence.coreservices_version).toBeUndefined();
   });
 
   it('is UNKNOWN when no copy can be read or dated', () => {
