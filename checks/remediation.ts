@@ -97,7 +97,13 @@ export function word(ctx: RemedyContext, key: string): string | undefined {
   return typeof v === 'string' && /^[A-Za-z0-9][A-Za-z0-9._+-]{0,39}$/.test(v) ? v : undefined;
 }
 
-/** "15 minutes", "30 seconds", "1 hour 30 minutes". */
+/** A product name from the evidence ("Windows 11 Pro", "macOS"): letters, digits, spaces and dots only. */
+export function label(ctx: RemedyContext, key: string): string | undefined {
+  const v = ctx.evidence[key];
+  return typeof v === 'string' && /^[A-Za-z][A-Za-z0-9 .+()-]{0,59}$/.test(v) ? v : undefined;
+}
+
+/** "15 minutes", "30 seconds", "2 hours". */
 export function duration(seconds: number): string {
   if (seconds % 60 !== 0 || seconds < 60) return plural(seconds, 'second');
   const minutes = seconds / 60;
@@ -281,9 +287,10 @@ export function linuxFamily(os: OsHint, ...ids: string[]): boolean {
 /** OS_VERSION's words from checks/release.ts, with the platform's own upgrade steps. */
 export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Record<string, Remedy> {
   const release = (c: RemedyContext) => {
-    const product = word(c, 'product') ?? word(c, 'name');
+    const product = label(c, 'name') ?? label(c, 'product_name') ?? word(c, 'product');
     const version = word(c, 'version');
-    return product && version ? `${product} ${version}` : 'this operating system release';
+    if (!product || !version) return 'This operating system release';
+    return `${product.charAt(0).toUpperCase()}${product.slice(1)} ${version}`;
   };
   return {
     supported: passing((c) => `${release(c)} is supported and receives security updates.`),
@@ -309,7 +316,7 @@ export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Rec
       admin: adminUpgrade,
     },
     unknown_release: {
-      summary: (c) => `The agent does not know the support dates of ${release(c)}.`,
+      summary: (c) => `The agent does not know the support dates of ${release(c).replace(/^This/, 'this')}.`,
       fix: 'Nothing to change unless your IT team asks; an update of the agent may know this release.',
       admin:
         "The built-in lifecycle table does not list this release: update the agent, or add the release to the policy's `osVersion.lifecycle`. Policy `osVersion.unknownRelease` decides whether an unknown release is UNKNOWN or FAIL.",
