@@ -264,7 +264,8 @@ export function explain(
   const evidence = result.evidence ?? {};
   const w = outcomeWord(result.status, evidence);
   const remedy = catalogue && w !== null ? findRemedy(catalogue, result.check_key, w) : undefined;
-  if (!remedy) return { word: w, ...GENERIC[result.status], generic: true };
+  // A status outside the four (another implementation of the API) reads as undecided.
+  if (!remedy) return { word: w, ...(Object.hasOwn(GENERIC, result.status) ? GENERIC[result.status] : GENERIC.UNKNOWN), generic: true };
   const ctx: RemedyContext = { checkKey: result.check_key, evidence, policy: context.policy ?? {}, os: context.os ?? {} };
   return { word: w, summary: render(remedy.summary, ctx), fix: renderFix(remedy.fix, ctx), admin: render(remedy.admin, ctx), generic: false };
 }
