@@ -80,7 +80,7 @@ export const CHECK_SUBJECT: Record<CheckKey, string> = {
 };
 
 export function subjectOf(checkKey: string): string {
-  return Object.hasOwn(CHECK_SUBJECT, checkKey) ? CHECK_SUBJECT[checkKey as CheckKey] : 'this check';
+  return Object.hasOwn(CHECK_SUBJECT, checkKey) ? CHECK_SUBJECT[checkKey as CheckKey] : "what this check looks at";
 }
 
 // ---- interpolation: numbers and short enum words only -------------------------------------------

@@ -45,7 +45,10 @@ const diskEncryption: CheckRemedies = {
       'Reinstall with LUKS2 full-disk encryption (Debian preseed `partman-auto/method string crypto`, Kickstart `autopart --encrypted`, Ubuntu autoinstall `storage: layout: {name: lvm, password: …}`), escrowing the recovery passphrase; `cryptsetup reencrypt --encrypt` exists for offline conversion but needs a backup first.',
   },
   unencrypted_local_volume: {
-    summary: (c) => `The system disk is encrypted, but ${plural(num(c, 'unencrypted_local_mounts') ?? 1, 'other local volume')} is not.`,
+    summary: (c) => {
+      const n = num(c, 'unencrypted_local_mounts');
+      return `The system disk is encrypted, but ${n === undefined ? 'another local volume is' : `${plural(n, 'other local volume')} ${n === 1 ? 'is' : 'are'}`} not.`;
+    },
     fix: 'Move the data off the unencrypted volume, re-create it as a LUKS volume (`sudo cryptsetup luksFormat <device>`, or GNOME Disks: Format Partition with "Password protect volume (LUKS)"), and move the data back. Ask your IT team first.',
     admin: 'Policy `diskEncryption.scope` is `all_local`: every persistent local volume must be LUKS. Provision data volumes encrypted (crypttab with a keyfile on the encrypted root), or set the scope back to `root`.',
   },
