@@ -6,6 +6,7 @@
 // No text ever carries a secret, a user name, a home path or command output: interpolations are
 // numbers and the evidence's own short enum words, through `num`/`word` below.
 import type { CheckKey, Platform, PostureResult, PostureStatus } from '../src/protocol/schemas';
+import type { Policy } from './policy';
 
 /** The OS release the advice is for: the device's OS_VERSION evidence (product/id and version). */
 export interface OsHint {
@@ -23,6 +24,16 @@ export interface PolicyValues {
   maxGraceSeconds?: number;
   minLength?: number;
   maxSignatureAgeDays?: number;
+}
+
+/** The thresholds a text quotes, from the policy that judged. */
+export function policyValues(policy: Policy): PolicyValues {
+  return {
+    maxIdleSeconds: policy.screenLock.maxIdleSeconds,
+    maxGraceSeconds: policy.screenLock.maxGraceSeconds,
+    minLength: policy.password.minLength,
+    maxSignatureAgeDays: policy.malware.maxSignatureAgeDays,
+  };
 }
 
 export interface RemedyContext {

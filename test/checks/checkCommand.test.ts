@@ -4,9 +4,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../checks/policy';
-import { osHintFrom } from '../../checks/remediation';
+import { osHintFrom, policyValues } from '../../checks/remediation';
 import { explainResult } from '../../checks/remediationCatalogue';
-import { policyValues, renderExplanations, wrap } from '../../src/cli/commands/check';
+import { renderExplanations, wrap } from '../../src/cli/commands/check';
 import { currentPlatform } from '../../src/platform/current';
 import type { PostureResult } from '../../src/protocol/schemas';
 

@@ -2,8 +2,7 @@
 // posture checks locally and prints what would be reported, then what each result that is not PASS
 // means and how to fix it (checks/<os>/remediation.ts); sends nothing. Exit 0 whatever the statuses;
 // 2 for an unknown check key or an unusable policy file.
-import type { Policy } from '../../../checks/policy';
-import type { Explanation, PolicyValues } from '../../../checks/remediation';
+import type { Explanation } from '../../../checks/remediation';
 import type { Check } from '../../../checks/types';
 import { currentPlatform } from '../../platform/current';
 import { CHECK_KEYS, type PostureResult } from '../../protocol/schemas';
@@ -62,16 +61,6 @@ export function renderTable(results: readonly PostureResult[]): string {
   return rows.map((r) => `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]}`.trimEnd()).join('\n') + '\n';
 }
 
-/** The thresholds a text quotes, from the policy that judged. */
-export function policyValues(policy: Policy): PolicyValues {
-  return {
-    maxIdleSeconds: policy.screenLock.maxIdleSeconds,
-    maxGraceSeconds: policy.screenLock.maxGraceSeconds,
-    minLength: policy.password.minLength,
-    maxSignatureAgeDays: policy.malware.maxSignatureAgeDays,
-  };
-}
-
 const TEXT_WIDTH = 100;
 
 /**
@@ -112,7 +101,7 @@ export function renderExplanations(results: readonly PostureResult[], explanatio
 
 export default async function checkCommand(options: CheckCliOptions): Promise<ExitCode> {
   const only = parseOnly(options.only);
-  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile, PolicyError }, { explainResult }, { osHintFrom }] = await Promise.all([
+  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile, PolicyError }, { explainResult }, { osHintFrom, policyValues }] = await Promise.all([
     import('../../../checks/registry'),
     import('../../../checks/engine'),
     import('../../../checks/host'),
