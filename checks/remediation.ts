@@ -342,7 +342,7 @@ export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Rec
 }
 
 /** REMOTE_LOGIN's SSH words shared by the POSIX platforms (checks/sshd.ts). */
-export function sshRemedies(configPath: string, reload: string): Record<'ssh_hardened' | 'sshd_config_unreadable' | 'ssh_not_hardened', Remedy> {
+export function sshRemedies(configPath: string, reload: string): Record<'ssh_hardened' | 'sshd_config_unreadable', Remedy> & { ssh_not_hardened: Remedy & { fix: string } } {
   return {
     ssh_hardened: passing('An SSH server accepts connections, but only with keys and never as root, which your organization allows.'),
     sshd_config_unreadable: {

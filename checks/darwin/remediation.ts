@@ -214,7 +214,7 @@ const remoteLogin: CheckRemedies = {
   ssh_disabled: passing('Remote Login (SSH) is off.'),
   ssh_hardened,
   sshd_config_unreadable,
-  ssh_not_hardened: { ...ssh_not_hardened, fix: [...remoteFix, { for: 'Or keep it and harden it', steps: ssh_not_hardened.fix as string }] },
+  ssh_not_hardened: { ...ssh_not_hardened, fix: [...remoteFix, { for: 'Or keep it and harden it', steps: ssh_not_hardened.fix }] },
   ssh_enabled: {
     summary: 'Remote Login (SSH) is on, so others can log in to this Mac over the network, which your organization does not allow.',
     fix: [...remoteFix, { for: 'Command', steps: '`sudo systemsetup -setremotelogin off`' }],

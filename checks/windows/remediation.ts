@@ -36,7 +36,7 @@ const bitlockerAdmin =
 
 const diskEncryption: CheckRemedies = {
   protected: passing('BitLocker protects the system drive.'),
-  in_progress_accepted: passing((c) => `BitLocker is encrypting the system drive, which your organization accepts until it finishes.`),
+  in_progress_accepted: passing('BitLocker is encrypting the system drive, which your organization accepts until it finishes.'),
   decrypted: {
     summary: 'The system drive is not encrypted: BitLocker is off, so anyone with the disk can read its data.',
     fix: bitlockerFix,
