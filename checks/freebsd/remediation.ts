@@ -183,8 +183,8 @@ const autoUpdate: CheckRemedies = {
   fetch_only_accepted: passing('Updates are fetched automatically and installed by hand, which your organization accepts.'),
   fetch_only: {
     summary: 'Updates are downloaded automatically (freebsd-update cron) but only installed when someone runs the install by hand.',
-    fix: 'Add an install job to root\'s crontab, e.g. `@daily root freebsd-update cron && freebsd-update install --not-running-from-cron` in /etc/crontab, or install after each notice: `freebsd-update install`.',
-    admin: 'Schedule `freebsd-update install --not-running-from-cron` (or `pkg upgrade -y -r FreeBSD-base` on pkgbase) from /etc/crontab or /usr/local/etc/cron.d, or accept download-only with `autoUpdate.acceptDownloadOnly`.',
+    fix: 'Install what was fetched: `freebsd-update install` as root, and add an install job after the fetch to /etc/crontab, e.g. `0 5 * * * root freebsd-update install`.',
+    admin: 'Schedule `freebsd-update install` after the `freebsd-update cron` fetch (or `pkg upgrade -y -r FreeBSD-base` on pkgbase) from /etc/crontab or /usr/local/etc/cron.d, or accept download-only with `autoUpdate.acceptDownloadOnly`.',
   },
   manual: {
     summary: 'Nothing fetches or installs updates automatically: no update job is scheduled.',

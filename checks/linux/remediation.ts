@@ -86,7 +86,7 @@ const diskEncryption: CheckRemedies = {
 };
 
 const lockSteps: readonly Variant[] = [
-  { for: 'GNOME', applies: desktop('gnome'), steps: 'Settings > Privacy > Screen Lock (GNOME 42 and later: Settings > Privacy > Screen; GNOME 46: Settings > Privacy & Security > Screen Lock): turn "Automatic Screen Lock" on, set "Automatic Screen Lock Delay" to "Screen Turns Off", and set Power > "Screen Blank" to the required time. Command: `gsettings set org.gnome.desktop.screensaver lock-enabled true; gsettings set org.gnome.desktop.screensaver lock-delay 0; gsettings set org.gnome.desktop.session idle-delay 900`.' },
+  { for: 'GNOME', applies: desktop('gnome'), steps: (c) => `Settings > Privacy > Screen Lock (GNOME 42 and later: Settings > Privacy > Screen; GNOME 46: Settings > Privacy & Security > Screen Lock): turn "Automatic Screen Lock" on, set "Automatic Screen Lock Delay" to "Screen Turns Off", and set Power > "Screen Blank" to the required time. Command: \`gsettings set org.gnome.desktop.screensaver lock-enabled true; gsettings set org.gnome.desktop.screensaver lock-delay 0; gsettings set org.gnome.desktop.session idle-delay ${maxIdle(c) ?? 900}\` (seconds).` },
   { for: 'KDE Plasma', applies: desktop('kde'), steps: 'System Settings > Screen Locking (Plasma 6: System Settings > Security & Privacy > Screen Locking): "Lock screen automatically" after the required minutes, "Delay before password required" 0 seconds.' },
   { for: 'XFCE', applies: desktop('xfce'), steps: 'Settings > Screensaver: Screensaver tab "Enable Screensaver" with the required "Activate screensaver when computer is idle", Lock Screen tab "Enable Lock Screen" and "Lock Screen with Screensaver".' },
   { for: 'Cinnamon', applies: desktop('cinnamon'), steps: 'System Settings > Screensaver: "Delay before starting the screensaver" to the required time, "Lock the computer when put to sleep" and "Lock the computer after the screensaver starts" on.' },
@@ -275,7 +275,7 @@ const osVersion: CheckRemedies = {
 
 const autoUpdateFix: readonly Variant[] = [
   { for: 'Debian, Ubuntu', applies: debian, steps: '`sudo apt install unattended-upgrades && sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes). Ubuntu desktop: Software & Updates > Updates > "When there are security updates: Download and install automatically".' },
-  { for: 'Fedora, RHEL', applies: redHat, steps: '`sudo dnf install dnf-automatic` (Fedora 41 and later: `dnf5-plugin-automatic`), set `apply_updates = yes` in /etc/dnf/automatic.conf, then `sudo systemctl enable --now dnf-automatic.timer`.' },
+  { for: 'Fedora, RHEL', applies: redHat, steps: '`sudo dnf install dnf-automatic`, set `apply_updates = yes` in /etc/dnf/automatic.conf, then `sudo systemctl enable --now dnf-automatic.timer` (Fedora 41 and later ship it as `dnf5-plugin-automatic`: `systemctl list-timers --all` names its timer).' },
   { for: 'Alpine', applies: (c) => c.os.product === 'alpine', steps: 'add `apk upgrade --available` to a periodic cron script (/etc/periodic/daily/) and make sure crond runs (`rc-update add crond`).' },
 ];
 
