@@ -4,7 +4,8 @@ import { basename, relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../version';
 import { createDevice, listDevices, revokeDevice, showDevice } from '../server/admin';
-import { formatCreated, formatDevice, formatDeviceList } from '../server/adminOutput';
+import { formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
+import { fleetFailures } from '../server/remediation';
 import { DatabaseOpenError, openDatabase } from '../server/db/open';
 import { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
@@ -141,6 +142,18 @@ device
     const details = withStore(opts.db, true, (store) => showDevice(store, deviceId));
     if (opts.json) printJson(details);
     else print(formatDevice(details));
+  });
+
+device
+  .command('failing')
+  .description('which active devices fail which check (latest results), and how to fix each for the fleet')
+  .addOption(dbOption())
+  .option('--org <name>', 'only devices of this organization')
+  .option('--json', 'print a JSON array')
+  .action((opts) => {
+    const failures = withStore(opts.db, true, (store) => fleetFailures(store, opts.org));
+    if (opts.json) printJson(failures);
+    else print(formatFleetFailures(failures));
   });
 
 device

@@ -118,7 +118,8 @@ addCommonOptions(
 program
   .command('check')
   .description('run the posture checks on this machine and print what would be reported (sends nothing)')
-  .option('--json', 'print a JSON array of posture results {check_key, status, evidence, observed_at}')
+  .option('--json', 'print a JSON array of posture results {check_key, status, evidence, observed_at} with their summary, fix and admin texts')
+  .option('--explain', 'explain PASS results too (results that are not PASS are always explained)')
   .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
   .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
   .addHelpText('after', '\nExit code 0 whatever the statuses; 2 for an unknown check key or an unusable policy file.')

@@ -3,6 +3,7 @@
 import { hashCredential, newCredential } from './credentials';
 import type { DeviceRecord, RevokeOutcome, Store, StoredPostureResult } from './db/store';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
+import { withRemediation, type Remediation } from './remediation';
 import { UsageError } from './usage';
 
 const MAX_LABEL_LENGTH = 128;
@@ -43,6 +44,8 @@ export interface PostureView {
   evidence: Record<string, unknown> | null;
   observed_at: string;
   received_at: string;
+  /** What the result means and how to fix it (src/server/remediation.ts); rendered here, never sent by devices. */
+  remediation: Remediation;
 }
 
 export interface DeviceDetails extends DeviceSummary {
@@ -84,7 +87,7 @@ export function listDevices(store: Store, org?: string): DeviceSummary[] {
 
 export function showDevice(store: Store, deviceId: string): DeviceDetails {
   const device = findDevice(store, deviceId);
-  return { ...summarize(device), postures: store.listPostures(device).map(postureView) };
+  return { ...summarize(device), postures: withRemediation(device.platform, store.listPostures(device).map(postureView)) };
 }
 
 export function revokeDevice(store: Store, deviceId: string, now = new Date()): RevokeOutcome {
@@ -118,7 +121,7 @@ function summarize(device: DeviceRecord): DeviceSummary {
   };
 }
 
-function postureView(result: StoredPostureResult): PostureView {
+function postureView(result: StoredPostureResult): Omit<PostureView, 'remediation'> {
   return {
     correlation_id: result.reportId,
     check_key: result.checkKey,

@@ -1,5 +1,6 @@
 // Human-readable output of the admin commands (the --json forms print the objects as they are).
 import type { CreatedDevice, DeviceDetails, DeviceSummary } from './admin';
+import { latestPerCheck, type FleetFailure } from './remediation';
 
 export function formatCreated(created: CreatedDevice): string {
   return [
@@ -55,8 +56,35 @@ export function formatDevice(device: DeviceDetails): string {
     table(
       ['OBSERVED', 'CHECK', 'STATUS', 'REPORT'],
       device.postures.map((p) => [humanTime(p.observed_at), p.check_key, p.status, p.correlation_id]),
-    )
+    ) +
+    formatLatest(device.postures)
   );
+}
+
+/** The newest result of each check with what it means; how to fix it for each one that is not PASS. */
+function formatLatest(postures: DeviceDetails['postures']): string {
+  const blocks = latestPerCheck(postures).map((p) => {
+    const { word, summary, fix, admin } = p.remediation;
+    const lines = [`${p.check_key}  ${p.status}${word ? ` (${word})` : ''}`, `  ${summary}`];
+    if (p.status !== 'PASS' && p.status !== 'NOT_APPLICABLE') {
+      lines.push('  On the device:', ...fix.split('\n').map((l) => `    ${l}`), '  For the fleet:', `    ${admin}`);
+    }
+    return lines.join('\n');
+  });
+  return `\nLatest result of each check:\n\n${blocks.join('\n\n')}\n`;
+}
+
+/** `device failing`: "3 devices fail FIREWALL_ENABLED (LINUX, no_inbound_filtering): … How to fix: …". */
+export function formatFleetFailures(failures: readonly FleetFailure[]): string {
+  if (failures.length === 0) return 'No active device fails a check.\n';
+  const blocks = failures.map((f) =>
+    [
+      `${count(f.devices.length, 'device')} ${f.devices.length === 1 ? 'fails' : 'fail'} ${f.check_key} (${f.platform || 'unknown platform'}${f.word ? `, ${f.word}` : ''}): ${f.summary}`,
+      `  How to fix: ${f.admin}`,
+      `  Devices: ${f.devices.join(' ')}`,
+    ].join('\n'),
+  );
+  return `${blocks.join('\n\n')}\n`;
 }
 
 function count(n: number, noun: string): string {

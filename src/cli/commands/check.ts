@@ -1,6 +1,8 @@
-// `device-agent check [--json] [--only KEY[,KEY…]] [--policy <file>]`: runs this platform's posture
-// checks locally and prints what would be reported; sends nothing. Exit 0 whatever the statuses;
+// `device-agent check [--json] [--explain] [--only KEY[,KEY…]] [--policy <file>]`: runs this platform's
+// posture checks locally and prints what would be reported, then what each result that is not PASS
+// means and how to fix it (checks/<os>/remediation.ts); sends nothing. Exit 0 whatever the statuses;
 // 2 for an unknown check key or an unusable policy file.
+import type { Explanation } from '../../../checks/remediation';
 import type { Check } from '../../../checks/types';
 import { currentPlatform } from '../../platform/current';
 import { CHECK_KEYS, type PostureResult } from '../../protocol/schemas';
@@ -8,6 +10,8 @@ import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 
 export interface CheckCliOptions {
   json?: boolean;
+  /** Explain PASS results too. */
+  explain?: boolean;
   only?: string;
   policy?: string;
 }
@@ -57,13 +61,53 @@ export function renderTable(results: readonly PostureResult[]): string {
   return rows.map((r) => `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]}`.trimEnd()).join('\n') + '\n';
 }
 
+const TEXT_WIDTH = 100;
+
+/**
+ * Words wrapped at TEXT_WIDTH, each line indented; the text's own line breaks are kept, and a
+ * `command` is never split, so that it can be copied whole.
+ */
+export function wrap(text: string, indent: string): string {
+  return text
+    .split('\n')
+    .map((paragraph) => {
+      const tokens = paragraph.match(/(?:`[^`]*`|\S)+/g) ?? [];
+      const lines: string[] = [];
+      let line = '';
+      for (const token of tokens) {
+        if (line && indent.length + line.length + 1 + token.length > TEXT_WIDTH) {
+          lines.push(line);
+          line = token;
+        } else line = line ? `${line} ${token}` : token;
+      }
+      lines.push(line);
+      return lines.map((l) => `${indent}${l}`).join('\n');
+    })
+    .join('\n');
+}
+
+/** Below the table: what each result means and what to do (the admin's text is in --json). */
+export function renderExplanations(results: readonly PostureResult[], explanations: readonly Explanation[], all: boolean): string {
+  const blocks = results
+    .map((r, i) => ({ r, e: explanations[i]! }))
+    .filter(({ r }) => all || r.status !== 'PASS')
+    .map(({ r, e }) => {
+      const lines = [`${r.check_key}  ${r.status}${e.word ? ` (${e.word})` : ''}`, wrap(e.summary, '  ')];
+      if (r.status !== 'PASS' && e.fix !== 'Nothing to do.') lines.push('  How to fix:', wrap(e.fix, '    '));
+      return lines.join('\n');
+    });
+  return blocks.length > 0 ? `\n${blocks.join('\n\n')}\n` : '';
+}
+
 export default async function checkCommand(options: CheckCliOptions): Promise<ExitCode> {
   const only = parseOnly(options.only);
-  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile, PolicyError }] = await Promise.all([
+  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile, PolicyError }, { explainResult }, { osHintFrom, policyValues }] = await Promise.all([
     import('../../../checks/registry'),
     import('../../../checks/engine'),
     import('../../../checks/host'),
     import('../../../checks/policy'),
+    import('../../../checks/remediationCatalogue'),
+    import('../../../checks/remediation'),
   ]);
   let policy = DEFAULT_POLICY;
   if (options.policy) {
@@ -80,6 +124,14 @@ export default async function checkCommand(options: CheckCliOptions): Promise<Ex
   const missing = only?.filter((k) => !selected.some((c) => c.key === k)) ?? [];
   if (missing.length > 0) throw new CommandFailure(`no ${missing.join(', ')} check on ${platform}`, EXIT.usage);
   const results = await runChecks(selected, { host: createSystemHost(), policy });
-  process.stdout.write(options.json ? `${JSON.stringify(results, null, 2)}\n` : renderTable(results));
+  const context = { policy: policyValues(policy), os: osHintFrom(results) };
+  const explanations = results.map((r) => explainResult(platform, r, context));
+  if (options.json) {
+    // Local only: these texts are never part of what /postures receives.
+    const explained = results.map((r, i) => ({ ...r, summary: explanations[i]!.summary, fix: explanations[i]!.fix, admin: explanations[i]!.admin }));
+    process.stdout.write(`${JSON.stringify(explained, null, 2)}\n`);
+  } else {
+    process.stdout.write(renderTable(results) + renderExplanations(results, explanations, options.explain === true));
+  }
   return EXIT.ok;
 }

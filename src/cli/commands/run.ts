@@ -7,7 +7,8 @@ import { heartbeatBody } from '../../agent/daemonIdentity';
 import { watchFileChanges } from '../../agent/daemonWatch';
 import { ensurePrivateDirectory } from '../../agent/atomicFile';
 import { retryPolicyFromEnv, RetrySettingError } from '../../agent/backoff';
-import { LockHeldError } from '../../agent/errors';
+import { firstLine, LockHeldError } from '../../agent/errors';
+import { lastCycleOf, recordLastCycle, type LastCycle } from '../../agent/lastCycle';
 import { acquireLock } from '../../agent/lock';
 import { createLogger, type Logger } from '../../agent/logger';
 import { resolveStateDir, stateLayout } from '../../agent/stateDir';
@@ -33,9 +34,15 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
     if (err instanceof RetrySettingError) throw new CommandFailure(err.message, EXIT.usage);
     throw err;
   }
-  const collect = await postureCollector(options.policy);
+  const collectPostures = await postureCollector(options.policy);
   const log = await createLogger({ level: options.logLevel, destination: process.stdout });
   const stateDir = resolveStateDir({ explicit: options.stateDir });
+  const collect = async () => {
+    const { results, lastCycle } = await collectPostures();
+    // For `status`; informative only, so a failure to record it never loses the cycle.
+    await recordLastCycle(stateDir, lastCycle).catch((err: unknown) => log.warn({ event: 'status_write_failed', error: firstLine(err) }, 'cannot record the last posture cycle'));
+    return results;
+  };
   const layout = stateLayout(stateDir);
   await ensurePrivateDirectory(stateDir);
 
@@ -85,12 +92,14 @@ async function loadSession(stateDir: string, caFile: string | undefined): Promis
 }
 
 /** The checks of this platform with the administrator's policy; loaded once, run every cycle. */
-async function postureCollector(policyFile: string | undefined): Promise<() => Promise<PostureResult[]>> {
-  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile }] = await Promise.all([
+async function postureCollector(policyFile: string | undefined): Promise<() => Promise<{ results: PostureResult[]; lastCycle: LastCycle }>> {
+  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile }, { explainResult }, { osHintFrom, policyValues }] = await Promise.all([
     import('../../../checks/registry'),
     import('../../../checks/engine'),
     import('../../../checks/host'),
     import('../../../checks/policy'),
+    import('../../../checks/remediationCatalogue'),
+    import('../../../checks/remediation'),
   ]);
   let policy = DEFAULT_POLICY;
   try {
@@ -98,9 +107,15 @@ async function postureCollector(policyFile: string | undefined): Promise<() => P
   } catch (err) {
     throw new CommandFailure(err instanceof Error ? err.message : String(err), EXIT.usage); // PolicyError: the file is the input
   }
-  const checks = await loadChecks(currentPlatform());
+  const platform = currentPlatform();
+  const checks = await loadChecks(platform);
   const host = createSystemHost();
-  return () => runChecks(checks, { host, policy });
+  return async () => {
+    const startedAt = new Date();
+    const results = await runChecks(checks, { host, policy });
+    const context = { policy: policyValues(policy), os: osHintFrom(results) };
+    return { results, lastCycle: lastCycleOf(results, results.map((r) => explainResult(platform, r, context)), startedAt) };
+  };
 }
 
 async function runUntilSignal(daemon: Daemon, log: Logger): Promise<void> {

@@ -1,5 +1,6 @@
 // `device-agent status [--json]`: local state only, no network. Exit 0 when enrolled with a readable
 // key, 5 when not enrolled, 1 when the key store cannot be read (the report is printed in all cases).
+import { readLastCycle, type LastCycle } from '../../agent/lastCycle';
 import { collectStatus, type StatusReport } from '../../agent/status';
 import { commandContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
@@ -48,10 +49,25 @@ function humanText(report: StatusReport): string {
     ['Agent daemon', daemonText(report)],
     ['State directory', report.state_dir],
   );
+  const lastCycle = report.enrolled ? readLastCycle(report) : undefined;
+  if (report.enrolled) rows.push(['Last posture cycle', lastCycle ? cycleText(lastCycle) : 'none yet']);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const text = rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`).join('\n');
   const hint = report.enrolled ? '' : '\nEnroll with: device-agent enroll --server <url> --token-file <file>  (or the enrollment link)';
-  return `${text}${hint}\n`;
+  return `${text}${hint}\n${lastCycle ? failingText(lastCycle) : ''}`;
+}
+
+function cycleText(cycle: LastCycle): string {
+  const count = (status: string) => cycle.failing.filter((f) => f.status === status).length;
+  return `${cycle.at}: ${cycle.results} checks, ${count('FAIL')} failing, ${count('UNKNOWN')} undecided`;
+}
+
+/** The last cycle's failing and undecided checks with what each means. */
+function failingText(cycle: LastCycle): string {
+  if (cycle.failing.length === 0) return '';
+  const width = Math.max(...cycle.failing.map((f) => f.check_key.length));
+  const lines = cycle.failing.map((f) => `  ${f.status.padEnd(7)}  ${f.check_key.padEnd(width)}  ${f.summary}`);
+  return `\n${lines.join('\n')}\n\nRun \`device-agent check\` to see how to fix each one.\n`;
 }
 
 function daemonText(report: StatusReport): string {

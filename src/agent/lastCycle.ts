@@ -1,0 +1,42 @@
+// The last posture cycle as `status` shows it: which checks fail or could not decide, each with the
+// catalogue's one-sentence summary (checks/<os>/remediation.ts) rendered with the policy that judged.
+// Kept in status.json (runtimeStatus.ts keeps fields it does not know), so it is as private as the
+// rest of the state directory and goes with it when the credentials are wiped. Only these texts
+// and the check keys are kept: no evidence.
+import { z } from 'zod';
+import type { Explanation } from '../../checks/remediation';
+import { Rfc3339, type PostureResult } from '../protocol/schemas';
+import { updateRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
+
+const SHOWN_STATUSES = ['FAIL', 'UNKNOWN'] as const;
+
+export const LastCycle = z.object({
+  at: Rfc3339,
+  results: z.number().int().nonnegative(),
+  /** FAIL and UNKNOWN results, in check order. */
+  failing: z
+    .array(z.object({ check_key: z.string().max(128), status: z.enum(SHOWN_STATUSES), word: z.string().max(128).nullable(), summary: z.string().max(1000) }))
+    .max(64),
+});
+export type LastCycle = z.infer<typeof LastCycle>;
+
+/** The cycle's record from its results and their explanations (same order). */
+export function lastCycleOf(results: readonly PostureResult[], explanations: readonly Explanation[], at: Date): LastCycle {
+  return {
+    at: at.toISOString(),
+    results: results.length,
+    failing: results.flatMap((r, i) =>
+      r.status === 'FAIL' || r.status === 'UNKNOWN' ? [{ check_key: r.check_key, status: r.status, word: explanations[i]!.word, summary: explanations[i]!.summary }] : [],
+    ),
+  };
+}
+
+export function recordLastCycle(stateDir: string, cycle: LastCycle): Promise<unknown> {
+  return updateRuntimeStatus(stateDir, { last_cycle: cycle } as Partial<RuntimeStatus>);
+}
+
+/** The last cycle in a runtime status, or undefined when none was recorded (or it is damaged). */
+export function readLastCycle(runtime: Record<string, unknown>): LastCycle | undefined {
+  const parsed = LastCycle.safeParse(runtime.last_cycle);
+  return parsed.success ? parsed.data : undefined;
+}

@@ -1,0 +1,77 @@
+// What a device's posture results mean and how to fix them, for the admin views: the agent's own
+// catalogue (checks/<os>/remediation.ts) bundled into the server. A platform, check or word the
+// catalogue does not know (a newer agent, another implementation of the API) gets generic texts.
+// The texts are rendered here from stored evidence; devices never send them.
+import { osHintFrom } from '../../checks/remediation';
+import { explainResult } from '../../checks/remediationCatalogue';
+import type { PostureStatus } from '../protocol/schemas';
+import type { Store } from './db/store';
+
+export interface Remediation {
+  /** The entry's word: `rule` on PASS/FAIL, `reason` otherwise (null when the result has none). */
+  word: string | null;
+  summary: string;
+  fix: string;
+  admin: string;
+  /** True when the catalogue had no entry and the texts are generic. */
+  generic: boolean;
+}
+
+interface StoredResult {
+  check_key: string;
+  status: string;
+  evidence: Record<string, unknown> | null;
+}
+
+/**
+ * Each result with its remediation. `postures` are one device's, oldest first; the steps are those
+ * for the OS release its latest OS_VERSION result names.
+ */
+export function withRemediation<P extends StoredResult>(platform: string | null, postures: readonly P[]): Array<P & { remediation: Remediation }> {
+  const latestOs = [...postures].reverse().find((p) => p.check_key === 'OS_VERSION');
+  const os = osHintFrom(latestOs ? [{ check_key: 'OS_VERSION', evidence: latestOs.evidence ?? {} }] : []);
+  return postures.map((p) => ({
+    ...p,
+    remediation: explainResult(platform ?? '', { check_key: p.check_key, status: p.status as PostureStatus, evidence: p.evidence ?? {} }, { os }),
+  }));
+}
+
+/** The newest result of each check, in the order the checks first appear (`postures` oldest first). */
+export function latestPerCheck<P extends StoredResult>(postures: readonly P[]): P[] {
+  const latest = new Map<string, P>();
+  for (const p of postures) latest.set(p.check_key, p);
+  return [...latest.values()];
+}
+
+/** One (platform, check, word) that devices fail, with the devices and the fleet-wide fix. */
+export interface FleetFailure {
+  platform: string;
+  check_key: string;
+  word: string | null;
+  devices: string[];
+  summary: string;
+  admin: string;
+  generic: boolean;
+}
+
+/**
+ * Which active devices fail which check, by their latest result, grouped by platform, check and
+ * rule, most devices first. The summary is the entry's, without any one device's figures.
+ */
+export function fleetFailures(store: Store, org?: string): FleetFailure[] {
+  const groups = new Map<string, FleetFailure>();
+  for (const device of store.listDevices(org)) {
+    if (device.state !== 'ACTIVE') continue;
+    const platform = device.platform ?? '';
+    const latest = latestPerCheck(store.listPostures(device).map((p) => ({ check_key: p.checkKey, status: p.status, evidence: p.evidence })));
+    for (const result of latest.filter((r) => r.status === 'FAIL')) {
+      const { word, summary, admin, generic } = explainResult(platform, { check_key: result.check_key, status: 'FAIL', evidence: { rule: result.evidence?.rule } });
+      const key = JSON.stringify([platform, result.check_key, word]);
+      const group = groups.get(key) ?? { platform, check_key: result.check_key, word, devices: [], summary, admin, generic };
+      group.devices.push(device.id);
+      groups.set(key, group);
+    }
+  }
+  for (const group of groups.values()) group.devices.sort();
+  return [...groups.values()].sort((a, b) => b.devices.length - a.devices.length || a.check_key.localeCompare(b.check_key));
+}
