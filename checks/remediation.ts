@@ -327,6 +327,13 @@ export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Rec
       fix: upgrade,
       admin: adminUpgrade,
     },
+    // A release beyond the lifecycle table (checks/release.ts orderedCycles).
+    newer_than_table: passing((c) => `${release(c)} is newer than every release the agent's table lists, so it is taken as the current release.`),
+    older_than_table: {
+      summary: (c) => `${release(c)} is older than every release the agent knows, and those are past their support, so it no longer receives security updates.`,
+      fix: upgrade,
+      admin: adminUpgrade,
+    },
     unknown_release: {
       summary: (c) => `The agent does not know the support dates of ${release(c).replace(/^This/, 'this')}.`,
       fix: 'Nothing to change unless your IT team asks; an update of the agent may know this release.',

@@ -15,6 +15,7 @@ import {
   word,
   type CheckRemedies,
   type PlatformRemedies,
+  type Remedy,
   type RemedyContext,
   type Variant,
 } from '../remediation';
@@ -31,6 +32,14 @@ const settings = (modern: string, legacy: string): readonly Variant[] => [
 ];
 
 const FDA = 'Grant the agent Full Disk Access with a PPPC profile (Privacy Preferences Policy Control payload, `SystemPolicyAllFiles` for the device-agent binary) and run it as the launchd daemon (root).';
+
+/** A Declarative Device Management software-update setting with a value other than AlwaysOn. */
+const DDM_UNRECOGNIZED: Remedy = {
+  summary: "Your organization's device management sets a software-update option to a value the agent does not recognise, so it cannot tell whether updates install by themselves.",
+  fix: 'Nothing to change; tell your IT team.',
+  admin:
+    'The DDM declaration com.apple.configuration.softwareupdate.settings sets an automatic-update key to a value other than AlwaysOn (1). Set it to AlwaysOn, or update the agent if Apple added a value.',
+};
 
 const FDA_REQUIRED = {
   summary: 'macOS did not let the agent read this setting without Full Disk Access.',
@@ -59,6 +68,11 @@ const diskEncryption: CheckRemedies = {
     summary: (c) => `FileVault is being turned off and the startup disk is being decrypted${num(c, 'percent') !== undefined ? ` (${num(c, 'percent')}% done)` : ''}.`,
     fix: settings('Privacy & Security > FileVault > Turn On… again once decryption finishes.', 'Security & Privacy > FileVault > Turn On FileVault…'),
     admin: 'Someone turned FileVault off: push the FileVault payload (and `dontAllowFDEDisable` in com.apple.MCX) so it cannot be turned off.',
+  },
+  restart_pending: {
+    summary: 'FileVault is turned on but waits for a restart before it protects the startup disk; until then the disk is not encrypted.',
+    fix: 'Restart the Mac (Apple menu > Restart…) and log in; FileVault then starts encrypting.',
+    admin: 'Nothing to push: the Mac must restart. Send the MDM RestartDevice command, or give users a deadline to restart.',
   },
   unrecognized_output: {
     summary: 'The agent could not understand what macOS reported about FileVault.',
@@ -145,16 +159,26 @@ const timeSync: CheckRemedies = {
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin: '`sntp` could not reach the time server: allow UDP 123, or unset `timeSync.maxOffsetSeconds`.',
   },
+  chrony_synchronized: passing('chrony keeps the Mac\'s clock synchronised with a network time server.'),
+  chrony_unsynchronized: {
+    summary: 'The Mac does not set its time automatically, and chrony, which runs instead, is not synchronised with a time server.',
+    fix: [
+      ...settings('General > Date & Time: "Set time and date automatically" on.', 'Date & Time: "Set date and time automatically" on.'),
+      { for: 'Or keep chrony', steps: '`chronyc sources` shows whether its servers answer; fix the `server`/`pool` lines of its configuration.' },
+    ],
+    admin: 'Either turn network time back on (`systemsetup -setusingnetworktime on` from the MDM\'s script runner) or make chrony\'s servers reachable (UDP 123).',
+  },
   full_disk_access_required: FDA_REQUIRED,
 };
 
-const osVersion: CheckRemedies = releaseRemedies(
-  [
-    ...settings('General > Software Update: install the offered update or upgrade.', 'Software Update: install the offered update or upgrade.'),
-    { for: 'Command', steps: '`softwareupdate --list`, then `sudo softwareupdate --install --all --restart`' },
-  ],
-  'Use DDM software update enforcement (com.apple.configuration.softwareupdate.enforcement.specific with `TargetOSVersion` and `TargetLocalDateTime`) or the MDM ScheduleOSUpdate command; replace Macs that cannot run a supported macOS.',
-);
+const osUpgrade: Remedy['fix'] = [
+  ...settings('General > Software Update: install the offered update or upgrade.', 'Software Update: install the offered update or upgrade.'),
+  { for: 'Command', steps: '`softwareupdate --list`, then `sudo softwareupdate --install --all --restart`' },
+];
+const osUpgradeAdmin =
+  'Use DDM software update enforcement (com.apple.configuration.softwareupdate.enforcement.specific with `TargetOSVersion` and `TargetLocalDateTime`) or the MDM ScheduleOSUpdate command; replace Macs that cannot run a supported macOS.';
+
+const osVersion: CheckRemedies = releaseRemedies(osUpgrade, osUpgradeAdmin);
 
 const KEY_LABELS: Record<string, string> = {
   AutomaticCheckEnabled: 'Check for updates',
@@ -176,6 +200,7 @@ const autoUpdate: CheckRemedies = {
     fix: settings('General > Software Update > Automatic Updates (the ⓘ button): turn every option on.', 'Software Update > Advanced…: tick every box.'),
     admin: 'Push com.apple.SoftwareUpdate with `AutomaticCheckEnabled`, `AutomaticDownload`, `AutomaticallyInstallMacOSUpdates`, `CriticalUpdateInstall` and `ConfigDataInstall` true (macOS 14 and later: the DDM declaration com.apple.configuration.softwareupdate.settings).',
   },
+  ddm_setting_unrecognized: DDM_UNRECOGNIZED,
 };
 
 const passwordFix = 'Your Mac\'s password rules come from your organization\'s profile; a local account\'s rules cannot be set from System Settings. Ask your IT team.';
@@ -235,6 +260,7 @@ const malwareProtection: CheckRemedies = {
     fix: settings('General > Software Update > Automatic Updates: "Install Security Responses and system files" on.', 'Software Update > Advanced…: "Install system data files and security updates".'),
     admin: 'Push com.apple.SoftwareUpdate with `ConfigDataInstall = true` and `CriticalUpdateInstall = true`.',
   },
+  ddm_setting_unrecognized: DDM_UNRECOGNIZED,
   signature_age: {
     summary: (c) => `XProtect's malware definitions are ${num(c, 'signature_age_days') ?? 'too many'} days old${requires(num(c, 'max_signature_age_days') !== undefined ? `at most ${num(c, 'max_signature_age_days')} days` : undefined)}.`,
     fix: 'Connect to the internet and let macOS update (General > Software Update); `sudo xprotect update` on macOS 15 and later fetches them at once.',
