@@ -10,7 +10,7 @@ import { retryPolicyFromEnv, RetrySettingError } from '../../agent/backoff';
 import { LockHeldError } from '../../agent/errors';
 import { acquireLock } from '../../agent/lock';
 import { createLogger, type Logger } from '../../agent/logger';
-import { resolveStateDir, stateLayout } from '../../agent/stateDir';
+import { resolveStateDir, stateLayout, verifyStateDir } from '../../agent/stateDir';
 import { readHostIdentity } from '../../host';
 import { currentPlatform } from '../../platform/current';
 import type { PostureResult } from '../../protocol/schemas';
@@ -37,6 +37,7 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
   const log = await createLogger({ level: options.logLevel, destination: process.stdout });
   const stateDir = resolveStateDir({ explicit: options.stateDir });
   const layout = stateLayout(stateDir);
+  await verifyStateDir(stateDir);
   await ensurePrivateDirectory(stateDir);
 
   let lock;
