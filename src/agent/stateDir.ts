@@ -81,7 +81,8 @@ export async function verifyStateDir(dir: string): Promise<void> {
     try {
       stats = await lstat(path);
     } catch (err) {
-      if (isCode(err, 'ENOENT')) return; // not created yet, or removed meanwhile (a queue segment)
+      // Not created yet (ENOTDIR: cannot be, which creating it reports), or removed meanwhile (a queue segment).
+      if (isCode(err, 'ENOENT', 'ENOTDIR')) return;
       throw err;
     }
     assertTrustedEntry(path, stats, uid);

@@ -3,15 +3,16 @@
 // link is never printed or logged. When the service's state needs administrator rights, the
 // confirmed link goes to an elevated copy of this command (elevate.ts), never on a command line.
 import { createInterface, type Interface } from 'node:readline';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { enroll } from '../agent/enrollment';
 import { parseEnrollmentLink } from '../agent/enrollmentLink';
-import { ElevationRequiredError, InvalidInputError, firstLine } from '../agent/errors';
+import { ElevationRequiredError, InvalidInputError } from '../agent/errors';
 import { createLogger } from '../agent/logger';
 import { resolveStateDir } from '../agent/stateDir';
 import { currentPlatform } from '../platform/current';
 import type { CommonOptions } from '../cli/commonOptions';
 import { explain as explainEnrollmentFailure } from '../cli/commands/enroll';
+import { readSecretInput } from '../cli/enrollmentInput';
 import { describeFailure, redactCredentials } from '../cli/exitCodes';
 import { keystoreFor } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
@@ -26,33 +27,18 @@ export interface OpenLinkOptions extends CommonOptions {
   yes?: boolean;
 }
 
-const MAX_LINK_BYTES = 4096;
-
 async function readLink(link: string | undefined, options: OpenLinkOptions): Promise<string> {
   if (options.linkFile === undefined) {
     if (link === undefined) throw new InvalidInputError('no enrollment link given');
     return link;
   }
   if (link !== undefined) throw new InvalidInputError('give the link or --link-file, not both');
-  let text: string;
   try {
-    text = options.linkFile === '-' ? await readStdin() : await readFile(options.linkFile, 'utf8');
-  } catch (err) {
-    throw new InvalidInputError(`cannot read the link file: ${firstLine(err)}`);
+    return await readSecretInput(options.linkFile, 'link');
   } finally {
+    // The elevated step's file was written for this one use (elevate.ts, the macOS applet).
     if (options.yes && options.linkFile !== '-') await rm(options.linkFile, { force: true });
   }
-  if (text.length > MAX_LINK_BYTES) throw new InvalidInputError('the link file is too large to hold an enrollment link');
-  return text.trim();
-}
-
-async function readStdin(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) {
-    text += chunk.toString();
-    if (text.length > MAX_LINK_BYTES) break;
-  }
-  return text;
 }
 
 /**
@@ -100,8 +86,6 @@ class Terminal {
 }
 
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
-  // Overwrites this process's argument area: the link no longer shows in the process list.
-  process.title = 'device-agent open-link';
   if (options.yes || options.describe) return openLink(link, options, null);
   const terminal = Terminal.open();
   try {

@@ -113,7 +113,7 @@ describe('open-link', () => {
       for (let i = 0; i < 100 && sockets.length === 0; i += 1) await sleep(50);
       expect(sockets.length, 'the agent connected').toBeGreaterThan(0);
       const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
-      expect(cmdline.replace(/\0+$/, '')).toBe('device-agent open-link');
+      expect(cmdline.replace(/\0+$/, '')).toMatch(/^device-agent open-link --yes --state-dir \S+$/);
       expect(cmdline).not.toContain(token);
     } finally {
       child.kill('SIGKILL');
