@@ -48,6 +48,22 @@ addCommonOptions(program.command('status').description('show the enrollment and 
     process.exitCode = await (await import('./commands/status')).default(options);
   });
 
+// doctor
+addCommonOptions(
+  program
+    .command('doctor')
+    .description('check everything from the state directory to an answered heartbeat; a verdict and a next step per line')
+    .option('--json', 'print one JSON object {ok, state_dir, checks: [{id, verdict, detail, next}]}'),
+)
+  .addHelpText(
+    'after',
+    '\nSends one heartbeat with this device\'s key and changes nothing else. Never prints a secret.\n' +
+      'Exit 0 when every check passed (or warned), 1 otherwise.',
+  )
+  .action(async (options) => {
+    process.exitCode = await (await import('./commands/doctor')).default(options);
+  });
+
 // unenroll
 addCommonOptions(program.command('unenroll').description('revoke this device\'s API key at the server (best effort) and delete it locally'))
   .action(async (options) => {
