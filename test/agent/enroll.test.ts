@@ -1,7 +1,7 @@
 // enroll as a user runs it: the built CLI as a child process against the real reference server over
 // HTTP on loopback, with real files. Stubs only for what a correct server cannot do (refuse
 // connections, answer 503, stall). The input rules are in enrollInputRules.test.ts.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
@@ -78,6 +78,28 @@ describe('enroll: the token forms and the link', () => {
       expect(output).toContain('Enrolled with');
       expect(output).not.toContain(device.enrollment_token);
       expect(await serverAccepts(storedKey(dir))).toBe(true);
+    },
+  );
+
+  it.skipIf(spawnSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' }).status !== 0)(
+    'by --token - on a terminal: Ctrl-C at the prompt exits 2 and leaves the terminal echoing',
+    async () => {
+      const dir = stateDir();
+      // After the agent, `stty -a` on the same pseudo-terminal shows whether echo came back.
+      const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
+      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}; echo "exit=$?"; stty -a`, '/dev/null'], { env: agentEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        if (!output.includes('(not shown): ') && (output + chunk).includes('(not shown): ')) child.stdin.write('abc\u0003');
+        output += chunk;
+      });
+      await once(child, 'close');
+      expect(output).toContain('no enrollment token entered');
+      expect(output).toContain('exit=2');
+      expect(output).toMatch(/(^|\s)echo(\s|$)/m);
+      expect(output).not.toMatch(/(^|\s)-echo(\s|$)/m);
+      expect(output).toMatch(/(^|\s)icanon(\s|$)/m);
+      expect(existsSync(dir)).toBe(false);
     },
   );
 

@@ -45,6 +45,10 @@ describe('server URL', () => {
     ['http://10.0.0.1', 'plain http is allowed only for loopback'],
     ['http://128.0.0.1', 'plain http is allowed only for loopback'],
     ['http://localhost.example.com', 'plain http is allowed only for loopback'],
+    // Names that start like 127.0.0.0/8 are not addresses: only a parsed IPv4 address counts.
+    ['http://127.attacker.example', 'plain http is allowed only for loopback'],
+    ['http://127.0.0.1.nip.io', 'plain http is allowed only for loopback'],
+    ['http://[::ffff:127.0.0.1]', 'plain http is allowed only for loopback'],
     ['https://user:secret@agents.example.com', 'user name or password'],
     ['https://user@agents.example.com', 'user name or password'],
     ['https://agents.example.com/api', 'must not have a path'],
