@@ -129,7 +129,9 @@ addCommonOptions(
     .argument('[link]', `the ${LINK_SCHEME}:// enrollment link`)
     .option('--link-file <path>', 'read the link from a file, or - for standard input')
     .option('--describe', 'print the server origin of the link and exit')
-    .option('--yes', 'the user already confirmed'),
+    .option('--yes', 'the user already confirmed')
+    .option('--via-terminal', 'started by the desktop without a terminal: open one on a private copy of the link')
+    .option('--consume-link-file', 'delete the link file once read'),
 )
   .action(async (link, options) => {
     process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);

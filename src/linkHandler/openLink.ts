@@ -17,6 +17,7 @@ import { describeFailure, redactCredentials } from '../cli/exitCodes';
 import { keystoreFor } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
 import { elevateWithSudo, elevateWithUac, programArgv } from './elevate';
+import { openLinkInTerminal } from './xdgTerminal';
 
 export interface OpenLinkOptions extends CommonOptions {
   /** Read the link from this file (deleted after use with --yes), or `-` for standard input. */
@@ -25,6 +26,10 @@ export interface OpenLinkOptions extends CommonOptions {
   describe?: boolean;
   /** The user already confirmed (the elevated step, or the macOS dialog). */
   yes?: boolean;
+  /** Started by the .desktop handler without a terminal: hand the link to one (xdgTerminal.ts). */
+  viaTerminal?: boolean;
+  /** The link file was written for this one use: delete it once read. */
+  consumeLinkFile?: boolean;
 }
 
 async function readLink(link: string | undefined, options: OpenLinkOptions): Promise<string> {
@@ -36,8 +41,8 @@ async function readLink(link: string | undefined, options: OpenLinkOptions): Pro
   try {
     return await readSecretInput(options.linkFile, 'link');
   } finally {
-    // The elevated step's file was written for this one use (elevate.ts, the macOS applet).
-    if (options.yes && options.linkFile !== '-') await rm(options.linkFile, { force: true });
+    // Written for this one use: the elevated step (elevate.ts, the macOS applet), the terminal handover.
+    if ((options.yes || options.consumeLinkFile) && options.linkFile !== '-') await rm(options.linkFile, { force: true });
   }
 }
 
@@ -86,6 +91,10 @@ class Terminal {
 }
 
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
+  if (options.viaTerminal) {
+    if (link === undefined) throw new InvalidInputError('no enrollment link given');
+    return openLinkInTerminal(link, programArgv(runningProgram()));
+  }
   if (options.yes || options.describe) return openLink(link, options, null);
   const terminal = Terminal.open();
   try {
