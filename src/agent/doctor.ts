@@ -65,20 +65,21 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   }
 
   let record: EnrollmentRecord | null = null;
+  let unreadable: string | undefined;
   try {
     record = await readEnrollmentRecord(layout);
   } catch (err) {
-    add({ id: 'enrollment', verdict: 'fail', detail: firstLine(err), next: 'run `device-agent unenroll`, then enroll again' });
+    unreadable = firstLine(err);
   }
   if (record?.state !== 'enrolled') {
-    if (checks.length === 1) {
-      add({
+    add(unreadable !== undefined
+      ? { id: 'enrollment', verdict: 'fail', detail: unreadable, next: 'run `device-agent unenroll`, then enroll again' }
+      : {
         id: 'enrollment',
         verdict: 'fail',
         detail: record ? `an ${record.state === 'enrolling' ? 'enrollment' : 'unenrollment'} was cut short` : `not enrolled (state directory ${layout.dir})`,
-        next: 'enroll: device-agent enroll --link-file - (or --server <url> --token-file <file>)',
+        next: record ? 'run `device-agent unenroll` to finish it, then enroll' : 'enroll: device-agent enroll --link-file - (or --server <url> --token-file <file>)',
       });
-    }
     skipRest(['key_store', ...network], 'not enrolled');
     await addLocalChecks(add, layout.dir);
     return checks;

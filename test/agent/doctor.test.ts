@@ -122,6 +122,22 @@ describe('device-agent doctor', () => {
     await proxy.stop();
   });
 
+  it('not enrolled, or a record edited to plain http elsewhere: the enrollment line fails and nothing is sent', async () => {
+    const fresh = await doctor(stateDir());
+    expect(fresh.code).toBe(1);
+    expect(check(fresh.report, 'state_dir').detail).toContain('does not exist yet');
+    expect(check(fresh.report, 'enrollment')).toMatchObject({ verdict: 'fail', next: expect.stringContaining('device-agent enroll') });
+    expect(verdicts(fresh.report)).toMatchObject({ key_store: 'skip', heartbeat: 'skip' });
+
+    const { dir } = await enrolled();
+    const file = join(dir, 'enrollment.json');
+    (await import('node:fs')).writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), server_url: 'http://agents.example.com' }), { mode: 0o600 });
+    const tampered = await doctor(dir);
+    expect(tampered.code).toBe(1);
+    expect(check(tampered.report, 'enrollment')).toMatchObject({ verdict: 'fail', detail: expect.stringContaining('names a server that is not allowed') });
+    expect(verdicts(tampered.report)).toMatchObject({ tcp: 'skip', heartbeat: 'skip' });
+  });
+
   it.skipIf(process.getuid?.() !== 0)('reports a state directory owned by another user as a failing line, changing nothing', async () => {
     const dir = stateDir();
     mkdirSync(dir, { mode: 0o700 });
