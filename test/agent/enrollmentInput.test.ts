@@ -2,10 +2,10 @@
 // stream for standard input, and for the terminal a stream that answers setRawMode the way a TTY
 // does (the CLI-level pseudo-terminal runs are in enroll.test.ts). Every refusal is an
 // InvalidInputError (exit 2) whose message never repeats the token or the link.
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { InvalidInputError } from '../../src/agent/errors';
 import { MAX_SECRET_INPUT_BYTES, readSecretInput, resolveEnrollmentInput, type RawEnrollmentOptions } from '../../src/cli/enrollmentInput';
 import { tempDir } from '../support/agent';
@@ -100,6 +100,20 @@ describe('token on a terminal', () => {
     expect(stdin.listenerCount('data')).toBe(0);
   });
 
+  it('prompts on stderr, trims blanks typed around the token, and ends the prompt line', async () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0);
+    try {
+      const stdin = terminal();
+      const pending = readSecretInput('-', 'link', stdin);
+      stdin.write(`  ${TOKEN} \n`);
+      expect(await pending).toBe(TOKEN);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written).toEqual(['Enrollment link (not shown): ', '\n']);
+  });
+
   it('a line of exactly 4 KiB is read (and then refused as a token, not as too long)', async () => {
     const stdin = terminal();
     const pending = readSecretInput('-', 'token', stdin);
@@ -135,6 +149,17 @@ describe('token and link files', () => {
     const where = path();
     expect(await refusal({ server: SERVER, serverSource: 'cli', tokenFile: where })).toMatch(new RegExp(`^cannot read the token file ${where}: .*${why}`));
     expect(await refusal({ linkFile: where })).toMatch(new RegExp(`^cannot read the link file ${where}: .*${why}`));
+  });
+
+  it.skipIf(process.platform !== 'linux')('closes every file it opens, also on a refusal', async () => {
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 20; i += 1) {
+      await readSecretInput(file(TOKEN), 'token');
+      await readSecretInput(tempDir(), 'token').catch(() => undefined);
+      await readSecretInput(file('x'.repeat(MAX_SECRET_INPUT_BYTES + 1)), 'token').catch(() => undefined);
+    }
+    expect(open()).toBeLessThanOrEqual(before);
   });
 
   it('reads the link from standard input with --link-file -', async () => {
