@@ -60,29 +60,27 @@ describe.skipIf(!isRoot)('the state directory is trusted only when it is ours', 
     expect(readdirSync(target)).toEqual([]);
   });
 
-  it('refuses an enrolled directory once a file or subdirectory in it belongs to someone else, in every command', async () => {
-    const cases: Array<[string, (dir: string) => void, RegExp]> = [
-      ['record owned by another user', (dir) => chownSync(join(dir, 'enrollment.json'), NOBODY, NOBODY), /enrollment\.json is owned by uid 65534/],
-      ['key file writable by others', (dir) => chmodSync(join(dir, 'api-key'), 0o606), /api-key is writable by others/],
-      ['queue directory writable by all', (dir) => {
-        mkdirSync(join(dir, 'queue'));
-        chmodSync(join(dir, 'queue'), 0o777);
-      }, /queue is writable by group and others/],
-      ['planted symbolic link', (dir) => symlinkSync('/etc/hostname', join(dir, 'status.json')), /status\.json is a symbolic link/],
-    ];
-    for (const [, plant, message] of cases) {
-      const { dir, device } = await enrolledDir(running.current);
-      plant(dir);
-      const before = readdirSync(dir).map((name) => [name, lstatSync(join(dir, name)).mode, lstatSync(join(dir, name)).uid]);
-      for (const args of [['status'], ['unenroll'], ['run', '--once']]) {
-        const result = await runAgent([...args, ...common(dir)]);
-        expectUserError(result, 2, message);
-      }
-      // Nothing changed: same entries, modes and owners; the key was not revoked at the server.
-      expect(readdirSync(dir).map((name) => [name, lstatSync(join(dir, name)).mode, lstatSync(join(dir, name)).uid])).toEqual(before);
-      expect((await running.current.showDevice(device.device_id)).state).not.toBe('REVOKED');
+  it.each<[string, (dir: string) => void, RegExp]>([
+    ['record owned by another user', (dir) => chownSync(join(dir, 'enrollment.json'), NOBODY, NOBODY), /enrollment\.json is owned by uid 65534/],
+    ['key file writable by others', (dir) => chmodSync(join(dir, 'api-key'), 0o606), /api-key is writable by others/],
+    ['queue directory writable by all', (dir) => {
+      mkdirSync(join(dir, 'queue'));
+      chmodSync(join(dir, 'queue'), 0o777);
+    }, /queue is writable by group and others/],
+    ['planted symbolic link', (dir) => symlinkSync('/etc/hostname', join(dir, 'status.json')), /status\.json is a symbolic link/],
+  ])('refuses an enrolled directory with a %s, in every command, changing nothing', async (_label, plant, message) => {
+    const { dir, device } = await enrolledDir(running.current);
+    plant(dir);
+    const entries = () => readdirSync(dir).map((name) => [name, lstatSync(join(dir, name)).mode, lstatSync(join(dir, name)).uid]);
+    const before = entries();
+    for (const args of [['status'], ['unenroll'], ['run', '--once']]) {
+      const result = await runAgent([...args, ...common(dir)]);
+      expectUserError(result, 2, message);
     }
-  });
+    // Nothing changed: same entries, modes and owners; the key was not revoked at the server.
+    expect(entries()).toEqual(before);
+    expect((await running.current.showDevice(device.device_id)).state).not.toBe('REVOKED');
+  }, 90_000);
 
   it('still narrows a directory of ours that others may only read', async () => {
     const dir = stateDir();
