@@ -1,10 +1,11 @@
 // The HTTP client of the Device Agent API (undici 7). One request per call, no retries (the daemon
-// owns retry policy), no redirects followed, TLS always verified. Responses are validated with the
+// owns retry policy), no redirects followed, TLS always verified (NODE_TLS_REJECT_UNAUTHORIZED=0
+// does not switch it off), loopback never proxied (a proxy would see the Authorization header). Responses are validated with the
 // wire schemas and every failure becomes one of the typed errors of ./api.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   Credential,
@@ -30,6 +31,7 @@ import {
   type Route,
 } from './api';
 import { InvalidInputError, firstLine } from './errors';
+import { isLoopbackHost } from './serverUrl';
 
 export interface ClientTimeouts {
   /** TCP + TLS handshake. */
@@ -66,17 +68,20 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export function createApiClient(options: ClientOptions): ApiClient {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  const tls = { ca: options.caFile ? [...rootCertificates, ...readCaBundle(options.caFile)] : undefined, timeout: timeouts.connectMs };
-  // Direct connections use `connect`; through a proxy the target's TLS uses `requestTls` and an
-  // https proxy's own TLS `proxyTls`: the extra CA applies to all three.
-  const dispatcher: Dispatcher = new EnvHttpProxyAgent({
-    connect: tls,
-    requestTls: tls,
-    proxyTls: tls,
-    headersTimeout: timeouts.headersMs,
-    bodyTimeout: timeouts.bodyMs,
-  });
+  const tls = {
+    ca: options.caFile ? [...rootCertificates, ...readCaBundle(options.caFile)] : undefined,
+    timeout: timeouts.connectMs,
+    // Explicit: left undefined, Node reads NODE_TLS_REJECT_UNAUTHORIZED from the environment.
+    rejectUnauthorized: true,
+  };
   const serverUrl = options.serverUrl;
+  const timing = { headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs };
+  // Direct connections use `connect`; through a proxy the target's TLS uses `requestTls` and an
+  // https proxy's own TLS `proxyTls`: the extra CA applies to all three. Loopback goes direct
+  // whatever HTTP(S)_PROXY and NO_PROXY say.
+  const dispatcher: Dispatcher = isLoopbackHost(new URL(serverUrl).hostname)
+    ? new Agent({ connect: tls, ...timing })
+    : new EnvHttpProxyAgent({ connect: tls, requestTls: tls, proxyTls: tls, ...timing });
 
   async function post(route: Route, body: unknown, apiKey: string | undefined, requestOptions: RequestOptions = {}) {
     if (apiKey !== undefined && !Credential.safeParse(apiKey).success) {

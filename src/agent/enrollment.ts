@@ -9,12 +9,12 @@ import { ensurePrivateDirectory } from './atomicFile';
 import { createApiClient, type ApiClient } from './client';
 import { wipeLocked } from './credentials';
 import { readEnrollmentRecord, removeEnrollmentRecord, writeEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
-import { AlreadyEnrolledError, InvalidInputError, KeyStoreUnavailableError, StateCorruptError, firstLine } from './errors';
+import { AlreadyEnrolledError, InvalidInputError, KeyStoreUnavailableError, StateCorruptError, UntrustedStateError, firstLine } from './errors';
 import { selectKeyStore, type KeyStoreBackend, type KeyStoreChoice } from './keystore';
 import type { KeyStore } from './keystore/types';
 import { acquireLock } from './lock';
 import type { Logger } from './logger';
-import { stateLayout, type StateLayout } from './stateDir';
+import { stateLayout, verifyStateDir, type StateLayout } from './stateDir';
 import { readKeyForRevocation, revokeAtServer, type ServerRevocation } from './unenrollment';
 
 export interface EnrollOptions {
@@ -49,8 +49,10 @@ export async function enroll(options: EnrollOptions): Promise<EnrollResult> {
   // Built first: a bad CA file is an input error, found before anything is written or sent.
   const api = createApiClient({ serverUrl: options.serverUrl, caFile });
   try {
+    await verifyStateDir(layout.dir);
     await ensurePrivateDirectory(layout.dir);
   } catch (err) {
+    if (err instanceof UntrustedStateError) throw err;
     throw new InvalidInputError(`cannot use the state directory ${layout.dir}: ${firstLine(err)}`);
   }
   const lock = await acquireLock(layout.enrollmentLock, {

@@ -13,16 +13,12 @@ export interface EnrollmentInput {
 
 const ALLOWED_PARAMS = ['server', 'token'] as const;
 
-export function looksLikeEnrollmentLink(arg: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:/i.test(arg.trim());
-}
-
 export function parseEnrollmentLink(input: string): EnrollmentInput {
   const fail = (why: string) =>
     new InvalidInputError(`invalid enrollment link: ${why} (expected scheme ${LINK_SCHEME}, host enroll, parameters server and token)`);
   let url: URL;
   try {
-    url = new URL(input.trim());
+    url = new URL(input); // the parser itself strips surrounding whitespace
   } catch {
     throw fail('it is not a valid URL');
   }
@@ -32,7 +28,8 @@ export function parseEnrollmentLink(input: string): EnrollmentInput {
   }
   // Some desktop launchers append a slash after the host; nothing else is allowed there.
   if (url.pathname !== '' && url.pathname !== '/') throw fail('it must not have a path');
-  if (url.hash !== '' || input.includes('#')) throw fail('it must not have a fragment');
+  // The raw text: the parser drops an empty "#".
+  if (input.includes('#')) throw fail('it must not have a fragment');
 
   const params = url.searchParams;
   for (const name of new Set(params.keys())) {

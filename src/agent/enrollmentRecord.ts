@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { Rfc3339 } from '../protocol/schemas';
 import { readFileIfExists, syncDirectory, writeFileAtomic } from './atomicFile';
 import { StateCorruptError, firstLine } from './errors';
+import { parseServerUrl } from './serverUrl';
 import type { StateLayout } from './stateDir';
 
 export const EnrollmentRecord = z.object({
@@ -39,7 +40,18 @@ export async function readEnrollmentRecord(layout: StateLayout): Promise<Enrollm
   }
   const parsed = EnrollmentRecord.safeParse(json);
   if (!parsed.success) throw corrupt(layout);
-  return parsed.data;
+  // The same rules as at enroll time, on every load: an edited record never sends the key over
+  // plain http to a host that is not loopback, nor anywhere but an origin.
+  let serverUrl: string;
+  try {
+    serverUrl = parseServerUrl(parsed.data.server_url);
+  } catch (err) {
+    throw new StateCorruptError(
+      `${layout.enrollment} names a server that is not allowed (${firstLine(err)}); nothing was sent: ` +
+        'run `device-agent unenroll` to reset this state directory, then enroll again',
+    );
+  }
+  return { ...parsed.data, server_url: serverUrl };
 }
 
 function corrupt(layout: StateLayout): StateCorruptError {

@@ -19,6 +19,14 @@ export class ElevationRequiredError extends InvalidInputError {
   override name = 'ElevationRequiredError';
 }
 
+/**
+ * The state directory, or something in it, could be changed by another user (owned by them, writable
+ * by group or others, or a symbolic link): nothing in it can be trusted, and nothing is changed. Exit 2.
+ */
+export class UntrustedStateError extends InvalidInputError {
+  override name = 'UntrustedStateError';
+}
+
 /** The command needs an enrollment and there is none. Exit 5. */
 export class NotEnrolledError extends Error {
   override name = 'NotEnrolledError';

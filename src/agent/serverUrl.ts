@@ -26,16 +26,14 @@ export function parseServerUrl(input: string): string {
     throw fail('it is not a valid URL');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw fail(`the scheme must be https, not ${url.protocol.slice(0, -1)}`);
-  if (url.hostname === '') throw fail('it has no host');
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw fail('plain http is allowed only for loopback hosts (localhost, 127.0.0.0/8, [::1]); use https');
   }
-  if (url.username !== '' || url.password !== '' || raw.slice(url.protocol.length + 2).split('/', 1)[0]!.includes('@')) {
-    throw fail('it must not contain a user name or password');
-  }
+  // The raw authority: the parser drops an empty user name ("https://@host").
+  if (raw.slice(url.protocol.length + 2).split(/[/?#\\]/, 1)[0]!.includes('@')) throw fail('it must not contain a user name or password');
   // The parser drops an empty "?" or "#", so look at the raw text for them.
   if (raw.includes('?')) throw fail('it must not have a query');
   if (raw.includes('#')) throw fail('it must not have a fragment');
-  if (url.pathname !== '/' && url.pathname !== '') throw fail('it must not have a path');
+  if (url.pathname !== '/') throw fail('it must not have a path'); // http(s) URLs always have a path, "/" at least
   return url.origin;
 }

@@ -1,10 +1,12 @@
 // The state directory: which one (contract: flag > DEVICE_AGENT_STATE_DIR > per-OS default, per-user
 // for non-root) and what lives in it. docs/agent.md describes the layout.
+import { lstat, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { platformPaths, type PlatformPaths } from '../platform/paths';
 import { isPrivileged } from '../platform/privilege';
 import { systemServiceStatePresent } from '../platform/serviceState';
+import { assertTrustedEntry, isCode, ownerUid } from './atomicFile';
 import { ElevationRequiredError } from './errors';
 
 export interface StateLayout {
@@ -63,4 +65,33 @@ export function resolveStateDir(context: StateDirContext = {}): string {
     );
   }
   return paths.userStateDir(env, context.home ?? homedir());
+}
+
+/**
+ * Refuses (UntrustedStateError, exit 2) a state directory that another user could have changed: the
+ * directory or anything in it owned by another user, writable by group or others, or a symbolic link.
+ * A directory that does not exist yet is fine: it will be created owner-only. Every command that
+ * reads or writes the state calls this first; nothing is repaired, so nothing follows a planted link.
+ */
+export async function verifyStateDir(dir: string): Promise<void> {
+  const uid = ownerUid();
+  if (uid === undefined) return;
+  const walk = async (path: string): Promise<void> => {
+    let stats;
+    try {
+      stats = await lstat(path);
+    } catch (err) {
+      // Not created yet (ENOTDIR: cannot be, which creating it reports), or removed meanwhile (a queue segment).
+      if (isCode(err, 'ENOENT', 'ENOTDIR')) return;
+      throw err;
+    }
+    assertTrustedEntry(path, stats, uid);
+    if (!stats.isDirectory()) return;
+    const names = await readdir(path).catch((err: unknown) => {
+      if (isCode(err, 'ENOENT')) return [];
+      throw err;
+    });
+    for (const name of names) await walk(join(path, name));
+  };
+  await walk(dir);
 }

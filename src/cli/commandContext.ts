@@ -1,6 +1,6 @@
 // What a command built from the common options: its logger and its state directory.
 import { createLogger, type Logger } from '../agent/logger';
-import { resolveStateDir } from '../agent/stateDir';
+import { resolveStateDir, verifyStateDir } from '../agent/stateDir';
 import { keystoreFor } from '../platform/serviceKeystore';
 import type { KeyStoreChoice } from '../agent/keystore/types';
 import type { CommonOptions } from './commonOptions';
@@ -24,6 +24,7 @@ export async function commandContext(options: CommonOptions): Promise<CommandCon
   const logger = await createLogger({ level: options.logLevel });
   activeLogger = logger;
   const stateDir = resolveStateDir({ explicit: options.stateDir });
+  await verifyStateDir(stateDir);
   const keystore = keystoreFor(options.keystore, stateDir);
   logger.debug({ state_dir: stateDir, keystore }, 'state directory');
   return { stateDir, keystore, ...(options.caFile ? { caFile: options.caFile } : {}), logger };

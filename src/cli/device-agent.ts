@@ -1,6 +1,9 @@
 // device-agent: the agent CLI and daemon. Each command's work lives in src/cli/commands/<name>.ts,
 // loaded only when that command runs, so `--version` and `--help` stay cheap. One registration
 // block per command; an action returns its exit code (src/cli/exitCodes.ts).
+// First import, so that it runs before any other module initialises: hides a link or token given
+// as an argument from the process list.
+import './processTitle';
 import { Command, Option } from 'commander';
 import { LINK_SCHEME } from '../protocol/schemas';
 import { VERSION } from '../version';
@@ -23,14 +26,16 @@ addCommonOptions(
     .addOption(new Option('--server <url>', 'server origin (https://, or http:// on loopback)').env('DEVICE_AGENT_SERVER'))
     .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
+    .option('--link-file <path>', 'read the enrollment link from a file, or - for standard input (recommended)')
     .option('--force', 'replace an existing enrollment (unenrolls it first)'),
 )
   .addHelpText(
     'after',
-    '\nA token given with --token is visible to other local users (process list): prefer\n' +
-      '--token-file <path> or --token - (standard input).\n\nExamples:\n' +
+    '\nA token given with --token, or a link given as the argument, is visible to other local users\n' +
+      '(process list) until the agent starts: prefer --token-file <path>, --token - or --link-file -.\n\nExamples:\n' +
       '  device-agent enroll --server https://agents.example.com --token-file ./token.txt\n' +
       '  printf %s "$TOKEN" | device-agent enroll --server https://agents.example.com --token -\n' +
+      '  device-agent enroll --link-file - < link.txt\n' +
       `  device-agent enroll '${LINK_SCHEME}://enroll?server=https%3A%2F%2Fagents.example.com&token=…'\n`,
   )
   .action(async (link, options, command) => {
@@ -41,6 +46,22 @@ addCommonOptions(
 addCommonOptions(program.command('status').description('show the enrollment and what the agent last did (no network)').option('--json', 'print one JSON object'))
   .action(async (options) => {
     process.exitCode = await (await import('./commands/status')).default(options);
+  });
+
+// doctor
+addCommonOptions(
+  program
+    .command('doctor')
+    .description('check everything from the state directory to an answered heartbeat; a verdict and a next step per line')
+    .option('--json', 'print one JSON object {ok, state_dir, checks: [{id, verdict, detail, next}]}'),
+)
+  .addHelpText(
+    'after',
+    '\nSends one heartbeat with this device\'s key and changes nothing else. Never prints a secret.\n' +
+      'Exit 0 when every check passed (or warned), 1 otherwise.',
+  )
+  .action(async (options) => {
+    process.exitCode = await (await import('./commands/doctor')).default(options);
   });
 
 // unenroll
@@ -108,7 +129,9 @@ addCommonOptions(
     .argument('[link]', `the ${LINK_SCHEME}:// enrollment link`)
     .option('--link-file <path>', 'read the link from a file, or - for standard input')
     .option('--describe', 'print the server origin of the link and exit')
-    .option('--yes', 'the user already confirmed'),
+    .option('--yes', 'the user already confirmed')
+    .option('--via-terminal', 'started by the desktop without a terminal: open one on a private copy of the link')
+    .option('--consume-link-file', 'delete the link file once read'),
 )
   .action(async (link, options) => {
     process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);

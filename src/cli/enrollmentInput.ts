@@ -1,5 +1,6 @@
-// Where `enroll` gets its server and token: the link, or --server/DEVICE_AGENT_SERVER with a token
-// from --token-file, --token - (standard input), --token <hex> or DEVICE_AGENT_TOKEN. Everything is
+// Where `enroll` gets its server and token: the link (argument, or --link-file <path> / - for standard
+// input, which keeps it out of the process list), or --server/DEVICE_AGENT_SERVER with a token from
+// --token-file, --token - (standard input), --token <hex> or DEVICE_AGENT_TOKEN. Everything is
 // validated here, before any request. No message repeats a token or a link.
 import { open } from 'node:fs/promises';
 import { parseEnrollmentLink, type EnrollmentInput } from '../agent/enrollmentLink';
@@ -11,6 +12,8 @@ type Source = 'cli' | 'env' | 'default' | string | undefined;
 
 export interface RawEnrollmentOptions {
   link?: string;
+  /** A file holding the link, or `-` for standard input. */
+  linkFile?: string;
   server?: string;
   serverSource?: Source;
   token?: string;
@@ -19,16 +22,19 @@ export interface RawEnrollmentOptions {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 }
 
-/** A token file or piped token is at most a line; anything longer is not a token. */
-const MAX_TOKEN_INPUT_BYTES = 4096;
+type Stdin = NonNullable<RawEnrollmentOptions['stdin']>;
+
+/** A token or link file, or piped input, is at most a line; anything longer is not one. */
+export const MAX_SECRET_INPUT_BYTES = 4096;
 
 export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise<EnrollmentInput> {
   const tokenOnCommandLine = raw.token !== undefined && raw.tokenSource === 'cli';
-  if (raw.link !== undefined) {
+  if (raw.link !== undefined && raw.linkFile !== undefined) throw new InvalidInputError('give the enrollment link or --link-file, not both');
+  if (raw.link !== undefined || raw.linkFile !== undefined) {
     if ((raw.server !== undefined && raw.serverSource === 'cli') || tokenOnCommandLine || raw.tokenFile !== undefined) {
       throw new InvalidInputError('give either the enrollment link or --server with a token, not both');
     }
-    return parseEnrollmentLink(raw.link);
+    return parseEnrollmentLink(raw.link ?? (await readSecretInput(raw.linkFile!, 'link', raw.stdin)));
   }
   if (raw.server === undefined) {
     throw new InvalidInputError('missing the server: pass --server <https-url> (or set DEVICE_AGENT_SERVER), or give the enrollment link');
@@ -37,10 +43,10 @@ export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise
   if (tokenOnCommandLine && raw.tokenFile !== undefined) throw new InvalidInputError('give --token or --token-file, not both');
 
   if (raw.tokenFile !== undefined) {
-    return { serverUrl, token: parseEnrollmentToken(await readTokenFile(raw.tokenFile), '--token-file') };
+    return { serverUrl, token: parseEnrollmentToken(await readSecretFile(raw.tokenFile, 'token'), '--token-file') };
   }
   if (raw.token === '-' && raw.tokenSource === 'cli') {
-    return { serverUrl, token: parseEnrollmentToken(await readTokenFromStdin(raw.stdin ?? process.stdin), 'standard input') };
+    return { serverUrl, token: parseEnrollmentToken(await readSecretStdin(raw.stdin ?? process.stdin, 'token'), 'standard input') };
   }
   if (raw.token !== undefined) {
     return { serverUrl, token: parseEnrollmentToken(raw.token, raw.tokenSource === 'env' ? 'DEVICE_AGENT_TOKEN' : '--token') };
@@ -50,37 +56,47 @@ export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise
   );
 }
 
-async function readTokenFile(path: string): Promise<string> {
+type SecretKind = 'token' | 'link';
+const SECRET_NAME: Record<SecretKind, string> = { token: 'an enrollment token', link: 'an enrollment link' };
+
+/** A token or link from a file, or from standard input for `-`; trimmed, at most 4 KiB. */
+export function readSecretInput(path: string, kind: SecretKind, stdin: Stdin = process.stdin): Promise<string> {
+  return path === '-' ? readSecretStdin(stdin, kind) : readSecretFile(path, kind);
+}
+
+async function readSecretFile(path: string, kind: SecretKind): Promise<string> {
   let handle;
   try {
     handle = await open(path, 'r');
     if (!(await handle.stat()).isFile()) throw new Error('not a regular file');
-    const buffer = Buffer.alloc(MAX_TOKEN_INPUT_BYTES + 1);
+    const buffer = Buffer.alloc(MAX_SECRET_INPUT_BYTES + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_TOKEN_INPUT_BYTES) throw new Error('too large to be a token file');
+    if (bytesRead > MAX_SECRET_INPUT_BYTES) throw new Error(`larger than ${MAX_SECRET_INPUT_BYTES} bytes, too large to hold ${SECRET_NAME[kind]}`);
     return buffer.subarray(0, bytesRead).toString('utf8').trim();
   } catch (err) {
-    throw new InvalidInputError(`cannot read the token file ${path}: ${firstLine(err)}`);
+    throw new InvalidInputError(`cannot read the ${kind} file ${path}: ${firstLine(err)}`);
   } finally {
     await handle?.close();
   }
 }
 
-async function readTokenFromStdin(stdin: NonNullable<RawEnrollmentOptions['stdin']>): Promise<string> {
-  if (stdin.isTTY && stdin.setRawMode) return readHiddenLine(stdin);
+async function readSecretStdin(stdin: Stdin, kind: SecretKind): Promise<string> {
+  if (stdin.isTTY && stdin.setRawMode) return readHiddenLine(stdin, kind);
   let text = '';
   for await (const chunk of stdin) {
     text += chunk.toString();
-    if (text.length > MAX_TOKEN_INPUT_BYTES) throw new InvalidInputError('standard input is too large to be an enrollment token');
+    if (Buffer.byteLength(text) > MAX_SECRET_INPUT_BYTES) {
+      throw new InvalidInputError(`standard input is larger than ${MAX_SECRET_INPUT_BYTES} bytes, too large to hold ${SECRET_NAME[kind]}`);
+    }
   }
   return text.trim();
 }
 
 /** On a terminal: prompt on stderr and read one line without echoing it. */
-async function readHiddenLine(stdin: NonNullable<RawEnrollmentOptions['stdin']>): Promise<string> {
+async function readHiddenLine(stdin: Stdin, kind: SecretKind): Promise<string> {
   // Echo off before the prompt appears, so that nothing typed after it is ever echoed.
   stdin.setRawMode!(true);
-  process.stderr.write('Enrollment token (not shown): ');
+  process.stderr.write(`Enrollment ${kind} (not shown): `);
   stdin.resume();
   try {
     return await new Promise<string>((resolve, reject) => {
@@ -88,10 +104,10 @@ async function readHiddenLine(stdin: NonNullable<RawEnrollmentOptions['stdin']>)
       const onData = (chunk: Buffer | string) => {
         for (const char of chunk.toString()) {
           if (char === '\r' || char === '\n') return done(() => resolve(line.trim()));
-          if (char === '\u0003' || char === '\u0004') return done(() => reject(new InvalidInputError('no enrollment token entered')));
+          if (char === '\u0003' || char === '\u0004') return done(() => reject(new InvalidInputError(`no enrollment ${kind} entered`)));
           if (char === '\u007f' || char === '\b') line = line.slice(0, -1);
           else line += char;
-          if (line.length > MAX_TOKEN_INPUT_BYTES) return done(() => reject(new InvalidInputError('input too long to be an enrollment token')));
+          if (line.length > MAX_SECRET_INPUT_BYTES) return done(() => reject(new InvalidInputError(`input too long to be ${SECRET_NAME[kind]}`)));
         }
       };
       const done = (settle: () => void) => {

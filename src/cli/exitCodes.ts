@@ -50,10 +50,4 @@ export function describeFailure(err: unknown): Failure {
   return { exitCode: EXIT.internal, message: `unexpected error: ${message}`, unexpected: true };
 }
 
-/**
- * Last line of defence for anything printed on a failure path: a 96-hex run (token or key) or an
- * enrollment link never reaches the terminal, even when echoed by a library (e.g. an unknown option).
- */
-export function redactCredentials(text: string): string {
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/enroll[^\s'"]*/gi, '[enrollment link]').replace(/[0-9a-fA-F]{96,}/g, '[redacted]');
-}
+export { redactCredentials } from './redaction';

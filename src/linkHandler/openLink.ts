@@ -3,19 +3,21 @@
 // link is never printed or logged. When the service's state needs administrator rights, the
 // confirmed link goes to an elevated copy of this command (elevate.ts), never on a command line.
 import { createInterface, type Interface } from 'node:readline';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { enroll } from '../agent/enrollment';
 import { parseEnrollmentLink } from '../agent/enrollmentLink';
-import { ElevationRequiredError, InvalidInputError, firstLine } from '../agent/errors';
+import { ElevationRequiredError, InvalidInputError } from '../agent/errors';
 import { createLogger } from '../agent/logger';
 import { resolveStateDir } from '../agent/stateDir';
 import { currentPlatform } from '../platform/current';
 import type { CommonOptions } from '../cli/commonOptions';
 import { explain as explainEnrollmentFailure } from '../cli/commands/enroll';
+import { readSecretInput } from '../cli/enrollmentInput';
 import { describeFailure, redactCredentials } from '../cli/exitCodes';
 import { keystoreFor } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
 import { elevateWithSudo, elevateWithUac, programArgv } from './elevate';
+import { openLinkInTerminal } from './xdgTerminal';
 
 export interface OpenLinkOptions extends CommonOptions {
   /** Read the link from this file (deleted after use with --yes), or `-` for standard input. */
@@ -24,9 +26,11 @@ export interface OpenLinkOptions extends CommonOptions {
   describe?: boolean;
   /** The user already confirmed (the elevated step, or the macOS dialog). */
   yes?: boolean;
+  /** Started by the .desktop handler without a terminal: hand the link to one (xdgTerminal.ts). */
+  viaTerminal?: boolean;
+  /** The link file was written for this one use: delete it once read. */
+  consumeLinkFile?: boolean;
 }
-
-const MAX_LINK_BYTES = 4096;
 
 async function readLink(link: string | undefined, options: OpenLinkOptions): Promise<string> {
   if (options.linkFile === undefined) {
@@ -34,25 +38,12 @@ async function readLink(link: string | undefined, options: OpenLinkOptions): Pro
     return link;
   }
   if (link !== undefined) throw new InvalidInputError('give the link or --link-file, not both');
-  let text: string;
   try {
-    text = options.linkFile === '-' ? await readStdin() : await readFile(options.linkFile, 'utf8');
-  } catch (err) {
-    throw new InvalidInputError(`cannot read the link file: ${firstLine(err)}`);
+    return await readSecretInput(options.linkFile, 'link');
   } finally {
-    if (options.yes && options.linkFile !== '-') await rm(options.linkFile, { force: true });
+    // Written for this one use: the elevated step (elevate.ts, the macOS applet), the terminal handover.
+    if ((options.yes || options.consumeLinkFile) && options.linkFile !== '-') await rm(options.linkFile, { force: true });
   }
-  if (text.length > MAX_LINK_BYTES) throw new InvalidInputError('the link file is too large to hold an enrollment link');
-  return text.trim();
-}
-
-async function readStdin(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) {
-    text += chunk.toString();
-    if (text.length > MAX_LINK_BYTES) break;
-  }
-  return text;
 }
 
 /**
@@ -110,8 +101,10 @@ class Terminal {
 }
 
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
-  // Overwrites this process's argument area: the link no longer shows in the process list.
-  process.title = 'device-agent open-link';
+  if (options.viaTerminal) {
+    if (link === undefined) throw new InvalidInputError('no enrollment link given');
+    return openLinkInTerminal(link, programArgv(runningProgram()));
+  }
   if (options.yes || options.describe) return openLink(link, options, null);
   const terminal = Terminal.open();
   try {

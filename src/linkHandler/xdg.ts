@@ -1,6 +1,8 @@
 // Linux and FreeBSD desktops: a .desktop file declaring the x-scheme-handler/device-agent MIME type.
 // update-desktop-database indexes it for every user; `xdg-mime default` also makes it the default
-// handler of the desktop user who ran `sudo device-agent install` (defaults are per user).
+// handler of the desktop user who ran `sudo device-agent install` (defaults are per user). The agent
+// starts without a terminal and opens one itself on a private copy of the link (xdgTerminal.ts), so
+// that no long-lived process (the terminal) holds the link in its arguments.
 import { posix } from 'node:path';
 import { LINK_SCHEME } from '../protocol/schemas';
 import type { PlanStep } from '../service/plan';
@@ -24,9 +26,10 @@ export function desktopEntry(spec: LinkHandlerSpec): string {
     'Type=Application',
     'Name=Device Agent enrollment',
     'Comment=Enroll this device with the server named in a device-agent:// link, after asking you',
-    // %u: the link. A terminal shows the server and asks for confirmation (and for sudo).
-    `Exec=${exec} %u`,
-    'Terminal=true',
+    // %u: the link, held only by the agent's own arguments, which it clears at start-up; the
+    // terminal it opens shows the server and asks for confirmation (and for sudo).
+    `Exec=${exec} --via-terminal %u`,
+    'Terminal=false',
     'NoDisplay=true',
     `MimeType=${SCHEME_MIME_TYPE};`,
     'Categories=System;',

@@ -4,14 +4,10 @@ import type { Platform } from '../protocol/schemas';
 import { currentPlatform } from './current';
 import { darwinPaths } from './paths/darwin';
 import { windowsPaths } from './paths/windows';
+import type { PlatformPaths } from './paths/types';
 import { xdgPaths } from './paths/xdg';
 
-export interface PlatformPaths {
-  /** State directory of the system service (root / elevated). */
-  systemStateDir(env: NodeJS.ProcessEnv): string;
-  /** Per-user state directory for a non-privileged user without --state-dir. */
-  userStateDir(env: NodeJS.ProcessEnv, home: string): string;
-}
+export type { PlatformPaths } from './paths/types';
 
 const PATHS: Record<Platform, PlatformPaths> = {
   LINUX: xdgPaths,

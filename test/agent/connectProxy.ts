@@ -1,5 +1,6 @@
 // A minimal HTTP CONNECT proxy (what HTTPS_PROXY/HTTP_PROXY point to): it records the authorities it
-// tunnelled to. undici tunnels with CONNECT for http:// targets too.
+// tunnelled to. undici tunnels with CONNECT for http:// targets too. `hosts` stands in for the
+// proxy's DNS: a name the test machine cannot resolve reaches the address given for it.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -11,13 +12,13 @@ export interface ConnectProxy {
   stop(): Promise<void>;
 }
 
-export async function startConnectProxy(): Promise<ConnectProxy> {
+export async function startConnectProxy(hosts: Record<string, string> = {}): Promise<ConnectProxy> {
   const tunnels: string[] = [];
   const proxy = createServer((_req, res) => res.writeHead(405).end());
   proxy.on('connect', (req, client, head) => {
     tunnels.push(req.url ?? '');
     const [host, port] = (req.url ?? '').split(':');
-    const upstream = connect(Number(port), host, () => {
+    const upstream = connect(Number(port), hosts[host ?? ''] ?? host, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.write(head);
       upstream.pipe(client);

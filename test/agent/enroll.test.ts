@@ -1,7 +1,7 @@
 // enroll as a user runs it: the built CLI as a child process against the real reference server over
 // HTTP on loopback, with real files. Stubs only for what a correct server cannot do (refuse
 // connections, answer 503, stall). The input rules are in enrollInputRules.test.ts.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
@@ -81,6 +81,28 @@ describe('enroll: the token forms and the link', () => {
     },
   );
 
+  it.skipIf(spawnSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' }).status !== 0)(
+    'by --token - on a terminal: Ctrl-C at the prompt exits 2 and leaves the terminal echoing',
+    async () => {
+      const dir = stateDir();
+      // After the agent, `stty -a` on the same pseudo-terminal shows whether echo came back.
+      const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
+      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}; echo "exit=$?"; stty -a`, '/dev/null'], { env: agentEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        if (!output.includes('(not shown): ') && (output + chunk).includes('(not shown): ')) child.stdin.write('abc\u0003');
+        output += chunk;
+      });
+      await once(child, 'close');
+      expect(output).toContain('no enrollment token entered');
+      expect(output).toContain('exit=2');
+      expect(output).toMatch(/(^|\s)echo(\s|$)/m);
+      expect(output).not.toMatch(/(^|\s)-echo(\s|$)/m);
+      expect(output).toMatch(/(^|\s)icanon(\s|$)/m);
+      expect(existsSync(dir)).toBe(false);
+    },
+  );
+
   it('by --token <hex> on the command line', async () => {
     const device = await running.current.createDevice();
     const dir = stateDir();
@@ -120,28 +142,22 @@ describe('enroll: the token forms and the link', () => {
   });
 });
 
-describe('enroll through a proxy', () => {
-  it('tunnels through HTTP_PROXY, and goes direct for hosts in NO_PROXY', async () => {
+describe('loopback is never proxied', () => {
+  it.each(['127.0.0.1', 'localhost'])('enrolls with http://%s directly although HTTP(S)_PROXY is set', async (host) => {
     const proxy = await startConnectProxy();
-    const authority = new URL(running.current.url).host;
-
-    const viaProxy = await running.current.createDevice();
+    const device = await running.current.createDevice();
     const dir = stateDir();
-    const proxied = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
-      input: viaProxy.enrollment_token,
-      env: agentEnv({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }),
+    const server = running.current.url.replace('127.0.0.1', host);
+    const result = await runAgent(['enroll', '--server', server, '--token', '-', ...common(dir)], {
+      input: device.enrollment_token,
+      env: agentEnv({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, ALL_PROXY: proxy.url }),
     });
-    expect(proxied.code, proxied.stderr).toBe(0);
-    expect(proxy.tunnels).toEqual([authority]);
-    expect(await serverAccepts(storedKey(dir))).toBe(true);
-
-    const direct = await running.current.createDevice();
-    const bypass = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(stateDir())], {
-      input: direct.enrollment_token,
-      env: agentEnv({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }),
-    });
-    expect(bypass.code, bypass.stderr).toBe(0);
-    expect(proxy.tunnels).toEqual([authority]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(proxy.tunnels).toEqual([]); // the proxy never saw the Authorization header of later requests
+    const unenrolled = await runAgent(['unenroll', ...common(dir)], { env: agentEnv({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }) });
+    expect(unenrolled.code, unenrolled.stderr).toBe(0);
+    expect(unenrolled.stdout).toContain('The server confirmed: the API key is revoked.');
+    expect(proxy.tunnels).toEqual([]);
     await proxy.stop();
   });
 });

@@ -5,6 +5,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../support/agent';
 
+/** A name only the test proxy resolves (to 127.0.0.1): a server that is not loopback to the agent. */
+export const PROXIED_HOST = 'agents.device-agent.test';
+
 export interface ThrowawayCa {
   /** PEM file of the CA certificate (what --ca-file gets). */
   caFile: string;
@@ -22,7 +25,7 @@ export function makeThrowawayCa(): ThrowawayCa {
     '-keyout', file('ca.key'), '-out', file('ca.pem'));
   openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=127.0.0.1',
     '-keyout', file('server.key'), '-out', file('server.csr'));
-  writeFileSync(file('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  writeFileSync(file('server.ext'), `subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:${PROXIED_HOST}\nextendedKeyUsage=serverAuth\n`);
   openssl('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial',
     '-days', '2', '-extfile', file('server.ext'), '-out', file('server.pem'));
   return { caFile: file('ca.pem'), cert: readFileSync(file('server.pem'), 'utf8'), key: readFileSync(file('server.key'), 'utf8') };

@@ -2,7 +2,7 @@
 // asks (on a real pseudo-terminal, made by script(1)) before enrolling against the real reference
 // server; the link never shows in the process list, an output or a log.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -113,12 +113,50 @@ describe('open-link', () => {
       for (let i = 0; i < 100 && sockets.length === 0; i += 1) await sleep(50);
       expect(sockets.length, 'the agent connected').toBeGreaterThan(0);
       const cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
-      expect(cmdline.replace(/\0+$/, '')).toBe('device-agent open-link');
+      expect(cmdline.replace(/\0+$/, '')).toMatch(/^device-agent open-link --yes --state-dir \S+$/);
       expect(cmdline).not.toContain(token);
     } finally {
       child.kill('SIGKILL');
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
     }
+  });
+
+  it('from the desktop: only the agent gets the link as an argument; the terminal it opens gets a private file', async () => {
+    const device = await server.createDevice({ org: 'desktop' });
+    const bin = tempDir();
+    const runtime = tempDir();
+    const recorded = join(tempDir(), 'terminal-argv');
+    // The desktop's terminal, recorded: what it was started with (one argument per line).
+    writeFileSync(join(bin, 'x-terminal-emulator'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${recorded}'\n`, { mode: 0o755 });
+    const env = agentEnv({ PATH: `${bin}:/usr/bin:/bin`, XDG_RUNTIME_DIR: runtime });
+    const enrollmentLink = link(server.url, device.enrollment_token);
+    const result = await runAgent(['open-link', '--via-terminal', enrollmentLink], { env });
+    expect(result.code, result.stderr).toBe(0);
+    for (let i = 0; i < 100 && !existsSync(recorded); i += 1) await sleep(50);
+    const argv = readFileSync(recorded, 'utf8').trimEnd().split('\n');
+    expect(argv.join(' ')).not.toContain(device.enrollment_token);
+    expect(argv.slice(0, 1)).toEqual(['-e']);
+    expect(argv.slice(-4, -1)).toEqual(['open-link', '--consume-link-file', '--link-file']);
+    const file = argv.at(-1)!;
+    expect(file.startsWith(`${runtime}/device-agent-link-`)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toBe(enrollmentLink);
+
+    // What the terminal runs (confirmed here with --yes: the question itself is tested above) enrolls and consumes the file.
+    const stateDir = join(tempDir(), 'state');
+    const inTerminal = await runAgent([...argv.slice(argv.indexOf('open-link')), '--yes', '--state-dir', stateDir], { env });
+    expect(inTerminal.code, inTerminal.stderr).toBe(0);
+    expect(existsSync(file)).toBe(false);
+    expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8')).state).toBe('enrolled');
+  });
+
+  it('from the desktop without any terminal emulator: exit 2, and no link file is left', async () => {
+    const runtime = tempDir();
+    const result = await runAgent(['open-link', '--via-terminal', link(server.url, 'd'.repeat(96))], { env: agentEnv({ PATH: tempDir(), XDG_RUNTIME_DIR: runtime }) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no terminal emulator found');
+    expect(result.stderr).not.toContain('d'.repeat(96));
+    expect(readdirSync(runtime)).toEqual([]);
   });
 });

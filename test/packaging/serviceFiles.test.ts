@@ -168,14 +168,14 @@ describe('Windows', () => {
 describe('desktop entry', () => {
   const parse = (text: string) => Object.fromEntries(text.split('\n').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
 
-  it('declares the scheme, opens a terminal for the confirmation, passes the link as %u', () => {
+  it('declares the scheme and passes the link as %u to the agent, which opens the terminal itself', () => {
     const entry = parse(desktopEntry({ program: ['/usr/lib/device-agent/device-agent'], programDir: '/usr/lib/device-agent' }));
-    expect(entry).toMatchObject({ Type: 'Application', Exec: '/usr/lib/device-agent/device-agent open-link %u', Terminal: 'true', NoDisplay: 'true', MimeType: 'x-scheme-handler/device-agent;' });
+    expect(entry).toMatchObject({ Type: 'Application', Exec: '/usr/lib/device-agent/device-agent open-link --via-terminal %u', Terminal: 'false', NoDisplay: 'true', MimeType: 'x-scheme-handler/device-agent;' });
   });
 
   it('quotes a program path with spaces and escapes % as the specification says', () => {
     const entry = parse(desktopEntry({ program: ['/opt/device agent/100%/device-agent'], programDir: '/opt' }));
-    expect(entry.Exec).toBe('"/opt/device agent/100%%/device-agent" open-link %u');
+    expect(entry.Exec).toBe('"/opt/device agent/100%%/device-agent" open-link --via-terminal %u');
   });
 
   it.skipIf(!hasTool('desktop-file-validate'))('passes desktop-file-validate', () => {

@@ -73,7 +73,7 @@ describe('install --dry-run', () => {
       expect(unit).toContain(`${directive}\n`);
     }
     expect(unit).toMatch(/^CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_NET_ADMIN CAP_SETGID CAP_SETUID$/m);
-    expect(fileText(result.stdout, '/usr/share/applications/device-agent-link.desktop')).toContain(`Exec=${NODE} ${CLI} open-link %u\n`);
+    expect(fileText(result.stdout, '/usr/share/applications/device-agent-link.desktop')).toContain(`Exec=${NODE} ${CLI} open-link --via-terminal %u\n`);
   });
 
   it('darwin: program, link-handler app, newsyslog, LaunchDaemon', async () => {

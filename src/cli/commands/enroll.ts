@@ -12,6 +12,7 @@ export interface EnrollCliOptions extends CommonOptions {
   server?: string;
   token?: string;
   tokenFile?: string;
+  linkFile?: string;
   force?: boolean;
 }
 
@@ -19,6 +20,7 @@ export default async function enrollCommand(link: string | undefined, options: E
   const context = await commandContext(options);
   const input = await resolveEnrollmentInput({
     link,
+    linkFile: options.linkFile,
     server: options.server,
     serverSource: command.getOptionValueSource('server'),
     token: options.token,

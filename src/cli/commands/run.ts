@@ -11,7 +11,7 @@ import { firstLine, LockHeldError } from '../../agent/errors';
 import { lastCycleOf, recordLastCycle, type LastCycle } from '../../agent/lastCycle';
 import { acquireLock } from '../../agent/lock';
 import { createLogger, type Logger } from '../../agent/logger';
-import { resolveStateDir, stateLayout } from '../../agent/stateDir';
+import { resolveStateDir, stateLayout, verifyStateDir } from '../../agent/stateDir';
 import { readHostIdentity } from '../../host';
 import { currentPlatform } from '../../platform/current';
 import type { PostureResult } from '../../protocol/schemas';
@@ -44,6 +44,7 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
     return results;
   };
   const layout = stateLayout(stateDir);
+  await verifyStateDir(stateDir);
   await ensurePrivateDirectory(stateDir);
 
   let lock;

@@ -1,6 +1,6 @@
 // Linux and FreeBSD: FHS system state, XDG per-user state.
 import { posix } from 'node:path';
-import type { PlatformPaths } from '../paths';
+import type { PlatformPaths } from './types';
 
 export const xdgPaths: PlatformPaths = {
   systemStateDir: () => '/var/lib/device-agent',
