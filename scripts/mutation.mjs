@@ -14,8 +14,11 @@ export const MODULES = {
   postureQueue: { mutate: ['src/agent/postureQueue.ts'], tests: ['test/daemon/postureQueue.test.ts'] },
   uploader: { mutate: ['src/agent/uploader.ts'], tests: ['test/daemon/uploader.test.ts'] },
   backoff: { mutate: ['src/agent/backoff.ts'], tests: ['test/daemon/backoff.test.ts'] },
-  enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/**/*.test.ts'], coverage: 'off' },
-  serverUrl: { mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'], tests: ['test/agent/**/*.test.ts'] },
+  enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
+  serverUrl: {
+    mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'],
+    tests: ['test/agent/inputValidation.test.ts', 'test/agent/enrollmentInput.test.ts'],
+  },
   serverRoutes: { mutate: ['src/server/routes/*.ts'], tests: ['test/server/**/*.test.ts'], coverage: 'off' },
   firewallLinux: { mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'], tests: ['test/checks/linux/*.test.ts', 'test/checks/fixtures.test.ts'] },
   firewallDarwin: { mutate: ['checks/darwin/firewall.ts'], tests: ['test/checks/darwin/*.test.ts', 'test/checks/fixtures.test.ts'] },
