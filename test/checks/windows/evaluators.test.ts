@@ -16,8 +16,8 @@ import { asNumber, type RegistryValues } from '../../../checks/windows/registry'
 import { evaluateRemoteLogin, sshdAcceptsPasswords, type RemoteLoginFacts } from '../../../checks/windows/remoteLogin';
 import { evaluateScreenLock, secureScreenSaver, sleepLockEngages, userKind, type ScreenLockFacts, type UserHive } from '../../../checks/windows/screenLock';
 import { decodeProductState } from '../../../checks/windows/securityCenter';
-import { evaluateTimeSync, type TimeSyncFacts } from '../../../checks/windows/timeSync';
-import { ENTRA_USER_SID, LOCAL_USER_SID, STOCK_SERVICES } from './probeDocument';
+import { evaluateTimeSync, parseW32tmStatus, w32tmError, type TimeSyncFacts } from '../../../checks/windows/timeSync';
+import { ENTRA_USER_SID, LOCAL_USER_SID, STOCK_SERVICES, listeners } from './probeDocument';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const ok = <T>(value: T): Section<T> => ({ ok: true, value });
@@ -214,34 +214,87 @@ describe('FIREWALL_ENABLED', () => {
 });
 
 describe('TIME_SYNC', () => {
+  /** Checkmk/checkmk tests/unit/cmk/plugins/windows/agent_based/test_w32time_status.py EN_GOOD_SYNC, tokens rejoined with single spaces. */
+  const SYNCED = [
+    'Leap Indicator: 0(no warning)',
+    'Stratum: 4 (secondary reference - syncd by (S)NTP)',
+    'Precision: -23 (119.209ns per tick)',
+    'Root Delay: 0.0000758s',
+    'Root Dispersion: 0.0100002s',
+    'ReferenceId: 0x564D5450 (source IP:  86.77.84.80)',
+    'Last Successful Sync Time: 9/15/2025 12:01:31 AM',
+    'Source: VM IC Time Synchronization Provider',
+    'Poll Interval: 6 (64s)',
+    'Phase Offset: 0.0000869s',
+    'ClockRate: 0.0156249s',
+    'State Machine: 2 (Sync)',
+    'Time Source Flags: 3 (Authenticated Hardware )',
+    'Server Role: 0 (None)',
+    'Last Sync Error: 0 (The command completed successfully.)',
+    'Time since Last Good Sync Time: 19.4823644s',
+  ];
+  const withLine = (index: number, line: string) => SYNCED.map((l, i) => (i === index ? line : l));
   const facts = (change: Partial<TimeSyncFacts> = {}): TimeSyncFacts => ({
     parameters: ok({ Type: 'NTP', NtpServer: 'time.windows.com,0x9' }),
     parametersPolicy: ok(null),
     ntpClient: ok({ Enabled: 1 }),
     ntpClientPolicy: ok(null),
     vmicProvider: ok(null),
-    services: services(),
+    services: services({ W32Time: { Start: 2, Triggered: false, State: 'Running' } }),
     computer: ok({ PartOfDomain: false, EntraJoined: false }),
+    w32tm: ok({ ExitCode: 0, Lines: SYNCED }),
+    events: ok([]),
     ...change,
   });
+  const stopped = { ExitCode: 0x80070426 - 2 ** 32, Lines: ['The following error occurred: The service has not been started. (0x80070426)'] };
+  const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000).toISOString().replace('.000', '');
 
   it.each([
-    ['Type in lower case', { parameters: ok({ Type: 'allsync', NtpServer: '' }) }, 'PASS', 'configured'],
-    ['NT5DS on a workgroup machine', { parameters: ok({ Type: 'NT5DS' }) }, 'UNKNOWN', undefined],
+    ['Type in lower case', { parameters: ok({ Type: 'allsync', NtpServer: '' }) }, 'PASS', 'synchronized'],
+    ['NT5DS on a workgroup machine, W32Time stopped', { parameters: ok({ Type: 'NT5DS' }), w32tm: ok(stopped) }, 'UNKNOWN', undefined],
     ['NtpClient turned off by Group Policy', { ntpClientPolicy: ok({ Enabled: 0 }) }, 'FAIL', 'ntp_client_disabled'],
     ['Type NTP without a server', { parameters: ok({ Type: 'NTP', NtpServer: ' ' }) }, 'FAIL', 'no_ntp_server'],
     ['an unknown Type', { parameters: ok({ Type: 'Sometimes' }) }, 'UNKNOWN', undefined],
     ['no Type at all', { parameters: ok({}) }, 'UNKNOWN', undefined],
     ['W32Time not installed', { services: services({ W32Time: null }) }, 'FAIL', 'service_not_installed'],
-    ['W32Time automatic and running', { services: services({ W32Time: { Start: 2, Triggered: false, State: 'Running' } }) }, 'PASS', 'configured'],
+    ['leap indicator 3', { w32tm: ok({ ExitCode: 0, Lines: withLine(0, 'Leap Indicator: 3(not synchronized)') }) }, 'FAIL', 'not_synchronized'],
+    ['stratum 0', { w32tm: ok({ ExitCode: 0, Lines: withLine(1, 'Stratum: 0 (unspecified)') }) }, 'FAIL', 'not_synchronized'],
+    ['the free-running local clock (LOCL)', { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }) }, 'FAIL', 'local_clock'],
+    ['a forest-root PDC on NT5DS free-running on its CMOS clock', { parameters: ok({ Type: 'NT5DS' }), computer: ok({ PartOfDomain: true, EntraJoined: false }), w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }) }, 'FAIL', 'local_clock'],
+    ['a last good sync nine days ago', { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 777600.5s') }) }, 'FAIL', 'sync_stale'],
+    ['a last good sync seven days ago', { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 604800.0000000s') }) }, 'PASS', 'synchronized'],
+    ['a status without the verbose lines', { w32tm: ok({ ExitCode: 0, Lines: SYNCED.slice(0, 9) }) }, 'PASS', 'synchronized'],
+    ['a status whose ReferenceId is not hex', { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: LOCL') }), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) }, 'PASS', 'synchronized'],
+    ['stopped, synchronised an hour ago', { w32tm: ok(stopped), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) }, 'PASS', 'synchronized'],
+    ['stopped, last sync event 10 days ago', { w32tm: ok(stopped), events: ok([{ Id: 37, TimeCreated: hoursAgo(240) }, { Id: 129, TimeCreated: hoursAgo(2) }]) }, 'FAIL', 'sync_stale'],
+    ['stopped, no sync event', { w32tm: ok(stopped), events: ok([{ Id: 36, TimeCreated: hoursAgo(2) }]) }, 'UNKNOWN', undefined],
+    ['stopped, System log unreadable', { w32tm: ok(stopped), events: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
   ] as const)('%s', (_name, change, status, rule) => {
-    const verdict = evaluateTimeSync(facts(change as Partial<TimeSyncFacts>), DEFAULT_POLICY);
+    const verdict = evaluateTimeSync(facts(change as Partial<TimeSyncFacts>), DEFAULT_POLICY, NOW);
     expect(verdict.status).toBe(status);
     if (rule) expect(verdict.evidence.rule).toBe(rule);
   });
 
-  it('says when the policy asks for an offset it does not measure on Windows', () => {
-    expect(evaluateTimeSync(facts(), resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } })).evidence).toMatchObject({ offset_measured: false });
+  it('reads the numbers of a Chinese, a French and a wrapped German status by position', () => {
+    const zh = ['Leap 指示符: 0(无警告)', '层次: 2 (次引用 - 与(S)NTP 同步)', '精度: -6 (每刻度 15.625ms)', '根延迟: 0.0092768s', '根分散: 8.2606345s', '引用 ID: 0x81861B7B (源 IP:  129.134.27.123)', '上次成功同步时间: 2025/9/14 23:55:21', '源: time.facebook.com', '轮询间隔: 6 (64s)', '相位偏移: 0.0000012s', 'ClockRate: 0.0156250s', '计算机状态: 2 (同步)', '时间源标志:0 (无)', '服务器角色: 0 (无)', '上次同步错误: 0 (成功地执行了命令。)', '上次成功同步时间后的时间: 13.4795503s'];
+    expect(parseW32tmStatus(zh)).toEqual({ leapIndicator: 0, stratum: 2, referenceId: 0x81861b7b, phaseOffsetSeconds: 0.0000012, secondsSinceGoodSync: 13.4795503 });
+    const deWrapped = ['Sprungindikator: 0(keine Warnung)', 'Stratum: 5 (Sekundärreferenz - synchr. über (S)NTP)', 'Präzision: -23 (119.209ns pro Tick)', 'Stammverzögerung: 0.0365169s', 'Stammabweichung: 0.0515266s', 'Referenz-ID: 0x14653909 (Quell-IP:  20.101.57.9)', 'Letzte erfolgr. Synchronisierungszeit: 28.09.2026 07:26:42', 'Quelle: time.windows.com,0x8 ', 'Abrufintervall: 8 (256s)', '', 'Phasendifferenz: -0.0008992s', 'Taktfrequenz: 0.0156250s', 'Statuscomputer: 2 (Sync)', 'Zeitquellenkennzeichen: 0 (Keine)', 'Serverrolle: 0 (Keine)', 'Letzter Synchronierungsfehler: 2 (Der Computer wurde nicht synchronisiert, da nur veraltete Zeitdaten', 'verfügbar waren.)', 'Zeit seit der letzten erfolgr. Synchronisierungszeit: 185.8847932s'];
+    expect(parseW32tmStatus(deWrapped)).toMatchObject({ leapIndicator: 0, stratum: 5, phaseOffsetSeconds: -0.0008992, secondsSinceGoodSync: 185.8847932 });
+    expect(parseW32tmStatus(['Folgender Fehler ist aufgetreten: Zugriff verweigert (0x80070005)'])).toBeNull();
+  });
+
+  it('names w32tm errors by their HRESULT, whatever the language', () => {
+    expect(w32tmError({ ExitCode: -2147024891, Lines: ['Folgender Fehler ist aufgetreten: Zugriff verweigert (0x80070005)'] })).toBe('access_denied');
+    expect(w32tmError(stopped)).toBe('service_not_running');
+    expect(w32tmError({ ExitCode: 1, Lines: ['(0x800705B4)'] })).toBe('hresult_0x800705b4');
+    expect(w32tmError({ ExitCode: 1, Lines: [] })).toBe('exit_1');
+  });
+
+  it('measures the phase offset against the policy', () => {
+    expect(evaluateTimeSync(facts(), resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW).evidence).toMatchObject({ offset_measured: true, offset_s: 0.0000869, rule: 'synchronized' });
+    const far = facts({ w32tm: ok({ ExitCode: 0, Lines: withLine(9, 'Phase Offset: -7.5000000s') }) });
+    expect(evaluateTimeSync(far, resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'offset_too_large', max_offset_s: 5 } });
+    expect(evaluateTimeSync(far, DEFAULT_POLICY, NOW).status).toBe('PASS');
   });
 });
 
@@ -380,7 +433,7 @@ describe('REMOTE_LOGIN', () => {
     rdp: ok({ fDenyTSConnections: 1 }),
     rdpTcp: ok({ PortNumber: 3389 }),
     services: services(),
-    listeningPorts: ok([135, 445]),
+    listeningPorts: ok(listeners(['0.0.0.0', '::'], [135, 445])),
     sshdConfig: null,
     ...change,
   });
@@ -389,9 +442,12 @@ describe('REMOTE_LOGIN', () => {
     ['RDP allowed but TermService stopped (not reachable)', { rdp: ok({ fDenyTSConnections: 0 }) }, 'PASS', { rdp_allowed: true, rdp_listening: false }],
     ['no fDenyTSConnections anywhere (denied)', { rdp: ok({}) }, 'PASS', { rdp_allowed: false }],
     ['fDenyTSConnections 2', { rdp: ok({ fDenyTSConnections: 2 }) }, 'UNKNOWN', { reason: 'unexpected_value' }],
-    ['RDP on a custom port, listening, while the value denies it', { rdpTcp: ok({ PortNumber: 3390 }), listeningPorts: ok([3390]), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_listening' }],
+    ['RDP on a custom port, listening, while the value denies it', { rdpTcp: ok({ PortNumber: 3390 }), listeningPorts: ok(listeners(['0.0.0.0'], [3390])), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_listening' }],
+    ['RDP listening on loopback only (a tunnel endpoint)', { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: ok(listeners(['127.0.0.1', '::1'], [3389])) }, 'PASS', { rdp_listening: false, loopback_only_ports: [3389] }],
     ['RDP allowed, TermService running, listeners unreadable', { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: failed('check_error'), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_enabled', rdp_listening: null }],
-    ['WinRM listening (evidence only)', { listeningPorts: ok([5985]) }, 'PASS', { winrm_listening: true }],
+    ['WinRM listening on every address', { listeningPorts: ok(listeners(['::'], [5985])), services: services({ WinRM: { Start: 2, State: 'Running' } }) }, 'FAIL', { winrm_listening: true, winrm: 'running', rule: 'winrm_listening' }],
+    ['WinRM listening on an IPv4-mapped loopback only', { listeningPorts: ok(listeners(['::ffff:127.0.0.1'], [5985])) }, 'PASS', { winrm_listening: false, loopback_only_ports: [5985] }],
+    ['WinRM running, listeners unreadable', { listeningPorts: failed('permission_denied', 'cim_AccessDenied'), services: services({ WinRM: { Start: 2, State: 'Running' } }) }, 'UNKNOWN', { reason: 'permission_denied', value: 'listeners' }],
     ['sshd installed but stopped', { services: services({ sshd: { Start: 3, State: 'Stopped' } }) }, 'PASS', { openssh_server: 'stopped', openssh_server_start: 'manual' }],
   ] as const)('%s', (_name, change, status, evidence) => {
     expect(evaluateRemoteLogin(facts(change as Partial<RemoteLoginFacts>), DEFAULT_POLICY)).toMatchObject({ status, evidence });

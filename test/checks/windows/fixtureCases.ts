@@ -5,7 +5,8 @@
 // step with these cases and with the script.
 import type { CheckKey, PostureStatus } from '../../../src/protocol/schemas';
 import type { RecordedCommand } from '../../support/fakeHost';
-import { ENTRA_USER_SID, LOCAL_USER_SID, err, ok, service, type ProbeDocument } from './probeDocument';
+import { ENTRA_USER_SID, LOCAL_USER_SID, err, listeners, ok, service, type ProbeDocument } from './probeDocument';
+import { LINUXFABRIK, LINUXFABRIK_W32TM, TIME_SYNC_RECORDINGS, w32tm } from './timeSyncRecordings';
 
 export interface WindowsFixtureCase {
   check: CheckKey;
@@ -48,6 +49,9 @@ const secureSaver = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSav
 const bitlockerOs = (doc: ProbeDocument, change: Record<string, unknown>) => {
   const [os] = (doc.bitlocker as { value: Record<string, unknown>[] }).value;
   Object.assign(os!, change);
+};
+const listen = (doc: ProbeDocument, addresses: string[], ports: number[]) => {
+  (doc.listeningPorts as { value: unknown[] }).value.push(...listeners(addresses, ports));
 };
 const defender = (doc: ProbeDocument, change: Record<string, unknown>) => {
   Object.assign((doc.defender as { value: Record<string, unknown> }).value, change);
@@ -307,20 +311,25 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'pass-stopped-trigger-start-workgroup',
     source: 'research §4.4 pitfall (workgroup Windows 10/11: W32Time Manual (Trigger Start), often stopped; [probo] first FAILed this, later added w32time_service_start=3)',
     description: 'Workgroup laptop: Type NTP (time.windows.com), W32Time trigger-start and stopped right now',
-    expect: { status: 'PASS', evidence: { type: 'NTP', provider: 'ntp', service_start: 'trigger', service_status: 'stopped', domain_joined: false, rule: 'configured' } },
+    expect: {
+      status: 'PASS',
+      evidence: { type: 'NTP', provider: 'ntp', service_start: 'trigger', service_status: 'stopped', domain_joined: false, w32tm_error: 'service_not_running', state_source: 'time_service_events', last_sync_age_s: 7069, rule: 'synchronized' },
+    },
   },
   {
     check: 'TIME_SYNC',
     name: 'pass-domain-hierarchy',
-    source: 'research §4.4 (domain members use NT5DS, NtpServer irrelevant)',
+    source: `research §4.4 (domain members use NT5DS, NtpServer irrelevant); w32tm: ${LINUXFABRIK}/stratum-5-dc-authenticated`,
     description: 'Domain member: Type NT5DS, W32Time automatic and running',
     machine: (doc) => {
       registry(doc, 'w32time', { Type: 'NT5DS', NtpServer: 'time.windows.com,0x9' });
       setService(doc, 'W32Time', { Start: 2, Triggered: false, State: 'Running' });
       doc.computer = ok({ PartOfDomain: true, EntraJoined: false });
+      w32tm(doc, LINUXFABRIK_W32TM['stratum-5-dc-authenticated']);
     },
     expect: { status: 'PASS', evidence: { type: 'NT5DS', provider: 'domain', service_status: 'running', domain_joined: true } },
   },
+  ...TIME_SYNC_RECORDINGS,
   {
     check: 'TIME_SYNC',
     name: 'fail-service-disabled',
@@ -336,19 +345,6 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     description: 'Group Policy sets Type NoSync while the local value still says NTP',
     machine: (doc) => registry(doc, 'w32timePolicy', { Type: 'NoSync' }),
     expect: { status: 'FAIL', evidence: { rule: 'no_sync', type: 'NoSync' } },
-  },
-  {
-    check: 'TIME_SYNC',
-    name: 'pass-german-locale',
-    source: 'research §0.4 and §4.4 fixtures (German w32tm /query /status starts "Sprungindikator: 0(keine Warnung)"; seen in public code)',
-    description: 'German Windows: configuration read from the registry; the translated w32tm status is never parsed',
-    unusedCommands: [
-      {
-        argv: ['C:\\Windows\\System32\\w32tm.exe', '/query', '/status'],
-        stdout: ['Sprungindikator: 0(keine Warnung)', 'Stratum: 4 (Sekundärreferenz - synchr. über (S)NTP)', 'Quelle: time.windows.com,0x9'],
-      },
-    ],
-    expect: { status: 'PASS', evidence: { rule: 'configured' } },
   },
   {
     check: 'TIME_SYNC',
@@ -648,7 +644,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     machine: (doc) => {
       registry(doc, 'rdpPolicy', { fDenyTSConnections: 0 });
       setService(doc, 'TermService', { State: 'Running' });
-      (doc.listeningPorts as { value: number[] }).value.push(3389);
+      listen(doc, ['0.0.0.0', '::'], [3389]);
     },
     expect: { status: 'FAIL', evidence: { rule: 'rdp_enabled', rdp_allowed: true, rdp_policy_managed: true, rdp_listening: true, rdp_nla: true } },
   },
@@ -659,7 +655,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     description: 'OpenSSH Server installed, automatic and running',
     machine: (doc) => {
       setService(doc, 'sshd', { Start: 2, State: 'Running' });
-      (doc.listeningPorts as { value: number[] }).value.push(22);
+      listen(doc, ['0.0.0.0', '::'], [22]);
     },
     expect: { status: 'FAIL', evidence: { rule: 'sshd_running', openssh_server: 'running', openssh_server_start: 'auto' } },
   },
