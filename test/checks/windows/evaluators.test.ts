@@ -65,6 +65,7 @@ describe('registry numbers', () => {
 describe('DISK_ENCRYPTION', () => {
   const volume = (change: Partial<EncryptableVolume> = {}): EncryptableVolume => ({
     DriveLetter: 'C:',
+    Mounted: true,
     VolumeType: 0,
     ProtectionStatus: 1,
     ConversionStatus: 1,
@@ -107,6 +108,19 @@ describe('DISK_ENCRYPTION', () => {
       evidence: { reason: 'fixed_data_volume_undetermined', other_fixed_undetermined: 1 },
     });
   });
+
+  it('skips a fixed volume only when it is known to be mounted nowhere', () => {
+    const allLocal = resolvePolicy({ diskEncryption: { scope: 'all_local' } });
+    const decrypted = { VolumeType: 1, DriveLetter: null, ProtectionStatus: 0, ConversionStatus: 0, KeyProtectorTypes: [] };
+    const nowhere = evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, Mounted: false })]), systemDrive: 'C:' }, allLocal);
+    expect(nowhere).toMatchObject({ status: 'PASS', evidence: { unmounted_volumes_skipped: 1, fixed_data_volumes: 0 } });
+    // Mounted in a folder (no letter), or mount state unknown: a volume like any other.
+    for (const Mounted of [true, null]) {
+      expect(evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, Mounted })]), systemDrive: 'C:' }, allLocal)).toMatchObject({ status: 'FAIL', evidence: { rule: 'fixed_data_volume_unprotected' } });
+    }
+    // A lettered volume that Win32_Volume calls unmounted still counts.
+    expect(evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, DriveLetter: 'D:', Mounted: false })]), systemDrive: 'C:' }, allLocal).status).toBe('FAIL');
+  });
 });
 
 describe('SCREEN_LOCK', () => {
@@ -120,6 +134,16 @@ describe('SCREEN_LOCK', () => {
     consoleLockPolicy: ok(null),
     standbyIdlePolicy: ok(null),
     ...change,
+  });
+
+  it('evaluates the hives it can read and says how many it could not (no administrator rights)', () => {
+    const denied: UserHive = { Sid: 'S-1-5-21-1-2-3-1002', Policy: null, User: null, Error: 'access_denied' };
+    expect(evaluateScreenLock(facts({ hives: ok([hive(secure), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied', users_unreadable: 1, users_compliant: 1 } });
+    expect(evaluateScreenLock(facts({ hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'FAIL', evidence: { rule: 'user_without_lock', users_unreadable: 1 } });
+    // Sleep with sign-in covers every user, readable or not.
+    const sleeps = { power: ok({ ACConsoleLock: 1, DCConsoleLock: 1, ACStandbyIdle: 600, DCStandbyIdle: 300 }) };
+    expect(evaluateScreenLock(facts({ ...sleeps, hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'sleep_lock', users_compliant: 2 } });
+    expect(evaluateScreenLock(facts({ hives: ok([denied]), systemPolicy: ok({ InactivityTimeoutSecs: 600 }) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'machine_inactivity_limit' } });
   });
 
   it('classifies interactive SIDs exactly (local/AD and Entra ID), nothing else', () => {
@@ -310,12 +334,25 @@ describe('OS_VERSION', () => {
     [{ CurrentBuild: '17763', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019' }, 'windows-10-ltsc', '2019', 'Windows 10 Enterprise LTSC 2019'],
     [{ CurrentBuild: '19045', DisplayVersion: '22H2', EditionID: 'Core', ProductName: 'Windows 10 Home' }, 'windows-10-home', '22H2', 'Windows 10 Home'],
     [{ CurrentBuild: '17763', EditionID: 'ServerStandard', ProductName: 'Windows Server 2019 Standard', InstallationType: 'Server Core' }, 'windows-server', '2019', 'Windows Server 2019 Standard'],
+    [{ CurrentBuild: '17763', EditionID: 'EnterpriseSEval', ProductName: 'Windows 10 Enterprise LTSC 2019 Evaluation' }, 'windows-10-ltsc', '2019', 'Windows 10 Enterprise LTSC 2019 Evaluation'],
+    [{ EditionID: 'EnterpriseEval', ProductName: 'Windows 10 Enterprise Evaluation' }, 'windows-11-enterprise-education', '24H2', 'Windows 11 Enterprise Evaluation'],
     [{ EditionID: 'SomethingNew' }, null, null, 'Windows 11 Pro'],
     [{ InstallationType: '' }, null, null, 'Windows 10 Pro'],
   ])('%j → %s %s', (values, product, cycle, name) => {
     const clean = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
     const release = client(clean)!;
     expect([release.lifecycleProduct, release.cycle, release.name]).toEqual([product, cycle, name]);
+  });
+
+  it('judges LTSC against its own support date only, never the feature-update floor', () => {
+    const ltsc2019 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 4737, EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019', InstallationType: 'Client' }) };
+    const verdict = evaluateOsVersion(ltsc2019, resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 26100 } } } }), NOW);
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { servicing_channel: 'ltsc', rule: 'supported' } });
+    expect(verdict.evidence).not.toHaveProperty('minimum');
+    const pro1809 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 4737, EditionID: 'Professional', InstallationType: 'Client' }) };
+    expect(evaluateOsVersion(pro1809, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'FAIL', evidence: { servicing_channel: 'general_availability', rule: 'minimum' } });
+    const eval2019 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 1, EditionID: 'EnterpriseSEval', InstallationType: 'Client' }) };
+    expect(evaluateOsVersion(eval2019, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'PASS', evidence: { evaluation_edition: true, product: 'windows-10-ltsc' } });
   });
 
   it('has no release without a numeric build', () => {
@@ -348,9 +385,15 @@ describe('OS_VERSION', () => {
 });
 
 describe('AUTO_UPDATE', () => {
-  const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({ auPolicy: ok(null), updateCsp: ok(null), pause: ok({}), services: services(), ...change });
+  const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({ auPolicy: ok(null), auLocal: ok({}), updateCsp: ok(null), pause: ok({}), services: services(), ...change });
 
   it.each([
+    ['local AUOptions 3 (Server sconfig DownloadOnly), no policy', { auLocal: ok({ AUOptions: 3 }) }, 'FAIL', 'download_only'],
+    ['local AUOptions 4 (sconfig Automatic), no policy', { auLocal: ok({ AUOptions: 4 }) }, 'PASS', 'automatic_install'],
+    ['local AUOptions 1 (automatic updates disabled)', { auLocal: ok({ AUOptions: 1 }) }, 'FAIL', 'no_auto_update'],
+    ['policy AUOptions 4 over a local 1', { auPolicy: ok({ AUOptions: 4 }), auLocal: ok({ AUOptions: 1 }) }, 'PASS', 'automatic_install'],
+    ['local key unreadable, no policy', { auLocal: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
+    ['local key unreadable, policy AUOptions 4', { auPolicy: ok({ AUOptions: 4 }), auLocal: failed('permission_denied', 'access_denied') }, 'PASS', 'automatic_install'],
     ['Update CSP AllowAutoUpdate 5 (off)', { updateCsp: ok({ AllowAutoUpdate: 5 }) }, 'FAIL', 'csp_auto_update_off'],
     ['Update CSP AllowAutoUpdate 0 (notify)', { updateCsp: ok({ AllowAutoUpdate: 0 }) }, 'FAIL', 'notify_before_download'],
     ['Update CSP AllowAutoUpdate 3', { updateCsp: ok({ AllowAutoUpdate: 3 }) }, 'PASS', 'automatic_install'],
@@ -493,7 +536,7 @@ describe('MALWARE_PROTECTION', () => {
   });
 
   it('uses policy.malware.maxSignatureAgeDays', () => {
-    const facts = { antivirus: ok([defenderOn]), defender: ok(status({ AntivirusSignatureAge: 12 })) };
+    const facts = { antivirus: ok([defenderOn]), defender: ok(status({ AntivirusSignatureAge: 12 })), family: 'client' as const };
     expect(evaluateMalwareProtection(facts, DEFAULT_POLICY).status).toBe('FAIL');
     expect(evaluateMalwareProtection(facts, resolvePolicy({ malware: { maxSignatureAgeDays: 14 } })).status).toBe('PASS');
   });

@@ -5,7 +5,8 @@
 // step with these cases and with the script.
 import type { CheckKey, PostureStatus } from '../../../src/protocol/schemas';
 import type { RecordedCommand } from '../../support/fakeHost';
-import { ENTRA_USER_SID, LOCAL_USER_SID, err, listeners, ok, service, type ProbeDocument } from './probeDocument';
+import { ENTRA_USER_SID, LOCAL_USER_SID, bitlockerOs, defender, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
+import { REAL_WORLD_CASES } from './realWorldCases';
 import { LINUXFABRIK, LINUXFABRIK_W32TM, TIME_SYNC_RECORDINGS, w32tm } from './timeSyncRecordings';
 
 export interface WindowsFixtureCase {
@@ -28,34 +29,6 @@ export interface WindowsFixtureCase {
 const MS_BITLOCKER = 'Microsoft Learn, Win32_EncryptableVolume GetProtectionStatus/GetConversionStatus/GetKeyProtectors';
 const WSC_STATES = 'productState samples: idera "Identifying Antivirus Engine State", neophob.com SecurityCenter2, StackOverflow 4700897';
 const MP_STATUS = 'Microsoft Learn, Get-MpComputerStatus example (2024) and "Microsoft Defender Antivirus compatibility" (AMRunningMode)';
-
-const registry = (doc: ProbeDocument, name: string, values: Record<string, unknown> | null) => {
-  doc.registry[name] = ok(values);
-};
-const setService = (doc: ProbeDocument, name: string, change: Partial<{ Start: number; Triggered: boolean; State: string }>) => {
-  const row = service(doc, name);
-  if (row) Object.assign(row, change);
-  else (doc.services as { value: unknown[] }).value.push({ Name: name, Start: 3, Triggered: false, State: 'Stopped', ...change });
-};
-const osValues = (doc: ProbeDocument, values: Record<string, unknown>) => {
-  const current = (doc.registry.os as { value: Record<string, unknown> }).value;
-  registry(doc, 'os', { ...current, ...values });
-};
-const userHives = (doc: ProbeDocument, hives: unknown[]) => {
-  const system = ['.DEFAULT', 'S-1-5-19', 'S-1-5-20', 'S-1-5-18'].map((Sid) => ({ Sid, Policy: null, User: { ScreenSaveActive: '1' } }));
-  doc.userHives = ok([...system, ...hives]);
-};
-const secureSaver = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '600', 'SCRNSAVE.EXE': 'C:\\Windows\\system32\\scrnsave.scr' };
-const bitlockerOs = (doc: ProbeDocument, change: Record<string, unknown>) => {
-  const [os] = (doc.bitlocker as { value: Record<string, unknown>[] }).value;
-  Object.assign(os!, change);
-};
-const listen = (doc: ProbeDocument, addresses: string[], ports: number[]) => {
-  (doc.listeningPorts as { value: unknown[] }).value.push(...listeners(addresses, ports));
-};
-const defender = (doc: ProbeDocument, change: Record<string, unknown>) => {
-  Object.assign((doc.defender as { value: Record<string, unknown> }).value, change);
-};
 
 export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   // ---- DISK_ENCRYPTION -------------------------------------------------------------------------
@@ -757,7 +730,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
       doc.antivirusProducts = err('cim_InvalidNamespace');
       doc.firewallProducts = err('cim_InvalidNamespace');
     },
-    expect: { status: 'PASS', evidence: { source: 'defender', security_center: 'not_available', rule: 'defender_active' } },
+    expect: { status: 'PASS', evidence: { source: 'defender', security_center: 'absent_on_server', third_party_antivirus: 'not_visible_on_server', rule: 'defender_active' } },
   },
   {
     check: 'MALWARE_PROTECTION',
@@ -769,6 +742,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
       doc.antivirusProducts = err('cim_InvalidNamespace');
       defender(doc, { AMRunningMode: 'Passive Mode', RealTimeProtectionEnabled: false });
     },
-    expect: { status: 'UNKNOWN', evidence: { reason: 'defender_not_primary', security_center: 'not_available' } },
+    expect: { status: 'UNKNOWN', evidence: { reason: 'defender_not_primary', security_center: 'absent_on_server', third_party_antivirus: 'not_visible_on_server' } },
   },
+  ...REAL_WORLD_CASES,
 ];

@@ -188,3 +188,33 @@ export function probeStdout(doc: ProbeDocument): string {
 export function service(doc: ProbeDocument, name: string): ServiceRow | undefined {
   return ((doc.services as { value: ServiceRow[] }).value ?? []).find((s) => s.Name === name);
 }
+
+// ---- Changes to the baseline machine, shared by the fixture cases ------------------------------
+
+export const registry = (doc: ProbeDocument, name: string, values: Record<string, unknown> | null) => {
+  doc.registry[name] = ok(values);
+};
+export const setService = (doc: ProbeDocument, name: string, change: Partial<{ Start: number; Triggered: boolean; State: string }>) => {
+  const row = service(doc, name);
+  if (row) Object.assign(row, change);
+  else (doc.services as { value: unknown[] }).value.push({ Name: name, Start: 3, Triggered: false, State: 'Stopped', ...change });
+};
+export const osValues = (doc: ProbeDocument, values: Record<string, unknown>) => {
+  const current = (doc.registry.os as { value: Record<string, unknown> }).value;
+  registry(doc, 'os', { ...current, ...values });
+};
+export const userHives = (doc: ProbeDocument, hives: unknown[]) => {
+  const system = ['.DEFAULT', 'S-1-5-19', 'S-1-5-20', 'S-1-5-18'].map((Sid) => ({ Sid, Policy: null, User: { ScreenSaveActive: '1' } }));
+  doc.userHives = ok([...system, ...hives]);
+};
+export const secureSaver = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '600', 'SCRNSAVE.EXE': 'C:\\Windows\\system32\\scrnsave.scr' };
+export const bitlockerOs = (doc: ProbeDocument, change: Record<string, unknown>) => {
+  const [os] = (doc.bitlocker as { value: Record<string, unknown>[] }).value;
+  Object.assign(os!, change);
+};
+export const listen = (doc: ProbeDocument, addresses: string[], ports: number[]) => {
+  (doc.listeningPorts as { value: unknown[] }).value.push(...listeners(addresses, ports));
+};
+export const defender = (doc: ProbeDocument, change: Record<string, unknown>) => {
+  Object.assign((doc.defender as { value: Record<string, unknown> }).value, change);
+};
