@@ -219,6 +219,24 @@ describe('FIREWALL_ENABLED', () => {
     expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry }))).toMatchObject({ status: 'FAIL', evidence: { source: 'registry', profiles: { private: false } } });
   });
 
+  it('applies the legacy Standard Profile policy to Private and Public, below the current policy and above the local value', () => {
+    const cmdletDown = { profiles: failed('check_error', 'cim_Failed') };
+    const legacyOff = { policy: ok(null), legacyPolicy: ok({ EnableFirewall: 0 }), local: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: legacyOff, Public: local(1) } }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { source: 'registry', profiles: { domain: true, private: false, public: true }, rule: 'profile_disabled' },
+    });
+    const currentOn = { ...legacyOff, policy: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: currentOn, Public: currentOn } }))).toMatchObject({ status: 'PASS', evidence: { profiles: { private: true, public: true } } });
+    const legacyAllowsInbound = { policy: ok(null), legacyPolicy: ok({ DefaultInboundAction: 0 }), local: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: local(1), Public: legacyAllowsInbound } }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { default_inbound: { public: 'allow' }, rule: 'default_inbound_allow' },
+    });
+    const legacyUnreadable = { policy: ok(null), legacyPolicy: failed('permission_denied', 'access_denied'), local: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: legacyUnreadable, Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'check_error', probe_error: 'cim_Failed' } });
+  });
+
   it('counts only a third-party product that is on', () => {
     const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private', 'False'), profile('Public', 'False')]) });
     for (const productState of [270336 /* snoozed */, 262144 /* off */, 397568 /* Microsoft */]) {
