@@ -237,6 +237,36 @@ describe('FIREWALL_ENABLED', () => {
     expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: legacyUnreadable, Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'check_error', probe_error: 'cim_Failed' } });
   });
 
+  it('falls back to the registry for a profile the cmdlet does not list, and lets the cmdlet win where it answers', () => {
+    const twoProfiles = facts({ profiles: ok([profile('Domain'), profile('Private')]), registry: { Domain: local(1), Private: local(1), Public: local(0) } });
+    expect(evaluateFirewall(twoProfiles)).toMatchObject({ status: 'FAIL', evidence: { source: 'registry', profiles: { public: false }, rule: 'profile_disabled' } });
+    const registryAllows = { policy: ok(null), local: ok({ EnableFirewall: 0, DefaultInboundAction: 0 }) };
+    expect(evaluateFirewall(facts({ registry: { Domain: registryAllows, Private: registryAllows, Public: registryAllows } }))).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'Get-NetFirewallProfile', profiles: { domain: true }, default_inbound: { domain: 'block' } },
+    });
+    const registrySilent = { policy: ok(null), local: ok(null) };
+    expect(evaluateFirewall(facts({ registry: { Domain: registrySilent, Private: registrySilent, Public: registrySilent } })).status).toBe('PASS');
+  });
+
+  it('is UNKNOWN for a DefaultInboundAction that is neither 0 nor 1, and says so in the evidence', () => {
+    const odd = { policy: ok(null), local: ok({ EnableFirewall: 1, DefaultInboundAction: 2 }) };
+    expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry: { Domain: local(1), Private: local(1), Public: odd } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unexpected_value', default_inbound: { domain: 'block', public: null } },
+    });
+    expect(evaluateFirewall(facts({ profiles: ok([]), registry: { Domain: { policy: failed('check_error'), local: ok(null) }, Private: local(1), Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+  });
+
+  it('reports Security Center as it found it', () => {
+    const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private'), profile('Public')]) });
+    expect(evaluateFirewall({ ...off, thirdParty: ok([]) }).evidence).not.toHaveProperty('security_center');
+    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 262144 }]) }).evidence.security_center).toEqual([{ name: 'Product', state: 'off', microsoft: false }]);
+    expect(evaluateFirewall({ ...off, thirdParty: failed('not_available', 'cim_InvalidNamespace') })).toMatchObject({ status: 'FAIL', evidence: { security_center: 'not_available', rule: 'profile_disabled' } });
+    expect(evaluateFirewall({ ...off, thirdParty: failed('permission_denied', 'cim_AccessDenied') })).toMatchObject({ status: 'FAIL', evidence: { security_center: 'unreadable' } });
+    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 266240 }]) })).toMatchObject({ status: 'PASS', evidence: { source: 'security_center', third_party: 'Product', rule: 'third_party_firewall' } });
+  });
+
   it('counts only a third-party product that is on', () => {
     const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private', 'False'), profile('Public', 'False')]) });
     for (const productState of [270336 /* snoozed */, 262144 /* off */, 397568 /* Microsoft */]) {
