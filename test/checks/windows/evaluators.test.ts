@@ -258,6 +258,11 @@ describe('FIREWALL_ENABLED', () => {
     expect(evaluateFirewall(facts({ profiles: ok([]), registry: { Domain: { policy: failed('check_error'), local: ok(null) }, Private: local(1), Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
   });
 
+  it('fails an inbound-allow profile only when it is known to be on', () => {
+    const unknownState = facts({ profiles: ok([profile('Domain', 'NotConfigured', 'Allow'), profile('Private'), profile('Public')]), registry: { Domain: { policy: ok(null), local: ok(null) }, Private: local(1), Public: local(1) } });
+    expect(evaluateFirewall(unknownState)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unexpected_value', profiles: { domain: null }, default_inbound: { domain: 'allow' } } });
+  });
+
   it('reports Security Center as it found it', () => {
     const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private'), profile('Public')]) });
     expect(evaluateFirewall({ ...off, thirdParty: ok([]) }).evidence).not.toHaveProperty('security_center');
