@@ -1,5 +1,6 @@
 // AUTO_UPDATE on Windows (research §6.4): Windows Update Group Policy (NoAutoUpdate, AUOptions),
-// the MDM Update CSP (AllowAutoUpdate) and the start types of wuauserv and UsoSvc. Without any
+// else the AUOptions that sconfig and the Server "Configure Automatic Updates" dialog write outside
+// the policy key, the MDM Update CSP (AllowAutoUpdate) and the start types of wuauserv and UsoSvc. Without any
 // policy Windows 10/11 download and install automatically. wuauserv is a demand/trigger-start
 // service that is stopped most of the time: only *disabled* services count against the machine.
 import type { Policy } from '../policy';
@@ -10,6 +11,8 @@ import { regNumber, regString, type RegistryValues } from './registry';
 
 export interface AutoUpdateFacts {
   auPolicy: Section<RegistryValues | null>;
+  /** HKLM\SOFTWARE\Microsoft\Windows\CurrentVersion\WindowsUpdate\Auto Update (no Group Policy). */
+  auLocal: Section<RegistryValues | null>;
   updateCsp: Section<RegistryValues | null>;
   pause: Section<RegistryValues | null>;
   services: Section<ServiceFacts[]>;
@@ -26,7 +29,12 @@ export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: 
   if (!services.ok) return sectionUnknown(services, evidence);
 
   const noAutoUpdate = regNumber(auPolicy.value, 'NoAutoUpdate');
-  const auOptions = regNumber(auPolicy.value, 'AUOptions');
+  const managedAuOptions = regNumber(auPolicy.value, 'AUOptions');
+  // Group Policy wins; without it, the local AUOptions a Server's sconfig sets (4 = install automatically).
+  if (managedAuOptions === null && !facts.auLocal.ok) return sectionUnknown(facts.auLocal, evidence);
+  const localAuOptions = managedAuOptions === null && facts.auLocal.ok ? regNumber(facts.auLocal.value, 'AUOptions') : null;
+  const auOptions = managedAuOptions ?? localAuOptions;
+  if (localAuOptions !== null) evidence.au_options_source = 'local';
   const useWsus = regNumber(auPolicy.value, 'UseWUServer');
   const allowAutoUpdate = regNumber(updateCsp.value, 'AllowAutoUpdate');
   if (noAutoUpdate === 'invalid' || auOptions === 'invalid' || allowAutoUpdate === 'invalid') return unknown('unexpected_value', evidence);
@@ -55,6 +63,10 @@ export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: 
   // AUOptions (Group Policy): 2 notify before download, 3 download and notify, 4 scheduled install,
   // 5 local administrator chooses, 7 notify for install and restart (Server).
   switch (auOptions) {
+    case 1:
+      // Only the local key uses 1 (Windows Update Agent: automatic updates disabled; sconfig "Manual").
+      if (localAuOptions === 1) return fail({ ...evidence, rule: 'no_auto_update' });
+      return unknown('unexpected_value', { ...evidence, value: 'AUOptions' });
     case 2:
       return fail({ ...evidence, rule: 'notify_before_download' });
     case 3:
@@ -85,6 +97,7 @@ export const autoUpdateCheck = defineProbeCheck(
   'AUTO_UPDATE',
   (probe): AutoUpdateFacts => ({
     auPolicy: registryKey(probe, 'auPolicy'),
+    auLocal: registryKey(probe, 'auLocal'),
     updateCsp: registryKey(probe, 'updateCsp'),
     pause: registryKey(probe, 'updatePause'),
     services: probeServices(probe),

@@ -10,6 +10,8 @@ import { defineProbeCheck, probeSection, sectionUnknown, type Section } from './
 
 const EncryptableVolume = z.object({
   DriveLetter: z.string().nullable(),
+  /** Mounted at a drive letter or folder; false for a volume mounted nowhere (a system volume); null when unknown. */
+  Mounted: z.boolean().nullable().default(null),
   /** 0 OS volume, 1 fixed data volume, 2 removable (Windows 8+). */
   VolumeType: z.number().int().nullable(),
   ProtectionStatus: z.number().int().nullable(),
@@ -126,7 +128,12 @@ export function evaluateDiskEncryption(facts: DiskEncryptionFacts, policy: Polic
   const evidence: Evidence = { ...base, os_volume: volumeEvidence(osVolume) };
 
   if (policy.diskEncryption.scope === 'all_local') {
-    const dataStates = volumes.value.filter((v) => v.VolumeType === 1).map(volumeState);
+    // A fixed volume mounted nowhere (Azure Disk Encryption's BEK key volume, an OEM tools volume)
+    // holds no user data a user can reach and often cannot be encrypted at all: not counted.
+    const fixed = volumes.value.filter((v) => v.VolumeType === 1);
+    const unmounted = fixed.filter((v) => v.DriveLetter === null && v.Mounted === false);
+    const dataStates = fixed.filter((v) => !unmounted.includes(v)).map(volumeState);
+    if (unmounted.length > 0) evidence.unmounted_volumes_skipped = unmounted.length;
     evidence.fixed_data_volumes = dataStates.length;
     evidence.other_fixed_unprotected = dataStates.filter((s) => s.kind !== 'undetermined' && !compliant(s, policy)).length;
     const undetermined = dataStates.filter((s) => s.kind === 'undetermined').length;

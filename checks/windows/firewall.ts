@@ -18,8 +18,11 @@ type ProfileName = (typeof PROFILE_NAMES)[number];
 
 export interface FirewallFacts {
   profiles: Section<FirewallProfile[]>;
-  /** Registry fallback: Group Policy key and local key per profile. */
-  registry: Record<ProfileName, { policy: Section<RegistryValues | null>; local: Section<RegistryValues | null> }>;
+  /**
+   * Registry fallback: Group Policy key and local key per profile; for Private and Public also the
+   * legacy (Windows XP-era) "Standard Profile" policy, which applies where the current one is silent.
+   */
+  registry: Record<ProfileName, { policy: Section<RegistryValues | null>; legacyPolicy?: Section<RegistryValues | null>; local: Section<RegistryValues | null> }>;
   services: Section<ServiceFacts[]>;
   thirdParty: Section<SecurityCenterProduct[]>;
 }
@@ -48,18 +51,16 @@ export function profilesFromCmdlet(profiles: FirewallProfile[]): Record<ProfileN
 }
 
 /**
- * The registry's effective state: a policy value wins over the local one. EnableFirewall 1/0;
+ * The registry's effective state: a policy value wins over the local one (the current policy over
+ * the legacy Standard Profile one). EnableFirewall 1/0;
  * DefaultInboundAction 1 = block, 0 = allow, absent = block (the Windows default).
  */
 export function profilesFromRegistry(registry: FirewallFacts['registry']): Record<ProfileName, ProfileState> | null {
   const out: Partial<Record<ProfileName, ProfileState>> = {};
   for (const name of PROFILE_NAMES) {
-    const { policy, local } = registry[name];
-    if (!policy.ok || !local.ok) return null;
-    const value = (key: string) => {
-      const managed = regNumber(policy.value, key);
-      return managed === null ? regNumber(local.value, key) : managed;
-    };
+    const { policy, legacyPolicy = { ok: true, value: null }, local } = registry[name];
+    if (!policy.ok || !legacyPolicy.ok || !local.ok) return null;
+    const value = (key: string) => regNumber(policy.value, key) ?? regNumber(legacyPolicy.value, key) ?? regNumber(local.value, key);
     const enable = value('EnableFirewall');
     const inbound = value('DefaultInboundAction');
     out[name] = {
@@ -122,8 +123,8 @@ export function evaluateFirewall(facts: FirewallFacts): Verdict {
 function registryProfiles(probe: Probe): FirewallFacts['registry'] {
   return {
     Domain: { policy: registryKey(probe, 'firewallPolicyDomain'), local: registryKey(probe, 'firewallLocalDomain') },
-    Private: { policy: registryKey(probe, 'firewallPolicyPrivate'), local: registryKey(probe, 'firewallLocalPrivate') },
-    Public: { policy: registryKey(probe, 'firewallPolicyPublic'), local: registryKey(probe, 'firewallLocalPublic') },
+    Private: { policy: registryKey(probe, 'firewallPolicyPrivate'), legacyPolicy: registryKey(probe, 'firewallPolicyStandard'), local: registryKey(probe, 'firewallLocalPrivate') },
+    Public: { policy: registryKey(probe, 'firewallPolicyPublic'), legacyPolicy: registryKey(probe, 'firewallPolicyStandard'), local: registryKey(probe, 'firewallLocalPublic') },
   };
 }
 

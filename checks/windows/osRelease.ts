@@ -18,6 +18,10 @@ export interface WindowsRelease {
   edition: string | null;
   installationType: string | null;
   family: WindowsFamily | null;
+  /** Long-Term Servicing Channel (Enterprise LTSC, IoT Enterprise LTSC): no feature updates, one long support date. */
+  ltsc: boolean;
+  /** An evaluation edition (EditionID ending in "Eval"): serviced like the edition it evaluates. */
+  evaluation: boolean;
   /** Key of the lifecycle table (checks/windows/lifecycle.ts); null for an edition we do not know. */
   lifecycleProduct: string | null;
   /** Feature update ("24H2") or LTSC/Server year ("2021"); null when neither the build nor DisplayVersion says. */
@@ -91,8 +95,11 @@ export function windowsRelease(values: RegistryValues): WindowsRelease | null {
   const ubr = typeof ubrValue === 'number' ? ubrValue : null;
   const displayVersion = text(values, 'DisplayVersion') ?? text(values, 'ReleaseId');
   const edition = text(values, 'EditionID');
+  // Evaluation media install as EnterpriseEval, EnterpriseSEval, ServerStandardEval, …: the edition they evaluate.
+  const evaluation = edition !== null && /Eval$/.test(edition);
+  const servicedEdition = evaluation ? edition.slice(0, -'Eval'.length) : edition;
   const installationType = text(values, 'InstallationType');
-  const family = installationType === null ? null : (FAMILIES[installationType] ?? null);
+  const family = windowsFamily({ ok: true, value: values });
   const windows11 = family === 'client' && build >= WINDOWS_11_FIRST_BUILD;
 
   let productName = text(values, 'ProductName');
@@ -102,13 +109,15 @@ export function windowsRelease(values: RegistryValues): WindowsRelease | null {
 
   let lifecycleProduct: string | null = null;
   let cycle: string | null = null;
+  let ltsc = false;
   if (family === 'server') {
     lifecycleProduct = 'windows-server';
     cycle = SERVER_CYCLES[build] ?? null;
   } else if (family === 'client') {
-    const group = edition === null ? undefined : EDITION_GROUPS[edition];
+    const group = servicedEdition === null ? undefined : EDITION_GROUPS[servicedEdition];
     const major = windows11 ? 'windows-11' : 'windows-10';
     if (group === 'ltsc' || group === 'iot-ltsc') {
+      ltsc = true;
       lifecycleProduct = `${major}-${group}`;
       cycle = LTSC_CYCLES[build] ?? null;
     } else if (group !== undefined) {
@@ -116,7 +125,14 @@ export function windowsRelease(values: RegistryValues): WindowsRelease | null {
       cycle = CLIENT_CYCLES[build] ?? displayVersion;
     }
   }
-  return { name, build, ubr, displayVersion, edition, installationType, family, lifecycleProduct, cycle };
+  return { name, build, ubr, displayVersion, edition, installationType, family, ltsc, evaluation, lifecycleProduct, cycle };
+}
+
+/** Client or server from the CurrentVersion key's InstallationType; null when it cannot be read. */
+export function windowsFamily(currentVersion: { ok: true; value: RegistryValues | null } | { ok: false }): WindowsFamily | null {
+  if (!currentVersion.ok || currentVersion.value === null) return null;
+  const installationType = text(currentVersion.value, 'InstallationType');
+  return installationType === null ? null : (FAMILIES[installationType] ?? null);
 }
 
 /** "Windows 11 Pro 24H2 (26100.2314)". */

@@ -1,6 +1,8 @@
 // OS_VERSION on Windows: build, patch level (UBR), feature update and edition from the registry
-// (research §5.4), judged by the shared lifecycle rule with the policy's build floor for clients
-// (minBuild) or for Windows Server (minServerBuild).
+// (research §5.4), judged by the shared lifecycle rule against the edition's own servicing channel:
+// the policy's build floor for general-availability clients (minBuild) or for Windows Server
+// (minServerBuild); none for LTSC editions, which get no feature updates and whose own support date
+// decides (LTSC 2019 on build 17763 is serviced until 2029).
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
 import type { Verdict } from '../types';
@@ -13,9 +15,10 @@ export interface OsVersionFacts {
   currentVersion: Section<RegistryValues | null>;
 }
 
-/** Server editions have their own floor: their builds (14393, 17763, 20348) are not client feature updates. */
-export function buildFloor(release: WindowsRelease, policy: Policy): number {
+/** Server editions have their own floor: their builds (14393, 17763, 20348) are not client feature updates; LTSC has none. */
+export function buildFloor(release: WindowsRelease, policy: Policy): number | null {
   const floors = policy.osVersion.minimum.WINDOWS;
+  if (release.ltsc) return null;
   return release.family === 'server' ? floors.minServerBuild : floors.minBuild;
 }
 
@@ -33,7 +36,10 @@ export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Da
     display_version: release.displayVersion,
     edition: release.edition,
     installation_type: release.installationType,
+    servicing_channel: release.family === 'server' ? 'server' : release.ltsc ? 'ltsc' : release.family === 'client' ? 'general_availability' : null,
+    ...(release.evaluation ? { evaluation_edition: true } : {}),
   };
+  const floor = buildFloor(release, policy);
   return judgeRelease(
     {
       product: release.lifecycleProduct ?? 'windows-unrecognized-edition',
@@ -41,7 +47,7 @@ export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Da
       version: release.ubr === null ? String(release.build) : `${release.build}.${release.ubr}`,
       facts: releaseFacts,
     },
-    { minimum: String(buildFloor(release, policy)), acceptExtendedSupport: policy.osVersion.acceptExtendedSupport.windowsEsu },
+    { minimum: floor === null ? undefined : String(floor), acceptExtendedSupport: policy.osVersion.acceptExtendedSupport.windowsEsu },
     policy,
     now,
   );

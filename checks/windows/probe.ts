@@ -1,4 +1,4 @@
-// The one PowerShell process a Windows posture cycle starts (plus the secedit.exe it runs): it
+// The one PowerShell process a Windows posture cycle starts (plus the secedit.exe and w32tm.exe it runs): it
 // gathers every registry value, service state and CIM/WMI fact the nine checks need and prints
 // them as one JSON document, which the checks share through ctx.shared(). Each section fails on its
 // own (`{ok:false,error}`), so a denied BitLocker query never hides the firewall state.
@@ -21,6 +21,12 @@ export const CONSOLE_LOCK_GUID = '0e796bdb-100d-47d6-a2d5-f7d2daa51f51';
 export const STANDBY_IDLE_GUID = '29f6c1db-86da-48c5-9fdb-f2b67b1f44da';
 
 /** Services whose start type (registry) and state (Win32_Service) the checks read. */
+/**
+ * Time-Service events in the System log (IDs are not translated): 35 and 37 a time source in use,
+ * 36 no sync for a while, 47/129/134 a peer that does not answer or cannot be found.
+ */
+export const TIME_SERVICE_EVENT_IDS = [35, 37, 36, 47, 129, 134] as const;
+
 export const PROBE_SERVICES = ['MpsSvc', 'W32Time', 'wuauserv', 'UsoSvc', 'TermService', 'sshd', 'WinRM'] as const;
 
 /** Registry reads, by name: the key under HKLM, then the values wanted. A key that does not exist reads as null. */
@@ -33,6 +39,8 @@ export const REGISTRY_READS = {
   firewallPolicyDomain: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction'],
   firewallPolicyPrivate: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PrivateProfile', 'EnableFirewall', 'DefaultInboundAction'],
   firewallPolicyPublic: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  // The Windows XP-era "Standard Profile" Group Policy: still applied to the private and public profiles.
+  firewallPolicyStandard: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\StandardProfile', 'EnableFirewall', 'DefaultInboundAction'],
   firewallLocalDomain: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction'],
   firewallLocalPrivate: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\StandardProfile', 'EnableFirewall', 'DefaultInboundAction'],
   firewallLocalPublic: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction'],
@@ -42,6 +50,8 @@ export const REGISTRY_READS = {
   ntpClientPolicy: ['SOFTWARE\\Policies\\Microsoft\\W32Time\\TimeProviders\\NtpClient', 'Enabled'],
   vmicTimeProvider: ['SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\VMICTimeProvider', 'Enabled'],
   auPolicy: ['SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU', 'NoAutoUpdate', 'AUOptions', 'UseWUServer'],
+  // Where sconfig and the Server "Configure Automatic Updates" dialog write AUOptions (no Group Policy).
+  auLocal: ['SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\WindowsUpdate\\Auto Update', 'AUOptions'],
   updateCsp: ['SOFTWARE\\Microsoft\\PolicyManager\\current\\device\\Update', 'AllowAutoUpdate'],
   updatePause: ['SOFTWARE\\Microsoft\\WindowsUpdate\\UX\\Settings', 'PauseUpdatesExpiryTime'],
   rdpPolicy: ['SOFTWARE\\Policies\\Microsoft\\Windows NT\\Terminal Services', 'fDenyTSConnections', 'UserAuthentication'],
@@ -82,11 +92,14 @@ $userHives = Invoke-ListSection {
   $users = [Microsoft.Win32.RegistryKey]::OpenBaseKey('Users', 'Registry64')
   foreach ($sid in $users.GetSubKeyNames()) {
     if ($sid.EndsWith('_Classes')) { continue }
-    [ordered]@{
-      Sid = $sid
-      Policy = (Read-Key $users ($sid + '\\Software\\Policies\\Microsoft\\Windows\\Control Panel\\Desktop') ${DESKTOP_VALUES})
-      User = (Read-Key $users ($sid + '\\Control Panel\\Desktop') ${DESKTOP_VALUES})
-    }
+    # Without administrator rights only one's own hive opens: a denied hive is reported, not fatal.
+    try {
+      [ordered]@{
+        Sid = $sid
+        Policy = (Read-Key $users ($sid + '\\Software\\Policies\\Microsoft\\Windows\\Control Panel\\Desktop') ${DESKTOP_VALUES})
+        User = (Read-Key $users ($sid + '\\Control Panel\\Desktop') ${DESKTOP_VALUES})
+      }
+    } catch { [ordered]@{ Sid = $sid; Error = (Get-ErrorKind $_) } }
   }
 }
 
@@ -142,6 +155,9 @@ $defender = Invoke-Section {
 
 # Methods, not the cached ProtectionStatus property, which osquery found stale on build 26100.
 $bitlocker = Invoke-ListSection {
+  # Win32_Volume.Name is the drive letter or mount folder, or the volume GUID path of a volume mounted nowhere.
+  $mountPaths = @{}
+  try { foreach ($w in @(Get-CimInstance -ClassName Win32_Volume)) { $mountPaths[[string]$w.DeviceID] = [string]$w.Name } } catch { }
   foreach ($v in @(Get-CimInstance -Namespace root/CIMV2/Security/MicrosoftVolumeEncryption -ClassName Win32_EncryptableVolume)) {
     $protection = Invoke-CimMethod -InputObject $v -MethodName GetProtectionStatus
     $conversion = Invoke-CimMethod -InputObject $v -MethodName GetConversionStatus
@@ -152,8 +168,10 @@ $bitlocker = Invoke-ListSection {
       if ($null -eq $id) { continue }
       $types.Add([int](Invoke-CimMethod -InputObject $v -MethodName GetKeyProtectorType -Arguments @{ VolumeKeyProtectorID = $id }).KeyProtectorType)
     }
+    $mountPath = $mountPaths[[string]$v.DeviceID]
     [ordered]@{
       DriveLetter = $v.DriveLetter
+      Mounted = if ($null -eq $mountPath) { $null } else { -not $mountPath.StartsWith('\\\\?\\') }
       VolumeType = $v.VolumeType
       ProtectionStatus = $protection.ProtectionStatus
       ConversionStatus = $conversion.ConversionStatus
@@ -166,16 +184,34 @@ $bitlocker = Invoke-ListSection {
 }
 
 $listeningPorts = Invoke-ListSection {
-  Get-NetTCPConnection | Where-Object { [string]$_.State -eq 'Listen' } | ForEach-Object { [int]$_.LocalPort } | Sort-Object -Unique
+  Get-NetTCPConnection | Where-Object { [string]$_.State -eq 'Listen' } | ForEach-Object { [ordered]@{ Address = [string]$_.LocalAddress; Port = [int]$_.LocalPort } }
 }
 
-# secedit writes the local security policy as a UTF-16 INF; only [System Access] is kept.
+# w32tm translates its labels and dates but not its numbers: the lines go to the check as printed.
+$w32tm = Invoke-Section {
+  $ErrorActionPreference = 'Continue'
+  $lines = @(& (Join-Path ([Environment]::SystemDirectory) 'w32tm.exe') /query /status /verbose 2>&1 | ForEach-Object { [string]$_ })
+  $exitCode = $LASTEXITCODE
+  $ErrorActionPreference = 'Stop'
+  [ordered]@{ ExitCode = $exitCode; Lines = $lines }
+}
+
+$timeEvents = Invoke-ListSection {
+  $filter = @{ LogName = 'System'; ProviderName = 'Microsoft-Windows-Time-Service'; Id = ${TIME_SERVICE_EVENT_IDS.join(', ')} }
+  try {
+    foreach ($e in @(Get-WinEvent -FilterHashtable $filter -MaxEvents 20)) {
+      [ordered]@{ Id = $e.Id; TimeCreated = $e.TimeCreated.ToUniversalTime().ToString('yyyy-MM-ddTHH:mm:ssZ') }
+    }
+  } catch { if ($_.FullyQualifiedErrorId -notlike 'NoMatchingEventsFound*') { throw } }
+}
+
+# secedit writes the security policy (local merged with domain policy) as a UTF-16 INF; only [System Access] is kept.
 $secedit = Invoke-Section {
   $inf = [System.IO.Path]::GetTempFileName()
   try {
     # Windows PowerShell turns a native command's stderr into errors: let secedit's through.
     $ErrorActionPreference = 'Continue'
-    $null = & (Join-Path ([Environment]::SystemDirectory) 'secedit.exe') /export /areas SECURITYPOLICY /cfg $inf /quiet 2>$null
+    $null = & (Join-Path ([Environment]::SystemDirectory) 'secedit.exe') /export /mergedpolicy /areas SECURITYPOLICY /cfg $inf /quiet 2>$null
     $exitCode = $LASTEXITCODE
     $ErrorActionPreference = 'Stop'
     $lines = New-Object System.Collections.Generic.List[string]
@@ -210,6 +246,8 @@ Write-Json ([ordered]@{
   defender = $defender
   bitlocker = $bitlocker
   listeningPorts = $listeningPorts
+  w32tm = $w32tm
+  timeEvents = $timeEvents
   secedit = $secedit
   accountPolicy = $accountPolicy
 })
@@ -237,6 +275,8 @@ const ProbeDocument = z.object({
   defender: SectionEnvelope,
   bitlocker: SectionEnvelope,
   listeningPorts: SectionEnvelope,
+  w32tm: SectionEnvelope,
+  timeEvents: SectionEnvelope,
   secedit: SectionEnvelope,
   accountPolicy: SectionEnvelope,
 });

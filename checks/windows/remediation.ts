@@ -166,7 +166,39 @@ const firewall: CheckRemedies = {
 };
 
 const timeSync: CheckRemedies = {
-  configured: passing('Windows Time synchronises the clock with a time source.'),
+  synchronized: passing('Windows Time keeps the clock synchronised with its time source.'),
+  not_synchronized: {
+    summary: 'Windows Time is configured, but the clock is not synchronised with any time source.',
+    fix: [
+      ...settings('Settings > Time & language > Date & time: "Sync now".', 'Settings > Time & Language > Date & time: "Sync now".'),
+      { for: 'Command (administrator)', steps: '`w32tm /resync`, then `w32tm /query /status` should show a source other than "Local CMOS Clock".' },
+    ],
+    admin: 'Make sure the configured time source answers (UDP 123 from the device; domain members need a reachable domain controller) and that W32Time runs: `w32tm /query /peers` on the device shows each peer\'s state.',
+  },
+  local_clock: {
+    summary: 'The clock runs on its own hardware clock ("Local CMOS Clock") instead of a network time source, so it drifts.',
+    fix: 'Ask your IT team; in an administrator terminal `w32tm /config /syncfromflags:manual /manualpeerlist:time.windows.com /update` then `w32tm /resync` points a standalone computer at a time server.',
+    admin:
+      'On the forest-root PDC emulator configure an external source (`w32tm /config /manualpeerlist:<ntp servers> /syncfromflags:manual /reliable:yes /update`); other machines: GPO "Configure Windows NTP Client" with a reachable NtpServer.',
+  },
+  sync_stale: {
+    summary: (c) => `The clock last synchronised with its time source ${num(c, 'last_sync_age_s') !== undefined ? `${Math.round(num(c, 'last_sync_age_s')! / 86_400)} days ago` : 'too long ago'}, so it may have drifted.`,
+    fix: [
+      ...settings('Settings > Time & language > Date & time: "Sync now".', 'Settings > Time & Language > Date & time: "Sync now".'),
+      { for: 'Command (administrator)', steps: '`w32tm /resync`' },
+    ],
+    admin: 'The time source has not answered for days: check that the device reaches it (UDP 123, or the domain controller) and that W32Time starts (its trigger start on workgroup machines).',
+  },
+  offset_too_large: {
+    summary: (c) => `The clock is ${num(c, 'offset_s') !== undefined ? `${Math.abs(num(c, 'offset_s')!)} seconds` : 'too far'} off its time source${requires(num(c, 'max_offset_s') !== undefined ? `${num(c, 'max_offset_s')} seconds or less` : undefined)}.`,
+    fix: 'In an administrator terminal: `w32tm /resync /force`.',
+    admin: 'Check the time source and the path to it; `w32tm /stripchart /computer:<source>` from the device shows the offset.',
+  },
+  no_sync_record: {
+    summary: 'The agent found no record of a recent time synchronisation and Windows Time could not report its state, so it cannot decide.',
+    fix: UNDECIDED,
+    admin: 'Run the agent as the service (LocalSystem), which can query W32Time, and make sure the System log keeps Time-Service events (IDs 35/37).',
+  },
   no_sync: {
     summary: 'Windows Time is set not to synchronise the clock (type NoSync).',
     fix: [...settings('Settings > Time & language > Date & time: "Set time automatically" on, then "Sync now".', 'Settings > Time & Language > Date & time: "Set time automatically" on, then "Sync now".'), { for: 'Command (administrator)', steps: '`w32tm /config /syncfromflags:manual /manualpeerlist:time.windows.com /update`' }],
@@ -305,6 +337,11 @@ const remoteLogin: CheckRemedies = {
     summary: 'Remote Desktop is listening for connections from the network.',
     fix: rdpFix,
     admin: 'Disable Remote Desktop by policy (fDenyTSConnections = 1) and stop TermService where it is not needed.',
+  },
+  winrm_listening: {
+    summary: 'Windows Remote Management (WinRM) is listening for connections from the network, so others can run commands on this computer remotely.',
+    fix: 'Ask your IT team; in an administrator terminal `Disable-PSRemoting -Force; Stop-Service WinRM; Set-Service WinRM -StartupType Disabled` turns it off.',
+    admin: 'GPO: Windows Components > Windows Remote Management > WinRM Service > "Allow remote server management through WinRM": Disabled (or limit its IPv4/IPv6 filters), and the service Disabled where nobody manages the machine remotely; Windows Server enables it by default.',
   },
   sshd_running: {
     summary: 'The OpenSSH server is running, so others can log in to this computer over the network.',

@@ -1,8 +1,9 @@
 // REMOTE_LOGIN on Windows (research §8.4): exposure, so PASS means nothing remote is open. Remote
 // Desktop from fDenyTSConnections (Group Policy key first, then the local key; absent = denied),
-// TermService and a listener on the RDP-Tcp port; the OpenSSH Server service (sshd). WinRM and NLA
-// are evidence only. With policy.remoteLogin.allowSshIfHardened, a running sshd whose configuration
-// refuses passwords passes.
+// TermService and a listener on the RDP-Tcp port; the OpenSSH Server service (sshd); Windows Remote
+// Management (WinRM, PowerShell remoting: on by default on every Windows Server) listening on 5985
+// or 5986. A listener bound only to loopback is not exposure. NLA is evidence only. With
+// policy.remoteLogin.allowSshIfHardened, a running sshd whose configuration refuses passwords passes.
 import { z } from 'zod';
 import type { Policy } from '../policy';
 import { sshdConfigDirectives } from '../sshd';
@@ -16,12 +17,27 @@ export const SSHD_CONFIG = 'C:\\ProgramData\\ssh\\sshd_config';
 const DEFAULT_RDP_PORT = 3389;
 const WINRM_PORTS = [5985, 5986];
 
+/** A TCP listener (Get-NetTCPConnection LocalAddress, LocalPort). */
+export const Listener = z.object({ Address: z.string(), Port: z.number().int() });
+export type Listener = z.infer<typeof Listener>;
+
+/** 127.0.0.0/8 and ::1 (also IPv4-mapped): reachable from this machine only. */
+export function isLoopback(address: string): boolean {
+  const a = address.trim().toLowerCase();
+  return a === '::1' || /^(::ffff:)?127\./.test(a);
+}
+
+/** Ports with at least one listener reachable from the network. */
+export function exposedPorts(listeners: Listener[]): Set<number> {
+  return new Set(listeners.filter((l) => !isLoopback(l.Address)).map((l) => l.Port));
+}
+
 export interface RemoteLoginFacts {
   rdpPolicy: Section<RegistryValues | null>;
   rdp: Section<RegistryValues | null>;
   rdpTcp: Section<RegistryValues | null>;
   services: Section<ServiceFacts[]>;
-  listeningPorts: Section<number[]>;
+  listeningPorts: Section<Listener[]>;
   /** Read only when sshd runs and the policy accepts a hardened SSH server. */
   sshdConfig: FileResult | null;
 }
@@ -56,10 +72,15 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   const nla = regNumber(rdpPolicy.value, 'UserAuthentication') ?? (rdpTcp.ok ? regNumber(rdpTcp.value, 'UserAuthentication') : 'invalid');
   if (nla === 0 || nla === 1) evidence.rdp_nla = nla === 1;
 
-  const ports = listeningPorts.ok ? new Set(listeningPorts.value) : null;
+  const ports = listeningPorts.ok ? exposedPorts(listeningPorts.value) : null;
   const rdpListening = ports === null ? null : ports.has(rdpPort);
   evidence.rdp_listening = rdpListening;
-  evidence.winrm_listening = ports === null ? null : WINRM_PORTS.some((p) => ports.has(p));
+  const winrmListening = ports === null ? null : WINRM_PORTS.some((p) => ports.has(p));
+  evidence.winrm_listening = winrmListening;
+  if (listeningPorts.ok) {
+    const loopbackOnly = [rdpPort, 22, ...WINRM_PORTS].filter((p) => !ports!.has(p) && listeningPorts.value.some((l) => l.Port === p));
+    if (loopbackOnly.length > 0) evidence.loopback_only_ports = loopbackOnly;
+  }
 
   const service = (name: string) => services.value.find((s) => s.Name === name);
   const termService = service('TermService');
@@ -68,9 +89,15 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   const sshd = service('sshd');
   evidence.openssh_server = sshd ? serviceState(sshd) : 'not_installed';
   if (sshd) evidence.openssh_server_start = startType(sshd);
+  const winrm = service('WinRM');
+  evidence.winrm = winrm ? serviceState(winrm) : 'not_installed';
 
   if (rdpAllowed && (termServiceRunning || rdpListening === true)) return fail({ ...evidence, rule: 'rdp_enabled' });
   if (termServiceRunning && rdpListening === true) return fail({ ...evidence, rule: 'rdp_listening' });
+  if (winrmListening === true) return fail({ ...evidence, rule: 'winrm_listening' });
+  // WinRM running with its listeners out of sight: it may well be listening (a Windows Server default).
+  const unseenWinrm = winrm !== undefined && serviceState(winrm) === 'running' && !listeningPorts.ok ? listeningPorts : null;
+  const nothingElseOpen = (verdict: Verdict) => (unseenWinrm ? sectionUnknown(unseenWinrm, { ...evidence, value: 'listeners' }) : verdict);
 
   if (sshd && serviceState(sshd) === 'running') {
     if (!policy.remoteLogin.allowSshIfHardened) return fail({ ...evidence, rule: 'sshd_running' });
@@ -80,10 +107,10 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
     if (passwords === null) return unknown('unexpected_value', { ...evidence, value: 'PasswordAuthentication' });
     evidence.ssh_password_authentication = passwords;
     if (passwords) return fail({ ...evidence, rule: 'sshd_accepts_passwords' });
-    return pass({ ...evidence, rule: 'ssh_hardened' });
+    return nothingElseOpen(pass({ ...evidence, rule: 'ssh_hardened' }));
   }
   // RDP allowed but TermService (which hosts the listener) not running: not reachable now (research §8.4).
-  return pass({ ...evidence, rule: 'no_remote_login' });
+  return nothingElseOpen(pass({ ...evidence, rule: 'no_remote_login' }));
 }
 
 export const remoteLoginCheck = defineProbeCheck(
@@ -96,7 +123,7 @@ export const remoteLoginCheck = defineProbeCheck(
       rdp: registryKey(probe, 'rdp'),
       rdpTcp: registryKey(probe, 'rdpTcp'),
       services,
-      listeningPorts: probeSection(probe, 'listeningPorts', z.array(z.number().int())),
+      listeningPorts: probeSection(probe, 'listeningPorts', z.array(Listener)),
       sshdConfig: sshdRunning && ctx.policy.remoteLogin.allowSshIfHardened ? await ctx.host.readFile(SSHD_CONFIG) : null,
     };
   },

@@ -11,8 +11,17 @@ import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeSection, registryKey, sectionUnknown, type Section } from './probe';
 import { asNumber, asText, regNumber, RegistryValues } from './registry';
 
-/** One loaded HKU hive: the screen-saver values of its user Group Policy key and of its own Control Panel\Desktop key. */
-const UserHive = z.object({ Sid: z.string(), Policy: RegistryValues.nullable(), User: RegistryValues.nullable() });
+/**
+ * One loaded HKU hive: the screen-saver values of its user Group Policy key and of its own Control
+ * Panel\Desktop key, or the error that kept them out of reach (without administrator rights only
+ * one's own hive opens).
+ */
+const UserHive = z.object({
+  Sid: z.string(),
+  Policy: RegistryValues.nullable().default(null),
+  User: RegistryValues.nullable().default(null),
+  Error: z.string().max(200).optional(),
+});
 export type UserHive = z.infer<typeof UserHive>;
 
 const PowerIndexes = z.object({
@@ -158,8 +167,14 @@ export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verd
 
   let compliant = 0;
   let nonCompliant = 0;
+  let unreadable = 0;
   let managed = false;
   for (const hive of users) {
+    if (hive.Error !== undefined) {
+      if (sleepEngages === true) compliant++;
+      else unreadable++;
+      continue;
+    }
     const saver = secureScreenSaver(hive, maxIdleSeconds, grace, maxGraceSeconds);
     managed ||= saver.managed;
     if (saver.ok === true || sleepEngages === true) compliant++;
@@ -171,7 +186,10 @@ export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verd
     entra_users: users.filter((hive) => userKind(hive.Sid) === 'entra').length,
     screensaver_policy_managed: managed,
   });
+  if (unreadable > 0) evidence.users_unreadable = unreadable;
   if (nonCompliant > 0) return fail({ ...evidence, rule: 'user_without_lock' });
+  // Other users' hives open only to administrators and SYSTEM (the service's account).
+  if (unreadable > 0) return unknown('permission_denied', { ...evidence, value: 'other_users_hives' });
   if (compliant < users.length) return unknown('undetermined_user_settings', evidence);
   return pass({ ...evidence, rule: sleepEngages === true ? 'sleep_lock' : 'secure_screensaver' });
 }

@@ -70,14 +70,19 @@ describe('Windows collectors', () => {
         'GetConversionStatus',
         'GetKeyProtectorType',
         'Win32_PowerSettingDataIndex',
-        "'secedit.exe') /export /areas SECURITYPOLICY /cfg $inf /quiet",
+        "'secedit.exe') /export /mergedpolicy /areas SECURITYPOLICY /cfg $inf /quiet",
+        // Its labels and dates are translated: the check reads only the numbers, by line position.
+        "'w32tm.exe') /query /status /verbose",
+        "ProviderName = 'Microsoft-Windows-Time-Service'; Id = 35, 37, 36, 47, 129, 134",
+        'Get-CimInstance -ClassName Win32_Volume',
         "[ADSI]('WinNT://' + [Environment]::MachineName)",
         "OpenBaseKey('Users', 'Registry64')",
         'ConvertTo-Json -InputObject $Document -Depth 10 -Compress',
       ]) {
         expect(PROBE_SCRIPT).toContain(source);
       }
-      expect(PROBE_SCRIPT).not.toMatch(/w32tm|netsh|manage-bde|net accounts|powercfg|Get-BitLockerVolume/i);
+      expect(PROBE_SCRIPT).not.toMatch(/netsh|manage-bde|net accounts|powercfg|Get-BitLockerVolume/i);
+      expect(PROBE_SCRIPT.split(/w32tm\.exe/i)).toHaveLength(2);
     });
 
     it('holds no double quote, so Windows command-line quoting never has to carry one', () => {

@@ -16,8 +16,8 @@ import { asNumber, type RegistryValues } from '../../../checks/windows/registry'
 import { evaluateRemoteLogin, sshdAcceptsPasswords, type RemoteLoginFacts } from '../../../checks/windows/remoteLogin';
 import { evaluateScreenLock, secureScreenSaver, sleepLockEngages, userKind, type ScreenLockFacts, type UserHive } from '../../../checks/windows/screenLock';
 import { decodeProductState } from '../../../checks/windows/securityCenter';
-import { evaluateTimeSync, type TimeSyncFacts } from '../../../checks/windows/timeSync';
-import { ENTRA_USER_SID, LOCAL_USER_SID, STOCK_SERVICES } from './probeDocument';
+import { evaluateTimeSync, parseW32tmStatus, w32tmError, type TimeSyncFacts } from '../../../checks/windows/timeSync';
+import { ENTRA_USER_SID, LOCAL_USER_SID, STOCK_SERVICES, listeners } from './probeDocument';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const ok = <T>(value: T): Section<T> => ({ ok: true, value });
@@ -65,6 +65,7 @@ describe('registry numbers', () => {
 describe('DISK_ENCRYPTION', () => {
   const volume = (change: Partial<EncryptableVolume> = {}): EncryptableVolume => ({
     DriveLetter: 'C:',
+    Mounted: true,
     VolumeType: 0,
     ProtectionStatus: 1,
     ConversionStatus: 1,
@@ -107,6 +108,19 @@ describe('DISK_ENCRYPTION', () => {
       evidence: { reason: 'fixed_data_volume_undetermined', other_fixed_undetermined: 1 },
     });
   });
+
+  it('skips a fixed volume only when it is known to be mounted nowhere', () => {
+    const allLocal = resolvePolicy({ diskEncryption: { scope: 'all_local' } });
+    const decrypted = { VolumeType: 1, DriveLetter: null, ProtectionStatus: 0, ConversionStatus: 0, KeyProtectorTypes: [] };
+    const nowhere = evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, Mounted: false })]), systemDrive: 'C:' }, allLocal);
+    expect(nowhere).toMatchObject({ status: 'PASS', evidence: { unmounted_volumes_skipped: 1, fixed_data_volumes: 0 } });
+    // Mounted in a folder (no letter), or mount state unknown: a volume like any other.
+    for (const Mounted of [true, null]) {
+      expect(evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, Mounted })]), systemDrive: 'C:' }, allLocal)).toMatchObject({ status: 'FAIL', evidence: { rule: 'fixed_data_volume_unprotected' } });
+    }
+    // A lettered volume that Win32_Volume calls unmounted still counts.
+    expect(evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, DriveLetter: 'D:', Mounted: false })]), systemDrive: 'C:' }, allLocal).status).toBe('FAIL');
+  });
 });
 
 describe('SCREEN_LOCK', () => {
@@ -120,6 +134,16 @@ describe('SCREEN_LOCK', () => {
     consoleLockPolicy: ok(null),
     standbyIdlePolicy: ok(null),
     ...change,
+  });
+
+  it('evaluates the hives it can read and says how many it could not (no administrator rights)', () => {
+    const denied: UserHive = { Sid: 'S-1-5-21-1-2-3-1002', Policy: null, User: null, Error: 'access_denied' };
+    expect(evaluateScreenLock(facts({ hives: ok([hive(secure), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied', users_unreadable: 1, users_compliant: 1 } });
+    expect(evaluateScreenLock(facts({ hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'FAIL', evidence: { rule: 'user_without_lock', users_unreadable: 1 } });
+    // Sleep with sign-in covers every user, readable or not.
+    const sleeps = { power: ok({ ACConsoleLock: 1, DCConsoleLock: 1, ACStandbyIdle: 600, DCStandbyIdle: 300 }) };
+    expect(evaluateScreenLock(facts({ ...sleeps, hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'sleep_lock', users_compliant: 2 } });
+    expect(evaluateScreenLock(facts({ hives: ok([denied]), systemPolicy: ok({ InactivityTimeoutSecs: 600 }) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'machine_inactivity_limit' } });
   });
 
   it('classifies interactive SIDs exactly (local/AD and Entra ID), nothing else', () => {
@@ -195,6 +219,59 @@ describe('FIREWALL_ENABLED', () => {
     expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry }))).toMatchObject({ status: 'FAIL', evidence: { source: 'registry', profiles: { private: false } } });
   });
 
+  it('applies the legacy Standard Profile policy to Private and Public, below the current policy and above the local value', () => {
+    const cmdletDown = { profiles: failed('check_error', 'cim_Failed') };
+    const legacyOff = { policy: ok(null), legacyPolicy: ok({ EnableFirewall: 0 }), local: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: legacyOff, Public: local(1) } }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { source: 'registry', profiles: { domain: true, private: false, public: true }, rule: 'profile_disabled' },
+    });
+    const currentOn = { ...legacyOff, policy: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: currentOn, Public: currentOn } }))).toMatchObject({ status: 'PASS', evidence: { profiles: { private: true, public: true } } });
+    const legacyAllowsInbound = { policy: ok(null), legacyPolicy: ok({ DefaultInboundAction: 0 }), local: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: local(1), Public: legacyAllowsInbound } }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { default_inbound: { public: 'allow' }, rule: 'default_inbound_allow' },
+    });
+    const legacyUnreadable = { policy: ok(null), legacyPolicy: failed('permission_denied', 'access_denied'), local: ok({ EnableFirewall: 1 }) };
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: legacyUnreadable, Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'check_error', probe_error: 'cim_Failed' } });
+  });
+
+  it('falls back to the registry for a profile the cmdlet does not list, and lets the cmdlet win where it answers', () => {
+    const twoProfiles = facts({ profiles: ok([profile('Domain'), profile('Private')]), registry: { Domain: local(1), Private: local(1), Public: local(0) } });
+    expect(evaluateFirewall(twoProfiles)).toMatchObject({ status: 'FAIL', evidence: { source: 'registry', profiles: { public: false }, rule: 'profile_disabled' } });
+    const registryAllows = { policy: ok(null), local: ok({ EnableFirewall: 0, DefaultInboundAction: 0 }) };
+    expect(evaluateFirewall(facts({ registry: { Domain: registryAllows, Private: registryAllows, Public: registryAllows } }))).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'Get-NetFirewallProfile', profiles: { domain: true }, default_inbound: { domain: 'block' } },
+    });
+    const registrySilent = { policy: ok(null), local: ok(null) };
+    expect(evaluateFirewall(facts({ registry: { Domain: registrySilent, Private: registrySilent, Public: registrySilent } })).status).toBe('PASS');
+  });
+
+  it('is UNKNOWN for a DefaultInboundAction that is neither 0 nor 1, and says so in the evidence', () => {
+    const odd = { policy: ok(null), local: ok({ EnableFirewall: 1, DefaultInboundAction: 2 }) };
+    expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry: { Domain: local(1), Private: local(1), Public: odd } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unexpected_value', default_inbound: { domain: 'block', public: null } },
+    });
+    expect(evaluateFirewall(facts({ profiles: ok([]), registry: { Domain: { policy: failed('check_error'), local: ok(null) }, Private: local(1), Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+  });
+
+  it('fails an inbound-allow profile only when it is known to be on', () => {
+    const unknownState = facts({ profiles: ok([profile('Domain', 'NotConfigured', 'Allow'), profile('Private'), profile('Public')]), registry: { Domain: { policy: ok(null), local: ok(null) }, Private: local(1), Public: local(1) } });
+    expect(evaluateFirewall(unknownState)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unexpected_value', profiles: { domain: null }, default_inbound: { domain: 'allow' } } });
+  });
+
+  it('reports Security Center as it found it', () => {
+    const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private'), profile('Public')]) });
+    expect(evaluateFirewall({ ...off, thirdParty: ok([]) }).evidence).not.toHaveProperty('security_center');
+    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 262144 }]) }).evidence.security_center).toEqual([{ name: 'Product', state: 'off', microsoft: false }]);
+    expect(evaluateFirewall({ ...off, thirdParty: failed('not_available', 'cim_InvalidNamespace') })).toMatchObject({ status: 'FAIL', evidence: { security_center: 'not_available', rule: 'profile_disabled' } });
+    expect(evaluateFirewall({ ...off, thirdParty: failed('permission_denied', 'cim_AccessDenied') })).toMatchObject({ status: 'FAIL', evidence: { security_center: 'unreadable' } });
+    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 266240 }]) })).toMatchObject({ status: 'PASS', evidence: { source: 'security_center', third_party: 'Product', rule: 'third_party_firewall' } });
+  });
+
   it('counts only a third-party product that is on', () => {
     const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private', 'False'), profile('Public', 'False')]) });
     for (const productState of [270336 /* snoozed */, 262144 /* off */, 397568 /* Microsoft */]) {
@@ -214,34 +291,87 @@ describe('FIREWALL_ENABLED', () => {
 });
 
 describe('TIME_SYNC', () => {
+  /** Checkmk/checkmk tests/unit/cmk/plugins/windows/agent_based/test_w32time_status.py EN_GOOD_SYNC, tokens rejoined with single spaces. */
+  const SYNCED = [
+    'Leap Indicator: 0(no warning)',
+    'Stratum: 4 (secondary reference - syncd by (S)NTP)',
+    'Precision: -23 (119.209ns per tick)',
+    'Root Delay: 0.0000758s',
+    'Root Dispersion: 0.0100002s',
+    'ReferenceId: 0x564D5450 (source IP:  86.77.84.80)',
+    'Last Successful Sync Time: 9/15/2025 12:01:31 AM',
+    'Source: VM IC Time Synchronization Provider',
+    'Poll Interval: 6 (64s)',
+    'Phase Offset: 0.0000869s',
+    'ClockRate: 0.0156249s',
+    'State Machine: 2 (Sync)',
+    'Time Source Flags: 3 (Authenticated Hardware )',
+    'Server Role: 0 (None)',
+    'Last Sync Error: 0 (The command completed successfully.)',
+    'Time since Last Good Sync Time: 19.4823644s',
+  ];
+  const withLine = (index: number, line: string) => SYNCED.map((l, i) => (i === index ? line : l));
   const facts = (change: Partial<TimeSyncFacts> = {}): TimeSyncFacts => ({
     parameters: ok({ Type: 'NTP', NtpServer: 'time.windows.com,0x9' }),
     parametersPolicy: ok(null),
     ntpClient: ok({ Enabled: 1 }),
     ntpClientPolicy: ok(null),
     vmicProvider: ok(null),
-    services: services(),
+    services: services({ W32Time: { Start: 2, Triggered: false, State: 'Running' } }),
     computer: ok({ PartOfDomain: false, EntraJoined: false }),
+    w32tm: ok({ ExitCode: 0, Lines: SYNCED }),
+    events: ok([]),
     ...change,
   });
+  const stopped = { ExitCode: 0x80070426 - 2 ** 32, Lines: ['The following error occurred: The service has not been started. (0x80070426)'] };
+  const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000).toISOString().replace('.000', '');
 
   it.each([
-    ['Type in lower case', { parameters: ok({ Type: 'allsync', NtpServer: '' }) }, 'PASS', 'configured'],
-    ['NT5DS on a workgroup machine', { parameters: ok({ Type: 'NT5DS' }) }, 'UNKNOWN', undefined],
+    ['Type in lower case', { parameters: ok({ Type: 'allsync', NtpServer: '' }) }, 'PASS', 'synchronized'],
+    ['NT5DS on a workgroup machine, W32Time stopped', { parameters: ok({ Type: 'NT5DS' }), w32tm: ok(stopped) }, 'UNKNOWN', undefined],
     ['NtpClient turned off by Group Policy', { ntpClientPolicy: ok({ Enabled: 0 }) }, 'FAIL', 'ntp_client_disabled'],
     ['Type NTP without a server', { parameters: ok({ Type: 'NTP', NtpServer: ' ' }) }, 'FAIL', 'no_ntp_server'],
     ['an unknown Type', { parameters: ok({ Type: 'Sometimes' }) }, 'UNKNOWN', undefined],
     ['no Type at all', { parameters: ok({}) }, 'UNKNOWN', undefined],
     ['W32Time not installed', { services: services({ W32Time: null }) }, 'FAIL', 'service_not_installed'],
-    ['W32Time automatic and running', { services: services({ W32Time: { Start: 2, Triggered: false, State: 'Running' } }) }, 'PASS', 'configured'],
+    ['leap indicator 3', { w32tm: ok({ ExitCode: 0, Lines: withLine(0, 'Leap Indicator: 3(not synchronized)') }) }, 'FAIL', 'not_synchronized'],
+    ['stratum 0', { w32tm: ok({ ExitCode: 0, Lines: withLine(1, 'Stratum: 0 (unspecified)') }) }, 'FAIL', 'not_synchronized'],
+    ['the free-running local clock (LOCL)', { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }) }, 'FAIL', 'local_clock'],
+    ['a forest-root PDC on NT5DS free-running on its CMOS clock', { parameters: ok({ Type: 'NT5DS' }), computer: ok({ PartOfDomain: true, EntraJoined: false }), w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }) }, 'FAIL', 'local_clock'],
+    ['a last good sync nine days ago', { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 777600.5s') }) }, 'FAIL', 'sync_stale'],
+    ['a last good sync seven days ago', { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 604800.0000000s') }) }, 'PASS', 'synchronized'],
+    ['a status without the verbose lines', { w32tm: ok({ ExitCode: 0, Lines: SYNCED.slice(0, 9) }) }, 'PASS', 'synchronized'],
+    ['a status whose ReferenceId is not hex', { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: LOCL') }), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) }, 'PASS', 'synchronized'],
+    ['stopped, synchronised an hour ago', { w32tm: ok(stopped), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) }, 'PASS', 'synchronized'],
+    ['stopped, last sync event 10 days ago', { w32tm: ok(stopped), events: ok([{ Id: 37, TimeCreated: hoursAgo(240) }, { Id: 129, TimeCreated: hoursAgo(2) }]) }, 'FAIL', 'sync_stale'],
+    ['stopped, no sync event', { w32tm: ok(stopped), events: ok([{ Id: 36, TimeCreated: hoursAgo(2) }]) }, 'UNKNOWN', undefined],
+    ['stopped, System log unreadable', { w32tm: ok(stopped), events: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
   ] as const)('%s', (_name, change, status, rule) => {
-    const verdict = evaluateTimeSync(facts(change as Partial<TimeSyncFacts>), DEFAULT_POLICY);
+    const verdict = evaluateTimeSync(facts(change as Partial<TimeSyncFacts>), DEFAULT_POLICY, NOW);
     expect(verdict.status).toBe(status);
     if (rule) expect(verdict.evidence.rule).toBe(rule);
   });
 
-  it('says when the policy asks for an offset it does not measure on Windows', () => {
-    expect(evaluateTimeSync(facts(), resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } })).evidence).toMatchObject({ offset_measured: false });
+  it('reads the numbers of a Chinese, a French and a wrapped German status by position', () => {
+    const zh = ['Leap 指示符: 0(无警告)', '层次: 2 (次引用 - 与(S)NTP 同步)', '精度: -6 (每刻度 15.625ms)', '根延迟: 0.0092768s', '根分散: 8.2606345s', '引用 ID: 0x81861B7B (源 IP:  129.134.27.123)', '上次成功同步时间: 2025/9/14 23:55:21', '源: time.facebook.com', '轮询间隔: 6 (64s)', '相位偏移: 0.0000012s', 'ClockRate: 0.0156250s', '计算机状态: 2 (同步)', '时间源标志:0 (无)', '服务器角色: 0 (无)', '上次同步错误: 0 (成功地执行了命令。)', '上次成功同步时间后的时间: 13.4795503s'];
+    expect(parseW32tmStatus(zh)).toEqual({ leapIndicator: 0, stratum: 2, referenceId: 0x81861b7b, phaseOffsetSeconds: 0.0000012, secondsSinceGoodSync: 13.4795503 });
+    const deWrapped = ['Sprungindikator: 0(keine Warnung)', 'Stratum: 5 (Sekundärreferenz - synchr. über (S)NTP)', 'Präzision: -23 (119.209ns pro Tick)', 'Stammverzögerung: 0.0365169s', 'Stammabweichung: 0.0515266s', 'Referenz-ID: 0x14653909 (Quell-IP:  20.101.57.9)', 'Letzte erfolgr. Synchronisierungszeit: 28.09.2026 07:26:42', 'Quelle: time.windows.com,0x8 ', 'Abrufintervall: 8 (256s)', '', 'Phasendifferenz: -0.0008992s', 'Taktfrequenz: 0.0156250s', 'Statuscomputer: 2 (Sync)', 'Zeitquellenkennzeichen: 0 (Keine)', 'Serverrolle: 0 (Keine)', 'Letzter Synchronierungsfehler: 2 (Der Computer wurde nicht synchronisiert, da nur veraltete Zeitdaten', 'verfügbar waren.)', 'Zeit seit der letzten erfolgr. Synchronisierungszeit: 185.8847932s'];
+    expect(parseW32tmStatus(deWrapped)).toMatchObject({ leapIndicator: 0, stratum: 5, phaseOffsetSeconds: -0.0008992, secondsSinceGoodSync: 185.8847932 });
+    expect(parseW32tmStatus(['Folgender Fehler ist aufgetreten: Zugriff verweigert (0x80070005)'])).toBeNull();
+  });
+
+  it('names w32tm errors by their HRESULT, whatever the language', () => {
+    expect(w32tmError({ ExitCode: -2147024891, Lines: ['Folgender Fehler ist aufgetreten: Zugriff verweigert (0x80070005)'] })).toBe('access_denied');
+    expect(w32tmError(stopped)).toBe('service_not_running');
+    expect(w32tmError({ ExitCode: 1, Lines: ['(0x800705B4)'] })).toBe('hresult_0x800705b4');
+    expect(w32tmError({ ExitCode: 1, Lines: [] })).toBe('exit_1');
+  });
+
+  it('measures the phase offset against the policy', () => {
+    expect(evaluateTimeSync(facts(), resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW).evidence).toMatchObject({ offset_measured: true, offset_s: 0.0000869, rule: 'synchronized' });
+    const far = facts({ w32tm: ok({ ExitCode: 0, Lines: withLine(9, 'Phase Offset: -7.5000000s') }) });
+    expect(evaluateTimeSync(far, resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'offset_too_large', max_offset_s: 5 } });
+    expect(evaluateTimeSync(far, DEFAULT_POLICY, NOW).status).toBe('PASS');
   });
 });
 
@@ -257,12 +387,25 @@ describe('OS_VERSION', () => {
     [{ CurrentBuild: '17763', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019' }, 'windows-10-ltsc', '2019', 'Windows 10 Enterprise LTSC 2019'],
     [{ CurrentBuild: '19045', DisplayVersion: '22H2', EditionID: 'Core', ProductName: 'Windows 10 Home' }, 'windows-10-home', '22H2', 'Windows 10 Home'],
     [{ CurrentBuild: '17763', EditionID: 'ServerStandard', ProductName: 'Windows Server 2019 Standard', InstallationType: 'Server Core' }, 'windows-server', '2019', 'Windows Server 2019 Standard'],
+    [{ CurrentBuild: '17763', EditionID: 'EnterpriseSEval', ProductName: 'Windows 10 Enterprise LTSC 2019 Evaluation' }, 'windows-10-ltsc', '2019', 'Windows 10 Enterprise LTSC 2019 Evaluation'],
+    [{ EditionID: 'EnterpriseEval', ProductName: 'Windows 10 Enterprise Evaluation' }, 'windows-11-enterprise-education', '24H2', 'Windows 11 Enterprise Evaluation'],
     [{ EditionID: 'SomethingNew' }, null, null, 'Windows 11 Pro'],
     [{ InstallationType: '' }, null, null, 'Windows 10 Pro'],
   ])('%j → %s %s', (values, product, cycle, name) => {
     const clean = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
     const release = client(clean)!;
     expect([release.lifecycleProduct, release.cycle, release.name]).toEqual([product, cycle, name]);
+  });
+
+  it('judges LTSC against its own support date only, never the feature-update floor', () => {
+    const ltsc2019 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 4737, EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019', InstallationType: 'Client' }) };
+    const verdict = evaluateOsVersion(ltsc2019, resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 26100 } } } }), NOW);
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { servicing_channel: 'ltsc', rule: 'supported' } });
+    expect(verdict.evidence).not.toHaveProperty('minimum');
+    const pro1809 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 4737, EditionID: 'Professional', InstallationType: 'Client' }) };
+    expect(evaluateOsVersion(pro1809, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'FAIL', evidence: { servicing_channel: 'general_availability', rule: 'minimum' } });
+    const eval2019 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 1, EditionID: 'EnterpriseSEval', InstallationType: 'Client' }) };
+    expect(evaluateOsVersion(eval2019, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'PASS', evidence: { evaluation_edition: true, product: 'windows-10-ltsc' } });
   });
 
   it('has no release without a numeric build', () => {
@@ -295,9 +438,15 @@ describe('OS_VERSION', () => {
 });
 
 describe('AUTO_UPDATE', () => {
-  const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({ auPolicy: ok(null), updateCsp: ok(null), pause: ok({}), services: services(), ...change });
+  const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({ auPolicy: ok(null), auLocal: ok({}), updateCsp: ok(null), pause: ok({}), services: services(), ...change });
 
   it.each([
+    ['local AUOptions 3 (Server sconfig DownloadOnly), no policy', { auLocal: ok({ AUOptions: 3 }) }, 'FAIL', 'download_only'],
+    ['local AUOptions 4 (sconfig Automatic), no policy', { auLocal: ok({ AUOptions: 4 }) }, 'PASS', 'automatic_install'],
+    ['local AUOptions 1 (automatic updates disabled)', { auLocal: ok({ AUOptions: 1 }) }, 'FAIL', 'no_auto_update'],
+    ['policy AUOptions 4 over a local 1', { auPolicy: ok({ AUOptions: 4 }), auLocal: ok({ AUOptions: 1 }) }, 'PASS', 'automatic_install'],
+    ['local key unreadable, no policy', { auLocal: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
+    ['local key unreadable, policy AUOptions 4', { auPolicy: ok({ AUOptions: 4 }), auLocal: failed('permission_denied', 'access_denied') }, 'PASS', 'automatic_install'],
     ['Update CSP AllowAutoUpdate 5 (off)', { updateCsp: ok({ AllowAutoUpdate: 5 }) }, 'FAIL', 'csp_auto_update_off'],
     ['Update CSP AllowAutoUpdate 0 (notify)', { updateCsp: ok({ AllowAutoUpdate: 0 }) }, 'FAIL', 'notify_before_download'],
     ['Update CSP AllowAutoUpdate 3', { updateCsp: ok({ AllowAutoUpdate: 3 }) }, 'PASS', 'automatic_install'],
@@ -380,7 +529,7 @@ describe('REMOTE_LOGIN', () => {
     rdp: ok({ fDenyTSConnections: 1 }),
     rdpTcp: ok({ PortNumber: 3389 }),
     services: services(),
-    listeningPorts: ok([135, 445]),
+    listeningPorts: ok(listeners(['0.0.0.0', '::'], [135, 445])),
     sshdConfig: null,
     ...change,
   });
@@ -389,9 +538,12 @@ describe('REMOTE_LOGIN', () => {
     ['RDP allowed but TermService stopped (not reachable)', { rdp: ok({ fDenyTSConnections: 0 }) }, 'PASS', { rdp_allowed: true, rdp_listening: false }],
     ['no fDenyTSConnections anywhere (denied)', { rdp: ok({}) }, 'PASS', { rdp_allowed: false }],
     ['fDenyTSConnections 2', { rdp: ok({ fDenyTSConnections: 2 }) }, 'UNKNOWN', { reason: 'unexpected_value' }],
-    ['RDP on a custom port, listening, while the value denies it', { rdpTcp: ok({ PortNumber: 3390 }), listeningPorts: ok([3390]), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_listening' }],
+    ['RDP on a custom port, listening, while the value denies it', { rdpTcp: ok({ PortNumber: 3390 }), listeningPorts: ok(listeners(['0.0.0.0'], [3390])), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_listening' }],
+    ['RDP listening on loopback only (a tunnel endpoint)', { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: ok(listeners(['127.0.0.1', '::1'], [3389])) }, 'PASS', { rdp_listening: false, loopback_only_ports: [3389] }],
     ['RDP allowed, TermService running, listeners unreadable', { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: failed('check_error'), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_enabled', rdp_listening: null }],
-    ['WinRM listening (evidence only)', { listeningPorts: ok([5985]) }, 'PASS', { winrm_listening: true }],
+    ['WinRM listening on every address', { listeningPorts: ok(listeners(['::'], [5985])), services: services({ WinRM: { Start: 2, State: 'Running' } }) }, 'FAIL', { winrm_listening: true, winrm: 'running', rule: 'winrm_listening' }],
+    ['WinRM listening on an IPv4-mapped loopback only', { listeningPorts: ok(listeners(['::ffff:127.0.0.1'], [5985])) }, 'PASS', { winrm_listening: false, loopback_only_ports: [5985] }],
+    ['WinRM running, listeners unreadable', { listeningPorts: failed('permission_denied', 'cim_AccessDenied'), services: services({ WinRM: { Start: 2, State: 'Running' } }) }, 'UNKNOWN', { reason: 'permission_denied', value: 'listeners' }],
     ['sshd installed but stopped', { services: services({ sshd: { Start: 3, State: 'Stopped' } }) }, 'PASS', { openssh_server: 'stopped', openssh_server_start: 'manual' }],
   ] as const)('%s', (_name, change, status, evidence) => {
     expect(evaluateRemoteLogin(facts(change as Partial<RemoteLoginFacts>), DEFAULT_POLICY)).toMatchObject({ status, evidence });
@@ -437,7 +589,7 @@ describe('MALWARE_PROTECTION', () => {
   });
 
   it('uses policy.malware.maxSignatureAgeDays', () => {
-    const facts = { antivirus: ok([defenderOn]), defender: ok(status({ AntivirusSignatureAge: 12 })) };
+    const facts = { antivirus: ok([defenderOn]), defender: ok(status({ AntivirusSignatureAge: 12 })), family: 'client' as const };
     expect(evaluateMalwareProtection(facts, DEFAULT_POLICY).status).toBe('FAIL');
     expect(evaluateMalwareProtection(facts, resolvePolicy({ malware: { maxSignatureAgeDays: 14 } })).status).toBe('PASS');
   });

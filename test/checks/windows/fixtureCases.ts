@@ -5,7 +5,9 @@
 // step with these cases and with the script.
 import type { CheckKey, PostureStatus } from '../../../src/protocol/schemas';
 import type { RecordedCommand } from '../../support/fakeHost';
-import { ENTRA_USER_SID, LOCAL_USER_SID, err, ok, service, type ProbeDocument } from './probeDocument';
+import { ENTRA_USER_SID, LOCAL_USER_SID, bitlockerOs, defender, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
+import { REAL_WORLD_CASES } from './realWorldCases';
+import { LINUXFABRIK, LINUXFABRIK_W32TM, TIME_SYNC_RECORDINGS, w32tm } from './timeSyncRecordings';
 
 export interface WindowsFixtureCase {
   check: CheckKey;
@@ -27,31 +29,6 @@ export interface WindowsFixtureCase {
 const MS_BITLOCKER = 'Microsoft Learn, Win32_EncryptableVolume GetProtectionStatus/GetConversionStatus/GetKeyProtectors';
 const WSC_STATES = 'productState samples: idera "Identifying Antivirus Engine State", neophob.com SecurityCenter2, StackOverflow 4700897';
 const MP_STATUS = 'Microsoft Learn, Get-MpComputerStatus example (2024) and "Microsoft Defender Antivirus compatibility" (AMRunningMode)';
-
-const registry = (doc: ProbeDocument, name: string, values: Record<string, unknown> | null) => {
-  doc.registry[name] = ok(values);
-};
-const setService = (doc: ProbeDocument, name: string, change: Partial<{ Start: number; Triggered: boolean; State: string }>) => {
-  const row = service(doc, name);
-  if (row) Object.assign(row, change);
-  else (doc.services as { value: unknown[] }).value.push({ Name: name, Start: 3, Triggered: false, State: 'Stopped', ...change });
-};
-const osValues = (doc: ProbeDocument, values: Record<string, unknown>) => {
-  const current = (doc.registry.os as { value: Record<string, unknown> }).value;
-  registry(doc, 'os', { ...current, ...values });
-};
-const userHives = (doc: ProbeDocument, hives: unknown[]) => {
-  const system = ['.DEFAULT', 'S-1-5-19', 'S-1-5-20', 'S-1-5-18'].map((Sid) => ({ Sid, Policy: null, User: { ScreenSaveActive: '1' } }));
-  doc.userHives = ok([...system, ...hives]);
-};
-const secureSaver = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '600', 'SCRNSAVE.EXE': 'C:\\Windows\\system32\\scrnsave.scr' };
-const bitlockerOs = (doc: ProbeDocument, change: Record<string, unknown>) => {
-  const [os] = (doc.bitlocker as { value: Record<string, unknown>[] }).value;
-  Object.assign(os!, change);
-};
-const defender = (doc: ProbeDocument, change: Record<string, unknown>) => {
-  Object.assign((doc.defender as { value: Record<string, unknown> }).value, change);
-};
 
 export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   // ---- DISK_ENCRYPTION -------------------------------------------------------------------------
@@ -307,20 +284,25 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'pass-stopped-trigger-start-workgroup',
     source: 'research §4.4 pitfall (workgroup Windows 10/11: W32Time Manual (Trigger Start), often stopped; [probo] first FAILed this, later added w32time_service_start=3)',
     description: 'Workgroup laptop: Type NTP (time.windows.com), W32Time trigger-start and stopped right now',
-    expect: { status: 'PASS', evidence: { type: 'NTP', provider: 'ntp', service_start: 'trigger', service_status: 'stopped', domain_joined: false, rule: 'configured' } },
+    expect: {
+      status: 'PASS',
+      evidence: { type: 'NTP', provider: 'ntp', service_start: 'trigger', service_status: 'stopped', domain_joined: false, w32tm_error: 'service_not_running', state_source: 'time_service_events', last_sync_age_s: 7069, rule: 'synchronized' },
+    },
   },
   {
     check: 'TIME_SYNC',
     name: 'pass-domain-hierarchy',
-    source: 'research §4.4 (domain members use NT5DS, NtpServer irrelevant)',
+    source: `research §4.4 (domain members use NT5DS, NtpServer irrelevant); w32tm: ${LINUXFABRIK}/stratum-5-dc-authenticated`,
     description: 'Domain member: Type NT5DS, W32Time automatic and running',
     machine: (doc) => {
       registry(doc, 'w32time', { Type: 'NT5DS', NtpServer: 'time.windows.com,0x9' });
       setService(doc, 'W32Time', { Start: 2, Triggered: false, State: 'Running' });
       doc.computer = ok({ PartOfDomain: true, EntraJoined: false });
+      w32tm(doc, LINUXFABRIK_W32TM['stratum-5-dc-authenticated']);
     },
     expect: { status: 'PASS', evidence: { type: 'NT5DS', provider: 'domain', service_status: 'running', domain_joined: true } },
   },
+  ...TIME_SYNC_RECORDINGS,
   {
     check: 'TIME_SYNC',
     name: 'fail-service-disabled',
@@ -336,19 +318,6 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     description: 'Group Policy sets Type NoSync while the local value still says NTP',
     machine: (doc) => registry(doc, 'w32timePolicy', { Type: 'NoSync' }),
     expect: { status: 'FAIL', evidence: { rule: 'no_sync', type: 'NoSync' } },
-  },
-  {
-    check: 'TIME_SYNC',
-    name: 'pass-german-locale',
-    source: 'research §0.4 and §4.4 fixtures (German w32tm /query /status starts "Sprungindikator: 0(keine Warnung)"; seen in public code)',
-    description: 'German Windows: configuration read from the registry; the translated w32tm status is never parsed',
-    unusedCommands: [
-      {
-        argv: ['C:\\Windows\\System32\\w32tm.exe', '/query', '/status'],
-        stdout: ['Sprungindikator: 0(keine Warnung)', 'Stratum: 4 (Sekundärreferenz - synchr. über (S)NTP)', 'Quelle: time.windows.com,0x9'],
-      },
-    ],
-    expect: { status: 'PASS', evidence: { rule: 'configured' } },
   },
   {
     check: 'TIME_SYNC',
@@ -648,7 +617,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     machine: (doc) => {
       registry(doc, 'rdpPolicy', { fDenyTSConnections: 0 });
       setService(doc, 'TermService', { State: 'Running' });
-      (doc.listeningPorts as { value: number[] }).value.push(3389);
+      listen(doc, ['0.0.0.0', '::'], [3389]);
     },
     expect: { status: 'FAIL', evidence: { rule: 'rdp_enabled', rdp_allowed: true, rdp_policy_managed: true, rdp_listening: true, rdp_nla: true } },
   },
@@ -659,7 +628,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     description: 'OpenSSH Server installed, automatic and running',
     machine: (doc) => {
       setService(doc, 'sshd', { Start: 2, State: 'Running' });
-      (doc.listeningPorts as { value: number[] }).value.push(22);
+      listen(doc, ['0.0.0.0', '::'], [22]);
     },
     expect: { status: 'FAIL', evidence: { rule: 'sshd_running', openssh_server: 'running', openssh_server_start: 'auto' } },
   },
@@ -761,7 +730,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
       doc.antivirusProducts = err('cim_InvalidNamespace');
       doc.firewallProducts = err('cim_InvalidNamespace');
     },
-    expect: { status: 'PASS', evidence: { source: 'defender', security_center: 'not_available', rule: 'defender_active' } },
+    expect: { status: 'PASS', evidence: { source: 'defender', security_center: 'absent_on_server', third_party_antivirus: 'not_visible_on_server', rule: 'defender_active' } },
   },
   {
     check: 'MALWARE_PROTECTION',
@@ -773,6 +742,7 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
       doc.antivirusProducts = err('cim_InvalidNamespace');
       defender(doc, { AMRunningMode: 'Passive Mode', RealTimeProtectionEnabled: false });
     },
-    expect: { status: 'UNKNOWN', evidence: { reason: 'defender_not_primary', security_center: 'not_available' } },
+    expect: { status: 'UNKNOWN', evidence: { reason: 'defender_not_primary', security_center: 'absent_on_server', third_party_antivirus: 'not_visible_on_server' } },
   },
+  ...REAL_WORLD_CASES,
 ];

@@ -21,6 +21,8 @@ export interface ProbeDocument {
   defender: Envelope;
   bitlocker: Envelope;
   listeningPorts: Envelope;
+  w32tm: Envelope;
+  timeEvents: Envelope;
   secedit: Envelope;
   accountPolicy: Envelope;
 }
@@ -45,6 +47,17 @@ export const STOCK_SERVICES: ServiceRow[] = [
   { Name: 'TermService', Start: 3, Triggered: false, State: 'Stopped' },
   { Name: 'WinRM', Start: 3, Triggered: false, State: 'Stopped' },
 ];
+
+/** Ports a stock Windows 11 client listens on (RPC 135, NetBIOS 139, SMB 445, CDPSvc 5040, Delivery Optimization 7680, RPC dynamic). */
+export const STOCK_LISTENING_PORTS = [135, 139, 445, 5040, 7680, 49664, 49665, 49666, 49667, 49668, 49669];
+
+/** Get-NetTCPConnection listener rows: each port on each address. */
+export function listeners(addresses: string[], ports: number[]): { Address: string; Port: number }[] {
+  return addresses.flatMap((Address) => ports.map((Port) => ({ Address, Port })));
+}
+
+/** w32tm.exe's exit code for HRESULT 0x80070426 (service not started), as a signed 32-bit number. */
+export const W32TM_SERVICE_NOT_STARTED_EXIT = 0x80070426 - 2 ** 32;
 
 /** secedit /export [System Access] of a stock Windows 11 22H2+ (length 0, no complexity, lockout after 10). */
 export const STOCK_SYSTEM_ACCESS = [
@@ -91,6 +104,7 @@ export function baselineProbe(): ProbeDocument {
       firewallPolicyDomain: ok(null),
       firewallPolicyPrivate: ok(null),
       firewallPolicyPublic: ok(null),
+      firewallPolicyStandard: ok(null),
       firewallLocalDomain: ok({ EnableFirewall: 1 }),
       firewallLocalPrivate: ok({ EnableFirewall: 1 }),
       firewallLocalPublic: ok({ EnableFirewall: 1 }),
@@ -100,6 +114,7 @@ export function baselineProbe(): ProbeDocument {
       ntpClientPolicy: ok(null),
       vmicTimeProvider: ok({ Enabled: 1 }),
       auPolicy: ok(null),
+      auLocal: ok({}),
       updateCsp: ok(null),
       updatePause: ok({}),
       rdpPolicy: ok(null),
@@ -147,9 +162,19 @@ export function baselineProbe(): ProbeDocument {
         EncryptionMethod: 6,
         KeyProtectorTypes: [1, 3],
         ReturnValues: [0, 0, 0, 0],
+        Mounted: true,
       },
     ]),
-    listeningPorts: ok([135, 139, 445, 5040, 7680, 49664, 49665, 49666, 49667, 49668, 49669]),
+    listeningPorts: ok(listeners(['0.0.0.0', '::'], STOCK_LISTENING_PORTS)),
+    // W32Time between its triggers: w32tm fails with the HRESULT 0x80070426. Recorded (German) in
+    // Linuxfabrik/monitoring-plugins check-plugins/ntp-w32tm/unit-test/stdout/de-service-not-running;
+    // completed: the exit code, the HRESULT as a signed 32-bit number (how w32tm.exe exits).
+    w32tm: ok({ ExitCode: W32TM_SERVICE_NOT_STARTED_EXIT, Lines: ['Folgender Fehler ist aufgetreten: Der Dienst wurde nicht gestartet. (0x80070426)'] }),
+    // Completed (no recording of these two events' times was found): the last trigger start synchronised two hours ago.
+    timeEvents: ok([
+      { Id: 37, TimeCreated: '2026-11-21T10:02:11Z' },
+      { Id: 35, TimeCreated: '2026-11-21T10:02:10Z' },
+    ]),
     secedit: ok({ ExitCode: 0, SystemAccess: STOCK_SYSTEM_ACCESS }),
     accountPolicy: ok({ MinPasswordLength: 0 }),
   };
@@ -163,3 +188,33 @@ export function probeStdout(doc: ProbeDocument): string {
 export function service(doc: ProbeDocument, name: string): ServiceRow | undefined {
   return ((doc.services as { value: ServiceRow[] }).value ?? []).find((s) => s.Name === name);
 }
+
+// ---- Changes to the baseline machine, shared by the fixture cases ------------------------------
+
+export const registry = (doc: ProbeDocument, name: string, values: Record<string, unknown> | null) => {
+  doc.registry[name] = ok(values);
+};
+export const setService = (doc: ProbeDocument, name: string, change: Partial<{ Start: number; Triggered: boolean; State: string }>) => {
+  const row = service(doc, name);
+  if (row) Object.assign(row, change);
+  else (doc.services as { value: unknown[] }).value.push({ Name: name, Start: 3, Triggered: false, State: 'Stopped', ...change });
+};
+export const osValues = (doc: ProbeDocument, values: Record<string, unknown>) => {
+  const current = (doc.registry.os as { value: Record<string, unknown> }).value;
+  registry(doc, 'os', { ...current, ...values });
+};
+export const userHives = (doc: ProbeDocument, hives: unknown[]) => {
+  const system = ['.DEFAULT', 'S-1-5-19', 'S-1-5-20', 'S-1-5-18'].map((Sid) => ({ Sid, Policy: null, User: { ScreenSaveActive: '1' } }));
+  doc.userHives = ok([...system, ...hives]);
+};
+export const secureSaver = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '600', 'SCRNSAVE.EXE': 'C:\\Windows\\system32\\scrnsave.scr' };
+export const bitlockerOs = (doc: ProbeDocument, change: Record<string, unknown>) => {
+  const [os] = (doc.bitlocker as { value: Record<string, unknown>[] }).value;
+  Object.assign(os!, change);
+};
+export const listen = (doc: ProbeDocument, addresses: string[], ports: number[]) => {
+  (doc.listeningPorts as { value: unknown[] }).value.push(...listeners(addresses, ports));
+};
+export const defender = (doc: ProbeDocument, change: Record<string, unknown>) => {
+  Object.assign((doc.defender as { value: Record<string, unknown> }).value, change);
+};

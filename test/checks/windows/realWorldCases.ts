@@ -1,0 +1,192 @@
+// Fixture cases for the Windows fixes of issue 14 other than TIME_SYNC (timeSyncRecordings.ts): the
+// editions other tools misjudged, volumes mounted nowhere, WinRM, a standard user's view of other
+// users' hives, servers without Security Center, the Server-only AUOptions location and the legacy
+// firewall policy. Each names what it rests on; where no recording of the probe's view was found,
+// the case says which values were completed from the documentation it names.
+import type { WindowsFixtureCase } from './fixtureCases';
+import { LOCAL_USER_SID, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
+
+const LTSC_BUILDS = 'MicrosoftDocs/msix-docs#366 (LTSC builds: 2015 = 10240, LTSB 2016 = 14393, LTSC 2019 = 17763, LTSC 2021 = 19044)';
+const OTHER_TOOL_MISJUDGED = 'netwrix/pingcastle#96 (Windows 1607 and 1809 LTSB/LTSC reported obsolete by a tool that applied the general-availability dates)';
+const EDITION_IDS = 'MicrosoftDocs/sdk-api#1030 (GetProductInfo: IoT Enterprise LTSC); EditionID EnterpriseS / IoTEnterpriseS';
+
+const client = (doc: ProbeDocument, values: Record<string, unknown>) => registry(doc, 'os', { InstallationType: 'Client', ...values });
+
+/** Win32_EncryptableVolume rows as the probe prints them (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectorType). */
+const volume = (DriveLetter: string | null, VolumeType: number, ProtectionStatus: number, ConversionStatus: number, EncryptionPercentage: number, KeyProtectorTypes: number[], Mounted: boolean) => ({
+  DriveLetter,
+  Mounted,
+  VolumeType,
+  ProtectionStatus,
+  ConversionStatus,
+  EncryptionPercentage,
+  EncryptionMethod: ConversionStatus === 0 ? 0 : 6,
+  KeyProtectorTypes,
+  ReturnValues: [0, 0, 0, 0],
+});
+
+const WINDOWS_SERVER_2022 = { CurrentBuild: '20348', CurrentBuildNumber: '20348', UBR: 2849, DisplayVersion: '21H2', EditionID: 'ServerStandard', ProductName: 'Windows Server 2022 Standard', InstallationType: 'Server' };
+
+export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
+  // ---- OS_VERSION: each edition against its own servicing channel ------------------------------
+  {
+    check: 'OS_VERSION',
+    name: 'pass-ltsc-2019-below-client-floor',
+    source: `${OTHER_TOOL_MISJUDGED}; pruggitorg/detect-windows-version#23 (a Windows 10 LTSC 2019 machine at 17763.4737, August 2023); ${LTSC_BUILDS}; completed: the other CurrentVersion values`,
+    description: 'Windows 10 Enterprise LTSC 2019 (17763.4737): below the client floor 19045, but LTSC has no feature updates and is serviced until 2029-01-09',
+    machine: (doc) => client(doc, { CurrentBuild: '17763', CurrentBuildNumber: '17763', UBR: 4737, ReleaseId: '1809', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019' }),
+    expect: { status: 'PASS', evidence: { product: 'windows-10-ltsc', cycle: '2019', version: '17763.4737', servicing_channel: 'ltsc', eol: '2029-01-09', rule: 'supported' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-ltsb-2016-own-support-ended',
+    source: `${OTHER_TOOL_MISJUDGED} ("Windows 10 Enterprise 2016 LTSB", extended support end 13.10.2026); ${LTSC_BUILDS}; completed: UBR and the other CurrentVersion values`,
+    description: 'Windows 10 Enterprise 2016 LTSB (14393): FAILs because its own support ended on 2026-10-13, not because of the client build floor',
+    machine: (doc) => client(doc, { CurrentBuild: '14393', CurrentBuildNumber: '14393', UBR: 7428, ReleaseId: '1607', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise 2016 LTSB' }),
+    expect: { status: 'FAIL', evidence: { product: 'windows-10-ltsc', cycle: '2016', eol: '2026-10-13', rule: 'eol' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-ltsc-2021-build-19044',
+    source: `${LTSC_BUILDS}; ${EDITION_IDS}; completed: UBR and the other CurrentVersion values`,
+    description: 'Windows 10 Enterprise LTSC 2021 (19044, one build below the client floor): serviced until 2027-01-12',
+    machine: (doc) => client(doc, { CurrentBuild: '19044', CurrentBuildNumber: '19044', UBR: 6456, DisplayVersion: '21H2', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2021' }),
+    expect: { status: 'PASS', evidence: { product: 'windows-10-ltsc', cycle: '2021', eol: '2027-01-12', rule: 'supported' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-iot-ltsc-2021-until-2032',
+    source: `${EDITION_IDS}; ${LTSC_BUILDS}; endoflife.date windows.md (IoT Enterprise LTSC 2021: 2032-01-13); completed: UBR and the other CurrentVersion values`,
+    description: 'Windows 10 IoT Enterprise LTSC 2021 (19044) on a kiosk: its own ten-year channel, not Enterprise LTSC 2021\'s 2027 date',
+    machine: (doc) => client(doc, { CurrentBuild: '19044', CurrentBuildNumber: '19044', UBR: 6456, DisplayVersion: '21H2', EditionID: 'IoTEnterpriseS', ProductName: 'Windows 10 IoT Enterprise LTSC 2021' }),
+    expect: { status: 'PASS', evidence: { product: 'windows-10-iot-ltsc', cycle: '2021', eol: '2032-01-13', servicing_channel: 'ltsc', rule: 'supported' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-server-2022-evaluation',
+    source: 'Microsoft Learn "Upgrade and conversion options for Windows Server" (DISM /Online /Get-CurrentEdition shows ServerStandardEval on evaluation media); endoflife.date windows-server.md (2022: eol 2031-10-14); completed: the CurrentVersion values',
+    description: 'Windows Server 2022 Standard Evaluation: an evaluation edition is serviced like the edition it evaluates',
+    machine: (doc) => osValues(doc, { ...WINDOWS_SERVER_2022, EditionID: 'ServerStandardEval', ProductName: 'Windows Server 2022 Standard Evaluation' }),
+    expect: { status: 'PASS', evidence: { product: 'windows-server', cycle: '2022', evaluation_edition: true, servicing_channel: 'server', rule: 'supported' } },
+  },
+
+  // ---- DISK_ENCRYPTION: volumes mounted nowhere -------------------------------------------------
+  {
+    check: 'DISK_ENCRYPTION',
+    name: 'fail-docs-example-every-volume',
+    source: 'MicrosoftDocs/windows-powershell-docs docset/winserver2022-ps/bitlocker/Get-BitLockerVolume.md, Example 1 (C: FullyDecrypted {Tpm}; D: EncryptionInProgress 1 % {RecoveryPassword, Password}; E:, F:, G: FullyDecrypted); completed: the same rows as Win32_EncryptableVolume method results',
+    description: 'Policy scope all_local: the OS volume has a TPM protector but is decrypted, and four data volumes are not protected',
+    policy: { diskEncryption: { scope: 'all_local' } },
+    machine: (doc) => {
+      doc.bitlocker = ok([
+        volume('D:', 1, 0, 2, 1, [3, 8], true),
+        volume('E:', 1, 0, 0, 0, [], true),
+        volume('C:', 0, 0, 0, 0, [1], true),
+        volume('F:', 1, 0, 0, 0, [], true),
+        volume('G:', 1, 0, 0, 0, [], true),
+      ]);
+    },
+    expect: { status: 'FAIL', evidence: { rule: 'decrypted', fixed_data_volumes: 4, other_fixed_unprotected: 4, os_volume: { protectors: ['Tpm'] } } },
+  },
+  {
+    check: 'DISK_ENCRYPTION',
+    name: 'pass-azure-key-volume-mounted-nowhere',
+    source: 'Microsoft Learn "Azure Disk Encryption for Windows VMs" (the BEK volume holding the key is a small volume without a drive letter); completed: its row as Win32_EncryptableVolume and Win32_Volume give it (no recording found)',
+    description: 'Azure VM with C: protected and Azure Disk Encryption\'s key volume, decrypted and mounted nowhere: not a volume to encrypt under "all local volumes"',
+    policy: { diskEncryption: { scope: 'all_local' } },
+    machine: (doc) => (doc.bitlocker as { value: unknown[] }).value.push(volume(null, 1, 0, 0, 0, [], false)),
+    expect: { status: 'PASS', evidence: { rule: 'protected', fixed_data_volumes: 0, unmounted_volumes_skipped: 1 } },
+  },
+
+  // ---- REMOTE_LOGIN: WinRM ---------------------------------------------------------------------
+  {
+    check: 'REMOTE_LOGIN',
+    name: 'fail-winrm-server-default',
+    source: 'Microsoft Learn "Installation and configuration for Windows Remote Management" (Windows Server 2012 and later: WinRM enabled, HTTP listener on all addresses); MicrosoftDocs/SupportArticles-docs#440 (5985 HTTP, 5986 HTTPS); completed: the listener rows (System, 0.0.0.0 and ::)',
+    description: 'Windows Server 2022 as installed: RDP off, WinRM running and listening on 5985: PowerShell remoting is remote login',
+    machine: (doc) => {
+      osValues(doc, WINDOWS_SERVER_2022);
+      setService(doc, 'WinRM', { Start: 2, State: 'Running' });
+      listen(doc, ['0.0.0.0', '::'], [5985, 47001]);
+    },
+    expect: { status: 'FAIL', evidence: { rdp_allowed: false, winrm_listening: true, winrm: 'running', rule: 'winrm_listening' } },
+  },
+  {
+    check: 'REMOTE_LOGIN',
+    name: 'pass-winrm-loopback-only',
+    source: 'Microsoft Learn "Installation and configuration for Windows Remote Management" (winrm create winrm/config/Listener?Address=IP:127.0.0.1+Transport=HTTP binds a listener to one address); completed: the listener rows',
+    description: 'WinRM running with its only listener on 127.0.0.1 (local automation): reachable from this machine only',
+    machine: (doc) => {
+      setService(doc, 'WinRM', { Start: 2, State: 'Running' });
+      listen(doc, ['127.0.0.1'], [5985]);
+    },
+    expect: { status: 'PASS', evidence: { winrm_listening: false, loopback_only_ports: [5985], rule: 'no_remote_login' } },
+  },
+
+  // ---- SCREEN_LOCK: a standard user ------------------------------------------------------------
+  {
+    check: 'SCREEN_LOCK',
+    name: 'unknown-standard-user-other-hive-denied',
+    source: 'issue 14 (least privilege); .NET RegistryKey.OpenSubKey throws SecurityException without read access; Microsoft Learn HKCU\\Control Panel\\Desktop values; completed: the hives as the probe reports them',
+    description: '`device-agent check` run by a standard user: their own hive locks after 10 minutes, another user\'s hive is closed to them',
+    machine: (doc) => {
+      doc.elevated = false;
+      userHives(doc, [
+        { Sid: LOCAL_USER_SID, Policy: null, User: secureSaver },
+        { Sid: 'S-1-5-21-1004336348-1177238915-682003330-1002', Error: 'access_denied' },
+      ]);
+    },
+    expect: { status: 'UNKNOWN', evidence: { reason: 'permission_denied', value: 'other_users_hives', users_evaluated: 2, users_compliant: 1, users_unreadable: 1 } },
+  },
+  {
+    check: 'SCREEN_LOCK',
+    name: 'fail-standard-user-own-hive-without-lock',
+    source: 'issue 14 (least privilege: a denied hive must not hide the user\'s own settings); Microsoft Learn ScreenSaveActive / SCRNSAVE.EXE; completed: the hives as the probe reports them',
+    description: 'Standard user whose own screen saver is "(None)" and whose laptop sleeps after 30 minutes; another user\'s hive is denied',
+    machine: (doc) => {
+      doc.elevated = false;
+      userHives(doc, [
+        { Sid: LOCAL_USER_SID, Policy: null, User: { ScreenSaveActive: '1' } },
+        { Sid: 'S-1-5-21-1004336348-1177238915-682003330-1002', Error: 'access_denied' },
+      ]);
+    },
+    expect: { status: 'FAIL', evidence: { rule: 'user_without_lock', users_unreadable: 1, users_compliant: 0 } },
+  },
+
+  // ---- AUTO_UPDATE: the Server AUOptions location -----------------------------------------------
+  {
+    check: 'AUTO_UPDATE',
+    name: 'fail-server-sconfig-download-only',
+    source: 'Microsoft Learn "Configure a Server Core installation with Sconfig" (Windows Update settings: Automatic, DownloadOnly, Manual; DownloadOnly by default); Windows Update Agent AUOptions values (3 = download and notify); completed: the value as HKLM\\...\\WindowsUpdate\\Auto Update holds it',
+    description: 'Windows Server 2022 without Group Policy whose sconfig setting is DownloadOnly: updates wait for an administrator',
+    machine: (doc) => {
+      osValues(doc, WINDOWS_SERVER_2022);
+      registry(doc, 'auLocal', { AUOptions: 3 });
+    },
+    expect: { status: 'FAIL', evidence: { au_options: 3, au_options_source: 'local', rule: 'download_only' } },
+  },
+  {
+    check: 'AUTO_UPDATE',
+    name: 'pass-server-sconfig-automatic',
+    source: 'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it',
+    description: 'Windows Server 2022 set to Automatic in sconfig, no Group Policy',
+    machine: (doc) => {
+      osValues(doc, WINDOWS_SERVER_2022);
+      registry(doc, 'auLocal', { AUOptions: 4 });
+    },
+    expect: { status: 'PASS', evidence: { au_options: 4, au_options_source: 'local', rule: 'automatic_install' } },
+  },
+
+  // ---- FIREWALL_ENABLED: the legacy Standard Profile policy -------------------------------------
+  {
+    check: 'FIREWALL_ENABLED',
+    name: 'fail-legacy-standard-profile-policy-off',
+    source: 'Microsoft Learn "Windows Firewall Group Policy settings" (Network\\Network Connections\\Windows Firewall\\Standard Profile: "Protect all network connections", HKLM\\SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\StandardProfile EnableFirewall; applied to the private and public profiles on Vista and later); completed: the cmdlet failing, so the registry decides',
+    description: 'An old domain GPO still turns the firewall off through the Standard Profile key; Get-NetFirewallProfile unavailable',
+    machine: (doc) => {
+      doc.firewallProfiles = err('cim_InvalidClass');
+      registry(doc, 'firewallPolicyStandard', { EnableFirewall: 0 });
+    },
+    expect: { status: 'FAIL', evidence: { source: 'registry', profiles: { domain: true, private: false, public: false }, rule: 'profile_disabled' } },
+  },
+];
