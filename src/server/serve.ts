@@ -3,12 +3,15 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { buildApp, type AppConfig } from './app';
-import { openDatabase } from './db/open';
-import { Store } from './db/store';
+import { buildApp } from './app';
+import { guardConnections, type ConnectionLimits } from './connectionGuard';
+import type { AppConfig, RateLimiters } from './context';
+import { openSqliteStore } from './db/open';
 import { createLogger, flushLogger } from './logger';
 import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
+import { RateLimiter } from './rateLimit';
+import { startRetention, type RetentionPolicy } from './retention';
 import { UsageError } from './usage';
 
 export interface ServeOptions {
@@ -21,6 +24,10 @@ export interface ServeOptions {
   heartbeatIntervalSeconds: number;
   postureIntervalSeconds: number;
   logLevel: LogLevel;
+  connections: ConnectionLimits;
+  /** Per device and minute: heartbeats, posture requests, posture bytes (0: unlimited). */
+  rateLimits: { heartbeats: number; postures: number; postureBytes: number };
+  retention: RetentionPolicy;
   /** How this program was started, to print a `device create` command that works as is. */
   invocation: string;
 }
@@ -40,8 +47,14 @@ export async function serve(options: ServeOptions): Promise<number> {
     tls: readTls(options),
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
-  const store = new Store(openDatabase(options.db));
-  const app = buildApp({ store, config, logger });
+  const store = openSqliteStore(options.db);
+  const limits: RateLimiters = {
+    heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),
+    postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
+    postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
+  };
+  const app = buildApp({ store, config, logger, limits });
+  guardConnections(app.server, options.connections, logger);
 
   try {
     await app.listen({ host: options.host, port: options.port });
@@ -65,6 +78,11 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   const createCommand = `${options.invocation} device create --db ${shellQuote(options.db)} --org <organization>`;
   logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
+  logger.info(
+    { connections: options.connections, rate_limits_per_minute: options.rateLimits, retention: options.retention },
+    'limits',
+  );
+  const retention = startRetention(store, options.retention, logger);
   // Last start-up line: whoever waits for it has seen the others.
   logger.info({ url, public_url: publicUrl, db: options.db }, `listening on ${url}`);
 
@@ -76,6 +94,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }, DRAIN_TIMEOUT_MS);
   await app.close();
   clearTimeout(drainDeadline);
+  await retention.stop();
   store.close();
   logger.info('stopped');
   await flushLogger(logger);
