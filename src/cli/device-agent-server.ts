@@ -85,7 +85,7 @@ program
   .option('--heartbeat-interval <seconds>', 'heartbeat interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 300)
   .option('--posture-interval <seconds>', 'posture collection interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 3600)
   .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
-  .option('--max-connections <n>', 'open connections in all (default: the open-file limit less a reserve)', integerIn(1, MAX_COUNT))
+  .option('--max-connections <n>', 'open connections in all; at most the open-file limit less a reserve, which is the default', integerIn(1, MAX_COUNT))
   .option('--max-connections-per-address <n>', 'open connections from one client address; 0: no cap', integerIn(0, MAX_COUNT), 128)
   .option('--rate-limit-heartbeats <n>', 'heartbeats per device per minute; 0: no limit (default: 4 times the schedule, at least 10)', integerIn(0, MAX_COUNT))
   .option('--rate-limit-postures <n>', 'posture uploads per device per minute; 0: no limit (default: 4 times the schedule, at least 60)', integerIn(0, MAX_COUNT))
@@ -96,7 +96,7 @@ program
   .action(async (opts) => {
     // Loaded only here: the admin commands start faster without fastify and pino.
     const { serve } = await import('../server/serve');
-    const { defaultConnectionLimit, defaultRequestsPerMinute } = await import('../server/limitDefaults');
+    const { defaultRequestsPerMinute } = await import('../server/limitDefaults');
     process.exitCode = await serve({
       db: opts.db,
       host: opts.host,
@@ -107,7 +107,7 @@ program
       heartbeatIntervalSeconds: opts.heartbeatInterval,
       postureIntervalSeconds: opts.postureInterval,
       logLevel: opts.logLevel as LogLevel,
-      connections: { total: opts.maxConnections ?? defaultConnectionLimit(), perAddress: opts.maxConnectionsPerAddress },
+      connections: { total: opts.maxConnections, perAddress: opts.maxConnectionsPerAddress },
       rateLimits: {
         heartbeats: opts.rateLimitHeartbeats ?? defaultRequestsPerMinute(opts.heartbeatInterval, 10),
         postures: opts.rateLimitPostures ?? defaultRequestsPerMinute(opts.postureInterval, 60),

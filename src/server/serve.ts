@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { buildApp } from './app';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
+import { connectionCap } from './limitDefaults';
 import type { AppConfig, RateLimiters } from './context';
 import { openSqliteStore } from './db/open';
 import { createLogger, flushLogger } from './logger';
@@ -24,7 +25,8 @@ export interface ServeOptions {
   heartbeatIntervalSeconds: number;
   postureIntervalSeconds: number;
   logLevel: LogLevel;
-  connections: ConnectionLimits;
+  /** `total` undefined: as many as the open-file limit allows. */
+  connections: { total?: number; perAddress: number };
   /** Per device and minute: heartbeats, posture requests, posture bytes (0: unlimited). */
   rateLimits: { heartbeats: number; postures: number; postureBytes: number };
   retention: RetentionPolicy;
@@ -54,7 +56,6 @@ export async function serve(options: ServeOptions): Promise<number> {
     postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
   };
   const app = buildApp({ store, config, logger, limits });
-  guardConnections(app.server, options.connections, logger);
 
   try {
     await app.listen({ host: options.host, port: options.port });
@@ -66,6 +67,15 @@ export async function serve(options: ServeOptions): Promise<number> {
     }
     throw error;
   }
+  const cap = connectionCap(options.connections.total);
+  const connections: ConnectionLimits = { total: cap.total, perAddress: options.connections.perAddress };
+  if (cap.lowered) {
+    logger.warn(
+      { requested: cap.lowered.requested, open_file_limit: cap.lowered.openFileLimit, max_connections: cap.total },
+      `--max-connections ${cap.lowered.requested} does not fit the open-file limit (${cap.lowered.openFileLimit}): using ${cap.total}; raise the limit (ulimit -n, LimitNOFILE=) for more`,
+    );
+  }
+  guardConnections(app.server, connections, logger);
 
   const scheme = config.tls ? 'https' : 'http';
   const { port } = app.server.address() as AddressInfo;
@@ -79,7 +89,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const createCommand = `${options.invocation} device create --db ${shellQuote(options.db)} --org <organization>`;
   logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
   logger.info(
-    { connections: options.connections, rate_limits_per_minute: options.rateLimits, retention: options.retention },
+    { connections, rate_limits_per_minute: options.rateLimits, retention: options.retention },
     'limits',
   );
   const retention = startRetention(store, options.retention, logger);
