@@ -64,6 +64,22 @@ async function waitFor(check: () => boolean, ms = 5_000): Promise<void> {
 const FLOOD = '127.0.0.3';
 
 describe('connection caps', () => {
+  test('with the default caps, a flood of idle connections beyond the open-file limit from one address is logged and heartbeats from another are answered', async () => {
+    // The reported 20,000 idle connections, scaled down: a 256 open-file limit and 300 connections.
+    const server = await serve([], 256);
+    const device = await enrolledDevice(server);
+    await Promise.all(Array.from({ length: 300 }, () => idleConnection(server, FLOOD)));
+    const other = from('127.0.0.2');
+    try {
+      const answer = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: other });
+      expect(answer.status, answer.text).toBe(200);
+    } finally {
+      await other.close();
+    }
+    await waitFor(() => warnings(server, 'per_address_cap').length > 0);
+    expect(warnings(server, 'per_address_cap')[0]).toMatchObject({ level: 'warn', address: FLOOD, cap: 128 });
+  });
+
   test('one address at its cap gets its next connection closed and a warning; another address is still answered', async () => {
     // The flood comes from 127.0.0.3: the test's own keep-alive connection (enrollment) is 127.0.0.1's.
     const server = await serve(['--max-connections-per-address', '20']);

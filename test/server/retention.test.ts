@@ -73,7 +73,7 @@ describe('retention', () => {
   }, 20_000);
 
   test('bad retention values are refused at start with exit 2', async () => {
-    await expect(startServer({ args: ['--retention', '0s'] })).rejects.toThrow(/--retention/);
-    await expect(startServer({ args: ['--retention-results', '0'] })).rejects.toThrow(/--retention-results/);
+    await expect(startServer({ args: ['--retention', '0s'] })).rejects.toThrow(/option '--retention <duration>' argument '0s' is invalid\. expected a positive whole number followed by s, m, h or d/);
+    await expect(startServer({ args: ['--retention-results', '0'] })).rejects.toThrow(/option '--retention-results <n>' argument '0' is invalid\. expected a whole number from 1/);
   });
 });
