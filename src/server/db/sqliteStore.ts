@@ -1,5 +1,5 @@
-// The SQLite engine of the store: every statement as a prepared statement. Agent-facing statements
-// are scoped by organization (tenant); the store sees only credential hashes, never plaintext.
+// The SQLite engine of the store (store.ts says what each operation means): every statement as a
+// prepared statement; multi-statement writes in BEGIN IMMEDIATE transactions.
 import type { Database, Statement } from 'better-sqlite3';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
@@ -149,7 +149,6 @@ export class SqliteStore implements Store {
     this.db.close();
   }
 
-  /** Throws when the database does not answer. */
   ping(): void {
     this.statements.ping.get();
   }
@@ -162,7 +161,6 @@ export class SqliteStore implements Store {
     this.statements.putSetting.run(key, value);
   }
 
-  /** A PENDING device in `orgName` (created when missing) with its enrollment token. */
   createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): DeviceId {
     const st = this.statements;
     return this.db
@@ -199,10 +197,6 @@ export class SqliteStore implements Store {
     }));
   }
 
-  /**
-   * Consumes an enrollment token and gives its device the API key. Undefined when the token is
-   * unknown, already used, expired (it is deleted then too) or its device is not PENDING.
-   */
   exchangeToken(tokenHash: string, apiKeyHash: string, now: string): DeviceId | undefined {
     const st = this.statements;
     return this.db
@@ -239,10 +233,6 @@ export class SqliteStore implements Store {
     }
   }
 
-  /**
-   * Stores one request's results atomically. Results without a correlation id share one new
-   * posture report; a given correlation id must name a report of the device's organization.
-   */
   recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): PosturesOutcome {
     const st = this.statements;
     return this.db
@@ -273,7 +263,6 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  /** Revokes the device's API key and any unused enrollment token. */
   revokeDevice(device: DeviceRef, now: string): RevokeOutcome {
     const st = this.statements;
     return this.db
