@@ -4,7 +4,9 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon } from '../daemon/agent';
 import { startServer, type RunningServer } from '../support/server';
-import { enrolledDevice, expectError, heartbeat, heartbeatBody, postures, result } from './client';
+import { Readable } from 'node:stream';
+import { ROUTES } from '../../src/protocol/schemas';
+import { call, enrolledDevice, expectError, heartbeat, heartbeatBody, postures, result } from './client';
 
 const servers: RunningServer[] = [];
 afterEach(async () => {
@@ -36,6 +38,7 @@ describe('per-device rate limits', () => {
 
     const refused = await heartbeat(server, device.apiKey, body);
     expectError(refused, 429, 'too_many_requests');
+    expect(refused.body.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
     // 6 per minute: one comes back every 10 s.
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -53,6 +56,7 @@ describe('per-device rate limits', () => {
     expect((await postures(server, device.apiKey, { results: [result()] })).status).toBe(204);
     const refused = await postures(server, device.apiKey, { results: [result({ check_key: 'REFUSED' })] });
     expectError(refused, 429, 'too_many_requests');
+    expect(refused.body.message).toMatch(/sent posture uploads faster/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const stored = (await server.showDevice(device.deviceId)).postures;
     expect(stored).toHaveLength(2);
@@ -67,8 +71,22 @@ describe('per-device rate limits', () => {
     expect((await postures(server, device.apiKey, big)).status).toBe(204);
     const refused = await postures(server, device.apiKey, big);
     expectError(refused, 429, 'too_many_requests');
+    expect(refused.body.message).toMatch(/sent posture data faster/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await server.showDevice(device.deviceId)).postures).toHaveLength(100);
+  });
+
+  test('small uploads cost what they declare; a chunked upload (no Content-Length) costs the whole 1 MiB limit', async () => {
+    const server = await serve(['--rate-limit-posture-mib', '1']);
+    const small = await enrolledDevice(server);
+    for (let i = 0; i < 3; i += 1) expect((await postures(server, small.apiKey, { results: [result()] })).status).toBe(204);
+
+    const chunked = await enrolledDevice(server);
+    const body = JSON.stringify({ results: [result()] });
+    const stream = () => Readable.from([Buffer.from(body)]);
+    const first = await call(server, ROUTES.postures, { apiKey: chunked.apiKey, raw: stream() as never, headers: { 'content-type': 'application/json' } });
+    expect(first.status, first.text).toBe(204);
+    expectError(await call(server, ROUTES.postures, { apiKey: chunked.apiKey, raw: stream() as never, headers: { 'content-type': 'application/json' } }), 429, 'too_many_requests');
   });
 
   test('an agent daemon on a 1 s schedule never meets the default limits', async () => {

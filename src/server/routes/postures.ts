@@ -43,10 +43,13 @@ export function posturesRoute(app: FastifyInstance, { store, limits }: AppContex
   );
 }
 
-/** The body size as declared, at most the route's limit (a larger body is refused with 413 anyway). */
+/**
+ * The body size as declared (Node has already refused a malformed Content-Length), at most the
+ * route's limit (a larger body is refused with 413 anyway); a chunked body counts as the limit.
+ */
 function declaredBytes(request: FastifyRequest): number {
-  const declared = Number(request.headers['content-length']);
-  return Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, BODY_LIMITS.postures) : BODY_LIMITS.postures;
+  const declared = request.headers['content-length'];
+  return declared === undefined ? BODY_LIMITS.postures : Math.min(Number(declared), BODY_LIMITS.postures);
 }
 
 function toNewResult(result: PostureResult, now: Date): NewPostureResult {
