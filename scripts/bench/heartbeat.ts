@@ -86,7 +86,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-bench-'));
   try {
     const db = join(dir, 'bench.db');
-    const reference = await spawnServer([SERVER_BIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0'], join(dir, 'server.log'));
+    // One device key drives the whole load from one address: its per-device heartbeat limit is off
+    // and the per-address connection cap fits the load, or this would measure 429s and refusals.
+    const limits = ['--rate-limit-heartbeats', '0', '--max-connections-per-address', String(Math.max(128, CONNECTIONS))];
+    const reference = await spawnServer([SERVER_BIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0', ...limits], join(dir, 'server.log'));
     const device = JSON.parse(execFileSync(process.execPath, [SERVER_BIN, 'device', 'create', '--db', db, '--org', 'bench', '--json'], { encoding: 'utf8' }));
     const enrolled = await fetch(`${reference.url}${ROUTES.enroll}`, {
       method: 'POST',

@@ -6,8 +6,8 @@ import { VERSION } from '../version';
 import { createDevice, listDevices, revokeDevice, showDevice } from '../server/admin';
 import { formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
 import { fleetFailures } from '../server/remediation';
-import { DatabaseOpenError, openDatabase } from '../server/db/open';
-import { Store } from '../server/db/store';
+import { DatabaseOpenError, openSqliteStore } from '../server/db/open';
+import type { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
 import { LOG_LEVELS, type LogLevel } from '../server/logLevels';
 import { parseOrigin } from '../server/publicUrl';
@@ -16,6 +16,8 @@ import { UsageError } from '../server/usage';
 const EXIT_UNEXPECTED = 1;
 const EXIT_USAGE = 2;
 const MAX_INTERVAL_SECONDS = 86_400;
+const MAX_COUNT = 1_000_000_000;
+const MIB = 1024 * 1024;
 
 function integerIn(min: number, max: number) {
   return (text: string): number => {
@@ -48,7 +50,7 @@ function invocation(): string {
 }
 
 function withStore<T>(db: string, mustExist: boolean, use: (store: Store) => T): T {
-  const store = new Store(openDatabase(db, { mustExist }));
+  const store = openSqliteStore(db, { mustExist });
   try {
     return use(store);
   } finally {
@@ -84,9 +86,18 @@ program
   .option('--heartbeat-interval <seconds>', 'heartbeat interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 300)
   .option('--posture-interval <seconds>', 'posture collection interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 3600)
   .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
+  .option('--max-connections <n>', 'open connections in all; at most the open-file limit less a reserve, which is the default', integerIn(1, MAX_COUNT))
+  .option('--max-connections-per-address <n>', 'open connections from one client address; 0: no cap', integerIn(0, MAX_COUNT), 128)
+  .option('--rate-limit-heartbeats <n>', 'heartbeats per device per minute; 0: no limit (default: 4 times the schedule, at least 10)', integerIn(0, MAX_COUNT))
+  .option('--rate-limit-postures <n>', 'posture uploads per device per minute; 0: no limit (default: 4 times the schedule, at least 60)', integerIn(0, MAX_COUNT))
+  .option('--rate-limit-posture-mib <n>', 'MiB of posture uploads per device per minute; 0: no limit', integerIn(0, MAX_COUNT), 16)
+  .addOption(new Option('--retention <duration>', 'delete posture results received longer ago than this').argParser(duration).default(parseDuration('90d'), '90d'))
+  .option('--retention-results <n>', 'keep at most this many posture results per device (the newest)', integerIn(1, MAX_COUNT), 20_000)
+  .addOption(new Option('--retention-interval <duration>', 'time between two retention sweeps').argParser(duration).default(parseDuration('10m'), '10m'))
   .action(async (opts) => {
     // Loaded only here: the admin commands start faster without fastify and pino.
     const { serve } = await import('../server/serve');
+    const { defaultRequestsPerMinute } = await import('../server/limitDefaults');
     process.exitCode = await serve({
       db: opts.db,
       host: opts.host,
@@ -97,6 +108,13 @@ program
       heartbeatIntervalSeconds: opts.heartbeatInterval,
       postureIntervalSeconds: opts.postureInterval,
       logLevel: opts.logLevel as LogLevel,
+      connections: { total: opts.maxConnections, perAddress: opts.maxConnectionsPerAddress },
+      rateLimits: {
+        heartbeats: opts.rateLimitHeartbeats ?? defaultRequestsPerMinute(opts.heartbeatInterval, 10),
+        postures: opts.rateLimitPostures ?? defaultRequestsPerMinute(opts.postureInterval, 60),
+        postureBytes: opts.rateLimitPostureMib * MIB,
+      },
+      retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
       invocation: invocation(),
     });
   });

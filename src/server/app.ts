@@ -1,28 +1,15 @@
 // The HTTP application: JSON parsing, routing errors (404/405) refused before the body is read,
 // one error body for everything ({error, message}), one allow-listed log line per request.
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import { BODY_LIMITS, ROUTES } from '../protocol/schemas';
 import { decorateDevice } from './auth';
-import type { Store } from './db/store';
+import type { AppContext } from './context';
 import { HttpError, badRequest } from './errors';
 import { enrollRoute } from './routes/enroll';
 import { healthRoute, HEALTH_PATH } from './routes/health';
 import { heartbeatRoute } from './routes/heartbeat';
 import { posturesRoute } from './routes/postures';
 import { unenrollRoute } from './routes/unenroll';
-
-export interface AppConfig {
-  heartbeatIntervalSeconds: number;
-  postureIntervalSeconds: number;
-  tls?: { cert: Buffer; key: Buffer };
-}
-
-export interface AppContext {
-  store: Store;
-  config: AppConfig;
-  logger: Logger;
-}
 
 /** Methods each known path answers; any other method gets 405 with this Allow header. */
 const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
@@ -35,6 +22,15 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
 
 /** Whole-request deadline: generous for 1 MiB on a slow link, bounded against slow-loris clients. */
 const REQUEST_TIMEOUT_MS = 60_000;
+/** Time from connecting (or the end of the previous request) to the end of the headers. */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** An idle keep-alive connection is closed after this. */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** A connection without traffic either way for this long is closed. */
+const IDLE_TIMEOUT_MS = 30_000;
+/** How often the header and request deadlines are enforced (Node's default is every 30 s). */
+const DEADLINE_CHECK_INTERVAL_MS = 1_000;
+const NODE_SERVER_OPTIONS = { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: DEADLINE_CHECK_INTERVAL_MS };
 
 export function buildApp(context: AppContext): FastifyInstance {
   const { logger } = context;
@@ -48,10 +44,13 @@ export function buildApp(context: AppContext): FastifyInstance {
     // Requests on open keep-alive connections during shutdown are still served (the database closes after).
     return503OnClosing: false,
     requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionTimeout: IDLE_TIMEOUT_MS,
+    http: NODE_SERVER_OPTIONS,
     // Routes set their own limits; this one bounds anything else.
     bodyLimit: BODY_LIMITS.enroll,
   };
-  const app = (context.config.tls ? Fastify({ ...options, https: context.config.tls }) : Fastify(options)) as unknown as FastifyInstance;
+  const app = (context.config.tls ? Fastify({ ...options, https: { ...context.config.tls, ...NODE_SERVER_OPTIONS } }) : Fastify(options)) as unknown as FastifyInstance;
 
   acceptJson(app);
   decorateDevice(app);

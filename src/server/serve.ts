@@ -3,12 +3,16 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { buildApp, type AppConfig } from './app';
-import { openDatabase } from './db/open';
-import { Store } from './db/store';
+import { buildApp } from './app';
+import { guardConnections, type ConnectionLimits } from './connectionGuard';
+import { connectionCap } from './limitDefaults';
+import type { AppConfig, RateLimiters } from './context';
+import { openSqliteStore } from './db/open';
 import { createLogger, flushLogger } from './logger';
 import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
+import { RateLimiter } from './rateLimit';
+import { startRetention, type RetentionPolicy } from './retention';
 import { UsageError } from './usage';
 
 export interface ServeOptions {
@@ -21,6 +25,11 @@ export interface ServeOptions {
   heartbeatIntervalSeconds: number;
   postureIntervalSeconds: number;
   logLevel: LogLevel;
+  /** `total` undefined: as many as the open-file limit allows. */
+  connections: { total?: number; perAddress: number };
+  /** Per device and minute: heartbeats, posture requests, posture bytes (0: unlimited). */
+  rateLimits: { heartbeats: number; postures: number; postureBytes: number };
+  retention: RetentionPolicy;
   /** How this program was started, to print a `device create` command that works as is. */
   invocation: string;
 }
@@ -40,8 +49,13 @@ export async function serve(options: ServeOptions): Promise<number> {
     tls: readTls(options),
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
-  const store = new Store(openDatabase(options.db));
-  const app = buildApp({ store, config, logger });
+  const store = openSqliteStore(options.db);
+  const limits: RateLimiters = {
+    heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),
+    postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
+    postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
+  };
+  const app = buildApp({ store, config, logger, limits });
 
   try {
     await app.listen({ host: options.host, port: options.port });
@@ -53,6 +67,15 @@ export async function serve(options: ServeOptions): Promise<number> {
     }
     throw error;
   }
+  const cap = connectionCap(options.connections.total);
+  const connections: ConnectionLimits = { total: cap.total, perAddress: options.connections.perAddress };
+  if (cap.lowered) {
+    logger.warn(
+      { requested: cap.lowered.requested, open_file_limit: cap.lowered.openFileLimit, max_connections: cap.total },
+      `--max-connections ${cap.lowered.requested} does not fit the open-file limit (${cap.lowered.openFileLimit}): using ${cap.total}; raise the limit (ulimit -n, LimitNOFILE=) for more`,
+    );
+  }
+  guardConnections(app.server, connections, logger);
 
   const scheme = config.tls ? 'https' : 'http';
   const { port } = app.server.address() as AddressInfo;
@@ -65,6 +88,11 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   const createCommand = `${options.invocation} device create --db ${shellQuote(options.db)} --org <organization>`;
   logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
+  logger.info(
+    { connections, rate_limits_per_minute: options.rateLimits, retention: options.retention },
+    'limits',
+  );
+  const retention = startRetention(store, options.retention, logger);
   // Last start-up line: whoever waits for it has seen the others.
   logger.info({ url, public_url: publicUrl, db: options.db }, `listening on ${url}`);
 
@@ -76,6 +104,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }, DRAIN_TIMEOUT_MS);
   await app.close();
   clearTimeout(drainDeadline);
+  await retention.stop();
   store.close();
   logger.info('stopped');
   await flushLogger(logger);

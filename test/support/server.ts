@@ -39,9 +39,14 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** PEM text or paths of PEM files; the server then serves HTTPS. */
   tls?: { cert: string; key: string };
+  /** Soft limit on open files of the server process (`ulimit -n`), to meet EMFILE. */
+  openFileLimit?: number;
+  /** The database file; default: server.db in a new temporary directory. */
+  dbPath?: string;
 }
 
-export const SERVER_BIN = fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
+// DEVICE_AGENT_SERVER_TEST_BIN points the same tests at another build (e.g. an older commit's).
+export const SERVER_BIN = process.env.DEVICE_AGENT_SERVER_TEST_BIN ?? fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
 
 const STARTUP_TIMEOUT_MS = 15_000;
 const runFile = promisify(execFile);
@@ -74,12 +79,15 @@ export function tryServerCli(args: readonly string[], options: { env?: NodeJS.Pr
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-server-'));
   cleanups.add(() => rmSync(dir, { recursive: true, force: true }));
-  const dbPath = join(dir, 'server.db');
+  const dbPath = options.dbPath ?? join(dir, 'server.db');
   const args = ['serve', '--db', dbPath, '--host', '127.0.0.1', '--port', '0'];
   if (options.tls) args.push('--tls-cert', pemFile(dir, 'cert.pem', options.tls.cert), '--tls-key', pemFile(dir, 'key.pem', options.tls.key));
   args.push(...(options.args ?? []));
 
-  const child = spawn(process.execPath, [SERVER_BIN, ...args], {
+  const command = [process.execPath, SERVER_BIN, ...args];
+  // `exec` keeps the pid: signals reach the server itself.
+  if (options.openFileLimit !== undefined) command.unshift('/bin/sh', '-c', `ulimit -n ${options.openFileLimit} && exec "$@"`, 'sh');
+  const child = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -79,6 +79,14 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'indexes for the retention sweep: results and reports by age',
+    sql: `
+      CREATE INDEX posture_results_by_received_at ON posture_results(received_at);
+      CREATE INDEX posture_reports_by_created_at ON posture_reports(created_at);
+    `,
+  },
 ];
 
 const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

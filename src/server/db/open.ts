@@ -1,10 +1,16 @@
-// Opens the embedded SQLite database: owner-only file, WAL so that the admin CLI can work while
-// `serve` runs, a busy timeout instead of immediate SQLITE_BUSY, and the schema migrated.
-import { closeSync, existsSync, openSync } from 'node:fs';
+// Opens the embedded SQLite database as the server's store: owner-only files, WAL so that the admin
+// CLI can work while `serve` runs, a busy timeout instead of immediate SQLITE_BUSY, and the schema
+// migrated.
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { SchemaTooNewError, migrate } from './migrations';
+import { SqliteStore } from './sqliteStore';
+import type { Store } from './store';
 
 const BUSY_TIMEOUT_MS = 5_000;
+/** How long a start waits for another process that is setting up the same new database. */
+const SETUP_DEADLINE_MS = 15_000;
+const OWNER_ONLY = 0o600;
 
 export class DatabaseOpenError extends Error {
   override name = 'DatabaseOpenError';
@@ -15,37 +21,106 @@ export interface OpenOptions {
   mustExist?: boolean;
 }
 
-export function openDatabase(path: string, options: OpenOptions = {}): Database.Database {
+export function openSqliteStore(path: string, options: OpenOptions = {}): Store {
+  return new SqliteStore(openDatabase(path, options));
+}
+
+function openDatabase(path: string, options: OpenOptions): Database.Database {
   if (options.mustExist && !existsSync(path)) {
     throw new DatabaseOpenError(`no database at ${path} (start \`serve --db ${path}\` or run \`device create\` first)`);
   }
   createOwnerOnly(path);
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) makeOwnerOnly(file);
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-    db.pragma('journal_mode = WAL');
-    // In WAL mode NORMAL never corrupts the database; a power loss may lose the last commits.
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    migrate(db);
+    setUp(db);
     return db;
   } catch (error) {
     db?.close();
     if (error instanceof SchemaTooNewError) throw new DatabaseOpenError(`${path}: ${error.message}`);
-    if (error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('SQLITE_')) {
-      throw new DatabaseOpenError(`cannot use ${path} as a device-agent-server database: ${error.message}`);
-    }
+    if (isSqliteError(error)) throw new DatabaseOpenError(`cannot use ${path} as a device-agent-server database: ${error.message}`);
     throw error;
   }
 }
 
-/** SQLite gives the -wal and -shm files the main file's mode, so creating it 0600 covers all three. */
+/**
+ * WAL, then the migrations. Processes that start together on a new database contend for the
+ * switch to WAL and for the first migration; SQLite may answer the loser SQLITE_BUSY, or leave the
+ * journal mode unchanged without an error, so both are retried until the deadline.
+ */
+function setUp(db: Database.Database): void {
+  const deadline = Date.now() + SETUP_DEADLINE_MS;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode !== 'wal') throw Object.assign(new Error(`the journal mode stayed ${String(mode)}`), { code: 'SQLITE_BUSY' });
+      // In WAL mode NORMAL never corrupts the database; a power loss may lose the last commits.
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      migrate(db);
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      sleep(Math.min(1_000, 20 * attempt) + Math.random() * 20);
+    }
+  }
+}
+
+/** New databases are created 0600; SQLite gives the -wal and -shm files the main file's mode. */
 function createOwnerOnly(path: string): void {
   try {
-    closeSync(openSync(path, 'wx', 0o600));
+    closeSync(openSync(path, 'wx', OWNER_ONLY));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return;
     throw new DatabaseOpenError(`cannot create the database ${path}: ${code === 'ENOENT' ? 'its directory does not exist' : (error as Error).message}`);
   }
+}
+
+/**
+ * An existing file (an older install, a copied backup, a crash-left -wal) may be readable by others
+ * or belong to someone else: it is made owner-only, or refused. Changed through the open file, so
+ * the file checked is the file changed.
+ */
+function makeOwnerOnly(file: string): void {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return; // no POSIX owners and modes (Windows): the directory's ACL applies
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    throw new DatabaseOpenError(`cannot open ${file}: ${code ?? (error as Error).message}`);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new DatabaseOpenError(`${file} is not a regular file`);
+    if (stat.uid !== uid) {
+      throw new DatabaseOpenError(`${file} belongs to uid ${stat.uid}, not to this user (uid ${uid}); run the server as the database's owner or give it its own database`);
+    }
+    if ((stat.mode & 0o077) !== 0) {
+      try {
+        fchmodSync(fd, stat.mode & 0o700);
+      } catch (error) {
+        throw new DatabaseOpenError(`${file} is readable by others and cannot be made owner-only: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function isSqliteError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('SQLITE_');
+}
+
+function isBusy(error: unknown): boolean {
+  return isSqliteError(error) && (error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED'));
+}
+
+/** Start-up only: nothing else runs in this process yet. */
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { BODY_LIMITS, EnrollRequest, ROUTES, type EnrollResponse } from '../../protocol/schemas';
-import type { AppContext } from '../app';
+import type { AppContext } from '../context';
 import { hashCredential, isCredential, newCredential } from '../credentials';
 import { tokenRefused } from '../errors';
 import { parseBody } from '../validation';

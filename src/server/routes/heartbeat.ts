@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { BODY_LIMITS, HeartbeatRequest, ROUTES, type HeartbeatResponse } from '../../protocol/schemas';
-import type { AppContext } from '../app';
+import type { AppContext } from '../context';
 import { authenticateDevice, deviceOf } from '../auth';
 import { conflict, unauthorized } from '../errors';
+import { limitDevice } from '../rateLimit';
 import { parseBody } from '../validation';
 
 /** POST /heartbeat: records the device's attributes, activates a PENDING device, returns the schedule. */
-export function heartbeatRoute(app: FastifyInstance, { store, config }: AppContext): void {
+export function heartbeatRoute(app: FastifyInstance, { store, config, limits }: AppContext): void {
   app.post(
     ROUTES.heartbeat,
-    { bodyLimit: BODY_LIMITS.heartbeat, onRequest: authenticateDevice(store) },
+    { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(store), limitDevice(limits.heartbeats, 'heartbeats')] },
     async (request): Promise<HeartbeatResponse> => {
       const device = deviceOf(request);
       const body = parseBody(HeartbeatRequest, request.body);

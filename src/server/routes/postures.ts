@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BODY_LIMITS, POSTURE_REPORT_HEADER, PosturesRequest, ROUTES, type PostureResult } from '../../protocol/schemas';
-import type { AppContext } from '../app';
+import type { AppContext } from '../context';
 import { authenticateDevice, deviceOf } from '../auth';
 import type { NewPostureResult } from '../db/store';
 import { badRequest, unauthorized } from '../errors';
+import { limitDevice } from '../rateLimit';
 import { parseBody } from '../validation';
 
 /** Observations further in the future than this are stored with the receive time (contract). */
@@ -13,10 +14,17 @@ const MAX_CLOCK_AHEAD_MS = 5 * 60_000;
  * POST /postures: stores a batch of results. 204; when the server created a posture report for
  * the results without correlation_id, its id is in the posture-report-id header (extension).
  */
-export function posturesRoute(app: FastifyInstance, { store }: AppContext): void {
+export function posturesRoute(app: FastifyInstance, { store, limits }: AppContext): void {
   app.post(
     ROUTES.postures,
-    { bodyLimit: BODY_LIMITS.postures, onRequest: authenticateDevice(store) },
+    {
+      bodyLimit: BODY_LIMITS.postures,
+      onRequest: [
+        authenticateDevice(store),
+        limitDevice(limits.postures, 'posture uploads'),
+        limitDevice(limits.postureBytes, 'posture data', declaredBytes),
+      ],
+    },
     async (request, reply) => {
       const device = deviceOf(request);
       const { results } = parseBody(PosturesRequest, request.body);
@@ -33,6 +41,15 @@ export function posturesRoute(app: FastifyInstance, { store }: AppContext): void
       }
     },
   );
+}
+
+/**
+ * The body size as declared (Node has already refused a malformed Content-Length), at most the
+ * route's limit (a larger body is refused with 413 anyway); a chunked body counts as the limit.
+ */
+function declaredBytes(request: FastifyRequest): number {
+  const declared = request.headers['content-length'];
+  return declared === undefined ? BODY_LIMITS.postures : Math.min(Number(declared), BODY_LIMITS.postures);
 }
 
 function toNewResult(result: PostureResult, now: Date): NewPostureResult {

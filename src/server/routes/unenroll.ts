@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { BODY_LIMITS, ROUTES, UnenrollRequest } from '../../protocol/schemas';
-import type { AppContext } from '../app';
+import type { AppContext } from '../context';
 import { authenticateDevice, deviceOf } from '../auth';
 import { parseBody } from '../validation';
 

@@ -1,0 +1,73 @@
+// Per-device request budgets: a token bucket per device that refills continuously. A device that
+// empties its bucket is answered 429 with Retry-After until enough budget has come back. The state
+// lives in this process (a restart forgets it; each server process has its own budgets).
+import type { FastifyRequest } from 'fastify';
+import { deviceOf } from './auth';
+import { HttpError } from './errors';
+
+const MINUTE_MS = 60_000;
+
+export interface Budget {
+  /** Units a device may spend per minute; also the burst. 0 means unlimited. */
+  perMinute: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+  private lastPrune: number;
+
+  constructor(
+    private readonly budget: Budget,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.lastPrune = now();
+  }
+
+  /** Spends `cost` units of `key`'s budget; undefined when allowed, else ms until it would be. */
+  take(key: string, cost = 1): number | undefined {
+    const { perMinute } = this.budget;
+    if (perMinute === 0) return undefined;
+    const now = this.now();
+    this.pruneFullBuckets(now);
+    const bucket = this.buckets.get(key) ?? { tokens: perMinute, at: now };
+    const tokens = Math.min(perMinute, bucket.tokens + ((now - bucket.at) * perMinute) / MINUTE_MS);
+    if (tokens < cost) {
+      this.buckets.set(key, { tokens, at: now });
+      return Math.ceil(((cost - tokens) * MINUTE_MS) / perMinute);
+    }
+    this.buckets.set(key, { tokens: tokens - cost, at: now });
+    return undefined;
+  }
+
+  /** Buckets that have refilled carry no information: forgetting them bounds memory to active devices. */
+  private pruneFullBuckets(now: number): void {
+    if (now - this.lastPrune < MINUTE_MS) return;
+    this.lastPrune = now;
+    for (const [key, bucket] of this.buckets) {
+      if (now - bucket.at >= MINUTE_MS) this.buckets.delete(key);
+    }
+  }
+}
+
+export function tooManyRequests(what: string, waitMs: number): HttpError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new HttpError('too_many_requests', `this device sent ${what} faster than this server allows; retry after ${seconds} s`, {
+    'retry-after': String(seconds),
+  });
+}
+
+/**
+ * onRequest hook, after authentication and before the body is read: spends the device's budget,
+ * `cost` units for this request.
+ */
+export function limitDevice(limiter: RateLimiter, what: string, cost: (request: FastifyRequest) => number = () => 1) {
+  return async function limit(request: FastifyRequest): Promise<void> {
+    const wait = limiter.take(deviceOf(request).id, cost(request));
+    if (wait !== undefined) throw tooManyRequests(what, wait);
+  };
+}

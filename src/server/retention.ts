@@ -1,0 +1,76 @@
+// Retention of posture results, applied in the background by `serve`: results older than the
+// maximum age, and each device's oldest results beyond its cap, are deleted in small batches (the
+// event loop and the admin CLI get their turn between two); then posture reports past the age that
+// hold no result any more. A report younger than the age is kept even when empty, so that an agent
+// still sending batches of that cycle with its correlation_id is not refused.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Store } from './db/store';
+
+export interface RetentionPolicy {
+  /** Results received longer ago than this are deleted. */
+  maxAgeMs: number;
+  /** Each device keeps at most this many results, the newest. */
+  maxResultsPerDevice: number;
+  /** Time between two sweeps; the first runs at start. */
+  sweepIntervalMs: number;
+}
+
+const BATCH_SIZE = 500;
+
+export interface RetentionSweeper {
+  /** Stops the schedule and waits for a sweep under way. */
+  stop(): Promise<void>;
+}
+
+export function startRetention(store: Store, policy: RetentionPolicy, logger: Logger, now: () => Date = () => new Date()): RetentionSweeper {
+  let previousStart: string | null = null;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function sweep(): Promise<void> {
+    const started = now();
+    const cutoff = new Date(started.getTime() - policy.maxAgeMs).toISOString();
+    let results = await drain(() => store.deleteResultsReceivedBefore(cutoff, BATCH_SIZE));
+    // Only devices seen since the previous sweep can have grown past their cap.
+    for (const device of store.devicesWithMoreResultsThan(policy.maxResultsPerDevice, previousStart)) {
+      results += await drain(() => store.deleteResultsBeyond(device, policy.maxResultsPerDevice, BATCH_SIZE));
+    }
+    const reports = await drain(() => store.deleteEmptyReportsCreatedBefore(cutoff, BATCH_SIZE));
+    previousStart = started.toISOString();
+    if (results > 0 || reports > 0) {
+      logger.info({ deleted_results: results, deleted_reports: reports, ms: Date.now() - started.getTime() }, 'retention: deleted old posture results');
+    }
+  }
+
+  async function drain(deleteBatch: () => number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      if (stopped) return total;
+      const deleted = deleteBatch();
+      total += deleted;
+      if (deleted < BATCH_SIZE) return total;
+      await nextTurn();
+    }
+  }
+
+  function schedule(delayMs: number): void {
+    timer = setTimeout(() => {
+      running = sweep()
+        .catch((error: unknown) => logger.error({ err: error }, 'retention sweep failed; retrying at the next one'))
+        .finally(() => {
+          if (!stopped) schedule(policy.sweepIntervalMs);
+        });
+    }, delayMs);
+  }
+
+  schedule(0);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// Connection exhaustion against the real server: per-address and overall caps, idle deadlines,
+// EMFILE. Connection counts stay small (caps set low) so that this runs in seconds on 2 cores.
+import { connect, type Socket } from 'node:net';
+import { Agent } from 'undici';
+import { afterEach, describe, expect, test } from 'vitest';
+import { startServer, type RunningServer } from '../support/server';
+import { ROUTES } from '../../src/protocol/schemas';
+import { call, enrolledDevice, heartbeat, heartbeatBody } from './client';
+
+const servers: RunningServer[] = [];
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  for (const server of servers.splice(0)) await server.stop();
+});
+
+async function serve(args: string[], openFileLimit?: number): Promise<RunningServer> {
+  const server = await startServer({ args, openFileLimit });
+  servers.push(server);
+  return server;
+}
+
+/** An idle TCP connection from `localAddress` that sends nothing (as a half-open flood does). */
+function idleConnection(server: RunningServer, localAddress: string): Promise<Socket> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port), localAddress });
+    socket.resume(); // read the server's close
+    sockets.push(socket);
+    socket.once('connect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+const closed = (socket: Socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
+
+/** Resolves true when the server closes the socket within `ms`. */
+function closedWithin(socket: Socket, ms: number): Promise<boolean> {
+  socket.on('error', () => undefined);
+  return Promise.race([closed(socket).then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+}
+
+function from(localAddress: string): Agent {
+  return new Agent({ localAddress });
+}
+
+function warnings(server: RunningServer, event: string): any[] {
+  return server
+    .logs()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .filter((entry) => entry.event === event);
+}
+
+async function waitFor(check: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const FLOOD = '127.0.0.3';
+
+describe('connection caps', () => {
+  test('with the default caps, a flood of idle connections beyond the open-file limit from one address is logged and heartbeats from another are answered', async () => {
+    // The reported 20,000 idle connections, scaled down: a 256 open-file limit and 300 connections.
+    const server = await serve([], 256);
+    const device = await enrolledDevice(server);
+    await Promise.all(Array.from({ length: 300 }, () => idleConnection(server, FLOOD)));
+    const other = from('127.0.0.2');
+    try {
+      const answer = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: other });
+      expect(answer.status, answer.text).toBe(200);
+    } finally {
+      await other.close();
+    }
+    await waitFor(() => warnings(server, 'per_address_cap').length > 0);
+    expect(warnings(server, 'per_address_cap')[0]).toMatchObject({ level: 'warn', address: FLOOD, cap: 128 });
+  });
+
+  test('one address at its cap gets its next connection closed and a warning; another address is still answered', async () => {
+    // The flood comes from 127.0.0.3: the test's own keep-alive connection (enrollment) is 127.0.0.1's.
+    const server = await serve(['--max-connections-per-address', '20']);
+    const device = await enrolledDevice(server);
+    const flood = await Promise.all(Array.from({ length: 20 }, () => idleConnection(server, FLOOD)));
+
+    const refused = await idleConnection(server, FLOOD);
+    expect(await closedWithin(refused, 3_000)).toBe(true);
+    await waitFor(() => warnings(server, 'per_address_cap').length > 0);
+    expect(warnings(server, 'per_address_cap')[0]).toMatchObject({ level: 'warn', address: FLOOD, cap: 20 });
+    const same = from(FLOOD);
+    try {
+      await expect(call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: same })).rejects.toThrow();
+    } finally {
+      await same.destroy();
+    }
+
+    const other = from('127.0.0.2');
+    try {
+      const answer = await call(server, ROUTES.heartbeat, {
+        apiKey: device.apiKey,
+        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
+        dispatcher: other,
+      });
+      expect(answer.status, answer.text).toBe(200);
+    } finally {
+      await other.close();
+    }
+    // The flood's own connections are still open: the cap refuses new ones, it does not cut old ones.
+    expect(flood.every((socket) => !socket.destroyed)).toBe(true);
+  });
+
+  test('at the overall cap the oldest idle connection makes room, so a heartbeat is still answered', async () => {
+    const server = await serve(['--max-connections', '30', '--max-connections-per-address', '0']);
+    const device = await enrolledDevice(server);
+    const flood: Socket[] = [];
+    for (let i = 0; i < 30; i += 1) flood.push(await idleConnection(server, '127.0.0.1'));
+
+    const other = from('127.0.0.2');
+    try {
+      const answer = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: other });
+      expect(answer.status, answer.text).toBe(200);
+    } finally {
+      await other.close();
+    }
+    expect(await closedWithin(flood[0]!, 3_000)).toBe(true);
+    expect(flood.slice(-5).every((socket) => !socket.destroyed)).toBe(true);
+    await waitFor(() => warnings(server, 'idle_evicted').length > 0);
+    expect(warnings(server, 'idle_evicted')[0]).toMatchObject({ level: 'warn', cap: 30 });
+  });
+
+  test('a connection that sends no request is closed after the 10 s header deadline', async () => {
+    const server = await serve([]);
+    const silent = await idleConnection(server, '127.0.0.1');
+    const started = Date.now();
+    expect(await closedWithin(silent, 14_000)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThan(8_000);
+  }, 20_000);
+
+  test('a --max-connections above the open-file limit is lowered to fit it, so a flood never meets EMFILE and heartbeats are answered', async () => {
+    const server = await serve(['--max-connections', '100000', '--max-connections-per-address', '0'], 128);
+    const device = await enrolledDevice(server);
+    const lowered = server.logs().split('\n').filter((line) => line.includes('does not fit the open-file limit'));
+    expect(lowered).toHaveLength(1);
+    expect(JSON.parse(lowered[0]!)).toMatchObject({ level: 'warn', requested: 100000, open_file_limit: 128, max_connections: 64 });
+
+    await Promise.all(Array.from({ length: 160 }, () => idleConnection(server, '127.0.0.1')));
+    const other = from('127.0.0.2');
+    try {
+      const answer = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: other });
+      expect(answer.status, answer.text).toBe(200);
+    } finally {
+      await other.close();
+    }
+    await waitFor(() => warnings(server, 'idle_evicted').length > 0);
+  });
+});

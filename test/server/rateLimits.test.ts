@@ -1,0 +1,108 @@
+// Per-device rate limits against the real server: 429 with the contract's error body and a
+// Retry-After the agent honours, per device, decided before the body is stored; and defaults that
+// an agent on the server's schedule never meets.
+import { afterEach, describe, expect, test } from 'vitest';
+import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon } from '../daemon/agent';
+import { startServer, type RunningServer } from '../support/server';
+import { Readable } from 'node:stream';
+import { ROUTES } from '../../src/protocol/schemas';
+import { call, enrolledDevice, expectError, heartbeat, heartbeatBody, postures, result } from './client';
+
+const servers: RunningServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.stop();
+});
+
+async function serve(args: string[]): Promise<RunningServer> {
+  const server = await startServer({ args });
+  servers.push(server);
+  return server;
+}
+
+function statusesLogged(server: RunningServer): number[] {
+  return server
+    .logs()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .filter((entry) => entry.msg === 'request')
+    .map((entry) => entry.status);
+}
+
+describe('per-device rate limits', () => {
+  test('heartbeats beyond the budget get 429 too_many_requests with Retry-After; another device is not affected', async () => {
+    const server = await serve(['--rate-limit-heartbeats', '6']);
+    const device = await enrolledDevice(server); // its first heartbeat is one of the six
+    const body = heartbeatBody({ hardware_uuid: device.hardwareUuid });
+    for (let i = 0; i < 5; i += 1) expect((await heartbeat(server, device.apiKey, body)).status).toBe(200);
+
+    const refused = await heartbeat(server, device.apiKey, body);
+    expectError(refused, 429, 'too_many_requests');
+    expect(refused.body.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
+    // 6 per minute: one comes back every 10 s.
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(10);
+
+    const other = await enrolledDevice(server);
+    expect((await heartbeat(server, other.apiKey, heartbeatBody({ hardware_uuid: other.hardwareUuid }))).status).toBe(200);
+    expect((await server.showDevice(device.deviceId)).state).toBe('ACTIVE');
+  });
+
+  test('posture uploads beyond the request budget get 429 and nothing of them is stored', async () => {
+    const server = await serve(['--rate-limit-postures', '2']);
+    const device = await enrolledDevice(server);
+    expect((await postures(server, device.apiKey, { results: [result()] })).status).toBe(204);
+    expect((await postures(server, device.apiKey, { results: [result()] })).status).toBe(204);
+    const refused = await postures(server, device.apiKey, { results: [result({ check_key: 'REFUSED' })] });
+    expectError(refused, 429, 'too_many_requests');
+    expect(refused.body.message).toMatch(/sent posture uploads faster/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const stored = (await server.showDevice(device.deviceId)).postures;
+    expect(stored).toHaveLength(2);
+    expect(stored.some((p: any) => p.check_key === 'REFUSED')).toBe(false);
+  });
+
+  test('posture bytes beyond the byte budget get 429 (the 822 MiB-in-8-s case)', async () => {
+    const server = await serve(['--rate-limit-posture-mib', '1']);
+    const device = await enrolledDevice(server);
+    // ~600 KB each: 100 results with 6 KB of evidence.
+    const big = { results: Array.from({ length: 100 }, () => result({ evidence: { note: 'x'.repeat(6_000) } })) };
+    expect((await postures(server, device.apiKey, big)).status).toBe(204);
+    const refused = await postures(server, device.apiKey, big);
+    expectError(refused, 429, 'too_many_requests');
+    expect(refused.body.message).toMatch(/sent posture data faster/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await server.showDevice(device.deviceId)).postures).toHaveLength(100);
+  });
+
+  test('small uploads cost what they declare; a chunked upload (no Content-Length) costs the whole 1 MiB limit', async () => {
+    const server = await serve(['--rate-limit-posture-mib', '1']);
+    const small = await enrolledDevice(server);
+    for (let i = 0; i < 3; i += 1) expect((await postures(server, small.apiKey, { results: [result()] })).status).toBe(204);
+
+    const chunked = await enrolledDevice(server);
+    const body = JSON.stringify({ results: [result()] });
+    const stream = () => Readable.from([Buffer.from(body)]);
+    const first = await call(server, ROUTES.postures, { apiKey: chunked.apiKey, raw: stream() as never, headers: { 'content-type': 'application/json' } });
+    expect(first.status, first.text).toBe(204);
+    expectError(await call(server, ROUTES.postures, { apiKey: chunked.apiKey, raw: stream() as never, headers: { 'content-type': 'application/json' } }), 429, 'too_many_requests');
+  });
+
+  test('an agent daemon on a 1 s schedule never meets the default limits', async () => {
+    const server = await serve(['--heartbeat-interval', '1', '--posture-interval', '1']);
+    const stateDir = await makeStateDir();
+    try {
+      await enrollWithToken(stateDir, server.url, (await server.createDevice()).enrollment_token);
+      const daemon = startDaemon(stateDir);
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      expect((await stopDaemon(daemon)).code).toBe(0);
+    } finally {
+      await removeStateDir(stateDir);
+    }
+    const statuses = statusesLogged(server);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(5);
+    expect(statuses.filter((status) => status === 204).length).toBeGreaterThanOrEqual(1);
+    expect(statuses).not.toContain(429);
+  }, 40_000);
+});

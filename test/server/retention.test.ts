@@ -1,0 +1,79 @@
+// Retention of posture results against the real server and its real database file: by age and
+// by a cap per device, applied by the background sweep while the server serves.
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, test } from 'vitest';
+import { POSTURE_REPORT_HEADER } from '../../src/protocol/schemas';
+import { startServer, type RunningServer } from '../support/server';
+import { enrolledDevice, postures, result } from './client';
+
+const servers: RunningServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.stop();
+});
+
+async function serve(args: string[]): Promise<RunningServer> {
+  const server = await startServer({ args });
+  servers.push(server);
+  return server;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(100);
+  }
+}
+
+/** Read straight from the database file: quicker than `device show`, for timing-sensitive checks. */
+function column(server: RunningServer, sql: string): string[] {
+  const db = new Database(server.dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare<[], { value: string }>(sql).all().map((row) => row.value);
+  } finally {
+    db.close();
+  }
+}
+const reportIds = (server: RunningServer) => column(server, 'SELECT id AS value FROM posture_reports');
+const checkKeys = (server: RunningServer) => column(server, 'SELECT check_key AS value FROM posture_results ORDER BY id');
+
+describe('retention', () => {
+  test('results older than --retention are deleted in the background, and their emptied reports; newer ones stay', async () => {
+    const server = await serve(['--retention', '4s', '--retention-interval', '1s']);
+    const device = await enrolledDevice(server);
+    const old = await postures(server, device.apiKey, { results: [result({ check_key: 'OLD_1' }), result({ check_key: 'OLD_2' })] });
+    expect(old.status).toBe(204);
+    const oldReport = old.headers[POSTURE_REPORT_HEADER] as string;
+    await sleep(2_500);
+    expect((await postures(server, device.apiKey, { results: [result({ check_key: 'NEWER' })] })).status).toBe(204);
+
+    await until(async () => checkKeys(server).length < 3, 10_000);
+    expect(checkKeys(server)).toEqual(['NEWER']);
+    await until(async () => !reportIds(server).includes(oldReport), 5_000);
+    expect(server.logs()).toMatch(/"deleted_results":2.*retention: deleted old posture results/);
+  }, 20_000);
+
+  test('each device keeps at most --retention-results results, the newest; other devices are untouched', async () => {
+    const server = await serve(['--retention-results', '5', '--retention-interval', '1s']);
+    const busy = await enrolledDevice(server);
+    const quiet = await enrolledDevice(server);
+    for (let batch = 0; batch < 3; batch += 1) {
+      const results = Array.from({ length: 4 }, (_, i) => result({ check_key: `B${batch}_${i}` }));
+      expect((await postures(server, busy.apiKey, { results })).status).toBe(204);
+    }
+    expect((await postures(server, quiet.apiKey, { results: [result({ check_key: 'Q' })] })).status).toBe(204);
+
+    await until(async () => column(server, `SELECT id AS value FROM posture_results WHERE device_id = '${busy.deviceId}'`).length === 5, 15_000);
+    expect((await server.showDevice(busy.deviceId)).postures.map((p: any) => p.check_key)).toEqual(['B1_3', 'B2_0', 'B2_1', 'B2_2', 'B2_3']);
+    expect((await server.showDevice(quiet.deviceId)).postures.map((p: any) => p.check_key)).toEqual(['Q']);
+    // The report whose results were trimmed is young: kept, so a later batch of its cycle is accepted.
+    expect(reportIds(server)).toHaveLength(4);
+  }, 40_000);
+
+  test('bad retention values are refused at start with exit 2', async () => {
+    await expect(startServer({ args: ['--retention', '0s'] })).rejects.toThrow(/option '--retention <duration>' argument '0s' is invalid\. expected a positive whole number followed by s, m, h or d/);
+    await expect(startServer({ args: ['--retention-results', '0'] })).rejects.toThrow(/option '--retention-results <n>' argument '0' is invalid\. expected a whole number from 1/);
+  });
+});
