@@ -11,6 +11,7 @@ import { family, osRelease } from './osRelease';
 import { processTable, runningCommands } from './processes';
 import { isEnabledState, systemdBooted, unitFileStates } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
+import { runTool } from './tools';
 
 export const DPKG_QUERY = '/usr/bin/dpkg-query';
 export const APT_CONFIG = '/usr/bin/apt-config';
@@ -74,8 +75,8 @@ async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
 async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   const { host } = ctx;
   const [query, dump, booted, log] = await Promise.all([
-    host.run(DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
-    host.run(APT_CONFIG, ['dump', 'APT::Periodic']),
+    runTool(host, DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
+    runTool(host, APT_CONFIG, ['dump', 'APT::Periodic']),
     systemdBooted(ctx),
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
   ]);

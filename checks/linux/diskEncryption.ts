@@ -7,6 +7,7 @@ import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { chainOf, cryptTypesOf, deviceByNumber, deviceByPath, leafCount, protection, walkBlockDevice, type BlockNode, type Protection } from './blockDevices';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { BLOCK_FILESYSTEMS, mountOf, mountTable, NETWORK_FILESYSTEMS, rootMount, type MountEntry } from './mounts';
+import { runTool } from './tools';
 
 export type VolumeFacts =
   | { kind: 'block'; fstype: string; tree: BlockNode }
@@ -42,7 +43,7 @@ async function btrfsMembers(ctx: CheckContext, name: string): Promise<string[]> 
 async function volumeOf(ctx: CheckContext, mount: MountEntry): Promise<VolumeFacts> {
   const { host } = ctx;
   if (mount.fstype === 'zfs') {
-    const result = await host.run(ZFS, ['get', '-H', '-o', 'property,value', 'encryption,keystatus', mount.source]);
+    const result = await runTool(host, ZFS, ['get', '-H', '-o', 'property,value', 'encryption,keystatus', mount.source]);
     if (result.error || result.exitCode !== 0) return { kind: 'zfs', error: result.error ? commandFailureReason(result) : 'parse_error' };
     const values = Object.fromEntries(result.stdout.split('\n').map((l) => l.split('\t')).filter((p) => p.length === 2)) as Record<string, string>;
     const facts: VolumeFacts = { kind: 'zfs' };

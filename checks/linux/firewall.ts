@@ -38,9 +38,9 @@ function unavailable(result: CommandResult): { state: 'unavailable'; reason: str
 
 /** The binary that reads legacy tables: iptables-legacy, or a plain iptables that is the legacy variant (before 1.8 all were). */
 async function legacyBinary(ctx: CheckContext, legacy: string, plain: string): Promise<string | undefined> {
-  const dedicated = await findTool(ctx, legacy);
+  const dedicated = await findTool(ctx.host, legacy);
   if (dedicated) return dedicated;
-  const found = await findTool(ctx, plain);
+  const found = await findTool(ctx.host, plain);
   const version = await ctx.host.run(found ?? plain, ['-V']);
   if (version.error || version.exitCode !== 0) return undefined;
   const variant = /\((legacy|nf_tables)\)/.exec(version.stdout)?.[1];
@@ -63,12 +63,12 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
   const { host } = ctx;
   const [container, nftResult, legacy4, legacy6, inet6, ufwResult, firewalldState] = await Promise.all([
     containerFacts(ctx),
-    runTool(ctx, NFT, ['-j', 'list', 'ruleset']),
+    runTool(host, NFT, ['-j', 'list', 'ruleset']),
     legacyView(ctx, '/proc/net/ip_tables_names', IPTABLES_LEGACY, IPTABLES),
     legacyView(ctx, '/proc/net/ip6_tables_names', IP6TABLES_LEGACY, IP6TABLES),
     host.readFile('/proc/net/if_inet6'),
-    runTool(ctx, UFW, ['status']),
-    runTool(ctx, FIREWALL_CMD, ['--state']),
+    runTool(host, UFW, ['status']),
+    runTool(host, FIREWALL_CMD, ['--state']),
   ]);
   let nft: View<InputFiltering>;
   if (nftResult.error || nftResult.exitCode !== 0) nft = unavailable(nftResult);
@@ -82,7 +82,7 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
   const state = firewalldState.error ? undefined : firewalldState.stdout.trim();
   if (state === 'running' && firewalldState.exitCode === 0) {
     firewalld.state = 'running';
-    const zone = await runTool(ctx, FIREWALL_CMD, ['--get-default-zone']);
+    const zone = await runTool(host, FIREWALL_CMD, ['--get-default-zone']);
     if (!zone.error && zone.exitCode === 0 && /^[\w-]+$/.test(zone.stdout.trim())) firewalld.defaultZone = zone.stdout.trim();
   } else if (state === 'not running') firewalld.state = 'not_running';
   return {

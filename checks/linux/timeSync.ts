@@ -9,6 +9,7 @@ import { processTable, runningCommands } from './processes';
 import { systemdBooted } from './systemd';
 import { parseBoolean, parseKeyValue } from '../text';
 import { chronyTrackingText, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
+import { runTool } from './tools';
 
 export const TIMEDATECTL = '/usr/bin/timedatectl';
 export const CHRONYC = '/usr/bin/chronyc';
@@ -50,7 +51,7 @@ export function parseTimedatectl(stdout: string): SyncState | undefined {
 }
 
 async function query(ctx: CheckContext, command: string, args: string[], parse: (s: string) => SyncState | undefined): Promise<SyncReading> {
-  const result = await ctx.host.run(command, args);
+  const result = await runTool(ctx.host, command, args);
   if (result.error) return { unreadable: commandFailureReason(result) };
   return (result.exitCode === 0 ? parse(result.stdout) : undefined) ?? { unreadable: 'parse_error' };
 }

@@ -3,7 +3,7 @@
 // fixed list of system directories: the other of /usr/sbin and /usr/bin (older distributions put
 // some tools in the other one), the pre-merge /sbin and /bin, /usr/local, and NixOS's system
 // profile. A tool found nowhere keeps its usual path, so running it reports command_not_found.
-import type { CheckContext, CommandResult, RunOptions } from '../types';
+import type { CommandResult, Host, RunOptions } from '../types';
 
 export const SYSTEM_TOOL_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/sbin', '/usr/local/bin', '/run/current-system/sw/bin'] as const;
 
@@ -15,18 +15,16 @@ export function toolCandidates(usual: string): string[] {
   return [usual, ...SYSTEM_TOOL_DIRS.filter((d) => d !== dir).map((d) => `${d}/${name}`)];
 }
 
-/** Where the tool usually at `usual` (an absolute path) is installed: the first candidate that is a file. Looked up once per cycle. */
-export function findTool(ctx: CheckContext, usual: string): Promise<string | undefined> {
-  return ctx.shared(`linux.tool:${usual}`, async () => {
-    for (const candidate of toolCandidates(usual)) {
-      const s = await ctx.host.stat(candidate);
-      if (s.ok && !s.isDirectory) return candidate;
-    }
-    return undefined;
-  });
+/** Where the tool usually at `usual` (an absolute path) is installed: the first candidate that is a file. */
+export async function findTool(host: Host, usual: string): Promise<string | undefined> {
+  for (const candidate of toolCandidates(usual)) {
+    const s = await host.stat(candidate);
+    if (s.ok && !s.isDirectory) return candidate;
+  }
+  return undefined;
 }
 
 /** Runs the tool usually at `usual` from where it is installed (from `usual` when found nowhere, which reports command_not_found). */
-export async function runTool(ctx: CheckContext, usual: string, args: readonly string[], options?: RunOptions): Promise<CommandResult> {
-  return ctx.host.run((await findTool(ctx, usual)) ?? usual, args, options);
+export async function runTool(host: Host, usual: string, args: readonly string[], options?: RunOptions): Promise<CommandResult> {
+  return host.run((await findTool(host, usual)) ?? usual, args, options);
 }
