@@ -16,8 +16,8 @@ export const CHRONYC = '/usr/bin/chronyc';
 export const NTPQ = '/usr/bin/ntpq';
 export const NTPCTL = '/usr/sbin/ntpctl';
 
-/** Time daemons by kernel comm name (systemd-timesyncd is cut to 15 characters). */
-export const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyn', 'openntpd', 'ptp4l', 'phc2sys'];
+/** Time daemons by program name (checks/linux/processes.ts matches the kernel's cut comm too). */
+export const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyncd', 'openntpd', 'ptp4l', 'phc2sys'];
 
 /** A backend's answer: synchronised or not (with what it measured), or why it could not say. */
 export interface SyncState extends ClockSync {
