@@ -35,6 +35,8 @@ export interface ReleaseRules {
   minimum?: string | undefined;
   /** Count the cycle's extendedEnd instead of its eol (e.g. policy.osVersion.acceptExtendedSupport.debianLts). */
   acceptExtendedSupport?: boolean;
+  /** The release's own end of support (YYYY-MM-DD, e.g. os-release SUPPORT_END): used when the lifecycle table lacks the cycle. */
+  ownEnd?: string | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -52,6 +54,11 @@ export function judgeRelease(release: Release, rules: ReleaseRules, policy: Poli
     if (compareVersions(release.version, rules.minimum) < 0) return fail({ ...evidence, rule: 'minimum' });
   }
   const cycle = policy.osVersion.lifecycle[release.product]?.find((c) => c.cycle === release.cycle);
+  const graceMs = policy.osVersion.graceDaysAfterEol * DAY_MS;
+  if (!cycle && rules.ownEnd !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(rules.ownEnd)) {
+    Object.assign(evidence, { eol: rules.ownEnd, eol_source: 'release' });
+    return Date.parse(`${rules.ownEnd}T00:00:00Z`) + graceMs <= now.getTime() ? fail({ ...evidence, rule: 'eol' }) : pass({ ...evidence, rule: 'supported' });
+  }
   if (!cycle) {
     return policy.osVersion.unknownRelease === 'FAIL'
       ? fail({ ...evidence, rule: 'unknown_release' })
@@ -60,7 +67,6 @@ export function judgeRelease(release: Release, rules: ReleaseRules, policy: Poli
   const extended = rules.acceptExtendedSupport === true && cycle.extendedEnd !== undefined;
   const end = extended ? cycle.extendedEnd! : cycle.eol;
   Object.assign(evidence, { eol: cycle.eol, extended_end: cycle.extendedEnd ?? null, extended_support_accepted: extended });
-  const graceMs = policy.osVersion.graceDaysAfterEol * DAY_MS;
   if (end !== false && Date.parse(`${end}T00:00:00Z`) + graceMs <= now.getTime()) {
     return fail({ ...evidence, rule: extended ? 'extended_eol' : 'eol' });
   }

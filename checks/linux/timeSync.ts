@@ -100,6 +100,9 @@ function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
     if (detail[1].stratum !== undefined) evidence.stratum = detail[1].stratum;
     if (detail[1].offsetSeconds !== undefined) evidence.offset_s = detail[1].offsetSeconds;
   }
+  // The kernel's synchronised flag (all timedatectl reads) stays set for hours after the daemon
+  // that set it stopped: without a running daemon nothing keeps the clock right.
+  if (synced && synced[0] === 'timedatectl' && facts.daemons?.length === 0) return fail({ ...evidence, rule: 'sync_daemon_not_running' });
   if (synced) {
     const max = policy.timeSync.maxOffsetSeconds;
     const offset = synced[1].offsetSeconds;
