@@ -63,6 +63,7 @@ class Terminal {
   private reader: Interface | undefined;
   /** Lines typed ahead are kept for the next question (readline drops lines nobody asked for). */
   private lines: AsyncIterator<string> | undefined;
+  private inputEnded = false;
 
   static open(): Terminal {
     if (!process.stdin.isTTY) {
@@ -73,11 +74,20 @@ class Terminal {
 
   async question(text: string): Promise<string> {
     if (!this.reader) {
-      this.reader = createInterface({ input: process.stdin, output: process.stderr });
-      this.lines = this.reader[Symbol.asyncIterator]();
+      const reader = createInterface({ input: process.stdin, output: process.stderr });
+      reader.once('close', () => (this.inputEnded = reader === this.reader));
+      this.reader = reader;
+      this.inputEnded = false;
+      this.lines = reader[Symbol.asyncIterator]();
     }
-    this.reader.setPrompt(text);
-    this.reader.prompt();
+    if (this.inputEnded) {
+      // Input ended (the lines already typed are still queued); Node 24 refuses to prompt on a
+      // closed reader, so show the prompt ourselves.
+      process.stderr.write(text);
+    } else {
+      this.reader.setPrompt(text);
+      this.reader.prompt();
+    }
     const next = await this.lines!.next();
     return next.done ? '' : next.value; // end of input: no answer
   }
