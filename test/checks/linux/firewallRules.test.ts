@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { firewall, type FirewallFacts } from '../../../checks/linux/firewall';
 import { analyzeIptablesInput, analyzeNftRuleset, chainOutcome, iptablesStep, nftStep, type Step } from '../../../checks/linux/firewallRules';
+import { createContext } from '../../../checks/engine';
 import { resolvePolicy } from '../../../checks/policy';
+import { FakeHost, type HostRecording } from '../../support/fakeHost';
 
 type Expr = Record<string, unknown>;
 const ACCEPT: Expr = { accept: null };
@@ -319,5 +321,95 @@ describe('FIREWALL_ENABLED verdict', () => {
     expect(judge(base({ ufw: 'active' }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'manager_ruleset_mismatch', managers: ['ufw'] } });
     expect(judge(base({ firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({ status: 'UNKNOWN', evidence: { managers: ['firewalld'] } });
     expect(judge(base({ firewalld: { state: 'running', defaultZone: 'trusted' } }))).toMatchObject({ status: 'FAIL', evidence: { rule: 'zone_accept_all' } });
+  });
+});
+
+describe('FIREWALL_ENABLED collector', () => {
+  const policy = resolvePolicy({});
+  const collect = (recording: HostRecording) => firewall.collect(createContext(new FakeHost(recording), policy, new Date()));
+  const NFT_ARGV = ['/usr/sbin/nft', '-j', 'list', 'ruleset'];
+  const emptyRuleset = { argv: NFT_ARGV, stdout: '{"nftables": [{"metainfo": {"version": "1.0.6"}}]}' };
+
+  it('reads a refused nft as permission_denied, an unparsable one as parse_error', async () => {
+    const refused = await collect({ commands: [{ argv: NFT_ARGV, exitCode: 1, stderr: 'Error: Operation not permitted' }] });
+    expect(refused.nft).toEqual({ state: 'unavailable', reason: 'permission_denied' });
+    const garbled = await collect({ commands: [{ argv: NFT_ARGV, stdout: 'table inet filter {' }] });
+    expect(garbled.nft).toEqual({ state: 'unavailable', reason: 'parse_error' });
+    const failed = await collect({ commands: [{ argv: NFT_ARGV, exitCode: 1, stderr: 'Error: Could not process rule' }] });
+    expect(failed.nft).toEqual({ state: 'unavailable', reason: 'parse_error' });
+  });
+
+  it('looks at legacy tables only when their filter table is loaded', async () => {
+    const none = await collect({ commands: [emptyRuleset], files: { '/proc/net/ip_tables_names': 'nat\n', '/proc/net/ip6_tables_names': '' } });
+    expect(none.legacy).toEqual({ ipv4: 'not_loaded', ipv6: 'not_loaded' });
+    const missing = await collect({ commands: [emptyRuleset] });
+    expect(missing.legacy).toEqual({ ipv4: 'not_loaded', ipv6: 'not_loaded' });
+    const unreadable = await collect({ commands: [emptyRuleset], files: { '/proc/net/ip_tables_names': { error: 'permission_denied' } } });
+    expect(unreadable.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'command_not_found' });
+  });
+
+  it('uses a plain iptables only when -V says legacy, and reads -S of the whole filter table', async () => {
+    const files = { '/proc/net/ip_tables_names': 'filter\n' };
+    const legacy = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.7 (legacy)\n' }, { argv: ['/usr/sbin/iptables', '-S'], stdout: '-P INPUT DROP\n' }],
+      files,
+      stats: { '/usr/sbin/iptables': {} },
+    });
+    expect(legacy.legacy.ipv4).toEqual({ state: 'ok', value: true });
+    const old = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.4.21\n' }, { argv: ['/usr/sbin/iptables', '-S'], stdout: '-P INPUT ACCEPT\n' }],
+      files,
+      stats: { '/usr/sbin/iptables': {} },
+    });
+    expect(old.legacy.ipv4).toEqual({ state: 'ok', value: false });
+    const nftVariant = await collect({ commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.9 (nf_tables)\n' }], files });
+    expect(nftVariant.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'command_not_found' });
+    const versionFails = await collect({ commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], exitCode: 2 }], files });
+    expect(versionFails.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'command_not_found' });
+    const denied = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables-legacy', '-S'], exitCode: 4, stderr: 'iptables v1.8.9 (legacy): can\'t initialize iptables table `filter\': Permission denied (you must be root)\n' }],
+      files,
+      stats: { '/usr/sbin/iptables-legacy': {} },
+    });
+    expect(denied.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'permission_denied' });
+    const garbage = await collect({ commands: [emptyRuleset, { argv: ['/usr/sbin/iptables-legacy', '-S'], stdout: 'nothing\n' }], files, stats: { '/usr/sbin/iptables-legacy': {} } });
+    expect(garbage.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'parse_error' });
+  });
+
+  it('reads ufw and firewalld states exactly', async () => {
+    const on = await collect({
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/ufw', 'status'], stdout: 'Status: active\n\nTo Action From\n' },
+        { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'running\n' },
+        { argv: ['/usr/bin/firewall-cmd', '--get-default-zone'], stdout: 'public\n' },
+      ],
+    });
+    expect(on).toMatchObject({ ufw: 'active', firewalld: { state: 'running', defaultZone: 'public' } });
+    const off = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/sbin/ufw', 'status'], stdout: 'Status: inactive\n' }, { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'not running\n', exitCode: 252 }],
+    });
+    expect(off).toMatchObject({ ufw: 'inactive', firewalld: { state: 'not_running' } });
+    const odd = await collect({
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/ufw', 'status'], stdout: 'ERROR: You need to be root to run this script\n', exitCode: 1 },
+        { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'running\n' },
+        { argv: ['/usr/bin/firewall-cmd', '--get-default-zone'], stdout: 'bad zone; name\n' },
+      ],
+    });
+    expect(odd).toMatchObject({ ufw: 'unavailable', firewalld: { state: 'running' } });
+    expect(odd.firewalld.defaultZone).toBeUndefined();
+    const stateFails = await collect({ commands: [emptyRuleset, { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'running\n', exitCode: 1 }] });
+    expect(stateFails.firewalld).toEqual({ state: 'unavailable' });
+  });
+
+  it('counts IPv6 in use only on an interface besides loopback', async () => {
+    const loOnly = await collect({ commands: [emptyRuleset], files: { '/proc/net/if_inet6': '00000000000000000000000000000001 01 80 10 80       lo\n\n' } });
+    expect(loOnly.ipv6Enabled).toBe(false);
+    const eth = await collect({ commands: [emptyRuleset], files: { '/proc/net/if_inet6': 'fe800000000000000000000000000001 02 40 20 80     eth0\n' } });
+    expect(eth.ipv6Enabled).toBe(true);
+    const none = await collect({ commands: [emptyRuleset] });
+    expect(none.ipv6Enabled).toBe(false);
   });
 });
