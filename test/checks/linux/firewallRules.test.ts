@@ -265,6 +265,7 @@ describe('iptables -S', () => {
     expect(iptablesStep('-m comment --comment "a \\"quoted\\" one" -j DROP', new Set())).toEqual({ kind: 'verdict', verdict: 'drop' });
     expect(iptablesStep('-i eth0 -m comment --comment "x" -j DROP', new Set())).toEqual({ kind: 'other' });
     expect(iptablesStep('! -i lo -j DROP', new Set())).toEqual({ kind: 'other' });
+    expect(iptablesStep('-m comment --comment a -m comment --comment "b c" -j DROP', new Set())).toEqual({ kind: 'verdict', verdict: 'drop' });
   });
 
   it('counts only INPUT\'s rules', () => {
@@ -287,7 +288,8 @@ describe('FIREWALL_ENABLED verdict', () => {
 
   it('an IPv6-only drop with IPv6 in use is not inbound filtering', () => {
     const v = judge(base({ nft: { state: 'ok', value: { ipv4: false, ipv6: true, inputChains: 1, inputPolicy: 'drop' } } }));
-    expect(v).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering', ipv4_filtered: false, ipv6_filtered: true } });
+    expect(v).toMatchObject({ status: 'FAIL', evidence: { source: 'nftables', rule: 'no_inbound_filtering', ipv4_filtered: false, ipv6_filtered: true } });
+    expect(v.evidence).not.toHaveProperty('legacy_iptables');
   });
 
   it('IPv4 filtered and IPv6 open fails; IPv6 off passes', () => {
@@ -300,7 +302,9 @@ describe('FIREWALL_ENABLED verdict', () => {
     const v = judge(base({ legacy: { ipv4: { state: 'ok', value: true }, ipv6: { state: 'ok', value: true } } }));
     expect(v).toMatchObject({ status: 'PASS', evidence: { rule: 'inbound_filtered', legacy_iptables: true } });
     const v6only = judge(base({ legacy: { ipv4: 'not_loaded', ipv6: { state: 'ok', value: true } } }));
-    expect(v6only).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } });
+    expect(v6only).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering', legacy_iptables: true } });
+    const v4only = judge(base({ legacy: { ipv4: { state: 'ok', value: false }, ipv6: 'not_loaded' } }));
+    expect(v4only).toMatchObject({ status: 'FAIL', evidence: { legacy_iptables: true, ipv4_filtered: false } });
   });
 
   it('an unreadable ruleset falls back to an active ufw, then to firewalld with a zone, then UNKNOWN', () => {
@@ -320,7 +324,7 @@ describe('FIREWALL_ENABLED verdict', () => {
   it('a readable ruleset outranks an active front-end: mismatch is UNKNOWN, agreement PASS', () => {
     expect(judge(base({ ufw: 'active' }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'manager_ruleset_mismatch', managers: ['ufw'] } });
     expect(judge(base({ firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({ status: 'UNKNOWN', evidence: { managers: ['firewalld'] } });
-    expect(judge(base({ firewalld: { state: 'running', defaultZone: 'trusted' } }))).toMatchObject({ status: 'FAIL', evidence: { rule: 'zone_accept_all' } });
+    expect(judge(base({ firewalld: { state: 'running', defaultZone: 'trusted' } }))).toMatchObject({ status: 'FAIL', evidence: { source: 'firewalld', default_zone: 'trusted', rule: 'zone_accept_all' } });
   });
 });
 
