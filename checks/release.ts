@@ -42,6 +42,8 @@ export interface ReleaseRules {
    * `older_than_table`, instead of both being UNKNOWN `unknown_release`.
    */
   orderedCycles?: boolean;
+  /** The release's own end of support (YYYY-MM-DD, e.g. os-release SUPPORT_END): used when the lifecycle table lacks the cycle. */
+  ownEnd?: string | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -60,6 +62,11 @@ export function judgeRelease(release: Release, rules: ReleaseRules, policy: Poli
   }
   const table = policy.osVersion.lifecycle[release.product] ?? [];
   const cycle = table.find((c) => c.cycle === release.cycle);
+  const graceMs = policy.osVersion.graceDaysAfterEol * DAY_MS;
+  if (!cycle && rules.ownEnd !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(rules.ownEnd)) {
+    Object.assign(evidence, { eol: rules.ownEnd, eol_source: 'release' });
+    return Date.parse(`${rules.ownEnd}T00:00:00Z`) + graceMs <= now.getTime() ? fail({ ...evidence, rule: 'eol' }) : pass({ ...evidence, rule: 'supported' });
+  }
   if (!cycle && rules.orderedCycles && table.length > 0) {
     const newest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) > 0 ? b : a));
     const oldest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) < 0 ? b : a));
@@ -76,7 +83,6 @@ export function judgeRelease(release: Release, rules: ReleaseRules, policy: Poli
   const extended = rules.acceptExtendedSupport === true && cycle.extendedEnd !== undefined;
   const end = extended ? cycle.extendedEnd! : cycle.eol;
   Object.assign(evidence, { eol: cycle.eol, extended_end: cycle.extendedEnd ?? null, extended_support_accepted: extended });
-  const graceMs = policy.osVersion.graceDaysAfterEol * DAY_MS;
   if (end !== false && Date.parse(`${end}T00:00:00Z`) + graceMs <= now.getTime()) {
     return fail({ ...evidence, rule: extended ? 'extended_eol' : 'eol' });
   }

@@ -3,12 +3,13 @@
 // processes, so the same names work on both platforms.
 import type { RunningCommands } from './runningCommands';
 
-/** Agents whose daemons are not (only) named after them: the processes that must all run. */
+/** Agents whose daemons are not (only) named after them: the processes that must all run ("a|b": either one). */
 const AGENT_PROCESSES: Record<string, readonly string[]> = {
   // Fleet's "Antivirus healthy" rule: the scanner and the signature updater both run.
   clamav: ['clamd', 'freshclam'],
   'microsoft-defender': ['wdavdaemon'],
-  'falcon-sensor': ['falcon-sensor'],
+  // Kernel-module mode runs falcon-sensor; eBPF mode (the default since 2024) falcon-sensor-bpf.
+  'falcon-sensor': ['falcon-sensor|falcon-sensor-bpf'],
   sentinelone: ['s1-agent'],
   'wazuh-agent': ['wazuh-agentd'],
   osquery: ['osqueryd'],
@@ -28,12 +29,15 @@ export function agentProcesses(agent: string): readonly string[] {
 /** Is this required agent ClamAV (whatever the case)? Its signatures can be dated. */
 export const isClamav = (agent: string) => agent.toLowerCase() === 'clamav';
 
+/** One of a process entry's alternatives runs. */
+const processRunning = (entry: string, running: RunningCommands) => entry.split('|').some((name) => running.has(name));
+
 /** All of the agent's processes run. */
 export function agentRunning(agent: string, running: RunningCommands): boolean {
-  return agentProcesses(agent).every((p) => running.has(p));
+  return agentProcesses(agent).every((p) => processRunning(p, running));
 }
 
 /** Per agent, its processes that are not running (empty when the agent runs). */
 export function missingProcesses(agents: readonly string[], running: RunningCommands): Record<string, string[]> {
-  return Object.fromEntries(agents.map((agent) => [agent, agentProcesses(agent).filter((p) => !running.has(p))]));
+  return Object.fromEntries(agents.map((agent) => [agent, agentProcesses(agent).filter((p) => !processRunning(p, running))]));
 }

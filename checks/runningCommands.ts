@@ -1,6 +1,6 @@
 // Which commands have a running process, as a platform's process table names them: the Linux kernel
 // keeps 15 characters of a command name (comm), FreeBSD's ps shows 19 (MAXCOMLEN). A name asked
-// for is cut the same way before it is compared.
+// for matches a process's full name when the platform could read it, else its name cut the same way.
 export class RunningCommands {
   private readonly names: ReadonlySet<string>;
 
@@ -12,7 +12,7 @@ export class RunningCommands {
   }
 
   has(name: string): boolean {
-    return this.names.has(name.slice(0, this.commLength));
+    return this.names.has(name) || this.names.has(name.slice(0, this.commLength));
   }
 
   /** The wanted names that run, in the order given, once each. */

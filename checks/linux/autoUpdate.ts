@@ -11,6 +11,7 @@ import { family, osRelease } from './osRelease';
 import { processTable, runningCommands } from './processes';
 import { isEnabledState, systemdBooted, unitFileStates } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
+import { runTool } from './tools';
 
 export const DPKG_QUERY = '/usr/bin/dpkg-query';
 export const APT_CONFIG = '/usr/bin/apt-config';
@@ -26,7 +27,7 @@ export type UpdateFacts =
       scheduler: { kind: 'systemd'; timers: Record<string, Tri> } | { kind: 'cron'; script: boolean; cronRunning: boolean | null };
       lastRunMs?: number;
     }
-  | { manager: 'dnf'; systemd: boolean; timers: Readable<Record<string, Tri>>; applyUpdates?: boolean; upgradeType?: string }
+  | { manager: 'dnf'; systemd: boolean; timers: Readable<Record<string, Tri>>; applyUpdates?: boolean; upgradeType?: string; configAmbiguous?: boolean }
   | { manager: 'zypper'; systemd: boolean; timers: Readable<Record<string, Tri>>; onlineUpdateCron?: boolean }
   | { manager: 'apk'; periodicUpgrade: boolean; cronRunning: boolean | null }
   | { manager: 'pacman' }
@@ -74,8 +75,8 @@ async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
 async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   const { host } = ctx;
   const [query, dump, booted, log] = await Promise.all([
-    host.run(DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
-    host.run(APT_CONFIG, ['dump', 'APT::Periodic']),
+    runTool(host, DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
+    runTool(host, APT_CONFIG, ['dump', 'APT::Periodic']),
     systemdBooted(ctx),
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
   ]);
@@ -97,12 +98,51 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   return facts;
 }
 
+/** dnf5's distribution defaults and the two host files its releases have read (see applyUpdatesSetting). */
+export const DNF5_DEFAULTS = '/usr/share/dnf5/dnf5-plugins/automatic.conf';
+export const DNF5_PLUGIN_CONF = '/etc/dnf/dnf5-plugins/automatic.conf';
+export const DNF_AUTOMATIC_CONF = '/etc/dnf/automatic.conf';
+
+/** `[commands]` of an automatic.conf, keys lower-cased (dnf reads option names case-insensitively). */
+function automaticCommands(text: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(parseIni(text).commands ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+type Commands = Record<string, string> | undefined;
+
+/**
+ * The `[commands]` dnf5 automatic acts on: the distribution defaults, then host overrides from
+ * /etc/dnf/automatic.conf (dnf5-automatic(8), the dnf5 of Fedora 41 and later). Earlier dnf5
+ * releases instead used the first existing of /etc/dnf/dnf5-plugins/automatic.conf and the
+ * defaults, whole. When that older file exists and the two readings disagree, the running
+ * release decides, which this reading does not know: undefined.
+ */
+export function dnf5Commands(defaults: Commands, pluginConf: Commands, hostConf: Commands): { commands: Record<string, string> } | undefined {
+  const layered = { ...defaults, ...hostConf };
+  if (!pluginConf) return { commands: layered };
+  const pick = (c: Record<string, string>) => `${parseBoolean(c.apply_updates) === true} ${c.upgrade_type ?? 'default'}`;
+  return pick(pluginConf) === pick(layered) ? { commands: layered } : undefined;
+}
+
 async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
-  const [booted, conf] = await Promise.all([systemdBooted(ctx), ctx.host.readFile('/etc/dnf/automatic.conf')]);
-  const facts: UpdateFacts = { manager: 'dnf', systemd: booted, timers: await timers(ctx, DNF_TIMERS) };
-  if (conf.ok) {
-    // dnf reads option names case-insensitively.
-    const commands = Object.fromEntries(Object.entries(parseIni(conf.text).commands ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  const read = async (file: string): Promise<Commands> => {
+    const r = await ctx.host.readFile(file);
+    return r.ok ? automaticCommands(r.text) : undefined;
+  };
+  const [booted, defaults, pluginConf, hostConf] = await Promise.all([systemdBooted(ctx), read(DNF5_DEFAULTS), read(DNF5_PLUGIN_CONF), read(DNF_AUTOMATIC_CONF)]);
+  const facts: Extract<UpdateFacts, { manager: 'dnf' }> = { manager: 'dnf', systemd: booted, timers: await timers(ctx, DNF_TIMERS) };
+  const dnf5 = facts.timers.ok && facts.timers.value['dnf5-automatic.timer'] === true;
+  let commands: Commands;
+  if (dnf5 || defaults) {
+    const effective = dnf5Commands(defaults, pluginConf, hostConf);
+    if (!effective) return { ...facts, configAmbiguous: true };
+    // Neither file present: dnf5's built-in default (apply_updates = no).
+    commands = defaults || pluginConf || hostConf ? effective.commands : undefined;
+  } else {
+    // dnf 4's dnf-automatic reads /etc/dnf/automatic.conf only.
+    commands = hostConf;
+  }
+  if (commands) {
     // dnf-automatic's default is apply_updates = no: download only.
     facts.applyUpdates = parseBoolean(commands.apply_updates) === true;
     if (commands.upgrade_type) facts.upgradeType = commands.upgrade_type;
@@ -219,6 +259,7 @@ function evaluateTimers(
   if (on.includes('dnf-automatic-download.timer') && on.length === 1) {
     return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });
   }
+  if (u.configAmbiguous) return unknown('dnf5_config_ambiguous', evidence);
   if (u.applyUpdates === true) return pass({ ...evidence, rule: 'dnf_automatic_apply' });
   if (u.applyUpdates === undefined) return unknown('config_unreadable', evidence);
   return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });

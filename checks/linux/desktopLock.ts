@@ -6,6 +6,7 @@ import type { Host } from '../types';
 import { parseBoolean, parseIni } from '../text';
 import { commandFailureReason } from '../verdict';
 import type { Account } from '../passwd';
+import { findTool, runTool } from './tools';
 
 export interface LockSettings {
   desktop: 'gnome' | 'cinnamon' | 'kde' | 'xfce';
@@ -60,8 +61,8 @@ async function readGsettings(host: Host, account: Account, desktop: 'gnome' | 'c
   const prefix = desktop === 'gnome' ? 'org.gnome.desktop' : 'org.cinnamon.desktop';
   const options = asOtherUser ? userContext(account) : { env: userContext(account).env };
   const results = await Promise.all([
-    host.run(GSETTINGS, ['list-recursively', `${prefix}.screensaver`], options),
-    host.run(GSETTINGS, ['list-recursively', `${prefix}.session`], options),
+    runTool(host, GSETTINGS, ['list-recursively', `${prefix}.screensaver`], options),
+    runTool(host, GSETTINGS, ['list-recursively', `${prefix}.session`], options),
   ]);
   for (const r of results) {
     if (r.error) return { ok: false, reason: commandFailureReason(r), desktop };
@@ -135,9 +136,9 @@ const XFCE_DEFAULTS: Record<string, string> = {
 const XFCONF_FILE = 'xfce4/xfconf/xfce-perchannel-xml/xfce4-screensaver.xml';
 
 async function readXfce(host: Host, account: Account): Promise<LockReading> {
-  const installed = await host.stat(XFCE4_SCREENSAVER);
+  const installed = await findTool(host, XFCE4_SCREENSAVER);
   // XFCE can lock with light-locker or xscreensaver instead, whose settings we do not read.
-  if (!installed.ok) return { ok: false, reason: 'unsupported_locker', desktop: 'xfce' };
+  if (!installed) return { ok: false, reason: 'unsupported_locker', desktop: 'xfce' };
   const [system, user] = await Promise.all([host.readFile(`/etc/xdg/${XFCONF_FILE}`), host.readFile(`${account.home}/.config/${XFCONF_FILE}`)]);
   const set = { ...(system.ok ? parseXfconfChannel(system.text) : {}), ...(user.ok ? parseXfconfChannel(user.text) : {}) };
   const v = { ...XFCE_DEFAULTS, ...set };

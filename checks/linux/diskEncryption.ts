@@ -1,16 +1,20 @@
 // DISK_ENCRYPTION on Linux (research §1.2): the root filesystem (and with scope all_local every
 // persistent local filesystem) must sit on dm-crypt, found by walking its block-device ancestry in
-// sysfs, or be an encrypted ZFS dataset. /etc/crypttab and "any crypt device" prove nothing.
+// sysfs, or be an encrypted ZFS dataset, or a ZFS dataset whose pool's every vdev sits on dm-crypt
+// (ZFS on LUKS, mirrors included). An overlay root (ostree with composefs: Fedora Silverblue,
+// CoreOS) is judged by the filesystem holding its data, mounted at /sysroot. /etc/crypttab and
+// "any crypt device" prove nothing.
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { chainOf, cryptTypesOf, deviceByNumber, deviceByPath, leafCount, protection, walkBlockDevice, type BlockNode, type Protection } from './blockDevices';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { BLOCK_FILESYSTEMS, mountOf, mountTable, NETWORK_FILESYSTEMS, rootMount, type MountEntry } from './mounts';
+import { runTool } from './tools';
 
 export type VolumeFacts =
   | { kind: 'block'; fstype: string; tree: BlockNode }
-  | { kind: 'zfs'; encryption?: string; keystatus?: string; error?: string }
+  | { kind: 'zfs'; encryption?: string; keystatus?: string; error?: string; vdevs?: ZfsVdevs }
   | { kind: 'network'; fstype: string }
   | { kind: 'virtual'; fstype: string }
   | { kind: 'unresolved'; fstype: string };
@@ -18,6 +22,8 @@ export type VolumeFacts =
 export interface DiskEncryptionFacts {
   container: ContainerFacts;
   root: VolumeFacts | { kind: 'error'; reason: string };
+  /** The root is an overlay judged by the filesystem under it (ostree/composefs: /sysroot). */
+  rootDataMount?: string;
   /** Other persistent local filesystems (scope all_local only). */
   others: VolumeFacts[];
   swap: SwapState;
@@ -26,6 +32,29 @@ export interface DiskEncryptionFacts {
 export type SwapState = 'none' | 'encrypted' | 'unencrypted' | 'unknown';
 
 export const ZFS = '/usr/sbin/zfs';
+export const ZPOOL = '/usr/sbin/zpool';
+
+/** The block devices of a dataset's pool, walked down to the disks, or why they could not be read. */
+export type ZfsVdevs = { ok: true; trees: BlockNode[] } | { ok: false; reason: string };
+
+/** The device paths of `zpool status -P <pool>`'s config section: data, log, cache and spare vdevs alike. */
+export function zpoolDevicePaths(stdout: string): string[] {
+  const config = stdout.split(/^config:\s*$/m)[1]?.split(/^errors:/m)[0] ?? '';
+  return config
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/)[0] ?? '')
+    .filter((name) => name.startsWith('/dev/'));
+}
+
+async function zfsVdevs(ctx: CheckContext, dataset: string): Promise<ZfsVdevs> {
+  const pool = dataset.split('/')[0]!;
+  const result = await runTool(ctx.host, ZPOOL, ['status', '-P', pool]);
+  if (result.error || result.exitCode !== 0) return { ok: false, reason: result.error ? commandFailureReason(result) : 'parse_error' };
+  const paths = zpoolDevicePaths(result.stdout);
+  const names = await Promise.all(paths.map((p) => deviceByPath(ctx.host, p)));
+  if (paths.length === 0 || names.some((n) => n === undefined)) return { ok: false, reason: 'unresolved_device' };
+  return { ok: true, trees: await Promise.all(names.map((n) => walkBlockDevice(ctx.host, n!))) };
+}
 /** Mounted from a disk but not part of the protected system: boot partitions are unencrypted by design. */
 const isBootMount = (target: string) => target === '/boot' || target.startsWith('/boot/');
 
@@ -42,12 +71,14 @@ async function btrfsMembers(ctx: CheckContext, name: string): Promise<string[]> 
 async function volumeOf(ctx: CheckContext, mount: MountEntry): Promise<VolumeFacts> {
   const { host } = ctx;
   if (mount.fstype === 'zfs') {
-    const result = await host.run(ZFS, ['get', '-H', '-o', 'property,value', 'encryption,keystatus', mount.source]);
+    const result = await runTool(host, ZFS, ['get', '-H', '-o', 'property,value', 'encryption,keystatus', mount.source]);
     if (result.error || result.exitCode !== 0) return { kind: 'zfs', error: result.error ? commandFailureReason(result) : 'parse_error' };
     const values = Object.fromEntries(result.stdout.split('\n').map((l) => l.split('\t')).filter((p) => p.length === 2)) as Record<string, string>;
-    const facts: VolumeFacts = { kind: 'zfs' };
+    const facts: Extract<VolumeFacts, { kind: 'zfs' }> = { kind: 'zfs' };
     if (values.encryption) facts.encryption = values.encryption;
     if (values.keystatus) facts.keystatus = values.keystatus;
+    // Without native encryption the data can still be encrypted below the pool (ZFS on LUKS).
+    if (facts.encryption === 'off') facts.vdevs = await zfsVdevs(ctx, mount.source);
     return facts;
   }
   if (NETWORK_FILESYSTEMS.has(mount.fstype)) return { kind: 'network', fstype: mount.fstype };
@@ -88,7 +119,10 @@ async function swapProtection(ctx: CheckContext, mounts: MountEntry[]): Promise<
 async function collect(ctx: CheckContext): Promise<DiskEncryptionFacts> {
   const [container, table] = await Promise.all([containerFacts(ctx), mountTable(ctx)]);
   if (!table.ok) return { container, root: { kind: 'error', reason: table.reason }, others: [], swap: 'unknown' };
-  const root = rootMount(table.mounts);
+  const visible = rootMount(table.mounts);
+  // ostree's composefs root is an overlay of metadata whose file contents live in /sysroot's repository.
+  const sysroot = visible?.fstype === 'overlay' ? table.mounts.filter((m) => m.target === '/sysroot').at(-1) : undefined;
+  const root = sysroot ?? visible;
   if (!root) return { container, root: { kind: 'error', reason: 'parse_error' }, others: [], swap: 'unknown' };
   const seen = new Set([`${root.major}:${root.minor}:${root.source}`]);
   const otherMounts =
@@ -115,7 +149,9 @@ async function collect(ctx: CheckContext): Promise<DiskEncryptionFacts> {
       return !(removable.ok && removable.text.trim() === '1');
     }),
   );
-  return { container, root: rootVolume, others: others.filter((_v, i) => fixed[i]), swap };
+  const facts: DiskEncryptionFacts = { container, root: rootVolume, others: others.filter((_v, i) => fixed[i]), swap };
+  if (sysroot) facts.rootDataMount = sysroot.target;
+  return facts;
 }
 
 function volumeProtection(v: VolumeFacts): Protection | { unknownReason: string } {
@@ -125,7 +161,9 @@ function volumeProtection(v: VolumeFacts): Protection | { unknownReason: string 
     case 'zfs':
       if (v.error) return { unknownReason: v.error };
       if (!v.encryption) return { unknownReason: 'parse_error' };
-      return v.encryption !== 'off' && v.keystatus === 'available' ? 'encrypted' : 'plain';
+      if (v.encryption !== 'off') return v.keystatus === 'available' ? 'encrypted' : 'plain';
+      if (!v.vdevs?.ok) return { unknownReason: v.vdevs?.reason === 'command_not_found' ? 'no_zpool_tooling' : 'zfs_pool_unreadable' };
+      return protection({ name: 'zpool', type: 'virtual', below: v.vdevs.trees });
     case 'network':
       return { unknownReason: 'network_root' };
     case 'virtual':
@@ -139,12 +177,17 @@ function evaluate(facts: DiskEncryptionFacts, policy: Policy): Verdict {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const evidence: Record<string, unknown> = { source: 'sysfs', scope: policy.diskEncryption.scope, swap: facts.swap, ...containerEvidence(facts.container) };
+  if (facts.rootDataMount) Object.assign(evidence, { root_layer: 'overlay', root_data_mount: facts.rootDataMount });
   if (facts.root.kind === 'error') return unknown(facts.root.reason, evidence);
   const root = facts.root;
   if (root.kind === 'block') {
     Object.assign(evidence, { root_fstype: root.fstype, root_chain: chainOf(root.tree), crypt_types: cryptTypesOf(root.tree), root_devices: leafCount(root.tree) });
   } else if (root.kind === 'zfs') {
     Object.assign(evidence, { source: 'zfs', root_fstype: 'zfs', zfs_encryption: root.encryption ?? null, zfs_keystatus: root.keystatus ?? null });
+    if (root.vdevs?.ok) {
+      const pool: BlockNode = { name: 'zpool', type: 'virtual', below: root.vdevs.trees };
+      Object.assign(evidence, { zfs_vdevs: root.vdevs.trees.length, crypt_types: cryptTypesOf(pool), root_devices: leafCount(pool) });
+    }
   } else {
     evidence.root_fstype = root.fstype;
   }

@@ -6,6 +6,7 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Verdict } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
+import { findTool, runTool } from './tools';
 import { analyzeIptablesInput, analyzeNftRuleset, type InputFiltering } from './firewallRules';
 
 export const NFT = '/usr/sbin/nft';
@@ -37,12 +38,13 @@ function unavailable(result: CommandResult): { state: 'unavailable'; reason: str
 
 /** The binary that reads legacy tables: iptables-legacy, or a plain iptables that is the legacy variant (before 1.8 all were). */
 async function legacyBinary(ctx: CheckContext, legacy: string, plain: string): Promise<string | undefined> {
-  const dedicated = await ctx.host.stat(legacy);
-  if (dedicated.ok) return legacy;
-  const version = await ctx.host.run(plain, ['-V']);
+  const dedicated = await findTool(ctx.host, legacy);
+  if (dedicated) return dedicated;
+  const found = await findTool(ctx.host, plain);
+  const version = await ctx.host.run(found ?? plain, ['-V']);
   if (version.error || version.exitCode !== 0) return undefined;
   const variant = /\((legacy|nf_tables)\)/.exec(version.stdout)?.[1];
-  return variant === 'nf_tables' ? undefined : plain;
+  return variant === 'nf_tables' ? undefined : (found ?? plain);
 }
 
 async function legacyView(ctx: CheckContext, tablesFile: string, legacy: string, plain: string): Promise<View<boolean> | 'not_loaded'> {
@@ -51,7 +53,7 @@ async function legacyView(ctx: CheckContext, tablesFile: string, legacy: string,
   if (!tables.ok && tables.error === 'not_found') return 'not_loaded';
   const binary = await legacyBinary(ctx, legacy, plain);
   if (!binary) return { state: 'unavailable', reason: 'command_not_found' };
-  const result = await ctx.host.run(binary, ['-S', 'INPUT']);
+  const result = await ctx.host.run(binary, ['-S']);
   if (result.error || result.exitCode !== 0) return unavailable(result);
   const parsed = analyzeIptablesInput(result.stdout);
   return parsed.ok ? { state: 'ok', value: parsed.filters } : { state: 'unavailable', reason: 'parse_error' };
@@ -61,12 +63,12 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
   const { host } = ctx;
   const [container, nftResult, legacy4, legacy6, inet6, ufwResult, firewalldState] = await Promise.all([
     containerFacts(ctx),
-    host.run(NFT, ['-j', 'list', 'ruleset']),
+    runTool(host, NFT, ['-j', 'list', 'ruleset']),
     legacyView(ctx, '/proc/net/ip_tables_names', IPTABLES_LEGACY, IPTABLES),
     legacyView(ctx, '/proc/net/ip6_tables_names', IP6TABLES_LEGACY, IP6TABLES),
     host.readFile('/proc/net/if_inet6'),
-    host.run(UFW, ['status']),
-    host.run(FIREWALL_CMD, ['--state']),
+    runTool(host, UFW, ['status']),
+    runTool(host, FIREWALL_CMD, ['--state']),
   ]);
   let nft: View<InputFiltering>;
   if (nftResult.error || nftResult.exitCode !== 0) nft = unavailable(nftResult);
@@ -80,7 +82,7 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
   const state = firewalldState.error ? undefined : firewalldState.stdout.trim();
   if (state === 'running' && firewalldState.exitCode === 0) {
     firewalld.state = 'running';
-    const zone = await host.run(FIREWALL_CMD, ['--get-default-zone']);
+    const zone = await runTool(host, FIREWALL_CMD, ['--get-default-zone']);
     if (!zone.error && zone.exitCode === 0 && /^[\w-]+$/.test(zone.stdout.trim())) firewalld.defaultZone = zone.stdout.trim();
   } else if (state === 'not running') firewalld.state = 'not_running';
   return {
@@ -115,8 +117,9 @@ function evaluate(facts: FirewallFacts, policy: Policy): Verdict {
   const complete = nft.state === 'ok' && legacyKnown(legacy.ipv4) && legacyKnown(legacy.ipv6);
 
   if (ipv4 && (ipv6 || !facts.ipv6Enabled)) return pass({ ...evidence, rule: 'inbound_filtered' });
-  // An active front-end whose rules this reading does not see filtering (its drop sits behind a
-  // jump we do not follow) contradicts the ruleset: neither side proves the other wrong.
+  // An active front-end whose rules this reading does not see filtering (its drop behind a
+  // conditional rule, a verdict map or a table this reading does not know) contradicts the
+  // ruleset: neither side proves the other wrong.
   if (complete && managers.length > 0) return unknown('manager_ruleset_mismatch', evidence);
   if (complete) return fail({ ...evidence, rule: ipv4 ? 'ipv6_unfiltered' : 'no_inbound_filtering' });
   // The ruleset is not (fully) readable: an active front-end is the best remaining evidence.

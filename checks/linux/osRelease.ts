@@ -12,6 +12,8 @@ export interface OsRelease {
   versionId?: string;
   versionCodename?: string;
   buildId?: string;
+  /** SUPPORT_END: the day the distribution stops supporting this release (YYYY-MM-DD). */
+  supportEnd?: string;
   /** /etc/debian_version when it refines VERSION_ID ("12.11" for VERSION_ID "12"). */
   pointRelease?: string;
 }
@@ -33,6 +35,7 @@ export function parseOsRelease(text: string, debianVersion?: string): OsRelease 
   if (fields.VERSION_ID) release.versionId = fields.VERSION_ID;
   if (fields.VERSION_CODENAME) release.versionCodename = fields.VERSION_CODENAME;
   if (fields.BUILD_ID) release.buildId = fields.BUILD_ID;
+  if (fields.SUPPORT_END) release.supportEnd = fields.SUPPORT_END;
   const point = debianVersion?.trim();
   // /etc/debian_version holds "12.11" on a release and "trixie/sid" on testing: only a numeric
   // refinement of VERSION_ID is a point release.

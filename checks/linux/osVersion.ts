@@ -91,7 +91,9 @@ function evaluate(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
     facts: base,
   };
   const minimum = policy.osVersion.minimum.LINUX[r.id];
-  const verdict = judgeRelease(release, { minimum: isRolling ? undefined : minimum, acceptExtendedSupport: mapping?.extendedSupport?.(policy) ?? false }, policy, now);
+  // A release the table does not list still states its own end of support (os-release SUPPORT_END).
+  const rules = { minimum: isRolling ? undefined : minimum, acceptExtendedSupport: mapping?.extendedSupport?.(policy) ?? false, ownEnd: r.supportEnd };
+  const verdict = judgeRelease(release, rules, policy, now);
   if (!isRolling || verdict.status !== 'PASS') return verdict;
   // A rolling release is supported only while it keeps rolling.
   const upgraded = snapshotDate(r) ?? facts.lastUpgradeMs;

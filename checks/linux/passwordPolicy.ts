@@ -4,10 +4,12 @@
 // PASS_MIN_LEN is obsolete under PAM and never decides.
 import type { Policy } from '../policy';
 import { passwdqcConfigFiles, passwdqcMinLength, passwdqcRequiresClasses, passwdqcSettings } from '../passwdqc';
-import { defineCheck, type CheckContext, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type FileResult, type Host, type Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { enforces, moduleArgs, readPasswordStack, type PamEntry, type PamStack } from './pamStack';
 import { meaningfulLines } from '../text';
+import { compareVersions } from '../release';
+import { runTool } from './tools';
 
 export interface PasswordPolicyFacts {
   stack: PamStack;
@@ -15,6 +17,10 @@ export interface PasswordPolicyFacts {
   passwdqcConfigs: Record<string, FileResult>;
   /** pwquality.conf.d/*.conf then pwquality.conf, merged (only read when pam_pwquality is used). */
   pwqualityConf: Record<string, string>;
+  /** pwquality.conf alone: what libpwquality before 1.3.0 reads (it knows no pwquality.conf.d). */
+  pwqualityConfAlone: Record<string, string>;
+  /** The installed libpwquality's version, when the package database says. */
+  pwqualityVersion?: string;
   loginDefs: Record<string, string>;
 }
 
@@ -40,20 +46,46 @@ export function parseLoginDefs(text: string): Record<string, string> {
   return out;
 }
 
+export const DPKG_QUERY = '/usr/bin/dpkg-query';
+export const RPM = '/usr/bin/rpm';
+export const PACMAN = '/usr/bin/pacman';
+
+/** libpwquality's version from dpkg (libpwquality1), rpm or pacman (libpwquality), whichever knows it. */
+async function pwqualityVersion(host: Host): Promise<string | undefined> {
+  const results = await Promise.all([
+    runTool(host, DPKG_QUERY, ['-W', '-f=${Version}', 'libpwquality1']),
+    runTool(host, RPM, ['-q', '--qf', '%{VERSION}', 'libpwquality']),
+    runTool(host, PACMAN, ['-Q', 'libpwquality']),
+  ]);
+  for (const r of results) {
+    // dpkg: "1.4.5-1+b1" (epoch and revision around the upstream version); rpm: "1.4.4"; pacman: "libpwquality 1.4.5-5".
+    const version = !r.error && r.exitCode === 0 ? /^(?:libpwquality )?(?:\d+:)?(\d+(?:\.\d+)+)/.exec(r.stdout.trim())?.[1] : undefined;
+    if (version) return version;
+  }
+  return undefined;
+}
+
 async function collect(ctx: CheckContext): Promise<PasswordPolicyFacts> {
   const { host } = ctx;
   const [stack, defs] = await Promise.all([readPasswordStack(host), host.readFile('/etc/login.defs')]);
   let pwqualityConf: Record<string, string> = {};
+  let pwqualityConfAlone: Record<string, string> = {};
+  let version: string | undefined;
   if (stack.ok && stack.entries.some((e) => e.module === 'pam_pwquality')) {
     const dir = await host.readDir(PWQUALITY_CONF_DIR);
     const snippets = dir.ok ? dir.entries.filter((e) => e.endsWith('.conf')).sort().map((e) => `${PWQUALITY_CONF_DIR}/${e}`) : [];
     const texts = await Promise.all([...snippets, PWQUALITY_CONF].map((f) => host.readFile(f)));
     for (const t of texts) if (t.ok) pwqualityConf = { ...pwqualityConf, ...parsePwqualityConf(t.text) };
+    const main = texts.at(-1)!;
+    if (main.ok) pwqualityConfAlone = parsePwqualityConf(main.text);
+    version = await pwqualityVersion(host);
   }
   const configPaths = stack.ok ? [...new Set(stack.entries.filter((e) => e.module === 'pam_passwdqc').flatMap((e) => passwdqcConfigFiles(e.args)))] : [];
   const configs = await Promise.all(configPaths.map((path) => host.readFile(path)));
   const passwdqcConfigs = Object.fromEntries(configPaths.map((path, i) => [path, configs[i]!]));
-  return { stack, passwdqcConfigs, pwqualityConf, loginDefs: defs.ok ? parseLoginDefs(defs.text) : {} };
+  const facts: PasswordPolicyFacts = { stack, passwdqcConfigs, pwqualityConf, pwqualityConfAlone, loginDefs: defs.ok ? parseLoginDefs(defs.text) : {} };
+  if (version) facts.pwqualityVersion = version;
+  return facts;
 }
 
 interface Strength {
@@ -69,15 +101,28 @@ interface Strength {
 const num = (v: string | undefined, fallback: number) => (v !== undefined && /^-?\d+$/.test(v) ? Number(v) : fallback);
 const CREDITS = ['dcredit', 'ucredit', 'lcredit', 'ocredit'] as const;
 
+/** Defaults of libpwquality before 1.3.0 (and of pam_cracklib): minlen 9, a credit of 1 per class. */
+const LEGACY_DEFAULTS = { minlen: 9, credit: 1 };
+/** Defaults of libpwquality 1.3.0 and later: minlen 8, no credits. */
+const CURRENT_DEFAULTS = { minlen: 8, credit: 0 };
+
+/** Which libpwquality the readings assume: its version's defaults and whether it reads pwquality.conf.d. */
+export type PwqualityGeneration = 'legacy' | 'current';
+
+export function pwqualityGeneration(version: string | undefined): PwqualityGeneration | undefined {
+  if (version === undefined) return undefined;
+  return compareVersions(version, '1.3.0') < 0 ? 'legacy' : 'current';
+}
+
 /**
  * pam_pwquality / pam_cracklib: a password passes when length + class credits >= minlen, so the
  * shortest accepted password is minlen minus the positive credits; negative credits require a
- * class instead. pwquality raises minlen below 6 to 6; cracklib's credits default to 1.
+ * class instead. pwquality raises minlen below 6 to 6.
  */
-function creditModule(entry: PamEntry, settings: Record<string, string>): Strength {
+function creditModule(entry: PamEntry, settings: Record<string, string>, defaults: typeof LEGACY_DEFAULTS): Strength {
   const pwquality = entry.module === 'pam_pwquality';
-  const minlen = Math.max(num(settings.minlen, pwquality ? 8 : 9), pwquality ? 6 : 0);
-  const credits = Object.fromEntries(CREDITS.map((c) => [c, num(settings[c], pwquality ? 0 : 1)]));
+  const minlen = Math.max(num(settings.minlen, defaults.minlen), pwquality ? 6 : 0);
+  const credits = Object.fromEntries(CREDITS.map((c) => [c, num(settings[c], defaults.credit)]));
   const bonus = Object.values(credits).reduce((sum, c) => sum + Math.max(c, 0), 0);
   const required = Object.values(credits).filter((c) => c < 0).length;
   const minClass = num(settings.minclass, 0);
@@ -101,15 +146,17 @@ function unixModule(entry: PamEntry): Strength {
   return { module: 'pam_unix', minLength: minlen, minlen, complex: false };
 }
 
-/** What each enforcing module of the stack requires, or the first module whose options cannot be read. */
-export function strengths(facts: PasswordPolicyFacts): Strength[] | { problem: string } {
+/** What each enforcing module of the stack requires (pam_pwquality as the given libpwquality generation reads it), or the first module whose options cannot be read. */
+export function strengths(facts: PasswordPolicyFacts, generation: PwqualityGeneration = 'current'): Strength[] | { problem: string } {
   if (!facts.stack.ok) return [];
   const out: Strength[] = [];
   for (const entry of facts.stack.entries) {
     if (entry.module === 'pam_unix') out.push(unixModule(entry));
     else if (!enforces(entry.control)) continue;
-    else if (entry.module === 'pam_pwquality') out.push(creditModule(entry, { ...facts.pwqualityConf, ...moduleArgs(entry) }));
-    else if (entry.module === 'pam_cracklib') out.push(creditModule(entry, moduleArgs(entry)));
+    else if (entry.module === 'pam_pwquality') {
+      const conf = generation === 'legacy' ? facts.pwqualityConfAlone : facts.pwqualityConf;
+      out.push(creditModule(entry, { ...conf, ...moduleArgs(entry) }, generation === 'legacy' ? LEGACY_DEFAULTS : CURRENT_DEFAULTS));
+    } else if (entry.module === 'pam_cracklib') out.push(creditModule(entry, moduleArgs(entry), LEGACY_DEFAULTS));
     else if (entry.module === 'pam_passwdqc') {
       const strength = passwdqc(entry, facts.passwdqcConfigs);
       if (strength && 'problem' in strength) return strength;
@@ -130,7 +177,17 @@ function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
   if (maxDays !== undefined && /^-?\d+$/.test(maxDays)) evidence.pass_max_days_default = Number(maxDays);
   // Shown so that nobody mistakes it for the policy: PAM ignores it.
   if (facts.loginDefs.PASS_MIN_LEN !== undefined) evidence.login_defs_pass_min_len_ignored = num(facts.loginDefs.PASS_MIN_LEN, 0);
-  const found = strengths(facts);
+  const usesPwquality = facts.stack.entries.some((e) => e.module === 'pam_pwquality' && enforces(e.control));
+  const generation = pwqualityGeneration(facts.pwqualityVersion);
+  if (usesPwquality) evidence.pwquality_version = facts.pwqualityVersion ?? null;
+  if (!usesPwquality || generation) return judge(strengths(facts, generation), evidence, directory !== undefined, policy);
+  // The installed libpwquality is unknown: judge as both generations would; only an agreement decides.
+  const [legacy, current] = (['legacy', 'current'] as const).map((g) => judge(strengths(facts, g), { ...evidence }, directory !== undefined, policy));
+  if (legacy!.status === current!.status) return current!;
+  return unknown('pwquality_version_unknown', { ...current!.evidence, min_length_if_before_1_3: legacy!.evidence?.min_length ?? null });
+}
+
+function judge(found: Strength[] | { problem: string }, evidence: Record<string, unknown>, directory: boolean, policy: Policy): Verdict {
   if (!Array.isArray(found)) return unknown(found.problem, { ...evidence, module: 'pam_passwdqc' });
   if (found.length === 0) return unknown(directory ? 'directory_accounts_only' : 'no_password_module', evidence);
   const strongest = found.reduce((a, b) => (b.minLength > a.minLength ? b : a));

@@ -44,6 +44,16 @@ const diskEncryption: CheckRemedies = {
     admin:
       'Reinstall with LUKS2 full-disk encryption (Debian preseed `partman-auto/method string crypto`, Kickstart `autopart --encrypted`, Ubuntu autoinstall `storage: layout: {name: lvm, password: …}`), escrowing the recovery passphrase; `cryptsetup reencrypt --encrypt` exists for offline conversion but needs a backup first.',
   },
+  no_zpool_tooling: {
+    summary: 'The system sits on a ZFS pool without ZFS encryption, and the ZFS tools are missing, so the agent cannot see whether the disks below the pool are encrypted.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: 'Install the ZFS userland (`zfsutils-linux`, which provides `zpool`) so the check can walk the pool down to its disks, or use ZFS native encryption (`encryption=aes-256-gcm`) on the datasets.',
+  },
+  zfs_pool_unreadable: {
+    summary: 'The system sits on a ZFS pool without ZFS encryption, and the agent could not read which disks the pool uses, so it cannot decide.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: `${RUN_AS_ROOT} \`zpool status -P\` must list each vdev by a device path the agent can resolve (use /dev/disk/by-id or /dev/mapper names); or use ZFS native encryption on the datasets.`,
+  },
   unencrypted_local_volume: {
     summary: (c) => {
       const n = num(c, 'unencrypted_local_mounts');
@@ -221,6 +231,11 @@ const timeSync: CheckRemedies = {
     fix: timeFix,
     admin: 'Deploy and enable one NTP client with your time servers: chrony (`/etc/chrony/chrony.conf` `pool`/`server` lines, `systemctl enable --now chrony`) or systemd-timesyncd (`/etc/systemd/timesyncd.conf` `NTP=`, `timedatectl set-ntp true`).',
   },
+  sync_daemon_not_running: {
+    summary: 'The kernel still says the clock is synchronised, but no time service is running any more, so nothing keeps it in time.',
+    fix: timeFix,
+    admin: 'The NTP client stopped or was removed after the last synchronisation: enable it again (`systemctl enable --now systemd-timesyncd` or `chrony`) and find why it stopped (`journalctl -u <service>`).',
+  },
   not_synchronized: {
     summary: 'A time service is running but the clock is not synchronised with any time server.',
     fix: 'Check the network connection, then restart the time service: `sudo systemctl restart systemd-timesyncd` (or `chrony`); `timedatectl` should then say "System clock synchronized: yes".',
@@ -295,6 +310,11 @@ const autoUpdate: CheckRemedies = {
     fix: autoUpdateFix,
     admin: autoUpdateAdmin,
   },
+  dnf5_config_ambiguous: {
+    summary: 'dnf5 automatic updates are configured in two places that disagree, and which one this dnf5 release reads could not be told, so the agent cannot decide.',
+    fix: 'Nothing to change; tell your IT team.',
+    admin: 'Keep one dnf5-automatic configuration: move the settings of /etc/dnf/dnf5-plugins/automatic.conf into /etc/dnf/automatic.conf (`apply_updates = yes`) and delete the older file.',
+  },
   periodic_disabled: {
     summary: 'unattended-upgrades is installed, but APT is configured not to run it (APT::Periodic is 0).',
     fix: 'Turn it on: `sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes), which writes /etc/apt/apt.conf.d/20auto-upgrades.',
@@ -365,6 +385,11 @@ const passwordPolicy: CheckRemedies = {
     },
     fix: passwordFix,
     admin: passwordAdmin,
+  },
+  pwquality_version_unknown: {
+    summary: 'The password-quality library\'s version could not be read, and its older and newer releases would judge this configuration differently, so the agent cannot decide.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: 'Set `minlen` (and the credits) explicitly in /etc/security/pwquality.conf so both libpwquality generations agree, or make the package database readable to the agent (dpkg/rpm/pacman query).',
   },
   complexity: {
     summary: 'New passwords are not required to mix character types, which your organization requires.',

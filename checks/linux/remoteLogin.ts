@@ -55,8 +55,13 @@ export interface RemoteLoginFacts {
 }
 
 /** The remote service a listener offers, if any. Configured SSH ports count only for sshd itself, an activator or an unknown owner. */
+/** X11's TCP display ports: Xvnc is an X server too and listens on 6000+display besides its VNC port. */
+const isX11DisplayPort = (port: number) => port >= 6000 && port <= 6063;
+
 export function classify(l: OwnedListener, sshPorts: ReadonlySet<number>): RemoteService | undefined {
-  if (l.owner && DAEMON_SERVICE[l.owner]) return DAEMON_SERVICE[l.owner];
+  const byOwner = l.owner ? DAEMON_SERVICE[l.owner] : undefined;
+  if (byOwner && !(byOwner === 'vnc' && isX11DisplayPort(l.port))) return byOwner;
+  if (byOwner) return undefined;
   const trustConfigured = l.owner === undefined || ACTIVATORS.has(l.owner);
   return serviceByPort(l.port, trustConfigured ? sshPorts : new Set());
 }

@@ -5,6 +5,7 @@
 import { readSshdEffectiveConfig, SSHD, sshdConfigDirectives, type SshdReading } from '../sshd';
 import { meaningfulLines } from '../text';
 import type { Host } from '../types';
+import { runTool } from './tools';
 
 /** `Port` lines of sshd_config and the files its `Include` lines name (glob `*.conf` in one directory). */
 export async function sshdConfigPorts(host: Host): Promise<number[]> {
@@ -82,5 +83,5 @@ export async function sshSocketPorts(host: Host): Promise<number[]> {
 
 /** `sshd -T`: the effective configuration, as root. */
 export async function readSshdSettings(host: Host): Promise<SshdReading> {
-  return readSshdEffectiveConfig(await host.run(SSHD, ['-T']));
+  return readSshdEffectiveConfig(await runTool(host, SSHD, ['-T']));
 }

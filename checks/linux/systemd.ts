@@ -3,6 +3,7 @@
 // run (containers, other inits), and an enabled timer there never fires.
 import type { CheckContext, Host } from '../types';
 import { commandFailureReason } from '../verdict';
+import { runTool } from './tools';
 
 export function systemdBooted(ctx: CheckContext): Promise<boolean> {
   return ctx.shared('linux.systemdBooted', async () => {
@@ -20,7 +21,7 @@ export type UnitFileStates = { ok: true; states: Record<string, string> } | { ok
  * not exist are absent from `states`; exit code 1 with no output means none exists.
  */
 export async function unitFileStates(host: Host, units: readonly string[]): Promise<UnitFileStates> {
-  const result = await host.run(SYSTEMCTL, ['list-unit-files', '--no-legend', '--no-pager', ...units]);
+  const result = await runTool(host, SYSTEMCTL, ['list-unit-files', '--no-legend', '--no-pager', ...units]);
   if (result.error) return { ok: false, reason: commandFailureReason(result) };
   const states: Record<string, string> = {};
   for (const line of result.stdout.split('\n')) {

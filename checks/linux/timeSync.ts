@@ -9,14 +9,15 @@ import { processTable, runningCommands } from './processes';
 import { systemdBooted } from './systemd';
 import { parseBoolean, parseKeyValue } from '../text';
 import { chronyTrackingText, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
+import { runTool } from './tools';
 
 export const TIMEDATECTL = '/usr/bin/timedatectl';
 export const CHRONYC = '/usr/bin/chronyc';
 export const NTPQ = '/usr/bin/ntpq';
 export const NTPCTL = '/usr/sbin/ntpctl';
 
-/** Time daemons by kernel comm name (systemd-timesyncd is cut to 15 characters). */
-export const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyn', 'openntpd', 'ptp4l', 'phc2sys'];
+/** Time daemons by program name (checks/linux/processes.ts matches the kernel's cut comm too). */
+export const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyncd', 'openntpd', 'ptp4l', 'phc2sys'];
 
 /** A backend's answer: synchronised or not (with what it measured), or why it could not say. */
 export interface SyncState extends ClockSync {
@@ -50,7 +51,7 @@ export function parseTimedatectl(stdout: string): SyncState | undefined {
 }
 
 async function query(ctx: CheckContext, command: string, args: string[], parse: (s: string) => SyncState | undefined): Promise<SyncReading> {
-  const result = await ctx.host.run(command, args);
+  const result = await runTool(ctx.host, command, args);
   if (result.error) return { unreadable: commandFailureReason(result) };
   return (result.exitCode === 0 ? parse(result.stdout) : undefined) ?? { unreadable: 'parse_error' };
 }
@@ -99,6 +100,9 @@ function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
     if (detail[1].stratum !== undefined) evidence.stratum = detail[1].stratum;
     if (detail[1].offsetSeconds !== undefined) evidence.offset_s = detail[1].offsetSeconds;
   }
+  // The kernel's synchronised flag (all timedatectl reads) stays set for hours after the daemon
+  // that set it stopped: without a running daemon nothing keeps the clock right.
+  if (synced && synced[0] === 'timedatectl' && facts.daemons?.length === 0) return fail({ ...evidence, rule: 'sync_daemon_not_running' });
   if (synced) {
     const max = policy.timeSync.maxOffsetSeconds;
     const offset = synced[1].offsetSeconds;

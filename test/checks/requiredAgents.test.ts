@@ -13,13 +13,21 @@ describe('running commands', () => {
     expect(freebsd.has('cinnamon-screensaver')).toBe(true);
     expect(freebsd.has('cinnamon')).toBe(false);
   });
+
+  it('matches a full name exactly where the table knows it, so a longer name sharing the cut prefix does not match', () => {
+    const linux = new RunningCommands(['falcon-sensor-bpf', 'systemd-timesyn'], 15);
+    expect(linux.has('falcon-sensor-bpf')).toBe(true);
+    expect(linux.has('falcon-sensor-bogus')).toBe(false);
+    expect(linux.has('falcon-sensor')).toBe(false);
+    expect(linux.has('systemd-timesyncd')).toBe(true);
+  });
 });
 
 describe('required agents', () => {
   it('maps known names and aliases to their daemons, any other name to itself', () => {
     expect(agentProcesses('ClamAV')).toEqual(['clamd', 'freshclam']);
     expect(agentProcesses('mdatp')).toEqual(['wdavdaemon']);
-    expect(agentProcesses('crowdstrike')).toEqual(['falcon-sensor']);
+    expect(agentProcesses('crowdstrike')).toEqual(['falcon-sensor|falcon-sensor-bpf']);
     expect(agentProcesses('wazuh-agent')).toEqual(['wazuh-agentd']);
     expect(agentProcesses('acme-endpoint-protection')).toEqual(['acme-endpoint-protection']);
   });
@@ -29,5 +37,13 @@ describe('required agents', () => {
     expect(missingProcesses(['clamav', 'osquery', 'acme-endpoint-protection'], running)).toEqual({ clamav: ['freshclam'], osquery: [], 'acme-endpoint-protection': [] });
     expect(agentRunning('osquery', running)).toBe(true);
     expect(ANTIMALWARE_AGENTS).not.toContain('osquery');
+  });
+
+  it('takes either of an agent\'s alternative processes (CrowdStrike in kernel-module or eBPF mode)', () => {
+    const bpf = new RunningCommands(['falcond', 'falcon-sensor-bpf'], 15);
+    expect(agentRunning('falcon-sensor', bpf)).toBe(true);
+    expect(missingProcesses(['crowdstrike'], bpf)).toEqual({ crowdstrike: [] });
+    const none = new RunningCommands(['falcond'], 15);
+    expect(missingProcesses(['crowdstrike'], none)).toEqual({ crowdstrike: ['falcon-sensor|falcon-sensor-bpf'] });
   });
 });

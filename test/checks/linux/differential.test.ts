@@ -77,6 +77,34 @@ describe('FIREWALL_ENABLED follows the kernel ruleset', () => {
     if (result.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
     expect(result).toMatchObject({ status: 'FAIL', evidence: { input_chains: 1, input_policy: 'accept' } });
   });
+
+  it.skipIf(nftRefusal !== null)(`a drop reached only through jumps (NixOS's nixos-fw layout) is followed: PASS, and FAIL once the final jump is gone${nftRefusal ? ` (skipped: ${nftRefusal})` : ''}`, (ctx) => {
+    const rules = path.join(dir, 'jumps.nft');
+    const chains = (final: string) => [
+      'flush ruleset',
+      'table ip filter {',
+      '  chain nixos-fw-refuse { counter drop; }',
+      '  chain nixos-fw-log-refuse { meta pkttype != unicast jump nixos-fw-refuse; jump nixos-fw-refuse; }',
+      '  chain nixos-fw-accept { counter accept; }',
+      `  chain nixos-fw { iifname "lo" jump nixos-fw-accept; ct state established,related jump nixos-fw-accept; tcp dport 22 jump nixos-fw-accept; ${final} }`,
+      '  chain INPUT { type filter hook input priority filter; policy accept; counter jump nixos-fw; }',
+      '  chain FORWARD { type filter hook forward priority filter; policy drop; }',
+      '}',
+      '',
+    ].join('\n');
+    const check = '"$NODE" "$CLI" check --json --only FIREWALL_ENABLED';
+    writeFileSync(rules, chains('jump nixos-fw-log-refuse;'));
+    const filtered = inNamespace(`${NFT} -f '${rules}' && ${check}`);
+    expect(filtered.status, filtered.stderr).toBe(0);
+    const result = onlyResult(filtered.stdout);
+    if (result.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
+    // An ip table covers IPv4 only; the namespace's loopback-only IPv6 is not exposure.
+    expect(result).toMatchObject({ status: 'PASS', evidence: { rule: 'inbound_filtered', input_policy: 'accept', ipv4_filtered: true, ipv6_filtered: false, ipv6_enabled: false } });
+    writeFileSync(rules, chains(''));
+    const open = inNamespace(`${NFT} -f '${rules}' && ${check}`);
+    expect(open.status, open.stderr).toBe(0);
+    expect(onlyResult(open.stdout)).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering', ipv4_filtered: false } });
+  });
 });
 
 const sshRefusal = (() => {
