@@ -118,6 +118,7 @@ describe('FIREWALL_ENABLED', () => {
       ['/sbin/sysctl', '-n', 'net.inet.ipf.fr_running'],
       SYSRC,
       ['/sbin/pfctl', '-s', 'rules'],
+      ['/sbin/ifconfig', '-l'],
     ]);
   });
 
@@ -129,6 +130,7 @@ describe('FIREWALL_ENABLED', () => {
     expect(argvs(host)).toContainEqual(['/sbin/sysctl', '-n', 'net.inet6.ip6.fw.enable']);
     expect(argvs(host)).toContainEqual(['/sbin/sysctl', '-n', 'security.jail.vnet']);
     expect(argvs(host)).not.toContainEqual(['/sbin/pfctl', '-s', 'rules']);
+    expect(argvs(host)).not.toContainEqual(['/sbin/ifconfig', '-l']);
   });
 });
 

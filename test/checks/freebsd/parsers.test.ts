@@ -10,7 +10,7 @@ import { ipfwDefault, parseIpfwList, parseIpfwRule } from '../../../checks/freeb
 import { capNumber, capString, decodeCapString, expandRecord, parseCapDatabase } from '../../../checks/freebsd/loginConf';
 import { evaluateOsVersion, normalizeMinimum } from '../../../checks/freebsd/osVersion';
 import { parsePamFile, resolveChain } from '../../../checks/freebsd/pam';
-import { parsePfRules, parsePfStatus, pfDefault } from '../../../checks/freebsd/pf';
+import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterfaces } from '../../../checks/freebsd/pf';
 import { parseProcessTable } from '../../../checks/freebsd/processes';
 import { parseRcVars, rcEnabled } from '../../../checks/freebsd/rc';
 import { isLoopback, parseSockstat } from '../../../checks/freebsd/sockstat';
@@ -198,6 +198,48 @@ describe('pf', () => {
 
   it('counts anchors it cannot see into', () => {
     expect(rules('anchor "blacklistd/*" in on em0 all', 'block drop in all').anchors).toBe(1);
+  });
+
+  describe('rules bound to interfaces, with the interface list', () => {
+    const host = pfInterfaces(['em0', 'em1', 'lo0', 'pflog0', 'enc0', 'usbus0']);
+    const onlyEm0 = pfInterfaces(['em0', 'lo0', 'pflog0']);
+
+    it('reads `ifconfig -l` and keeps loopback, pflog, enc and usbus out of the external interfaces', () => {
+      expect(parseInterfaceList('em0 em1 lo0 pflog0 enc0 usbus0\n')).toEqual(['em0', 'em1', 'lo0', 'pflog0', 'enc0', 'usbus0']);
+      expect(parseInterfaceList('ifconfig: illegal option -- l\n')).toBeNull();
+      expect(parseInterfaceList('\n')).toBeNull();
+      expect(host.external).toEqual(['em0', 'em1']);
+    });
+
+    it('blocks only when every external interface blocks, and passes when one certainly passes', () => {
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet', host)).toBe('pass');
+      expect(pfDefault(rules('block drop in on em0 all', 'block drop in on em1 all'), 'inet', host)).toBe('block');
+      expect(pfDefault(rules('block drop in on ! lo0 all'), 'inet6', host)).toBe('block');
+      expect(pfDefault(rules('block drop in all', 'pass in on em1 all'), 'inet', host)).toBe('pass');
+      expect(pfDefault(rules('block drop in all', 'pass in on ! em0 all'), 'inet', host)).toBe('pass');
+      expect(pfDefault(rules('block drop in all', 'pass in on ! em0 all'), 'inet', onlyEm0)).toBe('block');
+    });
+
+    it('treats an interface that does not exist as matching nothing, and loopback groups as internal', () => {
+      expect(pfDefault(rules('block drop in all', 'pass in quick on tun0 all'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('block drop in on tun0 all'), 'inet', onlyEm0)).toBe('pass');
+      expect(pfDefault(rules('block drop in all', 'pass in quick on lo all'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('pass in all', 'block drop in on all all'), 'inet', onlyEm0)).toBe('block');
+    });
+
+    it('leaves a group it cannot resolve undetermined, without the list falls back to may-match', () => {
+      expect(pfDefault(rules('block drop in all', 'pass in on wan all'), 'inet', onlyEm0)).toBe('undetermined');
+      expect(pfDefault(rules('block drop in all', 'pass in on tun all'), 'inet', pfInterfaces(['em0', 'tun0']))).toBe('undetermined');
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet')).toBe('undetermined');
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet', pfInterfaces(['lo0']))).toBe('undetermined');
+    });
+
+    it('keeps the rule body: a narrow rule on the interface is still narrow', () => {
+      expect(pfDefault(rules('block drop in on em0 all', 'pass in on em0 proto tcp from any to any port = 22'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('block drop in on em0 inet6 all'), 'inet', onlyEm0)).toBe('pass');
+      expect(pfDefault(rules('block drop out on em0 all'), 'inet', onlyEm0)).toBe('pass');
+    });
   });
 });
 
