@@ -124,6 +124,7 @@ describe('sockstat', () => {
 
   it('tells loopback from reachable addresses', () => {
     expect(table.sockets.map((s) => isLoopback(s.address))).toEqual([false, false, true, true, false]);
+    expect(['::ffff:127.0.0.1', '::ffff:10.0.0.1', '127.0.1.1', '1.127.0.0'].map(isLoopback)).toEqual([true, false, true, false]);
   });
 
   it('refuses output without the header and counts rows it cannot read', () => {
@@ -164,6 +165,20 @@ describe('freebsd-version', () => {
   it('says which policy field is malformed', () => {
     const verdict = evaluateOsVersion({ kru: ok('14.4-RELEASE\n14.4-RELEASE\n14.4-RELEASE\n') }, resolvePolicy({ osVersion: { minimum: { FREEBSD: 'latest' } } }), NOW);
     expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'invalid_policy', policy_field: 'osVersion.minimum.FREEBSD' } });
+  });
+});
+
+describe('FreeBSD lifecycle', () => {
+  const kru = (v: string) => ({ kru: ok(`${v}\n${v}\n${v}\n`) });
+
+  it('gives 14.4 and 15.1 their planned ends instead of an open end', () => {
+    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2026-11-21T12:00:00Z'))).toMatchObject({ status: 'PASS', evidence: { eol: '2026-12-31' } });
+    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol' } });
+    expect(evaluateOsVersion(kru('15.1-RELEASE'), resolvePolicy({}), new Date('2027-06-01T12:00:00Z'))).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol', eol: '2027-03-31' } });
+  });
+
+  it('does not pass a point release the table does not hold', () => {
+    expect(evaluateOsVersion(kru('14.6-RELEASE'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
   });
 });
 
@@ -402,6 +417,11 @@ describe('small readers', () => {
   it('ps: uid and command names with blanks', () => {
     expect(parseProcessTable(ok('    0 crypto returns 0\n 1001 xscreensaver\n'))).toEqual({ ok: true, processes: [{ uid: 0, comm: 'crypto returns 0' }, { uid: 1001, comm: 'xscreensaver' }] });
     expect(parseProcessTable(ok(''))).toEqual({ ok: false, reason: 'parse_error' });
+  });
+
+  it('ps: a table without root processes hides other users (see_other_uids=0), it is not a full table', () => {
+    expect(parseProcessTable(ok(' 1001 csh\n 1001 ps\n'))).toEqual({ ok: false, reason: 'process_table_partial' });
+    expect(parseProcessTable(ok('    0 init\n 1001 ps\n'))).toMatchObject({ ok: true });
   });
 
   it('XScreenSaver times, booleans, user values over defaults, "mode: off"', () => {
