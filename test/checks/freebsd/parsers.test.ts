@@ -221,6 +221,9 @@ describe('pf', () => {
 
     it('reads `ifconfig -l` and keeps loopback, pflog, enc and usbus out of the external interfaces', () => {
       expect(parseInterfaceList('em0 em1 lo0 pflog0 enc0 usbus0\n')).toEqual(['em0', 'em1', 'lo0', 'pflog0', 'enc0', 'usbus0']);
+      expect(parseInterfaceList('ix0 ix1 ix1.20 e0b_bastille0 lo0\n')).toEqual(['ix0', 'ix1', 'ix1.20', 'e0b_bastille0', 'lo0']);
+      expect(parseInterfaceList('em0 lo0 0bad\n')).toBeNull();
+      expect(pfInterfaces(['igb0', 'pfsync0', 'lo1', 'bastille0', 'wlan0']).external).toEqual(['igb0', 'bastille0', 'wlan0']);
       expect(parseInterfaceList('ifconfig: illegal option -- l\n')).toBeNull();
       expect(parseInterfaceList('\n')).toBeNull();
       expect(host.external).toEqual(['em0', 'em1']);
