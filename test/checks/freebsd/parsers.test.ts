@@ -224,6 +224,10 @@ describe('pf', () => {
       expect(parseInterfaceList('ix0 ix1 ix1.20 e0b_bastille0 lo0\n')).toEqual(['ix0', 'ix1', 'ix1.20', 'e0b_bastille0', 'lo0']);
       expect(parseInterfaceList('em0 lo0 0bad\n')).toBeNull();
       expect(pfInterfaces(['igb0', 'pfsync0', 'lo1', 'bastille0', 'wlan0']).external).toEqual(['igb0', 'bastille0', 'wlan0']);
+      // Whole names only: a renamed or longer interface is not internal because it contains one.
+      expect(pfInterfaces(['lo10', 'vlo0', 'lo0x', 'em0']).external).toEqual(['vlo0', 'lo0x', 'em0']);
+      expect(parseInterfaceList('em0  lo0\t pflog0\n')).toEqual(['em0', 'lo0', 'pflog0']);
+      expect(parseInterfaceList('em0 lo0 ifconfig:\n')).toBeNull();
       expect(parseInterfaceList('ifconfig: illegal option -- l\n')).toBeNull();
       expect(parseInterfaceList('\n')).toBeNull();
       expect(host.external).toEqual(['em0', 'em1']);
@@ -248,6 +252,10 @@ describe('pf', () => {
 
     it('leaves a group it cannot resolve undetermined, without the list falls back to may-match', () => {
       expect(pfDefault(rules('block drop in all', 'pass in on wan all'), 'inet', onlyEm0)).toBe('undetermined');
+      expect(pfInterfaces(['em0', 'lo0', 'lo1']).members('lo')).toEqual(['lo0', 'lo1']);
+      expect(pfInterfaces(['em0', 'lo0', 'tun0']).members('tun')).toBeUndefined();
+      expect(pfInterfaces(['em0', 'lo0']).members('wg0peers')).toBeUndefined();
+      expect(pfInterfaces(['em0', 'lo0']).members('tun0')).toEqual([]);
       expect(pfDefault(rules('block drop in all', 'pass in on tun all'), 'inet', pfInterfaces(['em0', 'tun0']))).toBe('undetermined');
       expect(pfDefault(rules('block drop in on em0 all'), 'inet')).toBe('undetermined');
       expect(pfDefault(rules('block drop in on em0 all'), 'inet', pfInterfaces(['lo0']))).toBe('undetermined');
