@@ -8,12 +8,13 @@ import { defineCheck, type CheckContext, type CommandResult, type Evidence, type
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { ipfwDefault, parseIpfwList } from './ipfw';
 import { combine, FAMILIES, type DefaultAction, type Family } from './packetFilter';
-import { parsePfRules, parsePfStatus, pfDefault, PF_NOT_LOADED } from './pf';
+import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterfaces, PF_NOT_LOADED, type PfInterfaces } from './pf';
 import { parseRcVars, rcEvidence, rcProbe } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
 
 export const PFCTL = '/sbin/pfctl';
 export const IPFW = '/sbin/ipfw';
+export const IFCONFIG = '/sbin/ifconfig';
 
 export interface FirewallFacts {
   jailed: CommandResult;
@@ -21,6 +22,8 @@ export interface FirewallFacts {
   vnet?: CommandResult;
   pfInfo: CommandResult;
   pfRules?: CommandResult;
+  /** `ifconfig -l`, with pf's rules: which interfaces the rules' `on` names stand for. */
+  interfaces?: CommandResult;
   ipfwEnable: CommandResult;
   ipfw6Enable?: CommandResult;
   ipfwList?: CommandResult;
@@ -45,6 +48,7 @@ export async function collectFirewall(ctx: CheckContext): Promise<FirewallFacts>
   }
   if (!pfInfo.error && pfInfo.exitCode === 0 && parsePfStatus(pfInfo.stdout) === 'enabled') {
     pending.push(host.run(PFCTL, ['-s', 'rules']).then((r) => (facts.pfRules = r)));
+    pending.push(host.run(IFCONFIG, ['-l']).then((r) => (facts.interfaces = r)));
   }
   const ipfw = interpretSysctl(ipfwEnable);
   if (ipfw.state === 'value' && ipfw.value === '1') {
@@ -81,7 +85,16 @@ function pfView(facts: FirewallFacts, evidence: Evidence): FilterView {
   const ruleset = parsePfRules(rules.stdout);
   evidence.pf_rules = ruleset.rules.length;
   evidence.pf_anchors = ruleset.anchors;
-  return { state: 'enabled', defaults: { inet: pfDefault(ruleset, 'inet'), inet6: pfDefault(ruleset, 'inet6') } };
+  const interfaces = interfaceView(facts.interfaces);
+  evidence.interfaces_external = interfaces ? interfaces.external.length : null;
+  return { state: 'enabled', defaults: { inet: pfDefault(ruleset, 'inet', interfaces), inet6: pfDefault(ruleset, 'inet6', interfaces) } };
+}
+
+/** The interface list, or undefined when ifconfig failed (rules bound to interfaces then stay "may"). */
+function interfaceView(result: CommandResult | undefined): PfInterfaces | undefined {
+  if (!result || result.error || result.exitCode !== 0) return undefined;
+  const list = parseInterfaceList(result.stdout);
+  return list ? pfInterfaces(list) : undefined;
 }
 
 function ipfwView(facts: FirewallFacts, evidence: Evidence): FilterView {

@@ -2,9 +2,11 @@
 // endoflife.date products/freebsd.md and the research (§5.5, facts as of 2026-11-21).
 // "freebsd" holds point releases (releng/X.Y: supported until three months after the next
 // point release); "freebsd-stable" holds the stable/X branches that -STABLE builds follow.
-// 14.4 and 15.1 are inferred from the end dates of 14.3 (2026-06-30) and 15.0 (2026-09-30),
-// which the FreeBSD policy sets three months after their successors; their own ends are not
-// announced yet (false) and are bounded by their branches.
+// Releases after 14.3 follow the release engineering plan that fixes each point release's
+// expected end (Colin Percival, freebsd-announce, July 2024, as phoronix.com/news/FreeBSD-More-Releases
+// reproduces it; the stable/15 end from his 15.0 schedule, freebsd-stable 2025-04-15): 14.4 out
+// 2026-03-10, to 2026-12-31; 15.1 (June 2026) to 2027-03-31; 14.5 (September 2026) to 2027-06-30;
+// 15.2 (December 2026) to 2027-09-30. A release date the plan gives only as a month is left out.
 import type { LifecycleCycle, LifecycleTable } from '../policy';
 
 const release = (cycle: string, releaseDate: string | undefined, eol: string | false): LifecycleCycle =>
@@ -12,8 +14,10 @@ const release = (cycle: string, releaseDate: string | undefined, eol: string | f
 
 export const freebsdLifecycle: LifecycleTable = {
   freebsd: [
-    release('15.1', undefined, false),
-    release('14.4', undefined, false),
+    release('15.2', undefined, '2027-09-30'),
+    release('14.5', undefined, '2027-06-30'),
+    release('15.1', undefined, '2027-03-31'),
+    release('14.4', '2026-03-10', '2026-12-31'),
     release('15.0', '2025-12-02', '2026-09-30'),
     release('14.3', '2025-06-10', '2026-06-30'),
     release('13.5', '2025-03-11', '2026-04-30'),

@@ -23,8 +23,15 @@ const NON_MATCHING = new Set(['all', 'keep', 'modulate', 'synproxy', 'state', 'n
 /** Criteria that narrow a rule to some packets: such a rule is not a default. */
 const NARROWING = new Set(['proto', 'from', 'to', 'port', 'user', 'group', 'os', 'tagged', 'probability', 'received-on', 'icmp-type', 'icmp6-type', 'fragment', 'tos', 'prio']);
 
+/** A pf rule with the interface it is bound to (`on em0`, `on ! lo0`), kept so it can be judged per interface. */
+export interface PfRule extends FilterRule {
+  on?: { name: string; negated: boolean };
+  /** What the rule catches on an interface it applies to (its match without the interface). */
+  body: Record<Family, Match>;
+}
+
 export interface PfRuleset {
-  rules: FilterRule[];
+  rules: PfRule[];
   /** `anchor` lines: their rules are not listed by `pfctl -s rules` and are not evaluated. */
   anchors: number;
 }
@@ -36,7 +43,7 @@ function interfaceMatch(negated: boolean, name: string): Match {
 }
 
 /** One printed rule; null for lines that are not pass/block rules (match, scrub, nat, rdr, …). */
-export function parsePfRule(line: string): FilterRule | 'anchor' | null {
+export function parsePfRule(line: string): PfRule | 'anchor' | null {
   const tokens = line.trim().match(TOKEN) ?? [];
   const action = tokens[0];
   if (action === 'anchor') return 'anchor';
@@ -51,15 +58,15 @@ export function parsePfRule(line: string): FilterRule | 'anchor' | null {
   }
   const quick = tokens[i] === 'quick';
   if (quick) i++;
-  let iface: Match = 'yes';
+  let on: PfRule['on'];
   if (tokens[i] === 'on') {
     const negated = tokens[i + 1] === '!';
-    iface = interfaceMatch(negated, tokens[i + (negated ? 2 : 1)] ?? '');
+    on = { name: tokens[i + (negated ? 2 : 1)] ?? '', negated };
     i += negated ? 3 : 2;
   }
   let families: Family[] = [...FAMILIES];
   if (tokens[i] === 'inet' || tokens[i] === 'inet6') families = [tokens[i++] as Family];
-  let body: Match = inbound ? iface : 'no';
+  let body: Match = inbound ? 'yes' : 'no';
   for (let j = i; j < tokens.length && body !== 'no'; j++) {
     const t = tokens[j]!;
     if (NARROWING.has(t)) body = 'no';
@@ -67,12 +74,21 @@ export function parsePfRule(line: string): FilterRule | 'anchor' | null {
     else if (t === 'set') j += 2; // "set prio 3", "set tos lowdelay"
     else if (!NON_MATCHING.has(t) && !t.startsWith('(')) body = 'maybe';
   }
-  const match = Object.fromEntries(FAMILIES.map((f) => [f, families.includes(f) ? body : 'no'])) as Record<Family, Match>;
-  return { action, quick, match };
+  const bodies = Object.fromEntries(FAMILIES.map((f) => [f, families.includes(f) ? body : 'no'])) as Record<Family, Match>;
+  // Without the host's interface list a named interface may or may not be where the packet arrives.
+  const iface = on ? interfaceMatch(on.negated, on.name) : 'yes';
+  const match = Object.fromEntries(FAMILIES.map((f) => [f, both(iface, bodies[f])])) as Record<Family, Match>;
+  return { action, quick, match, body: bodies, ...(on ? { on } : {}) };
+}
+
+/** Both conditions of a rule must hold. */
+function both(a: Match, b: Match): Match {
+  if (a === 'no' || b === 'no') return 'no';
+  return a === 'maybe' || b === 'maybe' ? 'maybe' : 'yes';
 }
 
 export function parsePfRules(stdout: string): PfRuleset {
-  const rules: FilterRule[] = [];
+  const rules: PfRule[] = [];
   let anchors = 0;
   for (const line of stdout.split('\n')) {
     if (line.trim() === '') continue;
@@ -88,6 +104,61 @@ function pfDecision(matching: FilterRule[]): 'pass' | 'block' {
   return (matching.find((r) => r.quick) ?? matching.at(-1))?.action ?? 'pass';
 }
 
-export function pfDefault(ruleset: PfRuleset, family: Family): DefaultAction {
-  return readings(ruleset.rules, family, pfDecision);
+/**
+ * The host's interfaces, from `ifconfig -l`, and what a rule's interface name stands for: a listed
+ * interface is itself; an interface name that is not listed (`tun0` while the tunnel is down)
+ * exists nowhere and matches nothing (pf keeps such a rule until the interface appears); a name
+ * without a unit number is an interface group: `all` is every interface, `lo` (the clone group of
+ * lo0) or `pflog` cover no external interface, any other group's members are unknown (a clone
+ * group such as `tun` holds only cloned interfaces, `ifconfig … group` adds others).
+ */
+export interface PfInterfaces {
+  /** Interfaces an unsolicited packet from the network can arrive on. */
+  external: string[];
+  /** The interfaces a rule's name covers; undefined when that cannot be known. */
+  members(name: string): readonly string[] | undefined;
+}
+
+/** Interfaces that carry no traffic from the network: loopback, pf's log and sync devices, IPsec's enc, USB capture. */
+const INTERNAL_INTERFACE = /^(?:lo|pflog|pfsync|enc|usbus)\d+$/;
+
+/** `ifconfig -l`: the interface names on one line; null when the output is not such a line. */
+export function parseInterfaceList(stdout: string): string[] | null {
+  const names = stdout.trim().split(/\s+/).filter((n) => n !== '');
+  return names.length > 0 && names.every((n) => /^[A-Za-z][\w.-]*$/.test(n)) ? names : null;
+}
+
+export function pfInterfaces(list: readonly string[]): PfInterfaces {
+  return {
+    external: list.filter((name) => !INTERNAL_INTERFACE.test(name)),
+    members(name) {
+      if (list.includes(name)) return [name];
+      if (name === 'all') return list;
+      if (/\d$/.test(name)) return [];
+      const clones = list.filter((i) => i.replace(/\d+$/, '') === name);
+      return clones.length > 0 && clones.every((i) => INTERNAL_INTERFACE.test(i)) ? clones : undefined;
+    },
+  };
+}
+
+/** What a packet arriving on `iface` meets: each rule's match on that interface. */
+function rulesOn(rules: readonly PfRule[], iface: string, interfaces: PfInterfaces): FilterRule[] {
+  return rules.map((r) => {
+    if (!r.on) return { ...r, match: r.body };
+    const members = interfaces.members(r.on.name);
+    const covered: Match = members === undefined ? 'maybe' : members.includes(iface) !== r.on.negated ? 'yes' : 'no';
+    return { ...r, match: Object.fromEntries(FAMILIES.map((f) => [f, both(covered, r.body[f])])) as Record<Family, Match> };
+  });
+}
+
+/**
+ * pf's default for the family. With the interface list, the packet is followed on every external
+ * interface: the default blocks only when it blocks on each of them, and passes when it certainly
+ * passes on one.
+ */
+export function pfDefault(ruleset: PfRuleset, family: Family, interfaces?: PfInterfaces): DefaultAction {
+  if (!interfaces || interfaces.external.length === 0) return readings(ruleset.rules, family, pfDecision);
+  const perInterface = interfaces.external.map((iface) => readings(rulesOn(ruleset.rules, iface, interfaces), family, pfDecision));
+  if (perInterface.includes('pass')) return 'pass';
+  return perInterface.every((a) => a === 'block') ? 'block' : 'undetermined';
 }

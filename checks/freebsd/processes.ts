@@ -37,7 +37,13 @@ export function parseProcessTable(result: CommandResult): ProcessTable {
     processes.push({ uid: Number(match[1]), comm: match[2]! });
   }
   // ps itself is always running: an empty table means the output was not what we asked for.
-  return processes.length > 0 ? { ok: true, processes } : { ok: false, reason: 'parse_error' };
+  if (processes.length === 0) return { ok: false, reason: 'parse_error' };
+  // The kernel's own processes and init run as root and ps -ax lists them to anyone who may see
+  // other users' processes. Without one, the table hides other users
+  // (security.bsd.see_other_uids=0 or see_other_gids=0 and an agent not running as root, or
+  // mac_seeotheruids): a daemon missing from it may run all the same.
+  if (!processes.some((p) => p.uid === 0)) return { ok: false, reason: 'process_table_partial' };
+  return { ok: true, processes };
 }
 
 /** Distinct uids running a process with one of these command names. */

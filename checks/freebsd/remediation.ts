@@ -263,6 +263,11 @@ const remoteLogin: CheckRemedies = {
     fix: sshOff,
     admin: 'Deploy `sshd_enable="NO"` in rc.conf, or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and `PasswordAuthentication no`, `KbdInteractiveAuthentication no`, `PermitRootLogin no` in /etc/ssh/sshd_config.',
   },
+  remote_desktop_listening: {
+    summary: 'A remote desktop server (RDP or VNC) accepts connections from the network, so others can use this computer remotely.',
+    fix: 'Ask your IT team; as root, stop and disable it: `service xrdp stop && sysrc xrdp_enable=NO` (or stop the VNC server), or bind it to 127.0.0.1 and reach it over an SSH tunnel.',
+    admin: 'Remove xrdp/VNC servers from the package set or deploy `xrdp_enable="NO"` in rc.conf; where remote desktop is needed, bind it to loopback (`address=127.0.0.1` in xrdp.ini, `-localhost` for VNC) and tunnel it over hardened SSH.',
+  },
   running_enabled: {
     summary: 'The SSH server is enabled and running (though not reachable at the moment), so remote logins can resume at any time.',
     fix: sshOff,
@@ -287,10 +292,17 @@ const malwareProtection: CheckRemedies = {
 
 export const freebsdRemediation: PlatformRemedies = {
   platform: 'FREEBSD',
-  shared: sharedRemedies({
-    service: 'the rc.d service `device_agent`, which runs as root (`sysrc device_agent_enable=YES`)',
-    elevated: '`doas device-agent check` or `sudo device-agent check`',
-  }),
+  shared: {
+    ...sharedRemedies({
+      service: 'the rc.d service `device_agent`, which runs as root (`sysrc device_agent_enable=YES`)',
+      elevated: '`doas device-agent check` or `sudo device-agent check`',
+    }),
+    process_table_partial: {
+      summary: "The agent could see only its own user's processes (other users' are hidden on this system), so it cannot tell what runs here.",
+      fix: 'Nothing to change; run the check as root (`doas device-agent check`) to see what the service sees.',
+      admin: `${RUN_AS_ROOT} With \`security.bsd.see_other_uids=0\` only root sees every process and socket.`,
+    },
+  },
   checks: {
     DISK_ENCRYPTION: diskEncryption,
     SCREEN_LOCK: screenLock,

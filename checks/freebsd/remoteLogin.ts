@@ -35,6 +35,12 @@ export async function collectRemoteLogin(ctx: CheckContext): Promise<RemoteLogin
 
 const isSsh = (s: Socket) => ['sshd', 'dropbear'].includes(s.command) || s.port === 22;
 const isTelnet = (s: Socket) => s.command === 'telnetd' || s.port === 23;
+/**
+ * Remote desktop is remote login: xrdp (its own port, 3389 by default) and VNC servers on the RFB
+ * ports of displays :0–:99 (5900–5999). Xvnc's Java-viewer HTTP port (58xx) and X11 over TCP
+ * (60xx) are not logins by themselves.
+ */
+const isRemoteDesktop = (s: Socket) => s.command === 'xrdp' || s.port === 3389 || (s.port !== null && s.port >= 5900 && s.port <= 5999);
 
 function hardeningVerdict(facts: RemoteLoginFacts, evidence: Evidence, exposure: string): Verdict {
   const config: SshdReading = facts.sshdConfig ? readSshdEffectiveConfig(facts.sshdConfig) : { ok: false, reason: 'check_error' };
@@ -53,21 +59,41 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   const telnet = table.sockets.filter(isTelnet);
   const sshExposed = ssh.some((s) => !isLoopback(s.address));
   const telnetExposed = telnet.some((s) => !isLoopback(s.address));
+  const desktopExposed = table.sockets.some((s) => isRemoteDesktop(s) && !isLoopback(s.address));
   const ps = parseProcessTable(facts.ps);
   const sshdRunning = ps.ok ? runningCommands(ps.processes).has('sshd') : null;
   Object.assign(evidence, {
     ssh_listening: sshExposed,
     ssh_listening_loopback_only: ssh.length > 0 && !sshExposed,
     telnet_listening: telnetExposed,
+    remote_desktop_listening: desktopExposed,
     sshd_running: sshdRunning,
   });
+  const verdict = exposureVerdict(facts, policy, evidence, { ssh, sshExposed, telnetExposed, desktopExposed, sshdRunning, sshdEnabled: rcEvidence(rc, 'sshd_enable') === true });
+  // sockstat hides other users' sockets under the same rule that hides their processes: a view
+  // that cannot see root's listeners proves exposure, never its absence.
+  if (verdict.status === 'PASS' && !ps.ok && ps.reason === 'process_table_partial') return unknown(ps.reason, evidence);
+  return verdict;
+}
+
+interface Exposure {
+  ssh: Socket[];
+  sshExposed: boolean;
+  telnetExposed: boolean;
+  desktopExposed: boolean;
+  sshdRunning: boolean | null;
+  sshdEnabled: boolean;
+}
+
+function exposureVerdict(facts: RemoteLoginFacts, policy: Policy, evidence: Evidence, e: Exposure): Verdict {
   const hardenedAllowed = policy.remoteLogin.allowSshIfHardened;
-  if (telnetExposed) return fail({ ...evidence, rule: 'telnet_listening' });
-  if (sshExposed) return hardenedAllowed ? hardeningVerdict(facts, evidence, 'listening') : fail({ ...evidence, rule: 'listening' });
-  if (sshdRunning === true && rcEvidence(rc, 'sshd_enable') === true && ssh.length === 0) {
+  if (e.telnetExposed) return fail({ ...evidence, rule: 'telnet_listening' });
+  if (e.desktopExposed) return fail({ ...evidence, rule: 'remote_desktop_listening' });
+  if (e.sshExposed) return hardenedAllowed ? hardeningVerdict(facts, evidence, 'listening') : fail({ ...evidence, rule: 'listening' });
+  if (e.sshdRunning === true && e.sshdEnabled && e.ssh.length === 0) {
     return hardenedAllowed ? hardeningVerdict(facts, evidence, 'running_enabled') : fail({ ...evidence, rule: 'running_enabled' });
   }
-  return pass({ ...evidence, rule: ssh.length > 0 ? 'loopback_only' : 'not_listening' });
+  return pass({ ...evidence, rule: e.ssh.length > 0 ? 'loopback_only' : 'not_listening' });
 }
 
 export const remoteLoginCheck = defineCheck<RemoteLoginFacts>({

@@ -118,7 +118,19 @@ describe('FIREWALL_ENABLED', () => {
       ['/sbin/sysctl', '-n', 'net.inet.ipf.fr_running'],
       SYSRC,
       ['/sbin/pfctl', '-s', 'rules'],
+      ['/sbin/ifconfig', '-l'],
     ]);
+  });
+
+  it('judges interface-bound rules on the listed interfaces only when ifconfig answered cleanly', async () => {
+    const noOid = (name: string) => ({ argv: ['/sbin/sysctl', '-n', name], stderr: `sysctl: unknown oid '${name}'\n`, exitCode: 1 });
+    const rules = [{ argv: ['/sbin/pfctl', '-s', 'rules'], stdout: 'block drop in on em0 all\n' }, noOid('net.inet.ip.fw.enable'), noOid('net.inet.ipf.fr_running')];
+    const listed = await collect('FIREWALL_ENABLED', { commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n' }] });
+    expect(listed.verdict).toMatchObject({ status: 'PASS', evidence: { interfaces_external: 1, pf_default_inet: 'block', rule: 'default_block' } });
+    const failed = await collect('FIREWALL_ENABLED', { commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n', exitCode: 1 }] });
+    expect(failed.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { interfaces_external: null, pf_default_inet: 'undetermined', reason: 'undetermined_ruleset' } });
+    const twoNics = await collect('FIREWALL_ENABLED', { commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 em1 lo0\n' }] });
+    expect(twoNics.verdict).toMatchObject({ status: 'FAIL', evidence: { interfaces_external: 2, pf_default_inet: 'pass', rule: 'default_pass' } });
   });
 
   it('lists ipfw rules and its IPv6 switch when ipfw is enabled, and asks about vnet inside a jail', async () => {
@@ -129,6 +141,7 @@ describe('FIREWALL_ENABLED', () => {
     expect(argvs(host)).toContainEqual(['/sbin/sysctl', '-n', 'net.inet6.ip6.fw.enable']);
     expect(argvs(host)).toContainEqual(['/sbin/sysctl', '-n', 'security.jail.vnet']);
     expect(argvs(host)).not.toContainEqual(['/sbin/pfctl', '-s', 'rules']);
+    expect(argvs(host)).not.toContainEqual(['/sbin/ifconfig', '-l']);
   });
 });
 

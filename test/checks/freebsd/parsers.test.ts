@@ -10,7 +10,7 @@ import { ipfwDefault, parseIpfwList, parseIpfwRule } from '../../../checks/freeb
 import { capNumber, capString, decodeCapString, expandRecord, parseCapDatabase } from '../../../checks/freebsd/loginConf';
 import { evaluateOsVersion, normalizeMinimum } from '../../../checks/freebsd/osVersion';
 import { parsePamFile, resolveChain } from '../../../checks/freebsd/pam';
-import { parsePfRules, parsePfStatus, pfDefault } from '../../../checks/freebsd/pf';
+import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterfaces } from '../../../checks/freebsd/pf';
 import { parseProcessTable } from '../../../checks/freebsd/processes';
 import { parseRcVars, rcEnabled } from '../../../checks/freebsd/rc';
 import { isLoopback, parseSockstat } from '../../../checks/freebsd/sockstat';
@@ -124,6 +124,7 @@ describe('sockstat', () => {
 
   it('tells loopback from reachable addresses', () => {
     expect(table.sockets.map((s) => isLoopback(s.address))).toEqual([false, false, true, true, false]);
+    expect(['::ffff:127.0.0.1', '::ffff:10.0.0.1', '127.0.1.1', '1.127.0.0'].map(isLoopback)).toEqual([true, false, true, false]);
   });
 
   it('refuses output without the header and counts rows it cannot read', () => {
@@ -167,6 +168,20 @@ describe('freebsd-version', () => {
   });
 });
 
+describe('FreeBSD lifecycle', () => {
+  const kru = (v: string) => ({ kru: ok(`${v}\n${v}\n${v}\n`) });
+
+  it('gives 14.4 and 15.1 their planned ends instead of an open end', () => {
+    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2026-11-21T12:00:00Z'))).toMatchObject({ status: 'PASS', evidence: { eol: '2026-12-31' } });
+    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol' } });
+    expect(evaluateOsVersion(kru('15.1-RELEASE'), resolvePolicy({}), new Date('2027-06-01T12:00:00Z'))).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol', eol: '2027-03-31' } });
+  });
+
+  it('does not pass a point release the table does not hold', () => {
+    expect(evaluateOsVersion(kru('14.6-RELEASE'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
+  });
+});
+
 describe('pf', () => {
   const rules = (...lines: string[]) => parsePfRules(lines.join('\n'));
 
@@ -198,6 +213,59 @@ describe('pf', () => {
 
   it('counts anchors it cannot see into', () => {
     expect(rules('anchor "blacklistd/*" in on em0 all', 'block drop in all').anchors).toBe(1);
+  });
+
+  describe('rules bound to interfaces, with the interface list', () => {
+    const host = pfInterfaces(['em0', 'em1', 'lo0', 'pflog0', 'enc0', 'usbus0']);
+    const onlyEm0 = pfInterfaces(['em0', 'lo0', 'pflog0']);
+
+    it('reads `ifconfig -l` and keeps loopback, pflog, enc and usbus out of the external interfaces', () => {
+      expect(parseInterfaceList('em0 em1 lo0 pflog0 enc0 usbus0\n')).toEqual(['em0', 'em1', 'lo0', 'pflog0', 'enc0', 'usbus0']);
+      expect(parseInterfaceList('ix0 ix1 ix1.20 e0b_bastille0 lo0\n')).toEqual(['ix0', 'ix1', 'ix1.20', 'e0b_bastille0', 'lo0']);
+      expect(parseInterfaceList('em0 lo0 0bad\n')).toBeNull();
+      expect(pfInterfaces(['igb0', 'pfsync0', 'lo1', 'bastille0', 'wlan0']).external).toEqual(['igb0', 'bastille0', 'wlan0']);
+      // Whole names only: a renamed or longer interface is not internal because it contains one.
+      expect(pfInterfaces(['lo10', 'vlo0', 'lo0x', 'em0']).external).toEqual(['vlo0', 'lo0x', 'em0']);
+      expect(parseInterfaceList('em0  lo0\t pflog0\n')).toEqual(['em0', 'lo0', 'pflog0']);
+      expect(parseInterfaceList('em0 lo0 ifconfig:\n')).toBeNull();
+      expect(parseInterfaceList('ifconfig: illegal option -- l\n')).toBeNull();
+      expect(parseInterfaceList('\n')).toBeNull();
+      expect(host.external).toEqual(['em0', 'em1']);
+    });
+
+    it('blocks only when every external interface blocks, and passes when one certainly passes', () => {
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet', host)).toBe('pass');
+      expect(pfDefault(rules('block drop in on em0 all', 'block drop in on em1 all'), 'inet', host)).toBe('block');
+      expect(pfDefault(rules('block drop in on ! lo0 all'), 'inet6', host)).toBe('block');
+      expect(pfDefault(rules('block drop in all', 'pass in on em1 all'), 'inet', host)).toBe('pass');
+      expect(pfDefault(rules('block drop in all', 'pass in on ! em0 all'), 'inet', host)).toBe('pass');
+      expect(pfDefault(rules('block drop in all', 'pass in on ! em0 all'), 'inet', onlyEm0)).toBe('block');
+    });
+
+    it('treats an interface that does not exist as matching nothing, and loopback groups as internal', () => {
+      expect(pfDefault(rules('block drop in all', 'pass in quick on tun0 all'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('block drop in on tun0 all'), 'inet', onlyEm0)).toBe('pass');
+      expect(pfDefault(rules('block drop in all', 'pass in quick on lo all'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('pass in all', 'block drop in on all all'), 'inet', onlyEm0)).toBe('block');
+    });
+
+    it('leaves a group it cannot resolve undetermined, without the list falls back to may-match', () => {
+      expect(pfDefault(rules('block drop in all', 'pass in on wan all'), 'inet', onlyEm0)).toBe('undetermined');
+      expect(pfInterfaces(['em0', 'lo0', 'lo1']).members('lo')).toEqual(['lo0', 'lo1']);
+      expect(pfInterfaces(['em0', 'lo0', 'tun0']).members('tun')).toBeUndefined();
+      expect(pfInterfaces(['em0', 'lo0']).members('wg0peers')).toBeUndefined();
+      expect(pfInterfaces(['em0', 'lo0']).members('tun0')).toEqual([]);
+      expect(pfDefault(rules('block drop in all', 'pass in on tun all'), 'inet', pfInterfaces(['em0', 'tun0']))).toBe('undetermined');
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet')).toBe('undetermined');
+      expect(pfDefault(rules('block drop in on em0 all'), 'inet', pfInterfaces(['lo0']))).toBe('undetermined');
+    });
+
+    it('keeps the rule body: a narrow rule on the interface is still narrow', () => {
+      expect(pfDefault(rules('block drop in on em0 all', 'pass in on em0 proto tcp from any to any port = 22'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('block drop in on em0 inet6 all'), 'inet', onlyEm0)).toBe('pass');
+      expect(pfDefault(rules('block drop out on em0 all'), 'inet', onlyEm0)).toBe('pass');
+    });
   });
 });
 
@@ -360,6 +428,11 @@ describe('small readers', () => {
   it('ps: uid and command names with blanks', () => {
     expect(parseProcessTable(ok('    0 crypto returns 0\n 1001 xscreensaver\n'))).toEqual({ ok: true, processes: [{ uid: 0, comm: 'crypto returns 0' }, { uid: 1001, comm: 'xscreensaver' }] });
     expect(parseProcessTable(ok(''))).toEqual({ ok: false, reason: 'parse_error' });
+  });
+
+  it('ps: a table without root processes hides other users (see_other_uids=0), it is not a full table', () => {
+    expect(parseProcessTable(ok(' 1001 csh\n 1001 ps\n'))).toEqual({ ok: false, reason: 'process_table_partial' });
+    expect(parseProcessTable(ok('    0 init\n 1001 ps\n'))).toMatchObject({ ok: true });
   });
 
   it('XScreenSaver times, booleans, user values over defaults, "mode: off"', () => {
