@@ -4,7 +4,9 @@
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
-  vitest: { configFile: 'vitest.config.ts' },
+  // related: false — the tests are chosen per module (DEVICE_AGENT_TEST_FILES); many drive the
+  // programs as child processes and import nothing they mutate.
+  vitest: { configFile: 'vitest.config.ts', related: false },
   plugins: ['@stryker-mutator/vitest-runner'],
   mutate: process.env.STRYKER_MUTATE?.split(','),
   coverageAnalysis: process.env.STRYKER_COVERAGE ?? 'perTest',
