@@ -3,12 +3,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { VERSION } from '../../src/version';
-import { runServerCli, startServer, tryServerCli as cli, type RunningServer } from '../support/server';
+import { NO_RATE_LIMITS, runServerCli, startServer, tryServerCli as cli, type RunningServer } from '../support/server';
 import { enroll, enrolledDevice, expectUsageError, heartbeat, postures, result } from './client';
 
 let server: RunningServer;
 beforeAll(async () => {
-  server = await startServer();
+  // One device's uploads in a loop below: the per-device limits are tested in rateLimits.test.ts.
+  server = await startServer({ args: NO_RATE_LIMITS });
 });
 afterAll(async () => {
   await server?.stop();

@@ -2,7 +2,7 @@
 // never produce a 5xx, and every error must use the contract's body.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
-import { startServer, type RunningServer } from '../support/server';
+import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
 import { call, enrolledDevice, heartbeatBody, result, type Answer } from './client';
 
 const SEED = 0x5eed_2026;
@@ -17,7 +17,7 @@ const ERROR_CODES_BY_STATUS: Record<number, string> = {
 let server: RunningServer;
 beforeAll(async () => {
   // One device sends many requests here: the per-device limits are tested in rateLimits.test.ts.
-  server = await startServer({ args: ['--rate-limit-heartbeats', '0', '--rate-limit-postures', '0'] });
+  server = await startServer({ args: NO_RATE_LIMITS });
 });
 afterAll(async () => {
   await server?.stop();

@@ -1,13 +1,13 @@
 // POST /heartbeat against the real server: activation, schedule, validation, uniqueness, limits.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BODY_LIMITS, PLATFORMS, ROUTES } from '../../src/protocol/schemas';
-import { startServer, type RunningServer } from '../support/server';
+import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
 import { call, enroll, enrolledDevice, expectError, heartbeat, heartbeatBody, type EnrolledDevice } from './client';
 
 let server: RunningServer;
 beforeAll(async () => {
   // One device sends many requests here: the per-device limits are tested in rateLimits.test.ts.
-  server = await startServer({ args: ['--rate-limit-heartbeats', '0', '--rate-limit-postures', '0'] });
+  server = await startServer({ args: NO_RATE_LIMITS });
 });
 afterAll(async () => {
   await server?.stop();

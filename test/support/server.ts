@@ -46,6 +46,8 @@ export interface StartOptions {
 }
 
 // DEVICE_AGENT_SERVER_TEST_BIN points the same tests at another build (e.g. an older commit's).
+/** `serve` flags that turn the per-device rate limits off, for tests that send one device's traffic in a loop. */
+export const NO_RATE_LIMITS = ['--rate-limit-heartbeats', '0', '--rate-limit-postures', '0', '--rate-limit-posture-mib', '0'];
 export const SERVER_BIN = process.env.DEVICE_AGENT_SERVER_TEST_BIN ?? fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
 
 const STARTUP_TIMEOUT_MS = 15_000;
