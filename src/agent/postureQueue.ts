@@ -9,6 +9,8 @@
 //   result dropped after a 400) is rewritten under the same sequence with what remains and the report
 //   id the server gave; if a crash leaves both files, the one with fewer results is the newer state.
 // - A file that cannot be read or parsed is moved to queue/quarantine/ and counted, never fatal.
+// - The bound trusts a count in a name only once the file was read (or written here): a damaged or
+//   foreign file named as if it held a billion results is quarantined, never a reason to drop others.
 // Only the daemon writes here, under the run lock; `unenroll` and revocation remove the directory.
 import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -41,7 +43,7 @@ export interface Segment {
   readonly results: readonly PostureResult[];
 }
 
-interface SegmentEntry {
+export interface SegmentEntry {
   sequence: number;
   count: number;
   name: string;
@@ -64,6 +66,8 @@ export class PostureQueue {
   private nextSequence: number;
   /** Damaged files moved aside since open. */
   quarantined = 0;
+  /** Segment names whose content was read or written by this queue: their counts are true. */
+  private verified = new Set<string>();
 
   private constructor(
     readonly directory: string,
@@ -138,6 +142,7 @@ export class PostureQueue {
   ): Promise<void> {
     const name = `${String(sequence).padStart(16, '0')}-${body.results.length}.json`;
     await writeFileAtomic(join(this.directory, name), JSON.stringify({ v: 1, ...body }));
+    this.verified.add(name);
   }
 
   private async read(entry: SegmentEntry): Promise<Segment | null> {
@@ -155,6 +160,7 @@ export class PostureQueue {
       await this.quarantine(entry.name);
       return null;
     }
+    this.verified.add(entry.name);
     return {
       sequence: entry.sequence,
       file,
@@ -165,7 +171,14 @@ export class PostureQueue {
   }
 
   private async enforceBound(): Promise<number> {
-    const segments = await listSegments(this.directory);
+    const listed = await listSegments(this.directory);
+    if (sum(listed) <= this.maxResults) return 0;
+    // Over the bound by the names: check every count before dropping anything by it.
+    this.verified = new Set(listed.filter((entry) => this.verified.has(entry.name)).map((entry) => entry.name));
+    const segments: SegmentEntry[] = [];
+    for (const entry of listed) {
+      if (this.verified.has(entry.name) || (await this.read(entry))) segments.push(entry);
+    }
     let excess = sum(segments) - this.maxResults;
     let dropped = 0;
     for (const entry of segments) {
@@ -212,9 +225,29 @@ function parseSegment(text: string): z.infer<typeof SegmentFile> | null {
 }
 
 /**
- * Segment files, oldest first. Two files of one sequence exist only when a crash interrupted a
- * rewrite: the one with fewer results is the newer state, and `repair` deletes the other.
+ * The segments a directory listing names, oldest first, whatever order the file system lists them
+ * in. Two files of one sequence exist only when a crash interrupted a rewrite: the one with fewer
+ * results is the newer state; the other is `superseded`. Other names are not segments.
  */
+export function segmentsIn(names: readonly string[]): { segments: SegmentEntry[]; superseded: string[] } {
+  const bySequence = new Map<number, SegmentEntry>();
+  const superseded: string[] = [];
+  for (const name of names) {
+    const match = SEGMENT_NAME.exec(name);
+    if (!match) continue;
+    const entry = { sequence: Number(match[1]), count: Number(match[2]), name };
+    const other = bySequence.get(entry.sequence);
+    if (other && other.count <= entry.count) {
+      superseded.push(entry.name);
+      continue;
+    }
+    if (other) superseded.push(other.name);
+    bySequence.set(entry.sequence, entry);
+  }
+  return { segments: [...bySequence.values()].sort((a, b) => a.sequence - b.sequence), superseded };
+}
+
+/** Segment files, oldest first; `repair` deletes the superseded ones. */
 async function listSegments(directory: string, repair = false): Promise<SegmentEntry[]> {
   let names: string[];
   try {
@@ -223,20 +256,9 @@ async function listSegments(directory: string, repair = false): Promise<SegmentE
     if (isCode(err, 'ENOENT')) return [];
     throw err;
   }
-  const bySequence = new Map<number, SegmentEntry>();
-  for (const name of names) {
-    const match = SEGMENT_NAME.exec(name);
-    if (!match) continue;
-    const entry = { sequence: Number(match[1]), count: Number(match[2]), name };
-    const other = bySequence.get(entry.sequence);
-    if (other && other.count <= entry.count) {
-      if (repair) await unlinkIfExists(join(directory, entry.name));
-      continue;
-    }
-    if (other && repair) await unlinkIfExists(join(directory, other.name));
-    bySequence.set(entry.sequence, entry);
-  }
-  return [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
+  const { segments, superseded } = segmentsIn(names);
+  if (repair) for (const name of superseded) await unlinkIfExists(join(directory, name));
+  return segments;
 }
 
 function sum(segments: readonly SegmentEntry[]): number {
