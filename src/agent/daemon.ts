@@ -117,6 +117,8 @@ interface Revocation {
   revokedAt: string;
   /** Key, queue and record removed and the reason written. */
   wiped: boolean;
+  /** Monotonic ms of the next attempt to finish the wipe. */
+  wipeDue: number;
 }
 
 export class Daemon {
@@ -174,9 +176,9 @@ export class Daemon {
     return this.status?.state ?? null;
   }
 
-  /** True while the loop waits for a timer, a signal or an enrollment change, with nothing left to do. */
+  /** True while the loop waits for a timer, a signal, an enrollment change or a collection in progress. */
   get waiting(): boolean {
-    return this.wake !== null && !this.collecting && !this.wakePending;
+    return this.wake !== null && !this.wakePending;
   }
 
   /** Runs until `stop` aborts; resolves when the daemon has stopped cleanly. */
@@ -394,9 +396,9 @@ export class Daemon {
    */
   private async stayRevoked(): Promise<number> {
     const revocation = this.revocation!;
-    if (!revocation.wiped) revocation.wiped = await this.wipe(revocation);
+    if (!revocation.wiped && this.clock.monotonicMs() >= revocation.wipeDue) await this.wipe(revocation);
     await this.status.set('revoked', revocation.reason, { queued_results: 0, revoked_at: revocation.revokedAt, reason: revocation.reason });
-    return revocation.wiped ? Number.POSITIVE_INFINITY : this.intervals.heartbeatSeconds * 1000;
+    return revocation.wiped ? Number.POSITIVE_INFINITY : revocation.wipeDue - this.clock.monotonicMs();
   }
 
   private async endSession(): Promise<void> {
@@ -672,27 +674,27 @@ export class Daemon {
       { event: 'credentials_revoked', route, http_status: 401, revoked_at: revokedAt },
       'API key rejected (401): wiping the local key and queued results; waiting for a new enrollment',
     );
-    const revocation: Revocation = { apiKey: this.session!.apiKey, reason, revokedAt, wiped: false };
+    const revocation: Revocation = { apiKey: this.session!.apiKey, reason, revokedAt, wiped: false, wipeDue: 0 };
     this.revocation = revocation;
     this.cycle = null;
     await this.endSession();
-    revocation.wiped = await this.wipe(revocation);
+    await this.wipe(revocation);
     await this.status.set('revoked', reason, { queued_results: 0, revoked_at: revokedAt, reason });
     return { kind: 'revoked', message: `${firstLine(err)}; local credentials and queued results were wiped` };
   }
 
-  /** True when the wipe finished. */
-  private async wipe(revocation: Revocation): Promise<boolean> {
+  /** Wipes what the rejected key left; when it cannot finish, sets when to try again. */
+  private async wipe(revocation: Revocation): Promise<void> {
     try {
       await this.deps.wipe(revocation.reason, revocation.revokedAt);
       this.wipeFault.succeeded();
-      return true;
+      revocation.wiped = true;
     } catch (err) {
       // E.g. the keyring refused the delete, or the reason cannot be written (disk full): the key is
       // never sent again (this.revocation), and the wipe is retried at the heartbeat interval.
       this.wipeFault.failed(err);
+      revocation.wipeDue = this.clock.monotonicMs() + this.intervals.heartbeatSeconds * 1000;
       await this.queue.clear().catch(() => undefined);
-      return false;
     }
   }
 

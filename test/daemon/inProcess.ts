@@ -168,8 +168,8 @@ export interface Harness {
   settled(): Promise<void>;
   /** Advances the fake clock by `ms`, letting the daemon run every timer that falls due on the way. */
   advance(ms: number): Promise<void>;
-  /** Stops the daemon and removes the state directory. */
-  stop(): Promise<void>;
+  /** Stops the daemon (again: no-op) and removes the state directory unless asked to keep it. */
+  stop(options?: { keepStateDir?: boolean }): Promise<void>;
 }
 
 export interface HarnessOptions {
@@ -236,15 +236,16 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     enrollmentChanged: () => notify?.(),
     settled,
     async advance(ms) {
+      await settled(); // what the test just did (an enrollment change) may set new timers first
       const target = clock.monotonicMs() + ms;
       while (clock.fireNext(target)) await settled();
       clock.moveTo(target);
       await settled();
     },
-    async stop() {
+    async stop(options = {}) {
       stop.abort();
       await running;
-      await rm(join(stateDir, '..'), { recursive: true, force: true });
+      if (!options.keepStateDir) await rm(join(stateDir, '..'), { recursive: true, force: true });
     },
   };
 }
