@@ -9,8 +9,9 @@
 //   result dropped after a 400) is rewritten under the same sequence with what remains and the report
 //   id the server gave; if a crash leaves both files, the one with fewer results is the newer state.
 // - A file that cannot be read or parsed is moved to queue/quarantine/ and counted, never fatal.
-// - The bound trusts a count in a name only once the file was read (or written here): a damaged or
-//   foreign file named as if it held a billion results is quarantined, never a reason to drop others.
+// - The bound never trusts the count in a name: when the names add up to more than the bound, every
+//   segment is read first, so a damaged or foreign file named as if it held a billion results is
+//   quarantined, never a reason to drop others.
 // Only the daemon writes here, under the run lock; `unenroll` and revocation remove the directory.
 import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -66,8 +67,6 @@ export class PostureQueue {
   private nextSequence: number;
   /** Damaged files moved aside since open. */
   quarantined = 0;
-  /** Segment names whose content was read or written by this queue: their counts are true. */
-  private verified = new Set<string>();
 
   private constructor(
     readonly directory: string,
@@ -142,7 +141,6 @@ export class PostureQueue {
   ): Promise<void> {
     const name = `${String(sequence).padStart(16, '0')}-${body.results.length}.json`;
     await writeFileAtomic(join(this.directory, name), JSON.stringify({ v: 1, ...body }));
-    this.verified.add(name);
   }
 
   private async read(entry: SegmentEntry): Promise<Segment | null> {
@@ -160,7 +158,6 @@ export class PostureQueue {
       await this.quarantine(entry.name);
       return null;
     }
-    this.verified.add(entry.name);
     return {
       sequence: entry.sequence,
       file,
@@ -173,12 +170,9 @@ export class PostureQueue {
   private async enforceBound(): Promise<number> {
     const listed = await listSegments(this.directory);
     if (sum(listed) <= this.maxResults) return 0;
-    // Over the bound by the names: check every count before dropping anything by it.
-    this.verified = new Set(listed.filter((entry) => this.verified.has(entry.name)).map((entry) => entry.name));
+    // Over the bound by the names: read every segment before dropping anything by its count.
     const segments: SegmentEntry[] = [];
-    for (const entry of listed) {
-      if (this.verified.has(entry.name) || (await this.read(entry))) segments.push(entry);
-    }
+    for (const entry of listed) if (await this.read(entry)) segments.push(entry);
     let excess = sum(segments) - this.maxResults;
     let dropped = 0;
     for (const entry of segments) {

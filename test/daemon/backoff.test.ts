@@ -70,6 +70,10 @@ describe('retryPolicyFromEnv', () => {
     expect(DEFAULT_RETRY_POLICY).toEqual({ baseMs: 1000, maxMs: 300_000, attempts: 5 });
   });
 
+  it('accepts the timer limit itself', () => {
+    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_MAX_MS: '2147483647' }).maxMs).toBe(2 ** 31 - 1);
+  });
+
   it('reads the three knobs', () => {
     expect(
       retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '10', DEVICE_AGENT_RETRY_MAX_MS: '50', DEVICE_AGENT_RETRY_ATTEMPTS: '2' }),
@@ -81,6 +85,9 @@ describe('retryPolicyFromEnv', () => {
     [{ DEVICE_AGENT_RETRY_ATTEMPTS: '0' }, /DEVICE_AGENT_RETRY_ATTEMPTS must be a positive whole number/],
     [{ DEVICE_AGENT_RETRY_MAX_MS: '-5' }, /DEVICE_AGENT_RETRY_MAX_MS/],
     [{ DEVICE_AGENT_RETRY_BASE_MS: '5000', DEVICE_AGENT_RETRY_MAX_MS: '100' }, /must not exceed/],
+    // Beyond Node's timer limit a delay fires after 1 ms: a retry storm, not a long wait.
+    [{ DEVICE_AGENT_RETRY_MAX_MS: '99999999999' }, /DEVICE_AGENT_RETRY_MAX_MS must be at most 2147483647 \(about 24.8 days\), got "99999999999"/],
+    [{ DEVICE_AGENT_RETRY_BASE_MS: '2147483648' }, /DEVICE_AGENT_RETRY_BASE_MS must be at most 2147483647/],
   ])('refuses %j', (env, message) => {
     expect(() => retryPolicyFromEnv(env)).toThrow(RetrySettingError);
     expect(() => retryPolicyFromEnv(env)).toThrow(message);

@@ -147,6 +147,17 @@ describe('run --once', () => {
     expect(proxy.requests).toHaveLength(0);
   });
 
+  it('refuses a retry cap beyond the timer limit (it would retry every millisecond) with exit 2', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    proxy.add({ route: 'heartbeat', fault: { kind: 'answer', status: 503 } });
+    proxy.requests.length = 0;
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv({ DEVICE_AGENT_RETRY_MAX_MS: '99999999999' }) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/DEVICE_AGENT_RETRY_MAX_MS must be at most 2147483647/);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+    expect(proxy.requests).toHaveLength(0);
+  });
+
   it('allows one agent per state directory: a second run names the pid holding it and exits 1', async () => {
     const daemon = startDaemon(stateDir);
     await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'waiting_for_enrollment', 10_000, 'daemon idle');

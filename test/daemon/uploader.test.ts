@@ -126,6 +126,37 @@ describe('uploader', () => {
     expect(logText).not.toContain('evidence-value');
   });
 
+  it('drops a one-result cycle that draws 400 after one request: nothing left to change, so nothing is resent', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'refused' } } });
+    await queue.append(results('ALONE', 1));
+    expect(await flushQueue(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
+    expect(postureRequests()).toHaveLength(1);
+    expect(await queue.count()).toBe(0);
+  });
+
+  it('resends a refused result once without its correlation id, and only when it had one', async () => {
+    await queue.append(results('KNOWN', 101));
+    expect(await uploadNextBatch(context())).toMatchObject({ sent: 100, requests: 1 });
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'refused' } } });
+    expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 2 });
+    const [withReport, without] = postureRequests().slice(1);
+    expect(withReport!.body.results[0].correlation_id).toBe(postureRequests()[0]!.reportId);
+    expect(without!.body.results[0].correlation_id).toBeUndefined();
+    expect(await queue.count()).toBe(0);
+  });
+
+  it('sends a 413-refused result once more with its evidence truncated, but not one already truncated', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 413 } });
+    await queue.append(results('WIDE', 1));
+    await queue.append([{ ...results('MARKED', 1)[0]!, evidence: { truncated: true, original_bytes: 99_999 } }]);
+    expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 2 });
+    expect(postureRequests()[1]!.body.results[0].evidence).toEqual({ truncated: true, original_bytes: expect.any(Number) });
+    expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
+    expect(postureRequests()).toHaveLength(3);
+    const bodies = postureRequests().map((r) => JSON.stringify(r.body));
+    expect(new Set(bodies).size).toBe(bodies.length); // never the same request twice
+  });
+
   it('splits a batch that draws 413 until the pieces fit, and delivers everything', async () => {
     proxy.add({ route: 'postures', when: (body) => body.results.length > 30, fault: { kind: 'answer', status: 413 } });
     await queue.append(results('BIG', 100));
