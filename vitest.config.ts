@@ -2,7 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run: scripts/mutation.mjs uses it.
+    include: process.env.DEVICE_AGENT_TEST_FILES?.split(',') ?? ['test/**/*.test.ts'],
+    setupFiles: ['test/support/mutantEnv.ts'],
     globalSetup: ['test/support/globalSetup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,0 +1,82 @@
+// `npm run test:mutation [-- <module> ...]`: mutation testing of the core modules, one Stryker run
+// per module, scoped to the tests that pin that module, then one score line per module.
+// Not part of `npm test` (minutes per module on two cores).
+//
+// Modules whose tests drive the real programs as child processes (the server routes) run every
+// selected test against every mutant (coverage 'off'): Stryker cannot see coverage inside a child.
+// The test harnesses pass the active mutant to those children (test/support/childEnv.ts) and the
+// global setup rebuilds dist/ from Stryker's instrumented sandbox.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+
+/** module name -> files mutated, tests that pin them (globs), coverage analysis. */
+export const MODULES = {
+  postureQueue: { mutate: ['src/agent/postureQueue.ts'], tests: ['test/daemon/postureQueue.test.ts'] },
+  uploader: { mutate: ['src/agent/uploader.ts'], tests: ['test/daemon/uploader.test.ts'] },
+  backoff: { mutate: ['src/agent/backoff.ts'], tests: ['test/daemon/backoff.test.ts'] },
+  enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/**/*.test.ts'], coverage: 'off' },
+  serverUrl: { mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'], tests: ['test/agent/**/*.test.ts'] },
+  serverRoutes: { mutate: ['src/server/routes/*.ts'], tests: ['test/server/**/*.test.ts'], coverage: 'off' },
+  firewallLinux: { mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'], tests: ['test/checks/linux/*.test.ts', 'test/checks/fixtures.test.ts'] },
+  firewallDarwin: { mutate: ['checks/darwin/firewall.ts'], tests: ['test/checks/darwin/*.test.ts', 'test/checks/fixtures.test.ts'] },
+  firewallWindows: { mutate: ['checks/windows/firewall.ts'], tests: ['test/checks/windows/*.test.ts', 'test/checks/fixtures.test.ts'] },
+  firewallFreebsd: {
+    mutate: ['checks/freebsd/firewall.ts', 'checks/freebsd/pf.ts', 'checks/freebsd/ipfw.ts', 'checks/freebsd/packetFilter.ts'],
+    tests: ['test/checks/freebsd/*.test.ts', 'test/checks/fixtures.test.ts'],
+  },
+};
+
+const REPORT = (name) => `reports/mutation/${name}.json`;
+
+function run(name) {
+  const spec = MODULES[name];
+  rmSync(REPORT(name), { force: true });
+  const result = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      STRYKER_MUTATE: spec.mutate.join(','),
+      STRYKER_COVERAGE: spec.coverage ?? 'perTest',
+      STRYKER_REPORT: REPORT(name),
+      DEVICE_AGENT_TEST_FILES: spec.tests.join(','),
+    },
+  });
+  if (!existsSync(REPORT(name))) return { name, error: `stryker exited ${result.status} without a report` };
+  return { name, ...score(JSON.parse(readFileSync(REPORT(name), 'utf8'))) };
+}
+
+/** Stryker's mutation score: detected / (detected + undetected), over valid mutants. */
+function score(report) {
+  const count = {};
+  const survivors = [];
+  for (const [file, { source, mutants }] of Object.entries(report.files)) {
+    const lines = source.split('\n');
+    for (const m of mutants) {
+      count[m.status] = (count[m.status] ?? 0) + 1;
+      if (m.status === 'Survived' || m.status === 'NoCoverage') {
+        survivors.push(`${file}:${m.location.start.line} ${m.mutatorName} ${m.status}: ${lines[m.location.start.line - 1].trim().slice(0, 100)} -> ${(m.replacement ?? '').slice(0, 60)}`);
+      }
+    }
+  }
+  const detected = (count.Killed ?? 0) + (count.Timeout ?? 0);
+  const undetected = (count.Survived ?? 0) + (count.NoCoverage ?? 0);
+  return { score: (100 * detected) / Math.max(1, detected + undetected), detected, undetected, survivors };
+}
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((n) => !(n in MODULES));
+if (unknown.length > 0) {
+  console.error(`unknown module(s): ${unknown.join(', ')}; known: ${Object.keys(MODULES).join(', ')}`);
+  process.exit(2);
+}
+const results = (wanted.length > 0 ? wanted : Object.keys(MODULES)).map(run);
+console.log('\nmutation score per module (goal: >= 90 %)');
+for (const r of results) {
+  if (r.error) console.log(`  ${r.name.padEnd(16)} ERROR ${r.error}`);
+  else console.log(`  ${r.name.padEnd(16)} ${r.score.toFixed(1).padStart(5)} %  (${r.detected} detected, ${r.undetected} undetected)`);
+}
+for (const r of results.filter((x) => x.survivors?.length)) {
+  console.log(`\n${r.name}: undetected mutants`);
+  for (const s of r.survivors) console.log(`  ${s}`);
+}
+process.exit(results.some((r) => r.error) ? 1 : 0);
