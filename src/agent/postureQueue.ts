@@ -171,23 +171,19 @@ export class PostureQueue {
     const listed = await listSegments(this.directory);
     if (sum(listed) <= this.maxResults) return 0;
     // Over the bound by the names: read every segment before dropping anything by its count.
-    const segments: SegmentEntry[] = [];
-    for (const entry of listed) if (await this.read(entry)) segments.push(entry);
-    let excess = sum(segments) - this.maxResults;
-    let dropped = 0;
-    for (const entry of segments) {
-      if (excess <= 0) break;
-      if (entry.count <= excess) {
-        await unlinkIfExists(join(this.directory, entry.name));
-        excess -= entry.count;
-        dropped += entry.count;
-        continue;
-      }
+    const segments: Segment[] = [];
+    for (const entry of listed) {
       const segment = await this.read(entry);
-      if (!segment) continue; // quarantined: no longer counts against the bound
-      await this.settle(segment, segment.results.slice(excess), segment.reportId);
-      dropped += excess;
-      excess = 0;
+      if (segment) segments.push(segment);
+    }
+    let excess = segments.reduce((total, s) => total + s.results.length, 0) - this.maxResults;
+    let dropped = 0;
+    for (const segment of segments) {
+      if (excess <= 0) break;
+      const drop = Math.min(excess, segment.results.length);
+      await this.settle(segment, segment.results.slice(drop), segment.reportId);
+      excess -= drop;
+      dropped += drop;
     }
     return dropped;
   }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -181,6 +181,98 @@ describe('PostureQueue', () => {
   });
 });
 
+describe('PostureQueue edges', () => {
+  const segmentName = (sequence: number, count: number) => `${String(sequence).padStart(16, '0')}-${count}.json`;
+
+  it('lives in <state dir>/queue and stores nothing for an empty cycle', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    expect(queue.directory).toBe(join(stateDir, 'queue'));
+    expect(await queue.append([])).toEqual({ dropped: 0 });
+    expect(await readdir(join(stateDir, 'queue'))).toEqual([]);
+  });
+
+  it('removes only its own temp files when it opens', async () => {
+    const dir = queueDirectory(stateDir);
+    await mkdir(dir, { recursive: true });
+    for (const name of ['.0000000000000001-1.json.77.ab12.tmp', '.keep', 'notes.tmp']) await writeFile(join(dir, name), 'x');
+    await PostureQueue.open(stateDir);
+    expect((await readdir(dir)).sort()).toEqual(['.keep', 'notes.tmp']);
+  });
+
+  it('records a report id on a segment whose results are all still to send', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    await queue.append(results('A', 2));
+    const segment = (await queue.oldest())!;
+    await queue.settle(segment, segment.results, 'rep_9');
+    expect(await readdir(queueDirectory(stateDir))).toEqual([segmentName(segment.sequence, 2)]);
+    expect((await queue.oldest())!.reportId).toBe('rep_9');
+  });
+
+  it('clears everything, and clearing twice is fine', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    await queue.append(results('A', 2));
+    await queue.clear();
+    await queue.clear();
+    expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it('quarantines an entry it cannot read, and deletes one it cannot move aside', async () => {
+    const dir = queueDirectory(stateDir);
+    const queue = await PostureQueue.open(stateDir);
+    await mkdir(join(dir, segmentName(0, 1))); // a directory named like a segment: unreadable
+    await queue.append(results('A', 1));
+    expect((await queue.oldest())!.results[0]!.check_key).toBe('A_0');
+    expect(queue.quarantined).toBe(1);
+    expect(await readdir(join(dir, 'quarantine'))).toEqual([expect.stringMatching(new RegExp(`^\\d+-${segmentName(0, 1)}$`))]);
+
+    await rm(join(dir, 'quarantine'), { recursive: true });
+    await writeFile(join(dir, 'quarantine'), 'in the way'); // the quarantine cannot be created
+    await writeFile(join(dir, segmentName(0, 1)), 'torn');
+    expect((await queue.oldest())!.results[0]!.check_key).toBe('A_0');
+    expect(queue.quarantined).toBe(2);
+    expect((await readdir(dir)).sort()).toEqual([segmentName(1, 1), 'quarantine']);
+  });
+
+  it('keeps the 20 newest quarantined files', async () => {
+    const dir = queueDirectory(stateDir);
+    const queue = await PostureQueue.open(stateDir);
+    for (let i = 1; i <= 22; i += 1) {
+      await writeFile(join(dir, segmentName(i, 1)), 'torn');
+      await queue.oldest(); // one at a time, so that their quarantine names are in order
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const kept = (await readdir(join(dir, 'quarantine'))).map((name) => name.replace(/^\d+-/, '')).sort();
+    expect(kept).toEqual(Array.from({ length: 20 }, (_, i) => segmentName(i + 3, 1)));
+  });
+
+  it('lets `status` count while leaving a crash\'s two files to the daemon, and reports other errors', async () => {
+    const dir = queueDirectory(stateDir);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, segmentName(5, 3)), 'old');
+    await writeFile(join(dir, segmentName(5, 1)), 'new');
+    expect(await countQueuedResults(stateDir)).toBe(1);
+    expect((await readdir(dir)).sort()).toEqual([segmentName(5, 1), segmentName(5, 3)]);
+
+    await rm(dir, { recursive: true });
+    await writeFile(dir, 'not a directory');
+    await expect(countQueuedResults(stateDir)).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('acknowledges a segment that is already gone, but reports any other failure to remove or rewrite it', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    await queue.append(results('A', 2));
+    const segment = (await queue.oldest())!;
+    await unlink(segment.file);
+    await queue.settle(segment, []); // gone already (unenroll): nothing to do
+
+    await mkdir(segment.file); // something else in its place
+    await expect(queue.settle(segment, [])).rejects.toMatchObject({ code: expect.stringMatching(/EISDIR|EPERM/) });
+    await rm(queueDirectory(stateDir), { recursive: true });
+    await writeFile(queueDirectory(stateDir), 'not a directory');
+    await expect(queue.settle(segment, segment.results.slice(1))).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+});
+
 describe('segmentsIn (the listing rule)', () => {
   const name = (sequence: number, count: number) => `${String(sequence).padStart(16, '0')}-${count}.json`;
   const permutations = <T>(items: T[]): T[][] =>
@@ -204,6 +296,6 @@ describe('segmentsIn (the listing rule)', () => {
   });
 
   it('ignores names that are not segments', () => {
-    expect(segmentsIn(['12-3.json', `${'1'.repeat(16)}-3.json.tmp`, `${'1'.repeat(16)}-1234567890.json`, `${'1'.repeat(16)}-x.json`]).segments).toEqual([]);
+    expect(segmentsIn(['12-3.json', `x${'1'.repeat(16)}-3.json`, `${'1'.repeat(16)}-3.json.tmp`, `${'1'.repeat(16)}-1234567890.json`, `${'1'.repeat(16)}-x.json`]).segments).toEqual([]);
   });
 });
