@@ -233,16 +233,19 @@ describe('PostureQueue edges', () => {
     expect((await readdir(dir)).sort()).toEqual([segmentName(1, 1), 'quarantine']);
   });
 
-  it('keeps the 20 newest quarantined files', async () => {
+  it('keeps the 20 newest quarantined files, by name, whatever order they were created in', async () => {
     const dir = queueDirectory(stateDir);
+    const aside = join(dir, 'quarantine');
+    await mkdir(aside, { recursive: true });
+    const stamp = (i: number) => `${1_700_000_000_000 + i}-${segmentName(i, 1)}`;
+    for (let i = 20; i >= 1; i -= 1) await writeFile(join(aside, stamp(i)), 'torn'); // newest created first
     const queue = await PostureQueue.open(stateDir);
-    for (let i = 1; i <= 22; i += 1) {
-      await writeFile(join(dir, segmentName(i, 1)), 'torn');
-      await queue.oldest(); // one at a time, so that their quarantine names are in order
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    const kept = (await readdir(join(dir, 'quarantine'))).map((name) => name.replace(/^\d+-/, '')).sort();
-    expect(kept).toEqual(Array.from({ length: 20 }, (_, i) => segmentName(i + 3, 1)));
+    await writeFile(join(dir, segmentName(0, 1)), 'torn');
+    expect(await queue.oldest()).toBeNull();
+    const kept = (await readdir(aside)).sort();
+    expect(kept).toHaveLength(20);
+    expect(kept).not.toContain(stamp(1)); // the oldest went
+    expect(kept.slice(0, 19)).toEqual(Array.from({ length: 19 }, (_, i) => stamp(i + 2)));
   });
 
   it('lets `status` count while leaving a crash\'s two files to the daemon, and reports other errors', async () => {
@@ -270,6 +273,7 @@ describe('PostureQueue edges', () => {
     await rm(queueDirectory(stateDir), { recursive: true });
     await writeFile(queueDirectory(stateDir), 'not a directory');
     await expect(queue.settle(segment, segment.results.slice(1))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(queue.settle(segment, segment.results, 'rep_1')).rejects.toMatchObject({ code: 'ENOTDIR' });
   });
 });
 
