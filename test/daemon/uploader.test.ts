@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CredentialsRejectedError, RetryableError } from '../../src/agent/api';
 import { createApiClient, type ApiClient } from '../../src/agent/client';
 import { PostureQueue } from '../../src/agent/postureQueue';
-import { flushQueue, uploadNextBatch } from '../../src/agent/uploader';
+import { fitEvidence, flushQueue, MAX_EVIDENCE_BYTES, uploadNextBatch } from '../../src/agent/uploader';
 import { BODY_LIMITS, type PostureResult } from '../../src/protocol/schemas';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
@@ -95,6 +95,7 @@ describe('uploader', () => {
 
     const rows = await stored();
     expect(rows).toHaveLength(280);
+    expect(rows.find((r) => r.check_key === 'CYCLE1_5').evidence).toEqual({ i: 5 }); // small evidence goes as it is
     const reportOf = (prefix: string) => new Set(rows.filter((r) => r.check_key.startsWith(prefix)).map((r) => r.correlation_id));
     expect(reportOf('CYCLE1_')).toEqual(new Set([first!.reportId]));
     expect(reportOf('CYCLE2_').size).toBe(1);
@@ -122,7 +123,8 @@ describe('uploader', () => {
     expect(await queue.count()).toBe(0);
     // The server's message is logged for operators; the evidence is not.
     expect(logText).toContain('results[0].evidence: not accepted');
-    expect(logText).toContain('BATCH_6');
+    expect(logText).toContain('"check_key":"BATCH_6"');
+    expect(logText).toContain('"http_status":400');
     expect(logText).not.toContain('evidence-value');
   });
 
@@ -155,6 +157,31 @@ describe('uploader', () => {
     expect(postureRequests()).toHaveLength(3);
     const bodies = postureRequests().map((r) => JSON.stringify(r.body));
     expect(new Set(bodies).size).toBe(bodies.length); // never the same request twice
+  });
+
+  it('logs at most 300 characters of a refusing server\'s message', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: `${'m'.repeat(300)}TAIL` } } });
+    await queue.append(results('CHATTY', 1));
+    await flushQueue(context());
+    expect(logText).toContain(`"server_message":"${'m'.repeat(300)}"`);
+    expect(logText).not.toContain('TAIL');
+  });
+
+  it('drops a result without evidence that draws 413 after one request', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 413 } });
+    const { evidence: _none, ...bare } = results('BARE', 1)[0]!;
+    await queue.append([bare]);
+    expect(await flushQueue(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
+  });
+
+  it('passes the caller\'s signal and timeout to each request, keeping the queue when they end it', async () => {
+    await queue.append(results('BOUND', 3));
+    await expect(uploadNextBatch({ ...context(), signal: AbortSignal.abort(new Error('stopping')) })).rejects.toThrow();
+    proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 3000 } });
+    const started = Date.now();
+    await expect(uploadNextBatch({ ...context(), timeoutMs: 300 })).rejects.toBeInstanceOf(RetryableError);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(await queue.count()).toBe(3);
   });
 
   it('splits a batch that draws 413 until the pieces fit, and delivers everything', async () => {
@@ -215,5 +242,27 @@ describe('uploader', () => {
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'revoked' } } });
     await expect(flushQueue(context())).rejects.toBeInstanceOf(CredentialsRejectedError);
     expect(await queue.count()).toBe(5);
+  });
+});
+
+describe('fitEvidence', () => {
+  const result = (evidence?: Record<string, unknown>): PostureResult => ({
+    check_key: 'EVIDENCE',
+    status: 'PASS',
+    ...(evidence ? { evidence } : {}),
+    observed_at: '2026-01-01T00:00:00Z',
+  });
+  const sized = (bytes: number) => ({ blob: 'z'.repeat(bytes - '{"blob":""}'.length) });
+
+  it('keeps evidence up to the limit and replaces larger evidence by a marker with its size', () => {
+    expect(Buffer.byteLength(JSON.stringify(sized(MAX_EVIDENCE_BYTES)))).toBe(MAX_EVIDENCE_BYTES);
+    expect(MAX_EVIDENCE_BYTES).toBe(65_536);
+    expect(fitEvidence(result(sized(MAX_EVIDENCE_BYTES)))).toEqual(result(sized(MAX_EVIDENCE_BYTES)));
+    expect(fitEvidence(result(sized(MAX_EVIDENCE_BYTES + 1))).evidence).toEqual({ truncated: true, original_bytes: MAX_EVIDENCE_BYTES + 1 });
+    expect(fitEvidence(result({ a: 1 }), 0).evidence).toEqual({ truncated: true, original_bytes: 7 });
+  });
+
+  it('leaves a result without evidence as it is', () => {
+    expect(fitEvidence(result())).toEqual(result());
   });
 });
