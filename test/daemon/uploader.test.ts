@@ -10,8 +10,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CredentialsRejectedError, RetryableError } from '../../src/agent/api';
 import { createApiClient, type ApiClient } from '../../src/agent/client';
 import { PostureQueue } from '../../src/agent/postureQueue';
-import { fitEvidence, flushQueue, MAX_EVIDENCE_BYTES, uploadNextBatch } from '../../src/agent/uploader';
-import { BODY_LIMITS, type PostureResult } from '../../src/protocol/schemas';
+import { fitEvidence, flushQueue, MAX_EVIDENCE_BYTES, takeBatch, uploadNextBatch } from '../../src/agent/uploader';
+import { BODY_LIMITS, MAX_RESULTS_PER_REQUEST, type PostureResult } from '../../src/protocol/schemas';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 
@@ -125,6 +125,7 @@ describe('uploader', () => {
     expect(logText).toContain('results[0].evidence: not accepted');
     expect(logText).toContain('"check_key":"BATCH_6"');
     expect(logText).toContain('"http_status":400');
+    expect(logText).toContain('"event":"posture_result_rejected"');
     expect(logText).not.toContain('evidence-value');
   });
 
@@ -157,6 +158,30 @@ describe('uploader', () => {
     expect(postureRequests()).toHaveLength(3);
     const bodies = postureRequests().map((r) => JSON.stringify(r.body));
     expect(new Set(bodies).size).toBe(bodies.length); // never the same request twice
+  });
+
+  it('delivers a 413-refused result once its evidence is truncated, and a 400-refused one without its stale report id', async () => {
+    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    await queue.append(results('SHRUNK', 1));
+    expect(await flushQueue(context())).toEqual({ sent: 1, rejected: 0, requests: 2 });
+    expect((await stored()).find((r) => r.check_key === 'SHRUNK_0').evidence).toEqual({ truncated: true, original_bytes: 7 });
+    expect(await queue.count()).toBe(0);
+
+    proxy.clearRules();
+    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.correlation_id), fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'unknown report' } } });
+    await queue.append(results('STALE', 1));
+    const segment = (await queue.oldest())!;
+    await queue.settle(segment, segment.results, 'prr_stale');
+    expect(await flushQueue(context())).toEqual({ sent: 1, rejected: 0, requests: 2 });
+    expect(await queue.count()).toBe(0);
+  });
+
+  it('keeps a refused result queued when its changed resend fails transiently', async () => {
+    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503 } });
+    await queue.append(results('HELD', 1));
+    await expect(uploadNextBatch(context())).rejects.toBeInstanceOf(RetryableError);
+    expect(await queue.count()).toBe(1);
   });
 
   it('logs at most 300 characters of a refusing server\'s message', async () => {
@@ -264,5 +289,31 @@ describe('fitEvidence', () => {
 
   it('leaves a result without evidence as it is', () => {
     expect(fitEvidence(result())).toEqual(result());
+  });
+});
+
+describe('takeBatch', () => {
+  // A batch leaves room for the correlation id its cycle's later batches carry (160 bytes a result).
+  const budget = BODY_LIMITS.postures - MAX_RESULTS_PER_REQUEST * 160 - '{"results":[]}'.length;
+  const sized = (key: string, bytes: number): PostureResult => {
+    const base = { check_key: key, status: 'PASS' as const, evidence: { pad: '' }, observed_at: '2026-01-01T00:00:00Z' };
+    return { ...base, evidence: { pad: 'p'.repeat(bytes - Buffer.byteLength(JSON.stringify(base))) } };
+  };
+
+  it('fills a batch up to its byte budget exactly, commas counted, and not a byte more', () => {
+    const fit = 25; // n results and n − 1 commas
+    const each = Math.floor((budget + 1) / fit) - 1;
+    const last = budget - (fit - 1) * (each + 1); // the last one makes the batch exactly the budget
+    expect(last).toBeLessThan(MAX_EVIDENCE_BYTES); // no truncation plays a part
+    const exact = [...Array.from({ length: fit - 1 }, (_, i) => sized(`E${i}`, each)), sized('LAST', last), sized('NEXT', 100)];
+    expect(takeBatch(exact).map((item) => item.result.check_key)).toEqual(exact.slice(0, fit).map((r) => r.check_key));
+    const over = [...exact.slice(0, fit - 1), sized('LAST', last + 1)];
+    expect(takeBatch(over)).toHaveLength(fit - 1);
+    const full = JSON.stringify({ results: takeBatch(exact).map(({ result }) => ({ ...result, correlation_id: 'c'.repeat(140) })) });
+    expect(Buffer.byteLength(full)).toBeLessThanOrEqual(BODY_LIMITS.postures);
+  });
+
+  it('always takes the first result, however large', () => {
+    expect(takeBatch([sized('ALONE', 60_000)])).toHaveLength(1);
   });
 });
