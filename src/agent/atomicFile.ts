@@ -91,11 +91,12 @@ export function ownerUid(): number | undefined {
  * symbolic link, an entry owned by another uid, or one writable by group or others. `stats` must come
  * from lstat. Where files have no owner uid (Windows) the directory's ACL is the protection.
  */
-export function assertTrustedEntry(path: string, stats: Stats, uid: number | undefined = ownerUid()): void {
+export function assertTrustedEntry(path: string, stats: Stats, uid: number | undefined = ownerUid(), allow: { link?: boolean } = {}): void {
   if (uid === undefined) return;
-  if (stats.isSymbolicLink()) throw untrusted(path, 'is a symbolic link');
+  if (stats.isSymbolicLink() && !allow.link) throw untrusted(path, 'is a symbolic link');
   if (stats.uid !== uid) throw untrusted(path, `is owned by uid ${stats.uid}, not by this user (uid ${uid})`);
-  const writable = stats.mode & 0o022;
+  // A link's own mode bits mean nothing (always 0777 on Linux); its owner is what counts.
+  const writable = allow.link ? 0 : stats.mode & 0o022;
   if (writable !== 0) {
     const who = writable === 0o022 ? 'group and others' : writable === 0o020 ? 'group' : 'others';
     throw untrusted(path, `is writable by ${who} (mode ${(stats.mode & 0o7777).toString(8).padStart(4, '0')})`);

@@ -4,6 +4,7 @@
 // at the same instant, and the lower bound (base) keeps a failing request from spinning.
 // Pure apart from the injected random source and sleep, so the timing is unit-tested exactly.
 import { RetryableError, InvalidResponseError } from './api';
+import { MAX_TIMER_MS } from './daemonClock';
 
 export interface RetryPolicy {
   /** First delay and lower bound of every delay (DEVICE_AGENT_RETRY_BASE_MS). */
@@ -28,7 +29,10 @@ const ENV_NAMES = {
   attempts: 'DEVICE_AGENT_RETRY_ATTEMPTS',
 } as const;
 
-/** The retry policy from the environment; a malformed value is an error, never silently replaced. */
+/**
+ * The retry policy from the environment; a malformed value is an error, never silently replaced.
+ * Each value is at most MAX_TIMER_MS: beyond it a timer would fire at once (a retry storm).
+ */
 export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
   const policy = { ...DEFAULT_RETRY_POLICY };
   for (const field of Object.keys(ENV_NAMES) as (keyof RetryPolicy)[]) {
@@ -36,6 +40,9 @@ export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
     if (raw === undefined || raw.trim() === '') continue;
     if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
       throw new RetrySettingError(`${ENV_NAMES[field]} must be a positive whole number, got "${raw}"`);
+    }
+    if (Number(raw) > MAX_TIMER_MS) {
+      throw new RetrySettingError(`${ENV_NAMES[field]} must be at most ${MAX_TIMER_MS} (about 24.8 days), got "${raw}"`);
     }
     policy[field] = Number(raw);
   }

@@ -80,7 +80,11 @@ export async function wipeCredentials(stateDir: string, options: WipeOptions = {
   }
 }
 
-/** wipeCredentials for a caller that already holds the enrollment lock. */
+/**
+ * wipeCredentials for a caller that already holds the enrollment lock. Deleting needs no free space,
+ * writing does: the `wiping` mark is best effort, the deletions come first, and the reason is
+ * written last, so that a full disk can delay the record of why but never keep a dead key.
+ */
 export async function wipeLocked(layout: StateLayout, options: WipeOptions = {}): Promise<void> {
   let record: EnrollmentRecord | null = null;
   let unreadable = false;
@@ -91,7 +95,11 @@ export async function wipeLocked(layout: StateLayout, options: WipeOptions = {})
     unreadable = true;
   }
   if (record !== null) {
-    if (record.state !== 'wiping') await writeEnrollmentRecord(layout, { ...record, state: 'wiping' });
+    if (record.state !== 'wiping') {
+      // Crash safety only; without it a crash before the record is removed leaves a record whose key
+      // is gone, which loadCredentials reports as a missing key (unenroll clears it).
+      await writeEnrollmentRecord(layout, { ...record, state: 'wiping' }).catch(() => undefined);
+    }
     const store = await openRecordedKeyStore(record.keystore, record.keyring_entry, layout);
     await store.delete();
   } else if (unreadable) {
@@ -103,13 +111,13 @@ export async function wipeLocked(layout: StateLayout, options: WipeOptions = {})
   await fileKeyStore(layout.apiKey).delete();
   await removeKeyTempFiles(layout);
   await rm(layout.queueDir, { recursive: true, force: true });
+  await removeEnrollmentRecord(layout);
   if (options.reason !== undefined) {
     const revokedAt = options.revokedAt === undefined ? new Date() : new Date(options.revokedAt);
     await writeRuntimeStatus(layout.dir, { revoked_at: revokedAt.toISOString(), reason: options.reason });
   } else {
     await rm(layout.status, { force: true });
   }
-  await removeEnrollmentRecord(layout);
 }
 
 /** Finishes an enrollment or wipe that was cut short, unless another process is working on it. */

@@ -10,8 +10,11 @@
 //   active                  heartbeats succeed; posture cycles and uploads run
 //   backing_off             the last heartbeat or upload failed transiently; retrying with backoff
 //   conflict                the server refused the heartbeat with 409 (hardware_uuid in use): nothing wiped
-//   revoked                 a 401 ended the enrollment: key and queue wiped; waiting for a new enrollment
+//   revoked                 a 401 ended the enrollment: key and queue wiped (or, when the wipe could not
+//                           finish, the key is never sent again); waiting for a new enrollment
 //   stopping, stopped       SIGINT/SIGTERM received; finished
+// Time comes from an injected Clock (daemonClock.ts): monotonic for every due time, wall time for
+// reports; status.json and the state log lines from DaemonStatus (daemonStatus.ts).
 import type { Logger } from 'pino';
 import type { HeartbeatRequest, PostureResult } from '../protocol/schemas';
 import {
@@ -24,9 +27,11 @@ import {
   type Route,
 } from './api';
 import { Backoff, isTransient, withRetries, type RandomSource, type RetryPolicy } from './backoff';
+import { systemClock, type Clock } from './daemonClock';
+import { DaemonStatus, LocalFault, type DaemonState } from './daemonStatus';
 import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
 import { PostureQueue } from './postureQueue';
-import { readRuntimeStatus, updateRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
+import { readRuntimeStatus } from './runtimeStatus';
 import {
   CLOCK_SKEW_WARNING_MS,
   clockSkewMs,
@@ -37,16 +42,7 @@ import {
 } from './scheduler';
 import { flushQueue, uploadNextBatch, type BatchOutcome } from './uploader';
 
-export type DaemonState =
-  | 'waiting_for_enrollment'
-  | 'keystore_unavailable'
-  | 'starting'
-  | 'active'
-  | 'backing_off'
-  | 'conflict'
-  | 'revoked'
-  | 'stopping'
-  | 'stopped';
+export type { DaemonState } from './daemonStatus';
 
 /** An enrollment the daemon can act on. */
 export interface Session {
@@ -62,6 +58,8 @@ export interface DaemonDeps {
   log: Logger;
   retry: RetryPolicy;
   random?: RandomSource;
+  /** Monotonic time, wall time and timers; the system's by default. */
+  clock?: Clock;
   /**
    * Credentials and an API client; null when not enrolled. Throws KeyStoreUnavailableError,
    * StateCorruptError, InvalidInputError (e.g. an unreadable CA file).
@@ -91,6 +89,13 @@ export type OnceOutcome =
   | { kind: 'unreachable'; message: string; queued: number }
   | { kind: 'refused'; message: string };
 
+interface Collected {
+  results: PostureResult[];
+  /** Monotonic ms. */
+  startedAt: number;
+  durationMs: number;
+}
+
 interface CycleReport {
   startedAt: number;
   durationMs: number;
@@ -105,14 +110,27 @@ class Stopped extends Error {
   override name = 'Stopped';
 }
 
+/** A key the server rejected (401): never sent again, whatever the disk still holds, until another enrollment. */
+interface Revocation {
+  apiKey: string;
+  reason: string;
+  revokedAt: string;
+  /** Key, queue and record removed and the reason written. */
+  wiped: boolean;
+  /** Monotonic ms of the next attempt to finish the wipe. */
+  wipeDue: number;
+}
+
 export class Daemon {
   private readonly log: Logger;
   private readonly random: RandomSource;
+  private readonly clock: Clock;
   private queue!: PostureQueue;
+  private status!: DaemonStatus;
   private session: Session | null = null;
-  private state: DaemonState | null = null;
+  private revocation: Revocation | null = null;
 
-  // Per session.
+  // Per session. Due times are monotonic ms.
   private intervals: Intervals = INITIAL_INTERVALS;
   private heartbeatOk = false;
   private inConflict = false;
@@ -120,15 +138,18 @@ export class Daemon {
   private postureDue = Number.POSITIVE_INFINITY;
   private lastCycleAt: number | null = null;
   private uploadRetryAt = 0;
+  private storeRetryAt = 0;
   private queueHasWork = false;
   private readonly heartbeatBackoff: Backoff;
   private readonly uploadBackoff: Backoff;
   private readonly sessionBackoff: Backoff;
   private skewed = false;
+  private readonly queueWrite: LocalFault;
+  private readonly wipeFault: LocalFault;
 
-  // Background collection and the cycle whose upload is in progress.
+  // Background collection, a cycle not yet stored, and the cycle whose upload is in progress.
   private collecting = false;
-  private collected: { results: PostureResult[]; startedAt: number; durationMs: number } | null = null;
+  private collected: Collected | null = null;
   private cycle: CycleReport | null = null;
 
   // Loop control.
@@ -136,34 +157,50 @@ export class Daemon {
   private stopSignal: AbortSignal | null = null;
   private enrollmentChanged = false;
   private wake: (() => void) | null = null;
+  private wakePending = false;
   private readonly requests = new AbortController();
 
   constructor(private readonly deps: DaemonDeps) {
     this.log = deps.log;
     this.random = deps.random ?? Math.random;
+    this.clock = deps.clock ?? systemClock;
     this.heartbeatBackoff = new Backoff(deps.retry, this.random);
     this.uploadBackoff = new Backoff(deps.retry, this.random);
     this.sessionBackoff = new Backoff(deps.retry, this.random);
+    this.queueWrite = new LocalFault(deps.log, 'queue_write_failed', 'store posture results in the queue');
+    this.wipeFault = new LocalFault(deps.log, 'wipe_incomplete', 'finish wiping the rejected credentials');
+  }
+
+  /** The current state (null before `run` or `once` began). */
+  get state(): DaemonState | null {
+    return this.status?.state ?? null;
+  }
+
+  /** True while the loop waits for a timer, a signal, an enrollment change or a collection in progress. */
+  get waiting(): boolean {
+    return this.wake !== null && !this.wakePending;
   }
 
   /** Runs until `stop` aborts; resolves when the daemon has stopped cleanly. */
   async run(stop: AbortSignal): Promise<void> {
     this.stopSignal = stop;
+    this.status = new DaemonStatus(this.deps.stateDir, this.log, true);
     this.queue = await PostureQueue.open(this.deps.stateDir, { maxResults: this.deps.maxQueuedResults });
     const watcher = this.deps.watchEnrollment(() => {
       this.enrollmentChanged = true;
       this.wakeUp();
     });
+    let cancelGrace = () => undefined as void;
     const onStop = () => {
       this.log.info({ event: 'stop_requested' }, 'stopping: finishing the request in flight');
-      void this.setState('stopping');
-      setTimeout(() => this.requests.abort(new Stopped('stopping')), STOP_GRACE_MS).unref();
+      void this.status.set('stopping');
+      cancelGrace = this.clock.schedule(() => this.requests.abort(new Stopped('stopping')), STOP_GRACE_MS);
       this.wakeUp();
     };
     stop.addEventListener('abort', onStop, { once: true });
     // While idle the daemon waits on a file watch and signals only, which do not keep Node alive.
     const keepAlive = setInterval(() => undefined, 2 ** 30);
-    await this.writeStatus({ queued_results: await this.queue.count() });
+    await this.status.write({ queued_results: await this.queue.count() });
     try {
       while (!stop.aborted) {
         if (this.enrollmentChanged) {
@@ -178,17 +215,18 @@ export class Daemon {
           }
         }
         const worked = await this.step();
-        if (!worked) await this.idle(this.nextDue() - Date.now());
+        if (!worked) await this.idle(this.nextDue() - this.clock.monotonicMs());
       }
     } catch (err) {
       if (!(stop.aborted && this.requests.signal.aborted)) throw err;
     } finally {
       stop.removeEventListener('abort', onStop);
+      cancelGrace();
       clearInterval(keepAlive);
       watcher.close();
       await this.finishCycle('stopped');
       await this.endSession();
-      await this.setState('stopped', null);
+      await this.status.set('stopped', null);
       this.log.info({ event: 'stopped' }, 'stopped');
     }
   }
@@ -196,6 +234,7 @@ export class Daemon {
   /** `run --once`: one heartbeat, one posture cycle, one flush, each request with bounded retries. */
   async once(): Promise<OnceOutcome> {
     this.mode = 'once';
+    this.status = new DaemonStatus(this.deps.stateDir, this.log, false);
     this.queue = await PostureQueue.open(this.deps.stateDir, { maxResults: this.deps.maxQueuedResults });
     const session = await this.deps.loadSession();
     if (!session) return { kind: 'not_enrolled' };
@@ -211,9 +250,9 @@ export class Daemon {
       const heartbeat = await this.heartbeat(session, send);
       if (heartbeat !== 'ok') return heartbeat;
 
-      const started = Date.now();
+      const started = this.clock.monotonicMs();
       const results = await this.deps.collect();
-      await this.enqueue({ results, startedAt: started, durationMs: Date.now() - started });
+      await this.enqueue({ results, startedAt: started, durationMs: this.clock.monotonicMs() - started });
       let outcome: BatchOutcome;
       try {
         outcome = await flushQueue(this.uploadContext(session, send));
@@ -234,18 +273,16 @@ export class Daemon {
   /** Does the most urgent due work; false when nothing is due. */
   private async step(): Promise<boolean> {
     const session = this.session!;
-    const now = Date.now();
-    if (this.collected) {
-      const collected = this.collected;
-      this.collected = null;
-      await this.enqueue(collected);
+    const now = this.clock.monotonicMs();
+    if (this.collected && now >= this.storeRetryAt) {
+      await this.enqueue(this.collected);
       return true;
     }
     if (now >= this.heartbeatDue) {
       await this.heartbeat(session);
       return true;
     }
-    if (this.heartbeatOk && !this.collecting && now >= this.postureDue) {
+    if (this.collectionAllowed() && now >= this.postureDue) {
       this.startCollection(now);
       return true;
     }
@@ -258,9 +295,15 @@ export class Daemon {
 
   private nextDue(): number {
     const dues = [this.heartbeatDue];
-    if (this.heartbeatOk && !this.collecting) dues.push(this.postureDue);
+    if (this.collected) dues.push(this.storeRetryAt);
+    if (this.collectionAllowed()) dues.push(this.postureDue);
     if (this.uploadsAllowed() && this.queueHasWork) dues.push(this.uploadRetryAt);
     return Math.min(...dues);
+  }
+
+  private collectionAllowed(): boolean {
+    // A cycle that could not be stored yet (disk full) is kept until it is: no newer one replaces it.
+    return this.heartbeatOk && !this.collecting && !this.collected;
   }
 
   private uploadsAllowed(): boolean {
@@ -271,18 +314,24 @@ export class Daemon {
 
   private idle(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = Number.isFinite(ms) ? setTimeout(() => this.wakeUp(), Math.max(0, Math.min(ms, 2 ** 31 - 1))) : undefined;
+      const cancel = this.clock.schedule(() => this.wakeUp(), Math.max(0, ms));
       this.wake = () => {
-        clearTimeout(timer);
+        cancel();
         this.wake = null;
         resolve();
       };
-      if (this.stopSignal?.aborted || this.enrollmentChanged) this.wakeUp();
+      // A wake-up that came while the loop was busy (a collection finishing, a signal) is not lost.
+      if (this.wakePending || this.stopSignal?.aborted || this.enrollmentChanged) this.wakeUp();
     });
   }
 
   private wakeUp(): void {
-    this.wake?.();
+    if (this.wake) {
+      this.wakePending = false;
+      this.wake();
+    } else {
+      this.wakePending = true;
+    }
   }
 
   // ---- sessions -------------------------------------------------------------------------------
@@ -294,35 +343,42 @@ export class Daemon {
       session = await this.deps.loadSession();
     } catch (err) {
       if (err instanceof KeyStoreUnavailableError) {
+        if (this.revocation) return this.stayRevoked();
         const retryInMs = this.sessionBackoff.fail();
-        await this.setState('keystore_unavailable', `${err.message}; retrying in ${Math.ceil(retryInMs / 1000)} s`);
+        await this.status.set('keystore_unavailable', `${err.message}; retrying in ${Math.ceil(retryInMs / 1000)} s`);
         return retryInMs;
       }
       if (err instanceof StateCorruptError) {
-        await this.setState('waiting_for_enrollment', err.message);
+        await this.status.set('waiting_for_enrollment', err.message);
         return Number.POSITIVE_INFINITY;
       }
       if (err instanceof InvalidInputError) {
         // A configuration the operator can fix (CA file): retry rather than exit into a restart loop.
         const retryInMs = this.sessionBackoff.fail();
         this.log.error({ event: 'configuration_error', retry_in_ms: retryInMs }, err.message);
-        await this.setState('starting', `${err.message}; retrying in ${Math.ceil(retryInMs / 1000)} s`);
+        await this.status.set('starting', `${err.message}; retrying in ${Math.ceil(retryInMs / 1000)} s`);
         return retryInMs;
       }
       throw err;
     }
     this.sessionBackoff.reset();
+    if (session && this.revocation?.apiKey === session.apiKey) {
+      await session.close().catch(() => undefined);
+      return this.stayRevoked();
+    }
     if (!session) {
+      if (this.revocation) return this.stayRevoked();
       const status = await readRuntimeStatus(this.deps.stateDir);
-      if (status.revoked_at) await this.setState('revoked', status.reason ?? 'the API key was rejected (401)');
-      else await this.setState('waiting_for_enrollment', 'not enrolled: run `device-agent enroll`');
+      if (status.revoked_at) await this.status.set('revoked', status.reason ?? 'the API key was rejected (401)');
+      else await this.status.set('waiting_for_enrollment', 'not enrolled: run `device-agent enroll`');
       return Number.POSITIVE_INFINITY;
     }
+    this.revocation = null; // a new enrollment
     this.session = session;
     this.intervals = INITIAL_INTERVALS;
     this.heartbeatOk = false;
     this.inConflict = false;
-    this.heartbeatDue = Date.now();
+    this.heartbeatDue = this.clock.monotonicMs();
     this.postureDue = Number.POSITIVE_INFINITY;
     this.lastCycleAt = null;
     this.uploadRetryAt = 0;
@@ -330,8 +386,19 @@ export class Daemon {
     this.uploadBackoff.reset();
     this.queueHasWork = (await this.queue.count()) > 0;
     this.log.info({ event: 'enrollment_loaded', server_url: session.serverUrl, keystore: session.keystore }, 'enrollment found');
-    await this.setState('starting', null);
+    await this.status.set('starting', null);
     return 0;
+  }
+
+  /**
+   * The rejected key is still on disk or its reason unrecorded (the wipe could not finish, e.g. a full
+   * disk): finish the wipe now, and try again at the heartbeat interval; never send the key.
+   */
+  private async stayRevoked(): Promise<number> {
+    const revocation = this.revocation!;
+    if (!revocation.wiped && this.clock.monotonicMs() >= revocation.wipeDue) await this.wipe(revocation);
+    await this.status.set('revoked', revocation.reason, { queued_results: 0, revoked_at: revocation.revokedAt, reason: revocation.reason });
+    return revocation.wiped ? Number.POSITIVE_INFINITY : revocation.wipeDue - this.clock.monotonicMs();
   }
 
   private async endSession(): Promise<void> {
@@ -349,15 +416,15 @@ export class Daemon {
       body = await this.deps.identity();
     } catch (err) {
       const retryInMs = this.heartbeatBackoff.fail();
-      this.heartbeatDue = Date.now() + retryInMs;
+      this.heartbeatDue = this.clock.monotonicMs() + retryInMs;
       this.log.error({ event: 'identity_failed', error: firstLine(err), retry_in_ms: retryInMs }, 'cannot read the host identity');
       return { kind: 'refused', message: `cannot read the host identity: ${firstLine(err)}` };
     }
-    const sentAt = Date.now();
+    const sentAt = this.clock.wallMs();
     try {
       const request = () => session.api.heartbeat(session.apiKey, body, { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal });
       const answer = await (send ? send(request) : request());
-      await this.onHeartbeat(answer, sentAt, Date.now());
+      await this.onHeartbeat(answer, sentAt, this.clock.wallMs());
       return 'ok';
     } catch (err) {
       if (this.requests.signal.aborted) throw err;
@@ -365,8 +432,9 @@ export class Daemon {
     }
   }
 
+  /** `sentAt` and `receivedAt` are wall-clock ms: they are compared with the server's clock. */
   private async onHeartbeat(answer: Awaited<ReturnType<AgentApi['heartbeat']>>, sentAt: number, receivedAt: number): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.monotonicMs();
     const first = !this.heartbeatOk;
     const previous = this.intervals;
     this.intervals = intervalsFrom(previous, answer);
@@ -390,9 +458,9 @@ export class Daemon {
     };
     if (first) this.log.info(fields, 'heartbeat accepted: device active');
     else this.log.debug(fields, 'heartbeat accepted');
-    await this.setState(this.activeState(), undefined, {
+    await this.status.set(this.activeState(), undefined, {
       device_id: answer.device_id,
-      last_heartbeat_at: new Date(now).toISOString(),
+      last_heartbeat_at: this.wallIso(),
       clock_skew_ms: skewMs,
       conflict: null,
       heartbeat_interval_seconds: this.intervals.heartbeatSeconds,
@@ -414,7 +482,7 @@ export class Daemon {
   }
 
   private async onHeartbeatFailure(err: unknown): Promise<OnceOutcome> {
-    const now = Date.now();
+    const now = this.clock.monotonicMs();
     const intervalMs = this.intervals.heartbeatSeconds * 1000;
     if (err instanceof CredentialsRejectedError) return this.revoke('heartbeat', err);
     if (err instanceof ConflictError) {
@@ -426,21 +494,21 @@ export class Daemon {
         `revokes the other device record (device-agent-server device revoke <device_id>), or this machine is enrolled into ` +
         `another organization. Retrying every ${this.intervals.heartbeatSeconds} s.`;
       this.log.warn({ event: 'heartbeat_conflict', http_status: 409, retry_in_ms: this.heartbeatDue - now }, message);
-      await this.setState('conflict', message, { conflict: { message, at: new Date(now).toISOString() } });
+      await this.status.set('conflict', message, { conflict: { message, at: this.wallIso() } });
       return { kind: 'refused', message };
     }
     if (isTransient(err)) {
       const retryInMs = Math.min(intervalMs, this.heartbeatBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined));
       this.heartbeatDue = now + retryInMs;
       this.log.warn({ event: 'heartbeat_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
-      await this.setState(this.activeState(), `heartbeat failed: ${firstLine(err)}`, { last_error: firstLine(err) });
+      await this.status.set(this.activeState(), `heartbeat failed: ${firstLine(err)}`, { last_error: firstLine(err) });
       return { kind: 'unreachable', message: firstLine(err), queued: await this.queue.count() };
     }
     if (err instanceof InvalidRequestError || err instanceof PayloadTooLargeError) {
       // The server refuses what this host reports: resending it sooner would not help.
       this.heartbeatDue = now + withSplay(intervalMs, this.random);
       this.log.error({ event: 'heartbeat_refused', http_status: err.status, server_message: err.serverMessage }, firstLine(err));
-      await this.setState(this.activeState(), `heartbeat refused: ${firstLine(err)}`, { last_error: firstLine(err) });
+      await this.status.set(this.activeState(), `heartbeat refused: ${firstLine(err)}`, { last_error: firstLine(err) });
       return { kind: 'refused', message: firstLine(err) };
     }
     throw err;
@@ -457,7 +525,7 @@ export class Daemon {
       .collect()
       .then(
         (results) => {
-          if (this.session === session) this.collected = { results, startedAt: now, durationMs: Date.now() - now };
+          if (this.session === session) this.collected = { results, startedAt: now, durationMs: this.clock.monotonicMs() - now };
         },
         (err) => this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed'),
       )
@@ -467,15 +535,22 @@ export class Daemon {
       });
   }
 
-  private async enqueue(collected: { results: PostureResult[]; startedAt: number; durationMs: number }): Promise<void> {
+  /**
+   * Stores a cycle in the queue. When it cannot be written (disk full), it is kept in memory and the
+   * write retried at the heartbeat interval; only the queue's own bound ever drops results.
+   */
+  private async enqueue(collected: Collected): Promise<void> {
     let dropped: number;
     try {
       ({ dropped } = await this.queue.append(collected.results));
     } catch (err) {
-      // Disk full or read-only: this cycle is lost, the daemon goes on (the next cycle may fit).
-      this.log.error({ event: 'queue_write_failed', results: collected.results.length, error: firstLine(err) }, 'cannot store the posture cycle');
+      this.collected = collected;
+      this.storeRetryAt = this.clock.monotonicMs() + this.intervals.heartbeatSeconds * 1000;
+      this.queueWrite.failed(err, { results: collected.results.length, retry_in_ms: this.intervals.heartbeatSeconds * 1000 });
       return;
     }
+    this.collected = null;
+    this.queueWrite.succeeded();
     const counts = { pass: 0, fail: 0, unknown: 0, not_applicable: 0 };
     for (const r of collected.results) counts[r.status.toLowerCase() as keyof typeof counts] += 1;
     await this.finishCycle('superseded');
@@ -492,7 +567,7 @@ export class Daemon {
     if (dropped > 0) {
       this.log.warn({ event: 'queue_full', dropped_results: dropped }, `posture queue full: dropped the ${dropped} oldest results`);
     }
-    await this.writeStatus({ queued_results: await this.queue.count() }, { dropped_results: dropped, quarantined_results: this.takeQuarantined() });
+    await this.status.write({ queued_results: await this.queue.count() }, { dropped_results: dropped, quarantined_results: this.takeQuarantined() });
     if (!this.uploadsAllowed()) await this.finishCycle('held');
   }
 
@@ -508,12 +583,12 @@ export class Daemon {
       }
       // Transient answers, and local failures (queue I/O): both wait and retry; nothing is dropped.
       const retryInMs = this.uploadBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
-      this.uploadRetryAt = Date.now() + retryInMs;
+      this.uploadRetryAt = this.clock.monotonicMs() + retryInMs;
       const fields = { event: 'upload_failed', http_status: isTransient(err) ? err.status : undefined, retry_in_ms: retryInMs };
       if (isTransient(err)) this.log.warn(fields, firstLine(err));
       else this.log.error(fields, `posture upload failed locally: ${firstLine(err)}`);
       await this.finishCycle('deferred');
-      await this.setState(this.activeState(), `posture upload failed: ${firstLine(err)}`, {
+      await this.status.set(this.activeState(), `posture upload failed: ${firstLine(err)}`, {
         last_error: firstLine(err),
         queued_results: await this.queue.count(),
       });
@@ -546,8 +621,8 @@ export class Daemon {
       this.cycle.rejected += outcome.rejected;
     }
     const patch: Record<string, unknown> = { queued_results: await this.queue.count() };
-    if (outcome.sent > 0 || flushed) patch.last_upload_at = new Date().toISOString();
-    await this.setState(this.activeState(), undefined, patch, { rejected_results: outcome.rejected, quarantined_results: this.takeQuarantined() });
+    if (outcome.sent > 0 || flushed) patch.last_upload_at = this.wallIso();
+    await this.status.set(this.activeState(), undefined, patch, { rejected_results: outcome.rejected, quarantined_results: this.takeQuarantined() });
   }
 
   private takeQuarantined(): number {
@@ -572,8 +647,8 @@ export class Daemon {
         rejected: cycle.rejected,
         dropped: cycle.dropped,
         queued: await this.queue.count().catch(() => null),
-        duration_ms: Date.now() - cycle.startedAt,
-        checks_ms: cycle.durationMs,
+        duration_ms: Math.round(this.clock.monotonicMs() - cycle.startedAt),
+        checks_ms: Math.round(cycle.durationMs),
       },
       'posture cycle',
     );
@@ -584,7 +659,7 @@ export class Daemon {
     if (isTransient(err)) {
       await this.finishCycle('deferred');
       const queued = await this.queue.count();
-      await this.writeStatus({ queued_results: queued, last_error: firstLine(err) });
+      await this.status.write({ queued_results: queued, last_error: firstLine(err) });
       return { kind: 'unreachable', message: firstLine(err), queued };
     }
     throw err;
@@ -593,24 +668,34 @@ export class Daemon {
   // ---- revocation -----------------------------------------------------------------------------
 
   private async revoke(route: Route, err: CredentialsRejectedError): Promise<OnceOutcome> {
-    const revokedAt = new Date().toISOString();
+    const revokedAt = this.wallIso();
     const reason = `the server rejected the API key (401 on /${route}): the device was revoked or unenrolled`;
     this.log.error(
       { event: 'credentials_revoked', route, http_status: 401, revoked_at: revokedAt },
       'API key rejected (401): wiping the local key and queued results; waiting for a new enrollment',
     );
+    const revocation: Revocation = { apiKey: this.session!.apiKey, reason, revokedAt, wiped: false, wipeDue: 0 };
+    this.revocation = revocation;
     this.cycle = null;
     await this.endSession();
+    await this.wipe(revocation);
+    await this.status.set('revoked', reason, { queued_results: 0, revoked_at: revokedAt, reason });
+    return { kind: 'revoked', message: `${firstLine(err)}; local credentials and queued results were wiped` };
+  }
+
+  /** Wipes what the rejected key left; when it cannot finish, sets when to try again. */
+  private async wipe(revocation: Revocation): Promise<void> {
     try {
-      await this.deps.wipe(reason, revokedAt);
-    } catch (wipeErr) {
-      // E.g. the keyring refused the delete: the record stays `wiping` (treated as not enrolled, and
-      // finished by the next command); the queue and the reason are handled here.
-      this.log.error({ event: 'wipe_incomplete', error: firstLine(wipeErr) }, 'could not finish wiping the credentials');
+      await this.deps.wipe(revocation.reason, revocation.revokedAt);
+      this.wipeFault.succeeded();
+      revocation.wiped = true;
+    } catch (err) {
+      // E.g. the keyring refused the delete, or the reason cannot be written (disk full): the key is
+      // never sent again (this.revocation), and the wipe is retried at the heartbeat interval.
+      this.wipeFault.failed(err);
+      revocation.wipeDue = this.clock.monotonicMs() + this.intervals.heartbeatSeconds * 1000;
       await this.queue.clear().catch(() => undefined);
     }
-    await this.setState('revoked', reason, { queued_results: 0, revoked_at: revokedAt, reason });
-    return { kind: 'revoked', message: `${firstLine(err)}; local credentials and queued results were wiped` };
   }
 
   // ---- status ---------------------------------------------------------------------------------
@@ -622,40 +707,7 @@ export class Daemon {
     return this.heartbeatOk ? 'active' : 'starting';
   }
 
-  /**
-   * Records the state with other status fields and counter increments. `message` explains the state:
-   * undefined keeps the current one, except that a change to active/starting clears it; null clears
-   * it. `run --once` is not a daemon: it records the fields but no daemon state.
-   */
-  private async setState(
-    state: DaemonState,
-    message?: string | null,
-    patch: Record<string, unknown> = {},
-    increments: Record<string, number> = {},
-  ): Promise<void> {
-    const changed = state !== this.state;
-    this.state = state;
-    if (this.mode === 'once') return this.writeStatus(patch, increments);
-    if (changed) {
-      this.log.info({ event: 'state', state, ...(message ? { detail: message } : {}) }, `state: ${state}`);
-      if (message === undefined && (state === 'active' || state === 'starting')) message = null;
-    }
-    await this.writeStatus({ daemon_state: state, ...(message !== undefined ? { daemon_message: message } : {}), ...patch }, increments);
-  }
-
-  /** status.json is informative: a failure to write it (disk full) is logged, never fatal. */
-  private async writeStatus(patch: Record<string, unknown>, increments: Record<string, number> = {}): Promise<void> {
-    try {
-      const counters: Record<string, number> = {};
-      const nonZero = Object.entries(increments).filter(([, n]) => n > 0);
-      if (nonZero.length > 0) {
-        const current = (await readRuntimeStatus(this.deps.stateDir)) as Record<string, unknown>;
-        for (const [field, n] of nonZero) counters[field] = (typeof current[field] === 'number' ? (current[field] as number) : 0) + n;
-      }
-      if (Object.keys(patch).length + Object.keys(counters).length === 0) return;
-      await updateRuntimeStatus(this.deps.stateDir, { ...patch, ...counters } as Partial<RuntimeStatus>);
-    } catch (err) {
-      this.log.warn({ event: 'status_write_failed', error: firstLine(err) }, 'cannot update status.json');
-    }
+  private wallIso(): string {
+    return new Date(this.clock.wallMs()).toISOString();
   }
 }

@@ -1,9 +1,12 @@
-// Exclusive inter-process lock on a file that records the holder's pid. Node has no flock(), so the
-// lock is the file's existence (created with O_EXCL). A lock whose holder is dead is taken over;
-// the takeover itself is serialised by a second O_EXCL file so that two processes cannot both
-// replace the same stale lock.
-import { readFileSync, rmSync } from 'node:fs';
-import { open, readFile, rm } from 'node:fs/promises';
+// Exclusive inter-process lock that records the holder's pid. Node has no flock(), so the lock is
+// the existence of a file created exclusively. The pid is the target of a symbolic link: creating
+// one is atomic, carries the pid in the same step, and needs no data block, so a full disk can
+// neither refuse the lock nor leave an empty lock file behind. Where symbolic links are not
+// permitted (Windows without the privilege, FAT) the lock is a regular file created with O_EXCL
+// that holds the pid; readers accept both forms. A lock whose holder is dead is taken over; the
+// takeover itself is serialised by a second lock so that two processes cannot both replace it.
+import { readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { open, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockHeldError } from './errors';
 import { isCode } from './atomicFile';
@@ -42,7 +45,19 @@ export async function acquireLock(file: string, options: LockOptions): Promise<L
   }
 }
 
+/** Creates the lock naming this process; false when it exists. */
 async function tryCreate(file: string): Promise<boolean> {
+  try {
+    await symlink(String(process.pid), file);
+    return true;
+  } catch (err) {
+    if (isCode(err, 'EEXIST')) return false;
+    if (!isCode(err, 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS')) throw err;
+  }
+  return tryCreateFile(file);
+}
+
+async function tryCreateFile(file: string): Promise<boolean> {
   let handle;
   try {
     handle = await open(file, 'wx', 0o600);
@@ -52,9 +67,13 @@ async function tryCreate(file: string): Promise<boolean> {
   }
   try {
     await handle.writeFile(`${process.pid}\n`);
-  } finally {
+  } catch (err) {
+    // Never leave an empty lock behind: it would read as a holder still writing its pid.
     await handle.close();
+    await rm(file, { force: true });
+    throw err;
   }
+  await handle.close();
   return true;
 }
 
@@ -62,11 +81,21 @@ async function tryCreate(file: string): Promise<boolean> {
 async function readHolder(file: string): Promise<number | null | undefined> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readlink(file);
   } catch (err) {
     if (isCode(err, 'ENOENT')) return undefined;
-    throw err;
+    if (!isCode(err, 'EINVAL', 'UNKNOWN')) throw err;
+    try {
+      text = await readFile(file, 'utf8'); // the regular-file form
+    } catch (readErr) {
+      if (isCode(readErr, 'ENOENT')) return undefined;
+      throw readErr;
+    }
   }
+  return pidIn(text);
+}
+
+function pidIn(text: string): number | null {
   const pid = Number.parseInt(text.trim(), 10);
   // An empty file may be a holder that has created but not yet written it: give it a moment.
   return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
@@ -105,15 +134,23 @@ async function takeOverStale(file: string, stalePid: number | null): Promise<voi
   }
 }
 
+function readHolderSync(file: string): number | null {
+  try {
+    return pidIn(readlinkSync(file));
+  } catch {
+    try {
+      return pidIn(readFileSync(file, 'utf8'));
+    } catch {
+      return null;
+    }
+  }
+}
+
 function heldLock(file: string): Lock {
   let released = false;
   const releaseSync = () => {
-    // Last resort on exit: only remove the file if it is still ours.
-    try {
-      if (readFileSync(file, 'utf8').trim() === String(process.pid)) rmSync(file, { force: true });
-    } catch {
-      /* already gone */
-    }
+    // Last resort on exit: only remove the lock if it is still ours.
+    if (readHolderSync(file) === process.pid) rmSync(file, { force: true });
   };
   process.once('exit', releaseSync);
   return {

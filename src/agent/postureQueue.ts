@@ -9,6 +9,9 @@
 //   result dropped after a 400) is rewritten under the same sequence with what remains and the report
 //   id the server gave; if a crash leaves both files, the one with fewer results is the newer state.
 // - A file that cannot be read or parsed is moved to queue/quarantine/ and counted, never fatal.
+// - The bound never trusts the count in a name: when the names add up to more than the bound, every
+//   segment is read first, so a damaged or foreign file named as if it held a billion results is
+//   quarantined, never a reason to drop others.
 // Only the daemon writes here, under the run lock; `unenroll` and revocation remove the directory.
 import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -41,7 +44,7 @@ export interface Segment {
   readonly results: readonly PostureResult[];
 }
 
-interface SegmentEntry {
+export interface SegmentEntry {
   sequence: number;
   count: number;
   name: string;
@@ -165,22 +168,22 @@ export class PostureQueue {
   }
 
   private async enforceBound(): Promise<number> {
-    const segments = await listSegments(this.directory);
-    let excess = sum(segments) - this.maxResults;
-    let dropped = 0;
-    for (const entry of segments) {
-      if (excess <= 0) break;
-      if (entry.count <= excess) {
-        await unlinkIfExists(join(this.directory, entry.name));
-        excess -= entry.count;
-        dropped += entry.count;
-        continue;
-      }
+    const listed = await listSegments(this.directory);
+    if (sum(listed) <= this.maxResults) return 0;
+    // Over the bound by the names: read every segment before dropping anything by its count.
+    const segments: Segment[] = [];
+    for (const entry of listed) {
       const segment = await this.read(entry);
-      if (!segment) continue; // quarantined: no longer counts against the bound
-      await this.settle(segment, segment.results.slice(excess), segment.reportId);
-      dropped += excess;
-      excess = 0;
+      if (segment) segments.push(segment);
+    }
+    let excess = segments.reduce((total, s) => total + s.results.length, 0) - this.maxResults;
+    let dropped = 0;
+    for (const segment of segments) {
+      if (excess <= 0) break;
+      const drop = Math.min(excess, segment.results.length);
+      await this.settle(segment, segment.results.slice(drop), segment.reportId);
+      excess -= drop;
+      dropped += drop;
     }
     return dropped;
   }
@@ -212,9 +215,29 @@ function parseSegment(text: string): z.infer<typeof SegmentFile> | null {
 }
 
 /**
- * Segment files, oldest first. Two files of one sequence exist only when a crash interrupted a
- * rewrite: the one with fewer results is the newer state, and `repair` deletes the other.
+ * The segments a directory listing names, oldest first, whatever order the file system lists them
+ * in. Two files of one sequence exist only when a crash interrupted a rewrite: the one with fewer
+ * results is the newer state; the other is `superseded`. Other names are not segments.
  */
+export function segmentsIn(names: readonly string[]): { segments: SegmentEntry[]; superseded: string[] } {
+  const bySequence = new Map<number, SegmentEntry>();
+  const superseded: string[] = [];
+  for (const name of names) {
+    const match = SEGMENT_NAME.exec(name);
+    if (!match) continue;
+    const entry = { sequence: Number(match[1]), count: Number(match[2]), name };
+    const other = bySequence.get(entry.sequence);
+    if (other && other.count <= entry.count) {
+      superseded.push(entry.name);
+      continue;
+    }
+    if (other) superseded.push(other.name);
+    bySequence.set(entry.sequence, entry);
+  }
+  return { segments: [...bySequence.values()].sort((a, b) => a.sequence - b.sequence), superseded };
+}
+
+/** Segment files, oldest first; `repair` deletes the superseded ones. */
 async function listSegments(directory: string, repair = false): Promise<SegmentEntry[]> {
   let names: string[];
   try {
@@ -223,20 +246,9 @@ async function listSegments(directory: string, repair = false): Promise<SegmentE
     if (isCode(err, 'ENOENT')) return [];
     throw err;
   }
-  const bySequence = new Map<number, SegmentEntry>();
-  for (const name of names) {
-    const match = SEGMENT_NAME.exec(name);
-    if (!match) continue;
-    const entry = { sequence: Number(match[1]), count: Number(match[2]), name };
-    const other = bySequence.get(entry.sequence);
-    if (other && other.count <= entry.count) {
-      if (repair) await unlinkIfExists(join(directory, entry.name));
-      continue;
-    }
-    if (other && repair) await unlinkIfExists(join(directory, other.name));
-    bySequence.set(entry.sequence, entry);
-  }
-  return [...bySequence.values()].sort((a, b) => a.sequence - b.sequence);
+  const { segments, superseded } = segmentsIn(names);
+  if (repair) for (const name of superseded) await unlinkIfExists(join(directory, name));
+  return segments;
 }
 
 function sum(segments: readonly SegmentEntry[]): number {

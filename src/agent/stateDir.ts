@@ -1,6 +1,6 @@
 // The state directory: which one (contract: flag > DEVICE_AGENT_STATE_DIR > per-OS default, per-user
 // for non-root) and what lives in it. docs/agent.md describes the layout.
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir, readlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { platformPaths, type PlatformPaths } from '../platform/paths';
@@ -76,6 +76,8 @@ export function resolveStateDir(context: StateDirContext = {}): string {
 export async function verifyStateDir(dir: string): Promise<void> {
   const uid = ownerUid();
   if (uid === undefined) return;
+  const layout = stateLayout(dir);
+  const locks = new Set([layout.daemonLock, layout.enrollmentLock]);
   const walk = async (path: string): Promise<void> => {
     let stats;
     try {
@@ -84,6 +86,16 @@ export async function verifyStateDir(dir: string): Promise<void> {
       // Not created yet (ENOTDIR: cannot be, which creating it reports), or removed meanwhile (a queue segment).
       if (isCode(err, 'ENOENT', 'ENOTDIR')) return;
       throw err;
+    }
+    // A lock is a symbolic link whose target is the holder's pid (lock.ts: it needs no free space).
+    // It is read, never followed; one of ours still has to be owned by us and name only a pid.
+    if (locks.has(path) && stats.isSymbolicLink()) {
+      const target = await readlink(path).catch((err: unknown) => {
+        if (isCode(err, 'ENOENT')) return null; // released meanwhile
+        throw err;
+      });
+      if (target === null) return;
+      if (/^\d+$/.test(target)) return assertTrustedEntry(path, stats, uid, { link: true });
     }
     assertTrustedEntry(path, stats, uid);
     if (!stats.isDirectory()) return;

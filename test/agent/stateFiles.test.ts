@@ -72,7 +72,7 @@ describe('exclusive lock', () => {
     expect(existsSync(file)).toBe(true);
     expect(await lockHolder(file)).toBeNull();
     const lock = await acquireLock(file, { wait: false });
-    expect(readFileSync(file, 'utf8').trim()).toBe(String(process.pid));
+    expect(await lockHolder(file)).toBe(process.pid);
     await lock.release();
     expect(existsSync(file)).toBe(false);
   });

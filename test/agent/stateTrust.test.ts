@@ -2,10 +2,10 @@
 // root), group/other-writable modes and planted symbolic links, driven through the real CLI against
 // the real server. Each refusal is exit 2 with a clear message and changes nothing: no chmod, no
 // file, no request (the token stays unspent).
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, lchownSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runAgent, tempDir } from '../support/agent';
+import { runAgent, startDaemon, stopDaemon, tempDir, until } from '../support/agent';
 import { common, enrolledDir, expectNoSecrets, expectUserError, stateDir, useServer } from './cliHelpers';
 
 const NOBODY = 65534;
@@ -68,6 +68,12 @@ describe.skipIf(!isRoot)('the state directory is trusted only when it is ours', 
       chmodSync(join(dir, 'queue'), 0o777);
     }, /queue is writable by group and others/],
     ['planted symbolic link', (dir) => symlinkSync('/etc/hostname', join(dir, 'status.json')), /status\.json is a symbolic link/],
+    // A lock is a link naming a pid (lock.ts); one naming anything else is planted.
+    ['lock link that names a file, not a pid', (dir) => symlinkSync('/etc/hostname', join(dir, 'daemon.lock')), /daemon\.lock is a symbolic link/],
+    ['pid lock link owned by another user', (dir) => {
+      symlinkSync('1', join(dir, 'daemon.lock'));
+      lchownSync(join(dir, 'daemon.lock'), NOBODY, NOBODY);
+    }, /daemon\.lock is owned by uid 65534/],
   ])('refuses an enrolled directory with a %s, in every command, changing nothing', async (_label, plant, message) => {
     const { dir, device } = await enrolledDir(running.current);
     plant(dir);
@@ -81,6 +87,19 @@ describe.skipIf(!isRoot)('the state directory is trusted only when it is ours', 
     expect(entries()).toEqual(before);
     expect((await running.current.showDevice(device.device_id)).state).not.toBe('REVOKED');
   }, 90_000);
+
+  it("trusts the running daemon's own lock (a link naming its pid): status reads the state meanwhile", async () => {
+    const { dir } = await enrolledDir(running.current);
+    const daemon = startDaemon(dir);
+    try {
+      await until(() => lstatSync(join(dir, 'daemon.lock'), { throwIfNoEntry: false })?.isSymbolicLink() === true, Boolean, 15_000, 'the daemon lock');
+      const status = await runAgent(['status', ...common(dir)]);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain(String(daemon.pid));
+    } finally {
+      await stopDaemon(daemon);
+    }
+  }, 60_000);
 
   it('still narrows a directory of ours that others may only read', async () => {
     const dir = stateDir();

@@ -6,8 +6,10 @@ import {
   nextDelay,
   retryPolicyFromEnv,
   RetrySettingError,
+  sleep,
   withRetries,
 } from '../../src/agent/backoff';
+import { getEventListeners } from 'node:events';
 
 const policy = { baseMs: 1000, maxMs: 300_000, attempts: 5 };
 const constant = (value: number) => () => value;
@@ -70,6 +72,22 @@ describe('retryPolicyFromEnv', () => {
     expect(DEFAULT_RETRY_POLICY).toEqual({ baseMs: 1000, maxMs: 300_000, attempts: 5 });
   });
 
+  it('reads 1 as a value, surrounding spaces as nothing, and an empty value as unset', () => {
+    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '1', DEVICE_AGENT_RETRY_ATTEMPTS: ' 1 ' })).toMatchObject({ baseMs: 1, attempts: 1 });
+    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '', DEVICE_AGENT_RETRY_MAX_MS: '   ' })).toEqual(DEFAULT_RETRY_POLICY);
+    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '700', DEVICE_AGENT_RETRY_MAX_MS: '700' })).toMatchObject({ baseMs: 700, maxMs: 700 });
+  });
+
+  it.each(['5e3', '0x10', '1.5', '+5', '5 ms'])('refuses "%s": whole decimal numbers only', (raw) => {
+    expect(() => retryPolicyFromEnv({ DEVICE_AGENT_RETRY_MAX_MS: raw })).toThrow(
+      expect.objectContaining({ name: 'RetrySettingError', message: expect.stringContaining('must be a positive whole number') }),
+    );
+  });
+
+  it('accepts the timer limit itself', () => {
+    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_MAX_MS: '2147483647' }).maxMs).toBe(2 ** 31 - 1);
+  });
+
   it('reads the three knobs', () => {
     expect(
       retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '10', DEVICE_AGENT_RETRY_MAX_MS: '50', DEVICE_AGENT_RETRY_ATTEMPTS: '2' }),
@@ -81,6 +99,9 @@ describe('retryPolicyFromEnv', () => {
     [{ DEVICE_AGENT_RETRY_ATTEMPTS: '0' }, /DEVICE_AGENT_RETRY_ATTEMPTS must be a positive whole number/],
     [{ DEVICE_AGENT_RETRY_MAX_MS: '-5' }, /DEVICE_AGENT_RETRY_MAX_MS/],
     [{ DEVICE_AGENT_RETRY_BASE_MS: '5000', DEVICE_AGENT_RETRY_MAX_MS: '100' }, /must not exceed/],
+    // Beyond Node's timer limit a delay fires after 1 ms: a retry storm, not a long wait.
+    [{ DEVICE_AGENT_RETRY_MAX_MS: '99999999999' }, /DEVICE_AGENT_RETRY_MAX_MS must be at most 2147483647 \(about 24.8 days\), got "99999999999"/],
+    [{ DEVICE_AGENT_RETRY_BASE_MS: '2147483648' }, /DEVICE_AGENT_RETRY_BASE_MS must be at most 2147483647/],
   ])('refuses %j', (env, message) => {
     expect(() => retryPolicyFromEnv(env)).toThrow(RetrySettingError);
     expect(() => retryPolicyFromEnv(env)).toThrow(message);
@@ -150,5 +171,25 @@ describe('withRetries', () => {
     setTimeout(() => controller.abort(new Error('stopping')), 20);
     await expect(pending).rejects.toThrow('stopping');
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('sleep', () => {
+  it('resolves after the delay, without a signal or with one that never aborts, leaving no listener behind', async () => {
+    await expect(sleep(5)).resolves.toBeUndefined();
+    const controller = new AbortController();
+    await expect(sleep(5, controller.signal)).resolves.toBeUndefined();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('rejects at once with the reason of a signal aborted before or during the wait', async () => {
+    const started = Date.now();
+    await expect(sleep(60_000, AbortSignal.abort(new Error('already stopped')))).rejects.toThrow('already stopped');
+    const controller = new AbortController();
+    const waiting = sleep(60_000, controller.signal);
+    controller.abort(new Error('stopping'));
+    await expect(waiting).rejects.toThrow('stopping');
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

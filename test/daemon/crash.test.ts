@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { countQueuedResults } from '../../src/agent/postureQueue';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
-import { enrollNewDevice, fakeResults, makeStateDir, queueFiles, queueResults, removeStateDir, startDaemon, stopDaemon, until } from './agent';
+import { enrollNewDevice, fakeResults, makeStateDir, queueFiles, queueResults, removeStateDir, startDaemon, stopDaemon, until } from '../support/agent';
 
 let server: RunningServer;
 let proxy: FaultProxy;

@@ -10,6 +10,7 @@ import { startFaultProxy, type FaultProxy, type SeenRequest } from '../support/f
 import { missingSecretServiceTools, startSecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
 import {
+  daemonEnv,
   runAgent,
   enrollNewDevice,
   enrollWithToken,
@@ -22,13 +23,13 @@ import {
   startDaemon,
   stopDaemon,
   until,
-  type Daemon,
-} from './agent';
+  type RunningDaemon,
+} from '../support/agent';
 
 let server: RunningServer;
 let proxy: FaultProxy;
 let stateDir: string;
-let daemon: Daemon | undefined;
+let daemon: RunningDaemon | undefined;
 
 beforeAll(async () => {
   server = await startServer({ args: ['--heartbeat-interval', '1'] });
@@ -179,7 +180,7 @@ describe('run (daemon)', () => {
       expect(status.conflict.message).toMatch(/device revoke/);
       expect(status.daemon_message).toBe(status.conflict.message);
       // An operator reading `status` sees the state and the recovery path.
-      const shown = await runAgent(['status', '--state-dir', cloneDir]);
+      const shown = await runAgent(['status', '--state-dir', cloneDir], { env: daemonEnv() });
       expect(shown.stdout).toMatch(/Agent daemon:\s+running \(pid \d+, conflict\): .*device revoke/);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(since(t0)(proxy.requests).map((r) => `${r.route}:${r.status}`)).toEqual(['heartbeat:409']);
@@ -273,7 +274,7 @@ describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret
     try {
       const env = { ...secrets.env, DEVICE_AGENT_KEYSTORE: 'keyring' };
       const device = await server.createDevice({ org: `org-keyring-${Date.now()}` });
-      const enrolled = await runAgent(['enroll', '--server', proxy.url, '--token', '-', '--state-dir', stateDir], env, device.enrollment_token);
+      const enrolled = await runAgent(['enroll', '--server', proxy.url, '--token', '-', '--state-dir', stateDir], { env: daemonEnv(env), input: device.enrollment_token });
       expect(enrolled.code, enrolled.stderr).toBe(0);
       expect(existsSync(join(stateDir, 'api-key'))).toBe(false);
       secrets.lock();

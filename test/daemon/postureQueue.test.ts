@@ -1,8 +1,8 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { countQueuedResults, DEFAULT_MAX_QUEUED_RESULTS, PostureQueue, queueDirectory } from '../../src/agent/postureQueue';
+import { countQueuedResults, DEFAULT_MAX_QUEUED_RESULTS, PostureQueue, queueDirectory, segmentsIn } from '../../src/agent/postureQueue';
 import type { PostureResult } from '../../src/protocol/schemas';
 
 let stateDir: string;
@@ -117,6 +117,57 @@ describe('PostureQueue', () => {
     expect((await queue.oldest())!.results[0]!.check_key).toBe('C0_9');
   });
 
+  it('gives cycles back oldest first whatever order the files were created in', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    for (let i = 0; i < 8; i += 1) await queue.append(results(`C${i}`, 1));
+    // Recreate the files newest first, so that a listing in creation order is the reverse of the queue's order.
+    const dir = queueDirectory(stateDir);
+    const names = (await readdir(dir)).sort().reverse();
+    const bodies = await Promise.all(names.map((name) => readFile(join(dir, name), 'utf8')));
+    for (const name of names) await unlink(join(dir, name));
+    for (const [i, name] of names.entries()) await writeFile(join(dir, name), bodies[i]!, { mode: 0o600 });
+    expect(await drain(await PostureQueue.open(stateDir))).toEqual(['C0_0', 'C1_0', 'C2_0', 'C3_0', 'C4_0', 'C5_0', 'C6_0', 'C7_0']);
+  });
+
+  it('repairs an interrupted rewrite whichever of the two files was written last', async () => {
+    for (const newerFirst of [true, false]) {
+      const dir = queueDirectory(stateDir);
+      await rm(dir, { recursive: true, force: true });
+      const queue = await PostureQueue.open(stateDir);
+      await queue.append(results('A', 3));
+      const segment = (await queue.oldest())!;
+      const old = await readFile(segment.file, 'utf8');
+      await queue.settle(segment, segment.results.slice(1));
+      const newer = join(dir, `${String(segment.sequence).padStart(16, '0')}-2.json`);
+      const newerBody = await readFile(newer, 'utf8');
+      await unlink(newer);
+      const writes: [string, string][] = [[newer, newerBody], [segment.file, old]];
+      for (const [file, body] of newerFirst ? writes : writes.reverse()) await writeFile(file, body, { mode: 0o600 });
+
+      const reopened = await PostureQueue.open(stateDir);
+      expect(await readdir(dir)).toEqual([`${String(segment.sequence).padStart(16, '0')}-2.json`]);
+      expect(await drain(reopened)).toEqual(['A_1', 'A_2']);
+    }
+  });
+
+  it('does not let a damaged file named as if it held a billion results push real results out', async () => {
+    const dir = queueDirectory(stateDir);
+    const queue = await PostureQueue.open(stateDir, { maxResults: 25 });
+    await writeFile(join(dir, '0000000000000000-999999999.json'), 'not a segment', { mode: 0o600 });
+    expect((await queue.append(results('A', 10))).dropped).toBe(0);
+    expect(queue.quarantined).toBe(1);
+    expect(await queue.count()).toBe(10);
+    expect((await queue.append(results('B', 10))).dropped).toBe(0);
+    // A segment whose content no longer matches the count in its name counts for nothing either.
+    const [first] = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort();
+    await writeFile(join(dir, first!), JSON.stringify({ v: 1, created_at: 'x', results: results('X', 1) }), { mode: 0o600 });
+    expect((await queue.append(results('C', 10))).dropped).toBe(0);
+    expect(queue.quarantined).toBe(2);
+    expect((await queue.append(results('D', 10))).dropped).toBe(5); // the real bound still holds
+    expect(await drain(queue)).toEqual([...results('B', 10).slice(5), ...results('C', 10), ...results('D', 10)].map((r) => r.check_key));
+    expect(await readdir(join(dir, 'quarantine'))).toHaveLength(2);
+  });
+
   it('tolerates being wiped underneath (unenroll while running)', async () => {
     const queue = await PostureQueue.open(stateDir);
     await queue.append(results('A', 3));
@@ -127,5 +178,128 @@ describe('PostureQueue', () => {
     expect(await queue.oldest()).toBeNull();
     await queue.append(results('B', 1));
     expect(await drain(queue)).toEqual(['B_0']);
+  });
+});
+
+describe('PostureQueue edges', () => {
+  const segmentName = (sequence: number, count: number) => `${String(sequence).padStart(16, '0')}-${count}.json`;
+
+  it('lives in <state dir>/queue and stores nothing for an empty cycle', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    expect(queue.directory).toBe(join(stateDir, 'queue'));
+    expect(await queue.append([])).toEqual({ dropped: 0 });
+    expect(await readdir(join(stateDir, 'queue'))).toEqual([]);
+  });
+
+  it('removes only its own temp files when it opens', async () => {
+    const dir = queueDirectory(stateDir);
+    await mkdir(dir, { recursive: true });
+    for (const name of ['.0000000000000001-1.json.77.ab12.tmp', '.keep', 'notes.tmp']) await writeFile(join(dir, name), 'x');
+    await PostureQueue.open(stateDir);
+    expect((await readdir(dir)).sort()).toEqual(['.keep', 'notes.tmp']);
+  });
+
+  it('records a report id on a segment whose results are all still to send', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    await queue.append(results('A', 2));
+    const segment = (await queue.oldest())!;
+    await queue.settle(segment, segment.results, 'rep_9');
+    expect(await readdir(queueDirectory(stateDir))).toEqual([segmentName(segment.sequence, 2)]);
+    expect((await queue.oldest())!.reportId).toBe('rep_9');
+  });
+
+  it('clears everything, and clearing twice is fine', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    await queue.append(results('A', 2));
+    await queue.clear();
+    await queue.clear();
+    expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it('quarantines an entry it cannot read, and deletes one it cannot move aside', async () => {
+    const dir = queueDirectory(stateDir);
+    const queue = await PostureQueue.open(stateDir);
+    await mkdir(join(dir, segmentName(0, 1))); // a directory named like a segment: unreadable
+    await queue.append(results('A', 1));
+    expect((await queue.oldest())!.results[0]!.check_key).toBe('A_0');
+    expect(queue.quarantined).toBe(1);
+    expect(await readdir(join(dir, 'quarantine'))).toEqual([expect.stringMatching(new RegExp(`^\\d+-${segmentName(0, 1)}$`))]);
+
+    await rm(join(dir, 'quarantine'), { recursive: true });
+    await writeFile(join(dir, 'quarantine'), 'in the way'); // the quarantine cannot be created
+    await writeFile(join(dir, segmentName(0, 1)), 'torn');
+    expect((await queue.oldest())!.results[0]!.check_key).toBe('A_0');
+    expect(queue.quarantined).toBe(2);
+    expect((await readdir(dir)).sort()).toEqual([segmentName(1, 1), 'quarantine']);
+  });
+
+  it('keeps the 20 newest quarantined files, by name, whatever order they were created in', async () => {
+    const dir = queueDirectory(stateDir);
+    const aside = join(dir, 'quarantine');
+    await mkdir(aside, { recursive: true });
+    const stamp = (i: number) => `${1_700_000_000_000 + i}-${segmentName(i, 1)}`;
+    for (let i = 20; i >= 1; i -= 1) await writeFile(join(aside, stamp(i)), 'torn'); // newest created first
+    const queue = await PostureQueue.open(stateDir);
+    await writeFile(join(dir, segmentName(0, 1)), 'torn');
+    expect(await queue.oldest()).toBeNull();
+    const kept = (await readdir(aside)).sort();
+    expect(kept).toHaveLength(20);
+    expect(kept).not.toContain(stamp(1)); // the oldest went
+    expect(kept.slice(0, 19)).toEqual(Array.from({ length: 19 }, (_, i) => stamp(i + 2)));
+  });
+
+  it('lets `status` count while leaving a crash\'s two files to the daemon, and reports other errors', async () => {
+    const dir = queueDirectory(stateDir);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, segmentName(5, 3)), 'old');
+    await writeFile(join(dir, segmentName(5, 1)), 'new');
+    expect(await countQueuedResults(stateDir)).toBe(1);
+    expect((await readdir(dir)).sort()).toEqual([segmentName(5, 1), segmentName(5, 3)]);
+
+    await rm(dir, { recursive: true });
+    await writeFile(dir, 'not a directory');
+    await expect(countQueuedResults(stateDir)).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('acknowledges a segment that is already gone, but reports any other failure to remove or rewrite it', async () => {
+    const queue = await PostureQueue.open(stateDir);
+    await queue.append(results('A', 2));
+    const segment = (await queue.oldest())!;
+    await unlink(segment.file);
+    await queue.settle(segment, []); // gone already (unenroll): nothing to do
+
+    await mkdir(segment.file); // something else in its place
+    await expect(queue.settle(segment, [])).rejects.toMatchObject({ code: expect.stringMatching(/EISDIR|EPERM/) });
+    await rm(queueDirectory(stateDir), { recursive: true });
+    await writeFile(queueDirectory(stateDir), 'not a directory');
+    await expect(queue.settle(segment, segment.results.slice(1))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(queue.settle(segment, segment.results, 'rep_1')).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+});
+
+describe('segmentsIn (the listing rule)', () => {
+  const name = (sequence: number, count: number) => `${String(sequence).padStart(16, '0')}-${count}.json`;
+  const permutations = <T>(items: T[]): T[][] =>
+    items.length <= 1 ? [items] : items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+
+  it('orders by sequence and keeps the smaller file of a sequence, in every listing order', () => {
+    const listing = [name(3, 5), name(10, 2), name(2, 7), name(10, 4), 'quarantine', '.0000000000000011-1.json.1.ab.tmp', name(1, 1)];
+    for (const order of permutations(listing)) {
+      const { segments, superseded } = segmentsIn(order);
+      expect(segments.map((s) => s.name)).toEqual([name(1, 1), name(2, 7), name(3, 5), name(10, 2)]);
+      expect(segments.map((s) => [s.sequence, s.count])).toEqual([[1, 1], [2, 7], [3, 5], [10, 2]]);
+      expect(superseded).toEqual([name(10, 4)]);
+    }
+  });
+
+  it('keeps one file when two of a sequence claim the same count', () => {
+    const { segments, superseded } = segmentsIn([name(4, 3), `${String(4).padStart(16, '0')}-03.json`]);
+    expect(segments).toHaveLength(1);
+    expect(superseded).toHaveLength(1);
+    expect(segments[0]!.count).toBe(3);
+  });
+
+  it('ignores names that are not segments', () => {
+    expect(segmentsIn(['12-3.json', `x${'1'.repeat(16)}-3.json`, `${'1'.repeat(16)}-3.json.tmp`, `${'1'.repeat(16)}-1234567890.json`, `${'1'.repeat(16)}-x.json`]).segments).toEqual([]);
   });
 });

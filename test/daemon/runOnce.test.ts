@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 import {
+  daemonEnv,
   enrollNewDevice,
   fakeResults,
   makeStateDir,
@@ -17,7 +18,7 @@ import {
   startDaemon,
   stopDaemon,
   until,
-} from './agent';
+} from '../support/agent';
 
 let server: RunningServer;
 let proxy: FaultProxy;
@@ -46,7 +47,7 @@ describe('run --once', () => {
     await queueResults(stateDir, [fakeResults('EARLIER', 7)]);
     proxy.requests.length = 0;
 
-    const result = await runAgent(['run', '--once', '--state-dir', stateDir]);
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
     expect(result.code, result.stderr).toBe(0);
 
     const routes = runRequests().map((r) => r.route);
@@ -81,7 +82,7 @@ describe('run --once', () => {
 
   it('exits 5 without any request when not enrolled', async () => {
     proxy.requests.length = 0;
-    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { DEVICE_AGENT_SERVER: proxy.url });
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv({ DEVICE_AGENT_SERVER: proxy.url }) });
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(/not enrolled/);
     expect(proxy.requests).toHaveLength(0);
@@ -93,7 +94,7 @@ describe('run --once', () => {
     proxy.add({ route: 'heartbeat', fault: { kind: 'answer', status: 503, headers: { 'retry-after': '0' } } });
     proxy.requests.length = 0;
 
-    const result = await runAgent(['run', '--once', '--state-dir', stateDir]);
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/503.*5 results stay queued/);
     expect(proxy.seen('heartbeat')).toHaveLength(3); // DEVICE_AGENT_RETRY_ATTEMPTS
@@ -108,7 +109,7 @@ describe('run --once', () => {
     proxy.add({ route: 'postures', fault: { kind: 'drop' } });
     proxy.requests.length = 0;
 
-    const result = await runAgent(['run', '--once', '--state-dir', stateDir]);
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
     expect(result.code).toBe(4);
     expect(proxy.seen('heartbeat').map((r) => r.status)).toEqual([200]);
     expect(proxy.seen('postures')).toHaveLength(3);
@@ -122,7 +123,7 @@ describe('run --once', () => {
     await server.revokeDevice(deviceId);
     proxy.requests.length = 0;
 
-    const result = await runAgent(['run', '--once', '--state-dir', stateDir]);
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/401/);
     expect(runRequests().map((r) => `${r.route}:${r.status}`)).toEqual(['heartbeat:401']); // a 401 is never retried
@@ -133,26 +134,37 @@ describe('run --once', () => {
     expect(status.revoked_at).toEqual(expect.any(String));
     expect(status.reason).toMatch(/401 on \/heartbeat/);
 
-    const again = await runAgent(['run', '--once', '--state-dir', stateDir]);
+    const again = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
     expect(again.code).toBe(5);
   });
 
   it('refuses a malformed retry setting with exit 2 before any request', async () => {
     await enrollNewDevice(server, stateDir, proxy.url);
     proxy.requests.length = 0;
-    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { DEVICE_AGENT_RETRY_ATTEMPTS: 'many' });
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv({ DEVICE_AGENT_RETRY_ATTEMPTS: 'many' }) });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/DEVICE_AGENT_RETRY_ATTEMPTS must be a positive whole number/);
+    expect(proxy.requests).toHaveLength(0);
+  });
+
+  it('refuses a retry cap beyond the timer limit (it would retry every millisecond) with exit 2', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    proxy.add({ route: 'heartbeat', fault: { kind: 'answer', status: 503 } });
+    proxy.requests.length = 0;
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv({ DEVICE_AGENT_RETRY_MAX_MS: '99999999999' }) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/DEVICE_AGENT_RETRY_MAX_MS must be at most 2147483647/);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(proxy.requests).toHaveLength(0);
   });
 
   it('allows one agent per state directory: a second run names the pid holding it and exits 1', async () => {
     const daemon = startDaemon(stateDir);
     await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'waiting_for_enrollment', 10_000, 'daemon idle');
-    const second = await runAgent(['run', '--state-dir', stateDir]);
+    const second = await runAgent(['run', '--state-dir', stateDir], { env: daemonEnv() });
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`pid ${daemon.pid}`);
-    const once = await runAgent(['run', '--once', '--state-dir', stateDir]);
+    const once = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
     expect(once.code).toBe(1);
     expect(once.stderr).toContain(`pid ${daemon.pid}`);
     expect((await stopDaemon(daemon)).code).toBe(0);

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CredentialsRejectedError, RetryableError } from '../../src/agent/api';
 import { createApiClient, type ApiClient } from '../../src/agent/client';
 import { PostureQueue } from '../../src/agent/postureQueue';
-import { flushQueue, uploadNextBatch } from '../../src/agent/uploader';
-import { BODY_LIMITS, type PostureResult } from '../../src/protocol/schemas';
+import { fitEvidence, flushQueue, MAX_EVIDENCE_BYTES, takeBatch, uploadNextBatch } from '../../src/agent/uploader';
+import { BODY_LIMITS, MAX_RESULTS_PER_REQUEST, type PostureResult } from '../../src/protocol/schemas';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 
@@ -95,6 +95,7 @@ describe('uploader', () => {
 
     const rows = await stored();
     expect(rows).toHaveLength(280);
+    expect(rows.find((r) => r.check_key === 'CYCLE1_5').evidence).toEqual({ i: 5 }); // small evidence goes as it is
     const reportOf = (prefix: string) => new Set(rows.filter((r) => r.check_key.startsWith(prefix)).map((r) => r.correlation_id));
     expect(reportOf('CYCLE1_')).toEqual(new Set([first!.reportId]));
     expect(reportOf('CYCLE2_').size).toBe(1);
@@ -122,8 +123,90 @@ describe('uploader', () => {
     expect(await queue.count()).toBe(0);
     // The server's message is logged for operators; the evidence is not.
     expect(logText).toContain('results[0].evidence: not accepted');
-    expect(logText).toContain('BATCH_6');
+    expect(logText).toContain('"check_key":"BATCH_6"');
+    expect(logText).toContain('"http_status":400');
+    expect(logText).toContain('"event":"posture_result_rejected"');
     expect(logText).not.toContain('evidence-value');
+  });
+
+  it('drops a one-result cycle that draws 400 after one request: nothing left to change, so nothing is resent', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'refused' } } });
+    await queue.append(results('ALONE', 1));
+    expect(await flushQueue(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
+    expect(postureRequests()).toHaveLength(1);
+    expect(await queue.count()).toBe(0);
+  });
+
+  it('resends a refused result once without its correlation id, and only when it had one', async () => {
+    await queue.append(results('KNOWN', 101));
+    expect(await uploadNextBatch(context())).toMatchObject({ sent: 100, requests: 1 });
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'refused' } } });
+    expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 2 });
+    const [withReport, without] = postureRequests().slice(1);
+    expect(withReport!.body.results[0].correlation_id).toBe(postureRequests()[0]!.reportId);
+    expect(without!.body.results[0].correlation_id).toBeUndefined();
+    expect(await queue.count()).toBe(0);
+  });
+
+  it('sends a 413-refused result once more with its evidence truncated, but not one already truncated', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 413 } });
+    await queue.append(results('WIDE', 1));
+    await queue.append([{ ...results('MARKED', 1)[0]!, evidence: { truncated: true, original_bytes: 99_999 } }]);
+    expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 2 });
+    expect(postureRequests()[1]!.body.results[0].evidence).toEqual({ truncated: true, original_bytes: expect.any(Number) });
+    expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
+    expect(postureRequests()).toHaveLength(3);
+    const bodies = postureRequests().map((r) => JSON.stringify(r.body));
+    expect(new Set(bodies).size).toBe(bodies.length); // never the same request twice
+  });
+
+  it('delivers a 413-refused result once its evidence is truncated, and a 400-refused one without its stale report id', async () => {
+    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    await queue.append(results('SHRUNK', 1));
+    expect(await flushQueue(context())).toEqual({ sent: 1, rejected: 0, requests: 2 });
+    expect((await stored()).find((r) => r.check_key === 'SHRUNK_0').evidence).toEqual({ truncated: true, original_bytes: 7 });
+    expect(await queue.count()).toBe(0);
+
+    proxy.clearRules();
+    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.correlation_id), fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'unknown report' } } });
+    await queue.append(results('STALE', 1));
+    const segment = (await queue.oldest())!;
+    await queue.settle(segment, segment.results, 'prr_stale');
+    expect(await flushQueue(context())).toEqual({ sent: 1, rejected: 0, requests: 2 });
+    expect(await queue.count()).toBe(0);
+  });
+
+  it('keeps a refused result queued when its changed resend fails transiently', async () => {
+    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503 } });
+    await queue.append(results('HELD', 1));
+    await expect(uploadNextBatch(context())).rejects.toBeInstanceOf(RetryableError);
+    expect(await queue.count()).toBe(1);
+  });
+
+  it('logs at most 300 characters of a refusing server\'s message', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: `${'m'.repeat(300)}TAIL` } } });
+    await queue.append(results('CHATTY', 1));
+    await flushQueue(context());
+    expect(logText).toContain(`"server_message":"${'m'.repeat(300)}"`);
+    expect(logText).not.toContain('TAIL');
+  });
+
+  it('drops a result without evidence that draws 413 after one request', async () => {
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 413 } });
+    const { evidence: _none, ...bare } = results('BARE', 1)[0]!;
+    await queue.append([bare]);
+    expect(await flushQueue(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
+  });
+
+  it('passes the caller\'s signal and timeout to each request, keeping the queue when they end it', async () => {
+    await queue.append(results('BOUND', 3));
+    await expect(uploadNextBatch({ ...context(), signal: AbortSignal.abort(new Error('stopping')) })).rejects.toThrow();
+    proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 3000 } });
+    const started = Date.now();
+    await expect(uploadNextBatch({ ...context(), timeoutMs: 300 })).rejects.toBeInstanceOf(RetryableError);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(await queue.count()).toBe(3);
   });
 
   it('splits a batch that draws 413 until the pieces fit, and delivers everything', async () => {
@@ -184,5 +267,53 @@ describe('uploader', () => {
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'revoked' } } });
     await expect(flushQueue(context())).rejects.toBeInstanceOf(CredentialsRejectedError);
     expect(await queue.count()).toBe(5);
+  });
+});
+
+describe('fitEvidence', () => {
+  const result = (evidence?: Record<string, unknown>): PostureResult => ({
+    check_key: 'EVIDENCE',
+    status: 'PASS',
+    ...(evidence ? { evidence } : {}),
+    observed_at: '2026-01-01T00:00:00Z',
+  });
+  const sized = (bytes: number) => ({ blob: 'z'.repeat(bytes - '{"blob":""}'.length) });
+
+  it('keeps evidence up to the limit and replaces larger evidence by a marker with its size', () => {
+    expect(Buffer.byteLength(JSON.stringify(sized(MAX_EVIDENCE_BYTES)))).toBe(MAX_EVIDENCE_BYTES);
+    expect(MAX_EVIDENCE_BYTES).toBe(65_536);
+    expect(fitEvidence(result(sized(MAX_EVIDENCE_BYTES)))).toEqual(result(sized(MAX_EVIDENCE_BYTES)));
+    expect(fitEvidence(result(sized(MAX_EVIDENCE_BYTES + 1))).evidence).toEqual({ truncated: true, original_bytes: MAX_EVIDENCE_BYTES + 1 });
+    expect(fitEvidence(result({ a: 1 }), 0).evidence).toEqual({ truncated: true, original_bytes: 7 });
+  });
+
+  it('leaves a result without evidence as it is', () => {
+    expect(fitEvidence(result())).toEqual(result());
+  });
+});
+
+describe('takeBatch', () => {
+  // A batch leaves room for the correlation id its cycle's later batches carry (160 bytes a result).
+  const budget = BODY_LIMITS.postures - MAX_RESULTS_PER_REQUEST * 160 - '{"results":[]}'.length;
+  const sized = (key: string, bytes: number): PostureResult => {
+    const base = { check_key: key, status: 'PASS' as const, evidence: { pad: '' }, observed_at: '2026-01-01T00:00:00Z' };
+    return { ...base, evidence: { pad: 'p'.repeat(bytes - Buffer.byteLength(JSON.stringify(base))) } };
+  };
+
+  it('fills a batch up to its byte budget exactly, commas counted, and not a byte more', () => {
+    const fit = 25; // n results and n − 1 commas
+    const each = Math.floor((budget + 1) / fit) - 1;
+    const last = budget - (fit - 1) * (each + 1); // the last one makes the batch exactly the budget
+    expect(last).toBeLessThan(MAX_EVIDENCE_BYTES); // no truncation plays a part
+    const exact = [...Array.from({ length: fit - 1 }, (_, i) => sized(`E${i}`, each)), sized('LAST', last), sized('NEXT', 100)];
+    expect(takeBatch(exact).map((item) => item.result.check_key)).toEqual(exact.slice(0, fit).map((r) => r.check_key));
+    const over = [...exact.slice(0, fit - 1), sized('LAST', last + 1)];
+    expect(takeBatch(over)).toHaveLength(fit - 1);
+    const full = JSON.stringify({ results: takeBatch(exact).map(({ result }) => ({ ...result, correlation_id: 'c'.repeat(140) })) });
+    expect(Buffer.byteLength(full)).toBeLessThanOrEqual(BODY_LIMITS.postures);
+  });
+
+  it('always takes the first result, however large', () => {
+    expect(takeBatch([sized('ALONE', 60_000)])).toHaveLength(1);
   });
 });

@@ -2,7 +2,7 @@
 // Retry-After the agent honours, per device, decided before the body is stored; and defaults that
 // an agent on the server's schedule never meets.
 import { afterEach, describe, expect, test } from 'vitest';
-import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon } from '../daemon/agent';
+import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon } from '../support/agent';
 import { startServer, type RunningServer } from '../support/server';
 import { Readable } from 'node:stream';
 import { ROUTES } from '../../src/protocol/schemas';

@@ -1,0 +1,65 @@
+// End-to-end proof of the monotonic timers: the daemon runs in this process against the real
+// server (heartbeat interval 1 s) with the system clock seam, and the wall clock of the process is
+// stepped back an hour (Date faked, timers and performance.now real: what an NTP correction or a
+// resumed VM does). Heartbeats go on at their interval; the skew report sees the step.
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { createApiClient } from '../../src/agent/client';
+import { Daemon } from '../../src/agent/daemon';
+import { readRuntimeStatus } from '../../src/agent/runtimeStatus';
+import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
+import { startServer, type RunningServer } from '../support/server';
+import { IDENTITY, makeStateDir, memoryLogger, results } from './inProcess';
+import { removeStateDir, until } from '../support/agent';
+
+let server: RunningServer;
+let proxy: FaultProxy;
+beforeAll(async () => {
+  server = await startServer({ args: ['--heartbeat-interval', '1'] });
+  proxy = await startFaultProxy(server.url);
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await server?.stop();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+it('keeps heartbeating at its interval when the wall clock steps back an hour', async () => {
+  const device = await server.createDevice({ org: `org-${randomUUID()}` });
+  const api = createApiClient({ serverUrl: proxy.url });
+  const { api_key: apiKey } = await api.enroll(device.enrollment_token);
+  const stateDir = await makeStateDir();
+  const { log } = memoryLogger();
+  const daemon = new Daemon({
+    stateDir,
+    log,
+    retry: { baseMs: 50, maxMs: 400, attempts: 3 },
+    loadSession: async () => ({ serverUrl: proxy.url, apiKey, keystore: 'file', api, close: async () => undefined }),
+    wipe: async () => undefined,
+    identity: async () => ({ ...IDENTITY, hardware_uuid: randomUUID() }),
+    collect: async () => results('STEP', 2),
+    watchEnrollment: () => ({ close: () => undefined }),
+  });
+  const stop = new AbortController();
+  const running = daemon.run(stop.signal);
+  try {
+    const heartbeats = () => proxy.seen('heartbeat').filter((r) => r.status === 200).length;
+    await until(heartbeats, (n) => n >= 2, 10_000, 'two heartbeats');
+
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    vi.setSystemTime(Date.now() - 3600_000);
+    const before = heartbeats();
+    await new Promise((resolve) => setTimeout(resolve, 3500)); // a real 3.5 s: timers are not faked
+    expect(heartbeats() - before).toBeGreaterThanOrEqual(2);
+    const status = await readRuntimeStatus(stateDir);
+    expect(status.clock_skew_ms).toBeGreaterThan(3590_000); // reports use the wall clock: the server is an hour ahead
+  } finally {
+    stop.abort();
+    await running;
+    await api.close();
+    vi.useRealTimers();
+    await removeStateDir(stateDir);
+  }
+});

@@ -1,0 +1,161 @@
+// A full state directory, for real: a small tmpfs mounted for each test (root only), filled to the
+// last byte while the spawned daemon talks to the real server through the fault proxy. A full disk
+// is transient: the daemon keeps running, keeps its key, keeps heartbeating, logs each fault once,
+// drops nothing, and catches up when space returns. A 401 on a full disk still wipes the key.
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { countQueuedResults } from '../../src/agent/postureQueue';
+import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
+import { startServer, type RunningServer } from '../support/server';
+import {
+  enrollNewDevice,
+  fakeResults,
+  queueResults,
+  runtimeStatus,
+  startDaemon,
+  stopDaemon,
+  until,
+  type RunningDaemon,
+} from '../support/agent';
+
+const isRoot = process.getuid?.() === 0;
+if (!isRoot) console.warn('SKIPPED: the full-disk daemon tests mount a small tmpfs, which needs root');
+
+let server: RunningServer;
+let proxy: FaultProxy;
+let mountPoint: string;
+let stateDir: string;
+let daemon: RunningDaemon | undefined;
+
+beforeAll(async () => {
+  if (!isRoot) return;
+  server = await startServer({ args: ['--heartbeat-interval', '1', '--posture-interval', '1'] });
+  proxy = await startFaultProxy(server.url);
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await server?.stop();
+});
+beforeEach(async () => {
+  if (!isRoot) return;
+  proxy.clearRules();
+  proxy.requests.length = 0;
+  mountPoint = await mkdtemp(join(tmpdir(), 'daemon-full-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k,mode=0700', 'tmpfs', mountPoint]);
+  stateDir = join(mountPoint, 'state');
+  await mkdir(stateDir, { mode: 0o700 });
+  return async () => {
+    if (daemon) await stopDaemon(daemon);
+    daemon = undefined;
+    execFileSync('umount', [mountPoint]);
+    await rm(mountPoint, { recursive: true, force: true });
+  };
+});
+
+const FILLER = () => join(mountPoint, 'filler');
+
+/** Writes until the file system refuses another byte. */
+async function fillDisk(): Promise<void> {
+  const file = await open(FILLER(), 'a');
+  try {
+    for (const size of [65_536, 4096, 512, 1]) {
+      for (;;) {
+        try {
+          await file.write(Buffer.alloc(size));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+          break;
+        }
+      }
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+const freeDisk = () => rm(FILLER());
+const events = (name: string) => daemon!.lines.filter((l) => l.event === name);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
+  it('starts on a full state directory: takes its lock, heartbeats, keeps the key, logs once, catches up when space returns', async () => {
+    const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
+    await queueResults(stateDir, [fakeResults('BEFORE_FULL', 4)]);
+    await fillDisk();
+
+    daemon = startDaemon(stateDir);
+    await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat' && x.status === 200).length >= 3, 15_000);
+    expect(daemon.child.exitCode).toBeNull();
+    const lock = join(stateDir, 'daemon.lock');
+    expect(lstatSync(lock).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(lock)).toBe(String(daemon.pid));
+    expect(existsSync(join(stateDir, 'api-key'))).toBe(true);
+    // The queued results go out (acknowledging is a delete); the new cycles wait in memory.
+    await until(() => countQueuedResults(stateDir), (n) => n === 0, 10_000, 'queued results delivered');
+    await until(() => events('queue_write_failed').length, (n) => n > 0, 10_000, 'a cycle that cannot be stored');
+    await fillDisk(); // again: the delivered segment's delete gave back a page
+    const logged = daemon.lines.length;
+    const heartbeats = proxy.seen('heartbeat').length;
+    await sleep(2500); // several heartbeat and posture intervals on the full disk
+    expect(proxy.seen('heartbeat').length).toBeGreaterThan(heartbeats);
+    const repeated = daemon.lines.slice(logged).filter((l) => l.level >= 40 || /_failed/.test(l.event ?? ''));
+    expect(repeated).toEqual([]); // each fault was logged once, not on every attempt
+    expect(events('queue_write_failed')).toHaveLength(1);
+    expect(events('status_write_failed').length).toBeGreaterThanOrEqual(1);
+    expect(events('queue_full')).toEqual([]);
+
+    await freeDisk();
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && typeof s.last_upload_at === 'string', 10_000, 'status again');
+    const stored = (await server.showDevice(deviceId)).postures.map((p: any) => p.check_key);
+    expect(stored).toEqual(expect.arrayContaining(fakeResults('BEFORE_FULL', 4).map((r) => r.check_key)));
+    await until(() => events('queue_write_failed_resolved').length, (n) => n === 1, 10_000, 'the held cycle stored');
+    expect(events('status_write_failed_resolved')).toHaveLength(events('status_write_failed').length);
+    expect((await stopDaemon(daemon)).code).toBe(0);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('fills up while running: keeps heartbeating, holds the cycle it cannot store, drops nothing', async () => {
+    await enrollNewDevice(server, stateDir, proxy.url);
+    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503 } }); // keep results queued
+    daemon = startDaemon(stateDir);
+    await until(() => countQueuedResults(stateDir), (n) => n > 0, 10_000, 'a stored cycle');
+    await fillDisk();
+    const queued = await countQueuedResults(stateDir);
+    const t0 = Date.now();
+    await until(() => events('queue_write_failed').length, (n) => n > 0, 10_000, 'a cycle that cannot be stored');
+    await sleep(2500);
+    expect(events('queue_write_failed')).toHaveLength(1);
+    expect(await countQueuedResults(stateDir)).toBe(queued); // nothing dropped, nothing lost
+    expect(proxy.seen('heartbeat').filter((r) => r.at >= t0 && r.status === 200).length).toBeGreaterThanOrEqual(2);
+    expect(existsSync(join(stateDir, 'api-key'))).toBe(true);
+
+    await freeDisk();
+    proxy.clearRules();
+    await until(() => countQueuedResults(stateDir), (n) => n === 0, 15_000, 'everything delivered');
+    expect(events('queue_full')).toEqual([]);
+  });
+
+  it('after a 401 on a full disk: wipes the key, never sends it again, records why once space returns', async () => {
+    const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
+    daemon = startDaemon(stateDir);
+    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active');
+    await fillDisk();
+    await server.revokeDevice(deviceId);
+    await until(() => events('credentials_revoked').length, (n) => n > 0, 10_000, 'the 401');
+    const rejected = proxy.requests.findIndex((r) => r.status === 401);
+    await sleep(2000);
+    expect(proxy.requests.slice(rejected + 1)).toEqual([]);
+    expect(existsSync(join(stateDir, 'api-key'))).toBe(false);
+    expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(false);
+    expect(events('credentials_revoked')).toHaveLength(1);
+
+    await freeDisk();
+    const status = await until(() => runtimeStatus(stateDir), (s) => typeof s.revoked_at === 'string', 10_000, 'the reason recorded');
+    expect(status).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/(heartbeat|postures)/) });
+    expect(daemon.child.exitCode).toBeNull();
+  });
+});

@@ -1,0 +1,251 @@
+// Runs the daemon in this process with a fake clock, so that its transitions are tested in
+// milliseconds: time moves only when a test advances it, and every timer the daemon sets fires in
+// order. The state directory is real (a temp dir); the API is the caller's (a scripted one below,
+// or the real client against the real server).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import type { AgentApi, HeartbeatAnswer, PosturesAccepted } from '../../src/agent/api';
+import type { Clock } from '../../src/agent/daemonClock';
+import { Daemon, type DaemonDeps, type Session } from '../../src/agent/daemon';
+import type { HeartbeatRequest, PosturesRequest, PostureResult } from '../../src/protocol/schemas';
+
+export class FakeClock implements Clock {
+  private mono = 1_000;
+  private wall: number;
+  private timers: { at: number; fire: () => void }[] = [];
+
+  constructor(wallStartMs = Date.UTC(2026, 0, 1)) {
+    this.wall = wallStartMs;
+  }
+
+  monotonicMs(): number {
+    return this.mono;
+  }
+
+  wallMs(): number {
+    return this.wall;
+  }
+
+  schedule(fire: () => void, ms: number): () => void {
+    if (!Number.isFinite(ms)) return () => undefined;
+    const timer = { at: this.mono + Math.max(0, ms), fire };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
+  }
+
+  /** A step of the wall clock alone (NTP correction, a user changing the date). */
+  stepWall(ms: number): void {
+    this.wall += ms;
+  }
+
+  /** The earliest pending timer, or undefined. */
+  nextTimer(): number | undefined {
+    return this.timers.reduce<number | undefined>((min, t) => (min === undefined || t.at < min ? t.at : min), undefined);
+  }
+
+  /** Moves time to `at` (both clocks) and fires the timers due by then; false when none was. */
+  fireNext(limit: number): boolean {
+    const next = this.nextTimer();
+    if (next === undefined || next > limit) return false;
+    this.moveTo(next);
+    const due = this.timers.filter((t) => t.at <= next);
+    this.timers = this.timers.filter((t) => t.at > next);
+    for (const timer of due) timer.fire();
+    return true;
+  }
+
+  moveTo(at: number): void {
+    this.wall += at - this.mono;
+    this.mono = at;
+  }
+}
+
+export interface LogLine {
+  event?: string;
+  level: number;
+  [field: string]: unknown;
+}
+
+export function memoryLogger(): { log: DaemonDeps['log']; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { log: pino({ level: 'debug' }, sink), lines };
+}
+
+export type Answer<T> = T | Error | ((body: any) => T | Error);
+
+export interface SeenCall {
+  route: 'heartbeat' | 'postures';
+  apiKey: string;
+  body: HeartbeatRequest | PosturesRequest;
+  /** Monotonic ms of the fake clock. */
+  at: number;
+}
+
+/** An AgentApi whose answers the test scripts; it records every call. Default: success. */
+export class ScriptedApi implements AgentApi {
+  readonly serverUrl = 'https://scripted.invalid';
+  readonly calls: SeenCall[] = [];
+  heartbeats: Answer<HeartbeatAnswer>[] = [];
+  postureAnswers: Answer<PosturesAccepted>[] = [];
+  heartbeatAnswer: (body: HeartbeatRequest) => HeartbeatAnswer;
+
+  constructor(private readonly clock: FakeClock, intervals = { heartbeat: 60, posture: 600 }) {
+    this.heartbeatAnswer = () => ({
+      device_id: 'dev_scripted',
+      state: 'ACTIVE',
+      server_time: new Date(clock.wallMs()).toISOString(),
+      heartbeat_interval_seconds: intervals.heartbeat,
+      posture_interval_seconds: intervals.posture,
+    });
+  }
+
+  seen(route: SeenCall['route']): SeenCall[] {
+    return this.calls.filter((c) => c.route === route);
+  }
+
+  async enroll(): Promise<never> {
+    throw new Error('not used by the daemon');
+  }
+
+  async unenroll(): Promise<never> {
+    throw new Error('not used by the daemon');
+  }
+
+  async heartbeat(apiKey: string, body: HeartbeatRequest): Promise<HeartbeatAnswer> {
+    this.calls.push({ route: 'heartbeat', apiKey, body, at: this.clock.monotonicMs() });
+    return this.answer(this.heartbeats.shift(), body, () => this.heartbeatAnswer(body));
+  }
+
+  async postures(apiKey: string, body: PosturesRequest): Promise<PosturesAccepted> {
+    this.calls.push({ route: 'postures', apiKey, body, at: this.clock.monotonicMs() });
+    return this.answer(this.postureAnswers.shift(), body, () => ({ reportId: 'prr_scripted' }));
+  }
+
+  private answer<T>(scripted: Answer<T> | undefined, body: unknown, fallback: () => T): T {
+    const value = typeof scripted === 'function' ? (scripted as (b: unknown) => T | Error)(body) : (scripted ?? fallback());
+    if (value instanceof Error) throw value;
+    return value;
+  }
+}
+
+export const IDENTITY: HeartbeatRequest = {
+  hardware_uuid: '4C4C4544-0042-3510-8052-B7C04F4E3332',
+  hostname: 'in-process',
+  platform: 'LINUX',
+  os_version: 'Debian GNU/Linux 12 (bookworm)',
+  agent_version: '0.1.0',
+};
+
+export function results(prefix: string, n: number): PostureResult[] {
+  return Array.from({ length: n }, (_, i) => ({
+    check_key: `${prefix}_${i}`,
+    status: (['PASS', 'FAIL', 'UNKNOWN', 'NOT_APPLICABLE'] as const)[i % 4]!,
+    evidence: { index: i },
+    observed_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+  }));
+}
+
+export interface Harness {
+  daemon: Daemon;
+  clock: FakeClock;
+  stateDir: string;
+  lines: LogLine[];
+  events(name: string): LogLine[];
+  /** Tells the daemon the enrollment record changed (as its file watch would). */
+  enrollmentChanged(): void;
+  /** Waits (in real time) until the daemon has nothing to do but wait for its clock. */
+  settled(): Promise<void>;
+  /** Advances the fake clock by `ms`, letting the daemon run every timer that falls due on the way. */
+  advance(ms: number): Promise<void>;
+  /** Stops the daemon (again: no-op) and removes the state directory unless asked to keep it. */
+  stop(options?: { keepStateDir?: boolean }): Promise<void>;
+}
+
+export interface HarnessOptions {
+  clock?: FakeClock;
+  stateDir?: string;
+  loadSession: DaemonDeps['loadSession'];
+  wipe?: DaemonDeps['wipe'];
+  collect?: DaemonDeps['collect'];
+  retry?: DaemonDeps['retry'];
+  maxQueuedResults?: number;
+}
+
+export async function makeStateDir(): Promise<string> {
+  return join(await mkdtemp(join(tmpdir(), 'daemon-inprocess-')), 'state');
+}
+
+export function session(api: AgentApi, apiKey = 'a'.repeat(96)): Session {
+  return { serverUrl: api.serverUrl, apiKey, keystore: 'file', api, close: async () => undefined };
+}
+
+export async function startInProcess(options: HarnessOptions): Promise<Harness> {
+  const clock = options.clock ?? new FakeClock();
+  const stateDir = options.stateDir ?? (await makeStateDir());
+  const { log, lines } = memoryLogger();
+  let notify: (() => void) | null = null;
+  const daemon = new Daemon({
+    stateDir,
+    log,
+    clock,
+    retry: options.retry ?? { baseMs: 1000, maxMs: 60_000, attempts: 3 },
+    random: () => 0.5, // no splay and mid-range jitter: due times are exact
+    loadSession: options.loadSession,
+    wipe: options.wipe ?? (async () => undefined),
+    identity: async () => IDENTITY,
+    collect: options.collect ?? (async () => results('CHECK', 3)),
+    watchEnrollment: (onChange) => {
+      notify = onChange;
+      return { close: () => (notify = null) };
+    },
+    ...(options.maxQueuedResults ? { maxQueuedResults: options.maxQueuedResults } : {}),
+  });
+  const stop = new AbortController();
+  const running = daemon.run(stop.signal);
+  let failure: unknown;
+  running.catch((err) => (failure = err));
+
+  const settled = async () => {
+    const deadline = Date.now() + 5_000;
+    let quiet = 0;
+    while (quiet < 3) {
+      if (failure) throw failure;
+      if (Date.now() > deadline) throw new Error(`the daemon did not settle (state ${daemon.state})`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      quiet = daemon.waiting ? quiet + 1 : 0;
+    }
+  };
+  await settled();
+  return {
+    daemon,
+    clock,
+    stateDir,
+    lines,
+    events: (name) => lines.filter((l) => l.event === name),
+    enrollmentChanged: () => notify?.(),
+    settled,
+    async advance(ms) {
+      await settled(); // what the test just did (an enrollment change) may set new timers first
+      const target = clock.monotonicMs() + ms;
+      while (clock.fireNext(target)) await settled();
+      clock.moveTo(target);
+      await settled();
+    },
+    async stop(options = {}) {
+      stop.abort();
+      await running;
+      if (!options.keepStateDir) await rm(join(stateDir, '..'), { recursive: true, force: true });
+    },
+  };
+}
