@@ -8,6 +8,7 @@ import { watchFileChanges } from '../../agent/daemonWatch';
 import { ensurePrivateDirectory } from '../../agent/atomicFile';
 import { retryPolicyFromEnv, RetrySettingError } from '../../agent/backoff';
 import { firstLine, LockHeldError } from '../../agent/errors';
+import { LocalFault } from '../../agent/daemonStatus';
 import { lastCycleOf, recordLastCycle, type LastCycle } from '../../agent/lastCycle';
 import { acquireLock } from '../../agent/lock';
 import { createLogger, type Logger } from '../../agent/logger';
@@ -37,10 +38,15 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
   const collectPostures = await postureCollector(options.policy);
   const log = await createLogger({ level: options.logLevel, destination: process.stdout });
   const stateDir = resolveStateDir({ explicit: options.stateDir });
+  // For `status`; informative only, so a failure to record it never loses the cycle, and a full
+  // disk is logged once per episode like the daemon's other local faults.
+  const lastCycleFault = new LocalFault(log, 'last_cycle_write_failed', 'record the last posture cycle');
   const collect = async () => {
     const { results, lastCycle } = await collectPostures();
-    // For `status`; informative only, so a failure to record it never loses the cycle.
-    await recordLastCycle(stateDir, lastCycle).catch((err: unknown) => log.warn({ event: 'status_write_failed', error: firstLine(err) }, 'cannot record the last posture cycle'));
+    await recordLastCycle(stateDir, lastCycle).then(
+      () => lastCycleFault.succeeded(),
+      (err: unknown) => lastCycleFault.failed(err),
+    );
     return results;
   };
   const layout = stateLayout(stateDir);
