@@ -4,7 +4,7 @@
 // firewall policy. Each names what it rests on; where no recording of the probe's view was found,
 // the case says which values were completed from the documentation it names.
 import type { WindowsFixtureCase } from './fixtureCases';
-import { LOCAL_USER_SID, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
+import { LOCAL_USER_SID, defender, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
 
 const LTSC_BUILDS = 'MicrosoftDocs/msix-docs#366 (LTSC builds: 2015 = 10240, LTSB 2016 = 14393, LTSC 2019 = 17763, LTSC 2021 = 19044)';
 const OTHER_TOOL_MISJUDGED = 'netwrix/pingcastle#96 (Windows 1607 and 1809 LTSB/LTSC reported obsolete by a tool that applied the general-availability dates)';
@@ -188,5 +188,87 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
       registry(doc, 'firewallPolicyStandard', { EnableFirewall: 0 });
     },
     expect: { status: 'FAIL', evidence: { source: 'registry', profiles: { domain: true, private: false, public: false }, rule: 'profile_disabled' } },
+  },
+  // ---- PASSWORD_POLICY: [System Access] sections pasted in issue threads --------------------------
+  {
+    check: 'PASSWORD_POLICY',
+    name: 'fail-fresh-install-no-lockout',
+    source: '0x6d69636b/windows_hardening#18 (secedit /export of "a new installed Windows, out-of-the-box without any hardening settings": the [System Access] lines as pasted, before Windows 11 22H2 set a lockout threshold); completed: the other probe sections (the baseline machine)',
+    description: 'A freshly installed Windows: minimum length 0, complexity off, no account lockout',
+    machine: (doc) => {
+      doc.secedit = ok({
+        ExitCode: 0,
+        SystemAccess: [
+          'MinimumPasswordAge = 0',
+          'MaximumPasswordAge = 42',
+          'MinimumPasswordLength = 0',
+          'PasswordComplexity = 0',
+          'PasswordHistorySize = 0',
+          'LockoutBadCount = 0',
+          'RequireLogonToChangePassword = 0',
+          'ForceLogoffWhenHourExpire = 0',
+          'NewAdministratorName = "Administrator"',
+          'NewGuestName = "Guest"',
+          'ClearTextPassword = 0',
+          'LSAAnonymousNameLookup = 0',
+          'EnableAdminAccount = 0',
+          'EnableGuestAccount = 0',
+        ],
+      });
+    },
+    expect: { status: 'FAIL', evidence: { source: 'secedit', min_length: 0, complexity: false, lockout_threshold: 0, max_age_days: 42, rule: 'min_length' } },
+  },
+  {
+    check: 'PASSWORD_POLICY',
+    name: 'fail-complexity-without-length',
+    source: 'ChrisAWalker/cSecurityOptions#6 (the top of a secedit export pasted by the reporter: PasswordComplexity 1, MinimumPasswordLength 0, EnableAdminAccount 1); completed: the other probe sections (the baseline machine) and the ADSI minimum (0, the same NetUserModalsGet value)',
+    description: 'Complexity required but no minimum length, policy asks for 8 characters and complexity: complexity alone is not a passing policy',
+    policy: { password: { minLength: 8, requireComplexity: true } },
+    machine: (doc) => {
+      doc.secedit = ok({
+        ExitCode: 0,
+        SystemAccess: [
+          'MinimumPasswordAge = 0',
+          'MaximumPasswordAge = 42',
+          'MinimumPasswordLength = 0',
+          'PasswordComplexity = 1',
+          'PasswordHistorySize = 0',
+          'LockoutBadCount = 0',
+          'RequireLogonToChangePassword = 0',
+          'ForceLogoffWhenHourExpire = 0',
+          'NewAdministratorName = "Administrator"',
+          'NewGuestName = "Guest"',
+          'ClearTextPassword = 0',
+          'LSAAnonymousNameLookup = 0',
+          'EnableAdminAccount = 1',
+          'EnableGuestAccount = 0',
+        ],
+      });
+    },
+    expect: { status: 'FAIL', evidence: { source: 'secedit', min_length: 0, complexity: true, lockout_threshold: 0, required_min_length: 8, rule: 'min_length' } },
+  },
+
+  // ---- MALWARE_PROTECTION: Security Center and Get-MpComputerStatus as users pasted them ------------
+  {
+    check: 'MALWARE_PROTECTION',
+    name: 'pass-bitdefender-registered-defender-off',
+    source: 'prakashchand72/All-Hack-Notes Red-Teaming-Stuffs/README.md (Get-CimInstance root/SecurityCenter2 AntivirusProduct: "Bitdefender Antivirus" productState 266240, "Windows Defender" productState 393472; Get-MpComputerStatus RealTimeProtectionEnabled False); completed: the other Get-MpComputerStatus values (the source printed RealTimeProtectionEnabled only; AMRunningMode set to Passive Mode, one of the values Defender reports beside another antivirus; the verdict does not rest on it) and the other probe sections (the baseline client)',
+    description: 'Bitdefender registered in Security Center, on and up to date; Defender off in Security Center and its real-time protection off',
+    machine: (doc) => {
+      doc.antivirusProducts = ok([
+        { displayName: 'Bitdefender Antivirus', productState: 266240 },
+        { displayName: 'Windows Defender', productState: 393472 },
+      ]);
+      defender(doc, { AMRunningMode: 'Passive Mode', RealTimeProtectionEnabled: false });
+    },
+    expect: { status: 'PASS', evidence: { source: 'wsc', rule: 'third_party_antivirus', product: 'Bitdefender Antivirus' } },
+  },
+  {
+    check: 'MALWARE_PROTECTION',
+    name: 'pass-defender-not-tamper-protected',
+    source: 'nickjeffrey/nagios_powershell_passive_check Get-Windows-Defender-Antivirus-Status.ps1 (the Get-MpComputerStatus output its author recorded: AMRunningMode Normal, AMServiceEnabled/AntivirusEnabled/RealTimeProtectionEnabled True, AntivirusSignatureAge 0, IsTamperProtected False, IsVirtualMachine True; DefenderSignaturesOutOfDate not printed by that platform, 4.18.2011.6); completed: the Security Center section (Defender on and up to date, 397568) and the other probe sections (the baseline client)',
+    description: 'A monitored virtual machine: Defender primary with real-time protection on and signatures from the same day, tamper protection off (recorded in the evidence, not a verdict)',
+    machine: (doc) => defender(doc, { AntivirusSignatureAge: 0, IsTamperProtected: false, DefenderSignaturesOutOfDate: null }),
+    expect: { status: 'PASS', evidence: { source: 'defender', rule: 'defender_active', defender: { mode: 'normal', rtp: true, signature_age_days: 0, tamper_protected: false } } },
   },
 ];
