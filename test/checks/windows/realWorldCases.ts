@@ -1,7 +1,8 @@
 // Fixture cases for the Windows fixes of issue 14 other than TIME_SYNC (timeSyncRecordings.ts): the
 // editions other tools misjudged, volumes mounted nowhere, WinRM, a standard user's view of other
 // users' hives, servers without Security Center, the Server-only AUOptions location and the legacy
-// firewall policy. Each names what it rests on; where no recording of the probe's view was found,
+// firewall policy; and password policies and antivirus states as users pasted them (secedit
+// exports, net accounts, Security Center listings, Get-MpComputerStatus). Each names what it rests on; where no recording of the probe's view was found,
 // the case says which values were completed from the documentation it names.
 import type { WindowsFixtureCase } from './fixtureCases';
 import { LOCAL_USER_SID, defender, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
@@ -248,6 +249,64 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     expect: { status: 'FAIL', evidence: { source: 'secedit', min_length: 0, complexity: true, lockout_threshold: 0, required_min_length: 8, rule: 'min_length' } },
   },
 
+  {
+    check: 'PASSWORD_POLICY',
+    name: 'pass-standard-user-sql-mi-minimum-14',
+    source: 'MicrosoftDocs/sql-docs#10196 (`net accounts` run by a SQL Agent job on Azure SQL Managed Instance hosts: minimum length 14, history 24, lockout threshold 10, computer role SERVER); completed: the run without administrator rights (secedit refused, as in pass-standard-user-netusermodals), the ADSI MinPasswordLength 14 (NetUserModalsGet, the value net accounts printed) and the other probe sections (the baseline machine)',
+    description: 'A server whose account policy asks for 14 characters, checked by a standard user: the ADSI minimum decides, the translated net accounts text is never parsed',
+    unusedCommands: [
+      {
+        argv: ['C:\\Windows\\System32\\net.exe', 'accounts'],
+        stdout: [
+          'Force user logoff how long after time expires?:       Never',
+          'Minimum password age (days):                          1',
+          'Maximum password age (days):                          60',
+          'Minimum password length:                              14',
+          'Length of password history maintained:                24',
+          'Lockout threshold:                                    10',
+          'Lockout duration (minutes):                           10',
+          'Lockout observation window (minutes):                 10',
+          'Computer role:                                        SERVER',
+        ],
+      },
+    ],
+    machine: (doc) => {
+      doc.elevated = false;
+      doc.secedit = ok({ ExitCode: 3, SystemAccess: [] });
+      doc.accountPolicy = ok({ MinPasswordLength: 14 });
+    },
+    expect: { status: 'PASS', evidence: { source: 'netusermodals', min_length: 14, rule: 'meets_policy' } },
+  },
+  {
+    check: 'PASSWORD_POLICY',
+    name: 'fail-standard-user-workstation-minimum-6',
+    source: 'kolide/launcher#580 (`net accounts` on a workstation: minimum length 6, lockout threshold Never, computer role WORKSTATION); completed: the run without administrator rights (secedit refused), the ADSI MinPasswordLength 6 (NetUserModalsGet, the value net accounts printed) and the other probe sections (the baseline machine)',
+    description: 'A workstation whose minimum is 6 characters, below the policy\'s 8, checked by a standard user',
+    unusedCommands: [
+      {
+        argv: ['C:\\Windows\\System32\\net.exe', 'accounts'],
+        stdout: [
+          'Force user logoff how long after time expires?:       Never',
+          'Minimum password age (days):                          0',
+          'Maximum password age (days):                          42',
+          'Minimum password length:                              6',
+          'Length of password history maintained:                None',
+          'Lockout threshold:                                    Never',
+          'Lockout duration (minutes):                           30',
+          'Lockout observation window (minutes):                 30',
+          'Computer role:                                        WORKSTATION',
+          'The command completed successfully.',
+        ],
+      },
+    ],
+    machine: (doc) => {
+      doc.elevated = false;
+      doc.secedit = ok({ ExitCode: 3, SystemAccess: [] });
+      doc.accountPolicy = ok({ MinPasswordLength: 6 });
+    },
+    expect: { status: 'FAIL', evidence: { source: 'netusermodals', min_length: 6, required_min_length: 8, rule: 'min_length' } },
+  },
+
   // ---- MALWARE_PROTECTION: Security Center and Get-MpComputerStatus as users pasted them ------------
   {
     check: 'MALWARE_PROTECTION',
@@ -270,5 +329,23 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     description: 'A monitored virtual machine: Defender primary with real-time protection on and signatures from the same day, tamper protection off (recorded in the evidence, not a verdict)',
     machine: (doc) => defender(doc, { AntivirusSignatureAge: 0, IsTamperProtected: false, DefenderSignaturesOutOfDate: null }),
     expect: { status: 'PASS', evidence: { source: 'defender', rule: 'defender_active', defender: { mode: 'normal', rtp: true, signature_age_days: 0, tamper_protected: false } } },
+  },
+  {
+    check: 'MALWARE_PROTECTION',
+    name: 'pass-docs-example-before-running-mode',
+    source: 'MicrosoftDocs/windows-powershell-docs docset/winserver2022-ps/defender/Get-MpComputerStatus.md, Example 1 (platform 4.3.9463.0, 2013: AMServiceEnabled, AntivirusEnabled, RealTimeProtectionEnabled True, AntivirusSignatureAge 0; no AMRunningMode, DefenderSignaturesOutOfDate or IsTamperProtected on that platform); completed: the Security Center section (Defender on and up to date, 397568) and the other probe sections (the baseline client)',
+    description: 'A Defender platform older than AMRunningMode: the antivirus being enabled makes it the active one; real-time protection on, signatures current',
+    machine: (doc) => {
+      doc.defender = ok({
+        AMRunningMode: null,
+        AMServiceEnabled: true,
+        AntivirusEnabled: true,
+        RealTimeProtectionEnabled: true,
+        AntivirusSignatureAge: 0,
+        DefenderSignaturesOutOfDate: null,
+        IsTamperProtected: null,
+      });
+    },
+    expect: { status: 'PASS', evidence: { source: 'defender', rule: 'defender_active', defender: { mode: null, rtp: true, signature_age_days: 0, tamper_protected: null } } },
   },
 ];
