@@ -2,8 +2,9 @@
 // editions other tools misjudged, volumes mounted nowhere, WinRM, a standard user's view of other
 // users' hives, servers without Security Center, the Server-only AUOptions location and the legacy
 // firewall policy; and password policies and antivirus states as users pasted them (secedit
-// exports, net accounts, Security Center listings, Get-MpComputerStatus). Each names what it rests on; where no recording of the probe's view was found,
-// the case says which values were completed from the documentation it names.
+// exports, net accounts, Security Center listings, Get-MpComputerStatus). Each names what it rests
+// on; where no recording of the probe's view was found, the case says which values were completed
+// and from what.
 import type { WindowsFixtureCase } from './fixtureCases';
 import { LOCAL_USER_SID, defender, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
 
