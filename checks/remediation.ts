@@ -255,7 +255,7 @@ export function renderFix(fix: Remedy['fix'], ctx: RemedyContext): string {
 /** The OS hint from a device's OS_VERSION result (any platform's evidence names product and version). */
 export function osHintFrom(results: readonly Pick<PostureResult, 'check_key' | 'evidence'>[]): OsHint {
   const evidence = results.find((r) => r.check_key === 'OS_VERSION')?.evidence ?? {};
-  const text = (k: string) => (typeof evidence[k] === 'string' && /^[\w.+-]{1,40}$/.test(evidence[k] as string) ? (evidence[k] as string) : undefined);
+  const text = (k: string) => (typeof evidence[k] === 'string' && /^[\w.+-]{1,40}$/.test(evidence[k]) ? evidence[k] : undefined);
   const idLike = Array.isArray(evidence.id_like) ? evidence.id_like.filter((v): v is string => typeof v === 'string') : undefined;
   const hint: OsHint = {};
   const product = text('product') ?? text('id');

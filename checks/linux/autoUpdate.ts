@@ -185,7 +185,7 @@ const COLLECTORS: Record<string, (ctx: CheckContext) => Promise<UpdateFacts>> = 
   'opensuse-leap': collectZypper,
   'opensuse-tumbleweed': collectZypper,
   alpine: collectApk,
-  arch: async () => ({ manager: 'pacman' }),
+  arch: () => Promise.resolve({ manager: 'pacman' }),
 };
 
 async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {

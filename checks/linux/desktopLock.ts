@@ -70,7 +70,7 @@ async function readGsettings(host: Host, account: Account, desktop: 'gnome' | 'c
     // Without the dconf backend GIO falls back to an in-memory store that only knows the defaults.
     if (/memory['"]? GSettings backend/i.test(r.stderr)) return { ok: false, reason: 'gsettings_defaults_only', desktop };
   }
-  const values = { ...parseGsettings(results[0]!.stdout), ...parseGsettings(results[1]!.stdout) };
+  const values = { ...parseGsettings(results[0].stdout), ...parseGsettings(results[1].stdout) };
   const settings: LockSettings = { desktop, source: 'gsettings' };
   const lockEnabled = parseBoolean(values[`${prefix}.screensaver.lock-enabled`]);
   const idleActivation = parseBoolean(values[`${prefix}.screensaver.idle-activation-enabled`]);

@@ -129,7 +129,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
       const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(body)'))].join(', ');
       throw new InvalidResponseError(route, `the server's ${route} answer does not match the protocol (${fields})`, res.status);
     }
-    return { value: parsed.data as z.infer<T>, headers: res.headers };
+    return { value: parsed.data, headers: res.headers };
   }
 
   async function callNoContent(route: Route, body: unknown, apiKey: string, o?: RequestOptions) {
@@ -180,7 +180,7 @@ function readCaBundle(file: string): string[] {
 async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > MAX_RESPONSE_BYTES) {
       body.destroy();

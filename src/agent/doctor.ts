@@ -184,7 +184,7 @@ async function heartbeatCheck(add: (c: DoctorCheck) => void, serverUrl: string, 
 
 /** Service, daemon, queue and the daemon's last errors: local, and worth showing whatever failed above. */
 async function addLocalChecks(add: (c: DoctorCheck) => void, stateDir: string): Promise<void> {
-  add(serviceCheck(await serviceProbe()));
+  add(serviceCheck(serviceProbe()));
   const [daemonPid, runtime, queued] = await Promise.all([
     lockHolder(stateLayout(stateDir).daemonLock).catch(() => null),
     readRuntimeStatus(stateDir),

@@ -54,6 +54,7 @@ export interface DeviceDetails extends DeviceSummary {
 
 function validLabel(what: string, value: string): string {
   const label = value.trim();
+  // eslint-disable-next-line no-control-regex -- refusing control characters is what this line is for
   if (label === '' || label.length > MAX_LABEL_LENGTH || /[\u0000-\u001f\u007f]/.test(label)) {
     throw new UsageError(`${what} must be 1 to ${MAX_LABEL_LENGTH} printable characters`);
   }

@@ -64,12 +64,12 @@ function placeProgram(context: PlanContext, service: ServiceModule): ProgramPlac
       ],
     };
   }
-  const sourceDir = service.style === 'windows' ? win32.dirname(context.running.path) : posix.dirname(context.running.path);
-  const join = service.style === 'windows' ? win32.join : posix.join;
+  const path = service.style === 'windows' ? win32 : posix;
+  const sourceDir = path.dirname(context.running.path);
   steps.push({ kind: 'copy', from: context.running.path, to: layout.executable, mode: 0o755 });
   // Companions are data to POSIX (the addon is mapped, not executed; Windows ignores modes).
   for (const name of layout.companions) {
-    steps.push({ kind: 'copy', from: join(sourceDir, name), to: join(layout.dir, name), mode: 0o644 });
+    steps.push({ kind: 'copy', from: path.join(sourceDir, name), to: path.join(layout.dir, name), mode: 0o644 });
   }
   if (layout.pathLink) steps.push({ kind: 'symlink', path: layout.pathLink, target: layout.executable });
   return { layout, program: [layout.executable], steps, notes: [] };

@@ -84,7 +84,7 @@ describe('against the real reference server', () => {
     });
     expect(accepted.reportId).toEqual(expect.any(String));
     const shown = await server.showDevice(device.device_id);
-    expect(shown.postures[0].correlation_id).toBe(accepted.reportId);
+    expect(shown.postures[0]?.correlation_id).toBe(accepted.reportId);
     await api.unenroll(apiKey);
     await expect(api.heartbeat(apiKey, identity)).rejects.toBeInstanceOf(CredentialsRejectedError);
     await expect(api.enroll(device.enrollment_token)).rejects.toMatchObject({ name: 'CredentialsRejectedError', status: 401, route: 'enroll' });

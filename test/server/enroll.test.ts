@@ -79,7 +79,7 @@ describe.concurrent('POST /enroll', () => {
   test('a token inside its validity works (--token-ttl 15m)', async () => {
     const device = await server.createDevice({ tokenTtl: '15m' });
     const shown = await server.showDevice(device.device_id);
-    const ttl = Date.parse(shown.token_expires_at) - Date.parse(shown.created_at);
+    const ttl = Date.parse(String(shown.token_expires_at)) - Date.parse(shown.created_at);
     expect(ttl).toBe(15 * 60_000);
     expect((await enroll(server, device.enrollment_token)).status).toBe(200);
   });
@@ -87,7 +87,7 @@ describe.concurrent('POST /enroll', () => {
   test('the default validity is 7 days', async () => {
     const device = await server.createDevice();
     const shown = await server.showDevice(device.device_id);
-    expect(Date.parse(shown.token_expires_at) - Date.parse(shown.created_at)).toBe(7 * 86_400_000);
+    expect(Date.parse(String(shown.token_expires_at)) - Date.parse(shown.created_at)).toBe(7 * 86_400_000);
   });
 
   test.each([

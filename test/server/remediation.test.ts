@@ -33,10 +33,10 @@ describe('device show', () => {
     const shown = await server.showDevice(device.deviceId);
     const firewall = shown.postures.find((p: { check_key: string }) => p.check_key === 'FIREWALL_ENABLED');
     const expected = explainResult('LINUX', FIREWALL_FAIL, { os: { product: 'debian', version: '12.11' } });
-    expect(firewall.remediation).toEqual({ word: 'no_inbound_filtering', summary: expected.summary, fix: expected.fix, admin: expected.admin, generic: false });
-    expect(firewall.remediation.fix).toMatch(/^Debian, Ubuntu: install and turn on ufw/);
-    expect(firewall.remediation.fix).not.toContain('dnf');
-    expect(shown.postures.find((p: { check_key: string }) => p.check_key === 'OS_VERSION').remediation.summary).toBe(
+    expect(firewall?.remediation).toEqual({ word: 'no_inbound_filtering', summary: expected.summary, fix: expected.fix, admin: expected.admin, generic: false });
+    expect(firewall?.remediation.fix).toMatch(/^Debian, Ubuntu: install and turn on ufw/);
+    expect(firewall?.remediation.fix).not.toContain('dnf');
+    expect(shown.postures.find((p: { check_key: string }) => p.check_key === 'OS_VERSION')?.remediation.summary).toBe(
       'Debian 12.11 no longer receives security updates (support ended on 2026-06-10).',
     );
   });
