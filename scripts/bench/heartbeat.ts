@@ -13,7 +13,9 @@ import { ROUTES } from '../../src/protocol/schemas';
 interface Histogram { average: number; p50: number; p99: number }
 interface AutocannonResult { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; duration: number }
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+// autocannon is CommonJS without types: required, and typed by the declarations above.
+const require = createRequire(import.meta.url);
+const autocannon = require('autocannon') as Autocannon;
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);

@@ -11,7 +11,7 @@ import type {
  * A successful heartbeat as the agent reads it: a schedule field the server left out or sent
  * malformed is absent here, and the daemon keeps its previous interval (contract).
  */
-export type HeartbeatAnswer = Omit<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'> &
+type HeartbeatAnswer = Omit<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'> &
   Partial<Pick<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'>>;
 
 export interface PosturesAccepted {

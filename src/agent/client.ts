@@ -33,7 +33,7 @@ import {
 import { InvalidInputError, firstLine } from './errors';
 import { isLoopbackHost } from './serverUrl';
 
-export interface ClientTimeouts {
+interface ClientTimeouts {
   /** TCP + TLS handshake. */
   connectMs: number;
   /** From request sent to response headers received. */
@@ -42,7 +42,7 @@ export interface ClientTimeouts {
   bodyMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
+const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
 
 export interface ClientOptions {
   /** A validated origin (see serverUrl.ts). */

@@ -228,7 +228,7 @@ interface Proxy {
 }
 
 /** The proxy HTTP(S)_PROXY and NO_PROXY select for `url`, read the way the client (undici) reads them. */
-export function proxyFor(url: URL, env: NodeJS.ProcessEnv): Proxy | null {
+function proxyFor(url: URL, env: NodeJS.ProcessEnv): Proxy | null {
   if (isLoopbackHost(url.hostname)) return null;
   const pick = (...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== '');
   const raw = url.protocol === 'https:' ? pick('https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY') : pick('http_proxy', 'HTTP_PROXY');

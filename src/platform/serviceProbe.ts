@@ -30,7 +30,7 @@ export function serviceProbe(platform: Platform = currentPlatform()): ServiceSta
 }
 
 /** Reads `systemctl show` output (KEY=value lines). */
-export function systemdState(result: { status: number | null; stdout?: string | null; stderr?: string | null; error?: Error }): ServiceState {
+function systemdState(result: { status: number | null; stdout?: string | null; stderr?: string | null; error?: Error }): ServiceState {
   const next = `run: systemctl status ${UNIT}`;
   if (result.error) return { kind: 'unknown', reason: `systemctl could not run: ${result.error.message}`, next };
   if (result.status !== 0) {

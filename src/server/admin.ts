@@ -37,7 +37,7 @@ export interface DeviceSummary {
   token_expires_at: string | null;
 }
 
-export interface PostureView {
+interface PostureView {
   correlation_id: string;
   check_key: string;
   status: string;

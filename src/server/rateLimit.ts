@@ -54,7 +54,7 @@ export class RateLimiter {
   }
 }
 
-export function tooManyRequests(what: string, waitMs: number): HttpError {
+function tooManyRequests(what: string, waitMs: number): HttpError {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return new HttpError('too_many_requests', `this device sent ${what} faster than this server allows; retry after ${seconds} s`, {
     'retry-after': String(seconds),

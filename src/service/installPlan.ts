@@ -24,7 +24,7 @@ export interface PlanContext {
 
 const PLATFORM_NAMES: Record<Platform, string> = { LINUX: 'linux', DARWIN: 'darwin', WINDOWS: 'windows', FREEBSD: 'freebsd' };
 
-export function platformName(platform: Platform): string {
+function platformName(platform: Platform): string {
   return PLATFORM_NAMES[platform];
 }
 
@@ -35,7 +35,7 @@ export function parsePlatformName(name: string): Platform {
 }
 
 /** Paths end up in unit files, plists, scripts and registry values: absolute, one line, printable. */
-export function checkPath(path: string, what: string, platform: Platform): void {
+function checkPath(path: string, what: string, platform: Platform): void {
   const absolute = platform === 'WINDOWS' ? win32.isAbsolute(path) && /^[A-Za-z]:\\|^\\\\/.test(path) : posix.isAbsolute(path);
   if (!absolute) throw new InvalidInputError(`the ${what} must be an absolute path: ${path}`);
   // eslint-disable-next-line no-control-regex

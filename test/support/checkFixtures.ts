@@ -13,7 +13,7 @@ import { FakeHost, type HostRecording } from './fakeHost';
 
 export const FIXTURE_ROOT = fileURLToPath(new URL('../fixtures/checks', import.meta.url));
 /** Fixtures are judged at a fixed time unless they say otherwise, so lifecycle verdicts do not drift. */
-export const FIXTURE_NOW = '2026-11-21T12:00:00Z';
+const FIXTURE_NOW = '2026-11-21T12:00:00Z';
 
 const Lines = z.union([z.string(), z.array(z.string())]);
 const FsErrorValue = z.object({ error: z.enum(['not_found', 'permission_denied', 'too_large', 'io_error']) });
