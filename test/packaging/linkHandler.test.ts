@@ -78,7 +78,7 @@ describe('open-link', () => {
     expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({ state: 'enrolled', server_url: server.url, keystore: 'file' });
   }, 60_000);
 
-  it.skipIf(!hasScript)('a refused token is reported on the terminal before it closes (exit 3)', async () => {
+  it.skipIf(!hasScript)('a refused token is reported on the terminal before it closes (exit 3)', () => {
     const stateDir = join(tempDir(), 'state');
     const result = onTerminal([link(server.url, 'e'.repeat(96)), '--state-dir', stateDir], 'y\n\n', agentEnv());
     expect(result.code).toBe(3);

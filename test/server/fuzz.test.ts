@@ -99,7 +99,7 @@ function expectNoServerError(answer: Answer, label: string): void {
   expect(answer.status, label).toBeLessThan(500);
   if (answer.status >= 400) {
     expect(answer.body?.error, `${label}: ${answer.text}`).toBe(ERROR_CODES_BY_STATUS[answer.status]);
-    expect(typeof answer.body.message, label).toBe('string');
+    expect(typeof answer.body?.message, label).toBe('string');
   }
 }
 

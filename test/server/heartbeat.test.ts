@@ -23,10 +23,10 @@ describe.concurrent('POST /heartbeat', () => {
     const before = Date.now();
     const answer = await heartbeat(server, device.apiKey, body);
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body).sort()).toEqual(['device_id', 'heartbeat_interval_seconds', 'posture_interval_seconds', 'server_time']);
+    expect(Object.keys(answer.body ?? {}).sort()).toEqual(['device_id', 'heartbeat_interval_seconds', 'posture_interval_seconds', 'server_time']);
     expect(answer.body).toMatchObject({ device_id: device.deviceId, heartbeat_interval_seconds: 300, posture_interval_seconds: 3600 });
-    expect(answer.body.server_time).toMatch(RFC3339_UTC);
-    expect(Math.abs(Date.parse(answer.body.server_time) - before)).toBeLessThan(5_000);
+    expect(answer.body?.server_time).toMatch(RFC3339_UTC);
+    expect(Math.abs(Date.parse(String(answer.body?.server_time)) - before)).toBeLessThan(5_000);
     expect(await server.showDevice(device.deviceId)).toMatchObject({
       state: 'ACTIVE',
       hardware_uuid: body.hardware_uuid,

@@ -182,7 +182,7 @@ describe.concurrent('correlation ids are checked within the tenant', () => {
       results: [result({ check_key: 'GOOD' }), result({ check_key: 'BAD', correlation_id: correlationId() })],
     });
     expectError(answer, 400, 'bad_request');
-    expect(answer.body.message).toContain('results[1].correlation_id');
+    expect(answer.body?.message).toContain('results[1].correlation_id');
     expect(await storedPostures(own.deviceId)).toEqual([]);
   });
 });

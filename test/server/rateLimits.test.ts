@@ -38,7 +38,7 @@ describe('per-device rate limits', () => {
 
     const refused = await heartbeat(server, device.apiKey, body);
     expectError(refused, 429, 'too_many_requests');
-    expect(refused.body.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
+    expect(refused.body?.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
     // 6 per minute: one comes back every 10 s.
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -56,7 +56,7 @@ describe('per-device rate limits', () => {
     expect((await postures(server, device.apiKey, { results: [result()] })).status).toBe(204);
     const refused = await postures(server, device.apiKey, { results: [result({ check_key: 'REFUSED' })] });
     expectError(refused, 429, 'too_many_requests');
-    expect(refused.body.message).toMatch(/sent posture uploads faster/);
+    expect(refused.body?.message).toMatch(/sent posture uploads faster/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const stored = (await server.showDevice(device.deviceId)).postures;
     expect(stored).toHaveLength(2);
@@ -71,7 +71,7 @@ describe('per-device rate limits', () => {
     expect((await postures(server, device.apiKey, big)).status).toBe(204);
     const refused = await postures(server, device.apiKey, big);
     expectError(refused, 429, 'too_many_requests');
-    expect(refused.body.message).toMatch(/sent posture data faster/);
+    expect(refused.body?.message).toMatch(/sent posture data faster/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await server.showDevice(device.deviceId)).postures).toHaveLength(100);
   });

@@ -94,7 +94,7 @@ export function listFixtures(): LoadedFixture[] {
 export async function runFixture(loaded: LoadedFixture): Promise<{ verdict: Verdict; host: FakeHost }> {
   const check = (await loadChecks(loaded.platform)).find((c) => c.key === loaded.checkKey);
   if (!check) throw new Error(`no ${loaded.checkKey} check registered for ${loaded.platform}`);
-  const host = new FakeHost(loaded.fixture.host as HostRecording);
+  const host = new FakeHost(loaded.fixture.host);
   const policy = resolvePolicy(loaded.fixture.policy ?? {});
   const now = new Date(loaded.fixture.now ?? FIXTURE_NOW);
   const facts = await check.collect(createContext(host, policy, now));
