@@ -10,6 +10,8 @@ import { agentEnv, runAgent } from '../support/agent';
 import { common, expectNoSecrets, stateDir, storedKey, useServer } from './cliHelpers';
 import { startConnectProxy } from './connectProxy';
 import { PROXIED_HOST, makeThrowawayCa } from './throwawayCa';
+import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import { readJson } from '../support/json';
 
 const ca = makeThrowawayCa();
 const running = useServer({ tls: { cert: ca.cert, key: ca.key } });
@@ -77,7 +79,7 @@ describe('device-agent doctor', () => {
     expect(code).toBe(1);
     expect(check(report, 'heartbeat')).toMatchObject({ verdict: 'fail', detail: expect.stringContaining('401'), next: expect.stringContaining('revoked') });
     expect(storedKey(dir)).toBe(key);
-    expect(JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8')).state).toBe('enrolled');
+    expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).state).toBe('enrolled');
   });
 
   it('a server that is down fails the tcp line and skips what depends on it', async () => {
@@ -87,7 +89,7 @@ describe('device-agent doctor', () => {
     await new Promise((resolve) => closed.close(resolve));
     const { dir } = await enrolled();
     const file = join(dir, 'enrollment.json');
-    const record = JSON.parse(readFileSync(file, 'utf8'));
+    const record = readJson<EnrollmentRecord>(file);
     (await import('node:fs')).writeFileSync(file, JSON.stringify({ ...record, server_url: `https://127.0.0.1:${port}` }), { mode: 0o600 });
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);
@@ -98,7 +100,7 @@ describe('device-agent doctor', () => {
   it('without the CA the tls line fails and says to pass --ca-file', async () => {
     const { dir } = await enrolled();
     const file = join(dir, 'enrollment.json');
-    const { ca_file: _dropped, ...record } = JSON.parse(readFileSync(file, 'utf8'));
+    const { ca_file: _dropped, ...record } = readJson<EnrollmentRecord>(file);
     (await import('node:fs')).writeFileSync(file, JSON.stringify(record), { mode: 0o600 });
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);

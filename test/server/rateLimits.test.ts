@@ -3,7 +3,7 @@
 // an agent on the server's schedule never meets.
 import { afterEach, describe, expect, test } from 'vitest';
 import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon } from '../daemon/agent';
-import { startServer, type RunningServer } from '../support/server';
+import { logEntries, startServer, type RunningServer } from '../support/server';
 import { Readable } from 'node:stream';
 import { ROUTES } from '../../src/protocol/schemas';
 import { call, enrolledDevice, expectError, heartbeat, heartbeatBody, postures, result } from './client';
@@ -19,12 +19,8 @@ async function serve(args: string[]): Promise<RunningServer> {
   return server;
 }
 
-function statusesLogged(server: RunningServer): number[] {
-  return server
-    .logs()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line))
+function statusesLogged(server: RunningServer): (number | undefined)[] {
+  return logEntries(server.logs())
     .filter((entry) => entry.msg === 'request')
     .map((entry) => entry.status);
 }

@@ -86,7 +86,7 @@ describe('device failing', () => {
     await postures(server, c.apiKey, { results: [result({ ...FIREWALL_FAIL, observed_at: new Date(Date.now() - 60_000).toISOString() })] });
     await postures(server, c.apiKey, { results: [result({ check_key: 'FIREWALL_ENABLED', status: 'PASS', evidence: { rule: 'inbound_filtered' } })] });
 
-    const failures = JSON.parse((await runServerCli(['device', 'failing', '--db', server.dbPath, '--org', org, '--json'])).stdout);
+    const failures: unknown = JSON.parse((await runServerCli(['device', 'failing', '--db', server.dbPath, '--org', org, '--json'])).stdout);
     const firewall = explainResult('LINUX', { check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } });
     expect(failures).toEqual([
       { platform: 'LINUX', check_key: 'FIREWALL_ENABLED', word: 'no_inbound_filtering', devices: [a.deviceId, b.deviceId].sort(), summary: firewall.summary, admin: firewall.admin, generic: false },

@@ -33,6 +33,25 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** One line of the server's JSON log: the fields tests read, and any others. */
+export interface LogEntry {
+  level?: unknown;
+  msg?: string;
+  url?: string;
+  command?: string;
+  event?: string;
+  status?: number;
+  [field: string]: unknown;
+}
+
+/** The JSON lines of a server's output. */
+export function logEntries(logs: string): LogEntry[] {
+  return logs
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogEntry);
+}
+
 export interface StartOptions {
   /** Extra `serve` flags; they come last, so they override the defaults. */
   args?: string[];
