@@ -1,7 +1,7 @@
 // enroll as a user runs it: the built CLI as a child process against the real reference server over
 // HTTP on loopback, with real files. Stubs only for what a correct server cannot do (refuse
 // connections, answer 503, stall). The input rules are in enrollInputRules.test.ts.
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';

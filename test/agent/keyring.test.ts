@@ -2,7 +2,6 @@
 // driven through the built CLI: the key lives in the secret store and in no file, each state
 // directory has its own entry, unenroll removes it, `auto` chooses by reachability, and a locked
 // store is reported as locked (exit 1), never as "not enrolled".
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';

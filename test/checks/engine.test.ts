@@ -20,7 +20,7 @@ function delayed(key: Check['key'], ms: number): Check {
       return { waited: ms };
     },
     evaluate: (facts) => pass(facts),
-  }) as Check;
+  });
 }
 
 describe('runChecks', () => {

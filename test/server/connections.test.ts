@@ -5,7 +5,7 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import { logEntries, startServer, type LogEntry, type RunningServer } from '../support/server';
 import { ROUTES } from '../../src/protocol/schemas';
-import { call, enrolledDevice, heartbeat, heartbeatBody } from './client';
+import { call, enrolledDevice, heartbeatBody } from './client';
 
 const servers: RunningServer[] = [];
 const sockets: Socket[] = [];

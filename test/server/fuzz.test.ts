@@ -61,7 +61,7 @@ function nested(depth: number): unknown {
 /** Changes one thing in a valid body (recursively into objects and arrays). */
 function mutate(r: Random, value: unknown): unknown {
   if (Array.isArray(value) && value.length > 0 && r.next() < 0.7) {
-    const copy = [...value];
+    const copy = [...(value as unknown[])];
     const i = r.int(copy.length);
     copy[i] = mutate(r, copy[i]);
     return copy;

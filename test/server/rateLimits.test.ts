@@ -56,7 +56,7 @@ describe('per-device rate limits', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const stored = (await server.showDevice(device.deviceId)).postures;
     expect(stored).toHaveLength(2);
-    expect(stored.some((p: any) => p.check_key === 'REFUSED')).toBe(false);
+    expect(stored.some((p) => p.check_key === 'REFUSED')).toBe(false);
   });
 
   test('posture bytes beyond the byte budget get 429 (the 822 MiB-in-8-s case)', async () => {

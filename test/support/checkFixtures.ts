@@ -9,7 +9,7 @@ import { createContext } from '../../checks/engine';
 import { resolvePolicy } from '../../checks/policy';
 import { loadChecks } from '../../checks/registry';
 import type { Verdict } from '../../checks/types';
-import { FakeHost, type HostRecording } from './fakeHost';
+import { FakeHost } from './fakeHost';
 
 export const FIXTURE_ROOT = fileURLToPath(new URL('../fixtures/checks', import.meta.url));
 /** Fixtures are judged at a fixed time unless they say otherwise, so lifecycle verdicts do not drift. */

@@ -6,7 +6,8 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { API_PREFIX } from '../../src/protocol/schemas';
 
-type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | string;
+/** enroll, heartbeat, postures, unenroll, or any other path. */
+type Route = string;
 
 export interface SeenRequest {
   route: Route;
