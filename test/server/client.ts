@@ -5,7 +5,7 @@ import { ROUTES, type EnrollResponse, type ErrorBody, type HeartbeatRequest, typ
 import type { CliOutcome, CreatedDevice, RunningServer } from '../support/server';
 
 /** A JSON answer's fields: any of the protocol's (each optional: tests assert which are there), or others. */
-export type AnswerBody = Partial<EnrollResponse & HeartbeatResponse & ErrorBody> & { [field: string]: unknown };
+type AnswerBody = Partial<EnrollResponse & HeartbeatResponse & ErrorBody> & { [field: string]: unknown };
 
 export interface Answer {
   status: number;

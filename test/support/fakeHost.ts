@@ -34,7 +34,7 @@ const text = (value: string | string[] | undefined): string =>
 const isAbsoluteAnywhere = (p: string) => path.posix.isAbsolute(p) || path.win32.isAbsolute(p);
 
 /** Like an async function's body: runs now, and a throw becomes a rejection. */
-export function settle<T>(answer: () => T): Promise<T> {
+function settle<T>(answer: () => T): Promise<T> {
   return new Promise((resolve) => resolve(answer()));
 }
 
