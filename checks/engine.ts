@@ -5,7 +5,7 @@ import type { Policy } from './policy';
 import type { Check, CheckContext, Host, Verdict } from './types';
 import { capEvidence, unknown } from './verdict';
 
-export const DEFAULT_CHECK_TIMEOUT_MS = 30_000;
+const DEFAULT_CHECK_TIMEOUT_MS = 30_000;
 
 export interface CycleOptions {
   host: Host;
@@ -32,7 +32,7 @@ export function createContext(host: Host, policy: Policy, now: Date): CheckConte
 }
 
 /** Collects and evaluates one check; never throws. */
-export async function runCheck(check: Check, ctx: CheckContext, timeoutMs: number): Promise<Verdict> {
+async function runCheck(check: Check, ctx: CheckContext, timeoutMs: number): Promise<Verdict> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<Verdict>((resolve) => {
     timer = setTimeout(() => resolve(unknown('timeout', { timeout_ms: timeoutMs })), timeoutMs);

@@ -78,7 +78,7 @@ export const NOTHING_TO_DO = 'Nothing to do.';
 export const passing = (summary: Text): Remedy => ({ summary, fix: NOTHING_TO_DO, admin: NOTHING_TO_DO });
 
 /** What each check is about, for the texts shared by every check. */
-export const CHECK_SUBJECT: Record<CheckKey, string> = {
+const CHECK_SUBJECT: Record<CheckKey, string> = {
   DISK_ENCRYPTION: 'disk encryption',
   SCREEN_LOCK: 'the screen lock',
   FIREWALL_ENABLED: 'the firewall',
@@ -90,7 +90,7 @@ export const CHECK_SUBJECT: Record<CheckKey, string> = {
   MALWARE_PROTECTION: 'malware protection',
 };
 
-export function subjectOf(checkKey: string): string {
+function subjectOf(checkKey: string): string {
   return Object.hasOwn(CHECK_SUBJECT, checkKey) ? CHECK_SUBJECT[checkKey as CheckKey] : "what this check looks at";
 }
 
@@ -109,7 +109,7 @@ export function word(ctx: RemedyContext, key: string): string | undefined {
 }
 
 /** A product name from the evidence ("Windows 11 Pro", "macOS"): letters, digits, spaces and dots only. */
-export function label(ctx: RemedyContext, key: string): string | undefined {
+function label(ctx: RemedyContext, key: string): string | undefined {
   const v = ctx.evidence[key];
   return typeof v === 'string' && /^[A-Za-z][A-Za-z0-9 .+()-]{0,59}$/.test(v) ? v : undefined;
 }
@@ -213,7 +213,7 @@ export interface Explanation {
 }
 
 /** The word a result's entry is filed under. */
-export function outcomeWord(status: PostureStatus, evidence: Record<string, unknown> | undefined): string | null {
+function outcomeWord(status: PostureStatus, evidence: Record<string, unknown> | undefined): string | null {
   const value = status === 'PASS' || status === 'FAIL' ? evidence?.rule : evidence?.reason;
   return typeof value === 'string' && value !== '' ? value : null;
 }
@@ -255,7 +255,7 @@ export function renderFix(fix: Remedy['fix'], ctx: RemedyContext): string {
 /** The OS hint from a device's OS_VERSION result (any platform's evidence names product and version). */
 export function osHintFrom(results: readonly Pick<PostureResult, 'check_key' | 'evidence'>[]): OsHint {
   const evidence = results.find((r) => r.check_key === 'OS_VERSION')?.evidence ?? {};
-  const text = (k: string) => (typeof evidence[k] === 'string' && /^[\w.+-]{1,40}$/.test(evidence[k] as string) ? (evidence[k] as string) : undefined);
+  const text = (k: string) => (typeof evidence[k] === 'string' && /^[\w.+-]{1,40}$/.test(evidence[k]) ? evidence[k] : undefined);
   const idLike = Array.isArray(evidence.id_like) ? evidence.id_like.filter((v): v is string => typeof v === 'string') : undefined;
   const hint: OsHint = {};
   const product = text('product') ?? text('id');

@@ -71,7 +71,9 @@ function capValue(value: unknown, depth: number): unknown {
     return value.length > EVIDENCE_LIMITS.stringLength ? `${value.slice(0, EVIDENCE_LIMITS.stringLength)}…` : value;
   }
   if (value === null || typeof value !== 'object') {
-    return typeof value === 'number' || typeof value === 'boolean' ? value : value === null ? null : String(value);
+    if (typeof value === 'number' || typeof value === 'boolean') return value;
+    if (value === null) return null;
+    return typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function' ? value.toString() : 'undefined';
   }
   if (depth >= EVIDENCE_LIMITS.depth) return '[depth limit]';
   if (Array.isArray(value)) {

@@ -45,7 +45,7 @@ function tool(file: string, args: readonly string[], cwd?: string): void {
     execFileSync(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const { stdout, stderr } = err as { stdout?: Buffer; stderr?: Buffer };
-    throw new Error(`${file} failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`);
+    throw new Error(`${file} failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`, { cause: err });
   }
 }
 

@@ -182,8 +182,8 @@ function startAgent(): ChildProcess {
 function spawnLogged(program: string, args: string[], logFile: string): ChildProcess {
   const log = createWriteStream(logFile, { mode: 0o600 });
   const child = spawn(process.execPath, [program, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
   children.push(child);
   return child;
 }

@@ -8,7 +8,7 @@ import type { Policy } from '../policy';
 import { fail, pass, unknown } from '../verdict';
 import { checkSwitchRemoved, collectSoftwareUpdate, resolveSetting, SOFTWARE_UPDATE_KEYS, type SoftwareUpdateFacts, type SoftwareUpdateKey } from './softwareUpdate';
 
-export function requiredKeys(policy: Policy, facts: SoftwareUpdateFacts): SoftwareUpdateKey[] {
+function requiredKeys(policy: Policy, facts: SoftwareUpdateFacts): SoftwareUpdateKey[] {
   const noCheckSwitch = checkSwitchRemoved(facts);
   return SOFTWARE_UPDATE_KEYS.filter(
     (key) => (key !== 'AutomaticallyInstallMacOSUpdates' || !policy.autoUpdate.acceptDownloadOnly) && (key !== 'AutomaticCheckEnabled' || !noCheckSwitch),

@@ -4,7 +4,7 @@ import { defineCheck, type CommandResult, type Verdict } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 
-export const FDESETUP = '/usr/bin/fdesetup';
+const FDESETUP = '/usr/bin/fdesetup';
 
 export interface FileVaultStatus {
   filevault: 'on' | 'off';

@@ -7,8 +7,8 @@ import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { plistBool } from './plist';
 import { MANAGED_PREFERENCES, readPlistFile, type PlistFile } from './probes';
 
-export const SOCKETFILTERFW = '/usr/libexec/ApplicationFirewall/socketfilterfw';
-export const MANAGED_FIREWALL = `${MANAGED_PREFERENCES}/com.apple.security.firewall.plist`;
+const SOCKETFILTERFW = '/usr/libexec/ApplicationFirewall/socketfilterfw';
+const MANAGED_FIREWALL = `${MANAGED_PREFERENCES}/com.apple.security.firewall.plist`;
 
 export interface FirewallFacts {
   /** `socketfilterfw --getglobalstate --getstealthmode --getblockall`: one line per getter. */

@@ -11,15 +11,15 @@ import { parsePlist, plistBool, plistDict, plistInt, plistString, type PlistDict
 import { combinedShortest, readContentRule, ruleMinimum, ruleRequires, type ContentRule } from './passwordRules';
 import { MANAGED_PREFERENCES, readPlistFile, type PlistFile } from './probes';
 
-export const PWPOLICY = '/usr/bin/pwpolicy';
-export const MANAGED_PASSCODE = `${MANAGED_PREFERENCES}/com.apple.mobiledevice.passwordpolicy.plist`;
+const PWPOLICY = '/usr/bin/pwpolicy';
+const MANAGED_PASSCODE = `${MANAGED_PREFERENCES}/com.apple.mobiledevice.passwordpolicy.plist`;
 
 export interface PasswordPolicyFacts {
   pwpolicy: CommandResult;
   passcodeProfile: PlistFile;
 }
 
-export interface AccountPolicies {
+interface AccountPolicies {
   contentPolicies: number;
   /** Shortest password the readable rules allow (a lower bound on what the Mac demands); 0 when `^$` is an alternative. */
   minLength?: number;

@@ -6,12 +6,12 @@
 
 export type CharClass = 'alpha' | 'lower' | 'upper' | 'numeric' | 'symbol' | 'other';
 
-export interface ClassRequirement {
+interface ClassRequirement {
   class: CharClass;
   count: number;
 }
 
-export interface Alternative {
+interface Alternative {
   /** Shortest length this alternative accepts. */
   min: number;
   /** Longest; Infinity unless anchored at both ends with a bounded item. */

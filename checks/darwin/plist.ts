@@ -80,7 +80,7 @@ class Reader {
     const tag = this.openTag();
     switch (tag.name) {
       case 'dict':
-        return tag.selfClosing ? Object.create(null) : this.dict(depth);
+        return tag.selfClosing ? (Object.create(null) as PlistDict) : this.dict(depth);
       case 'array':
         return tag.selfClosing ? [] : this.array(depth);
       case 'string':
@@ -116,7 +116,7 @@ class Reader {
   }
 
   private dict(depth: number): PlistDict {
-    const out: PlistDict = Object.create(null);
+    const out = Object.create(null) as PlistDict;
     for (;;) {
       this.skipSpace();
       if (this.text.startsWith('</', this.pos)) {

@@ -4,8 +4,8 @@ import type { CheckContext, CommandResult, Reason } from '../types';
 import { commandFailureReason, fsFailureReason } from '../verdict';
 import { parsePlist, plistDict, type PlistDict } from './plist';
 
-export const PLUTIL = '/usr/bin/plutil';
-export const SCUTIL = '/usr/sbin/scutil';
+const PLUTIL = '/usr/bin/plutil';
+const SCUTIL = '/usr/sbin/scutil';
 /** Configuration profiles (MDM) land here; their values win over the local ones. */
 export const MANAGED_PREFERENCES = '/Library/Managed Preferences';
 
@@ -79,7 +79,7 @@ export function consoleUser(ctx: CheckContext): Promise<ConsoleUser> {
 }
 
 export const LAUNCHCTL = '/bin/launchctl';
-export const SUDO = '/usr/bin/sudo';
+const SUDO = '/usr/bin/sudo';
 
 /**
  * Runs a command as the console user inside that user's launchd session (`launchctl asuser <uid>

@@ -12,7 +12,6 @@ import {
   requires,
   sharedRemedies,
   sshRemedies,
-  word,
   type CheckRemedies,
   type PlatformRemedies,
   type Remedy,

@@ -13,7 +13,7 @@ import { LAUNCHCTL } from './probes';
 import { parseSystemsetup, SYSTEMSETUP } from './systemsetup';
 
 /** kickstart writes "enabled" here when Remote Management (ARD) is switched on. */
-export const REMOTE_MANAGEMENT_FLAG = '/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd';
+const REMOTE_MANAGEMENT_FLAG = '/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd';
 const SSH_LABEL = 'com.openssh.sshd';
 const SCREEN_SHARING_LABEL = 'com.apple.screensharing';
 
@@ -52,7 +52,7 @@ export function parsePrintDisabled(stdout: string): Map<string, ServiceState> | 
 const SERVICE_NOT_FOUND = 113;
 
 /** `launchctl print system/<label>`: loaded, not loaded, or no answer. */
-export function parseServicePrint(result: CommandResult, label: string): 'loaded' | 'not_loaded' | undefined {
+function parseServicePrint(result: CommandResult, label: string): 'loaded' | 'not_loaded' | undefined {
   if (result.error) return undefined;
   const escaped = label.replace(/\./g, '\\.');
   if (result.exitCode === 0 && new RegExp(`^system/${escaped} = \\{$`, 'm').test(result.stdout)) return 'loaded';

@@ -8,9 +8,9 @@ import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { plistBool, plistInt, type PlistValue } from './plist';
 import { consoleUser, MANAGED_PREFERENCES, readPlistFile, runAsUser, type ConsoleUser, type PlistFile } from './probes';
 
-export const SYSADMINCTL = '/usr/sbin/sysadminctl';
-export const DEFAULTS = '/usr/bin/defaults';
-export const PMSET = '/usr/bin/pmset';
+const SYSADMINCTL = '/usr/sbin/sysadminctl';
+const DEFAULTS = '/usr/bin/defaults';
+const PMSET = '/usr/bin/pmset';
 
 export interface ScreenLockFacts {
   user: ConsoleUser;

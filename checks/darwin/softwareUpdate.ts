@@ -14,10 +14,10 @@ export function checkSwitchRemoved(facts: SoftwareUpdateFacts): boolean {
   return release !== null && release.productName === 'macOS' && Number(release.cycle) >= 15;
 }
 
-export const SOFTWARE_UPDATE_PLIST = '/Library/Preferences/com.apple.SoftwareUpdate.plist';
-export const MANAGED_SOFTWARE_UPDATE_PLIST = `${MANAGED_PREFERENCES}/com.apple.SoftwareUpdate.plist`;
+const SOFTWARE_UPDATE_PLIST = '/Library/Preferences/com.apple.SoftwareUpdate.plist';
+const MANAGED_SOFTWARE_UPDATE_PLIST = `${MANAGED_PREFERENCES}/com.apple.SoftwareUpdate.plist`;
 /** Where softwareupdated keeps the DDM software-update declarations it has accepted. */
-export const DDM_STATE_PLIST = '/var/db/softwareupdate/SoftwareUpdateDDMStatePersistence.plist';
+const DDM_STATE_PLIST = '/var/db/softwareupdate/SoftwareUpdateDDMStatePersistence.plist';
 
 /**
  * The DDM global setting that carries each key (`SUCorePersistedStatePolicyFields.
@@ -46,7 +46,7 @@ export type SoftwareUpdateKey = (typeof SOFTWARE_UPDATE_KEYS)[number];
  * downloading, security responses and system data files are on out of the box; installing macOS
  * updates is opt-in, and turning it on (Setup Assistant or System Settings) writes the key.
  */
-export const PLATFORM_DEFAULTS: Record<SoftwareUpdateKey, boolean> = {
+const PLATFORM_DEFAULTS: Record<SoftwareUpdateKey, boolean> = {
   AutomaticCheckEnabled: true,
   AutomaticDownload: true,
   AutomaticallyInstallMacOSUpdates: false,

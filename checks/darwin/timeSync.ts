@@ -12,10 +12,10 @@ import { plistBool } from './plist';
 import { MANAGED_PREFERENCES, readPlistFile, type PlistFile } from './probes';
 import { parseSystemsetup, SYSTEMSETUP } from './systemsetup';
 
-export const SNTP = '/usr/bin/sntp';
+const SNTP = '/usr/bin/sntp';
 /** Homebrew's chronyc: Apple silicon prefix first, then Intel's. */
-export const CHRONYC_PATHS = ['/opt/homebrew/bin/chronyc', '/usr/local/bin/chronyc'] as const;
-export const MANAGED_APPLICATION_ACCESS = `${MANAGED_PREFERENCES}/com.apple.applicationaccess.plist`;
+const CHRONYC_PATHS = ['/opt/homebrew/bin/chronyc', '/usr/local/bin/chronyc'] as const;
+const MANAGED_APPLICATION_ACCESS = `${MANAGED_PREFERENCES}/com.apple.applicationaccess.plist`;
 
 export interface TimeSyncFacts {
   usingNetworkTime: CommandResult;
@@ -27,7 +27,7 @@ export interface TimeSyncFacts {
 }
 
 /** The offset line of `sntp`: "+0.012345 +/- 0.023456 time.apple.com 17.253.x.x". */
-export function parseSntpOffset(stdout: string): number | undefined {
+function parseSntpOffset(stdout: string): number | undefined {
   const m = /^([+-]\d+(?:\.\d+)?) \+\/- \d+(?:\.\d+)? \S+/m.exec(stdout);
   return m ? Number(m[1]) : undefined;
 }

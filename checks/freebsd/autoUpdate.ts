@@ -11,10 +11,10 @@ import { parseCrontab, simpleCommands } from './crontab';
 import { jailProbe, jailVerdict } from './sysctl';
 
 /** The installed pkg(8); /usr/sbin/pkg is only the bootstrapper and would offer to install it. */
-export const PKG = '/usr/local/sbin/pkg';
-export const SYSTEM_CRONTAB = '/etc/crontab';
-export const ROOT_CRONTAB = '/var/cron/tabs/root';
-export const CRON_DIRS = ['/etc/cron.d', '/usr/local/etc/cron.d'] as const;
+const PKG = '/usr/local/sbin/pkg';
+const SYSTEM_CRONTAB = '/etc/crontab';
+const ROOT_CRONTAB = '/var/cron/tabs/root';
+const CRON_DIRS = ['/etc/cron.d', '/usr/local/etc/cron.d'] as const;
 
 export interface UpdateFacts {
   jailed: CommandResult;
@@ -25,7 +25,7 @@ export interface UpdateFacts {
   crontabs: Record<string, FileResult>;
 }
 
-export async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
+async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
   const { host } = ctx;
   const [jailed, pkgbase, ...dirResults] = await Promise.all([
     jailProbe(ctx),
@@ -91,7 +91,7 @@ export function updateJobsOf(commandLine: string, fileEnv: Record<string, string
   }
 }
 
-export function evaluateUpdates(facts: UpdateFacts, policy: Policy): Verdict {
+function evaluateUpdates(facts: UpdateFacts, policy: Policy): Verdict {
   const jail = jailVerdict(facts.jailed, policy, 'cron');
   if (jail) return jail;
   const jobs: UpdateJobs = { baseFetch: false, baseInstall: false, pkgUpgrade: null, otherRoots: 0 };

@@ -19,10 +19,10 @@ import {
   type MountTable,
 } from './storage';
 
-export const MOUNT = '/sbin/mount';
-export const ZPOOL = '/sbin/zpool';
-export const ZFS = '/sbin/zfs';
-export const GELI = '/sbin/geli';
+const MOUNT = '/sbin/mount';
+const ZPOOL = '/sbin/zpool';
+const ZFS = '/sbin/zfs';
+const GELI = '/sbin/geli';
 
 /** Boot-only filesystems that cannot be encrypted (the old GELI installer's /bootpool). */
 const BOOT_MOUNTPOINTS = new Set(['/bootpool']);
@@ -38,7 +38,7 @@ export interface DiskFacts {
 }
 
 /** The filesystems the policy's scope covers, or null when the mount table cannot tell. */
-export function filesystemsInScope(table: MountTable, policy: Policy): MountEntry[] | null {
+function filesystemsInScope(table: MountTable, policy: Policy): MountEntry[] | null {
   if (policy.diskEncryption.scope === 'root') {
     const root = rootEntry(table);
     return root ? [root] : null;
@@ -52,7 +52,7 @@ export function filesystemsInScope(table: MountTable, policy: Policy): MountEntr
 
 const poolOf = (dataset: string) => dataset.split('/')[0]!;
 
-export async function collectDisk(ctx: CheckContext): Promise<DiskFacts> {
+async function collectDisk(ctx: CheckContext): Promise<DiskFacts> {
   const { host } = ctx;
   const [jailed, mounts, geli] = await Promise.all([jailProbe(ctx), host.run(MOUNT, ['-p']), host.run(GELI, ['status'])]);
   const facts: DiskFacts = { jailed, mounts, geli };
@@ -129,7 +129,7 @@ function providersInScope(entries: MountEntry[], zfs: ZfsView): Set<string> {
   return names;
 }
 
-export function evaluateDisk(facts: DiskFacts, policy: Policy): Verdict {
+function evaluateDisk(facts: DiskFacts, policy: Policy): Verdict {
   const jail = jailVerdict(facts.jailed, policy, 'mount');
   if (jail) return jail;
   const evidence: Evidence = { source: facts.zpool ? 'mount+zpool+zfs+geli' : 'mount+geli', scope: policy.diskEncryption.scope };

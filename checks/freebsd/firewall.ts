@@ -12,9 +12,9 @@ import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterface
 import { parseRcVars, rcEvidence, rcProbe } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
 
-export const PFCTL = '/sbin/pfctl';
-export const IPFW = '/sbin/ipfw';
-export const IFCONFIG = '/sbin/ifconfig';
+const PFCTL = '/sbin/pfctl';
+const IPFW = '/sbin/ipfw';
+const IFCONFIG = '/sbin/ifconfig';
 
 export interface FirewallFacts {
   jailed: CommandResult;
@@ -31,7 +31,7 @@ export interface FirewallFacts {
   rc: CommandResult;
 }
 
-export async function collectFirewall(ctx: CheckContext): Promise<FirewallFacts> {
+async function collectFirewall(ctx: CheckContext): Promise<FirewallFacts> {
   const { host } = ctx;
   const [jailed, pfInfo, ipfwEnable, ipfRunning, rc] = await Promise.all([
     jailProbe(ctx),
@@ -136,7 +136,7 @@ function firewallType(value: string | undefined): string | null {
   return v.startsWith('/') ? 'file' : 'other';
 }
 
-export function evaluateFirewall(facts: FirewallFacts, policy: Policy): Verdict {
+function evaluateFirewall(facts: FirewallFacts, policy: Policy): Verdict {
   const vnet = facts.vnet ? interpretSysctl(facts.vnet) : undefined;
   if (!(vnet?.state === 'value' && vnet.value === '1')) {
     const jail = jailVerdict(facts.jailed, policy, 'pfctl+ipfw');

@@ -18,7 +18,7 @@ function older(a: FreebsdVersion, b: FreebsdVersion): FreebsdVersion {
 }
 
 /** Where a build comes from: the security branch of a release, a stable branch, or development. */
-export function releaseOf(v: FreebsdVersion): Release & { branchName: string } {
+function releaseOf(v: FreebsdVersion): Release & { branchName: string } {
   if (v.branch === 'RELEASE') {
     return { product: 'freebsd', cycle: `${v.major}.${v.minor}`, version: `${v.major}.${v.minor}.${v.patch}`, branchName: `releng/${v.major}.${v.minor}` };
   }

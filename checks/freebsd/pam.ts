@@ -4,7 +4,7 @@
 // the facility falls back to the "other" service.
 import type { FileResult, FsError } from '../types';
 
-export const PAM_DIRS = ['/etc/pam.d', '/usr/local/etc/pam.d'] as const;
+const PAM_DIRS = ['/etc/pam.d', '/usr/local/etc/pam.d'] as const;
 
 export interface PamEntry {
   facility: string;

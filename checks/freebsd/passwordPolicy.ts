@@ -11,8 +11,8 @@ import { passwdqcConfigFiles, passwdqcMinLength, passwdqcMinText, passwdqcRequir
 import { capNumber, capString, expandRecord, parseCapDatabase } from './loginConf';
 import { resolveChain, type PamEntry, type PamFiles } from './pam';
 
-export const LOGIN_CONF = '/etc/login.conf';
-export const NSSWITCH = '/etc/nsswitch.conf';
+const LOGIN_CONF = '/etc/login.conf';
+const NSSWITCH = '/etc/nsswitch.conf';
 const MAX_READ_ROUNDS = 10;
 
 export interface PasswordFacts {
@@ -25,7 +25,7 @@ export interface PasswordFacts {
 const isPasswdqc = (e: PamEntry) => /^pam_passwdqc\.so(?:\.\d+)?$/.test(e.module.split('/').at(-1) ?? '');
 const configFiles = (entries: PamEntry[]) => entries.filter(isPasswdqc).flatMap((e) => passwdqcConfigFiles(e.options));
 
-export async function collectPassword(ctx: CheckContext): Promise<PasswordFacts> {
+async function collectPassword(ctx: CheckContext): Promise<PasswordFacts> {
   const { host } = ctx;
   const files: PamFiles = {};
   const read = async (paths: string[]) => {
@@ -45,7 +45,7 @@ export async function collectPassword(ctx: CheckContext): Promise<PasswordFacts>
 }
 
 /** The default login class as getcap resolves it; values for evidence only. */
-export function loginClassEvidence(loginConf: FileResult): Evidence {
+function loginClassEvidence(loginConf: FileResult): Evidence {
   if (!loginConf.ok) return { login_conf: loginConf.error };
   const fields = expandRecord(parseCapDatabase(loginConf.text), 'default');
   if (!fields) return { login_conf: 'no_default_class' };
@@ -63,7 +63,7 @@ export function loginClassEvidence(loginConf: FileResult): Evidence {
 }
 
 /** nsswitch.conf's "passwd:" sources: "files" alone means local accounts only. */
-export function accountSources(nsswitch: FileResult): string[] | null {
+function accountSources(nsswitch: FileResult): string[] | null {
   if (!nsswitch.ok) return null;
   const line = nsswitch.text.split('\n').find((l) => /^\s*passwd\s*:/.test(l));
   if (!line) return null;
@@ -78,7 +78,7 @@ export function accountSources(nsswitch: FileResult): string[] | null {
 
 const ENFORCING = new Set(['required', 'requisite', 'binding']);
 
-export function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict {
+function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict {
   const evidence: Evidence = { source: 'pam_passwdqc', min_length_required: policy.password.minLength, ...loginClassEvidence(facts.loginConf) };
   const sources = accountSources(facts.nsswitch);
   if (sources) evidence.account_sources = sources;

@@ -24,7 +24,7 @@ const NON_MATCHING = new Set(['all', 'keep', 'modulate', 'synproxy', 'state', 'n
 const NARROWING = new Set(['proto', 'from', 'to', 'port', 'user', 'group', 'os', 'tagged', 'probability', 'received-on', 'icmp-type', 'icmp6-type', 'fragment', 'tos', 'prio']);
 
 /** A pf rule with the interface it is bound to (`on em0`, `on ! lo0`), kept so it can be judged per interface. */
-export interface PfRule extends FilterRule {
+interface PfRule extends FilterRule {
   on?: { name: string; negated: boolean };
   /** What the rule catches on an interface it applies to (its match without the interface). */
   body: Record<Family, Match>;
@@ -43,7 +43,7 @@ function interfaceMatch(negated: boolean, name: string): Match {
 }
 
 /** One printed rule; null for lines that are not pass/block rules (match, scrub, nat, rdr, …). */
-export function parsePfRule(line: string): PfRule | 'anchor' | null {
+function parsePfRule(line: string): PfRule | 'anchor' | null {
   const tokens = line.trim().match(TOKEN) ?? [];
   const action = tokens[0];
   if (action === 'anchor') return 'anchor';

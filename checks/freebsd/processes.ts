@@ -4,9 +4,9 @@ import type { CheckContext, CommandResult, Reason } from '../types';
 import { RunningCommands } from '../runningCommands';
 import { commandFailureReason } from '../verdict';
 
-export const PS = '/bin/ps';
+const PS = '/bin/ps';
 /** `-ax`: every process, with or without a terminal; empty headers suppress the header line. */
-export const PS_ARGS = ['-ax', '-o', 'uid=', '-o', 'comm='] as const;
+const PS_ARGS = ['-ax', '-o', 'uid=', '-o', 'comm='] as const;
 
 /** ps shows the kernel's command name, at most MAXCOMLEN (19) characters. */
 const COMM_LENGTH = 19;

@@ -4,10 +4,10 @@ import type { CheckContext, CommandResult, Reason } from '../types';
 import { parseBoolean } from '../text';
 import { commandFailureReason } from '../verdict';
 
-export const SYSRC = '/usr/sbin/sysrc';
+const SYSRC = '/usr/sbin/sysrc';
 
 /** Every rc.conf variable a FreeBSD check reports, read with one sysrc run per cycle. */
-export const RC_VARIABLES = [
+const RC_VARIABLES = [
   'pf_enable',
   'firewall_enable',
   'firewall_type',

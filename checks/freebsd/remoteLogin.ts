@@ -12,8 +12,8 @@ import { parseProcessTable, processProbe, runningCommands } from './processes';
 import { parseRcVars, rcEvidence, rcProbe } from './rc';
 import { isLoopback, parseSockstat, type Socket } from './sockstat';
 
-export const SOCKSTAT = '/usr/bin/sockstat';
-export const SOCKSTAT_ARGS = ['-4', '-6', '-l', '-P', 'tcp'] as const;
+const SOCKSTAT = '/usr/bin/sockstat';
+const SOCKSTAT_ARGS = ['-4', '-6', '-l', '-P', 'tcp'] as const;
 
 export interface RemoteLoginFacts {
   sockstat: CommandResult;
@@ -23,7 +23,7 @@ export interface RemoteLoginFacts {
   sshdConfig?: CommandResult;
 }
 
-export async function collectRemoteLogin(ctx: CheckContext): Promise<RemoteLoginFacts> {
+async function collectRemoteLogin(ctx: CheckContext): Promise<RemoteLoginFacts> {
   const [sockstat, ps, rc, sshdConfig] = await Promise.all([
     ctx.host.run(SOCKSTAT, SOCKSTAT_ARGS),
     processProbe(ctx),
@@ -49,7 +49,7 @@ function hardeningVerdict(facts: RemoteLoginFacts, evidence: Evidence, exposure:
   return isHardened(config.settings) ? pass({ ...details, rule: 'ssh_hardened' }) : fail({ ...details, rule: exposure });
 }
 
-export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
   const rc = parseRcVars(facts.rc);
   const evidence: Evidence = { source: 'sockstat', rc_enabled: rcEvidence(rc, 'sshd_enable') };
   if (facts.sockstat.error || facts.sockstat.exitCode !== 0) return unknown(commandFailureReason(facts.sockstat), evidence);

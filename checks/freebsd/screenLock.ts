@@ -12,17 +12,17 @@ import { ownersOf, parseProcessTable, processProbe, runningCommands, type Proces
 import { PASSWD, parsePasswd, type Account } from '../passwd';
 import { parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
 
-export const XSET = '/usr/local/bin/xset';
+const XSET = '/usr/local/bin/xset';
 /** Reads a user's own file as that user: their permissions apply and a FIFO or slow mount times out. */
-export const CAT = '/bin/cat';
-export const X11_SOCKETS = '/tmp/.X11-unix';
+const CAT = '/bin/cat';
+const X11_SOCKETS = '/tmp/.X11-unix';
 /** Where the x11/xscreensaver port installs its defaults (newer, then older layout). */
-export const XSCREENSAVER_DEFAULTS = ['/usr/local/share/X11/app-defaults/XScreenSaver', '/usr/local/lib/X11/app-defaults/XScreenSaver'] as const;
+const XSCREENSAVER_DEFAULTS = ['/usr/local/share/X11/app-defaults/XScreenSaver', '/usr/local/lib/X11/app-defaults/XScreenSaver'] as const;
 
 /** X servers and Wayland compositors: one running means a graphical session exists. */
-export const DISPLAY_SERVERS = ['Xorg', 'X', 'Xwayland', 'Xvnc', 'sway', 'labwc', 'wayfire', 'Hyprland', 'river', 'hikari', 'niri', 'weston', 'cage', 'kwin_wayland', 'gnome-shell'] as const;
+const DISPLAY_SERVERS = ['Xorg', 'X', 'Xwayland', 'Xvnc', 'sway', 'labwc', 'wayfire', 'Hyprland', 'river', 'hikari', 'niri', 'weston', 'cage', 'kwin_wayland', 'gnome-shell'] as const;
 /** Lockers and desktop shells with their own lock settings, which this check does not read. */
-export const UNEVALUATED_LOCKERS = [
+const UNEVALUATED_LOCKERS = [
   'xautolock', 'xidle', 'swayidle', 'hypridle', 'light-locker', 'xfce4-screensaver', 'mate-screensaver',
   'cinnamon-screensave', 'gnome-screensaver', 'gnome-shell', 'ksmserver', 'kscreenlocker_greet', 'plasmashell',
 ] as const;
@@ -41,13 +41,13 @@ export interface ScreenLockFacts {
 const namesOf = (table: ProcessInfo[], names: readonly string[]) => runningCommands(table).among(names).sort();
 
 /** The single local display (":0" from /tmp/.X11-unix/X0), or null when there is none or several. */
-export function singleDisplay(listing: DirResult | undefined): string | null {
+function singleDisplay(listing: DirResult | undefined): string | null {
   if (!listing?.ok) return null;
   const displays = listing.entries.filter((e) => /^X\d+$/.test(e));
   return displays.length === 1 ? `:${displays[0]!.slice(1)}` : null;
 }
 
-export async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFacts> {
+async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFacts> {
   const { host } = ctx;
   const ps = await processProbe(ctx);
   const facts: ScreenLockFacts = { ps, userResources: {}, appDefaults: {}, xset: {} };
@@ -114,7 +114,7 @@ function xssLockUser(facts: ScreenLockFacts, uid: number): UserResult {
   return { settings: { locks: timeout > 0, idleSeconds: timeout, graceSeconds: 0 }, locker };
 }
 
-export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
   const table = parseProcessTable(facts.ps);
   if (!table.ok) return unknown(table.reason, { source: 'ps' });
   const servers = namesOf(table.processes, DISPLAY_SERVERS);

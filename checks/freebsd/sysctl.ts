@@ -5,7 +5,7 @@ import type { Policy } from '../policy';
 import type { CheckContext, CommandResult, Host, Reason, Verdict } from '../types';
 import { commandFailureReason, containersModeVerdict } from '../verdict';
 
-export const SYSCTL = '/sbin/sysctl';
+const SYSCTL = '/sbin/sysctl';
 
 export type SysctlValue = { state: 'value'; value: string } | { state: 'absent' } | { state: 'error'; reason: Reason };
 

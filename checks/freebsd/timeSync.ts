@@ -10,12 +10,12 @@ import { parseProcessTable, processProbe, runningCommands } from './processes';
 import { parseRcVars, rcEnabled, rcEvidence, rcProbe, type RcVars } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
 
-export const NTPQ = '/usr/bin/ntpq';
-export const NTPQ_ARGS = ['-n', '-c', 'rv 0 leap,stratum,offset'] as const;
-export const NTPCTL = '/usr/local/sbin/ntpctl';
-export const CHRONYC = '/usr/local/bin/chronyc';
+const NTPQ = '/usr/bin/ntpq';
+const NTPQ_ARGS = ['-n', '-c', 'rv 0 leap,stratum,offset'] as const;
+const NTPCTL = '/usr/local/sbin/ntpctl';
+const CHRONYC = '/usr/local/bin/chronyc';
 /** A daemon that started this recently may not have synchronised yet. */
-export const SYNC_GRACE_SECONDS = 1200;
+const SYNC_GRACE_SECONDS = 1200;
 
 export interface TimeFacts {
   jailed: CommandResult;
@@ -31,7 +31,7 @@ const refused = (r: CommandResult) => !r.error && /Connection refused/.test(r.st
 /** ntpd up but refusing mode-6 queries ("restrict … noquery"): ntpq waits and gives up. */
 const timedOut = (r: CommandResult) => !r.error && /timed out/.test(`${r.stdout}\n${r.stderr}`);
 
-export async function collectTime(ctx: CheckContext): Promise<TimeFacts> {
+async function collectTime(ctx: CheckContext): Promise<TimeFacts> {
   const { host } = ctx;
   const [jailed, ps, rc] = await Promise.all([jailProbe(ctx), processProbe(ctx), rcProbe(ctx)]);
   const facts: TimeFacts = { jailed, ps, rc };
@@ -93,7 +93,7 @@ export function parseChronyc(result: CommandResult): SyncState {
 }
 
 /** `sysctl -n kern.boottime`: "{ sec = 1763700000, usec = 123456 } Fri Nov 21 04:40:00 2025". */
-export function parseBoottime(result: CommandResult | undefined): number | undefined {
+function parseBoottime(result: CommandResult | undefined): number | undefined {
   if (!result) return undefined;
   const read = interpretSysctl(result);
   const sec = read.state === 'value' ? /^\{ sec = (\d+), usec = \d+ \}/.exec(read.value)?.[1] : undefined;
@@ -104,7 +104,7 @@ function rcFor(rc: RcVars, daemon: SyncState['daemon']) {
   return rcEvidence(rc, daemon === 'openntpd' ? 'openntpd_enable' : daemon === 'chronyd' ? 'chronyd_enable' : 'ntpd_enable');
 }
 
-export function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdict {
+function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdict {
   const jail = jailVerdict(facts.jailed, policy, 'ps');
   if (jail) return jail;
   const rc = parseRcVars(facts.rc);

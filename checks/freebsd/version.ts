@@ -3,7 +3,7 @@
 import type { CommandResult, Host, Reason } from '../types';
 import { commandFailureReason } from '../verdict';
 
-export const FREEBSD_VERSION = '/bin/freebsd-version';
+const FREEBSD_VERSION = '/bin/freebsd-version';
 
 /** A FreeBSD release name such as "14.1-RELEASE-p5", "14.2-STABLE" or "15.0-RC2". */
 export interface FreebsdVersion {

@@ -13,13 +13,13 @@ import { isEnabledState, systemdBooted, unitFileStates } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
 import { runTool } from './tools';
 
-export const DPKG_QUERY = '/usr/bin/dpkg-query';
-export const APT_CONFIG = '/usr/bin/apt-config';
+const DPKG_QUERY = '/usr/bin/dpkg-query';
+const APT_CONFIG = '/usr/bin/apt-config';
 
 type Tri = boolean | 'unknown';
 type Readable<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-export type UpdateFacts =
+type UpdateFacts =
   | {
       manager: 'apt';
       installed: Tri;
@@ -33,7 +33,7 @@ export type UpdateFacts =
   | { manager: 'pacman' }
   | { manager: 'unknown'; id?: string };
 
-export interface AutoUpdateFacts {
+interface AutoUpdateFacts {
   container: ContainerFacts;
   update: UpdateFacts;
 }
@@ -99,9 +99,9 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
 }
 
 /** dnf5's distribution defaults and the two host files its releases have read (see applyUpdatesSetting). */
-export const DNF5_DEFAULTS = '/usr/share/dnf5/dnf5-plugins/automatic.conf';
-export const DNF5_PLUGIN_CONF = '/etc/dnf/dnf5-plugins/automatic.conf';
-export const DNF_AUTOMATIC_CONF = '/etc/dnf/automatic.conf';
+const DNF5_DEFAULTS = '/usr/share/dnf5/dnf5-plugins/automatic.conf';
+const DNF5_PLUGIN_CONF = '/etc/dnf/dnf5-plugins/automatic.conf';
+const DNF_AUTOMATIC_CONF = '/etc/dnf/automatic.conf';
 
 /** `[commands]` of an automatic.conf, keys lower-cased (dnf reads option names case-insensitively). */
 function automaticCommands(text: string): Record<string, string> {
@@ -117,7 +117,7 @@ type Commands = Record<string, string> | undefined;
  * defaults, whole. When that older file exists and the two readings disagree, the running
  * release decides, which this reading does not know: undefined.
  */
-export function dnf5Commands(defaults: Commands, pluginConf: Commands, hostConf: Commands): { commands: Record<string, string> } | undefined {
+function dnf5Commands(defaults: Commands, pluginConf: Commands, hostConf: Commands): { commands: Record<string, string> } | undefined {
   const layered = { ...defaults, ...hostConf };
   if (!pluginConf) return { commands: layered };
   const pick = (c: Record<string, string>) => `${parseBoolean(c.apply_updates) === true} ${c.upgrade_type ?? 'default'}`;
@@ -185,7 +185,7 @@ const COLLECTORS: Record<string, (ctx: CheckContext) => Promise<UpdateFacts>> = 
   'opensuse-leap': collectZypper,
   'opensuse-tumbleweed': collectZypper,
   alpine: collectApk,
-  arch: async () => ({ manager: 'pacman' }),
+  arch: () => Promise.resolve({ manager: 'pacman' }),
 };
 
 async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {

@@ -16,7 +16,7 @@ export interface ContainerFacts {
 }
 
 /** A root that a machine boots from, not one a container runtime prepared. */
-export function isMachineRoot(root: MountEntry | undefined): boolean {
+function isMachineRoot(root: MountEntry | undefined): boolean {
   if (!root || !root.source.startsWith('/dev/') || !BLOCK_FILESYSTEMS.has(root.fstype)) return false;
   // Btrfs roots are usually a top-level subvolume ("/@", "/@rootfs"); deeper paths are bind or
   // runtime-made subvolumes (Docker's btrfs driver).

@@ -24,11 +24,11 @@ export interface LockSettings {
 
 export type LockReading = { ok: true; settings: LockSettings } | { ok: false; reason: string; desktop: string };
 
-export const GSETTINGS = '/usr/bin/gsettings';
-export const XFCE4_SCREENSAVER = '/usr/bin/xfce4-screensaver';
+const GSETTINGS = '/usr/bin/gsettings';
+const XFCE4_SCREENSAVER = '/usr/bin/xfce4-screensaver';
 
 /** The desktop family whose settings we know how to read, from an XDG desktop name list. */
-export function desktopFamily(desktop: string): LockSettings['desktop'] | undefined {
+function desktopFamily(desktop: string): LockSettings['desktop'] | undefined {
   const names = desktop.split(':').map((n) => n.trim().toLowerCase());
   if (names.some((n) => n === 'x-cinnamon' || n === 'cinnamon')) return 'cinnamon';
   if (names.includes('kde')) return 'kde';
@@ -70,7 +70,7 @@ async function readGsettings(host: Host, account: Account, desktop: 'gnome' | 'c
     // Without the dconf backend GIO falls back to an in-memory store that only knows the defaults.
     if (/memory['"]? GSettings backend/i.test(r.stderr)) return { ok: false, reason: 'gsettings_defaults_only', desktop };
   }
-  const values = { ...parseGsettings(results[0]!.stdout), ...parseGsettings(results[1]!.stdout) };
+  const values = { ...parseGsettings(results[0].stdout), ...parseGsettings(results[1].stdout) };
   const settings: LockSettings = { desktop, source: 'gsettings' };
   const lockEnabled = parseBoolean(values[`${prefix}.screensaver.lock-enabled`]);
   const idleActivation = parseBoolean(values[`${prefix}.screensaver.idle-activation-enabled`]);

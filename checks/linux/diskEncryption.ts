@@ -12,14 +12,14 @@ import { containerEvidence, containerFacts, containerVerdict, type ContainerFact
 import { BLOCK_FILESYSTEMS, mountOf, mountTable, NETWORK_FILESYSTEMS, rootMount, type MountEntry } from './mounts';
 import { runTool } from './tools';
 
-export type VolumeFacts =
+type VolumeFacts =
   | { kind: 'block'; fstype: string; tree: BlockNode }
   | { kind: 'zfs'; encryption?: string; keystatus?: string; error?: string; vdevs?: ZfsVdevs }
   | { kind: 'network'; fstype: string }
   | { kind: 'virtual'; fstype: string }
   | { kind: 'unresolved'; fstype: string };
 
-export interface DiskEncryptionFacts {
+interface DiskEncryptionFacts {
   container: ContainerFacts;
   root: VolumeFacts | { kind: 'error'; reason: string };
   /** The root is an overlay judged by the filesystem under it (ostree/composefs: /sysroot). */
@@ -29,16 +29,16 @@ export interface DiskEncryptionFacts {
   swap: SwapState;
 }
 
-export type SwapState = 'none' | 'encrypted' | 'unencrypted' | 'unknown';
+type SwapState = 'none' | 'encrypted' | 'unencrypted' | 'unknown';
 
-export const ZFS = '/usr/sbin/zfs';
-export const ZPOOL = '/usr/sbin/zpool';
+const ZFS = '/usr/sbin/zfs';
+const ZPOOL = '/usr/sbin/zpool';
 
 /** The block devices of a dataset's pool, walked down to the disks, or why they could not be read. */
-export type ZfsVdevs = { ok: true; trees: BlockNode[] } | { ok: false; reason: string };
+type ZfsVdevs = { ok: true; trees: BlockNode[] } | { ok: false; reason: string };
 
 /** The device paths of `zpool status -P <pool>`'s config section: data, log, cache and spare vdevs alike. */
-export function zpoolDevicePaths(stdout: string): string[] {
+function zpoolDevicePaths(stdout: string): string[] {
   const config = stdout.split(/^config:\s*$/m)[1]?.split(/^errors:/m)[0] ?? '';
   return config
     .split('\n')

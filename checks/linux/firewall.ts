@@ -9,13 +9,13 @@ import { containerEvidence, containerFacts, containerVerdict, type ContainerFact
 import { findTool, runTool } from './tools';
 import { analyzeIptablesInput, analyzeNftRuleset, type InputFiltering } from './firewallRules';
 
-export const NFT = '/usr/sbin/nft';
-export const IPTABLES_LEGACY = '/usr/sbin/iptables-legacy';
-export const IP6TABLES_LEGACY = '/usr/sbin/ip6tables-legacy';
-export const IPTABLES = '/usr/sbin/iptables';
-export const IP6TABLES = '/usr/sbin/ip6tables';
-export const UFW = '/usr/sbin/ufw';
-export const FIREWALL_CMD = '/usr/bin/firewall-cmd';
+const NFT = '/usr/sbin/nft';
+const IPTABLES_LEGACY = '/usr/sbin/iptables-legacy';
+const IP6TABLES_LEGACY = '/usr/sbin/ip6tables-legacy';
+const IPTABLES = '/usr/sbin/iptables';
+const IP6TABLES = '/usr/sbin/ip6tables';
+const UFW = '/usr/sbin/ufw';
+const FIREWALL_CMD = '/usr/bin/firewall-cmd';
 
 type View<T> = { state: 'ok'; value: T } | { state: 'unavailable'; reason: string };
 

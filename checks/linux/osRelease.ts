@@ -20,7 +20,7 @@ export interface OsRelease {
 
 export type OsReleaseFacts = { ok: true; release: OsRelease; kernel?: string } | { ok: false; error: string };
 
-export const OS_RELEASE_FILES = ['/etc/os-release', '/usr/lib/os-release'] as const;
+const OS_RELEASE_FILES = ['/etc/os-release', '/usr/lib/os-release'] as const;
 
 export function parseOsRelease(text: string, debianVersion?: string): OsRelease {
   const fields = parseShellAssignments(text);

@@ -10,7 +10,7 @@ import { containerEvidence, containerFacts, type ContainerFacts } from './contai
 import { osRelease, preciseVersion, type OsRelease, type OsReleaseFacts } from './osRelease';
 import { ageInDays } from '../text';
 
-export interface OsVersionFacts {
+interface OsVersionFacts {
   os: OsReleaseFacts;
   container: ContainerFacts;
   /** Rolling releases: when packages last changed (pacman's local database), ms since epoch. */

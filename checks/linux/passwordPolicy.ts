@@ -11,7 +11,7 @@ import { meaningfulLines } from '../text';
 import { compareVersions } from '../release';
 import { runTool } from './tools';
 
-export interface PasswordPolicyFacts {
+interface PasswordPolicyFacts {
   stack: PamStack;
   /** Files named by pam_passwdqc's config= options, by path. */
   passwdqcConfigs: Record<string, FileResult>;
@@ -37,7 +37,7 @@ export function parsePwqualityConf(text: string): Record<string, string> {
   return out;
 }
 
-export function parseLoginDefs(text: string): Record<string, string> {
+function parseLoginDefs(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of meaningfulLines(text)) {
     const [key, value] = line.split(/\s+/);
@@ -46,9 +46,9 @@ export function parseLoginDefs(text: string): Record<string, string> {
   return out;
 }
 
-export const DPKG_QUERY = '/usr/bin/dpkg-query';
-export const RPM = '/usr/bin/rpm';
-export const PACMAN = '/usr/bin/pacman';
+const DPKG_QUERY = '/usr/bin/dpkg-query';
+const RPM = '/usr/bin/rpm';
+const PACMAN = '/usr/bin/pacman';
 
 /** libpwquality's version from dpkg (libpwquality1), rpm or pacman (libpwquality), whichever knows it. */
 async function pwqualityVersion(host: Host): Promise<string | undefined> {
@@ -107,9 +107,9 @@ const LEGACY_DEFAULTS = { minlen: 9, credit: 1 };
 const CURRENT_DEFAULTS = { minlen: 8, credit: 0 };
 
 /** Which libpwquality the readings assume: its version's defaults and whether it reads pwquality.conf.d. */
-export type PwqualityGeneration = 'legacy' | 'current';
+type PwqualityGeneration = 'legacy' | 'current';
 
-export function pwqualityGeneration(version: string | undefined): PwqualityGeneration | undefined {
+function pwqualityGeneration(version: string | undefined): PwqualityGeneration | undefined {
   if (version === undefined) return undefined;
   return compareVersions(version, '1.3.0') < 0 ? 'legacy' : 'current';
 }
@@ -147,7 +147,7 @@ function unixModule(entry: PamEntry): Strength {
 }
 
 /** What each enforcing module of the stack requires (pam_pwquality as the given libpwquality generation reads it), or the first module whose options cannot be read. */
-export function strengths(facts: PasswordPolicyFacts, generation: PwqualityGeneration = 'current'): Strength[] | { problem: string } {
+function strengths(facts: PasswordPolicyFacts, generation: PwqualityGeneration = 'current'): Strength[] | { problem: string } {
   if (!facts.stack.ok) return [];
   const out: Strength[] = [];
   for (const entry of facts.stack.entries) {

@@ -7,7 +7,7 @@
 import { RunningCommands } from '../runningCommands';
 import type { CheckContext, Host } from '../types';
 
-export interface ProcessInfo {
+interface ProcessInfo {
   pid: number;
   /** The kernel's 15-character command name ("systemd-timesyn" for systemd-timesyncd). */
   comm: string;
@@ -42,7 +42,7 @@ async function fullName(host: Host, pid: number, comm: string): Promise<string |
   return fromCmdline?.startsWith(comm) ? fromCmdline : undefined;
 }
 
-export async function readProcessTable(host: Host): Promise<ProcessTable> {
+async function readProcessTable(host: Host): Promise<ProcessTable> {
   const listing = await host.readDir('/proc');
   if (!listing.ok) return { readable: false, complete: false, processes: [] };
   const pids = listing.entries.filter((e) => /^\d+$/.test(e)).map(Number);

@@ -31,7 +31,7 @@ const DAEMON_SERVICE: Record<string, RemoteService> = {
 /** Processes that listen on behalf of a service they start on connection (socket activation). */
 const ACTIVATORS = new Set(['systemd', 'inetd', 'xinetd']);
 
-export function serviceByPort(port: number, sshPorts: ReadonlySet<number>): RemoteService | undefined {
+function serviceByPort(port: number, sshPorts: ReadonlySet<number>): RemoteService | undefined {
   if (port === 22 || sshPorts.has(port)) return 'ssh';
   if (port === 23) return 'telnet';
   if (port === 3389) return 'rdp';
@@ -46,7 +46,7 @@ export interface OwnedListener {
   owner?: string;
 }
 
-export interface RemoteLoginFacts {
+interface RemoteLoginFacts {
   listeners: { ok: true; items: OwnedListener[] } | { ok: false; reason: string };
   ownerMapping: 'complete' | 'partial' | 'unavailable';
   /** Ports configured for SSH besides 22 (sshd_config Port, ListenStream of ssh(d).socket). */

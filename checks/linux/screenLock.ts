@@ -8,7 +8,7 @@ import { fail, notApplicable, pass, unknown } from '../verdict';
 import { readLockSettings, type LockReading, type LockSettings } from './desktopLock';
 import { accountOf, graphicalSessions, type SessionFacts } from './sessions';
 
-export interface ScreenLockFacts {
+interface ScreenLockFacts {
   sessions: Omit<SessionFacts, 'sessions'> & { local: number; remote: number; sessionTypes: string[] };
   /** One reading per distinct local session user (no user identity kept). */
   users: LockReading[];

@@ -7,7 +7,7 @@ import { processTable } from './processes';
 import { systemdBooted } from './systemd';
 import { parseKeyValue } from '../text';
 
-export interface GraphicalSession {
+interface GraphicalSession {
   uid: number;
   /** XDG desktop name(s) as logind or the process gives them: "GNOME", "ubuntu:GNOME", "KDE", "XFCE", … */
   desktop: string;
@@ -26,7 +26,7 @@ export interface SessionFacts {
 const GRAPHICAL_TYPES = new Set(['x11', 'wayland', 'mir']);
 
 /** logind session file -> a graphical user session, or null (tty, greeter, closing, …). */
-export function parseLogindSession(text: string): GraphicalSession | null {
+function parseLogindSession(text: string): GraphicalSession | null {
   const f = parseKeyValue(text);
   if (!f.TYPE || !GRAPHICAL_TYPES.has(f.TYPE)) return null;
   if (f.CLASS !== undefined && f.CLASS !== 'user') return null;
@@ -37,7 +37,7 @@ export function parseLogindSession(text: string): GraphicalSession | null {
 }
 
 /** Processes that only run inside a graphical session, and the desktop they mean. */
-export const DESKTOP_PROCESSES: Record<string, string> = {
+const DESKTOP_PROCESSES: Record<string, string> = {
   'gnome-shell': 'GNOME',
   plasmashell: 'KDE',
   kwin_wayland: 'KDE',

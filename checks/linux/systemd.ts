@@ -12,7 +12,7 @@ export function systemdBooted(ctx: CheckContext): Promise<boolean> {
   });
 }
 
-export const SYSTEMCTL = '/usr/bin/systemctl';
+const SYSTEMCTL = '/usr/bin/systemctl';
 
 export type UnitFileStates = { ok: true; states: Record<string, string> } | { ok: false; reason: string };
 

@@ -11,22 +11,22 @@ import { parseBoolean, parseKeyValue } from '../text';
 import { chronyTrackingText, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
 import { runTool } from './tools';
 
-export const TIMEDATECTL = '/usr/bin/timedatectl';
-export const CHRONYC = '/usr/bin/chronyc';
-export const NTPQ = '/usr/bin/ntpq';
-export const NTPCTL = '/usr/sbin/ntpctl';
+const TIMEDATECTL = '/usr/bin/timedatectl';
+const CHRONYC = '/usr/bin/chronyc';
+const NTPQ = '/usr/bin/ntpq';
+const NTPCTL = '/usr/sbin/ntpctl';
 
 /** Time daemons by program name (checks/linux/processes.ts matches the kernel's cut comm too). */
-export const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyncd', 'openntpd', 'ptp4l', 'phc2sys'];
+const TIME_DAEMONS = ['chronyd', 'ntpd', 'systemd-timesyncd', 'openntpd', 'ptp4l', 'phc2sys'];
 
 /** A backend's answer: synchronised or not (with what it measured), or why it could not say. */
 export interface SyncState extends ClockSync {
   /** timedatectl only: a sync service is enabled. */
   ntpEnabled?: boolean;
 }
-export type SyncReading = SyncState | { unreadable: string };
+type SyncReading = SyncState | { unreadable: string };
 
-export interface TimeSyncFacts {
+interface TimeSyncFacts {
   container: ContainerFacts;
   /** Daemons seen running; null when the process table is incomplete or unreadable. */
   daemons: string[] | null;

@@ -11,9 +11,9 @@ import { regNumber, type RegistryValues } from './registry';
 import { decodeProducts, productEvidence, securityCenterProducts, type SecurityCenterProduct } from './securityCenter';
 
 const FirewallProfile = z.object({ Name: z.string(), Enabled: z.string(), DefaultInboundAction: z.string() });
-export type FirewallProfile = z.infer<typeof FirewallProfile>;
+type FirewallProfile = z.infer<typeof FirewallProfile>;
 
-export const PROFILE_NAMES = ['Domain', 'Private', 'Public'] as const;
+const PROFILE_NAMES = ['Domain', 'Private', 'Public'] as const;
 type ProfileName = (typeof PROFILE_NAMES)[number];
 
 export interface FirewallFacts {
@@ -40,7 +40,7 @@ interface ProfileState {
 const ENABLED: Record<string, boolean> = { True: true, False: false };
 const INBOUND: Record<string, boolean> = { Block: true, NotConfigured: true, Allow: false };
 
-export function profilesFromCmdlet(profiles: FirewallProfile[]): Record<ProfileName, ProfileState> | null {
+function profilesFromCmdlet(profiles: FirewallProfile[]): Record<ProfileName, ProfileState> | null {
   const out: Partial<Record<ProfileName, ProfileState>> = {};
   for (const name of PROFILE_NAMES) {
     const profile = profiles.find((p) => p.Name === name);
@@ -55,7 +55,7 @@ export function profilesFromCmdlet(profiles: FirewallProfile[]): Record<ProfileN
  * the legacy Standard Profile one). EnableFirewall 1/0;
  * DefaultInboundAction 1 = block, 0 = allow, absent = block (the Windows default).
  */
-export function profilesFromRegistry(registry: FirewallFacts['registry']): Record<ProfileName, ProfileState> | null {
+function profilesFromRegistry(registry: FirewallFacts['registry']): Record<ProfileName, ProfileState> | null {
   const out: Partial<Record<ProfileName, ProfileState>> = {};
   for (const name of PROFILE_NAMES) {
     const { policy, legacyPolicy = { ok: true, value: null }, local } = registry[name];

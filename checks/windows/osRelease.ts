@@ -28,7 +28,7 @@ export interface WindowsRelease {
   cycle: string | null;
 }
 
-export const WINDOWS_11_FIRST_BUILD = 22000;
+const WINDOWS_11_FIRST_BUILD = 22000;
 
 const CLIENT_CYCLES: Record<number, string> = {
   17763: '1809',

@@ -16,7 +16,7 @@ export interface OsVersionFacts {
 }
 
 /** Server editions have their own floor: their builds (14393, 17763, 20348) are not client feature updates; LTSC has none. */
-export function buildFloor(release: WindowsRelease, policy: Policy): number | null {
+function buildFloor(release: WindowsRelease, policy: Policy): number | null {
   const floors = policy.osVersion.minimum.WINDOWS;
   if (release.ltsc) return null;
   return release.family === 'server' ? floors.minServerBuild : floors.minBuild;

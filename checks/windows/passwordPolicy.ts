@@ -11,9 +11,9 @@ import { defineProbeCheck, probeComputer, probeElevated, probeSection, registryK
 import { regNumber, type RegistryValues } from './registry';
 
 const SeceditExport = z.object({ ExitCode: z.number().int().nullable(), SystemAccess: z.array(z.string()) });
-export type SeceditExport = z.infer<typeof SeceditExport>;
+type SeceditExport = z.infer<typeof SeceditExport>;
 const AccountPolicy = z.object({ MinPasswordLength: z.number().int() });
-export type AccountPolicy = z.infer<typeof AccountPolicy>;
+type AccountPolicy = z.infer<typeof AccountPolicy>;
 
 export interface PasswordPolicyFacts {
   secedit: Section<SeceditExport>;

@@ -17,15 +17,15 @@ export const PROBE_TIMEOUT_MS = 25_000;
 const DESKTOP_VALUES = psStrings(['ScreenSaveActive', 'ScreenSaverIsSecure', 'ScreenSaveTimeOut', 'SCRNSAVE.EXE']);
 
 /** Power settings (powercfg aliases CONSOLELOCK and STANDBYIDLE) and their Group Policy keys. */
-export const CONSOLE_LOCK_GUID = '0e796bdb-100d-47d6-a2d5-f7d2daa51f51';
-export const STANDBY_IDLE_GUID = '29f6c1db-86da-48c5-9fdb-f2b67b1f44da';
+const CONSOLE_LOCK_GUID = '0e796bdb-100d-47d6-a2d5-f7d2daa51f51';
+const STANDBY_IDLE_GUID = '29f6c1db-86da-48c5-9fdb-f2b67b1f44da';
 
 /** Services whose start type (registry) and state (Win32_Service) the checks read. */
 /**
  * Time-Service events in the System log (IDs are not translated): 35 and 37 a time source in use,
  * 36 no sync for a while, 47/129/134 a peer that does not answer or cannot be found.
  */
-export const TIME_SERVICE_EVENT_IDS = [35, 37, 36, 47, 129, 134] as const;
+const TIME_SERVICE_EVENT_IDS = [35, 37, 36, 47, 129, 134] as const;
 
 export const PROBE_SERVICES = ['MpsSvc', 'W32Time', 'wuauserv', 'UsoSvc', 'TermService', 'sshd', 'WinRM'] as const;
 
@@ -293,13 +293,13 @@ export function sectionUnknown(section: { reason: Reason; error?: string }, evid
   return unknown(section.reason, section.error ? { ...evidence, probe_error: section.error } : evidence);
 }
 
-export function parseProbe(json: unknown): Probe {
+function parseProbe(json: unknown): Probe {
   const parsed = ProbeDocument.safeParse(json);
   return parsed.success ? { ok: true, doc: parsed.data } : { ok: false, reason: 'parse_error' };
 }
 
 /** Runs the probe once per cycle; every Windows check reads its sections. */
-export function windowsProbe(ctx: CheckContext): Promise<Probe> {
+function windowsProbe(ctx: CheckContext): Promise<Probe> {
   return ctx.shared('windows:probe', async () => {
     const result = await runPowerShellJson(ctx.host, PROBE_SCRIPT, PROBE_TIMEOUT_MS);
     return result.ok ? parseProbe(result.json) : { ok: false, reason: result.reason };
@@ -316,7 +316,7 @@ export function defineProbeCheck<Facts>(
 }
 
 /** The UNKNOWN/NOT_APPLICABLE reason for an error kind the script reported. */
-export function sectionErrorReason(error: string): Reason {
+function sectionErrorReason(error: string): Reason {
   switch (error) {
     case 'access_denied':
     case 'cim_AccessDenied':

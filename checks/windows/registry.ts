@@ -13,7 +13,8 @@ export function asNumber(value: unknown): number | null | 'invalid' {
   return 'invalid';
 }
 
-export function asText(value: unknown): string | null | 'invalid' {
+/** The string, null when absent, or 'invalid' for a value of another type. */
+export function asText(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   return typeof value === 'string' ? value : 'invalid';
 }

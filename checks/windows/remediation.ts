@@ -10,7 +10,6 @@ import {
   releaseRemedies,
   requires,
   sharedRemedies,
-  word,
   type CheckRemedies,
   type PlatformRemedies,
   type RemedyContext,

@@ -18,17 +18,17 @@ const DEFAULT_RDP_PORT = 3389;
 const WINRM_PORTS = [5985, 5986];
 
 /** A TCP listener (Get-NetTCPConnection LocalAddress, LocalPort). */
-export const Listener = z.object({ Address: z.string(), Port: z.number().int() });
-export type Listener = z.infer<typeof Listener>;
+const Listener = z.object({ Address: z.string(), Port: z.number().int() });
+type Listener = z.infer<typeof Listener>;
 
 /** 127.0.0.0/8 and ::1 (also IPv4-mapped): reachable from this machine only. */
-export function isLoopback(address: string): boolean {
+function isLoopback(address: string): boolean {
   const a = address.trim().toLowerCase();
   return a === '::1' || /^(::ffff:)?127\./.test(a);
 }
 
 /** Ports with at least one listener reachable from the network. */
-export function exposedPorts(listeners: Listener[]): Set<number> {
+function exposedPorts(listeners: Listener[]): Set<number> {
   return new Set(listeners.filter((l) => !isLoopback(l.Address)).map((l) => l.Port));
 }
 

@@ -30,7 +30,7 @@ const PowerIndexes = z.object({
   ACStandbyIdle: z.number().int().nullable(),
   DCStandbyIdle: z.number().int().nullable(),
 });
-export type PowerIndexes = z.infer<typeof PowerIndexes>;
+type PowerIndexes = z.infer<typeof PowerIndexes>;
 
 export interface ScreenLockFacts {
   systemPolicy: Section<RegistryValues | null>;
@@ -53,7 +53,7 @@ export function userKind(sid: string): 'local_or_ad' | 'entra' | null {
 }
 
 /** Windows' screen-saver grace period when ScreenSaverGracePeriod is not set. */
-export const DEFAULT_GRACE_SECONDS = 5;
+const DEFAULT_GRACE_SECONDS = 5;
 
 type Tri = true | false | 'undetermined';
 
@@ -101,7 +101,7 @@ export interface SleepLock {
 }
 
 /** Power values, the Group Policy ones (HKLM\SOFTWARE\Policies\Microsoft\Power\PowerSettings) first, then the active plan's. */
-export function sleepLock(facts: ScreenLockFacts): SleepLock | 'undetermined' {
+function sleepLock(facts: ScreenLockFacts): SleepLock | 'undetermined' {
   const { power, consoleLockPolicy, standbyIdlePolicy } = facts;
   if (!consoleLockPolicy.ok || !standbyIdlePolicy.ok) return 'undetermined';
   const plan = power.ok ? power.value : null;

@@ -9,7 +9,7 @@ import { probeSection, type Probe, type Section } from './probe';
 export const SecurityCenterProduct = z.object({ displayName: z.string(), productState: z.number().int() });
 export type SecurityCenterProduct = z.infer<typeof SecurityCenterProduct>;
 
-export type ProductRunState = 'on' | 'off' | 'snoozed' | 'expired';
+type ProductRunState = 'on' | 'off' | 'snoozed' | 'expired';
 
 export interface ProductState {
   state: ProductRunState;

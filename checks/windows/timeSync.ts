@@ -27,8 +27,8 @@ import { regNumber, regString, type RegistryValues } from './registry';
 
 export const W32tmOutput = z.object({ ExitCode: z.number().int().nullable(), Lines: z.array(z.string()) });
 export type W32tmOutput = z.infer<typeof W32tmOutput>;
-export const TimeServiceEvent = z.object({ Id: z.number().int(), TimeCreated: z.string() });
-export type TimeServiceEvent = z.infer<typeof TimeServiceEvent>;
+const TimeServiceEvent = z.object({ Id: z.number().int(), TimeCreated: z.string() });
+type TimeServiceEvent = z.infer<typeof TimeServiceEvent>;
 
 export interface TimeSyncFacts {
   parameters: Section<RegistryValues | null>;
@@ -55,7 +55,7 @@ const TYPES: Record<string, { type: string; provider: string | null }> = {
  * (SpecialPollInterval 604800) and a domain member far more often, so a last good sync more than
  * eight days old means the time source has stopped answering.
  */
-export const STALE_SYNC_SECONDS = 8 * 86_400;
+const STALE_SYNC_SECONDS = 8 * 86_400;
 
 /** ReferenceId "LOCL": the free-running local CMOS clock, no time source at all. */
 const LOCAL_CLOCK_REFID = 0x4c4f434c;

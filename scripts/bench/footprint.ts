@@ -78,7 +78,7 @@ try {
       input: device.enrollment_token,
       env,
     });
-    if (enrolled.status !== 0) throw new Error(`enroll exited ${enrolled.status}: ${enrolled.stderr}`);
+    if (enrolled.status !== 0) throw new Error(`enroll exited ${enrolled.status}: ${enrolled.stderr.toString()}`);
     daemon = spawn(process.execPath, [AGENT, 'run', '--state-dir', stateDir], { stdio: 'ignore', env });
 
     console.log(`\nResident memory and CPU over ${SECONDS} s (after 5 s warm-up)`);

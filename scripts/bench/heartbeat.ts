@@ -13,7 +13,9 @@ import { ROUTES } from '../../src/protocol/schemas';
 interface Histogram { average: number; p50: number; p99: number }
 interface AutocannonResult { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; duration: number }
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+// autocannon is CommonJS without types: required, and typed by the declarations above.
+const require = createRequire(import.meta.url);
+const autocannon = require('autocannon') as Autocannon;
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -56,7 +58,7 @@ async function spawnServer(args: string[], logFile: string): Promise<{ child: Ch
   closeSync(fd);
   for (let waited = 0; waited < 10_000; waited += 50) {
     const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('"url"'));
-    if (line) return { child, url: JSON.parse(line).url as string };
+    if (line) return { child, url: (JSON.parse(line) as { url: string }).url };
     if (child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -90,7 +92,7 @@ async function main(): Promise<void> {
     // and the per-address connection cap fits the load, or this would measure 429s and refusals.
     const limits = ['--rate-limit-heartbeats', '0', '--max-connections-per-address', String(Math.max(128, CONNECTIONS))];
     const reference = await spawnServer([SERVER_BIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0', ...limits], join(dir, 'server.log'));
-    const device = JSON.parse(execFileSync(process.execPath, [SERVER_BIN, 'device', 'create', '--db', db, '--org', 'bench', '--json'], { encoding: 'utf8' }));
+    const device = JSON.parse(execFileSync(process.execPath, [SERVER_BIN, 'device', 'create', '--db', db, '--org', 'bench', '--json'], { encoding: 'utf8' })) as { enrollment_token: string };
     const enrolled = await fetch(`${reference.url}${ROUTES.enroll}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -33,7 +33,7 @@ import {
 import { InvalidInputError, firstLine } from './errors';
 import { isLoopbackHost } from './serverUrl';
 
-export interface ClientTimeouts {
+interface ClientTimeouts {
   /** TCP + TLS handshake. */
   connectMs: number;
   /** From request sent to response headers received. */
@@ -42,7 +42,7 @@ export interface ClientTimeouts {
   bodyMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
+const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
 
 export interface ClientOptions {
   /** A validated origin (see serverUrl.ts). */
@@ -129,7 +129,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
       const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || '(body)'))].join(', ');
       throw new InvalidResponseError(route, `the server's ${route} answer does not match the protocol (${fields})`, res.status);
     }
-    return { value: parsed.data as z.infer<T>, headers: res.headers };
+    return { value: parsed.data, headers: res.headers };
   }
 
   async function callNoContent(route: Route, body: unknown, apiKey: string, o?: RequestOptions) {
@@ -180,7 +180,7 @@ function readCaBundle(file: string): string[] {
 async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > MAX_RESPONSE_BYTES) {
       body.destroy();

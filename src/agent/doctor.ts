@@ -184,7 +184,7 @@ async function heartbeatCheck(add: (c: DoctorCheck) => void, serverUrl: string, 
 
 /** Service, daemon, queue and the daemon's last errors: local, and worth showing whatever failed above. */
 async function addLocalChecks(add: (c: DoctorCheck) => void, stateDir: string): Promise<void> {
-  add(serviceCheck(await serviceProbe()));
+  add(serviceCheck(serviceProbe()));
   const [daemonPid, runtime, queued] = await Promise.all([
     lockHolder(stateLayout(stateDir).daemonLock).catch(() => null),
     readRuntimeStatus(stateDir),
@@ -228,7 +228,7 @@ interface Proxy {
 }
 
 /** The proxy HTTP(S)_PROXY and NO_PROXY select for `url`, read the way the client (undici) reads them. */
-export function proxyFor(url: URL, env: NodeJS.ProcessEnv): Proxy | null {
+function proxyFor(url: URL, env: NodeJS.ProcessEnv): Proxy | null {
   if (isLoopbackHost(url.hostname)) return null;
   const pick = (...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== '');
   const raw = url.protocol === 'https:' ? pick('https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY') : pick('http_proxy', 'HTTP_PROXY');

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Explanation } from '../../checks/remediation';
 import { Rfc3339, type PostureResult } from '../protocol/schemas';
-import { updateRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
+import { updateRuntimeStatus } from './runtimeStatus';
 
 const SHOWN_STATUSES = ['FAIL', 'UNKNOWN'] as const;
 
@@ -32,7 +32,7 @@ export function lastCycleOf(results: readonly PostureResult[], explanations: rea
 }
 
 export function recordLastCycle(stateDir: string, cycle: LastCycle): Promise<unknown> {
-  return updateRuntimeStatus(stateDir, { last_cycle: cycle } as Partial<RuntimeStatus>);
+  return updateRuntimeStatus(stateDir, { last_cycle: cycle });
 }
 
 /** The last cycle in a runtime status, or undefined when none was recorded (or it is damaged). */

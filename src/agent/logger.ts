@@ -7,9 +7,9 @@ import { pino, type Logger } from 'pino';
 import type { LogLevel } from './logLevels';
 
 export type { Logger } from 'pino';
-export { LOG_LEVELS, type LogLevel } from './logLevels';
+;
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'apiKey', 'api_key', 'token', 'link', 'authorization', 'Authorization',
   '*.apiKey', '*.api_key', '*.token', '*.link', '*.authorization', '*.Authorization',
   'headers.authorization', 'headers.Authorization', '*.headers.authorization', '*.headers.Authorization',

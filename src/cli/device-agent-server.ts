@@ -66,6 +66,47 @@ function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+// What commander hands each action, as declared by its options (camel-cased flags).
+interface ServeOptions {
+  db: string;
+  host: string;
+  port: number;
+  publicUrl?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  heartbeatInterval: number;
+  postureInterval: number;
+  logLevel: LogLevel;
+  maxConnections?: number;
+  maxConnectionsPerAddress: number;
+  rateLimitHeartbeats?: number;
+  rateLimitPostures?: number;
+  rateLimitPostureMib: number;
+  retention: number;
+  retentionResults: number;
+  retentionInterval: number;
+}
+
+interface CreateOptions {
+  db: string;
+  org: string;
+  name?: string;
+  tokenTtl: number;
+  publicUrl?: string;
+  json?: true;
+}
+
+interface ListOptions {
+  db: string;
+  org?: string;
+  json?: true;
+}
+
+interface ShowOptions {
+  db: string;
+  json?: true;
+}
+
 const dbOption = () => new Option('--db <file>', 'SQLite database file').makeOptionMandatory();
 
 const program = new Command('device-agent-server')
@@ -94,7 +135,7 @@ program
   .addOption(new Option('--retention <duration>', 'delete posture results received longer ago than this').argParser(duration).default(parseDuration('90d'), '90d'))
   .option('--retention-results <n>', 'keep at most this many posture results per device (the newest)', integerIn(1, MAX_COUNT), 20_000)
   .addOption(new Option('--retention-interval <duration>', 'time between two retention sweeps').argParser(duration).default(parseDuration('10m'), '10m'))
-  .action(async (opts) => {
+  .action(async (opts: ServeOptions) => {
     // Loaded only here: the admin commands start faster without fastify and pino.
     const { serve } = await import('../server/serve');
     const { defaultRequestsPerMinute } = await import('../server/limitDefaults');
@@ -107,7 +148,7 @@ program
       tlsKey: opts.tlsKey,
       heartbeatIntervalSeconds: opts.heartbeatInterval,
       postureIntervalSeconds: opts.postureInterval,
-      logLevel: opts.logLevel as LogLevel,
+      logLevel: opts.logLevel,
       connections: { total: opts.maxConnections, perAddress: opts.maxConnectionsPerAddress },
       rateLimits: {
         heartbeats: opts.rateLimitHeartbeats ?? defaultRequestsPerMinute(opts.heartbeatInterval, 10),
@@ -130,7 +171,7 @@ device
   .addOption(new Option('--token-ttl <duration>', 'enrollment token validity: 30s, 15m, 12h, 7d…').argParser(duration).default(parseDuration('7d'), '7d'))
   .option('--public-url <url>', 'server URL to print (default: the one the last `serve` announced)', origin)
   .option('--json', 'print {device_id, org, enrollment_token, server_url, enrollment_link} as JSON')
-  .action((opts) => {
+  .action((opts: CreateOptions) => {
     const created = withStore(opts.db, false, (store) =>
       createDevice(store, { org: opts.org, name: opts.name, tokenTtlMs: opts.tokenTtl, publicUrl: opts.publicUrl }),
     );
@@ -144,7 +185,7 @@ device
   .addOption(dbOption())
   .option('--org <name>', 'only devices of this organization')
   .option('--json', 'print a JSON array')
-  .action((opts) => {
+  .action((opts: ListOptions) => {
     const devices = withStore(opts.db, true, (store) => listDevices(store, opts.org));
     if (opts.json) printJson(devices);
     else print(formatDeviceList(devices));
@@ -156,7 +197,7 @@ device
   .argument('<device_id>')
   .addOption(dbOption())
   .option('--json', 'print the device record and its postures as JSON')
-  .action((deviceId: string, opts) => {
+  .action((deviceId: string, opts: ShowOptions) => {
     const details = withStore(opts.db, true, (store) => showDevice(store, deviceId));
     if (opts.json) printJson(details);
     else print(formatDevice(details));
@@ -168,7 +209,7 @@ device
   .addOption(dbOption())
   .option('--org <name>', 'only devices of this organization')
   .option('--json', 'print a JSON array')
-  .action((opts) => {
+  .action((opts: ListOptions) => {
     const failures = withStore(opts.db, true, (store) => fleetFailures(store, opts.org));
     if (opts.json) printJson(failures);
     else print(formatFleetFailures(failures));
@@ -179,7 +220,7 @@ device
   .description("revoke a device: its API key and unused enrollment token stop working")
   .argument('<device_id>')
   .addOption(dbOption())
-  .action((deviceId: string, opts) => {
+  .action((deviceId: string, opts: Pick<ShowOptions, 'db'>) => {
     const outcome = withStore(opts.db, true, (store) => revokeDevice(store, deviceId));
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
   });

@@ -9,6 +9,15 @@ import { LINK_SCHEME } from '../protocol/schemas';
 import { VERSION } from '../version';
 import { addCommonOptions } from './commonOptions';
 import { describeFailure, redactCredentials } from './exitCodes';
+// Types only (erased): each command's module is still loaded only when that command runs.
+import type { CommonOptions } from './commonOptions';
+import type { CheckCliOptions } from './commands/check';
+import type { DoctorCliOptions } from './commands/doctor';
+import type { EnrollCliOptions } from './commands/enroll';
+import type { InstallCliOptions, ServiceCliOptions } from './commands/install';
+import type { RunCliOptions } from './commands/run';
+import type { StatusCliOptions } from './commands/status';
+import type { OpenLinkOptions } from '../linkHandler/openLink';
 
 const program = new Command('device-agent')
   .description('Device posture agent for the Device Agent API')
@@ -38,13 +47,13 @@ addCommonOptions(
       '  device-agent enroll --link-file - < link.txt\n' +
       `  device-agent enroll '${LINK_SCHEME}://enroll?server=https%3A%2F%2Fagents.example.com&token=…'\n`,
   )
-  .action(async (link, options, command) => {
+  .action(async (link: string | undefined, options: EnrollCliOptions, command: Command) => {
     process.exitCode = await (await import('./commands/enroll')).default(link, options, command);
   });
 
 // status
 addCommonOptions(program.command('status').description('show the enrollment and what the agent last did (no network)').option('--json', 'print one JSON object'))
-  .action(async (options) => {
+  .action(async (options: StatusCliOptions) => {
     process.exitCode = await (await import('./commands/status')).default(options);
   });
 
@@ -60,13 +69,13 @@ addCommonOptions(
     '\nSends one heartbeat with this device\'s key and changes nothing else. Never prints a secret.\n' +
       'Exit 0 when every check passed (or warned), 1 otherwise.',
   )
-  .action(async (options) => {
+  .action(async (options: DoctorCliOptions) => {
     process.exitCode = await (await import('./commands/doctor')).default(options);
   });
 
 // unenroll
 addCommonOptions(program.command('unenroll').description('revoke this device\'s API key at the server (best effort) and delete it locally'))
-  .action(async (options) => {
+  .action(async (options: CommonOptions) => {
     process.exitCode = await (await import('./commands/unenroll')).default(options);
   });
 
@@ -84,7 +93,7 @@ addCommonOptions(
       'DEVICE_AGENT_RETRY_MAX_MS, DEVICE_AGENT_RETRY_ATTEMPTS (attempts per request with --once).\n' +
       'Exit codes with --once: 0 ok, 3 API key revoked (wiped), 4 server unreachable (results stay queued), 5 not enrolled.',
   )
-  .action(async (options) => {
+  .action(async (options: RunCliOptions) => {
     process.exitCode = await (await import('./commands/run')).default(options);
   });
 
@@ -105,7 +114,7 @@ addCommonOptions(
     '\nNeeds root (sudo) or an elevated shell. Without --server and a token the state directory must\n' +
       'already be enrolled, unless --no-enroll. Running it again updates the program and the service.\n',
   )
-  .action(async (options, command) => {
+  .action(async (options: InstallCliOptions, command: Command) => {
     process.exitCode = await (await import('./commands/install')).default(options, command);
   });
 
@@ -117,7 +126,7 @@ addCommonOptions(
     .option('--dry-run', 'print every file and command, change nothing')
     .addOption(new Option('--platform <name>', 'with --dry-run: plan for linux, darwin, windows or freebsd').hideHelp()),
 )
-  .action(async (options) => {
+  .action(async (options: ServiceCliOptions) => {
     process.exitCode = await (await import('./commands/uninstall')).default(options);
   });
 
@@ -133,7 +142,7 @@ addCommonOptions(
     .option('--via-terminal', 'started by the desktop without a terminal: open one on a private copy of the link')
     .option('--consume-link-file', 'delete the link file once read'),
 )
-  .action(async (link, options) => {
+  .action(async (link: string | undefined, options: OpenLinkOptions) => {
     process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);
   });
 
@@ -146,7 +155,7 @@ program
   .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
   .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
   .addHelpText('after', '\nExit code 0 whatever the statuses; 2 for an unknown check key or an unusable policy file.')
-  .action(async (options) => {
+  .action(async (options: CheckCliOptions) => {
     process.exitCode = await (await import('./commands/check')).default(options);
   });
 

@@ -3,12 +3,13 @@
 // --token-file, --token - (standard input), --token <hex> or DEVICE_AGENT_TOKEN. Everything is
 // validated here, before any request. No message repeats a token or a link.
 import { open } from 'node:fs/promises';
+import type { OptionValueSource } from 'commander';
 import { parseEnrollmentLink, type EnrollmentInput } from '../agent/enrollmentLink';
 import { parseEnrollmentToken } from '../agent/enrollmentToken';
 import { InvalidInputError, firstLine } from '../agent/errors';
 import { parseServerUrl } from '../agent/serverUrl';
 
-type Source = 'cli' | 'env' | 'default' | string | undefined;
+type Source = OptionValueSource | undefined;
 
 export interface RawEnrollmentOptions {
   link?: string;

@@ -29,7 +29,7 @@ export class HostIdentityError extends Error {
   }
 }
 
-export const OS_VERSION_TTL_MS = 60 * 60_000;
+const OS_VERSION_TTL_MS = 60 * 60_000;
 const MAX_FIELD = 255;
 
 export interface IdentityReaderOptions {

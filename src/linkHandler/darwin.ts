@@ -10,8 +10,8 @@ import { plist } from '../service/plist';
 import { VERSION } from '../version';
 import { OPEN_LINK_COMMAND, type LinkHandlerModule, type LinkHandlerSpec } from './types';
 
-export const APP_PATH = '/Applications/Device Agent.app';
-export const APP_BUNDLE_ID = 'org.device-agent.link-handler';
+const APP_PATH = '/Applications/Device Agent.app';
+const APP_BUNDLE_ID = 'org.device-agent.link-handler';
 export const SCRIPT_NAME = 'link-handler.applescript';
 const LSREGISTER = '/System/Library/Frameworks/CoreServices.framework/Frameworks/LaunchServices.framework/Support/lsregister';
 

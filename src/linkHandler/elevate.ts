@@ -30,7 +30,7 @@ export const elevateWithSudo: Elevate = async (program, extraArgs, link) => {
     stdio: ['pipe', 'inherit', 'inherit'],
     env: { ...process.env, PATH: SUDO_DIRS.join(':') },
   });
-  child.stdin!.end(link);
+  child.stdin.end(link);
   return exitCodeOf(child);
 };
 

@@ -5,7 +5,7 @@ import { LINK_SCHEME } from '../protocol/schemas';
 import type { PlanStep } from '../service/plan';
 import { OPEN_LINK_COMMAND, type LinkHandlerModule, type LinkHandlerSpec } from './types';
 
-export const SCHEME_KEY = `HKLM\\Software\\Classes\\${LINK_SCHEME}`;
+const SCHEME_KEY = `HKLM\\Software\\Classes\\${LINK_SCHEME}`;
 
 /** The registry values, as (key, value name or null for the default, data). */
 export function schemeRegistryValues(spec: LinkHandlerSpec): Array<[key: string, name: string | null, data: string]> {

@@ -9,7 +9,7 @@ import type { PlanStep } from '../service/plan';
 import { OPEN_LINK_COMMAND, type LinkHandlerModule, type LinkHandlerSpec } from './types';
 
 export const DESKTOP_FILE_NAME = 'device-agent-link.desktop';
-export const SCHEME_MIME_TYPE = `x-scheme-handler/${LINK_SCHEME}`;
+const SCHEME_MIME_TYPE = `x-scheme-handler/${LINK_SCHEME}`;
 
 const RESERVED = /[\s"'\\><~|&;$*?#()`]/;
 

@@ -14,7 +14,7 @@ import { InvalidInputError, firstLine } from '../agent/errors';
 import { OPEN_LINK_COMMAND } from './types';
 
 /** Terminal launchers tried in order, with the argument that precedes the command. */
-export const TERMINALS: ReadonlyArray<readonly [name: string, before: readonly string[]]> = [
+const TERMINALS: ReadonlyArray<readonly [name: string, before: readonly string[]]> = [
   ['xdg-terminal-exec', []],
   ['x-terminal-emulator', ['-e']],
   ['gnome-terminal', ['--']],
@@ -24,7 +24,7 @@ export const TERMINALS: ReadonlyArray<readonly [name: string, before: readonly s
 ];
 
 /** The hidden open-link flag of the handover: the link file is deleted once read. */
-export const CONSUME_LINK_FILE = '--consume-link-file';
+const CONSUME_LINK_FILE = '--consume-link-file';
 
 function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? '').split(delimiter).filter((d) => isAbsolute(d))) {

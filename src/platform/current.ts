@@ -8,7 +8,7 @@ const PLATFORM_BY_NODE: Partial<Record<NodeJS.Platform, Platform>> = {
   freebsd: 'FREEBSD',
 };
 
-export class UnsupportedPlatformError extends Error {
+class UnsupportedPlatformError extends Error {
   override name = 'UnsupportedPlatformError';
 }
 

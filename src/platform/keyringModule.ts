@@ -10,7 +10,7 @@ import { isSea } from 'node:sea';
 export type KeyringModule = typeof import('@napi-rs/keyring');
 
 /** File name of the addon beside the executable or the bundle. */
-export const KEYRING_ADDON_FILE = 'keyring.node';
+const KEYRING_ADDON_FILE = 'keyring.node';
 
 let loaded: Promise<KeyringModule> | undefined;
 

@@ -22,7 +22,7 @@ const ASK_BY_HAND: Record<Exclude<Platform, 'LINUX'>, string> = {
   WINDOWS: `run: sc.exe query ${SERVICE_NAME}`,
 };
 
-export async function serviceProbe(platform: Platform = currentPlatform()): Promise<ServiceState> {
+export function serviceProbe(platform: Platform = currentPlatform()): ServiceState {
   if (platform !== 'LINUX') return { kind: 'unknown', reason: 'doctor does not ask this platform\'s service manager yet', next: ASK_BY_HAND[platform] };
   // sd_booted(3): systemd is the running init exactly when this directory exists.
   if (!existsSync('/run/systemd/system')) return { kind: 'no_manager', reason: 'systemd is not running on this machine (no /run/systemd/system): no system service can run here' };
@@ -30,7 +30,7 @@ export async function serviceProbe(platform: Platform = currentPlatform()): Prom
 }
 
 /** Reads `systemctl show` output (KEY=value lines). */
-export function systemdState(result: { status: number | null; stdout?: string | null; stderr?: string | null; error?: Error }): ServiceState {
+function systemdState(result: { status: number | null; stdout?: string | null; stderr?: string | null; error?: Error }): ServiceState {
   const next = `run: systemctl status ${UNIT}`;
   if (result.error) return { kind: 'unknown', reason: `systemctl could not run: ${result.error.message}`, next };
   if (result.status !== 0) {

@@ -37,7 +37,7 @@ export interface DeviceSummary {
   token_expires_at: string | null;
 }
 
-export interface PostureView {
+interface PostureView {
   correlation_id: string;
   check_key: string;
   status: string;
@@ -54,6 +54,7 @@ export interface DeviceDetails extends DeviceSummary {
 
 function validLabel(what: string, value: string): string {
   const label = value.trim();
+  // eslint-disable-next-line no-control-regex -- refusing control characters is what this line is for
   if (label === '' || label.length > MAX_LABEL_LENGTH || /[\u0000-\u001f\u007f]/.test(label)) {
     throw new UsageError(`${what} must be 1 to ${MAX_LABEL_LENGTH} printable characters`);
   }

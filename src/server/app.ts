@@ -1,6 +1,6 @@
 // The HTTP application: JSON parsing, routing errors (404/405) refused before the body is read,
 // one error body for everything ({error, message}), one allow-listed log line per request.
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type HookHandlerDoneFunction } from 'fastify';
 import { BODY_LIMITS, ROUTES } from '../protocol/schemas';
 import { decorateDevice } from './auth';
 import type { AppContext } from './context';
@@ -55,7 +55,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   acceptJson(app);
   decorateDevice(app);
   app.addHook('onRequest', refuseUnroutable);
-  app.setNotFoundHandler(async (request) => {
+  app.setNotFoundHandler((request) => {
     throw routingError(request);
   });
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
@@ -96,7 +96,8 @@ function acceptJson(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);
-    else parseJson(request, body as string, done);
+    // With a callback the default parser returns nothing to wait for.
+    else void parseJson(request, body as string, done);
   });
 }
 
@@ -117,9 +118,10 @@ function routingError(request: FastifyRequest): HttpError {
   return new HttpError('method_not_allowed', `${request.method} is not allowed here; use ${allowed}`, { allow: allowed });
 }
 
-/** Unknown paths and wrong methods are answered before any body is read. */
-async function refuseUnroutable(request: FastifyRequest): Promise<void> {
+/** Unknown paths and wrong methods are answered before any body is read (a callback hook: fastify answers its throw). */
+function refuseUnroutable(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   if (request.is404) throw routingError(request);
+  done();
 }
 
 function atLeastWarn(level: string): string {

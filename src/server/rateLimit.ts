@@ -1,7 +1,7 @@
 // Per-device request budgets: a token bucket per device that refills continuously. A device that
 // empties its bucket is answered 429 with Retry-After until enough budget has come back. The state
 // lives in this process (a restart forgets it; each server process has its own budgets).
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { deviceOf } from './auth';
 import { HttpError } from './errors';
 
@@ -54,7 +54,7 @@ export class RateLimiter {
   }
 }
 
-export function tooManyRequests(what: string, waitMs: number): HttpError {
+function tooManyRequests(what: string, waitMs: number): HttpError {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return new HttpError('too_many_requests', `this device sent ${what} faster than this server allows; retry after ${seconds} s`, {
     'retry-after': String(seconds),
@@ -66,8 +66,10 @@ export function tooManyRequests(what: string, waitMs: number): HttpError {
  * `cost` units for this request.
  */
 export function limitDevice(limiter: RateLimiter, what: string, cost: (request: FastifyRequest) => number = () => 1) {
-  return async function limit(request: FastifyRequest): Promise<void> {
+  // A callback hook: fastify answers a throw from it as the request's error.
+  return function limit(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const wait = limiter.take(deviceOf(request).id, cost(request));
     if (wait !== undefined) throw tooManyRequests(what, wait);
+    done();
   };
 }

@@ -24,7 +24,7 @@ export interface PlanContext {
 
 const PLATFORM_NAMES: Record<Platform, string> = { LINUX: 'linux', DARWIN: 'darwin', WINDOWS: 'windows', FREEBSD: 'freebsd' };
 
-export function platformName(platform: Platform): string {
+function platformName(platform: Platform): string {
   return PLATFORM_NAMES[platform];
 }
 
@@ -35,7 +35,7 @@ export function parsePlatformName(name: string): Platform {
 }
 
 /** Paths end up in unit files, plists, scripts and registry values: absolute, one line, printable. */
-export function checkPath(path: string, what: string, platform: Platform): void {
+function checkPath(path: string, what: string, platform: Platform): void {
   const absolute = platform === 'WINDOWS' ? win32.isAbsolute(path) && /^[A-Za-z]:\\|^\\\\/.test(path) : posix.isAbsolute(path);
   if (!absolute) throw new InvalidInputError(`the ${what} must be an absolute path: ${path}`);
   // eslint-disable-next-line no-control-regex
@@ -64,12 +64,12 @@ function placeProgram(context: PlanContext, service: ServiceModule): ProgramPlac
       ],
     };
   }
-  const sourceDir = service.style === 'windows' ? win32.dirname(context.running.path) : posix.dirname(context.running.path);
-  const join = service.style === 'windows' ? win32.join : posix.join;
+  const path = service.style === 'windows' ? win32 : posix;
+  const sourceDir = path.dirname(context.running.path);
   steps.push({ kind: 'copy', from: context.running.path, to: layout.executable, mode: 0o755 });
   // Companions are data to POSIX (the addon is mapped, not executed; Windows ignores modes).
   for (const name of layout.companions) {
-    steps.push({ kind: 'copy', from: join(sourceDir, name), to: join(layout.dir, name), mode: 0o644 });
+    steps.push({ kind: 'copy', from: path.join(sourceDir, name), to: path.join(layout.dir, name), mode: 0o644 });
   }
   if (layout.pathLink) steps.push({ kind: 'symlink', path: layout.pathLink, target: layout.executable });
   return { layout, program: [layout.executable], steps, notes: [] };

@@ -7,7 +7,7 @@ import { daemonArgs, SERVICE_NAME, type ServiceModule, type ServiceSpec, posixPr
 
 export const LAUNCHD_LABEL = 'org.device-agent.agent';
 export const LAUNCHD_PLIST = `/Library/LaunchDaemons/${LAUNCHD_LABEL}.plist`;
-export const LOG_DIR = '/Library/Logs/device-agent';
+const LOG_DIR = '/Library/Logs/device-agent';
 export const LOG_FILE = posix.join(LOG_DIR, `${SERVICE_NAME}.log`);
 export const NEWSYSLOG_CONF = `/etc/newsyslog.d/${SERVICE_NAME}.conf`;
 

@@ -45,7 +45,7 @@ export function quotePosix(arg: string): string {
 }
 
 /** One argument as the Windows C runtime parses a command line (CommandLineToArgvW rules). */
-export function quoteWindows(arg: string): string {
+function quoteWindows(arg: string): string {
   if (arg !== '' && !/[\s"]/.test(arg)) return arg;
   let out = '"';
   let backslashes = 0;

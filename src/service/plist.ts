@@ -6,6 +6,11 @@ function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+// Array.isArray narrows to any[], not to readonly PlistNode[].
+function isList(value: PlistNode): value is readonly PlistNode[] {
+  return Array.isArray(value);
+}
+
 function render(value: PlistNode, indent: string): string[] {
   if (typeof value === 'string') return [`${indent}<string>${escapeXml(value)}</string>`];
   if (typeof value === 'boolean') return [`${indent}<${value}/>`];
@@ -14,10 +19,10 @@ function render(value: PlistNode, indent: string): string[] {
     return [`${indent}<integer>${value}</integer>`];
   }
   const inner = `${indent}\t`;
-  if (Array.isArray(value)) {
+  if (isList(value)) {
     return [`${indent}<array>`, ...value.flatMap((item) => render(item, inner)), `${indent}</array>`];
   }
-  const entries = Object.entries(value as { readonly [key: string]: PlistNode });
+  const entries = Object.entries(value);
   return [
     `${indent}<dict>`,
     ...entries.flatMap(([key, item]) => [`${inner}<key>${escapeXml(key)}</key>`, ...render(item, inner)]),

@@ -9,7 +9,7 @@ export const RC_NAME = 'device_agent';
 export const RC_SCRIPT = `/usr/local/etc/rc.d/${RC_NAME}`;
 export const SYSLOG_CONF = `/usr/local/etc/syslog.d/${SERVICE_NAME}.conf`;
 export const NEWSYSLOG_CONF = `/usr/local/etc/newsyslog.conf.d/${SERVICE_NAME}.conf`;
-export const LOG_FILE = `/var/log/${SERVICE_NAME}.log`;
+const LOG_FILE = `/var/log/${SERVICE_NAME}.log`;
 
 // rc.subr evaluates command_args with the shell: only words that need no quoting at all go in.
 const RC_SAFE = /^[A-Za-z0-9_.,:/+=@-]+$/;

@@ -7,7 +7,7 @@ import { daemonArgs, SERVICE_DESCRIPTION, SERVICE_NAME, type ServiceModule, type
 
 export const UNIT_NAME = `${SERVICE_NAME}.service`;
 /** Where `device-agent install` puts the unit; packages use their vendor directory instead. */
-export const ADMIN_UNIT_DIR = '/etc/systemd/system';
+const ADMIN_UNIT_DIR = '/etc/systemd/system';
 
 /**
  * Capabilities the checks need as root, nothing else:
@@ -15,10 +15,10 @@ export const ADMIN_UNIT_DIR = '/etc/systemd/system';
  * - CAP_SETUID, CAP_SETGID: run a command as the session user (gsettings in the user's context);
  * - CAP_NET_ADMIN: read the firewall ruleset (nft, iptables).
  */
-export const CAPABILITIES = ['CAP_DAC_READ_SEARCH', 'CAP_NET_ADMIN', 'CAP_SETGID', 'CAP_SETUID'] as const;
+const CAPABILITIES = ['CAP_DAC_READ_SEARCH', 'CAP_NET_ADMIN', 'CAP_SETGID', 'CAP_SETUID'] as const;
 
 /** A word as systemd's unit parser reads it: quoted when needed, `%` and `$` escaped. */
-export function systemdWord(word: string): string {
+function systemdWord(word: string): string {
   const escaped = word.replace(/%/g, '%%').replace(/\$/g, '$$$$');
   if (escaped !== '' && !/[\s"'\\;]/.test(escaped)) return escaped;
   return `"${escaped.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

@@ -20,7 +20,7 @@ function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-export function logDir(stateDir: string): string {
+function logDir(stateDir: string): string {
   return win32.join(stateDir, 'logs');
 }
 
@@ -51,7 +51,7 @@ export function winswConfig(spec: ServiceSpec): string {
 }
 
 /** `sc.exe failure` arguments for the recovery actions. */
-export function recoveryArgs(): string[] {
+function recoveryArgs(): string[] {
   const actions = RECOVERY.delaysMs.map((ms) => `restart/${ms}`).join('/');
   return ['failure', SERVICE_NAME, 'reset=', String(RECOVERY.resetSeconds), 'actions=', actions];
 }

@@ -9,6 +9,7 @@ import { LINK_SCHEME } from '../../src/protocol/schemas';
 import { VERSION } from '../../src/version';
 import { runAgent, tempDir, type AgentResult } from '../support/agent';
 import { startServer, type CreatedDevice, type RunningServer } from '../support/server';
+import { stringMatching } from '../support/matchers';
 
 /** Starts the reference server for the calling test file; read `.current` inside tests. */
 export function useServer(options?: Parameters<typeof startServer>[0]): { readonly current: RunningServer } {
@@ -41,7 +42,7 @@ export function expectNoSecrets(result: AgentResult, ...secrets: string[]): void
 }
 
 export function expectUserError(result: AgentResult, code: number, message: RegExp): void {
-  expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code, stderr: expect.stringMatching(message) });
+  expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code, stderr: stringMatching(message) });
   expect(result.stderr).not.toMatch(/^\s+at /m); // no stack trace for a user error
 }
 

@@ -10,6 +10,9 @@ import { agentEnv, runAgent } from '../support/agent';
 import { common, expectNoSecrets, stateDir, storedKey, useServer } from './cliHelpers';
 import { startConnectProxy } from './connectProxy';
 import { PROXIED_HOST, makeThrowawayCa } from './throwawayCa';
+import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import { readJson } from '../support/json';
+import { stringContaining, stringMatching } from '../support/matchers';
 
 const ca = makeThrowawayCa();
 const running = useServer({ tls: { cert: ca.cert, key: ca.key } });
@@ -75,9 +78,9 @@ describe('device-agent doctor', () => {
     await running.current.revokeDevice(deviceId);
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);
-    expect(check(report, 'heartbeat')).toMatchObject({ verdict: 'fail', detail: expect.stringContaining('401'), next: expect.stringContaining('revoked') });
+    expect(check(report, 'heartbeat')).toMatchObject({ verdict: 'fail', detail: stringContaining('401'), next: stringContaining('revoked') });
     expect(storedKey(dir)).toBe(key);
-    expect(JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8')).state).toBe('enrolled');
+    expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).state).toBe('enrolled');
   });
 
   it('a server that is down fails the tcp line and skips what depends on it', async () => {
@@ -87,22 +90,22 @@ describe('device-agent doctor', () => {
     await new Promise((resolve) => closed.close(resolve));
     const { dir } = await enrolled();
     const file = join(dir, 'enrollment.json');
-    const record = JSON.parse(readFileSync(file, 'utf8'));
+    const record = readJson<EnrollmentRecord>(file);
     (await import('node:fs')).writeFileSync(file, JSON.stringify({ ...record, server_url: `https://127.0.0.1:${port}` }), { mode: 0o600 });
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);
-    expect(check(report, 'tcp')).toMatchObject({ verdict: 'fail', detail: expect.stringContaining('ECONNREFUSED') });
+    expect(check(report, 'tcp')).toMatchObject({ verdict: 'fail', detail: stringContaining('ECONNREFUSED') });
     expect(verdicts(report)).toMatchObject({ tls: 'skip', heartbeat: 'skip', clock: 'skip' });
   });
 
   it('without the CA the tls line fails and says to pass --ca-file', async () => {
     const { dir } = await enrolled();
     const file = join(dir, 'enrollment.json');
-    const { ca_file: _dropped, ...record } = JSON.parse(readFileSync(file, 'utf8'));
+    const { ca_file: _dropped, ...record } = readJson<EnrollmentRecord>(file);
     (await import('node:fs')).writeFileSync(file, JSON.stringify(record), { mode: 0o600 });
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);
-    expect(check(report, 'tls')).toMatchObject({ verdict: 'fail', detail: expect.stringMatching(/not verified against the system roots: .*unable to verify/), next: expect.stringContaining('--ca-file') });
+    expect(check(report, 'tls')).toMatchObject({ verdict: 'fail', detail: stringMatching(/not verified against the system roots: .*unable to verify/), next: stringContaining('--ca-file') });
   });
 
   it('names the proxy in use without its password, and the heartbeat goes through it', async () => {
@@ -126,7 +129,7 @@ describe('device-agent doctor', () => {
     const fresh = await doctor(stateDir());
     expect(fresh.code).toBe(1);
     expect(check(fresh.report, 'state_dir').detail).toContain('does not exist yet');
-    expect(check(fresh.report, 'enrollment')).toMatchObject({ verdict: 'fail', next: expect.stringContaining('device-agent enroll') });
+    expect(check(fresh.report, 'enrollment')).toMatchObject({ verdict: 'fail', next: stringContaining('device-agent enroll') });
     expect(verdicts(fresh.report)).toMatchObject({ key_store: 'skip', heartbeat: 'skip' });
 
     const { dir } = await enrolled();
@@ -134,7 +137,7 @@ describe('device-agent doctor', () => {
     (await import('node:fs')).writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), server_url: 'http://agents.example.com' }), { mode: 0o600 });
     const tampered = await doctor(dir);
     expect(tampered.code).toBe(1);
-    expect(check(tampered.report, 'enrollment')).toMatchObject({ verdict: 'fail', detail: expect.stringContaining('names a server that is not allowed') });
+    expect(check(tampered.report, 'enrollment')).toMatchObject({ verdict: 'fail', detail: stringContaining('names a server that is not allowed') });
     expect(verdicts(tampered.report)).toMatchObject({ tcp: 'skip', heartbeat: 'skip' });
   });
 
@@ -144,7 +147,7 @@ describe('device-agent doctor', () => {
     chownSync(dir, 65534, 65534);
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);
-    expect(check(report, 'state_dir')).toMatchObject({ verdict: 'fail', detail: expect.stringContaining('is owned by uid 65534') });
+    expect(check(report, 'state_dir')).toMatchObject({ verdict: 'fail', detail: stringContaining('is owned by uid 65534') });
     expect(verdicts(report)).toMatchObject({ enrollment: 'skip', heartbeat: 'skip' });
   });
 });

@@ -1,7 +1,7 @@
 // enroll as a user runs it: the built CLI as a child process against the real reference server over
 // HTTP on loopback, with real files. Stubs only for what a correct server cannot do (refuse
 // connections, answer 503, stall). The input rules are in enrollInputRules.test.ts.
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
@@ -13,6 +13,9 @@ import { startFaultProxy } from '../support/faultProxy';
 import { startConnectProxy } from './connectProxy';
 import { common, enrolledDir as enrollIn, expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, storedKey, useServer } from './cliHelpers';
 import type { CreatedDevice } from '../support/server';
+import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import type { StatusReport } from '../../src/agent/status';
+import { parseJson, readJson } from '../support/json';
 
 const running = useServer();
 const enrolledDir = (device?: CreatedDevice) => enrollIn(running.current, device);
@@ -262,12 +265,12 @@ describe('enroll: existing enrollments and concurrency', () => {
     await proxy.waitFor((seen) => seen.some((r) => r.route === 'enroll'));
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
-    expect(JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8')).state).toBe('enrolling');
+    expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).state).toBe('enrolling');
     await proxy.stop();
 
     const status = await runAgent(['status', '--json', ...common(dir)]);
     expect(status.code).toBe(5);
-    expect(JSON.parse(status.stdout).enrolled).toBe(false);
+    expect(parseJson<StatusReport>(status.stdout).enrolled).toBe(false);
     const again = await running.current.createDevice();
     const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: again.enrollment_token });
     expect(result.code, result.stderr).toBe(0);

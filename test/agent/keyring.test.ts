@@ -2,12 +2,13 @@
 // driven through the built CLI: the key lives in the secret store and in no file, each state
 // directory has its own entry, unenroll removes it, `auto` chooses by reachability, and a locked
 // store is reported as locked (exit 1), never as "not enrolled".
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
 import { missingSecretServiceTools, startBareSessionBus, startSecretService, type SecretService } from '../support/secretService';
 import { expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, useServer } from './cliHelpers';
+import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import { readJson } from '../support/json';
 
 const running = useServer();
 const serverAccepts = (apiKey: string) => accepts(running.current, apiKey);
@@ -19,9 +20,9 @@ if (missing.length > 0) {
 
 /** The keyring entry recorded for a state directory. */
 function entryOf(dir: string): { service: string; username: string } {
-  const record = JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8'));
+  const record = readJson<EnrollmentRecord>(join(dir, 'enrollment.json'));
   expect(record.keystore).toBe('keyring');
-  return { service: record.keyring_entry.service, username: record.keyring_entry.account };
+  return { service: String(record.keyring_entry?.service), username: String(record.keyring_entry?.account) };
 }
 
 /** Every file of the state directory, none of which may hold `secret`. */
@@ -111,7 +112,7 @@ describe.skipIf(missing.length > 0)('keyring key store (real Secret Service)', (
 
       const unenroll = await runAgent(['unenroll', '--state-dir', dir], { env });
       expectUserError(unenroll, 1, /the OS secret store is unavailable: .*it is locked: unlock it/i);
-      expect(JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8')).state).toBe('enrolled');
+      expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).state).toBe('enrolled');
 
       // Enrolling another directory now would spend a token on a key it cannot store: refused first.
       const other = stateDir();
@@ -145,7 +146,7 @@ describe('key store choice without a Secret Service', () => {
     });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('No OS secret store was reachable: no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set).');
-    expect(JSON.parse(readFileSync(join(dir, 'enrollment.json'), 'utf8')).keystore).toBe('file');
+    expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).keystore).toBe('file');
     const status = await runAgent(['status', '--json', '--state-dir', dir], { env: noBus() });
     expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, keystore: 'file', key_available: true });
   });

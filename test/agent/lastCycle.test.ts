@@ -3,6 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { runAgent } from '../support/agent';
 import { common, enrolledDir, useServer } from './cliHelpers';
+import type { LastCycle } from '../../src/agent/lastCycle';
+import type { StatusReport } from '../../src/agent/status';
+import { parseJson } from '../support/json';
+import { anyString } from '../support/matchers';
 
 const running = useServer();
 
@@ -32,8 +36,8 @@ describe('status after a posture cycle', () => {
     for (const r of local.filter((x) => x.status === 'PASS')) expect(human.stdout).not.toContain(r.summary);
     if (failing.length > 0) expect(human.stdout).toContain('Run `device-agent check` to see how to fix each one.');
 
-    const json = JSON.parse((await runAgent(['status', '--json', ...common(dir)])).stdout);
-    expect(json.last_cycle.failing).toEqual(failing.map((r) => ({ check_key: r.check_key, status: r.status, word: expect.any(String), summary: r.summary })));
+    const json = parseJson<StatusReport & { last_cycle?: LastCycle }>((await runAgent(['status', '--json', ...common(dir)])).stdout);
+    expect(json.last_cycle?.failing).toEqual(failing.map((r) => ({ check_key: r.check_key, status: r.status, word: anyString(), summary: r.summary })));
     expect(JSON.stringify(json.last_cycle)).not.toContain('evidence');
 
     // What the server received: the results, their evidence, none of the texts.
@@ -45,6 +49,6 @@ describe('status after a posture cycle', () => {
     const unenrolled = await runAgent(['unenroll', ...common(dir)]);
     expect(unenrolled.code, unenrolled.stderr).toBe(0);
     const after = await runAgent(['status', '--json', ...common(dir)]);
-    expect(JSON.parse(after.stdout).last_cycle).toBeUndefined();
+    expect(parseJson<StatusReport>(after.stdout).last_cycle).toBeUndefined();
   });
 });

@@ -143,7 +143,7 @@ describe('runtime status', () => {
     const dir = tempDir();
     await Promise.all([
       updateRuntimeStatus(dir, { device_id: 'dev_1', queued_results: 3 }),
-      updateRuntimeStatus(dir, { last_heartbeat_at: '2026-01-02T03:04:05Z', future_field: 'kept' } as never),
+      updateRuntimeStatus(dir, { last_heartbeat_at: '2026-01-02T03:04:05Z', future_field: 'kept' }),
       updateRuntimeStatus(dir, { queued_results: 4 }),
     ]);
     expect(await readRuntimeStatus(dir)).toEqual({

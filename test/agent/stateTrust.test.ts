@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runAgent, startDaemon, stopDaemon, tempDir, until } from '../support/agent';
 import { common, enrolledDir, expectNoSecrets, expectUserError, stateDir, useServer } from './cliHelpers';
+import { anyNumber } from '../support/matchers';
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
@@ -33,7 +34,7 @@ describe.skipIf(!isRoot)('the state directory is trusted only when it is ours', 
     mkdirSync(dir, { mode: 0o700 });
     chownSync(dir, NOBODY, NOBODY);
     await expectEnrollRefused(dir, new RegExp(`${dir.replace(/[/.]/g, '\\$&')} is owned by uid ${NOBODY}, not by this user \\(uid 0\\)`));
-    expect(statSync(dir)).toMatchObject({ uid: NOBODY, mode: expect.any(Number) });
+    expect(statSync(dir)).toMatchObject({ uid: NOBODY, mode: anyNumber() });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(readdirSync(dir)).toEqual([]);
   });

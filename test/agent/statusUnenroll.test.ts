@@ -7,6 +7,8 @@ import { updateRuntimeStatus } from '../../src/agent/runtimeStatus';
 import { listStateFiles, runAgent } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
 import { common, enrolledDir as enrollIn, expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, storedKey, useServer } from './cliHelpers';
+import type { StatusReport } from '../../src/agent/status';
+import { parseJson } from '../support/json';
 
 const running = useServer();
 const enrolledDir = () => enrollIn(running.current);
@@ -26,7 +28,7 @@ describe('status', () => {
     });
     const json = await runAgent(['status', '--json', ...common(dir), '--log-level', 'trace']);
     expect(json.code, json.stderr).toBe(0);
-    const report = JSON.parse(json.stdout);
+    const report = parseJson<StatusReport>(json.stdout);
     expect(report).toMatchObject({
       enrolled: true,
       server_url: running.current.url,

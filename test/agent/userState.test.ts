@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
 import { expectUserError, serverAccepts, useServer } from './cliHelpers';
+import { anyNumber } from '../support/matchers';
 
 const NOBODY = 65534;
 const canSwitchUser = process.getuid?.() === 0;
@@ -28,7 +29,7 @@ describe.skipIf(!canSwitchUser)('as a non-root user without --state-dir', () => 
     const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-'], { input: device.enrollment_token, env, uid: NOBODY, gid: NOBODY });
     expect(result.code, result.stderr).toBe(0);
     const dir = join(home, 'state', 'device-agent');
-    expect(statSync(dir)).toMatchObject({ uid: NOBODY, mode: expect.any(Number) });
+    expect(statSync(dir)).toMatchObject({ uid: NOBODY, mode: anyNumber() });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     const key = listStateFiles(dir).find((file) => file.path === 'api-key')!;
     expect(key.mode).toBe(0o600);

@@ -20,7 +20,7 @@ function delayed(key: Check['key'], ms: number): Check {
       return { waited: ms };
     },
     evaluate: (facts) => pass(facts),
-  }) as Check;
+  });
 }
 
 describe('runChecks', () => {
@@ -49,15 +49,13 @@ describe('runChecks', () => {
     const throwsInCollect = defineCheck({
       key: 'AUTO_UPDATE',
       platform: 'LINUX',
-      collect: async (): Promise<never> => {
-        throw new TypeError('cannot read /home/alice/.config/secret');
-      },
+      collect: (): Promise<never> => Promise.reject(new TypeError('cannot read /home/alice/.config/secret')),
       evaluate: () => pass(),
     }) as Check;
     const throwsInEvaluate = defineCheck({
       key: 'PASSWORD_POLICY',
       platform: 'LINUX',
-      collect: async () => ({}),
+      collect: () => Promise.resolve({}),
       evaluate: () => {
         throw new RangeError('bad');
       },
@@ -73,7 +71,7 @@ describe('runChecks', () => {
     const noisy = defineCheck({
       key: 'MALWARE_PROTECTION',
       platform: 'LINUX',
-      collect: async () => ({}),
+      collect: () => Promise.resolve({}),
       evaluate: () => pass({ text: 'x'.repeat(5_000), items: Array.from({ length: 500 }, (_, i) => i), nested: { a: { b: { c: { d: { e: 1 } } } } } }),
     }) as Check;
     const [result] = await runChecks([noisy], options);

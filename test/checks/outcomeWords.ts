@@ -30,7 +30,7 @@ type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpre
 
 export function extractOutcomeWords(): CheckWords[] {
   const configPath = path.join(ROOT, 'tsconfig.json');
-  const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sys.readFile).config, ts.sys, ROOT);
+  const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, (file) => ts.sys.readFile(file)).config, ts.sys, ROOT);
   const roots = [...Object.values(PLATFORM_DIRS).map((d) => path.join(CHECKS_DIR, d, 'index.ts')), path.join(CHECKS_DIR, 'engine.ts')];
   const program = ts.createProgram(roots, config.options);
   const checker = program.getTypeChecker();
@@ -79,7 +79,7 @@ export function extractOutcomeWords(): CheckWords[] {
           const decl = declarationOf(node.expression);
           const fn = decl && functionOf(decl);
           fn?.parameters.forEach((p, i) => {
-            if (isReasonType(p.type) && node.arguments[i]) sites.push(node.arguments[i]!);
+            if (isReasonType(p.type) && node.arguments[i]) sites.push(node.arguments[i]);
           });
         }
         if (ts.isReturnStatement(node) && node.expression) {

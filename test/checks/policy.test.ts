@@ -36,7 +36,7 @@ describe('docs/checks.md#policy', () => {
   const section = readFileSync(new URL('../../docs/checks.md', import.meta.url), 'utf8').split('\n## Policy\n')[1]!.split('\n## ')[0]!;
 
   it('shows the defaults exactly as DEFAULT_POLICY has them', () => {
-    const documented = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!);
+    const documented: unknown = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!);
     const { lifecycle, ...osVersion } = DEFAULT_POLICY.osVersion;
     expect(lifecycle).toEqual(DEFAULT_LIFECYCLE);
     expect(documented).toEqual({ ...DEFAULT_POLICY, osVersion: { ...osVersion, lifecycle: '(the built-in table of checks/<os>/lifecycle.ts)' } });

@@ -13,7 +13,7 @@ const PERSONAL = [/\/home\/[^/\s"]+/, /\/Users\/[^/\s"]+/, /[A-Za-z]:\\Users\\/,
 const HOLES = /undefined|NaN|\[object|null\b/;
 
 type Triple = `${Platform} ${CheckKey} ${string}`;
-const triple = (p: Platform, k: CheckKey, w: string) => `${p} ${k} ${w}` as Triple;
+const triple = (p: Platform, k: CheckKey, w: string): Triple => `${p} ${k} ${w}`;
 
 interface Observed {
   platform: Platform;

@@ -13,11 +13,10 @@ import { HeartbeatRequest } from '../../src/protocol/schemas';
 function countingProbe(answers: Array<IdentityFacts | Error>): IdentityProbe & { calls: number } {
   const probe = {
     calls: 0,
-    async collect(): Promise<IdentityFacts> {
+    collect(): Promise<IdentityFacts> {
       const answer = answers[Math.min(probe.calls, answers.length - 1)]!;
       probe.calls += 1;
-      if (answer instanceof Error) throw answer;
-      return answer;
+      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
     },
   };
   return probe;

@@ -18,8 +18,8 @@ function plan(steps: PlanStep[]): Plan {
 function run(steps: PlanStep[]) {
   const lines: string[] = [];
   const hooks = {
-    enroll: async () => 'enrolled',
-    unenroll: async () => 'unenrolled',
+    enroll: () => Promise.resolve('enrolled'),
+    unenroll: () => Promise.resolve('unenrolled'),
     report: (line: string) => lines.push(line),
   };
   return { lines, done: executePlan(plan(steps), hooks) };

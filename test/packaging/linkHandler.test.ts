@@ -9,6 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, AGENT_BIN, runAgent, tempDir } from '../support/agent';
 import { startServer, type RunningServer } from '../support/server';
+import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import { readJson } from '../support/json';
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -78,7 +80,7 @@ describe('open-link', () => {
     expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({ state: 'enrolled', server_url: server.url, keystore: 'file' });
   }, 60_000);
 
-  it.skipIf(!hasScript)('a refused token is reported on the terminal before it closes (exit 3)', async () => {
+  it.skipIf(!hasScript)('a refused token is reported on the terminal before it closes (exit 3)', () => {
     const stateDir = join(tempDir(), 'state');
     const result = onTerminal([link(server.url, 'e'.repeat(96)), '--state-dir', stateDir], 'y\n\n', agentEnv());
     expect(result.code).toBe(3);
@@ -148,7 +150,7 @@ describe('open-link', () => {
     const inTerminal = await runAgent([...argv.slice(argv.indexOf('open-link')), '--yes', '--state-dir', stateDir], { env });
     expect(inTerminal.code, inTerminal.stderr).toBe(0);
     expect(existsSync(file)).toBe(false);
-    expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8')).state).toBe('enrolled');
+    expect(readJson<EnrollmentRecord>(join(stateDir, 'enrollment.json')).state).toBe('enrolled');
   });
 
   it('from the desktop without any terminal emulator: exit 2, and no link file is left', async () => {

@@ -177,7 +177,7 @@ describe('package hook: managed install from enroll.env, then removal', () => {
     expect(again.stdout).toContain(`no enrollment in ${stateDir}: no API key to revoke or delete`);
   });
 
-  it('keeps enroll.env when the server is unreachable, deletes it when the token is refused', async () => {
+  it('keeps enroll.env when the server is unreachable, deletes it when the token is refused', () => {
     const dir = tempDir('device-agent-hook-');
     const { path, enrollEnv } = hook(dir);
     const env = agentEnv({ DEVICE_AGENT_STATE_DIR: join(dir, 'state'), DEVICE_AGENT_RETRY_ATTEMPTS: '1' });

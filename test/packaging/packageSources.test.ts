@@ -108,7 +108,7 @@ describe('FreeBSD pkg sources', () => {
   }, 120_000);
 
   it('+MANIFEST: name, version, the Node dependency, install and removal scripts', () => {
-    const manifest = JSON.parse(readFileSync(join(top, '+MANIFEST'), 'utf8'));
+    const manifest: unknown = JSON.parse(readFileSync(join(top, '+MANIFEST'), 'utf8'));
     expect(manifest).toMatchObject({
       name: 'device-agent',
       version: VERSION,

@@ -88,7 +88,7 @@ describe('single-file executable (linux-x64, Node 24)', () => {
     expect(forced.stderr).toContain(`the OS secret store addon is missing: ${dirname(alone)}/keyring.node ships beside the program`);
     const auto = await runExe(alone, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir], { env, input: device.enrollment_token });
     expect(auto.code, auto.stderr).toBe(0);
-    const status = JSON.parse((await runExe(alone, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
+    const status: unknown = JSON.parse((await runExe(alone, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
     expect(status).toMatchObject({ enrolled: true, keystore: 'file' });
   });
 });
@@ -110,7 +110,7 @@ describe.skipIf(missing.length > 0)(`keyring addon from beside the executable, w
     const env = { ...agentEnv(), ...secrets.env };
     const enrolled = await runExe(exe, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'], { env, input: device.enrollment_token });
     expect(enrolled.code, enrolled.stderr).toBe(0);
-    const status = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
+    const status: unknown = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
     expect(status).toMatchObject({ enrolled: true, keystore: 'keyring' });
     expect(secrets.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
     for (const file of listStateFiles(stateDir)) expect(file.content ?? '').not.toMatch(/[0-9a-f]{96}/);

@@ -5,6 +5,19 @@ import { describe, expect, test } from 'vitest';
 import { EXAMPLES, openApiDocument, renderOpenApi } from '../../src/protocol/openapi';
 import * as schemas from '../../src/protocol/schemas';
 
+/** The parts of the document (and of its JSON Schemas) these tests read. */
+interface SchemaNode {
+  enum?: unknown[];
+  required?: string[];
+  maxItems?: number;
+  properties?: Record<string, SchemaNode>;
+}
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, unknown>>;
+  components: { schemas: Record<string, SchemaNode> };
+}
+
 const committed = readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8');
 
 function collectRefs(value: unknown, refs: string[] = []): string[] {
@@ -24,27 +37,27 @@ describe('docs/openapi.json', () => {
   });
 
   test('is OpenAPI 3.1 with the four POST routes of the agent API', () => {
-    const document = JSON.parse(committed);
+    const document = JSON.parse(committed) as OpenApiDocument;
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths).sort()).toEqual(Object.values(schemas.ROUTES).sort());
-    for (const item of Object.values<Record<string, unknown>>(document.paths)) expect(Object.keys(item)).toEqual(['post']);
+    for (const item of Object.values(document.paths)) expect(Object.keys(item)).toEqual(['post']);
   });
 
   test('every $ref resolves', () => {
     const document = openApiDocument();
     for (const ref of collectRefs(document)) {
-      const target = ref.replace(/^#\//, '').split('/').reduce<any>((node, part) => node?.[part], document);
+      const target = ref.replace(/^#\//, '').split('/').reduce<unknown>((node, part) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined), document);
       expect(target, ref).toBeDefined();
     }
   });
 
   test('the wire enums and limits are in the document', () => {
-    const components = (openApiDocument() as any).components.schemas;
-    expect(components.Platform.enum).toEqual([...schemas.PLATFORMS]);
-    expect(components.PostureStatus.enum).toEqual([...schemas.STATUSES]);
-    expect(components.PosturesRequest.properties.results.maxItems).toBe(schemas.MAX_RESULTS_PER_REQUEST);
-    expect(components.PostureResult.required).toEqual(['check_key', 'status', 'observed_at']);
-    expect(components.Error.properties.error.enum).toEqual([...schemas.ERROR_CODES]);
+    const components = (openApiDocument() as unknown as OpenApiDocument).components.schemas;
+    expect(components.Platform?.enum).toEqual([...schemas.PLATFORMS]);
+    expect(components.PostureStatus?.enum).toEqual([...schemas.STATUSES]);
+    expect(components.PosturesRequest?.properties?.results?.maxItems).toBe(schemas.MAX_RESULTS_PER_REQUEST);
+    expect(components.PostureResult?.required).toEqual(['check_key', 'status', 'observed_at']);
+    expect(components.Error?.properties?.error?.enum).toEqual([...schemas.ERROR_CODES]);
   });
 
   test.each(Object.entries(EXAMPLES))('the %s example satisfies its schema', (name, example) => {

@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { VERSION } from '../../src/version';
 import { NO_RATE_LIMITS, runServerCli, startServer, tryServerCli as cli, type RunningServer } from '../support/server';
 import { enroll, enrolledDevice, expectUsageError, heartbeat, postures, result } from './client';
+import type { CreatedDevice, DeviceSummary } from '../../src/server/admin';
+import { parseJson } from '../support/json';
+import { anyString, stringMatching } from '../support/matchers';
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -19,14 +22,14 @@ const HEX96 = /^[0-9a-f]{96}$/;
 
 describe.concurrent('device create', () => {
   test('--json prints the device, token, server URL and enrollment link', async () => {
-    const created = JSON.parse((await runServerCli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--json'])).stdout);
+    const created = parseJson<CreatedDevice>((await runServerCli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--json'])).stdout);
     expect(created).toEqual({
-      device_id: expect.stringMatching(/^dev_[0-9a-f]{32}$/),
+      device_id: stringMatching(/^dev_[0-9a-f]{32}$/),
       org: 'acme',
-      enrollment_token: expect.stringMatching(HEX96),
+      enrollment_token: stringMatching(HEX96),
       server_url: server.url,
       enrollment_link: `device-agent://enroll?server=${encodeURIComponent(server.url)}&token=${created.enrollment_token}`,
-      token_expires_at: expect.any(String),
+      token_expires_at: anyString(),
     });
   });
 
@@ -43,7 +46,7 @@ describe.concurrent('device create', () => {
 
   test('--public-url overrides the announced server URL', async () => {
     const { stdout } = await runServerCli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--public-url', 'https://agents.example.com/', '--json']);
-    const created = JSON.parse(stdout);
+    const created = parseJson<CreatedDevice>(stdout);
     expect(created.server_url).toBe('https://agents.example.com');
     expect(created.enrollment_link).toMatch(/^device-agent:\/\/enroll\?server=https%3A%2F%2Fagents\.example\.com&token=[0-9a-f]{96}$/);
   });
@@ -73,9 +76,9 @@ describe('device list', () => {
   test('lists devices, filtered by --org, as JSON or a table', async () => {
     const globex = await enrolledDevice(server, { org: 'list-globex' });
     const initech = await server.createDevice({ org: 'list-initech', name: 'printer' });
-    const all = JSON.parse((await runServerCli(['device', 'list', '--db', server.dbPath, '--json'])).stdout);
-    expect(all.map((d: { device_id: string }) => d.device_id)).toEqual(expect.arrayContaining([globex.deviceId, initech.device_id]));
-    const onlyGlobex = JSON.parse((await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-globex', '--json'])).stdout);
+    const all = parseJson<DeviceSummary[]>((await runServerCli(['device', 'list', '--db', server.dbPath, '--json'])).stdout);
+    expect(all.map((d) => d.device_id)).toEqual(expect.arrayContaining([globex.deviceId, initech.device_id]));
+    const onlyGlobex: unknown = JSON.parse((await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-globex', '--json'])).stdout);
     expect(onlyGlobex).toEqual([expect.objectContaining({ device_id: globex.deviceId, org: 'list-globex', state: 'ACTIVE', hostname: 'test-host' })]);
     const table = (await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-initech'])).stdout;
     expect(table.split('\n')[0]).toMatch(/^DEVICE\s+ORG\s+STATE\s+NAME\s+HOSTNAME\s+PLATFORM\s+LAST SEEN$/);
@@ -105,15 +108,15 @@ describe('device show', () => {
       platform: 'LINUX',
       os_version: 'Debian GNU/Linux 12 (bookworm)',
       agent_version: '0.1.0',
-      last_seen_at: expect.any(String),
+      last_seen_at: anyString(),
       postures: [
         {
           correlation_id: sent.headers['posture-report-id'],
           check_key: 'FIREWALL_ENABLED',
           status: 'FAIL',
           evidence: { enabled: false },
-          observed_at: expect.any(String),
-          received_at: expect.any(String),
+          observed_at: anyString(),
+          received_at: anyString(),
         },
       ],
     });
@@ -168,7 +171,7 @@ describe('while serve runs', () => {
     stop = true;
     expect(await traffic).toBeGreaterThan(0);
     expect(admin).toHaveLength(6);
-    const busy = JSON.parse((await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'busy', '--json'])).stdout);
+    const busy: unknown = JSON.parse((await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'busy', '--json'])).stdout);
     expect(busy).toHaveLength(4);
   });
 });

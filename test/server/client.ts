@@ -1,15 +1,18 @@
 // A small HTTP client for the black-box server tests: raw control over method, headers and body.
 import { request, type Dispatcher } from 'undici';
 import { expect } from 'vitest';
-import { ROUTES, type HeartbeatRequest, type PostureResult } from '../../src/protocol/schemas';
+import { ROUTES, type EnrollResponse, type ErrorBody, type HeartbeatRequest, type HeartbeatResponse, type PostureResult } from '../../src/protocol/schemas';
 import type { CliOutcome, CreatedDevice, RunningServer } from '../support/server';
+
+/** A JSON answer's fields: any of the protocol's (each optional: tests assert which are there), or others. */
+type AnswerBody = Partial<EnrollResponse & HeartbeatResponse & ErrorBody> & { [field: string]: unknown };
 
 export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
   /** The parsed body, or undefined when it is not JSON. */
-  body: any;
+  body: AnswerBody | undefined;
 }
 
 export interface CallOptions {
@@ -32,15 +35,15 @@ export async function call(server: Pick<RunningServer, 'url'>, path: string, opt
   }
   if (options.apiKey !== undefined) headers.authorization = `Bearer ${options.apiKey}`;
   const answer = await request(`${server.url}${path}`, {
-    method: (options.method ?? 'POST') as Dispatcher.HttpMethod,
+    method: options.method ?? 'POST',
     headers,
     body,
     dispatcher: options.dispatcher,
   });
   const text = await answer.body.text();
-  let parsed: unknown;
+  let parsed: AnswerBody | undefined;
   try {
-    parsed = text === '' ? undefined : JSON.parse(text);
+    parsed = text === '' ? undefined : (JSON.parse(text) as AnswerBody);
   } catch {
     parsed = undefined;
   }
@@ -49,8 +52,8 @@ export async function call(server: Pick<RunningServer, 'url'>, path: string, opt
 
 export function expectError(answer: Answer, status: number, code: string): void {
   expect({ status: answer.status, error: answer.body?.error }, answer.text).toEqual({ status, error: code });
-  expect(typeof answer.body.message).toBe('string');
-  expect(Object.keys(answer.body).sort()).toEqual(['error', 'message']);
+  expect(typeof answer.body?.message).toBe('string');
+  expect(Object.keys(answer.body ?? {}).sort()).toEqual(['error', 'message']);
 }
 
 export const enroll = (server: RunningServer, token: unknown) => call(server, ROUTES.enroll, { json: { token } });
@@ -95,10 +98,10 @@ export async function enrolledDevice(
   expect(enrolled.status, enrolled.text).toBe(200);
   const hardwareUuid = options.hardwareUuid ?? heartbeatBody().hardware_uuid;
   if (options.activate !== false) {
-    const beat = await heartbeat(server, enrolled.body.api_key, heartbeatBody({ hardware_uuid: hardwareUuid }));
+    const beat = await heartbeat(server, String(enrolled.body?.api_key), heartbeatBody({ hardware_uuid: hardwareUuid }));
     expect(beat.status, beat.text).toBe(200);
   }
-  return { created, deviceId: created.device_id, apiKey: enrolled.body.api_key, hardwareUuid };
+  return { created, deviceId: created.device_id, apiKey: String(enrolled.body?.api_key), hardwareUuid };
 }
 
 /** Exit 2, a message matching `message` on stderr, no stack trace, nothing on stdout. */

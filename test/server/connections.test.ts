@@ -3,9 +3,9 @@
 import { connect, type Socket } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
-import { startServer, type RunningServer } from '../support/server';
+import { logEntries, startServer, type LogEntry, type RunningServer } from '../support/server';
 import { ROUTES } from '../../src/protocol/schemas';
-import { call, enrolledDevice, heartbeat, heartbeatBody } from './client';
+import { call, enrolledDevice, heartbeatBody } from './client';
 
 const servers: RunningServer[] = [];
 const sockets: Socket[] = [];
@@ -44,13 +44,8 @@ function from(localAddress: string): Agent {
   return new Agent({ localAddress });
 }
 
-function warnings(server: RunningServer, event: string): any[] {
-  return server
-    .logs()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line))
-    .filter((entry) => entry.event === event);
+function warnings(server: RunningServer, event: string): LogEntry[] {
+  return logEntries(server.logs()).filter((entry) => entry.event === event);
 }
 
 async function waitFor(check: () => boolean, ms = 5_000): Promise<void> {

@@ -75,7 +75,7 @@ describe('database files', () => {
       const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => startServer({ dbPath: path })));
       const started = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
       try {
-        expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+        expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String(o.reason))).toEqual([]);
         for (const server of started) expect((await call(server, '/healthz', { method: 'GET' })).status).toBe(200);
       } finally {
         await Promise.all(started.map((server: RunningServer) => server.stop()));

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
 import { call, enrolledDevice, heartbeatBody, result, type Answer } from './client';
+import { stringContaining } from '../support/matchers';
 
 const SEED = 0x5eed_2026;
 const CASES_PER_ROUTE = 150;
@@ -61,7 +62,7 @@ function nested(depth: number): unknown {
 /** Changes one thing in a valid body (recursively into objects and arrays). */
 function mutate(r: Random, value: unknown): unknown {
   if (Array.isArray(value) && value.length > 0 && r.next() < 0.7) {
-    const copy = [...value];
+    const copy = [...(value as unknown[])];
     const i = r.int(copy.length);
     copy[i] = mutate(r, copy[i]);
     return copy;
@@ -99,7 +100,7 @@ function expectNoServerError(answer: Answer, label: string): void {
   expect(answer.status, label).toBeLessThan(500);
   if (answer.status >= 400) {
     expect(answer.body?.error, `${label}: ${answer.text}`).toBe(ERROR_CODES_BY_STATUS[answer.status]);
-    expect(typeof answer.body.message, label).toBe('string');
+    expect(typeof answer.body?.message, label).toBe('string');
   }
 }
 
@@ -141,5 +142,5 @@ test('evidence nested 100,000 levels deep (within 1 MiB) gets 400, not a crash',
   const raw = `{"results":[{"check_key":"DEEP","status":"PASS","observed_at":"2024-01-01T00:00:00Z","evidence":${evidence}}]}`;
   const answer = await call(server, ROUTES.postures, { apiKey: device.apiKey, raw, headers: { 'content-type': 'application/json' } });
   expect(answer.status).toBe(400);
-  expect(answer.body).toEqual({ error: 'bad_request', message: expect.stringContaining('results[0].evidence') });
+  expect(answer.body).toEqual({ error: 'bad_request', message: stringContaining('results[0].evidence') });
 });

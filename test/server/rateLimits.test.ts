@@ -3,7 +3,7 @@
 // an agent on the server's schedule never meets.
 import { afterEach, describe, expect, test } from 'vitest';
 import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon } from '../support/agent';
-import { startServer, type RunningServer } from '../support/server';
+import { logEntries, startServer, type RunningServer } from '../support/server';
 import { Readable } from 'node:stream';
 import { ROUTES } from '../../src/protocol/schemas';
 import { call, enrolledDevice, expectError, heartbeat, heartbeatBody, postures, result } from './client';
@@ -19,12 +19,8 @@ async function serve(args: string[]): Promise<RunningServer> {
   return server;
 }
 
-function statusesLogged(server: RunningServer): number[] {
-  return server
-    .logs()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line))
+function statusesLogged(server: RunningServer): (number | undefined)[] {
+  return logEntries(server.logs())
     .filter((entry) => entry.msg === 'request')
     .map((entry) => entry.status);
 }
@@ -38,7 +34,7 @@ describe('per-device rate limits', () => {
 
     const refused = await heartbeat(server, device.apiKey, body);
     expectError(refused, 429, 'too_many_requests');
-    expect(refused.body.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
+    expect(refused.body?.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
     // 6 per minute: one comes back every 10 s.
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -56,11 +52,11 @@ describe('per-device rate limits', () => {
     expect((await postures(server, device.apiKey, { results: [result()] })).status).toBe(204);
     const refused = await postures(server, device.apiKey, { results: [result({ check_key: 'REFUSED' })] });
     expectError(refused, 429, 'too_many_requests');
-    expect(refused.body.message).toMatch(/sent posture uploads faster/);
+    expect(refused.body?.message).toMatch(/sent posture uploads faster/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const stored = (await server.showDevice(device.deviceId)).postures;
     expect(stored).toHaveLength(2);
-    expect(stored.some((p: any) => p.check_key === 'REFUSED')).toBe(false);
+    expect(stored.some((p) => p.check_key === 'REFUSED')).toBe(false);
   });
 
   test('posture bytes beyond the byte budget get 429 (the 822 MiB-in-8-s case)', async () => {
@@ -71,7 +67,7 @@ describe('per-device rate limits', () => {
     expect((await postures(server, device.apiKey, big)).status).toBe(204);
     const refused = await postures(server, device.apiKey, big);
     expectError(refused, 429, 'too_many_requests');
-    expect(refused.body.message).toMatch(/sent posture data faster/);
+    expect(refused.body?.message).toMatch(/sent posture data faster/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await server.showDevice(device.deviceId)).postures).toHaveLength(100);
   });

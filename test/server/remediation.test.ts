@@ -33,10 +33,10 @@ describe('device show', () => {
     const shown = await server.showDevice(device.deviceId);
     const firewall = shown.postures.find((p: { check_key: string }) => p.check_key === 'FIREWALL_ENABLED');
     const expected = explainResult('LINUX', FIREWALL_FAIL, { os: { product: 'debian', version: '12.11' } });
-    expect(firewall.remediation).toEqual({ word: 'no_inbound_filtering', summary: expected.summary, fix: expected.fix, admin: expected.admin, generic: false });
-    expect(firewall.remediation.fix).toMatch(/^Debian, Ubuntu: install and turn on ufw/);
-    expect(firewall.remediation.fix).not.toContain('dnf');
-    expect(shown.postures.find((p: { check_key: string }) => p.check_key === 'OS_VERSION').remediation.summary).toBe(
+    expect(firewall?.remediation).toEqual({ word: 'no_inbound_filtering', summary: expected.summary, fix: expected.fix, admin: expected.admin, generic: false });
+    expect(firewall?.remediation.fix).toMatch(/^Debian, Ubuntu: install and turn on ufw/);
+    expect(firewall?.remediation.fix).not.toContain('dnf');
+    expect(shown.postures.find((p: { check_key: string }) => p.check_key === 'OS_VERSION')?.remediation.summary).toBe(
       'Debian 12.11 no longer receives security updates (support ended on 2026-06-10).',
     );
   });
@@ -86,7 +86,7 @@ describe('device failing', () => {
     await postures(server, c.apiKey, { results: [result({ ...FIREWALL_FAIL, observed_at: new Date(Date.now() - 60_000).toISOString() })] });
     await postures(server, c.apiKey, { results: [result({ check_key: 'FIREWALL_ENABLED', status: 'PASS', evidence: { rule: 'inbound_filtered' } })] });
 
-    const failures = JSON.parse((await runServerCli(['device', 'failing', '--db', server.dbPath, '--org', org, '--json'])).stdout);
+    const failures: unknown = JSON.parse((await runServerCli(['device', 'failing', '--db', server.dbPath, '--org', org, '--json'])).stdout);
     const firewall = explainResult('LINUX', { check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } });
     expect(failures).toEqual([
       { platform: 'LINUX', check_key: 'FIREWALL_ENABLED', word: 'no_inbound_filtering', devices: [a.deviceId, b.deviceId].sort(), summary: firewall.summary, admin: firewall.admin, generic: false },

@@ -19,9 +19,9 @@ async function serve(args: string[]): Promise<RunningServer> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+async function until(check: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!(await check())) {
+  while (!check()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(100);
   }
@@ -49,9 +49,9 @@ describe('retention', () => {
     await sleep(2_500);
     expect((await postures(server, device.apiKey, { results: [result({ check_key: 'NEWER' })] })).status).toBe(204);
 
-    await until(async () => checkKeys(server).length < 3, 10_000);
+    await until(() => checkKeys(server).length < 3, 10_000);
     expect(checkKeys(server)).toEqual(['NEWER']);
-    await until(async () => !reportIds(server).includes(oldReport), 5_000);
+    await until(() => !reportIds(server).includes(oldReport), 5_000);
     expect(server.logs()).toMatch(/"deleted_results":2.*retention: deleted old posture results/);
   }, 20_000);
 
@@ -65,9 +65,9 @@ describe('retention', () => {
     }
     expect((await postures(server, quiet.apiKey, { results: [result({ check_key: 'Q' })] })).status).toBe(204);
 
-    await until(async () => column(server, `SELECT id AS value FROM posture_results WHERE device_id = '${busy.deviceId}'`).length === 5, 15_000);
-    expect((await server.showDevice(busy.deviceId)).postures.map((p: any) => p.check_key)).toEqual(['B1_3', 'B2_0', 'B2_1', 'B2_2', 'B2_3']);
-    expect((await server.showDevice(quiet.deviceId)).postures.map((p: any) => p.check_key)).toEqual(['Q']);
+    await until(() => column(server, `SELECT id AS value FROM posture_results WHERE device_id = '${busy.deviceId}'`).length === 5, 15_000);
+    expect((await server.showDevice(busy.deviceId)).postures.map((p) => p.check_key)).toEqual(['B1_3', 'B2_0', 'B2_1', 'B2_2', 'B2_3']);
+    expect((await server.showDevice(quiet.deviceId)).postures.map((p) => p.check_key)).toEqual(['Q']);
     // The report whose results were trimmed is young: kept, so a later batch of its cycle is accepted.
     expect(reportIds(server)).toHaveLength(4);
   }, 40_000);

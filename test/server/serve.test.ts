@@ -9,27 +9,24 @@ import Database from 'better-sqlite3';
 import { Agent } from 'undici';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
-import { SERVER_BIN, startServer, tryServerCli } from '../support/server';
+import { logEntries, SERVER_BIN, startServer, tryServerCli } from '../support/server';
 import { call, enroll, enrolledDevice, expectUsageError, heartbeatBody } from './client';
 
 const scratch = mkdtempSync(join(tmpdir(), 'device-agent-serve-test-'));
 
-function logLines(logs: string): any[] {
-  return logs.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
-}
 
 describe('start-up', () => {
   test('announces its URL, warns about plain HTTP, prints a working device create command, migrates the database', async () => {
     const server = await startServer();
     try {
-      const lines = logLines(server.logs());
+      const lines = logEntries(server.logs());
       expect(lines.filter((l) => typeof l.url === 'string')).toEqual([expect.objectContaining({ msg: `listening on ${server.url}`, url: server.url, public_url: server.url })]);
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(lines.some((l) => l.level === 'warn' && /production belongs behind TLS/.test(l.msg))).toBe(true);
+      expect(lines.some((l) => l.level === 'warn' && /production belongs behind TLS/.test(l.msg ?? ''))).toBe(true);
 
-      const command: string = lines.find((l) => typeof l.command === 'string')!.command;
+      const command = lines.find((l) => typeof l.command === 'string')?.command;
       expect(command).toBe(`node dist/device-agent-server.cjs device create --db ${server.dbPath} --org <organization>`);
-      const [node, ...args] = command.replace('<organization>', 'banner-org').split(' ');
+      const [node, ...args] = String(command).replace('<organization>', 'banner-org').split(' ');
       expect(node).toBe('node');
       const created = execFileSync(process.execPath, args, { encoding: 'utf8' });
       expect(created).toContain('Created device dev_');
@@ -51,7 +48,7 @@ describe('start-up', () => {
   test('--public-url is what device create prints', async () => {
     const server = await startServer({ args: ['--public-url', 'https://agents.example.com:8443'] });
     try {
-      expect(logLines(server.logs()).find((l) => l.url)).toMatchObject({ url: server.url, public_url: 'https://agents.example.com:8443' });
+      expect(logEntries(server.logs()).find((l) => l.url)).toMatchObject({ url: server.url, public_url: 'https://agents.example.com:8443' });
       expect((await server.createDevice()).server_url).toBe('https://agents.example.com:8443');
     } finally {
       await server.stop();
@@ -184,7 +181,7 @@ describe('stopping', () => {
     expect(response).toMatch(/^HTTP\/1\.1 200 /);
     expect(response).toContain(`"device_id":"${device.deviceId}"`);
     await stopped;
-    const messages = logLines(server.logs()).map((l) => l.msg);
+    const messages = logEntries(server.logs()).map((l) => l.msg);
     expect(messages).toEqual(expect.arrayContaining(['stopping: finishing in-flight requests', 'stopped']));
     // SQLite removes the WAL when its last connection closes cleanly.
     expect(existsSync(`${server.dbPath}-wal`)).toBe(false);
@@ -199,7 +196,7 @@ describe('stopping', () => {
       const check = () => (output.includes('"url"') ? resolve() : setTimeout(check, 20));
       check();
     });
-    const url = logLines(output).find((l) => l.url)!.url;
+    const url = logEntries(output).find((l) => l.url)!.url;
     expect((await enroll({ url } as never, 'f'.repeat(96))).status).toBe(401);
     child.kill('SIGINT');
     const code = await new Promise((resolve) => child.once('exit', resolve));

@@ -9,11 +9,11 @@ import { createContext } from '../../checks/engine';
 import { resolvePolicy } from '../../checks/policy';
 import { loadChecks } from '../../checks/registry';
 import type { Verdict } from '../../checks/types';
-import { FakeHost, type HostRecording } from './fakeHost';
+import { FakeHost } from './fakeHost';
 
 export const FIXTURE_ROOT = fileURLToPath(new URL('../fixtures/checks', import.meta.url));
 /** Fixtures are judged at a fixed time unless they say otherwise, so lifecycle verdicts do not drift. */
-export const FIXTURE_NOW = '2026-11-21T12:00:00Z';
+const FIXTURE_NOW = '2026-11-21T12:00:00Z';
 
 const Lines = z.union([z.string(), z.array(z.string())]);
 const FsErrorValue = z.object({ error: z.enum(['not_found', 'permission_denied', 'too_large', 'io_error']) });
@@ -94,7 +94,7 @@ export function listFixtures(): LoadedFixture[] {
 export async function runFixture(loaded: LoadedFixture): Promise<{ verdict: Verdict; host: FakeHost }> {
   const check = (await loadChecks(loaded.platform)).find((c) => c.key === loaded.checkKey);
   if (!check) throw new Error(`no ${loaded.checkKey} check registered for ${loaded.platform}`);
-  const host = new FakeHost(loaded.fixture.host as HostRecording);
+  const host = new FakeHost(loaded.fixture.host);
   const policy = resolvePolicy(loaded.fixture.policy ?? {});
   const now = new Date(loaded.fixture.now ?? FIXTURE_NOW);
   const facts = await check.collect(createContext(host, policy, now));

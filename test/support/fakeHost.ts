@@ -33,62 +33,77 @@ const text = (value: string | string[] | undefined): string =>
 
 const isAbsoluteAnywhere = (p: string) => path.posix.isAbsolute(p) || path.win32.isAbsolute(p);
 
+/** Like an async function's body: runs now, and a throw becomes a rejection. */
+function settle<T>(answer: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(answer()));
+}
+
 export class FakeHost implements Host {
   readonly calls: HostCall[] = [];
   constructor(private readonly recording: HostRecording = {}) {}
 
-  async run(command: string, args: readonly string[], options?: RunOptions): Promise<CommandResult> {
-    this.calls.push({ kind: 'run', target: command, args: [...args], ...(options ? { options } : {}) });
-    if (!isAbsoluteAnywhere(command)) throw new Error(`command must be an absolute path: ${command}`);
-    const argv = [command, ...args];
-    const match = this.recording.commands?.find(
-      (c) => c.argv.length === argv.length && c.argv.every((part, i) => part === argv[i]),
-    );
-    if (!match) return { exitCode: null, stdout: '', stderr: '', error: 'not_found' };
-    const result: CommandResult = {
-      exitCode: match.error ? null : (match.exitCode ?? 0),
-      stdout: text(match.stdout),
-      stderr: text(match.stderr),
-    };
-    if (match.error) result.error = match.error;
-    return result;
-  }
-
-  async readFile(file: string): Promise<FileResult> {
-    this.calls.push({ kind: 'readFile', target: file });
-    const entry = this.recording.files?.[file];
-    if (entry === undefined) return { ok: false, error: 'not_found' };
-    if (typeof entry === 'object' && !Array.isArray(entry)) return { ok: false, error: entry.error };
-    return { ok: true, text: text(entry) };
-  }
-
-  async readDir(dir: string): Promise<DirResult> {
-    this.calls.push({ kind: 'readDir', target: dir });
-    const entry = this.recording.dirs?.[dir];
-    if (entry === undefined) return { ok: false, error: 'not_found' };
-    if (!Array.isArray(entry)) return { ok: false, error: entry.error };
-    return { ok: true, entries: [...entry] };
-  }
-
-  async readLink(link: string): Promise<LinkResult> {
-    this.calls.push({ kind: 'readLink', target: link });
-    const target = this.recording.links?.[link];
-    return target === undefined ? { ok: false, error: 'not_found' } : { ok: true, target };
-  }
-
-  async stat(file: string): Promise<StatResult> {
-    this.calls.push({ kind: 'stat', target: file });
-    const s = this.recording.stats?.[file];
-    if (s) {
-      const result: StatResult = { ok: true, isDirectory: s.isDirectory ?? false, mode: s.mode ?? 0o644, uid: s.uid ?? 0, gid: s.gid ?? 0, size: s.size ?? 0 };
-      if (s.mtime !== undefined) result.mtimeMs = Date.parse(s.mtime);
+  run(command: string, args: readonly string[], options?: RunOptions): Promise<CommandResult> {
+    return settle(() => {
+      this.calls.push({ kind: 'run', target: command, args: [...args], ...(options ? { options } : {}) });
+      if (!isAbsoluteAnywhere(command)) throw new Error(`command must be an absolute path: ${command}`);
+      const argv = [command, ...args];
+      const match = this.recording.commands?.find(
+        (c) => c.argv.length === argv.length && c.argv.every((part, i) => part === argv[i]),
+      );
+      if (!match) return { exitCode: null, stdout: '', stderr: '', error: 'not_found' };
+      const result: CommandResult = {
+        exitCode: match.error ? null : (match.exitCode ?? 0),
+        stdout: text(match.stdout),
+        stderr: text(match.stderr),
+      };
+      if (match.error) result.error = match.error;
       return result;
-    }
-    if (this.recording.dirs?.[file] !== undefined) return { ok: true, isDirectory: true, mode: 0o755, uid: 0, gid: 0, size: 0 };
-    if (typeof this.recording.files?.[file] === 'string' || Array.isArray(this.recording.files?.[file])) {
-      return { ok: true, isDirectory: false, mode: 0o644, uid: 0, gid: 0, size: text(this.recording.files?.[file] as string).length };
-    }
-    return { ok: false, error: 'not_found' };
+    });
+  }
+
+  readFile(file: string): Promise<FileResult> {
+    return settle(() => {
+      this.calls.push({ kind: 'readFile', target: file });
+      const entry = this.recording.files?.[file];
+      if (entry === undefined) return { ok: false, error: 'not_found' };
+      if (typeof entry === 'object' && !Array.isArray(entry)) return { ok: false, error: entry.error };
+      return { ok: true, text: text(entry) };
+    });
+  }
+
+  readDir(dir: string): Promise<DirResult> {
+    return settle(() => {
+      this.calls.push({ kind: 'readDir', target: dir });
+      const entry = this.recording.dirs?.[dir];
+      if (entry === undefined) return { ok: false, error: 'not_found' };
+      if (!Array.isArray(entry)) return { ok: false, error: entry.error };
+      return { ok: true, entries: [...entry] };
+    });
+  }
+
+  readLink(link: string): Promise<LinkResult> {
+    return settle(() => {
+      this.calls.push({ kind: 'readLink', target: link });
+      const target = this.recording.links?.[link];
+      return target === undefined ? { ok: false, error: 'not_found' } : { ok: true, target };
+    });
+  }
+
+  stat(file: string): Promise<StatResult> {
+    return settle(() => {
+      this.calls.push({ kind: 'stat', target: file });
+      const s = this.recording.stats?.[file];
+      if (s) {
+        const result: StatResult = { ok: true, isDirectory: s.isDirectory ?? false, mode: s.mode ?? 0o644, uid: s.uid ?? 0, gid: s.gid ?? 0, size: s.size ?? 0 };
+        if (s.mtime !== undefined) result.mtimeMs = Date.parse(s.mtime);
+        return result;
+      }
+      if (this.recording.dirs?.[file] !== undefined) return { ok: true, isDirectory: true, mode: 0o755, uid: 0, gid: 0, size: 0 };
+      if (typeof this.recording.files?.[file] === 'string' || Array.isArray(this.recording.files?.[file])) {
+        return { ok: true, isDirectory: false, mode: 0o644, uid: 0, gid: 0, size: text(this.recording.files?.[file]).length };
+      }
+      return { ok: false, error: 'not_found' };
+    });
   }
 
   /** Commands the collector ran, as argv arrays. */

@@ -6,7 +6,8 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import { API_PREFIX } from '../../src/protocol/schemas';
 
-export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | string;
+/** enroll, heartbeat, postures, unenroll, or any other path. */
+type Route = string;
 
 export interface SeenRequest {
   route: Route;
@@ -23,7 +24,7 @@ export interface SeenRequest {
   reportId?: string;
 }
 
-export type Fault =
+type Fault =
   /** Answer without forwarding. */
   | { kind: 'answer'; status: number; headers?: Record<string, string>; body?: unknown }
   /** Forward (the server processes it), then cut the connection in the middle of the response. */
@@ -33,7 +34,7 @@ export type Fault =
   /** Forward and rewrite the JSON answer. */
   | { kind: 'rewrite'; transform: (body: any) => any };
 
-export interface FaultRule {
+interface FaultRule {
   route?: Route;
   /** Further condition on the request body. */
   when?: (body: any) => boolean;

@@ -1,11 +1,12 @@
 // Starts the real reference server (dist/device-agent-server.cjs, rebuilt by globalSetup) as a
 // child process on a free loopback port with a temporary database, and drives its admin CLI.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { DeviceDetails } from '../../src/server/admin';
 
 export interface CreatedDevice {
   device_id: string;
@@ -24,12 +25,31 @@ export interface RunningServer {
   /** Runs the real admin CLI (`device create --json`). Defaults: org "acme". */
   createDevice(options?: { org?: string; name?: string; tokenTtl?: string }): Promise<CreatedDevice>;
   /** `device show --json` output, parsed. */
-  showDevice(deviceId: string): Promise<any>;
+  showDevice(deviceId: string): Promise<DeviceDetails>;
   revokeDevice(deviceId: string): Promise<void>;
   /** All stdout+stderr the server process printed so far. */
   logs(): string;
   /** SIGTERM and wait for exit; rejects when the server does not exit with code 0. */
   stop(): Promise<void>;
+}
+
+/** One line of the server's JSON log: the fields tests read, and any others. */
+export interface LogEntry {
+  level?: unknown;
+  msg?: string;
+  url?: string;
+  command?: string;
+  event?: string;
+  status?: number;
+  [field: string]: unknown;
+}
+
+/** The JSON lines of a server's output. */
+export function logEntries(logs: string): LogEntry[] {
+  return logs
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogEntry);
 }
 
 export interface StartOptions {
@@ -96,7 +116,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const killOnExit = () => child.kill('SIGKILL');
   cleanups.add(killOnExit);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  exited.then(() => cleanups.delete(killOnExit));
+  // `exited` never rejects.
+  void exited.then(() => cleanups.delete(killOnExit));
 
   let output = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -121,7 +142,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         }
       }
     });
-    exited.then((code) => fail(`exited with code ${code} before listening`));
+    void exited.then((code) => fail(`exited with code ${code} before listening`));
   });
 
   return {
@@ -135,7 +156,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       return JSON.parse((await runServerCli(flags)).stdout) as CreatedDevice;
     },
     async showDevice(deviceId) {
-      return JSON.parse((await runServerCli(['device', 'show', deviceId, '--db', dbPath, '--json'])).stdout);
+      return JSON.parse((await runServerCli(['device', 'show', deviceId, '--db', dbPath, '--json'])).stdout) as DeviceDetails;
     },
     async revokeDevice(deviceId) {
       await runServerCli(['device', 'revoke', deviceId, '--db', dbPath]);

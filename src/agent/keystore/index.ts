@@ -10,10 +10,10 @@ import { KeyringUnreachableError, openKeyringStore, type KeyringEntryId } from '
 import type { KeyStore, KeyStoreBackend, KeyStoreChoice } from './types';
 
 export type { KeyStore, KeyStoreBackend, KeyStoreChoice } from './types';
-export { KEYSTORE_CHOICES } from './types';
+;
 export type { KeyringEntryId } from './keyring';
 
-export const KEYRING_SERVICE = 'device-agent';
+const KEYRING_SERVICE = 'device-agent';
 
 /** Entry name for a state directory: two state directories never share a key. */
 export function keyringEntryFor(stateDir: string, privileged: boolean = isPrivileged()): KeyringEntryId {

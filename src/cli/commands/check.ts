@@ -42,7 +42,8 @@ function showValue(value: unknown): string | undefined {
 /** One line: the reason (UNKNOWN/NOT_APPLICABLE) or the deciding rule, then the scalar facts. */
 export function summarize(result: PostureResult): string {
   const evidence = result.evidence ?? {};
-  const head = String(evidence.reason ?? evidence.rule ?? '');
+  const picked = evidence.reason ?? evidence.rule ?? '';
+  const head = typeof picked === 'string' ? picked : JSON.stringify(picked);
   const facts = Object.entries(evidence)
     .filter(([k]) => !QUIET_FIELDS.has(k))
     .map(([k, v]) => {

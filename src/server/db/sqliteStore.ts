@@ -62,7 +62,7 @@ export class SqliteStore implements Store {
   private readonly statements;
 
   constructor(private readonly db: Database) {
-    const s = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql);
+    const s = <P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql);
     this.statements = {
       ping: s<[], { ok: number }>('SELECT 1 AS ok'),
       getSetting: s<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),

@@ -4,8 +4,7 @@
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import type { DeviceId, OrganizationId, PostureReportId } from '../ids';
 
-const DEVICE_STATES = ['PENDING', 'ACTIVE', 'REVOKED'] as const;
-export type DeviceState = (typeof DEVICE_STATES)[number];
+export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
 
 export interface AuthenticatedDevice {
   id: DeviceId;

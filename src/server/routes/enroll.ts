@@ -7,7 +7,7 @@ import { parseBody } from '../validation';
 
 /** POST /enroll: exchanges a single-use enrollment token for a device API key. */
 export function enrollRoute(app: FastifyInstance, { store, logger }: AppContext): void {
-  app.post(ROUTES.enroll, { bodyLimit: BODY_LIMITS.enroll }, async (request): Promise<EnrollResponse> => {
+  app.post(ROUTES.enroll, { bodyLimit: BODY_LIMITS.enroll }, (request): EnrollResponse => {
     const { token } = parseBody(EnrollRequest, request.body);
     const apiKey = newCredential();
     const deviceId = isCredential(token)

@@ -11,7 +11,7 @@ export function heartbeatRoute(app: FastifyInstance, { store, config, limits }: 
   app.post(
     ROUTES.heartbeat,
     { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(store), limitDevice(limits.heartbeats, 'heartbeats')] },
-    async (request): Promise<HeartbeatResponse> => {
+    (request): HeartbeatResponse => {
       const device = deviceOf(request);
       const body = parseBody(HeartbeatRequest, request.body);
       const now = new Date();

@@ -15,6 +15,7 @@ import { evaluateAutoUpdate } from '../../../checks/darwin/autoUpdate';
 import { resolveSetting } from '../../../checks/darwin/softwareUpdate';
 import { parseSwVers } from '../../../checks/darwin/swVers';
 import { evaluateTimeSync } from '../../../checks/darwin/timeSync';
+import { objectContaining } from '../../support/matchers';
 
 const policy = resolvePolicy({});
 const NOW = new Date('2026-11-21T12:00:00Z');
@@ -340,7 +341,7 @@ describe('password policy', () => {
 
   it('reads the anchored lookahead form with a minChars parameter', () => {
     const parsed = parsePwpolicy(xml("policyAttributePassword matches '^(?=.*[0-9]).{12,}$'", '<key>policyParameters</key><dict><key>minChars</key><integer>12</integer></dict>'));
-    expect(parsed).toEqual({ state: 'policies', policies: expect.objectContaining({ minLength: 12, requiresNumeric: true, requiresAlpha: false, unrecognized: 0 }) });
+    expect(parsed).toEqual({ state: 'policies', policies: objectContaining({ minLength: 12, requiresNumeric: true, requiresAlpha: false, unrecognized: 0 }) });
   });
 
   it('knows the "no policies" messages on either stream, and nothing else', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parsePlist, plistBool, plistDict, plistInt, plistString, type PlistValue } from '../../../checks/darwin/plist';
+import { stringMatching } from '../../support/matchers';
 
 const HEADER = `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -104,7 +105,7 @@ describe('parsePlist', () => {
 
   it('refuses absurd nesting instead of overflowing the stack', () => {
     const deep = '<array>'.repeat(100) + '</array>'.repeat(100);
-    expect(parsePlist(doc(deep))).toEqual({ ok: false, error: expect.stringMatching(/nesting too deep/) });
+    expect(parsePlist(doc(deep))).toEqual({ ok: false, error: stringMatching(/nesting too deep/) });
   });
 });
 

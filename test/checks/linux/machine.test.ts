@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, PostureResult } from '../../../src/protocol/schemas';
+import { parseJson } from '../../support/json';
 
 const CLI = path.resolve('dist/device-agent.cjs');
 const onLinux = process.platform === 'linux';
@@ -78,7 +79,7 @@ describe.skipIf(!onLinux)('device-agent check on this machine', () => {
         .split('\n')
         .map((l) => /^([A-Z_]+)=("?)(.*)\2$/.exec(l))
         .filter((m): m is RegExpExecArray => m !== null)
-        .map((m) => [m[1], m[3]]),
+        .map((m) => [m[1] ?? '', m[3] ?? '']),
     );
     expect(r.evidence).toMatchObject({ id: fields.ID, version_id: fields.VERSION_ID });
     if (fields.ID === 'debian' && existsSync('/etc/debian_version')) {
@@ -155,11 +156,11 @@ describe.skipIf(!onLinux)('device-agent check options', () => {
   });
 
   it('applies a policy file from DEVICE_AGENT_POLICY: a threshold at the measured minimum turns PASSWORD_POLICY to PASS', (ctx) => {
-    const measured = JSON.parse(cli(['check', '--json', '--only', 'PASSWORD_POLICY']).stdout)[0] as PostureResult;
+    const measured = parseJson<PostureResult[]>(cli(['check', '--json', '--only', 'PASSWORD_POLICY']).stdout)[0]!;
     const minLength = measured.evidence?.min_length;
     if (typeof minLength !== 'number') return ctx.skip('PASSWORD_POLICY measured no minimum here');
     writeFileSync(path.join(dir, 'lenient.json'), JSON.stringify({ password: { minLength } }));
-    const relaxed = JSON.parse(cli(['check', '--json', '--only', 'PASSWORD_POLICY'], { DEVICE_AGENT_POLICY: path.join(dir, 'lenient.json') }).stdout)[0] as PostureResult;
+    const relaxed = parseJson<PostureResult[]>(cli(['check', '--json', '--only', 'PASSWORD_POLICY'], { DEVICE_AGENT_POLICY: path.join(dir, 'lenient.json') }).stdout)[0]!;
     expect(relaxed).toMatchObject({ status: 'PASS', evidence: { min_length_required: minLength, rule: 'min_length_met' } });
   });
 });

@@ -1,5 +1,4 @@
 // Focused tests of the Linux parsers whose edge cases matter beyond the fixtures.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { chainOf, layerFromDmUuid, protection, type BlockNode } from '../../../checks/linux/blockDevices';
 import { judgeContainer } from '../../../checks/linux/container';
@@ -14,6 +13,7 @@ import { classifyAddress, addressBytes, parseProcNetTcp } from '../../../checks/
 import { applyListenStream } from '../../../checks/linux/sshConfig';
 import { parseTimedatectl } from '../../../checks/linux/timeSync';
 import { parseAptPeriodic, periodicOn } from '../../../checks/linux/autoUpdate';
+import { readJson } from '../../support/json';
 
 describe('os-release', () => {
   it('handles quoting and escapes as os-release(5) allows', () => {
@@ -117,7 +117,7 @@ describe('ssh configuration', () => {
 });
 
 describe('firewall rules', () => {
-  const recorded = (name: string) => JSON.parse(readFileSync(`test/fixtures/checks/linux/FIREWALL_ENABLED/${name}.json`, 'utf8')).host.commands[0].stdout as string;
+  const recorded = (name: string) => readJson<{ host: { commands: { stdout: string }[] } }>(`test/fixtures/checks/linux/FIREWALL_ENABLED/${name}.json`).host.commands[0]?.stdout ?? '';
 
   it('does not take an input chain that accepts everything for a firewall', () => {
     expect(analyzeNftRuleset(recorded('debian-default-nftables-conf'))).toEqual({ ok: true, filtering: { ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept' } });

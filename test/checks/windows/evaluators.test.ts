@@ -347,7 +347,7 @@ describe('TIME_SYNC', () => {
     ['stopped, no sync event', { w32tm: ok(stopped), events: ok([{ Id: 36, TimeCreated: hoursAgo(2) }]) }, 'UNKNOWN', undefined],
     ['stopped, System log unreadable', { w32tm: ok(stopped), events: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
   ] as const)('%s', (_name, change, status, rule) => {
-    const verdict = evaluateTimeSync(facts(change as Partial<TimeSyncFacts>), DEFAULT_POLICY, NOW);
+    const verdict = evaluateTimeSync(facts(change), DEFAULT_POLICY, NOW);
     expect(verdict.status).toBe(status);
     if (rule) expect(verdict.evidence.rule).toBe(rule);
   });
@@ -376,7 +376,7 @@ describe('TIME_SYNC', () => {
 });
 
 describe('OS_VERSION', () => {
-  const client = (values: Record<string, unknown>) => windowsRelease({ CurrentBuild: '26100', UBR: 1, DisplayVersion: '24H2', EditionID: 'Professional', ProductName: 'Windows 10 Pro', InstallationType: 'Client', ...values } as RegistryValues);
+  const client = (values: Record<string, unknown>) => windowsRelease({ CurrentBuild: '26100', UBR: 1, DisplayVersion: '24H2', EditionID: 'Professional', ProductName: 'Windows 10 Pro', InstallationType: 'Client', ...values });
 
   it.each([
     [{ EditionID: 'Core', ProductName: 'Windows 10 Home' }, 'windows-11-home-pro', '24H2', 'Windows 11 Home'],
@@ -460,7 +460,7 @@ describe('AUTO_UPDATE', () => {
     ['wuauserv missing', { services: services({ wuauserv: null }) }, 'FAIL', 'wuauserv_not_installed'],
     ['policy key unreadable', { auPolicy: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
   ] as const)('%s', (_name, change, status, rule) => {
-    const verdict = evaluateAutoUpdate(facts(change as Partial<AutoUpdateFacts>), DEFAULT_POLICY, NOW);
+    const verdict = evaluateAutoUpdate(facts(change), DEFAULT_POLICY, NOW);
     expect(verdict.status).toBe(status);
     if (rule) expect(verdict.evidence.rule).toBe(rule);
   });

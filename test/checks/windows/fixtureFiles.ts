@@ -6,13 +6,13 @@ import { FIXTURE_ROOT, type CheckFixture } from '../../support/checkFixtures';
 import type { WindowsFixtureCase } from './fixtureCases';
 import { baselineProbe, probeStdout } from './probeDocument';
 
-export const PROBE_ARGV = [POWERSHELL, ...powershellArgs(PROBE_SCRIPT)];
+const PROBE_ARGV = [POWERSHELL, ...powershellArgs(PROBE_SCRIPT)];
 
 export function fixturePath(c: WindowsFixtureCase): string {
   return path.join(FIXTURE_ROOT, 'windows', c.check, `${c.name}.json`);
 }
 
-export function renderFixture(c: WindowsFixtureCase): CheckFixture {
+function renderFixture(c: WindowsFixtureCase): CheckFixture {
   const doc = baselineProbe();
   c.machine?.(doc);
   const probe = { argv: PROBE_ARGV, ...(c.probeResult ?? { stdout: probeStdout(doc) }) };

@@ -49,7 +49,7 @@ export const STOCK_SERVICES: ServiceRow[] = [
 ];
 
 /** Ports a stock Windows 11 client listens on (RPC 135, NetBIOS 139, SMB 445, CDPSvc 5040, Delivery Optimization 7680, RPC dynamic). */
-export const STOCK_LISTENING_PORTS = [135, 139, 445, 5040, 7680, 49664, 49665, 49666, 49667, 49668, 49669];
+const STOCK_LISTENING_PORTS = [135, 139, 445, 5040, 7680, 49664, 49665, 49666, 49667, 49668, 49669];
 
 /** Get-NetTCPConnection listener rows: each port on each address. */
 export function listeners(addresses: string[], ports: number[]): { Address: string; Port: number }[] {
@@ -57,10 +57,10 @@ export function listeners(addresses: string[], ports: number[]): { Address: stri
 }
 
 /** w32tm.exe's exit code for HRESULT 0x80070426 (service not started), as a signed 32-bit number. */
-export const W32TM_SERVICE_NOT_STARTED_EXIT = 0x80070426 - 2 ** 32;
+const W32TM_SERVICE_NOT_STARTED_EXIT = 0x80070426 - 2 ** 32;
 
 /** secedit /export [System Access] of a stock Windows 11 22H2+ (length 0, no complexity, lockout after 10). */
-export const STOCK_SYSTEM_ACCESS = [
+const STOCK_SYSTEM_ACCESS = [
   'MinimumPasswordAge = 0',
   'MaximumPasswordAge = 42',
   'MinimumPasswordLength = 0',
