@@ -108,17 +108,23 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export const sleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(abortReason(signal));
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal?.reason);
+      reject(abortReason(signal!));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+
+/** Why `signal` aborted: the Error given to abort(), or the DOMException (an Error too) abort() makes without one. */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(`aborted: ${String(reason)}`);
+}
 
 export interface RetryOptions {
   policy: RetryPolicy;

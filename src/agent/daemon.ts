@@ -473,7 +473,7 @@ export class Daemon {
     if (skewed) {
       this.log.warn(
         { event: 'clock_skew', clock_skew_ms: skewMs },
-        `the local clock is ${Math.round(Math.abs(skewMs!) / 1000)} s ${skewMs! > 0 ? 'behind' : 'ahead of'} the server: check time synchronisation`,
+        `the local clock is ${Math.round(Math.abs(skewMs) / 1000)} s ${skewMs > 0 ? 'behind' : 'ahead of'} the server: check time synchronisation`,
       );
     } else if (this.skewed) {
       this.log.info({ event: 'clock_skew_resolved', clock_skew_ms: skewMs }, 'the local clock agrees with the server again');

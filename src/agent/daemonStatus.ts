@@ -3,7 +3,7 @@
 // the failure is logged once, and once more when writing works again, never on every attempt.
 import type { Logger } from 'pino';
 import { firstLine } from './errors';
-import { readRuntimeStatus, updateRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
+import { readRuntimeStatus, updateRuntimeStatus } from './runtimeStatus';
 
 export type DaemonState =
   | 'waiting_for_enrollment'
@@ -90,10 +90,10 @@ export class DaemonStatus {
       const nonZero = Object.entries(increments).filter(([, n]) => n > 0);
       if (nonZero.length > 0) {
         const stored = (await readRuntimeStatus(this.stateDir)) as Record<string, unknown>;
-        for (const [field, n] of nonZero) counters[field] = (typeof stored[field] === 'number' ? (stored[field] as number) : 0) + n;
+        for (const [field, n] of nonZero) counters[field] = (typeof stored[field] === 'number' ? stored[field] : 0) + n;
       }
       if (Object.keys(patch).length + Object.keys(counters).length === 0) return;
-      await updateRuntimeStatus(this.stateDir, { ...patch, ...counters } as Partial<RuntimeStatus>);
+      await updateRuntimeStatus(this.stateDir, { ...patch, ...counters });
       this.writeFault.succeeded();
     } catch (err) {
       this.writeFault.failed(err);

@@ -188,7 +188,8 @@ class SegmentDelivery {
 }
 
 function withReport(result: PostureResult, reportId: string | undefined): PostureResult {
-  const { correlation_id: _stored, ...rest } = result;
+  const rest = { ...result };
+  delete rest.correlation_id;
   return reportId === undefined ? rest : { ...rest, correlation_id: reportId };
 }
 

@@ -80,7 +80,7 @@ describe('retryPolicyFromEnv', () => {
 
   it.each(['5e3', '0x10', '1.5', '+5', '5 ms'])('refuses "%s": whole decimal numbers only', (raw) => {
     expect(() => retryPolicyFromEnv({ DEVICE_AGENT_RETRY_MAX_MS: raw })).toThrow(
-      expect.objectContaining({ name: 'RetrySettingError', message: expect.stringContaining('must be a positive whole number') }),
+      expect.objectContaining({ name: 'RetrySettingError', message: expect.stringContaining('must be a positive whole number') as unknown }),
     );
   });
 
@@ -110,6 +110,11 @@ describe('retryPolicyFromEnv', () => {
 
 describe('withRetries', () => {
   const quick = { baseMs: 10, maxMs: 100, attempts: 3 };
+  /** A sleep that returns at once, noting each delay it was asked for. */
+  const recordingSleep = (waits: number[]) => (ms: number) => {
+    waits.push(ms);
+    return Promise.resolve();
+  };
 
   it('retries transient failures up to the attempt limit, waiting the backoff delays', async () => {
     const waits: number[] = [];
@@ -117,11 +122,11 @@ describe('withRetries', () => {
     const error = new RetryableError('postures', 'server answered 503', 503);
     await expect(
       withRetries(
-        async () => {
+        () => {
           calls += 1;
-          throw error;
+          return Promise.reject(error);
         },
-        { policy: quick, random: constant(1), sleep: async (ms) => void waits.push(ms) },
+        { policy: quick, random: constant(1), sleep: recordingSleep(waits) },
       ),
     ).rejects.toBe(error);
     expect(calls).toBe(3);
@@ -132,13 +137,13 @@ describe('withRetries', () => {
     const waits: number[] = [];
     let calls = 0;
     const value = await withRetries(
-      async () => {
+      () => {
         calls += 1;
-        if (calls === 1) throw new RetryableError('heartbeat', '429', 429, undefined, 50);
-        if (calls === 2) throw new InvalidResponseError('heartbeat', 'not JSON', 200);
-        return 'ok';
+        if (calls === 1) return Promise.reject(new RetryableError('heartbeat', '429', 429, undefined, 50));
+        if (calls === 2) return Promise.reject(new InvalidResponseError('heartbeat', 'not JSON', 200));
+        return Promise.resolve('ok');
       },
-      { policy: quick, random: constant(0), sleep: async (ms) => void waits.push(ms) },
+      { policy: quick, random: constant(0), sleep: recordingSleep(waits) },
     );
     expect(value).toBe('ok');
     expect(waits).toEqual([50, 10]);
@@ -149,11 +154,11 @@ describe('withRetries', () => {
     const conflict = new ConflictError('heartbeat', 'conflict', 409);
     await expect(
       withRetries(
-        async () => {
+        () => {
           calls += 1;
-          throw conflict;
+          return Promise.reject(conflict);
         },
-        { policy: quick, sleep: async () => undefined },
+        { policy: quick, sleep: () => Promise.resolve() },
       ),
     ).rejects.toBe(conflict);
     expect(calls).toBe(1);
@@ -163,9 +168,7 @@ describe('withRetries', () => {
     const controller = new AbortController();
     const started = Date.now();
     const pending = withRetries(
-      async () => {
-        throw new RetryableError('postures', 'down');
-      },
+      () => Promise.reject(new RetryableError('postures', 'down')),
       { policy: { baseMs: 60_000, maxMs: 60_000, attempts: 5 }, signal: controller.signal },
     );
     setTimeout(() => controller.abort(new Error('stopping')), 20);

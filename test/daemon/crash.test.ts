@@ -3,6 +3,7 @@
 // queue on disk stayed sound throughout.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { countQueuedResults } from '../../src/agent/postureQueue';
+import { deviceDetails, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 import { enrollNewDevice, fakeResults, makeStateDir, queueFiles, queueResults, removeStateDir, startDaemon, stopDaemon, until } from '../support/agent';
@@ -24,7 +25,7 @@ afterAll(async () => {
 
 const backlog = [fakeResults('CYCLE_A', 120), fakeResults('CYCLE_B', 90), fakeResults('CYCLE_C', 95)];
 const backlogKeys = backlog.flat().map((r) => r.check_key);
-const isBacklog = (body: any) => body?.results?.some((r: any) => backlogKeys.includes(r.check_key));
+const isBacklog = (body: unknown) => postureBody(body)?.results?.some((r) => backlogKeys.includes(r.check_key));
 
 it('delivers a backlog across SIGKILLs during uploads: at least once, batches of at most 100, queue always sound', async () => {
   const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
@@ -60,10 +61,10 @@ it('delivers a backlog across SIGKILLs during uploads: at least once, batches of
   const stopped = await stopDaemon(daemon);
   expect(stopped.code).toBe(0);
 
-  const stored = new Set((await server.showDevice(deviceId)).postures.map((p: any) => p.check_key));
+  const stored = new Set((await deviceDetails(server, deviceId)).postures.map((p) => p.check_key));
   expect(backlogKeys.filter((k) => !stored.has(k))).toEqual([]);
   const batches = proxy.seen('postures').filter((r) => isBacklog(r.body));
   expect(batches.length).toBeGreaterThanOrEqual(4);
-  for (const batch of batches) expect(batch.body.results.length).toBeLessThanOrEqual(100);
+  for (const batch of batches) expect(postureBody(batch.body).results.length).toBeLessThanOrEqual(100);
   expect((await queueFiles(stateDir)).filter((n) => n.endsWith('.json'))).toEqual([]);
 });

@@ -6,6 +6,8 @@ import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countQueuedResults } from '../../src/agent/postureQueue';
+import type { HeartbeatResponse } from '../../src/protocol/schemas';
+import { deviceDetails, heartbeatAnswer, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from '../support/faultProxy';
 import { missingSecretServiceTools, startSecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
@@ -61,7 +63,7 @@ describe('run (daemon)', () => {
 
     const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
     await proxy.waitFor((requests) => requests.some((r) => r.route === 'heartbeat' && r.status === 200));
-    expect((await server.showDevice(deviceId)).state).toBe('ACTIVE');
+    expect((await deviceDetails(server, deviceId)).state).toBe('ACTIVE');
     await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === deviceId);
     expect(daemon.child.exitCode).toBeNull();
     const apiKey = (await readFile(join(stateDir, 'api-key'), 'utf8')).trim();
@@ -88,7 +90,7 @@ describe('run (daemon)', () => {
     // Invalid values (0, a negative) keep the previous intervals; huge ones are clamped to a day.
     proxy.add({
       route: 'heartbeat',
-      fault: { kind: 'rewrite', transform: (body) => ({ ...body, heartbeat_interval_seconds: 0, posture_interval_seconds: 10 ** 9 }) },
+      fault: { kind: 'rewrite', transform: (body: unknown) => ({ ...heartbeatAnswer(body), heartbeat_interval_seconds: 0, posture_interval_seconds: 10 ** 9 }) },
     });
     const t0 = Date.now();
     await proxy.waitFor((r) => since(t0)(r).filter((x) => x.route === 'heartbeat').length >= 3, 10_000);
@@ -100,13 +102,20 @@ describe('run (daemon)', () => {
     proxy.clearRules();
     proxy.add({
       route: 'heartbeat',
-      fault: { kind: 'rewrite', transform: ({ heartbeat_interval_seconds: _h, ...body }) => ({ ...body, posture_interval_seconds: 'soon' }) },
+      fault: {
+        kind: 'rewrite',
+        transform: (body: unknown) => {
+          const answer: Partial<HeartbeatResponse> = { ...heartbeatAnswer(body) };
+          delete answer.heartbeat_interval_seconds;
+          return { ...answer, posture_interval_seconds: 'soon' };
+        },
+      },
     });
     const t1 = Date.now();
     await proxy.waitFor((r) => since(t1)(r).filter((x) => x.route === 'heartbeat').length >= 2, 10_000);
     const last = await runtimeStatus(stateDir);
     expect(last.daemon_state).toBe('active');
-    expect(Date.parse(last.last_heartbeat_at)).toBeGreaterThanOrEqual(t1);
+    expect(Date.parse(last.last_heartbeat_at ?? '')).toBeGreaterThanOrEqual(t1);
     expect(last.heartbeat_interval_seconds).toBe(1);
     expect(last.posture_interval_seconds).toBe(86_400);
   });
@@ -114,7 +123,7 @@ describe('run (daemon)', () => {
   it('shows the clock skew read from server_time', async () => {
     proxy.add({
       route: 'heartbeat',
-      fault: { kind: 'rewrite', transform: (body) => ({ ...body, server_time: new Date(Date.now() + 10 * 60_000).toISOString() }) },
+      fault: { kind: 'rewrite', transform: (body: unknown) => ({ ...heartbeatAnswer(body), server_time: new Date(Date.now() + 10 * 60_000).toISOString() }) },
     });
     await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
@@ -143,7 +152,7 @@ describe('run (daemon)', () => {
     const fresh = await server.createDevice({ org });
     await enrollWithToken(stateDir, proxy.url, fresh.enrollment_token);
     await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === fresh.device_id, 10_000, 're-enrolled');
-    expect((await server.showDevice(fresh.device_id)).state).toBe('ACTIVE');
+    expect((await deviceDetails(server, fresh.device_id)).state).toBe('ACTIVE');
     expect(daemon.child.exitCode).toBeNull();
   });
 
@@ -176,9 +185,9 @@ describe('run (daemon)', () => {
       const t0 = Date.now();
       daemon = startDaemon(cloneDir);
       const status = await until(() => runtimeStatus(cloneDir), (s) => s.daemon_state === 'conflict', 10_000, 'conflict');
-      expect(status.conflict.message).toMatch(/hardware_uuid is already used by another device/);
-      expect(status.conflict.message).toMatch(/device revoke/);
-      expect(status.daemon_message).toBe(status.conflict.message);
+      expect(status.conflict?.message).toMatch(/hardware_uuid is already used by another device/);
+      expect(status.conflict?.message).toMatch(/device revoke/);
+      expect(status.daemon_message).toBe(status.conflict?.message);
       // An operator reading `status` sees the state and the recovery path.
       const shown = await runAgent(['status', '--state-dir', cloneDir], { env: daemonEnv() });
       expect(shown.stdout).toMatch(/Agent daemon:\s+running \(pid \d+, conflict\): .*device revoke/);
@@ -187,7 +196,7 @@ describe('run (daemon)', () => {
       expect(existsSync(join(cloneDir, 'enrollment.json'))).toBe(true);
       expect(existsSync(join(cloneDir, 'api-key'))).toBe(true);
       expect(await queueFiles(cloneDir)).toHaveLength(1);
-      expect((await server.showDevice(clone.device_id)).state).toBe('PENDING');
+      expect((await deviceDetails(server, clone.device_id)).state).toBe('PENDING');
     } finally {
       await stopDaemon(daemon);
       await removeStateDir(cloneDir);
@@ -226,17 +235,17 @@ describe('run (daemon)', () => {
   it('retries a dropped connection and honours Retry-After, delivering every result at least once', async () => {
     const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
     await queueResults(stateDir, [fakeResults('FLAKY', 20)]);
-    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.check_key === 'FLAKY_0'), fault: { kind: 'drop' }, times: 1 });
+    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.check_key === 'FLAKY_0'), fault: { kind: 'drop' }, times: 1 });
     proxy.add({
       route: 'postures',
-      when: (b) => b.results.some((r: any) => r.check_key === 'FLAKY_0'),
+      when: (b: unknown) => postureBody(b).results.some((r) => r.check_key === 'FLAKY_0'),
       fault: { kind: 'answer', status: 503, headers: { 'retry-after': '1' } },
       times: 1,
     });
     daemon = startDaemon(stateDir, { DEVICE_AGENT_RETRY_MAX_MS: '5000' }); // Retry-After is honoured up to the cap
-    const flaky = () => proxy.seen('postures').filter((r) => r.body.results.some((x: any) => x.check_key === 'FLAKY_0'));
+    const flaky = () => proxy.seen('postures').filter((r) => postureBody(r.body).results.some((x) => x.check_key === 'FLAKY_0'));
     await until(() => flaky().map((r) => r.status), (statuses) => statuses.includes(204), 15_000, 'delivered');
-    const keys = (await server.showDevice(deviceId)).postures.map((p: any) => p.check_key);
+    const keys = (await deviceDetails(server, deviceId)).postures.map((p) => p.check_key);
     expect(fakeResults('FLAKY', 20).every((r) => keys.includes(r.check_key))).toBe(true);
     const attempts = flaky();
     expect(attempts.map((r) => r.status)).toEqual([0, 503, 204]);
@@ -285,7 +294,7 @@ describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret
       expect(status.daemon_message).toMatch(/secret store is unavailable.*locked/i);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(proxy.requests).toHaveLength(0);
-      expect(JSON.parse(await readFile(join(stateDir, 'enrollment.json'), 'utf8')).state).toBe('enrolled');
+      expect((JSON.parse(await readFile(join(stateDir, 'enrollment.json'), 'utf8')) as { state: string }).state).toBe('enrolled');
       expect((await stopDaemon(daemon)).code).toBe(0);
 
       await secrets.unlock();

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countQueuedResults } from '../../src/agent/postureQueue';
+import { deviceDetails, WARN_OR_WORSE } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 import {
@@ -102,7 +103,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     const heartbeats = proxy.seen('heartbeat').length;
     await sleep(2500); // several heartbeat and posture intervals on the full disk
     expect(proxy.seen('heartbeat').length).toBeGreaterThan(heartbeats);
-    const repeated = daemon.lines.slice(logged).filter((l) => l.level >= 40 || /_failed/.test(l.event ?? ''));
+    const repeated = daemon.lines.slice(logged).filter((l) => WARN_OR_WORSE.includes(l.level) || /_failed/.test(l.event ?? ''));
     expect(repeated).toEqual([]); // each fault was logged once, not on every attempt
     expect(events('queue_write_failed')).toHaveLength(1);
     expect(events('status_write_failed').length).toBeGreaterThanOrEqual(1);
@@ -110,7 +111,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
 
     await freeDisk();
     await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && typeof s.last_upload_at === 'string', 10_000, 'status again');
-    const stored = (await server.showDevice(deviceId)).postures.map((p: any) => p.check_key);
+    const stored = (await deviceDetails(server, deviceId)).postures.map((p) => p.check_key);
     expect(stored).toEqual(expect.arrayContaining(fakeResults('BEFORE_FULL', 4).map((r) => r.check_key)));
     await until(() => events('queue_write_failed_resolved').length, (n) => n === 1, 10_000, 'the held cycle stored');
     expect(events('status_write_failed_resolved')).toHaveLength(events('status_write_failed').length);
@@ -155,7 +156,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
 
     await freeDisk();
     const status = await until(() => runtimeStatus(stateDir), (s) => typeof s.revoked_at === 'string', 10_000, 'the reason recorded');
-    expect(status).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/(heartbeat|postures)/) });
+    expect(status).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/(heartbeat|postures)/) as unknown });
     expect(daemon.child.exitCode).toBeNull();
   });
 });

@@ -74,15 +74,15 @@ export interface LogLine {
 export function memoryLogger(): { log: DaemonDeps['log']; lines: LogLine[] } {
   const lines: LogLine[] = [];
   const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as LogLine);
       done();
     },
   });
   return { log: pino({ level: 'debug' }, sink), lines };
 }
 
-export type Answer<T> = T | Error | ((body: any) => T | Error);
+export type Answer<T> = T | Error | ((body: unknown) => T | Error);
 
 export interface SeenCall {
   route: 'heartbeat' | 'postures';
@@ -114,28 +114,28 @@ export class ScriptedApi implements AgentApi {
     return this.calls.filter((c) => c.route === route);
   }
 
-  async enroll(): Promise<never> {
-    throw new Error('not used by the daemon');
+  enroll(): Promise<never> {
+    return Promise.reject(new Error('not used by the daemon'));
   }
 
-  async unenroll(): Promise<never> {
-    throw new Error('not used by the daemon');
+  unenroll(): Promise<never> {
+    return Promise.reject(new Error('not used by the daemon'));
   }
 
-  async heartbeat(apiKey: string, body: HeartbeatRequest): Promise<HeartbeatAnswer> {
+  heartbeat(apiKey: string, body: HeartbeatRequest): Promise<HeartbeatAnswer> {
     this.calls.push({ route: 'heartbeat', apiKey, body, at: this.clock.monotonicMs() });
     return this.answer(this.heartbeats.shift(), body, () => this.heartbeatAnswer(body));
   }
 
-  async postures(apiKey: string, body: PosturesRequest): Promise<PosturesAccepted> {
+  postures(apiKey: string, body: PosturesRequest): Promise<PosturesAccepted> {
     this.calls.push({ route: 'postures', apiKey, body, at: this.clock.monotonicMs() });
     return this.answer(this.postureAnswers.shift(), body, () => ({ reportId: 'prr_scripted' }));
   }
 
-  private answer<T>(scripted: Answer<T> | undefined, body: unknown, fallback: () => T): T {
+  /** The scripted answer (or the fallback) as the promise a real client returns: an Error rejects it. */
+  private answer<T>(scripted: Answer<T> | undefined, body: unknown, fallback: () => T): Promise<T> {
     const value = typeof scripted === 'function' ? (scripted as (b: unknown) => T | Error)(body) : (scripted ?? fallback());
-    if (value instanceof Error) throw value;
-    return value;
+    return value instanceof Error ? Promise.reject(value) : Promise.resolve(value);
   }
 }
 
@@ -187,7 +187,7 @@ export async function makeStateDir(): Promise<string> {
 }
 
 export function session(api: AgentApi, apiKey = 'a'.repeat(96)): Session {
-  return { serverUrl: api.serverUrl, apiKey, keystore: 'file', api, close: async () => undefined };
+  return { serverUrl: api.serverUrl, apiKey, keystore: 'file', api, close: () => Promise.resolve() };
 }
 
 export async function startInProcess(options: HarnessOptions): Promise<Harness> {
@@ -202,9 +202,9 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     retry: options.retry ?? { baseMs: 1000, maxMs: 60_000, attempts: 3 },
     random: () => 0.5, // no splay and mid-range jitter: due times are exact
     loadSession: options.loadSession,
-    wipe: options.wipe ?? (async () => undefined),
-    identity: async () => IDENTITY,
-    collect: options.collect ?? (async () => results('CHECK', 3)),
+    wipe: options.wipe ?? (() => Promise.resolve()),
+    identity: () => Promise.resolve(IDENTITY),
+    collect: options.collect ?? (() => Promise.resolve(results('CHECK', 3))),
     watchEnrollment: (onChange) => {
       notify = onChange;
       return { close: () => (notify = null) };
@@ -213,8 +213,10 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
   });
   const stop = new AbortController();
   const running = daemon.run(stop.signal);
-  let failure: unknown;
-  running.catch((err) => (failure = err));
+  let failure: Error | undefined;
+  running.catch((err: unknown) => {
+    failure = err instanceof Error ? err : new Error(`the daemon's run failed: ${String(err)}`);
+  });
 
   const settled = async () => {
     const deadline = Date.now() + 5_000;

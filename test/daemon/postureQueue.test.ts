@@ -86,7 +86,7 @@ describe('PostureQueue', () => {
     const dir = queueDirectory(stateDir);
     const [first, second] = (await readdir(dir)).sort();
     await writeFile(join(dir, first!), '{"v":1,"results":[{"check_key":', { mode: 0o600 }); // torn
-    const body = JSON.parse(await readFile(join(dir, second!), 'utf8'));
+    const body = JSON.parse(await readFile(join(dir, second!), 'utf8')) as { results: PostureResult[] };
     body.results.pop();
     await writeFile(join(dir, second!), JSON.stringify(body), { mode: 0o600 }); // count no longer matches its name
 
@@ -269,7 +269,7 @@ describe('PostureQueue edges', () => {
     await queue.settle(segment, []); // gone already (unenroll): nothing to do
 
     await mkdir(segment.file); // something else in its place
-    await expect(queue.settle(segment, [])).rejects.toMatchObject({ code: expect.stringMatching(/EISDIR|EPERM/) });
+    await expect(queue.settle(segment, [])).rejects.toMatchObject({ code: expect.stringMatching(/EISDIR|EPERM/) as unknown });
     await rm(queueDirectory(stateDir), { recursive: true });
     await writeFile(queueDirectory(stateDir), 'not a directory');
     await expect(queue.settle(segment, segment.results.slice(1))).rejects.toMatchObject({ code: 'ENOTDIR' });

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { deviceDetails, isPostureCycle, parseLogLine } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 import {
@@ -54,9 +55,9 @@ describe('run --once', () => {
     expect(routes[0]).toBe('heartbeat');
     expect(routes.filter((r) => r === 'heartbeat')).toHaveLength(1);
     expect(routes.slice(1).every((r) => r === 'postures')).toBe(true);
-    const device = await server.showDevice(deviceId);
+    const device = await deviceDetails(server, deviceId);
     expect(device.state).toBe('ACTIVE');
-    const stored = device.postures.map((p: any) => p.check_key);
+    const stored = device.postures.map((p) => p.check_key);
     for (const key of fakeResults('EARLIER', 7).map((r) => r.check_key)) expect(stored).toContain(key);
 
     const status = await runtimeStatus(stateDir);
@@ -67,13 +68,14 @@ describe('run --once', () => {
     expect(await queueFiles(stateDir)).toEqual([]);
 
     // Logs: JSON lines on stdout, one line for the cycle with its counts, no evidence, no key.
-    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
-    const cycles = lines.filter((l) => l.event === 'posture_cycle');
+    const lines = result.stdout.trim().split('\n').map(parseLogLine);
+    const cycles = lines.filter(isPostureCycle);
     expect(cycles).toHaveLength(1);
-    expect(cycles[0]).toMatchObject({ sent: expect.any(Number), queued: 0, duration_ms: expect.any(Number) });
-    const counted = cycles[0].pass + cycles[0].fail + cycles[0].unknown + cycles[0].not_applicable;
-    expect(counted).toBe(cycles[0].results);
-    expect(cycles[0].sent).toBe(cycles[0].results + 7);
+    const cycle = cycles[0]!;
+    expect(cycle).toMatchObject({ sent: expect.any(Number) as unknown, queued: 0, duration_ms: expect.any(Number) as unknown });
+    const counted = cycle.pass + cycle.fail + cycle.unknown + cycle.not_applicable;
+    expect(counted).toBe(cycle.results);
+    expect(cycle.sent).toBe(cycle.results + 7);
     expect(result.stdout).not.toContain('"index"');
     const apiKey = (await readFile(join(stateDir, 'api-key'), 'utf8')).trim();
     expect(apiKey).toMatch(/^[0-9a-f]{96}$/i);

@@ -8,6 +8,7 @@ import type { Session } from '../../src/agent/daemon';
 import { wipeCredentials } from '../../src/agent/credentials';
 import { countQueuedResults } from '../../src/agent/postureQueue';
 import { readRuntimeStatus } from '../../src/agent/runtimeStatus';
+import type { PostureResult, PosturesRequest } from '../../src/protocol/schemas';
 import { FakeClock, results, ScriptedApi, session, startInProcess, type Harness } from './inProcess';
 
 let harness: Harness | undefined;
@@ -19,10 +20,10 @@ afterEach(async () => {
 const HEARTBEAT_MS = 60_000;
 const POSTURE_MS = 600_000;
 
-async function enrolled(options: { api?: ScriptedApi; clock?: FakeClock; collect?: () => Promise<any[]> } = {}) {
+async function enrolled(options: { api?: ScriptedApi; clock?: FakeClock; collect?: () => Promise<PostureResult[]> } = {}) {
   const clock = options.clock ?? new FakeClock();
   const api = options.api ?? new ScriptedApi(clock);
-  harness = await startInProcess({ clock, loadSession: async () => session(api), ...(options.collect ? { collect: options.collect } : {}) });
+  harness = await startInProcess({ clock, loadSession: () => Promise.resolve(session(api)), ...(options.collect ? { collect: options.collect } : {}) });
   return { api, clock, h: harness };
 }
 
@@ -31,7 +32,7 @@ describe('daemon transitions (in process, fake clock)', () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
     let current: Session | null = null;
-    harness = await startInProcess({ clock, loadSession: async () => current });
+    harness = await startInProcess({ clock, loadSession: () => Promise.resolve(current) });
     expect(harness.daemon.state).toBe('waiting_for_enrollment');
     await harness.advance(24 * 3600_000);
     expect(api.calls).toEqual([]);
@@ -77,7 +78,7 @@ describe('daemon transitions (in process, fake clock)', () => {
   it('backs off after a transient heartbeat failure, never beyond the heartbeat interval, and recovers', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    harness = await startInProcess({ clock, loadSession: async () => session(api), retry: { baseMs: 1000, maxMs: 300_000, attempts: 3 } });
+    harness = await startInProcess({ clock, loadSession: () => Promise.resolve(session(api)), retry: { baseMs: 1000, maxMs: 300_000, attempts: 3 } });
     const h = harness;
     api.heartbeats.push(...Array.from({ length: 9 }, () => new RetryableError('heartbeat', 'server answered 503', 503)));
     await h.advance(HEARTBEAT_MS);
@@ -118,10 +119,10 @@ describe('daemon transitions (in process, fake clock)', () => {
     let diskFull = true;
     harness = await startInProcess({
       clock,
-      loadSession: async () => current, // the wipe never removed the record or the key
-      wipe: async (reason) => {
+      loadSession: () => Promise.resolve(current), // the wipe never removed the record or the key
+      wipe: (reason) => {
         wipes.push(reason);
-        if (diskFull) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        return diskFull ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })) : Promise.resolve();
       },
     });
     const h = harness;
@@ -155,7 +156,7 @@ describe('daemon transitions (in process, fake clock)', () => {
     let current: Session | null = session(api);
     harness = await startInProcess({
       clock,
-      loadSession: async () => current,
+      loadSession: () => Promise.resolve(current),
       wipe: async (reason, revokedAt) => {
         current = null;
         await wipeCredentials(harness!.stateDir, { reason, revokedAt });
@@ -164,7 +165,7 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect(harness.daemon.state).toBe('revoked');
     await harness.advance(10 * HEARTBEAT_MS);
     expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'postures']);
-    expect(await readRuntimeStatus(harness.stateDir)).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/postures/) });
+    expect(await readRuntimeStatus(harness.stateDir)).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/postures/) as unknown });
     expect(await countQueuedResults(harness.stateDir)).toBe(0);
   });
 
@@ -200,11 +201,11 @@ describe('daemon transitions (in process, fake clock)', () => {
   it('does not lose a collection that finishes while the loop is busy', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    let finish: (value: any[]) => void = () => undefined;
+    let finish: (value: PostureResult[]) => void = () => undefined;
     const { h } = await enrolled({ api, clock, collect: () => new Promise((resolve) => (finish = resolve)) });
     expect(api.seen('postures')).toHaveLength(0);
     finish(results('LATE', 2));
     await h.settled();
-    expect(api.seen('postures').map((c) => (c.body as any).results.length)).toEqual([2]);
+    expect(api.seen('postures').map((c) => (c.body as PosturesRequest).results.length)).toEqual([2]);
   });
 });

@@ -12,6 +12,8 @@ import { createApiClient, type ApiClient } from '../../src/agent/client';
 import { PostureQueue } from '../../src/agent/postureQueue';
 import { fitEvidence, flushQueue, MAX_EVIDENCE_BYTES, takeBatch, uploadNextBatch } from '../../src/agent/uploader';
 import { BODY_LIMITS, MAX_RESULTS_PER_REQUEST, type PostureResult } from '../../src/protocol/schemas';
+import type { PostureView } from '../../src/server/admin';
+import { deviceDetails, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 
@@ -26,7 +28,7 @@ let logText: string;
 const log = pino(
   { level: 'debug' },
   new Writable({
-    write(chunk, _encoding, done) {
+    write(chunk: Buffer, _encoding, done) {
       logText += chunk.toString();
       done();
     },
@@ -73,8 +75,8 @@ function results(prefix: string, n: number, evidence: (i: number) => Record<stri
 }
 
 const context = () => ({ api: client, apiKey, queue, log });
-const postureRequests = () => proxy.seen('postures');
-const stored = async (): Promise<any[]> => (await server.showDevice(deviceId)).postures;
+const postureRequests = () => proxy.seen('postures').map((request) => ({ ...request, body: postureBody(request.body) }));
+const stored = async (): Promise<PostureView[]> => (await deviceDetails(server, deviceId)).postures;
 
 describe('uploader', () => {
   it('delivers a backlog in batches of at most 100, one posture report per cycle', async () => {
@@ -86,16 +88,16 @@ describe('uploader', () => {
     const sizes = postureRequests().map((r) => r.body.results.length);
     expect(sizes).toEqual([100, 100, 50, 30]);
     const [first, second, third, fourth] = postureRequests();
-    expect(first!.body.results.every((r: PostureResult) => r.correlation_id === undefined)).toBe(true);
+    expect(first!.body.results.every((r) => r.correlation_id === undefined)).toBe(true);
     expect(first!.reportId).toMatch(/\S/);
     for (const later of [second!, third!]) {
-      expect(later.body.results.every((r: PostureResult) => r.correlation_id === first!.reportId)).toBe(true);
+      expect(later.body.results.every((r) => r.correlation_id === first!.reportId)).toBe(true);
     }
-    expect(fourth!.body.results.every((r: PostureResult) => r.correlation_id === undefined)).toBe(true);
+    expect(fourth!.body.results.every((r) => r.correlation_id === undefined)).toBe(true);
 
     const rows = await stored();
     expect(rows).toHaveLength(280);
-    expect(rows.find((r) => r.check_key === 'CYCLE1_5').evidence).toEqual({ i: 5 }); // small evidence goes as it is
+    expect(rows.find((r) => r.check_key === 'CYCLE1_5')?.evidence).toEqual({ i: 5 }); // small evidence goes as it is
     const reportOf = (prefix: string) => new Set(rows.filter((r) => r.check_key.startsWith(prefix)).map((r) => r.correlation_id));
     expect(reportOf('CYCLE1_')).toEqual(new Set([first!.reportId]));
     expect(reportOf('CYCLE2_').size).toBe(1);
@@ -106,7 +108,7 @@ describe('uploader', () => {
   it('isolates and drops only the result a 400 refuses, never resending a request unchanged', async () => {
     proxy.add({
       route: 'postures',
-      when: (body) => body.results.some((r: PostureResult) => r.check_key === 'BATCH_6'),
+      when: (body: unknown) => postureBody(body).results.some((r) => r.check_key === 'BATCH_6'),
       fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'results[0].evidence: not accepted' } },
     });
     await queue.append(results('BATCH', 10, (i) => ({ i, secret_looking: `evidence-value-${i}` })));
@@ -143,8 +145,8 @@ describe('uploader', () => {
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'refused' } } });
     expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 2 });
     const [withReport, without] = postureRequests().slice(1);
-    expect(withReport!.body.results[0].correlation_id).toBe(postureRequests()[0]!.reportId);
-    expect(without!.body.results[0].correlation_id).toBeUndefined();
+    expect(withReport!.body.results[0]!.correlation_id).toBe(postureRequests()[0]!.reportId);
+    expect(without!.body.results[0]!.correlation_id).toBeUndefined();
     expect(await queue.count()).toBe(0);
   });
 
@@ -153,7 +155,7 @@ describe('uploader', () => {
     await queue.append(results('WIDE', 1));
     await queue.append([{ ...results('MARKED', 1)[0]!, evidence: { truncated: true, original_bytes: 99_999 } }]);
     expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 2 });
-    expect(postureRequests()[1]!.body.results[0].evidence).toEqual({ truncated: true, original_bytes: expect.any(Number) });
+    expect(postureRequests()[1]!.body.results[0]!.evidence).toEqual({ truncated: true, original_bytes: expect.any(Number) as unknown });
     expect(await uploadNextBatch(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
     expect(postureRequests()).toHaveLength(3);
     const bodies = postureRequests().map((r) => JSON.stringify(r.body));
@@ -161,14 +163,14 @@ describe('uploader', () => {
   });
 
   it('delivers a 413-refused result once its evidence is truncated, and a 400-refused one without its stale report id', async () => {
-    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
     await queue.append(results('SHRUNK', 1));
     expect(await flushQueue(context())).toEqual({ sent: 1, rejected: 0, requests: 2 });
-    expect((await stored()).find((r) => r.check_key === 'SHRUNK_0').evidence).toEqual({ truncated: true, original_bytes: 7 });
+    expect((await stored()).find((r) => r.check_key === 'SHRUNK_0')?.evidence).toEqual({ truncated: true, original_bytes: 7 });
     expect(await queue.count()).toBe(0);
 
     proxy.clearRules();
-    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.correlation_id), fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'unknown report' } } });
+    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.correlation_id !== undefined), fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'unknown report' } } });
     await queue.append(results('STALE', 1));
     const segment = (await queue.oldest())!;
     await queue.settle(segment, segment.results, 'prr_stale');
@@ -177,7 +179,7 @@ describe('uploader', () => {
   });
 
   it('keeps a refused result queued when its changed resend fails transiently', async () => {
-    proxy.add({ route: 'postures', when: (b) => b.results.some((r: any) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503 } });
     await queue.append(results('HELD', 1));
     await expect(uploadNextBatch(context())).rejects.toBeInstanceOf(RetryableError);
@@ -194,7 +196,8 @@ describe('uploader', () => {
 
   it('drops a result without evidence that draws 413 after one request', async () => {
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 413 } });
-    const { evidence: _none, ...bare } = results('BARE', 1)[0]!;
+    const bare: PostureResult = { ...results('BARE', 1)[0]! };
+    delete bare.evidence;
     await queue.append([bare]);
     expect(await flushQueue(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
   });
@@ -210,7 +213,7 @@ describe('uploader', () => {
   });
 
   it('splits a batch that draws 413 until the pieces fit, and delivers everything', async () => {
-    proxy.add({ route: 'postures', when: (body) => body.results.length > 30, fault: { kind: 'answer', status: 413 } });
+    proxy.add({ route: 'postures', when: (body: unknown) => postureBody(body).results.length > 30, fault: { kind: 'answer', status: 413 } });
     await queue.append(results('BIG', 100));
     const outcome = await flushQueue(context());
     expect(outcome).toMatchObject({ sent: 100, rejected: 0 });
@@ -230,17 +233,17 @@ describe('uploader', () => {
     expect(postureRequests().length).toBeGreaterThanOrEqual(3);
     for (const request of postureRequests()) expect(request.bodyBytes).toBeLessThanOrEqual(BODY_LIMITS.postures);
     const huge = (await stored()).find((r) => r.check_key === 'HUGE');
-    expect(huge.evidence).toEqual({ truncated: true, original_bytes: expect.any(Number) });
-    expect(huge.evidence.original_bytes).toBeGreaterThan(2 * 1024 * 1024);
+    expect(huge?.evidence).toEqual({ truncated: true, original_bytes: expect.any(Number) as unknown });
+    expect(huge?.evidence?.original_bytes).toBeGreaterThan(2 * 1024 * 1024);
   });
 
   it('keeps its place and the report id when a 503 interrupts a cycle', async () => {
     await queue.append(results('CUT', 250));
     expect(await uploadNextBatch(context())).toMatchObject({ sent: 100 });
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503, headers: { 'retry-after': '7' } }, times: 1 });
-    const failure = await uploadNextBatch(context()).catch((err) => err);
+    const failure: unknown = await uploadNextBatch(context()).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(RetryableError);
-    expect(failure.retryAfterMs).toBe(7000);
+    expect((failure as RetryableError).retryAfterMs).toBe(7000);
     expect(await queue.count()).toBe(150);
 
     const reopened = await PostureQueue.open(stateDir);

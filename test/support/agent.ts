@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PostureQueue } from '../../src/agent/postureQueue';
-import { readRuntimeStatus } from '../../src/agent/runtimeStatus';
+import { readRuntimeStatus, type RuntimeStatus } from '../../src/agent/runtimeStatus';
 import type { PostureResult } from '../../src/protocol/schemas';
+import { parseLogLine, type DaemonLogLine } from './daemonWire';
 import type { RunningServer } from './server';
 
 export const AGENT_BIN = process.env.DEVICE_AGENT_TEST_BIN ?? fileURLToPath(new URL('../../dist/device-agent.cjs', import.meta.url));
@@ -170,7 +171,7 @@ export interface RunningDaemon {
   child: ChildProcess;
   pid: number;
   /** Parsed JSON log lines so far (for diagnostics and synchronisation only). */
-  lines: any[];
+  lines: DaemonLogLine[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output(): string;
 }
@@ -180,10 +181,10 @@ export function startDaemon(stateDir: string, env: NodeJS.ProcessEnv = {}, args:
   const [command, argv] = agentCommand(['run', '--state-dir', stateDir, ...args]);
   const child = spawn(command, argv, { env: daemonEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
-  const lines: any[] = [];
+  const lines: DaemonLogLine[] = [];
   let output = '';
   let pending = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk;
     pending += chunk;
     let newline: number;
@@ -191,13 +192,13 @@ export function startDaemon(stateDir: string, env: NodeJS.ProcessEnv = {}, args:
       const line = pending.slice(0, newline);
       pending = pending.slice(newline + 1);
       try {
-        lines.push(JSON.parse(line));
+        lines.push(parseLogLine(line));
       } catch {
         /* not JSON */
       }
     }
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {
       children.delete(child);
@@ -257,7 +258,7 @@ export async function enrollWithToken(stateDir: string, serverUrl: string, token
   if (result.code !== 0) throw new Error(`enroll failed (${result.code}): ${result.stderr}`);
 }
 
-export const runtimeStatus = (stateDir: string): Promise<Record<string, any>> => readRuntimeStatus(stateDir);
+export const runtimeStatus = (stateDir: string): Promise<RuntimeStatus> => readRuntimeStatus(stateDir);
 
 export function fakeResults(prefix: string, n: number): PostureResult[] {
   return Array.from({ length: n }, (_, i) => ({

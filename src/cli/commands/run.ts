@@ -7,7 +7,7 @@ import { heartbeatBody } from '../../agent/daemonIdentity';
 import { watchFileChanges } from '../../agent/daemonWatch';
 import { ensurePrivateDirectory } from '../../agent/atomicFile';
 import { retryPolicyFromEnv, RetrySettingError } from '../../agent/backoff';
-import { firstLine, LockHeldError } from '../../agent/errors';
+import { LockHeldError } from '../../agent/errors';
 import { LocalFault } from '../../agent/daemonStatus';
 import { lastCycleOf, recordLastCycle, type LastCycle } from '../../agent/lastCycle';
 import { acquireLock } from '../../agent/lock';
