@@ -121,7 +121,7 @@ export async function wipeLocked(layout: StateLayout, options: WipeOptions = {})
 }
 
 /** Finishes an enrollment or wipe that was cut short, unless another process is working on it. */
-export async function repairInterrupted(layout: StateLayout): Promise<void> {
+async function repairInterrupted(layout: StateLayout): Promise<void> {
   let lock;
   try {
     lock = await acquireLock(layout.enrollmentLock, { wait: false });

@@ -76,10 +76,10 @@ export interface DaemonDeps {
   maxQueuedResults?: number;
 }
 
-export const HEARTBEAT_TIMEOUT_MS = 30_000;
-export const UPLOAD_TIMEOUT_MS = 60_000;
+const HEARTBEAT_TIMEOUT_MS = 30_000;
+const UPLOAD_TIMEOUT_MS = 60_000;
 /** After SIGTERM, an in-flight request may finish for this long before it is cut (the queue keeps its batch). */
-export const STOP_GRACE_MS = 3_000;
+const STOP_GRACE_MS = 3_000;
 
 /** Why `run --once` ended, mapped to the contract's exit codes by the command. */
 export type OnceOutcome =

@@ -5,7 +5,7 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
-export const WATCH_POLL_MS = 5_000;
+const WATCH_POLL_MS = 5_000;
 
 export interface FileWatch {
   close(): void;

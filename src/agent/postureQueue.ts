@@ -19,8 +19,8 @@ import { z } from 'zod';
 import { PostureResult } from '../protocol/schemas';
 import { ensurePrivateDirectory, isCode, TEMP_SUFFIX, writeFileAtomic } from './atomicFile';
 
-export const QUEUE_DIRECTORY = 'queue';
-export const QUARANTINE_DIRECTORY = 'quarantine';
+const QUEUE_DIRECTORY = 'queue';
+const QUARANTINE_DIRECTORY = 'quarantine';
 /** The contract's floor: the queue holds at least this many results before dropping the oldest. */
 export const DEFAULT_MAX_QUEUED_RESULTS = 10_000;
 /** Quarantined files kept for inspection; older ones are deleted. */

@@ -8,8 +8,8 @@ export interface Intervals {
 
 /** Until a heartbeat answers (the spec's current defaults). */
 export const INITIAL_INTERVALS: Intervals = { heartbeatSeconds: 300, postureSeconds: 3600 };
-export const MIN_INTERVAL_SECONDS = 1;
-export const MAX_INTERVAL_SECONDS = 86_400;
+const MIN_INTERVAL_SECONDS = 1;
+const MAX_INTERVAL_SECONDS = 86_400;
 
 /** Splay: up to ±10 % of an interval, never more than a minute either way. */
 const SPLAY_FRACTION = 0.1;

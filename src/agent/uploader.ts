@@ -18,7 +18,7 @@ const BATCH_BYTE_BUDGET = BODY_LIMITS.postures - CORRELATION_RESERVE_BYTES - '{"
 const MAX_SERVER_MESSAGE = 300;
 
 /** Runs one request; the daemon sends once, `run --once` wraps it in bounded retries. */
-export type Send = <T>(request: () => Promise<T>) => Promise<T>;
+type Send = <T>(request: () => Promise<T>) => Promise<T>;
 
 export interface UploadContext {
   api: AgentApi;

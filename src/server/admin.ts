@@ -37,7 +37,7 @@ export interface DeviceSummary {
   token_expires_at: string | null;
 }
 
-interface PostureView {
+export interface PostureView {
   correlation_id: string;
   check_key: string;
   status: string;

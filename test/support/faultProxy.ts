@@ -12,8 +12,8 @@ type Route = string;
 export interface SeenRequest {
   route: Route;
   method: string;
-  /** Parsed JSON body, or undefined when it was not JSON. */
-  body: any;
+  /** Parsed JSON body, or undefined when it was not JSON (test/support/daemonWire.ts reads it typed). */
+  body: unknown;
   bodyBytes: number;
   hasAuthorization: boolean;
   /** Status the agent received; 0 when the connection was dropped. */
@@ -32,12 +32,12 @@ type Fault =
   /** Forward after a delay. */
   | { kind: 'delay'; ms: number }
   /** Forward and rewrite the JSON answer. */
-  | { kind: 'rewrite'; transform: (body: any) => any };
+  | { kind: 'rewrite'; transform: (body: unknown) => unknown };
 
 interface FaultRule {
   route?: Route;
   /** Further condition on the request body. */
-  when?: (body: any) => boolean;
+  when?: (body: unknown) => boolean;
   fault: Fault;
   /** How many requests it applies to (default: all). */
   times?: number;
@@ -167,7 +167,7 @@ function forwardTo(
   req.end(body);
 }
 
-function parseJson(text: string): any {
+function parseJson(text: string): unknown {
   if (text === '') return undefined;
   try {
     return JSON.parse(text);
