@@ -11,7 +11,18 @@ export const MAX_OUTPUT_BYTES = 1024 * 1024;
 export const MAX_FILE_BYTES = 1024 * 1024;
 
 /** Variables a Windows process needs to start PowerShell and find system folders; copied, never invented. */
-const WINDOWS_ENV_KEEP = ['SystemRoot', 'windir', 'SystemDrive', 'ProgramData', 'ProgramFiles', 'ProgramFiles(x86)', 'ComSpec', 'TEMP', 'TMP', 'PSModulePath'];
+const WINDOWS_ENV_KEEP = [
+  'SystemRoot',
+  'windir',
+  'SystemDrive',
+  'ProgramData',
+  'ProgramFiles',
+  'ProgramFiles(x86)',
+  'ComSpec',
+  'TEMP',
+  'TMP',
+  'PSModulePath',
+];
 
 function baseEnvironment(): Record<string, string> {
   const env: Record<string, string> = { LC_ALL: 'C', LANG: 'C' };

@@ -22,7 +22,10 @@ export function passwdqcConfigFiles(options: readonly string[]): string[] {
 }
 
 /** Applies the module's options in order (`config=` files in place, from `files`); a malformed option is a problem, not a guess. */
-export function passwdqcSettings(options: readonly string[], files: Readonly<Record<string, FileResult>>): PasswdqcSettings | { error: PasswdqcProblem } {
+export function passwdqcSettings(
+  options: readonly string[],
+  files: Readonly<Record<string, FileResult>>,
+): PasswdqcSettings | { error: PasswdqcProblem } {
   const settings: PasswdqcSettings = { min: [...PASSWDQC_DEFAULTS.min], enforce: PASSWDQC_DEFAULTS.enforce };
   const apply = (option: string, depth: number): PasswdqcProblem | null => {
     const [key, ...rest] = option.split('=');

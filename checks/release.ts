@@ -65,13 +65,20 @@ export function judgeRelease(release: Release, rules: ReleaseRules, policy: Poli
   const graceMs = policy.osVersion.graceDaysAfterEol * DAY_MS;
   if (!cycle && rules.ownEnd !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(rules.ownEnd)) {
     Object.assign(evidence, { eol: rules.ownEnd, eol_source: 'release' });
-    return Date.parse(`${rules.ownEnd}T00:00:00Z`) + graceMs <= now.getTime() ? fail({ ...evidence, rule: 'eol' }) : pass({ ...evidence, rule: 'supported' });
+    return Date.parse(`${rules.ownEnd}T00:00:00Z`) + graceMs <= now.getTime()
+      ? fail({ ...evidence, rule: 'eol' })
+      : pass({ ...evidence, rule: 'supported' });
   }
   if (!cycle && rules.orderedCycles && table.length > 0) {
     const newest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) > 0 ? b : a));
     const oldest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) < 0 ? b : a));
-    if (compareVersions(release.cycle, newest.cycle) > 0) return pass({ ...evidence, rule: 'newer_than_table', newest_listed: newest.cycle });
-    if (compareVersions(release.cycle, oldest.cycle) < 0 && oldest.eol !== false && Date.parse(`${oldest.eol}T00:00:00Z`) <= now.getTime()) {
+    if (compareVersions(release.cycle, newest.cycle) > 0)
+      return pass({ ...evidence, rule: 'newer_than_table', newest_listed: newest.cycle });
+    if (
+      compareVersions(release.cycle, oldest.cycle) < 0 &&
+      oldest.eol !== false &&
+      Date.parse(`${oldest.eol}T00:00:00Z`) <= now.getTime()
+    ) {
       return fail({ ...evidence, rule: 'older_than_table', oldest_listed: oldest.cycle });
     }
   }

@@ -91,7 +91,7 @@ const CHECK_SUBJECT: Record<CheckKey, string> = {
 };
 
 function subjectOf(checkKey: string): string {
-  return Object.hasOwn(CHECK_SUBJECT, checkKey) ? CHECK_SUBJECT[checkKey as CheckKey] : "what this check looks at";
+  return Object.hasOwn(CHECK_SUBJECT, checkKey) ? CHECK_SUBJECT[checkKey as CheckKey] : 'what this check looks at';
 }
 
 // ---- interpolation: numbers and short enum words only -------------------------------------------
@@ -166,7 +166,8 @@ export function sharedRemedies(s: ServiceWording): Record<string, Remedy> {
     timeout: {
       summary: (c) => `Reading ${subject(c)} took too long, so the agent could not decide.`,
       fix: 'Nothing to change; the next check runs again on its own. If it keeps happening, tell your IT team.',
-      admin: 'A tool the check runs did not answer in time (a hung service or a very busy machine). Look at the device\'s load and at the service\'s log; the next cycle retries.',
+      admin:
+        "A tool the check runs did not answer in time (a hung service or a very busy machine). Look at the device's load and at the service's log; the next cycle retries.",
     },
     check_error: {
       summary: (c) => `The agent hit an internal error while checking ${subject(c)}.`,
@@ -176,7 +177,8 @@ export function sharedRemedies(s: ServiceWording): Record<string, Remedy> {
     parse_error: {
       summary: (c) => `The agent could not understand what the system reported about ${subject(c)}.`,
       fix: 'Nothing to change; tell your IT team if it persists.',
-      admin: 'The tool the check reads printed something this agent version does not recognise (a newer or localised OS). Update the agent; report the OS release if the newest agent still says this.',
+      admin:
+        'The tool the check reads printed something this agent version does not recognise (a newer or localised OS). Update the agent; report the OS release if the newest agent still says this.',
     },
     command_not_found: {
       summary: (c) => `A system tool the agent needs to check ${subject(c)} is not installed.`,
@@ -230,12 +232,14 @@ const GENERIC: Record<PostureStatus, Omit<Explanation, 'word' | 'generic'>> = {
   FAIL: {
     summary: 'This check fails.',
     fix: 'Ask your IT team what to change; this agent version has no instructions for this result.',
-    admin: "The device reported a result this catalogue does not know (a newer or different agent). Its evidence says what decided; see that agent's documentation for the check.",
+    admin:
+      "The device reported a result this catalogue does not know (a newer or different agent). Its evidence says what decided; see that agent's documentation for the check.",
   },
   UNKNOWN: {
     summary: 'The agent could not decide this check.',
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: "The device reported a reason this catalogue does not know (a newer or different agent). Its evidence says what was missing; see that agent's documentation for the check.",
+    admin:
+      "The device reported a reason this catalogue does not know (a newer or different agent). Its evidence says what was missing; see that agent's documentation for the check.",
   },
   NOT_APPLICABLE: { summary: 'This check does not apply to this device.', fix: NOTHING_TO_DO, admin: NOTHING_TO_DO },
 };
@@ -278,7 +282,13 @@ export function explain(
   // A status outside the four (another implementation of the API) reads as undecided.
   if (!remedy) return { word: w, ...(Object.hasOwn(GENERIC, result.status) ? GENERIC[result.status] : GENERIC.UNKNOWN), generic: true };
   const ctx: RemedyContext = { checkKey: result.check_key, evidence, policy: context.policy ?? {}, os: context.os ?? {} };
-  return { word: w, summary: render(remedy.summary, ctx), fix: renderFix(remedy.fix, ctx), admin: render(remedy.admin, ctx), generic: false };
+  return {
+    word: w,
+    summary: render(remedy.summary, ctx),
+    fix: renderFix(remedy.fix, ctx),
+    admin: render(remedy.admin, ctx),
+    generic: false,
+  };
 }
 
 // ---- release helpers shared by the platforms' variants --------------------------------------------
@@ -313,24 +323,30 @@ export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Rec
       admin: adminUpgrade,
     },
     extended_eol: {
-      summary: (c) => `${release(c)} is past the end of its extended support too${word(c, 'extended_end') ? ` (${word(c, 'extended_end')})` : ''}.`,
+      summary: (c) =>
+        `${release(c)} is past the end of its extended support too${word(c, 'extended_end') ? ` (${word(c, 'extended_end')})` : ''}.`,
       fix: upgrade,
       admin: adminUpgrade,
     },
     minimum: {
-      summary: (c) => `${release(c)} is older than the minimum your organization requires${word(c, 'minimum') ? ` (${word(c, 'minimum')})` : ''}.`,
+      summary: (c) =>
+        `${release(c)} is older than the minimum your organization requires${word(c, 'minimum') ? ` (${word(c, 'minimum')})` : ''}.`,
       fix: upgrade,
       admin: adminUpgrade,
     },
     patch_lag: {
-      summary: (c) => `${release(c)} is missing updates released for it${word(c, 'latest') ? ` (the newest is ${word(c, 'latest')})` : ''} longer ago than your organization allows.`,
+      summary: (c) =>
+        `${release(c)} is missing updates released for it${word(c, 'latest') ? ` (the newest is ${word(c, 'latest')})` : ''} longer ago than your organization allows.`,
       fix: upgrade,
       admin: adminUpgrade,
     },
     // A release beyond the lifecycle table (checks/release.ts orderedCycles).
-    newer_than_table: passing((c) => `${release(c)} is newer than every release the agent's table lists, so it is taken as the current release.`),
+    newer_than_table: passing(
+      (c) => `${release(c)} is newer than every release the agent's table lists, so it is taken as the current release.`,
+    ),
     older_than_table: {
-      summary: (c) => `${release(c)} is older than every release the agent knows, and those are past their support, so it no longer receives security updates.`,
+      summary: (c) =>
+        `${release(c)} is older than every release the agent knows, and those are past their support, so it no longer receives security updates.`,
       fix: upgrade,
       admin: adminUpgrade,
     },
@@ -343,13 +359,17 @@ export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Rec
     unrecognized_version: {
       summary: 'The agent could not read which operating system release this is.',
       fix: 'Nothing to change; tell your IT team if it persists.',
-      admin: 'The release file or tool the check reads gave no version this agent understands (a derivative or pre-release). Update the agent; add the release to `osVersion.lifecycle` if it is a derivative.',
+      admin:
+        'The release file or tool the check reads gave no version this agent understands (a derivative or pre-release). Update the agent; add the release to `osVersion.lifecycle` if it is a derivative.',
     },
   };
 }
 
 /** REMOTE_LOGIN's SSH words shared by the POSIX platforms (checks/sshd.ts). */
-export function sshRemedies(configPath: string, reload: string): Record<'ssh_hardened' | 'sshd_config_unreadable', Remedy> & { ssh_not_hardened: Remedy & { fix: string } } {
+export function sshRemedies(
+  configPath: string,
+  reload: string,
+): Record<'ssh_hardened' | 'sshd_config_unreadable', Remedy> & { ssh_not_hardened: Remedy & { fix: string } } {
   return {
     ssh_hardened: passing('An SSH server accepts connections, but only with keys and never as root, which your organization allows.'),
     sshd_config_unreadable: {

@@ -41,9 +41,18 @@ export type SshdReading = { ok: true; settings: SshdSettings } | { ok: false; re
 export function readSshdEffectiveConfig(result: CommandResult): SshdReading {
   if (result.error) return { ok: false, reason: commandFailureReason(result) };
   // sshd -T refuses without root or host keys ("no hostkeys available", "Permission denied").
-  if (result.exitCode !== 0) return { ok: false, reason: /privilege separation|Permission denied|not owned|no hostkeys/i.test(result.stderr) ? 'sshd_config_unreadable' : 'parse_error' };
+  if (result.exitCode !== 0)
+    return {
+      ok: false,
+      reason: /privilege separation|Permission denied|not owned|no hostkeys/i.test(result.stderr)
+        ? 'sshd_config_unreadable'
+        : 'parse_error',
+    };
   const settings = parseSshdEffectiveConfig(result.stdout);
-  const complete = settings.passwordAuthentication !== undefined && settings.kbdInteractiveAuthentication !== undefined && settings.permitRootLogin !== undefined;
+  const complete =
+    settings.passwordAuthentication !== undefined &&
+    settings.kbdInteractiveAuthentication !== undefined &&
+    settings.permitRootLogin !== undefined;
   return complete ? { ok: true, settings } : { ok: false, reason: 'parse_error' };
 }
 

@@ -49,7 +49,11 @@ export function chronyTrackingText(stdout: string): ClockSync | undefined {
   const leap = /^Leap status\s*:\s*(.+?)\s*$/m.exec(stdout)?.[1];
   const stratum = /^Stratum\s*:\s*(\d+)/m.exec(stdout)?.[1];
   const offset = /^System time\s*:\s*([\d.]+) seconds (fast|slow)/m.exec(stdout);
-  return chronyReading(leap, stratum === undefined ? undefined : Number(stratum), offset ? Number(offset[1]) * (offset[2] === 'slow' ? -1 : 1) : undefined);
+  return chronyReading(
+    leap,
+    stratum === undefined ? undefined : Number(stratum),
+    offset ? Number(offset[1]) * (offset[2] === 'slow' ? -1 : 1) : undefined,
+  );
 }
 
 /** `chronyc -c tracking`: 14 comma-separated fields; the 3rd is the stratum, the 5th the offset (s), the last the leap status. */

@@ -4,7 +4,19 @@
 // `device-agent install` uses (src/service, src/linkHandler). docs/packaging.md describes the output.
 //   tsx installers/build.ts <out-dir> [deb rpm msi macos freebsd archives]
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +24,21 @@ import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR } from '../script
 import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
 import { schemeRegistryValues } from '../src/linkHandler/windows';
 import { desktopEntry, DESKTOP_FILE_NAME } from '../src/linkHandler/xdg';
-import { LAUNCHD_PLIST, launchdPlist, NEWSYSLOG_CONF as DARWIN_NEWSYSLOG_CONF, newsyslogConf as darwinNewsyslogConf } from '../src/service/launchd';
+import {
+  LAUNCHD_PLIST,
+  launchdPlist,
+  NEWSYSLOG_CONF as DARWIN_NEWSYSLOG_CONF,
+  newsyslogConf as darwinNewsyslogConf,
+} from '../src/service/launchd';
 import { launchdService } from '../src/service/launchd';
-import { NEWSYSLOG_CONF as FREEBSD_NEWSYSLOG_CONF, newsyslogConf as freebsdNewsyslogConf, RC_SCRIPT, rcScript, SYSLOG_CONF, syslogConf } from '../src/service/rcd';
+import {
+  NEWSYSLOG_CONF as FREEBSD_NEWSYSLOG_CONF,
+  newsyslogConf as freebsdNewsyslogConf,
+  RC_SCRIPT,
+  rcScript,
+  SYSLOG_CONF,
+  syslogConf,
+} from '../src/service/rcd';
 import { systemdService, systemdUnit, UNIT_NAME } from '../src/service/systemd';
 import { SERVICE_DESCRIPTION, SERVICE_NAME, type ProgramLayout } from '../src/service/types';
 import { DISPLAY_NAME, RECOVERY, SERVICE_HOST, SERVICE_HOST_CONFIG, winswConfig } from '../src/service/windows';
@@ -24,7 +48,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const STATE_DIR = '/var/lib/device-agent';
 const SUMMARY = 'Device posture agent for the Device Agent API';
 const LONG_DESCRIPTION = [
-  'Reports this device\'s security posture (disk encryption, screen lock, firewall, time',
+  "Reports this device's security posture (disk encryption, screen lock, firewall, time",
   'synchronisation, OS version, automatic updates, password policy, remote login, malware',
   'protection) to a Device Agent API server, from a background service.',
 ];
@@ -63,7 +87,9 @@ function stage(root: string, files: readonly StagedFile[]): void {
 
 /** The package hook (installers/unix/package-hook) with this platform's paths filled in. */
 function packageHook(agent: string, enrollEnv: string): string {
-  return readFileSync(join(HERE, 'unix', 'package-hook'), 'utf8').replace('@AGENT@', agent).replace('@ENROLL_ENV@', enrollEnv);
+  return readFileSync(join(HERE, 'unix', 'package-hook'), 'utf8')
+    .replace('@AGENT@', agent)
+    .replace('@ENROLL_ENV@', enrollEnv);
 }
 
 function documentation(docDir: string): StagedFile[] {
@@ -76,7 +102,10 @@ function documentation(docDir: string): StagedFile[] {
 // --- Linux: Debian and RPM ---------------------------------------------------------------------
 
 export type LinuxArch = 'x64' | 'arm64';
-const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = { x64: { deb: 'amd64', rpm: 'x86_64' }, arm64: { deb: 'arm64', rpm: 'aarch64' } };
+const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = {
+  x64: { deb: 'amd64', rpm: 'x86_64' },
+  arm64: { deb: 'arm64', rpm: 'aarch64' },
+};
 
 /** The executable, its keyring addon and the package hook, where a POSIX package installs them. */
 function programFiles(layout: ProgramLayout, seaDir: string): StagedFile[] {
@@ -193,7 +222,7 @@ function rpmSpec(files: readonly StagedFile[]): string {
     '/usr/lib/device-agent/package-hook configure',
     '',
     '%preun',
-    '# $1 is 0 on removal, 1 on upgrade (the new version\'s %post restarts the service).',
+    "# $1 is 0 on removal, 1 on upgrade (the new version's %post restarts the service).",
     'if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi',
     '',
     '%postun',
@@ -212,7 +241,19 @@ export function buildRpm(options: LinuxPackageOptions): string {
     writeFileSync(spec, rpmSpec(files));
     const rpmArch = ARCH_NAMES[options.arch].rpm;
     const payload = options.compression === 'gzip' ? 'w1.gzdio' : 'w6.xzdio';
-    tool('rpmbuild', ['-bb', '--quiet', '--target', `${rpmArch}-linux`, '--define', `_topdir ${join(work, 'top')}`, '--define', `stage ${root}`, '--define', `_binary_payload ${payload}`, spec]);
+    tool('rpmbuild', [
+      '-bb',
+      '--quiet',
+      '--target',
+      `${rpmArch}-linux`,
+      '--define',
+      `_topdir ${join(work, 'top')}`,
+      '--define',
+      `stage ${root}`,
+      '--define',
+      `_binary_payload ${payload}`,
+      spec,
+    ]);
     const name = `${SERVICE_NAME}-${VERSION}-1.${rpmArch}.rpm`;
     const rpm = join(options.outDir, name);
     mkdirSync(options.outDir, { recursive: true });
@@ -329,9 +370,13 @@ export function buildMsi(options: { outDir: string; seaDir?: string }): string {
   try {
     const files = join(work, 'files');
     mkdirSync(files);
-    for (const name of ['device-agent.exe', 'keyring.node', SERVICE_HOST, `${SERVICE_HOST}.config`]) symlinkSync(resolve(seaDir, name), join(files, name));
+    for (const name of ['device-agent.exe', 'keyring.node', SERVICE_HOST, `${SERVICE_HOST}.config`])
+      symlinkSync(resolve(seaDir, name), join(files, name));
     // WinSW expands %BASE% (its own folder) and environment variables when it reads this file.
-    writeFileSync(join(files, SERVICE_HOST_CONFIG), winswConfig({ program: ['%BASE%\\device-agent.exe'], stateDir: '%ProgramData%\\device-agent', programDir: '%BASE%' }));
+    writeFileSync(
+      join(files, SERVICE_HOST_CONFIG),
+      winswConfig({ program: ['%BASE%\\device-agent.exe'], stateDir: '%ProgramData%\\device-agent', programDir: '%BASE%' }),
+    );
     const source = join(work, 'device-agent.wxs');
     writeFileSync(source, msiSource('files'));
     const msi = join(options.outDir, `${SERVICE_NAME}-${VERSION}-x64.msi`);
@@ -354,7 +399,11 @@ export function macosFiles(seaDir: string): StagedFile[] {
     ...programFiles(layout, seaDir),
     { path: `${layout.dir}/${SCRIPT_NAME}`, mode: 0o644, content: linkHandlerScript({ program, programDir: layout.dir }) },
     { path: layout.pathLink!, mode: 0o777, link: layout.executable },
-    { path: LAUNCHD_PLIST, mode: 0o644, content: launchdPlist({ program, stateDir: '/Library/Application Support/device-agent', programDir: layout.dir }) },
+    {
+      path: LAUNCHD_PLIST,
+      mode: 0o644,
+      content: launchdPlist({ program, stateDir: '/Library/Application Support/device-agent', programDir: layout.dir }),
+    },
     { path: DARWIN_NEWSYSLOG_CONF, mode: 0o644, content: darwinNewsyslogConf() },
   ];
 }
@@ -375,8 +424,16 @@ export function buildMacosSources(options: { outDir: string; seaDir?: string }):
     stage(top, [
       { path: '/app-Info.plist', mode: 0o644, content: appInfoPlist() },
       ...['build-pkg.sh', 'uninstall.sh'].map((name) => ({ path: `/${name}`, mode: 0o755, from: join(HERE, 'macos', name) })),
-      ...['entitlements.plist', 'org.device-agent.mobileconfig'].map((name) => ({ path: `/${name}`, mode: 0o644, from: join(HERE, 'macos', name) })),
-      ...['preinstall', 'postinstall'].map((name) => ({ path: `/scripts/${name}`, mode: 0o755, from: join(HERE, 'macos', 'scripts', name) })),
+      ...['entitlements.plist', 'org.device-agent.mobileconfig'].map((name) => ({
+        path: `/${name}`,
+        mode: 0o644,
+        from: join(HERE, 'macos', name),
+      })),
+      ...['preinstall', 'postinstall'].map((name) => ({
+        path: `/scripts/${name}`,
+        mode: 0o755,
+        from: join(HERE, 'macos', 'scripts', name),
+      })),
       { path: '/VERSION', mode: 0o644, content: `${VERSION}\n` },
     ]);
     const out = join(options.outDir, `${relativeName(top)}.tar.gz`);
@@ -399,12 +456,24 @@ export function freebsdFiles(keyringAddon: string, agentBundle: string = BUNDLE)
   return [
     { path: bundle, mode: 0o644, from: agentBundle },
     { path: `${FREEBSD_DIR}/keyring.node`, mode: 0o644, from: keyringAddon },
-    { path: `${FREEBSD_DIR}/package-hook`, mode: 0o755, content: packageHook('/usr/local/bin/device-agent', '/usr/local/etc/device-agent/enroll.env') },
-    { path: '/usr/local/bin/device-agent', mode: 0o755, content: `#!/bin/sh\n# device-agent: the agent bundle on the system's Node (pkg install node24).\nexec ${FREEBSD_NODE} ${bundle} "$@"\n` },
+    {
+      path: `${FREEBSD_DIR}/package-hook`,
+      mode: 0o755,
+      content: packageHook('/usr/local/bin/device-agent', '/usr/local/etc/device-agent/enroll.env'),
+    },
+    {
+      path: '/usr/local/bin/device-agent',
+      mode: 0o755,
+      content: `#!/bin/sh\n# device-agent: the agent bundle on the system's Node (pkg install node24).\nexec ${FREEBSD_NODE} ${bundle} "$@"\n`,
+    },
     { path: RC_SCRIPT, mode: 0o755, content: rcScript({ program, stateDir: STATE_DIR, programDir: FREEBSD_DIR }) },
     { path: SYSLOG_CONF, mode: 0o644, content: syslogConf() },
     { path: FREEBSD_NEWSYSLOG_CONF, mode: 0o644, content: freebsdNewsyslogConf() },
-    { path: `/usr/local/share/applications/${DESKTOP_FILE_NAME}`, mode: 0o644, content: desktopEntry({ program, programDir: FREEBSD_DIR }) },
+    {
+      path: `/usr/local/share/applications/${DESKTOP_FILE_NAME}`,
+      mode: 0o644,
+      content: desktopEntry({ program, programDir: FREEBSD_DIR }),
+    },
     { path: '/usr/local/etc/device-agent', mode: 0o700 },
     ...documentation('/usr/local/share/doc/device-agent'),
   ];
@@ -445,7 +514,9 @@ export function buildFreebsdSources(options: { outDir: string; bundle?: string }
     // Owner and mode set here: the files were staged by whoever ran the build.
     const plist = files.map((file) => {
       const mode = file.mode.toString(8).padStart(4, '0');
-      return file.from === undefined && file.content === undefined ? `@dir(root,wheel,${mode}) ${file.path}` : `@(root,wheel,${mode}) ${file.path}`;
+      return file.from === undefined && file.content === undefined
+        ? `@dir(root,wheel,${mode}) ${file.path}`
+        : `@(root,wheel,${mode}) ${file.path}`;
     });
     stage(top, [
       { path: '/+MANIFEST', mode: 0o644, content: freebsdManifest() },
@@ -481,7 +552,10 @@ export function buildArchive(target: string, options: { outDir: string }): strin
 // --- command line ------------------------------------------------------------------------------------
 
 const BUILDERS: Record<string, (outDir: string) => string[]> = {
-  archives: (outDir) => readdirSync(SEA_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => buildArchive(e.name, { outDir })),
+  archives: (outDir) =>
+    readdirSync(SEA_DIR, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => buildArchive(e.name, { outDir })),
   deb: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildDeb({ arch, outDir })),
   rpm: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildRpm({ arch, outDir })),
   msi: (outDir) => (existsSync(join(SEA_DIR, 'win-x64')) ? [buildMsi({ outDir })] : []),

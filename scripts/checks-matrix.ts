@@ -13,9 +13,14 @@ const zero = (): Counts => ({ PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0 })
 
 /** `expected` is contained in `actual`: objects field by field, arrays item by item (toMatchObject's reading). */
 function contains(actual: unknown, expected: unknown): boolean {
-  if (Array.isArray(expected)) return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => contains(actual[i], e));
+  if (Array.isArray(expected))
+    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => contains(actual[i], e));
   if (expected !== null && typeof expected === 'object') {
-    return actual !== null && typeof actual === 'object' && Object.entries(expected).every(([k, v]) => contains((actual as Record<string, unknown>)[k], v));
+    return (
+      actual !== null &&
+      typeof actual === 'object' &&
+      Object.entries(expected).every(([k, v]) => contains((actual as Record<string, unknown>)[k], v))
+    );
   }
   return Object.is(actual, expected);
 }
@@ -26,7 +31,9 @@ function fixturesAt(): Set<string> | null {
   if (at === -1) return null;
   const ref = process.argv[at + 1];
   if (!ref) throw new Error('--since needs a git ref (a commit, tag or branch)');
-  return new Set(execFileSync('git', ['ls-tree', '-r', '--name-only', ref, '--', 'test/fixtures/checks'], { encoding: 'utf8' }).split('\n'));
+  return new Set(
+    execFileSync('git', ['ls-tree', '-r', '--name-only', ref, '--', 'test/fixtures/checks'], { encoding: 'utf8' }).split('\n'),
+  );
 }
 
 const before = fixturesAt();

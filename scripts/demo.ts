@@ -70,7 +70,10 @@ async function narrate(deviceId: string): Promise<never> {
     const shown = JSON.parse(await run(SERVER, ['device', 'show', deviceId, '--db', DB, '--json'])) as DeviceView;
     if (!announcedActive && shown.state === 'ACTIVE') {
       announcedActive = true;
-      step('Heartbeat accepted', `device ${shown.state}: ${shown.hostname}, ${shown.platform}, ${shown.os_version} (agent ${shown.agent_version})`);
+      step(
+        'Heartbeat accepted',
+        `device ${shown.state}: ${shown.hostname}, ${shown.platform}, ${shown.os_version} (agent ${shown.agent_version})`,
+      );
     }
     for (const report of reports(shown.postures)) {
       if (seenReports.has(report.id)) continue;
@@ -112,7 +115,10 @@ function reports(postures: PostureView[]): { id: string; receivedAt: string; res
   return [...byId.entries()]
     .map(([id, results]) => ({
       id,
-      receivedAt: results.map((r) => r.received_at).sort().at(-1)!,
+      receivedAt: results
+        .map((r) => r.received_at)
+        .sort()
+        .at(-1)!,
       results: results.sort((a, b) => a.check_key.localeCompare(b.check_key)),
     }))
     .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt));
@@ -155,7 +161,7 @@ async function startServer(): Promise<{ url: string }> {
     let pending = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');
-      for (let newline; (newline = pending.indexOf('\n')) !== -1; ) {
+      for (let newline; (newline = pending.indexOf('\n')) !== -1;) {
         const line = pending.slice(0, newline);
         pending = pending.slice(newline + 1);
         try {
@@ -229,7 +235,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     say('\n  Stopping the agent and the server…');
     void stopAll().then((code) => {
-      say(code === 0 ? `  Stopped cleanly. The data stays in ${rel(DEMO_DIR)}/ until the next \`npm start\`.` : '  Stopped (see the logs).');
+      say(
+        code === 0 ? `  Stopped cleanly. The data stays in ${rel(DEMO_DIR)}/ until the next \`npm start\`.` : '  Stopped (see the logs).',
+      );
       process.exit(code === 0 ? 0 : 1);
     });
   });

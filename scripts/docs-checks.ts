@@ -51,7 +51,8 @@ export function remediationSection(platform: Platform): string {
   ];
   for (const checkKey of CHECK_KEYS) {
     lines.push('', `### ${checkKey}`, '', ...HEADER);
-    for (const [word, remedy] of Object.entries(catalogue.checks[checkKey]).sort(([a], [b]) => a.localeCompare(b))) lines.push(row(checkKey, word, remedy));
+    for (const [word, remedy] of Object.entries(catalogue.checks[checkKey]).sort(([a], [b]) => a.localeCompare(b)))
+      lines.push(row(checkKey, word, remedy));
   }
   lines.push('', '### Any check', '', ...HEADER);
   for (const [word, remedy] of Object.entries(catalogue.shared).sort(([a], [b]) => a.localeCompare(b))) lines.push(row('', word, remedy));

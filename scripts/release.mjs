@@ -42,10 +42,17 @@ const kinds = Object.entries(KINDS)
 await packageAll([]);
 rmSync(RELEASE, { recursive: true, force: true });
 mkdirSync(RELEASE, { recursive: true });
-execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'installers', 'build.ts'), RELEASE, ...kinds], { stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'installers', 'build.ts'), RELEASE, ...kinds], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 
 const artifacts = readdirSync(RELEASE).sort();
-const sums = artifacts.map((name) => `${createHash('sha256').update(readFileSync(join(RELEASE, name))).digest('hex')}  ${name}`);
+const sums = artifacts.map(
+  (name) =>
+    `${createHash('sha256')
+      .update(readFileSync(join(RELEASE, name)))
+      .digest('hex')}  ${name}`,
+);
 writeFileSync(join(RELEASE, 'SHA256SUMS'), `${sums.join('\n')}\n`);
 
 process.stdout.write(`\n${RELEASE}:\n`);

@@ -6,12 +6,21 @@
 import { defineCheck, type Verdict } from '../types';
 import type { Policy } from '../policy';
 import { fail, pass, unknown } from '../verdict';
-import { checkSwitchRemoved, collectSoftwareUpdate, resolveSetting, SOFTWARE_UPDATE_KEYS, type SoftwareUpdateFacts, type SoftwareUpdateKey } from './softwareUpdate';
+import {
+  checkSwitchRemoved,
+  collectSoftwareUpdate,
+  resolveSetting,
+  SOFTWARE_UPDATE_KEYS,
+  type SoftwareUpdateFacts,
+  type SoftwareUpdateKey,
+} from './softwareUpdate';
 
 function requiredKeys(policy: Policy, facts: SoftwareUpdateFacts): SoftwareUpdateKey[] {
   const noCheckSwitch = checkSwitchRemoved(facts);
   return SOFTWARE_UPDATE_KEYS.filter(
-    (key) => (key !== 'AutomaticallyInstallMacOSUpdates' || !policy.autoUpdate.acceptDownloadOnly) && (key !== 'AutomaticCheckEnabled' || !noCheckSwitch),
+    (key) =>
+      (key !== 'AutomaticallyInstallMacOSUpdates' || !policy.autoUpdate.acceptDownloadOnly) &&
+      (key !== 'AutomaticCheckEnabled' || !noCheckSwitch),
   );
 }
 

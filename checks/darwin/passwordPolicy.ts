@@ -49,7 +49,16 @@ const BANNER = /^(?:Getting global account policies\s*)?$/;
 const PROFILE_RULES: Record<string, ContentRule> = {
   allowSimple: { alternatives: [{ min: 0, max: Infinity, requires: [] }], boundsLength: false },
   requireAlphanumeric: {
-    alternatives: [{ min: 2, max: Infinity, requires: [{ class: 'alpha', count: 1 }, { class: 'numeric', count: 1 }] }],
+    alternatives: [
+      {
+        min: 2,
+        max: Infinity,
+        requires: [
+          { class: 'alpha', count: 1 },
+          { class: 'numeric', count: 1 },
+        ],
+      },
+    ],
     boundsLength: false,
   },
 };

@@ -183,7 +183,9 @@ class Reader {
 
   private openTag(): Tag {
     this.skipSpace();
-    const match = /^<([A-Za-z][\w.-]*)((?:\s+[\w:.-]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/.exec(this.text.slice(this.pos, this.pos + 512));
+    const match = /^<([A-Za-z][\w.-]*)((?:\s+[\w:.-]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/.exec(
+      this.text.slice(this.pos, this.pos + 512),
+    );
     if (!match) this.fail('expected an element');
     this.pos += match[0].length;
     return { name: match[1]!, selfClosing: match[3] === '/' };

@@ -9,10 +9,7 @@ const SCUTIL = '/usr/sbin/scutil';
 /** Configuration profiles (MDM) land here; their values win over the local ones. */
 export const MANAGED_PREFERENCES = '/Library/Managed Preferences';
 
-export type PlistFile =
-  | { state: 'present'; dict: PlistDict }
-  | { state: 'absent' }
-  | { state: 'unreadable'; reason: Reason };
+export type PlistFile = { state: 'present'; dict: PlistDict } | { state: 'absent' } | { state: 'unreadable'; reason: Reason };
 
 /** Reads a property-list file; binary ones (`bplist00…`) go through `plutil -convert xml1 -o -`. */
 export function readPlistFile(ctx: CheckContext, path: string): Promise<PlistFile> {

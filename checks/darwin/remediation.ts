@@ -30,11 +30,13 @@ const settings = (modern: string, legacy: string): readonly Variant[] => [
   { for: 'macOS 12 and earlier', applies: beforeVentura, steps: `Apple menu > System Preferences > ${legacy}` },
 ];
 
-const FDA = 'Grant the agent Full Disk Access with a PPPC profile (Privacy Preferences Policy Control payload, `SystemPolicyAllFiles` for the device-agent binary) and run it as the launchd daemon (root).';
+const FDA =
+  'Grant the agent Full Disk Access with a PPPC profile (Privacy Preferences Policy Control payload, `SystemPolicyAllFiles` for the device-agent binary) and run it as the launchd daemon (root).';
 
 /** A Declarative Device Management software-update setting with a value other than AlwaysOn. */
 const DDM_UNRECOGNIZED: Remedy = {
-  summary: "Your organization's device management sets a software-update option to a value the agent does not recognise, so it cannot tell whether updates install by themselves.",
+  summary:
+    "Your organization's device management sets a software-update option to a value the agent does not recognise, so it cannot tell whether updates install by themselves.",
   fix: 'Nothing to change; tell your IT team.',
   admin:
     'The DDM declaration com.apple.configuration.softwareupdate.settings sets an automatic-update key to a value other than AlwaysOn (1). Set it to AlwaysOn, or update the agent if Apple added a value.',
@@ -49,24 +51,35 @@ const FDA_REQUIRED = {
 const diskEncryption: CheckRemedies = {
   filevault_on: passing('FileVault encrypts the startup disk.'),
   encryption_in_progress: {
-    summary: (c) => `FileVault is encrypting the startup disk${num(c, 'percent') !== undefined ? ` (${num(c, 'percent')}% done)` : ''}; until it finishes, part of the disk is readable.`,
+    summary: (c) =>
+      `FileVault is encrypting the startup disk${num(c, 'percent') !== undefined ? ` (${num(c, 'percent')}% done)` : ''}; until it finishes, part of the disk is readable.`,
     fix: 'Keep the Mac on power and awake until encryption finishes; progress shows in the FileVault settings.',
     admin: 'Nothing to push: wait for the conversion. Policy `diskEncryption.inProgress: PASS` counts encryption in progress as compliant.',
   },
   filevault_off: {
     summary: 'FileVault is off: the startup disk is not encrypted, so anyone with the Mac can read its data.',
-    fix: settings('Privacy & Security > FileVault > Turn On… (keep the recovery key somewhere safe, or let your organization escrow it).', 'Security & Privacy > FileVault > Turn On FileVault…'),
-    admin: 'Push a FileVault payload (com.apple.MCX.FileVault2 with `Enable = On`, `Defer = true`) plus FDERecoveryKeyEscrow so the personal recovery key is escrowed to your MDM.',
+    fix: settings(
+      'Privacy & Security > FileVault > Turn On… (keep the recovery key somewhere safe, or let your organization escrow it).',
+      'Security & Privacy > FileVault > Turn On FileVault…',
+    ),
+    admin:
+      'Push a FileVault payload (com.apple.MCX.FileVault2 with `Enable = On`, `Defer = true`) plus FDERecoveryKeyEscrow so the personal recovery key is escrowed to your MDM.',
   },
   deferred: {
     summary: 'FileVault is set to turn on at the next login, and that has not happened yet.',
     fix: 'Log out and back in (or restart) and enter your password when macOS asks to enable FileVault.',
-    admin: 'The deferred enablement from the FileVault payload waits for the user\'s next login; `DeferForceAtUserLoginMaxBypassAttempts` limits how often it can be skipped.',
+    admin:
+      "The deferred enablement from the FileVault payload waits for the user's next login; `DeferForceAtUserLoginMaxBypassAttempts` limits how often it can be skipped.",
   },
   decrypting: {
-    summary: (c) => `FileVault is being turned off and the startup disk is being decrypted${num(c, 'percent') !== undefined ? ` (${num(c, 'percent')}% done)` : ''}.`,
-    fix: settings('Privacy & Security > FileVault > Turn On… again once decryption finishes.', 'Security & Privacy > FileVault > Turn On FileVault…'),
-    admin: 'Someone turned FileVault off: push the FileVault payload (and `dontAllowFDEDisable` in com.apple.MCX) so it cannot be turned off.',
+    summary: (c) =>
+      `FileVault is being turned off and the startup disk is being decrypted${num(c, 'percent') !== undefined ? ` (${num(c, 'percent')}% done)` : ''}.`,
+    fix: settings(
+      'Privacy & Security > FileVault > Turn On… again once decryption finishes.',
+      'Security & Privacy > FileVault > Turn On FileVault…',
+    ),
+    admin:
+      'Someone turned FileVault off: push the FileVault payload (and `dontAllowFDEDisable` in com.apple.MCX) so it cannot be turned off.',
   },
   restart_pending: {
     summary: 'FileVault is turned on but waits for a restart before it protects the startup disk; until then the disk is not encrypted.',
@@ -88,14 +101,17 @@ const lockAdmin =
   'Push com.apple.screensaver with `askForPassword = true`, `askForPasswordDelay = 0` and `idleTime` ≤ the limit in seconds (macOS 14 and later also honour the DDM declaration com.apple.configuration.passcode.settings with `MaximumInactivityInMinutes`).';
 
 const screenLock: CheckRemedies = {
-  within_limits: passing((c) => `The screen locks by itself when the Mac is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`),
+  within_limits: passing(
+    (c) => `The screen locks by itself when the Mac is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`,
+  ),
   lock_off: {
     summary: 'No password is required when the screen saver starts or the display sleeps, so the screen never locks by itself.',
     fix: lockFix,
     admin: lockAdmin,
   },
   grace_period: {
-    summary: (c) => `After the screen saver starts, the Mac stays unlocked for ${num(c, 'grace_seconds') !== undefined ? duration(num(c, 'grace_seconds')!) : 'too long'}${requires(maxGrace(c) !== undefined ? `${duration(maxGrace(c)!)} or less` : undefined)}.`,
+    summary: (c) =>
+      `After the screen saver starts, the Mac stays unlocked for ${num(c, 'grace_seconds') !== undefined ? duration(num(c, 'grace_seconds')!) : 'too long'}${requires(maxGrace(c) !== undefined ? `${duration(maxGrace(c)!)} or less` : undefined)}.`,
     fix: lockFix,
     admin: lockAdmin,
   },
@@ -113,16 +129,18 @@ const screenLock: CheckRemedies = {
     admin: `${lockAdmin} A managed idleTime makes the check decide without reading per-user settings.`,
   },
   no_console_user: {
-    summary: 'Nobody is logged in at the Mac now; the screen-lock settings are per user and are read at the next check with someone logged in.',
+    summary:
+      'Nobody is logged in at the Mac now; the screen-lock settings are per user and are read at the next check with someone logged in.',
     fix: 'Nothing to change.',
-    admin: 'Normal at the login window; the next cycle with a console user decides. A managed com.apple.screensaver payload applies to every user.',
+    admin:
+      'Normal at the login window; the next cycle with a console user decides. A managed com.apple.screensaver payload applies to every user.',
   },
 };
 
 const firewallFix = settings('Network > Firewall: turn it on.', 'Security & Privacy > Firewall > Turn On Firewall.');
 const firewall: CheckRemedies = {
   firewall_on: passing('The macOS application firewall is on.'),
-  profile_enables: passing('Your organization\'s configuration profile turns the macOS firewall on.'),
+  profile_enables: passing("Your organization's configuration profile turns the macOS firewall on."),
   firewall_off: {
     summary: 'The macOS firewall is off, so any app can accept incoming connections.',
     fix: [...firewallFix, { for: 'Command', steps: '`sudo /usr/libexec/ApplicationFirewall/socketfilterfw --setglobalstate on`' }],
@@ -136,42 +154,55 @@ const firewall: CheckRemedies = {
   managed_refused: {
     summary: 'The firewall is managed by a configuration profile and its state could not be read.',
     fix: 'Nothing to change; tell your IT team.',
-    admin: '`socketfilterfw` refuses to report a managed firewall and the profile could not be read from /Library/Managed Preferences. Run the agent as root; make sure the firewall payload is delivered as a device profile.',
+    admin:
+      '`socketfilterfw` refuses to report a managed firewall and the profile could not be read from /Library/Managed Preferences. Run the agent as root; make sure the firewall payload is delivered as a device profile.',
   },
 };
 
 const timeSync: CheckRemedies = {
   network_time_on: passing('The Mac sets its clock automatically from a network time server.'),
-  profile_forces: passing('Your organization\'s configuration profile makes the Mac set its time automatically.'),
+  profile_forces: passing("Your organization's configuration profile makes the Mac set its time automatically."),
   network_time_off: {
     summary: 'The Mac does not set its clock automatically, so it can drift and break logins and certificates.',
-    fix: [...settings('General > Date & Time: "Set time and date automatically" on.', 'Date & Time: "Set date and time automatically" on.'), { for: 'Command', steps: '`sudo systemsetup -setusingnetworktime on`' }],
-    admin: 'Push com.apple.MCX with `timeServer` and `timeZone` and turn network time on (`systemsetup -setusingnetworktime on` from your MDM\'s script runner).',
+    fix: [
+      ...settings('General > Date & Time: "Set time and date automatically" on.', 'Date & Time: "Set date and time automatically" on.'),
+      { for: 'Command', steps: '`sudo systemsetup -setusingnetworktime on`' },
+    ],
+    admin:
+      "Push com.apple.MCX with `timeServer` and `timeZone` and turn network time on (`systemsetup -setusingnetworktime on` from your MDM's script runner).",
   },
   offset: {
-    summary: (c) => `The clock is ${num(c, 'offset_s') !== undefined ? `${Math.abs(num(c, 'offset_s')!)} seconds` : 'too far'} off the time server${requires(num(c, 'max_offset_s') !== undefined ? `${num(c, 'max_offset_s')} seconds or less` : undefined)}.`,
+    summary: (c) =>
+      `The clock is ${num(c, 'offset_s') !== undefined ? `${Math.abs(num(c, 'offset_s')!)} seconds` : 'too far'} off the time server${requires(num(c, 'max_offset_s') !== undefined ? `${num(c, 'max_offset_s')} seconds or less` : undefined)}.`,
     fix: 'Turn "Set time and date automatically" off and on again (General > Date & Time), or run `sudo sntp -sS time.apple.com`.',
     admin: 'Check that the Macs reach the time server (UDP 123) set in com.apple.MCX `timeServer`.',
   },
   offset_unknown: {
-    summary: 'Network time is on, but the agent could not measure the clock\'s offset, which your organization checks.',
+    summary: "Network time is on, but the agent could not measure the clock's offset, which your organization checks.",
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin: '`sntp` could not reach the time server: allow UDP 123, or unset `timeSync.maxOffsetSeconds`.',
   },
-  chrony_synchronized: passing('chrony keeps the Mac\'s clock synchronised with a network time server.'),
+  chrony_synchronized: passing("chrony keeps the Mac's clock synchronised with a network time server."),
   chrony_unsynchronized: {
     summary: 'The Mac does not set its time automatically, and chrony, which runs instead, is not synchronised with a time server.',
     fix: [
       ...settings('General > Date & Time: "Set time and date automatically" on.', 'Date & Time: "Set date and time automatically" on.'),
-      { for: 'Or keep chrony', steps: '`chronyc sources` shows whether its servers answer; fix the `server`/`pool` lines of its configuration.' },
+      {
+        for: 'Or keep chrony',
+        steps: '`chronyc sources` shows whether its servers answer; fix the `server`/`pool` lines of its configuration.',
+      },
     ],
-    admin: 'Either turn network time back on (`systemsetup -setusingnetworktime on` from the MDM\'s script runner) or make chrony\'s servers reachable (UDP 123).',
+    admin:
+      "Either turn network time back on (`systemsetup -setusingnetworktime on` from the MDM's script runner) or make chrony's servers reachable (UDP 123).",
   },
   full_disk_access_required: FDA_REQUIRED,
 };
 
 const osUpgrade: Remedy['fix'] = [
-  ...settings('General > Software Update: install the offered update or upgrade.', 'Software Update: install the offered update or upgrade.'),
+  ...settings(
+    'General > Software Update: install the offered update or upgrade.',
+    'Software Update: install the offered update or upgrade.',
+  ),
   { for: 'Command', steps: '`softwareupdate --list`, then `sudo softwareupdate --install --all --restart`' },
 ];
 const osUpgradeAdmin =
@@ -192,30 +223,39 @@ const autoUpdate: CheckRemedies = {
   required_settings_on: passing('macOS checks for, downloads and installs updates automatically.'),
   required_setting_off: {
     summary: (c) => {
-      const keys = Array.isArray(c.evidence.disabled_keys) ? c.evidence.disabled_keys.filter((k): k is string => typeof k === 'string' && Object.hasOwn(KEY_LABELS, k)) : [];
+      const keys = Array.isArray(c.evidence.disabled_keys)
+        ? c.evidence.disabled_keys.filter((k): k is string => typeof k === 'string' && Object.hasOwn(KEY_LABELS, k))
+        : [];
       const labels = [...new Set(keys.map((k) => `"${KEY_LABELS[k]}"`))];
       return `Automatic updates are not fully on${labels.length ? `: ${labels.join(', ')} ${labels.length === 1 ? 'is' : 'are'} off` : ''}.`;
     },
-    fix: settings('General > Software Update > Automatic Updates (the ⓘ button): turn every option on.', 'Software Update > Advanced…: tick every box.'),
-    admin: 'Push com.apple.SoftwareUpdate with `AutomaticCheckEnabled`, `AutomaticDownload`, `AutomaticallyInstallMacOSUpdates`, `CriticalUpdateInstall` and `ConfigDataInstall` true (macOS 14 and later: the DDM declaration com.apple.configuration.softwareupdate.settings).',
+    fix: settings(
+      'General > Software Update > Automatic Updates (the ⓘ button): turn every option on.',
+      'Software Update > Advanced…: tick every box.',
+    ),
+    admin:
+      'Push com.apple.SoftwareUpdate with `AutomaticCheckEnabled`, `AutomaticDownload`, `AutomaticallyInstallMacOSUpdates`, `CriticalUpdateInstall` and `ConfigDataInstall` true (macOS 14 and later: the DDM declaration com.apple.configuration.softwareupdate.settings).',
   },
   ddm_setting_unrecognized: DDM_UNRECOGNIZED,
 };
 
-const passwordFix = 'Your Mac\'s password rules come from your organization\'s profile; a local account\'s rules cannot be set from System Settings. Ask your IT team.';
+const passwordFix =
+  "Your Mac's password rules come from your organization's profile; a local account's rules cannot be set from System Settings. Ask your IT team.";
 const passwordAdmin = (c: RemedyContext) =>
   `Push com.apple.mobiledevice.passwordpolicy with \`minLength\` ${minLength(c) ?? 8} or more (and \`requireAlphanumeric\`/\`minComplexChars\` when complexity is required), or the DDM declaration com.apple.configuration.passcode.settings; for local accounts without MDM: \`pwpolicy -setglobalpolicy\`.`;
 
 const passwordPolicy: CheckRemedies = {
-  meets_policy: passing('Account passwords must meet your organization\'s length and complexity rules.'),
-  profile_meets_policy: passing('Your organization\'s profile sets password rules that meet its requirements.'),
+  meets_policy: passing("Account passwords must meet your organization's length and complexity rules."),
+  profile_meets_policy: passing("Your organization's profile sets password rules that meet its requirements."),
   no_length_policy: {
-    summary: (c) => `No minimum password length is set on this Mac${requires(minLength(c) !== undefined ? `at least ${minLength(c)} characters` : undefined)}.`,
+    summary: (c) =>
+      `No minimum password length is set on this Mac${requires(minLength(c) !== undefined ? `at least ${minLength(c)} characters` : undefined)}.`,
     fix: passwordFix,
     admin: passwordAdmin,
   },
   min_length: {
-    summary: (c) => `Passwords on this Mac need only ${num(c, 'min_length') ?? 'a few'} characters${requires(minLength(c) !== undefined ? `at least ${minLength(c)}` : undefined)}.`,
+    summary: (c) =>
+      `Passwords on this Mac need only ${num(c, 'min_length') ?? 'a few'} characters${requires(minLength(c) !== undefined ? `at least ${minLength(c)}` : undefined)}.`,
     fix: passwordFix,
     admin: passwordAdmin,
   },
@@ -225,14 +265,21 @@ const passwordPolicy: CheckRemedies = {
     admin: passwordAdmin,
   },
   unrecognized_policy: {
-    summary: 'The Mac has password rules the agent does not understand, so it cannot tell whether they meet your organization\'s.',
+    summary: "The Mac has password rules the agent does not understand, so it cannot tell whether they meet your organization's.",
     fix: 'Nothing to change; tell your IT team.',
-    admin: 'A pwpolicy content rule uses a form the check does not parse (see docs/checks/darwin.md). Express the length as a profile `minLength`, or a plain `.{N,}` regex.',
+    admin:
+      'A pwpolicy content rule uses a form the check does not parse (see docs/checks/darwin.md). Express the length as a profile `minLength`, or a plain `.{N,}` regex.',
   },
 };
 
-const { ssh_hardened, sshd_config_unreadable, ssh_not_hardened } = sshRemedies('/etc/ssh/sshd_config.d/', 'turn Remote Login off and on again');
-const remoteFix = settings('General > Sharing: turn "Remote Login" (and "Screen Sharing", "Remote Management") off.', 'Sharing: untick "Remote Login" (and "Screen Sharing", "Remote Management").');
+const { ssh_hardened, sshd_config_unreadable, ssh_not_hardened } = sshRemedies(
+  '/etc/ssh/sshd_config.d/',
+  'turn Remote Login off and on again',
+);
+const remoteFix = settings(
+  'General > Sharing: turn "Remote Login" (and "Screen Sharing", "Remote Management") off.',
+  'Sharing: untick "Remote Login" (and "Screen Sharing", "Remote Management").',
+);
 
 const remoteLogin: CheckRemedies = {
   ssh_disabled: passing('Remote Login (SSH) is off.'),
@@ -242,36 +289,48 @@ const remoteLogin: CheckRemedies = {
   ssh_enabled: {
     summary: 'Remote Login (SSH) is on, so others can log in to this Mac over the network, which your organization does not allow.',
     fix: [...remoteFix, { for: 'Command', steps: '`sudo systemsetup -setremotelogin off`' }],
-    admin: 'Turn Remote Login off from the MDM (script `systemsetup -f -setremotelogin off`), or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and an sshd_config.d drop-in.',
+    admin:
+      'Turn Remote Login off from the MDM (script `systemsetup -f -setremotelogin off`), or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and an sshd_config.d drop-in.',
   },
   full_disk_access_required: FDA_REQUIRED,
 };
 
 const malwareProtection: CheckRemedies = {
-  protected_and_current: passing('Gatekeeper is on and XProtect\'s malware definitions are current.'),
+  protected_and_current: passing("Gatekeeper is on and XProtect's malware definitions are current."),
   gatekeeper_disabled: {
     summary: 'Gatekeeper is off, so apps from anywhere can run without being checked.',
-    fix: [...settings('Privacy & Security > Security: "Allow applications from" App Store and identified developers.', 'Security & Privacy > General: "Allow apps downloaded from" App Store and identified developers.'), { for: 'Command', steps: '`sudo spctl --global-enable`' }],
+    fix: [
+      ...settings(
+        'Privacy & Security > Security: "Allow applications from" App Store and identified developers.',
+        'Security & Privacy > General: "Allow apps downloaded from" App Store and identified developers.',
+      ),
+      { for: 'Command', steps: '`sudo spctl --global-enable`' },
+    ],
     admin: 'Push com.apple.systempolicy.control with `EnableAssessment = true` and `AllowIdentifiedDevelopers = true`.',
   },
   data_updates_disabled: {
     summary: 'Automatic installation of security data (XProtect definitions) is off.',
-    fix: settings('General > Software Update > Automatic Updates: "Install Security Responses and system files" on.', 'Software Update > Advanced…: "Install system data files and security updates".'),
+    fix: settings(
+      'General > Software Update > Automatic Updates: "Install Security Responses and system files" on.',
+      'Software Update > Advanced…: "Install system data files and security updates".',
+    ),
     admin: 'Push com.apple.SoftwareUpdate with `ConfigDataInstall = true` and `CriticalUpdateInstall = true`.',
   },
   ddm_setting_unrecognized: DDM_UNRECOGNIZED,
   signature_age: {
-    summary: (c) => `XProtect's malware definitions are ${num(c, 'signature_age_days') ?? 'too many'} days old${requires(num(c, 'max_signature_age_days') !== undefined ? `at most ${num(c, 'max_signature_age_days')} days` : undefined)}.`,
+    summary: (c) =>
+      `XProtect's malware definitions are ${num(c, 'signature_age_days') ?? 'too many'} days old${requires(num(c, 'max_signature_age_days') !== undefined ? `at most ${num(c, 'max_signature_age_days')} days` : undefined)}.`,
     fix: 'Connect to the internet and let macOS update (General > Software Update); `sudo xprotect update` on macOS 15 and later fetches them at once.',
-    admin: 'Make sure Macs reach Apple\'s update servers (or your content cache) and that ConfigDataInstall is on; raise `malware.xprotectMaxAgeDays` only if deliveries are deliberately slower.',
+    admin:
+      "Make sure Macs reach Apple's update servers (or your content cache) and that ConfigDataInstall is on; raise `malware.xprotectMaxAgeDays` only if deliveries are deliberately slower.",
   },
   signature_age_unknown: {
-    summary: 'The age of XProtect\'s malware definitions could not be read.',
+    summary: "The age of XProtect's malware definitions could not be read.",
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'The XProtect bundle\'s version plist could not be read: run the agent as root (with Full Disk Access on recent macOS).',
+    admin: "The XProtect bundle's version plist could not be read: run the agent as root (with Full Disk Access on recent macOS).",
   },
   xprotect_missing: {
-    summary: 'XProtect, macOS\'s built-in malware protection, was not found on this Mac.',
+    summary: "XProtect, macOS's built-in malware protection, was not found on this Mac.",
     fix: 'Install all macOS updates (General > Software Update); tell your IT team if it persists.',
     admin: 'Neither XProtect location exists: the Mac is likely damaged or very old. Reinstall or update macOS.',
   },

@@ -74,7 +74,8 @@ function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string;
   if (!facts.systemsetup) return { reason: commandFailureReason(facts.printDisabled) };
   const answer = parseSystemsetup(facts.systemsetup, 'Remote Login');
   if (!('value' in answer)) return { reason: answer.reason };
-  if (answer.value === 'On' || answer.value === 'Off') return { ssh: answer.value === 'On' ? 'enabled' : 'disabled', source: 'systemsetup' };
+  if (answer.value === 'On' || answer.value === 'Off')
+    return { ssh: answer.value === 'On' ? 'enabled' : 'disabled', source: 'systemsetup' };
   return { reason: 'parse_error' };
 }
 

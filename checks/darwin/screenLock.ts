@@ -27,8 +27,7 @@ export interface ScreenLockFacts {
 
 export type LockSetting = { lock: 'off' } | { lock: 'immediate' | 'delay'; graceSeconds: number };
 
-const LOCK_LINE =
-  /^(?:.*\bsysadminctl\[[0-9a-fx:]+\]\s+)?screenLock (?:delay is (?:(immediate)|(-?\d+)(?:\.\d+)? seconds?)|is (off))$/;
+const LOCK_LINE = /^(?:.*\bsysadminctl\[[0-9a-fx:]+\]\s+)?screenLock (?:delay is (?:(immediate)|(-?\d+)(?:\.\d+)? seconds?)|is (off))$/;
 
 /** Parses sysadminctl's screen-lock answer: one recognised line, or null. "-1 seconds" means off. */
 export function parseScreenLockStatus(text: string): LockSetting | null {
@@ -168,7 +167,8 @@ export const screenLock = defineCheck({
     const user = await consoleUser(ctx);
     if (user.state !== 'user') return { user };
     // A short name never holds "/", but the path is built from scutil's text: check, do not assume.
-    const userProfile = /^[^/\0]+$/.test(user.name) && user.name !== '..' ? `${MANAGED_PREFERENCES}/${user.name}/com.apple.screensaver.plist` : undefined;
+    const userProfile =
+      /^[^/\0]+$/.test(user.name) && user.name !== '..' ? `${MANAGED_PREFERENCES}/${user.name}/com.apple.screensaver.plist` : undefined;
     const [lock, idleTime, managedUser, managedComputer, pmset] = await Promise.all([
       runAsUser(ctx, user, SYSADMINCTL, ['-screenLock', 'status']),
       runAsUser(ctx, user, DEFAULTS, ['-currentHost', 'read', 'com.apple.screensaver', 'idleTime']),

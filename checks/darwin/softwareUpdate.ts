@@ -92,7 +92,9 @@ export function resolveSetting(facts: SoftwareUpdateFacts, key: SoftwareUpdateKe
   const ddmValue = ddmKey === undefined ? undefined : ddmSettings(facts)?.[ddmKey];
   if (ddmValue !== undefined) {
     // Only AlwaysOn has a documented number; any other value is DDM deciding in a way we cannot read.
-    return plistInt(ddmValue) === DDM_ALWAYS_ON ? { value: true, from: 'ddm' } : { value: null, from: 'ddm', reason: 'ddm_setting_unrecognized' };
+    return plistInt(ddmValue) === DDM_ALWAYS_ON
+      ? { value: true, from: 'ddm' }
+      : { value: null, from: 'ddm', reason: 'ddm_setting_unrecognized' };
   }
   for (const [file, from] of [
     [facts.managed, 'mdm'],

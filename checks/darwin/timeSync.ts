@@ -48,7 +48,9 @@ function chronyVerdict(reading: ClockSync, maxOffset: number | null, evidence: E
   const withMax = { ...evidence, max_offset_s: maxOffset };
   if (reading.offsetSeconds === undefined) return unknown('offset_unknown', withMax);
   const withOffset = { ...withMax, offset_s: reading.offsetSeconds };
-  return Math.abs(reading.offsetSeconds) > maxOffset ? fail({ ...withOffset, rule: 'offset' }) : pass({ ...withOffset, rule: 'chrony_synchronized' });
+  return Math.abs(reading.offsetSeconds) > maxOffset
+    ? fail({ ...withOffset, rule: 'offset' })
+    : pass({ ...withOffset, rule: 'chrony_synchronized' });
 }
 
 export function evaluateTimeSync(facts: TimeSyncFacts, policy: Policy): Verdict {

@@ -35,7 +35,13 @@ async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
   const dirs = Object.fromEntries(CRON_DIRS.map((d, i) => [d, dirResults[i]!]));
   const paths = [SYSTEM_CRONTAB, ROOT_CRONTAB];
   for (const [dir, listing] of Object.entries(dirs)) {
-    if (listing.ok) paths.push(...listing.entries.filter((n) => !n.startsWith('.')).sort().map((n) => `${dir}/${n}`));
+    if (listing.ok)
+      paths.push(
+        ...listing.entries
+          .filter((n) => !n.startsWith('.'))
+          .sort()
+          .map((n) => `${dir}/${n}`),
+      );
   }
   const files = await Promise.all(paths.map((p) => host.readFile(p)));
   return { jailed, pkgbase, dirs, crontabs: Object.fromEntries(paths.map((p, i) => [p, files[i]!])) };

@@ -45,8 +45,7 @@ function filesystemsInScope(table: MountTable, policy: Policy): MountEntry[] | n
   }
   if (table.unparsed > 0) return null;
   return table.entries.filter(
-    (e) =>
-      ((e.fstype === 'ufs' && e.source.startsWith('/dev/')) || e.fstype === 'zfs') && !BOOT_MOUNTPOINTS.has(e.mountpoint),
+    (e) => ((e.fstype === 'ufs' && e.source.startsWith('/dev/')) || e.fstype === 'zfs') && !BOOT_MOUNTPOINTS.has(e.mountpoint),
   );
 }
 

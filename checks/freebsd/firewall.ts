@@ -72,7 +72,8 @@ function pfView(facts: FirewallFacts, evidence: Evidence): FilterView {
   const info = facts.pfInfo;
   if (info.error || info.exitCode !== 0) {
     if (!info.error && PF_NOT_LOADED.test(info.stderr)) return { state: 'not_loaded', defaults: both('pass') };
-    const reason = !info.error && /Permission denied|Operation not permitted/.test(info.stderr) ? 'permission_denied' : commandFailureReason(info);
+    const reason =
+      !info.error && /Permission denied|Operation not permitted/.test(info.stderr) ? 'permission_denied' : commandFailureReason(info);
     return { state: 'unreadable', defaults: both('undetermined'), reason };
   }
   const status = parsePfStatus(info.stdout);
@@ -105,7 +106,12 @@ function ipfwView(facts: FirewallFacts, evidence: Evidence): FilterView {
   if (enable.value !== '1') return { state: 'unreadable', defaults: both('undetermined'), reason: 'parse_error' };
   const list = facts.ipfwList;
   if (!list || list.error || list.exitCode !== 0) {
-    const reason = list && !list.error && /Operation not permitted|Permission denied/.test(list.stderr) ? 'permission_denied' : list ? commandFailureReason(list) : 'check_error';
+    const reason =
+      list && !list.error && /Operation not permitted|Permission denied/.test(list.stderr)
+        ? 'permission_denied'
+        : list
+          ? commandFailureReason(list)
+          : 'check_error';
     return { state: 'enabled', defaults: both('undetermined'), reason };
   }
   const ruleset = parseIpfwList(list.stdout);
@@ -125,7 +131,9 @@ function ipfView(facts: FirewallFacts): FilterView {
   if (running.state === 'absent') return { state: 'not_loaded', defaults: both('pass') };
   if (running.state === 'error') return { state: 'unreadable', defaults: both('undetermined'), reason: running.reason };
   // ipfilter's ruleset (ipfstat -io) is not evaluated: a running ipfilter may block anything.
-  return running.value === '1' ? { state: 'running', defaults: both('undetermined'), reason: 'ipfilter_not_evaluated' } : { state: 'disabled', defaults: both('pass') };
+  return running.value === '1'
+    ? { state: 'running', defaults: both('undetermined'), reason: 'ipfilter_not_evaluated' }
+    : { state: 'disabled', defaults: both('pass') };
 }
 
 /** rc.conf's firewall_type as a known word, "file" for a rules file path, or "other". */
@@ -147,7 +155,10 @@ function evaluateFirewall(facts: FirewallFacts, policy: Policy): Verdict {
   const ipfw = ipfwView(facts, evidence);
   const ipf = ipfView(facts);
   Object.assign(evidence, { pf: pf.state, ipfw: ipfw.state, ipf: ipf.state });
-  const defaults = Object.fromEntries(FAMILIES.map((f) => [f, combine([pf.defaults[f], ipfw.defaults[f], ipf.defaults[f]])])) as Record<Family, DefaultAction>;
+  const defaults = Object.fromEntries(FAMILIES.map((f) => [f, combine([pf.defaults[f], ipfw.defaults[f], ipf.defaults[f]])])) as Record<
+    Family,
+    DefaultAction
+  >;
   if (pf.state === 'enabled') Object.assign(evidence, { pf_default_inet: pf.defaults.inet, pf_default_inet6: pf.defaults.inet6 });
   if (ipfw.state === 'enabled') Object.assign(evidence, { ipfw_default_inet: ipfw.defaults.inet, ipfw_default_inet6: ipfw.defaults.inet6 });
   Object.assign(evidence, { default_inet: defaults.inet, default_inet6: defaults.inet6 });

@@ -8,19 +8,78 @@ const PASS = new Set(['allow', 'accept', 'pass', 'permit', 'fwd', 'forward', 'na
 const BLOCK = new Set(['deny', 'drop', 'reject', 'reset', 'reset6', 'unreach', 'unreach6', 'abort', 'abort6']);
 /** Actions after which the packet goes on to the next rule (count, tags, divert's reinjection). */
 const TRANSPARENT = new Set(['count', 'check-state', 'tag', 'untag', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee']);
-const ACTION_ARG = new Set(['unreach', 'unreach6', 'tag', 'untag', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee', 'skipto', 'call', 'nat', 'pipe', 'queue', 'netgraph', 'fwd', 'forward', 'eaction', 'nat64lsn', 'nat64stl', 'nat64clat', 'nptv6']);
+const ACTION_ARG = new Set([
+  'unreach',
+  'unreach6',
+  'tag',
+  'untag',
+  'setfib',
+  'setdscp',
+  'setmark',
+  'divert',
+  'tee',
+  'ngtee',
+  'skipto',
+  'call',
+  'nat',
+  'pipe',
+  'queue',
+  'netgraph',
+  'fwd',
+  'forward',
+  'eaction',
+  'nat64lsn',
+  'nat64stl',
+  'nat64clat',
+  'nptv6',
+]);
 /** Options that narrow a rule to some packets. */
 const NARROWING = new Set([
-  'out', 'setup', 'established', 'frag', 'dst-port', 'src-port', 'tcpflags', 'icmptypes', 'icmp6types', 'ipoptions',
-  'tcpoptions', 'uid', 'gid', 'jail', 'lookup', 'tagged', 'iplen', 'ipttl', 'ipid', 'ipprecedence', 'iptos', 'dscp',
-  'mac', 'mac-type', 'ext6hdr', 'flow-id', 'diverted', 'diverted-loopback', 'diverted-output', 'limit', 'sockarg',
+  'out',
+  'setup',
+  'established',
+  'frag',
+  'dst-port',
+  'src-port',
+  'tcpflags',
+  'icmptypes',
+  'icmp6types',
+  'ipoptions',
+  'tcpoptions',
+  'uid',
+  'gid',
+  'jail',
+  'lookup',
+  'tagged',
+  'iplen',
+  'ipttl',
+  'ipid',
+  'ipprecedence',
+  'iptos',
+  'dscp',
+  'mac',
+  'mac-type',
+  'ext6hdr',
+  'flow-id',
+  'diverted',
+  'diverted-loopback',
+  'diverted-output',
+  'limit',
+  'sockarg',
 ]);
 /** Options that leave the matched set unchanged. */
 const NEUTRAL = new Set(['in', 'keep-state', 'record-state', 'defer-action']);
 
 export type IpfwRule = FilterRule | { opaque: true; match: Record<Family, Match> } | { transparent: true };
 
-const FAMILY_PROTO: Record<string, Family[]> = { ip: ['inet', 'inet6'], all: ['inet', 'inet6'], ip4: ['inet'], ipv4: ['inet'], ip6: ['inet6'], ipv6: ['inet6'] };
+const FAMILY_PROTO: Record<string, Family[]> = {
+  ip: ['inet', 'inet6'],
+  all: ['inet', 'inet6'],
+  ip4: ['inet'],
+  ipv4: ['inet'],
+  ip6: ['inet6'],
+  ipv6: ['inet6'],
+};
 
 function matchOf(tokens: string[]): Record<Family, Match> {
   const none = { inet: 'no', inet6: 'no' } as Record<Family, Match>;

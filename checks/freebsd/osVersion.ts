@@ -20,14 +20,25 @@ function older(a: FreebsdVersion, b: FreebsdVersion): FreebsdVersion {
 /** Where a build comes from: the security branch of a release, a stable branch, or development. */
 function releaseOf(v: FreebsdVersion): Release & { branchName: string } {
   if (v.branch === 'RELEASE') {
-    return { product: 'freebsd', cycle: `${v.major}.${v.minor}`, version: `${v.major}.${v.minor}.${v.patch}`, branchName: `releng/${v.major}.${v.minor}` };
+    return {
+      product: 'freebsd',
+      cycle: `${v.major}.${v.minor}`,
+      version: `${v.major}.${v.minor}.${v.patch}`,
+      branchName: `releng/${v.major}.${v.minor}`,
+    };
   }
   if (v.branch === 'STABLE' || v.branch === 'PRERELEASE') {
     return { product: 'freebsd-stable', cycle: `${v.major}`, version: `${v.major}.${v.minor}`, branchName: `stable/${v.major}` };
   }
-  if (v.branch === 'CURRENT') return { product: 'freebsd-current', cycle: `${v.major}`, version: `${v.major}.${v.minor}`, branchName: 'main' };
+  if (v.branch === 'CURRENT')
+    return { product: 'freebsd-current', cycle: `${v.major}`, version: `${v.major}.${v.minor}`, branchName: 'main' };
   // ALPHA/BETA/RC builds precede a release; no advisories are issued for them.
-  return { product: 'freebsd-prerelease', cycle: `${v.major}.${v.minor}`, version: `${v.major}.${v.minor}`, branchName: `releng/${v.major}.${v.minor}` };
+  return {
+    product: 'freebsd-prerelease',
+    cycle: `${v.major}.${v.minor}`,
+    version: `${v.major}.${v.minor}`,
+    branchName: `releng/${v.major}.${v.minor}`,
+  };
 }
 
 /** policy.osVersion.minimum.FREEBSD as a comparable "major.minor[.patch]": "14.1", "14.1-RELEASE-p5" or "14.1.5". */

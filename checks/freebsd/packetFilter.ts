@@ -20,7 +20,11 @@ export interface FilterRule {
 }
 
 /** The two extreme readings: "may" rules that pass count as matching, "may" rules that block do not (and the reverse). */
-export function readings(rules: readonly FilterRule[], family: Family, decide: (matching: FilterRule[]) => 'pass' | 'block'): DefaultAction {
+export function readings(
+  rules: readonly FilterRule[],
+  family: Family,
+  decide: (matching: FilterRule[]) => 'pass' | 'block',
+): DefaultAction {
   const reading = (permissive: boolean) =>
     decide(rules.filter((r) => r.match[family] === 'yes' || (r.match[family] === 'maybe' && (r.action === 'pass') === permissive)));
   const permissive = reading(true);

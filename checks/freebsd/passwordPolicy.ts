@@ -79,7 +79,11 @@ function accountSources(nsswitch: FileResult): string[] | null {
 const ENFORCING = new Set(['required', 'requisite', 'binding']);
 
 function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict {
-  const evidence: Evidence = { source: 'pam_passwdqc', min_length_required: policy.password.minLength, ...loginClassEvidence(facts.loginConf) };
+  const evidence: Evidence = {
+    source: 'pam_passwdqc',
+    min_length_required: policy.password.minLength,
+    ...loginClassEvidence(facts.loginConf),
+  };
   const sources = accountSources(facts.nsswitch);
   if (sources) evidence.account_sources = sources;
   const chain = resolveChain(facts.files, 'passwd', 'password');

@@ -21,7 +21,23 @@ const BLOCK_POLICY = /^(?:drop|return|return-rst|return-icmp6?)(?:\(.*\))?$/;
 const NON_MATCHING_WITH_ARG = new Set(['flags', 'label', 'ridentifier', 'queue', 'tag', 'max-mss', 'dnpipe', 'dnqueue', 'rtable']);
 const NON_MATCHING = new Set(['all', 'keep', 'modulate', 'synproxy', 'state', 'no', 'allow-opts', 'scrub']);
 /** Criteria that narrow a rule to some packets: such a rule is not a default. */
-const NARROWING = new Set(['proto', 'from', 'to', 'port', 'user', 'group', 'os', 'tagged', 'probability', 'received-on', 'icmp-type', 'icmp6-type', 'fragment', 'tos', 'prio']);
+const NARROWING = new Set([
+  'proto',
+  'from',
+  'to',
+  'port',
+  'user',
+  'group',
+  'os',
+  'tagged',
+  'probability',
+  'received-on',
+  'icmp-type',
+  'icmp6-type',
+  'fragment',
+  'tos',
+  'prio',
+]);
 
 /** A pf rule with the interface it is bound to (`on em0`, `on ! lo0`), kept so it can be judged per interface. */
 interface PfRule extends FilterRule {
@@ -71,7 +87,8 @@ function parsePfRule(line: string): PfRule | 'anchor' | null {
     const t = tokens[j]!;
     if (NARROWING.has(t)) body = 'no';
     else if (NON_MATCHING_WITH_ARG.has(t)) j++;
-    else if (t === 'set') j += 2; // "set prio 3", "set tos lowdelay"
+    else if (t === 'set')
+      j += 2; // "set prio 3", "set tos lowdelay"
     else if (!NON_MATCHING.has(t) && !t.startsWith('(')) body = 'maybe';
   }
   const bodies = Object.fromEntries(FAMILIES.map((f) => [f, families.includes(f) ? body : 'no'])) as Record<Family, Match>;
@@ -124,7 +141,10 @@ const INTERNAL_INTERFACE = /^(?:lo|pflog|pfsync|enc|usbus)\d+$/;
 
 /** `ifconfig -l`: the interface names on one line; null when the output is not such a line. */
 export function parseInterfaceList(stdout: string): string[] | null {
-  const names = stdout.trim().split(/\s+/).filter((n) => n !== '');
+  const names = stdout
+    .trim()
+    .split(/\s+/)
+    .filter((n) => n !== '');
   return names.length > 0 && names.every((n) => /^[A-Za-z][\w.-]*$/.test(n)) ? names : null;
 }
 

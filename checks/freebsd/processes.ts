@@ -53,5 +53,8 @@ export function ownersOf(table: ProcessInfo[], names: readonly string[]): number
 
 /** The command names running on this table. */
 export function runningCommands(table: ProcessInfo[]): RunningCommands {
-  return new RunningCommands(table.map((p) => p.comm), COMM_LENGTH);
+  return new RunningCommands(
+    table.map((p) => p.comm),
+    COMM_LENGTH,
+  );
 }

@@ -17,7 +17,8 @@ import {
 } from '../remediation';
 
 const JAIL = containerRemedy('jail');
-const RUN_AS_ROOT = 'Run the agent as its rc.d service (root): `sysrc device_agent_enable=YES && service device_agent start`, or `doas device-agent check` / `sudo device-agent check` to see what the service sees.';
+const RUN_AS_ROOT =
+  'Run the agent as its rc.d service (root): `sysrc device_agent_enable=YES && service device_agent start`, or `doas device-agent check` / `sudo device-agent check` to see what the service sees.';
 const UNDECIDED = 'Nothing to change; tell your IT team if it persists.';
 
 const diskEncryption: CheckRemedies = {
@@ -29,12 +30,14 @@ const diskEncryption: CheckRemedies = {
       return `${total !== undefined && done !== undefined ? `${total - done} of ${total} local filesystems are` : 'A local filesystem is'} not encrypted, so anyone with the disk can read their data.`;
     },
     fix: 'FreeBSD cannot encrypt a filesystem in place: back up, reinstall with bsdinstall choosing "Auto (ZFS)" with "Encrypt Disks? YES" (GELI), or create an encrypted dataset (`zfs create -o encryption=on -o keyformat=passphrase pool/data`) and move the data into it. Ask your IT team first.',
-    admin: 'Install with GELI full-disk encryption (bsdinstall `ZFSBOOT_GELI_ENCRYPTION=1` in an installerconfig) or ZFS native encryption for data datasets; policy `diskEncryption.scope: root` judges only the root filesystem.',
+    admin:
+      'Install with GELI full-disk encryption (bsdinstall `ZFSBOOT_GELI_ENCRYPTION=1` in an installerconfig) or ZFS native encryption for data datasets; policy `diskEncryption.scope: root` judges only the root filesystem.',
   },
   unsupported_filesystem: {
     summary: 'A filesystem here is of a type whose encryption the agent cannot judge.',
     fix: UNDECIDED,
-    admin: 'Only UFS/ZFS on GELI providers and ZFS native encryption are recognised; judge this filesystem by hand or exclude it with `diskEncryption.scope: root`.',
+    admin:
+      'Only UFS/ZFS on GELI providers and ZFS native encryption are recognised; judge this filesystem by hand or exclude it with `diskEncryption.scope: root`.',
   },
   inconsistent_geli: {
     summary: 'The system reports GELI-encrypted devices but the GELI kernel module looks unloaded, so the agent cannot trust what it sees.',
@@ -42,7 +45,7 @@ const diskEncryption: CheckRemedies = {
     admin: 'Check `geli status` and `kldstat -m g_eli` on the device; load geom_eli at boot (`geom_eli_load="YES"` in /boot/loader.conf).',
   },
   zfs_key_unavailable: {
-    summary: 'An encrypted ZFS dataset\'s key is not loaded, so the agent cannot confirm it is the one in use.',
+    summary: "An encrypted ZFS dataset's key is not loaded, so the agent cannot confirm it is the one in use.",
     fix: 'Load the key (`zfs load-key pool/dataset`) and mount the dataset, or tell your IT team.',
     admin: 'Make keys load at boot (`zfskeys_enable="YES"` in rc.conf with keylocation set), then the check decides.',
   },
@@ -59,9 +62,10 @@ const diskEncryption: CheckRemedies = {
   jail: JAIL,
 };
 
-const lockFix = 'In xscreensaver-settings (or `xscreensaver-demo`): Mode "Blank screen only" or a screen saver, "Blank After" within the required minutes, "Lock Screen After" 0 minutes; or start `xss-lock -- xsecurelock &` from your ~/.xinitrc / session startup with `xset s <seconds>`.';
+const lockFix =
+  'In xscreensaver-settings (or `xscreensaver-demo`): Mode "Blank screen only" or a screen saver, "Blank After" within the required minutes, "Lock Screen After" 0 minutes; or start `xss-lock -- xsecurelock &` from your ~/.xinitrc / session startup with `xset s <seconds>`.';
 const lockAdmin =
-  'Ship /usr/local/etc/xscreensaver/XScreenSaver.ad (or ~/.xscreensaver defaults) with `lock: True`, `lockTimeout: 0:00:00` and `timeout` within the limit, and start xscreensaver from the system session scripts (/usr/local/etc/X11/xinit/xinitrc or the display manager\'s Xsession).';
+  "Ship /usr/local/etc/xscreensaver/XScreenSaver.ad (or ~/.xscreensaver defaults) with `lock: True`, `lockTimeout: 0:00:00` and `timeout` within the limit, and start xscreensaver from the system session scripts (/usr/local/etc/X11/xinit/xinitrc or the display manager's Xsession).";
 
 const screenLock: CheckRemedies = {
   locks: passing('The screen locker locks the screen by itself within the required time.'),
@@ -77,19 +81,22 @@ const screenLock: CheckRemedies = {
     admin: lockAdmin,
   },
   idle_too_long: {
-    summary: (c) => `Your screen locks after ${num(c, 'idle_seconds') !== undefined ? duration(num(c, 'idle_seconds')!) : 'too long'} of inactivity${requires(maxIdle(c) !== undefined ? `${duration(maxIdle(c)!)} or less` : undefined)}.`,
+    summary: (c) =>
+      `Your screen locks after ${num(c, 'idle_seconds') !== undefined ? duration(num(c, 'idle_seconds')!) : 'too long'} of inactivity${requires(maxIdle(c) !== undefined ? `${duration(maxIdle(c)!)} or less` : undefined)}.`,
     fix: lockFix,
     admin: lockAdmin,
   },
   grace_too_long: {
-    summary: (c) => `After the screen saver starts, the screen stays unlocked for ${num(c, 'grace_seconds') !== undefined ? duration(num(c, 'grace_seconds')!) : 'too long'}${requires(maxGrace(c) !== undefined ? `${duration(maxGrace(c)!)} or less` : undefined)}.`,
+    summary: (c) =>
+      `After the screen saver starts, the screen stays unlocked for ${num(c, 'grace_seconds') !== undefined ? duration(num(c, 'grace_seconds')!) : 'too long'}${requires(maxGrace(c) !== undefined ? `${duration(maxGrace(c)!)} or less` : undefined)}.`,
     fix: lockFix,
     admin: lockAdmin,
   },
   locker_not_evaluated: {
     summary: 'The screen locker running here is one whose settings the agent does not read.',
     fix: 'Make sure your desktop locks the screen when idle, then tell your IT team which desktop you use.',
-    admin: 'Only xscreensaver and xss-lock are read on FreeBSD; GNOME/KDE sessions on FreeBSD stay UNKNOWN. Standardise the locker or accept UNKNOWN.',
+    admin:
+      'Only xscreensaver and xss-lock are read on FreeBSD; GNOME/KDE sessions on FreeBSD stay UNKNOWN. Standardise the locker or accept UNKNOWN.',
   },
   no_xscreensaver_settings: {
     summary: 'xscreensaver runs but neither your settings nor system defaults could be found.',
@@ -99,17 +106,19 @@ const screenLock: CheckRemedies = {
   no_user_account: {
     summary: 'The user of the graphical session has no local account entry the agent can read.',
     fix: UNDECIDED,
-    admin: 'The session\'s owner is not in /etc/passwd (directory accounts): accept UNKNOWN, or enforce the locker through system defaults.',
+    admin: "The session's owner is not in /etc/passwd (directory accounts): accept UNKNOWN, or enforce the locker through system defaults.",
   },
   no_single_display: {
-    summary: 'Several X displays are running, so the agent cannot tell which session\'s locker settings to read.',
+    summary: "Several X displays are running, so the agent cannot tell which session's locker settings to read.",
     fix: UNDECIDED,
     admin: 'The xss-lock check reads `xset q` on the only display; multi-display hosts stay UNKNOWN.',
   },
 };
 
-const firewallFix = 'As root: `sysrc pf_enable=YES`, write /etc/pf.conf with `block in all` and `pass out all keep state` (plus `pass in proto tcp to port ssh` if needed), then `service pf start`; or `sysrc firewall_enable=YES firewall_type=workstation && service ipfw start`.';
-const firewallAdmin = 'Deploy rc.conf lines (`sysrc pf_enable=YES` with a default-block /etc/pf.conf, or `firewall_enable="YES"` + `firewall_type="workstation"` for ipfw) from your configuration management, and reboot or `service pf start`.';
+const firewallFix =
+  'As root: `sysrc pf_enable=YES`, write /etc/pf.conf with `block in all` and `pass out all keep state` (plus `pass in proto tcp to port ssh` if needed), then `service pf start`; or `sysrc firewall_enable=YES firewall_type=workstation && service ipfw start`.';
+const firewallAdmin =
+  'Deploy rc.conf lines (`sysrc pf_enable=YES` with a default-block /etc/pf.conf, or `firewall_enable="YES"` + `firewall_type="workstation"` for ipfw) from your configuration management, and reboot or `service pf start`.';
 
 const firewall: CheckRemedies = {
   default_block: passing('A packet filter (pf or ipfw) is running and blocks unsolicited incoming traffic by default.'),
@@ -126,7 +135,8 @@ const firewall: CheckRemedies = {
   undetermined_ruleset: {
     summary: 'A packet filter is running, but the agent could not tell from its rules whether it blocks incoming traffic by default.',
     fix: UNDECIDED,
-    admin: 'The ruleset uses anchors or constructs the check does not follow: add an explicit `block in all` (pf) or default deny (ipfw), which the check reads.',
+    admin:
+      'The ruleset uses anchors or constructs the check does not follow: add an explicit `block in all` (pf) or default deny (ipfw), which the check reads.',
   },
   ipfilter_not_evaluated: {
     summary: 'IPFilter is running; the agent does not read its rules.',
@@ -149,12 +159,13 @@ const timeSync: CheckRemedies = {
     admin: 'Allow UDP 123 to your time servers and check /etc/ntp.conf.',
   },
   offset: {
-    summary: (c) => `The clock is ${num(c, 'offset_seconds') !== undefined ? `${Math.abs(num(c, 'offset_seconds')!)} seconds` : 'too far'} off the time server${requires(num(c, 'max_offset_seconds') !== undefined ? `${num(c, 'max_offset_seconds')} seconds or less` : undefined)}.`,
+    summary: (c) =>
+      `The clock is ${num(c, 'offset_seconds') !== undefined ? `${Math.abs(num(c, 'offset_seconds')!)} seconds` : 'too far'} off the time server${requires(num(c, 'max_offset_seconds') !== undefined ? `${num(c, 'max_offset_seconds')} seconds or less` : undefined)}.`,
     fix: 'Step the clock: `service ntpd stop && ntpd -gq && service ntpd start`.',
     admin: 'Set `ntpd_sync_on_start="YES"` and check the servers agree.',
   },
   daemon_not_answering: {
-    summary: 'The time daemon runs but did not answer the agent\'s query.',
+    summary: "The time daemon runs but did not answer the agent's query.",
     fix: UNDECIDED,
     admin: 'ntpq/chronyc got no answer (restricted query access): allow queries from localhost (`restrict 127.0.0.1` in ntp.conf).',
   },
@@ -172,7 +183,7 @@ const osVersion: CheckRemedies = {
     'Upgrade hosts to a supported release (`freebsd-update -r` from your automation, or a new boot environment with `bectl`); see the FreeBSD security page for support dates.',
   ),
   invalid_policy: {
-    summary: 'The organization\'s minimum FreeBSD version in the policy is not a valid version, so the check cannot compare.',
+    summary: "The organization's minimum FreeBSD version in the policy is not a valid version, so the check cannot compare.",
     fix: 'Nothing to change on this device.',
     admin: 'Fix `osVersion.minimum.FREEBSD` in the policy file (e.g. "14.1").',
   },
@@ -184,26 +195,31 @@ const autoUpdate: CheckRemedies = {
   fetch_only: {
     summary: 'Updates are downloaded automatically (freebsd-update cron) but only installed when someone runs the install by hand.',
     fix: 'Install what was fetched: `freebsd-update install` as root, and add an install job after the fetch to /etc/crontab, e.g. `0 5 * * * root freebsd-update install`.',
-    admin: 'Schedule `freebsd-update install` after the `freebsd-update cron` fetch (or `pkg upgrade -y -r FreeBSD-base` on pkgbase) from /etc/crontab or /usr/local/etc/cron.d, or accept download-only with `autoUpdate.acceptDownloadOnly`.',
+    admin:
+      'Schedule `freebsd-update install` after the `freebsd-update cron` fetch (or `pkg upgrade -y -r FreeBSD-base` on pkgbase) from /etc/crontab or /usr/local/etc/cron.d, or accept download-only with `autoUpdate.acceptDownloadOnly`.',
   },
   manual: {
     summary: 'Nothing fetches or installs updates automatically: no update job is scheduled.',
     fix: 'Add to /etc/crontab: `@daily root freebsd-update cron` and an install job, or run `freebsd-update fetch install` regularly.',
-    admin: 'Deploy a cron entry for `freebsd-update cron` plus an install job (pkgbase: `pkg upgrade -y -r FreeBSD-base`) from configuration management.',
+    admin:
+      'Deploy a cron entry for `freebsd-update cron` plus an install job (pkgbase: `pkg upgrade -y -r FreeBSD-base`) from configuration management.',
   },
   pkgbase_unknown: {
-    summary: 'An update job is scheduled, but the agent could not tell whether this system\'s base is updated with pkg (pkgbase) or freebsd-update.',
+    summary:
+      "An update job is scheduled, but the agent could not tell whether this system's base is updated with pkg (pkgbase) or freebsd-update.",
     fix: UNDECIDED,
     admin: `${RUN_AS_ROOT} \`pkg which /bin/sh\` must be able to run.`,
   },
   jail: JAIL,
 };
 
-const passwdqcFix = (req?: number) => `Edit /etc/pam.d/passwd: make the pam_passwdqc line \`password requisite pam_passwdqc.so enforce=everyone min=disabled,disabled,disabled,${req ?? 12},${req ?? 12}\` (as root).`;
-const passwordAdmin = 'Deploy /etc/pam.d/passwd with a `requisite` pam_passwdqc line (`enforce=everyone`, `min=` with the required lengths) and, for login classes, `passwd_format`/`minpasswordlen` in /etc/login.conf followed by `cap_mkdb /etc/login.conf`.';
+const passwdqcFix = (req?: number) =>
+  `Edit /etc/pam.d/passwd: make the pam_passwdqc line \`password requisite pam_passwdqc.so enforce=everyone min=disabled,disabled,disabled,${req ?? 12},${req ?? 12}\` (as root).`;
+const passwordAdmin =
+  'Deploy /etc/pam.d/passwd with a `requisite` pam_passwdqc line (`enforce=everyone`, `min=` with the required lengths) and, for login classes, `passwd_format`/`minpasswordlen` in /etc/login.conf followed by `cap_mkdb /etc/login.conf`.';
 
 const passwordPolicy: CheckRemedies = {
-  passwdqc: passing('pam_passwdqc enforces password rules that meet your organization\'s.'),
+  passwdqc: passing("pam_passwdqc enforces password rules that meet your organization's."),
   passwdqc_not_configured: {
     summary: 'No password quality module (pam_passwdqc) is configured, so any password is accepted.',
     fix: (c) => passwdqcFix(minLength(c)),
@@ -220,27 +236,28 @@ const passwordPolicy: CheckRemedies = {
     admin: passwordAdmin,
   },
   min_length: {
-    summary: (c) => `New passwords may be ${num(c, 'effective_min_length') ?? 'only a few'} characters long${requires(minLength(c) !== undefined ? `at least ${minLength(c)}` : undefined)}.`,
+    summary: (c) =>
+      `New passwords may be ${num(c, 'effective_min_length') ?? 'only a few'} characters long${requires(minLength(c) !== undefined ? `at least ${minLength(c)}` : undefined)}.`,
     fix: (c) => passwdqcFix(minLength(c)),
     admin: passwordAdmin,
   },
   complexity: {
     summary: 'New passwords are not required to mix character classes, which your organization requires.',
-    fix: 'Disable the single-class lengths in pam_passwdqc\'s `min=` (the first values `disabled`).',
+    fix: "Disable the single-class lengths in pam_passwdqc's `min=` (the first values `disabled`).",
     admin: passwordAdmin,
   },
   no_password_class_allowed: {
-    summary: 'pam_passwdqc\'s settings allow no password at all, so the agent cannot judge a minimum length.',
+    summary: "pam_passwdqc's settings allow no password at all, so the agent cannot judge a minimum length.",
     fix: UNDECIDED,
     admin: 'Every value of `min=` is disabled: set the lengths you require.',
   },
   invalid_min: {
-    summary: 'pam_passwdqc\'s `min=` setting is not valid, so the agent cannot tell what it requires.',
+    summary: "pam_passwdqc's `min=` setting is not valid, so the agent cannot tell what it requires.",
     fix: UNDECIDED,
     admin: 'Fix `min=` (five comma-separated values, each `disabled` or a number) in /etc/pam.d/passwd or passwdqc.conf.',
   },
   invalid_enforce: {
-    summary: 'pam_passwdqc\'s `enforce=` setting is not valid.',
+    summary: "pam_passwdqc's `enforce=` setting is not valid.",
     fix: UNDECIDED,
     admin: 'Set `enforce=everyone` (or users) in /etc/pam.d/passwd.',
   },
@@ -261,12 +278,14 @@ const remoteLogin: CheckRemedies = {
   listening: {
     summary: 'The SSH server accepts logins from the network, which your organization does not allow on this device.',
     fix: sshOff,
-    admin: 'Deploy `sshd_enable="NO"` in rc.conf, or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and `PasswordAuthentication no`, `KbdInteractiveAuthentication no`, `PermitRootLogin no` in /etc/ssh/sshd_config.',
+    admin:
+      'Deploy `sshd_enable="NO"` in rc.conf, or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and `PasswordAuthentication no`, `KbdInteractiveAuthentication no`, `PermitRootLogin no` in /etc/ssh/sshd_config.',
   },
   remote_desktop_listening: {
     summary: 'A remote desktop server (RDP or VNC) accepts connections from the network, so others can use this computer remotely.',
     fix: 'Ask your IT team; as root, stop and disable it: `service xrdp stop && sysrc xrdp_enable=NO` (or stop the VNC server), or bind it to 127.0.0.1 and reach it over an SSH tunnel.',
-    admin: 'Remove xrdp/VNC servers from the package set or deploy `xrdp_enable="NO"` in rc.conf; where remote desktop is needed, bind it to loopback (`address=127.0.0.1` in xrdp.ini, `-localhost` for VNC) and tunnel it over hardened SSH.',
+    admin:
+      'Remove xrdp/VNC servers from the package set or deploy `xrdp_enable="NO"` in rc.conf; where remote desktop is needed, bind it to loopback (`address=127.0.0.1` in xrdp.ini, `-localhost` for VNC) and tunnel it over hardened SSH.',
   },
   running_enabled: {
     summary: 'The SSH server is enabled and running (though not reachable at the moment), so remote logins can resume at any time.',
@@ -286,7 +305,8 @@ const malwareProtection: CheckRemedies = {
   agent_not_running: {
     summary: 'A security agent your organization requires is not running on this device.',
     fix: 'Start it as your IT team explains (ClamAV: `sysrc clamav_clamd_enable=YES clamav_freshclam_enable=YES && service clamav-clamd start && service clamav-freshclam start`).',
-    admin: "Deploy and enable every agent named in policy `malware.requiredAgents.FREEBSD` (pkg + rc.conf `_enable` lines); the evidence's `agents_missing` lists which are not running.",
+    admin:
+      "Deploy and enable every agent named in policy `malware.requiredAgents.FREEBSD` (pkg + rc.conf `_enable` lines); the evidence's `agents_missing` lists which are not running.",
   },
 };
 
@@ -298,7 +318,8 @@ export const freebsdRemediation: PlatformRemedies = {
       elevated: '`doas device-agent check` or `sudo device-agent check`',
     }),
     process_table_partial: {
-      summary: "The agent could see only its own user's processes (other users' are hidden on this system), so it cannot tell what runs here.",
+      summary:
+        "The agent could see only its own user's processes (other users' are hidden on this system), so it cannot tell what runs here.",
       fix: 'Nothing to change; run the check as root (`doas device-agent check`) to see what the service sees.',
       admin: `${RUN_AS_ROOT} With \`security.bsd.see_other_uids=0\` only root sees every process and socket.`,
     },

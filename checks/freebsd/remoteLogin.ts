@@ -69,7 +69,14 @@ function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
     remote_desktop_listening: desktopExposed,
     sshd_running: sshdRunning,
   });
-  const verdict = exposureVerdict(facts, policy, evidence, { ssh, sshExposed, telnetExposed, desktopExposed, sshdRunning, sshdEnabled: rcEvidence(rc, 'sshd_enable') === true });
+  const verdict = exposureVerdict(facts, policy, evidence, {
+    ssh,
+    sshExposed,
+    telnetExposed,
+    desktopExposed,
+    sshdRunning,
+    sshdEnabled: rcEvidence(rc, 'sshd_enable') === true,
+  });
   // sockstat hides other users' sockets under the same rule that hides their processes: a view
   // that cannot see root's listeners proves exposure, never its absence.
   if (verdict.status === 'PASS' && !ps.ok && ps.reason === 'process_table_partial') return unknown(ps.reason, evidence);

@@ -6,7 +6,16 @@
 // their settings are not read: UNKNOWN, never a PASS because a program exists. A session with
 // no locker at all is a FAIL.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Reason, type Verdict } from '../types';
+import {
+  defineCheck,
+  type CheckContext,
+  type CommandResult,
+  type DirResult,
+  type Evidence,
+  type FileResult,
+  type Reason,
+  type Verdict,
+} from '../types';
 import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown } from '../verdict';
 import { ownersOf, parseProcessTable, processProbe, runningCommands, type ProcessInfo } from './processes';
 import { PASSWD, parsePasswd, type Account } from '../passwd';
@@ -20,11 +29,38 @@ const X11_SOCKETS = '/tmp/.X11-unix';
 const XSCREENSAVER_DEFAULTS = ['/usr/local/share/X11/app-defaults/XScreenSaver', '/usr/local/lib/X11/app-defaults/XScreenSaver'] as const;
 
 /** X servers and Wayland compositors: one running means a graphical session exists. */
-const DISPLAY_SERVERS = ['Xorg', 'X', 'Xwayland', 'Xvnc', 'sway', 'labwc', 'wayfire', 'Hyprland', 'river', 'hikari', 'niri', 'weston', 'cage', 'kwin_wayland', 'gnome-shell'] as const;
+const DISPLAY_SERVERS = [
+  'Xorg',
+  'X',
+  'Xwayland',
+  'Xvnc',
+  'sway',
+  'labwc',
+  'wayfire',
+  'Hyprland',
+  'river',
+  'hikari',
+  'niri',
+  'weston',
+  'cage',
+  'kwin_wayland',
+  'gnome-shell',
+] as const;
 /** Lockers and desktop shells with their own lock settings, which this check does not read. */
 const UNEVALUATED_LOCKERS = [
-  'xautolock', 'xidle', 'swayidle', 'hypridle', 'light-locker', 'xfce4-screensaver', 'mate-screensaver',
-  'cinnamon-screensave', 'gnome-screensaver', 'gnome-shell', 'ksmserver', 'kscreenlocker_greet', 'plasmashell',
+  'xautolock',
+  'xidle',
+  'swayidle',
+  'hypridle',
+  'light-locker',
+  'xfce4-screensaver',
+  'mate-screensaver',
+  'cinnamon-screensave',
+  'gnome-screensaver',
+  'gnome-shell',
+  'ksmserver',
+  'kscreenlocker_greet',
+  'plasmashell',
 ] as const;
 
 export interface ScreenLockFacts {
@@ -99,7 +135,10 @@ function xscreensaverUser(facts: ScreenLockFacts, uid: number): UserResult {
   const file = userFile(result);
   if (file !== 'absent' && 'reason' in file) return { unknown: file.reason, locker };
   const defaults = XSCREENSAVER_DEFAULTS.map((p) => facts.appDefaults[p]).find((r): r is { ok: true; text: string } => !!r?.ok);
-  const settings = xscreensaverSettings(file === 'absent' ? null : parseResources(file.text), defaults ? parseResources(defaults.text) : null);
+  const settings = xscreensaverSettings(
+    file === 'absent' ? null : parseResources(file.text),
+    defaults ? parseResources(defaults.text) : null,
+  );
   return settings ? { settings, locker } : { unknown: 'no_xscreensaver_settings', locker };
 }
 
@@ -134,7 +173,8 @@ function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
   if (results.length === 0 && others.length === 0) return fail({ ...evidence, rule: 'no_locker_running' });
   const judged = results.filter((r): r is { settings: LockSettings; locker: string } => 'settings' in r);
   const compliant = judged.filter(
-    ({ settings: s }) => s.locks && s.idleSeconds <= policy.screenLock.maxIdleSeconds && s.graceSeconds <= policy.screenLock.maxGraceSeconds,
+    ({ settings: s }) =>
+      s.locks && s.idleSeconds <= policy.screenLock.maxIdleSeconds && s.graceSeconds <= policy.screenLock.maxGraceSeconds,
   );
   Object.assign(evidence, { users_evaluated: judged.length, users_compliant: compliant.length });
   if (judged.length > 0) {

@@ -66,7 +66,12 @@ export interface SyncState {
 }
 
 /** A daemon's answer through its query tool, or why it gave none. */
-function reading(daemon: SyncState['daemon'], result: CommandResult, notAnswering: boolean, read: (stdout: string) => ClockSync | undefined): SyncState {
+function reading(
+  daemon: SyncState['daemon'],
+  result: CommandResult,
+  notAnswering: boolean,
+  read: (stdout: string) => ClockSync | undefined,
+): SyncState {
   if (notAnswering) return { daemon, reason: 'daemon_not_answering' };
   if (result.error || result.exitCode !== 0) return { daemon, reason: commandFailureReason(result) };
   const clock = read(result.stdout);
@@ -122,7 +127,9 @@ function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdict {
   else if (facts.ntpq) states.push(parseNtpq(facts.ntpq));
   if (facts.chronyc) states.push(parseChronyc(facts.chronyc));
   if (states.length === 0) {
-    return runningCommands(table.processes).among(['ntpd', 'chronyd']).length > 0 ? unknown('check_error', evidence) : fail({ ...evidence, running: false, rule: 'no_time_daemon' });
+    return runningCommands(table.processes).among(['ntpd', 'chronyd']).length > 0
+      ? unknown('check_error', evidence)
+      : fail({ ...evidence, running: false, rule: 'no_time_daemon' });
   }
   const describe = (s: SyncState): Evidence => ({
     source: s.daemon === 'chronyd' ? 'chronyc' : s.daemon === 'openntpd' ? 'ntpctl' : 'ntpq',

@@ -37,13 +37,15 @@ export async function readVersions(host: Host): Promise<VersionProbe> {
 }
 
 export type Versions =
-  | { ok: true; installedKernel: string | null; runningKernel: string; userland: string }
-  | { ok: false; reason: Reason };
+  { ok: true; installedKernel: string | null; runningKernel: string; userland: string } | { ok: false; reason: Reason };
 
 export function interpretVersions(probe: VersionProbe): Versions {
   const result = probe.ru ?? probe.kru;
   if (result.error || result.exitCode !== 0) return { ok: false, reason: commandFailureReason(result) };
-  const lines = result.stdout.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = result.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   const expected = probe.ru ? 2 : 3;
   if (lines.length !== expected) return { ok: false, reason: 'parse_error' };
   const [installedKernel, runningKernel, userland] = probe.ru ? [null, lines[0]!, lines[1]!] : [lines[0]!, lines[1]!, lines[2]!];

@@ -27,7 +27,14 @@ type UpdateFacts =
       scheduler: { kind: 'systemd'; timers: Record<string, Tri> } | { kind: 'cron'; script: boolean; cronRunning: boolean | null };
       lastRunMs?: number;
     }
-  | { manager: 'dnf'; systemd: boolean; timers: Readable<Record<string, Tri>>; applyUpdates?: boolean; upgradeType?: string; configAmbiguous?: boolean }
+  | {
+      manager: 'dnf';
+      systemd: boolean;
+      timers: Readable<Record<string, Tri>>;
+      applyUpdates?: boolean;
+      upgradeType?: string;
+      configAmbiguous?: boolean;
+    }
   | { manager: 'zypper'; systemd: boolean; timers: Readable<Record<string, Tri>>; onlineUpdateCron?: boolean }
   | { manager: 'apk'; periodicUpgrade: boolean; cronRunning: boolean | null }
   | { manager: 'pacman' }
@@ -81,9 +88,17 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
   ]);
   // dpkg-query exits 1 with "no packages found" for a package dpkg never knew.
-  const installed: Tri = query.error ? 'unknown' : query.stdout.trim() === 'install ok installed' ? true : query.exitCode === 0 || /no packages found/.test(query.stderr) ? false : 'unknown';
+  const installed: Tri = query.error
+    ? 'unknown'
+    : query.stdout.trim() === 'install ok installed'
+      ? true
+      : query.exitCode === 0 || /no packages found/.test(query.stderr)
+        ? false
+        : 'unknown';
   const periodic: Readable<Record<string, string>> =
-    dump.error || dump.exitCode !== 0 ? { ok: false, reason: dump.error ? commandFailureReason(dump) : 'parse_error' } : { ok: true, value: parseAptPeriodic(dump.stdout) };
+    dump.error || dump.exitCode !== 0
+      ? { ok: false, reason: dump.error ? commandFailureReason(dump) : 'parse_error' }
+      : { ok: true, value: parseAptPeriodic(dump.stdout) };
   let scheduler: Extract<UpdateFacts, { manager: 'apt' }>['scheduler'];
   if (booted) {
     const t = await timers(ctx, APT_TIMERS);
@@ -129,7 +144,12 @@ async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
     const r = await ctx.host.readFile(file);
     return r.ok ? automaticCommands(r.text) : undefined;
   };
-  const [booted, defaults, pluginConf, hostConf] = await Promise.all([systemdBooted(ctx), read(DNF5_DEFAULTS), read(DNF5_PLUGIN_CONF), read(DNF_AUTOMATIC_CONF)]);
+  const [booted, defaults, pluginConf, hostConf] = await Promise.all([
+    systemdBooted(ctx),
+    read(DNF5_DEFAULTS),
+    read(DNF5_PLUGIN_CONF),
+    read(DNF_AUTOMATIC_CONF),
+  ]);
   const facts: Extract<UpdateFacts, { manager: 'dnf' }> = { manager: 'dnf', systemd: booted, timers: await timers(ctx, DNF_TIMERS) };
   const dnf5 = facts.timers.ok && facts.timers.value['dnf5-automatic.timer'] === true;
   let commands: Commands;
@@ -191,7 +211,11 @@ const COLLECTORS: Record<string, (ctx: CheckContext) => Promise<UpdateFacts>> = 
 async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {
   const [container, os] = await Promise.all([containerFacts(ctx), osRelease(ctx)]);
   const known = os.ok ? family(os.release).find((id) => COLLECTORS[id]) : undefined;
-  const update: UpdateFacts = known ? await COLLECTORS[known]!(ctx) : os.ok ? { manager: 'unknown', id: os.release.id } : { manager: 'unknown' };
+  const update: UpdateFacts = known
+    ? await COLLECTORS[known]!(ctx)
+    : os.ok
+      ? { manager: 'unknown', id: os.release.id }
+      : { manager: 'unknown' };
   return { container, update };
 }
 
@@ -233,7 +257,9 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
     return fail({ ...evidence, rule: 'not_scheduled' });
   }
   if (enabled && lists && download === true && scheduled === true) {
-    return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });
+    return policy.autoUpdate.acceptDownloadOnly
+      ? pass({ ...evidence, rule: 'download_only_accepted' })
+      : fail({ ...evidence, rule: 'download_only' });
   }
   return fail({ ...evidence, rule: u.installed ? 'periodic_disabled' : 'not_installed' });
 }
@@ -245,11 +271,15 @@ function evaluateTimers(
 ): Verdict {
   if (!u.systemd) return unknown('systemd_not_running', evidence);
   if (!u.timers.ok) return unknown(u.timers.reason, evidence);
-  const on = Object.entries(u.timers.value).filter(([, s]) => s === true).map(([unit]) => unit);
+  const on = Object.entries(u.timers.value)
+    .filter(([, s]) => s === true)
+    .map(([unit]) => unit);
   evidence.timers_enabled = on;
   if (u.manager === 'zypper') {
     if (u.onlineUpdateCron !== undefined) evidence.online_update_cron = u.onlineUpdateCron;
-    return on.length > 0 || u.onlineUpdateCron ? pass({ ...evidence, rule: on.length ? 'transactional_update' : 'online_update_cron' }) : fail({ ...evidence, rule: 'no_auto_update' });
+    return on.length > 0 || u.onlineUpdateCron
+      ? pass({ ...evidence, rule: on.length ? 'transactional_update' : 'online_update_cron' })
+      : fail({ ...evidence, rule: 'no_auto_update' });
   }
   if (u.applyUpdates !== undefined) evidence.apply_updates = u.applyUpdates;
   if (u.upgradeType) evidence.upgrade_type = u.upgradeType;
@@ -257,12 +287,16 @@ function evaluateTimers(
   if (on.includes('dnf-automatic-install.timer')) return pass({ ...evidence, rule: 'dnf_automatic_install' });
   if (on.length === 0) return fail({ ...evidence, rule: 'no_auto_update' });
   if (on.includes('dnf-automatic-download.timer') && on.length === 1) {
-    return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });
+    return policy.autoUpdate.acceptDownloadOnly
+      ? pass({ ...evidence, rule: 'download_only_accepted' })
+      : fail({ ...evidence, rule: 'download_only' });
   }
   if (u.configAmbiguous) return unknown('dnf5_config_ambiguous', evidence);
   if (u.applyUpdates === true) return pass({ ...evidence, rule: 'dnf_automatic_apply' });
   if (u.applyUpdates === undefined) return unknown('config_unreadable', evidence);
-  return policy.autoUpdate.acceptDownloadOnly ? pass({ ...evidence, rule: 'download_only_accepted' }) : fail({ ...evidence, rule: 'download_only' });
+  return policy.autoUpdate.acceptDownloadOnly
+    ? pass({ ...evidence, rule: 'download_only_accepted' })
+    : fail({ ...evidence, rule: 'download_only' });
 }
 
 function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date): Verdict {

@@ -116,7 +116,10 @@ export async function deviceByPath(host: Host, devPath: string): Promise<string 
     if (!link.ok) break;
     current = link.target.startsWith('/') ? link.target : `${current.slice(0, current.lastIndexOf('/'))}/${link.target}`;
   }
-  const name = current.split('/').filter((p) => p && p !== '..' && p !== '.').at(-1);
+  const name = current
+    .split('/')
+    .filter((p) => p && p !== '..' && p !== '.')
+    .at(-1);
   if (!name) return undefined;
   const s = await host.stat(sys(name));
   return s.ok ? name : undefined;

@@ -93,12 +93,23 @@ export function parseKconfigGroup(text: string, group: string): Record<string, s
 const KDE_DEFAULTS = { Autolock: 'true', Timeout: '5', LockGrace: '5' };
 
 async function readKde(host: Host, account: Account): Promise<LockReading> {
-  const [system, user] = await Promise.all([host.readFile('/etc/xdg/kscreenlockerrc'), host.readFile(`${account.home}/.config/kscreenlockerrc`)]);
-  if (!user.ok && user.error !== 'not_found') return { ok: false, reason: user.error === 'permission_denied' ? 'permission_denied' : 'check_error', desktop: 'kde' };
-  const set = { ...(system.ok ? parseKconfigGroup(system.text, 'Daemon') : {}), ...(user.ok ? parseKconfigGroup(user.text, 'Daemon') : {}) };
+  const [system, user] = await Promise.all([
+    host.readFile('/etc/xdg/kscreenlockerrc'),
+    host.readFile(`${account.home}/.config/kscreenlockerrc`),
+  ]);
+  if (!user.ok && user.error !== 'not_found')
+    return { ok: false, reason: user.error === 'permission_denied' ? 'permission_denied' : 'check_error', desktop: 'kde' };
+  const set = {
+    ...(system.ok ? parseKconfigGroup(system.text, 'Daemon') : {}),
+    ...(user.ok ? parseKconfigGroup(user.text, 'Daemon') : {}),
+  };
   const merged = { ...KDE_DEFAULTS, ...set };
   const timeoutMinutes = int(merged.Timeout);
-  const settings: LockSettings = { desktop: 'kde', source: 'kscreenlockerrc', defaultsUsed: Object.keys(KDE_DEFAULTS).some((k) => !(k in set)) };
+  const settings: LockSettings = {
+    desktop: 'kde',
+    source: 'kscreenlockerrc',
+    defaultsUsed: Object.keys(KDE_DEFAULTS).some((k) => !(k in set)),
+  };
   const lockEnabled = parseBoolean(merged.Autolock);
   const grace = int(merged.LockGrace);
   if (lockEnabled !== undefined) settings.lockEnabled = lockEnabled;
@@ -139,7 +150,10 @@ async function readXfce(host: Host, account: Account): Promise<LockReading> {
   const installed = await findTool(host, XFCE4_SCREENSAVER);
   // XFCE can lock with light-locker or xscreensaver instead, whose settings we do not read.
   if (!installed) return { ok: false, reason: 'unsupported_locker', desktop: 'xfce' };
-  const [system, user] = await Promise.all([host.readFile(`/etc/xdg/${XFCONF_FILE}`), host.readFile(`${account.home}/.config/${XFCONF_FILE}`)]);
+  const [system, user] = await Promise.all([
+    host.readFile(`/etc/xdg/${XFCONF_FILE}`),
+    host.readFile(`${account.home}/.config/${XFCONF_FILE}`),
+  ]);
   const set = { ...(system.ok ? parseXfconfChannel(system.text) : {}), ...(user.ok ? parseXfconfChannel(user.text) : {}) };
   const v = { ...XFCE_DEFAULTS, ...set };
   const settings: LockSettings = {

@@ -7,7 +7,17 @@
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
-import { chainOf, cryptTypesOf, deviceByNumber, deviceByPath, leafCount, protection, walkBlockDevice, type BlockNode, type Protection } from './blockDevices';
+import {
+  chainOf,
+  cryptTypesOf,
+  deviceByNumber,
+  deviceByPath,
+  leafCount,
+  protection,
+  walkBlockDevice,
+  type BlockNode,
+  type Protection,
+} from './blockDevices';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { BLOCK_FILESYSTEMS, mountOf, mountTable, NETWORK_FILESYSTEMS, rootMount, type MountEntry } from './mounts';
 import { runTool } from './tools';
@@ -73,7 +83,12 @@ async function volumeOf(ctx: CheckContext, mount: MountEntry): Promise<VolumeFac
   if (mount.fstype === 'zfs') {
     const result = await runTool(host, ZFS, ['get', '-H', '-o', 'property,value', 'encryption,keystatus', mount.source]);
     if (result.error || result.exitCode !== 0) return { kind: 'zfs', error: result.error ? commandFailureReason(result) : 'parse_error' };
-    const values = Object.fromEntries(result.stdout.split('\n').map((l) => l.split('\t')).filter((p) => p.length === 2)) as Record<string, string>;
+    const values = Object.fromEntries(
+      result.stdout
+        .split('\n')
+        .map((l) => l.split('\t'))
+        .filter((p) => p.length === 2),
+    ) as Record<string, string>;
     const facts: Extract<VolumeFacts, { kind: 'zfs' }> = { kind: 'zfs' };
     if (values.encryption) facts.encryption = values.encryption;
     if (values.keystatus) facts.keystatus = values.keystatus;
@@ -85,7 +100,11 @@ async function volumeOf(ctx: CheckContext, mount: MountEntry): Promise<VolumeFac
   if (!BLOCK_FILESYSTEMS.has(mount.fstype)) return { kind: 'virtual', fstype: mount.fstype };
   // btrfs reports an anonymous device number: resolve it from the source path instead.
   const name =
-    mount.major !== 0 ? await deviceByNumber(host, mount.major, mount.minor) : mount.source.startsWith('/dev/') ? await deviceByPath(host, mount.source) : undefined;
+    mount.major !== 0
+      ? await deviceByNumber(host, mount.major, mount.minor)
+      : mount.source.startsWith('/dev/')
+        ? await deviceByPath(host, mount.source)
+        : undefined;
   if (!name) return { kind: 'unresolved', fstype: mount.fstype };
   const members = mount.fstype === 'btrfs' ? await btrfsMembers(ctx, name) : [name];
   const trees = await Promise.all(members.map((m) => walkBlockDevice(host, m)));
@@ -176,14 +195,29 @@ function volumeProtection(v: VolumeFacts): Protection | { unknownReason: string 
 function evaluate(facts: DiskEncryptionFacts, policy: Policy): Verdict {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
-  const evidence: Record<string, unknown> = { source: 'sysfs', scope: policy.diskEncryption.scope, swap: facts.swap, ...containerEvidence(facts.container) };
+  const evidence: Record<string, unknown> = {
+    source: 'sysfs',
+    scope: policy.diskEncryption.scope,
+    swap: facts.swap,
+    ...containerEvidence(facts.container),
+  };
   if (facts.rootDataMount) Object.assign(evidence, { root_layer: 'overlay', root_data_mount: facts.rootDataMount });
   if (facts.root.kind === 'error') return unknown(facts.root.reason, evidence);
   const root = facts.root;
   if (root.kind === 'block') {
-    Object.assign(evidence, { root_fstype: root.fstype, root_chain: chainOf(root.tree), crypt_types: cryptTypesOf(root.tree), root_devices: leafCount(root.tree) });
+    Object.assign(evidence, {
+      root_fstype: root.fstype,
+      root_chain: chainOf(root.tree),
+      crypt_types: cryptTypesOf(root.tree),
+      root_devices: leafCount(root.tree),
+    });
   } else if (root.kind === 'zfs') {
-    Object.assign(evidence, { source: 'zfs', root_fstype: 'zfs', zfs_encryption: root.encryption ?? null, zfs_keystatus: root.keystatus ?? null });
+    Object.assign(evidence, {
+      source: 'zfs',
+      root_fstype: 'zfs',
+      zfs_encryption: root.encryption ?? null,
+      zfs_keystatus: root.keystatus ?? null,
+    });
     if (root.vdevs?.ok) {
       const pool: BlockNode = { name: 'zpool', type: 'virtual', below: root.vdevs.trees };
       Object.assign(evidence, { zfs_vdevs: root.vdevs.trees.length, crypt_types: cryptTypesOf(pool), root_devices: leafCount(pool) });

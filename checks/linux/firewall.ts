@@ -100,9 +100,17 @@ function evaluate(facts: FirewallFacts, policy: Policy): Verdict {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const managers = [...(facts.firewalld.state === 'running' ? ['firewalld'] : []), ...(facts.ufw === 'active' ? ['ufw'] : [])];
-  const evidence: Record<string, unknown> = { source: 'nftables', managers, ufw: facts.ufw, firewalld: facts.firewalld.state, ipv6_enabled: facts.ipv6Enabled, ...containerEvidence(facts.container) };
+  const evidence: Record<string, unknown> = {
+    source: 'nftables',
+    managers,
+    ufw: facts.ufw,
+    firewalld: facts.firewalld.state,
+    ipv6_enabled: facts.ipv6Enabled,
+    ...containerEvidence(facts.container),
+  };
   // A trusted default zone accepts everything whatever the ruleset's shape.
-  if (facts.firewalld.defaultZone === 'trusted') return fail({ ...evidence, source: 'firewalld', default_zone: 'trusted', rule: 'zone_accept_all' });
+  if (facts.firewalld.defaultZone === 'trusted')
+    return fail({ ...evidence, source: 'firewalld', default_zone: 'trusted', rule: 'zone_accept_all' });
 
   const { nft, legacy } = facts;
   const legacyOn = (v: View<boolean> | 'not_loaded') => v !== 'not_loaded' && v.state === 'ok' && v.value;
@@ -127,7 +135,8 @@ function evaluate(facts: FirewallFacts, policy: Policy): Verdict {
   if (facts.firewalld.state === 'running' && facts.firewalld.defaultZone) {
     return pass({ ...evidence, source: 'firewalld', default_zone: facts.firewalld.defaultZone, rule: 'manager_active' });
   }
-  const reason = nft.state === 'unavailable' ? (nft.reason === 'command_not_found' ? 'no_firewall_tooling' : nft.reason) : 'legacy_iptables_unreadable';
+  const reason =
+    nft.state === 'unavailable' ? (nft.reason === 'command_not_found' ? 'no_firewall_tooling' : nft.reason) : 'legacy_iptables_unreadable';
   return unknown(reason, evidence);
 }
 

@@ -22,7 +22,8 @@ export interface InputFiltering {
 export type ChainOutcome = 'accept' | 'drop' | 'continue';
 
 /** A chain's rules reduced to what they do unconditionally, in order. */
-export type Step = { kind: 'verdict'; verdict: 'accept' | 'drop' } | { kind: 'return' } | { kind: 'jump' | 'goto'; target: string } | { kind: 'other' };
+export type Step =
+  { kind: 'verdict'; verdict: 'accept' | 'drop' } | { kind: 'return' } | { kind: 'jump' | 'goto'; target: string } | { kind: 'other' };
 
 /** Chains nested deeper than this are not followed (the kernel itself refuses loops; this guards malformed input). */
 const MAX_CALL_DEPTH = 16;

@@ -66,6 +66,22 @@ export function mountTable(ctx: CheckContext): Promise<MountTable> {
 }
 
 /** Filesystems that live on a local block device. */
-export const BLOCK_FILESYSTEMS = new Set(['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'f2fs', 'jfs', 'reiserfs', 'bcachefs', 'erofs', 'squashfs', 'vfat', 'exfat', 'ntfs', 'ntfs3']);
+export const BLOCK_FILESYSTEMS = new Set([
+  'ext2',
+  'ext3',
+  'ext4',
+  'xfs',
+  'btrfs',
+  'f2fs',
+  'jfs',
+  'reiserfs',
+  'bcachefs',
+  'erofs',
+  'squashfs',
+  'vfat',
+  'exfat',
+  'ntfs',
+  'ntfs3',
+]);
 /** Filesystems served over the network: their encryption and firewalling belong to another machine. */
 export const NETWORK_FILESYSTEMS = new Set(['nfs', 'nfs4', 'cifs', 'smb3', '9p', 'virtiofs', 'ceph', 'glusterfs', 'fuse.sshfs']);

@@ -63,7 +63,8 @@ export function preciseVersion(release: OsRelease): string | undefined {
  */
 export function describeOs(release: OsRelease | undefined, kernel?: string): string {
   const precise = release ? preciseVersion(release) : undefined;
-  const base = release?.prettyName ?? (release?.name ? [release.name, release.version ?? release.versionId].filter(Boolean).join(' ') : undefined);
+  const base =
+    release?.prettyName ?? (release?.name ? [release.name, release.version ?? release.versionId].filter(Boolean).join(' ') : undefined);
   if (!base) return kernel ? `Linux ${kernel}` : 'Linux';
   if (!precise || base.includes(precise)) return base;
   // Refine the first version token that the precise version extends ("12" -> "12.11").

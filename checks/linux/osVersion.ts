@@ -71,7 +71,8 @@ function snapshotDate(r: OsRelease): number | undefined {
 }
 
 function evaluate(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
-  if (!facts.os.ok) return unknown(facts.os.error === 'permission_denied' ? 'permission_denied' : 'unrecognized_version', { source: 'os-release' });
+  if (!facts.os.ok)
+    return unknown(facts.os.error === 'permission_denied' ? 'permission_denied' : 'unrecognized_version', { source: 'os-release' });
   const r = facts.os.release;
   const base: Record<string, unknown> = { source: 'os-release', id: r.id, ...containerEvidence(facts.container) };
   if (r.versionId) base.version_id = r.versionId;
@@ -92,7 +93,11 @@ function evaluate(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
   };
   const minimum = policy.osVersion.minimum.LINUX[r.id];
   // A release the table does not list still states its own end of support (os-release SUPPORT_END).
-  const rules = { minimum: isRolling ? undefined : minimum, acceptExtendedSupport: mapping?.extendedSupport?.(policy) ?? false, ownEnd: r.supportEnd };
+  const rules = {
+    minimum: isRolling ? undefined : minimum,
+    acceptExtendedSupport: mapping?.extendedSupport?.(policy) ?? false,
+    ownEnd: r.supportEnd,
+  };
   const verdict = judgeRelease(release, rules, policy, now);
   if (!isRolling || verdict.status !== 'PASS') return verdict;
   // A rolling release is supported only while it keeps rolling.

@@ -28,7 +28,10 @@ function moduleName(path: string): string {
 /** `password` lines of one file and the files it pulls in, in stack order. */
 async function expand(host: Host, file: string, depth: number, files: string[]): Promise<PamEntry[] | { reason: string }> {
   const read = await host.readFile(`${PAM_DIR}/${file}`);
-  if (!read.ok) return { reason: read.error === 'permission_denied' ? 'permission_denied' : read.error === 'not_found' ? 'pam_file_missing' : 'check_error' };
+  if (!read.ok)
+    return {
+      reason: read.error === 'permission_denied' ? 'permission_denied' : read.error === 'not_found' ? 'pam_file_missing' : 'check_error',
+    };
   files.push(file);
   const entries: PamEntry[] = [];
   // Backslash-newline continues a line (pam.conf(5)).
@@ -37,7 +40,12 @@ async function expand(host: Host, file: string, depth: number, files: string[]):
     const line = raw.replace(/#.*$/, '').trim();
     if (!line) continue;
     const tokens = tokenizePamLine(line);
-    const include = tokens[0] === '@include' ? tokens[1] : tokens[0]?.replace(/^-/, '') === 'password' && (tokens[1] === 'include' || tokens[1] === 'substack') ? tokens[2] : undefined;
+    const include =
+      tokens[0] === '@include'
+        ? tokens[1]
+        : tokens[0]?.replace(/^-/, '') === 'password' && (tokens[1] === 'include' || tokens[1] === 'substack')
+          ? tokens[2]
+          : undefined;
     if (include) {
       if (depth >= MAX_INCLUDE_DEPTH) return { reason: 'parse_error' };
       const nested = await expand(host, include, depth + 1, files);
@@ -54,7 +62,11 @@ async function expand(host: Host, file: string, depth: number, files: string[]):
 /** The password stack of `passwd`, or of the distribution's shared stack file when there is no passwd service file. */
 export async function readPasswordStack(host: Host): Promise<PamStack> {
   const dir = await host.readDir(PAM_DIR);
-  if (!dir.ok) return { ok: false, reason: dir.error === 'not_found' ? 'no_pam_stack' : dir.error === 'permission_denied' ? 'permission_denied' : 'check_error' };
+  if (!dir.ok)
+    return {
+      ok: false,
+      reason: dir.error === 'not_found' ? 'no_pam_stack' : dir.error === 'permission_denied' ? 'permission_denied' : 'check_error',
+    };
   const service = ['passwd', 'common-password', 'system-auth'].find((f) => dir.entries.includes(f));
   if (!service) return { ok: false, reason: 'no_pam_stack' };
   const files: string[] = [];

@@ -73,17 +73,30 @@ async function collect(ctx: CheckContext): Promise<PasswordPolicyFacts> {
   let version: string | undefined;
   if (stack.ok && stack.entries.some((e) => e.module === 'pam_pwquality')) {
     const dir = await host.readDir(PWQUALITY_CONF_DIR);
-    const snippets = dir.ok ? dir.entries.filter((e) => e.endsWith('.conf')).sort().map((e) => `${PWQUALITY_CONF_DIR}/${e}`) : [];
+    const snippets = dir.ok
+      ? dir.entries
+          .filter((e) => e.endsWith('.conf'))
+          .sort()
+          .map((e) => `${PWQUALITY_CONF_DIR}/${e}`)
+      : [];
     const texts = await Promise.all([...snippets, PWQUALITY_CONF].map((f) => host.readFile(f)));
     for (const t of texts) if (t.ok) pwqualityConf = { ...pwqualityConf, ...parsePwqualityConf(t.text) };
     const main = texts.at(-1)!;
     if (main.ok) pwqualityConfAlone = parsePwqualityConf(main.text);
     version = await pwqualityVersion(host);
   }
-  const configPaths = stack.ok ? [...new Set(stack.entries.filter((e) => e.module === 'pam_passwdqc').flatMap((e) => passwdqcConfigFiles(e.args)))] : [];
+  const configPaths = stack.ok
+    ? [...new Set(stack.entries.filter((e) => e.module === 'pam_passwdqc').flatMap((e) => passwdqcConfigFiles(e.args)))]
+    : [];
   const configs = await Promise.all(configPaths.map((path) => host.readFile(path)));
   const passwdqcConfigs = Object.fromEntries(configPaths.map((path, i) => [path, configs[i]!]));
-  const facts: PasswordPolicyFacts = { stack, passwdqcConfigs, pwqualityConf, pwqualityConfAlone, loginDefs: defs.ok ? parseLoginDefs(defs.text) : {} };
+  const facts: PasswordPolicyFacts = {
+    stack,
+    passwdqcConfigs,
+    pwqualityConf,
+    pwqualityConfAlone,
+    loginDefs: defs.ok ? parseLoginDefs(defs.text) : {},
+  };
   if (version) facts.pwqualityVersion = version;
   return facts;
 }
@@ -126,7 +139,14 @@ function creditModule(entry: PamEntry, settings: Record<string, string>, default
   const bonus = Object.values(credits).reduce((sum, c) => sum + Math.max(c, 0), 0);
   const required = Object.values(credits).filter((c) => c < 0).length;
   const minClass = num(settings.minclass, 0);
-  return { module: entry.module, minLength: Math.max(minlen - bonus, 1), minlen, credits, minClass, complex: minClass >= 3 || required >= 3 };
+  return {
+    module: entry.module,
+    minLength: Math.max(minlen - bonus, 1),
+    minlen,
+    credits,
+    minClass,
+    complex: minClass >= 3 || required >= 3,
+  };
 }
 
 /**
@@ -170,7 +190,12 @@ const DIRECTORY_MODULES = ['pam_sss', 'pam_ldap', 'pam_krb5', 'pam_winbind'];
 
 function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
   if (!facts.stack.ok) return unknown(facts.stack.reason, { source: 'pam' });
-  const evidence: Record<string, unknown> = { source: 'pam', service: facts.stack.service, stack_files: facts.stack.files, min_length_required: policy.password.minLength };
+  const evidence: Record<string, unknown> = {
+    source: 'pam',
+    service: facts.stack.service,
+    stack_files: facts.stack.files,
+    min_length_required: policy.password.minLength,
+  };
   const directory = facts.stack.entries.find((e) => DIRECTORY_MODULES.includes(e.module));
   if (directory) evidence.directory_module = directory.module;
   const maxDays = facts.loginDefs.PASS_MAX_DAYS;
@@ -182,7 +207,9 @@ function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
   if (usesPwquality) evidence.pwquality_version = facts.pwqualityVersion ?? null;
   if (!usesPwquality || generation) return judge(strengths(facts, generation), evidence, directory !== undefined, policy);
   // The installed libpwquality is unknown: judge as both generations would; only an agreement decides.
-  const [legacy, current] = (['legacy', 'current'] as const).map((g) => judge(strengths(facts, g), { ...evidence }, directory !== undefined, policy));
+  const [legacy, current] = (['legacy', 'current'] as const).map((g) =>
+    judge(strengths(facts, g), { ...evidence }, directory !== undefined, policy),
+  );
   if (legacy!.status === current!.status) return current!;
   return unknown('pwquality_version_unknown', { ...current!.evidence, min_length_if_before_1_3: legacy!.evidence?.min_length ?? null });
 }

@@ -66,5 +66,8 @@ export function processTable(ctx: CheckContext): Promise<ProcessTable> {
 
 /** The command names running on this table. */
 export function runningCommands(table: ProcessTable): RunningCommands {
-  return new RunningCommands(table.processes.map((p) => p.name ?? p.comm), COMM_LENGTH);
+  return new RunningCommands(
+    table.processes.map((p) => p.name ?? p.comm),
+    COMM_LENGTH,
+  );
 }

@@ -27,7 +27,8 @@ const redHat = (c: RemedyContext) => linuxFamily(c.os, 'rhel', 'fedora', 'centos
 const suse = (c: RemedyContext) => linuxFamily(c.os, 'suse', 'opensuse', 'sles', 'opensuse-leap', 'opensuse-tumbleweed');
 const desktop = (name: string) => (c: RemedyContext) => c.evidence.desktop === name;
 
-const RUN_AS_ROOT = 'Run the agent as its system service (root): `sudo systemctl enable --now device-agent`, or `sudo device-agent check` to see what the service sees.';
+const RUN_AS_ROOT =
+  'Run the agent as its system service (root): `sudo systemctl enable --now device-agent`, or `sudo device-agent check` to see what the service sees.';
 const CONTAINER = containerRemedy('container');
 const PROCESS_TABLE_INCOMPLETE = {
   summary: 'The agent could not see every running program, so it cannot tell whether the service it looks for is running.',
@@ -38,19 +39,22 @@ const PROCESS_TABLE_INCOMPLETE = {
 const diskEncryption: CheckRemedies = {
   root_encrypted: passing('The disk holding the system is encrypted (LUKS/dm-crypt or encrypted ZFS).'),
   root_not_encrypted: {
-    summary: (c) => `The disk holding the system${word(c, 'root_fstype') ? ` (${word(c, 'root_fstype')})` : ''} is not encrypted, so anyone with the disk can read its data.`,
-    fix:
-      'Linux cannot encrypt an installed system in place safely: back up your files, reinstall choosing "Encrypt the new installation" (Debian/Ubuntu installer: "Guided - use entire disk and set up encrypted LVM"; Fedora: "Encrypt my data"), then restore. Ask your IT team first: they may do it for you.',
+    summary: (c) =>
+      `The disk holding the system${word(c, 'root_fstype') ? ` (${word(c, 'root_fstype')})` : ''} is not encrypted, so anyone with the disk can read its data.`,
+    fix: 'Linux cannot encrypt an installed system in place safely: back up your files, reinstall choosing "Encrypt the new installation" (Debian/Ubuntu installer: "Guided - use entire disk and set up encrypted LVM"; Fedora: "Encrypt my data"), then restore. Ask your IT team first: they may do it for you.',
     admin:
       'Reinstall with LUKS2 full-disk encryption (Debian preseed `partman-auto/method string crypto`, Kickstart `autopart --encrypted`, Ubuntu autoinstall `storage: layout: {name: lvm, password: …}`), escrowing the recovery passphrase; `cryptsetup reencrypt --encrypt` exists for offline conversion but needs a backup first.',
   },
   no_zpool_tooling: {
-    summary: 'The system sits on a ZFS pool without ZFS encryption, and the ZFS tools are missing, so the agent cannot see whether the disks below the pool are encrypted.',
+    summary:
+      'The system sits on a ZFS pool without ZFS encryption, and the ZFS tools are missing, so the agent cannot see whether the disks below the pool are encrypted.',
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'Install the ZFS userland (`zfsutils-linux`, which provides `zpool`) so the check can walk the pool down to its disks, or use ZFS native encryption (`encryption=aes-256-gcm`) on the datasets.',
+    admin:
+      'Install the ZFS userland (`zfsutils-linux`, which provides `zpool`) so the check can walk the pool down to its disks, or use ZFS native encryption (`encryption=aes-256-gcm`) on the datasets.',
   },
   zfs_pool_unreadable: {
-    summary: 'The system sits on a ZFS pool without ZFS encryption, and the agent could not read which disks the pool uses, so it cannot decide.',
+    summary:
+      'The system sits on a ZFS pool without ZFS encryption, and the agent could not read which disks the pool uses, so it cannot decide.',
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin: `${RUN_AS_ROOT} \`zpool status -P\` must list each vdev by a device path the agent can resolve (use /dev/disk/by-id or /dev/mapper names); or use ZFS native encryption on the datasets.`,
   },
@@ -60,12 +64,14 @@ const diskEncryption: CheckRemedies = {
       return `The system disk is encrypted, but ${n === undefined ? 'another local volume is' : `${plural(n, 'other local volume')} ${n === 1 ? 'is' : 'are'}`} not.`;
     },
     fix: 'Move the data off the unencrypted volume, re-create it as a LUKS volume (`sudo cryptsetup luksFormat <device>`, or GNOME Disks: Format Partition with "Password protect volume (LUKS)"), and move the data back. Ask your IT team first.',
-    admin: 'Policy `diskEncryption.scope` is `all_local`: every persistent local volume must be LUKS. Provision data volumes encrypted (crypttab with a keyfile on the encrypted root), or set the scope back to `root`.',
+    admin:
+      'Policy `diskEncryption.scope` is `all_local`: every persistent local volume must be LUKS. Provision data volumes encrypted (crypttab with a keyfile on the encrypted root), or set the scope back to `root`.',
   },
   unencrypted_swap: {
     summary: 'The system disk is encrypted but swap is written to an unencrypted device, where memory contents (keys, documents) can land.',
     fix: 'Put swap inside the encrypted volume or use a random-key swap: add `swap /dev/<device> /dev/urandom swap,cipher=aes-xts-plain64,size=512` to /etc/crypttab and point /etc/fstab at /dev/mapper/swap. Ask your IT team first.',
-    admin: 'Provision swap on the encrypted LVM, a random-key crypttab entry, or zram only. Policy `diskEncryption.failUnencryptedSwap` is what makes this a failure.',
+    admin:
+      'Provision swap on the encrypted LVM, a random-key crypttab entry, or zram only. Policy `diskEncryption.failUnencryptedSwap` is what makes this a failure.',
   },
   unreadable_local_volume: {
     summary: 'One of the local volumes could not be examined, so the agent cannot tell whether all of them are encrypted.',
@@ -73,9 +79,11 @@ const diskEncryption: CheckRemedies = {
     admin: `${RUN_AS_ROOT} The device's block-device tree in /sys/class/block must be readable.`,
   },
   network_root: {
-    summary: (c) => `The system runs from a network filesystem${word(c, 'root_fstype') ? ` (${word(c, 'root_fstype')})` : ''}, whose encryption is the server's business, not this device's.`,
+    summary: (c) =>
+      `The system runs from a network filesystem${word(c, 'root_fstype') ? ` (${word(c, 'root_fstype')})` : ''}, whose encryption is the server's business, not this device's.`,
     fix: 'Nothing to change on this device.',
-    admin: 'Encryption of a network root is decided on its server (and the transport). Judge it there, or treat these diskless devices as their own class.',
+    admin:
+      'Encryption of a network root is decided on its server (and the transport). Judge it there, or treat these diskless devices as their own class.',
   },
   virtual_root: {
     summary: 'The system runs from a virtual filesystem (overlay or tmpfs) outside a detected container, so there is no disk to judge.',
@@ -85,28 +93,51 @@ const diskEncryption: CheckRemedies = {
   unrecognized_dm_layer: {
     summary: 'The system disk sits on a device-mapper layer the agent cannot identify, so it cannot tell whether it is encrypted.',
     fix: 'Nothing to change; tell your IT team how this disk was set up.',
-    admin: 'A dm device without a cryptsetup UUID (hand-made with dmsetup, or a third-party tool). Use cryptsetup/LUKS so that the layer is recognisable.',
+    admin:
+      'A dm device without a cryptsetup UUID (hand-made with dmsetup, or a third-party tool). Use cryptsetup/LUKS so that the layer is recognisable.',
   },
   unresolved_device: {
     summary: 'The agent could not find which disk holds the system.',
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'The root mount\'s device did not resolve in /sys (an unusual storage stack). Report the storage layout with the agent version.',
+    admin: "The root mount's device did not resolve in /sys (an unusual storage stack). Report the storage layout with the agent version.",
   },
   container: CONTAINER,
 };
 
 const lockSteps: readonly Variant[] = [
-  { for: 'GNOME', applies: desktop('gnome'), steps: (c) => `Settings > Privacy > Screen Lock (GNOME 42 and later: Settings > Privacy > Screen; GNOME 46: Settings > Privacy & Security > Screen Lock): turn "Automatic Screen Lock" on, set "Automatic Screen Lock Delay" to "Screen Turns Off", and set Power > "Screen Blank" to the required time. Command: \`gsettings set org.gnome.desktop.screensaver lock-enabled true; gsettings set org.gnome.desktop.screensaver lock-delay 0; gsettings set org.gnome.desktop.session idle-delay ${maxIdle(c) ?? 900}\` (seconds).` },
-  { for: 'KDE Plasma', applies: desktop('kde'), steps: 'System Settings > Screen Locking (Plasma 6: System Settings > Security & Privacy > Screen Locking): "Lock screen automatically" after the required minutes, "Delay before password required" 0 seconds.' },
-  { for: 'XFCE', applies: desktop('xfce'), steps: 'Settings > Screensaver: Screensaver tab "Enable Screensaver" with the required "Activate screensaver when computer is idle", Lock Screen tab "Enable Lock Screen" and "Lock Screen with Screensaver".' },
-  { for: 'Cinnamon', applies: desktop('cinnamon'), steps: 'System Settings > Screensaver: "Delay before starting the screensaver" to the required time, "Lock the computer when put to sleep" and "Lock the computer after the screensaver starts" on.' },
+  {
+    for: 'GNOME',
+    applies: desktop('gnome'),
+    steps: (c) =>
+      `Settings > Privacy > Screen Lock (GNOME 42 and later: Settings > Privacy > Screen; GNOME 46: Settings > Privacy & Security > Screen Lock): turn "Automatic Screen Lock" on, set "Automatic Screen Lock Delay" to "Screen Turns Off", and set Power > "Screen Blank" to the required time. Command: \`gsettings set org.gnome.desktop.screensaver lock-enabled true; gsettings set org.gnome.desktop.screensaver lock-delay 0; gsettings set org.gnome.desktop.session idle-delay ${maxIdle(c) ?? 900}\` (seconds).`,
+  },
+  {
+    for: 'KDE Plasma',
+    applies: desktop('kde'),
+    steps:
+      'System Settings > Screen Locking (Plasma 6: System Settings > Security & Privacy > Screen Locking): "Lock screen automatically" after the required minutes, "Delay before password required" 0 seconds.',
+  },
+  {
+    for: 'XFCE',
+    applies: desktop('xfce'),
+    steps:
+      'Settings > Screensaver: Screensaver tab "Enable Screensaver" with the required "Activate screensaver when computer is idle", Lock Screen tab "Enable Lock Screen" and "Lock Screen with Screensaver".',
+  },
+  {
+    for: 'Cinnamon',
+    applies: desktop('cinnamon'),
+    steps:
+      'System Settings > Screensaver: "Delay before starting the screensaver" to the required time, "Lock the computer when put to sleep" and "Lock the computer after the screensaver starts" on.',
+  },
 ];
 
 const lockAdmin =
   'GNOME/Cinnamon: ship a dconf profile with locks (`/etc/dconf/db/local.d/00-screensaver`: `[org/gnome/desktop/screensaver] lock-enabled=true lock-delay=uint32 0`, `[org/gnome/desktop/session] idle-delay=uint32 900`, plus `/etc/dconf/db/local.d/locks/`; then `dconf update`). KDE: `/etc/xdg/kscreenlockerrc` `[Daemon] Autolock=true Timeout=15 LockGrace=0` marked immutable (`[$i]`). XFCE: `/etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfce4-screensaver.xml`.';
 
 const screenLock: CheckRemedies = {
-  locks_within_policy: passing((c) => `The screen locks by itself when the computer is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`),
+  locks_within_policy: passing(
+    (c) => `The screen locks by itself when the computer is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`,
+  ),
   lock_disabled: {
     summary: 'The screen never locks by itself: the screen saver starts but no password is asked.',
     fix: lockSteps,
@@ -118,7 +149,8 @@ const screenLock: CheckRemedies = {
     admin: lockAdmin,
   },
   never_idle: {
-    summary: (c) => `The screen is set never to blank when idle, so it never locks by itself${requires(maxIdle(c) !== undefined ? `${duration(maxIdle(c)!)} or less` : undefined)}.`,
+    summary: (c) =>
+      `The screen is set never to blank when idle, so it never locks by itself${requires(maxIdle(c) !== undefined ? `${duration(maxIdle(c)!)} or less` : undefined)}.`,
     fix: lockSteps,
     admin: lockAdmin,
   },
@@ -142,29 +174,36 @@ const screenLock: CheckRemedies = {
   },
   headless: passing('No desktop is installed and nobody is logged in graphically, so there is no screen to lock.'),
   no_console_user: {
-    summary: 'A desktop is installed but nobody is logged in at the screen now, so the screen-lock settings (which are per user) cannot be read.',
+    summary:
+      'A desktop is installed but nobody is logged in at the screen now, so the screen-lock settings (which are per user) cannot be read.',
     fix: 'Nothing to change; the next check after you log in will decide.',
-    admin: 'Per-user desktop settings exist only while a user is logged in locally: the check decides at the next cycle with a local graphical session. Enforce the lock with a dconf/kscreenlockerrc default so that every user has it.',
+    admin:
+      'Per-user desktop settings exist only while a user is logged in locally: the check decides at the next cycle with a local graphical session. Enforce the lock with a dconf/kscreenlockerrc default so that every user has it.',
   },
   gsettings_defaults_only: {
     summary: "The agent could read only the desktop's built-in defaults, not your own screen-lock settings.",
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'gsettings fell back to its in-memory backend (no dconf for that user: dconf-gsettings-backend missing, or the session bus not reachable at /run/user/<uid>/bus). Install `dconf-gsettings-backend` (Debian) / `dconf` (Fedora) and run the agent as root.',
+    admin:
+      'gsettings fell back to its in-memory backend (no dconf for that user: dconf-gsettings-backend missing, or the session bus not reachable at /run/user/<uid>/bus). Install `dconf-gsettings-backend` (Debian) / `dconf` (Fedora) and run the agent as root.',
   },
   unsupported_desktop: {
-    summary: (c) => `The agent does not know how to read the screen-lock settings of this desktop${word(c, 'desktop') ? ` (${word(c, 'desktop')})` : ''}.`,
+    summary: (c) =>
+      `The agent does not know how to read the screen-lock settings of this desktop${word(c, 'desktop') ? ` (${word(c, 'desktop')})` : ''}.`,
     fix: 'Make sure your desktop locks the screen when idle (for tiling window managers, an idle locker such as swayidle with swaylock, or xss-lock with i3lock), then tell your IT team.',
-    admin: 'Only GNOME-family, Cinnamon, KDE Plasma and XFCE (xfce4-screensaver) are read. Standardise on one of them, or accept UNKNOWN for these devices.',
+    admin:
+      'Only GNOME-family, Cinnamon, KDE Plasma and XFCE (xfce4-screensaver) are read. Standardise on one of them, or accept UNKNOWN for these devices.',
   },
   unsupported_locker: {
     summary: 'XFCE locks the screen here with light-locker or xscreensaver, whose settings the agent does not read.',
-    fix: 'Use XFCE\'s own screensaver: install xfce4-screensaver (`sudo apt install xfce4-screensaver`) and set it in Settings > Screensaver.',
-    admin: 'Deploy xfce4-screensaver with a system xfconf default (/etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfce4-screensaver.xml), or accept UNKNOWN for these devices.',
+    fix: "Use XFCE's own screensaver: install xfce4-screensaver (`sudo apt install xfce4-screensaver`) and set it in Settings > Screensaver.",
+    admin:
+      'Deploy xfce4-screensaver with a system xfconf default (/etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfce4-screensaver.xml), or accept UNKNOWN for these devices.',
   },
   no_user_account: {
     summary: 'The logged-in user has no local account entry the agent can read, so their screen-lock settings cannot be found.',
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'Directory users (SSSD, LDAP) are not in /etc/passwd: the check needs a local account entry for the session\'s uid. Accept UNKNOWN or enforce the lock system-wide with dconf locks.',
+    admin:
+      "Directory users (SSSD, LDAP) are not in /etc/passwd: the check needs a local account entry for the session's uid. Accept UNKNOWN or enforce the lock system-wide with dconf locks.",
   },
   sessions_unreadable: {
     summary: 'The agent could not list who is logged in, so it cannot check the screen lock.',
@@ -174,9 +213,22 @@ const screenLock: CheckRemedies = {
 };
 
 const firewallFix: readonly Variant[] = [
-  { for: 'Debian, Ubuntu', applies: debian, steps: 'install and turn on ufw: `sudo apt install ufw && sudo ufw default deny incoming && sudo ufw allow OpenSSH && sudo ufw enable` (drop the OpenSSH line if nobody logs in remotely). Desktop: install "gufw" (Firewall Configuration) and switch Status on.' },
-  { for: 'Fedora, RHEL', applies: redHat, steps: '`sudo dnf install firewalld && sudo systemctl enable --now firewalld` (the default zone drops unsolicited inbound traffic).' },
-  { for: 'openSUSE', applies: suse, steps: '`sudo zypper install firewalld && sudo systemctl enable --now firewalld`, or YaST > Security and Users > Firewall.' },
+  {
+    for: 'Debian, Ubuntu',
+    applies: debian,
+    steps:
+      'install and turn on ufw: `sudo apt install ufw && sudo ufw default deny incoming && sudo ufw allow OpenSSH && sudo ufw enable` (drop the OpenSSH line if nobody logs in remotely). Desktop: install "gufw" (Firewall Configuration) and switch Status on.',
+  },
+  {
+    for: 'Fedora, RHEL',
+    applies: redHat,
+    steps: '`sudo dnf install firewalld && sudo systemctl enable --now firewalld` (the default zone drops unsolicited inbound traffic).',
+  },
+  {
+    for: 'openSUSE',
+    applies: suse,
+    steps: '`sudo zypper install firewalld && sudo systemctl enable --now firewalld`, or YaST > Security and Users > Firewall.',
+  },
 ];
 
 const firewallAdmin =
@@ -184,7 +236,9 @@ const firewallAdmin =
 
 const firewall: CheckRemedies = {
   inbound_filtered: passing('A firewall filters incoming connections for IPv4 and IPv6.'),
-  manager_active: passing((c) => `A firewall manager (${word(c, 'source') ?? 'ufw or firewalld'}) is active and filtering incoming connections.`),
+  manager_active: passing(
+    (c) => `A firewall manager (${word(c, 'source') ?? 'ufw or firewalld'}) is active and filtering incoming connections.`,
+  ),
   no_inbound_filtering: {
     summary: (c) =>
       `Nothing filters incoming network connections: no firewall is active (ufw and firewalld are not running, and the kernel has no filtering input rules${c.evidence.ipv6_enabled === true ? ' for IPv4 or IPv6' : ''}).`,
@@ -194,17 +248,21 @@ const firewall: CheckRemedies = {
   ipv6_unfiltered: {
     summary: 'Incoming IPv4 connections are filtered, but IPv6 ones are not, and this device has IPv6 addresses.',
     fix: 'Add the same filtering for IPv6: with ufw set `IPV6=yes` in /etc/default/ufw and run `sudo ufw reload`; with plain rules, use an `inet` nftables table (both families) instead of `ip`, or add the ip6tables rules.',
-    admin: 'Make the firewall ruleset cover both families (nftables `inet` family, ufw `IPV6=yes`, firewalld does both by default), or disable IPv6 on these devices if it is not used.',
+    admin:
+      'Make the firewall ruleset cover both families (nftables `inet` family, ufw `IPV6=yes`, firewalld does both by default), or disable IPv6 on these devices if it is not used.',
   },
   zone_accept_all: {
     summary: 'firewalld is running but its default zone is "trusted", which accepts every incoming connection.',
     fix: 'Set a filtering default zone: `sudo firewall-cmd --set-default-zone=public` (or Settings > Network > Firewall zone on desktops that show it).',
-    admin: 'Set `DefaultZone=public` (or another non-trusted zone) in /etc/firewalld/firewalld.conf through configuration management, and do not bind interfaces to the trusted zone.',
+    admin:
+      'Set `DefaultZone=public` (or another non-trusted zone) in /etc/firewalld/firewalld.conf through configuration management, and do not bind interfaces to the trusted zone.',
   },
   manager_ruleset_mismatch: {
-    summary: 'A firewall manager is running, but the kernel rules the agent reads do not show it filtering, so the agent cannot tell which is right.',
+    summary:
+      'A firewall manager is running, but the kernel rules the agent reads do not show it filtering, so the agent cannot tell which is right.',
     fix: 'Nothing to change; tell your IT team (the firewall may be mid-reload).',
-    admin: 'ufw/firewalld is active while the nftables ruleset shows no filtering input chain the check recognises (a drop behind a jump it does not follow, or a stale manager state). Check `nft list ruleset` on the device and reload the manager.',
+    admin:
+      'ufw/firewalld is active while the nftables ruleset shows no filtering input chain the check recognises (a drop behind a jump it does not follow, or a stale manager state). Check `nft list ruleset` on the device and reload the manager.',
   },
   no_firewall_tooling: {
     summary: 'No firewall software (nftables, ufw or firewalld) is installed, so the agent cannot read any firewall rules.',
@@ -220,26 +278,39 @@ const firewall: CheckRemedies = {
 };
 
 const timeFix: readonly Variant[] = [
-  { for: 'Debian, Ubuntu', applies: debian, steps: 'install a time service and let it start: `sudo apt install systemd-timesyncd` (or `chrony`), then `sudo timedatectl set-ntp true`. GNOME: Settings > Date & Time > "Automatic Date & Time" on.' },
-  { for: 'Fedora, RHEL, openSUSE', applies: (c) => redHat(c) || suse(c), steps: '`sudo dnf install chrony` (openSUSE: `sudo zypper install chrony`), then `sudo systemctl enable --now chronyd`.' },
+  {
+    for: 'Debian, Ubuntu',
+    applies: debian,
+    steps:
+      'install a time service and let it start: `sudo apt install systemd-timesyncd` (or `chrony`), then `sudo timedatectl set-ntp true`. GNOME: Settings > Date & Time > "Automatic Date & Time" on.',
+  },
+  {
+    for: 'Fedora, RHEL, openSUSE',
+    applies: (c) => redHat(c) || suse(c),
+    steps: '`sudo dnf install chrony` (openSUSE: `sudo zypper install chrony`), then `sudo systemctl enable --now chronyd`.',
+  },
 ];
 
 const timeSync: CheckRemedies = {
   synchronized: passing('The clock is kept in sync with a network time source.'),
   no_time_sync_service: {
-    summary: 'No time synchronisation service (systemd-timesyncd, chrony, ntpd) is running, so the clock can drift and logs, logins and certificates can go wrong.',
+    summary:
+      'No time synchronisation service (systemd-timesyncd, chrony, ntpd) is running, so the clock can drift and logs, logins and certificates can go wrong.',
     fix: timeFix,
-    admin: 'Deploy and enable one NTP client with your time servers: chrony (`/etc/chrony/chrony.conf` `pool`/`server` lines, `systemctl enable --now chrony`) or systemd-timesyncd (`/etc/systemd/timesyncd.conf` `NTP=`, `timedatectl set-ntp true`).',
+    admin:
+      'Deploy and enable one NTP client with your time servers: chrony (`/etc/chrony/chrony.conf` `pool`/`server` lines, `systemctl enable --now chrony`) or systemd-timesyncd (`/etc/systemd/timesyncd.conf` `NTP=`, `timedatectl set-ntp true`).',
   },
   sync_daemon_not_running: {
     summary: 'The kernel still says the clock is synchronised, but no time service is running any more, so nothing keeps it in time.',
     fix: timeFix,
-    admin: 'The NTP client stopped or was removed after the last synchronisation: enable it again (`systemctl enable --now systemd-timesyncd` or `chrony`) and find why it stopped (`journalctl -u <service>`).',
+    admin:
+      'The NTP client stopped or was removed after the last synchronisation: enable it again (`systemctl enable --now systemd-timesyncd` or `chrony`) and find why it stopped (`journalctl -u <service>`).',
   },
   not_synchronized: {
     summary: 'A time service is running but the clock is not synchronised with any time server.',
     fix: 'Check the network connection, then restart the time service: `sudo systemctl restart systemd-timesyncd` (or `chrony`); `timedatectl` should then say "System clock synchronized: yes".',
-    admin: 'The NTP client cannot reach a server: allow UDP 123 to your time servers, configure reachable servers (`NTP=` / `server` lines), and check `chronyc sources` or `timedatectl timesync-status` on the device.',
+    admin:
+      'The NTP client cannot reach a server: allow UDP 123 to your time servers, configure reachable servers (`NTP=` / `server` lines), and check `chronyc sources` or `timedatectl timesync-status` on the device.',
   },
   offset_too_large: {
     summary: (c) => {
@@ -248,7 +319,8 @@ const timeSync: CheckRemedies = {
       return `The clock is ${offset !== undefined ? `${Math.abs(offset)} seconds` : 'too far'} off the time server${requires(max !== undefined ? `${max} seconds or less` : undefined)}.`;
     },
     fix: 'Let the time service step the clock: `sudo chronyc makestep` (chrony) or `sudo systemctl restart systemd-timesyncd`.',
-    admin: 'Allow the NTP client to step large offsets (chrony `makestep 1 3`), check that the servers are reachable and agree, and look for something else setting the clock (a hypervisor agent).',
+    admin:
+      'Allow the NTP client to step large offsets (chrony `makestep 1 3`), check that the servers are reachable and agree, and look for something else setting the clock (a hypervisor agent).',
   },
   sync_pending: {
     summary: 'The computer started moments ago and its clock has not synchronised yet.',
@@ -265,10 +337,29 @@ const timeSync: CheckRemedies = {
 };
 
 const upgradeFix: readonly Variant[] = [
-  { for: 'Debian', applies: (c) => c.os.product === 'debian', steps: 'upgrade to the current Debian release (see the release notes\' "Upgrades from the previous release": update /etc/apt/sources.list to the new codename, then `sudo apt update && sudo apt full-upgrade`). Ask your IT team first.' },
-  { for: 'Ubuntu', applies: (c) => c.os.product === 'ubuntu', steps: '`sudo do-release-upgrade` (desktop: Software & Updates > Updates > "Notify me of a new Ubuntu version", then Software Updater).' },
-  { for: 'Fedora, RHEL', applies: redHat, steps: 'Fedora: `sudo dnf system-upgrade download --releasever=<N>` then `sudo dnf system-upgrade reboot`; RHEL: `sudo dnf update` for minor releases, Leapp for a major one.' },
-  { for: 'other distributions', applies: (c) => !debian(c) && !redHat(c), steps: 'upgrade to a supported release with your distribution\'s upgrade tool, or install all pending updates.' },
+  {
+    for: 'Debian',
+    applies: (c) => c.os.product === 'debian',
+    steps:
+      'upgrade to the current Debian release (see the release notes\' "Upgrades from the previous release": update /etc/apt/sources.list to the new codename, then `sudo apt update && sudo apt full-upgrade`). Ask your IT team first.',
+  },
+  {
+    for: 'Ubuntu',
+    applies: (c) => c.os.product === 'ubuntu',
+    steps:
+      '`sudo do-release-upgrade` (desktop: Software & Updates > Updates > "Notify me of a new Ubuntu version", then Software Updater).',
+  },
+  {
+    for: 'Fedora, RHEL',
+    applies: redHat,
+    steps:
+      'Fedora: `sudo dnf system-upgrade download --releasever=<N>` then `sudo dnf system-upgrade reboot`; RHEL: `sudo dnf update` for minor releases, Leapp for a major one.',
+  },
+  {
+    for: 'other distributions',
+    applies: (c) => !debian(c) && !redHat(c),
+    steps: "upgrade to a supported release with your distribution's upgrade tool, or install all pending updates.",
+  },
 ];
 
 const osVersion: CheckRemedies = {
@@ -277,21 +368,39 @@ const osVersion: CheckRemedies = {
     'Upgrade these devices to a supported release (Debian: sources to the new codename + `apt full-upgrade`; Ubuntu: `do-release-upgrade`; RHEL: Leapp), or, where your policy accepts it, enable extended support (Debian LTS / Ubuntu Pro ESM with `osVersion.acceptExtendedSupport`).',
   ),
   rolling_stale: {
-    summary: (c) => `This rolling-release system was last upgraded ${num(c, 'last_upgrade_age_days') !== undefined ? `${num(c, 'last_upgrade_age_days')} days ago` : 'too long ago'}${requires(num(c, 'rolling_max_age_days') !== undefined ? `an upgrade at least every ${num(c, 'rolling_max_age_days')} days` : undefined)}.`,
+    summary: (c) =>
+      `This rolling-release system was last upgraded ${num(c, 'last_upgrade_age_days') !== undefined ? `${num(c, 'last_upgrade_age_days')} days ago` : 'too long ago'}${requires(num(c, 'rolling_max_age_days') !== undefined ? `an upgrade at least every ${num(c, 'rolling_max_age_days')} days` : undefined)}.`,
     fix: 'Upgrade the whole system: Arch `sudo pacman -Syu`, openSUSE Tumbleweed `sudo zypper dup`.',
-    admin: 'Schedule full upgrades (a systemd timer running `pacman -Syu --noconfirm` or `zypper dup -y`), or raise `osVersion.rollingMaxAgeDays`.',
+    admin:
+      'Schedule full upgrades (a systemd timer running `pacman -Syu --noconfirm` or `zypper dup -y`), or raise `osVersion.rollingMaxAgeDays`.',
   },
   update_age_unknown: {
-    summary: 'This rolling-release system\'s last upgrade date could not be read.',
+    summary: "This rolling-release system's last upgrade date could not be read.",
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'The check reads the package manager\'s log (/var/log/pacman.log, zypper history) for the last full upgrade: keep that log, and run the agent as root.',
+    admin:
+      "The check reads the package manager's log (/var/log/pacman.log, zypper history) for the last full upgrade: keep that log, and run the agent as root.",
   },
 };
 
 const autoUpdateFix: readonly Variant[] = [
-  { for: 'Debian, Ubuntu', applies: debian, steps: '`sudo apt install unattended-upgrades && sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes). Ubuntu desktop: Software & Updates > Updates > "When there are security updates: Download and install automatically".' },
-  { for: 'Fedora, RHEL', applies: redHat, steps: '`sudo dnf install dnf-automatic`, set `apply_updates = yes` in /etc/dnf/automatic.conf, then `sudo systemctl enable --now dnf-automatic.timer` (Fedora 41 and later ship it as `dnf5-plugin-automatic`: `systemctl list-timers --all` names its timer).' },
-  { for: 'Alpine', applies: (c) => c.os.product === 'alpine', steps: 'add `apk upgrade --available` to a periodic cron script (/etc/periodic/daily/) and make sure crond runs (`rc-update add crond`).' },
+  {
+    for: 'Debian, Ubuntu',
+    applies: debian,
+    steps:
+      '`sudo apt install unattended-upgrades && sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes). Ubuntu desktop: Software & Updates > Updates > "When there are security updates: Download and install automatically".',
+  },
+  {
+    for: 'Fedora, RHEL',
+    applies: redHat,
+    steps:
+      '`sudo dnf install dnf-automatic`, set `apply_updates = yes` in /etc/dnf/automatic.conf, then `sudo systemctl enable --now dnf-automatic.timer` (Fedora 41 and later ship it as `dnf5-plugin-automatic`: `systemctl list-timers --all` names its timer).',
+  },
+  {
+    for: 'Alpine',
+    applies: (c) => c.os.product === 'alpine',
+    steps:
+      'add `apk upgrade --available` to a periodic cron script (/etc/periodic/daily/) and make sure crond runs (`rc-update add crond`).',
+  },
 ];
 
 const autoUpdateAdmin =
@@ -306,14 +415,17 @@ const autoUpdate: CheckRemedies = {
   periodic_apk_upgrade: passing('Packages are upgraded automatically by a periodic job.'),
   download_only_accepted: passing('Updates are downloaded automatically and installed by hand, which your organization accepts.'),
   not_installed: {
-    summary: 'Automatic security updates are not set up: the unattended-upgrades package is not installed, so updates wait until someone installs them by hand.',
+    summary:
+      'Automatic security updates are not set up: the unattended-upgrades package is not installed, so updates wait until someone installs them by hand.',
     fix: autoUpdateFix,
     admin: autoUpdateAdmin,
   },
   dnf5_config_ambiguous: {
-    summary: 'dnf5 automatic updates are configured in two places that disagree, and which one this dnf5 release reads could not be told, so the agent cannot decide.',
+    summary:
+      'dnf5 automatic updates are configured in two places that disagree, and which one this dnf5 release reads could not be told, so the agent cannot decide.',
     fix: 'Nothing to change; tell your IT team.',
-    admin: 'Keep one dnf5-automatic configuration: move the settings of /etc/dnf/dnf5-plugins/automatic.conf into /etc/dnf/automatic.conf (`apply_updates = yes`) and delete the older file.',
+    admin:
+      'Keep one dnf5-automatic configuration: move the settings of /etc/dnf/dnf5-plugins/automatic.conf into /etc/dnf/automatic.conf (`apply_updates = yes`) and delete the older file.',
   },
   periodic_disabled: {
     summary: 'unattended-upgrades is installed, but APT is configured not to run it (APT::Periodic is 0).',
@@ -323,13 +435,23 @@ const autoUpdate: CheckRemedies = {
   not_scheduled: {
     summary: 'Automatic updates are configured, but nothing schedules them (the APT timers or the cron job are off).',
     fix: 'Re-enable the schedule: `sudo systemctl enable --now apt-daily.timer apt-daily-upgrade.timer` (systems without systemd: make sure cron runs).',
-    admin: 'Keep apt-daily.timer and apt-daily-upgrade.timer enabled (or cron running where systemd is not PID 1); do not mask them in images.',
+    admin:
+      'Keep apt-daily.timer and apt-daily-upgrade.timer enabled (or cron running where systemd is not PID 1); do not mask them in images.',
   },
   download_only: {
     summary: 'Updates are downloaded automatically but not installed until someone does it by hand.',
     fix: [
-      { for: 'Debian, Ubuntu', applies: debian, steps: 'set `APT::Periodic::Unattended-Upgrade "1";` in /etc/apt/apt.conf.d/20auto-upgrades (or `sudo dpkg-reconfigure -plow unattended-upgrades`).' },
-      { for: 'Fedora, RHEL', applies: redHat, steps: 'set `apply_updates = yes` in /etc/dnf/automatic.conf, or `sudo systemctl enable --now dnf-automatic-install.timer`.' },
+      {
+        for: 'Debian, Ubuntu',
+        applies: debian,
+        steps:
+          'set `APT::Periodic::Unattended-Upgrade "1";` in /etc/apt/apt.conf.d/20auto-upgrades (or `sudo dpkg-reconfigure -plow unattended-upgrades`).',
+      },
+      {
+        for: 'Fedora, RHEL',
+        applies: redHat,
+        steps: 'set `apply_updates = yes` in /etc/dnf/automatic.conf, or `sudo systemctl enable --now dnf-automatic-install.timer`.',
+      },
     ],
     admin: autoUpdateAdmin,
   },
@@ -339,12 +461,14 @@ const autoUpdate: CheckRemedies = {
     admin: autoUpdateAdmin,
   },
   no_auto_update_mechanism: {
-    summary: (c) => `This distribution${word(c, 'source') ? `'s package manager (${word(c, 'source')})` : ''} has no automatic update mechanism the agent recognises.`,
+    summary: (c) =>
+      `This distribution${word(c, 'source') ? `'s package manager (${word(c, 'source')})` : ''} has no automatic update mechanism the agent recognises.`,
     fix: 'Install updates regularly by hand (Arch: `sudo pacman -Syu`), and ask your IT team about scheduling them.',
-    admin: 'Schedule upgrades with a systemd timer or cron job from configuration management, and judge these devices on OS_VERSION\'s rolling age; AUTO_UPDATE will stay FAIL.',
+    admin:
+      "Schedule upgrades with a systemd timer or cron job from configuration management, and judge these devices on OS_VERSION's rolling age; AUTO_UPDATE will stay FAIL.",
   },
   package_manager_unknown: {
-    summary: 'The agent does not recognise this distribution\'s package manager, so it cannot read its update settings.',
+    summary: "The agent does not recognise this distribution's package manager, so it cannot read its update settings.",
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin: 'Only APT, DNF/YUM, zypper, apk and pacman are read. Accept UNKNOWN for these devices or standardise the distribution.',
   },
@@ -359,7 +483,8 @@ const autoUpdate: CheckRemedies = {
     admin: `${RUN_AS_ROOT} Without systemd the check needs a complete process table to see cron.`,
   },
   systemd_not_running: {
-    summary: 'Automatic updates here run from systemd timers, but systemd is not running, so the agent cannot tell whether they are scheduled.',
+    summary:
+      'Automatic updates here run from systemd timers, but systemd is not running, so the agent cannot tell whether they are scheduled.',
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin: 'The device (or container) does not boot with systemd: schedule updates with cron instead, or accept UNKNOWN.',
   },
@@ -368,15 +493,27 @@ const autoUpdate: CheckRemedies = {
 };
 
 const passwordFix: readonly Variant[] = [
-  { for: 'Debian, Ubuntu', applies: debian, steps: (c) => `\`sudo apt install libpam-pwquality\`, then set \`minlen = ${minLength(c) ?? 12}\` in /etc/security/pwquality.conf. New passwords then need that length.` },
-  { for: 'Fedora, RHEL', applies: redHat, steps: (c) => `set \`minlen = ${minLength(c) ?? 12}\` in /etc/security/pwquality.conf (pam_pwquality is in the stack by default; \`authselect\` manages it).` },
+  {
+    for: 'Debian, Ubuntu',
+    applies: debian,
+    steps: (c) =>
+      `\`sudo apt install libpam-pwquality\`, then set \`minlen = ${minLength(c) ?? 12}\` in /etc/security/pwquality.conf. New passwords then need that length.`,
+  },
+  {
+    for: 'Fedora, RHEL',
+    applies: redHat,
+    steps: (c) =>
+      `set \`minlen = ${minLength(c) ?? 12}\` in /etc/security/pwquality.conf (pam_pwquality is in the stack by default; \`authselect\` manages it).`,
+  },
 ];
 
 const passwordAdmin = (c: RemedyContext) =>
   `Ship /etc/security/pwquality.conf with \`minlen = ${minLength(c) ?? 12}\` (and \`minclass\`/credits when complexity is required) and keep pam_pwquality in the password stack (Debian: libpam-pwquality + pam-auth-update; RHEL: authselect). Directory-managed accounts follow the directory's policy.`;
 
 const passwordPolicy: CheckRemedies = {
-  min_length_met: passing((c) => `New passwords must be at least ${num(c, 'min_length') ?? minLength(c) ?? 'the required'} characters long.`),
+  min_length_met: passing(
+    (c) => `New passwords must be at least ${num(c, 'min_length') ?? minLength(c) ?? 'the required'} characters long.`,
+  ),
   min_length: {
     summary: (c) => {
       const current = num(c, 'min_length');
@@ -387,9 +524,11 @@ const passwordPolicy: CheckRemedies = {
     admin: passwordAdmin,
   },
   pwquality_version_unknown: {
-    summary: 'The password-quality library\'s version could not be read, and its older and newer releases would judge this configuration differently, so the agent cannot decide.',
+    summary:
+      "The password-quality library's version could not be read, and its older and newer releases would judge this configuration differently, so the agent cannot decide.",
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'Set `minlen` (and the credits) explicitly in /etc/security/pwquality.conf so both libpwquality generations agree, or make the package database readable to the agent (dpkg/rpm/pacman query).',
+    admin:
+      'Set `minlen` (and the credits) explicitly in /etc/security/pwquality.conf so both libpwquality generations agree, or make the package database readable to the agent (dpkg/rpm/pacman query).',
   },
   complexity: {
     summary: 'New passwords are not required to mix character types, which your organization requires.',
@@ -399,12 +538,14 @@ const passwordPolicy: CheckRemedies = {
   no_pam_stack: {
     summary: 'The password rules could not be found: this system has no PAM configuration for changing passwords.',
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'No /etc/pam.d/passwd (or common-password/system-auth): a minimal system without PAM password changes. Accept UNKNOWN or install the distribution\'s PAM configuration.',
+    admin:
+      "No /etc/pam.d/passwd (or common-password/system-auth): a minimal system without PAM password changes. Accept UNKNOWN or install the distribution's PAM configuration.",
   },
   pam_file_missing: {
     summary: 'A file the password configuration includes is missing, so the password rules cannot be read.',
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'A PAM include points at a file that does not exist: repair the PAM stack (`pam-auth-update --force` on Debian/Ubuntu, `authselect check` on RHEL).',
+    admin:
+      'A PAM include points at a file that does not exist: repair the PAM stack (`pam-auth-update --force` on Debian/Ubuntu, `authselect check` on RHEL).',
   },
   no_password_module: {
     summary: 'No module that sets password rules is configured, so any password length is accepted.',
@@ -414,17 +555,20 @@ const passwordPolicy: CheckRemedies = {
   directory_accounts_only: {
     summary: 'Accounts on this device come from a directory service, whose password rules are set there, not on the device.',
     fix: 'Nothing to change on this device.',
-    admin: 'Passwords are set through SSSD/LDAP/Kerberos: enforce length and complexity in the directory (FreeIPA pwpolicy, AD fine-grained policy). The device-side check stays UNKNOWN.',
+    admin:
+      'Passwords are set through SSSD/LDAP/Kerberos: enforce length and complexity in the directory (FreeIPA pwpolicy, AD fine-grained policy). The device-side check stays UNKNOWN.',
   },
   invalid_min: {
     summary: 'The passwdqc password rules on this device are not valid, so the agent cannot tell what they require.',
     fix: 'Nothing to change; tell your IT team.',
-    admin: 'pam_passwdqc has a `min=` value the check cannot read: fix it in /etc/security/passwdqc.conf or the PAM line (five comma-separated values, `disabled` or numbers).',
+    admin:
+      'pam_passwdqc has a `min=` value the check cannot read: fix it in /etc/security/passwdqc.conf or the PAM line (five comma-separated values, `disabled` or numbers).',
   },
   invalid_enforce: {
     summary: 'The passwdqc password rules on this device are not valid, so the agent cannot tell whether they are enforced.',
     fix: 'Nothing to change; tell your IT team.',
-    admin: 'pam_passwdqc has an `enforce=` value other than none, users or everyone: fix it in /etc/security/passwdqc.conf or the PAM line.',
+    admin:
+      'pam_passwdqc has an `enforce=` value other than none, users or everyone: fix it in /etc/security/passwdqc.conf or the PAM line.',
   },
   config_unreadable: {
     summary: 'The password rules file could not be read.',
@@ -433,7 +577,10 @@ const passwordPolicy: CheckRemedies = {
   },
 };
 
-const { ssh_hardened, sshd_config_unreadable } = sshRemedies('/etc/ssh/sshd_config (or a file in /etc/ssh/sshd_config.d/)', 'run `sudo systemctl reload ssh`');
+const { ssh_hardened, sshd_config_unreadable } = sshRemedies(
+  '/etc/ssh/sshd_config (or a file in /etc/ssh/sshd_config.d/)',
+  'run `sudo systemctl reload ssh`',
+);
 
 const remoteLogin: CheckRemedies = {
   no_remote_login_listening: passing('No remote login service (SSH, VNC, RDP, telnet) accepts connections from the network.'),
@@ -443,7 +590,8 @@ const remoteLogin: CheckRemedies = {
     summary: (c) =>
       `A remote login service accepts connections from the network${c.evidence.ssh_listening === true ? ' (an SSH server)' : ''}, which your organization does not allow on this device.`,
     fix: 'If you do not need to log in remotely, turn the service off: `sudo systemctl disable --now ssh` (Fedora: `sshd`), or uninstall it with `sudo apt remove openssh-server`. For VNC/RDP, turn off Screen Sharing / Remote Desktop in Settings > Sharing (GNOME).',
-    admin: 'Remove or disable openssh-server, xrdp and VNC servers in the device image, or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and an sshd_config drop-in (`PasswordAuthentication no`, `KbdInteractiveAuthentication no`, `PermitRootLogin no`).',
+    admin:
+      'Remove or disable openssh-server, xrdp and VNC servers in the device image, or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and an sshd_config drop-in (`PasswordAuthentication no`, `KbdInteractiveAuthentication no`, `PermitRootLogin no`).',
   },
 };
 
@@ -453,12 +601,15 @@ const malwareProtection: CheckRemedies = {
   required_agent_not_running: {
     summary: 'A security agent your organization requires is not running on this device.',
     fix: 'Start it (for ClamAV: `sudo systemctl enable --now clamav-daemon clamav-freshclam`), or install it as your IT team explains.',
-    admin: "Deploy and enable every agent named in policy `malware.requiredAgents.LINUX` (package + service unit from your configuration management); the evidence's `not_running` lists which are missing.",
+    admin:
+      "Deploy and enable every agent named in policy `malware.requiredAgents.LINUX` (package + service unit from your configuration management); the evidence's `not_running` lists which are missing.",
   },
   signatures_outdated: {
-    summary: (c) => `The anti-malware signatures are ${num(c, 'signature_age_days') !== undefined ? `${num(c, 'signature_age_days')} days` : 'too'} old${requires(maxSignatureAge(c) !== undefined ? `at most ${maxSignatureAge(c)} days` : undefined)}.`,
+    summary: (c) =>
+      `The anti-malware signatures are ${num(c, 'signature_age_days') !== undefined ? `${num(c, 'signature_age_days')} days` : 'too'} old${requires(maxSignatureAge(c) !== undefined ? `at most ${maxSignatureAge(c)} days` : undefined)}.`,
     fix: 'Update them: `sudo systemctl restart clamav-freshclam` (or `sudo freshclam`), and keep the freshclam service enabled.',
-    admin: 'Keep clamav-freshclam enabled and allow it to reach the signature mirror (or your local mirror); raise `malware.maxSignatureAgeDays` only if updates are deliberately slower.',
+    admin:
+      'Keep clamav-freshclam enabled and allow it to reach the signature mirror (or your local mirror); raise `malware.maxSignatureAgeDays` only if updates are deliberately slower.',
   },
   signatures_unreadable: {
     summary: 'The anti-malware agent runs, but the age of its signatures could not be read.',

@@ -76,14 +76,22 @@ async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
   ]);
   const sshPorts = [...new Set([...configured, ...socketPorts])].filter((p) => p !== 22).sort((a, b) => a - b);
   if (!listening.ok) return { listeners: { ok: false, reason: fsFailureReason(listening.error) }, ownerMapping: 'unavailable', sshPorts };
-  const candidates = table.processes.filter((p) => DAEMON_SERVICE[p.comm] || (ACTIVATORS.has(p.comm) && (p.pid === 1 || p.comm !== 'systemd')));
-  const mapping = await socketOwners(host, candidates.map((p) => p.pid));
+  const candidates = table.processes.filter(
+    (p) => DAEMON_SERVICE[p.comm] || (ACTIVATORS.has(p.comm) && (p.pid === 1 || p.comm !== 'systemd')),
+  );
+  const mapping = await socketOwners(
+    host,
+    candidates.map((p) => p.pid),
+  );
   const portSet = new Set(sshPorts);
   // A configured SSH port held by some other process is not SSH; find out who holds it (rare,
   // so the full fd scan of every process runs only then).
   const ambiguous = listening.listeners.some((l) => l.bind !== 'loopback' && portSet.has(l.port) && !mapping.owners.has(l.inode));
   if (ambiguous) {
-    const others = await socketOwners(host, table.processes.filter((p) => !candidates.includes(p)).map((p) => p.pid));
+    const others = await socketOwners(
+      host,
+      table.processes.filter((p) => !candidates.includes(p)).map((p) => p.pid),
+    );
     others.owners.forEach((pid, inode) => mapping.owners.set(inode, pid));
     mapping.complete &&= others.complete;
   }
@@ -94,7 +102,11 @@ async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
     return owner ? { port: l.port, bind: l.bind, owner } : { port: l.port, bind: l.bind };
   });
   const mapped = table.complete && mapping.complete;
-  const facts: RemoteLoginFacts = { listeners: { ok: true, items }, ownerMapping: mapped ? 'complete' : mapping.owners.size > 0 ? 'partial' : 'unavailable', sshPorts };
+  const facts: RemoteLoginFacts = {
+    listeners: { ok: true, items },
+    ownerMapping: mapped ? 'complete' : mapping.owners.size > 0 ? 'partial' : 'unavailable',
+    sshPorts,
+  };
   // The server's authentication settings matter only when SSH is reachable.
   if (items.some((l) => l.bind !== 'loopback' && classify(l, portSet) === 'ssh')) facts.sshd = await readSshdSettings(host);
   return facts;

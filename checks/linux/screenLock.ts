@@ -47,13 +47,18 @@ function judgeUser(s: LockSettings, policy: Policy): UserVerdict {
   if (s.idleDelaySeconds === 0) return { status: 'FAIL', rule: 'never_idle' };
   if (s.idleDelaySeconds !== undefined && s.idleDelaySeconds > maxIdleSeconds) return { status: 'FAIL', rule: 'idle_too_long' };
   if (s.lockDelaySeconds !== undefined && s.lockDelaySeconds > maxGraceSeconds) return { status: 'FAIL', rule: 'grace_too_long' };
-  if (s.lockEnabled === undefined || s.idleDelaySeconds === undefined || s.lockDelaySeconds === undefined) return { status: 'UNKNOWN', reason: 'parse_error' };
+  if (s.lockEnabled === undefined || s.idleDelaySeconds === undefined || s.lockDelaySeconds === undefined)
+    return { status: 'UNKNOWN', reason: 'parse_error' };
   return { status: 'PASS' };
 }
 
 function evaluate(facts: ScreenLockFacts, policy: Policy): Verdict {
   const { sessions } = facts;
-  const evidence: Record<string, unknown> = { session_source: sessions.source, graphical_sessions: sessions.local, remote_sessions: sessions.remote };
+  const evidence: Record<string, unknown> = {
+    session_source: sessions.source,
+    graphical_sessions: sessions.local,
+    remote_sessions: sessions.remote,
+  };
   if (sessions.local === 0) {
     if (sessions.source === 'none') return unknown('sessions_unreadable', evidence);
     if (!sessions.desktopInstalled && sessions.remote === 0) return notApplicable('headless', evidence);
@@ -64,7 +69,13 @@ function evaluate(facts: ScreenLockFacts, policy: Policy): Verdict {
   const first = facts.users[0]!;
   if (first.ok) {
     const s = first.settings;
-    Object.assign(evidence, { source: s.source, desktop: s.desktop, lock_enabled: s.lockEnabled ?? null, idle_delay_seconds: s.idleDelaySeconds ?? null, lock_delay_seconds: s.lockDelaySeconds ?? null });
+    Object.assign(evidence, {
+      source: s.source,
+      desktop: s.desktop,
+      lock_enabled: s.lockEnabled ?? null,
+      idle_delay_seconds: s.idleDelaySeconds ?? null,
+      lock_delay_seconds: s.lockDelaySeconds ?? null,
+    });
     if (s.idleActivation !== undefined) evidence.idle_activation = s.idleActivation;
     if (s.defaultsUsed !== undefined) evidence.defaults_used = s.defaultsUsed;
   } else {

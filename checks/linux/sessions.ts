@@ -65,10 +65,12 @@ async function logindSessions(host: Host): Promise<GraphicalSession[] | null> {
   if (!dir.ok) return null;
   // Each session has a state file named by its id, plus *.ref fifos.
   const files = dir.entries.filter((e) => !e.endsWith('.ref'));
-  const sessions = await Promise.all(files.map(async (id) => {
-    const file = await host.readFile(`/run/systemd/sessions/${id}`);
-    return file.ok ? parseLogindSession(file.text) : null;
-  }));
+  const sessions = await Promise.all(
+    files.map(async (id) => {
+      const file = await host.readFile(`/run/systemd/sessions/${id}`);
+      return file.ok ? parseLogindSession(file.text) : null;
+    }),
+  );
   return sessions.filter((s): s is GraphicalSession => s !== null);
 }
 

@@ -31,7 +31,13 @@ export async function sshdConfigPorts(host: Host): Promise<number[]> {
   return ports;
 }
 
-const UNIT_DIRS = ['/etc/systemd/system', '/run/systemd/system', '/run/systemd/generator', '/usr/lib/systemd/system', '/lib/systemd/system'];
+const UNIT_DIRS = [
+  '/etc/systemd/system',
+  '/run/systemd/system',
+  '/run/systemd/generator',
+  '/usr/lib/systemd/system',
+  '/lib/systemd/system',
+];
 
 /** TCP ports of `ListenStream=` settings in order; an empty assignment resets the list. */
 export function applyListenStream(ports: number[], unitText: string): number[] {

@@ -50,30 +50,46 @@ export function parseTimedatectl(stdout: string): SyncState | undefined {
   return ntp === undefined ? { synchronized: synced } : { synchronized: synced, ntpEnabled: ntp };
 }
 
-async function query(ctx: CheckContext, command: string, args: string[], parse: (s: string) => SyncState | undefined): Promise<SyncReading> {
+async function query(
+  ctx: CheckContext,
+  command: string,
+  args: string[],
+  parse: (s: string) => SyncState | undefined,
+): Promise<SyncReading> {
   const result = await runTool(ctx.host, command, args);
   if (result.error) return { unreadable: commandFailureReason(result) };
   return (result.exitCode === 0 ? parse(result.stdout) : undefined) ?? { unreadable: 'parse_error' };
 }
 
 async function collect(ctx: CheckContext): Promise<TimeSyncFacts> {
-  const [container, table, booted, uptime] = await Promise.all([containerFacts(ctx), processTable(ctx), systemdBooted(ctx), ctx.host.readFile('/proc/uptime')]);
+  const [container, table, booted, uptime] = await Promise.all([
+    containerFacts(ctx),
+    processTable(ctx),
+    systemdBooted(ctx),
+    ctx.host.readFile('/proc/uptime'),
+  ]);
   const running = runningCommands(table);
   const daemons = table.complete ? running.among(TIME_DAEMONS) : null;
   const facts: TimeSyncFacts = { container, daemons };
   if (uptime.ok) facts.uptimeSeconds = Number.parseFloat(uptime.text);
   const queries: Promise<void>[] = [];
   // timedatectl talks to systemd-timedated over D-Bus: only useful when systemd runs.
-  if (booted) queries.push(query(ctx, TIMEDATECTL, ['show', '-p', 'NTP', '-p', 'NTPSynchronized', '-p', 'CanNTP'], parseTimedatectl).then(async (r) => {
-    // systemd < 239 has no "show": fall back to the status text.
-    facts.timedatectl = 'unreadable' in r ? await query(ctx, TIMEDATECTL, ['status'], parseTimedatectl) : r;
-  }));
-  if (running.has('chronyd')) queries.push(query(ctx, CHRONYC, ['-n', 'tracking'], chronyTrackingText).then((r) => void (facts.chrony = r)));
+  if (booted)
+    queries.push(
+      query(ctx, TIMEDATECTL, ['show', '-p', 'NTP', '-p', 'NTPSynchronized', '-p', 'CanNTP'], parseTimedatectl).then(async (r) => {
+        // systemd < 239 has no "show": fall back to the status text.
+        facts.timedatectl = 'unreadable' in r ? await query(ctx, TIMEDATECTL, ['status'], parseTimedatectl) : r;
+      }),
+    );
+  if (running.has('chronyd'))
+    queries.push(query(ctx, CHRONYC, ['-n', 'tracking'], chronyTrackingText).then((r) => void (facts.chrony = r)));
   if (running.has('ntpd')) {
     // ntpd is the comm name of ntpd, ntpsec, OpenNTPD and busybox ntpd alike: ask each tool.
-    queries.push(query(ctx, NTPQ, ['-c', 'rv'], ntpqClockSync).then(async (r) => {
-      facts.ntpd = 'unreadable' in r ? await query(ctx, NTPCTL, ['-s', 'status'], ntpctlClockSync) : r;
-    }));
+    queries.push(
+      query(ctx, NTPQ, ['-c', 'rv'], ntpqClockSync).then(async (r) => {
+        facts.ntpd = 'unreadable' in r ? await query(ctx, NTPCTL, ['-s', 'status'], ntpctlClockSync) : r;
+      }),
+    );
   }
   await Promise.all(queries);
   return facts;
@@ -106,17 +122,24 @@ function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
   if (synced) {
     const max = policy.timeSync.maxOffsetSeconds;
     const offset = synced[1].offsetSeconds;
-    if (max !== null && offset !== undefined && Math.abs(offset) > max) return fail({ ...evidence, max_offset_s: max, rule: 'offset_too_large' });
+    if (max !== null && offset !== undefined && Math.abs(offset) > max)
+      return fail({ ...evidence, max_offset_s: max, rule: 'offset_too_large' });
     return pass({ ...evidence, rule: 'synchronized' });
   }
   const serviceOn = (facts.daemons?.length ?? 0) > 0 || evidence.ntp_enabled === true;
   if (readable.length > 0 && serviceOn) {
     // Right after boot a daemon has not converged yet.
-    if (facts.uptimeSeconds !== undefined && facts.uptimeSeconds < STARTUP_GRACE_SECONDS) return unknown('sync_pending', { ...evidence, uptime_s: Math.round(facts.uptimeSeconds) });
+    if (facts.uptimeSeconds !== undefined && facts.uptimeSeconds < STARTUP_GRACE_SECONDS)
+      return unknown('sync_pending', { ...evidence, uptime_s: Math.round(facts.uptimeSeconds) });
     return fail({ ...evidence, rule: 'not_synchronized' });
   }
   if (facts.daemons !== null && facts.daemons.length === 0 && !serviceOn) {
-    return fail({ ...evidence, source: evidence.source ?? 'procfs', synchronized: evidence.synchronized ?? null, rule: 'no_time_sync_service' });
+    return fail({
+      ...evidence,
+      source: evidence.source ?? 'procfs',
+      synchronized: evidence.synchronized ?? null,
+      rule: 'no_time_sync_service',
+    });
   }
   const failed = backends.map(([, r]) => r).find((r): r is { unreadable: string } => r !== undefined && 'unreadable' in r);
   return unknown(facts.daemons === null ? 'process_table_incomplete' : (failed?.unreadable ?? 'sync_state_unreadable'), evidence);

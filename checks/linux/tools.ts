@@ -5,7 +5,15 @@
 // profile. A tool found nowhere keeps its usual path, so running it reports command_not_found.
 import type { CommandResult, Host, RunOptions } from '../types';
 
-export const SYSTEM_TOOL_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/sbin', '/usr/local/bin', '/run/current-system/sw/bin'] as const;
+export const SYSTEM_TOOL_DIRS = [
+  '/usr/sbin',
+  '/usr/bin',
+  '/sbin',
+  '/bin',
+  '/usr/local/sbin',
+  '/usr/local/bin',
+  '/run/current-system/sw/bin',
+] as const;
 
 /** The places `usual` (an absolute path) is looked for, in order. */
 export function toolCandidates(usual: string): string[] {

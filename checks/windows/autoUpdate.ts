@@ -6,7 +6,16 @@
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { defineProbeCheck, probeServices, registryKey, sectionUnknown, serviceState, startType, type Section, type ServiceFacts } from './probe';
+import {
+  defineProbeCheck,
+  probeServices,
+  registryKey,
+  sectionUnknown,
+  serviceState,
+  startType,
+  type Section,
+  type ServiceFacts,
+} from './probe';
 import { regNumber, regString, type RegistryValues } from './registry';
 
 export interface AutoUpdateFacts {
@@ -38,7 +47,12 @@ export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: 
   const useWsus = regNumber(auPolicy.value, 'UseWUServer');
   const allowAutoUpdate = regNumber(updateCsp.value, 'AllowAutoUpdate');
   if (noAutoUpdate === 'invalid' || auOptions === 'invalid' || allowAutoUpdate === 'invalid') return unknown('unexpected_value', evidence);
-  Object.assign(evidence, { no_auto_update: noAutoUpdate, au_options: auOptions, allow_auto_update_csp: allowAutoUpdate, wsus: useWsus === 1 });
+  Object.assign(evidence, {
+    no_auto_update: noAutoUpdate,
+    au_options: auOptions,
+    allow_auto_update_csp: allowAutoUpdate,
+    wsus: useWsus === 1,
+  });
 
   const service = (name: string) => services.value.find((s) => s.Name === name);
   const wuauserv = service('wuauserv');

@@ -147,7 +147,11 @@ export function evaluateDiskEncryption(facts: DiskEncryptionFacts, policy: Polic
   }
   if (evidence.other_fixed_unprotected) return fail({ ...evidence, rule: 'fixed_data_volume_unprotected' });
   if (evidence.other_fixed_undetermined) return unknown('fixed_data_volume_undetermined', evidence);
-  return pass({ ...evidence, state: osState.kind === 'protected' ? 'protected' : osState.state, rule: osState.kind === 'protected' ? 'protected' : 'in_progress_accepted' });
+  return pass({
+    ...evidence,
+    state: osState.kind === 'protected' ? 'protected' : osState.state,
+    rule: osState.kind === 'protected' ? 'protected' : 'in_progress_accepted',
+  });
 }
 
 export const diskEncryptionCheck = defineProbeCheck(

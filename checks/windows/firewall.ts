@@ -6,7 +6,18 @@
 import { z } from 'zod';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
-import { defineProbeCheck, probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, type Probe, type Section, type ServiceFacts } from './probe';
+import {
+  defineProbeCheck,
+  probeSection,
+  probeServices,
+  registryKey,
+  sectionUnknown,
+  serviceState,
+  startType,
+  type Probe,
+  type Section,
+  type ServiceFacts,
+} from './probe';
 import { regNumber, type RegistryValues } from './registry';
 import { decodeProducts, productEvidence, securityCenterProducts, type SecurityCenterProduct } from './securityCenter';
 
@@ -22,7 +33,10 @@ export interface FirewallFacts {
    * Registry fallback: Group Policy key and local key per profile; for Private and Public also the
    * legacy (Windows XP-era) "Standard Profile" policy, which applies where the current one is silent.
    */
-  registry: Record<ProfileName, { policy: Section<RegistryValues | null>; legacyPolicy?: Section<RegistryValues | null>; local: Section<RegistryValues | null> }>;
+  registry: Record<
+    ProfileName,
+    { policy: Section<RegistryValues | null>; legacyPolicy?: Section<RegistryValues | null>; local: Section<RegistryValues | null> }
+  >;
   services: Section<ServiceFacts[]>;
   thirdParty: Section<SecurityCenterProduct[]>;
 }
@@ -95,7 +109,10 @@ export function evaluateFirewall(facts: FirewallFacts): Verdict {
     PROFILE_NAMES.map((name) => {
       const cmdlet = fromCmdlet?.[name];
       const registry = fromRegistry?.[name];
-      return [name, { enabled: cmdlet?.enabled ?? registry?.enabled ?? null, blocksInbound: cmdlet?.blocksInbound ?? registry?.blocksInbound ?? null }];
+      return [
+        name,
+        { enabled: cmdlet?.enabled ?? registry?.enabled ?? null, blocksInbound: cmdlet?.blocksInbound ?? registry?.blocksInbound ?? null },
+      ];
     }),
   ) as Record<ProfileName, ProfileState>;
   evidence.profiles = Object.fromEntries(PROFILE_NAMES.map((n) => [n.toLowerCase(), profiles[n].enabled]));
@@ -110,21 +127,32 @@ export function evaluateFirewall(facts: FirewallFacts): Verdict {
 
   const states = PROFILE_NAMES.map((n) => profiles[n]);
   // Positive evidence of an open machine FAILs, unless a third-party product we could not decode may be the firewall.
-  const failRule =
-    states.some((s) => s.enabled === false) ? 'profile_disabled'
-    : serviceRunning === false ? 'service_not_running'
-    : states.some((s) => s.enabled === true && s.blocksInbound === false) ? 'default_inbound_allow'
-    : null;
+  const failRule = states.some((s) => s.enabled === false)
+    ? 'profile_disabled'
+    : serviceRunning === false
+      ? 'service_not_running'
+      : states.some((s) => s.enabled === true && s.blocksInbound === false)
+        ? 'default_inbound_allow'
+        : null;
   if (failRule) return thirdPartyUnknown ? unknown('third_party_state_unknown', evidence) : fail({ ...evidence, rule: failRule });
-  if (states.some((s) => s.enabled === null || s.blocksInbound === null) || serviceRunning === null) return unknown('unexpected_value', evidence);
+  if (states.some((s) => s.enabled === null || s.blocksInbound === null) || serviceRunning === null)
+    return unknown('unexpected_value', evidence);
   return pass({ ...evidence, rule: 'all_profiles_enabled' });
 }
 
 function registryProfiles(probe: Probe): FirewallFacts['registry'] {
   return {
     Domain: { policy: registryKey(probe, 'firewallPolicyDomain'), local: registryKey(probe, 'firewallLocalDomain') },
-    Private: { policy: registryKey(probe, 'firewallPolicyPrivate'), legacyPolicy: registryKey(probe, 'firewallPolicyStandard'), local: registryKey(probe, 'firewallLocalPrivate') },
-    Public: { policy: registryKey(probe, 'firewallPolicyPublic'), legacyPolicy: registryKey(probe, 'firewallPolicyStandard'), local: registryKey(probe, 'firewallLocalPublic') },
+    Private: {
+      policy: registryKey(probe, 'firewallPolicyPrivate'),
+      legacyPolicy: registryKey(probe, 'firewallPolicyStandard'),
+      local: registryKey(probe, 'firewallLocalPrivate'),
+    },
+    Public: {
+      policy: registryKey(probe, 'firewallPolicyPublic'),
+      legacyPolicy: registryKey(probe, 'firewallPolicyStandard'),
+      local: registryKey(probe, 'firewallLocalPublic'),
+    },
   };
 }
 

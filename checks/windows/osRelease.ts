@@ -4,7 +4,16 @@
 import { regNumber, regString, type RegistryValues } from './registry';
 
 export const CURRENT_VERSION_KEY = 'SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion';
-export const CURRENT_VERSION_VALUES = ['CurrentBuild', 'CurrentBuildNumber', 'UBR', 'DisplayVersion', 'ReleaseId', 'EditionID', 'ProductName', 'InstallationType'] as const;
+export const CURRENT_VERSION_VALUES = [
+  'CurrentBuild',
+  'CurrentBuildNumber',
+  'UBR',
+  'DisplayVersion',
+  'ReleaseId',
+  'EditionID',
+  'ProductName',
+  'InstallationType',
+] as const;
 
 export type WindowsFamily = 'client' | 'server';
 

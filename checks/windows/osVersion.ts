@@ -36,7 +36,8 @@ export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Da
     display_version: release.displayVersion,
     edition: release.edition,
     installation_type: release.installationType,
-    servicing_channel: release.family === 'server' ? 'server' : release.ltsc ? 'ltsc' : release.family === 'client' ? 'general_availability' : null,
+    servicing_channel:
+      release.family === 'server' ? 'server' : release.ltsc ? 'ltsc' : release.family === 'client' ? 'general_availability' : null,
     ...(release.evaluation ? { evaluation_edition: true } : {}),
   };
   const floor = buildFloor(release, policy);

@@ -78,14 +78,20 @@ export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Polic
       evidence.mdm_min_length = minimum;
     }
   }
-  if (facts.computer.ok) Object.assign(evidence, { domain_joined: facts.computer.value.PartOfDomain, entra_joined: facts.computer.value.EntraJoined });
+  if (facts.computer.ok)
+    Object.assign(evidence, { domain_joined: facts.computer.value.PartOfDomain, entra_joined: facts.computer.value.EntraJoined });
 
   if (lengths.length === 0) {
     const denied = facts.elevated === false || (!facts.secedit.ok && facts.secedit.reason === 'permission_denied');
     return unknown(denied ? 'permission_denied' : facts.secedit.ok ? 'parse_error' : facts.secedit.reason, evidence);
   }
   const minLength = Math.max(...lengths);
-  Object.assign(evidence, { source: sources.length > 1 ? 'max' : sources[0], sources, min_length: minLength, required_min_length: policy.password.minLength });
+  Object.assign(evidence, {
+    source: sources.length > 1 ? 'max' : sources[0],
+    sources,
+    min_length: minLength,
+    required_min_length: policy.password.minLength,
+  });
 
   const weakLength = minLength < policy.password.minLength;
   const weakComplexity = policy.password.requireComplexity && complexity === false;

@@ -41,9 +41,21 @@ export const REGISTRY_READS = {
   firewallPolicyPublic: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction'],
   // The Windows XP-era "Standard Profile" Group Policy: still applied to the private and public profiles.
   firewallPolicyStandard: ['SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\StandardProfile', 'EnableFirewall', 'DefaultInboundAction'],
-  firewallLocalDomain: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\DomainProfile', 'EnableFirewall', 'DefaultInboundAction'],
-  firewallLocalPrivate: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\StandardProfile', 'EnableFirewall', 'DefaultInboundAction'],
-  firewallLocalPublic: ['SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\PublicProfile', 'EnableFirewall', 'DefaultInboundAction'],
+  firewallLocalDomain: [
+    'SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\DomainProfile',
+    'EnableFirewall',
+    'DefaultInboundAction',
+  ],
+  firewallLocalPrivate: [
+    'SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\StandardProfile',
+    'EnableFirewall',
+    'DefaultInboundAction',
+  ],
+  firewallLocalPublic: [
+    'SYSTEM\\CurrentControlSet\\Services\\SharedAccess\\Parameters\\FirewallPolicy\\PublicProfile',
+    'EnableFirewall',
+    'DefaultInboundAction',
+  ],
   w32time: ['SYSTEM\\CurrentControlSet\\Services\\W32Time\\Parameters', 'Type', 'NtpServer'],
   w32timePolicy: ['SOFTWARE\\Policies\\Microsoft\\W32Time\\Parameters', 'Type', 'NtpServer'],
   ntpClient: ['SYSTEM\\CurrentControlSet\\Services\\W32Time\\TimeProviders\\NtpClient', 'Enabled'],

@@ -21,4 +21,3 @@ export function asText(value: unknown): string | null {
 
 export const regNumber = (values: RegistryValues | null, name: string) => asNumber(values?.[name]);
 export const regString = (values: RegistryValues | null, name: string) => asText(values?.[name]);
-

@@ -47,9 +47,11 @@ const diskEncryption: CheckRemedies = {
     admin: bitlockerAdmin,
   },
   suspended: {
-    summary: 'BitLocker protection is suspended on the system drive (often left so after an update), so the drive is readable without unlocking.',
+    summary:
+      'BitLocker protection is suspended on the system drive (often left so after an update), so the drive is readable without unlocking.',
     fix: 'Control Panel > BitLocker Drive Encryption > Resume protection, or in an administrator terminal: `manage-bde -protectors -enable C:`.',
-    admin: 'Resume protection with `Resume-BitLocker -MountPoint C:` from Intune (remediation script) or your RMM; check that updaters suspend with a reboot count.',
+    admin:
+      'Resume protection with `Resume-BitLocker -MountPoint C:` from Intune (remediation script) or your RMM; check that updaters suspend with a reboot count.',
   },
   decrypting: {
     summary: 'BitLocker is being turned off and the system drive is being decrypted.',
@@ -68,12 +70,14 @@ const diskEncryption: CheckRemedies = {
   not_supported_by_edition: {
     summary: 'This Windows edition has no BitLocker, and Device encryption is not available on this hardware.',
     fix: 'Ask your IT team: an upgrade to Windows Pro (Settings > System > Activation) adds BitLocker.',
-    admin: 'Upgrade these devices to Pro/Enterprise (subscription activation), or replace hardware that cannot do Device encryption (no TPM 2.0/Modern Standby).',
+    admin:
+      'Upgrade these devices to Pro/Enterprise (subscription activation), or replace hardware that cannot do Device encryption (no TPM 2.0/Modern Standby).',
   },
   fixed_data_volume_unprotected: {
     summary: 'The system drive is protected, but another fixed drive in this computer is not encrypted.',
     fix: 'Control Panel > BitLocker Drive Encryption > Fixed data drives > Turn on BitLocker (choose "Automatically unlock").',
-    admin: 'Intune BitLocker profile: "Fixed data-drive settings" require encryption; or `Enable-BitLocker -MountPoint D: -RecoveryPasswordProtector` then `Enable-BitLockerAutoUnlock`. Policy `diskEncryption.scope: root` judges the system drive only.',
+    admin:
+      'Intune BitLocker profile: "Fixed data-drive settings" require encryption; or `Enable-BitLocker -MountPoint D: -RecoveryPasswordProtector` then `Enable-BitLockerAutoUnlock`. Policy `diskEncryption.scope: root` judges the system drive only.',
   },
   fixed_data_volume_undetermined: {
     summary: 'The state of another fixed drive could not be read, so the agent cannot tell whether every drive is encrypted.',
@@ -86,7 +90,7 @@ const diskEncryption: CheckRemedies = {
     admin: 'Win32_EncryptableVolume listed no volume (or several) for the system drive: report the storage layout with the agent version.',
   },
   method_failed: {
-    summary: 'Windows did not answer the agent\'s question about BitLocker.',
+    summary: "Windows did not answer the agent's question about BitLocker.",
     fix: UNDECIDED,
     admin: `A Win32_EncryptableVolume method returned an error: run the agent as ${SERVICE}, and check \`manage-bde -status\` on the device.`,
   },
@@ -105,11 +109,15 @@ const lockAdmin = (c: RemedyContext) =>
   `GPO: Computer Configuration > Windows Settings > Security Settings > Local Policies > Security Options > "Interactive logon: Machine inactivity limit" ${maxIdle(c) ?? 900} seconds; Intune: Settings catalog "Local Policies Security Options > Interactive Logon Machine Inactivity Limit" (or Device restrictions > Password > "Maximum minutes of inactivity until screen locks").`;
 
 const screenLock: CheckRemedies = {
-  machine_inactivity_limit: passing((c) => `Windows locks after ${num(c, 'inactivity_timeout_secs') !== undefined ? duration(num(c, 'inactivity_timeout_secs')!) : 'a short time'} of inactivity (machine policy).`),
+  machine_inactivity_limit: passing(
+    (c) =>
+      `Windows locks after ${num(c, 'inactivity_timeout_secs') !== undefined ? duration(num(c, 'inactivity_timeout_secs')!) : 'a short time'} of inactivity (machine policy).`,
+  ),
   secure_screensaver: passing('A password-protected screen saver locks the screen when idle.'),
   sleep_lock: passing('The computer sleeps when idle and asks for sign-in when it wakes.'),
   user_without_lock: {
-    summary: (c) => `At least one user's screen does not lock by itself within ${maxIdle(c) !== undefined ? duration(maxIdle(c)!) : 'the required time'}${num(c, 'users_evaluated') !== undefined ? ` (${num(c, 'users_compliant') ?? 0} of ${num(c, 'users_evaluated')} users comply)` : ''}.`,
+    summary: (c) =>
+      `At least one user's screen does not lock by itself within ${maxIdle(c) !== undefined ? duration(maxIdle(c)!) : 'the required time'}${num(c, 'users_evaluated') !== undefined ? ` (${num(c, 'users_compliant') ?? 0} of ${num(c, 'users_evaluated')} users comply)` : ''}.`,
     fix: lockFix,
     admin: lockAdmin,
   },
@@ -119,7 +127,7 @@ const screenLock: CheckRemedies = {
     admin: (c) => `${lockAdmin(c)} A machine inactivity limit decides without reading per-user settings.`,
   },
   no_user_hive: {
-    summary: 'No user\'s settings are loaded (nobody is signed in), so the per-user screen-lock settings cannot be read.',
+    summary: "No user's settings are loaded (nobody is signed in), so the per-user screen-lock settings cannot be read.",
     fix: 'Nothing to change; the next check after you sign in decides.',
     admin: lockAdmin,
   },
@@ -130,7 +138,10 @@ const firewallFix = [
     'Start > Windows Security > Firewall & network protection: turn Microsoft Defender Firewall on for Domain, Private and Public networks.',
     'Start > Windows Security > Firewall & network protection: turn Windows Defender Firewall on for Domain, Private and Public networks.',
   ),
-  { for: 'Command (administrator)', steps: '`Set-NetFirewallProfile -Profile Domain,Private,Public -Enabled True -DefaultInboundAction Block`' },
+  {
+    for: 'Command (administrator)',
+    steps: '`Set-NetFirewallProfile -Profile Domain,Private,Public -Enabled True -DefaultInboundAction Block`',
+  },
 ];
 const firewallAdmin =
   'Intune: Endpoint security > Firewall > Windows Firewall profile (enable all three profiles, default inbound action Block); GPO: Computer Configuration > Windows Settings > Security Settings > Windows Defender Firewall with Advanced Security > Properties: Firewall state On, Inbound connections Block, for each profile.';
@@ -160,7 +171,8 @@ const firewall: CheckRemedies = {
   third_party_state_unknown: {
     summary: 'Windows Firewall is off and another firewall product is registered, but its state could not be read.',
     fix: UNDECIDED,
-    admin: 'Security Center lists a third-party firewall whose state is not readable: check the product\'s own console, or turn Windows Firewall on.',
+    admin:
+      "Security Center lists a third-party firewall whose state is not readable: check the product's own console, or turn Windows Firewall on.",
   },
 };
 
@@ -170,9 +182,13 @@ const timeSync: CheckRemedies = {
     summary: 'Windows Time is configured, but the clock is not synchronised with any time source.',
     fix: [
       ...settings('Settings > Time & language > Date & time: "Sync now".', 'Settings > Time & Language > Date & time: "Sync now".'),
-      { for: 'Command (administrator)', steps: '`w32tm /resync`, then `w32tm /query /status` should show a source other than "Local CMOS Clock".' },
+      {
+        for: 'Command (administrator)',
+        steps: '`w32tm /resync`, then `w32tm /query /status` should show a source other than "Local CMOS Clock".',
+      },
     ],
-    admin: 'Make sure the configured time source answers (UDP 123 from the device; domain members need a reachable domain controller) and that W32Time runs: `w32tm /query /peers` on the device shows each peer\'s state.',
+    admin:
+      "Make sure the configured time source answers (UDP 123 from the device; domain members need a reachable domain controller) and that W32Time runs: `w32tm /query /peers` on the device shows each peer's state.",
   },
   local_clock: {
     summary: 'The clock runs on its own hardware clock ("Local CMOS Clock") instead of a network time source, so it drifts.',
@@ -181,27 +197,38 @@ const timeSync: CheckRemedies = {
       'On the forest-root PDC emulator configure an external source (`w32tm /config /manualpeerlist:<ntp servers> /syncfromflags:manual /reliable:yes /update`); other machines: GPO "Configure Windows NTP Client" with a reachable NtpServer.',
   },
   sync_stale: {
-    summary: (c) => `The clock last synchronised with its time source ${num(c, 'last_sync_age_s') !== undefined ? `${Math.round(num(c, 'last_sync_age_s')! / 86_400)} days ago` : 'too long ago'}, so it may have drifted.`,
+    summary: (c) =>
+      `The clock last synchronised with its time source ${num(c, 'last_sync_age_s') !== undefined ? `${Math.round(num(c, 'last_sync_age_s')! / 86_400)} days ago` : 'too long ago'}, so it may have drifted.`,
     fix: [
       ...settings('Settings > Time & language > Date & time: "Sync now".', 'Settings > Time & Language > Date & time: "Sync now".'),
       { for: 'Command (administrator)', steps: '`w32tm /resync`' },
     ],
-    admin: 'The time source has not answered for days: check that the device reaches it (UDP 123, or the domain controller) and that W32Time starts (its trigger start on workgroup machines).',
+    admin:
+      'The time source has not answered for days: check that the device reaches it (UDP 123, or the domain controller) and that W32Time starts (its trigger start on workgroup machines).',
   },
   offset_too_large: {
-    summary: (c) => `The clock is ${num(c, 'offset_s') !== undefined ? `${Math.abs(num(c, 'offset_s')!)} seconds` : 'too far'} off its time source${requires(num(c, 'max_offset_s') !== undefined ? `${num(c, 'max_offset_s')} seconds or less` : undefined)}.`,
+    summary: (c) =>
+      `The clock is ${num(c, 'offset_s') !== undefined ? `${Math.abs(num(c, 'offset_s')!)} seconds` : 'too far'} off its time source${requires(num(c, 'max_offset_s') !== undefined ? `${num(c, 'max_offset_s')} seconds or less` : undefined)}.`,
     fix: 'In an administrator terminal: `w32tm /resync /force`.',
     admin: 'Check the time source and the path to it; `w32tm /stripchart /computer:<source>` from the device shows the offset.',
   },
   no_sync_record: {
     summary: 'The agent found no record of a recent time synchronisation and Windows Time could not report its state, so it cannot decide.',
     fix: UNDECIDED,
-    admin: 'Run the agent as the service (LocalSystem), which can query W32Time, and make sure the System log keeps Time-Service events (IDs 35/37).',
+    admin:
+      'Run the agent as the service (LocalSystem), which can query W32Time, and make sure the System log keeps Time-Service events (IDs 35/37).',
   },
   no_sync: {
     summary: 'Windows Time is set not to synchronise the clock (type NoSync).',
-    fix: [...settings('Settings > Time & language > Date & time: "Set time automatically" on, then "Sync now".', 'Settings > Time & Language > Date & time: "Set time automatically" on, then "Sync now".'), { for: 'Command (administrator)', steps: '`w32tm /config /syncfromflags:manual /manualpeerlist:time.windows.com /update`' }],
-    admin: 'GPO: Administrative Templates > System > Windows Time Service > Time Providers: "Configure Windows NTP Client" (Type NTP, NtpServer) and "Enable Windows NTP Client"; domain members use NT5DS.',
+    fix: [
+      ...settings(
+        'Settings > Time & language > Date & time: "Set time automatically" on, then "Sync now".',
+        'Settings > Time & Language > Date & time: "Set time automatically" on, then "Sync now".',
+      ),
+      { for: 'Command (administrator)', steps: '`w32tm /config /syncfromflags:manual /manualpeerlist:time.windows.com /update`' },
+    ],
+    admin:
+      'GPO: Administrative Templates > System > Windows Time Service > Time Providers: "Configure Windows NTP Client" (Type NTP, NtpServer) and "Enable Windows NTP Client"; domain members use NT5DS.',
   },
   service_disabled: {
     summary: 'The Windows Time service is disabled, so the clock is never synchronised.',
@@ -216,7 +243,8 @@ const timeSync: CheckRemedies = {
   ntp_client_disabled: {
     summary: 'The Windows NTP client is turned off, so the clock is not synchronised.',
     fix: 'Ask your IT team.',
-    admin: 'GPO: Windows Time Service > Time Providers > "Enable Windows NTP Client": Enabled (registry W32Time\\TimeProviders\\NtpClient Enabled = 1).',
+    admin:
+      'GPO: Windows Time Service > Time Providers > "Enable Windows NTP Client": Enabled (registry W32Time\\TimeProviders\\NtpClient Enabled = 1).',
   },
   no_ntp_server: {
     summary: 'Windows Time is set to use NTP but no time server is configured.',
@@ -226,7 +254,8 @@ const timeSync: CheckRemedies = {
   nt5ds_without_domain: {
     summary: 'Windows Time is set to follow a domain controller, but this computer is not in a domain.',
     fix: 'Settings > Time & language > Date & time: "Set time automatically" on.',
-    admin: 'A leftover domain time setting: set Type NTP with a server (GPO or `w32tm /config /syncfromflags:manual /manualpeerlist:<server> /update`).',
+    admin:
+      'A leftover domain time setting: set Type NTP with a server (GPO or `w32tm /config /syncfromflags:manual /manualpeerlist:<server> /update`).',
   },
   not_configured: {
     summary: 'Windows Time has no synchronisation type configured.',
@@ -237,7 +266,10 @@ const timeSync: CheckRemedies = {
 
 const osVersion: CheckRemedies = releaseRemedies(
   [
-    ...settings('Settings > Windows Update: "Check for updates" and install them (a feature update appears as "Download and install").', 'Settings > Update & Security > Windows Update: "Check for updates"; Windows 10 support has ended: upgrade to Windows 11 if the PC is eligible.'),
+    ...settings(
+      'Settings > Windows Update: "Check for updates" and install them (a feature update appears as "Download and install").',
+      'Settings > Update & Security > Windows Update: "Check for updates"; Windows 10 support has ended: upgrade to Windows 11 if the PC is eligible.',
+    ),
   ],
   'Intune: Windows Update for Business "Feature updates" profile targeting a supported release, plus a quality-update ring; WSUS/ConfigMgr: approve the feature update. Enroll in ESU (and set `osVersion.acceptExtendedSupport.windowsEsu`) only for devices that cannot upgrade.',
 );
@@ -297,12 +329,14 @@ const autoUpdate: CheckRemedies = {
 
 const passwordAdmin = (c: RemedyContext) =>
   `GPO: Computer Configuration > Windows Settings > Security Settings > Account Policies > Password Policy: "Minimum password length" ${minLength(c) ?? 8} and "Password must meet complexity requirements" Enabled; Intune: Settings catalog "Device Lock" or Account Protection policy; domain accounts follow the domain's Default Domain Policy.`;
-const passwordFix = 'Ask your IT team: password rules are set by an administrator (Local Security Policy > Account Policies > Password Policy on a standalone computer).';
+const passwordFix =
+  'Ask your IT team: password rules are set by an administrator (Local Security Policy > Account Policies > Password Policy on a standalone computer).';
 
 const passwordPolicy: CheckRemedies = {
-  meets_policy: passing('Windows requires passwords that meet your organization\'s length and complexity rules.'),
+  meets_policy: passing("Windows requires passwords that meet your organization's length and complexity rules."),
   min_length: {
-    summary: (c) => `Windows accepts passwords of ${num(c, 'min_length') ?? 'only a few'} characters${requires(minLength(c) !== undefined ? `at least ${minLength(c)}` : undefined)}.`,
+    summary: (c) =>
+      `Windows accepts passwords of ${num(c, 'min_length') ?? 'only a few'} characters${requires(minLength(c) !== undefined ? `at least ${minLength(c)}` : undefined)}.`,
     fix: passwordFix,
     admin: passwordAdmin,
   },
@@ -319,7 +353,8 @@ const passwordPolicy: CheckRemedies = {
   directory_managed: {
     summary: 'This computer signs in with Microsoft Entra ID accounts, whose password rules are set in the directory, not on the computer.',
     fix: 'Nothing to change on this computer.',
-    admin: 'Entra ID password rules apply to these accounts (cloud password policy, Windows Hello for Business PIN complexity in Intune); the local policy does not decide.',
+    admin:
+      'Entra ID password rules apply to these accounts (cloud password policy, Windows Hello for Business PIN complexity in Intune); the local policy does not decide.',
   },
 };
 
@@ -330,7 +365,8 @@ const remoteLogin: CheckRemedies = {
   rdp_enabled: {
     summary: 'Remote Desktop is on, so others can sign in to this computer over the network.',
     fix: rdpFix,
-    admin: 'GPO: Administrative Templates > Windows Components > Remote Desktop Services > Remote Desktop Session Host > Connections > "Allow users to connect remotely…": Disabled; Intune: Settings catalog "Remote Desktop Services > Allow users to connect remotely": Disabled.',
+    admin:
+      'GPO: Administrative Templates > Windows Components > Remote Desktop Services > Remote Desktop Session Host > Connections > "Allow users to connect remotely…": Disabled; Intune: Settings catalog "Remote Desktop Services > Allow users to connect remotely": Disabled.',
   },
   rdp_listening: {
     summary: 'Remote Desktop is listening for connections from the network.',
@@ -338,17 +374,23 @@ const remoteLogin: CheckRemedies = {
     admin: 'Disable Remote Desktop by policy (fDenyTSConnections = 1) and stop TermService where it is not needed.',
   },
   winrm_listening: {
-    summary: 'Windows Remote Management (WinRM) is listening for connections from the network, so others can run commands on this computer remotely.',
+    summary:
+      'Windows Remote Management (WinRM) is listening for connections from the network, so others can run commands on this computer remotely.',
     fix: 'Ask your IT team; in an administrator terminal `Disable-PSRemoting -Force; Stop-Service WinRM; Set-Service WinRM -StartupType Disabled` turns it off.',
-    admin: 'GPO: Windows Components > Windows Remote Management > WinRM Service > "Allow remote server management through WinRM": Disabled (or limit its IPv4/IPv6 filters), and the service Disabled where nobody manages the machine remotely; Windows Server enables it by default.',
+    admin:
+      'GPO: Windows Components > Windows Remote Management > WinRM Service > "Allow remote server management through WinRM": Disabled (or limit its IPv4/IPv6 filters), and the service Disabled where nobody manages the machine remotely; Windows Server enables it by default.',
   },
   sshd_running: {
     summary: 'The OpenSSH server is running, so others can log in to this computer over the network.',
     fix: [
-      ...settings('Settings > System > Optional features: remove "OpenSSH Server".', 'Settings > Apps > Optional features: remove "OpenSSH Server".'),
+      ...settings(
+        'Settings > System > Optional features: remove "OpenSSH Server".',
+        'Settings > Apps > Optional features: remove "OpenSSH Server".',
+      ),
       { for: 'Command (administrator)', steps: '`Stop-Service sshd; Set-Service sshd -StartupType Disabled`' },
     ],
-    admin: 'Remove the OpenSSH.Server capability (`Remove-WindowsCapability -Online -Name OpenSSH.Server~~~~0.0.1.0`), or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and `PasswordAuthentication no` in C:\\ProgramData\\ssh\\sshd_config.',
+    admin:
+      'Remove the OpenSSH.Server capability (`Remove-WindowsCapability -Online -Name OpenSSH.Server~~~~0.0.1.0`), or allow hardened SSH with policy `remoteLogin.allowSshIfHardened` and `PasswordAuthentication no` in C:\\ProgramData\\ssh\\sshd_config.',
   },
   sshd_accepts_passwords: {
     summary: 'The OpenSSH server accepts password logins.',
@@ -377,7 +419,7 @@ const malwareProtection: CheckRemedies = {
     admin: defenderAdmin,
   },
   realtime_protection_off: {
-    summary: 'Microsoft Defender\'s real-time protection is off, so files are not scanned as they are opened.',
+    summary: "Microsoft Defender's real-time protection is off, so files are not scanned as they are opened.",
     fix: defenderFix,
     admin: defenderAdmin,
   },
@@ -387,8 +429,11 @@ const malwareProtection: CheckRemedies = {
       const age = typeof defender?.signature_age_days === 'number' ? defender.signature_age_days : undefined;
       return `The antivirus signatures are out of date${age !== undefined ? ` (${age} days old)` : ''}${requires(maxSignatureAge(c) !== undefined ? `at most ${maxSignatureAge(c)} days` : undefined)}.`;
     },
-    fix: [{ for: 'Windows Security', steps: 'Virus & threat protection > Protection updates > Check for updates (or `Update-MpSignature`).' }],
-    admin: 'Let devices reach Microsoft Update or your WSUS/file share for definitions; Intune/GPO "Signature update interval" (hours) and "Define the order of sources for downloading definition updates".',
+    fix: [
+      { for: 'Windows Security', steps: 'Virus & threat protection > Protection updates > Check for updates (or `Update-MpSignature`).' },
+    ],
+    admin:
+      'Let devices reach Microsoft Update or your WSUS/file share for definitions; Intune/GPO "Signature update interval" (hours) and "Define the order of sources for downloading definition updates".',
   },
   no_active_antivirus: {
     summary: 'No antivirus product is active on this computer.',
@@ -398,12 +443,14 @@ const malwareProtection: CheckRemedies = {
   defender_not_primary: {
     summary: 'Microsoft Defender runs in passive mode (another product is meant to protect), but that product could not be found.',
     fix: UNDECIDED,
-    admin: 'Security Center is not available (Windows Server?) and Defender is passive: check the third-party product\'s console, or make Defender active (`ForceDefenderPassiveMode` = 0).',
+    admin:
+      "Security Center is not available (Windows Server?) and Defender is passive: check the third-party product's console, or make Defender active (`ForceDefenderPassiveMode` = 0).",
   },
   product_state_undecodable: {
     summary: 'Windows Security reported an antivirus state the agent cannot decode.',
     fix: UNDECIDED,
-    admin: 'The productState of a registered antivirus has an unknown layout: check the product\'s console; report the product name with the agent version.',
+    admin:
+      "The productState of a registered antivirus has an unknown layout: check the product's console; report the product name with the agent version.",
   },
   unexpected_running_mode: {
     summary: 'Microsoft Defender reported a running mode the agent does not know.',
@@ -415,16 +462,21 @@ const malwareProtection: CheckRemedies = {
 export const windowsRemediation: PlatformRemedies = {
   platform: 'WINDOWS',
   shared: {
-    ...sharedRemedies({ service: `${SERVICE} (\`sc.exe query device-agent\`)`, elevated: 'an administrator terminal: `device-agent check`' }),
+    ...sharedRemedies({
+      service: `${SERVICE} (\`sc.exe query device-agent\`)`,
+      elevated: 'an administrator terminal: `device-agent check`',
+    }),
     not_available: {
       summary: 'The Windows component the agent reads for this check is not available on this computer.',
       fix: UNDECIDED,
-      admin: 'A WMI class or namespace is missing (Windows Server without the feature, a stripped image): install the feature (e.g. BitLocker on Server) or accept UNKNOWN.',
+      admin:
+        'A WMI class or namespace is missing (Windows Server without the feature, a stripped image): install the feature (e.g. BitLocker on Server) or accept UNKNOWN.',
     },
     unexpected_value: {
       summary: 'Windows reported a setting value the agent does not know, so it cannot decide.',
       fix: UNDECIDED,
-      admin: 'A registry or WMI value is outside what the check knows (evidence `value` names which): check it on the device; update the agent.',
+      admin:
+        'A registry or WMI value is outside what the check knows (evidence `value` names which): check it on the device; update the agent.',
     },
   },
   checks: {

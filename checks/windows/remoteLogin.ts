@@ -9,7 +9,17 @@ import type { Policy } from '../policy';
 import { sshdConfigDirectives } from '../sshd';
 import type { Evidence, FileResult, Verdict } from '../types';
 import { fsFailureReason, fail, pass, unknown } from '../verdict';
-import { defineProbeCheck, probeSection, probeServices, registryKey, sectionUnknown, serviceState, startType, type Section, type ServiceFacts } from './probe';
+import {
+  defineProbeCheck,
+  probeSection,
+  probeServices,
+  registryKey,
+  sectionUnknown,
+  serviceState,
+  startType,
+  type Section,
+  type ServiceFacts,
+} from './probe';
 import { regNumber, type RegistryValues } from './registry';
 
 /** OpenSSH for Windows reads its server configuration here. */
@@ -62,7 +72,8 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
 
   const managedDeny = regNumber(rdpPolicy.value, 'fDenyTSConnections');
   const deny = managedDeny === null ? regNumber(rdp.value, 'fDenyTSConnections') : managedDeny;
-  if (deny === 'invalid' || (deny !== null && deny !== 0 && deny !== 1)) return unknown('unexpected_value', { ...evidence, value: 'fDenyTSConnections' });
+  if (deny === 'invalid' || (deny !== null && deny !== 0 && deny !== 1))
+    return unknown('unexpected_value', { ...evidence, value: 'fDenyTSConnections' });
   const rdpAllowed = deny === 0;
   evidence.rdp_allowed = rdpAllowed;
   evidence.rdp_policy_managed = managedDeny !== null;

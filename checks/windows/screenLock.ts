@@ -85,7 +85,8 @@ export function secureScreenSaver(
   const secureFlag = flag(secure.value) ?? 0;
   const exe = asText(executable.value);
   const seconds = asNumber(timeout.value);
-  if (activeFlag === 'invalid' || secureFlag === 'invalid' || exe === 'invalid' || seconds === 'invalid') return { ok: 'undetermined', managed };
+  if (activeFlag === 'invalid' || secureFlag === 'invalid' || exe === 'invalid' || seconds === 'invalid')
+    return { ok: 'undetermined', managed };
   if (activeFlag === 0 || secureFlag === 0 || exe === null || exe.trim() === '') return { ok: false, managed };
   if (seconds === null) return { ok: 'undetermined', managed };
   if (seconds === 0 || seconds > maxIdleSeconds) return { ok: false, managed };
@@ -116,7 +117,8 @@ function sleepLock(facts: ScreenLockFacts): SleepLock | 'undetermined' {
     standbyIdleDc: pick(standbyIdlePolicy.value, 'DCSettingIndex', plan?.DCStandbyIdle),
   };
   const { consoleLockAc, consoleLockDc, standbyIdleAc, standbyIdleDc } = lock;
-  if (consoleLockAc === undefined || consoleLockDc === undefined || standbyIdleAc === undefined || standbyIdleDc === undefined) return 'undetermined';
+  if (consoleLockAc === undefined || consoleLockDc === undefined || standbyIdleAc === undefined || standbyIdleDc === undefined)
+    return 'undetermined';
   return { consoleLockAc, consoleLockDc, standbyIdleAc, standbyIdleDc };
 }
 

@@ -111,6 +111,10 @@ console.log(row('baseline: empty cycle', empty));
 console.log(row(`full cycle (${checks.length} checks)`, full));
 console.log(`${'baseline: node -e 0'.padEnd(34)}${ms(median(startup)).padStart(9)}`);
 console.log(`${'device-agent check --json'.padEnd(34)}${ms(median(command)).padStart(9)}`);
-console.log(`memory added by the checks after ${ITERATIONS + 1} cycles: rss +${mib(after.rss - before.rss)}, heap +${mib(after.heap - before.heap)} (heap now ${mib(after.heap)})`);
-console.log(`full cycle range: ${ms(Math.min(...full.map((s) => s.wall)))}-${ms(Math.max(...full.map((s) => s.wall)))} ms wall; target < ${TARGET_MS} ms: ${fullWall < TARGET_MS ? 'met' : 'MISSED'}`);
+console.log(
+  `memory added by the checks after ${ITERATIONS + 1} cycles: rss +${mib(after.rss - before.rss)}, heap +${mib(after.heap - before.heap)} (heap now ${mib(after.heap)})`,
+);
+console.log(
+  `full cycle range: ${ms(Math.min(...full.map((s) => s.wall)))}-${ms(Math.max(...full.map((s) => s.wall)))} ms wall; target < ${TARGET_MS} ms: ${fullWall < TARGET_MS ? 'met' : 'MISSED'}`,
+);
 if (fullWall >= TARGET_MS) process.exitCode = 1;

@@ -84,7 +84,9 @@ try {
     console.log(`\nResident memory and CPU over ${SECONDS} s (after 5 s warm-up)`);
     const [base, agent] = await Promise.all([sample(idle, 5000), sample(daemon, 5000)]);
     const row = (what: string, m: typeof base) =>
-      console.log(`  ${what.padEnd(50)} RSS ${m.rssMiB.toFixed(1).padStart(6)} MiB  peak ${m.peakMiB.toFixed(1).padStart(6)} MiB  CPU ${m.cpuPercent.toFixed(2).padStart(5)} %`);
+      console.log(
+        `  ${what.padEnd(50)} RSS ${m.rssMiB.toFixed(1).padStart(6)} MiB  peak ${m.peakMiB.toFixed(1).padStart(6)} MiB  CPU ${m.cpuPercent.toFixed(2).padStart(5)} %`,
+      );
     row('idle bare node (baseline)', base);
     row('device-agent run (heartbeat 1 s, checks every 5 s)', agent);
     const shown = await server.showDevice(device.device_id);

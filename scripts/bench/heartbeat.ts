@@ -10,8 +10,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROUTES } from '../../src/protocol/schemas';
 
-interface Histogram { average: number; p50: number; p99: number }
-interface AutocannonResult { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; duration: number }
+interface Histogram {
+  average: number;
+  p50: number;
+  p99: number;
+}
+interface AutocannonResult {
+  requests: Histogram;
+  latency: Histogram;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+}
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
 // autocannon is CommonJS without types: required, and typed by the declarations above.
 const require = createRequire(import.meta.url);
@@ -57,7 +68,9 @@ async function spawnServer(args: string[], logFile: string): Promise<{ child: Ch
   const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd] });
   closeSync(fd);
   for (let waited = 0; waited < 10_000; waited += 50) {
-    const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('"url"'));
+    const line = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"url"'));
     if (line) return { child, url: (JSON.parse(line) as { url: string }).url };
     if (child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -91,8 +104,13 @@ async function main(): Promise<void> {
     // One device key drives the whole load from one address: its per-device heartbeat limit is off
     // and the per-address connection cap fits the load, or this would measure 429s and refusals.
     const limits = ['--rate-limit-heartbeats', '0', '--max-connections-per-address', String(Math.max(128, CONNECTIONS))];
-    const reference = await spawnServer([SERVER_BIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0', ...limits], join(dir, 'server.log'));
-    const device = JSON.parse(execFileSync(process.execPath, [SERVER_BIN, 'device', 'create', '--db', db, '--org', 'bench', '--json'], { encoding: 'utf8' })) as { enrollment_token: string };
+    const reference = await spawnServer(
+      [SERVER_BIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0', ...limits],
+      join(dir, 'server.log'),
+    );
+    const device = JSON.parse(
+      execFileSync(process.execPath, [SERVER_BIN, 'device', 'create', '--db', db, '--org', 'bench', '--json'], { encoding: 'utf8' }),
+    ) as { enrollment_token: string };
     const enrolled = await fetch(`${reference.url}${ROUTES.enroll}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -1,11 +1,6 @@
 // What the agent needs from the Device Agent API, and its errors typed by what the caller must
 // do. The HTTP implementation is src/agent/client.ts; retry policy lives with the daemon.
-import type {
-  EnrollResponse,
-  HeartbeatRequest,
-  HeartbeatResponse,
-  PosturesRequest,
-} from '../protocol/schemas';
+import type { EnrollResponse, HeartbeatRequest, HeartbeatResponse, PosturesRequest } from '../protocol/schemas';
 
 /**
  * A successful heartbeat as the agent reads it: a schedule field the server left out or sent
@@ -77,7 +72,13 @@ export class PayloadTooLargeError extends ApiError {
 export class RetryableError extends ApiError {
   override name = 'RetryableError';
   readonly kind = 'retryable' as const;
-  constructor(route: Route, message: string, status?: number, serverMessage?: string, readonly retryAfterMs?: number) {
+  constructor(
+    route: Route,
+    message: string,
+    status?: number,
+    serverMessage?: string,
+    readonly retryAfterMs?: number,
+  ) {
     super(route, message, status, serverMessage);
   }
 }

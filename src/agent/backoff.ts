@@ -57,12 +57,7 @@ export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
  * `retryAfterMs` (from a 429/503 Retry-After) is honoured as a floor, up to the cap, with a little
  * jitter on top so that agents told the same instant do not return together.
  */
-export function nextDelay(
-  previousMs: number | undefined,
-  policy: RetryPolicy,
-  random: RandomSource,
-  retryAfterMs?: number,
-): number {
+export function nextDelay(previousMs: number | undefined, policy: RetryPolicy, random: RandomSource, retryAfterMs?: number): number {
   const upper = Math.max(policy.baseMs, (previousMs ?? policy.baseMs) * 3);
   const jittered = Math.min(policy.maxMs, policy.baseMs + random() * (upper - policy.baseMs));
   if (retryAfterMs === undefined) return Math.round(jittered);

@@ -5,12 +5,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Credential } from '../protocol/schemas';
 import { TEMP_SUFFIX } from './atomicFile';
-import {
-  readEnrollmentRecord,
-  removeEnrollmentRecord,
-  writeEnrollmentRecord,
-  type EnrollmentRecord,
-} from './enrollmentRecord';
+import { readEnrollmentRecord, removeEnrollmentRecord, writeEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
 import { KeyMissingError, LockHeldError, StateCorruptError } from './errors';
 import { fileKeyStore } from './keystore/file';
 import { keyringEntryFor, openRecordedKeyStore } from './keystore';
@@ -144,6 +139,8 @@ async function removeKeyTempFiles(layout: StateLayout): Promise<void> {
   const prefix = `.${basename(layout.apiKey)}.`;
   const names = await readdir(layout.dir).catch(() => [] as string[]);
   await Promise.all(
-    names.filter((name) => name.startsWith(prefix) && name.endsWith(TEMP_SUFFIX)).map((name) => rm(join(layout.dir, name), { force: true })),
+    names
+      .filter((name) => name.startsWith(prefix) && name.endsWith(TEMP_SUFFIX))
+      .map((name) => rm(join(layout.dir, name), { force: true })),
   );
 }

@@ -32,14 +32,7 @@ import { DaemonStatus, LocalFault, type DaemonState } from './daemonStatus';
 import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
 import { PostureQueue } from './postureQueue';
 import { readRuntimeStatus } from './runtimeStatus';
-import {
-  CLOCK_SKEW_WARNING_MS,
-  clockSkewMs,
-  INITIAL_INTERVALS,
-  intervalsFrom,
-  withSplay,
-  type Intervals,
-} from './scheduler';
+import { CLOCK_SKEW_WARNING_MS, clockSkewMs, INITIAL_INTERVALS, intervalsFrom, withSplay, type Intervals } from './scheduler';
 import { flushQueue, uploadNextBatch, type BatchOutcome } from './uploader';
 
 export type { DaemonState } from './daemonStatus';
@@ -567,7 +560,10 @@ export class Daemon {
     if (dropped > 0) {
       this.log.warn({ event: 'queue_full', dropped_results: dropped }, `posture queue full: dropped the ${dropped} oldest results`);
     }
-    await this.status.write({ queued_results: await this.queue.count() }, { dropped_results: dropped, quarantined_results: this.takeQuarantined() });
+    await this.status.write(
+      { queued_results: await this.queue.count() },
+      { dropped_results: dropped, quarantined_results: this.takeQuarantined() },
+    );
     if (!this.uploadsAllowed()) await this.finishCycle('held');
   }
 
@@ -622,7 +618,10 @@ export class Daemon {
     }
     const patch: Record<string, unknown> = { queued_results: await this.queue.count() };
     if (outcome.sent > 0 || flushed) patch.last_upload_at = this.wallIso();
-    await this.status.set(this.activeState(), undefined, patch, { rejected_results: outcome.rejected, quarantined_results: this.takeQuarantined() });
+    await this.status.set(this.activeState(), undefined, patch, {
+      rejected_results: outcome.rejected,
+      quarantined_results: this.takeQuarantined(),
+    });
   }
 
   private takeQuarantined(): number {

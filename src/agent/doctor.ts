@@ -55,10 +55,17 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     add({
       id: 'state_dir',
       verdict: 'pass',
-      detail: existsSync(layout.dir) ? `${layout.dir}: owned by this user, not writable by group or others` : `${layout.dir} does not exist yet (enroll creates it owner-only)`,
+      detail: existsSync(layout.dir)
+        ? `${layout.dir}: owned by this user, not writable by group or others`
+        : `${layout.dir} does not exist yet (enroll creates it owner-only)`,
     });
   } catch (err) {
-    add({ id: 'state_dir', verdict: 'fail', detail: firstLine(err), next: 'fix the ownership and modes as the message says, or use another --state-dir' });
+    add({
+      id: 'state_dir',
+      verdict: 'fail',
+      detail: firstLine(err),
+      next: 'fix the ownership and modes as the message says, or use another --state-dir',
+    });
     skipRest(['enrollment', 'key_store', ...network], 'the state directory is not trusted');
     await addLocalChecks(add, layout.dir);
     return checks;
@@ -72,40 +79,69 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     unreadable = firstLine(err);
   }
   if (record?.state !== 'enrolled') {
-    add(unreadable !== undefined
-      ? { id: 'enrollment', verdict: 'fail', detail: unreadable, next: 'run `device-agent unenroll`, then enroll again' }
-      : {
-        id: 'enrollment',
-        verdict: 'fail',
-        detail: record ? `an ${record.state === 'enrolling' ? 'enrollment' : 'unenrollment'} was cut short` : `not enrolled (state directory ${layout.dir})`,
-        next: record ? 'run `device-agent unenroll` to finish it, then enroll' : 'enroll: device-agent enroll --link-file - (or --server <url> --token-file <file>)',
-      });
+    add(
+      unreadable !== undefined
+        ? { id: 'enrollment', verdict: 'fail', detail: unreadable, next: 'run `device-agent unenroll`, then enroll again' }
+        : {
+            id: 'enrollment',
+            verdict: 'fail',
+            detail: record
+              ? `an ${record.state === 'enrolling' ? 'enrollment' : 'unenrollment'} was cut short`
+              : `not enrolled (state directory ${layout.dir})`,
+            next: record
+              ? 'run `device-agent unenroll` to finish it, then enroll'
+              : 'enroll: device-agent enroll --link-file - (or --server <url> --token-file <file>)',
+          },
+    );
     skipRest(['key_store', ...network], 'not enrolled');
     await addLocalChecks(add, layout.dir);
     return checks;
   }
-  add({ id: 'enrollment', verdict: 'pass', detail: `enrolled with ${record.server_url}${record.enrolled_at ? ` since ${record.enrolled_at}` : ''}` });
+  add({
+    id: 'enrollment',
+    verdict: 'pass',
+    detail: `enrolled with ${record.server_url}${record.enrolled_at ? ` since ${record.enrolled_at}` : ''}`,
+  });
 
   let apiKey: string | null = null;
   try {
     apiKey = await readApiKey(layout, record);
-    add({ id: 'key_store', verdict: 'pass', detail: `the ${record.keystore === 'keyring' ? 'OS secret store' : 'key file'} holds this enrollment's API key` });
+    add({
+      id: 'key_store',
+      verdict: 'pass',
+      detail: `the ${record.keystore === 'keyring' ? 'OS secret store' : 'key file'} holds this enrollment's API key`,
+    });
   } catch (err) {
     if (!(err instanceof KeyStoreUnavailableError)) throw err;
-    add({ id: 'key_store', verdict: 'fail', detail: err.message, next: 'unlock the secret store, or run `device-agent unenroll` and enroll again' });
+    add({
+      id: 'key_store',
+      verdict: 'fail',
+      detail: err.message,
+      next: 'unlock the secret store, or run `device-agent unenroll` and enroll again',
+    });
   }
 
   // The record was re-validated when read (enrollmentRecord.ts): this is the URL the agent uses.
   const url = new URL(record.server_url);
-  add({ id: 'server_url', verdict: 'pass', detail: `${record.server_url} (${url.protocol === 'https:' ? 'https' : 'plain http on loopback'})` });
+  add({
+    id: 'server_url',
+    verdict: 'pass',
+    detail: `${record.server_url} (${url.protocol === 'https:' ? 'https' : 'plain http on loopback'})`,
+  });
 
   const caFile = options.caFile ?? record.ca_file;
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const proxy = proxyFor(url, env);
-  add(proxy
-    ? { id: 'proxy', verdict: 'pass', detail: `requests go through the proxy ${proxy.shown}` }
-    : { id: 'proxy', verdict: 'pass', detail: isLoopbackHost(url.hostname) ? 'none: loopback is never proxied' : 'none: direct connection' });
+  add(
+    proxy
+      ? { id: 'proxy', verdict: 'pass', detail: `requests go through the proxy ${proxy.shown}` }
+      : {
+          id: 'proxy',
+          verdict: 'pass',
+          detail: isLoopbackHost(url.hostname) ? 'none: loopback is never proxied' : 'none: direct connection',
+        },
+  );
 
   if (isIP(host) !== 0) {
     add({ id: 'dns', verdict: 'skip', detail: `${host} is an IP address` });
@@ -116,19 +152,31 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
       const addresses = await lookup(host, { all: true });
       add({ id: 'dns', verdict: 'pass', detail: `${host} resolves to ${addresses.map((a) => a.address).join(', ')}` });
     } catch (err) {
-      add({ id: 'dns', verdict: 'fail', detail: `${host} does not resolve: ${firstLine(err)}`, next: 'check the DNS settings, or the server name with IT' });
+      add({
+        id: 'dns',
+        verdict: 'fail',
+        detail: `${host} does not resolve: ${firstLine(err)}`,
+        next: 'check the DNS settings, or the server name with IT',
+      });
       skipRest(['tcp', 'tls', 'heartbeat', 'clock'], 'the server name does not resolve');
       await addLocalChecks(add, layout.dir);
       return checks;
     }
   }
 
-  const target = proxy ? { host: proxy.host, port: proxy.port, what: `the proxy ${proxy.shown}` } : { host, port, what: `${host} port ${port}` };
+  const target = proxy
+    ? { host: proxy.host, port: proxy.port, what: `the proxy ${proxy.shown}` }
+    : { host, port, what: `${host} port ${port}` };
   try {
     const ms = await tcpProbe(target.host, target.port, timeoutMs);
     add({ id: 'tcp', verdict: 'pass', detail: `connected to ${target.what} in ${ms} ms` });
   } catch (err) {
-    add({ id: 'tcp', verdict: 'fail', detail: `cannot connect to ${target.what}: ${firstLine(err)}`, next: 'check the network, a firewall, or that the server runs' });
+    add({
+      id: 'tcp',
+      verdict: 'fail',
+      detail: `cannot connect to ${target.what}: ${firstLine(err)}`,
+      next: 'check the network, a firewall, or that the server runs',
+    });
     skipRest(['tls', 'heartbeat', 'clock'], 'no TCP connection');
     await addLocalChecks(add, layout.dir);
     return checks;
@@ -147,7 +195,13 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   return checks;
 }
 
-async function heartbeatCheck(add: (c: DoctorCheck) => void, serverUrl: string, caFile: string | undefined, apiKey: string, timeoutMs: number) {
+async function heartbeatCheck(
+  add: (c: DoctorCheck) => void,
+  serverUrl: string,
+  caFile: string | undefined,
+  apiKey: string,
+  timeoutMs: number,
+) {
   let api;
   try {
     api = createApiClient({ serverUrl, caFile, timeouts: { connectMs: timeoutMs } });
@@ -164,7 +218,12 @@ async function heartbeatCheck(add: (c: DoctorCheck) => void, serverUrl: string, 
     const skew = clockSkewMs(answer.server_time, sentAt, Date.now());
     if (skew === null) add({ id: 'clock', verdict: 'unknown', detail: 'the server sent no usable time' });
     else if (Math.abs(skew) > CLOCK_SKEW_WARNING_MS) {
-      add({ id: 'clock', verdict: 'warn', detail: `the local clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'behind' : 'ahead of'} the server`, next: 'turn on time synchronisation (NTP)' });
+      add({
+        id: 'clock',
+        verdict: 'warn',
+        detail: `the local clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'behind' : 'ahead of'} the server`,
+        next: 'turn on time synchronisation (NTP)',
+      });
     } else add({ id: 'clock', verdict: 'pass', detail: `within ${Math.round(Math.abs(skew) / 1000)} s of the server` });
   } catch (err) {
     const rejected = err instanceof CredentialsRejectedError;
@@ -174,7 +233,9 @@ async function heartbeatCheck(add: (c: DoctorCheck) => void, serverUrl: string, 
       detail: firstLine(err),
       next: rejected
         ? 'the API key was revoked: run `device-agent unenroll`, then enroll with a new token'
-        : (err as ApiError).kind === 'conflict' ? 'another device of the organisation has this hardware id: ask IT' : 'see the lines above; try again later',
+        : (err as ApiError).kind === 'conflict'
+          ? 'another device of the organisation has this hardware id: ask IT'
+          : 'see the lines above; try again later',
     });
     add({ id: 'clock', verdict: 'skip', detail: 'no heartbeat' });
   } finally {
@@ -190,9 +251,16 @@ async function addLocalChecks(add: (c: DoctorCheck) => void, stateDir: string): 
     readRuntimeStatus(stateDir),
     countQueuedResults(stateDir).catch(() => 0),
   ]);
-  add(daemonPid === null
-    ? { id: 'daemon', verdict: 'warn', detail: `no \`device-agent run\` is using ${stateDir}`, next: 'start the service, or run `device-agent run`' }
-    : { id: 'daemon', verdict: 'pass', detail: `\`device-agent run\` (pid ${daemonPid}) is using this state directory` });
+  add(
+    daemonPid === null
+      ? {
+          id: 'daemon',
+          verdict: 'warn',
+          detail: `no \`device-agent run\` is using ${stateDir}`,
+          next: 'start the service, or run `device-agent run`',
+        }
+      : { id: 'daemon', verdict: 'pass', detail: `\`device-agent run\` (pid ${daemonPid}) is using this state directory` },
+  );
   const lost = (runtime.dropped_results ?? 0) + (runtime.rejected_results ?? 0);
   add({
     id: 'queue',
@@ -205,15 +273,19 @@ async function addLocalChecks(add: (c: DoctorCheck) => void, stateDir: string): 
     runtime.conflict ? `conflict since ${runtime.conflict.at}: ${runtime.conflict.message}` : null,
     runtime.daemon_message ? `daemon ${runtime.daemon_state ?? ''}: ${runtime.daemon_message}` : null,
   ].filter((p): p is string => p !== null);
-  add(problems.length === 0
-    ? { id: 'last_errors', verdict: 'pass', detail: 'none recorded' }
-    : { id: 'last_errors', verdict: 'warn', detail: problems.join('; '), next: 'see `device-agent status` and the daemon log' });
+  add(
+    problems.length === 0
+      ? { id: 'last_errors', verdict: 'pass', detail: 'none recorded' }
+      : { id: 'last_errors', verdict: 'warn', detail: problems.join('; '), next: 'see `device-agent status` and the daemon log' },
+  );
 }
 
 function serviceCheck(state: ServiceState): DoctorCheck {
   if (state.kind === 'unknown') return { id: 'service', verdict: 'unknown', detail: state.reason, next: state.next };
-  if (state.kind === 'no_manager') return { id: 'service', verdict: 'warn', detail: state.reason, next: 'start `device-agent run` another way (see the daemon line)' };
-  if (!state.installed) return { id: 'service', verdict: 'warn', detail: 'the system service is not installed', next: 'sudo device-agent install' };
+  if (state.kind === 'no_manager')
+    return { id: 'service', verdict: 'warn', detail: state.reason, next: 'start `device-agent run` another way (see the daemon line)' };
+  if (!state.installed)
+    return { id: 'service', verdict: 'warn', detail: 'the system service is not installed', next: 'sudo device-agent install' };
   const detail = `${state.name}: ${state.enabled ? 'enabled' : 'not enabled'}, ${state.running ? 'running' : 'not running'}`;
   return state.enabled && state.running
     ? { id: 'service', verdict: 'pass', detail }
@@ -237,7 +309,10 @@ function proxyFor(url: URL, env: NodeJS.ProcessEnv): Proxy | null {
   const host = url.hostname.toLowerCase();
   for (const entry of noProxy) {
     if (entry === '*') return null;
-    const [name, entryPort] = entry.toLowerCase().replace(/^\*?\./, '.').split(':');
+    const [name, entryPort] = entry
+      .toLowerCase()
+      .replace(/^\*?\./, '.')
+      .split(':');
     if (entryPort && entryPort !== (url.port || (url.protocol === 'https:' ? '443' : '80'))) continue;
     if (name === host || (name!.startsWith('.') ? host.endsWith(name!) : host.endsWith(`.${name}`))) return null;
   }
@@ -278,7 +353,12 @@ async function tlsCheck(host: string, port: number, caFile: string | undefined, 
     try {
       extra = [readFileSync(caFile, 'utf8')];
     } catch (err) {
-      return { id: 'tls', verdict: 'fail', detail: `cannot read the CA file ${caFile}: ${firstLine(err)}`, next: 'fix --ca-file / DEVICE_AGENT_CA_FILE' };
+      return {
+        id: 'tls',
+        verdict: 'fail',
+        detail: `cannot read the CA file ${caFile}: ${firstLine(err)}`,
+        next: 'fix --ca-file / DEVICE_AGENT_CA_FILE',
+      };
     }
   }
   try {
@@ -304,7 +384,11 @@ async function tlsCheck(host: string, port: number, caFile: string | undefined, 
     });
     const daysLeft = Math.floor((Date.parse(peer.valid_to) - Date.now()) / 86_400_000);
     const chain: string[] = [];
-    for (let cert: DetailedPeerCertificate | undefined = peer; cert && chain.length < 5; cert = cert.issuerCertificate === cert ? undefined : cert.issuerCertificate) {
+    for (
+      let cert: DetailedPeerCertificate | undefined = peer;
+      cert && chain.length < 5;
+      cert = cert.issuerCertificate === cert ? undefined : cert.issuerCertificate
+    ) {
       chain.push([cert.subject?.CN ?? '?'].flat().join('/'));
     }
     const detail = `verified against ${cas}: chain ${chain.join(' < ')}; expires ${new Date(peer.valid_to).toISOString()} (${daysLeft} days)`;
@@ -317,7 +401,9 @@ async function tlsCheck(host: string, port: number, caFile: string | undefined, 
       id: 'tls',
       verdict: 'fail',
       detail: `not verified against ${cas}: ${firstLine(err)}${code && !firstLine(err).includes(code) ? ` (${code})` : ''}`,
-      next: caFile ? 'check that the CA file holds the CA that signed the server certificate' : 'if the server uses a private CA, pass it with --ca-file or DEVICE_AGENT_CA_FILE',
+      next: caFile
+        ? 'check that the CA file holds the CA that signed the server certificate'
+        : 'if the server uses a private CA, pass it with --ca-file or DEVICE_AGENT_CA_FILE',
     };
   }
 }

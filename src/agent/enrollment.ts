@@ -9,7 +9,14 @@ import { ensurePrivateDirectory } from './atomicFile';
 import { createApiClient, type ApiClient } from './client';
 import { wipeLocked } from './credentials';
 import { readEnrollmentRecord, removeEnrollmentRecord, writeEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
-import { AlreadyEnrolledError, InvalidInputError, KeyStoreUnavailableError, StateCorruptError, UntrustedStateError, firstLine } from './errors';
+import {
+  AlreadyEnrolledError,
+  InvalidInputError,
+  KeyStoreUnavailableError,
+  StateCorruptError,
+  UntrustedStateError,
+  firstLine,
+} from './errors';
 import { selectKeyStore, type KeyStoreBackend, type KeyStoreChoice } from './keystore';
 import type { KeyStore } from './keystore/types';
 import { acquireLock } from './lock';
@@ -57,7 +64,8 @@ export async function enroll(options: EnrollOptions): Promise<EnrollResult> {
   }
   const lock = await acquireLock(layout.enrollmentLock, {
     wait: true,
-    onWait: (holderPid) => logger.info({ holder_pid: holderPid }, 'another enrollment of this state directory is in progress: waiting for it'),
+    onWait: (holderPid) =>
+      logger.info({ holder_pid: holderPid }, 'another enrollment of this state directory is in progress: waiting for it'),
   });
   try {
     const replaced = await clearExisting(layout, options);

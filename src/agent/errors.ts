@@ -46,11 +46,7 @@ export class KeyStoreUnavailableError extends Error {
     /** Why, in the store's own words (first line only). */
     readonly reason: string,
   ) {
-    super(
-      backend === 'keyring'
-        ? `the OS secret store is unavailable: ${reason}`
-        : `the key file cannot be used: ${reason}`,
-    );
+    super(backend === 'keyring' ? `the OS secret store is unavailable: ${reason}` : `the key file cannot be used: ${reason}`);
   }
 }
 

@@ -15,7 +15,14 @@ export const LastCycle = z.object({
   results: z.number().int().nonnegative(),
   /** FAIL and UNKNOWN results, in check order. */
   failing: z
-    .array(z.object({ check_key: z.string().max(128), status: z.enum(SHOWN_STATUSES), word: z.string().max(128).nullable(), summary: z.string().max(1000) }))
+    .array(
+      z.object({
+        check_key: z.string().max(128),
+        status: z.enum(SHOWN_STATUSES),
+        word: z.string().max(128).nullable(),
+        summary: z.string().max(1000),
+      }),
+    )
     .max(64),
 });
 export type LastCycle = z.infer<typeof LastCycle>;
@@ -26,7 +33,9 @@ export function lastCycleOf(results: readonly PostureResult[], explanations: rea
     at: at.toISOString(),
     results: results.length,
     failing: results.flatMap((r, i) =>
-      r.status === 'FAIL' || r.status === 'UNKNOWN' ? [{ check_key: r.check_key, status: r.status, word: explanations[i]!.word, summary: explanations[i]!.summary }] : [],
+      r.status === 'FAIL' || r.status === 'UNKNOWN'
+        ? [{ check_key: r.check_key, status: r.status, word: explanations[i]!.word, summary: explanations[i]!.summary }]
+        : [],
     ),
   };
 }

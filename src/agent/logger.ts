@@ -7,12 +7,23 @@ import { pino, type Logger } from 'pino';
 import type { LogLevel } from './logLevels';
 
 export type { Logger } from 'pino';
-;
-
 const REDACTED_PATHS = [
-  'apiKey', 'api_key', 'token', 'link', 'authorization', 'Authorization',
-  '*.apiKey', '*.api_key', '*.token', '*.link', '*.authorization', '*.Authorization',
-  'headers.authorization', 'headers.Authorization', '*.headers.authorization', '*.headers.Authorization',
+  'apiKey',
+  'api_key',
+  'token',
+  'link',
+  'authorization',
+  'Authorization',
+  '*.apiKey',
+  '*.api_key',
+  '*.token',
+  '*.link',
+  '*.authorization',
+  '*.Authorization',
+  'headers.authorization',
+  'headers.Authorization',
+  '*.headers.authorization',
+  '*.headers.Authorization',
 ];
 
 export interface LoggerOptions {

@@ -54,15 +54,19 @@ const pending = new Map<string, Promise<unknown>>();
  */
 export function updateRuntimeStatus(stateDir: string, patch: Partial<RuntimeStatus>): Promise<RuntimeStatus> {
   const previous = pending.get(stateDir) ?? Promise.resolve();
-  const update = previous.catch(() => undefined).then(async () => {
-    const next = RuntimeStatus.parse({ ...(await readRuntimeStatus(stateDir)), ...patch });
-    await writeRuntimeStatus(stateDir, next);
-    return next;
-  });
+  const update = previous
+    .catch(() => undefined)
+    .then(async () => {
+      const next = RuntimeStatus.parse({ ...(await readRuntimeStatus(stateDir)), ...patch });
+      await writeRuntimeStatus(stateDir, next);
+      return next;
+    });
   pending.set(stateDir, update);
-  void update.finally(() => {
-    if (pending.get(stateDir) === update) pending.delete(stateDir);
-  }).catch(() => undefined);
+  void update
+    .finally(() => {
+      if (pending.get(stateDir) === update) pending.delete(stateDir);
+    })
+    .catch(() => undefined);
   return update;
 }
 

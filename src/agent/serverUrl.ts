@@ -30,7 +30,13 @@ export function parseServerUrl(input: string): string {
     throw fail('plain http is allowed only for loopback hosts (localhost, 127.0.0.0/8, [::1]); use https');
   }
   // The raw authority: the parser drops an empty user name ("https://@host").
-  if (raw.slice(url.protocol.length + 2).split(/[/?#\\]/, 1)[0]!.includes('@')) throw fail('it must not contain a user name or password');
+  if (
+    raw
+      .slice(url.protocol.length + 2)
+      .split(/[/?#\\]/, 1)[0]!
+      .includes('@')
+  )
+    throw fail('it must not contain a user name or password');
   // The parser drops an empty "?" or "#", so look at the raw text for them.
   if (raw.includes('?')) throw fail('it must not have a query');
   if (raw.includes('#')) throw fail('it must not have a fragment');

@@ -89,7 +89,10 @@ export async function revokeAtServer(
     await api.unenroll(apiKey, { timeoutMs: options.timeoutMs ?? 5_000 });
     return { outcome: 'revoked', detail: 'the server revoked the API key' };
   } catch (err) {
-    options.logger.debug({ err_kind: (err as { kind?: string }).kind, status: (err as { status?: number }).status }, 'unenroll request failed');
+    options.logger.debug(
+      { err_kind: (err as { kind?: string }).kind, status: (err as { status?: number }).status },
+      'unenroll request failed',
+    );
     if (err instanceof CredentialsRejectedError) {
       return { outcome: 'already_revoked', detail: 'the server no longer accepted the API key (already revoked)' };
     }

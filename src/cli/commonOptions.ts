@@ -16,8 +16,13 @@ export function addCommonOptions(command: Command): Command {
   return command
     .addOption(new Option('--state-dir <dir>', 'state directory').env('DEVICE_AGENT_STATE_DIR'))
     .addOption(
-      new Option('--keystore <backend>', 'where the API key is kept').choices(KEYSTORE_CHOICES).env('DEVICE_AGENT_KEYSTORE').default('auto'),
+      new Option('--keystore <backend>', 'where the API key is kept')
+        .choices(KEYSTORE_CHOICES)
+        .env('DEVICE_AGENT_KEYSTORE')
+        .default('auto'),
     )
     .addOption(new Option('--ca-file <pem>', 'extra trusted CA bundle (PEM)').env('DEVICE_AGENT_CA_FILE'))
-    .addOption(new Option('--log-level <level>', 'log verbosity (to stderr)').choices(LOG_LEVELS).env('DEVICE_AGENT_LOG_LEVEL').default('info'));
+    .addOption(
+      new Option('--log-level <level>', 'log verbosity (to stderr)').choices(LOG_LEVELS).env('DEVICE_AGENT_LOG_LEVEL').default('info'),
+    );
 }

@@ -29,7 +29,8 @@ function integerIn(min: number, max: number) {
 
 function origin(text: string): string {
   const parsed = parseOrigin(text);
-  if (parsed === undefined) throw new InvalidArgumentError('expected an http(s) origin such as https://agents.example.com (no path, query or credentials).');
+  if (parsed === undefined)
+    throw new InvalidArgumentError('expected an http(s) origin such as https://agents.example.com (no path, query or credentials).');
   return parsed;
 }
 
@@ -127,14 +128,34 @@ program
   .option('--heartbeat-interval <seconds>', 'heartbeat interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 300)
   .option('--posture-interval <seconds>', 'posture collection interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 3600)
   .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
-  .option('--max-connections <n>', 'open connections in all; at most the open-file limit less a reserve, which is the default', integerIn(1, MAX_COUNT))
+  .option(
+    '--max-connections <n>',
+    'open connections in all; at most the open-file limit less a reserve, which is the default',
+    integerIn(1, MAX_COUNT),
+  )
   .option('--max-connections-per-address <n>', 'open connections from one client address; 0: no cap', integerIn(0, MAX_COUNT), 128)
-  .option('--rate-limit-heartbeats <n>', 'heartbeats per device per minute; 0: no limit (default: 4 times the schedule, at least 10)', integerIn(0, MAX_COUNT))
-  .option('--rate-limit-postures <n>', 'posture uploads per device per minute; 0: no limit (default: 4 times the schedule, at least 60)', integerIn(0, MAX_COUNT))
+  .option(
+    '--rate-limit-heartbeats <n>',
+    'heartbeats per device per minute; 0: no limit (default: 4 times the schedule, at least 10)',
+    integerIn(0, MAX_COUNT),
+  )
+  .option(
+    '--rate-limit-postures <n>',
+    'posture uploads per device per minute; 0: no limit (default: 4 times the schedule, at least 60)',
+    integerIn(0, MAX_COUNT),
+  )
   .option('--rate-limit-posture-mib <n>', 'MiB of posture uploads per device per minute; 0: no limit', integerIn(0, MAX_COUNT), 16)
-  .addOption(new Option('--retention <duration>', 'delete posture results received longer ago than this').argParser(duration).default(parseDuration('90d'), '90d'))
+  .addOption(
+    new Option('--retention <duration>', 'delete posture results received longer ago than this')
+      .argParser(duration)
+      .default(parseDuration('90d'), '90d'),
+  )
   .option('--retention-results <n>', 'keep at most this many posture results per device (the newest)', integerIn(1, MAX_COUNT), 20_000)
-  .addOption(new Option('--retention-interval <duration>', 'time between two retention sweeps').argParser(duration).default(parseDuration('10m'), '10m'))
+  .addOption(
+    new Option('--retention-interval <duration>', 'time between two retention sweeps')
+      .argParser(duration)
+      .default(parseDuration('10m'), '10m'),
+  )
   .action(async (opts: ServeOptions) => {
     // Loaded only here: the admin commands start faster without fastify and pino.
     const { serve } = await import('../server/serve');
@@ -168,7 +189,11 @@ device
   .addOption(dbOption())
   .requiredOption('--org <name>', 'organization (created when it does not exist)')
   .option('--name <label>', 'label for the device')
-  .addOption(new Option('--token-ttl <duration>', 'enrollment token validity: 30s, 15m, 12h, 7d…').argParser(duration).default(parseDuration('7d'), '7d'))
+  .addOption(
+    new Option('--token-ttl <duration>', 'enrollment token validity: 30s, 15m, 12h, 7d…')
+      .argParser(duration)
+      .default(parseDuration('7d'), '7d'),
+  )
   .option('--public-url <url>', 'server URL to print (default: the one the last `serve` announced)', origin)
   .option('--json', 'print {device_id, org, enrollment_token, server_url, enrollment_link} as JSON')
   .action((opts: CreateOptions) => {
@@ -217,7 +242,7 @@ device
 
 device
   .command('revoke')
-  .description("revoke a device: its API key and unused enrollment token stop working")
+  .description('revoke a device: its API key and unused enrollment token stop working')
   .argument('<device_id>')
   .addOption(dbOption())
   .action((deviceId: string, opts: Pick<ShowOptions, 'db'>) => {

@@ -30,7 +30,7 @@ const program = new Command('device-agent')
 addCommonOptions(
   program
     .command('enroll')
-    .description('exchange a one-time enrollment token for this device\'s API key')
+    .description("exchange a one-time enrollment token for this device's API key")
     .argument('[link]', `the enrollment link ${LINK_SCHEME}://enroll?server=<https origin>&token=<96 hex>`)
     .addOption(new Option('--server <url>', 'server origin (https://, or http:// on loopback)').env('DEVICE_AGENT_SERVER'))
     .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
@@ -52,10 +52,14 @@ addCommonOptions(
   });
 
 // status
-addCommonOptions(program.command('status').description('show the enrollment and what the agent last did (no network)').option('--json', 'print one JSON object'))
-  .action(async (options: StatusCliOptions) => {
-    process.exitCode = await (await import('./commands/status')).default(options);
-  });
+addCommonOptions(
+  program
+    .command('status')
+    .description('show the enrollment and what the agent last did (no network)')
+    .option('--json', 'print one JSON object'),
+).action(async (options: StatusCliOptions) => {
+  process.exitCode = await (await import('./commands/status')).default(options);
+});
 
 // doctor
 addCommonOptions(
@@ -66,7 +70,7 @@ addCommonOptions(
 )
   .addHelpText(
     'after',
-    '\nSends one heartbeat with this device\'s key and changes nothing else. Never prints a secret.\n' +
+    "\nSends one heartbeat with this device's key and changes nothing else. Never prints a secret.\n" +
       'Exit 0 when every check passed (or warned), 1 otherwise.',
   )
   .action(async (options: DoctorCliOptions) => {
@@ -74,10 +78,11 @@ addCommonOptions(
   });
 
 // unenroll
-addCommonOptions(program.command('unenroll').description('revoke this device\'s API key at the server (best effort) and delete it locally'))
-  .action(async (options: CommonOptions) => {
-    process.exitCode = await (await import('./commands/unenroll')).default(options);
-  });
+addCommonOptions(
+  program.command('unenroll').description("revoke this device's API key at the server (best effort) and delete it locally"),
+).action(async (options: CommonOptions) => {
+  process.exitCode = await (await import('./commands/unenroll')).default(options);
+});
 
 // run
 addCommonOptions(
@@ -125,10 +130,9 @@ addCommonOptions(
     .description('remove the service and the link handler, revoke and delete the API key, delete the state directory')
     .option('--dry-run', 'print every file and command, change nothing')
     .addOption(new Option('--platform <name>', 'with --dry-run: plan for linux, darwin, windows or freebsd').hideHelp()),
-)
-  .action(async (options: ServiceCliOptions) => {
-    process.exitCode = await (await import('./commands/uninstall')).default(options);
-  });
+).action(async (options: ServiceCliOptions) => {
+  process.exitCode = await (await import('./commands/uninstall')).default(options);
+});
 
 // open-link: what the registered link handler runs (src/linkHandler/)
 addCommonOptions(
@@ -141,16 +145,18 @@ addCommonOptions(
     .option('--yes', 'the user already confirmed')
     .option('--via-terminal', 'started by the desktop without a terminal: open one on a private copy of the link')
     .option('--consume-link-file', 'delete the link file once read'),
-)
-  .action(async (link: string | undefined, options: OpenLinkOptions) => {
-    process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);
-  });
+).action(async (link: string | undefined, options: OpenLinkOptions) => {
+  process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);
+});
 
 // check
 program
   .command('check')
   .description('run the posture checks on this machine and print what would be reported (sends nothing)')
-  .option('--json', 'print a JSON array of posture results {check_key, status, evidence, observed_at} with their summary, fix and admin texts')
+  .option(
+    '--json',
+    'print a JSON array of posture results {check_key, status, evidence, observed_at} with their summary, fix and admin texts',
+  )
   .option('--explain', 'explain PASS results too (results that are not PASS are always explained)')
   .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
   .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))

@@ -30,7 +30,8 @@ export const MAX_SECRET_INPUT_BYTES = 4096;
 
 export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise<EnrollmentInput> {
   const tokenOnCommandLine = raw.token !== undefined && raw.tokenSource === 'cli';
-  if (raw.link !== undefined && raw.linkFile !== undefined) throw new InvalidInputError('give the enrollment link or --link-file, not both');
+  if (raw.link !== undefined && raw.linkFile !== undefined)
+    throw new InvalidInputError('give the enrollment link or --link-file, not both');
   if (raw.link !== undefined || raw.linkFile !== undefined) {
     if ((raw.server !== undefined && raw.serverSource === 'cli') || tokenOnCommandLine || raw.tokenFile !== undefined) {
       throw new InvalidInputError('give either the enrollment link or --server with a token, not both');
@@ -72,7 +73,8 @@ async function readSecretFile(path: string, kind: SecretKind): Promise<string> {
     if (!(await handle.stat()).isFile()) throw new Error('not a regular file');
     const buffer = Buffer.alloc(MAX_SECRET_INPUT_BYTES + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_SECRET_INPUT_BYTES) throw new Error(`larger than ${MAX_SECRET_INPUT_BYTES} bytes, too large to hold ${SECRET_NAME[kind]}`);
+    if (bytesRead > MAX_SECRET_INPUT_BYTES)
+      throw new Error(`larger than ${MAX_SECRET_INPUT_BYTES} bytes, too large to hold ${SECRET_NAME[kind]}`);
     return buffer.subarray(0, bytesRead).toString('utf8').trim();
   } catch (err) {
     throw new InvalidInputError(`cannot read the ${kind} file ${path}: ${firstLine(err)}`);
@@ -108,7 +110,8 @@ async function readHiddenLine(stdin: Stdin, kind: SecretKind): Promise<string> {
           if (char === '\u0003' || char === '\u0004') return done(() => reject(new InvalidInputError(`no enrollment ${kind} entered`)));
           if (char === '\u007f' || char === '\b') line = line.slice(0, -1);
           else line += char;
-          if (line.length > MAX_SECRET_INPUT_BYTES) return done(() => reject(new InvalidInputError(`input too long to be ${SECRET_NAME[kind]}`)));
+          if (line.length > MAX_SECRET_INPUT_BYTES)
+            return done(() => reject(new InvalidInputError(`input too long to be ${SECRET_NAME[kind]}`)));
         }
       };
       const done = (settle: () => void) => {

@@ -29,7 +29,10 @@ function stringProperty(stdout: string, key: string): string | undefined {
 export function parseIoregPlatformExpert(stdout: string): PlatformExpert {
   const rawUuid = stringProperty(stdout, 'IOPlatformUUID');
   const rawSerial = stringProperty(stdout, 'IOPlatformSerialNumber');
-  return { uuid: rawUuid === undefined ? null : canonicalUuid(rawUuid), serial: rawSerial === undefined ? null : firmwareSerial(rawSerial) };
+  return {
+    uuid: rawUuid === undefined ? null : canonicalUuid(rawUuid),
+    serial: rawSerial === undefined ? null : firmwareSerial(rawSerial),
+  };
 }
 
 /** SystemVersion.plist (ProductName, ProductVersion, ProductBuildVersion). */

@@ -90,7 +90,10 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
  * are dropped); null for anything else or a placeholder.
  */
 export function canonicalUuid(raw: string): string | null {
-  const value = raw.trim().replace(/^\{(.*)\}$/, '$1').toLowerCase();
+  const value = raw
+    .trim()
+    .replace(/^\{(.*)\}$/, '$1')
+    .toLowerCase();
   return CANONICAL_UUID.test(value) && !isPlaceholderId(value) ? value : null;
 }
 

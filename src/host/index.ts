@@ -66,12 +66,18 @@ export function createIdentityReader(options: IdentityReaderOptions = {}): Ident
       const host = options.host ?? (await import('../../checks/host')).createSystemHost();
       facts = await probe.collect(host);
     } catch (err) {
-      throw new HostIdentityError('probe_failed', `cannot read the host identity on ${platform}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new HostIdentityError(
+        'probe_failed',
+        `cannot read the host identity on ${platform}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (!stable) {
       const id = facts.hardwareUuid;
       if (!id || isPlaceholderId(id.value)) {
-        throw new HostIdentityError('no_hardware_id', `no usable hardware identifier on this ${platform} machine (firmware UUID and OS machine id missing or placeholders)`);
+        throw new HostIdentityError(
+          'no_hardware_id',
+          `no usable hardware identifier on this ${platform} machine (firmware UUID and OS machine id missing or placeholders)`,
+        );
       }
       const serial = facts.serialNumber !== null && !isPlaceholderId(facts.serialNumber) ? facts.serialNumber.slice(0, MAX_FIELD) : null;
       stable = { hardwareUuid: id.value.slice(0, MAX_FIELD), source: id.source, serial };

@@ -32,7 +32,10 @@ export function parseSerial(text: string): string | null {
   return firmwareSerial(text.replace(/\0+$/, ''));
 }
 
-async function firstUsable<T>(host: Host, candidates: readonly { file: string; parse: (text: string) => T | null }[]): Promise<{ value: T; index: number } | null> {
+async function firstUsable<T>(
+  host: Host,
+  candidates: readonly { file: string; parse: (text: string) => T | null }[],
+): Promise<{ value: T; index: number } | null> {
   for (const [index, candidate] of candidates.entries()) {
     const read = await host.readFile(candidate.file);
     const value = read.ok ? candidate.parse(read.text) : null;
@@ -45,7 +48,10 @@ export const identityProbe: IdentityProbe = {
   async collect(host: Host): Promise<IdentityFacts> {
     const [hardware, serial, os] = await Promise.all([
       firstUsable(host, HARDWARE_ID_SOURCES),
-      firstUsable(host, SERIAL_SOURCES.map((file) => ({ file, parse: parseSerial }))),
+      firstUsable(
+        host,
+        SERIAL_SOURCES.map((file) => ({ file, parse: parseSerial })),
+      ),
       readOsRelease(host),
     ]);
     return {

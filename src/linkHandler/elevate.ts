@@ -45,10 +45,11 @@ export const elevateWithUac: Elevate = async (program, extraArgs, link) => {
   try {
     const [file, ...args] = program;
     const argumentList = [...args, OPEN_LINK_COMMAND, '--yes', '--link-file', linkFile, ...extraArgs].map((arg) => psQuote(`"${arg}"`));
-    const script =
-      `$p = Start-Process -FilePath ${psQuote(file!)} -ArgumentList @(${argumentList.join(',')}) -Verb RunAs -Wait -PassThru; exit $p.ExitCode`;
+    const script = `$p = Start-Process -FilePath ${psQuote(file!)} -ArgumentList @(${argumentList.join(',')}) -Verb RunAs -Wait -PassThru; exit $p.ExitCode`;
     const powershell = join(process.env.SystemRoot ?? 'C:\\Windows', 'System32', 'WindowsPowerShell', 'v1.0', 'powershell.exe');
-    return await exitCodeOf(spawn(powershell, ['-NoProfile', '-NonInteractive', '-Command', script], { stdio: 'inherit', windowsHide: false }));
+    return await exitCodeOf(
+      spawn(powershell, ['-NoProfile', '-NonInteractive', '-Command', script], { stdio: 'inherit', windowsHide: false }),
+    );
   } finally {
     await rm(linkFile, { force: true });
   }

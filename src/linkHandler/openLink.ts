@@ -90,7 +90,9 @@ class Terminal {
   }
 
   async confirm(serverUrl: string): Promise<boolean> {
-    process.stderr.write(`This link enrolls this device with the server\n\n    ${serverUrl}\n\nContinue only if your IT department sent you this link.\n`);
+    process.stderr.write(
+      `This link enrolls this device with the server\n\n    ${serverUrl}\n\nContinue only if your IT department sent you this link.\n`,
+    );
     return /^\s*y(es)?\s*$/i.test(await this.question('Enroll this device? [y/N] '));
   }
 

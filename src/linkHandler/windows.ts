@@ -26,4 +26,3 @@ export const windowsLinkHandler: LinkHandlerModule = {
     })),
   uninstallSteps: () => [{ kind: 'run', argv: ['reg.exe', 'delete', SCHEME_KEY, '/f'], mayFail: true }],
 };
-

@@ -62,7 +62,11 @@ export async function openLinkInTerminal(link: string, program: readonly string[
   const [path, before] = terminal;
   const file = join(privateDir(env), `device-agent-link-${randomBytes(8).toString('hex')}`);
   await writeFile(file, link, { mode: 0o600, flag: 'wx' });
-  const child = spawn(path!, [...before, ...program, OPEN_LINK_COMMAND, CONSUME_LINK_FILE, '--link-file', file], { detached: true, stdio: 'ignore', env });
+  const child = spawn(path!, [...before, ...program, OPEN_LINK_COMMAND, CONSUME_LINK_FILE, '--link-file', file], {
+    detached: true,
+    stdio: 'ignore',
+    env,
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);

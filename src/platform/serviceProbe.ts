@@ -23,10 +23,17 @@ const ASK_BY_HAND: Record<Exclude<Platform, 'LINUX'>, string> = {
 };
 
 export function serviceProbe(platform: Platform = currentPlatform()): ServiceState {
-  if (platform !== 'LINUX') return { kind: 'unknown', reason: 'doctor does not ask this platform\'s service manager yet', next: ASK_BY_HAND[platform] };
+  if (platform !== 'LINUX')
+    return { kind: 'unknown', reason: "doctor does not ask this platform's service manager yet", next: ASK_BY_HAND[platform] };
   // sd_booted(3): systemd is the running init exactly when this directory exists.
-  if (!existsSync('/run/systemd/system')) return { kind: 'no_manager', reason: 'systemd is not running on this machine (no /run/systemd/system): no system service can run here' };
-  return systemdState(spawnSync('systemctl', ['show', '--property=LoadState,UnitFileState,ActiveState', UNIT], { encoding: 'utf8', timeout: 5000 }));
+  if (!existsSync('/run/systemd/system'))
+    return {
+      kind: 'no_manager',
+      reason: 'systemd is not running on this machine (no /run/systemd/system): no system service can run here',
+    };
+  return systemdState(
+    spawnSync('systemctl', ['show', '--property=LoadState,UnitFileState,ActiveState', UNIT], { encoding: 'utf8', timeout: 5000 }),
+  );
 }
 
 /** Reads `systemctl show` output (KEY=value lines). */
@@ -34,9 +41,18 @@ function systemdState(result: { status: number | null; stdout?: string | null; s
   const next = `run: systemctl status ${UNIT}`;
   if (result.error) return { kind: 'unknown', reason: `systemctl could not run: ${result.error.message}`, next };
   if (result.status !== 0) {
-    return { kind: 'unknown', reason: `systemctl failed: ${(result.stderr ?? '').trim().split('\n', 1)[0] || `exit ${result.status}`}`, next };
+    return {
+      kind: 'unknown',
+      reason: `systemctl failed: ${(result.stderr ?? '').trim().split('\n', 1)[0] || `exit ${result.status}`}`,
+      next,
+    };
   }
-  const values = Object.fromEntries((result.stdout ?? '').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  const values = Object.fromEntries(
+    (result.stdout ?? '')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
   if (!values.LoadState) return { kind: 'unknown', reason: 'systemctl show printed no LoadState', next };
   const installed = values.LoadState !== 'not-found';
   const enabled = values.UnitFileState === 'enabled';

@@ -76,12 +76,28 @@ const RESPONSES = {
     'invalid request body: platform: Invalid option: expected one of "DARWIN"|"LINUX"|"FREEBSD"|"WINDOWS"',
   ),
   Unauthorized: {
-    ...errorResponse('Missing, invalid or revoked API key (or an unknown, used or expired enrollment token)', 'unauthorized', 'the API key is not valid: unknown, revoked or unenrolled'),
+    ...errorResponse(
+      'Missing, invalid or revoked API key (or an unknown, used or expired enrollment token)',
+      'unauthorized',
+      'the API key is not valid: unknown, revoked or unenrolled',
+    ),
     headers: { 'WWW-Authenticate': { schema: { type: 'string', const: 'Bearer' } } },
   },
-  Conflict: errorResponse('The hardware_uuid is used by another non-revoked device of the organization; the device stays as it was', 'conflict', 'the hardware_uuid is already used by another device of this organization'),
-  PayloadTooLarge: errorResponse("The body exceeds the route's limit; refused without reading it (clients also accept 400 here)", 'payload_too_large', "the request body exceeds this route's limit of 16384 bytes"),
-  InternalError: errorResponse('Unexpected server error; retry with bounded exponential backoff', 'internal_error', 'internal server error'),
+  Conflict: errorResponse(
+    'The hardware_uuid is used by another non-revoked device of the organization; the device stays as it was',
+    'conflict',
+    'the hardware_uuid is already used by another device of this organization',
+  ),
+  PayloadTooLarge: errorResponse(
+    "The body exceeds the route's limit; refused without reading it (clients also accept 400 here)",
+    'payload_too_large',
+    "the request body exceeds this route's limit of 16384 bytes",
+  ),
+  InternalError: errorResponse(
+    'Unexpected server error; retry with bounded exponential backoff',
+    'internal_error',
+    'internal server error',
+  ),
 } as const;
 const respond = (name: keyof typeof RESPONSES) => ({ $ref: `#/components/responses/${name}` });
 

@@ -12,7 +12,9 @@ export type Platform = z.infer<typeof Platform>;
 
 export const PostureStatus = z
   .enum(STATUSES)
-  .describe('PASS = check passed; FAIL = check failed; UNKNOWN = the agent could not determine the result; NOT_APPLICABLE = the check does not apply to this device');
+  .describe(
+    'PASS = check passed; FAIL = check failed; UNKNOWN = the agent could not determine the result; NOT_APPLICABLE = the check does not apply to this device',
+  );
 export type PostureStatus = z.infer<typeof PostureStatus>;
 
 /** The nine official check keys. Servers accept any other non-empty key too. */
@@ -73,7 +75,10 @@ function nestsAtMost(value: unknown, maxDepth: number): boolean {
 
 export const Evidence = z
   .record(z.string(), z.unknown())
-  .refine((evidence) => nestsAtMost(evidence, MAX_EVIDENCE_DEPTH), `must not nest objects or arrays deeper than ${MAX_EVIDENCE_DEPTH} levels`)
+  .refine(
+    (evidence) => nestsAtMost(evidence, MAX_EVIDENCE_DEPTH),
+    `must not nest objects or arrays deeper than ${MAX_EVIDENCE_DEPTH} levels`,
+  )
   .describe(`Free-form JSON object supporting the result; objects and arrays nest at most ${MAX_EVIDENCE_DEPTH} levels`);
 
 export const PostureResult = z.object({
@@ -86,7 +91,10 @@ export const PostureResult = z.object({
 export type PostureResult = z.infer<typeof PostureResult>;
 
 export const PosturesRequest = z.object({
-  results: z.array(PostureResult).max(MAX_RESULTS_PER_REQUEST).describe(`Up to ${MAX_RESULTS_PER_REQUEST} posture results; an empty array is a no-op`),
+  results: z
+    .array(PostureResult)
+    .max(MAX_RESULTS_PER_REQUEST)
+    .describe(`Up to ${MAX_RESULTS_PER_REQUEST} posture results; an empty array is a no-op`),
 });
 export type PosturesRequest = z.infer<typeof PosturesRequest>;
 

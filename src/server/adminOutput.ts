@@ -99,6 +99,10 @@ function humanTime(iso: string | null): string | null {
 function table(headers: readonly string[], rows: readonly (readonly (string | null)[])[]): string {
   const cells = rows.map((row) => row.map((cell) => cell ?? '-'));
   const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
-  const line = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (row: readonly string[]) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(headers), ...cells.map(line)].join('\n') + '\n';
 }

@@ -1,6 +1,13 @@
 // The HTTP application: JSON parsing, routing errors (404/405) refused before the body is read,
 // one error body for everything ({error, message}), one allow-listed log line per request.
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type HookHandlerDoneFunction } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type HookHandlerDoneFunction,
+} from 'fastify';
 import { BODY_LIMITS, ROUTES } from '../protocol/schemas';
 import { decorateDevice } from './auth';
 import type { AppContext } from './context';
@@ -50,7 +57,9 @@ export function buildApp(context: AppContext): FastifyInstance {
     // Routes set their own limits; this one bounds anything else.
     bodyLimit: BODY_LIMITS.enroll,
   };
-  const app = (context.config.tls ? Fastify({ ...options, https: { ...context.config.tls, ...NODE_SERVER_OPTIONS } }) : Fastify(options)) as unknown as FastifyInstance;
+  const app = (context.config.tls
+    ? Fastify({ ...options, https: { ...context.config.tls, ...NODE_SERVER_OPTIONS } })
+    : Fastify(options)) as unknown as FastifyInstance;
 
   acceptJson(app);
   decorateDevice(app);

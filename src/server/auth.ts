@@ -23,7 +23,8 @@ export function authenticateDevice(store: Store) {
     const header = request.headers.authorization;
     if (header === undefined) throw unauthorized('missing "Authorization: Bearer <API key>" header');
     const key = BEARER.exec(header)?.[1];
-    if (key === undefined || !isCredential(key)) throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
+    if (key === undefined || !isCredential(key))
+      throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
     const device = store.authenticate(hashCredential(key));
     if (!device) throw unauthorized('the API key is not valid: unknown, revoked or unenrolled');
     request.device = device;

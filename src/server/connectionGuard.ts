@@ -37,7 +37,11 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
     const fromAddress = perAddress.get(address) ?? 0;
     if (limits.perAddress > 0 && fromAddress >= limits.perAddress) {
       socket.destroy();
-      warn('per_address_cap', { address, cap: limits.perAddress }, `connection refused: ${address} already holds ${limits.perAddress} connections (--max-connections-per-address)`);
+      warn(
+        'per_address_cap',
+        { address, cap: limits.perAddress },
+        `connection refused: ${address} already holds ${limits.perAddress} connections (--max-connections-per-address)`,
+      );
       return;
     }
     if (connections.size >= limits.total) {
@@ -48,7 +52,11 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
         return;
       }
       idle.socket.destroy();
-      warn('idle_evicted', { cap: limits.total }, `${limits.total} connections are open (--max-connections): closing the oldest idle ones to make room`);
+      warn(
+        'idle_evicted',
+        { cap: limits.total },
+        `${limits.total} connections are open (--max-connections): closing the oldest idle ones to make room`,
+      );
     }
     connections.set(key, { socket, address, busy: false });
     perAddress.set(address, fromAddress + 1);
@@ -73,7 +81,11 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
   // Without a listener an accept error would end the process; the server keeps listening after it.
   server.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EMFILE' || error.code === 'ENFILE') {
-      warn('accept_failed', { code: error.code, open_connections: connections.size }, `cannot accept connections: ${error.code} (out of file descriptors); raise the open-file limit or lower --max-connections`);
+      warn(
+        'accept_failed',
+        { code: error.code, open_connections: connections.size },
+        `cannot accept connections: ${error.code} (out of file descriptors); raise the open-file limit or lower --max-connections`,
+      );
     } else {
       logger.error({ err: error }, 'server error');
     }

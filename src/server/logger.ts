@@ -35,7 +35,11 @@ export function createLogger(options: LoggerOptions): Logger {
   const destination = options.pretty
     ? // Loaded only for an interactive terminal.
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- a synchronous, lazy load in the CommonJS bundle
-      (require('pino-pretty') as typeof import('pino-pretty')).build({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,command' })
+      (require('pino-pretty') as typeof import('pino-pretty')).build({
+        colorize: true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname,command',
+      })
     : pino.destination({ dest: 1, sync: false });
   return pino(
     {

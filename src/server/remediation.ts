@@ -27,12 +27,19 @@ interface StoredResult {
  * Each result with its remediation. `postures` are one device's, oldest first; the steps are those
  * for the OS release its latest OS_VERSION result names.
  */
-export function withRemediation<P extends StoredResult>(platform: string | null, postures: readonly P[]): Array<P & { remediation: Remediation }> {
+export function withRemediation<P extends StoredResult>(
+  platform: string | null,
+  postures: readonly P[],
+): Array<P & { remediation: Remediation }> {
   const latestOs = [...postures].reverse().find((p) => p.check_key === 'OS_VERSION');
   const os = osHintFrom(latestOs ? [{ check_key: 'OS_VERSION', evidence: latestOs.evidence ?? {} }] : []);
   return postures.map((p) => ({
     ...p,
-    remediation: explainResult(platform ?? '', { check_key: p.check_key, status: p.status as PostureStatus, evidence: p.evidence ?? {} }, { os }),
+    remediation: explainResult(
+      platform ?? '',
+      { check_key: p.check_key, status: p.status as PostureStatus, evidence: p.evidence ?? {} },
+      { os },
+    ),
   }));
 }
 
@@ -63,9 +70,15 @@ export function fleetFailures(store: Store, org?: string): FleetFailure[] {
   for (const device of store.listDevices(org)) {
     if (device.state !== 'ACTIVE') continue;
     const platform = device.platform ?? '';
-    const latest = latestPerCheck(store.listPostures(device).map((p) => ({ check_key: p.checkKey, status: p.status, evidence: p.evidence })));
+    const latest = latestPerCheck(
+      store.listPostures(device).map((p) => ({ check_key: p.checkKey, status: p.status, evidence: p.evidence })),
+    );
     for (const result of latest.filter((r) => r.status === 'FAIL')) {
-      const { word, summary, admin, generic } = explainResult(platform, { check_key: result.check_key, status: 'FAIL', evidence: { rule: result.evidence?.rule } });
+      const { word, summary, admin, generic } = explainResult(platform, {
+        check_key: result.check_key,
+        status: 'FAIL',
+        evidence: { rule: result.evidence?.rule },
+      });
       const key = JSON.stringify([platform, result.check_key, word]);
       const group = groups.get(key) ?? { platform, check_key: result.check_key, word, devices: [], summary, admin, generic };
       group.devices.push(device.id);

@@ -23,7 +23,12 @@ export interface RetentionSweeper {
   stop(): Promise<void>;
 }
 
-export function startRetention(store: Store, policy: RetentionPolicy, logger: Logger, now: () => Date = () => new Date()): RetentionSweeper {
+export function startRetention(
+  store: Store,
+  policy: RetentionPolicy,
+  logger: Logger,
+  now: () => Date = () => new Date(),
+): RetentionSweeper {
   let previousStart: string | null = null;
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -40,7 +45,10 @@ export function startRetention(store: Store, policy: RetentionPolicy, logger: Lo
     const reports = await drain(() => store.deleteEmptyReportsCreatedBefore(cutoff, BATCH_SIZE));
     previousStart = started.toISOString();
     if (results > 0 || reports > 0) {
-      logger.info({ deleted_results: results, deleted_reports: reports, ms: Date.now() - started.getTime() }, 'retention: deleted old posture results');
+      logger.info(
+        { deleted_results: results, deleted_reports: reports, ms: Date.now() - started.getTime() },
+        'retention: deleted old posture results',
+      );
     }
   }
 

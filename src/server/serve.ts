@@ -88,10 +88,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   const createCommand = `${options.invocation} device create --db ${shellQuote(options.db)} --org <organization>`;
   logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
-  logger.info(
-    { connections, rate_limits_per_minute: options.rateLimits, retention: options.retention },
-    'limits',
-  );
+  logger.info({ connections, rate_limits_per_minute: options.rateLimits, retention: options.retention }, 'limits');
   const retention = startRetention(store, options.retention, logger);
   // Last start-up line: whoever waits for it has seen the others.
   logger.info({ url, public_url: publicUrl, db: options.db }, `listening on ${url}`);

@@ -5,8 +5,7 @@ import { realpathSync } from 'node:fs';
 import { isSea } from 'node:sea';
 
 export type RunningProgram =
-  | { readonly kind: 'executable'; readonly path: string }
-  | { readonly kind: 'script'; readonly node: string; readonly script: string };
+  { readonly kind: 'executable'; readonly path: string } | { readonly kind: 'script'; readonly node: string; readonly script: string };
 
 export function runningProgram(): RunningProgram {
   if (isSea()) return { kind: 'executable', path: process.execPath };

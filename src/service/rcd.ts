@@ -60,7 +60,13 @@ export function rcScript(spec: ServiceSpec): string {
 
 /** syslogd(8) rule: the agent's messages (tag device-agent) in their own file. */
 export function syslogConf(): string {
-  return [`# ${SERVICE_NAME}: daemon(8) sends the agent's output here (tag ${SERVICE_NAME})`, `!${SERVICE_NAME}`, `*.*\t\t\t\t\t\t${LOG_FILE}`, '!*', ''].join('\n');
+  return [
+    `# ${SERVICE_NAME}: daemon(8) sends the agent's output here (tag ${SERVICE_NAME})`,
+    `!${SERVICE_NAME}`,
+    `*.*\t\t\t\t\t\t${LOG_FILE}`,
+    '!*',
+    '',
+  ].join('\n');
 }
 
 /** newsyslog(8): rotate at 10 MiB, keep 5 bzip2 archives, create the file; syslogd is signalled. */

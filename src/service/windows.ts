@@ -65,7 +65,19 @@ export const windowsService: ServiceModule = {
   },
   // Only SYSTEM and Administrators, nothing inherited from %ProgramData% (where Users may read).
   secureStateDir: (stateDir) => [
-    { kind: 'run', argv: ['icacls.exe', stateDir, '/inheritance:r', '/grant:r', `${SYSTEM_SID}:(OI)(CI)F`, `${ADMINISTRATORS_SID}:(OI)(CI)F`, '/T', '/Q'] },
+    {
+      kind: 'run',
+      argv: [
+        'icacls.exe',
+        stateDir,
+        '/inheritance:r',
+        '/grant:r',
+        `${SYSTEM_SID}:(OI)(CI)F`,
+        `${ADMINISTRATORS_SID}:(OI)(CI)F`,
+        '/T',
+        '/Q',
+      ],
+    },
   ],
   // A running executable cannot be replaced on Windows: stop the service before the files change.
   beforeProgramCopy: () => [{ kind: 'run', argv: ['net.exe', 'stop', SERVICE_NAME], mayFail: true }],

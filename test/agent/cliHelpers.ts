@@ -71,7 +71,10 @@ export function storedKey(dir: string): string {
 }
 
 /** Enrolls a fresh state directory (file key store) with the token on standard input. */
-export async function enrolledDir(server: RunningServer, device?: CreatedDevice): Promise<{ dir: string; device: CreatedDevice; apiKey: string }> {
+export async function enrolledDir(
+  server: RunningServer,
+  device?: CreatedDevice,
+): Promise<{ dir: string; device: CreatedDevice; apiKey: string }> {
   const created = device ?? (await server.createDevice());
   const dir = stateDir();
   const result = await runAgent(['enroll', '--server', server.url, '--token', '-', ...common(dir)], { input: created.enrollment_token });

@@ -25,7 +25,13 @@ import { startServer, type RunningServer } from '../support/server';
 import { makeThrowawayCa } from './throwawayCa';
 import { stringContaining } from '../support/matchers';
 
-const identity = { hardware_uuid: 'hw-client-test', hostname: 'h', platform: 'LINUX' as const, os_version: 'Debian 12', agent_version: VERSION };
+const identity = {
+  hardware_uuid: 'hw-client-test',
+  hostname: 'h',
+  platform: 'LINUX' as const,
+  os_version: 'Debian 12',
+  agent_version: VERSION,
+};
 const KEY = 'c'.repeat(96);
 
 let server: RunningServer;
@@ -88,7 +94,11 @@ describe('against the real reference server', () => {
     expect(shown.postures[0]?.correlation_id).toBe(accepted.reportId);
     await api.unenroll(apiKey);
     await expect(api.heartbeat(apiKey, identity)).rejects.toBeInstanceOf(CredentialsRejectedError);
-    await expect(api.enroll(device.enrollment_token)).rejects.toMatchObject({ name: 'CredentialsRejectedError', status: 401, route: 'enroll' });
+    await expect(api.enroll(device.enrollment_token)).rejects.toMatchObject({
+      name: 'CredentialsRejectedError',
+      status: 401,
+      route: 'enroll',
+    });
     await api.close();
   });
 
@@ -148,9 +158,18 @@ describe('failures, typed by what the caller must do', () => {
     const api = createApiClient({ serverUrl: answering.url });
     const errors: RetryableError[] = [];
     for (let i = 0; i < answers.length; i++) {
-      errors.push(await api.heartbeat(KEY, identity).then(() => expect.fail('expected a failure'), (err: RetryableError) => err));
+      errors.push(
+        await api.heartbeat(KEY, identity).then(
+          () => expect.fail('expected a failure'),
+          (err: RetryableError) => err,
+        ),
+      );
     }
-    expect(errors.map((e) => [e.constructor, e.status])).toEqual([[RetryableError, 429], [RetryableError, 503], [RetryableError, 503]]);
+    expect(errors.map((e) => [e.constructor, e.status])).toEqual([
+      [RetryableError, 429],
+      [RetryableError, 503],
+      [RetryableError, 503],
+    ]);
     expect(errors[0]!.retryAfterMs).toBe(7000);
     expect(errors[1]!.retryAfterMs).toBeGreaterThan(85_000);
     expect(errors[1]!.retryAfterMs).toBeLessThanOrEqual(90_000);
@@ -185,7 +204,9 @@ describe('failures, typed by what the caller must do', () => {
   });
 
   it('does not follow redirects, and never sends the key to the redirect target', async () => {
-    const target = await stub((_req, res) => json(res, 200, { device_id: 'x', heartbeat_interval_seconds: 1, posture_interval_seconds: 1, server_time: new Date().toISOString() }));
+    const target = await stub((_req, res) =>
+      json(res, 200, { device_id: 'x', heartbeat_interval_seconds: 1, posture_interval_seconds: 1, server_time: new Date().toISOString() }),
+    );
     const redirecting = await stub((_req, res) => res.writeHead(307, { location: `${target.url}${ROUTES.heartbeat}` }).end());
     const api = createApiClient({ serverUrl: redirecting.url });
     const error = await api.heartbeat(KEY, identity).catch((err: unknown) => err);
@@ -198,12 +219,18 @@ describe('failures, typed by what the caller must do', () => {
 
   it('connection refused, stalled headers and a caller deadline are retryable', async () => {
     const refused = createApiClient({ serverUrl: 'http://127.0.0.1:1' });
-    await expect(refused.heartbeat(KEY, identity)).rejects.toMatchObject({ name: 'RetryableError', message: stringContaining('ECONNREFUSED') });
+    await expect(refused.heartbeat(KEY, identity)).rejects.toMatchObject({
+      name: 'RetryableError',
+      message: stringContaining('ECONNREFUSED'),
+    });
 
     const stalling = await stub(() => undefined); // never answers
     const slowHeaders = createApiClient({ serverUrl: stalling.url, timeouts: { headersMs: 200 } });
     const started = Date.now();
-    await expect(slowHeaders.heartbeat(KEY, identity)).rejects.toMatchObject({ name: 'RetryableError', message: stringContaining('UND_ERR_HEADERS_TIMEOUT') });
+    await expect(slowHeaders.heartbeat(KEY, identity)).rejects.toMatchObject({
+      name: 'RetryableError',
+      message: stringContaining('UND_ERR_HEADERS_TIMEOUT'),
+    });
     expect(Date.now() - started).toBeLessThan(5_000);
 
     const deadline = createApiClient({ serverUrl: stalling.url });

@@ -30,7 +30,9 @@ const newDevice = () => running.current.createDevice({ org: `doctor-${(orgs += 1
 async function enrolled(server = running.current.url): Promise<{ dir: string; deviceId: string; token: string }> {
   const device = await newDevice();
   const dir = stateDir();
-  const result = await runAgent(['enroll', '--server', server, '--token', '-', '--ca-file', ca.caFile, ...common(dir)], { input: device.enrollment_token });
+  const result = await runAgent(['enroll', '--server', server, '--token', '-', '--ca-file', ca.caFile, ...common(dir)], {
+    input: device.enrollment_token,
+  });
   expect(result.code, result.stderr).toBe(0);
   return { dir, deviceId: device.device_id, token: device.enrollment_token };
 }
@@ -51,13 +53,25 @@ describe('device-agent doctor', () => {
     expect((await running.current.showDevice(deviceId)).state).toBe('PENDING');
     const { code, report, stdout, stderr } = await doctor(dir);
     expect(verdicts(report)).toMatchObject({
-      state_dir: 'pass', enrollment: 'pass', key_store: 'pass', server_url: 'pass', proxy: 'pass', dns: 'skip', tcp: 'pass', heartbeat: 'pass', clock: 'pass', queue: 'pass', last_errors: 'pass',
+      state_dir: 'pass',
+      enrollment: 'pass',
+      key_store: 'pass',
+      server_url: 'pass',
+      proxy: 'pass',
+      dns: 'skip',
+      tcp: 'pass',
+      heartbeat: 'pass',
+      clock: 'pass',
+      queue: 'pass',
+      last_errors: 'pass',
     });
     // The throwaway certificate lives two days: verified, and flagged as expiring (a warning passes).
     expect(check(report, 'tls')).toMatchObject({ verdict: 'warn', next: 'the server certificate expires soon: tell the server operator' });
     // No systemd in this test machine: the service line says so (a warning), and so does the daemon line.
     expect(['warn', 'pass']).toContain(check(report, 'service').verdict);
-    expect(check(report, 'tls').detail).toContain(`verified against the system roots and ${ca.caFile}: chain 127.0.0.1 < device-agent test CA`);
+    expect(check(report, 'tls').detail).toContain(
+      `verified against the system roots and ${ca.caFile}: chain 127.0.0.1 < device-agent test CA`,
+    );
     expect(check(report, 'heartbeat').detail).toContain(`device ${deviceId}`);
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
@@ -78,7 +92,11 @@ describe('device-agent doctor', () => {
     await running.current.revokeDevice(deviceId);
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);
-    expect(check(report, 'heartbeat')).toMatchObject({ verdict: 'fail', detail: stringContaining('401'), next: stringContaining('revoked') });
+    expect(check(report, 'heartbeat')).toMatchObject({
+      verdict: 'fail',
+      detail: stringContaining('401'),
+      next: stringContaining('revoked'),
+    });
     expect(storedKey(dir)).toBe(key);
     expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).state).toBe('enrolled');
   });
@@ -105,7 +123,11 @@ describe('device-agent doctor', () => {
     (await import('node:fs')).writeFileSync(file, JSON.stringify(record), { mode: 0o600 });
     const { code, report } = await doctor(dir);
     expect(code).toBe(1);
-    expect(check(report, 'tls')).toMatchObject({ verdict: 'fail', detail: stringMatching(/not verified against the system roots: .*unable to verify/), next: stringContaining('--ca-file') });
+    expect(check(report, 'tls')).toMatchObject({
+      verdict: 'fail',
+      detail: stringMatching(/not verified against the system roots: .*unable to verify/),
+      next: stringContaining('--ca-file'),
+    });
   });
 
   it('names the proxy in use without its password, and the heartbeat goes through it', async () => {
@@ -114,7 +136,10 @@ describe('device-agent doctor', () => {
     const env = agentEnv({ HTTPS_PROXY: proxy.url.replace('http://', 'http://alice:s3cret-proxy-pw@') });
     const device = await newDevice();
     const dir = stateDir();
-    const enrolledResult = await runAgent(['enroll', '--server', server, '--token', '-', '--ca-file', ca.caFile, ...common(dir)], { input: device.enrollment_token, env });
+    const enrolledResult = await runAgent(['enroll', '--server', server, '--token', '-', '--ca-file', ca.caFile, ...common(dir)], {
+      input: device.enrollment_token,
+      env,
+    });
     expect(enrolledResult.code, enrolledResult.stderr).toBe(0);
     const { code, report, stdout } = await doctor(dir, env);
     expect(check(report, 'proxy').detail).toBe(`requests go through the proxy ${proxy.url} (with credentials)`);
@@ -134,10 +159,17 @@ describe('device-agent doctor', () => {
 
     const { dir } = await enrolled();
     const file = join(dir, 'enrollment.json');
-    (await import('node:fs')).writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), server_url: 'http://agents.example.com' }), { mode: 0o600 });
+    (await import('node:fs')).writeFileSync(
+      file,
+      JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), server_url: 'http://agents.example.com' }),
+      { mode: 0o600 },
+    );
     const tampered = await doctor(dir);
     expect(tampered.code).toBe(1);
-    expect(check(tampered.report, 'enrollment')).toMatchObject({ verdict: 'fail', detail: stringContaining('names a server that is not allowed') });
+    expect(check(tampered.report, 'enrollment')).toMatchObject({
+      verdict: 'fail',
+      detail: stringContaining('names a server that is not allowed'),
+    });
     expect(verdicts(tampered.report)).toMatchObject({ tcp: 'skip', heartbeat: 'skip' });
   });
 

@@ -11,7 +11,16 @@ import { describe, expect, it } from 'vitest';
 import { AGENT_BIN, agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
 import { startConnectProxy } from './connectProxy';
-import { common, enrolledDir as enrollIn, expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, storedKey, useServer } from './cliHelpers';
+import {
+  common,
+  enrolledDir as enrollIn,
+  expectNoSecrets,
+  expectUserError,
+  serverAccepts as accepts,
+  stateDir,
+  storedKey,
+  useServer,
+} from './cliHelpers';
 import type { CreatedDevice } from '../support/server';
 import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
 import type { StatusReport } from '../../src/agent/status';
@@ -28,14 +37,26 @@ describe('enroll: the token forms and the link', () => {
     const tokenFile = join(tempDir(), 'token.txt');
     writeFileSync(tokenFile, `${device.enrollment_token}\n`, { mode: 0o600 });
 
-    const result = await runAgent(['enroll', '--server', running.current.url, '--token-file', tokenFile, ...common(dir), '--log-level', 'trace']);
+    const result = await runAgent([
+      'enroll',
+      '--server',
+      running.current.url,
+      '--token-file',
+      tokenFile,
+      ...common(dir),
+      '--log-level',
+      'trace',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Enrolled with ${running.current.url}.`);
     expect(result.stdout).toContain(`device-agent run --state-dir ${dir}`);
     expectNoSecrets(result, device.enrollment_token);
 
     const files = listStateFiles(dir);
-    expect(files.map((f) => [f.path, f.mode]).sort()).toEqual([['api-key', 0o600], ['enrollment.json', 0o600]]);
+    expect(files.map((f) => [f.path, f.mode]).sort()).toEqual([
+      ['api-key', 0o600],
+      ['enrollment.json', 0o600],
+    ]);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     const apiKey = storedKey(dir);
     expect(apiKey).toMatch(/^[0-9a-f]{96}$/);
@@ -66,7 +87,10 @@ describe('enroll: the token forms and the link', () => {
       const dir = stateDir();
       // util-linux `script` gives the agent a real pseudo-terminal; the token is typed after the prompt.
       const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
-      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}`, '/dev/null'], { env: agentEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}`, '/dev/null'], {
+        env: agentEnv(),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let output = '';
       let typed = false;
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -90,7 +114,10 @@ describe('enroll: the token forms and the link', () => {
       const dir = stateDir();
       // After the agent, `stty -a` on the same pseudo-terminal shows whether echo came back.
       const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
-      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}; echo "exit=$?"; stty -a`, '/dev/null'], { env: agentEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}; echo "exit=$?"; stty -a`, '/dev/null'], {
+        env: agentEnv(),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
         if (!output.includes('(not shown): ') && (output + chunk).includes('(not shown): ')) child.stdin.write('abc\u0003');
@@ -178,13 +205,17 @@ describe('enroll: refused tokens and unreachable servers store nothing', () => {
   });
 
   it('an unknown or expired token exits 3', async () => {
-    const unknown = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(stateDir())], { input: 'f'.repeat(96) });
+    const unknown = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(stateDir())], {
+      input: 'f'.repeat(96),
+    });
     expectUserError(unknown, 3, /already used: ask for a new one/);
 
     const device = await running.current.createDevice({ tokenTtl: '1s' });
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const dir = stateDir();
-    const expired = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: device.enrollment_token });
+    const expired = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
+      input: device.enrollment_token,
+    });
     expectUserError(expired, 3, /ask for a new one/);
     expect(listStateFiles(dir)).toEqual([]);
   });
@@ -223,11 +254,15 @@ describe('enroll: existing enrollments and concurrency', () => {
     const { dir, apiKey: oldKey } = await enrolledDir();
     const next = await running.current.createDevice();
 
-    const refused = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: next.enrollment_token });
+    const refused = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
+      input: next.enrollment_token,
+    });
     expectUserError(refused, 2, /already enrolled with http:\/\/127\.0\.0\.1:\d+ .*--force/);
     expect(storedKey(dir)).toBe(oldKey);
 
-    const forced = await runAgent(['enroll', '--force', '--server', running.current.url, '--token', '-', ...common(dir)], { input: next.enrollment_token });
+    const forced = await runAgent(['enroll', '--force', '--server', running.current.url, '--token', '-', ...common(dir)], {
+      input: next.enrollment_token,
+    });
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stdout).toContain(`Replaced the previous enrollment with ${running.current.url} (the server revoked the API key).`);
     const newKey = storedKey(dir);
@@ -250,7 +285,11 @@ describe('enroll: existing enrollments and concurrency', () => {
     expect(await serverAccepts(storedKey(dir))).toBe(true);
     // The refused token was never sent: it still enrolls elsewhere.
     await enrolledDir([first, second][loser]);
-    expect(listStateFiles(dir).map((f) => f.path).sort()).toEqual(['api-key', 'enrollment.json']);
+    expect(
+      listStateFiles(dir)
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(['api-key', 'enrollment.json']);
   });
 
   it('cleans up after an enrollment killed mid-flight', async () => {
@@ -258,10 +297,14 @@ describe('enroll: existing enrollments and concurrency', () => {
     proxy.add({ route: 'enroll', fault: { kind: 'delay', ms: 10_000 } });
     const device = await running.current.createDevice();
     const dir = stateDir();
-    const child = spawn(process.execPath, [AGENT_BIN, 'enroll', '--server', proxy.url, '--token', device.enrollment_token, ...common(dir)], {
-      env: agentEnv(),
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [AGENT_BIN, 'enroll', '--server', proxy.url, '--token', device.enrollment_token, ...common(dir)],
+      {
+        env: agentEnv(),
+        stdio: 'ignore',
+      },
+    );
     await proxy.waitFor((seen) => seen.some((r) => r.route === 'enroll'));
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -272,7 +315,9 @@ describe('enroll: existing enrollments and concurrency', () => {
     expect(status.code).toBe(5);
     expect(parseJson<StatusReport>(status.stdout).enrolled).toBe(false);
     const again = await running.current.createDevice();
-    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: again.enrollment_token });
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
+      input: again.enrollment_token,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(await serverAccepts(storedKey(dir))).toBe(true);
   });

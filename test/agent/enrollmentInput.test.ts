@@ -23,7 +23,10 @@ function file(content: string | Buffer): string {
 }
 
 async function refusal(raw: RawEnrollmentOptions): Promise<string> {
-  const err = await resolveEnrollmentInput(raw).then(() => null, (e: unknown) => e);
+  const err = await resolveEnrollmentInput(raw).then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(InvalidInputError);
   const message = (err as Error).message;
   expect(message).not.toContain(TOKEN);
@@ -47,7 +50,9 @@ describe('token from standard input (--token -)', () => {
     ['printf %s (no newline)', TOKEN],
     ['surrounding blanks', `  ${TOKEN} \n\n`],
   ])('%s', async (_label, input) => {
-    expect(await resolveEnrollmentInput({ server: SERVER, serverSource: 'cli', token: '-', tokenSource: 'cli', stdin: piped(input) })).toEqual(expected);
+    expect(
+      await resolveEnrollmentInput({ server: SERVER, serverSource: 'cli', token: '-', tokenSource: 'cli', stdin: piped(input) }),
+    ).toEqual(expected);
   });
 
   it('a token split across chunks', async () => {
@@ -147,7 +152,9 @@ describe('token and link files', () => {
     ['a missing file', () => join(tempDir(), 'none'), 'ENOENT'],
   ])('refuses %s', async (_label, path, why) => {
     const where = path();
-    expect(await refusal({ server: SERVER, serverSource: 'cli', tokenFile: where })).toMatch(new RegExp(`^cannot read the token file ${where}: .*${why}`));
+    expect(await refusal({ server: SERVER, serverSource: 'cli', tokenFile: where })).toMatch(
+      new RegExp(`^cannot read the token file ${where}: .*${why}`),
+    );
     expect(await refusal({ linkFile: where })).toMatch(new RegExp(`^cannot read the link file ${where}: .*${why}`));
   });
 
@@ -170,11 +177,31 @@ describe('token and link files', () => {
 describe('which inputs combine', () => {
   it.each<[string, RawEnrollmentOptions, string]>([
     ['the link and --link-file', { link: LINK, linkFile: '-' }, 'give the enrollment link or --link-file, not both'],
-    ['the link and --server', { link: LINK, server: SERVER, serverSource: 'cli' }, 'give either the enrollment link or --server with a token, not both'],
-    ['the link and --token', { link: LINK, token: TOKEN, tokenSource: 'cli' }, 'give either the enrollment link or --server with a token, not both'],
-    ['the link and --token-file', { link: LINK, tokenFile: '/dev/null' }, 'give either the enrollment link or --server with a token, not both'],
-    ['--link-file and --token-file', { linkFile: '-', tokenFile: '/dev/null' }, 'give either the enrollment link or --server with a token, not both'],
-    ['--token and --token-file', { server: SERVER, serverSource: 'cli', token: TOKEN, tokenSource: 'cli', tokenFile: '/dev/null' }, 'give --token or --token-file, not both'],
+    [
+      'the link and --server',
+      { link: LINK, server: SERVER, serverSource: 'cli' },
+      'give either the enrollment link or --server with a token, not both',
+    ],
+    [
+      'the link and --token',
+      { link: LINK, token: TOKEN, tokenSource: 'cli' },
+      'give either the enrollment link or --server with a token, not both',
+    ],
+    [
+      'the link and --token-file',
+      { link: LINK, tokenFile: '/dev/null' },
+      'give either the enrollment link or --server with a token, not both',
+    ],
+    [
+      '--link-file and --token-file',
+      { linkFile: '-', tokenFile: '/dev/null' },
+      'give either the enrollment link or --server with a token, not both',
+    ],
+    [
+      '--token and --token-file',
+      { server: SERVER, serverSource: 'cli', token: TOKEN, tokenSource: 'cli', tokenFile: '/dev/null' },
+      'give --token or --token-file, not both',
+    ],
     ['no server', { token: TOKEN, tokenSource: 'cli' }, 'missing the server'],
     ['no token', { server: SERVER, serverSource: 'cli' }, 'missing the enrollment token'],
   ])('refuses %s', async (_label, raw, message) => {
@@ -183,17 +210,35 @@ describe('which inputs combine', () => {
 
   it('the link wins over DEVICE_AGENT_SERVER and DEVICE_AGENT_TOKEN from the environment', async () => {
     const other = 'cd'.repeat(48);
-    expect(await resolveEnrollmentInput({ link: LINK, server: 'https://elsewhere.example', serverSource: 'env', token: other, tokenSource: 'env' })).toEqual(expected);
+    expect(
+      await resolveEnrollmentInput({
+        link: LINK,
+        server: 'https://elsewhere.example',
+        serverSource: 'env',
+        token: other,
+        tokenSource: 'env',
+      }),
+    ).toEqual(expected);
   });
 
   it('--token-file wins over DEVICE_AGENT_TOKEN', async () => {
-    expect(await resolveEnrollmentInput({ server: SERVER, serverSource: 'env', token: 'cd'.repeat(48), tokenSource: 'env', tokenFile: file(TOKEN) })).toEqual(expected);
+    expect(
+      await resolveEnrollmentInput({
+        server: SERVER,
+        serverSource: 'env',
+        token: 'cd'.repeat(48),
+        tokenSource: 'env',
+        tokenFile: file(TOKEN),
+      }),
+    ).toEqual(expected);
   });
 
   it('names where a malformed token came from', async () => {
     expect(await refusal({ server: SERVER, serverSource: 'cli', token: 'abc', tokenSource: 'cli' })).toContain('from --token:');
     expect(await refusal({ server: SERVER, serverSource: 'cli', token: 'abc', tokenSource: 'env' })).toContain('from DEVICE_AGENT_TOKEN:');
     expect(await refusal({ server: SERVER, serverSource: 'cli', tokenFile: file('abc') })).toContain('from --token-file:');
-    expect(await refusal({ server: SERVER, serverSource: 'cli', token: '-', tokenSource: 'cli', stdin: piped('abc') })).toContain('from standard input:');
+    expect(await refusal({ server: SERVER, serverSource: 'cli', token: '-', tokenSource: 'cli', stdin: piped('abc') })).toContain(
+      'from standard input:',
+    );
   });
 });

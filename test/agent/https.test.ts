@@ -18,7 +18,9 @@ describe('enroll over HTTPS with a private CA', () => {
   it('fails with exit 4 and a hint without the CA, storing nothing', async () => {
     const device = await running.current.createDevice();
     const dir = stateDir();
-    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: device.enrollment_token });
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
+      input: device.enrollment_token,
+    });
     expectUserError(result, 4, /UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to verify/);
     expect(result.stderr).toContain('pass it with --ca-file or DEVICE_AGENT_CA_FILE');
     expect(listStateFiles(dir)).toEqual([]);
@@ -43,7 +45,9 @@ describe('enroll over HTTPS with a private CA', () => {
     const device = await running.current.createDevice();
     expect(device.enrollment_link).toContain(encodeURIComponent(running.current.url));
     const dir = stateDir();
-    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir)], { env: agentEnv({ DEVICE_AGENT_CA_FILE: ca.caFile }) });
+    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir)], {
+      env: agentEnv({ DEVICE_AGENT_CA_FILE: ca.caFile }),
+    });
     expect(result.code, result.stderr).toBe(0);
     expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
   });

@@ -101,7 +101,9 @@ describe('enrollment link', () => {
     expect(parseEnrollmentLink(link(`token=${TOKEN}&server=${server}`)).serverUrl).toBe('https://agents.example.com');
     expect(parseEnrollmentLink(`DEVICE-AGENT://enroll/?server=${server}&token=${TOKEN}`).token).toBe(TOKEN);
     expect(parseEnrollmentLink(` \n${link(`server=${server}&token=${TOKEN}`)}\n`).token).toBe(TOKEN);
-    expect(parseEnrollmentLink(link(`server=${encodeURIComponent('http://127.0.0.1:8080')}&token=${TOKEN}`)).serverUrl).toBe('http://127.0.0.1:8080');
+    expect(parseEnrollmentLink(link(`server=${encodeURIComponent('http://127.0.0.1:8080')}&token=${TOKEN}`)).serverUrl).toBe(
+      'http://127.0.0.1:8080',
+    );
   });
 
   it.each([
@@ -122,7 +124,10 @@ describe('enrollment link', () => {
     [link(`server=${server}`), '"token" parameter must appear exactly once'],
     [link(`server=${encodeURIComponent('http://agents.example.com')}&token=${TOKEN}`), 'plain http is allowed only for loopback'],
     [link(`server=${encodeURIComponent('https://agents.example.com/path')}&token=${TOKEN}`), 'must not have a path'],
-    [link(`server=${server}&token=${TOKEN.slice(2)}`), 'invalid enrollment token from the enrollment link: it must be exactly 96 hexadecimal characters'],
+    [
+      link(`server=${server}&token=${TOKEN.slice(2)}`),
+      'invalid enrollment token from the enrollment link: it must be exactly 96 hexadecimal characters',
+    ],
     ['not a link at all', 'not a valid URL'],
   ])('refuses %#: %s', (input, why) => {
     const message = rejection(() => parseEnrollmentLink(input));

@@ -15,7 +15,9 @@ const serverAccepts = (apiKey: string) => accepts(running.current, apiKey);
 
 const missing = missingSecretServiceTools();
 if (missing.length > 0) {
-  console.warn(`SKIPPED: keyring tests need a Secret Service; missing ${missing.join(', ')} (apt-get install dbus-daemon gnome-keyring libsecret-tools)`);
+  console.warn(
+    `SKIPPED: keyring tests need a Secret Service; missing ${missing.join(', ')} (apt-get install dbus-daemon gnome-keyring libsecret-tools)`,
+  );
 }
 
 /** The keyring entry recorded for a state directory. */
@@ -46,10 +48,13 @@ describe.skipIf(missing.length > 0)('keyring key store (real Secret Service)', (
 
   async function enroll(dir: string, extra: string[] = []) {
     const device = await running.current.createDevice();
-    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', dir, '--log-level', 'trace', ...extra], {
-      input: device.enrollment_token,
-      env,
-    });
+    const result = await runAgent(
+      ['enroll', '--server', running.current.url, '--token', '-', '--state-dir', dir, '--log-level', 'trace', ...extra],
+      {
+        input: device.enrollment_token,
+        env,
+      },
+    );
     return { device, result };
   }
 
@@ -119,10 +124,13 @@ describe.skipIf(missing.length > 0)('keyring key store (real Secret Service)', (
       const { device, result } = await enroll(other);
       expectUserError(result, 1, /the OS secret store is unavailable: .*it is locked: unlock it/i);
       expect(listStateFiles(other)).toEqual([]);
-      const unspent = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', stateDir(), '--keystore', 'file'], {
-        input: device.enrollment_token,
-        env,
-      });
+      const unspent = await runAgent(
+        ['enroll', '--server', running.current.url, '--token', '-', '--state-dir', stateDir(), '--keystore', 'file'],
+        {
+          input: device.enrollment_token,
+          env,
+        },
+      );
       expect(unspent.code, unspent.stderr).toBe(0); // the token was not spent
     } finally {
       await secrets.unlock();
@@ -161,8 +169,14 @@ describe('key store choice without a Secret Service', () => {
         env: agentEnv(bus.env),
       });
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toContain('No OS secret store was reachable: no Secret Service provider (such as gnome-keyring) on the session bus.');
-      expect(listStateFiles(dir).map((f) => f.path).sort()).toEqual(['api-key', 'enrollment.json']);
+      expect(result.stdout).toContain(
+        'No OS secret store was reachable: no Secret Service provider (such as gnome-keyring) on the session bus.',
+      );
+      expect(
+        listStateFiles(dir)
+          .map((f) => f.path)
+          .sort(),
+      ).toEqual(['api-key', 'enrollment.json']);
     } finally {
       await bus.stop();
     }
@@ -171,10 +185,13 @@ describe('key store choice without a Secret Service', () => {
   it('--keystore keyring refuses with exit 1 before spending the token', async () => {
     const device = await running.current.createDevice();
     const dir = stateDir();
-    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', dir, '--keystore', 'keyring'], {
-      input: device.enrollment_token,
-      env: noBus(),
-    });
+    const result = await runAgent(
+      ['enroll', '--server', running.current.url, '--token', '-', '--state-dir', dir, '--keystore', 'keyring'],
+      {
+        input: device.enrollment_token,
+        env: noBus(),
+      },
+    );
     expectUserError(result, 1, /the OS secret store is unavailable: no D-Bus session bus/);
     expect(listStateFiles(dir)).toEqual([]);
     const retry = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', dir, '--keystore', 'file'], {

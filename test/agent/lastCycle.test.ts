@@ -17,7 +17,7 @@ interface Explained {
 }
 
 describe('status after a posture cycle', () => {
-  it('lists the cycle\'s FAIL and UNKNOWN checks with their summaries, which /postures never carried; unenroll clears them', async () => {
+  it("lists the cycle's FAIL and UNKNOWN checks with their summaries, which /postures never carried; unenroll clears them", async () => {
     const { dir, device } = await enrolledDir(running.current);
     const before = await runAgent(['status', ...common(dir)]);
     expect(before.stdout).toMatch(/^Last posture cycle: +none yet$/m);
@@ -30,14 +30,20 @@ describe('status after a posture cycle', () => {
     const human = await runAgent(['status', ...common(dir)]);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(
-      new RegExp(`^Last posture cycle: +\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z: ${local.length} checks, ${local.filter((r) => r.status === 'FAIL').length} failing, ${local.filter((r) => r.status === 'UNKNOWN').length} undecided$`, 'm'),
+      new RegExp(
+        `^Last posture cycle: +\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z: ${local.length} checks, ${local.filter((r) => r.status === 'FAIL').length} failing, ${local.filter((r) => r.status === 'UNKNOWN').length} undecided$`,
+        'm',
+      ),
     );
-    for (const r of failing) expect(human.stdout).toContain(`${r.check_key.padEnd(Math.max(...failing.map((f) => f.check_key.length)))}  ${r.summary}`);
+    for (const r of failing)
+      expect(human.stdout).toContain(`${r.check_key.padEnd(Math.max(...failing.map((f) => f.check_key.length)))}  ${r.summary}`);
     for (const r of local.filter((x) => x.status === 'PASS')) expect(human.stdout).not.toContain(r.summary);
     if (failing.length > 0) expect(human.stdout).toContain('Run `device-agent check` to see how to fix each one.');
 
     const json = parseJson<StatusReport & { last_cycle?: LastCycle }>((await runAgent(['status', '--json', ...common(dir)])).stdout);
-    expect(json.last_cycle?.failing).toEqual(failing.map((r) => ({ check_key: r.check_key, status: r.status, word: anyString(), summary: r.summary })));
+    expect(json.last_cycle?.failing).toEqual(
+      failing.map((r) => ({ check_key: r.check_key, status: r.status, word: anyString(), summary: r.summary })),
+    );
     expect(JSON.stringify(json.last_cycle)).not.toContain('evidence');
 
     // What the server received: the results, their evidence, none of the texts.

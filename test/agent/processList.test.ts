@@ -72,12 +72,22 @@ describe('enroll --link-file', () => {
 
   it.each([
     ['the link and --link-file', (link: string) => [link, '--link-file', '-'], /give the enrollment link or --link-file, not both/],
-    ['--link-file and --server', (_: string, server: string) => ['--link-file', '-', '--server', server], /give either the enrollment link or --server with a token, not both/],
-    ['--link-file and --token-file', () => ['--link-file', '-', '--token-file', '/dev/null'], /give either the enrollment link or --server with a token, not both/],
+    [
+      '--link-file and --server',
+      (_: string, server: string) => ['--link-file', '-', '--server', server],
+      /give either the enrollment link or --server with a token, not both/,
+    ],
+    [
+      '--link-file and --token-file',
+      () => ['--link-file', '-', '--token-file', '/dev/null'],
+      /give either the enrollment link or --server with a token, not both/,
+    ],
   ])('refuses %s (exit 2, nothing sent)', async (_label, extra, message) => {
     const device = await running.current.createDevice();
     const dir = stateDir();
-    const result = await runAgent(['enroll', ...extra(device.enrollment_link, running.current.url), ...common(dir)], { input: device.enrollment_link });
+    const result = await runAgent(['enroll', ...extra(device.enrollment_link, running.current.url), ...common(dir)], {
+      input: device.enrollment_link,
+    });
     expectUserError(result, 2, message);
     expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
     expect((await running.current.showDevice(device.device_id)).state).toBe('PENDING');

@@ -44,17 +44,25 @@ describe('atomic files', () => {
 
 /** A node process that takes the lock file the way acquireLock does and holds it until killed. */
 function holdLockInChild(file: string): Promise<{ pid: number; kill: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(file)}, process.pid + '\\n', { flag: 'wx' }); console.log('held'); setInterval(() => {}, 1000);`], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `require('fs').writeFileSync(${JSON.stringify(file)}, process.pid + '\\n', { flag: 'wx' }); console.log('held'); setInterval(() => {}, 1000);`,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.stdout.once('data', () =>
       resolve({
         pid: child.pid!,
-        kill: () => new Promise<void>((done) => {
-          child.once('exit', () => done());
-          child.kill('SIGKILL');
-        }),
+        kill: () =>
+          new Promise<void>((done) => {
+            child.once('exit', () => done());
+            child.kill('SIGKILL');
+          }),
       }),
     );
     child.once('error', reject);
@@ -123,11 +131,13 @@ describe('exclusive lock', () => {
       appendFileSync(${JSON.stringify(log)}, 'out ' + process.pid + '\\n');
       await lock.release();`;
     await Promise.all(
-      Array.from({ length: 4 }, () =>
-        new Promise<void>((resolve, reject) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'inherit' });
-          child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
-        }),
+      Array.from(
+        { length: 4 },
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'inherit' });
+            child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
+          }),
       ),
     );
     const lines = readFileSync(log, 'utf8').trim().split('\n');
@@ -183,7 +193,9 @@ describe('state directory', () => {
     const paths = platformPaths('LINUX');
     expect(resolveStateDir({ explicit: 'rel/dir', paths })).toBe(join(process.cwd(), 'rel/dir'));
     expect(resolveStateDir({ privileged: true, paths, env })).toBe('/var/lib/device-agent');
-    expect(resolveStateDir({ privileged: false, systemStatePresent: false, paths, env, home: '/home/ann' })).toBe('/home/ann/.state/device-agent');
+    expect(resolveStateDir({ privileged: false, systemStatePresent: false, paths, env, home: '/home/ann' })).toBe(
+      '/home/ann/.state/device-agent',
+    );
     // An explicit directory wins even when the service's state exists.
     expect(resolveStateDir({ explicit: '/tmp/x', privileged: false, systemStatePresent: true, paths })).toBe('/tmp/x');
   });

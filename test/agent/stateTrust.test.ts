@@ -18,7 +18,9 @@ const running = useServer();
 /** Enrolling `dir` is refused with exit 2, and the token is still valid afterwards (nothing was sent). */
 async function expectEnrollRefused(dir: string, message: RegExp): Promise<void> {
   const device = await running.current.createDevice();
-  const refused = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: device.enrollment_token });
+  const refused = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
+    input: device.enrollment_token,
+  });
   expectUserError(refused, 2, message);
   expect(refused.stderr).toContain('Nothing was changed');
   expectNoSecrets(refused, device.enrollment_token);
@@ -40,7 +42,11 @@ describe.skipIf(!isRoot)('the state directory is trusted only when it is ours', 
   });
 
   it('refuses a directory writable by group or others instead of chmodding it', async () => {
-    for (const [mode, who] of [[0o777, 'group and others'], [0o730, 'group'], [0o703, 'others']] as const) {
+    for (const [mode, who] of [
+      [0o777, 'group and others'],
+      [0o730, 'group'],
+      [0o703, 'others'],
+    ] as const) {
       const dir = stateDir();
       mkdirSync(dir);
       chmodSync(dir, mode);
@@ -62,38 +68,63 @@ describe.skipIf(!isRoot)('the state directory is trusted only when it is ours', 
   });
 
   it.each<[string, (dir: string) => void, RegExp]>([
-    ['record owned by another user', (dir) => chownSync(join(dir, 'enrollment.json'), NOBODY, NOBODY), /enrollment\.json is owned by uid 65534/],
+    [
+      'record owned by another user',
+      (dir) => chownSync(join(dir, 'enrollment.json'), NOBODY, NOBODY),
+      /enrollment\.json is owned by uid 65534/,
+    ],
     ['key file writable by others', (dir) => chmodSync(join(dir, 'api-key'), 0o606), /api-key is writable by others/],
-    ['queue directory writable by all', (dir) => {
-      mkdirSync(join(dir, 'queue'));
-      chmodSync(join(dir, 'queue'), 0o777);
-    }, /queue is writable by group and others/],
+    [
+      'queue directory writable by all',
+      (dir) => {
+        mkdirSync(join(dir, 'queue'));
+        chmodSync(join(dir, 'queue'), 0o777);
+      },
+      /queue is writable by group and others/,
+    ],
     ['planted symbolic link', (dir) => symlinkSync('/etc/hostname', join(dir, 'status.json')), /status\.json is a symbolic link/],
     // A lock is a link naming a pid (lock.ts); one naming anything else is planted.
-    ['lock link that names a file, not a pid', (dir) => symlinkSync('/etc/hostname', join(dir, 'daemon.lock')), /daemon\.lock is a symbolic link/],
-    ['pid lock link owned by another user', (dir) => {
-      symlinkSync('1', join(dir, 'daemon.lock'));
-      lchownSync(join(dir, 'daemon.lock'), NOBODY, NOBODY);
-    }, /daemon\.lock is owned by uid 65534/],
-  ])('refuses an enrolled directory with a %s, in every command, changing nothing', async (_label, plant, message) => {
-    const { dir, device } = await enrolledDir(running.current);
-    plant(dir);
-    const entries = () => readdirSync(dir).map((name) => [name, lstatSync(join(dir, name)).mode, lstatSync(join(dir, name)).uid]);
-    const before = entries();
-    for (const args of [['status'], ['unenroll'], ['run', '--once']]) {
-      const result = await runAgent([...args, ...common(dir)]);
-      expectUserError(result, 2, message);
-    }
-    // Nothing changed: same entries, modes and owners; the key was not revoked at the server.
-    expect(entries()).toEqual(before);
-    expect((await running.current.showDevice(device.device_id)).state).not.toBe('REVOKED');
-  }, 90_000);
+    [
+      'lock link that names a file, not a pid',
+      (dir) => symlinkSync('/etc/hostname', join(dir, 'daemon.lock')),
+      /daemon\.lock is a symbolic link/,
+    ],
+    [
+      'pid lock link owned by another user',
+      (dir) => {
+        symlinkSync('1', join(dir, 'daemon.lock'));
+        lchownSync(join(dir, 'daemon.lock'), NOBODY, NOBODY);
+      },
+      /daemon\.lock is owned by uid 65534/,
+    ],
+  ])(
+    'refuses an enrolled directory with a %s, in every command, changing nothing',
+    async (_label, plant, message) => {
+      const { dir, device } = await enrolledDir(running.current);
+      plant(dir);
+      const entries = () => readdirSync(dir).map((name) => [name, lstatSync(join(dir, name)).mode, lstatSync(join(dir, name)).uid]);
+      const before = entries();
+      for (const args of [['status'], ['unenroll'], ['run', '--once']]) {
+        const result = await runAgent([...args, ...common(dir)]);
+        expectUserError(result, 2, message);
+      }
+      // Nothing changed: same entries, modes and owners; the key was not revoked at the server.
+      expect(entries()).toEqual(before);
+      expect((await running.current.showDevice(device.device_id)).state).not.toBe('REVOKED');
+    },
+    90_000,
+  );
 
   it("trusts the running daemon's own lock (a link naming its pid): status reads the state meanwhile", async () => {
     const { dir } = await enrolledDir(running.current);
     const daemon = startDaemon(dir);
     try {
-      await until(() => lstatSync(join(dir, 'daemon.lock'), { throwIfNoEntry: false })?.isSymbolicLink() === true, Boolean, 15_000, 'the daemon lock');
+      await until(
+        () => lstatSync(join(dir, 'daemon.lock'), { throwIfNoEntry: false })?.isSymbolicLink() === true,
+        Boolean,
+        15_000,
+        'the daemon lock',
+      );
       const status = await runAgent(['status', ...common(dir)]);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toContain(String(daemon.pid));
@@ -107,7 +138,9 @@ describe.skipIf(!isRoot)('the state directory is trusted only when it is ours', 
     mkdirSync(dir);
     chmodSync(dir, 0o755);
     const device = await running.current.createDevice();
-    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], { input: device.enrollment_token });
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-', ...common(dir)], {
+      input: device.enrollment_token,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
   });

@@ -6,7 +6,16 @@ import { wipeCredentials } from '../../src/agent/credentials';
 import { updateRuntimeStatus } from '../../src/agent/runtimeStatus';
 import { listStateFiles, runAgent } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
-import { common, enrolledDir as enrollIn, expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, storedKey, useServer } from './cliHelpers';
+import {
+  common,
+  enrolledDir as enrollIn,
+  expectNoSecrets,
+  expectUserError,
+  serverAccepts as accepts,
+  stateDir,
+  storedKey,
+  useServer,
+} from './cliHelpers';
 import type { StatusReport } from '../../src/agent/status';
 import { parseJson } from '../support/json';
 
@@ -60,7 +69,13 @@ describe('status', () => {
     const none = await runAgent(['status', '--json', ...common(dir)]);
     expect(none.code).toBe(5);
     expect(JSON.parse(none.stdout)).toMatchObject({
-      enrolled: false, server_url: null, device_id: null, keystore: 'file', queued_results: 0, last_heartbeat_at: null, last_upload_at: null,
+      enrolled: false,
+      server_url: null,
+      device_id: null,
+      keystore: 'file',
+      queued_results: 0,
+      last_heartbeat_at: null,
+      last_upload_at: null,
     });
     expect(existsSync(dir)).toBe(false); // status creates nothing
 
@@ -117,7 +132,9 @@ describe('unenroll', () => {
     const result = await runAgent(['unenroll', ...common(dir)]);
     const took = Date.now() - started;
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/The server did not confirm \(cannot reach http:\/\/127\.0\.0\.1:\d+: the request timed out\): an administrator may need to revoke/);
+    expect(result.stdout).toMatch(
+      /The server did not confirm \(cannot reach http:\/\/127\.0\.0\.1:\d+: the request timed out\): an administrator may need to revoke/,
+    );
     expect(took).toBeGreaterThanOrEqual(5_000);
     expect(took).toBeLessThan(15_000);
     expect(listStateFiles(dir)).toEqual([]);

@@ -28,7 +28,9 @@ describe('the enrollment record is re-validated on every load', () => {
     expectNoSecrets(once, apiKey);
 
     const status = await runAgent(['status', ...common(dir)], { env });
-    expect(status.stderr).toMatch(/names a server that is not allowed \(invalid server URL: .*\); nothing was sent: run `device-agent unenroll`/);
+    expect(status.stderr).toMatch(
+      /names a server that is not allowed \(invalid server URL: .*\); nothing was sent: run `device-agent unenroll`/,
+    );
 
     const unenrolled = await runAgent(['unenroll', ...common(dir)], { env });
     expect(unenrolled.code, unenrolled.stderr).toBe(0);

@@ -26,7 +26,12 @@ describe.skipIf(!canSwitchUser)('as a non-root user without --state-dir', () => 
     const home = userHome();
     const device = await running.current.createDevice();
     const env = agentEnv({ HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_RUNTIME_DIR: home });
-    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-'], { input: device.enrollment_token, env, uid: NOBODY, gid: NOBODY });
+    const result = await runAgent(['enroll', '--server', running.current.url, '--token', '-'], {
+      input: device.enrollment_token,
+      env,
+      uid: NOBODY,
+      gid: NOBODY,
+    });
     expect(result.code, result.stderr).toBe(0);
     const dir = join(home, 'state', 'device-agent');
     expect(statSync(dir)).toMatchObject({ uid: NOBODY, mode: anyNumber() });

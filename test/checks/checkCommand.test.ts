@@ -13,7 +13,11 @@ import type { PostureResult } from '../../src/protocol/schemas';
 const CLI = path.resolve('dist/device-agent.cjs');
 
 function cli(args: string[]) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, DEVICE_AGENT_POLICY: '' }, timeout: 60_000 });
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, DEVICE_AGENT_POLICY: '' },
+    timeout: 60_000,
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -72,16 +76,35 @@ describe('rendering', () => {
     const text = wrap(`Debian, Ubuntu: install and turn on ufw: ${command} (drop the OpenSSH line if nobody logs in remotely).`, '    ');
     for (const line of text.split('\n')) expect(line.startsWith('    ')).toBe(true);
     expect(text.split('\n').some((l) => l.trim() === command || l.includes(command))).toBe(true);
-    expect(text.split('\n').filter((l) => !l.includes(command)).every((l) => l.length <= 100)).toBe(true);
+    expect(
+      text
+        .split('\n')
+        .filter((l) => !l.includes(command))
+        .every((l) => l.length <= 100),
+    ).toBe(true);
   });
 
   it('explains a recorded FAIL with the steps for the release the OS_VERSION result names', () => {
     const results: PostureResult[] = [
-      { check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering', ipv6_enabled: true }, observed_at: '2026-11-24T12:00:00Z' },
-      { check_key: 'OS_VERSION', status: 'PASS', evidence: { rule: 'supported', product: 'fedora', version: '42' }, observed_at: '2026-11-24T12:00:00Z' },
+      {
+        check_key: 'FIREWALL_ENABLED',
+        status: 'FAIL',
+        evidence: { rule: 'no_inbound_filtering', ipv6_enabled: true },
+        observed_at: '2026-11-24T12:00:00Z',
+      },
+      {
+        check_key: 'OS_VERSION',
+        status: 'PASS',
+        evidence: { rule: 'supported', product: 'fedora', version: '42' },
+        observed_at: '2026-11-24T12:00:00Z',
+      },
     ];
     const os = { product: 'fedora', version: '42' };
-    const text = renderExplanations(results, results.map((r) => explainResult('LINUX', r, { os })), false);
+    const text = renderExplanations(
+      results,
+      results.map((r) => explainResult('LINUX', r, { os })),
+      false,
+    );
     expect(text).toContain('FIREWALL_ENABLED  FAIL (no_inbound_filtering)');
     expect(text).toContain('Fedora, RHEL: `sudo dnf install firewalld && sudo systemctl enable --now firewalld`');
     expect(text).not.toContain('apt install');

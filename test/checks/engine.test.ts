@@ -26,7 +26,10 @@ function delayed(key: Check['key'], ms: number): Check {
 describe('runChecks', () => {
   it('runs checks concurrently and returns them in order as posture results', async () => {
     const started = Date.now();
-    const results = await runChecks([delayed('DISK_ENCRYPTION', 300), delayed('SCREEN_LOCK', 300), delayed('FIREWALL_ENABLED', 300)], options);
+    const results = await runChecks(
+      [delayed('DISK_ENCRYPTION', 300), delayed('SCREEN_LOCK', 300), delayed('FIREWALL_ENABLED', 300)],
+      options,
+    );
     expect(Date.now() - started).toBeLessThan(800);
     expect(results.map((r) => r.check_key)).toEqual(['DISK_ENCRYPTION', 'SCREEN_LOCK', 'FIREWALL_ENABLED']);
     for (const r of results) {
@@ -37,7 +40,12 @@ describe('runChecks', () => {
   });
 
   it('turns a check that exceeds its timeout into UNKNOWN timeout without delaying the others', async () => {
-    const hanging = defineCheck({ key: 'TIME_SYNC', platform: 'LINUX', collect: () => new Promise<never>(() => {}), evaluate: () => pass() }) as Check;
+    const hanging = defineCheck({
+      key: 'TIME_SYNC',
+      platform: 'LINUX',
+      collect: () => new Promise<never>(() => {}),
+      evaluate: () => pass(),
+    }) as Check;
     const started = Date.now();
     const results = await runChecks([hanging, delayed('OS_VERSION', 10)], { ...options, checkTimeoutMs: 150 });
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -72,7 +80,8 @@ describe('runChecks', () => {
       key: 'MALWARE_PROTECTION',
       platform: 'LINUX',
       collect: () => Promise.resolve({}),
-      evaluate: () => pass({ text: 'x'.repeat(5_000), items: Array.from({ length: 500 }, (_, i) => i), nested: { a: { b: { c: { d: { e: 1 } } } } } }),
+      evaluate: () =>
+        pass({ text: 'x'.repeat(5_000), items: Array.from({ length: 500 }, (_, i) => i), nested: { a: { b: { c: { d: { e: 1 } } } } } }),
     }) as Check;
     const [result] = await runChecks([noisy], options);
     expect(Buffer.byteLength(JSON.stringify(result!.evidence))).toBeLessThanOrEqual(EVIDENCE_LIMITS.totalBytes);
@@ -119,7 +128,7 @@ describe('failure reasons', () => {
 });
 
 describe('containers mode', () => {
-  it('gives the policy\'s verdict for host-level controls in a container or jail, naming the rule', () => {
+  it("gives the policy's verdict for host-level controls in a container or jail, naming the rule", () => {
     expect(containersModeVerdict(DEFAULT_POLICY, 'jail', { virtualization: 'jail' })).toEqual({
       status: 'UNKNOWN',
       evidence: { reason: 'jail', virtualization: 'jail', rule: 'containers_mode' },

@@ -26,7 +26,12 @@ describe.each(fixtures.map((f) => [`${f.platform}/${f.checkKey}/${f.name}`, f] a
 it.each(PLATFORMS)('covers every %s check with PASS, FAIL and UNKNOWN or NOT_APPLICABLE cases', (platform) => {
   for (const key of CHECK_KEYS) {
     const statuses = new Set(fixtures.filter((f) => f.platform === platform && f.checkKey === key).map((f) => f.fixture.expect.status));
-    expect({ key, pass: statuses.has('PASS'), fail: statuses.has('FAIL'), undecided: statuses.has('UNKNOWN') || statuses.has('NOT_APPLICABLE') }).toEqual({
+    expect({
+      key,
+      pass: statuses.has('PASS'),
+      fail: statuses.has('FAIL'),
+      undecided: statuses.has('UNKNOWN') || statuses.has('NOT_APPLICABLE'),
+    }).toEqual({
       key,
       pass: true,
       fail: true,

@@ -34,7 +34,12 @@ describe('runCommand', () => {
     process.env.CHECKS_HOST_TEST_SECRET = 'must-not-leak';
     try {
       const result = await runCommand('/usr/bin/env', [], { env: { EXTRA: 'yes' } });
-      const env = Object.fromEntries(result.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      const env = Object.fromEntries(
+        result.stdout
+          .trim()
+          .split('\n')
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
       expect(env).toMatchObject({ LC_ALL: 'C', LANG: 'C', EXTRA: 'yes' });
       expect(env.PATH).toBe('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
       expect(env.CHECKS_HOST_TEST_SECRET).toBeUndefined();
@@ -79,7 +84,7 @@ describe('runCommand', () => {
     expect((await runCommand('/bin/cat', [], { input: 'hello\n' })).stdout).toBe('hello\n');
   });
 
-  it.skipIf(process.getuid?.() !== 0)('runs in another user\'s context when asked (root only)', async () => {
+  it.skipIf(process.getuid?.() !== 0)("runs in another user's context when asked (root only)", async () => {
     const result = await runCommand('/usr/bin/id', ['-u'], { user: { uid: 65534, gid: 65534 } });
     expect(result.stdout.trim()).toBe('65534');
   });

@@ -88,7 +88,9 @@ export function extractOutcomeWords(): CheckWords[] {
         }
         if (ts.isArrowFunction(node) && isReasonType(node.type) && !ts.isBlock(node.body)) sites.push(node.body);
         if (ts.isIdentifier(node) || ts.isShorthandPropertyAssignment(node)) {
-          const decl = ts.isShorthandPropertyAssignment(node) ? checker.getShorthandAssignmentValueSymbol(node)?.valueDeclaration : declarationOf(node);
+          const decl = ts.isShorthandPropertyAssignment(node)
+            ? checker.getShorthandAssignmentValueSymbol(node)?.valueDeclaration
+            : declarationOf(node);
           const target = decl && codeOf(decl);
           if (target && !visited.has(target)) queue.push(target);
         }
@@ -101,7 +103,11 @@ export function extractOutcomeWords(): CheckWords[] {
 
   function functionOf(decl: ts.Declaration): FunctionLike | undefined {
     if (ts.isFunctionDeclaration(decl) || ts.isMethodDeclaration(decl)) return decl;
-    if (ts.isVariableDeclaration(decl) && decl.initializer && (ts.isArrowFunction(decl.initializer) || ts.isFunctionExpression(decl.initializer))) {
+    if (
+      ts.isVariableDeclaration(decl) &&
+      decl.initializer &&
+      (ts.isArrowFunction(decl.initializer) || ts.isFunctionExpression(decl.initializer))
+    ) {
       return decl.initializer;
     }
     return undefined;
@@ -132,9 +138,18 @@ export function extractOutcomeWords(): CheckWords[] {
     seen.add(expr);
     const add = (e: ts.Expression) => wordsOf(e, scope, seen).forEach((w) => out.add(w));
     if (ts.isStringLiteral(expr) || ts.isNoSubstitutionTemplateLiteral(expr)) out.add(expr.text);
-    else if (ts.isParenthesizedExpression(expr) || ts.isAsExpression(expr) || ts.isSatisfiesExpression(expr) || ts.isNonNullExpression(expr)) add(expr.expression);
+    else if (
+      ts.isParenthesizedExpression(expr) ||
+      ts.isAsExpression(expr) ||
+      ts.isSatisfiesExpression(expr) ||
+      ts.isNonNullExpression(expr)
+    )
+      add(expr.expression);
     else if (ts.isConditionalExpression(expr)) [expr.whenTrue, expr.whenFalse].forEach(add);
-    else if (ts.isBinaryExpression(expr) && [ts.SyntaxKind.QuestionQuestionToken, ts.SyntaxKind.BarBarToken].includes(expr.operatorToken.kind)) {
+    else if (
+      ts.isBinaryExpression(expr) &&
+      [ts.SyntaxKind.QuestionQuestionToken, ts.SyntaxKind.BarBarToken].includes(expr.operatorToken.kind)
+    ) {
       [expr.left, expr.right].forEach(add);
     } else if (ts.isCallExpression(expr) && declarationOf(expr.expression) && functionOf(declarationOf(expr.expression)!)) {
       const fn = functionOf(declarationOf(expr.expression)!)!;
@@ -142,7 +157,7 @@ export function extractOutcomeWords(): CheckWords[] {
       else {
         const returns = (node: ts.Node): void => {
           if (ts.isReturnStatement(node) && node.expression) add(node.expression);
-          if (node !== fn && (ts.isFunctionLike(node))) return;
+          if (node !== fn && ts.isFunctionLike(node)) return;
           ts.forEachChild(node, returns);
         };
         if (fn.body) ts.forEachChild(fn.body, returns);

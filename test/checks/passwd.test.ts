@@ -4,7 +4,9 @@ import { parsePasswd } from '../../checks/passwd';
 
 describe('/etc/passwd', () => {
   it('keeps uid, gid and absolute home directories only', () => {
-    const accounts = parsePasswd('# comment\nalice:*:1001:1001:Alice:/home/alice:/bin/sh\nodd:*:1002:1002::-n:/bin/sh\nrel:x:1004:1004::home/rel:/bin/sh\nshort:*:1003\n');
+    const accounts = parsePasswd(
+      '# comment\nalice:*:1001:1001:Alice:/home/alice:/bin/sh\nodd:*:1002:1002::-n:/bin/sh\nrel:x:1004:1004::home/rel:/bin/sh\nshort:*:1003\n',
+    );
     expect([...accounts.entries()]).toEqual([[1001, { uid: 1001, gid: 1001, home: '/home/alice' }]]);
   });
 

@@ -33,13 +33,18 @@ describe('default policy', () => {
 });
 
 describe('docs/checks.md#policy', () => {
-  const section = readFileSync(new URL('../../docs/checks.md', import.meta.url), 'utf8').split('\n## Policy\n')[1]!.split('\n## ')[0]!;
+  const section = readFileSync(new URL('../../docs/checks.md', import.meta.url), 'utf8')
+    .split('\n## Policy\n')[1]!
+    .split('\n## ')[0]!;
 
   it('shows the defaults exactly as DEFAULT_POLICY has them', () => {
     const documented: unknown = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!);
     const { lifecycle, ...osVersion } = DEFAULT_POLICY.osVersion;
     expect(lifecycle).toEqual(DEFAULT_LIFECYCLE);
-    expect(documented).toEqual({ ...DEFAULT_POLICY, osVersion: { ...osVersion, lifecycle: '(the built-in table of checks/<os>/lifecycle.ts)' } });
+    expect(documented).toEqual({
+      ...DEFAULT_POLICY,
+      osVersion: { ...osVersion, lifecycle: '(the built-in table of checks/<os>/lifecycle.ts)' },
+    });
   });
 
   it('has a table row for every knob', () => {
@@ -53,7 +58,10 @@ describe('docs/checks.md#policy', () => {
         ? Object.entries(value).flatMap(([k, v]) => leaves(v, path ? `${path}.${k}` : k))
         : [path];
     for (const knob of leaves(DEFAULT_POLICY, '')) {
-      expect(documented.some((row) => knob === row || knob.startsWith(`${row}.`)), knob).toBe(true);
+      expect(
+        documented.some((row) => knob === row || knob.startsWith(`${row}.`)),
+        knob,
+      ).toBe(true);
     }
   });
 });
@@ -68,23 +76,35 @@ describe('policy overrides', () => {
   });
 
   it('keeps the other Windows floor when an override sets one', () => {
-    expect(resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 22631 } } } }).osVersion.minimum.WINDOWS).toEqual({ minBuild: 22631, minServerBuild: 14393 });
-    expect(resolvePolicy({ osVersion: { minimum: { WINDOWS: { minServerBuild: 20348 } } } }).osVersion.minimum.WINDOWS).toEqual({ minBuild: 19045, minServerBuild: 20348 });
+    expect(resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 22631 } } } }).osVersion.minimum.WINDOWS).toEqual({
+      minBuild: 22631,
+      minServerBuild: 14393,
+    });
+    expect(resolvePolicy({ osVersion: { minimum: { WINDOWS: { minServerBuild: 20348 } } } }).osVersion.minimum.WINDOWS).toEqual({
+      minBuild: 19045,
+      minServerBuild: 20348,
+    });
   });
 
-  it('loads an administrator\'s JSON file', () => {
-    const policy = loadPolicyFile(file('ok.json', JSON.stringify({ containers: { mode: 'NOT_APPLICABLE' }, malware: { requiredAgents: { LINUX: ['clamav'] } } })));
+  it("loads an administrator's JSON file", () => {
+    const policy = loadPolicyFile(
+      file('ok.json', JSON.stringify({ containers: { mode: 'NOT_APPLICABLE' }, malware: { requiredAgents: { LINUX: ['clamav'] } } })),
+    );
     expect(policy.containers.mode).toBe('NOT_APPLICABLE');
     expect(policy.malware.requiredAgents).toEqual({ LINUX: ['clamav'], FREEBSD: [] });
   });
 
   it('replaces the lifecycle table as a whole when the file gives one', () => {
-    const policy = loadPolicyFile(file('lc.json', JSON.stringify({ osVersion: { lifecycle: { debian: [{ cycle: '12', eol: '2030-01-01' }] } } })));
+    const policy = loadPolicyFile(
+      file('lc.json', JSON.stringify({ osVersion: { lifecycle: { debian: [{ cycle: '12', eol: '2030-01-01' }] } } })),
+    );
     expect(policy.osVersion.lifecycle).toEqual({ debian: [{ cycle: '12', eol: '2030-01-01' }] });
   });
 
   it('rejects a missing file, bad JSON and invalid values with a precise message', () => {
-    expect(() => loadPolicyFile(path.join(dir, 'absent.json'))).toThrow(new PolicyError(`cannot read policy file ${path.join(dir, 'absent.json')}: ENOENT`));
+    expect(() => loadPolicyFile(path.join(dir, 'absent.json'))).toThrow(
+      new PolicyError(`cannot read policy file ${path.join(dir, 'absent.json')}: ENOENT`),
+    );
     expect(() => loadPolicyFile(file('bad.json', '{ "password": '))).toThrow(/is not valid JSON/);
     expect(() => loadPolicyFile(file('neg.json', '{"password":{"minLength":-1}}'))).toThrow(/invalid policy at password\.minLength/);
     expect(() => loadPolicyFile(file('mode.json', '{"containers":{"mode":"PASS"}}'))).toThrow(/invalid policy at containers\.mode/);

@@ -38,12 +38,18 @@ describe('judgeRelease', () => {
   });
 
   it('FAILs past the end of regular support (rule eol) unless extended support is accepted', () => {
-    expect(judgeRelease(release('1', '1.5'), {}, policy(), now)).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol', eol: '2025-01-01', extended_end: '2027-01-01' } });
+    expect(judgeRelease(release('1', '1.5'), {}, policy(), now)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'eol', eol: '2025-01-01', extended_end: '2027-01-01' },
+    });
     expect(judgeRelease(release('1', '1.5'), { acceptExtendedSupport: true }, policy(), now)).toMatchObject({
       status: 'PASS',
       evidence: { rule: 'extended_support', extended_support_accepted: true },
     });
-    expect(judgeRelease(release('0', '0.9'), { acceptExtendedSupport: true }, policy(), now)).toMatchObject({ status: 'FAIL', evidence: { rule: 'extended_eol' } });
+    expect(judgeRelease(release('0', '0.9'), { acceptExtendedSupport: true }, policy(), now)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'extended_eol' },
+    });
   });
 
   it('honours the grace period after the end of life', () => {
@@ -54,16 +60,28 @@ describe('judgeRelease', () => {
   it('FAILs a lagging patch level only when maxPatchLagDays is set (rule patch_lag)', () => {
     expect(judgeRelease(release('1', '1.2'), { acceptExtendedSupport: true }, policy(), now).status).toBe('PASS');
     const strict = policy({ osVersion: { maxPatchLagDays: 30 } });
-    expect(judgeRelease(release('1', '1.2'), { acceptExtendedSupport: true }, strict, now)).toMatchObject({ status: 'FAIL', evidence: { rule: 'patch_lag', latest: '1.5' } });
+    expect(judgeRelease(release('1', '1.2'), { acceptExtendedSupport: true }, strict, now)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'patch_lag', latest: '1.5' },
+    });
     expect(judgeRelease(release('1', '1.5'), { acceptExtendedSupport: true }, strict, now).status).toBe('PASS');
   });
 
   it('PASSes a cycle with no announced end', () => {
-    expect(judgeRelease(release('2', '2.3'), {}, policy(), now)).toMatchObject({ status: 'PASS', evidence: { rule: 'supported', eol: false } });
+    expect(judgeRelease(release('2', '2.3'), {}, policy(), now)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'supported', eol: false },
+    });
   });
 
   it('reports an unknown release as UNKNOWN, or FAIL when the policy says so', () => {
-    expect(judgeRelease(release('7', '7.0'), {}, policy(), now)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
-    expect(judgeRelease(release('7', '7.0'), {}, policy({ osVersion: { unknownRelease: 'FAIL' } }), now)).toMatchObject({ status: 'FAIL', evidence: { rule: 'unknown_release' } });
+    expect(judgeRelease(release('7', '7.0'), {}, policy(), now)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release' },
+    });
+    expect(judgeRelease(release('7', '7.0'), {}, policy({ osVersion: { unknownRelease: 'FAIL' } }), now)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'unknown_release' },
+    });
   });
 });

@@ -38,7 +38,8 @@ export function deadEntries(catalogues: Record<Platform, PlatformRemedies>, word
   for (const platform of PLATFORMS) {
     const catalogue = catalogues[platform];
     for (const checkKey of CHECK_KEYS) {
-      for (const word of Object.keys(catalogue.checks[checkKey])) if (!words.has(triple(platform, checkKey, word))) dead.push(triple(platform, checkKey, word));
+      for (const word of Object.keys(catalogue.checks[checkKey]))
+        if (!words.has(triple(platform, checkKey, word))) dead.push(triple(platform, checkKey, word));
     }
     for (const word of Object.keys(catalogue.shared)) {
       const used = CHECK_KEYS.some((k) => words.has(triple(platform, k, word)) && !Object.hasOwn(catalogue.checks[k], word));
@@ -82,12 +83,18 @@ beforeAll(async () => {
 describe('the word extractor', () => {
   it('finds every check of every platform', () => {
     for (const platform of PLATFORMS) {
-      for (const checkKey of CHECK_KEYS) expect([...extracted].some((t) => t.startsWith(`${platform} ${checkKey} `)), `${platform} ${checkKey}`).toBe(true);
+      for (const checkKey of CHECK_KEYS)
+        expect(
+          [...extracted].some((t) => t.startsWith(`${platform} ${checkKey} `)),
+          `${platform} ${checkKey}`,
+        ).toBe(true);
     }
   });
 
   it('finds every word a fixture returns (it reads the code the fixtures run)', () => {
-    const missed = observed.filter((o) => o.word !== null && !extracted.has(triple(o.platform, o.checkKey, o.word))).map((o) => `${triple(o.platform, o.checkKey, o.word!)} (${o.name})`);
+    const missed = observed
+      .filter((o) => o.word !== null && !extracted.has(triple(o.platform, o.checkKey, o.word)))
+      .map((o) => `${triple(o.platform, o.checkKey, o.word!)} (${o.name})`);
     expect(missed).toEqual([]);
   });
 
@@ -110,9 +117,17 @@ describe('the catalogue', () => {
     const linux = REMEDIATION.LINUX;
     const { no_inbound_filtering: _removed, ...firewall } = linux.checks.FIREWALL_ENABLED;
     const without = { ...REMEDIATION, LINUX: { ...linux, checks: { ...linux.checks, FIREWALL_ENABLED: firewall } } };
-    const some = new Map([triple('LINUX', 'FIREWALL_ENABLED', 'no_inbound_filtering'), triple('LINUX', 'FIREWALL_ENABLED', 'inbound_filtered'), triple('LINUX', 'TIME_SYNC', 'permission_denied')].map((t) => [t, 'code']));
+    const some = new Map(
+      [
+        triple('LINUX', 'FIREWALL_ENABLED', 'no_inbound_filtering'),
+        triple('LINUX', 'FIREWALL_ENABLED', 'inbound_filtered'),
+        triple('LINUX', 'TIME_SYNC', 'permission_denied'),
+      ].map((t) => [t, 'code']),
+    );
     expect(missingEntries(without, some)).toEqual(['LINUX FIREWALL_ENABLED no_inbound_filtering']);
-    expect(missingEntries(REMEDIATION, new Map(some).set(triple('DARWIN', 'SCREEN_LOCK', 'brand_new_rule'), 'code'))).toEqual(['DARWIN SCREEN_LOCK brand_new_rule']);
+    expect(missingEntries(REMEDIATION, new Map(some).set(triple('DARWIN', 'SCREEN_LOCK', 'brand_new_rule'), 'code'))).toEqual([
+      'DARWIN SCREEN_LOCK brand_new_rule',
+    ]);
     const dead = new Set(deadEntries(REMEDIATION, words));
     const withoutSyncPending = new Map([...words].filter(([t]) => t !== 'LINUX TIME_SYNC sync_pending'));
     expect(deadEntries(REMEDIATION, withoutSyncPending).filter((d) => !dead.has(d))).toEqual(['LINUX TIME_SYNC sync_pending']);
@@ -129,7 +144,11 @@ describe('the catalogue', () => {
       for (const [checkKey, w, remedy] of entries) {
         for (const policy of policies) {
           const ctx = { checkKey: checkKey === '(shared)' ? 'DISK_ENCRYPTION' : checkKey, evidence: {}, policy, os: {} };
-          const texts = [typeof remedy.summary === 'function' ? remedy.summary(ctx) : remedy.summary, renderFix(remedy.fix, ctx), typeof remedy.admin === 'function' ? remedy.admin(ctx) : remedy.admin];
+          const texts = [
+            typeof remedy.summary === 'function' ? remedy.summary(ctx) : remedy.summary,
+            renderFix(remedy.fix, ctx),
+            typeof remedy.admin === 'function' ? remedy.admin(ctx) : remedy.admin,
+          ];
           for (const text of texts) {
             expect(text.trim().length, `${platform} ${checkKey} ${w}`).toBeGreaterThan(5);
             expect(text, `${platform} ${checkKey} ${w}`).not.toMatch(HOLES);
@@ -144,7 +163,12 @@ describe('the catalogue', () => {
 describe('texts from recorded evidence', () => {
   it('every fixture result gets its own entry, filled from its evidence, with no personal data', () => {
     for (const o of observed) {
-      const os = osHintFrom(observed.filter((x) => x.platform === o.platform && x.checkKey === 'OS_VERSION').slice(0, 1).map((x) => ({ check_key: 'OS_VERSION', evidence: x.evidence })));
+      const os = osHintFrom(
+        observed
+          .filter((x) => x.platform === o.platform && x.checkKey === 'OS_VERSION')
+          .slice(0, 1)
+          .map((x) => ({ check_key: 'OS_VERSION', evidence: x.evidence })),
+      );
       const e = explainResult(o.platform, { check_key: o.checkKey, status: o.status, evidence: o.evidence }, { os });
       const label = `${o.platform} ${o.checkKey} ${o.name}`;
       expect(e.generic, label).toBe(false);
@@ -162,13 +186,15 @@ describe('texts from recorded evidence', () => {
     );
     // Without the limit in the evidence, the policy that judged fills it in.
     const { max_idle_seconds: _limit, ...evidence } = idle.evidence;
-    expect(explainResult('LINUX', { check_key: 'SCREEN_LOCK', status: 'FAIL', evidence }, { policy: { maxIdleSeconds: 600 } }).summary).toBe(
-      'Your screen locks after 30 minutes of inactivity; your organization requires 10 minutes or less.',
+    expect(
+      explainResult('LINUX', { check_key: 'SCREEN_LOCK', status: 'FAIL', evidence }, { policy: { maxIdleSeconds: 600 } }).summary,
+    ).toBe('Your screen locks after 30 minutes of inactivity; your organization requires 10 minutes or less.');
+    expect(explainResult('LINUX', { check_key: 'SCREEN_LOCK', status: 'FAIL', evidence }).summary).toBe(
+      'Your screen locks after 30 minutes of inactivity.',
     );
-    expect(explainResult('LINUX', { check_key: 'SCREEN_LOCK', status: 'FAIL', evidence }).summary).toBe('Your screen locks after 30 minutes of inactivity.');
   });
 
-  it('picks the steps for the device\'s release and desktop when it can tell, and shows every variant otherwise', () => {
+  it("picks the steps for the device's release and desktop when it can tell, and shows every variant otherwise", () => {
     const firewall = { check_key: 'FIREWALL_ENABLED', status: 'FAIL' as const, evidence: { rule: 'no_inbound_filtering' } };
     const debian = explainResult('LINUX', firewall, { os: { product: 'debian', version: '12.11' } }).fix;
     expect(debian).toMatch(/^Debian, Ubuntu: install and turn on ufw/);
@@ -176,18 +202,32 @@ describe('texts from recorded evidence', () => {
     const unknownDistro = explainResult('LINUX', firewall).fix;
     expect(unknownDistro).toContain('Debian, Ubuntu:');
     expect(unknownDistro).toContain('Fedora, RHEL:');
-    const mac = (version: string) => explainResult('DARWIN', { check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'filevault_off' } }, { os: { product: 'macos', version } }).fix;
+    const mac = (version: string) =>
+      explainResult(
+        'DARWIN',
+        { check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'filevault_off' } },
+        { os: { product: 'macos', version } },
+      ).fix;
     expect(mac('14.6')).toMatch(/^macOS 13 and later: Apple menu > System Settings > Privacy & Security > FileVault/);
     expect(mac('12.7')).toMatch(/^macOS 12 and earlier: Apple menu > System Preferences > Security & Privacy > FileVault/);
-    const kde = explainResult('LINUX', { check_key: 'SCREEN_LOCK', status: 'FAIL', evidence: { rule: 'lock_disabled', desktop: 'kde' } }).fix;
+    const kde = explainResult('LINUX', {
+      check_key: 'SCREEN_LOCK',
+      status: 'FAIL',
+      evidence: { rule: 'lock_disabled', desktop: 'kde' },
+    }).fix;
     expect(kde).toMatch(/^KDE Plasma: System Settings > Screen Locking/);
   });
 
   it('gives generic texts, never an error, for a word, check or platform it does not know', () => {
     const newer = explainResult('LINUX', { check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'from_a_newer_agent' } });
     expect(newer).toMatchObject({ word: 'from_a_newer_agent', generic: true, summary: 'This check fails.' });
-    expect(explainResult('PLAN9', { check_key: 'SCREEN_LOCK', status: 'UNKNOWN', evidence: { reason: 'permission_denied' } }).generic).toBe(true);
-    expect(explainResult('LINUX', { check_key: 'CUSTOM_CHECK', status: 'PASS', evidence: {} })).toMatchObject({ word: null, generic: true });
+    expect(explainResult('PLAN9', { check_key: 'SCREEN_LOCK', status: 'UNKNOWN', evidence: { reason: 'permission_denied' } }).generic).toBe(
+      true,
+    );
+    expect(explainResult('LINUX', { check_key: 'CUSTOM_CHECK', status: 'PASS', evidence: {} })).toMatchObject({
+      word: null,
+      generic: true,
+    });
     // An inherited property name is not an entry.
     expect(explain(REMEDIATION.LINUX, { check_key: 'TIME_SYNC', status: 'FAIL', evidence: { rule: 'constructor' } }).generic).toBe(true);
   });

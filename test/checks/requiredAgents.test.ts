@@ -8,7 +8,10 @@ describe('running commands', () => {
   it('compares names cut to the length the process table keeps', () => {
     const linux = new RunningCommands(['systemd-timesyn', 'acme-endpoint-p'], 15);
     expect(linux.has('systemd-timesyncd')).toBe(true);
-    expect(linux.among(['chronyd', 'systemd-timesyncd', 'acme-endpoint-protection', 'systemd-timesyncd'])).toEqual(['systemd-timesyncd', 'acme-endpoint-protection']);
+    expect(linux.among(['chronyd', 'systemd-timesyncd', 'acme-endpoint-protection', 'systemd-timesyncd'])).toEqual([
+      'systemd-timesyncd',
+      'acme-endpoint-protection',
+    ]);
     const freebsd = new RunningCommands(['cinnamon-screensave'], 19);
     expect(freebsd.has('cinnamon-screensaver')).toBe(true);
     expect(freebsd.has('cinnamon')).toBe(false);
@@ -34,12 +37,16 @@ describe('required agents', () => {
 
   it('needs every process of an agent, a long custom name matching its cut command name', () => {
     const running = new RunningCommands(['clamd', 'osqueryd', 'acme-endpoint-p'], 15);
-    expect(missingProcesses(['clamav', 'osquery', 'acme-endpoint-protection'], running)).toEqual({ clamav: ['freshclam'], osquery: [], 'acme-endpoint-protection': [] });
+    expect(missingProcesses(['clamav', 'osquery', 'acme-endpoint-protection'], running)).toEqual({
+      clamav: ['freshclam'],
+      osquery: [],
+      'acme-endpoint-protection': [],
+    });
     expect(agentRunning('osquery', running)).toBe(true);
     expect(ANTIMALWARE_AGENTS).not.toContain('osquery');
   });
 
-  it('takes either of an agent\'s alternative processes (CrowdStrike in kernel-module or eBPF mode)', () => {
+  it("takes either of an agent's alternative processes (CrowdStrike in kernel-module or eBPF mode)", () => {
     const bpf = new RunningCommands(['falcond', 'falcon-sensor-bpf'], 15);
     expect(agentRunning('falcon-sensor', bpf)).toBe(true);
     expect(missingProcesses(['crowdstrike'], bpf)).toEqual({ crowdstrike: [] });

@@ -4,7 +4,17 @@ import { ageInDays, parseBoolean, parseIni, parseKeyValue, parseShellAssignments
 
 describe('parseIni', () => {
   it('reads sections, keeps keys as written, and treats only whole-line # and ; as comments', () => {
-    const text = ['top=1', '# comment', '; also a comment', '[commands]', 'apply_updates = yes', 'Colour=#ff0000', '[Daemon][$i]', 'Timeout=10', 'Timeout=15'].join('\n');
+    const text = [
+      'top=1',
+      '# comment',
+      '; also a comment',
+      '[commands]',
+      'apply_updates = yes',
+      'Colour=#ff0000',
+      '[Daemon][$i]',
+      'Timeout=10',
+      'Timeout=15',
+    ].join('\n');
     expect(parseIni(text)).toEqual({ '': { top: '1' }, commands: { apply_updates: 'yes', Colour: '#ff0000' }, Daemon: { Timeout: '15' } });
   });
 
@@ -24,7 +34,11 @@ describe('parseBoolean', () => {
 describe('key/value readers', () => {
   it('splits KEY=value at the first = and unquotes shell assignments', () => {
     expect(parseKeyValue('NTP=yes\nURL=a=b\n=x\n')).toEqual({ NTP: 'yes', URL: 'a=b' });
-    expect(parseShellAssignments('# c\nID=debian\nNAME="Debian \\"GNU\\""\nX=\'a b\'\n')).toEqual({ ID: 'debian', NAME: 'Debian "GNU"', X: 'a b' });
+    expect(parseShellAssignments('# c\nID=debian\nNAME="Debian \\"GNU\\""\nX=\'a b\'\n')).toEqual({
+      ID: 'debian',
+      NAME: 'Debian "GNU"',
+      X: 'a b',
+    });
   });
 });
 

@@ -54,7 +54,7 @@ describe('Backoff', () => {
 
   it('spreads agents that failed together (no stampede)', () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const delays = Array.from({ length: 200 }, () => new Backoff(policy, random)).map((b) => {
       b.fail();
       b.fail();
@@ -73,14 +73,23 @@ describe('retryPolicyFromEnv', () => {
   });
 
   it('reads 1 as a value, surrounding spaces as nothing, and an empty value as unset', () => {
-    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '1', DEVICE_AGENT_RETRY_ATTEMPTS: ' 1 ' })).toMatchObject({ baseMs: 1, attempts: 1 });
+    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '1', DEVICE_AGENT_RETRY_ATTEMPTS: ' 1 ' })).toMatchObject({
+      baseMs: 1,
+      attempts: 1,
+    });
     expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '', DEVICE_AGENT_RETRY_MAX_MS: '   ' })).toEqual(DEFAULT_RETRY_POLICY);
-    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '700', DEVICE_AGENT_RETRY_MAX_MS: '700' })).toMatchObject({ baseMs: 700, maxMs: 700 });
+    expect(retryPolicyFromEnv({ DEVICE_AGENT_RETRY_BASE_MS: '700', DEVICE_AGENT_RETRY_MAX_MS: '700' })).toMatchObject({
+      baseMs: 700,
+      maxMs: 700,
+    });
   });
 
   it.each(['5e3', '0x10', '1.5', '+5', '5 ms'])('refuses "%s": whole decimal numbers only', (raw) => {
     expect(() => retryPolicyFromEnv({ DEVICE_AGENT_RETRY_MAX_MS: raw })).toThrow(
-      expect.objectContaining({ name: 'RetrySettingError', message: expect.stringContaining('must be a positive whole number') as unknown }),
+      expect.objectContaining({
+        name: 'RetrySettingError',
+        message: expect.stringContaining('must be a positive whole number') as unknown,
+      }),
     );
   });
 
@@ -100,7 +109,10 @@ describe('retryPolicyFromEnv', () => {
     [{ DEVICE_AGENT_RETRY_MAX_MS: '-5' }, /DEVICE_AGENT_RETRY_MAX_MS/],
     [{ DEVICE_AGENT_RETRY_BASE_MS: '5000', DEVICE_AGENT_RETRY_MAX_MS: '100' }, /must not exceed/],
     // Beyond Node's timer limit a delay fires after 1 ms: a retry storm, not a long wait.
-    [{ DEVICE_AGENT_RETRY_MAX_MS: '99999999999' }, /DEVICE_AGENT_RETRY_MAX_MS must be at most 2147483647 \(about 24.8 days\), got "99999999999"/],
+    [
+      { DEVICE_AGENT_RETRY_MAX_MS: '99999999999' },
+      /DEVICE_AGENT_RETRY_MAX_MS must be at most 2147483647 \(about 24.8 days\), got "99999999999"/,
+    ],
     [{ DEVICE_AGENT_RETRY_BASE_MS: '2147483648' }, /DEVICE_AGENT_RETRY_BASE_MS must be at most 2147483647/],
   ])('refuses %j', (env, message) => {
     expect(() => retryPolicyFromEnv(env)).toThrow(RetrySettingError);
@@ -167,10 +179,10 @@ describe('withRetries', () => {
   it('stops waiting when aborted', async () => {
     const controller = new AbortController();
     const started = Date.now();
-    const pending = withRetries(
-      () => Promise.reject(new RetryableError('postures', 'down')),
-      { policy: { baseMs: 60_000, maxMs: 60_000, attempts: 5 }, signal: controller.signal },
-    );
+    const pending = withRetries(() => Promise.reject(new RetryableError('postures', 'down')), {
+      policy: { baseMs: 60_000, maxMs: 60_000, attempts: 5 },
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(new Error('stopping')), 20);
     await expect(pending).rejects.toThrow('stopping');
     expect(Date.now() - started).toBeLessThan(1000);

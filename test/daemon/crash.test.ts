@@ -6,7 +6,17 @@ import { countQueuedResults } from '../../src/agent/postureQueue';
 import { deviceDetails, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
-import { enrollNewDevice, fakeResults, makeStateDir, queueFiles, queueResults, removeStateDir, startDaemon, stopDaemon, until } from '../support/agent';
+import {
+  enrollNewDevice,
+  fakeResults,
+  makeStateDir,
+  queueFiles,
+  queueResults,
+  removeStateDir,
+  startDaemon,
+  stopDaemon,
+  until,
+} from '../support/agent';
 
 let server: RunningServer;
 let proxy: FaultProxy;
@@ -57,7 +67,12 @@ it('delivers a backlog across SIGKILLs during uploads: at least once, batches of
   // Restart without faults: everything arrives.
   proxy.clearRules();
   daemon = startDaemon(stateDir);
-  await until(() => countQueuedResults(stateDir), (n) => n === 0, 20_000, 'queue drained');
+  await until(
+    () => countQueuedResults(stateDir),
+    (n) => n === 0,
+    20_000,
+    'queue drained',
+  );
   const stopped = await stopDaemon(daemon);
   expect(stopped.code).toBe(0);
 

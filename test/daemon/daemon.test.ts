@@ -57,14 +57,22 @@ const since = (t: number) => (requests: SeenRequest[]) => requests.filter((r) =>
 describe('run (daemon)', () => {
   it('idles without credentials, sending nothing, and picks up an enrollment without a restart', async () => {
     daemon = startDaemon(stateDir, { DEVICE_AGENT_SERVER: proxy.url });
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'waiting_for_enrollment', 10_000, 'idle');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'waiting_for_enrollment',
+      10_000,
+      'idle',
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(proxy.requests).toHaveLength(0);
 
     const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
     await proxy.waitFor((requests) => requests.some((r) => r.route === 'heartbeat' && r.status === 200));
     expect((await deviceDetails(server, deviceId)).state).toBe('ACTIVE');
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === deviceId);
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active' && s.device_id === deviceId,
+    );
     expect(daemon.child.exitCode).toBeNull();
     const apiKey = (await readFile(join(stateDir, 'api-key'), 'utf8')).trim();
     expect(daemon.output()).not.toContain(apiKey);
@@ -90,7 +98,10 @@ describe('run (daemon)', () => {
     // Invalid values (0, a negative) keep the previous intervals; huge ones are clamped to a day.
     proxy.add({
       route: 'heartbeat',
-      fault: { kind: 'rewrite', transform: (body: unknown) => ({ ...heartbeatAnswer(body), heartbeat_interval_seconds: 0, posture_interval_seconds: 10 ** 9 }) },
+      fault: {
+        kind: 'rewrite',
+        transform: (body: unknown) => ({ ...heartbeatAnswer(body), heartbeat_interval_seconds: 0, posture_interval_seconds: 10 ** 9 }),
+      },
     });
     const t0 = Date.now();
     await proxy.waitFor((r) => since(t0)(r).filter((x) => x.route === 'heartbeat').length >= 3, 10_000);
@@ -123,11 +134,19 @@ describe('run (daemon)', () => {
   it('shows the clock skew read from server_time', async () => {
     proxy.add({
       route: 'heartbeat',
-      fault: { kind: 'rewrite', transform: (body: unknown) => ({ ...heartbeatAnswer(body), server_time: new Date(Date.now() + 10 * 60_000).toISOString() }) },
+      fault: {
+        kind: 'rewrite',
+        transform: (body: unknown) => ({ ...heartbeatAnswer(body), server_time: new Date(Date.now() + 10 * 60_000).toISOString() }),
+      },
     });
     await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
-    const status = await until(() => runtimeStatus(stateDir), (s) => typeof s.clock_skew_ms === 'number', 10_000, 'skew');
+    const status = await until(
+      () => runtimeStatus(stateDir),
+      (s) => typeof s.clock_skew_ms === 'number',
+      10_000,
+      'skew',
+    );
     expect(status.clock_skew_ms).toBeGreaterThan(595_000);
     expect(status.clock_skew_ms).toBeLessThan(605_000);
   });
@@ -135,10 +154,20 @@ describe('run (daemon)', () => {
   it('after a revocation: wipes key and queue, records why, goes quiet, then takes a new enrollment without a restart', async () => {
     const { deviceId, org } = await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active',
+      10_000,
+      'active',
+    );
 
     await server.revokeDevice(deviceId);
-    const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'revoked', 10_000, 'revoked');
+    const status = await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'revoked',
+      10_000,
+      'revoked',
+    );
     expect(status.revoked_at).toEqual(expect.any(String));
     expect(status.reason).toMatch(/401 on \/(heartbeat|postures)/);
     expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(false);
@@ -151,7 +180,12 @@ describe('run (daemon)', () => {
     // A new device record in the same organization may reuse the revoked device's hardware_uuid.
     const fresh = await server.createDevice({ org });
     await enrollWithToken(stateDir, proxy.url, fresh.enrollment_token);
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === fresh.device_id, 10_000, 're-enrolled');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active' && s.device_id === fresh.device_id,
+      10_000,
+      're-enrolled',
+    );
     expect((await deviceDetails(server, fresh.device_id)).state).toBe('ACTIVE');
     expect(daemon.child.exitCode).toBeNull();
   });
@@ -161,7 +195,12 @@ describe('run (daemon)', () => {
     await queueResults(stateDir, [fakeResults('LATE', 3)]);
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'key revoked' } } });
     daemon = startDaemon(stateDir);
-    const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'revoked', 10_000, 'revoked');
+    const status = await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'revoked',
+      10_000,
+      'revoked',
+    );
     expect(status.reason).toMatch(/401 on \/postures/);
     expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(false);
     expect(await queueFiles(stateDir)).toEqual([]);
@@ -174,7 +213,12 @@ describe('run (daemon)', () => {
     // Another device of the same organization already reports this machine's hardware_uuid.
     const first = await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'first active');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active',
+      10_000,
+      'first active',
+    );
     await stopDaemon(daemon);
 
     const cloneDir = await makeStateDir();
@@ -184,7 +228,12 @@ describe('run (daemon)', () => {
       await queueResults(cloneDir, [fakeResults('CLONE', 2)]);
       const t0 = Date.now();
       daemon = startDaemon(cloneDir);
-      const status = await until(() => runtimeStatus(cloneDir), (s) => s.daemon_state === 'conflict', 10_000, 'conflict');
+      const status = await until(
+        () => runtimeStatus(cloneDir),
+        (s) => s.daemon_state === 'conflict',
+        10_000,
+        'conflict',
+      );
       expect(status.conflict?.message).toMatch(/hardware_uuid is already used by another device/);
       expect(status.conflict?.message).toMatch(/device revoke/);
       expect(status.daemon_message).toBe(status.conflict?.message);
@@ -206,10 +255,29 @@ describe('run (daemon)', () => {
   it('on a 409 after activation: pauses uploads, retries at the heartbeat interval, resumes', async () => {
     await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active');
-    proxy.add({ route: 'heartbeat', fault: { kind: 'answer', status: 409, body: { error: 'conflict', message: 'hardware_uuid in use' } }, times: 2 });
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'conflict', 10_000, 'conflict');
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.conflict === null, 10_000, 'recovered');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active',
+      10_000,
+      'active',
+    );
+    proxy.add({
+      route: 'heartbeat',
+      fault: { kind: 'answer', status: 409, body: { error: 'conflict', message: 'hardware_uuid in use' } },
+      times: 2,
+    });
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'conflict',
+      10_000,
+      'conflict',
+    );
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active' && s.conflict === null,
+      10_000,
+      'recovered',
+    );
     const conflicts = proxy.seen('heartbeat').filter((r) => r.status === 409);
     expect(conflicts).toHaveLength(2);
     const gap = conflicts[1]!.at - conflicts[0]!.at;
@@ -223,19 +291,34 @@ describe('run (daemon)', () => {
     await rename(keyFile, `${keyFile}.away`);
     proxy.requests.length = 0;
     daemon = startDaemon(stateDir);
-    const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'keystore_unavailable', 10_000, 'keystore');
+    const status = await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'keystore_unavailable',
+      10_000,
+      'keystore',
+    );
     expect(status.daemon_message).toMatch(/key/);
     expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(true);
     expect(proxy.requests).toHaveLength(0);
 
     await rename(`${keyFile}.away`, keyFile);
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active again');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active',
+      10_000,
+      'active again',
+    );
   });
 
   it('retries a dropped connection and honours Retry-After, delivering every result at least once', async () => {
     const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
     await queueResults(stateDir, [fakeResults('FLAKY', 20)]);
-    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.check_key === 'FLAKY_0'), fault: { kind: 'drop' }, times: 1 });
+    proxy.add({
+      route: 'postures',
+      when: (b: unknown) => postureBody(b).results.some((r) => r.check_key === 'FLAKY_0'),
+      fault: { kind: 'drop' },
+      times: 1,
+    });
     proxy.add({
       route: 'postures',
       when: (b: unknown) => postureBody(b).results.some((r) => r.check_key === 'FLAKY_0'),
@@ -244,7 +327,12 @@ describe('run (daemon)', () => {
     });
     daemon = startDaemon(stateDir, { DEVICE_AGENT_RETRY_MAX_MS: '5000' }); // Retry-After is honoured up to the cap
     const flaky = () => proxy.seen('postures').filter((r) => postureBody(r.body).results.some((x) => x.check_key === 'FLAKY_0'));
-    await until(() => flaky().map((r) => r.status), (statuses) => statuses.includes(204), 15_000, 'delivered');
+    await until(
+      () => flaky().map((r) => r.status),
+      (statuses) => statuses.includes(204),
+      15_000,
+      'delivered',
+    );
     const keys = (await deviceDetails(server, deviceId)).postures.map((p) => p.check_key);
     expect(fakeResults('FLAKY', 20).every((r) => keys.includes(r.check_key))).toBe(true);
     const attempts = flaky();
@@ -283,14 +371,22 @@ describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret
     try {
       const env = { ...secrets.env, DEVICE_AGENT_KEYSTORE: 'keyring' };
       const device = await server.createDevice({ org: `org-keyring-${Date.now()}` });
-      const enrolled = await runAgent(['enroll', '--server', proxy.url, '--token', '-', '--state-dir', stateDir], { env: daemonEnv(env), input: device.enrollment_token });
+      const enrolled = await runAgent(['enroll', '--server', proxy.url, '--token', '-', '--state-dir', stateDir], {
+        env: daemonEnv(env),
+        input: device.enrollment_token,
+      });
       expect(enrolled.code, enrolled.stderr).toBe(0);
       expect(existsSync(join(stateDir, 'api-key'))).toBe(false);
       secrets.lock();
       proxy.requests.length = 0;
 
       daemon = startDaemon(stateDir, env);
-      const status = await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'keystore_unavailable', 10_000, 'locked');
+      const status = await until(
+        () => runtimeStatus(stateDir),
+        (s) => s.daemon_state === 'keystore_unavailable',
+        10_000,
+        'locked',
+      );
       expect(status.daemon_message).toMatch(/secret store is unavailable.*locked/i);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(proxy.requests).toHaveLength(0);
@@ -299,7 +395,12 @@ describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret
 
       await secrets.unlock();
       daemon = startDaemon(stateDir, env);
-      await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && s.device_id === device.device_id, 15_000, 'unlocked');
+      await until(
+        () => runtimeStatus(stateDir),
+        (s) => s.daemon_state === 'active' && s.device_id === device.device_id,
+        15_000,
+        'unlocked',
+      );
       expect(proxy.seen('heartbeat')[0]!.status).toBe(200);
     } finally {
       if (daemon) await stopDaemon(daemon);

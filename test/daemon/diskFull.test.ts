@@ -96,8 +96,18 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     expect(readlinkSync(lock)).toBe(String(daemon.pid));
     expect(existsSync(join(stateDir, 'api-key'))).toBe(true);
     // The queued results go out (acknowledging is a delete); the new cycles wait in memory.
-    await until(() => countQueuedResults(stateDir), (n) => n === 0, 10_000, 'queued results delivered');
-    await until(() => events('queue_write_failed').length, (n) => n > 0, 10_000, 'a cycle that cannot be stored');
+    await until(
+      () => countQueuedResults(stateDir),
+      (n) => n === 0,
+      10_000,
+      'queued results delivered',
+    );
+    await until(
+      () => events('queue_write_failed').length,
+      (n) => n > 0,
+      10_000,
+      'a cycle that cannot be stored',
+    );
     await fillDisk(); // again: the delivered segment's delete gave back a page
     const logged = daemon.lines.length;
     const heartbeats = proxy.seen('heartbeat').length;
@@ -110,10 +120,20 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     expect(events('queue_full')).toEqual([]);
 
     await freeDisk();
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active' && typeof s.last_upload_at === 'string', 10_000, 'status again');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active' && typeof s.last_upload_at === 'string',
+      10_000,
+      'status again',
+    );
     const stored = (await deviceDetails(server, deviceId)).postures.map((p) => p.check_key);
     expect(stored).toEqual(expect.arrayContaining(fakeResults('BEFORE_FULL', 4).map((r) => r.check_key)));
-    await until(() => events('queue_write_failed_resolved').length, (n) => n === 1, 10_000, 'the held cycle stored');
+    await until(
+      () => events('queue_write_failed_resolved').length,
+      (n) => n === 1,
+      10_000,
+      'the held cycle stored',
+    );
     expect(events('status_write_failed_resolved')).toHaveLength(events('status_write_failed').length);
     expect((await stopDaemon(daemon)).code).toBe(0);
     expect(existsSync(lock)).toBe(false);
@@ -123,11 +143,21 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     await enrollNewDevice(server, stateDir, proxy.url);
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503 } }); // keep results queued
     daemon = startDaemon(stateDir);
-    await until(() => countQueuedResults(stateDir), (n) => n > 0, 10_000, 'a stored cycle');
+    await until(
+      () => countQueuedResults(stateDir),
+      (n) => n > 0,
+      10_000,
+      'a stored cycle',
+    );
     await fillDisk();
     const queued = await countQueuedResults(stateDir);
     const t0 = Date.now();
-    await until(() => events('queue_write_failed').length, (n) => n > 0, 10_000, 'a cycle that cannot be stored');
+    await until(
+      () => events('queue_write_failed').length,
+      (n) => n > 0,
+      10_000,
+      'a cycle that cannot be stored',
+    );
     await sleep(2500);
     expect(events('queue_write_failed')).toHaveLength(1);
     expect(await countQueuedResults(stateDir)).toBe(queued); // nothing dropped, nothing lost
@@ -136,17 +166,32 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
 
     await freeDisk();
     proxy.clearRules();
-    await until(() => countQueuedResults(stateDir), (n) => n === 0, 15_000, 'everything delivered');
+    await until(
+      () => countQueuedResults(stateDir),
+      (n) => n === 0,
+      15_000,
+      'everything delivered',
+    );
     expect(events('queue_full')).toEqual([]);
   });
 
   it('after a 401 on a full disk: wipes the key, never sends it again, records why once space returns', async () => {
     const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'active', 10_000, 'active');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'active',
+      10_000,
+      'active',
+    );
     await fillDisk();
     await server.revokeDevice(deviceId);
-    await until(() => events('credentials_revoked').length, (n) => n > 0, 10_000, 'the 401');
+    await until(
+      () => events('credentials_revoked').length,
+      (n) => n > 0,
+      10_000,
+      'the 401',
+    );
     const rejected = proxy.requests.findIndex((r) => r.status === 401);
     await sleep(2000);
     expect(proxy.requests.slice(rejected + 1)).toEqual([]);
@@ -155,7 +200,12 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     expect(events('credentials_revoked')).toHaveLength(1);
 
     await freeDisk();
-    const status = await until(() => runtimeStatus(stateDir), (s) => typeof s.revoked_at === 'string', 10_000, 'the reason recorded');
+    const status = await until(
+      () => runtimeStatus(stateDir),
+      (s) => typeof s.revoked_at === 'string',
+      10_000,
+      'the reason recorded',
+    );
     expect(status).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/(heartbeat|postures)/) as unknown });
     expect(daemon.child.exitCode).toBeNull();
   });

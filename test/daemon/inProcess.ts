@@ -100,7 +100,10 @@ export class ScriptedApi implements AgentApi {
   postureAnswers: Answer<PosturesAccepted>[] = [];
   heartbeatAnswer: (body: HeartbeatRequest) => HeartbeatAnswer;
 
-  constructor(private readonly clock: FakeClock, intervals = { heartbeat: 60, posture: 600 }) {
+  constructor(
+    private readonly clock: FakeClock,
+    intervals = { heartbeat: 60, posture: 600 },
+  ) {
     this.heartbeatAnswer = () => ({
       device_id: 'dev_scripted',
       state: 'ACTIVE',

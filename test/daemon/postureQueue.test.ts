@@ -103,7 +103,11 @@ describe('PostureQueue', () => {
     expect((await queue.append(results('C', 10))).dropped).toBe(5);
     expect(await queue.count()).toBe(25);
     expect((await queue.append(results('D', 30))).dropped).toBe(30);
-    expect(await drain(queue)).toEqual(results('D', 30).slice(5).map((r) => r.check_key));
+    expect(await drain(queue)).toEqual(
+      results('D', 30)
+        .slice(5)
+        .map((r) => r.check_key),
+    );
   });
 
   it('holds the contract minimum of 10,000 results before dropping any', async () => {
@@ -141,7 +145,10 @@ describe('PostureQueue', () => {
       const newer = join(dir, `${String(segment.sequence).padStart(16, '0')}-2.json`);
       const newerBody = await readFile(newer, 'utf8');
       await unlink(newer);
-      const writes: [string, string][] = [[newer, newerBody], [segment.file, old]];
+      const writes: [string, string][] = [
+        [newer, newerBody],
+        [segment.file, old],
+      ];
       for (const [file, body] of newerFirst ? writes : writes.reverse()) await writeFile(file, body, { mode: 0o600 });
 
       const reopened = await PostureQueue.open(stateDir);
@@ -248,7 +255,7 @@ describe('PostureQueue edges', () => {
     expect(kept.slice(0, 19)).toEqual(Array.from({ length: 19 }, (_, i) => stamp(i + 2)));
   });
 
-  it('lets `status` count while leaving a crash\'s two files to the daemon, and reports other errors', async () => {
+  it("lets `status` count while leaving a crash's two files to the daemon, and reports other errors", async () => {
     const dir = queueDirectory(stateDir);
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, segmentName(5, 3)), 'old');
@@ -280,14 +287,21 @@ describe('PostureQueue edges', () => {
 describe('segmentsIn (the listing rule)', () => {
   const name = (sequence: number, count: number) => `${String(sequence).padStart(16, '0')}-${count}.json`;
   const permutations = <T>(items: T[]): T[][] =>
-    items.length <= 1 ? [items] : items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+    items.length <= 1
+      ? [items]
+      : items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
 
   it('orders by sequence and keeps the smaller file of a sequence, in every listing order', () => {
     const listing = [name(3, 5), name(10, 2), name(2, 7), name(10, 4), 'quarantine', '.0000000000000011-1.json.1.ab.tmp', name(1, 1)];
     for (const order of permutations(listing)) {
       const { segments, superseded } = segmentsIn(order);
       expect(segments.map((s) => s.name)).toEqual([name(1, 1), name(2, 7), name(3, 5), name(10, 2)]);
-      expect(segments.map((s) => [s.sequence, s.count])).toEqual([[1, 1], [2, 7], [3, 5], [10, 2]]);
+      expect(segments.map((s) => [s.sequence, s.count])).toEqual([
+        [1, 1],
+        [2, 7],
+        [3, 5],
+        [10, 2],
+      ]);
       expect(superseded).toEqual([name(10, 4)]);
     }
   });
@@ -300,6 +314,14 @@ describe('segmentsIn (the listing rule)', () => {
   });
 
   it('ignores names that are not segments', () => {
-    expect(segmentsIn(['12-3.json', `x${'1'.repeat(16)}-3.json`, `${'1'.repeat(16)}-3.json.tmp`, `${'1'.repeat(16)}-1234567890.json`, `${'1'.repeat(16)}-x.json`]).segments).toEqual([]);
+    expect(
+      segmentsIn([
+        '12-3.json',
+        `x${'1'.repeat(16)}-3.json`,
+        `${'1'.repeat(16)}-3.json.tmp`,
+        `${'1'.repeat(16)}-1234567890.json`,
+        `${'1'.repeat(16)}-x.json`,
+      ]).segments,
+    ).toEqual([]);
   });
 });

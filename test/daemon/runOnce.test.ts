@@ -153,7 +153,9 @@ describe('run --once', () => {
     await enrollNewDevice(server, stateDir, proxy.url);
     proxy.add({ route: 'heartbeat', fault: { kind: 'answer', status: 503 } });
     proxy.requests.length = 0;
-    const result = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv({ DEVICE_AGENT_RETRY_MAX_MS: '99999999999' }) });
+    const result = await runAgent(['run', '--once', '--state-dir', stateDir], {
+      env: daemonEnv({ DEVICE_AGENT_RETRY_MAX_MS: '99999999999' }),
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/DEVICE_AGENT_RETRY_MAX_MS must be at most 2147483647/);
     expect(result.stderr).not.toMatch(/^\s+at /m);
@@ -162,7 +164,12 @@ describe('run --once', () => {
 
   it('allows one agent per state directory: a second run names the pid holding it and exits 1', async () => {
     const daemon = startDaemon(stateDir);
-    await until(() => runtimeStatus(stateDir), (s) => s.daemon_state === 'waiting_for_enrollment', 10_000, 'daemon idle');
+    await until(
+      () => runtimeStatus(stateDir),
+      (s) => s.daemon_state === 'waiting_for_enrollment',
+      10_000,
+      'daemon idle',
+    );
     const second = await runAgent(['run', '--state-dir', stateDir], { env: daemonEnv() });
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`pid ${daemon.pid}`);

@@ -23,7 +23,11 @@ const POSTURE_MS = 600_000;
 async function enrolled(options: { api?: ScriptedApi; clock?: FakeClock; collect?: () => Promise<PostureResult[]> } = {}) {
   const clock = options.clock ?? new FakeClock();
   const api = options.api ?? new ScriptedApi(clock);
-  harness = await startInProcess({ clock, loadSession: () => Promise.resolve(session(api)), ...(options.collect ? { collect: options.collect } : {}) });
+  harness = await startInProcess({
+    clock,
+    loadSession: () => Promise.resolve(session(api)),
+    ...(options.collect ? { collect: options.collect } : {}),
+  });
   return { api, clock, h: harness };
 }
 
@@ -78,7 +82,11 @@ describe('daemon transitions (in process, fake clock)', () => {
   it('backs off after a transient heartbeat failure, never beyond the heartbeat interval, and recovers', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    harness = await startInProcess({ clock, loadSession: () => Promise.resolve(session(api)), retry: { baseMs: 1000, maxMs: 300_000, attempts: 3 } });
+    harness = await startInProcess({
+      clock,
+      loadSession: () => Promise.resolve(session(api)),
+      retry: { baseMs: 1000, maxMs: 300_000, attempts: 3 },
+    });
     const h = harness;
     api.heartbeats.push(...Array.from({ length: 9 }, () => new RetryableError('heartbeat', 'server answered 503', 503)));
     await h.advance(HEARTBEAT_MS);
@@ -95,7 +103,10 @@ describe('daemon transitions (in process, fake clock)', () => {
   it('on a 409: wipes nothing, uploads nothing, retries at the heartbeat interval, resumes', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    api.heartbeats.push(new ConflictError('heartbeat', 'hardware_uuid in use', 409), new ConflictError('heartbeat', 'hardware_uuid in use', 409));
+    api.heartbeats.push(
+      new ConflictError('heartbeat', 'hardware_uuid in use', 409),
+      new ConflictError('heartbeat', 'hardware_uuid in use', 409),
+    );
     const { h } = await enrolled({ api, clock });
     expect(h.daemon.state).toBe('conflict');
     expect(api.seen('postures')).toEqual([]);
@@ -122,7 +133,9 @@ describe('daemon transitions (in process, fake clock)', () => {
       loadSession: () => Promise.resolve(current), // the wipe never removed the record or the key
       wipe: (reason) => {
         wipes.push(reason);
-        return diskFull ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })) : Promise.resolve();
+        return diskFull
+          ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
+          : Promise.resolve();
       },
     });
     const h = harness;
@@ -165,7 +178,10 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect(harness.daemon.state).toBe('revoked');
     await harness.advance(10 * HEARTBEAT_MS);
     expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'postures']);
-    expect(await readRuntimeStatus(harness.stateDir)).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/postures/) as unknown });
+    expect(await readRuntimeStatus(harness.stateDir)).toMatchObject({
+      daemon_state: 'revoked',
+      reason: expect.stringMatching(/401 on \/postures/) as unknown,
+    });
     expect(await countQueuedResults(harness.stateDir)).toBe(0);
   });
 
@@ -192,7 +208,12 @@ describe('daemon transitions (in process, fake clock)', () => {
     harness = undefined;
     await h.stop({ keepStateDir: true });
     expect(h.daemon.state).toBe('stopped');
-    expect(h.events('state').map((l) => l.state).slice(-2)).toEqual(['stopping', 'stopped']);
+    expect(
+      h
+        .events('state')
+        .map((l) => l.state)
+        .slice(-2),
+    ).toEqual(['stopping', 'stopped']);
     expect(await countQueuedResults(h.stateDir)).toBe(3);
     expect((await readRuntimeStatus(h.stateDir)).daemon_state).toBe('stopped');
     await h.stop();

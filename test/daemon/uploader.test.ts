@@ -119,7 +119,10 @@ describe('uploader', () => {
     const bodies = postureRequests().map((r) => JSON.stringify(r.body));
     expect(new Set(bodies).size).toBe(bodies.length);
     expect((await stored()).map((r) => r.check_key).sort()).toEqual(
-      results('BATCH', 10).map((r) => r.check_key).filter((k) => k !== 'BATCH_6').sort(),
+      results('BATCH', 10)
+        .map((r) => r.check_key)
+        .filter((k) => k !== 'BATCH_6')
+        .sort(),
     );
     expect(new Set((await stored()).map((r) => r.correlation_id)).size).toBe(1);
     expect(await queue.count()).toBe(0);
@@ -163,14 +166,22 @@ describe('uploader', () => {
   });
 
   it('delivers a 413-refused result once its evidence is truncated, and a 400-refused one without its stale report id', async () => {
-    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    proxy.add({
+      route: 'postures',
+      when: (b: unknown) => postureBody(b).results.some((r) => r.evidence?.truncated !== true),
+      fault: { kind: 'answer', status: 413 },
+    });
     await queue.append(results('SHRUNK', 1));
     expect(await flushQueue(context())).toEqual({ sent: 1, rejected: 0, requests: 2 });
     expect((await stored()).find((r) => r.check_key === 'SHRUNK_0')?.evidence).toEqual({ truncated: true, original_bytes: 7 });
     expect(await queue.count()).toBe(0);
 
     proxy.clearRules();
-    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.correlation_id !== undefined), fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'unknown report' } } });
+    proxy.add({
+      route: 'postures',
+      when: (b: unknown) => postureBody(b).results.some((r) => r.correlation_id !== undefined),
+      fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: 'unknown report' } },
+    });
     await queue.append(results('STALE', 1));
     const segment = (await queue.oldest())!;
     await queue.settle(segment, segment.results, 'prr_stale');
@@ -179,15 +190,22 @@ describe('uploader', () => {
   });
 
   it('keeps a refused result queued when its changed resend fails transiently', async () => {
-    proxy.add({ route: 'postures', when: (b: unknown) => postureBody(b).results.some((r) => r.evidence?.truncated !== true), fault: { kind: 'answer', status: 413 } });
+    proxy.add({
+      route: 'postures',
+      when: (b: unknown) => postureBody(b).results.some((r) => r.evidence?.truncated !== true),
+      fault: { kind: 'answer', status: 413 },
+    });
     proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503 } });
     await queue.append(results('HELD', 1));
     await expect(uploadNextBatch(context())).rejects.toBeInstanceOf(RetryableError);
     expect(await queue.count()).toBe(1);
   });
 
-  it('logs at most 300 characters of a refusing server\'s message', async () => {
-    proxy.add({ route: 'postures', fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: `${'m'.repeat(300)}TAIL` } } });
+  it("logs at most 300 characters of a refusing server's message", async () => {
+    proxy.add({
+      route: 'postures',
+      fault: { kind: 'answer', status: 400, body: { error: 'bad_request', message: `${'m'.repeat(300)}TAIL` } },
+    });
     await queue.append(results('CHATTY', 1));
     await flushQueue(context());
     expect(logText).toContain(`"server_message":"${'m'.repeat(300)}"`);
@@ -202,7 +220,7 @@ describe('uploader', () => {
     expect(await flushQueue(context())).toEqual({ sent: 0, rejected: 1, requests: 1 });
   });
 
-  it('passes the caller\'s signal and timeout to each request, keeping the queue when they end it', async () => {
+  it("passes the caller's signal and timeout to each request, keeping the queue when they end it", async () => {
     await queue.append(results('BOUND', 3));
     await expect(uploadNextBatch({ ...context(), signal: AbortSignal.abort(new Error('stopping')) })).rejects.toThrow();
     proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 3000 } });
@@ -213,7 +231,11 @@ describe('uploader', () => {
   });
 
   it('splits a batch that draws 413 until the pieces fit, and delivers everything', async () => {
-    proxy.add({ route: 'postures', when: (body: unknown) => postureBody(body).results.length > 30, fault: { kind: 'answer', status: 413 } });
+    proxy.add({
+      route: 'postures',
+      when: (body: unknown) => postureBody(body).results.length > 30,
+      fault: { kind: 'answer', status: 413 },
+    });
     await queue.append(results('BIG', 100));
     const outcome = await flushQueue(context());
     expect(outcome).toMatchObject({ sent: 100, rejected: 0 });
@@ -227,7 +249,9 @@ describe('uploader', () => {
   it('keeps each request within 1 MiB and truncates oversized evidence with a marker', async () => {
     const padding = 'x'.repeat(20_000);
     await queue.append(results('WIDE', 100, (i) => ({ i, padding })));
-    await queue.append([{ check_key: 'HUGE', status: 'UNKNOWN', evidence: { blob: 'y'.repeat(2 * 1024 * 1024) }, observed_at: new Date().toISOString() }]);
+    await queue.append([
+      { check_key: 'HUGE', status: 'UNKNOWN', evidence: { blob: 'y'.repeat(2 * 1024 * 1024) }, observed_at: new Date().toISOString() },
+    ]);
     const outcome = await flushQueue(context());
     expect(outcome.sent).toBe(101);
     expect(postureRequests().length).toBeGreaterThanOrEqual(3);
@@ -286,7 +310,10 @@ describe('fitEvidence', () => {
     expect(Buffer.byteLength(JSON.stringify(sized(MAX_EVIDENCE_BYTES)))).toBe(MAX_EVIDENCE_BYTES);
     expect(MAX_EVIDENCE_BYTES).toBe(65_536);
     expect(fitEvidence(result(sized(MAX_EVIDENCE_BYTES)))).toEqual(result(sized(MAX_EVIDENCE_BYTES)));
-    expect(fitEvidence(result(sized(MAX_EVIDENCE_BYTES + 1))).evidence).toEqual({ truncated: true, original_bytes: MAX_EVIDENCE_BYTES + 1 });
+    expect(fitEvidence(result(sized(MAX_EVIDENCE_BYTES + 1))).evidence).toEqual({
+      truncated: true,
+      original_bytes: MAX_EVIDENCE_BYTES + 1,
+    });
     expect(fitEvidence(result({ a: 1 }), 0).evidence).toEqual({ truncated: true, original_bytes: 7 });
   });
 

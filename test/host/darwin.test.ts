@@ -76,9 +76,12 @@ describe('parseIoregPlatformExpert', () => {
     },
   );
 
-  it.each(['', 'not-a-uuid', '5F3C2A1B9D8E4C7BA6F50E1D2C3B4A59', '5F3C2A1B-9D8E-4C7B-A6F5-0E1D2C3B4A5'])('drops the malformed UUID "%s"', (uuid) => {
-    expect(parseIoregPlatformExpert(withUuid(uuid)).uuid).toBeNull();
-  });
+  it.each(['', 'not-a-uuid', '5F3C2A1B9D8E4C7BA6F50E1D2C3B4A59', '5F3C2A1B-9D8E-4C7B-A6F5-0E1D2C3B4A5'])(
+    'drops the malformed UUID "%s"',
+    (uuid) => {
+      expect(parseIoregPlatformExpert(withUuid(uuid)).uuid).toBeNull();
+    },
+  );
 
   it.each(['', '0', 'To Be Filled By O.E.M.', 'Not Specified', 'System Serial Number'])('drops the placeholder serial "%s"', (serial) => {
     expect(parseIoregPlatformExpert(withSerial(serial)).serial).toBeNull();
@@ -97,7 +100,12 @@ describe('parseIoregPlatformExpert', () => {
 
 describe('parseSystemVersionPlist', () => {
   it('reads ProductName, ProductVersion and ProductBuildVersion', () => {
-    expect(parseSystemVersionPlist(SYSTEM_VERSION)).toMatchObject({ productName: 'macOS', productVersion: '14.5', buildVersion: '23F79', cycle: '14' });
+    expect(parseSystemVersionPlist(SYSTEM_VERSION)).toMatchObject({
+      productName: 'macOS',
+      productVersion: '14.5',
+      buildVersion: '23F79',
+      cycle: '14',
+    });
   });
 
   it('refuses a plist that is not a macOS version file', () => {
@@ -119,17 +127,17 @@ describe('identityProbe (DARWIN)', () => {
       serialNumber: 'FVFXXAB12CDE',
       osVersion: 'macOS 15.1',
     });
-    expect(host.commandsRun()).toEqual([
-      [IOREG, '-rd1', '-c', 'IOPlatformExpertDevice'],
-      ['/usr/bin/sw_vers'],
-    ]);
+    expect(host.commandsRun()).toEqual([[IOREG, '-rd1', '-c', 'IOPlatformExpertDevice'], ['/usr/bin/sw_vers']]);
   });
 
   it('names a Rapid Security Response in os_version', async () => {
     const host = new FakeHost({
       commands: [
         { argv: [IOREG, '-rd1', '-c', 'IOPlatformExpertDevice'], stdout: INTEL },
-        { argv: ['/usr/bin/sw_vers'], stdout: 'ProductName:\t\tmacOS\nProductVersion:\t\t13.3.1\nProductVersionExtra:\t(a)\nBuildVersion:\t\t22E772610a\n' },
+        {
+          argv: ['/usr/bin/sw_vers'],
+          stdout: 'ProductName:\t\tmacOS\nProductVersion:\t\t13.3.1\nProductVersionExtra:\t(a)\nBuildVersion:\t\t22E772610a\n',
+        },
       ],
     });
     expect((await identityProbe.collect(host)).osVersion).toBe('macOS 13.3.1 (a)');

@@ -8,7 +8,10 @@ import { FakeHost, type RecordedCommand } from '../support/fakeHost';
 
 const ok = (stdout: string): CommandResult => ({ exitCode: 0, stdout, stderr: '' });
 const missing = (name: string): RecordedCommand => ({ argv: [KENV, name], stderr: `kenv: unable to get ${name}\n`, exitCode: 1 });
-const VERSIONS: RecordedCommand = { argv: ['/bin/freebsd-version', '-kru'], stdout: ['14.1-RELEASE-p4', '14.1-RELEASE-p4', '14.1-RELEASE-p5'] };
+const VERSIONS: RecordedCommand = {
+  argv: ['/bin/freebsd-version', '-kru'],
+  stdout: ['14.1-RELEASE-p4', '14.1-RELEASE-p4', '14.1-RELEASE-p5'],
+};
 
 describe('parseSystemUuid', () => {
   it('accepts a canonical UUID and lower-cases it', () => {
@@ -84,7 +87,11 @@ describe('identityProbe', () => {
       serialNumber: '5CG1234XYZ',
       osVersion: 'FreeBSD 14.1-RELEASE-p5',
     });
-    expect(host.commandsRun()).toEqual([[KENV, 'smbios.system.uuid'], [KENV, 'smbios.system.serial'], ['/bin/freebsd-version', '-kru']]);
+    expect(host.commandsRun()).toEqual([
+      [KENV, 'smbios.system.uuid'],
+      [KENV, 'smbios.system.serial'],
+      ['/bin/freebsd-version', '-kru'],
+    ]);
   });
 
   it('falls back to kern.hostuuid when the SMBIOS UUID is a placeholder, and omits a placeholder serial', async () => {

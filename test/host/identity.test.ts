@@ -5,7 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { createIdentityReader, HostIdentityError, readHostIdentity } from '../../src/host';
 import { parseIoregPlatformExpert } from '../../src/host/darwin';
 import { parseSystemUuid as parseKenvUuid } from '../../src/host/freebsd';
-import { canonicalUuid, firmwareSerial, isPlaceholderId, SHARED_FIRMWARE_UUIDS, type IdentityFacts, type IdentityProbe } from '../../src/host/identity';
+import {
+  canonicalUuid,
+  firmwareSerial,
+  isPlaceholderId,
+  SHARED_FIRMWARE_UUIDS,
+  type IdentityFacts,
+  type IdentityProbe,
+} from '../../src/host/identity';
 import { parseProductUuid } from '../../src/host/linux';
 import { parseMachineGuid, parseSystemUuid as parseWmiUuid } from '../../src/host/windows';
 import { HeartbeatRequest } from '../../src/protocol/schemas';
@@ -44,7 +51,11 @@ describe('createIdentityReader', () => {
 
   it('omits the serial when there is none or it is a placeholder', async () => {
     for (const serialNumber of [null, 'To Be Filled By O.E.M.', '0']) {
-      const identity = await createIdentityReader({ platform: 'LINUX', probe: countingProbe([facts({ serialNumber })]), hostname: () => 'h' })();
+      const identity = await createIdentityReader({
+        platform: 'LINUX',
+        probe: countingProbe([facts({ serialNumber })]),
+        hostname: () => 'h',
+      })();
       expect(identity).not.toHaveProperty('serial_number');
     }
   });
@@ -52,7 +63,10 @@ describe('createIdentityReader', () => {
   it('caches hardware id and serial for the process, os_version for its TTL, and reads the hostname every time', async () => {
     let clock = 0;
     let name = 'before';
-    const probe = countingProbe([facts(), facts({ hardwareUuid: { value: 'changed', source: 'machine_id' }, serialNumber: null, osVersion: 'Ubuntu 24.04.2 LTS' })]);
+    const probe = countingProbe([
+      facts(),
+      facts({ hardwareUuid: { value: 'changed', source: 'machine_id' }, serialNumber: null, osVersion: 'Ubuntu 24.04.2 LTS' }),
+    ]);
     const read = createIdentityReader({ platform: 'LINUX', probe, hostname: () => name, now: () => clock, osVersionTtlMs: 1_000 });
     await read();
     name = 'after-rename';
@@ -63,7 +77,11 @@ describe('createIdentityReader', () => {
     clock = 1_000;
     const refreshed = await read();
     expect(probe.calls).toBe(2);
-    expect(refreshed).toMatchObject({ os_version: 'Ubuntu 24.04.2 LTS', hardware_uuid: '4c4c4544-0042-3510-8052-b4c04f384b32', serial_number: 'PF2X7QKL' });
+    expect(refreshed).toMatchObject({
+      os_version: 'Ubuntu 24.04.2 LTS',
+      hardware_uuid: '4c4c4544-0042-3510-8052-b4c04f384b32',
+      serial_number: 'PF2X7QKL',
+    });
     await read({ refresh: true });
     expect(probe.calls).toBe(3);
   });
@@ -78,10 +96,17 @@ describe('createIdentityReader', () => {
   it('refuses to invent an identity: no id, a placeholder, a failing probe or an empty hostname are typed errors', async () => {
     const none = createIdentityReader({ platform: 'LINUX', probe: countingProbe([facts({ hardwareUuid: null })]), hostname: () => 'h' });
     await expect(none()).rejects.toMatchObject({ name: 'HostIdentityError', code: 'no_hardware_id' });
-    const zeros = createIdentityReader({ platform: 'LINUX', probe: countingProbe([facts({ hardwareUuid: { value: '00000000-0000-0000-0000-000000000000', source: 'x' } })]), hostname: () => 'h' });
+    const zeros = createIdentityReader({
+      platform: 'LINUX',
+      probe: countingProbe([facts({ hardwareUuid: { value: '00000000-0000-0000-0000-000000000000', source: 'x' } })]),
+      hostname: () => 'h',
+    });
     await expect(zeros()).rejects.toBeInstanceOf(HostIdentityError);
     const broken = createIdentityReader({ platform: 'DARWIN', probe: countingProbe([new Error('ioreg failed')]), hostname: () => 'h' });
-    await expect(broken()).rejects.toMatchObject({ code: 'probe_failed', message: 'cannot read the host identity on DARWIN: ioreg failed' });
+    await expect(broken()).rejects.toMatchObject({
+      code: 'probe_failed',
+      message: 'cannot read the host identity on DARWIN: ioreg failed',
+    });
     const nameless = createIdentityReader({ platform: 'LINUX', probe: countingProbe([facts()]), hostname: () => '  ' });
     await expect(nameless()).rejects.toMatchObject({ code: 'no_hostname' });
   });
@@ -103,7 +128,12 @@ describe('placeholders, the same on every platform', () => {
     ['WINDOWS MachineGuid', parseMachineGuid],
     ['FREEBSD kenv smbios.system.uuid', (uuid) => parseKenvUuid({ exitCode: 0, stdout: `${uuid}\n`, stderr: '' })],
   ];
-  const shared = [...SHARED_FIRMWARE_UUIDS, '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', '93309712-ffff-ffff-ffff-ffffffffffff'];
+  const shared = [
+    ...SHARED_FIRMWARE_UUIDS,
+    '00000000-0000-0000-0000-000000000000',
+    'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF',
+    '93309712-ffff-ffff-ffff-ffffffffffff',
+  ];
 
   it.each(parsers)('%s refuses every shared firmware UUID', (_name, parse) => {
     for (const uuid of shared) expect(parse(uuid), uuid).toBeNull();

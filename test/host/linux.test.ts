@@ -6,7 +6,13 @@ import { createSystemHost } from '../../checks/host';
 import { identityProbe, parseMachineId, parseProductUuid, parseSerial } from '../../src/host/linux';
 import { FakeHost } from '../support/fakeHost';
 
-const OS_RELEASE = ['PRETTY_NAME="Ubuntu 24.04.1 LTS"', 'NAME="Ubuntu"', 'VERSION_ID="24.04"', 'VERSION="24.04.1 LTS (Noble Numbat)"', 'ID=ubuntu'];
+const OS_RELEASE = [
+  'PRETTY_NAME="Ubuntu 24.04.1 LTS"',
+  'NAME="Ubuntu"',
+  'VERSION_ID="24.04"',
+  'VERSION="24.04.1 LTS (Noble Numbat)"',
+  'ID=ubuntu',
+];
 const MACHINE_ID = 'b08dfa6083e7567a1921a715000001fb\n';
 
 describe('identity parsers', () => {

@@ -4,7 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import { POWERSHELL } from '../../checks/windows/powershell';
 import { createIdentityReader } from '../../src/host/index';
-import { IDENTITY_SCRIPT, IDENTITY_TIMEOUT_MS, identityProbe, parseBiosSerial, parseIdentityDocument, parseSystemUuid } from '../../src/host/windows';
+import {
+  IDENTITY_SCRIPT,
+  IDENTITY_TIMEOUT_MS,
+  identityProbe,
+  parseBiosSerial,
+  parseIdentityDocument,
+  parseSystemUuid,
+} from '../../src/host/windows';
 import { FakeHost } from '../support/fakeHost';
 
 const IDENTITY_ARGV = [POWERSHELL, '-NoProfile', '-NonInteractive', '-Command', IDENTITY_SCRIPT];
@@ -40,7 +47,9 @@ describe('Windows identity probe', () => {
   it('runs one PowerShell process with the exact arguments and reads its JSON', async () => {
     const host = new FakeHost({ commands: [{ argv: IDENTITY_ARGV, stdout: `${JSON.stringify(document())}\r\n` }] });
     const facts = await identityProbe.collect(host);
-    expect(host.calls).toEqual([{ kind: 'run', target: POWERSHELL, args: IDENTITY_ARGV.slice(1), options: { timeoutMs: IDENTITY_TIMEOUT_MS } }]);
+    expect(host.calls).toEqual([
+      { kind: 'run', target: POWERSHELL, args: IDENTITY_ARGV.slice(1), options: { timeoutMs: IDENTITY_TIMEOUT_MS } },
+    ]);
     expect(facts).toEqual({
       hardwareUuid: { value: '4c4c4544-0042-3510-8052-b3c04f4b4e32', source: 'smbios_uuid' },
       serialNumber: 'B5QZF33',
@@ -81,13 +90,20 @@ describe('Windows identity probe', () => {
     expect(parseSystemUuid(null)).toBeNull();
   });
 
-  it.each(['To be filled by O.E.M.', 'Default string', 'System Serial Number', '0', '  ', 'None', 'N/A', 'x'.repeat(256), 'bad\u0001serial'])(
-    'omits the placeholder serial %j',
-    (serial) => {
-      expect(parseBiosSerial(serial)).toBeNull();
-      expect(parse(document({ bios: { ok: true, value: { SerialNumber: serial } } })).serialNumber).toBeNull();
-    },
-  );
+  it.each([
+    'To be filled by O.E.M.',
+    'Default string',
+    'System Serial Number',
+    '0',
+    '  ',
+    'None',
+    'N/A',
+    'x'.repeat(256),
+    'bad\u0001serial',
+  ])('omits the placeholder serial %j', (serial) => {
+    expect(parseBiosSerial(serial)).toBeNull();
+    expect(parse(document({ bios: { ok: true, value: { SerialNumber: serial } } })).serialNumber).toBeNull();
+  });
 
   it('keeps real serials (a Hyper-V VM serial too)', () => {
     expect(parseBiosSerial(' 5CG1234XYZ ')).toBe('5CG1234XYZ');
@@ -95,9 +111,17 @@ describe('Windows identity probe', () => {
   });
 
   it.each([
-    ['Windows 11 named Windows 10 by ProductName', { CurrentBuild: '22631', UBR: 4460, DisplayVersion: '23H2' }, 'Windows 11 Pro 23H2 (22631.4460)'],
+    [
+      'Windows 11 named Windows 10 by ProductName',
+      { CurrentBuild: '22631', UBR: 4460, DisplayVersion: '23H2' },
+      'Windows 11 Pro 23H2 (22631.4460)',
+    ],
     ['Windows 10 22H2', { CurrentBuild: '19045', UBR: 6456, DisplayVersion: '22H2' }, 'Windows 10 Pro 22H2 (19045.6456)'],
-    ['Windows 10 before DisplayVersion (ReleaseId)', { CurrentBuild: '19041', UBR: 508, DisplayVersion: undefined, ReleaseId: '2004' }, 'Windows 10 Pro 2004 (19041.508)'],
+    [
+      'Windows 10 before DisplayVersion (ReleaseId)',
+      { CurrentBuild: '19041', UBR: 508, DisplayVersion: undefined, ReleaseId: '2004' },
+      'Windows 10 Pro 2004 (19041.508)',
+    ],
     [
       'Windows 11 LTSC',
       { CurrentBuild: '26100', UBR: 1742, EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2024' },
@@ -105,12 +129,26 @@ describe('Windows identity probe', () => {
     ],
     [
       'Windows Server 2022 (a server build above 22000 is never renamed)',
-      { CurrentBuild: '20348', UBR: 2849, DisplayVersion: '21H2', EditionID: 'ServerDatacenter', ProductName: 'Windows Server 2022 Datacenter', InstallationType: 'Server' },
+      {
+        CurrentBuild: '20348',
+        UBR: 2849,
+        DisplayVersion: '21H2',
+        EditionID: 'ServerDatacenter',
+        ProductName: 'Windows Server 2022 Datacenter',
+        InstallationType: 'Server',
+      },
       'Windows Server 2022 Datacenter 21H2 (20348.2849)',
     ],
     [
       'Windows Server 2025',
-      { CurrentBuild: '26100', UBR: 2314, DisplayVersion: '24H2', EditionID: 'ServerStandard', ProductName: 'Windows Server 2025 Standard', InstallationType: 'Server Core' },
+      {
+        CurrentBuild: '26100',
+        UBR: 2314,
+        DisplayVersion: '24H2',
+        EditionID: 'ServerStandard',
+        ProductName: 'Windows Server 2025 Standard',
+        InstallationType: 'Server Core',
+      },
       'Windows Server 2025 Standard 24H2 (26100.2314)',
     ],
     ['no UBR', { UBR: undefined }, 'Windows 11 Pro 24H2 (26100)'],

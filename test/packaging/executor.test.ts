@@ -91,7 +91,12 @@ describe('executePlan', () => {
     const result = await done;
     expect(result.removed).toEqual([join(dir, 'state')]);
     expect(result.warnings).toEqual(['false failed (exit 1): no message']);
-    expect(lines).toEqual(['false failed (exit 1): no message (not fatal)', `removed ${join(dir, 'state')}`, `${join(dir, 'absent.service')} was not there`, 'unenrolled']);
+    expect(lines).toEqual([
+      'false failed (exit 1): no message (not fatal)',
+      `removed ${join(dir, 'state')}`,
+      `${join(dir, 'absent.service')} was not there`,
+      'unenrolled',
+    ]);
   });
 
   it('stops at a command that must succeed, with its message; later steps do not run', async () => {
@@ -100,11 +105,11 @@ describe('executePlan', () => {
       { kind: 'run', argv: ['sh', '-c', 'echo "unit not found" >&2; exit 5'] },
       { kind: 'write', path: after, content: 'x', mode: 0o644 },
     ]);
-    await expect(done).rejects.toThrow(new PlanStepError("sh -c 'echo \"unit not found\" >&2; exit 5' failed (exit 5): unit not found"));
+    await expect(done).rejects.toThrow(new PlanStepError('sh -c \'echo "unit not found" >&2; exit 5\' failed (exit 5): unit not found'));
     expect(() => statSync(after)).toThrow();
   });
 
-  it('runs commands from the system directories only, not from the caller\'s PATH', async () => {
+  it("runs commands from the system directories only, not from the caller's PATH", async () => {
     const bin = join(work, 'evil-bin');
     mkdirSync(bin);
     writeFileSync(join(bin, 'device-agent-test-tool'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });

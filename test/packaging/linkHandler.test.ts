@@ -59,35 +59,47 @@ describe('open-link', () => {
     expect((await server.showDevice(device.device_id)).state).toBe('PENDING');
   });
 
-  it.skipIf(!hasScript)('shows the server and asks; "n" sends nothing, "y" enrolls', async () => {
-    const device = await server.createDevice({ org: 'links' });
-    const stateDir = join(tempDir(), 'state');
-    const args = [link(server.url, device.enrollment_token), '--state-dir', stateDir];
+  it.skipIf(!hasScript)(
+    'shows the server and asks; "n" sends nothing, "y" enrolls',
+    async () => {
+      const device = await server.createDevice({ org: 'links' });
+      const stateDir = join(tempDir(), 'state');
+      const args = [link(server.url, device.enrollment_token), '--state-dir', stateDir];
 
-    const declined = onTerminal(args, 'n\n', agentEnv());
-    expect(declined.code).toBe(0);
-    expect(declined.output).toContain(`This link enrolls this device with the server\r\n\r\n    ${server.url}\r\n`);
-    expect(declined.output).toContain('Enroll this device? [y/N]');
-    expect(declined.output).toContain('Not enrolled: nothing was sent.');
-    expect(existsSync(stateDir)).toBe(false);
+      const declined = onTerminal(args, 'n\n', agentEnv());
+      expect(declined.code).toBe(0);
+      expect(declined.output).toContain(`This link enrolls this device with the server\r\n\r\n    ${server.url}\r\n`);
+      expect(declined.output).toContain('Enroll this device? [y/N]');
+      expect(declined.output).toContain('Not enrolled: nothing was sent.');
+      expect(existsSync(stateDir)).toBe(false);
 
-    const accepted = onTerminal(args, 'y\n\n', agentEnv());
-    expect(accepted.code).toBe(0);
-    expect(accepted.output).toContain(`Enrolled this device with ${server.url}.`);
-    expect(accepted.output).toContain('Press Enter to close.');
-    expect(accepted.output).not.toContain(device.enrollment_token);
-    // Enrolled as root for a service: the key is in the state directory's key file.
-    expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({ state: 'enrolled', server_url: server.url, keystore: 'file' });
-  }, 60_000);
+      const accepted = onTerminal(args, 'y\n\n', agentEnv());
+      expect(accepted.code).toBe(0);
+      expect(accepted.output).toContain(`Enrolled this device with ${server.url}.`);
+      expect(accepted.output).toContain('Press Enter to close.');
+      expect(accepted.output).not.toContain(device.enrollment_token);
+      // Enrolled as root for a service: the key is in the state directory's key file.
+      expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({
+        state: 'enrolled',
+        server_url: server.url,
+        keystore: 'file',
+      });
+    },
+    60_000,
+  );
 
-  it.skipIf(!hasScript)('a refused token is reported on the terminal before it closes (exit 3)', () => {
-    const stateDir = join(tempDir(), 'state');
-    const result = onTerminal([link(server.url, 'e'.repeat(96)), '--state-dir', stateDir], 'y\n\n', agentEnv());
-    expect(result.code).toBe(3);
-    expect(result.output).toContain('the server refused the enrollment token');
-    expect(result.output).toContain('Press Enter to close.');
-    expect(result.output).not.toContain('e'.repeat(96));
-  }, 60_000);
+  it.skipIf(!hasScript)(
+    'a refused token is reported on the terminal before it closes (exit 3)',
+    () => {
+      const stateDir = join(tempDir(), 'state');
+      const result = onTerminal([link(server.url, 'e'.repeat(96)), '--state-dir', stateDir], 'y\n\n', agentEnv());
+      expect(result.code).toBe(3);
+      expect(result.output).toContain('the server refused the enrollment token');
+      expect(result.output).toContain('Press Enter to close.');
+      expect(result.output).not.toContain('e'.repeat(96));
+    },
+    60_000,
+  );
 
   it('--yes --link-file enrolls and deletes the file (the elevated step)', async () => {
     const device = await server.createDevice({ org: 'elevated' });
@@ -107,10 +119,14 @@ describe('open-link', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     const token = 'f'.repeat(96);
-    const child = spawn(process.execPath, [AGENT_BIN, 'open-link', '--yes', link(`http://127.0.0.1:${port}`, token), '--state-dir', join(tempDir(), 'state')], {
-      env: agentEnv(),
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [AGENT_BIN, 'open-link', '--yes', link(`http://127.0.0.1:${port}`, token), '--state-dir', join(tempDir(), 'state')],
+      {
+        env: agentEnv(),
+        stdio: 'ignore',
+      },
+    );
     try {
       for (let i = 0; i < 100 && sockets.length === 0; i += 1) await sleep(50);
       expect(sockets.length, 'the agent connected').toBeGreaterThan(0);
@@ -155,7 +171,9 @@ describe('open-link', () => {
 
   it('from the desktop without any terminal emulator: exit 2, and no link file is left', async () => {
     const runtime = tempDir();
-    const result = await runAgent(['open-link', '--via-terminal', link(server.url, 'd'.repeat(96))], { env: agentEnv({ PATH: tempDir(), XDG_RUNTIME_DIR: runtime }) });
+    const result = await runAgent(['open-link', '--via-terminal', link(server.url, 'd'.repeat(96))], {
+      env: agentEnv({ PATH: tempDir(), XDG_RUNTIME_DIR: runtime }),
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('no terminal emulator found');
     expect(result.stderr).not.toContain('d'.repeat(96));

@@ -46,63 +46,87 @@ function expectInstalledTree(root: string, unitDir: string): void {
   expect(sha256(join(lib, 'device-agent'))).toBe(sha256(join(seaDir, 'device-agent')));
   const unit = readFileSync(join(root, unitDir, 'device-agent.service'), 'utf8');
   expect(unit).toContain('ExecStart=/usr/lib/device-agent/device-agent run --state-dir /var/lib/device-agent\n');
-  expect(readFileSync(join(lib, 'package-hook'), 'utf8')).toContain("AGENT='/usr/lib/device-agent/device-agent'\nENROLL_ENV='/etc/device-agent/enroll.env'\n");
+  expect(readFileSync(join(lib, 'package-hook'), 'utf8')).toContain(
+    "AGENT='/usr/lib/device-agent/device-agent'\nENROLL_ENV='/etc/device-agent/enroll.env'\n",
+  );
 }
 
 const isRoot = process.getuid?.() === 0;
 
-describe.skipIf(!hasTool('dpkg-deb') || !isRoot)(`Debian package${isRoot ? '' : ' (skipped: installing into a throwaway root needs root)'}`, () => {
-  let deb: string;
-  let root: string;
-  beforeAll(() => {
-    deb = buildDeb({ arch: 'x64', outDir: out, seaDir, compression: 'gzip' });
-    root = tempDir('device-agent-dpkg-root-');
-    mkdirSync(join(root, 'var/lib/dpkg/info'), { recursive: true });
-    mkdirSync(join(root, 'var/lib/dpkg/updates'), { recursive: true });
-    writeFileSync(join(root, 'var/lib/dpkg/status'), '');
-    writeFileSync(join(root, 'var/lib/dpkg/available'), '');
-  }, 120_000);
+describe.skipIf(!hasTool('dpkg-deb') || !isRoot)(
+  `Debian package${isRoot ? '' : ' (skipped: installing into a throwaway root needs root)'}`,
+  () => {
+    let deb: string;
+    let root: string;
+    beforeAll(() => {
+      deb = buildDeb({ arch: 'x64', outDir: out, seaDir, compression: 'gzip' });
+      root = tempDir('device-agent-dpkg-root-');
+      mkdirSync(join(root, 'var/lib/dpkg/info'), { recursive: true });
+      mkdirSync(join(root, 'var/lib/dpkg/updates'), { recursive: true });
+      writeFileSync(join(root, 'var/lib/dpkg/status'), '');
+      writeFileSync(join(root, 'var/lib/dpkg/available'), '');
+    }, 120_000);
 
-  const dpkg = (...args: string[]) => execFileSync('dpkg', [`--root=${root}`, '--force-script-chrootless', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const dpkg = (...args: string[]) =>
+      execFileSync('dpkg', [`--root=${root}`, '--force-script-chrootless', ...args], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
 
-  it('has the control fields of the contract', () => {
-    const fields = execFileSync('dpkg-deb', ['-f', deb, 'Package', 'Version', 'Architecture', 'Depends', 'Section'], { encoding: 'utf8' });
-    expect(fields).toBe(`Package: device-agent\nVersion: ${VERSION}\nArchitecture: amd64\nDepends: libc6 (>= 2.28)\nSection: admin\n`);
-  });
+    it('has the control fields of the contract', () => {
+      const fields = execFileSync('dpkg-deb', ['-f', deb, 'Package', 'Version', 'Architecture', 'Depends', 'Section'], {
+        encoding: 'utf8',
+      });
+      expect(fields).toBe(`Package: device-agent\nVersion: ${VERSION}\nArchitecture: amd64\nDepends: libc6 (>= 2.28)\nSection: admin\n`);
+    });
 
-  it('installs into a throwaway root with dpkg: files, modes, owners, the unit, the link handler', () => {
-    // The throwaway root has no libc6 package; maintainer scripts see DPKG_ROOT and do nothing.
-    dpkg('--force-depends', '-i', deb);
-    expect(dpkg('-s', 'device-agent')).toContain('Status: install ok installed');
-    expectInstalledTree(root, 'lib/systemd/system');
-    expect(dpkg('-L', 'device-agent').split('\n')).toEqual(expect.arrayContaining(['/usr/lib/device-agent/device-agent', '/lib/systemd/system/device-agent.service', '/usr/bin/device-agent']));
-  });
+    it('installs into a throwaway root with dpkg: files, modes, owners, the unit, the link handler', () => {
+      // The throwaway root has no libc6 package; maintainer scripts see DPKG_ROOT and do nothing.
+      dpkg('--force-depends', '-i', deb);
+      expect(dpkg('-s', 'device-agent')).toContain('Status: install ok installed');
+      expectInstalledTree(root, 'lib/systemd/system');
+      expect(dpkg('-L', 'device-agent').split('\n')).toEqual(
+        expect.arrayContaining(['/usr/lib/device-agent/device-agent', '/lib/systemd/system/device-agent.service', '/usr/bin/device-agent']),
+      );
+    });
 
-  it('the installed executable runs from there', async () => {
-    const result = await runExe(join(root, 'usr/bin/device-agent'), ['--version'], { env: agentEnv() });
-    expect(result.stdout).toBe(`${VERSION}\n`);
-  });
+    it('the installed executable runs from there', async () => {
+      const result = await runExe(join(root, 'usr/bin/device-agent'), ['--version'], { env: agentEnv() });
+      expect(result.stdout).toBe(`${VERSION}\n`);
+    });
 
-  it.skipIf(!hasTool('systemd-analyze'))('its unit passes systemd-analyze verify without a word', () => {
-    // verify needs ExecStart's program on this machine: point it at the installed copy.
-    const unit = readFileSync(join(root, 'lib/systemd/system/device-agent.service'), 'utf8').replace('ExecStart=/usr/lib/', `ExecStart=${root}/usr/lib/`);
-    const dir = tempDir('device-agent-unit-');
-    writeFileSync(join(dir, 'device-agent.service'), unit);
-    const result = spawnSync('systemd-analyze', ['verify', join(dir, 'device-agent.service')], { encoding: 'utf8' });
-    expect({ code: result.status, output: `${result.stdout}${result.stderr}` }).toEqual({ code: 0, output: '' });
-  });
+    it.skipIf(!hasTool('systemd-analyze'))('its unit passes systemd-analyze verify without a word', () => {
+      // verify needs ExecStart's program on this machine: point it at the installed copy.
+      const unit = readFileSync(join(root, 'lib/systemd/system/device-agent.service'), 'utf8').replace(
+        'ExecStart=/usr/lib/',
+        `ExecStart=${root}/usr/lib/`,
+      );
+      const dir = tempDir('device-agent-unit-');
+      writeFileSync(join(dir, 'device-agent.service'), unit);
+      const result = spawnSync('systemd-analyze', ['verify', join(dir, 'device-agent.service')], { encoding: 'utf8' });
+      expect({ code: result.status, output: `${result.stdout}${result.stderr}` }).toEqual({ code: 0, output: '' });
+    });
 
-  it.skipIf(!hasTool('desktop-file-validate'))('its link handler passes desktop-file-validate', () => {
-    expect(execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/device-agent-link.desktop')], { encoding: 'utf8' })).toBe('');
-  });
+    it.skipIf(!hasTool('desktop-file-validate'))('its link handler passes desktop-file-validate', () => {
+      expect(
+        execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/device-agent-link.desktop')], { encoding: 'utf8' }),
+      ).toBe('');
+    });
 
-  it('purging removes every file it installed', () => {
-    dpkg('--purge', 'device-agent');
-    for (const path of ['usr/lib/device-agent', 'usr/bin/device-agent', 'lib/systemd/system/device-agent.service', 'etc/device-agent', 'usr/share/applications/device-agent-link.desktop']) {
-      expect(existsSync(join(root, path)), path).toBe(false);
-    }
-  });
-});
+    it('purging removes every file it installed', () => {
+      dpkg('--purge', 'device-agent');
+      for (const path of [
+        'usr/lib/device-agent',
+        'usr/bin/device-agent',
+        'lib/systemd/system/device-agent.service',
+        'etc/device-agent',
+        'usr/share/applications/device-agent-link.desktop',
+      ]) {
+        expect(existsSync(join(root, path)), path).toBe(false);
+      }
+    });
+  },
+);
 
 describe.skipIf(!hasTool('rpmbuild') || !isRoot)('RPM package', () => {
   let rpm: string;
@@ -111,7 +135,8 @@ describe.skipIf(!hasTool('rpmbuild') || !isRoot)('RPM package', () => {
   }, 120_000);
 
   it('names, requires and scripts', () => {
-    const query = (format: string) => execFileSync('rpm', ['-qp', '--qf', format, rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const query = (format: string) =>
+      execFileSync('rpm', ['-qp', '--qf', format, rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     expect(query('%{NAME} %{VERSION} %{ARCH}')).toBe(`device-agent ${VERSION} x86_64`);
     const requires = execFileSync('rpm', ['-qp', '--requires', rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     expect(requires).toContain('glibc >= 2.28');
@@ -142,14 +167,19 @@ describe('package hook: managed install from enroll.env, then removal', () => {
     return { path, enrollEnv };
   }
 
-  const runHook = (path: string, action: string, env: NodeJS.ProcessEnv) => spawnSync('sh', [path, action], { env, encoding: 'utf8', timeout: 60_000 });
+  const runHook = (path: string, action: string, env: NodeJS.ProcessEnv) =>
+    spawnSync('sh', [path, action], { env, encoding: 'utf8', timeout: 60_000 });
 
   it('enrolls from enroll.env (then deletes it), the device turns ACTIVE; removal revokes the key and leaves no state', async () => {
     const dir = tempDir('device-agent-hook-');
     const { path, enrollEnv } = hook(dir);
     const stateDir = join(dir, 'state');
     const device = await server.createDevice({ org: 'packages' });
-    writeFileSync(enrollEnv, `# managed install\nDEVICE_AGENT_SERVER="${server.url}"\nexport DEVICE_AGENT_TOKEN=${device.enrollment_token}\n`, { mode: 0o644 });
+    writeFileSync(
+      enrollEnv,
+      `# managed install\nDEVICE_AGENT_SERVER="${server.url}"\nexport DEVICE_AGENT_TOKEN=${device.enrollment_token}\n`,
+      { mode: 0o644 },
+    );
     const env = agentEnv({ DEVICE_AGENT_STATE_DIR: stateDir });
 
     const configured = runHook(path, 'configure', env);

@@ -27,10 +27,20 @@ function extract(archive: string): string {
 /** `tar -tv` lines as path -> "mode owner/group". */
 function listing(archive: string): Map<string, string> {
   const lines = execFileSync('tar', ['-tvzf', archive], { encoding: 'utf8' }).trim().split('\n');
-  return new Map(lines.map((line) => {
-    const [mode, owner, , , , ...rest] = line.split(/\s+/);
-    return [rest.join(' ').replace(/ -> .*$/, '').split('/').slice(1).join('/'), `${mode} ${owner}`];
-  }));
+  return new Map(
+    lines.map((line) => {
+      const [mode, owner, , , , ...rest] = line.split(/\s+/);
+      return [
+        rest
+          .join(' ')
+          .replace(/ -> .*$/, '')
+          .split('/')
+          .slice(1)
+          .join('/'),
+        `${mode} ${owner}`,
+      ];
+    }),
+  );
 }
 
 const shellOk = (file: string) => spawnSync('sh', ['-n', file]).status === 0;
@@ -54,7 +64,13 @@ describe('macOS pkgbuild sources', () => {
     expect(entries.get('root/Library/LaunchDaemons/org.device-agent.agent.plist')).toBe('-rw-r--r-- 0/0');
     expect(entries.get('root/etc/newsyslog.d/device-agent.conf')).toBe('-rw-r--r-- 0/0');
     expect(entries.get('root/usr/local/bin/device-agent')).toBe('lrwxrwxrwx 0/0');
-    for (const script of ['scripts/preinstall', 'scripts/postinstall', 'build-pkg.sh', 'uninstall.sh', 'root/usr/local/libexec/device-agent/package-hook']) {
+    for (const script of [
+      'scripts/preinstall',
+      'scripts/postinstall',
+      'build-pkg.sh',
+      'uninstall.sh',
+      'root/usr/local/libexec/device-agent/package-hook',
+    ]) {
       expect(entries.get(script), script).toBe('-rwxr-xr-x 0/0');
       expect(shellOk(join(top, script)), `${script} is valid sh`).toBe(true);
     }
@@ -82,14 +98,25 @@ describe('macOS pkgbuild sources', () => {
     const profile = dict(readFileSync(join(top, 'org.device-agent.mobileconfig'), 'utf8'));
     const payload = (profile.PayloadContent as PlistDict[])[0]!;
     expect(payload.PayloadType).toBe('com.apple.ManagedClient.preferences');
-    const settings = (((payload.PayloadContent as PlistDict)['org.device-agent'] as PlistDict).Forced as PlistDict[])[0]!.mcx_preference_settings as PlistDict;
+    const settings = (((payload.PayloadContent as PlistDict)['org.device-agent'] as PlistDict).Forced as PlistDict[])[0]!
+      .mcx_preference_settings as PlistDict;
     expect(Object.keys(settings).sort()).toEqual(['EnrollmentToken', 'ServerURL']);
   });
 
   it('the link-handler app declares the device-agent scheme; the build script signs and notarises', () => {
-    expect((dict(readFileSync(join(top, 'app-Info.plist'), 'utf8')).CFBundleURLTypes as PlistDict[])[0]!.CFBundleURLSchemes).toEqual(['device-agent']);
+    expect((dict(readFileSync(join(top, 'app-Info.plist'), 'utf8')).CFBundleURLTypes as PlistDict[])[0]!.CFBundleURLSchemes).toEqual([
+      'device-agent',
+    ]);
     const build = readFileSync(join(top, 'build-pkg.sh'), 'utf8');
-    for (const step of ['osacompile -o "$APP"', 'codesign --remove-signature', '--entitlements entitlements.plist', 'pkgbuild --root root --scripts scripts', 'productsign --sign', 'xcrun notarytool submit', 'xcrun stapler staple']) {
+    for (const step of [
+      'osacompile -o "$APP"',
+      'codesign --remove-signature',
+      '--entitlements entitlements.plist',
+      'pkgbuild --root root --scripts scripts',
+      'productsign --sign',
+      'xcrun notarytool submit',
+      'xcrun stapler staple',
+    ]) {
       expect(build).toContain(step);
     }
     expect(dict(readFileSync(join(top, 'entitlements.plist'), 'utf8'))).toEqual({
@@ -138,8 +165,12 @@ describe('FreeBSD pkg sources', () => {
   it('rc.d script and wrapper run the bundle on the system Node; the keyring addon is the FreeBSD build', () => {
     const rc = join(top, 'root/usr/local/etc/rc.d/device_agent');
     expect(shellOk(rc)).toBe(true);
-    expect(readFileSync(rc, 'utf8')).toContain('-T device-agent /usr/local/bin/node /usr/local/libexec/device-agent/device-agent.cjs run --state-dir ${device_agent_state_dir}"');
-    expect(readFileSync(join(top, 'root/usr/local/bin/device-agent'), 'utf8')).toContain('exec /usr/local/bin/node /usr/local/libexec/device-agent/device-agent.cjs "$@"');
+    expect(readFileSync(rc, 'utf8')).toContain(
+      '-T device-agent /usr/local/bin/node /usr/local/libexec/device-agent/device-agent.cjs run --state-dir ${device_agent_state_dir}"',
+    );
+    expect(readFileSync(join(top, 'root/usr/local/bin/device-agent'), 'utf8')).toContain(
+      'exec /usr/local/bin/node /usr/local/libexec/device-agent/device-agent.cjs "$@"',
+    );
     const addon = readFileSync(join(top, 'root/usr/local/libexec/device-agent/keyring.node'));
     expect(addon.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     expect(addon[7], 'ELF OS/ABI: FreeBSD').toBe(9);

@@ -29,7 +29,7 @@ describe('single-file executable (linux-x64, Node 24)', () => {
     expect(result).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
   });
 
-  it('carries the agent only: the bundle never loads the server\'s SQLite addon', () => {
+  it("carries the agent only: the bundle never loads the server's SQLite addon", () => {
     const bundle = readFileSync(join(dirname(seaDir), 'device-agent.cjs'), 'utf8');
     expect(bundle).not.toMatch(/require\(["']better-sqlite3["']\)/);
     expect(bundle).not.toContain('better_sqlite3.node');
@@ -51,7 +51,10 @@ describe('single-file executable (linux-x64, Node 24)', () => {
     const device = await server.createDevice();
     const stateDir = join(tempDir(), 'state');
     const env = agentEnv();
-    const enrolled = await runExe(exe, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'file'], { env, input: device.enrollment_token });
+    const enrolled = await runExe(exe, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'file'], {
+      env,
+      input: device.enrollment_token,
+    });
     expect(enrolled.stderr).toBe('');
     expect(enrolled.code).toBe(0);
     const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
@@ -83,10 +86,17 @@ describe('single-file executable (linux-x64, Node 24)', () => {
     const device = await server.createDevice();
     const env = agentEnv();
     const stateDir = join(tempDir(), 'state');
-    const forced = await runExe(alone, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'], { env, input: device.enrollment_token });
+    const forced = await runExe(
+      alone,
+      ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'],
+      { env, input: device.enrollment_token },
+    );
     expect(forced.code).toBe(1);
     expect(forced.stderr).toContain(`the OS secret store addon is missing: ${dirname(alone)}/keyring.node ships beside the program`);
-    const auto = await runExe(alone, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir], { env, input: device.enrollment_token });
+    const auto = await runExe(alone, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir], {
+      env,
+      input: device.enrollment_token,
+    });
     expect(auto.code, auto.stderr).toBe(0);
     const status: unknown = JSON.parse((await runExe(alone, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
     expect(status).toMatchObject({ enrolled: true, keystore: 'file' });
@@ -94,28 +104,35 @@ describe('single-file executable (linux-x64, Node 24)', () => {
 });
 
 const missing = missingSecretServiceTools();
-describe.skipIf(missing.length > 0)(`keyring addon from beside the executable, with a real Secret Service${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`, () => {
-  let secrets: SecretService;
-  beforeAll(async () => {
-    secrets = await startSecretService();
-  }, 30_000);
-  afterAll(async () => {
-    await secrets?.stop();
-  });
+describe.skipIf(missing.length > 0)(
+  `keyring addon from beside the executable, with a real Secret Service${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`,
+  () => {
+    let secrets: SecretService;
+    beforeAll(async () => {
+      secrets = await startSecretService();
+    }, 30_000);
+    afterAll(async () => {
+      await secrets?.stop();
+    });
 
-  it('stores the API key in the secret store, in no file of the state directory', async () => {
-    // Another organization: this machine's hardware_uuid is already active in the default one.
-    const device = await server.createDevice({ org: 'keyring' });
-    const stateDir = join(tempDir(), 'state');
-    const env = { ...agentEnv(), ...secrets.env };
-    const enrolled = await runExe(exe, ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'], { env, input: device.enrollment_token });
-    expect(enrolled.code, enrolled.stderr).toBe(0);
-    const status: unknown = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
-    expect(status).toMatchObject({ enrolled: true, keystore: 'keyring' });
-    expect(secrets.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
-    for (const file of listStateFiles(stateDir)) expect(file.content ?? '').not.toMatch(/[0-9a-f]{96}/);
-    const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
-    expect(once.code, once.stderr).toBe(0);
-    expect((await server.showDevice(device.device_id)).state).toBe('ACTIVE');
-  });
-});
+    it('stores the API key in the secret store, in no file of the state directory', async () => {
+      // Another organization: this machine's hardware_uuid is already active in the default one.
+      const device = await server.createDevice({ org: 'keyring' });
+      const stateDir = join(tempDir(), 'state');
+      const env = { ...agentEnv(), ...secrets.env };
+      const enrolled = await runExe(
+        exe,
+        ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'],
+        { env, input: device.enrollment_token },
+      );
+      expect(enrolled.code, enrolled.stderr).toBe(0);
+      const status: unknown = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
+      expect(status).toMatchObject({ enrolled: true, keystore: 'keyring' });
+      expect(secrets.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
+      for (const file of listStateFiles(stateDir)) expect(file.content ?? '').not.toMatch(/[0-9a-f]{96}/);
+      const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
+      expect(once.code, once.stderr).toBe(0);
+      expect((await server.showDevice(device.device_id)).state).toBe('ACTIVE');
+    });
+  },
+);

@@ -31,7 +31,11 @@ export interface ExeResult {
   stderr: string;
 }
 
-export function runExe(exe: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<ExeResult> {
+export function runExe(
+  exe: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
+): Promise<ExeResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(exe, args, { env: options.env, cwd: '/', stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -61,18 +61,28 @@ describe('systemd unit', () => {
 
   it.skipIf(!hasTool('systemd-analyze'))('the check itself catches a typo', () => {
     const unit = systemdUnit({ program: [stubProgram('device-agent')], stateDir: '/var/lib/device-agent', programDir: work });
-    expect(verify(unit.replace('NoNewPrivileges=', 'NoNewPrivilege='), 'device-agent.service').output).toContain("Unknown key 'NoNewPrivilege'");
+    expect(verify(unit.replace('NoNewPrivileges=', 'NoNewPrivilege='), 'device-agent.service').output).toContain(
+      "Unknown key 'NoNewPrivilege'",
+    );
   });
 
   it('uses StateDirectory= for a directory under /var/lib, with owner-only permissions', () => {
-    const unit = systemdUnit({ program: ['/usr/lib/device-agent/device-agent'], stateDir: '/var/lib/agents/one', programDir: '/usr/lib/device-agent' });
+    const unit = systemdUnit({
+      program: ['/usr/lib/device-agent/device-agent'],
+      stateDir: '/var/lib/agents/one',
+      programDir: '/usr/lib/device-agent',
+    });
     expect(unit).toContain('StateDirectory=agents/one\nStateDirectoryMode=0700\n');
     expect(unit).toContain('UMask=0077\n');
   });
 });
 
 describe('launchd', () => {
-  const spec = { program: ['/usr/local/libexec/device-agent/device-agent'], stateDir: '/Library/Application Support/device-agent', programDir: '/usr/local/libexec/device-agent' };
+  const spec = {
+    program: ['/usr/local/libexec/device-agent/device-agent'],
+    stateDir: '/Library/Application Support/device-agent',
+    programDir: '/usr/local/libexec/device-agent',
+  };
 
   it('LaunchDaemon plist: label, arguments, RunAtLoad, KeepAlive, logs under /Library/Logs', () => {
     const job = dict(launchdPlist(spec));
@@ -95,42 +105,59 @@ describe('launchd', () => {
   });
 
   it('newsyslog entry names the log file with owner, mode, count, size and flags', () => {
-    const entry = newsyslogConf().split('\n').find((line) => line.startsWith('/'))!;
+    const entry = newsyslogConf()
+      .split('\n')
+      .find((line) => line.startsWith('/'))!;
     expect(entry.split(/\s+/)).toEqual([LOG_FILE, 'root:wheel', '640', '5', '10240', '*', 'NZ']);
   });
 
   it('link-handler app: URL scheme in Info.plist, applet executable, no Dock icon', () => {
     const info = dict(appInfoPlist());
-    expect(info.CFBundleURLTypes).toEqual([{ CFBundleURLName: 'org.device-agent.link-handler.enrollment', CFBundleURLSchemes: ['device-agent'] }]);
+    expect(info.CFBundleURLTypes).toEqual([
+      { CFBundleURLName: 'org.device-agent.link-handler.enrollment', CFBundleURLSchemes: ['device-agent'] },
+    ]);
     expect(info).toMatchObject({ CFBundleExecutable: 'applet', CFBundlePackageType: 'APPL', LSUIElement: true });
   });
 
   it('the AppleScript handler never puts the link on a command line', () => {
-    const script = linkHandlerScript({ program: ['/usr/local/libexec/device-agent/device-agent'], programDir: '/usr/local/libexec/device-agent' });
+    const script = linkHandlerScript({
+      program: ['/usr/local/libexec/device-agent/device-agent'],
+      programDir: '/usr/local/libexec/device-agent',
+    });
     const shellLines = script.split('\n').filter((line) => line.includes('do shell script'));
     expect(shellLines.length).toBeGreaterThanOrEqual(3);
     for (const line of shellLines) expect(line).not.toMatch(/linkText/);
     expect(script).toContain('display dialog "Enroll this Mac with the server"');
-    expect(script).toContain("property agentCommand : \"/usr/local/libexec/device-agent/device-agent open-link\"");
+    expect(script).toContain('property agentCommand : "/usr/local/libexec/device-agent/device-agent open-link"');
     expect(script).toMatch(/--yes --link-file " & quoted form of linkFile with administrator privileges/);
   });
 });
 
 describe('FreeBSD rc.d', () => {
   it.skipIf(!hasTool('sh'))('is valid sh, runs the agent under daemon(8) with restart and syslog', () => {
-    const script = rcScript({ program: ['/usr/local/bin/node', '/usr/local/libexec/device-agent/device-agent.cjs'], stateDir: '/var/lib/device-agent', programDir: '/usr/local/libexec/device-agent' });
+    const script = rcScript({
+      program: ['/usr/local/bin/node', '/usr/local/libexec/device-agent/device-agent.cjs'],
+      stateDir: '/var/lib/device-agent',
+      programDir: '/usr/local/libexec/device-agent',
+    });
     const file = join(work, 'device_agent');
     writeFileSync(file, script);
     expect(spawnSync('sh', ['-n', file]).status).toBe(0);
     expect(script).toContain('rcvar="device_agent_enable"');
     expect(script).toContain('command="/usr/sbin/daemon"');
-    expect(script).toMatch(/command_args="-P \$\{pidfile\} -R 10 -S -l daemon -s info -T device-agent \/usr\/local\/bin\/node \/usr\/local\/libexec\/device-agent\/device-agent.cjs run --state-dir \$\{device_agent_state_dir\}"/);
+    expect(script).toMatch(
+      /command_args="-P \$\{pidfile\} -R 10 -S -l daemon -s info -T device-agent \/usr\/local\/bin\/node \/usr\/local\/libexec\/device-agent\/device-agent.cjs run --state-dir \$\{device_agent_state_dir\}"/,
+    );
   });
 });
 
 describe('Windows', () => {
   it('WinSW configuration: the agent, automatic start, restarts, rotated logs; XML escaped', () => {
-    const config = winswConfig({ program: ['C:\\Program Files\\device-agent\\device-agent.exe'], stateDir: 'C:\\Data\\R&D agent', programDir: 'C:\\Program Files\\device-agent' });
+    const config = winswConfig({
+      program: ['C:\\Program Files\\device-agent\\device-agent.exe'],
+      stateDir: 'C:\\Data\\R&D agent',
+      programDir: 'C:\\Program Files\\device-agent',
+    });
     expect(config.split('\r\n')).toEqual([
       '<service>',
       '  <id>device-agent</id>',
@@ -155,7 +182,10 @@ describe('Windows', () => {
   });
 
   it('URL scheme registry values quote the program (it may contain spaces)', () => {
-    const values = schemeRegistryValues({ program: ['C:\\Program Files\\device-agent\\device-agent.exe'], programDir: 'C:\\Program Files\\device-agent' });
+    const values = schemeRegistryValues({
+      program: ['C:\\Program Files\\device-agent\\device-agent.exe'],
+      programDir: 'C:\\Program Files\\device-agent',
+    });
     expect(values).toContainEqual(['HKLM\\Software\\Classes\\device-agent', 'URL Protocol', '']);
     expect(values).toContainEqual([
       'HKLM\\Software\\Classes\\device-agent\\shell\\open\\command',
@@ -166,11 +196,23 @@ describe('Windows', () => {
 });
 
 describe('desktop entry', () => {
-  const parse = (text: string) => Object.fromEntries(text.split('\n').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+  const parse = (text: string) =>
+    Object.fromEntries(
+      text
+        .split('\n')
+        .filter((line) => line.includes('='))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
 
   it('declares the scheme and passes the link as %u to the agent, which opens the terminal itself', () => {
     const entry = parse(desktopEntry({ program: ['/usr/lib/device-agent/device-agent'], programDir: '/usr/lib/device-agent' }));
-    expect(entry).toMatchObject({ Type: 'Application', Exec: '/usr/lib/device-agent/device-agent open-link --via-terminal %u', Terminal: 'false', NoDisplay: 'true', MimeType: 'x-scheme-handler/device-agent;' });
+    expect(entry).toMatchObject({
+      Type: 'Application',
+      Exec: '/usr/lib/device-agent/device-agent open-link --via-terminal %u',
+      Terminal: 'false',
+      NoDisplay: 'true',
+      MimeType: 'x-scheme-handler/device-agent;',
+    });
   });
 
   it('quotes a program path with spaces and escapes % as the specification says', () => {

@@ -24,8 +24,11 @@ function agent(args: readonly string[], options: { uid?: number; input?: string 
   return new Promise((resolve) => {
     const env = { ...process.env, DEVICE_AGENT_STATE_DIR: '', DEVICE_AGENT_SERVER: '', DEVICE_AGENT_TOKEN: '', SUDO_USER: '' };
     for (const key of ['DEVICE_AGENT_STATE_DIR', 'DEVICE_AGENT_SERVER', 'DEVICE_AGENT_TOKEN', 'SUDO_USER'] as const) delete env[key];
-    const child = execFile(NODE, [CLI, ...args], { env, ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}) }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    const child = execFile(
+      NODE,
+      [CLI, ...args],
+      { env, ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}) },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
     child.stdin?.end(options.input ?? '');
   });
@@ -69,11 +72,19 @@ describe('install --dry-run', () => {
     expect(result.stdout).toContain('note: the service logs to the journal: journalctl -u device-agent');
     const unit = fileText(result.stdout, '/etc/systemd/system/device-agent.service');
     expect(unit).toContain(`ExecStart=${NODE} ${CLI} run --state-dir /var/lib/device-agent\n`);
-    for (const directive of ['ProtectSystem=strict', 'StateDirectory=device-agent', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'Restart=on-failure']) {
+    for (const directive of [
+      'ProtectSystem=strict',
+      'StateDirectory=device-agent',
+      'NoNewPrivileges=yes',
+      'PrivateTmp=yes',
+      'Restart=on-failure',
+    ]) {
       expect(unit).toContain(`${directive}\n`);
     }
     expect(unit).toMatch(/^CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_NET_ADMIN CAP_SETGID CAP_SETUID$/m);
-    expect(fileText(result.stdout, '/usr/share/applications/device-agent-link.desktop')).toContain(`Exec=${NODE} ${CLI} open-link --via-terminal %u\n`);
+    expect(fileText(result.stdout, '/usr/share/applications/device-agent-link.desktop')).toContain(
+      `Exec=${NODE} ${CLI} open-link --via-terminal %u\n`,
+    );
   });
 
   it('darwin: program, link-handler app, newsyslog, LaunchDaemon', async () => {
@@ -117,7 +128,9 @@ describe('install --dry-run', () => {
       'run service device_agent restart',
     ]);
     const script = fileText(result.stdout, '/usr/local/etc/rc.d/device_agent');
-    expect(script).toContain(`command_args="-P \${pidfile} -R 10 -S -l daemon -s info -T device-agent ${NODE} ${CLI} run --state-dir \${device_agent_state_dir}"`);
+    expect(script).toContain(
+      `command_args="-P \${pidfile} -R 10 -S -l daemon -s info -T device-agent ${NODE} ${CLI} run --state-dir \${device_agent_state_dir}"`,
+    );
     expect(script).toContain(': ${device_agent_enable:="NO"}');
   });
 
@@ -154,7 +167,18 @@ describe('install --dry-run', () => {
     const tokenFile = join(work, 'token');
     writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
     const stateDir = join(work, 'state-enroll');
-    const result = await agent(['install', '--dry-run', '--platform', 'linux', '--server', 'https://agents.example.com', '--token-file', tokenFile, '--state-dir', stateDir]);
+    const result = await agent([
+      'install',
+      '--dry-run',
+      '--platform',
+      'linux',
+      '--server',
+      'https://agents.example.com',
+      '--token-file',
+      tokenFile,
+      '--state-dir',
+      stateDir,
+    ]);
     expect(result.code).toBe(0);
     expect(steps(result.stdout).slice(0, 2)).toEqual([
       `create directory ${stateDir} (mode 0700)`,
@@ -166,7 +190,9 @@ describe('install --dry-run', () => {
   });
 
   it('reads the token from standard input (--token -)', async () => {
-    const result = await agent(['install', '--dry-run', '--platform', 'darwin', '--server', 'https://agents.example.com', '--token', '-'], { input: TOKEN });
+    const result = await agent(['install', '--dry-run', '--platform', 'darwin', '--server', 'https://agents.example.com', '--token', '-'], {
+      input: TOKEN,
+    });
     expect(result.code).toBe(0);
     expect(steps(result.stdout)[1]).toBe('enroll with https://agents.example.com (token from standard input)');
     expect(result.stdout).not.toContain(TOKEN);
@@ -177,7 +203,9 @@ describe('install refuses, before doing anything', () => {
   it('without credentials in the state directory unless --no-enroll (exit 5)', async () => {
     const result = await agent(['install', '--dry-run', '--platform', 'linux', '--state-dir', join(work, 'empty')]);
     expect(result.code).toBe(5);
-    expect(result.stderr).toMatch(/holds no enrollment: pass --server <url> with --token-file <path> or --token - to enroll first, or --no-enroll/);
+    expect(result.stderr).toMatch(
+      /holds no enrollment: pass --server <url> with --token-file <path> or --token - to enroll first, or --no-enroll/,
+    );
     expect(result.stdout).toBe('');
   });
 
@@ -185,13 +213,17 @@ describe('install refuses, before doing anything', () => {
     const http = await agent(['install', '--dry-run', '--server', 'http://agents.example.com', '--token', '-'], { input: TOKEN });
     expect(http.code).toBe(2);
     expect(http.stderr).toMatch(/plain http is allowed only for loopback hosts/);
-    const malformed = await agent(['install', '--dry-run', '--server', 'https://agents.example.com', '--token', '-'], { input: 'xyz-not-a-token' });
+    const malformed = await agent(['install', '--dry-run', '--server', 'https://agents.example.com', '--token', '-'], {
+      input: 'xyz-not-a-token',
+    });
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).not.toContain('xyz-not-a-token');
   });
 
   it('--no-enroll together with a server (exit 2)', async () => {
-    const result = await agent(['install', '--dry-run', '--no-enroll', '--server', 'https://agents.example.com', '--token', '-'], { input: TOKEN });
+    const result = await agent(['install', '--dry-run', '--no-enroll', '--server', 'https://agents.example.com', '--token', '-'], {
+      input: TOKEN,
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--no-enroll cannot be combined with --server');
   });

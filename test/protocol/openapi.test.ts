@@ -46,7 +46,13 @@ describe('docs/openapi.json', () => {
   test('every $ref resolves', () => {
     const document = openApiDocument();
     for (const ref of collectRefs(document)) {
-      const target = ref.replace(/^#\//, '').split('/').reduce<unknown>((node, part) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined), document);
+      const target = ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce<unknown>(
+          (node, part) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined),
+          document,
+        );
       expect(target, ref).toBeDefined();
     }
   });

@@ -22,12 +22,15 @@ function nested(depth: number): Record<string, unknown> {
 describe('wire schemas', () => {
   test('credentials are exactly 96 hex characters', () => {
     expect(Credential.safeParse('aB'.repeat(48)).success).toBe(true);
-    for (const bad of ['a'.repeat(95), 'a'.repeat(97), 'g'.repeat(96), ` ${'a'.repeat(95)}`]) expect(Credential.safeParse(bad).success).toBe(false);
+    for (const bad of ['a'.repeat(95), 'a'.repeat(97), 'g'.repeat(96), ` ${'a'.repeat(95)}`])
+      expect(Credential.safeParse(bad).success).toBe(false);
   });
 
   test('RFC 3339 times need an offset', () => {
-    for (const good of ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00.123456+05:30', '2024-02-29T23:59:59-08:00']) expect(Rfc3339.safeParse(good).success).toBe(true);
-    for (const bad of ['2026-01-01T00:00:00', '2026-01-01', '2025-02-29T00:00:00Z', 'now', '1700000000']) expect(Rfc3339.safeParse(bad).success).toBe(false);
+    for (const good of ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00.123456+05:30', '2024-02-29T23:59:59-08:00'])
+      expect(Rfc3339.safeParse(good).success).toBe(true);
+    for (const bad of ['2026-01-01T00:00:00', '2026-01-01', '2025-02-29T00:00:00Z', 'now', '1700000000'])
+      expect(Rfc3339.safeParse(bad).success).toBe(false);
   });
 
   test('unknown fields are stripped, not refused', () => {

@@ -22,7 +22,9 @@ const HEX96 = /^[0-9a-f]{96}$/;
 
 describe.concurrent('device create', () => {
   test('--json prints the device, token, server URL and enrollment link', async () => {
-    const created = parseJson<CreatedDevice>((await runServerCli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--json'])).stdout);
+    const created = parseJson<CreatedDevice>(
+      (await runServerCli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--json'])).stdout,
+    );
     expect(created).toEqual({
       device_id: stringMatching(/^dev_[0-9a-f]{32}$/),
       org: 'acme',
@@ -45,14 +47,27 @@ describe.concurrent('device create', () => {
   });
 
   test('--public-url overrides the announced server URL', async () => {
-    const { stdout } = await runServerCli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--public-url', 'https://agents.example.com/', '--json']);
+    const { stdout } = await runServerCli([
+      'device',
+      'create',
+      '--db',
+      server.dbPath,
+      '--org',
+      'acme',
+      '--public-url',
+      'https://agents.example.com/',
+      '--json',
+    ]);
     const created = parseJson<CreatedDevice>(stdout);
     expect(created.server_url).toBe('https://agents.example.com');
     expect(created.enrollment_link).toMatch(/^device-agent:\/\/enroll\?server=https%3A%2F%2Fagents\.example\.com&token=[0-9a-f]{96}$/);
   });
 
   test.each(['7', '0s', '1w', '1.5h'])('--token-ttl %j: exit 2 with a clear message', async (ttl) => {
-    expectUsageError(await cli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--token-ttl', ttl]), /--token-ttl.*30s, 15m, 12h, 7d/s);
+    expectUsageError(
+      await cli(['device', 'create', '--db', server.dbPath, '--org', 'acme', '--token-ttl', ttl]),
+      /--token-ttl.*30s, 15m, 12h, 7d/s,
+    );
   });
 
   test.each([
@@ -60,7 +75,11 @@ describe.concurrent('device create', () => {
     ['no --db', ['device', 'create', '--org', 'acme'], /--db/],
     ['an empty --org', ['device', 'create', '--db', 'DB', '--org', '  '], /--org must be 1 to 128 printable characters/],
     ['a control character in --name', ['device', 'create', '--db', 'DB', '--org', 'a', '--name', 'a\u0007b'], /--name must be/],
-    ['a --public-url with a path', ['device', 'create', '--db', 'DB', '--org', 'a', '--public-url', 'https://x.example/api'], /--public-url.*origin/],
+    [
+      'a --public-url with a path',
+      ['device', 'create', '--db', 'DB', '--org', 'a', '--public-url', 'https://x.example/api'],
+      /--public-url.*origin/,
+    ],
     ['an unknown flag', ['device', 'create', '--db', 'DB', '--org', 'a', '--colour'], /unknown option '--colour'/],
     ['an unknown command', ['device', 'delete', 'x', '--db', 'DB'], /unknown command 'delete'/],
   ])('%s: exit 2 with a clear message', async (_what, args, message) => {
@@ -68,7 +87,10 @@ describe.concurrent('device create', () => {
   });
 
   test('a database in a missing directory: exit 2, nothing created', async () => {
-    expectUsageError(await cli(['device', 'create', '--db', join(server.dir, 'missing', 'x.db'), '--org', 'a']), /directory does not exist/);
+    expectUsageError(
+      await cli(['device', 'create', '--db', join(server.dir, 'missing', 'x.db'), '--org', 'a']),
+      /directory does not exist/,
+    );
   });
 });
 
@@ -78,8 +100,12 @@ describe('device list', () => {
     const initech = await server.createDevice({ org: 'list-initech', name: 'printer' });
     const all = parseJson<DeviceSummary[]>((await runServerCli(['device', 'list', '--db', server.dbPath, '--json'])).stdout);
     expect(all.map((d) => d.device_id)).toEqual(expect.arrayContaining([globex.deviceId, initech.device_id]));
-    const onlyGlobex: unknown = JSON.parse((await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-globex', '--json'])).stdout);
-    expect(onlyGlobex).toEqual([expect.objectContaining({ device_id: globex.deviceId, org: 'list-globex', state: 'ACTIVE', hostname: 'test-host' })]);
+    const onlyGlobex: unknown = JSON.parse(
+      (await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-globex', '--json'])).stdout,
+    );
+    expect(onlyGlobex).toEqual([
+      expect.objectContaining({ device_id: globex.deviceId, org: 'list-globex', state: 'ACTIVE', hostname: 'test-host' }),
+    ]);
     const table = (await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-initech'])).stdout;
     expect(table.split('\n')[0]).toMatch(/^DEVICE\s+ORG\s+STATE\s+NAME\s+HOSTNAME\s+PLATFORM\s+LAST SEEN$/);
     expect(table).toMatch(new RegExp(`^${initech.device_id}\\s+list-initech\\s+PENDING\\s+printer\\s+-`, 'm'));
@@ -96,7 +122,9 @@ describe('device list', () => {
 describe('device show', () => {
   test('--json: the record of the contract and the postures with their correlation_id', async () => {
     const device = await enrolledDevice(server, { org: 'show-org' });
-    const sent = await postures(server, device.apiKey, { results: [result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { enabled: false } })] });
+    const sent = await postures(server, device.apiKey, {
+      results: [result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { enabled: false } })],
+    });
     const shown = await server.showDevice(device.deviceId);
     expect(shown).toMatchObject({
       device_id: device.deviceId,

@@ -1,7 +1,14 @@
 // A small HTTP client for the black-box server tests: raw control over method, headers and body.
 import { request, type Dispatcher } from 'undici';
 import { expect } from 'vitest';
-import { ROUTES, type EnrollResponse, type ErrorBody, type HeartbeatRequest, type HeartbeatResponse, type PostureResult } from '../../src/protocol/schemas';
+import {
+  ROUTES,
+  type EnrollResponse,
+  type ErrorBody,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  type PostureResult,
+} from '../../src/protocol/schemas';
 import type { CliOutcome, CreatedDevice, RunningServer } from '../support/server';
 
 /** A JSON answer's fields: any of the protocol's (each optional: tests assert which are there), or others. */
@@ -78,7 +85,13 @@ export function heartbeatBody(overrides: Partial<HeartbeatRequest> = {}): Heartb
 }
 
 export function result(overrides: Partial<PostureResult> = {}): PostureResult {
-  return { check_key: 'DISK_ENCRYPTION', status: 'PASS', evidence: { encrypted: true }, observed_at: new Date().toISOString(), ...overrides };
+  return {
+    check_key: 'DISK_ENCRYPTION',
+    status: 'PASS',
+    evidence: { encrypted: true },
+    observed_at: new Date().toISOString(),
+    ...overrides,
+  };
 }
 
 export interface EnrolledDevice {

@@ -66,7 +66,11 @@ describe('connection caps', () => {
     await Promise.all(Array.from({ length: 300 }, () => idleConnection(server, FLOOD)));
     const other = from('127.0.0.2');
     try {
-      const answer = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: other });
+      const answer = await call(server, ROUTES.heartbeat, {
+        apiKey: device.apiKey,
+        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
+        dispatcher: other,
+      });
       expect(answer.status, answer.text).toBe(200);
     } finally {
       await other.close();
@@ -87,7 +91,13 @@ describe('connection caps', () => {
     expect(warnings(server, 'per_address_cap')[0]).toMatchObject({ level: 'warn', address: FLOOD, cap: 20 });
     const same = from(FLOOD);
     try {
-      await expect(call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: same })).rejects.toThrow();
+      await expect(
+        call(server, ROUTES.heartbeat, {
+          apiKey: device.apiKey,
+          json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
+          dispatcher: same,
+        }),
+      ).rejects.toThrow();
     } finally {
       await same.destroy();
     }
@@ -115,7 +125,11 @@ describe('connection caps', () => {
 
     const other = from('127.0.0.2');
     try {
-      const answer = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: other });
+      const answer = await call(server, ROUTES.heartbeat, {
+        apiKey: device.apiKey,
+        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
+        dispatcher: other,
+      });
       expect(answer.status, answer.text).toBe(200);
     } finally {
       await other.close();
@@ -137,14 +151,21 @@ describe('connection caps', () => {
   test('a --max-connections above the open-file limit is lowered to fit it, so a flood never meets EMFILE and heartbeats are answered', async () => {
     const server = await serve(['--max-connections', '100000', '--max-connections-per-address', '0'], 128);
     const device = await enrolledDevice(server);
-    const lowered = server.logs().split('\n').filter((line) => line.includes('does not fit the open-file limit'));
+    const lowered = server
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('does not fit the open-file limit'));
     expect(lowered).toHaveLength(1);
     expect(JSON.parse(lowered[0]!)).toMatchObject({ level: 'warn', requested: 100000, open_file_limit: 128, max_connections: 64 });
 
     await Promise.all(Array.from({ length: 160 }, () => idleConnection(server, '127.0.0.1')));
     const other = from('127.0.0.2');
     try {
-      const answer = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }), dispatcher: other });
+      const answer = await call(server, ROUTES.heartbeat, {
+        apiKey: device.apiKey,
+        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
+        dispatcher: other,
+      });
       expect(answer.status, answer.text).toBe(200);
     } finally {
       await other.close();

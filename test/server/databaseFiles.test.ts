@@ -30,7 +30,8 @@ describe('database files', () => {
     try {
       const server = await startServer({ dbPath: path });
       try {
-        for (const file of [path, `${path}-wal`, `${path}-shm`]) expect({ file, mode: modeOf(file).toString(8) }).toEqual({ file, mode: '600' });
+        for (const file of [path, `${path}-wal`, `${path}-shm`])
+          expect({ file, mode: modeOf(file).toString(8) }).toEqual({ file, mode: '600' });
       } finally {
         await server.stop();
       }

@@ -99,7 +99,11 @@ describe.concurrent('POST /enroll', () => {
     ['a null body', null],
     ['a string body', 'token'],
   ])('%s gets 400', async (_what, json) => {
-    expectError(await call(server, ROUTES.enroll, { raw: JSON.stringify(json), headers: { 'content-type': 'application/json' } }), 400, 'bad_request');
+    expectError(
+      await call(server, ROUTES.enroll, { raw: JSON.stringify(json), headers: { 'content-type': 'application/json' } }),
+      400,
+      'bad_request',
+    );
   });
 
   test('unknown fields are ignored', async () => {

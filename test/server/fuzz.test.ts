@@ -40,16 +40,40 @@ function generator(seed: number) {
 }
 type Random = ReturnType<typeof generator>;
 
-const STRINGS = ['', ' ', 'PASS', 'LINUX', 'linux', '\u0000', '\ud800', '😀'.repeat(50), 'x'.repeat(300), '__proto__', 'rpt_', 'dev_0', '2024-01-01T00:00:00Z', '1e999', 'null'];
+const STRINGS = [
+  '',
+  ' ',
+  'PASS',
+  'LINUX',
+  'linux',
+  '\u0000',
+  '\ud800',
+  '😀'.repeat(50),
+  'x'.repeat(300),
+  '__proto__',
+  'rpt_',
+  'dev_0',
+  '2024-01-01T00:00:00Z',
+  '1e999',
+  'null',
+];
 
 function randomValue(r: Random, depth = 0): unknown {
   switch (r.int(depth > 3 ? 4 : 7)) {
-    case 0: return null;
-    case 1: return r.next() < 0.5;
-    case 2: return r.pick([0, -1, 1.5, 1e308, -1e-308, 2 ** 53 + 1, 42]);
-    case 3: return r.pick(STRINGS);
-    case 4: return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
-    default: return Object.fromEntries(Array.from({ length: r.int(4) }, () => [r.pick(['a', 'token', 'results', 'status', '']), randomValue(r, depth + 1)]));
+    case 0:
+      return null;
+    case 1:
+      return r.next() < 0.5;
+    case 2:
+      return r.pick([0, -1, 1.5, 1e308, -1e-308, 2 ** 53 + 1, 42]);
+    case 3:
+      return r.pick(STRINGS);
+    case 4:
+      return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
+    default:
+      return Object.fromEntries(
+        Array.from({ length: r.int(4) }, () => [r.pick(['a', 'token', 'results', 'status', '']), randomValue(r, depth + 1)]),
+      );
   }
 }
 
@@ -72,10 +96,17 @@ function mutate(r: Random, value: unknown): unknown {
     const keys = Object.keys(copy);
     const key = r.pick(keys.length > 0 ? keys : ['x']);
     switch (r.int(4)) {
-      case 0: delete copy[key]; break;
-      case 1: copy[key] = randomValue(r); break;
-      case 2: copy[key] = mutate(r, copy[key]); break;
-      default: copy[r.pick(['unknown', 'evidence', 'correlation_id'])] = randomValue(r);
+      case 0:
+        delete copy[key];
+        break;
+      case 1:
+        copy[key] = randomValue(r);
+        break;
+      case 2:
+        copy[key] = mutate(r, copy[key]);
+        break;
+      default:
+        copy[r.pick(['unknown', 'evidence', 'correlation_id'])] = randomValue(r);
     }
     return copy;
   }
@@ -85,12 +116,18 @@ function mutate(r: Random, value: unknown): unknown {
 function rawBody(r: Random, valid: unknown): string | Buffer {
   const text = JSON.stringify(mutate(r, valid)) ?? 'undefined';
   switch (r.int(9)) {
-    case 0: return text.slice(0, r.int(text.length + 1));
-    case 1: return Buffer.from(Array.from({ length: r.int(64) }, () => r.int(256)));
-    case 2: return '['.repeat(20_000) + ']'.repeat(20_000);
-    case 3: return `${text.slice(0, -1)},"a":1,"a":2}`;
-    case 4: return `${text}${r.pick(['x', '\u0000', ',', '}'])}`;
-    default: return text;
+    case 0:
+      return text.slice(0, r.int(text.length + 1));
+    case 1:
+      return Buffer.from(Array.from({ length: r.int(64) }, () => r.int(256)));
+    case 2:
+      return '['.repeat(20_000) + ']'.repeat(20_000);
+    case 3:
+      return `${text.slice(0, -1)},"a":1,"a":2}`;
+    case 4:
+      return `${text}${r.pick(['x', '\u0000', ',', '}'])}`;
+    default:
+      return text;
   }
 }
 
@@ -117,7 +154,14 @@ test('malformed requests on every route never get a 5xx', async () => {
     [ROUTES.unenroll]: () => r.pick([[], 'x', 1]),
   };
   // Mostly a valid key, so that most cases reach body parsing and validation.
-  const authorizations = [...Array<string>(4).fill(`Bearer ${active.apiKey}`), `Bearer ${pending.apiKey}`, 'Bearer ', 'Bearer x', `Bearer ${'0'.repeat(96)}`, undefined];
+  const authorizations = [
+    ...Array<string>(4).fill(`Bearer ${active.apiKey}`),
+    `Bearer ${pending.apiKey}`,
+    'Bearer ',
+    'Bearer x',
+    `Bearer ${'0'.repeat(96)}`,
+    undefined,
+  ];
 
   for (const [route, valid] of Object.entries(validBodies)) {
     for (let i = 0; i < CASES_PER_ROUTE; i++) {

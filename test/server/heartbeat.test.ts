@@ -24,7 +24,12 @@ describe.concurrent('POST /heartbeat', () => {
     const before = Date.now();
     const answer = await heartbeat(server, device.apiKey, body);
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body ?? {}).sort()).toEqual(['device_id', 'heartbeat_interval_seconds', 'posture_interval_seconds', 'server_time']);
+    expect(Object.keys(answer.body ?? {}).sort()).toEqual([
+      'device_id',
+      'heartbeat_interval_seconds',
+      'posture_interval_seconds',
+      'server_time',
+    ]);
     expect(answer.body).toMatchObject({ device_id: device.deviceId, heartbeat_interval_seconds: 300, posture_interval_seconds: 3600 });
     expect(answer.body?.server_time).toMatch(RFC3339_UTC);
     expect(Math.abs(Date.parse(String(answer.body?.server_time)) - before)).toBeLessThan(5_000);
@@ -42,9 +47,18 @@ describe.concurrent('POST /heartbeat', () => {
 
   test('later heartbeats keep the device ACTIVE and update what it reports', async () => {
     const device = await enrolledDevice(server);
-    const answer = await heartbeat(server, device.apiKey, heartbeatBody({ hardware_uuid: device.hardwareUuid, hostname: 'renamed', agent_version: '0.2.0', serial_number: undefined }));
+    const answer = await heartbeat(
+      server,
+      device.apiKey,
+      heartbeatBody({ hardware_uuid: device.hardwareUuid, hostname: 'renamed', agent_version: '0.2.0', serial_number: undefined }),
+    );
     expect(answer.status).toBe(200);
-    expect(await server.showDevice(device.deviceId)).toMatchObject({ state: 'ACTIVE', hostname: 'renamed', agent_version: '0.2.0', serial_number: null });
+    expect(await server.showDevice(device.deviceId)).toMatchObject({
+      state: 'ACTIVE',
+      hostname: 'renamed',
+      agent_version: '0.2.0',
+      serial_number: null,
+    });
   });
 
   test('each of the four platforms is accepted', async () => {
@@ -123,7 +137,7 @@ describe.concurrent('POST /heartbeat', () => {
     });
   });
 
-  describe('hardware_uuid is unique among the organization\'s non-revoked devices', () => {
+  describe("hardware_uuid is unique among the organization's non-revoked devices", () => {
     test('a second device with the same hardware_uuid gets 409 and stays PENDING', async () => {
       const first = await enrolledDevice(server, { org: 'uniq-org' });
       const second = await enrolledDevice(server, { org: 'uniq-org', activate: false });
@@ -135,7 +149,7 @@ describe.concurrent('POST /heartbeat', () => {
       expect((await heartbeat(server, second.apiKey)).status).toBe(200);
     });
 
-    test('an ACTIVE device cannot take another device\'s hardware_uuid', async () => {
+    test("an ACTIVE device cannot take another device's hardware_uuid", async () => {
       const first = await enrolledDevice(server, { org: 'uniq-org-2' });
       const second = await enrolledDevice(server, { org: 'uniq-org-2' });
       expectError(await heartbeat(server, second.apiKey, heartbeatBody({ hardware_uuid: first.hardwareUuid })), 409, 'conflict');
@@ -172,7 +186,8 @@ describe.concurrent('POST /heartbeat', () => {
       const empty = JSON.stringify({ ...base, pad: '' });
       return JSON.stringify({ ...base, pad: 'x'.repeat(size - empty.length) });
     };
-    const send = (raw: string) => call(server, ROUTES.heartbeat, { apiKey: device.apiKey, raw, headers: { 'content-type': 'application/json' } });
+    const send = (raw: string) =>
+      call(server, ROUTES.heartbeat, { apiKey: device.apiKey, raw, headers: { 'content-type': 'application/json' } });
     expectError(await send(sized(BODY_LIMITS.heartbeat + 1)), 413, 'payload_too_large');
     expect((await server.showDevice(device.deviceId)).state).toBe('PENDING');
     expect(Buffer.byteLength(sized(BODY_LIMITS.heartbeat))).toBe(BODY_LIMITS.heartbeat);

@@ -36,7 +36,11 @@ describe.concurrent('routing', () => {
   });
 
   test('a wrong method is refused before the body is read', async () => {
-    const answer = await call(server, ROUTES.postures, { method: 'PUT', raw: 'x'.repeat(2 * 1024 * 1024), headers: { 'content-type': 'application/json' } });
+    const answer = await call(server, ROUTES.postures, {
+      method: 'PUT',
+      raw: 'x'.repeat(2 * 1024 * 1024),
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(answer, 405, 'method_not_allowed');
   });
 
@@ -75,17 +79,28 @@ describe.concurrent('request bodies', () => {
     ['application/jsonx', '{"results":[]}'],
     ['not a media type', '{"results":[]}'],
   ])('Content-Type %s: 400', async (contentType, raw) => {
-    expectError(await call(server, ROUTES.postures, { apiKey: device.apiKey, raw, headers: { 'content-type': contentType } }), 400, 'bad_request');
+    expectError(
+      await call(server, ROUTES.postures, { apiKey: device.apiKey, raw, headers: { 'content-type': contentType } }),
+      400,
+      'bad_request',
+    );
   });
 
   test('a body without Content-Type: 400', async () => {
     expectError(await call(server, ROUTES.postures, { apiKey: device.apiKey, raw: '{"results":[]}' }), 400, 'bad_request');
   });
 
-  test.each(['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'])('Content-Type %s is JSON', async (contentType) => {
-    const answer = await call(server, ROUTES.postures, { apiKey: device.apiKey, raw: '{"results":[]}', headers: { 'content-type': contentType } });
-    expect(answer.status).toBe(204);
-  });
+  test.each(['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'])(
+    'Content-Type %s is JSON',
+    async (contentType) => {
+      const answer = await call(server, ROUTES.postures, {
+        apiKey: device.apiKey,
+        raw: '{"results":[]}',
+        headers: { 'content-type': contentType },
+      });
+      expect(answer.status).toBe(204);
+    },
+  );
 
   test.each([
     ['truncated JSON', '{"results":['],

@@ -52,7 +52,10 @@ describe('bring-up', () => {
 describe.concurrent('accepted batches', () => {
   test('204 with no body; results without correlation_id share one new report, named in the header', async () => {
     const own = await enrolledDevice(server);
-    const results = [result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { enabled: false } }), result({ check_key: 'TIME_SYNC' })];
+    const results = [
+      result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { enabled: false } }),
+      result({ check_key: 'TIME_SYNC' }),
+    ];
     const answer = await postures(server, own.apiKey, { results });
     expect(answer.status).toBe(204);
     expect(answer.text).toBe('');
@@ -126,7 +129,11 @@ describe.concurrent('accepted batches', () => {
   test('evidence is optional and stored as sent', async () => {
     const own = await enrolledDevice(server);
     const nested = { volumes: [{ mount: '/', encrypted: true }], method: 'LUKS2', score: 0.5, note: null };
-    const results = [result({ check_key: 'NONE', evidence: undefined }), result({ check_key: 'NESTED', evidence: nested }), result({ check_key: 'EMPTY', evidence: {} })];
+    const results = [
+      result({ check_key: 'NONE', evidence: undefined }),
+      result({ check_key: 'NESTED', evidence: nested }),
+      result({ check_key: 'EMPTY', evidence: {} }),
+    ];
     expect((await postures(server, own.apiKey, { results })).status).toBe(204);
     const evidence = Object.fromEntries((await storedPostures(own.deviceId)).map((p) => [p.check_key, p.evidence]));
     expect(evidence).toEqual({ NONE: null, NESTED: nested, EMPTY: {} });
@@ -244,7 +251,8 @@ describe('limits', () => {
       results[0]!.evidence = { pad: 'x'.repeat(padding) };
       return JSON.stringify({ results });
     };
-    const send = (raw: string) => call(server, ROUTES.postures, { apiKey: own.apiKey, raw, headers: { 'content-type': 'application/json' } });
+    const send = (raw: string) =>
+      call(server, ROUTES.postures, { apiKey: own.apiKey, raw, headers: { 'content-type': 'application/json' } });
     expectError(await send(sized(BODY_LIMITS.postures + 1)), 413, 'payload_too_large');
     expect(await storedPostures(own.deviceId)).toEqual([]);
     const atLimit = sized(BODY_LIMITS.postures);

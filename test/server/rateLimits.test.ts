@@ -80,9 +80,21 @@ describe('per-device rate limits', () => {
     const chunked = await enrolledDevice(server);
     const body = JSON.stringify({ results: [result()] });
     const stream = () => Readable.from([Buffer.from(body)]);
-    const first = await call(server, ROUTES.postures, { apiKey: chunked.apiKey, raw: stream() as never, headers: { 'content-type': 'application/json' } });
+    const first = await call(server, ROUTES.postures, {
+      apiKey: chunked.apiKey,
+      raw: stream() as never,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(first.status, first.text).toBe(204);
-    expectError(await call(server, ROUTES.postures, { apiKey: chunked.apiKey, raw: stream() as never, headers: { 'content-type': 'application/json' } }), 429, 'too_many_requests');
+    expectError(
+      await call(server, ROUTES.postures, {
+        apiKey: chunked.apiKey,
+        raw: stream() as never,
+        headers: { 'content-type': 'application/json' },
+      }),
+      429,
+      'too_many_requests',
+    );
   });
 
   test('an agent daemon on a 1 s schedule never meets the default limits', async () => {

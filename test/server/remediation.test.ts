@@ -18,22 +18,54 @@ afterAll(async () => {
 const FIREWALL_FAIL = {
   check_key: 'FIREWALL_ENABLED',
   status: 'FAIL' as const,
-  evidence: { source: 'nftables', managers: [], ufw: 'unavailable', firewalld: 'unavailable', ipv6_enabled: true, input_chains: 0, input_policy: null, ipv4_filtered: false, ipv6_filtered: false, rule: 'no_inbound_filtering' },
+  evidence: {
+    source: 'nftables',
+    managers: [],
+    ufw: 'unavailable',
+    firewalld: 'unavailable',
+    ipv6_enabled: true,
+    input_chains: 0,
+    input_policy: null,
+    ipv4_filtered: false,
+    ipv6_filtered: false,
+    rule: 'no_inbound_filtering',
+  },
 };
 const OS_EOL = {
   check_key: 'OS_VERSION',
   status: 'FAIL' as const,
-  evidence: { product: 'debian', cycle: '12', version: '12.11', source: 'os-release', id: 'debian', version_id: '12', eol: '2026-06-10', rule: 'eol' },
+  evidence: {
+    product: 'debian',
+    cycle: '12',
+    version: '12.11',
+    source: 'os-release',
+    id: 'debian',
+    version_id: '12',
+    eol: '2026-06-10',
+    rule: 'eol',
+  },
 };
 
 describe('device show', () => {
-  test('--json: each result carries its summary, fix and admin texts, for the device\'s release', async () => {
+  test("--json: each result carries its summary, fix and admin texts, for the device's release", async () => {
     const device = await enrolledDevice(server, { org: 'remedy-show' });
-    await postures(server, device.apiKey, { results: [result(OS_EOL), result(FIREWALL_FAIL), result({ check_key: 'TIME_SYNC', status: 'PASS', evidence: { rule: 'synchronized' } })] });
+    await postures(server, device.apiKey, {
+      results: [
+        result(OS_EOL),
+        result(FIREWALL_FAIL),
+        result({ check_key: 'TIME_SYNC', status: 'PASS', evidence: { rule: 'synchronized' } }),
+      ],
+    });
     const shown = await server.showDevice(device.deviceId);
     const firewall = shown.postures.find((p: { check_key: string }) => p.check_key === 'FIREWALL_ENABLED');
     const expected = explainResult('LINUX', FIREWALL_FAIL, { os: { product: 'debian', version: '12.11' } });
-    expect(firewall?.remediation).toEqual({ word: 'no_inbound_filtering', summary: expected.summary, fix: expected.fix, admin: expected.admin, generic: false });
+    expect(firewall?.remediation).toEqual({
+      word: 'no_inbound_filtering',
+      summary: expected.summary,
+      fix: expected.fix,
+      admin: expected.admin,
+      generic: false,
+    });
     expect(firewall?.remediation.fix).toMatch(/^Debian, Ubuntu: install and turn on ufw/);
     expect(firewall?.remediation.fix).not.toContain('dnf');
     expect(shown.postures.find((p: { check_key: string }) => p.check_key === 'OS_VERSION')?.remediation.summary).toBe(
@@ -43,7 +75,12 @@ describe('device show', () => {
 
   test('human output: the latest result of each check, with how to fix it on the device and for the fleet', async () => {
     const device = await enrolledDevice(server, { org: 'remedy-human' });
-    await postures(server, device.apiKey, { results: [result({ ...FIREWALL_FAIL, evidence: { ...FIREWALL_FAIL.evidence } }), result({ check_key: 'TIME_SYNC', status: 'PASS', evidence: { rule: 'synchronized' } })] });
+    await postures(server, device.apiKey, {
+      results: [
+        result({ ...FIREWALL_FAIL, evidence: { ...FIREWALL_FAIL.evidence } }),
+        result({ check_key: 'TIME_SYNC', status: 'PASS', evidence: { rule: 'synchronized' } }),
+      ],
+    });
     const { stdout } = await runServerCli(['device', 'show', device.deviceId, '--db', server.dbPath]);
     const latest = stdout.slice(stdout.indexOf('Latest result of each check:'));
     const expected = explainResult('LINUX', FIREWALL_FAIL);
@@ -84,16 +121,28 @@ describe('device failing', () => {
     await postures(server, b.apiKey, { results: [result(FIREWALL_FAIL)] });
     // c failed, then fixed it: only its latest result counts.
     await postures(server, c.apiKey, { results: [result({ ...FIREWALL_FAIL, observed_at: new Date(Date.now() - 60_000).toISOString() })] });
-    await postures(server, c.apiKey, { results: [result({ check_key: 'FIREWALL_ENABLED', status: 'PASS', evidence: { rule: 'inbound_filtered' } })] });
+    await postures(server, c.apiKey, {
+      results: [result({ check_key: 'FIREWALL_ENABLED', status: 'PASS', evidence: { rule: 'inbound_filtered' } })],
+    });
 
     const failures: unknown = JSON.parse((await runServerCli(['device', 'failing', '--db', server.dbPath, '--org', org, '--json'])).stdout);
     const firewall = explainResult('LINUX', { check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } });
     expect(failures).toEqual([
-      { platform: 'LINUX', check_key: 'FIREWALL_ENABLED', word: 'no_inbound_filtering', devices: [a.deviceId, b.deviceId].sort(), summary: firewall.summary, admin: firewall.admin, generic: false },
+      {
+        platform: 'LINUX',
+        check_key: 'FIREWALL_ENABLED',
+        word: 'no_inbound_filtering',
+        devices: [a.deviceId, b.deviceId].sort(),
+        summary: firewall.summary,
+        admin: firewall.admin,
+        generic: false,
+      },
       expect.objectContaining({ platform: 'LINUX', check_key: 'OS_VERSION', word: 'eol', devices: [a.deviceId] }),
     ]);
     const { stdout } = await runServerCli(['device', 'failing', '--db', server.dbPath, '--org', org]);
-    expect(stdout).toContain(`2 devices fail FIREWALL_ENABLED (LINUX, no_inbound_filtering): ${firewall.summary}\n  How to fix: ${firewall.admin}`);
+    expect(stdout).toContain(
+      `2 devices fail FIREWALL_ENABLED (LINUX, no_inbound_filtering): ${firewall.summary}\n  How to fix: ${firewall.admin}`,
+    );
     expect(stdout).toContain('1 device fails OS_VERSION (LINUX, eol)');
   });
 });

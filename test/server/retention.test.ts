@@ -31,7 +31,10 @@ async function until(check: () => boolean, ms: number): Promise<void> {
 function column(server: RunningServer, sql: string): string[] {
   const db = new Database(server.dbPath, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare<[], { value: string }>(sql).all().map((row) => row.value);
+    return db
+      .prepare<[], { value: string }>(sql)
+      .all()
+      .map((row) => row.value);
   } finally {
     db.close();
   }
@@ -73,7 +76,11 @@ describe('retention', () => {
   }, 40_000);
 
   test('bad retention values are refused at start with exit 2', async () => {
-    await expect(startServer({ args: ['--retention', '0s'] })).rejects.toThrow(/option '--retention <duration>' argument '0s' is invalid\. expected a positive whole number followed by s, m, h or d/);
-    await expect(startServer({ args: ['--retention-results', '0'] })).rejects.toThrow(/option '--retention-results <n>' argument '0' is invalid\. expected a whole number from 1/);
+    await expect(startServer({ args: ['--retention', '0s'] })).rejects.toThrow(
+      /option '--retention <duration>' argument '0s' is invalid\. expected a positive whole number followed by s, m, h or d/,
+    );
+    await expect(startServer({ args: ['--retention-results', '0'] })).rejects.toThrow(
+      /option '--retention-results <n>' argument '0' is invalid\. expected a whole number from 1/,
+    );
   });
 });

@@ -31,7 +31,14 @@ test('no plaintext token or key in the database files or the logs; files are own
     await server.revokeDevice(revoked.deviceId);
     const unenrolled = await enrolledDevice(server);
     expect((await unenroll(server, unenrolled.apiKey)).status).toBe(204);
-    secrets.push(unused.enrollment_token, expired.enrollment_token, revoked.created.enrollment_token, revoked.apiKey, unenrolled.created.enrollment_token, unenrolled.apiKey);
+    secrets.push(
+      unused.enrollment_token,
+      expired.enrollment_token,
+      revoked.created.enrollment_token,
+      revoked.apiKey,
+      unenrolled.created.enrollment_token,
+      unenrolled.apiKey,
+    );
 
     // Error paths that carry credentials: refused tokens and keys, 400s, 404, 405, 413.
     const unknownToken = 'e'.repeat(96);

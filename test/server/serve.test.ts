@@ -14,13 +14,14 @@ import { call, enroll, enrolledDevice, expectUsageError, heartbeatBody } from '.
 
 const scratch = mkdtempSync(join(tmpdir(), 'device-agent-serve-test-'));
 
-
 describe('start-up', () => {
   test('announces its URL, warns about plain HTTP, prints a working device create command, migrates the database', async () => {
     const server = await startServer();
     try {
       const lines = logEntries(server.logs());
-      expect(lines.filter((l) => typeof l.url === 'string')).toEqual([expect.objectContaining({ msg: `listening on ${server.url}`, url: server.url, public_url: server.url })]);
+      expect(lines.filter((l) => typeof l.url === 'string')).toEqual([
+        expect.objectContaining({ msg: `listening on ${server.url}`, url: server.url, public_url: server.url }),
+      ]);
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(lines.some((l) => l.level === 'warn' && /production belongs behind TLS/.test(l.msg ?? ''))).toBe(true);
 
@@ -48,7 +49,10 @@ describe('start-up', () => {
   test('--public-url is what device create prints', async () => {
     const server = await startServer({ args: ['--public-url', 'https://agents.example.com:8443'] });
     try {
-      expect(logEntries(server.logs()).find((l) => l.url)).toMatchObject({ url: server.url, public_url: 'https://agents.example.com:8443' });
+      expect(logEntries(server.logs()).find((l) => l.url)).toMatchObject({
+        url: server.url,
+        public_url: 'https://agents.example.com:8443',
+      });
       expect((await server.createDevice()).server_url).toBe('https://agents.example.com:8443');
     } finally {
       await server.stop();
@@ -110,11 +114,29 @@ describe('TLS', () => {
   let key: string;
   beforeAll(() => {
     const dir = mkdtempSync(join(tmpdir(), 'device-agent-tls-'));
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     key = readFileSync(join(dir, 'key.pem'), 'utf8');
   });
@@ -152,7 +174,7 @@ describe('stopping', () => {
     socket.setEncoding('utf8').on('data', (chunk: string) => (response += chunk));
     const closed = new Promise((resolve) => socket.on('close', resolve));
     const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
-      for (const deadline = Date.now() + 10_000; !(await condition()); ) {
+      for (const deadline = Date.now() + 10_000; !(await condition());) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
@@ -163,15 +185,25 @@ describe('stopping', () => {
     response = '';
     // Headers and part of the body: the request is in flight when the signal arrives.
     socket.write(
-      [`POST ${ROUTES.heartbeat} HTTP/1.1`, `Host: ${hostname}:${port}`, `Authorization: Bearer ${device.apiKey}`,
-        'Content-Type: application/json', `Content-Length: ${body.length}`, '', body.slice(0, 20)].join('\r\n'),
+      [
+        `POST ${ROUTES.heartbeat} HTTP/1.1`,
+        `Host: ${hostname}:${port}`,
+        `Authorization: Bearer ${device.apiKey}`,
+        'Content-Type: application/json',
+        `Content-Length: ${body.length}`,
+        '',
+        body.slice(0, 20),
+      ].join('\r\n'),
     );
     const stopped = server.stop();
     await until(() => server.logs().includes('stopping: finishing in-flight requests'), 'the stop to begin');
     const tryConnect = () =>
       new Promise<string>((resolve) => {
         const late = connect(Number(port), hostname);
-        late.once('connect', () => { late.destroy(); resolve('connected'); });
+        late.once('connect', () => {
+          late.destroy();
+          resolve('connected');
+        });
         late.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
       });
     await until(async () => (await tryConnect()) === 'ECONNREFUSED', 'new connections to be refused');
@@ -189,7 +221,9 @@ describe('stopping', () => {
   });
 
   test('SIGINT stops it the same way (exit 0)', async () => {
-    const child = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', join(scratch, 'sigint.db'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', join(scratch, 'sigint.db'), '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     await new Promise<void>((resolve) => {

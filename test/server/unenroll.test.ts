@@ -69,7 +69,8 @@ describe.concurrent('POST /unenroll', () => {
   test(`a body of exactly ${BODY_LIMITS.unenroll} bytes is read; one byte more gets 413`, async () => {
     const device = await enrolledDevice(server, { activate: false });
     const sized = (size: number) => JSON.stringify({ pad: 'x'.repeat(size - JSON.stringify({ pad: '' }).length) });
-    const send = (raw: string) => call(server, ROUTES.unenroll, { apiKey: device.apiKey, raw, headers: { 'content-type': 'application/json' } });
+    const send = (raw: string) =>
+      call(server, ROUTES.unenroll, { apiKey: device.apiKey, raw, headers: { 'content-type': 'application/json' } });
     expectError(await send(sized(BODY_LIMITS.unenroll + 1)), 413, 'payload_too_large');
     expect((await heartbeat(server, device.apiKey)).status).toBe(200);
     expect(Buffer.byteLength(sized(BODY_LIMITS.unenroll))).toBe(BODY_LIMITS.unenroll);

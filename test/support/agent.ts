@@ -217,7 +217,12 @@ export async function stopDaemon(daemon: RunningDaemon): Promise<{ code: number 
 }
 
 /** Polls `probe` until `accept` holds; throws with the last value after `timeoutMs`. */
-export async function until<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function until<T>(
+  probe: () => Promise<T> | T,
+  accept: (value: T) => boolean,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -253,7 +258,9 @@ export async function enrollNewDevice(
 export async function enrollWithToken(stateDir: string, serverUrl: string, token: string): Promise<void> {
   const tokenFile = join(stateDir, '..', `token-${randomUUID()}`);
   await writeFile(tokenFile, token, { mode: 0o600 });
-  const result = await runAgent(['enroll', '--server', serverUrl, '--token-file', tokenFile, '--state-dir', stateDir], { env: daemonEnv() });
+  const result = await runAgent(['enroll', '--server', serverUrl, '--token-file', tokenFile, '--state-dir', stateDir], {
+    env: daemonEnv(),
+  });
   await rm(tokenFile, { force: true });
   if (result.code !== 0) throw new Error(`enroll failed (${result.code}): ${result.stderr}`);
 }

@@ -76,7 +76,9 @@ export function listFixtures(): LoadedFixture[] {
       const dir = path.join(FIXTURE_ROOT, platform.toLowerCase(), checkKey);
       let names: string[];
       try {
-        names = readdirSync(dir).filter((n) => n.endsWith('.json')).sort();
+        names = readdirSync(dir)
+          .filter((n) => n.endsWith('.json'))
+          .sort();
       } catch {
         continue;
       }

@@ -47,9 +47,7 @@ export class FakeHost implements Host {
       this.calls.push({ kind: 'run', target: command, args: [...args], ...(options ? { options } : {}) });
       if (!isAbsoluteAnywhere(command)) throw new Error(`command must be an absolute path: ${command}`);
       const argv = [command, ...args];
-      const match = this.recording.commands?.find(
-        (c) => c.argv.length === argv.length && c.argv.every((part, i) => part === argv[i]),
-      );
+      const match = this.recording.commands?.find((c) => c.argv.length === argv.length && c.argv.every((part, i) => part === argv[i]));
       if (!match) return { exitCode: null, stdout: '', stderr: '', error: 'not_found' };
       const result: CommandResult = {
         exitCode: match.error ? null : (match.exitCode ?? 0),
@@ -94,7 +92,14 @@ export class FakeHost implements Host {
       this.calls.push({ kind: 'stat', target: file });
       const s = this.recording.stats?.[file];
       if (s) {
-        const result: StatResult = { ok: true, isDirectory: s.isDirectory ?? false, mode: s.mode ?? 0o644, uid: s.uid ?? 0, gid: s.gid ?? 0, size: s.size ?? 0 };
+        const result: StatResult = {
+          ok: true,
+          isDirectory: s.isDirectory ?? false,
+          mode: s.mode ?? 0o644,
+          uid: s.uid ?? 0,
+          gid: s.gid ?? 0,
+          size: s.size ?? 0,
+        };
         if (s.mtime !== undefined) result.mtimeMs = Date.parse(s.mtime);
         return result;
       }

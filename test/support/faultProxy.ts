@@ -91,27 +91,35 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         return;
       }
       const forward = () =>
-        forwardTo(upstream, req.method ?? 'GET', path, req.headers, raw, (status, headers, body) => {
-          if (fault?.kind === 'drop') {
-            // Part of a status line, then the connection goes: the server did the work, the agent never hears.
-            res.socket?.write('HTTP/1.1 20');
+        forwardTo(
+          upstream,
+          req.method ?? 'GET',
+          path,
+          req.headers,
+          raw,
+          (status, headers, body) => {
+            if (fault?.kind === 'drop') {
+              // Part of a status line, then the connection goes: the server did the work, the agent never hears.
+              res.socket?.write('HTTP/1.1 20');
+              res.socket?.destroy();
+              return;
+            }
+            let out = body;
+            if (fault?.kind === 'rewrite') {
+              const parsed = parseJson(body.toString('utf8'));
+              if (parsed !== undefined) out = Buffer.from(JSON.stringify(fault.transform(parsed)));
+            }
+            seen.status = status;
+            const reportId = headers['posture-report-id'];
+            if (typeof reportId === 'string') seen.reportId = reportId;
+            const { 'content-length': _length, 'transfer-encoding': _encoding, connection: _connection, ...rest } = headers;
+            res.writeHead(status, { ...rest, ...(out.length > 0 ? { 'content-length': String(out.length) } : {}) });
+            res.end(out);
+          },
+          () => {
             res.socket?.destroy();
-            return;
-          }
-          let out = body;
-          if (fault?.kind === 'rewrite') {
-            const parsed = parseJson(body.toString('utf8'));
-            if (parsed !== undefined) out = Buffer.from(JSON.stringify(fault.transform(parsed)));
-          }
-          seen.status = status;
-          const reportId = headers['posture-report-id'];
-          if (typeof reportId === 'string') seen.reportId = reportId;
-          const { 'content-length': _length, 'transfer-encoding': _encoding, connection: _connection, ...rest } = headers;
-          res.writeHead(status, { ...rest, ...(out.length > 0 ? { 'content-length': String(out.length) } : {}) });
-          res.end(out);
-        }, () => {
-          res.socket?.destroy();
-        });
+          },
+        );
       if (fault?.kind === 'delay') setTimeout(forward, fault.ms);
       else forward();
     });

@@ -85,9 +85,19 @@ export async function startSecretService(password = 'device-agent-test-keyring')
         return (tool(['search', '--all', ...pairs(attributes)]).stdout.match(/^\[\//gm) ?? []).length;
       },
       lock() {
-        const result = spawnSync('dbus-send', ['--session', '--dest=org.freedesktop.secrets', '--type=method_call', '--print-reply',
-          '/org/freedesktop/secrets', 'org.freedesktop.Secret.Service.Lock', 'array:objpath:/org/freedesktop/secrets/collection/login'],
-          { env, encoding: 'utf8', timeout: 10_000 });
+        const result = spawnSync(
+          'dbus-send',
+          [
+            '--session',
+            '--dest=org.freedesktop.secrets',
+            '--type=method_call',
+            '--print-reply',
+            '/org/freedesktop/secrets',
+            'org.freedesktop.Secret.Service.Lock',
+            'array:objpath:/org/freedesktop/secrets/collection/login',
+          ],
+          { env, encoding: 'utf8', timeout: 10_000 },
+        );
         if (result.status !== 0) throw new Error(`locking the keyring failed: ${result.stderr}`);
       },
       unlock: startKeyring,
@@ -120,7 +130,10 @@ export async function startBareSessionBus(): Promise<{ env: NodeJS.ProcessEnv; s
 `,
   );
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: dir, XDG_RUNTIME_DIR: dir, LANG: 'C' };
-  const bus = spawn('dbus-daemon', ['--config-file', config, '--nofork', '--print-address=1'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const bus = spawn('dbus-daemon', ['--config-file', config, '--nofork', '--print-address=1'], {
+    env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const address = await firstLine(bus);
   return {
     env: { ...env, DBUS_SESSION_BUS_ADDRESS: address },
@@ -152,8 +165,19 @@ function firstLine(child: ChildProcess): Promise<string> {
 async function waitForSecretsName(env: NodeJS.ProcessEnv): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const result = spawnSync('dbus-send', ['--session', '--dest=org.freedesktop.DBus', '--type=method_call', '--print-reply',
-      '/org/freedesktop/DBus', 'org.freedesktop.DBus.NameHasOwner', 'string:org.freedesktop.secrets'], { env, encoding: 'utf8' });
+    const result = spawnSync(
+      'dbus-send',
+      [
+        '--session',
+        '--dest=org.freedesktop.DBus',
+        '--type=method_call',
+        '--print-reply',
+        '/org/freedesktop/DBus',
+        'org.freedesktop.DBus.NameHasOwner',
+        'string:org.freedesktop.secrets',
+      ],
+      { env, encoding: 'utf8' },
+    );
     if (result.stdout.includes('boolean true')) return;
     await sleep(50);
   }

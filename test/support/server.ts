@@ -68,7 +68,8 @@ export interface StartOptions {
 // DEVICE_AGENT_SERVER_TEST_BIN points the same tests at another build (e.g. an older commit's).
 /** `serve` flags that turn the per-device rate limits off, for tests that send one device's traffic in a loop. */
 export const NO_RATE_LIMITS = ['--rate-limit-heartbeats', '0', '--rate-limit-postures', '0', '--rate-limit-posture-mib', '0'];
-export const SERVER_BIN = process.env.DEVICE_AGENT_SERVER_TEST_BIN ?? fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
+export const SERVER_BIN =
+  process.env.DEVICE_AGENT_SERVER_TEST_BIN ?? fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
 
 const STARTUP_TIMEOUT_MS = 15_000;
 const runFile = promisify(execFile);
@@ -92,9 +93,14 @@ export interface CliOutcome {
 /** Runs `device-agent-server <args>` and reports its exit code and output instead of throwing. */
 export function tryServerCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliOutcome> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...options.env }, cwd: options.cwd }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [SERVER_BIN, ...args],
+      { env: { ...process.env, ...options.env }, cwd: options.cwd },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -103,7 +109,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   cleanups.add(() => rmSync(dir, { recursive: true, force: true }));
   const dbPath = options.dbPath ?? join(dir, 'server.db');
   const args = ['serve', '--db', dbPath, '--host', '127.0.0.1', '--port', '0'];
-  if (options.tls) args.push('--tls-cert', pemFile(dir, 'cert.pem', options.tls.cert), '--tls-key', pemFile(dir, 'key.pem', options.tls.key));
+  if (options.tls)
+    args.push('--tls-cert', pemFile(dir, 'cert.pem', options.tls.cert), '--tls-key', pemFile(dir, 'key.pem', options.tls.key));
   args.push(...(options.args ?? []));
 
   const command = [process.execPath, SERVER_BIN, ...args];

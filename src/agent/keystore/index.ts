@@ -10,7 +10,6 @@ import { KeyringUnreachableError, openKeyringStore, type KeyringEntryId } from '
 import type { KeyStore, KeyStoreBackend, KeyStoreChoice } from './types';
 
 export type { KeyStore, KeyStoreBackend, KeyStoreChoice } from './types';
-;
 export type { KeyringEntryId } from './keyring';
 
 const KEYRING_SERVICE = 'device-agent';

@@ -43,10 +43,11 @@ export async function openKeyringStore(id: KeyringEntryId): Promise<KeyStore> {
     try {
       return await operation(AbortSignal.timeout(OPERATION_TIMEOUT_MS));
     } catch (err) {
-      const reason = err instanceof DOMException && err.name === 'TimeoutError'
-        ? `no answer within ${OPERATION_TIMEOUT_MS / 1000} s`
-        : firstLine(err);
-      const hint = /\block|unlock/i.test(reason) ? ' (it is locked: unlock it, e.g. by logging in to the desktop session, and try again)' : '';
+      const reason =
+        err instanceof DOMException && err.name === 'TimeoutError' ? `no answer within ${OPERATION_TIMEOUT_MS / 1000} s` : firstLine(err);
+      const hint = /\block|unlock/i.test(reason)
+        ? ' (it is locked: unlock it, e.g. by logging in to the desktop session, and try again)'
+        : '';
       throw new KeyStoreUnavailableError('keyring', `${reason}${hint}`);
     }
   }

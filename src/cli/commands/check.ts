@@ -19,7 +19,10 @@ export interface CheckCliOptions {
 /** The keys named by --only, validated against the official nine. */
 export function parseOnly(only: string | undefined): string[] | undefined {
   if (only === undefined) return undefined;
-  const keys = only.split(',').map((k) => k.trim().toUpperCase()).filter(Boolean);
+  const keys = only
+    .split(',')
+    .map((k) => k.trim().toUpperCase())
+    .filter(Boolean);
   if (keys.length === 0) throw new CommandFailure('--only needs at least one check key', EXIT.usage);
   const unknown = keys.filter((k) => !(CHECK_KEYS as readonly string[]).includes(k));
   if (unknown.length > 0) {
@@ -102,7 +105,14 @@ export function renderExplanations(results: readonly PostureResult[], explanatio
 
 export default async function checkCommand(options: CheckCliOptions): Promise<ExitCode> {
   const only = parseOnly(options.only);
-  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile, PolicyError }, { explainResult }, { osHintFrom, policyValues }] = await Promise.all([
+  const [
+    { loadChecks },
+    { runChecks },
+    { createSystemHost },
+    { DEFAULT_POLICY, loadPolicyFile, PolicyError },
+    { explainResult },
+    { osHintFrom, policyValues },
+  ] = await Promise.all([
     import('../../../checks/registry'),
     import('../../../checks/engine'),
     import('../../../checks/host'),
@@ -129,7 +139,12 @@ export default async function checkCommand(options: CheckCliOptions): Promise<Ex
   const explanations = results.map((r) => explainResult(platform, r, context));
   if (options.json) {
     // Local only: these texts are never part of what /postures receives.
-    const explained = results.map((r, i) => ({ ...r, summary: explanations[i]!.summary, fix: explanations[i]!.fix, admin: explanations[i]!.admin }));
+    const explained = results.map((r, i) => ({
+      ...r,
+      summary: explanations[i]!.summary,
+      fix: explanations[i]!.fix,
+      admin: explanations[i]!.admin,
+    }));
     process.stdout.write(`${JSON.stringify(explained, null, 2)}\n`);
   } else {
     process.stdout.write(renderTable(results) + renderExplanations(results, explanations, options.explain === true));

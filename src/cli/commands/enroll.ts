@@ -47,7 +47,10 @@ export default async function enrollCommand(link: string | undefined, options: E
 
 export function explain(err: unknown): unknown {
   if (err instanceof CredentialsRejectedError) {
-    return new CommandFailure('the server refused the enrollment token: token invalid, expired or already used: ask for a new one (nothing was stored)', EXIT.credentialsRejected);
+    return new CommandFailure(
+      'the server refused the enrollment token: token invalid, expired or already used: ask for a new one (nothing was stored)',
+      EXIT.credentialsRejected,
+    );
   }
   if (err instanceof RetryableError) return new CommandFailure(`${err.message} (nothing was stored; try again later)`, EXIT.unreachable);
   if (err instanceof ApiError) return new CommandFailure(`enrollment failed: ${err.message} (nothing was stored)`, EXIT.internal);

@@ -48,7 +48,9 @@ export async function serviceTarget(options: ServiceCliOptions, action: string):
   const native = platform === currentPlatform();
   if (!native && !dryRun) throw new InvalidInputError(`--platform ${options.platform} only works with --dry-run`);
   if (!dryRun && !isPrivileged()) {
-    throw new InvalidInputError(`${action} changes the system service and needs administrator rights: re-run it with sudo (or from an elevated shell)`);
+    throw new InvalidInputError(
+      `${action} changes the system service and needs administrator rights: re-run it with sudo (or from an elevated shell)`,
+    );
   }
   // Always the service's own state directory: never a per-user one.
   const stateDir =
@@ -70,7 +72,10 @@ export async function carryOut(plan: Plan, target: ServiceTarget, hooks: Omit<Ex
     return await executePlan(plan, { ...hooks, report: (line) => process.stdout.write(`  ${line}\n`) });
   } catch (err) {
     if (err instanceof PlanStepError) {
-      throw new CommandFailure(`${plan.action} stopped: ${err.message}. The steps above were done; \`device-agent uninstall\` undoes them.`, EXIT.internal);
+      throw new CommandFailure(
+        `${plan.action} stopped: ${err.message}. The steps above were done; \`device-agent uninstall\` undoes them.`,
+        EXIT.internal,
+      );
     }
     throw err;
   }
@@ -149,7 +154,9 @@ export default async function installCommand(options: InstallCliOptions, command
     process.stdout.write(`device-agent is installed and its service is running.\n`);
     for (const note of withNotes.notes) process.stdout.write(`Note: ${note}.\n`);
     if (!enrollment && !existing?.serverUrl) {
-      process.stdout.write('The service waits for an enrollment: run `device-agent enroll` (as administrator) or open an enrollment link.\n');
+      process.stdout.write(
+        'The service waits for an enrollment: run `device-agent enroll` (as administrator) or open an enrollment link.\n',
+      );
     }
   }
   return EXIT.ok;

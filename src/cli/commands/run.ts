@@ -99,8 +99,17 @@ async function loadSession(stateDir: string, caFile: string | undefined): Promis
 }
 
 /** The checks of this platform with the administrator's policy; loaded once, run every cycle. */
-async function postureCollector(policyFile: string | undefined): Promise<() => Promise<{ results: PostureResult[]; lastCycle: LastCycle }>> {
-  const [{ loadChecks }, { runChecks }, { createSystemHost }, { DEFAULT_POLICY, loadPolicyFile }, { explainResult }, { osHintFrom, policyValues }] = await Promise.all([
+async function postureCollector(
+  policyFile: string | undefined,
+): Promise<() => Promise<{ results: PostureResult[]; lastCycle: LastCycle }>> {
+  const [
+    { loadChecks },
+    { runChecks },
+    { createSystemHost },
+    { DEFAULT_POLICY, loadPolicyFile },
+    { explainResult },
+    { osHintFrom, policyValues },
+  ] = await Promise.all([
     import('../../../checks/registry'),
     import('../../../checks/engine'),
     import('../../../checks/host'),
@@ -121,7 +130,14 @@ async function postureCollector(policyFile: string | undefined): Promise<() => P
     const startedAt = new Date();
     const results = await runChecks(checks, { host, policy });
     const context = { policy: policyValues(policy), os: osHintFrom(results) };
-    return { results, lastCycle: lastCycleOf(results, results.map((r) => explainResult(platform, r, context)), startedAt) };
+    return {
+      results,
+      lastCycle: lastCycleOf(
+        results,
+        results.map((r) => explainResult(platform, r, context)),
+        startedAt,
+      ),
+    };
   };
 }
 

@@ -36,7 +36,8 @@ function humanText(report: StatusReport): string {
       ['Queued results', queueText(report)],
     );
     if (report.conflict) rows.push(['Conflict', `${report.conflict.message} (since ${report.conflict.at})`]);
-    if (typeof report.clock_skew_ms === 'number') rows.push(['Clock skew', `${(report.clock_skew_ms / 1000).toFixed(1)} s (server minus local)`]);
+    if (typeof report.clock_skew_ms === 'number')
+      rows.push(['Clock skew', `${(report.clock_skew_ms / 1000).toFixed(1)} s (server minus local)`]);
   } else {
     rows.push(['Key store', `${report.keystore} (for the next enrollment)`]);
   }
@@ -45,10 +46,7 @@ function humanText(report: StatusReport): string {
     rows.push(['Interrupted', `${what} did not finish; the next enroll or unenroll cleans it up`]);
   }
   if (report.revoked_at) rows.push(['Revoked', `${report.revoked_at}: ${report.reason ?? 'no reason recorded'}`]);
-  rows.push(
-    ['Agent daemon', daemonText(report)],
-    ['State directory', report.state_dir],
-  );
+  rows.push(['Agent daemon', daemonText(report)], ['State directory', report.state_dir]);
   const lastCycle = report.enrolled ? readLastCycle(report) : undefined;
   if (report.enrolled) rows.push(['Last posture cycle', lastCycle ? cycleText(lastCycle) : 'none yet']);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;

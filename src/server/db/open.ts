@@ -74,7 +74,9 @@ function createOwnerOnly(path: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return;
-    throw new DatabaseOpenError(`cannot create the database ${path}: ${code === 'ENOENT' ? 'its directory does not exist' : (error as Error).message}`);
+    throw new DatabaseOpenError(
+      `cannot create the database ${path}: ${code === 'ENOENT' ? 'its directory does not exist' : (error as Error).message}`,
+    );
   }
 }
 
@@ -98,13 +100,17 @@ function makeOwnerOnly(file: string): void {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new DatabaseOpenError(`${file} is not a regular file`);
     if (stat.uid !== uid) {
-      throw new DatabaseOpenError(`${file} belongs to uid ${stat.uid}, not to this user (uid ${uid}); run the server as the database's owner or give it its own database`);
+      throw new DatabaseOpenError(
+        `${file} belongs to uid ${stat.uid}, not to this user (uid ${uid}); run the server as the database's owner or give it its own database`,
+      );
     }
     if ((stat.mode & 0o077) !== 0) {
       try {
         fchmodSync(fd, stat.mode & 0o700);
       } catch (error) {
-        throw new DatabaseOpenError(`${file} is readable by others and cannot be made owner-only: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new DatabaseOpenError(
+          `${file} is readable by others and cannot be made owner-only: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
     }
   } finally {

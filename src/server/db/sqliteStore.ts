@@ -76,9 +76,7 @@ export class SqliteStore implements Store {
       insertDevice: s<[string, string, string | null, string]>(
         "INSERT INTO devices (id, org_id, name, state, created_at) VALUES (?, ?, ?, 'PENDING', ?)",
       ),
-      insertToken: s<[string, string, string]>(
-        'INSERT INTO enrollment_tokens (token_hash, device_id, expires_at) VALUES (?, ?, ?)',
-      ),
+      insertToken: s<[string, string, string]>('INSERT INTO enrollment_tokens (token_hash, device_id, expires_at) VALUES (?, ?, ?)'),
       deviceById: s<[string], DeviceRow>(`SELECT ${DEVICE_COLUMNS} WHERE d.id = ?`),
       allDevices: s<[], DeviceRow>(`SELECT ${DEVICE_COLUMNS} ORDER BY o.name, d.created_at, d.id`),
       devicesOfOrganization: s<[string], DeviceRow>(`SELECT ${DEVICE_COLUMNS} WHERE o.name = ? ORDER BY d.created_at, d.id`),
@@ -94,7 +92,19 @@ export class SqliteStore implements Store {
       ),
       stateOfDevice: s<[string, string], { state: DeviceState }>('SELECT state FROM devices WHERE id = ? AND org_id = ?'),
       recordHeartbeat: s<
-        [{ id: string; org_id: string; now: string; hardware_uuid: string; serial_number: string | null; hostname: string; platform: string; os_version: string; agent_version: string }]
+        [
+          {
+            id: string;
+            org_id: string;
+            now: string;
+            hardware_uuid: string;
+            serial_number: string | null;
+            hostname: string;
+            platform: string;
+            os_version: string;
+            agent_version: string;
+          },
+        ]
       >(`UPDATE devices SET
            hardware_uuid = @hardware_uuid, serial_number = @serial_number, hostname = @hostname,
            platform = @platform, os_version = @os_version, agent_version = @agent_version,

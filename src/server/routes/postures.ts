@@ -29,7 +29,11 @@ export function posturesRoute(app: FastifyInstance, { store, limits }: AppContex
       const device = deviceOf(request);
       const { results } = parseBody(PosturesRequest, request.body);
       const now = new Date();
-      const outcome = store.recordPostures(device, results.map((result) => toNewResult(result, now)), now.toISOString());
+      const outcome = store.recordPostures(
+        device,
+        results.map((result) => toNewResult(result, now)),
+        now.toISOString(),
+      );
       switch (outcome.kind) {
         case 'not_active':
           throw unauthorized('the device has not completed a heartbeat yet (or was revoked)');

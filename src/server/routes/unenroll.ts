@@ -6,15 +6,11 @@ import { parseBody } from '../validation';
 
 /** POST /unenroll: revokes the calling device's API key. The body may be empty. */
 export function unenrollRoute(app: FastifyInstance, { store, logger }: AppContext): void {
-  app.post(
-    ROUTES.unenroll,
-    { bodyLimit: BODY_LIMITS.unenroll, onRequest: authenticateDevice(store) },
-    async (request, reply) => {
-      const device = deviceOf(request);
-      if (request.body !== undefined) parseBody(UnenrollRequest, request.body);
-      store.revokeDevice(device, new Date().toISOString());
-      logger.info({ device_id: device.id }, 'device unenrolled');
-      return reply.code(204).send();
-    },
-  );
+  app.post(ROUTES.unenroll, { bodyLimit: BODY_LIMITS.unenroll, onRequest: authenticateDevice(store) }, async (request, reply) => {
+    const device = deviceOf(request);
+    if (request.body !== undefined) parseBody(UnenrollRequest, request.body);
+    store.revokeDevice(device, new Date().toISOString());
+    logger.info({ device_id: device.id }, 'device unenrolled');
+    return reply.code(204).send();
+  });
 }

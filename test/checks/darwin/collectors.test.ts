@@ -39,15 +39,25 @@ const CONSOLE_ALICE = [
 ];
 
 it('registers the nine official checks for DARWIN, once each', () => {
-  expect(checks.map((c) => c.key).sort()).toEqual(
-    ['AUTO_UPDATE', 'DISK_ENCRYPTION', 'FIREWALL_ENABLED', 'MALWARE_PROTECTION', 'OS_VERSION', 'PASSWORD_POLICY', 'REMOTE_LOGIN', 'SCREEN_LOCK', 'TIME_SYNC'],
-  );
+  expect(checks.map((c) => c.key).sort()).toEqual([
+    'AUTO_UPDATE',
+    'DISK_ENCRYPTION',
+    'FIREWALL_ENABLED',
+    'MALWARE_PROTECTION',
+    'OS_VERSION',
+    'PASSWORD_POLICY',
+    'REMOTE_LOGIN',
+    'SCREEN_LOCK',
+    'TIME_SYNC',
+  ]);
   expect(checks.every((c) => c.platform === 'DARWIN')).toBe(true);
 });
 
 describe('DISK_ENCRYPTION', () => {
   it('runs fdesetup status and nothing else', async () => {
-    const { host } = await collect('DISK_ENCRYPTION', { commands: [{ argv: ['/usr/bin/fdesetup', 'status'], stdout: 'FileVault is On.\n' }] });
+    const { host } = await collect('DISK_ENCRYPTION', {
+      commands: [{ argv: ['/usr/bin/fdesetup', 'status'], stdout: 'FileVault is On.\n' }],
+    });
     expect(host.calls).toEqual([{ kind: 'run', target: '/usr/bin/fdesetup', args: ['status'] }]);
   });
 });
@@ -59,7 +69,11 @@ describe('SCREEN_LOCK', () => {
     expect(calls[0]).toEqual({ kind: 'run', target: '/usr/sbin/scutil', args: [], options: { input: 'show State:/Users/ConsoleUser\n' } });
     // In the user's launchd session, as the user: a bare uid switch would keep root's session.
     const asUser = ['asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501'];
-    expect(calls).toContainEqual({ kind: 'run', target: '/bin/launchctl', args: [...asUser, '/usr/sbin/sysadminctl', '-screenLock', 'status'] });
+    expect(calls).toContainEqual({
+      kind: 'run',
+      target: '/bin/launchctl',
+      args: [...asUser, '/usr/sbin/sysadminctl', '-screenLock', 'status'],
+    });
     expect(calls).toContainEqual({
       kind: 'run',
       target: '/bin/launchctl',
@@ -86,8 +100,27 @@ describe('SCREEN_LOCK', () => {
     const { verdict } = await collect('SCREEN_LOCK', {
       commands: [
         { argv: ['/usr/sbin/scutil'], stdout: CONSOLE_ALICE },
-        { argv: ['/bin/launchctl', 'asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/sbin/sysadminctl', '-screenLock', 'status'], stderr: 'screenLock delay is immediate\n' },
-        { argv: ['/bin/launchctl', 'asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/bin/defaults', '-currentHost', 'read', 'com.apple.screensaver', 'idleTime'], stdout: '300\n' },
+        {
+          argv: ['/bin/launchctl', 'asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/sbin/sysadminctl', '-screenLock', 'status'],
+          stderr: 'screenLock delay is immediate\n',
+        },
+        {
+          argv: [
+            '/bin/launchctl',
+            'asuser',
+            '501',
+            '/usr/bin/sudo',
+            '-n',
+            '-u',
+            '#501',
+            '/usr/bin/defaults',
+            '-currentHost',
+            'read',
+            'com.apple.screensaver',
+            'idleTime',
+          ],
+          stdout: '300\n',
+        },
       ],
     });
     // pmset is missing, but the 5-minute screen saver alone is within the 15-minute limit.
@@ -99,19 +132,23 @@ describe('SCREEN_LOCK', () => {
 describe('FIREWALL_ENABLED', () => {
   it('asks socketfilterfw for all three states in one run and reads only the firewall profile', async () => {
     const { host } = await collect('FIREWALL_ENABLED', {});
-    expect(host.commandsRun()).toEqual([['/usr/libexec/ApplicationFirewall/socketfilterfw', '--getglobalstate', '--getstealthmode', '--getblockall']]);
+    expect(host.commandsRun()).toEqual([
+      ['/usr/libexec/ApplicationFirewall/socketfilterfw', '--getglobalstate', '--getstealthmode', '--getblockall'],
+    ]);
     expect(files(host)).toEqual(['/Library/Managed Preferences/com.apple.security.firewall.plist']);
   });
 });
 
 describe('TIME_SYNC', () => {
   it('asks systemsetup and the profile only while Network Time is On, unless the policy wants an offset', async () => {
-    const { host } = await collect('TIME_SYNC', { commands: [{ argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: On\n' }] });
+    const { host } = await collect('TIME_SYNC', {
+      commands: [{ argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: On\n' }],
+    });
     expect(host.commandsRun()).toEqual([['/usr/sbin/systemsetup', '-getusingnetworktime']]);
     expect(files(host)).toEqual(['/Library/Managed Preferences/com.apple.applicationaccess.plist']);
   });
 
-  it('asks Homebrew\'s chronyc (Apple silicon prefix, then Intel\'s) when Network Time is not On', async () => {
+  it("asks Homebrew's chronyc (Apple silicon prefix, then Intel's) when Network Time is not On", async () => {
     const off = { argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: Off\n' };
     const { host, verdict } = await collect('TIME_SYNC', { commands: [off] });
     expect(host.commandsRun()).toEqual([
@@ -120,8 +157,13 @@ describe('TIME_SYNC', () => {
       ['/usr/local/bin/chronyc', '-n', 'tracking'],
     ]);
     expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'network_time_off' } });
-    const intel = await collect('TIME_SYNC', { commands: [off, { argv: ['/usr/local/bin/chronyc', '-n', 'tracking'], stdout: 'Stratum         : 3\nLeap status     : Normal\n' }] });
-    expect(intel.verdict).toMatchObject({ status: 'PASS', evidence: { source: 'chronyc', rule: 'chrony_synchronized', network_time: false } });
+    const intel = await collect('TIME_SYNC', {
+      commands: [off, { argv: ['/usr/local/bin/chronyc', '-n', 'tracking'], stdout: 'Stratum         : 3\nLeap status     : Normal\n' }],
+    });
+    expect(intel.verdict).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'chronyc', rule: 'chrony_synchronized', network_time: false },
+    });
   });
 
   it('measures the offset against the configured server when maxOffsetSeconds is set', async () => {
@@ -187,7 +229,9 @@ describe('REMOTE_LOGIN', () => {
   const disabledBlock = (state: string) => ['disabled services = {', `\t"com.openssh.sshd" => ${state}`, '}'];
 
   it('asks launchd only, when launchd answers', async () => {
-    const { host } = await collect('REMOTE_LOGIN', { commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: disabledBlock('disabled') }] });
+    const { host } = await collect('REMOTE_LOGIN', {
+      commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: disabledBlock('disabled') }],
+    });
     expect(host.commandsRun()).toEqual([['/bin/launchctl', 'print-disabled', 'system']]);
     expect(files(host)).toEqual(['/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd']);
   });

@@ -10,7 +10,13 @@ import { evaluateOsVersion } from '../../../checks/darwin/osVersion';
 import { evaluatePasswordPolicy, parsePwpolicy } from '../../../checks/darwin/passwordPolicy';
 import { parseConsoleUser, type PlistFile } from '../../../checks/darwin/probes';
 import { evaluateRemoteLogin, parsePrintDisabled } from '../../../checks/darwin/remoteLogin';
-import { evaluateScreenLock, parseDefaultsInteger, parsePmsetCustom, parseScreenLockStatus, type ScreenLockFacts } from '../../../checks/darwin/screenLock';
+import {
+  evaluateScreenLock,
+  parseDefaultsInteger,
+  parsePmsetCustom,
+  parseScreenLockStatus,
+  type ScreenLockFacts,
+} from '../../../checks/darwin/screenLock';
 import { evaluateAutoUpdate } from '../../../checks/darwin/autoUpdate';
 import { resolveSetting } from '../../../checks/darwin/softwareUpdate';
 import { parseSwVers } from '../../../checks/darwin/swVers';
@@ -54,7 +60,7 @@ describe('FileVault: the On/Off token decides, not the sentence around it', () =
   it.each([
     ['FileVault is Off, but needs to be restarted to finish.', 'FAIL', 'filevault_off'],
     ['FileVault is On, but needs to be restarted to finish.', 'FAIL', 'restart_pending'],
-    ['FileVault is Off.\nDeferred enablement appears to be active for user \'jdoe\'', 'FAIL', 'deferred'],
+    ["FileVault is Off.\nDeferred enablement appears to be active for user 'jdoe'", 'FAIL', 'deferred'],
     ['Deferred enablement appears to be active for user.', 'FAIL', 'deferred'],
     ['FileVault is Off.\nDeferred enablement appears to be active for user "david".', 'FAIL', 'deferred'],
     ['FileVault is Off', 'FAIL', 'filevault_off'],
@@ -65,14 +71,31 @@ describe('FileVault: the On/Off token decides, not the sentence around it', () =
   });
 
   it('never PASSes an On whose sentence goes on in words it does not know', () => {
-    expect(evaluateFileVault(ok('FileVault is On, but something new.\n'), policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_output' } });
+    expect(evaluateFileVault(ok('FileVault is On, but something new.\n'), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unrecognized_output' },
+    });
   });
 });
 
 describe('console user (scutil)', () => {
-  const session = (uid: number, onConsole: boolean) => ['    0 : <dictionary> {', `      kCGSSessionOnConsoleKey : ${onConsole ? 'TRUE' : 'FALSE'}`, `      kCGSSessionUserIDKey : ${uid}`, '    }'];
+  const session = (uid: number, onConsole: boolean) => [
+    '    0 : <dictionary> {',
+    `      kCGSSessionOnConsoleKey : ${onConsole ? 'TRUE' : 'FALSE'}`,
+    `      kCGSSessionUserIDKey : ${uid}`,
+    '    }',
+  ];
   const dictionary = (name: string, uid: number, sessions: string[] = [], gid: number | null = 20) =>
-    ['<dictionary> {', ...(gid === null ? [] : [`  GID : ${gid}`]), `  Name : ${name}`, '  SessionInfo : <array> {', ...sessions, '  }', `  UID : ${uid}`, '}'].join('\n');
+    [
+      '<dictionary> {',
+      ...(gid === null ? [] : [`  GID : ${gid}`]),
+      `  Name : ${name}`,
+      '  SessionInfo : <array> {',
+      ...sessions,
+      '  }',
+      `  UID : ${uid}`,
+      '}',
+    ].join('\n');
 
   it('takes the session on screen and the outer GID', () => {
     expect(parseConsoleUser(dictionary('bob', 502, session(502, true)))).toEqual({ state: 'user', name: 'bob', uid: 502, gid: 20 });
@@ -82,7 +105,7 @@ describe('console user (scutil)', () => {
     expect(parseConsoleUser(dictionary('bob', 502, session(501, true)))).toEqual({ state: 'none', why: 'ambiguous' });
   });
 
-  it('treats root and system accounts (Setup Assistant\'s _mbsetupuser) as nobody', () => {
+  it("treats root and system accounts (Setup Assistant's _mbsetupuser) as nobody", () => {
     expect(parseConsoleUser(dictionary('_mbsetupuser', 248))).toEqual({ state: 'none', why: 'system_account' });
     expect(parseConsoleUser(dictionary('root', 0))).toEqual({ state: 'none', why: 'system_account' });
   });
@@ -96,21 +119,30 @@ describe('console user (scutil)', () => {
 describe('screen lock', () => {
   it('parses sysadminctl lines with and without the log prefix, fractional seconds included', () => {
     expect(parseScreenLockStatus('screenLock delay is immediate')).toEqual({ lock: 'immediate', graceSeconds: 0 });
-    expect(parseScreenLockStatus('2026-09-26 sysadminctl[1:2] screenLock delay is 300 seconds')).toEqual({ lock: 'delay', graceSeconds: 300 });
+    expect(parseScreenLockStatus('2026-09-26 sysadminctl[1:2] screenLock delay is 300 seconds')).toEqual({
+      lock: 'delay',
+      graceSeconds: 300,
+    });
     expect(parseScreenLockStatus('screenLock delay is 300.000000 seconds')).toEqual({ lock: 'delay', graceSeconds: 300 });
     expect(parseScreenLockStatus('sysadminctl[123:4f] screenLock is off\n')).toEqual({ lock: 'off' });
   });
 
-  it.each(['', 'permission denied', 'screenLock delay is -2 seconds', 'screenLock delay is 300 secondsOops', 'screenLock is offline', 'screenLock delay is immediate\nscreenLock is off'])(
-    'refuses %j',
-    (text) => {
-      expect(parseScreenLockStatus(text)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    'permission denied',
+    'screenLock delay is -2 seconds',
+    'screenLock delay is 300 secondsOops',
+    'screenLock is offline',
+    'screenLock delay is immediate\nscreenLock is off',
+  ])('refuses %j', (text) => {
+    expect(parseScreenLockStatus(text)).toBeNull();
+  });
 
   it('reads defaults: a number, "does not exist", or nothing usable', () => {
     expect(parseDefaultsInteger(ok('600\n'))).toEqual({ state: 'set', seconds: 600 });
-    expect(parseDefaultsInteger(ok('', 'The domain/default pair of (com.apple.screensaver, idleTime) does not exist\n', 1))).toEqual({ state: 'absent' });
+    expect(parseDefaultsInteger(ok('', 'The domain/default pair of (com.apple.screensaver, idleTime) does not exist\n', 1))).toEqual({
+      state: 'absent',
+    });
     expect(parseDefaultsInteger(ok('', 'some other error\n', 1))).toEqual({ state: 'unreadable' });
     expect(parseDefaultsInteger(ok('600.5\n'))).toEqual({ state: 'unreadable' });
   });
@@ -137,15 +169,21 @@ describe('screen lock', () => {
 
   it('decides on the screen saver alone when pmset cannot answer, and only then', () => {
     expect(evaluateScreenLock(facts({ pmset: missing }), policy).status).toBe('PASS');
-    expect(evaluateScreenLock(facts({ pmset: missing, idleTime: ok('3600\n') }), policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'idle_time_unknown' } });
+    expect(evaluateScreenLock(facts({ pmset: missing, idleTime: ok('3600\n') }), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'idle_time_unknown' },
+    });
   });
 
   it('fails only the power source that is over the limit', () => {
-    const verdict = evaluateScreenLock(facts({ idleTime: ok('0\n'), pmset: ok('Battery Power:\n displaysleep 5\nAC Power:\n displaysleep 0\n') }), policy);
+    const verdict = evaluateScreenLock(
+      facts({ idleTime: ok('0\n'), pmset: ok('Battery Power:\n displaysleep 5\nAC Power:\n displaysleep 0\n') }),
+      policy,
+    );
     expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'idle_time', over_limit_power: ['ac'] } });
   });
 
-  it('uses the profile\'s grace period over sysadminctl and the user\'s profile over the computer\'s', () => {
+  it("uses the profile's grace period over sysadminctl and the user's profile over the computer's", () => {
     const managed = evaluateScreenLock(
       facts({
         lock: ok('', 'screenLock delay is 300 seconds\n'),
@@ -154,12 +192,18 @@ describe('screen lock', () => {
       }),
       policy,
     );
-    expect(managed).toMatchObject({ status: 'PASS', evidence: { source: 'mdm', grace_seconds: 0, screensaver_from: 'mdm', screensaver_idle_seconds: 300 } });
+    expect(managed).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'mdm', grace_seconds: 0, screensaver_from: 'mdm', screensaver_idle_seconds: 300 },
+    });
   });
 
   it('reports a per-user command that could not run (agent not root) as that reason', () => {
     const denied: CommandResult = { exitCode: null, stdout: '', stderr: '', error: 'permission_denied' };
-    expect(evaluateScreenLock(facts({ lock: denied }), policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+    expect(evaluateScreenLock(facts({ lock: denied }), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'permission_denied' },
+    });
   });
 });
 
@@ -170,12 +214,20 @@ describe('firewall', () => {
 
   it('never reads "enabled" in the block-all or stealth lines as the firewall state', () => {
     const facts = { socketfilterfw: ok('Firewall has block all state set to enabled.\nFirewall stealth mode is on\n'), managed: absent };
-    expect(evaluateFirewall(facts)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error', stealth: true, block_all: true } });
+    expect(evaluateFirewall(facts)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error', stealth: true, block_all: true },
+    });
   });
 
   it('lets the live state win over a profile and FAILs on a profile that disables the firewall', () => {
-    expect(evaluateFirewall({ socketfilterfw: ok('Firewall is enabled. (State = 1)\n'), managed: present({ EnableFirewall: false }) }).status).toBe('PASS');
-    expect(evaluateFirewall({ socketfilterfw: missing, managed: present({ EnableFirewall: false }) })).toMatchObject({ status: 'FAIL', evidence: { rule: 'profile_disables' } });
+    expect(
+      evaluateFirewall({ socketfilterfw: ok('Firewall is enabled. (State = 1)\n'), managed: present({ EnableFirewall: false }) }).status,
+    ).toBe('PASS');
+    expect(evaluateFirewall({ socketfilterfw: missing, managed: present({ EnableFirewall: false }) })).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'profile_disables' },
+    });
   });
 });
 
@@ -183,7 +235,11 @@ describe('firewall: the (State = N) number decides whatever sentence carries it'
   const run = (stdout: string) => evaluateFirewall({ socketfilterfw: ok(stdout), managed: absent });
 
   it('reads the strictest setting, worded without "enabled"', () => {
-    expect(run('Firewall is blocking all non-essential incoming connections. (State = 2)\nFirewall stealth mode is on\nFirewall is blocking all non-essential incoming connections.\n')).toMatchObject({
+    expect(
+      run(
+        'Firewall is blocking all non-essential incoming connections. (State = 2)\nFirewall stealth mode is on\nFirewall is blocking all non-essential incoming connections.\n',
+      ),
+    ).toMatchObject({
       status: 'PASS',
       evidence: { rule: 'firewall_on', global_state: 2, block_all: true, stealth: true },
     });
@@ -206,7 +262,8 @@ describe('firewall: whole lines only (pins the anchors and every getter)', () =>
     ]) {
       expect(parseSocketfilterfw(`${line}\n`).globalState, line).toBeUndefined();
     }
-    for (const line of ['xFirewall stealth mode is on', 'Firewall stealth mode is on!']) expect(parseSocketfilterfw(line).stealth, line).toBeUndefined();
+    for (const line of ['xFirewall stealth mode is on', 'Firewall stealth mode is on!'])
+      expect(parseSocketfilterfw(line).stealth, line).toBeUndefined();
     for (const line of ['Old Firewall has block all state set to enabled.', 'Firewall has block all state set to enabled. really']) {
       expect(parseSocketfilterfw(line).blockAll, line).toBeUndefined();
     }
@@ -220,24 +277,39 @@ describe('firewall: whole lines only (pins the anchors and every getter)', () =>
 
   it('reads padded lines, and every getter after the state line', () => {
     expect(parseSocketfilterfw('')).toEqual({ refusedAsManaged: false });
-    expect(parseSocketfilterfw('  Firewall is enabled. (State = 1)  \nFirewall stealth mode is on\nFirewall has block all state set to enabled.\n')).toEqual({
+    expect(
+      parseSocketfilterfw(
+        '  Firewall is enabled. (State = 1)  \nFirewall stealth mode is on\nFirewall has block all state set to enabled.\n',
+      ),
+    ).toEqual({
       refusedAsManaged: false,
       globalState: 1,
       stealth: true,
       blockAll: true,
     });
-    expect(parseSocketfilterfw('Firewall is disabled. (State = 0)\nStealth mode enabled\nBlock all ENABLED!\n')).toMatchObject({ globalState: 0, stealth: true, blockAll: true });
-    expect(parseSocketfilterfw('Firewall is enabled.\nFirewall stealth mode is off\nFirewall has block all state set to disabled.\n')).toMatchObject({
+    expect(parseSocketfilterfw('Firewall is disabled. (State = 0)\nStealth mode enabled\nBlock all ENABLED!\n')).toMatchObject({
+      globalState: 0,
+      stealth: true,
+      blockAll: true,
+    });
+    expect(
+      parseSocketfilterfw('Firewall is enabled.\nFirewall stealth mode is off\nFirewall has block all state set to disabled.\n'),
+    ).toMatchObject({
       globalState: 1,
       stealth: false,
       blockAll: false,
     });
     expect(parseSocketfilterfw('Firewall is disabled.\n').globalState).toBe(0);
-    expect(parseSocketfilterfw('Firewall settings cannot be modified from command line on managed Mac computers.\n').refusedAsManaged).toBe(true);
+    expect(parseSocketfilterfw('Firewall settings cannot be modified from command line on managed Mac computers.\n').refusedAsManaged).toBe(
+      true,
+    );
   });
 
   it('names socketfilterfw as the source when it could not decide', () => {
-    const refused = evaluateFirewall({ socketfilterfw: ok('Firewall settings cannot be modified from command line on managed Mac computers.\n'), managed: absent });
+    const refused = evaluateFirewall({
+      socketfilterfw: ok('Firewall settings cannot be modified from command line on managed Mac computers.\n'),
+      managed: absent,
+    });
     expect(refused).toEqual({ status: 'UNKNOWN', evidence: { reason: 'managed_refused', managed: false, source: 'socketfilterfw' } });
     expect(evaluateFirewall({ socketfilterfw: ok('Firewall stealth mode is on\n'), managed: absent })).toEqual({
       status: 'UNKNOWN',
@@ -248,7 +320,10 @@ describe('firewall: whole lines only (pins the anchors and every getter)', () =>
 
 describe('time sync', () => {
   it('reads only the exact On/Off tokens', () => {
-    expect(evaluateTimeSync({ usingNetworkTime: ok('Network Time: Onward\n'), managed: absent }, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+    expect(evaluateTimeSync({ usingNetworkTime: ok('Network Time: Onward\n'), managed: absent }, policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error' },
+    });
   });
 
   it('a profile forcing automatic time does not hide an explicit Off', () => {
@@ -262,13 +337,18 @@ describe('time sync', () => {
       managed: absent,
       offset: { server: ok('Network Time Server: time.apple.com\n'), sntp: ok('', 'sntp: Exchange failed: Timeout\n', 1) },
     };
-    expect(evaluateTimeSync(facts, resolvePolicy({ timeSync: { maxOffsetSeconds: 1 } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'offset_unknown' } });
+    expect(evaluateTimeSync(facts, resolvePolicy({ timeSync: { maxOffsetSeconds: 1 } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'offset_unknown' },
+    });
   });
 });
 
 describe('OS version', () => {
   it('parses sw_vers with a Rapid Security Response suffix', () => {
-    expect(parseSwVers('ProductName:\tmacOS\nProductVersion:\t13.3.1\nProductVersionExtra:\t(a)\nBuildVersion:\t22E772610a\n')).toMatchObject({
+    expect(
+      parseSwVers('ProductName:\tmacOS\nProductVersion:\t13.3.1\nProductVersionExtra:\t(a)\nBuildVersion:\t22E772610a\n'),
+    ).toMatchObject({
       cycle: '13',
       productVersionExtra: '(a)',
       buildVersion: '22E772610a',
@@ -278,7 +358,10 @@ describe('OS version', () => {
   it('refuses products that are not macOS and versions it cannot compare', () => {
     expect(parseSwVers('ProductName:\tiPhone OS\nProductVersion:\t17.5\n')).toBeNull();
     expect(parseSwVers('ProductName:\tmacOS\nProductVersion:\t15.beta\n')).toBeNull();
-    expect(evaluateOsVersion(ok('ProductName:\tmacOS\n'), policy, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_version' } });
+    expect(evaluateOsVersion(ok('ProductName:\tmacOS\n'), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unrecognized_version' },
+    });
   });
 
   it('a major newer than the lifecycle table is the current release: supported, minimum still applies', () => {
@@ -287,7 +370,10 @@ describe('OS version', () => {
       evidence: { rule: 'newer_than_table', cycle: '27', newest_listed: '26' },
     });
     const strict = resolvePolicy({ osVersion: { minimum: { DARWIN: '27.1' } } });
-    expect(evaluateOsVersion(ok('ProductName:\tmacOS\nProductVersion:\t27.0\n'), strict, NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'minimum' } });
+    expect(evaluateOsVersion(ok('ProductName:\tmacOS\nProductVersion:\t27.0\n'), strict, NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'minimum' },
+    });
   });
 
   it('a release older than every listed one is past its end (FAIL), not unknown', () => {
@@ -305,7 +391,10 @@ describe('Software Update settings', () => {
 
   it('no longer requires automatic checking from macOS 15, which removed its switch', () => {
     const system = present({ ...allOn, AutomaticCheckEnabled: false });
-    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('15.1') }, policy)).toMatchObject({ status: 'PASS', evidence: { check_switch_removed: true } });
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('15.1') }, policy)).toMatchObject({
+      status: 'PASS',
+      evidence: { check_switch_removed: true },
+    });
     expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('14.7') }, policy)).toMatchObject({
       status: 'FAIL',
       evidence: { disabled_keys: ['AutomaticCheckEnabled'], check_switch_removed: false },
@@ -314,12 +403,20 @@ describe('Software Update settings', () => {
     expect(evaluateAutoUpdate({ managed: absent, system, swVers: missing }, policy).status).toBe('FAIL');
   });
 
-  it('a DDM declaration\'s AlwaysOn (1) is in force over the files; another value is not read as on or off', () => {
-    const ddm = (settings: Record<string, unknown>) => present({ SUCorePersistedStatePolicyFields: { SUCoreDDMDeclarationGlobalSettings: settings } });
+  it("a DDM declaration's AlwaysOn (1) is in force over the files; another value is not read as on or off", () => {
+    const ddm = (settings: Record<string, unknown>) =>
+      present({ SUCorePersistedStatePolicyFields: { SUCoreDDMDeclarationGlobalSettings: settings } });
     const facts = { managed: absent, system: present({ AutomaticDownload: false }), ddm: ddm({ automaticallyDownload: 1 }) };
     expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: true, from: 'ddm' });
-    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyDownload: 2 }) }, 'AutomaticDownload')).toEqual({ value: null, from: 'ddm', reason: 'ddm_setting_unrecognized' });
-    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyInstallSystemAndSecurityUpdates: 1 }) }, 'ConfigDataInstall')).toEqual({ value: true, from: 'ddm' });
+    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyDownload: 2 }) }, 'AutomaticDownload')).toEqual({
+      value: null,
+      from: 'ddm',
+      reason: 'ddm_setting_unrecognized',
+    });
+    expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyInstallSystemAndSecurityUpdates: 1 }) }, 'ConfigDataInstall')).toEqual({
+      value: true,
+      from: 'ddm',
+    });
     expect(resolveSetting({ ...facts, ddm: ddm({}) }, 'AutomaticDownload')).toEqual({ value: false, from: 'system' });
   });
 
@@ -340,8 +437,16 @@ describe('password policy', () => {
     `Getting global account policies\n<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>policyCategoryPasswordContent</key><array><dict><key>policyContent</key><string>${content}</string>${params}</dict></array></dict></plist>\n`;
 
   it('reads the anchored lookahead form with a minChars parameter', () => {
-    const parsed = parsePwpolicy(xml("policyAttributePassword matches '^(?=.*[0-9]).{12,}$'", '<key>policyParameters</key><dict><key>minChars</key><integer>12</integer></dict>'));
-    expect(parsed).toEqual({ state: 'policies', policies: objectContaining({ minLength: 12, requiresNumeric: true, requiresAlpha: false, unrecognized: 0 }) });
+    const parsed = parsePwpolicy(
+      xml(
+        "policyAttributePassword matches '^(?=.*[0-9]).{12,}$'",
+        '<key>policyParameters</key><dict><key>minChars</key><integer>12</integer></dict>',
+      ),
+    );
+    expect(parsed).toEqual({
+      state: 'policies',
+      policies: objectContaining({ minLength: 12, requiresNumeric: true, requiresAlpha: false, unrecognized: 0 }),
+    });
   });
 
   it('knows the "no policies" messages on either stream, and nothing else', () => {
@@ -352,12 +457,20 @@ describe('password policy', () => {
   });
 
   it('a length hidden in the description text does not count: only the rule does', () => {
-    const parsed = parsePwpolicy(xml("policyAttributePassword matches '.{4,}+'", '<key>policyContentDescription</key><dict><key>en</key><string>At least 12 characters.</string></dict>'));
+    const parsed = parsePwpolicy(
+      xml(
+        "policyAttributePassword matches '.{4,}+'",
+        '<key>policyContentDescription</key><dict><key>en</key><string>At least 12 characters.</string></dict>',
+      ),
+    );
     expect(parsed).toMatchObject({ policies: { minLength: 4 } });
   });
 
-  it('computes the minimum over alternatives: \'^$|.{4,}+\' accepts an empty password', () => {
-    const verdict = evaluatePasswordPolicy({ pwpolicy: ok(xml("policyAttributePassword matches '^$|.{4,}+'")), passcodeProfile: absent }, policy);
+  it("computes the minimum over alternatives: '^$|.{4,}+' accepts an empty password", () => {
+    const verdict = evaluatePasswordPolicy(
+      { pwpolicy: ok(xml("policyAttributePassword matches '^$|.{4,}+'")), passcodeProfile: absent },
+      policy,
+    );
     expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'min_length', min_length: 0, shortest_accepted: 0 } });
   });
 
@@ -376,10 +489,16 @@ describe('password policy', () => {
   });
 
   it('a profile rule known by its key (allowSimple) cannot bound the length; an unknown one still can', () => {
-    const entry = (id: string) => `<dict><key>policyContent</key><string>policyAttributePassword matches '^(?!(.)\\1+$).*$'</string><key>policyIdentifier</key><string>${id}</string></dict>`;
+    const entry = (id: string) =>
+      `<dict><key>policyContent</key><string>policyAttributePassword matches '^(?!(.)\\1+$).*$'</string><key>policyIdentifier</key><string>${id}</string></dict>`;
     const stdout = (id: string) =>
       `<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>policyCategoryPasswordContent</key><array><dict><key>policyContent</key><string>policyAttributePassword matches '.{4,}+'</string></dict>${entry(id)}</array></dict></plist>\n`;
-    expect(evaluatePasswordPolicy({ pwpolicy: ok(stdout('ProfilePayload:2e42cfb6-c259-45c5-8660-39da3a427b55:allowSimple')), passcodeProfile: absent }, policy)).toMatchObject({
+    expect(
+      evaluatePasswordPolicy(
+        { pwpolicy: ok(stdout('ProfilePayload:2e42cfb6-c259-45c5-8660-39da3a427b55:allowSimple')), passcodeProfile: absent },
+        policy,
+      ),
+    ).toMatchObject({
       status: 'FAIL',
       evidence: { rule: 'min_length', shortest_accepted: 4, non_length_policies: 1 },
     });
@@ -389,7 +508,7 @@ describe('password policy', () => {
     });
   });
 
-  it('a passcode profile requiring alphanumeric satisfies complexity; a weaker profile never lowers pwpolicy\'s minimum', () => {
+  it("a passcode profile requiring alphanumeric satisfies complexity; a weaker profile never lowers pwpolicy's minimum", () => {
     const facts = {
       pwpolicy: ok(xml("policyAttributePassword matches '.{12,}+'")),
       passcodeProfile: present({ minLength: 6, requireAlphanumeric: true }),
@@ -404,10 +523,20 @@ describe('password policy', () => {
 describe('remote login', () => {
   it('without an override line, a service launchd has loaded is Remote Login on', () => {
     const noLine = ok('disabled services = {\n}\n');
-    const loaded = ok('system/com.openssh.sshd = {\n\tactive count = 0\n\tpath = (submitted by smd[541])\n\ttype = Submitted\n\tstate = not running\n}\n');
+    const loaded = ok(
+      'system/com.openssh.sshd = {\n\tactive count = 0\n\tpath = (submitted by smd[541])\n\ttype = Submitted\n\tstate = not running\n}\n',
+    );
     const base = { printDisabled: noLine, remoteManagement: { ok: false as const, error: 'not_found' as const } };
-    expect(evaluateRemoteLogin({ ...base, printService: loaded }, policy)).toMatchObject({ status: 'FAIL', evidence: { rule: 'ssh_enabled', source: 'launchd_service' } });
-    expect(evaluateRemoteLogin({ ...base, printService: ok('', 'Bad request.\nCould not find service "com.openssh.sshd" in domain for system\n', 113) }, policy)).toMatchObject({
+    expect(evaluateRemoteLogin({ ...base, printService: loaded }, policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'ssh_enabled', source: 'launchd_service' },
+    });
+    expect(
+      evaluateRemoteLogin(
+        { ...base, printService: ok('', 'Bad request.\nCould not find service "com.openssh.sshd" in domain for system\n', 113) },
+        policy,
+      ),
+    ).toMatchObject({
       status: 'PASS',
       evidence: { rule: 'ssh_disabled', source: 'launchd_service' },
     });
@@ -417,7 +546,14 @@ describe('remote login', () => {
   });
 
   it('reads only the "disabled services" block', () => {
-    const text = ['disabled services = {', '\t"com.apple.ftpd" => disabled', '}', 'login item associations = {', '\t"com.openssh.sshd" => enabled', '}'].join('\n');
+    const text = [
+      'disabled services = {',
+      '\t"com.apple.ftpd" => disabled',
+      '}',
+      'login item associations = {',
+      '\t"com.openssh.sshd" => enabled',
+      '}',
+    ].join('\n');
     expect(parsePrintDisabled(text)?.has('com.openssh.sshd')).toBe(false);
     expect(parsePrintDisabled('disabled services = {\n\t"com.openssh.sshd" => enabled\n')).toBeNull();
     expect(parsePrintDisabled('Could not print disabled services\n')).toBeNull();
@@ -429,7 +565,11 @@ describe('remote login', () => {
 
   it('reports Remote Management content other than "enabled" as unknown evidence, not false', () => {
     const verdict = evaluateRemoteLogin(
-      { printDisabled: ok('disabled services = {\n}\n'), printService: ok('', '', 113), remoteManagement: { ok: true, text: 'disabled\n' } },
+      {
+        printDisabled: ok('disabled services = {\n}\n'),
+        printService: ok('', '', 113),
+        remoteManagement: { ok: true, text: 'disabled\n' },
+      },
       policy,
     );
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { remote_management: null } });
@@ -466,7 +606,16 @@ describe('malware protection', () => {
   });
 
   it('falls back to the CoreServices copy only where no /var/protected copy exists (macOS 14 and older)', () => {
-    const verdict = evaluateMalwareProtection(base({ bundles: [{ location: 'var_protected', info: absent }, { location: 'library_apple', info: info('5272'), mtimeMs: fresh }] }), policy, NOW);
+    const verdict = evaluateMalwareProtection(
+      base({
+        bundles: [
+          { location: 'var_protected', info: absent },
+          { location: 'library_apple', info: info('5272'), mtimeMs: fresh },
+        ],
+      }),
+      policy,
+      NOW,
+    );
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { xprotect_location: 'library_apple' } });
     expect(verdict.evidence.coreservices_version).toBeUndefined();
   });
@@ -480,15 +629,21 @@ describe('malware protection', () => {
       status: 'UNKNOWN',
       evidence: { reason: 'signature_age_unknown' },
     });
-    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('latest'), mtimeMs: fresh }] }), policy, NOW)).toMatchObject({
+    expect(
+      evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('latest'), mtimeMs: fresh }] }), policy, NOW),
+    ).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'parse_error' },
     });
   });
 
-  it('judges XProtect against its own age limit, not Defender\'s signature age', () => {
-    const copy = (days: number) => base({ bundles: [{ location: 'var_protected', info: info('5330'), mtimeMs: NOW.getTime() - days * 86_400_000 }] });
-    expect(evaluateMalwareProtection(copy(20), policy, NOW)).toMatchObject({ status: 'PASS', evidence: { signature_age_days: 20, max_signature_age_days: 30 } });
+  it("judges XProtect against its own age limit, not Defender's signature age", () => {
+    const copy = (days: number) =>
+      base({ bundles: [{ location: 'var_protected', info: info('5330'), mtimeMs: NOW.getTime() - days * 86_400_000 }] });
+    expect(evaluateMalwareProtection(copy(20), policy, NOW)).toMatchObject({
+      status: 'PASS',
+      evidence: { signature_age_days: 20, max_signature_age_days: 30 },
+    });
     expect(evaluateMalwareProtection(copy(31), policy, NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'signature_age' } });
     const strict = resolvePolicy({ malware: { xprotectMaxAgeDays: 14, maxSignatureAgeDays: 60 } });
     expect(evaluateMalwareProtection(copy(20), strict, NOW)).toMatchObject({ status: 'FAIL', evidence: { max_signature_age_days: 14 } });

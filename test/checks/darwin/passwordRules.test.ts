@@ -36,7 +36,10 @@ describe('readContentRule', () => {
     expect(lookaheads.boundsLength).toBe(false);
     expect(lookaheads.alternatives[0]!.requires.map((r) => r.class)).toEqual(['upper', 'lower', 'numeric']);
     expect(ruleMinimum(lookaheads)).toBe(1);
-    expect(rule('^(?=.*\\d).{12,}$')).toMatchObject({ boundsLength: true, alternatives: [{ min: 12, requires: [{ class: 'numeric', count: 1 }] }] });
+    expect(rule('^(?=.*\\d).{12,}$')).toMatchObject({
+      boundsLength: true,
+      alternatives: [{ min: 12, requires: [{ class: 'numeric', count: 1 }] }],
+    });
     expect(rule('(.*[^a-zA-Z0-9].*){2,}+').alternatives[0]!.requires).toEqual([{ class: 'symbol', count: 2 }]);
   });
 

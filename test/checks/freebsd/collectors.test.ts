@@ -26,15 +26,35 @@ const argvs = (host: FakeHost) => host.commandsRun();
 const reads = (host: FakeHost, kind: HostCall['kind'] = 'readFile') => host.calls.filter((c) => c.kind === kind).map((c) => c.target);
 
 const JAILED = ['/sbin/sysctl', '-n', 'security.jail.jailed'];
-const SYSRC = ['/usr/sbin/sysrc', '-i', 'pf_enable', 'firewall_enable', 'firewall_type', 'ipfilter_enable', 'ntpd_enable', 'ntpdate_enable', 'chronyd_enable', 'openntpd_enable', 'sshd_enable'];
+const SYSRC = [
+  '/usr/sbin/sysrc',
+  '-i',
+  'pf_enable',
+  'firewall_enable',
+  'firewall_type',
+  'ipfilter_enable',
+  'ntpd_enable',
+  'ntpdate_enable',
+  'chronyd_enable',
+  'openntpd_enable',
+  'sshd_enable',
+];
 const PS = ['/bin/ps', '-ax', '-o', 'uid=', '-o', 'comm='];
 const ps = (rows: [number, string][]) => ({ argv: PS, stdout: rows.map(([uid, comm]) => `${String(uid).padStart(5)} ${comm}`) });
 const ZFS_ROOT = 'zroot/ROOT/default\t/\t\t\tzfs\trw,noatime,nfsv4acls \t0 0\n';
 
 it('registers the nine official checks for FREEBSD, once each', () => {
-  expect(checks.map((c) => c.key).sort()).toEqual(
-    ['AUTO_UPDATE', 'DISK_ENCRYPTION', 'FIREWALL_ENABLED', 'MALWARE_PROTECTION', 'OS_VERSION', 'PASSWORD_POLICY', 'REMOTE_LOGIN', 'SCREEN_LOCK', 'TIME_SYNC'],
-  );
+  expect(checks.map((c) => c.key).sort()).toEqual([
+    'AUTO_UPDATE',
+    'DISK_ENCRYPTION',
+    'FIREWALL_ENABLED',
+    'MALWARE_PROTECTION',
+    'OS_VERSION',
+    'PASSWORD_POLICY',
+    'REMOTE_LOGIN',
+    'SCREEN_LOCK',
+    'TIME_SYNC',
+  ]);
   expect(checks.every((c) => c.platform === 'FREEBSD')).toBe(true);
 });
 
@@ -51,38 +71,82 @@ describe('DISK_ENCRYPTION', () => {
   });
 
   it('asks nothing of ZFS for a UFS root', async () => {
-    const { host } = await collect('DISK_ENCRYPTION', { commands: [{ argv: ['/sbin/mount', '-p'], stdout: '/dev/ada0p2\t\t/\t\t\tufs\trw\t\t1 1\n' }] });
+    const { host } = await collect('DISK_ENCRYPTION', {
+      commands: [{ argv: ['/sbin/mount', '-p'], stdout: '/dev/ada0p2\t\t/\t\t\tufs\trw\t\t1 1\n' }],
+    });
     expect(argvs(host).map((a) => a[0])).toEqual(['/sbin/sysctl', '/sbin/mount', '/sbin/geli']);
   });
 
   it('with scope all_local asks each pool once and every mounted dataset', async () => {
     const mounts = ZFS_ROOT + 'zroot/home\t\t/home\t\t\tzfs\trw,noatime,nfsv4acls \t0 0\ntank/data\t\t/data\t\t\tzfs\trw,noatime \t0 0\n';
-    const { host } = await collect('DISK_ENCRYPTION', { commands: [{ argv: ['/sbin/mount', '-p'], stdout: mounts }] }, { diskEncryption: { scope: 'all_local' } });
+    const { host } = await collect(
+      'DISK_ENCRYPTION',
+      { commands: [{ argv: ['/sbin/mount', '-p'], stdout: mounts }] },
+      { diskEncryption: { scope: 'all_local' } },
+    );
     expect(argvs(host)).toContainEqual(['/sbin/zpool', 'status', '-P', 'zroot', 'tank']);
-    expect(argvs(host)).toContainEqual(['/sbin/zfs', 'get', '-H', '-o', 'name,property,value', 'encryption,keystatus', 'zroot/ROOT/default', 'zroot/home', 'tank/data']);
+    expect(argvs(host)).toContainEqual([
+      '/sbin/zfs',
+      'get',
+      '-H',
+      '-o',
+      'name,property,value',
+      'encryption,keystatus',
+      'zroot/ROOT/default',
+      'zroot/home',
+      'tank/data',
+    ]);
   });
 });
 
 describe('SCREEN_LOCK', () => {
-  const DESKTOP: [number, string][] = [[0, 'init'], [0, 'Xorg'], [1001, 'xinit'], [1001, 'i3']];
+  const DESKTOP: [number, string][] = [
+    [0, 'init'],
+    [0, 'Xorg'],
+    [1001, 'xinit'],
+    [1001, 'i3'],
+  ];
   const PASSWD = 'root:*:0:0:Charlie &:/root:/bin/sh\nalice:*:1001:1002:Alice:/home/alice:/bin/sh\n';
 
   it('reads only the process table on a machine without a display server', async () => {
-    const { host } = await collect('SCREEN_LOCK', { commands: [ps([[0, 'init'], [0, 'sshd']])] });
+    const { host } = await collect('SCREEN_LOCK', {
+      commands: [
+        ps([
+          [0, 'init'],
+          [0, 'sshd'],
+        ]),
+      ],
+    });
     expect(host.calls).toEqual([{ kind: 'run', target: '/bin/ps', args: PS.slice(1) }]);
   });
 
   it("reads the xscreensaver user's own preferences as that user, and the port's defaults", async () => {
-    const { host } = await collect('SCREEN_LOCK', { commands: [ps([...DESKTOP, [1001, 'xscreensaver']])], files: { '/etc/passwd': PASSWD } });
-    expect(reads(host).sort()).toEqual(['/etc/passwd', '/usr/local/lib/X11/app-defaults/XScreenSaver', '/usr/local/share/X11/app-defaults/XScreenSaver'].sort());
+    const { host } = await collect('SCREEN_LOCK', {
+      commands: [ps([...DESKTOP, [1001, 'xscreensaver']])],
+      files: { '/etc/passwd': PASSWD },
+    });
+    expect(reads(host).sort()).toEqual(
+      ['/etc/passwd', '/usr/local/lib/X11/app-defaults/XScreenSaver', '/usr/local/share/X11/app-defaults/XScreenSaver'].sort(),
+    );
     expect(host.calls.filter((c) => c.kind === 'run').slice(1)).toEqual([
-      { kind: 'run', target: '/bin/cat', args: ['/home/alice/.xscreensaver'], options: { user: { uid: 1001, gid: 1002 }, env: { HOME: '/home/alice' } } },
+      {
+        kind: 'run',
+        target: '/bin/cat',
+        args: ['/home/alice/.xscreensaver'],
+        options: { user: { uid: 1001, gid: 1002 }, env: { HOME: '/home/alice' } },
+      },
     ]);
   });
 
   it("runs xset q as the xss-lock user, on the one local display, with that user's X authority", async () => {
     const { host } = await collect('SCREEN_LOCK', {
-      commands: [ps([...DESKTOP, [1001, 'xss-lock']]), { argv: ['/usr/local/bin/xset', 'q'], stdout: 'Screen Saver:\n  prefer blanking:  yes    allow exposures:  yes\n  timeout:  300    cycle:  600\n' }],
+      commands: [
+        ps([...DESKTOP, [1001, 'xss-lock']]),
+        {
+          argv: ['/usr/local/bin/xset', 'q'],
+          stdout: 'Screen Saver:\n  prefer blanking:  yes    allow exposures:  yes\n  timeout:  300    cycle:  600\n',
+        },
+      ],
       files: { '/etc/passwd': PASSWD },
       dirs: { '/tmp/.X11-unix': ['X0'] },
     });
@@ -124,18 +188,40 @@ describe('FIREWALL_ENABLED', () => {
 
   it('judges interface-bound rules on the listed interfaces only when ifconfig answered cleanly', async () => {
     const noOid = (name: string) => ({ argv: ['/sbin/sysctl', '-n', name], stderr: `sysctl: unknown oid '${name}'\n`, exitCode: 1 });
-    const rules = [{ argv: ['/sbin/pfctl', '-s', 'rules'], stdout: 'block drop in on em0 all\n' }, noOid('net.inet.ip.fw.enable'), noOid('net.inet.ipf.fr_running')];
-    const listed = await collect('FIREWALL_ENABLED', { commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n' }] });
-    expect(listed.verdict).toMatchObject({ status: 'PASS', evidence: { interfaces_external: 1, pf_default_inet: 'block', rule: 'default_block' } });
-    const failed = await collect('FIREWALL_ENABLED', { commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n', exitCode: 1 }] });
-    expect(failed.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { interfaces_external: null, pf_default_inet: 'undetermined', reason: 'undetermined_ruleset' } });
-    const twoNics = await collect('FIREWALL_ENABLED', { commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 em1 lo0\n' }] });
-    expect(twoNics.verdict).toMatchObject({ status: 'FAIL', evidence: { interfaces_external: 2, pf_default_inet: 'pass', rule: 'default_pass' } });
+    const rules = [
+      { argv: ['/sbin/pfctl', '-s', 'rules'], stdout: 'block drop in on em0 all\n' },
+      noOid('net.inet.ip.fw.enable'),
+      noOid('net.inet.ipf.fr_running'),
+    ];
+    const listed = await collect('FIREWALL_ENABLED', {
+      commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n' }],
+    });
+    expect(listed.verdict).toMatchObject({
+      status: 'PASS',
+      evidence: { interfaces_external: 1, pf_default_inet: 'block', rule: 'default_block' },
+    });
+    const failed = await collect('FIREWALL_ENABLED', {
+      commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n', exitCode: 1 }],
+    });
+    expect(failed.verdict).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { interfaces_external: null, pf_default_inet: 'undetermined', reason: 'undetermined_ruleset' },
+    });
+    const twoNics = await collect('FIREWALL_ENABLED', {
+      commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 em1 lo0\n' }],
+    });
+    expect(twoNics.verdict).toMatchObject({
+      status: 'FAIL',
+      evidence: { interfaces_external: 2, pf_default_inet: 'pass', rule: 'default_pass' },
+    });
   });
 
   it('lists ipfw rules and its IPv6 switch when ipfw is enabled, and asks about vnet inside a jail', async () => {
     const { host } = await collect('FIREWALL_ENABLED', {
-      commands: [{ argv: JAILED, stdout: '1\n' }, { argv: ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'], stdout: '1\n' }],
+      commands: [
+        { argv: JAILED, stdout: '1\n' },
+        { argv: ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'], stdout: '1\n' },
+      ],
     });
     expect(argvs(host)).toContainEqual(['/sbin/ipfw', 'list']);
     expect(argvs(host)).toContainEqual(['/sbin/sysctl', '-n', 'net.inet6.ip6.fw.enable']);
@@ -147,7 +233,14 @@ describe('FIREWALL_ENABLED', () => {
 
 describe('TIME_SYNC', () => {
   it('queries ntpq only when ntpd runs, and the boot time to judge a fresh daemon', async () => {
-    const { host } = await collect('TIME_SYNC', { commands: [ps([[0, 'init'], [123, 'ntpd']])] });
+    const { host } = await collect('TIME_SYNC', {
+      commands: [
+        ps([
+          [0, 'init'],
+          [123, 'ntpd'],
+        ]),
+      ],
+    });
     expect(argvs(host)).toEqual([
       JAILED,
       PS,
@@ -159,7 +252,13 @@ describe('TIME_SYNC', () => {
 
   it('asks OpenNTPD with ntpctl when openntpd_enable is set, and chrony with chronyc', async () => {
     const { host } = await collect('TIME_SYNC', {
-      commands: [ps([[0, 'ntpd'], [349, 'chronyd']]), { argv: SYSRC, stdout: 'openntpd_enable: YES\n' }],
+      commands: [
+        ps([
+          [0, 'ntpd'],
+          [349, 'chronyd'],
+        ]),
+        { argv: SYSRC, stdout: 'openntpd_enable: YES\n' },
+      ],
     });
     expect(argvs(host)).toContainEqual(['/usr/local/sbin/ntpctl', '-s', 'status']);
     expect(argvs(host)).toContainEqual(['/usr/local/bin/chronyc', '-c', 'tracking']);
@@ -174,7 +273,9 @@ describe('TIME_SYNC', () => {
 
 describe('OS_VERSION', () => {
   it('asks freebsd-version for kernel, running kernel and userland at once', async () => {
-    const { host } = await collect('OS_VERSION', { commands: [{ argv: ['/bin/freebsd-version', '-kru'], stdout: '14.4-RELEASE\n14.4-RELEASE\n14.4-RELEASE\n' }] });
+    const { host } = await collect('OS_VERSION', {
+      commands: [{ argv: ['/bin/freebsd-version', '-kru'], stdout: '14.4-RELEASE\n14.4-RELEASE\n14.4-RELEASE\n' }],
+    });
     expect(argvs(host)).toEqual([['/bin/freebsd-version', '-kru']]);
   });
 });
@@ -229,8 +330,20 @@ describe('MALWARE_PROTECTION', () => {
 });
 
 it('runs the shared probes (process table, jail state, rc.conf) once per cycle for all nine checks', async () => {
-  const host = new FakeHost({ commands: [ps([[0, 'init'], [0, 'sshd'], [123, 'ntpd']])] });
-  const results = await runChecks(checks, { host, policy: resolvePolicy({ malware: { requiredAgents: { FREEBSD: ['clamav'] } } }), now: () => NOW });
+  const host = new FakeHost({
+    commands: [
+      ps([
+        [0, 'init'],
+        [0, 'sshd'],
+        [123, 'ntpd'],
+      ]),
+    ],
+  });
+  const results = await runChecks(checks, {
+    host,
+    policy: resolvePolicy({ malware: { requiredAgents: { FREEBSD: ['clamav'] } } }),
+    now: () => NOW,
+  });
   expect(results).toHaveLength(9);
   const count = (argv: string[]) => argvs(host).filter((a) => a.join(' ') === argv.join(' ')).length;
   expect(count(PS)).toBe(1);

@@ -129,7 +129,9 @@ describe('sockstat', () => {
 
   it('refuses output without the header and counts rows it cannot read', () => {
     expect(parseSockstat('root sshd 815 4 tcp4 *:22 *:*')).toBeNull();
-    expect(parseSockstat('USER     COMMAND    PID   FD PROTO  LOCAL ADDRESS         FOREIGN ADDRESS\nroot my daemon 1 2 tcp4 *:1 *:*')!.unparsed).toBe(1);
+    expect(
+      parseSockstat('USER     COMMAND    PID   FD PROTO  LOCAL ADDRESS         FOREIGN ADDRESS\nroot my daemon 1 2 tcp4 *:1 *:*')!.unparsed,
+    ).toBe(1);
   });
 });
 
@@ -145,7 +147,9 @@ describe('freebsd-version', () => {
 
   it('needs exactly the lines it asked for', () => {
     expect(interpretVersions({ kru: ok('14.1-RELEASE\n14.1-RELEASE\n') })).toEqual({ ok: false, reason: 'parse_error' });
-    expect(interpretVersions({ kru: failed('freebsd-version: unable to locate kernel'), ru: ok('14.1-RELEASE-p1\n14.1-RELEASE-p2\n') })).toMatchObject({
+    expect(
+      interpretVersions({ kru: failed('freebsd-version: unable to locate kernel'), ru: ok('14.1-RELEASE-p1\n14.1-RELEASE-p2\n') }),
+    ).toMatchObject({
       ok: true,
       installedKernel: null,
       userland: '14.1-RELEASE-p2',
@@ -163,7 +167,11 @@ describe('freebsd-version', () => {
   });
 
   it('says which policy field is malformed', () => {
-    const verdict = evaluateOsVersion({ kru: ok('14.4-RELEASE\n14.4-RELEASE\n14.4-RELEASE\n') }, resolvePolicy({ osVersion: { minimum: { FREEBSD: 'latest' } } }), NOW);
+    const verdict = evaluateOsVersion(
+      { kru: ok('14.4-RELEASE\n14.4-RELEASE\n14.4-RELEASE\n') },
+      resolvePolicy({ osVersion: { minimum: { FREEBSD: 'latest' } } }),
+      NOW,
+    );
     expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'invalid_policy', policy_field: 'osVersion.minimum.FREEBSD' } });
   });
 });
@@ -172,13 +180,25 @@ describe('FreeBSD lifecycle', () => {
   const kru = (v: string) => ({ kru: ok(`${v}\n${v}\n${v}\n`) });
 
   it('gives 14.4 and 15.1 their planned ends instead of an open end', () => {
-    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2026-11-21T12:00:00Z'))).toMatchObject({ status: 'PASS', evidence: { eol: '2026-12-31' } });
-    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol' } });
-    expect(evaluateOsVersion(kru('15.1-RELEASE'), resolvePolicy({}), new Date('2027-06-01T12:00:00Z'))).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol', eol: '2027-03-31' } });
+    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2026-11-21T12:00:00Z'))).toMatchObject({
+      status: 'PASS',
+      evidence: { eol: '2026-12-31' },
+    });
+    expect(evaluateOsVersion(kru('14.4-RELEASE-p5'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'eol' },
+    });
+    expect(evaluateOsVersion(kru('15.1-RELEASE'), resolvePolicy({}), new Date('2027-06-01T12:00:00Z'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'eol', eol: '2027-03-31' },
+    });
   });
 
   it('does not pass a point release the table does not hold', () => {
-    expect(evaluateOsVersion(kru('14.6-RELEASE'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
+    expect(evaluateOsVersion(kru('14.6-RELEASE'), resolvePolicy({}), new Date('2027-04-01T12:00:00Z'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release' },
+    });
   });
 });
 
@@ -199,7 +219,9 @@ describe('pf', () => {
   });
 
   it('does not take narrow rules, loopback rules or other families for a default', () => {
-    expect(pfDefault(rules('block drop in all', 'pass in quick on lo0 all', 'pass in proto tcp from any to any port = 22'), 'inet')).toBe('block');
+    expect(pfDefault(rules('block drop in all', 'pass in quick on lo0 all', 'pass in proto tcp from any to any port = 22'), 'inet')).toBe(
+      'block',
+    );
     expect(pfDefault(rules('block drop in all', 'pass in inet6 all'), 'inet')).toBe('block');
     expect(pfDefault(rules('block drop in all', 'pass in inet6 all'), 'inet6')).toBe('pass');
     expect(pfDefault(rules('block return in log (all) on ! lo0 all'), 'inet6')).toBe('block');
@@ -262,7 +284,9 @@ describe('pf', () => {
     });
 
     it('keeps the rule body: a narrow rule on the interface is still narrow', () => {
-      expect(pfDefault(rules('block drop in on em0 all', 'pass in on em0 proto tcp from any to any port = 22'), 'inet', onlyEm0)).toBe('block');
+      expect(pfDefault(rules('block drop in on em0 all', 'pass in on em0 proto tcp from any to any port = 22'), 'inet', onlyEm0)).toBe(
+        'block',
+      );
       expect(pfDefault(rules('block drop in on em0 inet6 all'), 'inet', onlyEm0)).toBe('pass');
       expect(pfDefault(rules('block drop out on em0 all'), 'inet', onlyEm0)).toBe('pass');
     });
@@ -273,14 +297,21 @@ describe('ipfw', () => {
   const list = (...lines: string[]) => parseIpfwList(lines.join('\n'))!;
 
   it('takes the first matching rule and ignores loopback, narrow and outbound rules', () => {
-    const rs = list('00100 allow ip from any to any via lo0', '00200 allow tcp from any to me dst-port 22 in', '00300 allow ip from any to any out', '65535 deny ip from any to any');
+    const rs = list(
+      '00100 allow ip from any to any via lo0',
+      '00200 allow tcp from any to me dst-port 22 in',
+      '00300 allow ip from any to any out',
+      '65535 deny ip from any to any',
+    );
     expect(ipfwDefault(rs, 'inet')).toBe('block');
     expect(ipfwDefault(list('65000 allow ip from any to any', '65535 deny ip from any to any'), 'inet')).toBe('pass');
     expect(ipfwDefault(list('65535 allow ip from any to any'), 'inet6')).toBe('pass');
   });
 
   it('treats count/check-state as transparent and jumps as unknowable', () => {
-    expect(ipfwDefault(list('00050 count ip from any to any', '01100 check-state :default', '65535 deny ip from any to any'), 'inet')).toBe('block');
+    expect(ipfwDefault(list('00050 count ip from any to any', '01100 check-state :default', '65535 deny ip from any to any'), 'inet')).toBe(
+      'block',
+    );
     expect(ipfwDefault(list('00050 skipto 1000 ip from any to any in', '65535 deny ip from any to any'), 'inet')).toBe('undetermined');
   });
 
@@ -301,7 +332,9 @@ describe('ipfw', () => {
 
 describe('storage', () => {
   it('parses mount -p lines and takes the last mount on /', () => {
-    const table = parseMountTable('/dev/md0\t\t/\t\t\tufs\tro\t\t1 1\nzroot/ROOT/default\t/\t\t\tzfs\trw,noatime,nfsv4acls \t0 0\n/my dir\t/mnt\tufs\trw\t2 2\n');
+    const table = parseMountTable(
+      '/dev/md0\t\t/\t\t\tufs\tro\t\t1 1\nzroot/ROOT/default\t/\t\t\tzfs\trw,noatime,nfsv4acls \t0 0\n/my dir\t/mnt\tufs\trw\t2 2\n',
+    );
     expect(rootEntry(table)).toEqual({ source: 'zroot/ROOT/default', mountpoint: '/', fstype: 'zfs' });
     expect(table.unparsed).toBe(1);
   });
@@ -333,11 +366,16 @@ describe('storage', () => {
         'errors: No known data errors',
       ].join('\n'),
     );
-    expect(pools.get('tank')).toEqual({ leaves: ['/dev/ada1p1.eli', '/dev/ada2p1.eli', '/dev/nvd0p1.eli', '/dev/nvd0p2', '/dev/ada3p1.eli'], unrecognized: 0 });
+    expect(pools.get('tank')).toEqual({
+      leaves: ['/dev/ada1p1.eli', '/dev/ada2p1.eli', '/dev/nvd0p1.eli', '/dev/nvd0p2', '/dev/ada3p1.eli'],
+      unrecognized: 0,
+    });
   });
 
   it('reads geli status tables, an empty one (class loaded, no provider) and refuses other text', () => {
-    expect(parseGeliStatus('            Name  Status  Components\ngpt/external.eli  ACTIVE  gpt/external\n')).toEqual([{ name: 'gpt/external.eli', status: 'ACTIVE', component: 'gpt/external' }]);
+    expect(parseGeliStatus('            Name  Status  Components\ngpt/external.eli  ACTIVE  gpt/external\n')).toEqual([
+      { name: 'gpt/external.eli', status: 'ACTIVE', component: 'gpt/external' },
+    ]);
     expect(parseGeliStatus('')).toEqual([]);
     expect(parseGeliStatus('something else\n')).toBeNull();
   });
@@ -353,13 +391,22 @@ describe('crontab and command lines', () => {
   });
 
   it('splits on operators outside quotes only', () => {
-    expect(shellWords('a "b;c" && d | e; f')).toEqual(['a', 'b;c', { operator: '&&' }, 'd', { operator: '|' }, 'e', { operator: ';' }, 'f']);
+    expect(shellWords('a "b;c" && d | e; f')).toEqual([
+      'a',
+      'b;c',
+      { operator: '&&' },
+      'd',
+      { operator: '|' },
+      'e',
+      { operator: ';' },
+      'f',
+    ]);
   });
 
   it('unwraps env, nice, lockf, daemon and sh -c', () => {
-    expect(simpleCommands("/usr/bin/lockf -t 0 /tmp/u.lock sh -c 'nice -n 10 env ASSUME_ALWAYS_YES=yes /usr/local/sbin/pkg upgrade'")).toEqual([
-      { argv: ['pkg', 'upgrade'], env: { ASSUME_ALWAYS_YES: 'yes' } },
-    ]);
+    expect(
+      simpleCommands("/usr/bin/lockf -t 0 /tmp/u.lock sh -c 'nice -n 10 env ASSUME_ALWAYS_YES=yes /usr/local/sbin/pkg upgrade'"),
+    ).toEqual([{ argv: ['pkg', 'upgrade'], env: { ASSUME_ALWAYS_YES: 'yes' } }]);
   });
 
   const jobs = (line: string, env: Record<string, string> = {}): UpdateJobs => {
@@ -390,7 +437,9 @@ describe('crontab and command lines', () => {
 
 describe('time daemons', () => {
   it('reads ntpq variables, leap alarm and stratum 16 as not synchronised', () => {
-    expect(parseNtpq(ok('associd=0 status=0615 leap_none, sync_ntp, 1 event, clock_sync,\nleap=00, stratum=2,\noffset=0.834\n'))).toMatchObject({ synced: true, stratum: 2, offsetSeconds: 0.000834 });
+    expect(
+      parseNtpq(ok('associd=0 status=0615 leap_none, sync_ntp, 1 event, clock_sync,\nleap=00, stratum=2,\noffset=0.834\n')),
+    ).toMatchObject({ synced: true, stratum: 2, offsetSeconds: 0.000834 });
     expect(parseNtpq(ok('leap=11, stratum=16, offset=0.000\n'))).toMatchObject({ synced: false });
     expect(parseNtpq(ok('leap=00, stratum=16\n'))).toMatchObject({ synced: false });
     expect(parseNtpq(ok('status=0615 leap_none, sync_ntp\n'))).toMatchObject({ reason: 'parse_error' });
@@ -405,10 +454,16 @@ describe('time daemons', () => {
   });
 
   it('reads chronyc CSV by its leap status field', () => {
-    expect(parseChronyc(ok('50505300,PPS,1,1776153600.123456,0.000000015,0.000000021,0.000000034,-1.234,0.001,0.015,0.000000000,0.000015000,16.0,Normal\n'))).toMatchObject({ synced: true, stratum: 1, offsetSeconds: 1.5e-8 });
+    expect(
+      parseChronyc(
+        ok('50505300,PPS,1,1776153600.123456,0.000000015,0.000000021,0.000000034,-1.234,0.001,0.015,0.000000000,0.000015000,16.0,Normal\n'),
+      ),
+    ).toMatchObject({ synced: true, stratum: 1, offsetSeconds: 1.5e-8 });
     expect(parseChronyc(ok('A,B,3,Normal\n'))).toMatchObject({ reason: 'parse_error' });
     expect(parseChronyc(failed('506 Cannot talk to daemon'))).toMatchObject({ reason: 'daemon_not_answering' });
-    expect(parseNtpctl(failed('ntpctl: connect: /var/run/ntpd.sock: No such file or directory'))).toMatchObject({ reason: 'daemon_not_answering' });
+    expect(parseNtpctl(failed('ntpctl: connect: /var/run/ntpd.sock: No such file or directory'))).toMatchObject({
+      reason: 'daemon_not_answering',
+    });
   });
 });
 
@@ -416,17 +471,35 @@ describe('small readers', () => {
   it('sysctl: value, absent OID, failure', () => {
     expect(interpretSysctl(ok('1\n'))).toEqual({ state: 'value', value: '1' });
     expect(interpretSysctl(failed("sysctl: unknown oid 'net.inet.ip.fw.enable'"))).toEqual({ state: 'absent' });
-    expect(interpretSysctl({ exitCode: null, stdout: '', stderr: '', error: 'not_found' })).toEqual({ state: 'error', reason: 'command_not_found' });
+    expect(interpretSysctl({ exitCode: null, stdout: '', stderr: '', error: 'not_found' })).toEqual({
+      state: 'error',
+      reason: 'command_not_found',
+    });
   });
 
   it('sysrc: known variables only, unknown ones skipped with exit 1', () => {
-    expect(parseRcVars({ exitCode: 1, stdout: 'ntpd_enable: YES\nsomething_else: YES\n', stderr: '' })).toEqual({ ok: true, values: { ntpd_enable: 'YES' } });
+    expect(parseRcVars({ exitCode: 1, stdout: 'ntpd_enable: YES\nsomething_else: YES\n', stderr: '' })).toEqual({
+      ok: true,
+      values: { ntpd_enable: 'YES' },
+    });
     expect(parseRcVars(failed('sysrc: Exiting due to previous syntax errors'))).toEqual({ ok: false, reason: 'parse_error' });
-    expect([rcEnabled('YES'), rcEnabled('on'), rcEnabled('NO'), rcEnabled('yes please'), rcEnabled(undefined)]).toEqual([true, true, false, 'invalid', undefined]);
+    expect([rcEnabled('YES'), rcEnabled('on'), rcEnabled('NO'), rcEnabled('yes please'), rcEnabled(undefined)]).toEqual([
+      true,
+      true,
+      false,
+      'invalid',
+      undefined,
+    ]);
   });
 
   it('ps: uid and command names with blanks', () => {
-    expect(parseProcessTable(ok('    0 crypto returns 0\n 1001 xscreensaver\n'))).toEqual({ ok: true, processes: [{ uid: 0, comm: 'crypto returns 0' }, { uid: 1001, comm: 'xscreensaver' }] });
+    expect(parseProcessTable(ok('    0 crypto returns 0\n 1001 xscreensaver\n'))).toEqual({
+      ok: true,
+      processes: [
+        { uid: 0, comm: 'crypto returns 0' },
+        { uid: 1001, comm: 'xscreensaver' },
+      ],
+    });
     expect(parseProcessTable(ok(''))).toEqual({ ok: false, reason: 'parse_error' });
   });
 
@@ -445,7 +518,11 @@ describe('small readers', () => {
   });
 
   it('xset q: only the Screen Saver section timeout', () => {
-    expect(parseXsetTimeout('Screen Saver:\n  prefer blanking:  yes    allow exposures:  yes\n  timeout:  0    cycle:  600\nDPMS (Energy Star):\n  Standby: 600    Suspend: 600    Off: 600\n')).toBe(0);
+    expect(
+      parseXsetTimeout(
+        'Screen Saver:\n  prefer blanking:  yes    allow exposures:  yes\n  timeout:  0    cycle:  600\nDPMS (Energy Star):\n  Standby: 600    Suspend: 600    Off: 600\n',
+      ),
+    ).toBe(0);
     expect(parseXsetTimeout('DPMS (Energy Star):\n  timeout:  600    cycle:  600\n')).toBeNull();
   });
 });

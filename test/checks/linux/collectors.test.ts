@@ -16,14 +16,18 @@ describe('SCREEN_LOCK collector', () => {
     expect(host.commandsRun()).toEqual([]);
   });
 
-  it('runs gsettings as the session user with that user\'s runtime directory and bus, and keeps the user out of the evidence', async () => {
+  it("runs gsettings as the session user with that user's runtime directory and bus, and keeps the user out of the evidence", async () => {
     const { verdict, host } = await runFixture(fixture('SCREEN_LOCK', 'ubuntu-gnome-grace-too-long'));
     const runs = host.calls.filter((c) => c.kind === 'run');
     expect(runs).toHaveLength(2);
     for (const call of runs) {
       expect(call.target).toBe('/usr/bin/gsettings');
       expect(call.options?.user).toEqual({ uid: 1000, gid: 1000 });
-      expect(call.options?.env).toEqual({ HOME: '/home/alice', XDG_RUNTIME_DIR: '/run/user/1000', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1000/bus' });
+      expect(call.options?.env).toEqual({
+        HOME: '/home/alice',
+        XDG_RUNTIME_DIR: '/run/user/1000',
+        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1000/bus',
+      });
     }
     const evidence = JSON.stringify(verdict.evidence);
     expect(evidence).not.toMatch(/alice|\/home|1000/);

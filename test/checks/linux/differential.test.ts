@@ -62,50 +62,86 @@ describe('FIREWALL_ENABLED follows the kernel ruleset', () => {
     const rules = path.join(dir, 'drop-input.nft');
     writeFileSync(
       rules,
-      ['table inet filter {', '  chain input {', '    type filter hook input priority filter; policy drop;', '    ct state established,related accept', '    iif "lo" accept', '  }', '}', ''].join('\n'),
+      [
+        'table inet filter {',
+        '  chain input {',
+        '    type filter hook input priority filter; policy drop;',
+        '    ct state established,related accept',
+        '    iif "lo" accept',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
     );
     const after = inNamespace(`${NFT} -f '${rules}' && ${check}`);
     expect(after.status, after.stderr).toBe(0);
-    expect(onlyResult(after.stdout)).toMatchObject({ status: 'PASS', evidence: { rule: 'inbound_filtered', input_policy: 'drop', ipv4_filtered: true, ipv6_filtered: true } });
+    expect(onlyResult(after.stdout)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'inbound_filtered', input_policy: 'drop', ipv4_filtered: true, ipv6_filtered: true },
+    });
   });
 
-  it.skipIf(nftRefusal !== null)(`Debian's default accept-all /etc/nftables.conf ruleset stays FAIL${nftRefusal ? ` (skipped: ${nftRefusal})` : ''}`, (ctx) => {
-    const rules = path.join(dir, 'debian-default.nft');
-    writeFileSync(rules, ['flush ruleset', 'table inet filter {', '\tchain input {', '\t\ttype filter hook input priority filter;', '\t}', '\tchain forward {', '\t\ttype filter hook forward priority filter;', '\t}', '}', ''].join('\n'));
-    const run = inNamespace(`${NFT} -f '${rules}' && "$NODE" "$CLI" check --json --only FIREWALL_ENABLED`);
-    expect(run.status, run.stderr).toBe(0);
-    const result = onlyResult(run.stdout);
-    if (result.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
-    expect(result).toMatchObject({ status: 'FAIL', evidence: { input_chains: 1, input_policy: 'accept' } });
-  });
+  it.skipIf(nftRefusal !== null)(
+    `Debian's default accept-all /etc/nftables.conf ruleset stays FAIL${nftRefusal ? ` (skipped: ${nftRefusal})` : ''}`,
+    (ctx) => {
+      const rules = path.join(dir, 'debian-default.nft');
+      writeFileSync(
+        rules,
+        [
+          'flush ruleset',
+          'table inet filter {',
+          '\tchain input {',
+          '\t\ttype filter hook input priority filter;',
+          '\t}',
+          '\tchain forward {',
+          '\t\ttype filter hook forward priority filter;',
+          '\t}',
+          '}',
+          '',
+        ].join('\n'),
+      );
+      const run = inNamespace(`${NFT} -f '${rules}' && "$NODE" "$CLI" check --json --only FIREWALL_ENABLED`);
+      expect(run.status, run.stderr).toBe(0);
+      const result = onlyResult(run.stdout);
+      if (result.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
+      expect(result).toMatchObject({ status: 'FAIL', evidence: { input_chains: 1, input_policy: 'accept' } });
+    },
+  );
 
-  it.skipIf(nftRefusal !== null)(`a drop reached only through jumps (NixOS's nixos-fw layout) is followed: PASS, and FAIL once the final jump is gone${nftRefusal ? ` (skipped: ${nftRefusal})` : ''}`, (ctx) => {
-    const rules = path.join(dir, 'jumps.nft');
-    const chains = (final: string) => [
-      'flush ruleset',
-      'table ip filter {',
-      '  chain nixos-fw-refuse { counter drop; }',
-      '  chain nixos-fw-log-refuse { meta pkttype != unicast jump nixos-fw-refuse; jump nixos-fw-refuse; }',
-      '  chain nixos-fw-accept { counter accept; }',
-      `  chain nixos-fw { iifname "lo" jump nixos-fw-accept; ct state established,related jump nixos-fw-accept; tcp dport 22 jump nixos-fw-accept; ${final} }`,
-      '  chain INPUT { type filter hook input priority filter; policy accept; counter jump nixos-fw; }',
-      '  chain FORWARD { type filter hook forward priority filter; policy drop; }',
-      '}',
-      '',
-    ].join('\n');
-    const check = '"$NODE" "$CLI" check --json --only FIREWALL_ENABLED';
-    writeFileSync(rules, chains('jump nixos-fw-log-refuse;'));
-    const filtered = inNamespace(`${NFT} -f '${rules}' && ${check}`);
-    expect(filtered.status, filtered.stderr).toBe(0);
-    const result = onlyResult(filtered.stdout);
-    if (result.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
-    // An ip table covers IPv4 only; the namespace's loopback-only IPv6 is not exposure.
-    expect(result).toMatchObject({ status: 'PASS', evidence: { rule: 'inbound_filtered', input_policy: 'accept', ipv4_filtered: true, ipv6_filtered: false, ipv6_enabled: false } });
-    writeFileSync(rules, chains(''));
-    const open = inNamespace(`${NFT} -f '${rules}' && ${check}`);
-    expect(open.status, open.stderr).toBe(0);
-    expect(onlyResult(open.stdout)).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering', ipv4_filtered: false } });
-  });
+  it.skipIf(nftRefusal !== null)(
+    `a drop reached only through jumps (NixOS's nixos-fw layout) is followed: PASS, and FAIL once the final jump is gone${nftRefusal ? ` (skipped: ${nftRefusal})` : ''}`,
+    (ctx) => {
+      const rules = path.join(dir, 'jumps.nft');
+      const chains = (final: string) =>
+        [
+          'flush ruleset',
+          'table ip filter {',
+          '  chain nixos-fw-refuse { counter drop; }',
+          '  chain nixos-fw-log-refuse { meta pkttype != unicast jump nixos-fw-refuse; jump nixos-fw-refuse; }',
+          '  chain nixos-fw-accept { counter accept; }',
+          `  chain nixos-fw { iifname "lo" jump nixos-fw-accept; ct state established,related jump nixos-fw-accept; tcp dport 22 jump nixos-fw-accept; ${final} }`,
+          '  chain INPUT { type filter hook input priority filter; policy accept; counter jump nixos-fw; }',
+          '  chain FORWARD { type filter hook forward priority filter; policy drop; }',
+          '}',
+          '',
+        ].join('\n');
+      const check = '"$NODE" "$CLI" check --json --only FIREWALL_ENABLED';
+      writeFileSync(rules, chains('jump nixos-fw-log-refuse;'));
+      const filtered = inNamespace(`${NFT} -f '${rules}' && ${check}`);
+      expect(filtered.status, filtered.stderr).toBe(0);
+      const result = onlyResult(filtered.stdout);
+      if (result.evidence?.container === true) return ctx.skip('running in a container: FIREWALL_ENABLED follows containers.mode');
+      // An ip table covers IPv4 only; the namespace's loopback-only IPv6 is not exposure.
+      expect(result).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'inbound_filtered', input_policy: 'accept', ipv4_filtered: true, ipv6_filtered: false, ipv6_enabled: false },
+      });
+      writeFileSync(rules, chains(''));
+      const open = inNamespace(`${NFT} -f '${rules}' && ${check}`);
+      expect(open.status, open.stderr).toBe(0);
+      expect(onlyResult(open.stdout)).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering', ipv4_filtered: false } });
+    },
+  );
 });
 
 const sshRefusal = (() => {
@@ -116,30 +152,47 @@ const sshRefusal = (() => {
 })();
 
 describe('REMOTE_LOGIN follows listening sockets', () => {
-  it.skipIf(sshRefusal !== null)(`an sshd started in the namespace turns PASS into FAIL, on 22 and on a port known only by its owner${sshRefusal ? ` (skipped: ${sshRefusal})` : ''}`, () => {
-    const check = '"$NODE" "$CLI" check --json --only REMOTE_LOGIN';
-    const before = inNamespace(check);
-    expect(before.status, before.stderr).toBe(0);
-    expect(onlyResult(before.stdout)).toMatchObject({ status: 'PASS', evidence: { ssh_listening: false } });
+  it.skipIf(sshRefusal !== null)(
+    `an sshd started in the namespace turns PASS into FAIL, on 22 and on a port known only by its owner${sshRefusal ? ` (skipped: ${sshRefusal})` : ''}`,
+    () => {
+      const check = '"$NODE" "$CLI" check --json --only REMOTE_LOGIN';
+      const before = inNamespace(check);
+      expect(before.status, before.stderr).toBe(0);
+      expect(onlyResult(before.stdout)).toMatchObject({ status: 'PASS', evidence: { ssh_listening: false } });
 
-    // sshd needs its privilege-separation directory: a tmpfs /run private to this mount namespace.
-    const script = [
-      'set -e',
-      'mount -t tmpfs tmpfs /run',
-      'mkdir -m 755 /run/sshd',
-      `${SSHD} -D -p 22 -p 2222 -o PidFile=none &`,
-      'pid=$!',
-      'trap \'kill $pid 2>/dev/null\' EXIT',
-      'i=0',
-      // Wait until sshd listens (0016 = port 22 in /proc/net/tcp, LISTEN = 0A).
-      "until grep -q ':0016 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 100 ] || exit 3; sleep 0.05; done",
-      check,
-    ].join('\n');
-    const after = inNamespace(script);
-    expect(after.status, after.stderr).toBe(0);
-    const result = onlyResult(after.stdout);
-    expect(result).toMatchObject({ status: 'FAIL', evidence: { rule: 'remote_login_exposed', ssh_listening: true, ssh_bind: 'any', ssh_ports: [22, 2222], ssh_socket_activated: false } });
-    // Run as root, the check maps sockets to sshd and reads `sshd -T`.
-    if (process.getuid?.() === 0) expect(result.evidence).toMatchObject({ owner_mapping: 'complete', password_authentication: anyString(), permit_root_login: anyString() });
-  });
+      // sshd needs its privilege-separation directory: a tmpfs /run private to this mount namespace.
+      const script = [
+        'set -e',
+        'mount -t tmpfs tmpfs /run',
+        'mkdir -m 755 /run/sshd',
+        `${SSHD} -D -p 22 -p 2222 -o PidFile=none &`,
+        'pid=$!',
+        "trap 'kill $pid 2>/dev/null' EXIT",
+        'i=0',
+        // Wait until sshd listens (0016 = port 22 in /proc/net/tcp, LISTEN = 0A).
+        "until grep -q ':0016 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 100 ] || exit 3; sleep 0.05; done",
+        check,
+      ].join('\n');
+      const after = inNamespace(script);
+      expect(after.status, after.stderr).toBe(0);
+      const result = onlyResult(after.stdout);
+      expect(result).toMatchObject({
+        status: 'FAIL',
+        evidence: {
+          rule: 'remote_login_exposed',
+          ssh_listening: true,
+          ssh_bind: 'any',
+          ssh_ports: [22, 2222],
+          ssh_socket_activated: false,
+        },
+      });
+      // Run as root, the check maps sockets to sshd and reads `sshd -T`.
+      if (process.getuid?.() === 0)
+        expect(result.evidence).toMatchObject({
+          owner_mapping: 'complete',
+          password_authentication: anyString(),
+          permit_root_login: anyString(),
+        });
+    },
+  );
 });

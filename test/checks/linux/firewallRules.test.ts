@@ -2,7 +2,14 @@
 // which family a drop covers, and when the front-ends decide. Each case names the mistake it pins.
 import { describe, expect, it } from 'vitest';
 import { firewall, type FirewallFacts } from '../../../checks/linux/firewall';
-import { analyzeIptablesInput, analyzeNftRuleset, chainOutcome, iptablesStep, nftStep, type Step } from '../../../checks/linux/firewallRules';
+import {
+  analyzeIptablesInput,
+  analyzeNftRuleset,
+  chainOutcome,
+  iptablesStep,
+  nftStep,
+  type Step,
+} from '../../../checks/linux/firewallRules';
 import { createContext } from '../../../checks/engine';
 import { resolvePolicy } from '../../../checks/policy';
 import { FakeHost, type HostRecording } from '../../support/fakeHost';
@@ -37,7 +44,8 @@ function ruleset(...chains: ChainSpec[]): string {
     items.push({ chain });
   }
   for (const c of chains) {
-    for (const expr of c.rules ?? []) items.push({ rule: { family: c.family ?? 'inet', table: c.table ?? 'filter', chain: c.name, handle: 2, expr } });
+    for (const expr of c.rules ?? [])
+      items.push({ rule: { family: c.family ?? 'inet', table: c.table ?? 'filter', chain: c.name, handle: 2, expr } });
   }
   return JSON.stringify({ nftables: items });
 }
@@ -64,19 +72,32 @@ describe('nftables: rules bind to their own chain', () => {
     expect(filtering(json)).toMatchObject({ ipv4: false, ipv6: false, inputChains: 1 });
   });
 
-  it('a jump is resolved in the chain\'s own table only', () => {
-    const json = ruleset({ table: 'a', name: 'input', hook: 'input', rules: [[jump('refuse')]] }, { table: 'b', name: 'refuse', rules: [[DROP]] });
+  it("a jump is resolved in the chain's own table only", () => {
+    const json = ruleset(
+      { table: 'a', name: 'input', hook: 'input', rules: [[jump('refuse')]] },
+      { table: 'b', name: 'refuse', rules: [[DROP]] },
+    );
     expect(filtering(json)).toMatchObject({ ipv4: false, ipv6: false });
   });
 
-  it('a jump is resolved in the chain\'s own family only', () => {
-    const json = ruleset({ family: 'ip', name: 'input', hook: 'input', rules: [[jump('refuse')]] }, { family: 'ip6', name: 'refuse', rules: [[DROP]] });
+  it("a jump is resolved in the chain's own family only", () => {
+    const json = ruleset(
+      { family: 'ip', name: 'input', hook: 'input', rules: [[jump('refuse')]] },
+      { family: 'ip6', name: 'refuse', rules: [[DROP]] },
+    );
     expect(filtering(json)).toMatchObject({ ipv4: false, ipv6: false });
   });
 
   it('only filter chains on the input hook of ip, ip6 and inet count', () => {
-    expect(filtering(ruleset({ name: 'c', hook: 'input', type: 'nat', policy: 'drop' }))).toMatchObject({ ipv4: false, inputChains: 0, inputPolicy: null });
-    expect(filtering(ruleset({ family: 'netdev', name: 'c', hook: 'input', policy: 'drop' }))).toMatchObject({ ipv4: false, inputChains: 0 });
+    expect(filtering(ruleset({ name: 'c', hook: 'input', type: 'nat', policy: 'drop' }))).toMatchObject({
+      ipv4: false,
+      inputChains: 0,
+      inputPolicy: null,
+    });
+    expect(filtering(ruleset({ family: 'netdev', name: 'c', hook: 'input', policy: 'drop' }))).toMatchObject({
+      ipv4: false,
+      inputChains: 0,
+    });
     expect(filtering(ruleset({ family: 'arp', name: 'c', hook: 'input', policy: 'drop' }))).toMatchObject({ ipv4: false, inputChains: 0 });
     expect(filtering(ruleset({ name: 'c', hook: 'output', policy: 'drop' }))).toMatchObject({ ipv4: false, inputChains: 0 });
   });
@@ -89,11 +110,21 @@ describe('nftables: rules bind to their own chain', () => {
 
 describe('nftables: families', () => {
   it('an IPv6-only drop is not IPv4 filtering', () => {
-    expect(filtering(ruleset({ family: 'ip6', name: 'input', hook: 'input', policy: 'drop' }))).toEqual({ ipv4: false, ipv6: true, inputChains: 1, inputPolicy: 'drop' });
+    expect(filtering(ruleset({ family: 'ip6', name: 'input', hook: 'input', policy: 'drop' }))).toEqual({
+      ipv4: false,
+      ipv6: true,
+      inputChains: 1,
+      inputPolicy: 'drop',
+    });
   });
 
   it('an IPv4-only drop is not IPv6 filtering', () => {
-    expect(filtering(ruleset({ family: 'ip', name: 'input', hook: 'input', rules: [[REJECT]] }))).toEqual({ ipv4: true, ipv6: false, inputChains: 1, inputPolicy: 'accept' });
+    expect(filtering(ruleset({ family: 'ip', name: 'input', hook: 'input', rules: [[REJECT]] }))).toEqual({
+      ipv4: true,
+      ipv6: false,
+      inputChains: 1,
+      inputPolicy: 'accept',
+    });
   });
 
   it('an inet drop covers both', () => {
@@ -101,14 +132,21 @@ describe('nftables: families', () => {
   });
 
   it('one filtering base chain among several is enough: an accept ends only its own chain', () => {
-    const json = ruleset({ table: 'a', name: 'input', hook: 'input', rules: [[ACCEPT]] }, { table: 'b', name: 'input', hook: 'input', policy: 'drop' });
+    const json = ruleset(
+      { table: 'a', name: 'input', hook: 'input', rules: [[ACCEPT]] },
+      { table: 'b', name: 'input', hook: 'input', policy: 'drop' },
+    );
     expect(filtering(json)).toEqual({ ipv4: true, ipv6: true, inputChains: 2, inputPolicy: 'drop' });
   });
 });
 
 describe('nftables: rule order and conditions', () => {
   it('an unconditional accept before the drop accepts everything', () => {
-    expect(filtering(ruleset({ name: 'input', hook: 'input', policy: 'drop', rules: [[COUNTER, ACCEPT], [DROP]] }))).toMatchObject({ ipv4: false, ipv6: false, inputPolicy: 'drop' });
+    expect(filtering(ruleset({ name: 'input', hook: 'input', policy: 'drop', rules: [[COUNTER, ACCEPT], [DROP]] }))).toMatchObject({
+      ipv4: false,
+      ipv6: false,
+      inputPolicy: 'drop',
+    });
   });
 
   it('conditional accepts before an unconditional drop are a firewall', () => {
@@ -135,7 +173,14 @@ describe('nftables: rule order and conditions', () => {
 describe('nftables: jumps and gotos are followed', () => {
   it('a drop reached through an unconditional jump filters (NixOS-style refuse chain)', () => {
     const json = ruleset(
-      { name: 'input', hook: 'input', rules: [[SSH, ACCEPT], [COUNTER, jump('fw')]] },
+      {
+        name: 'input',
+        hook: 'input',
+        rules: [
+          [SSH, ACCEPT],
+          [COUNTER, jump('fw')],
+        ],
+      },
       { name: 'fw', rules: [[SSH, ACCEPT], [jump('log-refuse')]] },
       { name: 'log-refuse', rules: [[{ log: { prefix: 'refused' } }, jump('refuse')]] },
       { name: 'refuse', rules: [[REJECT]] },
@@ -144,7 +189,10 @@ describe('nftables: jumps and gotos are followed', () => {
   });
 
   it('a jumped-to chain that accepts everything accepts for the caller', () => {
-    const json = ruleset({ name: 'input', hook: 'input', policy: 'drop', rules: [[jump('allow')], [DROP]] }, { name: 'allow', rules: [[ACCEPT]] });
+    const json = ruleset(
+      { name: 'input', hook: 'input', policy: 'drop', rules: [[jump('allow')], [DROP]] },
+      { name: 'allow', rules: [[ACCEPT]] },
+    );
     expect(filtering(json)).toMatchObject({ ipv4: false, ipv6: false });
   });
 
@@ -161,7 +209,10 @@ describe('nftables: jumps and gotos are followed', () => {
   it('a goto that falls through ends the calling chain too: the policy decides', () => {
     const fallsThrough = ruleset({ name: 'input', hook: 'input', rules: [[goto('c')], [DROP]] }, { name: 'c', rules: [] });
     expect(filtering(fallsThrough)).toMatchObject({ ipv4: false });
-    const withPolicy = ruleset({ name: 'input', hook: 'input', policy: 'drop', rules: [[goto('c')], [ACCEPT]] }, { name: 'c', rules: [[SSH, ACCEPT]] });
+    const withPolicy = ruleset(
+      { name: 'input', hook: 'input', policy: 'drop', rules: [[goto('c')], [ACCEPT]] },
+      { name: 'c', rules: [[SSH, ACCEPT]] },
+    );
     expect(filtering(withPolicy)).toMatchObject({ ipv4: true });
     const drops = ruleset({ name: 'input', hook: 'input', rules: [[goto('c')]] }, { name: 'c', rules: [[DROP]] });
     expect(filtering(drops)).toMatchObject({ ipv4: true });
@@ -174,7 +225,11 @@ describe('nftables: jumps and gotos are followed', () => {
 
   it('a jump to a chain that does not exist, or a loop, proves nothing', () => {
     expect(filtering(ruleset({ name: 'input', hook: 'input', rules: [[jump('missing')]] }))).toMatchObject({ ipv4: false });
-    const loop = ruleset({ name: 'input', hook: 'input', rules: [[jump('a')]] }, { name: 'a', rules: [[jump('b')]] }, { name: 'b', rules: [[jump('a')]] });
+    const loop = ruleset(
+      { name: 'input', hook: 'input', rules: [[jump('a')]] },
+      { name: 'a', rules: [[jump('b')]] },
+      { name: 'b', rules: [[jump('a')]] },
+    );
     expect(filtering(loop)).toMatchObject({ ipv4: false });
   });
 });
@@ -201,22 +256,39 @@ describe('nftables: malformed input', () => {
     expect(analyzeNftRuleset('null')).toEqual({ ok: false });
   });
   it('a rule without expressions decides nothing', () => {
-    const json = JSON.stringify({ nftables: [{ chain: { family: 'inet', table: 't', name: 'i', type: 'filter', hook: 'input', policy: 'drop' } }, { rule: { family: 'inet', table: 't', chain: 'i' } }] });
+    const json = JSON.stringify({
+      nftables: [
+        { chain: { family: 'inet', table: 't', name: 'i', type: 'filter', hook: 'input', policy: 'drop' } },
+        { rule: { family: 'inet', table: 't', chain: 'i' } },
+      ],
+    });
     expect(filtering(json)).toMatchObject({ ipv4: true });
   });
 });
 
 describe('iptables -S', () => {
   it('reads policies and unconditional terminal rules of INPUT', () => {
-    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -p tcp -m tcp --dport 22 -j DROP\n')).toEqual({ ok: true, policy: 'ACCEPT', filters: false, rules: 1 });
-    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -i lo -j ACCEPT\n-A INPUT -j REJECT --reject-with icmp-host-prohibited\n')).toEqual({ ok: true, policy: 'ACCEPT', filters: true, rules: 2 });
+    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -p tcp -m tcp --dport 22 -j DROP\n')).toEqual({
+      ok: true,
+      policy: 'ACCEPT',
+      filters: false,
+      rules: 1,
+    });
+    expect(
+      analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -i lo -j ACCEPT\n-A INPUT -j REJECT --reject-with icmp-host-prohibited\n'),
+    ).toEqual({ ok: true, policy: 'ACCEPT', filters: true, rules: 2 });
     expect(analyzeIptablesInput('-P INPUT DROP\n-A INPUT -j ACCEPT\n')).toMatchObject({ filters: false });
     expect(analyzeIptablesInput('-P INPUT DROP\n')).toEqual({ ok: true, policy: 'DROP', filters: true, rules: 0 });
     expect(analyzeIptablesInput('iptables: No chain/target/match by that name.\n')).toEqual({ ok: false });
   });
 
   it('a drop in FORWARD does not filter INPUT', () => {
-    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-P FORWARD DROP\n-A FORWARD -j DROP\n')).toEqual({ ok: true, policy: 'ACCEPT', filters: false, rules: 0 });
+    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-P FORWARD DROP\n-A FORWARD -j DROP\n')).toEqual({
+      ok: true,
+      policy: 'ACCEPT',
+      filters: false,
+      rules: 0,
+    });
   });
 
   it('follows jumps into user chains (NixOS nixos-fw)', () => {
@@ -265,11 +337,19 @@ describe('iptables -S', () => {
     expect(iptablesStep('-m comment --comment "a \\"quoted\\" one" -j DROP', new Set())).toEqual({ kind: 'verdict', verdict: 'drop' });
     expect(iptablesStep('-i eth0 -m comment --comment "x" -j DROP', new Set())).toEqual({ kind: 'other' });
     expect(iptablesStep('! -i lo -j DROP', new Set())).toEqual({ kind: 'other' });
-    expect(iptablesStep('-m comment --comment a -m comment --comment "b c" -j DROP', new Set())).toEqual({ kind: 'verdict', verdict: 'drop' });
+    expect(iptablesStep('-m comment --comment a -m comment --comment "b c" -j DROP', new Set())).toEqual({
+      kind: 'verdict',
+      verdict: 'drop',
+    });
   });
 
-  it('counts only INPUT\'s rules', () => {
-    expect(analyzeIptablesInput('-P INPUT DROP\n-N x\n-A x -j ACCEPT\n-A INPUT -i lo -j ACCEPT\n')).toEqual({ ok: true, policy: 'DROP', filters: true, rules: 1 });
+  it("counts only INPUT's rules", () => {
+    expect(analyzeIptablesInput('-P INPUT DROP\n-N x\n-A x -j ACCEPT\n-A INPUT -i lo -j ACCEPT\n')).toEqual({
+      ok: true,
+      policy: 'DROP',
+      filters: true,
+      rules: 1,
+    });
   });
 });
 
@@ -288,14 +368,20 @@ describe('FIREWALL_ENABLED verdict', () => {
 
   it('an IPv6-only drop with IPv6 in use is not inbound filtering', () => {
     const v = judge(base({ nft: { state: 'ok', value: { ipv4: false, ipv6: true, inputChains: 1, inputPolicy: 'drop' } } }));
-    expect(v).toMatchObject({ status: 'FAIL', evidence: { source: 'nftables', rule: 'no_inbound_filtering', ipv4_filtered: false, ipv6_filtered: true } });
+    expect(v).toMatchObject({
+      status: 'FAIL',
+      evidence: { source: 'nftables', rule: 'no_inbound_filtering', ipv4_filtered: false, ipv6_filtered: true },
+    });
     expect(v.evidence).not.toHaveProperty('legacy_iptables');
   });
 
   it('IPv4 filtered and IPv6 open fails; IPv6 off passes', () => {
     const v4 = { state: 'ok' as const, value: { ipv4: true, ipv6: false, inputChains: 1, inputPolicy: 'drop' as const } };
     expect(judge(base({ nft: v4 }))).toMatchObject({ status: 'FAIL', evidence: { rule: 'ipv6_unfiltered' } });
-    expect(judge(base({ nft: v4, ipv6Enabled: false }))).toMatchObject({ status: 'PASS', evidence: { rule: 'inbound_filtered', ipv6_enabled: false } });
+    expect(judge(base({ nft: v4, ipv6Enabled: false }))).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'inbound_filtered', ipv6_enabled: false },
+    });
   });
 
   it('legacy iptables filters a family nftables leaves open', () => {
@@ -309,11 +395,23 @@ describe('FIREWALL_ENABLED verdict', () => {
 
   it('an unreadable ruleset falls back to an active ufw, then to firewalld with a zone, then UNKNOWN', () => {
     const unreadable = { state: 'unavailable' as const, reason: 'permission_denied' };
-    expect(judge(base({ nft: unreadable, ufw: 'active' }))).toMatchObject({ status: 'PASS', evidence: { source: 'ufw', rule: 'manager_active' } });
-    expect(judge(base({ nft: unreadable, ufw: 'inactive' }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
-    expect(judge(base({ nft: unreadable, firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({ status: 'PASS', evidence: { source: 'firewalld', default_zone: 'public', rule: 'manager_active' } });
+    expect(judge(base({ nft: unreadable, ufw: 'active' }))).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'ufw', rule: 'manager_active' },
+    });
+    expect(judge(base({ nft: unreadable, ufw: 'inactive' }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'permission_denied' },
+    });
+    expect(judge(base({ nft: unreadable, firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'firewalld', default_zone: 'public', rule: 'manager_active' },
+    });
     expect(judge(base({ nft: unreadable, firewalld: { state: 'running' } }))).toMatchObject({ status: 'UNKNOWN' });
-    expect(judge(base({ nft: { state: 'unavailable', reason: 'command_not_found' } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_firewall_tooling' } });
+    expect(judge(base({ nft: { state: 'unavailable', reason: 'command_not_found' } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'no_firewall_tooling' },
+    });
   });
 
   it('an unreadable legacy table is not read as open', () => {
@@ -322,9 +420,18 @@ describe('FIREWALL_ENABLED verdict', () => {
   });
 
   it('a readable ruleset outranks an active front-end: mismatch is UNKNOWN, agreement PASS', () => {
-    expect(judge(base({ ufw: 'active' }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'manager_ruleset_mismatch', managers: ['ufw'] } });
-    expect(judge(base({ firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({ status: 'UNKNOWN', evidence: { managers: ['firewalld'] } });
-    expect(judge(base({ firewalld: { state: 'running', defaultZone: 'trusted' } }))).toMatchObject({ status: 'FAIL', evidence: { source: 'firewalld', default_zone: 'trusted', rule: 'zone_accept_all' } });
+    expect(judge(base({ ufw: 'active' }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'manager_ruleset_mismatch', managers: ['ufw'] },
+    });
+    expect(judge(base({ firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { managers: ['firewalld'] },
+    });
+    expect(judge(base({ firewalld: { state: 'running', defaultZone: 'trusted' } }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { source: 'firewalld', default_zone: 'trusted', rule: 'zone_accept_all' },
+    });
   });
 });
 
@@ -344,7 +451,10 @@ describe('FIREWALL_ENABLED collector', () => {
   });
 
   it('looks at legacy tables only when their filter table is loaded', async () => {
-    const none = await collect({ commands: [emptyRuleset], files: { '/proc/net/ip_tables_names': 'nat\n', '/proc/net/ip6_tables_names': '' } });
+    const none = await collect({
+      commands: [emptyRuleset],
+      files: { '/proc/net/ip_tables_names': 'nat\n', '/proc/net/ip6_tables_names': '' },
+    });
     expect(none.legacy).toEqual({ ipv4: 'not_loaded', ipv6: 'not_loaded' });
     const missing = await collect({ commands: [emptyRuleset] });
     expect(missing.legacy).toEqual({ ipv4: 'not_loaded', ipv6: 'not_loaded' });
@@ -355,28 +465,50 @@ describe('FIREWALL_ENABLED collector', () => {
   it('uses a plain iptables only when -V says legacy, and reads -S of the whole filter table', async () => {
     const files = { '/proc/net/ip_tables_names': 'filter\n' };
     const legacy = await collect({
-      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.7 (legacy)\n' }, { argv: ['/usr/sbin/iptables', '-S'], stdout: '-P INPUT DROP\n' }],
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.7 (legacy)\n' },
+        { argv: ['/usr/sbin/iptables', '-S'], stdout: '-P INPUT DROP\n' },
+      ],
       files,
       stats: { '/usr/sbin/iptables': {} },
     });
     expect(legacy.legacy.ipv4).toEqual({ state: 'ok', value: true });
     const old = await collect({
-      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.4.21\n' }, { argv: ['/usr/sbin/iptables', '-S'], stdout: '-P INPUT ACCEPT\n' }],
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.4.21\n' },
+        { argv: ['/usr/sbin/iptables', '-S'], stdout: '-P INPUT ACCEPT\n' },
+      ],
       files,
       stats: { '/usr/sbin/iptables': {} },
     });
     expect(old.legacy.ipv4).toEqual({ state: 'ok', value: false });
-    const nftVariant = await collect({ commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.9 (nf_tables)\n' }], files });
+    const nftVariant = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.9 (nf_tables)\n' }],
+      files,
+    });
     expect(nftVariant.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'command_not_found' });
     const versionFails = await collect({ commands: [emptyRuleset, { argv: ['/usr/sbin/iptables', '-V'], exitCode: 2 }], files });
     expect(versionFails.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'command_not_found' });
     const denied = await collect({
-      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables-legacy', '-S'], exitCode: 4, stderr: 'iptables v1.8.9 (legacy): can\'t initialize iptables table `filter\': Permission denied (you must be root)\n' }],
+      commands: [
+        emptyRuleset,
+        {
+          argv: ['/usr/sbin/iptables-legacy', '-S'],
+          exitCode: 4,
+          stderr: "iptables v1.8.9 (legacy): can't initialize iptables table `filter': Permission denied (you must be root)\n",
+        },
+      ],
       files,
       stats: { '/usr/sbin/iptables-legacy': {} },
     });
     expect(denied.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'permission_denied' });
-    const garbage = await collect({ commands: [emptyRuleset, { argv: ['/usr/sbin/iptables-legacy', '-S'], stdout: 'nothing\n' }], files, stats: { '/usr/sbin/iptables-legacy': {} } });
+    const garbage = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables-legacy', '-S'], stdout: 'nothing\n' }],
+      files,
+      stats: { '/usr/sbin/iptables-legacy': {} },
+    });
     expect(garbage.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'parse_error' });
   });
 
@@ -391,7 +523,11 @@ describe('FIREWALL_ENABLED collector', () => {
     });
     expect(on).toMatchObject({ ufw: 'active', firewalld: { state: 'running', defaultZone: 'public' } });
     const off = await collect({
-      commands: [emptyRuleset, { argv: ['/usr/sbin/ufw', 'status'], stdout: 'Status: inactive\n' }, { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'not running\n', exitCode: 252 }],
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/ufw', 'status'], stdout: 'Status: inactive\n' },
+        { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'not running\n', exitCode: 252 },
+      ],
     });
     expect(off).toMatchObject({ ufw: 'inactive', firewalld: { state: 'not_running' } });
     const odd = await collect({
@@ -404,14 +540,22 @@ describe('FIREWALL_ENABLED collector', () => {
     });
     expect(odd).toMatchObject({ ufw: 'unavailable', firewalld: { state: 'running' } });
     expect(odd.firewalld.defaultZone).toBeUndefined();
-    const stateFails = await collect({ commands: [emptyRuleset, { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'running\n', exitCode: 1 }] });
+    const stateFails = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'running\n', exitCode: 1 }],
+    });
     expect(stateFails.firewalld).toEqual({ state: 'unavailable' });
   });
 
   it('counts IPv6 in use only on an interface besides loopback', async () => {
-    const loOnly = await collect({ commands: [emptyRuleset], files: { '/proc/net/if_inet6': '00000000000000000000000000000001 01 80 10 80       lo\n\n' } });
+    const loOnly = await collect({
+      commands: [emptyRuleset],
+      files: { '/proc/net/if_inet6': '00000000000000000000000000000001 01 80 10 80       lo\n\n' },
+    });
     expect(loOnly.ipv6Enabled).toBe(false);
-    const eth = await collect({ commands: [emptyRuleset], files: { '/proc/net/if_inet6': 'fe800000000000000000000000000001 02 40 20 80     eth0\n' } });
+    const eth = await collect({
+      commands: [emptyRuleset],
+      files: { '/proc/net/if_inet6': 'fe800000000000000000000000000001 02 40 20 80     eth0\n' },
+    });
     expect(eth.ipv6Enabled).toBe(true);
     const none = await collect({ commands: [emptyRuleset] });
     expect(none.ipv6Enabled).toBe(false);

@@ -15,7 +15,11 @@ const dir = mkdtempSync(path.join(tmpdir(), 'check-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, DEVICE_AGENT_POLICY: '', ...env }, timeout: 30_000 });
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, DEVICE_AGENT_POLICY: '', ...env },
+    timeout: 30_000,
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -46,7 +50,9 @@ describe.skipIf(!onLinux)('device-agent check on this machine', () => {
     const r = byKey.get('DISK_ENCRYPTION')!;
     if (r.evidence?.container === true) return ctx.skip('running in a container: DISK_ENCRYPTION follows containers.mode');
     const source = tool('/usr/bin/findmnt', ['-n', '-o', 'SOURCE', '/'])?.trim();
-    const types = source?.startsWith('/dev/') ? tool('/usr/bin/lsblk', ['-s', '-n', '-r', '-o', 'TYPE', source])?.trim().split('\n') : undefined;
+    const types = source?.startsWith('/dev/')
+      ? tool('/usr/bin/lsblk', ['-s', '-n', '-r', '-o', 'TYPE', source])?.trim().split('\n')
+      : undefined;
     if (!types) return ctx.skip('findmnt/lsblk unavailable or root not on a /dev device');
     expect(r.status).toBe(types.includes('crypt') ? 'PASS' : 'FAIL');
     if (!types.includes('crypt')) expect(r.evidence).toMatchObject({ rule: 'root_not_encrypted', root_chain: types });
@@ -66,9 +72,12 @@ describe.skipIf(!onLinux)('device-agent check on this machine', () => {
 
   it('SCREEN_LOCK is NOT_APPLICABLE when no desktop is installed or running', (ctx) => {
     const r = byKey.get('SCREEN_LOCK')!;
-    const desktops = tool('/usr/bin/ps', ['-e', '-o', 'comm='])?.split('\n').filter((c) => /^(gnome-shell|plasmashell|kwin_|xfce4-session|cinnamon|mate-session|Xorg|Xwayland|sway)/.test(c));
+    const desktops = tool('/usr/bin/ps', ['-e', '-o', 'comm='])
+      ?.split('\n')
+      .filter((c) => /^(gnome-shell|plasmashell|kwin_|xfce4-session|cinnamon|mate-session|Xorg|Xwayland|sway)/.test(c));
     const installed = ['/usr/share/xsessions', '/usr/share/wayland-sessions'].some((d) => existsSync(d));
-    if (desktops === undefined || desktops.length > 0 || installed) return ctx.skip('a desktop is installed or running here (or ps is missing)');
+    if (desktops === undefined || desktops.length > 0 || installed)
+      return ctx.skip('a desktop is installed or running here (or ps is missing)');
     expect(r).toMatchObject({ status: 'NOT_APPLICABLE', evidence: { reason: 'headless' } });
   });
 
@@ -87,11 +96,12 @@ describe.skipIf(!onLinux)('device-agent check on this machine', () => {
     }
   });
 
-  it('PASSWORD_POLICY reports pam_unix\'s default 6 when the stack has nothing stricter', (ctx) => {
+  it("PASSWORD_POLICY reports pam_unix's default 6 when the stack has nothing stricter", (ctx) => {
     const r = byKey.get('PASSWORD_POLICY')!;
     const stack = existsSync('/etc/pam.d/common-password') ? readFileSync('/etc/pam.d/common-password', 'utf8') : '';
     const active = stack.split('\n').filter((l) => /^\s*-?password\s/.test(l));
-    if (active.length === 0 || active.some((l) => /pam_(pwquality|cracklib|passwdqc)|minlen=/.test(l))) return ctx.skip('this PAM stack sets its own minimum');
+    if (active.length === 0 || active.some((l) => /pam_(pwquality|cracklib|passwdqc)|minlen=/.test(l)))
+      return ctx.skip('this PAM stack sets its own minimum');
     expect(r).toMatchObject({ status: 'FAIL', evidence: { module: 'pam_unix', min_length: 6, rule: 'min_length' } });
   });
 
@@ -108,15 +118,18 @@ describe.skipIf(!onLinux)('device-agent check on this machine', () => {
     if (r.evidence?.container === true || process.getuid?.() !== 0) return ctx.skip('container, or not root (nft needs root)');
     const ruleset = tool('/usr/sbin/nft', ['-j', 'list', 'ruleset']);
     const legacy = existsSync('/proc/net/ip_tables_names') && readFileSync('/proc/net/ip_tables_names', 'utf8').trim() !== '';
-    if (ruleset === undefined || legacy || ruleset.includes('"hook": "input"')) return ctx.skip('nft missing, legacy iptables loaded, or an input chain exists');
+    if (ruleset === undefined || legacy || ruleset.includes('"hook": "input"'))
+      return ctx.skip('nft missing, legacy iptables loaded, or an input chain exists');
     expect(r).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_inbound_filtering', input_chains: 0 } });
   });
 
   it('TIME_SYNC fails when neither systemd nor any time daemon runs', (ctx) => {
     const r = byKey.get('TIME_SYNC')!;
     const comms = tool('/usr/bin/ps', ['-e', '-o', 'comm=']);
-    if (r.evidence?.container === true || comms === undefined || existsSync('/run/systemd/system')) return ctx.skip('container, no ps, or systemd runs');
-    if (comms.split('\n').some((c) => ['chronyd', 'ntpd', 'systemd-timesyn', 'openntpd'].includes(c.trim()))) return ctx.skip('a time daemon runs here');
+    if (r.evidence?.container === true || comms === undefined || existsSync('/run/systemd/system'))
+      return ctx.skip('container, no ps, or systemd runs');
+    if (comms.split('\n').some((c) => ['chronyd', 'ntpd', 'systemd-timesyn', 'openntpd'].includes(c.trim())))
+      return ctx.skip('a time daemon runs here');
     expect(r).toMatchObject({ status: 'FAIL', evidence: { rule: 'no_time_sync_service', daemons: [] } });
   });
 
@@ -131,7 +144,12 @@ describe.skipIf(!onLinux)('device-agent check options', () => {
     expect(code).toBe(0);
     const lines = stdout.split('\n\n')[0]!.trimEnd().split('\n'); // the table; explanations follow a blank line
     expect(lines[0]).toMatch(/^CHECK\s+STATUS\s+DETAIL$/);
-    expect(lines.slice(1).map((l) => l.split(/\s+/)[0]).sort()).toEqual([...CHECK_KEYS].sort());
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split(/\s+/)[0])
+        .sort(),
+    ).toEqual([...CHECK_KEYS].sort());
     for (const line of lines.slice(1)) expect(line).toMatch(/^[A-Z_]+\s+(PASS|FAIL|UNKNOWN|NOT_APPLICABLE)\s+\S/);
   });
 
@@ -160,7 +178,9 @@ describe.skipIf(!onLinux)('device-agent check options', () => {
     const minLength = measured.evidence?.min_length;
     if (typeof minLength !== 'number') return ctx.skip('PASSWORD_POLICY measured no minimum here');
     writeFileSync(path.join(dir, 'lenient.json'), JSON.stringify({ password: { minLength } }));
-    const relaxed = parseJson<PostureResult[]>(cli(['check', '--json', '--only', 'PASSWORD_POLICY'], { DEVICE_AGENT_POLICY: path.join(dir, 'lenient.json') }).stdout)[0]!;
+    const relaxed = parseJson<PostureResult[]>(
+      cli(['check', '--json', '--only', 'PASSWORD_POLICY'], { DEVICE_AGENT_POLICY: path.join(dir, 'lenient.json') }).stdout,
+    )[0]!;
     expect(relaxed).toMatchObject({ status: 'PASS', evidence: { min_length_required: minLength, rule: 'min_length_met' } });
   });
 });

@@ -26,7 +26,9 @@ describe('os-release', () => {
     expect(describeOs(debian)).toBe('Debian GNU/Linux 12.11 (bookworm)');
     const testing = parseOsRelease('PRETTY_NAME="Debian GNU/Linux trixie/sid"\nID=debian\n', 'trixie/sid\n');
     expect(describeOs(testing)).toBe('Debian GNU/Linux trixie/sid');
-    const ubuntu = parseOsRelease('PRETTY_NAME="Ubuntu 24.04.1 LTS"\nVERSION_ID="24.04"\nVERSION="24.04.1 LTS (Noble Numbat)"\nID=ubuntu\n');
+    const ubuntu = parseOsRelease(
+      'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nVERSION_ID="24.04"\nVERSION="24.04.1 LTS (Noble Numbat)"\nID=ubuntu\n',
+    );
     expect(describeOs(ubuntu)).toBe('Ubuntu 24.04.1 LTS');
     const alpine = parseOsRelease('PRETTY_NAME="Alpine Linux v3.20"\nVERSION_ID=3.20.3\nID=alpine\n');
     expect(describeOs(alpine)).toBe('Alpine Linux v3.20.3');
@@ -38,7 +40,13 @@ describe('os-release', () => {
 
 describe('mountinfo', () => {
   it('decodes octal escapes and picks the last mount stacked on /', () => {
-    const mounts = parseMountInfo(['20 1 8:1 / / rw - ext4 /dev/sda1 rw', '30 20 8:2 / /mnt/with\\040space rw shared:2 - xfs /dev/sda2 rw', '40 20 0:50 / / rw - overlay overlay rw'].join('\n'));
+    const mounts = parseMountInfo(
+      [
+        '20 1 8:1 / / rw - ext4 /dev/sda1 rw',
+        '30 20 8:2 / /mnt/with\\040space rw shared:2 - xfs /dev/sda2 rw',
+        '40 20 0:50 / / rw - overlay overlay rw',
+      ].join('\n'),
+    );
     expect(mounts[1]).toMatchObject({ target: '/mnt/with space', fstype: 'xfs', major: 8, minor: 2 });
     expect(rootMount(mounts)).toMatchObject({ fstype: 'overlay' });
   });
@@ -53,7 +61,12 @@ describe('mountinfo', () => {
 });
 
 describe('block devices', () => {
-  const node = (type: BlockNode['type'], below: BlockNode[] = [], cryptType?: string): BlockNode => ({ name: type, type, below, ...(cryptType ? { cryptType } : {}) });
+  const node = (type: BlockNode['type'], below: BlockNode[] = [], cryptType?: string): BlockNode => ({
+    name: type,
+    type,
+    below,
+    ...(cryptType ? { cryptType } : {}),
+  });
 
   it('names dm layers from their uuid prefix', () => {
     expect(layerFromDmUuid('CRYPT-LUKS2-abc-name')).toEqual({ type: 'crypt', cryptType: 'LUKS2' });
@@ -111,24 +124,38 @@ describe('/proc/net/tcp', () => {
 describe('ssh configuration', () => {
   it('applies ListenStream= in order, an empty value resetting the list', () => {
     expect(applyListenStream([], '[Socket]\nListenStream=22\nAccept=no\n')).toEqual([22]);
-    expect(applyListenStream([22], '[Socket]\nListenStream=\nListenStream=0.0.0.0:2222\nListenStream=[::]:2223\nListenStream=/run/x.sock\n')).toEqual([2222, 2223]);
+    expect(
+      applyListenStream([22], '[Socket]\nListenStream=\nListenStream=0.0.0.0:2222\nListenStream=[::]:2223\nListenStream=/run/x.sock\n'),
+    ).toEqual([2222, 2223]);
     expect(applyListenStream([22], '[Unit]\nListenStream=99\n')).toEqual([22]);
   });
 });
 
 describe('firewall rules', () => {
-  const recorded = (name: string) => readJson<{ host: { commands: { stdout: string }[] } }>(`test/fixtures/checks/linux/FIREWALL_ENABLED/${name}.json`).host.commands[0]?.stdout ?? '';
+  const recorded = (name: string) =>
+    readJson<{ host: { commands: { stdout: string }[] } }>(`test/fixtures/checks/linux/FIREWALL_ENABLED/${name}.json`).host.commands[0]
+      ?.stdout ?? '';
 
   it('does not take an input chain that accepts everything for a firewall', () => {
-    expect(analyzeNftRuleset(recorded('debian-default-nftables-conf'))).toEqual({ ok: true, filtering: { ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept' } });
+    expect(analyzeNftRuleset(recorded('debian-default-nftables-conf'))).toEqual({
+      ok: true,
+      filtering: { ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept' },
+    });
     expect(analyzeNftRuleset(recorded('nftables-terminal-reject'))).toMatchObject({ ok: true, filtering: { ipv4: true, ipv6: true } });
     expect(analyzeNftRuleset('not json')).toEqual({ ok: false });
     expect(analyzeNftRuleset('{"other": []}')).toEqual({ ok: false });
   });
 
   it('reads iptables -S INPUT policies and unconditional terminal rules', () => {
-    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -p tcp -m tcp --dport 22 -j DROP\n')).toEqual({ ok: true, policy: 'ACCEPT', filters: false, rules: 1 });
-    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -i lo -j ACCEPT\n-A INPUT -j REJECT --reject-with icmp-host-prohibited\n')).toMatchObject({ filters: true });
+    expect(analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -p tcp -m tcp --dport 22 -j DROP\n')).toEqual({
+      ok: true,
+      policy: 'ACCEPT',
+      filters: false,
+      rules: 1,
+    });
+    expect(
+      analyzeIptablesInput('-P INPUT ACCEPT\n-A INPUT -i lo -j ACCEPT\n-A INPUT -j REJECT --reject-with icmp-host-prohibited\n'),
+    ).toMatchObject({ filters: true });
     expect(analyzeIptablesInput('-P INPUT DROP\n-A INPUT -j ACCEPT\n')).toMatchObject({ filters: false });
     expect(analyzeIptablesInput('iptables: No chain/target/match by that name.\n')).toEqual({ ok: false });
   });
@@ -137,18 +164,31 @@ describe('firewall rules', () => {
 describe('time sync outputs', () => {
   it('reads exact tokens only', () => {
     expect(parseTimedatectl('NTP=yes\nNTPSynchronized=no\nCanNTP=yes\n')).toEqual({ synchronized: false, ntpEnabled: true });
-    expect(parseTimedatectl('System clock synchronized: yes\n              NTP service: inactive\n')).toEqual({ synchronized: true, ntpEnabled: false });
+    expect(parseTimedatectl('System clock synchronized: yes\n              NTP service: inactive\n')).toEqual({
+      synchronized: true,
+      ntpEnabled: false,
+    });
     expect(parseTimedatectl('NTPSynchronized=maybe\n')).toBeUndefined();
   });
 });
 
 describe('APT periodic settings', () => {
   it('reads each key and its interval forms', () => {
-    expect(parseAptPeriodic('APT::Periodic "";\nAPT::Periodic::Update-Package-Lists "1";\nAPT::Periodic::Unattended-Upgrade "always";\n')).toEqual({
+    expect(
+      parseAptPeriodic('APT::Periodic "";\nAPT::Periodic::Update-Package-Lists "1";\nAPT::Periodic::Unattended-Upgrade "always";\n'),
+    ).toEqual({
       'Update-Package-Lists': '1',
       'Unattended-Upgrade': 'always',
     });
-    expect([periodicOn('0'), periodicOn(''), periodicOn(undefined), periodicOn('1'), periodicOn('always'), periodicOn('7d'), periodicOn('yes')]).toEqual([false, false, false, true, true, true, 'unknown']);
+    expect([
+      periodicOn('0'),
+      periodicOn(''),
+      periodicOn(undefined),
+      periodicOn('1'),
+      periodicOn('always'),
+      periodicOn('7d'),
+      periodicOn('yes'),
+    ]).toEqual([false, false, false, true, true, true, 'unknown']);
   });
 });
 
@@ -158,8 +198,15 @@ describe('desktop lock settings', () => {
       'org.gnome.desktop.session.idle-delay': '300',
       'org.gnome.desktop.session.session-name': "'gnome'",
     });
-    expect(parseKconfigGroup('[Daemon]\nAutolock[$i]=false\nTimeout=10\n[Greeter]\nTimeout=1\n', 'Daemon')).toEqual({ Autolock: 'false', Timeout: '10' });
-    expect(parseXfconfChannel('<channel name="c"><property name="lock" type="empty"><property name="enabled" type="bool" value="false"/></property><property name="x" type="int" value="3"/></channel>')).toEqual({
+    expect(parseKconfigGroup('[Daemon]\nAutolock[$i]=false\nTimeout=10\n[Greeter]\nTimeout=1\n', 'Daemon')).toEqual({
+      Autolock: 'false',
+      Timeout: '10',
+    });
+    expect(
+      parseXfconfChannel(
+        '<channel name="c"><property name="lock" type="empty"><property name="enabled" type="bool" value="false"/></property><property name="x" type="int" value="3"/></channel>',
+      ),
+    ).toEqual({
       '/lock/enabled': 'false',
       '/x': '3',
     });
@@ -168,7 +215,17 @@ describe('desktop lock settings', () => {
 
 describe('PAM and pwquality syntax', () => {
   it('keeps bracketed controls in one token and reads pwquality.conf with or without "="', () => {
-    expect(tokenizePamLine('password [success=1 default=ignore] pam_unix.so obscure yescrypt')).toEqual(['password', '[success=1 default=ignore]', 'pam_unix.so', 'obscure', 'yescrypt']);
-    expect(parsePwqualityConf('minlen = 12\nminclass 3\nenforce_for_root\n# dcredit = -1\n')).toEqual({ minlen: '12', minclass: '3', enforce_for_root: '' });
+    expect(tokenizePamLine('password [success=1 default=ignore] pam_unix.so obscure yescrypt')).toEqual([
+      'password',
+      '[success=1 default=ignore]',
+      'pam_unix.so',
+      'obscure',
+      'yescrypt',
+    ]);
+    expect(parsePwqualityConf('minlen = 12\nminclass 3\nenforce_for_root\n# dcredit = -1\n')).toEqual({
+      minlen: '12',
+      minclass: '3',
+      enforce_for_root: '',
+    });
   });
 });

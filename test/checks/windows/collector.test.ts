@@ -31,12 +31,24 @@ const machine = (change: (doc: ProbeDocument) => void = () => {}) => {
 describe('Windows collectors', () => {
   it('registers the nine official checks', async () => {
     const keys = (await loadChecks('WINDOWS')).map((c) => c.key).sort();
-    expect(keys).toEqual(['AUTO_UPDATE', 'DISK_ENCRYPTION', 'FIREWALL_ENABLED', 'MALWARE_PROTECTION', 'OS_VERSION', 'PASSWORD_POLICY', 'REMOTE_LOGIN', 'SCREEN_LOCK', 'TIME_SYNC']);
+    expect(keys).toEqual([
+      'AUTO_UPDATE',
+      'DISK_ENCRYPTION',
+      'FIREWALL_ENABLED',
+      'MALWARE_PROTECTION',
+      'OS_VERSION',
+      'PASSWORD_POLICY',
+      'REMOTE_LOGIN',
+      'SCREEN_LOCK',
+      'TIME_SYNC',
+    ]);
   });
 
   it('runs one PowerShell process per cycle, with the exact argv, for all nine checks', async () => {
     const { host, byKey } = await cycle(machine());
-    expect(host.calls).toEqual([{ kind: 'run', target: POWERSHELL, args: powershellArgs(PROBE_SCRIPT), options: { timeoutMs: PROBE_TIMEOUT_MS } }]);
+    expect(host.calls).toEqual([
+      { kind: 'run', target: POWERSHELL, args: powershellArgs(PROBE_SCRIPT), options: { timeoutMs: PROBE_TIMEOUT_MS } },
+    ]);
     expect(host.commandsRun()).toEqual([PROBE_ARGV]);
     // The stock laptop: everything but the screen lock (sleeps after 30 min on AC) and the local password policy (length 0).
     expect(Object.fromEntries(Object.entries(byKey).map(([k, r]) => [k, r.status]))).toEqual({
@@ -92,7 +104,9 @@ describe('Windows collectors', () => {
 
     it('reads exactly the registry keys the baseline document (and so every fixture) holds', () => {
       expect(Object.keys(baselineProbe().registry)).toEqual(Object.keys(REGISTRY_READS));
-      expect(PROBE_SCRIPT).toContain("  rdpPolicy = @('SOFTWARE\\Policies\\Microsoft\\Windows NT\\Terminal Services', 'fDenyTSConnections', 'UserAuthentication')\n");
+      expect(PROBE_SCRIPT).toContain(
+        "  rdpPolicy = @('SOFTWARE\\Policies\\Microsoft\\Windows NT\\Terminal Services', 'fDenyTSConnections', 'UserAuthentication')\n",
+      );
       expect(PROBE_SCRIPT).toContain(`@(${PROBE_SERVICES.map((s) => `'${s}'`).join(', ')})`);
     });
 
@@ -125,7 +139,10 @@ describe('Windows collectors', () => {
         doc.antivirusProducts = err('cim_Failed');
       }),
     );
-    expect(byKey.DISK_ENCRYPTION).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied', probe_error: 'cim_AccessDenied' } });
+    expect(byKey.DISK_ENCRYPTION).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'permission_denied', probe_error: 'cim_AccessDenied' },
+    });
     expect(byKey.FIREWALL_ENABLED?.status).toBe('PASS');
     expect(byKey.MALWARE_PROTECTION).toMatchObject({ status: 'PASS', evidence: { source: 'defender', security_center: 'unreadable' } });
   });
@@ -135,11 +152,15 @@ describe('Windows collectors', () => {
     doc.antivirusProducts = { ok: true, value: [{ displayName: 'Sécurité Pro', productState: 266240 }] };
     const stdout = `\uFEFF${JSON.stringify(doc).replace('Sécurité', 'S\\u00e9curit\\u00e9')}\r\n`;
     const { byKey } = await cycle({ stdout });
-    expect(byKey.MALWARE_PROTECTION).toMatchObject({ status: 'PASS', evidence: { product: 'Sécurité Pro', rule: 'third_party_antivirus' } });
+    expect(byKey.MALWARE_PROTECTION).toMatchObject({
+      status: 'PASS',
+      evidence: { product: 'Sécurité Pro', rule: 'third_party_antivirus' },
+    });
   });
 
   it('reads sshd_config only when sshd runs and the policy accepts a hardened SSH server', async () => {
-    const sshd = (doc: ProbeDocument) => (doc.services as { value: unknown[] }).value.push({ Name: 'sshd', Start: 2, Triggered: false, State: 'Running' });
+    const sshd = (doc: ProbeDocument) =>
+      (doc.services as { value: unknown[] }).value.push({ Name: 'sshd', Start: 2, Triggered: false, State: 'Running' });
     const strict = await cycle(machine(sshd));
     expect(strict.host.calls.filter((c) => c.kind === 'readFile')).toEqual([]);
     expect(strict.byKey.REMOTE_LOGIN).toMatchObject({ status: 'FAIL', evidence: { rule: 'sshd_running' } });
@@ -147,7 +168,10 @@ describe('Windows collectors', () => {
     const lenient = resolvePolicy({ remoteLogin: { allowSshIfHardened: true } });
     const hardened = await cycle(machine(sshd), lenient, { [SSHD_CONFIG]: 'PasswordAuthentication yes\r\n' });
     expect(hardened.host.calls.filter((c) => c.kind === 'readFile').map((c) => c.target)).toEqual([SSHD_CONFIG]);
-    expect(hardened.byKey.REMOTE_LOGIN).toMatchObject({ status: 'FAIL', evidence: { rule: 'sshd_accepts_passwords', ssh_password_authentication: true } });
+    expect(hardened.byKey.REMOTE_LOGIN).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'sshd_accepts_passwords', ssh_password_authentication: true },
+    });
 
     const missing = await cycle(machine(sshd), lenient);
     expect(missing.byKey.REMOTE_LOGIN).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'not_found' } });
@@ -159,7 +183,16 @@ describe('Windows collectors', () => {
         doc.userHives = {
           ok: true,
           value: [
-            { Sid: 'S-1-5-21-1004336348-1177238915-682003330-1001', Policy: null, User: { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '300', 'SCRNSAVE.EXE': 'C:\\Users\\jdoe\\saver.scr' } },
+            {
+              Sid: 'S-1-5-21-1004336348-1177238915-682003330-1001',
+              Policy: null,
+              User: {
+                ScreenSaveActive: '1',
+                ScreenSaverIsSecure: '1',
+                ScreenSaveTimeOut: '300',
+                'SCRNSAVE.EXE': 'C:\\Users\\jdoe\\saver.scr',
+              },
+            },
             { Sid: 'S-1-12-1-3814935716-1223345834-2837654098-1925438221', Policy: null, User: { ScreenSaveActive: '0' } },
           ],
         };

@@ -8,13 +8,25 @@ import { evaluateAutoUpdate, type AutoUpdateFacts } from '../../../checks/window
 import { evaluateDiskEncryption, volumeState, type EncryptableVolume } from '../../../checks/windows/diskEncryption';
 import { evaluateFirewall, type FirewallFacts } from '../../../checks/windows/firewall';
 import { windowsLifecycle } from '../../../checks/windows/lifecycle';
-import { evaluateMalwareProtection, judgeDefender, type DefenderStatus, type MalwareFacts } from '../../../checks/windows/malwareProtection';
+import {
+  evaluateMalwareProtection,
+  judgeDefender,
+  type DefenderStatus,
+  type MalwareFacts,
+} from '../../../checks/windows/malwareProtection';
 import { windowsRelease } from '../../../checks/windows/osRelease';
 import { evaluateOsVersion } from '../../../checks/windows/osVersion';
 import { evaluatePasswordPolicy, parseSystemAccess, type PasswordPolicyFacts } from '../../../checks/windows/passwordPolicy';
 import { asNumber, type RegistryValues } from '../../../checks/windows/registry';
 import { evaluateRemoteLogin, sshdAcceptsPasswords, type RemoteLoginFacts } from '../../../checks/windows/remoteLogin';
-import { evaluateScreenLock, secureScreenSaver, sleepLockEngages, userKind, type ScreenLockFacts, type UserHive } from '../../../checks/windows/screenLock';
+import {
+  evaluateScreenLock,
+  secureScreenSaver,
+  sleepLockEngages,
+  userKind,
+  type ScreenLockFacts,
+  type UserHive,
+} from '../../../checks/windows/screenLock';
 import { decodeProductState } from '../../../checks/windows/securityCenter';
 import { evaluateTimeSync, parseW32tmStatus, w32tmError, type TimeSyncFacts } from '../../../checks/windows/timeSync';
 import { ENTRA_USER_SID, LOCAL_USER_SID, STOCK_SERVICES, listeners } from './probeDocument';
@@ -79,7 +91,10 @@ describe('DISK_ENCRYPTION', () => {
   it.each([
     [{}, { kind: 'protected' }],
     [{ ProtectionStatus: 0 }, { kind: 'unprotected', state: 'suspended' }],
-    [{ ProtectionStatus: 0, KeyProtectorTypes: [] }, { kind: 'unprotected', state: 'protection_off' }],
+    [
+      { ProtectionStatus: 0, KeyProtectorTypes: [] },
+      { kind: 'unprotected', state: 'protection_off' },
+    ],
     [{ ConversionStatus: 3 }, { kind: 'unprotected', state: 'decrypting' }],
     [{ ConversionStatus: 5 }, { kind: 'unprotected', state: 'decrypting' }],
     [{ ConversionStatus: 4 }, { kind: 'encrypting', state: 'encryption_paused' }],
@@ -92,15 +107,27 @@ describe('DISK_ENCRYPTION', () => {
   });
 
   it('finds the OS volume by drive letter when VolumeType is missing, and refuses to guess between two', () => {
-    const byLetter = evaluateDiskEncryption({ volumes: ok([volume({ VolumeType: null, DriveLetter: 'D:' }), volume({ VolumeType: null })]), systemDrive: 'c:' }, DEFAULT_POLICY);
+    const byLetter = evaluateDiskEncryption(
+      { volumes: ok([volume({ VolumeType: null, DriveLetter: 'D:' }), volume({ VolumeType: null })]), systemDrive: 'c:' },
+      DEFAULT_POLICY,
+    );
     expect(byLetter.status).toBe('PASS');
     const two = evaluateDiskEncryption({ volumes: ok([volume(), volume({ DriveLetter: 'E:' })]), systemDrive: 'C:' }, DEFAULT_POLICY);
     expect(two).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'os_volume_not_found' } });
   });
 
   it('reports key protector types, never their IDs, and ignores data volumes unless the scope asks', () => {
-    const facts = { volumes: ok([volume({ KeyProtectorTypes: [4, 3, 99] }), volume({ VolumeType: 1, DriveLetter: 'D:', ProtectionStatus: 0, ConversionStatus: 0 })]), systemDrive: 'C:' };
-    expect(evaluateDiskEncryption(facts, DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { os_volume: { protectors: ['TpmPin', 'NumericalPassword', 'Unknown'], method: 'XTS_AES_256' } } });
+    const facts = {
+      volumes: ok([
+        volume({ KeyProtectorTypes: [4, 3, 99] }),
+        volume({ VolumeType: 1, DriveLetter: 'D:', ProtectionStatus: 0, ConversionStatus: 0 }),
+      ]),
+      systemDrive: 'C:',
+    };
+    expect(evaluateDiskEncryption(facts, DEFAULT_POLICY)).toMatchObject({
+      status: 'PASS',
+      evidence: { os_volume: { protectors: ['TpmPin', 'NumericalPassword', 'Unknown'], method: 'XTS_AES_256' } },
+    });
     expect(evaluateDiskEncryption(facts, DEFAULT_POLICY).evidence).not.toHaveProperty('fixed_data_volumes');
     const undetermined = { volumes: ok([volume(), volume({ VolumeType: 1, DriveLetter: 'D:', ProtectionStatus: 2 })]), systemDrive: 'C:' };
     expect(evaluateDiskEncryption(undetermined, resolvePolicy({ diskEncryption: { scope: 'all_local' } }))).toMatchObject({
@@ -112,19 +139,33 @@ describe('DISK_ENCRYPTION', () => {
   it('skips a fixed volume only when it is known to be mounted nowhere', () => {
     const allLocal = resolvePolicy({ diskEncryption: { scope: 'all_local' } });
     const decrypted = { VolumeType: 1, DriveLetter: null, ProtectionStatus: 0, ConversionStatus: 0, KeyProtectorTypes: [] };
-    const nowhere = evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, Mounted: false })]), systemDrive: 'C:' }, allLocal);
+    const nowhere = evaluateDiskEncryption(
+      { volumes: ok([volume(), volume({ ...decrypted, Mounted: false })]), systemDrive: 'C:' },
+      allLocal,
+    );
     expect(nowhere).toMatchObject({ status: 'PASS', evidence: { unmounted_volumes_skipped: 1, fixed_data_volumes: 0 } });
     // Mounted in a folder (no letter), or mount state unknown: a volume like any other.
     for (const Mounted of [true, null]) {
-      expect(evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, Mounted })]), systemDrive: 'C:' }, allLocal)).toMatchObject({ status: 'FAIL', evidence: { rule: 'fixed_data_volume_unprotected' } });
+      expect(
+        evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, Mounted })]), systemDrive: 'C:' }, allLocal),
+      ).toMatchObject({ status: 'FAIL', evidence: { rule: 'fixed_data_volume_unprotected' } });
     }
     // A lettered volume that Win32_Volume calls unmounted still counts.
-    expect(evaluateDiskEncryption({ volumes: ok([volume(), volume({ ...decrypted, DriveLetter: 'D:', Mounted: false })]), systemDrive: 'C:' }, allLocal).status).toBe('FAIL');
+    expect(
+      evaluateDiskEncryption(
+        { volumes: ok([volume(), volume({ ...decrypted, DriveLetter: 'D:', Mounted: false })]), systemDrive: 'C:' },
+        allLocal,
+      ).status,
+    ).toBe('FAIL');
   });
 });
 
 describe('SCREEN_LOCK', () => {
-  const hive = (User: RegistryValues | null, Policy: RegistryValues | null = null, Sid = LOCAL_USER_SID): UserHive => ({ Sid, Policy, User });
+  const hive = (User: RegistryValues | null, Policy: RegistryValues | null = null, Sid = LOCAL_USER_SID): UserHive => ({
+    Sid,
+    Policy,
+    User,
+  });
   const secure = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '600', 'SCRNSAVE.EXE': 'scrnsave.scr' };
   const facts = (change: Partial<ScreenLockFacts> = {}): ScreenLockFacts => ({
     systemPolicy: ok({}),
@@ -138,25 +179,46 @@ describe('SCREEN_LOCK', () => {
 
   it('evaluates the hives it can read and says how many it could not (no administrator rights)', () => {
     const denied: UserHive = { Sid: 'S-1-5-21-1-2-3-1002', Policy: null, User: null, Error: 'access_denied' };
-    expect(evaluateScreenLock(facts({ hives: ok([hive(secure), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied', users_unreadable: 1, users_compliant: 1 } });
-    expect(evaluateScreenLock(facts({ hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'FAIL', evidence: { rule: 'user_without_lock', users_unreadable: 1 } });
+    expect(evaluateScreenLock(facts({ hives: ok([hive(secure), denied]) }), DEFAULT_POLICY)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'permission_denied', users_unreadable: 1, users_compliant: 1 },
+    });
+    expect(evaluateScreenLock(facts({ hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'user_without_lock', users_unreadable: 1 },
+    });
     // Sleep with sign-in covers every user, readable or not.
     const sleeps = { power: ok({ ACConsoleLock: 1, DCConsoleLock: 1, ACStandbyIdle: 600, DCStandbyIdle: 300 }) };
-    expect(evaluateScreenLock(facts({ ...sleeps, hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'sleep_lock', users_compliant: 2 } });
-    expect(evaluateScreenLock(facts({ hives: ok([denied]), systemPolicy: ok({ InactivityTimeoutSecs: 600 }) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'machine_inactivity_limit' } });
+    expect(evaluateScreenLock(facts({ ...sleeps, hives: ok([hive({ ScreenSaveActive: '1' }), denied]) }), DEFAULT_POLICY)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'sleep_lock', users_compliant: 2 },
+    });
+    expect(
+      evaluateScreenLock(facts({ hives: ok([denied]), systemPolicy: ok({ InactivityTimeoutSecs: 600 }) }), DEFAULT_POLICY),
+    ).toMatchObject({ status: 'PASS', evidence: { rule: 'machine_inactivity_limit' } });
   });
 
   it('classifies interactive SIDs exactly (local/AD and Entra ID), nothing else', () => {
     expect(userKind(LOCAL_USER_SID)).toBe('local_or_ad');
     expect(userKind(ENTRA_USER_SID)).toBe('entra');
-    for (const sid of ['S-1-5-18', 'S-1-5-19', '.DEFAULT', `${LOCAL_USER_SID}_Classes`, 'S-1-5-21-1-2-3', 'S-1-12-1-1-2-3', ` ${LOCAL_USER_SID}`]) {
+    for (const sid of [
+      'S-1-5-18',
+      'S-1-5-19',
+      '.DEFAULT',
+      `${LOCAL_USER_SID}_Classes`,
+      'S-1-5-21-1-2-3',
+      'S-1-12-1-1-2-3',
+      ` ${LOCAL_USER_SID}`,
+    ]) {
       expect(userKind(sid)).toBeNull();
     }
   });
 
   it('lets the user Group Policy value win over the user value, in either direction', () => {
     expect(secureScreenSaver(hive(secure, { ScreenSaveActive: '0' }), 900, 5, 5)).toEqual({ ok: false, managed: true });
-    expect(secureScreenSaver(hive({ ScreenSaveActive: '1' }, { ...secure, ScreenSaverIsSecure: 1, ScreenSaveTimeOut: 300 }), 900, 5, 5)).toEqual({ ok: true, managed: true });
+    expect(
+      secureScreenSaver(hive({ ScreenSaveActive: '1' }, { ...secure, ScreenSaverIsSecure: 1, ScreenSaveTimeOut: 300 }), 900, 5, 5),
+    ).toEqual({ ok: true, managed: true });
   });
 
   it.each([
@@ -173,8 +235,14 @@ describe('SCREEN_LOCK', () => {
   });
 
   it('checks the grace period against policy.screenLock.maxGraceSeconds', () => {
-    expect(evaluateScreenLock(facts({ winlogon: ok({ ScreenSaverGracePeriod: '30' }) }), DEFAULT_POLICY)).toMatchObject({ status: 'FAIL', evidence: { screensaver_grace_secs: 30 } });
-    expect(evaluateScreenLock(facts({ winlogon: ok({ ScreenSaverGracePeriod: '30' }) }), resolvePolicy({ screenLock: { maxGraceSeconds: 60 } })).status).toBe('PASS');
+    expect(evaluateScreenLock(facts({ winlogon: ok({ ScreenSaverGracePeriod: '30' }) }), DEFAULT_POLICY)).toMatchObject({
+      status: 'FAIL',
+      evidence: { screensaver_grace_secs: 30 },
+    });
+    expect(
+      evaluateScreenLock(facts({ winlogon: ok({ ScreenSaverGracePeriod: '30' }) }), resolvePolicy({ screenLock: { maxGraceSeconds: 60 } }))
+        .status,
+    ).toBe('PASS');
   });
 
   it('requires sleep-with-sign-in on AC and on battery, Group Policy values first', () => {
@@ -184,15 +252,30 @@ describe('SCREEN_LOCK', () => {
     expect(sleepLockEngages({ ...lock, consoleLockAc: 0 }, 900)).toBe(false);
     expect(sleepLockEngages({ ...lock, consoleLockDc: 2 }, 900)).toBe('undetermined');
     expect(sleepLockEngages({ ...lock, standbyIdleAc: null }, 900)).toBe('undetermined');
-    const managed = facts({ hives: ok([hive({ ScreenSaveActive: '1' })]), standbyIdlePolicy: ok({ ACSettingIndex: 600, DCSettingIndex: 300 }) });
-    expect(evaluateScreenLock(managed, DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { rule: 'sleep_lock', standby_idle_ac_secs: 600 } });
+    const managed = facts({
+      hives: ok([hive({ ScreenSaveActive: '1' })]),
+      standbyIdlePolicy: ok({ ACSettingIndex: 600, DCSettingIndex: 300 }),
+    });
+    expect(evaluateScreenLock(managed, DEFAULT_POLICY)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'sleep_lock', standby_idle_ac_secs: 600 },
+    });
   });
 
   it('goes on to the users when the machine limit is above the maximum, and never FAILs on what it could not read', () => {
-    expect(evaluateScreenLock(facts({ systemPolicy: ok({ InactivityTimeoutSecs: 1800 }) }), DEFAULT_POLICY)).toMatchObject({ status: 'PASS', evidence: { inactivity_timeout_secs: 1800, rule: 'secure_screensaver' } });
+    expect(evaluateScreenLock(facts({ systemPolicy: ok({ InactivityTimeoutSecs: 1800 }) }), DEFAULT_POLICY)).toMatchObject({
+      status: 'PASS',
+      evidence: { inactivity_timeout_secs: 1800, rule: 'secure_screensaver' },
+    });
     const unreadablePower = facts({ hives: ok([hive({ ScreenSaveActive: '1' })]), power: failed('not_available', 'cim_InvalidClass') });
-    expect(evaluateScreenLock(unreadablePower, DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'undetermined_user_settings' } });
-    expect(evaluateScreenLock(facts({ hives: failed('permission_denied', 'access_denied') }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+    expect(evaluateScreenLock(unreadablePower, DEFAULT_POLICY)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'undetermined_user_settings' },
+    });
+    expect(evaluateScreenLock(facts({ hives: failed('permission_denied', 'access_denied') }), DEFAULT_POLICY)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'permission_denied' },
+    });
   });
 });
 
@@ -208,15 +291,27 @@ describe('FIREWALL_ENABLED', () => {
   });
 
   it('takes NotConfigured inbound action as Block and a NotConfigured profile state from the registry', () => {
-    const notConfigured = facts({ profiles: ok([profile('Domain', 'NotConfigured', 'NotConfigured'), profile('Private'), profile('Public')]) });
-    expect(evaluateFirewall(notConfigured)).toMatchObject({ status: 'PASS', evidence: { profiles: { domain: true }, default_inbound: { domain: 'block' } } });
+    const notConfigured = facts({
+      profiles: ok([profile('Domain', 'NotConfigured', 'NotConfigured'), profile('Private'), profile('Public')]),
+    });
+    expect(evaluateFirewall(notConfigured)).toMatchObject({
+      status: 'PASS',
+      evidence: { profiles: { domain: true }, default_inbound: { domain: 'block' } },
+    });
     const offInRegistry = { ...notConfigured, registry: { ...notConfigured.registry, Domain: local(0) } };
     expect(evaluateFirewall(offInRegistry)).toMatchObject({ status: 'FAIL', evidence: { rule: 'profile_disabled' } });
   });
 
   it('lets a Group Policy EnableFirewall 0 override the local 1 in the registry fallback', () => {
-    const registry = { Domain: local(1), Private: { policy: ok({ EnableFirewall: 0 }), local: ok({ EnableFirewall: 1 }) }, Public: local(1) };
-    expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry }))).toMatchObject({ status: 'FAIL', evidence: { source: 'registry', profiles: { private: false } } });
+    const registry = {
+      Domain: local(1),
+      Private: { policy: ok({ EnableFirewall: 0 }), local: ok({ EnableFirewall: 1 }) },
+      Public: local(1),
+    };
+    expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { source: 'registry', profiles: { private: false } },
+    });
   });
 
   it('applies the legacy Standard Profile policy to Private and Public, below the current policy and above the local value', () => {
@@ -227,49 +322,97 @@ describe('FIREWALL_ENABLED', () => {
       evidence: { source: 'registry', profiles: { domain: true, private: false, public: true }, rule: 'profile_disabled' },
     });
     const currentOn = { ...legacyOff, policy: ok({ EnableFirewall: 1 }) };
-    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: currentOn, Public: currentOn } }))).toMatchObject({ status: 'PASS', evidence: { profiles: { private: true, public: true } } });
+    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: currentOn, Public: currentOn } }))).toMatchObject(
+      { status: 'PASS', evidence: { profiles: { private: true, public: true } } },
+    );
     const legacyAllowsInbound = { policy: ok(null), legacyPolicy: ok({ DefaultInboundAction: 0 }), local: ok({ EnableFirewall: 1 }) };
-    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: local(1), Public: legacyAllowsInbound } }))).toMatchObject({
+    expect(
+      evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: local(1), Public: legacyAllowsInbound } })),
+    ).toMatchObject({
       status: 'FAIL',
       evidence: { default_inbound: { public: 'allow' }, rule: 'default_inbound_allow' },
     });
-    const legacyUnreadable = { policy: ok(null), legacyPolicy: failed('permission_denied', 'access_denied'), local: ok({ EnableFirewall: 1 }) };
-    expect(evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: legacyUnreadable, Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'check_error', probe_error: 'cim_Failed' } });
+    const legacyUnreadable = {
+      policy: ok(null),
+      legacyPolicy: failed('permission_denied', 'access_denied'),
+      local: ok({ EnableFirewall: 1 }),
+    };
+    expect(
+      evaluateFirewall(facts({ ...cmdletDown, registry: { Domain: local(1), Private: legacyUnreadable, Public: local(1) } })),
+    ).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'check_error', probe_error: 'cim_Failed' } });
   });
 
   it('falls back to the registry for a profile the cmdlet does not list, and lets the cmdlet win where it answers', () => {
-    const twoProfiles = facts({ profiles: ok([profile('Domain'), profile('Private')]), registry: { Domain: local(1), Private: local(1), Public: local(0) } });
-    expect(evaluateFirewall(twoProfiles)).toMatchObject({ status: 'FAIL', evidence: { source: 'registry', profiles: { public: false }, rule: 'profile_disabled' } });
+    const twoProfiles = facts({
+      profiles: ok([profile('Domain'), profile('Private')]),
+      registry: { Domain: local(1), Private: local(1), Public: local(0) },
+    });
+    expect(evaluateFirewall(twoProfiles)).toMatchObject({
+      status: 'FAIL',
+      evidence: { source: 'registry', profiles: { public: false }, rule: 'profile_disabled' },
+    });
     const registryAllows = { policy: ok(null), local: ok({ EnableFirewall: 0, DefaultInboundAction: 0 }) };
-    expect(evaluateFirewall(facts({ registry: { Domain: registryAllows, Private: registryAllows, Public: registryAllows } }))).toMatchObject({
+    expect(
+      evaluateFirewall(facts({ registry: { Domain: registryAllows, Private: registryAllows, Public: registryAllows } })),
+    ).toMatchObject({
       status: 'PASS',
       evidence: { source: 'Get-NetFirewallProfile', profiles: { domain: true }, default_inbound: { domain: 'block' } },
     });
     const registrySilent = { policy: ok(null), local: ok(null) };
-    expect(evaluateFirewall(facts({ registry: { Domain: registrySilent, Private: registrySilent, Public: registrySilent } })).status).toBe('PASS');
+    expect(evaluateFirewall(facts({ registry: { Domain: registrySilent, Private: registrySilent, Public: registrySilent } })).status).toBe(
+      'PASS',
+    );
   });
 
   it('is UNKNOWN for a DefaultInboundAction that is neither 0 nor 1, and says so in the evidence', () => {
     const odd = { policy: ok(null), local: ok({ EnableFirewall: 1, DefaultInboundAction: 2 }) };
-    expect(evaluateFirewall(facts({ profiles: failed('check_error', 'cim_Failed'), registry: { Domain: local(1), Private: local(1), Public: odd } }))).toMatchObject({
+    expect(
+      evaluateFirewall(
+        facts({ profiles: failed('check_error', 'cim_Failed'), registry: { Domain: local(1), Private: local(1), Public: odd } }),
+      ),
+    ).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'unexpected_value', default_inbound: { domain: 'block', public: null } },
     });
-    expect(evaluateFirewall(facts({ profiles: ok([]), registry: { Domain: { policy: failed('check_error'), local: ok(null) }, Private: local(1), Public: local(1) } }))).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+    expect(
+      evaluateFirewall(
+        facts({
+          profiles: ok([]),
+          registry: { Domain: { policy: failed('check_error'), local: ok(null) }, Private: local(1), Public: local(1) },
+        }),
+      ),
+    ).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
   });
 
   it('fails an inbound-allow profile only when it is known to be on', () => {
-    const unknownState = facts({ profiles: ok([profile('Domain', 'NotConfigured', 'Allow'), profile('Private'), profile('Public')]), registry: { Domain: { policy: ok(null), local: ok(null) }, Private: local(1), Public: local(1) } });
-    expect(evaluateFirewall(unknownState)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unexpected_value', profiles: { domain: null }, default_inbound: { domain: 'allow' } } });
+    const unknownState = facts({
+      profiles: ok([profile('Domain', 'NotConfigured', 'Allow'), profile('Private'), profile('Public')]),
+      registry: { Domain: { policy: ok(null), local: ok(null) }, Private: local(1), Public: local(1) },
+    });
+    expect(evaluateFirewall(unknownState)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unexpected_value', profiles: { domain: null }, default_inbound: { domain: 'allow' } },
+    });
   });
 
   it('reports Security Center as it found it', () => {
     const off = facts({ profiles: ok([profile('Domain', 'False'), profile('Private'), profile('Public')]) });
     expect(evaluateFirewall({ ...off, thirdParty: ok([]) }).evidence).not.toHaveProperty('security_center');
-    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 262144 }]) }).evidence.security_center).toEqual([{ name: 'Product', state: 'off', microsoft: false }]);
-    expect(evaluateFirewall({ ...off, thirdParty: failed('not_available', 'cim_InvalidNamespace') })).toMatchObject({ status: 'FAIL', evidence: { security_center: 'not_available', rule: 'profile_disabled' } });
-    expect(evaluateFirewall({ ...off, thirdParty: failed('permission_denied', 'cim_AccessDenied') })).toMatchObject({ status: 'FAIL', evidence: { security_center: 'unreadable' } });
-    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 266240 }]) })).toMatchObject({ status: 'PASS', evidence: { source: 'security_center', third_party: 'Product', rule: 'third_party_firewall' } });
+    expect(
+      evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 262144 }]) }).evidence.security_center,
+    ).toEqual([{ name: 'Product', state: 'off', microsoft: false }]);
+    expect(evaluateFirewall({ ...off, thirdParty: failed('not_available', 'cim_InvalidNamespace') })).toMatchObject({
+      status: 'FAIL',
+      evidence: { security_center: 'not_available', rule: 'profile_disabled' },
+    });
+    expect(evaluateFirewall({ ...off, thirdParty: failed('permission_denied', 'cim_AccessDenied') })).toMatchObject({
+      status: 'FAIL',
+      evidence: { security_center: 'unreadable' },
+    });
+    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState: 266240 }]) })).toMatchObject({
+      status: 'PASS',
+      evidence: { source: 'security_center', third_party: 'Product', rule: 'third_party_firewall' },
+    });
   });
 
   it('counts only a third-party product that is on', () => {
@@ -277,16 +420,32 @@ describe('FIREWALL_ENABLED', () => {
     for (const productState of [270336 /* snoozed */, 262144 /* off */, 397568 /* Microsoft */]) {
       expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Product', productState }]) }).status).toBe('FAIL');
     }
-    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Odd', productState: 344064 }]) })).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'third_party_state_unknown' } });
+    expect(evaluateFirewall({ ...off, thirdParty: ok([{ displayName: 'Odd', productState: 344064 }]) })).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'third_party_state_unknown' },
+    });
   });
 
   it('is UNKNOWN for an unexpected profile state or an unreadable service list, FAIL when MpsSvc is missing', () => {
-    expect(evaluateFirewall(facts({ profiles: ok([profile('Domain', 'Maybe'), profile('Private'), profile('Public')]), registry: { Domain: { policy: ok(null), local: ok(null) }, Private: local(1), Public: local(1) } }))).toMatchObject({
+    expect(
+      evaluateFirewall(
+        facts({
+          profiles: ok([profile('Domain', 'Maybe'), profile('Private'), profile('Public')]),
+          registry: { Domain: { policy: ok(null), local: ok(null) }, Private: local(1), Public: local(1) },
+        }),
+      ),
+    ).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'unexpected_value' },
     });
-    expect(evaluateFirewall(facts({ services: failed('check_error') }))).toMatchObject({ status: 'UNKNOWN', evidence: { mpssvc: 'unreadable' } });
-    expect(evaluateFirewall(facts({ services: services({ MpsSvc: null }) }))).toMatchObject({ status: 'FAIL', evidence: { mpssvc: 'not_installed', rule: 'service_not_running' } });
+    expect(evaluateFirewall(facts({ services: failed('check_error') }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { mpssvc: 'unreadable' },
+    });
+    expect(evaluateFirewall(facts({ services: services({ MpsSvc: null }) }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { mpssvc: 'not_installed', rule: 'service_not_running' },
+    });
   });
 });
 
@@ -323,7 +482,10 @@ describe('TIME_SYNC', () => {
     events: ok([]),
     ...change,
   });
-  const stopped = { ExitCode: 0x80070426 - 2 ** 32, Lines: ['The following error occurred: The service has not been started. (0x80070426)'] };
+  const stopped = {
+    ExitCode: 0x80070426 - 2 ** 32,
+    Lines: ['The following error occurred: The service has not been started. (0x80070426)'],
+  };
   const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000).toISOString().replace('.000', '');
 
   it.each([
@@ -334,16 +496,66 @@ describe('TIME_SYNC', () => {
     ['an unknown Type', { parameters: ok({ Type: 'Sometimes' }) }, 'UNKNOWN', undefined],
     ['no Type at all', { parameters: ok({}) }, 'UNKNOWN', undefined],
     ['W32Time not installed', { services: services({ W32Time: null }) }, 'FAIL', 'service_not_installed'],
-    ['leap indicator 3', { w32tm: ok({ ExitCode: 0, Lines: withLine(0, 'Leap Indicator: 3(not synchronized)') }) }, 'FAIL', 'not_synchronized'],
+    [
+      'leap indicator 3',
+      { w32tm: ok({ ExitCode: 0, Lines: withLine(0, 'Leap Indicator: 3(not synchronized)') }) },
+      'FAIL',
+      'not_synchronized',
+    ],
     ['stratum 0', { w32tm: ok({ ExitCode: 0, Lines: withLine(1, 'Stratum: 0 (unspecified)') }) }, 'FAIL', 'not_synchronized'],
-    ['the free-running local clock (LOCL)', { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }) }, 'FAIL', 'local_clock'],
-    ['a forest-root PDC on NT5DS free-running on its CMOS clock', { parameters: ok({ Type: 'NT5DS' }), computer: ok({ PartOfDomain: true, EntraJoined: false }), w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }) }, 'FAIL', 'local_clock'],
-    ['a last good sync nine days ago', { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 777600.5s') }) }, 'FAIL', 'sync_stale'],
-    ['a last good sync seven days ago', { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 604800.0000000s') }) }, 'PASS', 'synchronized'],
+    [
+      'the free-running local clock (LOCL)',
+      { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }) },
+      'FAIL',
+      'local_clock',
+    ],
+    [
+      'a forest-root PDC on NT5DS free-running on its CMOS clock',
+      {
+        parameters: ok({ Type: 'NT5DS' }),
+        computer: ok({ PartOfDomain: true, EntraJoined: false }),
+        w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: 0x4C4F434C (source name:  "LOCL")') }),
+      },
+      'FAIL',
+      'local_clock',
+    ],
+    [
+      'a last good sync nine days ago',
+      { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 777600.5s') }) },
+      'FAIL',
+      'sync_stale',
+    ],
+    [
+      'a last good sync seven days ago',
+      { w32tm: ok({ ExitCode: 0, Lines: withLine(15, 'Time since Last Good Sync Time: 604800.0000000s') }) },
+      'PASS',
+      'synchronized',
+    ],
     ['a status without the verbose lines', { w32tm: ok({ ExitCode: 0, Lines: SYNCED.slice(0, 9) }) }, 'PASS', 'synchronized'],
-    ['a status whose ReferenceId is not hex', { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: LOCL') }), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) }, 'PASS', 'synchronized'],
-    ['stopped, synchronised an hour ago', { w32tm: ok(stopped), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) }, 'PASS', 'synchronized'],
-    ['stopped, last sync event 10 days ago', { w32tm: ok(stopped), events: ok([{ Id: 37, TimeCreated: hoursAgo(240) }, { Id: 129, TimeCreated: hoursAgo(2) }]) }, 'FAIL', 'sync_stale'],
+    [
+      'a status whose ReferenceId is not hex',
+      { w32tm: ok({ ExitCode: 0, Lines: withLine(5, 'ReferenceId: LOCL') }), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) },
+      'PASS',
+      'synchronized',
+    ],
+    [
+      'stopped, synchronised an hour ago',
+      { w32tm: ok(stopped), events: ok([{ Id: 35, TimeCreated: hoursAgo(1) }]) },
+      'PASS',
+      'synchronized',
+    ],
+    [
+      'stopped, last sync event 10 days ago',
+      {
+        w32tm: ok(stopped),
+        events: ok([
+          { Id: 37, TimeCreated: hoursAgo(240) },
+          { Id: 129, TimeCreated: hoursAgo(2) },
+        ]),
+      },
+      'FAIL',
+      'sync_stale',
+    ],
     ['stopped, no sync event', { w32tm: ok(stopped), events: ok([{ Id: 36, TimeCreated: hoursAgo(2) }]) }, 'UNKNOWN', undefined],
     ['stopped, System log unreadable', { w32tm: ok(stopped), events: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
   ] as const)('%s', (_name, change, status, rule) => {
@@ -353,42 +565,142 @@ describe('TIME_SYNC', () => {
   });
 
   it('reads the numbers of a Chinese, a French and a wrapped German status by position', () => {
-    const zh = ['Leap 指示符: 0(无警告)', '层次: 2 (次引用 - 与(S)NTP 同步)', '精度: -6 (每刻度 15.625ms)', '根延迟: 0.0092768s', '根分散: 8.2606345s', '引用 ID: 0x81861B7B (源 IP:  129.134.27.123)', '上次成功同步时间: 2025/9/14 23:55:21', '源: time.facebook.com', '轮询间隔: 6 (64s)', '相位偏移: 0.0000012s', 'ClockRate: 0.0156250s', '计算机状态: 2 (同步)', '时间源标志:0 (无)', '服务器角色: 0 (无)', '上次同步错误: 0 (成功地执行了命令。)', '上次成功同步时间后的时间: 13.4795503s'];
-    expect(parseW32tmStatus(zh)).toEqual({ leapIndicator: 0, stratum: 2, referenceId: 0x81861b7b, phaseOffsetSeconds: 0.0000012, secondsSinceGoodSync: 13.4795503 });
-    const deWrapped = ['Sprungindikator: 0(keine Warnung)', 'Stratum: 5 (Sekundärreferenz - synchr. über (S)NTP)', 'Präzision: -23 (119.209ns pro Tick)', 'Stammverzögerung: 0.0365169s', 'Stammabweichung: 0.0515266s', 'Referenz-ID: 0x14653909 (Quell-IP:  20.101.57.9)', 'Letzte erfolgr. Synchronisierungszeit: 28.09.2026 07:26:42', 'Quelle: time.windows.com,0x8 ', 'Abrufintervall: 8 (256s)', '', 'Phasendifferenz: -0.0008992s', 'Taktfrequenz: 0.0156250s', 'Statuscomputer: 2 (Sync)', 'Zeitquellenkennzeichen: 0 (Keine)', 'Serverrolle: 0 (Keine)', 'Letzter Synchronierungsfehler: 2 (Der Computer wurde nicht synchronisiert, da nur veraltete Zeitdaten', 'verfügbar waren.)', 'Zeit seit der letzten erfolgr. Synchronisierungszeit: 185.8847932s'];
-    expect(parseW32tmStatus(deWrapped)).toMatchObject({ leapIndicator: 0, stratum: 5, phaseOffsetSeconds: -0.0008992, secondsSinceGoodSync: 185.8847932 });
+    const zh = [
+      'Leap 指示符: 0(无警告)',
+      '层次: 2 (次引用 - 与(S)NTP 同步)',
+      '精度: -6 (每刻度 15.625ms)',
+      '根延迟: 0.0092768s',
+      '根分散: 8.2606345s',
+      '引用 ID: 0x81861B7B (源 IP:  129.134.27.123)',
+      '上次成功同步时间: 2025/9/14 23:55:21',
+      '源: time.facebook.com',
+      '轮询间隔: 6 (64s)',
+      '相位偏移: 0.0000012s',
+      'ClockRate: 0.0156250s',
+      '计算机状态: 2 (同步)',
+      '时间源标志:0 (无)',
+      '服务器角色: 0 (无)',
+      '上次同步错误: 0 (成功地执行了命令。)',
+      '上次成功同步时间后的时间: 13.4795503s',
+    ];
+    expect(parseW32tmStatus(zh)).toEqual({
+      leapIndicator: 0,
+      stratum: 2,
+      referenceId: 0x81861b7b,
+      phaseOffsetSeconds: 0.0000012,
+      secondsSinceGoodSync: 13.4795503,
+    });
+    const deWrapped = [
+      'Sprungindikator: 0(keine Warnung)',
+      'Stratum: 5 (Sekundärreferenz - synchr. über (S)NTP)',
+      'Präzision: -23 (119.209ns pro Tick)',
+      'Stammverzögerung: 0.0365169s',
+      'Stammabweichung: 0.0515266s',
+      'Referenz-ID: 0x14653909 (Quell-IP:  20.101.57.9)',
+      'Letzte erfolgr. Synchronisierungszeit: 28.09.2026 07:26:42',
+      'Quelle: time.windows.com,0x8 ',
+      'Abrufintervall: 8 (256s)',
+      '',
+      'Phasendifferenz: -0.0008992s',
+      'Taktfrequenz: 0.0156250s',
+      'Statuscomputer: 2 (Sync)',
+      'Zeitquellenkennzeichen: 0 (Keine)',
+      'Serverrolle: 0 (Keine)',
+      'Letzter Synchronierungsfehler: 2 (Der Computer wurde nicht synchronisiert, da nur veraltete Zeitdaten',
+      'verfügbar waren.)',
+      'Zeit seit der letzten erfolgr. Synchronisierungszeit: 185.8847932s',
+    ];
+    expect(parseW32tmStatus(deWrapped)).toMatchObject({
+      leapIndicator: 0,
+      stratum: 5,
+      phaseOffsetSeconds: -0.0008992,
+      secondsSinceGoodSync: 185.8847932,
+    });
     expect(parseW32tmStatus(['Folgender Fehler ist aufgetreten: Zugriff verweigert (0x80070005)'])).toBeNull();
   });
 
   it('names w32tm errors by their HRESULT, whatever the language', () => {
-    expect(w32tmError({ ExitCode: -2147024891, Lines: ['Folgender Fehler ist aufgetreten: Zugriff verweigert (0x80070005)'] })).toBe('access_denied');
+    expect(w32tmError({ ExitCode: -2147024891, Lines: ['Folgender Fehler ist aufgetreten: Zugriff verweigert (0x80070005)'] })).toBe(
+      'access_denied',
+    );
     expect(w32tmError(stopped)).toBe('service_not_running');
     expect(w32tmError({ ExitCode: 1, Lines: ['(0x800705B4)'] })).toBe('hresult_0x800705b4');
     expect(w32tmError({ ExitCode: 1, Lines: [] })).toBe('exit_1');
   });
 
   it('measures the phase offset against the policy', () => {
-    expect(evaluateTimeSync(facts(), resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW).evidence).toMatchObject({ offset_measured: true, offset_s: 0.0000869, rule: 'synchronized' });
+    expect(evaluateTimeSync(facts(), resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW).evidence).toMatchObject({
+      offset_measured: true,
+      offset_s: 0.0000869,
+      rule: 'synchronized',
+    });
     const far = facts({ w32tm: ok({ ExitCode: 0, Lines: withLine(9, 'Phase Offset: -7.5000000s') }) });
-    expect(evaluateTimeSync(far, resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'offset_too_large', max_offset_s: 5 } });
+    expect(evaluateTimeSync(far, resolvePolicy({ timeSync: { maxOffsetSeconds: 5 } }), NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'offset_too_large', max_offset_s: 5 },
+    });
     expect(evaluateTimeSync(far, DEFAULT_POLICY, NOW).status).toBe('PASS');
   });
 });
 
 describe('OS_VERSION', () => {
-  const client = (values: Record<string, unknown>) => windowsRelease({ CurrentBuild: '26100', UBR: 1, DisplayVersion: '24H2', EditionID: 'Professional', ProductName: 'Windows 10 Pro', InstallationType: 'Client', ...values });
+  const client = (values: Record<string, unknown>) =>
+    windowsRelease({
+      CurrentBuild: '26100',
+      UBR: 1,
+      DisplayVersion: '24H2',
+      EditionID: 'Professional',
+      ProductName: 'Windows 10 Pro',
+      InstallationType: 'Client',
+      ...values,
+    });
 
   it.each([
     [{ EditionID: 'Core', ProductName: 'Windows 10 Home' }, 'windows-11-home-pro', '24H2', 'Windows 11 Home'],
     [{ EditionID: 'Education' }, 'windows-11-enterprise-education', '24H2', 'Windows 11 Pro'],
     [{ EditionID: 'ProfessionalWorkstation' }, 'windows-11-home-pro', '24H2', 'Windows 11 Pro'],
-    [{ EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2024' }, 'windows-11-ltsc', '2024', 'Windows 11 Enterprise LTSC 2024'],
-    [{ CurrentBuild: '19044', EditionID: 'IoTEnterpriseS', ProductName: 'Windows 10 IoT Enterprise LTSC 2021' }, 'windows-10-iot-ltsc', '2021', 'Windows 10 IoT Enterprise LTSC 2021'],
-    [{ CurrentBuild: '17763', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019' }, 'windows-10-ltsc', '2019', 'Windows 10 Enterprise LTSC 2019'],
-    [{ CurrentBuild: '19045', DisplayVersion: '22H2', EditionID: 'Core', ProductName: 'Windows 10 Home' }, 'windows-10-home', '22H2', 'Windows 10 Home'],
-    [{ CurrentBuild: '17763', EditionID: 'ServerStandard', ProductName: 'Windows Server 2019 Standard', InstallationType: 'Server Core' }, 'windows-server', '2019', 'Windows Server 2019 Standard'],
-    [{ CurrentBuild: '17763', EditionID: 'EnterpriseSEval', ProductName: 'Windows 10 Enterprise LTSC 2019 Evaluation' }, 'windows-10-ltsc', '2019', 'Windows 10 Enterprise LTSC 2019 Evaluation'],
-    [{ EditionID: 'EnterpriseEval', ProductName: 'Windows 10 Enterprise Evaluation' }, 'windows-11-enterprise-education', '24H2', 'Windows 11 Enterprise Evaluation'],
+    [
+      { EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2024' },
+      'windows-11-ltsc',
+      '2024',
+      'Windows 11 Enterprise LTSC 2024',
+    ],
+    [
+      { CurrentBuild: '19044', EditionID: 'IoTEnterpriseS', ProductName: 'Windows 10 IoT Enterprise LTSC 2021' },
+      'windows-10-iot-ltsc',
+      '2021',
+      'Windows 10 IoT Enterprise LTSC 2021',
+    ],
+    [
+      { CurrentBuild: '17763', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019' },
+      'windows-10-ltsc',
+      '2019',
+      'Windows 10 Enterprise LTSC 2019',
+    ],
+    [
+      { CurrentBuild: '19045', DisplayVersion: '22H2', EditionID: 'Core', ProductName: 'Windows 10 Home' },
+      'windows-10-home',
+      '22H2',
+      'Windows 10 Home',
+    ],
+    [
+      { CurrentBuild: '17763', EditionID: 'ServerStandard', ProductName: 'Windows Server 2019 Standard', InstallationType: 'Server Core' },
+      'windows-server',
+      '2019',
+      'Windows Server 2019 Standard',
+    ],
+    [
+      { CurrentBuild: '17763', EditionID: 'EnterpriseSEval', ProductName: 'Windows 10 Enterprise LTSC 2019 Evaluation' },
+      'windows-10-ltsc',
+      '2019',
+      'Windows 10 Enterprise LTSC 2019 Evaluation',
+    ],
+    [
+      { EditionID: 'EnterpriseEval', ProductName: 'Windows 10 Enterprise Evaluation' },
+      'windows-11-enterprise-education',
+      '24H2',
+      'Windows 11 Enterprise Evaluation',
+    ],
     [{ EditionID: 'SomethingNew' }, null, null, 'Windows 11 Pro'],
     [{ InstallationType: '' }, null, null, 'Windows 10 Pro'],
   ])('%j → %s %s', (values, product, cycle, name) => {
@@ -398,14 +710,28 @@ describe('OS_VERSION', () => {
   });
 
   it('judges LTSC against its own support date only, never the feature-update floor', () => {
-    const ltsc2019 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 4737, EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019', InstallationType: 'Client' }) };
+    const ltsc2019 = {
+      currentVersion: ok({
+        CurrentBuild: '17763',
+        UBR: 4737,
+        EditionID: 'EnterpriseS',
+        ProductName: 'Windows 10 Enterprise LTSC 2019',
+        InstallationType: 'Client',
+      }),
+    };
     const verdict = evaluateOsVersion(ltsc2019, resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 26100 } } } }), NOW);
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { servicing_channel: 'ltsc', rule: 'supported' } });
     expect(verdict.evidence).not.toHaveProperty('minimum');
     const pro1809 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 4737, EditionID: 'Professional', InstallationType: 'Client' }) };
-    expect(evaluateOsVersion(pro1809, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'FAIL', evidence: { servicing_channel: 'general_availability', rule: 'minimum' } });
+    expect(evaluateOsVersion(pro1809, DEFAULT_POLICY, NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { servicing_channel: 'general_availability', rule: 'minimum' },
+    });
     const eval2019 = { currentVersion: ok({ CurrentBuild: '17763', UBR: 1, EditionID: 'EnterpriseSEval', InstallationType: 'Client' }) };
-    expect(evaluateOsVersion(eval2019, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'PASS', evidence: { evaluation_edition: true, product: 'windows-10-ltsc' } });
+    expect(evaluateOsVersion(eval2019, DEFAULT_POLICY, NOW)).toMatchObject({
+      status: 'PASS',
+      evidence: { evaluation_edition: true, product: 'windows-10-ltsc' },
+    });
   });
 
   it('has no release without a numeric build', () => {
@@ -425,20 +751,50 @@ describe('OS_VERSION', () => {
   });
 
   it('judges an unknown edition by the build floor, then as an unknown release', () => {
-    const odd = { currentVersion: ok({ CurrentBuild: '26100', UBR: 1, DisplayVersion: '24H2', EditionID: 'SomethingNew', InstallationType: 'Client' }) };
-    expect(evaluateOsVersion(odd, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release', product: 'windows-unrecognized-edition' } });
-    expect(evaluateOsVersion(odd, resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 26200 } } } }), NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'minimum' } });
-    expect(evaluateOsVersion({ currentVersion: ok(null) }, DEFAULT_POLICY, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_version' } });
+    const odd = {
+      currentVersion: ok({ CurrentBuild: '26100', UBR: 1, DisplayVersion: '24H2', EditionID: 'SomethingNew', InstallationType: 'Client' }),
+    };
+    expect(evaluateOsVersion(odd, DEFAULT_POLICY, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release', product: 'windows-unrecognized-edition' },
+    });
+    expect(evaluateOsVersion(odd, resolvePolicy({ osVersion: { minimum: { WINDOWS: { minBuild: 26200 } } } }), NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'minimum' },
+    });
+    expect(evaluateOsVersion({ currentVersion: ok(null) }, DEFAULT_POLICY, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unrecognized_version' },
+    });
   });
 
   it('ends Windows 10 Home ESU with the consumer year (2026-10-13) even when ESU is accepted', () => {
-    const home = { currentVersion: ok({ CurrentBuild: '19045', UBR: 6456, DisplayVersion: '22H2', EditionID: 'Core', ProductName: 'Windows 10 Home', InstallationType: 'Client' }) };
-    expect(evaluateOsVersion(home, resolvePolicy({ osVersion: { acceptExtendedSupport: { windowsEsu: true } } }), NOW)).toMatchObject({ status: 'FAIL', evidence: { rule: 'extended_eol', extended_end: '2026-10-13' } });
+    const home = {
+      currentVersion: ok({
+        CurrentBuild: '19045',
+        UBR: 6456,
+        DisplayVersion: '22H2',
+        EditionID: 'Core',
+        ProductName: 'Windows 10 Home',
+        InstallationType: 'Client',
+      }),
+    };
+    expect(evaluateOsVersion(home, resolvePolicy({ osVersion: { acceptExtendedSupport: { windowsEsu: true } } }), NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'extended_eol', extended_end: '2026-10-13' },
+    });
   });
 });
 
 describe('AUTO_UPDATE', () => {
-  const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({ auPolicy: ok(null), auLocal: ok({}), updateCsp: ok(null), pause: ok({}), services: services(), ...change });
+  const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({
+    auPolicy: ok(null),
+    auLocal: ok({}),
+    updateCsp: ok(null),
+    pause: ok({}),
+    services: services(),
+    ...change,
+  });
 
   it.each([
     ['local AUOptions 3 (Server sconfig DownloadOnly), no policy', { auLocal: ok({ AUOptions: 3 }) }, 'FAIL', 'download_only'],
@@ -446,7 +802,12 @@ describe('AUTO_UPDATE', () => {
     ['local AUOptions 1 (automatic updates disabled)', { auLocal: ok({ AUOptions: 1 }) }, 'FAIL', 'no_auto_update'],
     ['policy AUOptions 4 over a local 1', { auPolicy: ok({ AUOptions: 4 }), auLocal: ok({ AUOptions: 1 }) }, 'PASS', 'automatic_install'],
     ['local key unreadable, no policy', { auLocal: failed('permission_denied', 'access_denied') }, 'UNKNOWN', undefined],
-    ['local key unreadable, policy AUOptions 4', { auPolicy: ok({ AUOptions: 4 }), auLocal: failed('permission_denied', 'access_denied') }, 'PASS', 'automatic_install'],
+    [
+      'local key unreadable, policy AUOptions 4',
+      { auPolicy: ok({ AUOptions: 4 }), auLocal: failed('permission_denied', 'access_denied') },
+      'PASS',
+      'automatic_install',
+    ],
     ['Update CSP AllowAutoUpdate 5 (off)', { updateCsp: ok({ AllowAutoUpdate: 5 }) }, 'FAIL', 'csp_auto_update_off'],
     ['Update CSP AllowAutoUpdate 0 (notify)', { updateCsp: ok({ AllowAutoUpdate: 0 }) }, 'FAIL', 'notify_before_download'],
     ['Update CSP AllowAutoUpdate 3', { updateCsp: ok({ AllowAutoUpdate: 3 }) }, 'PASS', 'automatic_install'],
@@ -466,7 +827,8 @@ describe('AUTO_UPDATE', () => {
   });
 
   it('reports a pause that has not expired, and only that', () => {
-    const paused = (until: string) => evaluateAutoUpdate(facts({ pause: ok({ PauseUpdatesExpiryTime: until }) }), DEFAULT_POLICY, NOW).evidence;
+    const paused = (until: string) =>
+      evaluateAutoUpdate(facts({ pause: ok({ PauseUpdatesExpiryTime: until }) }), DEFAULT_POLICY, NOW).evidence;
     expect(paused('2026-12-01T09:00:00Z')).toMatchObject({ paused_until: '2026-12-01' });
     expect(paused('2026-11-01T09:00:00Z')).not.toHaveProperty('paused_until');
     expect(paused('next week')).not.toHaveProperty('paused_until');
@@ -474,7 +836,12 @@ describe('AUTO_UPDATE', () => {
 });
 
 describe('PASSWORD_POLICY', () => {
-  const access = (length: number, complexity = 0) => [`MinimumPasswordLength = ${length}`, `PasswordComplexity = ${complexity}`, 'MaximumPasswordAge = -1', 'NewAdministratorName = "Admin"'];
+  const access = (length: number, complexity = 0) => [
+    `MinimumPasswordLength = ${length}`,
+    `PasswordComplexity = ${complexity}`,
+    'MaximumPasswordAge = -1',
+    'NewAdministratorName = "Admin"',
+  ];
   const facts = (change: Partial<PasswordPolicyFacts> = {}): PasswordPolicyFacts => ({
     secedit: ok({ ExitCode: 0, SystemAccess: access(12, 1) }),
     accountPolicy: ok({ MinPasswordLength: 12 }),
@@ -485,7 +852,16 @@ describe('PASSWORD_POLICY', () => {
   });
 
   it('parses only the allow-listed numeric keys of [System Access]', () => {
-    expect(parseSystemAccess(['; comment', 'MinimumPasswordLength=14', 'PasswordComplexity = 1', 'MaximumPasswordAge = -1', 'LockoutBadCount = x', 'NewGuestName = "Guest"'])).toEqual({
+    expect(
+      parseSystemAccess([
+        '; comment',
+        'MinimumPasswordLength=14',
+        'PasswordComplexity = 1',
+        'MaximumPasswordAge = -1',
+        'LockoutBadCount = x',
+        'NewGuestName = "Guest"',
+      ]),
+    ).toEqual({
       minimumPasswordLength: 14,
       passwordComplexity: 1,
       maximumPasswordAge: -1,
@@ -494,21 +870,38 @@ describe('PASSWORD_POLICY', () => {
   });
 
   it('reports "never expires" as no maximum age, and ignores an MDM length that is not enforced', () => {
-    const verdict = evaluatePasswordPolicy(facts({ deviceLock: ok({ DevicePasswordEnabled: 1, MinDevicePasswordLength: 20 }) }), DEFAULT_POLICY);
+    const verdict = evaluatePasswordPolicy(
+      facts({ deviceLock: ok({ DevicePasswordEnabled: 1, MinDevicePasswordLength: 20 }) }),
+      DEFAULT_POLICY,
+    );
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { max_age_days: null, min_length: 12, sources: ['secedit'] } });
     expect(verdict.evidence).not.toHaveProperty('mdm_min_length');
   });
 
   it('decides a domain member on its local (domain-pushed) policy even when it is also Entra-joined', () => {
-    const hybrid = facts({ secedit: ok({ ExitCode: 0, SystemAccess: access(0) }), computer: ok({ PartOfDomain: true, EntraJoined: true }) });
-    expect(evaluatePasswordPolicy(hybrid, DEFAULT_POLICY)).toMatchObject({ status: 'FAIL', evidence: { rule: 'min_length', domain_joined: true } });
+    const hybrid = facts({
+      secedit: ok({ ExitCode: 0, SystemAccess: access(0) }),
+      computer: ok({ PartOfDomain: true, EntraJoined: true }),
+    });
+    expect(evaluatePasswordPolicy(hybrid, DEFAULT_POLICY)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'min_length', domain_joined: true },
+    });
   });
 
   it('is UNKNOWN with the right reason when no source answers', () => {
     const none = { accountPolicy: failed('check_error', 'error_COMException') };
-    expect(evaluatePasswordPolicy(facts({ ...none, secedit: ok({ ExitCode: 1, SystemAccess: [] }) }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
-    expect(evaluatePasswordPolicy(facts({ ...none, secedit: ok({ ExitCode: 1, SystemAccess: [] }), elevated: false }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
-    expect(evaluatePasswordPolicy(facts({ ...none, secedit: failed('timeout') }), DEFAULT_POLICY)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'timeout' } });
+    expect(evaluatePasswordPolicy(facts({ ...none, secedit: ok({ ExitCode: 1, SystemAccess: [] }) }), DEFAULT_POLICY)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error' },
+    });
+    expect(
+      evaluatePasswordPolicy(facts({ ...none, secedit: ok({ ExitCode: 1, SystemAccess: [] }), elevated: false }), DEFAULT_POLICY),
+    ).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+    expect(evaluatePasswordPolicy(facts({ ...none, secedit: failed('timeout') }), DEFAULT_POLICY)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'timeout' },
+    });
   });
 });
 
@@ -535,16 +928,64 @@ describe('REMOTE_LOGIN', () => {
   });
 
   it.each([
-    ['RDP allowed but TermService stopped (not reachable)', { rdp: ok({ fDenyTSConnections: 0 }) }, 'PASS', { rdp_allowed: true, rdp_listening: false }],
+    [
+      'RDP allowed but TermService stopped (not reachable)',
+      { rdp: ok({ fDenyTSConnections: 0 }) },
+      'PASS',
+      { rdp_allowed: true, rdp_listening: false },
+    ],
     ['no fDenyTSConnections anywhere (denied)', { rdp: ok({}) }, 'PASS', { rdp_allowed: false }],
     ['fDenyTSConnections 2', { rdp: ok({ fDenyTSConnections: 2 }) }, 'UNKNOWN', { reason: 'unexpected_value' }],
-    ['RDP on a custom port, listening, while the value denies it', { rdpTcp: ok({ PortNumber: 3390 }), listeningPorts: ok(listeners(['0.0.0.0'], [3390])), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_listening' }],
-    ['RDP listening on loopback only (a tunnel endpoint)', { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: ok(listeners(['127.0.0.1', '::1'], [3389])) }, 'PASS', { rdp_listening: false, loopback_only_ports: [3389] }],
-    ['RDP allowed, TermService running, listeners unreadable', { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: failed('check_error'), services: services({ TermService: { State: 'Running' } }) }, 'FAIL', { rule: 'rdp_enabled', rdp_listening: null }],
-    ['WinRM listening on every address', { listeningPorts: ok(listeners(['::'], [5985])), services: services({ WinRM: { Start: 2, State: 'Running' } }) }, 'FAIL', { winrm_listening: true, winrm: 'running', rule: 'winrm_listening' }],
-    ['WinRM listening on an IPv4-mapped loopback only', { listeningPorts: ok(listeners(['::ffff:127.0.0.1'], [5985])) }, 'PASS', { winrm_listening: false, loopback_only_ports: [5985] }],
-    ['WinRM running, listeners unreadable', { listeningPorts: failed('permission_denied', 'cim_AccessDenied'), services: services({ WinRM: { Start: 2, State: 'Running' } }) }, 'UNKNOWN', { reason: 'permission_denied', value: 'listeners' }],
-    ['sshd installed but stopped', { services: services({ sshd: { Start: 3, State: 'Stopped' } }) }, 'PASS', { openssh_server: 'stopped', openssh_server_start: 'manual' }],
+    [
+      'RDP on a custom port, listening, while the value denies it',
+      {
+        rdpTcp: ok({ PortNumber: 3390 }),
+        listeningPorts: ok(listeners(['0.0.0.0'], [3390])),
+        services: services({ TermService: { State: 'Running' } }),
+      },
+      'FAIL',
+      { rule: 'rdp_listening' },
+    ],
+    [
+      'RDP listening on loopback only (a tunnel endpoint)',
+      { rdp: ok({ fDenyTSConnections: 0 }), listeningPorts: ok(listeners(['127.0.0.1', '::1'], [3389])) },
+      'PASS',
+      { rdp_listening: false, loopback_only_ports: [3389] },
+    ],
+    [
+      'RDP allowed, TermService running, listeners unreadable',
+      {
+        rdp: ok({ fDenyTSConnections: 0 }),
+        listeningPorts: failed('check_error'),
+        services: services({ TermService: { State: 'Running' } }),
+      },
+      'FAIL',
+      { rule: 'rdp_enabled', rdp_listening: null },
+    ],
+    [
+      'WinRM listening on every address',
+      { listeningPorts: ok(listeners(['::'], [5985])), services: services({ WinRM: { Start: 2, State: 'Running' } }) },
+      'FAIL',
+      { winrm_listening: true, winrm: 'running', rule: 'winrm_listening' },
+    ],
+    [
+      'WinRM listening on an IPv4-mapped loopback only',
+      { listeningPorts: ok(listeners(['::ffff:127.0.0.1'], [5985])) },
+      'PASS',
+      { winrm_listening: false, loopback_only_ports: [5985] },
+    ],
+    [
+      'WinRM running, listeners unreadable',
+      { listeningPorts: failed('permission_denied', 'cim_AccessDenied'), services: services({ WinRM: { Start: 2, State: 'Running' } }) },
+      'UNKNOWN',
+      { reason: 'permission_denied', value: 'listeners' },
+    ],
+    [
+      'sshd installed but stopped',
+      { services: services({ sshd: { Start: 3, State: 'Stopped' } }) },
+      'PASS',
+      { openssh_server: 'stopped', openssh_server_start: 'manual' },
+    ],
   ] as const)('%s', (_name, change, status, evidence) => {
     expect(evaluateRemoteLogin(facts(change as Partial<RemoteLoginFacts>), DEFAULT_POLICY)).toMatchObject({ status, evidence });
   });
@@ -577,13 +1018,51 @@ describe('MALWARE_PROTECTION', () => {
   });
 
   it.each([
-    ['Defender unreadable, Security Center shows it on and current', { antivirus: ok([defenderOn]), defender: failed('check_error', 'cim_Failed') }, 'PASS', { rule: 'security_center_antivirus' }],
-    ['Defender unreadable, nothing registered', { antivirus: ok([]), defender: failed('check_error', 'cim_Failed') }, 'UNKNOWN', { reason: 'check_error', probe_error: 'cim_Failed' }],
-    ['Defender unreadable, Defender off in Security Center', { antivirus: ok([defenderOff]), defender: failed('command_not_found', 'command_not_found') }, 'FAIL', { rule: 'no_active_antivirus' }],
-    ['Defender passive, nothing else registered', { antivirus: ok([]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'FAIL', { rule: 'no_active_antivirus' }],
-    ['Defender passive, Security Center says Defender is on (conflict)', { antivirus: ok([defenderOn]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'UNKNOWN', { reason: 'defender_not_primary' }],
-    ['third-party snoozed, Defender passive', { antivirus: ok([defenderOff, { displayName: 'Other AV', productState: 270336 }]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'FAIL', { rule: 'no_active_antivirus' }],
-    ['an undecodable product, Defender passive', { antivirus: ok([{ displayName: 'Odd AV', productState: 344064 }]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) }, 'UNKNOWN', { reason: 'product_state_undecodable' }],
+    [
+      'Defender unreadable, Security Center shows it on and current',
+      { antivirus: ok([defenderOn]), defender: failed('check_error', 'cim_Failed') },
+      'PASS',
+      { rule: 'security_center_antivirus' },
+    ],
+    [
+      'Defender unreadable, nothing registered',
+      { antivirus: ok([]), defender: failed('check_error', 'cim_Failed') },
+      'UNKNOWN',
+      { reason: 'check_error', probe_error: 'cim_Failed' },
+    ],
+    [
+      'Defender unreadable, Defender off in Security Center',
+      { antivirus: ok([defenderOff]), defender: failed('command_not_found', 'command_not_found') },
+      'FAIL',
+      { rule: 'no_active_antivirus' },
+    ],
+    [
+      'Defender passive, nothing else registered',
+      { antivirus: ok([]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) },
+      'FAIL',
+      { rule: 'no_active_antivirus' },
+    ],
+    [
+      'Defender passive, Security Center says Defender is on (conflict)',
+      { antivirus: ok([defenderOn]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) },
+      'UNKNOWN',
+      { reason: 'defender_not_primary' },
+    ],
+    [
+      'third-party snoozed, Defender passive',
+      {
+        antivirus: ok([defenderOff, { displayName: 'Other AV', productState: 270336 }]),
+        defender: ok(status({ AMRunningMode: 'Passive Mode' })),
+      },
+      'FAIL',
+      { rule: 'no_active_antivirus' },
+    ],
+    [
+      'an undecodable product, Defender passive',
+      { antivirus: ok([{ displayName: 'Odd AV', productState: 344064 }]), defender: ok(status({ AMRunningMode: 'Passive Mode' })) },
+      'UNKNOWN',
+      { reason: 'product_state_undecodable' },
+    ],
   ] as const)('%s', (_name, facts, expected, evidence) => {
     expect(evaluateMalwareProtection(facts as unknown as MalwareFacts, DEFAULT_POLICY)).toMatchObject({ status: expected, evidence });
   });

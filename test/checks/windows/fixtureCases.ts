@@ -5,7 +5,21 @@
 // step with these cases and with the script.
 import type { CheckKey, PostureStatus } from '../../../src/protocol/schemas';
 import type { RecordedCommand } from '../../support/fakeHost';
-import { ENTRA_USER_SID, LOCAL_USER_SID, bitlockerOs, defender, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
+import {
+  ENTRA_USER_SID,
+  LOCAL_USER_SID,
+  bitlockerOs,
+  defender,
+  err,
+  listen,
+  ok,
+  osValues,
+  registry,
+  secureSaver,
+  setService,
+  userHives,
+  type ProbeDocument,
+} from './probeDocument';
 import { REAL_WORLD_CASES } from './realWorldCases';
 import { LINUXFABRIK, LINUXFABRIK_W32TM, TIME_SYNC_RECORDINGS, w32tm } from './timeSyncRecordings';
 
@@ -37,7 +51,14 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'pass-bitlocker-on',
     source: `research §1.4 (evidence sample: XTS-AES 128, Tpm + NumericalPassword; manage-bde "Protection On / Fully Encrypted"); ${MS_BITLOCKER}`,
     description: 'OS volume C: fully encrypted with protection on',
-    expect: { status: 'PASS', evidence: { source: 'wmi', state: 'protected', os_volume: { protection: 'on', conversion: 'fully_encrypted', method: 'XTS_AES_128', protectors: ['Tpm', 'NumericalPassword'] } } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        source: 'wmi',
+        state: 'protected',
+        os_volume: { protection: 'on', conversion: 'fully_encrypted', method: 'XTS_AES_128', protectors: ['Tpm', 'NumericalPassword'] },
+      },
+    },
   },
   {
     check: 'DISK_ENCRYPTION',
@@ -45,14 +66,18 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     source: `research §1.4 decision table (suspended: ConversionStatus 1, ProtectionStatus 0, key protectors present) and pitfalls; ${MS_BITLOCKER}`,
     description: 'Suspend-BitLocker before a firmware update: still encrypted, key in the clear, protection off',
     machine: (doc) => bitlockerOs(doc, { ProtectionStatus: 0 }),
-    expect: { status: 'FAIL', evidence: { state: 'suspended', rule: 'suspended', os_volume: { protection: 'off', conversion: 'fully_encrypted' } } },
+    expect: {
+      status: 'FAIL',
+      evidence: { state: 'suspended', rule: 'suspended', os_volume: { protection: 'off', conversion: 'fully_encrypted' } },
+    },
   },
   {
     check: 'DISK_ENCRYPTION',
     name: 'fail-bitlocker-off',
     source: `research §1.4 fixture "Conversion Status: Fully Decrypted / Protection Status: Protection Off"; ${MS_BITLOCKER}`,
     description: 'OS volume fully decrypted, no key protectors',
-    machine: (doc) => bitlockerOs(doc, { ProtectionStatus: 0, ConversionStatus: 0, EncryptionPercentage: 0, EncryptionMethod: 0, KeyProtectorTypes: [] }),
+    machine: (doc) =>
+      bitlockerOs(doc, { ProtectionStatus: 0, ConversionStatus: 0, EncryptionPercentage: 0, EncryptionMethod: 0, KeyProtectorTypes: [] }),
     expect: { status: 'FAIL', evidence: { state: 'decrypted', rule: 'decrypted' } },
   },
   {
@@ -126,7 +151,8 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'SCREEN_LOCK',
     name: 'pass-machine-inactivity-limit',
-    source: '[probo] fixture {"backend":"machine_inactivity_limit","policy":{"InactivityTimeoutSecs":"900"}}; [fleet] HKLM\\...\\Policies\\System\\InactivityTimeoutSecs; research §2.4',
+    source:
+      '[probo] fixture {"backend":"machine_inactivity_limit","policy":{"InactivityTimeoutSecs":"900"}}; [fleet] HKLM\\...\\Policies\\System\\InactivityTimeoutSecs; research §2.4',
     description: 'Machine inactivity limit 900 s set by policy; no user setting needed',
     machine: (doc) => registry(doc, 'systemPolicy', { InactivityTimeoutSecs: 900 }),
     expect: { status: 'PASS', evidence: { rule: 'machine_inactivity_limit', inactivity_timeout_secs: 900 } },
@@ -134,14 +160,19 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'SCREEN_LOCK',
     name: 'pass-entra-and-local-users-secure-screensaver',
-    source: 'research §2.4 (HKU\\<SID> for S-1-5-21-* and S-1-12-1-*; user policy key over user key; REG_SZ values); Microsoft Learn ScreenSaveActive / SCRNSAVE.EXE entries',
-    description: 'A local user and an Entra ID user, each with a password-protected screen saver after 10 min (the Entra user by user Group Policy/Intune)',
+    source:
+      'research §2.4 (HKU\\<SID> for S-1-5-21-* and S-1-12-1-*; user policy key over user key; REG_SZ values); Microsoft Learn ScreenSaveActive / SCRNSAVE.EXE entries',
+    description:
+      'A local user and an Entra ID user, each with a password-protected screen saver after 10 min (the Entra user by user Group Policy/Intune)',
     machine: (doc) =>
       userHives(doc, [
         { Sid: LOCAL_USER_SID, Policy: null, User: secureSaver },
         { Sid: ENTRA_USER_SID, Policy: secureSaver, User: { ScreenSaveActive: '1' } },
       ]),
-    expect: { status: 'PASS', evidence: { rule: 'secure_screensaver', users_evaluated: 2, users_compliant: 2, entra_users: 1, screensaver_policy_managed: true } },
+    expect: {
+      status: 'PASS',
+      evidence: { rule: 'secure_screensaver', users_evaluated: 2, users_compliant: 2, entra_users: 1, screensaver_policy_managed: true },
+    },
   },
   {
     check: 'SCREEN_LOCK',
@@ -177,7 +208,8 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'fail-screensaver-not-secure',
     source: 'research §2.4 (secure = ScreenSaveActive "1", ScreenSaverIsSecure "1", timeout ≤ maxIdle)',
     description: 'Screen saver after 5 min but "On resume, display logon screen" unticked (ScreenSaverIsSecure "0")',
-    machine: (doc) => userHives(doc, [{ Sid: LOCAL_USER_SID, Policy: null, User: { ...secureSaver, ScreenSaverIsSecure: '0', ScreenSaveTimeOut: '300' } }]),
+    machine: (doc) =>
+      userHives(doc, [{ Sid: LOCAL_USER_SID, Policy: null, User: { ...secureSaver, ScreenSaverIsSecure: '0', ScreenSaveTimeOut: '300' } }]),
     expect: { status: 'FAIL', evidence: { rule: 'user_without_lock', users_compliant: 0 } },
   },
   {
@@ -193,9 +225,18 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'FIREWALL_ENABLED',
     name: 'pass-all-profiles',
-    source: 'research §3.4 (Get-NetFirewallProfile -PolicyStore ActiveStore; Autopilot documentation sample: Enabled True, DefaultInboundAction Block)',
+    source:
+      'research §3.4 (Get-NetFirewallProfile -PolicyStore ActiveStore; Autopilot documentation sample: Enabled True, DefaultInboundAction Block)',
     description: 'Domain, Private and Public profiles on, inbound blocked, MpsSvc running',
-    expect: { status: 'PASS', evidence: { source: 'Get-NetFirewallProfile', profiles: { domain: true, private: true, public: true }, mpssvc: 'running', rule: 'all_profiles_enabled' } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        source: 'Get-NetFirewallProfile',
+        profiles: { domain: true, private: true, public: true },
+        mpssvc: 'running',
+        rule: 'all_profiles_enabled',
+      },
+    },
   },
   {
     check: 'FIREWALL_ENABLED',
@@ -247,7 +288,8 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'FIREWALL_ENABLED',
     name: 'pass-registry-fallback-gpo',
-    source: 'research §3.4 source 2 (GPO HKLM\\SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\<Profile>\\EnableFirewall over the local FirewallPolicy keys)',
+    source:
+      'research §3.4 source 2 (GPO HKLM\\SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\<Profile>\\EnableFirewall over the local FirewallPolicy keys)',
     description: 'Get-NetFirewallProfile failed (NetSecurity provider error); Group Policy enables all profiles in the registry',
     machine: (doc) => {
       doc.firewallProfiles = err('cim_Failed');
@@ -264,7 +306,15 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     unusedCommands: [
       {
         argv: ['C:\\Windows\\System32\\netsh.exe', 'advfirewall', 'show', 'allprofiles', 'state'],
-        stdout: ['', 'Domänenprofil-Einstellungen:', '----------------------------------------------------------------------', 'Status                                EIN', '', 'OK.', ''],
+        stdout: [
+          '',
+          'Domänenprofil-Einstellungen:',
+          '----------------------------------------------------------------------',
+          'Status                                EIN',
+          '',
+          'OK.',
+          '',
+        ],
       },
     ],
     expect: { status: 'PASS', evidence: { rule: 'all_profiles_enabled' } },
@@ -282,11 +332,22 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'TIME_SYNC',
     name: 'pass-stopped-trigger-start-workgroup',
-    source: 'research §4.4 pitfall (workgroup Windows 10/11: W32Time Manual (Trigger Start), often stopped; [probo] first FAILed this, later added w32time_service_start=3)',
+    source:
+      'research §4.4 pitfall (workgroup Windows 10/11: W32Time Manual (Trigger Start), often stopped; [probo] first FAILed this, later added w32time_service_start=3)',
     description: 'Workgroup laptop: Type NTP (time.windows.com), W32Time trigger-start and stopped right now',
     expect: {
       status: 'PASS',
-      evidence: { type: 'NTP', provider: 'ntp', service_start: 'trigger', service_status: 'stopped', domain_joined: false, w32tm_error: 'service_not_running', state_source: 'time_service_events', last_sync_age_s: 7069, rule: 'synchronized' },
+      evidence: {
+        type: 'NTP',
+        provider: 'ntp',
+        service_start: 'trigger',
+        service_status: 'stopped',
+        domain_joined: false,
+        w32tm_error: 'service_not_running',
+        state_source: 'time_service_events',
+        last_sync_age_s: 7069,
+        rule: 'synchronized',
+      },
     },
   },
   {
@@ -334,18 +395,39 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'OS_VERSION',
     name: 'pass-windows-11-named-windows-10',
-    source: 'research §5.4 pitfall (ProductName still says "Windows 10" on Windows 11: gopsutil #1143, RegRipper3.0 #67, mql PR #5238; build 22631 = 23H2); endoflife.date windows.md (11 23H2 (W) until 2025-11-11)',
+    source:
+      'research §5.4 pitfall (ProductName still says "Windows 10" on Windows 11: gopsutil #1143, RegRipper3.0 #67, mql PR #5238; build 22631 = 23H2); endoflife.date windows.md (11 23H2 (W) until 2025-11-11)',
     description: 'ProductName "Windows 10 Pro" with build 22631: Windows 11 Pro 23H2, judged in June 2025',
     now: '2025-06-01T12:00:00Z',
     machine: (doc) => osValues(doc, { CurrentBuild: '22631', CurrentBuildNumber: '22631', UBR: 4460, DisplayVersion: '23H2' }),
-    expect: { status: 'PASS', evidence: { name: 'Windows 11 Pro', product: 'windows-11-home-pro', cycle: '23H2', version: '22631.4460', build: 22631, rule: 'supported' } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        name: 'Windows 11 Pro',
+        product: 'windows-11-home-pro',
+        cycle: '23H2',
+        version: '22631.4460',
+        build: 22631,
+        rule: 'supported',
+      },
+    },
   },
   {
     check: 'OS_VERSION',
     name: 'pass-windows-11-25h2',
     source: 'research §5.4 (26200 = 25H2, AshleyHow/WindowsOSBuild #58); Microsoft: 25H2 Home/Pro serviced until 2027-10-12',
     description: 'Windows 11 Pro 25H2 (26200.7171), ProductName still "Windows 10 Pro"',
-    expect: { status: 'PASS', evidence: { name: 'Windows 11 Pro', cycle: '25H2', version: '26200.7171', display_version: '25H2', edition: 'Professional', installation_type: 'Client' } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        name: 'Windows 11 Pro',
+        cycle: '25H2',
+        version: '26200.7171',
+        display_version: '25H2',
+        edition: 'Professional',
+        installation_type: 'Client',
+      },
+    },
   },
   {
     check: 'OS_VERSION',
@@ -360,7 +442,15 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'pass-windows-11-24h2-enterprise',
     source: 'endoflife.date windows.md (11 24H2 (E) eol 2027-10-12); research §5.4',
     description: 'Windows 11 Enterprise 24H2: Enterprise/Education are serviced 36 months',
-    machine: (doc) => osValues(doc, { CurrentBuild: '26100', CurrentBuildNumber: '26100', UBR: 7171, DisplayVersion: '24H2', EditionID: 'Enterprise', ProductName: 'Windows 10 Enterprise' }),
+    machine: (doc) =>
+      osValues(doc, {
+        CurrentBuild: '26100',
+        CurrentBuildNumber: '26100',
+        UBR: 7171,
+        DisplayVersion: '24H2',
+        EditionID: 'Enterprise',
+        ProductName: 'Windows 10 Enterprise',
+      }),
     expect: { status: 'PASS', evidence: { name: 'Windows 11 Enterprise', product: 'windows-11-enterprise-education', eol: '2027-10-12' } },
   },
   {
@@ -386,7 +476,15 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     source: 'research §5.5 (minimum.WINDOWS.minBuild, e.g. 22631 → FAIL rule minimum)',
     description: 'Windows 11 Enterprise 22H2 (22621) below a policy floor of build 22631',
     policy: { osVersion: { minimum: { WINDOWS: { minBuild: 22631 } } } },
-    machine: (doc) => osValues(doc, { CurrentBuild: '22621', CurrentBuildNumber: '22621', UBR: 4317, DisplayVersion: '22H2', EditionID: 'Enterprise', ProductName: 'Windows 10 Enterprise' }),
+    machine: (doc) =>
+      osValues(doc, {
+        CurrentBuild: '22621',
+        CurrentBuildNumber: '22621',
+        UBR: 4317,
+        DisplayVersion: '22H2',
+        EditionID: 'Enterprise',
+        ProductName: 'Windows 10 Enterprise',
+      }),
     expect: { status: 'FAIL', evidence: { rule: 'minimum', minimum: '22631', version: '22621.4317' } },
   },
   {
@@ -403,24 +501,57 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     source: 'endoflife.date windows-server.md (2022: eol 2031-10-14, build 20348); research §5.4 (InstallationType Server)',
     description: 'Windows Server 2022 Datacenter (20348.2849)',
     machine: (doc) =>
-      osValues(doc, { CurrentBuild: '20348', CurrentBuildNumber: '20348', UBR: 2849, DisplayVersion: '21H2', EditionID: 'ServerDatacenter', ProductName: 'Windows Server 2022 Datacenter', InstallationType: 'Server' }),
-    expect: { status: 'PASS', evidence: { name: 'Windows Server 2022 Datacenter', product: 'windows-server', cycle: '2022', minimum: '14393' } },
+      osValues(doc, {
+        CurrentBuild: '20348',
+        CurrentBuildNumber: '20348',
+        UBR: 2849,
+        DisplayVersion: '21H2',
+        EditionID: 'ServerDatacenter',
+        ProductName: 'Windows Server 2022 Datacenter',
+        InstallationType: 'Server',
+      }),
+    expect: {
+      status: 'PASS',
+      evidence: { name: 'Windows Server 2022 Datacenter', product: 'windows-server', cycle: '2022', minimum: '14393' },
+    },
   },
   {
     check: 'OS_VERSION',
     name: 'pass-windows-server-2019',
-    source: 'endoflife.date windows-server.md (2019: build 17763, eol 2029-01-09); Microsoft Learn "Windows Server release information" (2019 = 1809, no DisplayVersion before 20H2); policy osVersion.minimum.WINDOWS.minServerBuild',
-    description: 'Windows Server 2019 Standard (17763.6532): below the client floor 19045, but judged by the server floor 14393, and supported',
+    source:
+      'endoflife.date windows-server.md (2019: build 17763, eol 2029-01-09); Microsoft Learn "Windows Server release information" (2019 = 1809, no DisplayVersion before 20H2); policy osVersion.minimum.WINDOWS.minServerBuild',
+    description:
+      'Windows Server 2019 Standard (17763.6532): below the client floor 19045, but judged by the server floor 14393, and supported',
     machine: (doc) =>
-      registry(doc, 'os', { CurrentBuild: '17763', CurrentBuildNumber: '17763', UBR: 6532, ReleaseId: '1809', EditionID: 'ServerStandard', ProductName: 'Windows Server 2019 Standard', InstallationType: 'Server' }),
-    expect: { status: 'PASS', evidence: { product: 'windows-server', cycle: '2019', version: '17763.6532', minimum: '14393', rule: 'supported' } },
+      registry(doc, 'os', {
+        CurrentBuild: '17763',
+        CurrentBuildNumber: '17763',
+        UBR: 6532,
+        ReleaseId: '1809',
+        EditionID: 'ServerStandard',
+        ProductName: 'Windows Server 2019 Standard',
+        InstallationType: 'Server',
+      }),
+    expect: {
+      status: 'PASS',
+      evidence: { product: 'windows-server', cycle: '2019', version: '17763.6532', minimum: '14393', rule: 'supported' },
+    },
   },
   {
     check: 'OS_VERSION',
     name: 'fail-windows-server-2012-r2-below-server-floor',
-    source: 'Microsoft Learn lifecycle (Windows Server 2012 R2: build 9600, extended support ended 2023-10-10, ESU 2026-10-13); research §5.4 (InstallationType Server)',
-    description: 'Windows Server 2012 R2 Standard (9600): older than every supported Server release, FAIL minimum by the default server floor',
-    machine: (doc) => registry(doc, 'os', { CurrentBuild: '9600', CurrentBuildNumber: '9600', EditionID: 'ServerStandard', ProductName: 'Windows Server 2012 R2 Standard', InstallationType: 'Server' }),
+    source:
+      'Microsoft Learn lifecycle (Windows Server 2012 R2: build 9600, extended support ended 2023-10-10, ESU 2026-10-13); research §5.4 (InstallationType Server)',
+    description:
+      'Windows Server 2012 R2 Standard (9600): older than every supported Server release, FAIL minimum by the default server floor',
+    machine: (doc) =>
+      registry(doc, 'os', {
+        CurrentBuild: '9600',
+        CurrentBuildNumber: '9600',
+        EditionID: 'ServerStandard',
+        ProductName: 'Windows Server 2012 R2 Standard',
+        InstallationType: 'Server',
+      }),
     expect: { status: 'FAIL', evidence: { product: 'windows-server', version: '9600', minimum: '14393', rule: 'minimum' } },
   },
   {
@@ -430,7 +561,15 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     description: 'Windows Server 2019 Datacenter (17763.6532) where the policy requires Server 2022 or later',
     policy: { osVersion: { minimum: { WINDOWS: { minServerBuild: 20348 } } } },
     machine: (doc) =>
-      registry(doc, 'os', { CurrentBuild: '17763', CurrentBuildNumber: '17763', UBR: 6532, ReleaseId: '1809', EditionID: 'ServerDatacenter', ProductName: 'Windows Server 2019 Datacenter', InstallationType: 'Server Core' }),
+      registry(doc, 'os', {
+        CurrentBuild: '17763',
+        CurrentBuildNumber: '17763',
+        UBR: 6532,
+        ReleaseId: '1809',
+        EditionID: 'ServerDatacenter',
+        ProductName: 'Windows Server 2019 Datacenter',
+        InstallationType: 'Server Core',
+      }),
     expect: { status: 'FAIL', evidence: { minimum: '20348', version: '17763.6532', installation_type: 'Server Core', rule: 'minimum' } },
   },
 
@@ -438,9 +577,13 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'AUTO_UPDATE',
     name: 'pass-default-demand-start-wuauserv',
-    source: 'research §6.4 (no policy, services not disabled → PASS source default; trigger-start services are normally stopped) and §11 #16',
+    source:
+      'research §6.4 (no policy, services not disabled → PASS source default; trigger-start services are normally stopped) and §11 #16',
     description: 'No Windows Update policy; wuauserv trigger-start and stopped, UsoSvc running',
-    expect: { status: 'PASS', evidence: { source: 'default', rule: 'default', wuauserv_start: 'trigger', wuauserv_status: 'stopped', au_options: null } },
+    expect: {
+      status: 'PASS',
+      evidence: { source: 'default', rule: 'default', wuauserv_start: 'trigger', wuauserv_status: 'stopped', au_options: null },
+    },
   },
   {
     check: 'AUTO_UPDATE',
@@ -506,7 +649,10 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'fail-stock-minimum-zero',
     source: '[probo] fixture {"min_password_length":0} → FAIL; research §7.4 (Windows default local minimum is 0)',
     description: 'Stock local policy: minimum length 0, complexity off',
-    expect: { status: 'FAIL', evidence: { source: 'secedit', min_length: 0, complexity: false, lockout_threshold: 10, rule: 'min_length' } },
+    expect: {
+      status: 'FAIL',
+      evidence: { source: 'secedit', min_length: 0, complexity: false, lockout_threshold: 10, rule: 'min_length' },
+    },
   },
   {
     check: 'PASSWORD_POLICY',
@@ -516,7 +662,11 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     policy: { password: { minLength: 12, requireComplexity: true } },
     machine: (doc) => {
       const lines = (doc.secedit as { value: { SystemAccess: string[] } }).value.SystemAccess.map((line) =>
-        line.startsWith('MinimumPasswordLength') ? 'MinimumPasswordLength = 14' : line.startsWith('PasswordComplexity') ? 'PasswordComplexity = 1' : line,
+        line.startsWith('MinimumPasswordLength')
+          ? 'MinimumPasswordLength = 14'
+          : line.startsWith('PasswordComplexity')
+            ? 'PasswordComplexity = 1'
+            : line,
       );
       doc.secedit = ok({ ExitCode: 0, SystemAccess: lines });
       doc.accountPolicy = ok({ MinPasswordLength: 14 });
@@ -526,7 +676,8 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'PASSWORD_POLICY',
     name: 'pass-mdm-raises-minimum',
-    source: '[probo] fixture {"backend":"max","min_password_length":6,"raw":"MinDevicePasswordLength=6;MinimumPasswordLength=0"}; research §7.4 source 4 (DeviceLock CSP)',
+    source:
+      '[probo] fixture {"backend":"max","min_password_length":6,"raw":"MinDevicePasswordLength=6;MinimumPasswordLength=0"}; research §7.4 source 4 (DeviceLock CSP)',
     description: 'Local minimum 0, Intune DeviceLock minimum 6; policy asks for 6',
     policy: { password: { minLength: 6 } },
     machine: (doc) => registry(doc, 'deviceLock', { DevicePasswordEnabled: 0, MinDevicePasswordLength: 6 }),
@@ -607,7 +758,16 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'pass-nothing-exposed',
     source: 'research §8.4 (fDenyTSConnections 1, no OpenSSH Server → PASS)',
     description: 'Remote Desktop denied, TermService stopped, OpenSSH Server not installed',
-    expect: { status: 'PASS', evidence: { rdp_allowed: false, rdp_listening: false, openssh_server: 'not_installed', winrm_listening: false, rule: 'no_remote_login' } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        rdp_allowed: false,
+        rdp_listening: false,
+        openssh_server: 'not_installed',
+        winrm_listening: false,
+        rule: 'no_remote_login',
+      },
+    },
   },
   {
     check: 'REMOTE_LOGIN',
@@ -619,7 +779,10 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
       setService(doc, 'TermService', { State: 'Running' });
       listen(doc, ['0.0.0.0', '::'], [3389]);
     },
-    expect: { status: 'FAIL', evidence: { rule: 'rdp_enabled', rdp_allowed: true, rdp_policy_managed: true, rdp_listening: true, rdp_nla: true } },
+    expect: {
+      status: 'FAIL',
+      evidence: { rule: 'rdp_enabled', rdp_allowed: true, rdp_policy_managed: true, rdp_listening: true, rdp_nla: true },
+    },
   },
   {
     check: 'REMOTE_LOGIN',
@@ -635,7 +798,8 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'REMOTE_LOGIN',
     name: 'pass-openssh-hardened-allowed',
-    source: 'research §8 (remoteLogin.allowSshIfHardened: PasswordAuthentication no); OpenSSH for Windows default C:\\ProgramData\\ssh\\sshd_config',
+    source:
+      'research §8 (remoteLogin.allowSshIfHardened: PasswordAuthentication no); OpenSSH for Windows default C:\\ProgramData\\ssh\\sshd_config',
     description: 'sshd running with password authentication off, policy accepts a hardened SSH server',
     policy: { remoteLogin: { allowSshIfHardened: true } },
     machine: (doc) => setService(doc, 'sshd', { Start: 2, State: 'Running' }),
@@ -668,7 +832,14 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'pass-defender-active',
     source: `${MP_STATUS}; research §9.4 fixture (Normal, RTP True, signature age 1); ${WSC_STATES} (397568)`,
     description: 'Defender is the primary antivirus, real-time protection on, signatures 1 day old',
-    expect: { status: 'PASS', evidence: { source: 'defender', rule: 'defender_active', defender: { mode: 'normal', rtp: true, signature_age_days: 1, tamper_protected: true } } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        source: 'defender',
+        rule: 'defender_active',
+        defender: { mode: 'normal', rtp: true, signature_age_days: 1, tamper_protected: true },
+      },
+    },
   },
   {
     check: 'MALWARE_PROTECTION',
@@ -723,26 +894,55 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'MALWARE_PROTECTION',
     name: 'pass-server-defender',
-    source: 'research §9.4 source 3 (Server SKUs have no SecurityCenter2: Defender via Get-MpComputerStatus); [osquery] windows_security_products "Not compatible with Windows Server"',
+    source:
+      'research §9.4 source 3 (Server SKUs have no SecurityCenter2: Defender via Get-MpComputerStatus); [osquery] windows_security_products "Not compatible with Windows Server"',
     description: 'Windows Server 2022: root/SecurityCenter2 does not exist, Defender active',
     machine: (doc) => {
-      osValues(doc, { CurrentBuild: '20348', CurrentBuildNumber: '20348', UBR: 2849, DisplayVersion: '21H2', EditionID: 'ServerStandard', ProductName: 'Windows Server 2022 Standard', InstallationType: 'Server' });
+      osValues(doc, {
+        CurrentBuild: '20348',
+        CurrentBuildNumber: '20348',
+        UBR: 2849,
+        DisplayVersion: '21H2',
+        EditionID: 'ServerStandard',
+        ProductName: 'Windows Server 2022 Standard',
+        InstallationType: 'Server',
+      });
       doc.antivirusProducts = err('cim_InvalidNamespace');
       doc.firewallProducts = err('cim_InvalidNamespace');
     },
-    expect: { status: 'PASS', evidence: { source: 'defender', security_center: 'absent_on_server', third_party_antivirus: 'not_visible_on_server', rule: 'defender_active' } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        source: 'defender',
+        security_center: 'absent_on_server',
+        third_party_antivirus: 'not_visible_on_server',
+        rule: 'defender_active',
+      },
+    },
   },
   {
     check: 'MALWARE_PROTECTION',
     name: 'unknown-server-defender-passive',
-    source: 'research §9.4 (Passive Mode = Defender is not the primary AV: not a PASS alone; servers have no Security Center to show the primary one)',
+    source:
+      'research §9.4 (Passive Mode = Defender is not the primary AV: not a PASS alone; servers have no Security Center to show the primary one)',
     description: 'Windows Server with Defender in passive mode next to an unregistered third-party product',
     machine: (doc) => {
-      osValues(doc, { CurrentBuild: '20348', CurrentBuildNumber: '20348', UBR: 2849, DisplayVersion: '21H2', EditionID: 'ServerStandard', ProductName: 'Windows Server 2022 Standard', InstallationType: 'Server' });
+      osValues(doc, {
+        CurrentBuild: '20348',
+        CurrentBuildNumber: '20348',
+        UBR: 2849,
+        DisplayVersion: '21H2',
+        EditionID: 'ServerStandard',
+        ProductName: 'Windows Server 2022 Standard',
+        InstallationType: 'Server',
+      });
       doc.antivirusProducts = err('cim_InvalidNamespace');
       defender(doc, { AMRunningMode: 'Passive Mode', RealTimeProtectionEnabled: false });
     },
-    expect: { status: 'UNKNOWN', evidence: { reason: 'defender_not_primary', security_center: 'absent_on_server', third_party_antivirus: 'not_visible_on_server' } },
+    expect: {
+      status: 'UNKNOWN',
+      evidence: { reason: 'defender_not_primary', security_center: 'absent_on_server', third_party_antivirus: 'not_visible_on_server' },
+    },
   },
   ...REAL_WORLD_CASES,
 ];

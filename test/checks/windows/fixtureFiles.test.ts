@@ -32,7 +32,12 @@ describe('Windows fixture files', () => {
   it('covers every check with a PASS, a FAIL and an UNKNOWN or NOT_APPLICABLE case', () => {
     for (const check of CHECK_KEYS) {
       const statuses = new Set(WINDOWS_FIXTURE_CASES.filter((c) => c.check === check).map((c) => c.expect.status));
-      expect([check, statuses.has('PASS'), statuses.has('FAIL'), statuses.has('UNKNOWN') || statuses.has('NOT_APPLICABLE')]).toEqual([check, true, true, true]);
+      expect([check, statuses.has('PASS'), statuses.has('FAIL'), statuses.has('UNKNOWN') || statuses.has('NOT_APPLICABLE')]).toEqual([
+        check,
+        true,
+        true,
+        true,
+      ]);
     }
   });
 });

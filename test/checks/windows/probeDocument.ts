@@ -169,7 +169,10 @@ export function baselineProbe(): ProbeDocument {
     // W32Time between its triggers: w32tm fails with the HRESULT 0x80070426. Recorded (German) in
     // Linuxfabrik/monitoring-plugins check-plugins/ntp-w32tm/unit-test/stdout/de-service-not-running;
     // completed: the exit code, the HRESULT as a signed 32-bit number (how w32tm.exe exits).
-    w32tm: ok({ ExitCode: W32TM_SERVICE_NOT_STARTED_EXIT, Lines: ['Folgender Fehler ist aufgetreten: Der Dienst wurde nicht gestartet. (0x80070426)'] }),
+    w32tm: ok({
+      ExitCode: W32TM_SERVICE_NOT_STARTED_EXIT,
+      Lines: ['Folgender Fehler ist aufgetreten: Der Dienst wurde nicht gestartet. (0x80070426)'],
+    }),
     // Completed (no recording of these two events' times was found): the last trigger start synchronised two hours ago.
     timeEvents: ok([
       { Id: 37, TimeCreated: '2026-11-21T10:02:11Z' },
@@ -207,7 +210,12 @@ export const userHives = (doc: ProbeDocument, hives: unknown[]) => {
   const system = ['.DEFAULT', 'S-1-5-19', 'S-1-5-20', 'S-1-5-18'].map((Sid) => ({ Sid, Policy: null, User: { ScreenSaveActive: '1' } }));
   doc.userHives = ok([...system, ...hives]);
 };
-export const secureSaver = { ScreenSaveActive: '1', ScreenSaverIsSecure: '1', ScreenSaveTimeOut: '600', 'SCRNSAVE.EXE': 'C:\\Windows\\system32\\scrnsave.scr' };
+export const secureSaver = {
+  ScreenSaveActive: '1',
+  ScreenSaverIsSecure: '1',
+  ScreenSaveTimeOut: '600',
+  'SCRNSAVE.EXE': 'C:\\Windows\\system32\\scrnsave.scr',
+};
 export const bitlockerOs = (doc: ProbeDocument, change: Record<string, unknown>) => {
   const [os] = (doc.bitlocker as { value: Record<string, unknown>[] }).value;
   Object.assign(os!, change);

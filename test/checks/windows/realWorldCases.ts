@@ -6,16 +6,37 @@
 // on; where no recording of the probe's view was found, the case says which values were completed
 // and from what.
 import type { WindowsFixtureCase } from './fixtureCases';
-import { LOCAL_USER_SID, defender, err, listen, ok, osValues, registry, secureSaver, setService, userHives, type ProbeDocument } from './probeDocument';
+import {
+  LOCAL_USER_SID,
+  defender,
+  err,
+  listen,
+  ok,
+  osValues,
+  registry,
+  secureSaver,
+  setService,
+  userHives,
+  type ProbeDocument,
+} from './probeDocument';
 
 const LTSC_BUILDS = 'MicrosoftDocs/msix-docs#366 (LTSC builds: 2015 = 10240, LTSB 2016 = 14393, LTSC 2019 = 17763, LTSC 2021 = 19044)';
-const OTHER_TOOL_MISJUDGED = 'netwrix/pingcastle#96 (Windows 1607 and 1809 LTSB/LTSC reported obsolete by a tool that applied the general-availability dates)';
+const OTHER_TOOL_MISJUDGED =
+  'netwrix/pingcastle#96 (Windows 1607 and 1809 LTSB/LTSC reported obsolete by a tool that applied the general-availability dates)';
 const EDITION_IDS = 'MicrosoftDocs/sdk-api#1030 (GetProductInfo: IoT Enterprise LTSC); EditionID EnterpriseS / IoTEnterpriseS';
 
 const client = (doc: ProbeDocument, values: Record<string, unknown>) => registry(doc, 'os', { InstallationType: 'Client', ...values });
 
 /** Win32_EncryptableVolume rows as the probe prints them (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectorType). */
-const volume = (DriveLetter: string | null, VolumeType: number, ProtectionStatus: number, ConversionStatus: number, EncryptionPercentage: number, KeyProtectorTypes: number[], Mounted: boolean) => ({
+const volume = (
+  DriveLetter: string | null,
+  VolumeType: number,
+  ProtectionStatus: number,
+  ConversionStatus: number,
+  EncryptionPercentage: number,
+  KeyProtectorTypes: number[],
+  Mounted: boolean,
+) => ({
   DriveLetter,
   Mounted,
   VolumeType,
@@ -27,7 +48,15 @@ const volume = (DriveLetter: string | null, VolumeType: number, ProtectionStatus
   ReturnValues: [0, 0, 0, 0],
 });
 
-const WINDOWS_SERVER_2022 = { CurrentBuild: '20348', CurrentBuildNumber: '20348', UBR: 2849, DisplayVersion: '21H2', EditionID: 'ServerStandard', ProductName: 'Windows Server 2022 Standard', InstallationType: 'Server' };
+const WINDOWS_SERVER_2022 = {
+  CurrentBuild: '20348',
+  CurrentBuildNumber: '20348',
+  UBR: 2849,
+  DisplayVersion: '21H2',
+  EditionID: 'ServerStandard',
+  ProductName: 'Windows Server 2022 Standard',
+  InstallationType: 'Server',
+};
 
 export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   // ---- OS_VERSION: each edition against its own servicing channel ------------------------------
@@ -35,16 +64,44 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     check: 'OS_VERSION',
     name: 'pass-ltsc-2019-below-client-floor',
     source: `${OTHER_TOOL_MISJUDGED}; pruggitorg/detect-windows-version#23 (a Windows 10 LTSC 2019 machine at 17763.4737, August 2023); ${LTSC_BUILDS}; completed: the other CurrentVersion values`,
-    description: 'Windows 10 Enterprise LTSC 2019 (17763.4737): below the client floor 19045, but LTSC has no feature updates and is serviced until 2029-01-09',
-    machine: (doc) => client(doc, { CurrentBuild: '17763', CurrentBuildNumber: '17763', UBR: 4737, ReleaseId: '1809', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2019' }),
-    expect: { status: 'PASS', evidence: { product: 'windows-10-ltsc', cycle: '2019', version: '17763.4737', servicing_channel: 'ltsc', eol: '2029-01-09', rule: 'supported' } },
+    description:
+      'Windows 10 Enterprise LTSC 2019 (17763.4737): below the client floor 19045, but LTSC has no feature updates and is serviced until 2029-01-09',
+    machine: (doc) =>
+      client(doc, {
+        CurrentBuild: '17763',
+        CurrentBuildNumber: '17763',
+        UBR: 4737,
+        ReleaseId: '1809',
+        EditionID: 'EnterpriseS',
+        ProductName: 'Windows 10 Enterprise LTSC 2019',
+      }),
+    expect: {
+      status: 'PASS',
+      evidence: {
+        product: 'windows-10-ltsc',
+        cycle: '2019',
+        version: '17763.4737',
+        servicing_channel: 'ltsc',
+        eol: '2029-01-09',
+        rule: 'supported',
+      },
+    },
   },
   {
     check: 'OS_VERSION',
     name: 'fail-ltsb-2016-own-support-ended',
     source: `${OTHER_TOOL_MISJUDGED} ("Windows 10 Enterprise 2016 LTSB", extended support end 13.10.2026); ${LTSC_BUILDS}; completed: UBR and the other CurrentVersion values`,
-    description: 'Windows 10 Enterprise 2016 LTSB (14393): FAILs because its own support ended on 2026-10-13, not because of the client build floor',
-    machine: (doc) => client(doc, { CurrentBuild: '14393', CurrentBuildNumber: '14393', UBR: 7428, ReleaseId: '1607', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise 2016 LTSB' }),
+    description:
+      'Windows 10 Enterprise 2016 LTSB (14393): FAILs because its own support ended on 2026-10-13, not because of the client build floor',
+    machine: (doc) =>
+      client(doc, {
+        CurrentBuild: '14393',
+        CurrentBuildNumber: '14393',
+        UBR: 7428,
+        ReleaseId: '1607',
+        EditionID: 'EnterpriseS',
+        ProductName: 'Windows 10 Enterprise 2016 LTSB',
+      }),
     expect: { status: 'FAIL', evidence: { product: 'windows-10-ltsc', cycle: '2016', eol: '2026-10-13', rule: 'eol' } },
   },
   {
@@ -52,31 +109,56 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     name: 'pass-ltsc-2021-build-19044',
     source: `${LTSC_BUILDS}; ${EDITION_IDS}; completed: UBR and the other CurrentVersion values`,
     description: 'Windows 10 Enterprise LTSC 2021 (19044, one build below the client floor): serviced until 2027-01-12',
-    machine: (doc) => client(doc, { CurrentBuild: '19044', CurrentBuildNumber: '19044', UBR: 6456, DisplayVersion: '21H2', EditionID: 'EnterpriseS', ProductName: 'Windows 10 Enterprise LTSC 2021' }),
+    machine: (doc) =>
+      client(doc, {
+        CurrentBuild: '19044',
+        CurrentBuildNumber: '19044',
+        UBR: 6456,
+        DisplayVersion: '21H2',
+        EditionID: 'EnterpriseS',
+        ProductName: 'Windows 10 Enterprise LTSC 2021',
+      }),
     expect: { status: 'PASS', evidence: { product: 'windows-10-ltsc', cycle: '2021', eol: '2027-01-12', rule: 'supported' } },
   },
   {
     check: 'OS_VERSION',
     name: 'pass-iot-ltsc-2021-until-2032',
     source: `${EDITION_IDS}; ${LTSC_BUILDS}; endoflife.date windows.md (IoT Enterprise LTSC 2021: 2032-01-13); completed: UBR and the other CurrentVersion values`,
-    description: 'Windows 10 IoT Enterprise LTSC 2021 (19044) on a kiosk: its own ten-year channel, not Enterprise LTSC 2021\'s 2027 date',
-    machine: (doc) => client(doc, { CurrentBuild: '19044', CurrentBuildNumber: '19044', UBR: 6456, DisplayVersion: '21H2', EditionID: 'IoTEnterpriseS', ProductName: 'Windows 10 IoT Enterprise LTSC 2021' }),
-    expect: { status: 'PASS', evidence: { product: 'windows-10-iot-ltsc', cycle: '2021', eol: '2032-01-13', servicing_channel: 'ltsc', rule: 'supported' } },
+    description: "Windows 10 IoT Enterprise LTSC 2021 (19044) on a kiosk: its own ten-year channel, not Enterprise LTSC 2021's 2027 date",
+    machine: (doc) =>
+      client(doc, {
+        CurrentBuild: '19044',
+        CurrentBuildNumber: '19044',
+        UBR: 6456,
+        DisplayVersion: '21H2',
+        EditionID: 'IoTEnterpriseS',
+        ProductName: 'Windows 10 IoT Enterprise LTSC 2021',
+      }),
+    expect: {
+      status: 'PASS',
+      evidence: { product: 'windows-10-iot-ltsc', cycle: '2021', eol: '2032-01-13', servicing_channel: 'ltsc', rule: 'supported' },
+    },
   },
   {
     check: 'OS_VERSION',
     name: 'pass-server-2022-evaluation',
-    source: 'Microsoft Learn "Upgrade and conversion options for Windows Server" (DISM /Online /Get-CurrentEdition shows ServerStandardEval on evaluation media); endoflife.date windows-server.md (2022: eol 2031-10-14); completed: the CurrentVersion values',
+    source:
+      'Microsoft Learn "Upgrade and conversion options for Windows Server" (DISM /Online /Get-CurrentEdition shows ServerStandardEval on evaluation media); endoflife.date windows-server.md (2022: eol 2031-10-14); completed: the CurrentVersion values',
     description: 'Windows Server 2022 Standard Evaluation: an evaluation edition is serviced like the edition it evaluates',
-    machine: (doc) => osValues(doc, { ...WINDOWS_SERVER_2022, EditionID: 'ServerStandardEval', ProductName: 'Windows Server 2022 Standard Evaluation' }),
-    expect: { status: 'PASS', evidence: { product: 'windows-server', cycle: '2022', evaluation_edition: true, servicing_channel: 'server', rule: 'supported' } },
+    machine: (doc) =>
+      osValues(doc, { ...WINDOWS_SERVER_2022, EditionID: 'ServerStandardEval', ProductName: 'Windows Server 2022 Standard Evaluation' }),
+    expect: {
+      status: 'PASS',
+      evidence: { product: 'windows-server', cycle: '2022', evaluation_edition: true, servicing_channel: 'server', rule: 'supported' },
+    },
   },
 
   // ---- DISK_ENCRYPTION: volumes mounted nowhere -------------------------------------------------
   {
     check: 'DISK_ENCRYPTION',
     name: 'fail-docs-example-every-volume',
-    source: 'MicrosoftDocs/windows-powershell-docs docset/winserver2022-ps/bitlocker/Get-BitLockerVolume.md, Example 1 (C: FullyDecrypted {Tpm}; D: EncryptionInProgress 1 % {RecoveryPassword, Password}; E:, F:, G: FullyDecrypted); completed: the same rows as Win32_EncryptableVolume method results',
+    source:
+      'MicrosoftDocs/windows-powershell-docs docset/winserver2022-ps/bitlocker/Get-BitLockerVolume.md, Example 1 (C: FullyDecrypted {Tpm}; D: EncryptionInProgress 1 % {RecoveryPassword, Password}; E:, F:, G: FullyDecrypted); completed: the same rows as Win32_EncryptableVolume method results',
     description: 'Policy scope all_local: the OS volume has a TPM protector but is decrypted, and four data volumes are not protected',
     policy: { diskEncryption: { scope: 'all_local' } },
     machine: (doc) => {
@@ -88,13 +170,18 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
         volume('G:', 1, 0, 0, 0, [], true),
       ]);
     },
-    expect: { status: 'FAIL', evidence: { rule: 'decrypted', fixed_data_volumes: 4, other_fixed_unprotected: 4, os_volume: { protectors: ['Tpm'] } } },
+    expect: {
+      status: 'FAIL',
+      evidence: { rule: 'decrypted', fixed_data_volumes: 4, other_fixed_unprotected: 4, os_volume: { protectors: ['Tpm'] } },
+    },
   },
   {
     check: 'DISK_ENCRYPTION',
     name: 'pass-azure-key-volume-mounted-nowhere',
-    source: 'Microsoft Learn "Azure Disk Encryption for Windows VMs" (the BEK volume holding the key is a small volume without a drive letter); completed: its row as Win32_EncryptableVolume and Win32_Volume give it (no recording found)',
-    description: 'Azure VM with C: protected and Azure Disk Encryption\'s key volume, decrypted and mounted nowhere: not a volume to encrypt under "all local volumes"',
+    source:
+      'Microsoft Learn "Azure Disk Encryption for Windows VMs" (the BEK volume holding the key is a small volume without a drive letter); completed: its row as Win32_EncryptableVolume and Win32_Volume give it (no recording found)',
+    description:
+      'Azure VM with C: protected and Azure Disk Encryption\'s key volume, decrypted and mounted nowhere: not a volume to encrypt under "all local volumes"',
     policy: { diskEncryption: { scope: 'all_local' } },
     machine: (doc) => (doc.bitlocker as { value: unknown[] }).value.push(volume(null, 1, 0, 0, 0, [], false)),
     expect: { status: 'PASS', evidence: { rule: 'protected', fixed_data_volumes: 0, unmounted_volumes_skipped: 1 } },
@@ -104,7 +191,8 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'REMOTE_LOGIN',
     name: 'fail-winrm-server-default',
-    source: 'Microsoft Learn "Installation and configuration for Windows Remote Management" (Windows Server 2012 and later: WinRM enabled, HTTP listener on all addresses); MicrosoftDocs/SupportArticles-docs#440 (5985 HTTP, 5986 HTTPS); completed: the listener rows (System, 0.0.0.0 and ::)',
+    source:
+      'Microsoft Learn "Installation and configuration for Windows Remote Management" (Windows Server 2012 and later: WinRM enabled, HTTP listener on all addresses); MicrosoftDocs/SupportArticles-docs#440 (5985 HTTP, 5986 HTTPS); completed: the listener rows (System, 0.0.0.0 and ::)',
     description: 'Windows Server 2022 as installed: RDP off, WinRM running and listening on 5985: PowerShell remoting is remote login',
     machine: (doc) => {
       osValues(doc, WINDOWS_SERVER_2022);
@@ -116,7 +204,8 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'REMOTE_LOGIN',
     name: 'pass-winrm-loopback-only',
-    source: 'Microsoft Learn "Installation and configuration for Windows Remote Management" (winrm create winrm/config/Listener?Address=IP:127.0.0.1+Transport=HTTP binds a listener to one address); completed: the listener rows',
+    source:
+      'Microsoft Learn "Installation and configuration for Windows Remote Management" (winrm create winrm/config/Listener?Address=IP:127.0.0.1+Transport=HTTP binds a listener to one address); completed: the listener rows',
     description: 'WinRM running with its only listener on 127.0.0.1 (local automation): reachable from this machine only',
     machine: (doc) => {
       setService(doc, 'WinRM', { Start: 2, State: 'Running' });
@@ -129,8 +218,10 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'SCREEN_LOCK',
     name: 'unknown-standard-user-other-hive-denied',
-    source: 'issue 14 (least privilege); .NET RegistryKey.OpenSubKey throws SecurityException without read access; Microsoft Learn HKCU\\Control Panel\\Desktop values; completed: the hives as the probe reports them',
-    description: '`device-agent check` run by a standard user: their own hive locks after 10 minutes, another user\'s hive is closed to them',
+    source:
+      'issue 14 (least privilege); .NET RegistryKey.OpenSubKey throws SecurityException without read access; Microsoft Learn HKCU\\Control Panel\\Desktop values; completed: the hives as the probe reports them',
+    description:
+      "`device-agent check` run by a standard user: their own hive locks after 10 minutes, another user's hive is closed to them",
     machine: (doc) => {
       doc.elevated = false;
       userHives(doc, [
@@ -138,13 +229,18 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
         { Sid: 'S-1-5-21-1004336348-1177238915-682003330-1002', Error: 'access_denied' },
       ]);
     },
-    expect: { status: 'UNKNOWN', evidence: { reason: 'permission_denied', value: 'other_users_hives', users_evaluated: 2, users_compliant: 1, users_unreadable: 1 } },
+    expect: {
+      status: 'UNKNOWN',
+      evidence: { reason: 'permission_denied', value: 'other_users_hives', users_evaluated: 2, users_compliant: 1, users_unreadable: 1 },
+    },
   },
   {
     check: 'SCREEN_LOCK',
     name: 'fail-standard-user-own-hive-without-lock',
-    source: 'issue 14 (least privilege: a denied hive must not hide the user\'s own settings); Microsoft Learn ScreenSaveActive / SCRNSAVE.EXE; completed: the hives as the probe reports them',
-    description: 'Standard user whose own screen saver is "(None)" and whose laptop sleeps after 30 minutes; another user\'s hive is denied',
+    source:
+      "issue 14 (least privilege: a denied hive must not hide the user's own settings); Microsoft Learn ScreenSaveActive / SCRNSAVE.EXE; completed: the hives as the probe reports them",
+    description:
+      'Standard user whose own screen saver is "(None)" and whose laptop sleeps after 30 minutes; another user\'s hive is denied',
     machine: (doc) => {
       doc.elevated = false;
       userHives(doc, [
@@ -159,7 +255,8 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'AUTO_UPDATE',
     name: 'fail-server-sconfig-download-only',
-    source: 'Microsoft Learn "Configure a Server Core installation with Sconfig" (Windows Update settings: Automatic, DownloadOnly, Manual; DownloadOnly by default); Windows Update Agent AUOptions values (3 = download and notify); completed: the value as HKLM\\...\\WindowsUpdate\\Auto Update holds it',
+    source:
+      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Windows Update settings: Automatic, DownloadOnly, Manual; DownloadOnly by default); Windows Update Agent AUOptions values (3 = download and notify); completed: the value as HKLM\\...\\WindowsUpdate\\Auto Update holds it',
     description: 'Windows Server 2022 without Group Policy whose sconfig setting is DownloadOnly: updates wait for an administrator',
     machine: (doc) => {
       osValues(doc, WINDOWS_SERVER_2022);
@@ -170,7 +267,8 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'AUTO_UPDATE',
     name: 'pass-server-sconfig-automatic',
-    source: 'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it',
+    source:
+      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it',
     description: 'Windows Server 2022 set to Automatic in sconfig, no Group Policy',
     machine: (doc) => {
       osValues(doc, WINDOWS_SERVER_2022);
@@ -183,19 +281,24 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'FIREWALL_ENABLED',
     name: 'fail-legacy-standard-profile-policy-off',
-    source: 'Microsoft Learn "Windows Firewall Group Policy settings" (Network\\Network Connections\\Windows Firewall\\Standard Profile: "Protect all network connections", HKLM\\SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\StandardProfile EnableFirewall; applied to the private and public profiles on Vista and later); completed: the cmdlet failing, so the registry decides',
+    source:
+      'Microsoft Learn "Windows Firewall Group Policy settings" (Network\\Network Connections\\Windows Firewall\\Standard Profile: "Protect all network connections", HKLM\\SOFTWARE\\Policies\\Microsoft\\WindowsFirewall\\StandardProfile EnableFirewall; applied to the private and public profiles on Vista and later); completed: the cmdlet failing, so the registry decides',
     description: 'An old domain GPO still turns the firewall off through the Standard Profile key; Get-NetFirewallProfile unavailable',
     machine: (doc) => {
       doc.firewallProfiles = err('cim_InvalidClass');
       registry(doc, 'firewallPolicyStandard', { EnableFirewall: 0 });
     },
-    expect: { status: 'FAIL', evidence: { source: 'registry', profiles: { domain: true, private: false, public: false }, rule: 'profile_disabled' } },
+    expect: {
+      status: 'FAIL',
+      evidence: { source: 'registry', profiles: { domain: true, private: false, public: false }, rule: 'profile_disabled' },
+    },
   },
   // ---- PASSWORD_POLICY: [System Access] sections pasted in issue threads --------------------------
   {
     check: 'PASSWORD_POLICY',
     name: 'fail-fresh-install-no-lockout',
-    source: '0x6d69636b/windows_hardening#18 (secedit /export of "a new installed Windows, out-of-the-box without any hardening settings": the [System Access] lines as pasted, before Windows 11 22H2 set a lockout threshold); completed: the other probe sections (the baseline machine)',
+    source:
+      '0x6d69636b/windows_hardening#18 (secedit /export of "a new installed Windows, out-of-the-box without any hardening settings": the [System Access] lines as pasted, before Windows 11 22H2 set a lockout threshold); completed: the other probe sections (the baseline machine)',
     description: 'A freshly installed Windows: minimum length 0, complexity off, no account lockout',
     machine: (doc) => {
       doc.secedit = ok({
@@ -218,13 +321,18 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
         ],
       });
     },
-    expect: { status: 'FAIL', evidence: { source: 'secedit', min_length: 0, complexity: false, lockout_threshold: 0, max_age_days: 42, rule: 'min_length' } },
+    expect: {
+      status: 'FAIL',
+      evidence: { source: 'secedit', min_length: 0, complexity: false, lockout_threshold: 0, max_age_days: 42, rule: 'min_length' },
+    },
   },
   {
     check: 'PASSWORD_POLICY',
     name: 'fail-complexity-without-length',
-    source: 'ChrisAWalker/cSecurityOptions#6 (the top of a secedit export pasted by the reporter: PasswordComplexity 1, MinimumPasswordLength 0, EnableAdminAccount 1); completed: the other probe sections (the baseline machine) and the ADSI minimum (0, the same NetUserModalsGet value)',
-    description: 'Complexity required but no minimum length, policy asks for 8 characters and complexity: complexity alone is not a passing policy',
+    source:
+      'ChrisAWalker/cSecurityOptions#6 (the top of a secedit export pasted by the reporter: PasswordComplexity 1, MinimumPasswordLength 0, EnableAdminAccount 1); completed: the other probe sections (the baseline machine) and the ADSI minimum (0, the same NetUserModalsGet value)',
+    description:
+      'Complexity required but no minimum length, policy asks for 8 characters and complexity: complexity alone is not a passing policy',
     policy: { password: { minLength: 8, requireComplexity: true } },
     machine: (doc) => {
       doc.secedit = ok({
@@ -247,14 +355,19 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
         ],
       });
     },
-    expect: { status: 'FAIL', evidence: { source: 'secedit', min_length: 0, complexity: true, lockout_threshold: 0, required_min_length: 8, rule: 'min_length' } },
+    expect: {
+      status: 'FAIL',
+      evidence: { source: 'secedit', min_length: 0, complexity: true, lockout_threshold: 0, required_min_length: 8, rule: 'min_length' },
+    },
   },
 
   {
     check: 'PASSWORD_POLICY',
     name: 'pass-standard-user-sql-mi-minimum-14',
-    source: 'MicrosoftDocs/sql-docs#10196 (`net accounts` run by a SQL Agent job on Azure SQL Managed Instance hosts: minimum length 14, history 24, lockout threshold 10, computer role SERVER); completed: the run without administrator rights (secedit refused, as in pass-standard-user-netusermodals), the ADSI MinPasswordLength 14 (NetUserModalsGet, the value net accounts printed) and the other probe sections (the baseline machine)',
-    description: 'A server whose account policy asks for 14 characters, checked by a standard user: the ADSI minimum decides, the translated net accounts text is never parsed',
+    source:
+      'MicrosoftDocs/sql-docs#10196 (`net accounts` run by a SQL Agent job on Azure SQL Managed Instance hosts: minimum length 14, history 24, lockout threshold 10, computer role SERVER); completed: the run without administrator rights (secedit refused, as in pass-standard-user-netusermodals), the ADSI MinPasswordLength 14 (NetUserModalsGet, the value net accounts printed) and the other probe sections (the baseline machine)',
+    description:
+      'A server whose account policy asks for 14 characters, checked by a standard user: the ADSI minimum decides, the translated net accounts text is never parsed',
     unusedCommands: [
       {
         argv: ['C:\\Windows\\System32\\net.exe', 'accounts'],
@@ -281,8 +394,9 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'PASSWORD_POLICY',
     name: 'fail-standard-user-workstation-minimum-6',
-    source: 'kolide/launcher#580 (`net accounts` on a workstation: minimum length 6, lockout threshold Never, computer role WORKSTATION); completed: the run without administrator rights (secedit refused), the ADSI MinPasswordLength 6 (NetUserModalsGet, the value net accounts printed) and the other probe sections (the baseline machine)',
-    description: 'A workstation whose minimum is 6 characters, below the policy\'s 8, checked by a standard user',
+    source:
+      'kolide/launcher#580 (`net accounts` on a workstation: minimum length 6, lockout threshold Never, computer role WORKSTATION); completed: the run without administrator rights (secedit refused), the ADSI MinPasswordLength 6 (NetUserModalsGet, the value net accounts printed) and the other probe sections (the baseline machine)',
+    description: "A workstation whose minimum is 6 characters, below the policy's 8, checked by a standard user",
     unusedCommands: [
       {
         argv: ['C:\\Windows\\System32\\net.exe', 'accounts'],
@@ -312,8 +426,10 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'MALWARE_PROTECTION',
     name: 'pass-bitdefender-registered-defender-off',
-    source: 'prakashchand72/All-Hack-Notes Red-Teaming-Stuffs/README.md (Get-CimInstance root/SecurityCenter2 AntivirusProduct: "Bitdefender Antivirus" productState 266240, "Windows Defender" productState 393472; Get-MpComputerStatus RealTimeProtectionEnabled False); completed: the other Get-MpComputerStatus values (the source printed RealTimeProtectionEnabled only; AMRunningMode set to Passive Mode, one of the values Defender reports beside another antivirus; the verdict does not rest on it) and the other probe sections (the baseline client)',
-    description: 'Bitdefender registered in Security Center, on and up to date; Defender off in Security Center and its real-time protection off',
+    source:
+      'prakashchand72/All-Hack-Notes Red-Teaming-Stuffs/README.md (Get-CimInstance root/SecurityCenter2 AntivirusProduct: "Bitdefender Antivirus" productState 266240, "Windows Defender" productState 393472; Get-MpComputerStatus RealTimeProtectionEnabled False); completed: the other Get-MpComputerStatus values (the source printed RealTimeProtectionEnabled only; AMRunningMode set to Passive Mode, one of the values Defender reports beside another antivirus; the verdict does not rest on it) and the other probe sections (the baseline client)',
+    description:
+      'Bitdefender registered in Security Center, on and up to date; Defender off in Security Center and its real-time protection off',
     machine: (doc) => {
       doc.antivirusProducts = ok([
         { displayName: 'Bitdefender Antivirus', productState: 266240 },
@@ -326,16 +442,27 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   {
     check: 'MALWARE_PROTECTION',
     name: 'pass-defender-not-tamper-protected',
-    source: 'nickjeffrey/nagios_powershell_passive_check Get-Windows-Defender-Antivirus-Status.ps1 (the Get-MpComputerStatus output its author recorded: AMRunningMode Normal, AMServiceEnabled/AntivirusEnabled/RealTimeProtectionEnabled True, AntivirusSignatureAge 0, IsTamperProtected False, IsVirtualMachine True; DefenderSignaturesOutOfDate not printed by that platform, 4.18.2011.6); completed: the Security Center section (Defender on and up to date, 397568) and the other probe sections (the baseline client)',
-    description: 'A monitored virtual machine: Defender primary with real-time protection on and signatures from the same day, tamper protection off (recorded in the evidence, not a verdict)',
+    source:
+      'nickjeffrey/nagios_powershell_passive_check Get-Windows-Defender-Antivirus-Status.ps1 (the Get-MpComputerStatus output its author recorded: AMRunningMode Normal, AMServiceEnabled/AntivirusEnabled/RealTimeProtectionEnabled True, AntivirusSignatureAge 0, IsTamperProtected False, IsVirtualMachine True; DefenderSignaturesOutOfDate not printed by that platform, 4.18.2011.6); completed: the Security Center section (Defender on and up to date, 397568) and the other probe sections (the baseline client)',
+    description:
+      'A monitored virtual machine: Defender primary with real-time protection on and signatures from the same day, tamper protection off (recorded in the evidence, not a verdict)',
     machine: (doc) => defender(doc, { AntivirusSignatureAge: 0, IsTamperProtected: false, DefenderSignaturesOutOfDate: null }),
-    expect: { status: 'PASS', evidence: { source: 'defender', rule: 'defender_active', defender: { mode: 'normal', rtp: true, signature_age_days: 0, tamper_protected: false } } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        source: 'defender',
+        rule: 'defender_active',
+        defender: { mode: 'normal', rtp: true, signature_age_days: 0, tamper_protected: false },
+      },
+    },
   },
   {
     check: 'MALWARE_PROTECTION',
     name: 'pass-docs-example-before-running-mode',
-    source: 'MicrosoftDocs/windows-powershell-docs docset/winserver2022-ps/defender/Get-MpComputerStatus.md, Example 1 (platform 4.3.9463.0, 2013: AMServiceEnabled, AntivirusEnabled, RealTimeProtectionEnabled True, AntivirusSignatureAge 0; no AMRunningMode, DefenderSignaturesOutOfDate or IsTamperProtected on that platform); completed: the Security Center section (Defender on and up to date, 397568) and the other probe sections (the baseline client)',
-    description: 'A Defender platform older than AMRunningMode: the antivirus being enabled makes it the active one; real-time protection on, signatures current',
+    source:
+      'MicrosoftDocs/windows-powershell-docs docset/winserver2022-ps/defender/Get-MpComputerStatus.md, Example 1 (platform 4.3.9463.0, 2013: AMServiceEnabled, AntivirusEnabled, RealTimeProtectionEnabled True, AntivirusSignatureAge 0; no AMRunningMode, DefenderSignaturesOutOfDate or IsTamperProtected on that platform); completed: the Security Center section (Defender on and up to date, 397568) and the other probe sections (the baseline client)',
+    description:
+      'A Defender platform older than AMRunningMode: the antivirus being enabled makes it the active one; real-time protection on, signatures current',
     machine: (doc) => {
       doc.defender = ok({
         AMRunningMode: null,
@@ -347,6 +474,13 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
         IsTamperProtected: null,
       });
     },
-    expect: { status: 'PASS', evidence: { source: 'defender', rule: 'defender_active', defender: { mode: null, rtp: true, signature_age_days: 0, tamper_protected: null } } },
+    expect: {
+      status: 'PASS',
+      evidence: {
+        source: 'defender',
+        rule: 'defender_active',
+        defender: { mode: null, rtp: true, signature_age_days: 0, tamper_protected: null },
+      },
+    },
   },
 ];

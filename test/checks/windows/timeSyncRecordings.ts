@@ -259,7 +259,8 @@ export function w32tm(doc: ProbeDocument, printed: string[], exitCode = 0): void
   if (exitCode === 0 && row) Object.assign(row, { State: 'Running' });
 }
 
-const COMPLETED_RUNNING = 'completed: the stock registry configuration (NTP, time.windows.com,0x9) and W32Time running, which an answering w32tm implies';
+const COMPLETED_RUNNING =
+  'completed: the stock registry configuration (NTP, time.windows.com,0x9) and W32Time running, which an answering w32tm implies';
 
 export const TIME_SYNC_RECORDINGS: WindowsFixtureCase[] = [
   {
@@ -268,7 +269,10 @@ export const TIME_SYNC_RECORDINGS: WindowsFixtureCase[] = [
     source: `${LINUXFABRIK}/de-stratum-5-synced; ${COMPLETED_RUNNING}`,
     description: 'German Windows synchronised with time.windows.com (stratum 5): translated labels, the numbers read by position',
     machine: (doc) => w32tm(doc, LINUXFABRIK_W32TM['de-stratum-5-synced']),
-    expect: { status: 'PASS', evidence: { state_source: 'w32tm', leap_indicator: 0, stratum: 5, reference: 'peer', last_sync_age_s: 52, rule: 'synchronized' } },
+    expect: {
+      status: 'PASS',
+      evidence: { state_source: 'w32tm', leap_indicator: 0, stratum: 5, reference: 'peer', last_sync_age_s: 52, rule: 'synchronized' },
+    },
   },
   {
     check: 'TIME_SYNC',
@@ -276,7 +280,10 @@ export const TIME_SYNC_RECORDINGS: WindowsFixtureCase[] = [
     source: `${LINUXFABRIK}/de-unsynced-local-cmos; ${COMPLETED_RUNNING}`,
     description: 'German Windows configured for NTP, W32Time running, never synchronised: leap indicator 3, stratum 0, Local CMOS Clock',
     machine: (doc) => w32tm(doc, LINUXFABRIK_W32TM['de-unsynced-local-cmos']),
-    expect: { status: 'FAIL', evidence: { type: 'NTP', ntp_servers: 1, leap_indicator: 3, stratum: 0, reference: 'unspecified', rule: 'not_synchronized' } },
+    expect: {
+      status: 'FAIL',
+      evidence: { type: 'NTP', ntp_servers: 1, leap_indicator: 3, stratum: 0, reference: 'unspecified', rule: 'not_synchronized' },
+    },
   },
   {
     check: 'TIME_SYNC',
@@ -308,8 +315,10 @@ export const TIME_SYNC_RECORDINGS: WindowsFixtureCase[] = [
   {
     check: 'TIME_SYNC',
     name: 'fail-ntp-peer-not-answering',
-    source: 'Linuxfabrik/monitoring-plugins check-plugins/ntp-w32tm/README.md (Usage Examples output); completed: the registry configuration (NTP, time.windows.com,0x8 as the status names) and W32Time running',
-    description: 'Configured for time.windows.com, synchronised once, now "no time data was available": leap indicator 3 (the configuration alone PASSed this)',
+    source:
+      'Linuxfabrik/monitoring-plugins check-plugins/ntp-w32tm/README.md (Usage Examples output); completed: the registry configuration (NTP, time.windows.com,0x8 as the status names) and W32Time running',
+    description:
+      'Configured for time.windows.com, synchronised once, now "no time data was available": leap indicator 3 (the configuration alone PASSed this)',
     machine: (doc) => {
       doc.registry.w32time = ok({ Type: 'NTP', NtpServer: 'time.windows.com,0x8' });
       w32tm(doc, LINUXFABRIK_README_PEER_SILENT);
@@ -319,10 +328,15 @@ export const TIME_SYNC_RECORDINGS: WindowsFixtureCase[] = [
   {
     check: 'TIME_SYNC',
     name: 'fail-free-running-local-clock',
-    source: 'collingeorge/Set-NTPConfig README.md ("Example output": its w32tm /query /configuration gives Type NTP, four NtpServer peers, NtpClient Enabled 1; then w32tm /query /status)',
-    description: 'Four NTP peers configured, yet the clock free-runs on the local CMOS clock: leap indicator 0 and stratum 1, but ReferenceId LOCL',
+    source:
+      'collingeorge/Set-NTPConfig README.md ("Example output": its w32tm /query /configuration gives Type NTP, four NtpServer peers, NtpClient Enabled 1; then w32tm /query /status)',
+    description:
+      'Four NTP peers configured, yet the clock free-runs on the local CMOS clock: leap indicator 0 and stratum 1, but ReferenceId LOCL',
     machine: (doc) => {
-      doc.registry.w32time = ok({ Type: 'NTP', NtpServer: 'time.cloudflare.com,0x9 time.google.com,0x9 time.nist.gov,0x9 time.apple.com,0x9' });
+      doc.registry.w32time = ok({
+        Type: 'NTP',
+        NtpServer: 'time.cloudflare.com,0x9 time.google.com,0x9 time.nist.gov,0x9 time.apple.com,0x9',
+      });
       w32tm(doc, SET_NTPCONFIG_FREE_RUNNING);
     },
     expect: { status: 'FAIL', evidence: { ntp_servers: 4, leap_indicator: 0, stratum: 1, reference: 'local_clock', rule: 'local_clock' } },
@@ -331,15 +345,20 @@ export const TIME_SYNC_RECORDINGS: WindowsFixtureCase[] = [
     check: 'TIME_SYNC',
     name: 'pass-hyperv-guest-vm-ic-provider',
     source: `${LINUXFABRIK}/stratum-1-vm-ic (also the sample in Microsoft Learn "Windows Time service tools and settings"); ${COMPLETED_RUNNING}`,
-    description: 'Hyper-V guest synchronised by the VM IC time provider: ReferenceId 0x00000000 with stratum 1 is a source, not "unspecified"',
+    description:
+      'Hyper-V guest synchronised by the VM IC time provider: ReferenceId 0x00000000 with stratum 1 is a source, not "unspecified"',
     machine: (doc) => w32tm(doc, LINUXFABRIK_W32TM['stratum-1-vm-ic']),
-    expect: { status: 'PASS', evidence: { stratum: 1, reference: 'unspecified', vmic_provider_enabled: true, last_sync_age_s: 16, rule: 'synchronized' } },
+    expect: {
+      status: 'PASS',
+      evidence: { stratum: 1, reference: 'unspecified', vmic_provider_enabled: true, last_sync_age_s: 16, rule: 'synchronized' },
+    },
   },
   {
     check: 'TIME_SYNC',
     name: 'pass-domain-member-in-hold',
     source: `${LINUXFABRIK}/last-sync-too-old; completed: Type NT5DS, domain joined and W32Time running (the source is a domain controller)`,
-    description: 'Domain member in state Hold, last good sync 11 hours ago (within the eight-day limit: Linuxfabrik warns at 8 hours for its own reasons)',
+    description:
+      'Domain member in state Hold, last good sync 11 hours ago (within the eight-day limit: Linuxfabrik warns at 8 hours for its own reasons)',
     machine: (doc) => {
       doc.registry.w32time = ok({ Type: 'NT5DS' });
       doc.computer = ok({ PartOfDomain: true, EntraJoined: false });
@@ -378,7 +397,10 @@ export const TIME_SYNC_RECORDINGS: WindowsFixtureCase[] = [
     description: 'German Windows read through the OEM code page (umlauts garbled) with a wrapped message: the numbers still read',
     policy: { timeSync: { maxOffsetSeconds: 1 } },
     machine: (doc) => w32tm(doc, CHECKMK_W32TM.DE_LINE_WRAP),
-    expect: { status: 'PASS', evidence: { stratum: 3, last_sync_age_s: 4813, offset_measured: true, offset_s: -0.0003717, rule: 'synchronized' } },
+    expect: {
+      status: 'PASS',
+      evidence: { stratum: 3, last_sync_age_s: 4813, offset_measured: true, offset_s: -0.0003717, rule: 'synchronized' },
+    },
   },
   {
     check: 'TIME_SYNC',
