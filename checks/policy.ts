@@ -7,23 +7,7 @@ import { darwinLifecycle } from './darwin/lifecycle';
 import { freebsdLifecycle } from './freebsd/lifecycle';
 import { linuxLifecycle } from './linux/lifecycle';
 import { windowsLifecycle } from './windows/lifecycle';
-
-const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be YYYY-MM-DD');
-
-export const LifecycleCycle = z.object({
-  /** Release cycle as the platform names it: "12", "24.04", "15", "14.3", "23H2", … */
-  cycle: z.string().min(1),
-  releaseDate: isoDate.optional(),
-  /** End of regular (security) support; false while no end is announced. */
-  eol: z.union([isoDate, z.literal(false)]),
-  /** End of extended support (Debian LTS, Ubuntu ESM, Windows ESU), counted only when the policy accepts it. */
-  extendedEnd: z.union([isoDate, z.literal(false)]).optional(),
-  /** Newest release of this cycle and its date, for maxPatchLagDays. */
-  latest: z.string().optional(),
-  latestReleaseDate: isoDate.optional(),
-});
-export type LifecycleCycle = z.infer<typeof LifecycleCycle>;
-export type LifecycleTable = Record<string, LifecycleCycle[]>;
+import { LifecycleCycle, type LifecycleTable } from './lifecycleTable';
 
 export const DEFAULT_LIFECYCLE: LifecycleTable = {
   ...linuxLifecycle,

@@ -5,7 +5,7 @@
 // // darwin.md, "Keeping the lifecycle table current"). A major newer than every listed one can only be
 // the current release: PASS newer_than_table (release.ts orderedCycles), without a patch-lag test;
 // a major older than every listed one is FAIL older_than_table.
-import type { LifecycleTable } from '../policy';
+import type { LifecycleTable } from '../lifecycleTable';
 
 export const darwinLifecycle: LifecycleTable = {
   macos: [

@@ -7,7 +7,7 @@
 // reproduces it; the stable/15 end from his 15.0 schedule, freebsd-stable 2025-04-15): 14.4 out
 // 2026-03-10, to 2026-12-31; 15.1 (June 2026) to 2027-03-31; 14.5 (September 2026) to 2027-06-30;
 // 15.2 (December 2026) to 2027-09-30. A release date the plan gives only as a month is left out.
-import type { LifecycleCycle, LifecycleTable } from '../policy';
+import type { LifecycleCycle, LifecycleTable } from '../lifecycleTable';
 
 const release = (cycle: string, releaseDate: string | undefined, eol: string | false): LifecycleCycle =>
   releaseDate === undefined ? { cycle, eol } : { cycle, releaseDate, eol };

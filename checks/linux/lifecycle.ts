@@ -7,7 +7,7 @@
 // Debian LTS, Ubuntu ESM or RHEL ELS, counted only when the policy accepts that kind of extended
 // support. Checked at LIFECYCLE_CHECKED_AT (checks/policy.ts); administrators extend or replace it
 // in their policy file.
-import type { LifecycleTable } from '../policy';
+import type { LifecycleTable } from '../lifecycleTable';
 
 export const linuxLifecycle: LifecycleTable = {
   debian: [

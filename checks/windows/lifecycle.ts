@@ -10,7 +10,7 @@
 // `eol` is the end of security updates (for LTSC: end of extended support); `extendedEnd` is the
 // last Extended Security Updates date, counted only with policy.osVersion.acceptExtendedSupport.windowsEsu.
 // 26H1 (28000) and 26H2 (26300) are unverified (research §12) and deliberately absent: UNKNOWN.
-import type { LifecycleCycle, LifecycleTable } from '../policy';
+import type { LifecycleCycle, LifecycleTable } from '../lifecycleTable';
 
 const windows11 = (group: 'home-pro' | 'enterprise-education'): LifecycleCycle[] => {
   const e = group === 'enterprise-education';
