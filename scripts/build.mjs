@@ -8,7 +8,7 @@ export const entries = {
   'device-agent-server': 'src/cli/device-agent-server.ts',
 };
 
-export const external = ['better-sqlite3', '@napi-rs/keyring'];
+export const external = ['better-sqlite3', 'better-sqlite3-napi', '@napi-rs/keyring'];
 
 await Promise.all(
   Object.entries(entries).map(async ([name, entry]) => {

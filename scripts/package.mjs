@@ -129,7 +129,7 @@ async function bundle() {
     minify: true,
     // The keyring addon loads at run time from beside the executable (src/platform/keyringModule.ts);
     // the server's SQLite addon must never be needed by the agent.
-    external: ['@napi-rs/keyring', 'better-sqlite3'],
+    external: ['@napi-rs/keyring', 'better-sqlite3', 'better-sqlite3-napi'],
     legalComments: 'none',
     logLevel: 'warning',
   });

@@ -250,12 +250,7 @@ device
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
   });
 
-// Exit explicitly once the command is done and its output is written (a pipe takes large output
-// asynchronously): on Node 24, better-sqlite3 12's statements abort the process (SIGABRT,
-// "Assertion failed: (env) != nullptr") when V8 finalizes them after Node has torn its environment
-// down, which a natural exit does and process.exit does not (nodejs/node#65446).
-const exitWhenWritten = () => process.stdout.write('', () => process.exit());
-program.parseAsync(process.argv).then(exitWhenWritten, (error: unknown) => {
+program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CommanderError) {
     // Commander already printed the message (or the help/version).
     process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);

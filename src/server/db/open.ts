@@ -2,10 +2,23 @@
 // CLI can work while `serve` runs, a busy timeout instead of immediate SQLITE_BUSY, and the schema
 // migrated.
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { SchemaTooNewError, migrate } from './migrations';
 import { SqliteStore } from './sqliteStore';
 import type { Store } from './store';
+
+/**
+ * better-sqlite3 13 (Node-API) from Node 22 on; 12 on Node 20, which 13 does not support. 12 wraps
+ * its statements in Node's ObjectWrap, and Node 24 aborts the process (SIGABRT, "Assertion failed:
+ * (env) != nullptr") when V8 finalizes one after the environment is gone (nodejs/node#65446): seen
+ * here in `device show` on Node 24. The two have the same API.
+ */
+const Sqlite: typeof Database =
+  Number(process.versions.node.split('.')[0]) >= 22
+    ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
+      (require('better-sqlite3-napi') as typeof Database)
+    : // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
+      (require('better-sqlite3') as typeof Database);
 
 const BUSY_TIMEOUT_MS = 5_000;
 /** How long a start waits for another process that is setting up the same new database. */
@@ -33,7 +46,7 @@ function openDatabase(path: string, options: OpenOptions): Database.Database {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) makeOwnerOnly(file);
   let db: Database.Database | undefined;
   try {
-    db = new Database(path, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    db = new Sqlite(path, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
     setUp(db);
     return db;
   } catch (error) {
