@@ -5,7 +5,7 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import { logEntries, startServer, type LogEntry, type RunningServer } from '../support/server';
 import { ROUTES } from '../../src/protocol/schemas';
-import { call, enrolledDevice, heartbeatBody } from './client';
+import { call, enrolledDevice, heartbeatBody, type EnrolledDevice } from './client';
 
 const servers: RunningServer[] = [];
 const sockets: Socket[] = [];
@@ -44,6 +44,21 @@ function from(localAddress: string): Agent {
   return new Agent({ localAddress });
 }
 
+/** A heartbeat from `localAddress` (another loopback address than the flood's) gets 200. */
+async function expectHeartbeatAnsweredFrom(localAddress: string, server: RunningServer, device: EnrolledDevice): Promise<void> {
+  const dispatcher = from(localAddress);
+  try {
+    const answer = await call(server, ROUTES.heartbeat, {
+      apiKey: device.apiKey,
+      json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
+      dispatcher,
+    });
+    expect(answer.status, answer.text).toBe(200);
+  } finally {
+    await dispatcher.close();
+  }
+}
+
 function warnings(server: RunningServer, event: string): LogEntry[] {
   return logEntries(server.logs()).filter((entry) => entry.event === event);
 }
@@ -64,17 +79,7 @@ describe('connection caps', () => {
     const server = await serve([], 256);
     const device = await enrolledDevice(server);
     await Promise.all(Array.from({ length: 300 }, () => idleConnection(server, FLOOD)));
-    const other = from('127.0.0.2');
-    try {
-      const answer = await call(server, ROUTES.heartbeat, {
-        apiKey: device.apiKey,
-        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
-        dispatcher: other,
-      });
-      expect(answer.status, answer.text).toBe(200);
-    } finally {
-      await other.close();
-    }
+    await expectHeartbeatAnsweredFrom('127.0.0.2', server, device);
     await waitFor(() => warnings(server, 'per_address_cap').length > 0);
     expect(warnings(server, 'per_address_cap')[0]).toMatchObject({ level: 'warn', address: FLOOD, cap: 128 });
   });
@@ -102,17 +107,7 @@ describe('connection caps', () => {
       await same.destroy();
     }
 
-    const other = from('127.0.0.2');
-    try {
-      const answer = await call(server, ROUTES.heartbeat, {
-        apiKey: device.apiKey,
-        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
-        dispatcher: other,
-      });
-      expect(answer.status, answer.text).toBe(200);
-    } finally {
-      await other.close();
-    }
+    await expectHeartbeatAnsweredFrom('127.0.0.2', server, device);
     // The flood's own connections are still open: the cap refuses new ones, it does not cut old ones.
     expect(flood.every((socket) => !socket.destroyed)).toBe(true);
   });
@@ -123,17 +118,7 @@ describe('connection caps', () => {
     const flood: Socket[] = [];
     for (let i = 0; i < 30; i += 1) flood.push(await idleConnection(server, '127.0.0.1'));
 
-    const other = from('127.0.0.2');
-    try {
-      const answer = await call(server, ROUTES.heartbeat, {
-        apiKey: device.apiKey,
-        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
-        dispatcher: other,
-      });
-      expect(answer.status, answer.text).toBe(200);
-    } finally {
-      await other.close();
-    }
+    await expectHeartbeatAnsweredFrom('127.0.0.2', server, device);
     expect(await closedWithin(flood[0]!, 3_000)).toBe(true);
     expect(flood.slice(-5).every((socket) => !socket.destroyed)).toBe(true);
     await waitFor(() => warnings(server, 'idle_evicted').length > 0);
@@ -159,17 +144,7 @@ describe('connection caps', () => {
     expect(JSON.parse(lowered[0]!)).toMatchObject({ level: 'warn', requested: 100000, open_file_limit: 128, max_connections: 64 });
 
     await Promise.all(Array.from({ length: 160 }, () => idleConnection(server, '127.0.0.1')));
-    const other = from('127.0.0.2');
-    try {
-      const answer = await call(server, ROUTES.heartbeat, {
-        apiKey: device.apiKey,
-        json: heartbeatBody({ hardware_uuid: device.hardwareUuid }),
-        dispatcher: other,
-      });
-      expect(answer.status, answer.text).toBe(200);
-    } finally {
-      await other.close();
-    }
+    await expectHeartbeatAnsweredFrom('127.0.0.2', server, device);
     await waitFor(() => warnings(server, 'idle_evicted').length > 0);
   });
 });
