@@ -410,8 +410,8 @@ export class Daemon {
     } catch (err) {
       const retryInMs = this.heartbeatBackoff.fail();
       this.heartbeatDue = this.clock.monotonicMs() + retryInMs;
-      this.log.error({ event: 'identity_failed', error: firstLine(err), retry_in_ms: retryInMs }, 'cannot read the host identity');
-      return { kind: 'refused', message: `cannot read the host identity: ${firstLine(err)}` };
+      this.log.error({ event: 'identity_failed', error: firstLine(err), retry_in_ms: retryInMs }, 'cannot read the device identity');
+      return { kind: 'refused', message: `cannot read the device identity: ${firstLine(err)}` };
     }
     const sentAt = this.clock.wallMs();
     try {

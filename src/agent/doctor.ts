@@ -17,7 +17,7 @@ import { readRuntimeStatus } from './runtimeStatus';
 import { CLOCK_SKEW_WARNING_MS, clockSkewMs } from './scheduler';
 import { isLoopbackHost } from './serverUrl';
 import { stateLayout, verifyStateDir } from './stateDir';
-import { readHostIdentity } from '../host';
+import { readDeviceIdentity } from '../identity';
 import { serviceProbe, type ServiceState } from '../platform/serviceProbe';
 
 export type Verdict = 'pass' | 'warn' | 'fail' | 'skip' | 'unknown';
@@ -211,7 +211,7 @@ async function heartbeatCheck(
     return;
   }
   try {
-    const body = heartbeatBody(await readHostIdentity());
+    const body = heartbeatBody(await readDeviceIdentity());
     const sentAt = Date.now();
     const answer = await api.heartbeat(apiKey, body, { timeoutMs });
     add({ id: 'heartbeat', verdict: 'pass', detail: `the server answered with this key (device ${answer.device_id})` });

@@ -13,7 +13,7 @@ import { lastCycleOf, recordLastCycle, type LastCycle } from '../../agent/lastCy
 import { acquireLock } from '../../agent/lock';
 import { createLogger, type Logger } from '../../agent/logger';
 import { resolveStateDir, stateLayout, verifyStateDir } from '../../agent/stateDir';
-import { readHostIdentity } from '../../host';
+import { readDeviceIdentity } from '../../identity';
 import { currentPlatform } from '../../platform/current';
 import type { PostureResult } from '../../protocol/schemas';
 import type { CommonOptions } from '../commonOptions';
@@ -70,7 +70,7 @@ export default async function runCommand(options: RunCliOptions): Promise<ExitCo
       retry,
       loadSession: () => loadSession(stateDir, options.caFile),
       wipe: (reason, revokedAt) => wipeCredentials(stateDir, { reason, revokedAt }),
-      identity: async () => heartbeatBody(await readHostIdentity()),
+      identity: async () => heartbeatBody(await readDeviceIdentity()),
       collect,
       watchEnrollment: (onChange) => watchFileChanges(layout.enrollment, onChange),
     });

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createSystemHost } from '../../checks/host';
-import { identityProbe, parseMachineId, parseProductUuid, parseSerial } from '../../src/host/linux';
+import { identityProbe, parseMachineId, parseProductUuid, parseSerial } from '../../src/identity/linux';
 import { FakeHost } from '../support/fakeHost';
 
 const OS_RELEASE = [

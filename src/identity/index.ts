@@ -1,4 +1,4 @@
-// The heartbeat's host identity for the running platform. The platform's probe (src/host/<os>.ts,
+// The heartbeat's device identity for the running platform. The platform's probe (src/identity/<os>.ts,
 // loaded on demand) reads the sources; this module never sends a placeholder, omits the serial
 // when there is none, and caches what does not change: hardware_uuid and serial_number for the
 // process lifetime, os_version for a TTL (or until a caller asks for a refresh). The hostname is
@@ -7,7 +7,7 @@ import { hostname as kernelHostname } from 'node:os';
 import type { Host } from '../../checks/types';
 import { currentPlatform } from '../platform/current';
 import type { Platform } from '../protocol/schemas';
-import { isPlaceholderId, type HostIdentity, type IdentityFacts, type IdentityProbe } from './identity';
+import { isPlaceholderId, type DeviceIdentity, type IdentityFacts, type IdentityProbe } from './identity';
 
 const probes: Record<Platform, () => Promise<IdentityProbe>> = {
   LINUX: async () => (await import('./linux')).identityProbe,
@@ -16,13 +16,13 @@ const probes: Record<Platform, () => Promise<IdentityProbe>> = {
   FREEBSD: async () => (await import('./freebsd')).identityProbe,
 };
 
-export type HostIdentityErrorCode = 'no_hardware_id' | 'probe_failed' | 'no_hostname';
+export type DeviceIdentityErrorCode = 'no_hardware_id' | 'probe_failed' | 'no_hostname';
 
-/** The host identity cannot be determined; nothing is invented in its place. */
-export class HostIdentityError extends Error {
-  override name = 'HostIdentityError';
+/** The device identity cannot be determined; nothing is invented in its place. */
+export class DeviceIdentityError extends Error {
+  override name = 'DeviceIdentityError';
   constructor(
-    readonly code: HostIdentityErrorCode,
+    readonly code: DeviceIdentityErrorCode,
     message: string,
   ) {
     super(message);
@@ -43,12 +43,12 @@ export interface IdentityReaderOptions {
   osVersionTtlMs?: number;
 }
 
-export interface ReadHostIdentityOptions {
+export interface ReadDeviceIdentityOptions {
   /** Re-read os_version now instead of within its TTL. */
   refresh?: boolean;
 }
 
-export type IdentityReader = (options?: ReadHostIdentityOptions) => Promise<HostIdentity>;
+export type IdentityReader = (options?: ReadDeviceIdentityOptions) => Promise<DeviceIdentity>;
 
 export function createIdentityReader(options: IdentityReaderOptions = {}): IdentityReader {
   const readHostname = options.hostname ?? kernelHostname;
@@ -66,15 +66,15 @@ export function createIdentityReader(options: IdentityReaderOptions = {}): Ident
       const host = options.host ?? (await import('../../checks/host')).createSystemHost();
       facts = await probe.collect(host);
     } catch (err) {
-      throw new HostIdentityError(
+      throw new DeviceIdentityError(
         'probe_failed',
-        `cannot read the host identity on ${platform}: ${err instanceof Error ? err.message : String(err)}`,
+        `cannot read the device identity on ${platform}: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
     if (!stable) {
       const id = facts.hardwareUuid;
       if (!id || isPlaceholderId(id.value)) {
-        throw new HostIdentityError(
+        throw new DeviceIdentityError(
           'no_hardware_id',
           `no usable hardware identifier on this ${platform} machine (firmware UUID and OS machine id missing or placeholders)`,
         );
@@ -95,8 +95,8 @@ export function createIdentityReader(options: IdentityReaderOptions = {}): Ident
       await pending;
     }
     const hostname = readHostname().trim().slice(0, MAX_FIELD);
-    if (!hostname) throw new HostIdentityError('no_hostname', 'the kernel reports an empty hostname');
-    const identity: HostIdentity = {
+    if (!hostname) throw new DeviceIdentityError('no_hostname', 'the kernel reports an empty hostname');
+    const identity: DeviceIdentity = {
       hardware_uuid: stable!.hardwareUuid,
       hardware_uuid_source: stable!.source,
       hostname,
@@ -111,7 +111,7 @@ export function createIdentityReader(options: IdentityReaderOptions = {}): Ident
 let processReader: IdentityReader | undefined;
 
 /** This machine's identity, cached for the process (see createIdentityReader). */
-export function readHostIdentity(options?: ReadHostIdentityOptions): Promise<HostIdentity> {
+export function readDeviceIdentity(options?: ReadDeviceIdentityOptions): Promise<DeviceIdentity> {
   processReader ??= createIdentityReader();
   return processReader(options);
 }

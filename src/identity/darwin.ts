@@ -1,4 +1,4 @@
-// Host identity on macOS. hardware_uuid and serial_number: IOPlatformUUID and
+// Device identity on macOS. hardware_uuid and serial_number: IOPlatformUUID and
 // IOPlatformSerialNumber from the IORegistry (`ioreg -rd1 -c IOPlatformExpertDevice`, no root
 // needed); the UUID is the SMBIOS system UUID, lower-cased as Linux reports the same firmware
 // value. os_version: sw_vers ("macOS 15.1"), else SystemVersion.plist, which sw_vers itself reads.

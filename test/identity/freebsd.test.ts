@@ -1,9 +1,9 @@
-// Host identity on FreeBSD, from recorded kenv / sysctl / freebsd-version output. kenv prints
+// Device identity on FreeBSD, from recorded kenv / sysctl / freebsd-version output. kenv prints
 // the value alone ("kenv smbios.system.uuid") or "kenv: unable to get <name>" with exit 1;
 // the UUID deny-list is the one libexec/rc/rc.d/hostid applies before trusting SMBIOS.
 import { describe, expect, it } from 'vitest';
 import type { CommandResult } from '../../checks/types';
-import { describeFreebsd, identityProbe, KENV, parseSystemSerial, parseSystemUuid, SYSCTL } from '../../src/host/freebsd';
+import { describeFreebsd, identityProbe, KENV, parseSystemSerial, parseSystemUuid, SYSCTL } from '../../src/identity/freebsd';
 import { FakeHost, type RecordedCommand } from '../support/fakeHost';
 
 const ok = (stdout: string): CommandResult => ({ exitCode: 0, stdout, stderr: '' });

@@ -1,4 +1,4 @@
-// Host identity on FreeBSD. hardware_uuid: the SMBIOS system UUID the loader puts in the kernel
+// Device identity on FreeBSD. hardware_uuid: the SMBIOS system UUID the loader puts in the kernel
 // environment (kenv smbios.system.uuid), else kern.hostuuid, which rc.d/hostid sets at boot from
 // that UUID or, when it is missing or on its deny-list (which isPlaceholderId applies on every
 // platform), from a UUID generated once and kept in /etc/hostid. serial_number: kenv smbios.system.serial. os_version: the userland release from

@@ -2,9 +2,9 @@
 // and a real read of this machine's identity.
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { createIdentityReader, HostIdentityError, readHostIdentity } from '../../src/host';
-import { parseIoregPlatformExpert } from '../../src/host/darwin';
-import { parseSystemUuid as parseKenvUuid } from '../../src/host/freebsd';
+import { createIdentityReader, DeviceIdentityError, readDeviceIdentity } from '../../src/identity';
+import { parseIoregPlatformExpert } from '../../src/identity/darwin';
+import { parseSystemUuid as parseKenvUuid } from '../../src/identity/freebsd';
 import {
   canonicalUuid,
   firmwareSerial,
@@ -12,9 +12,9 @@ import {
   SHARED_FIRMWARE_UUIDS,
   type IdentityFacts,
   type IdentityProbe,
-} from '../../src/host/identity';
-import { parseProductUuid } from '../../src/host/linux';
-import { parseMachineGuid, parseSystemUuid as parseWmiUuid } from '../../src/host/windows';
+} from '../../src/identity/identity';
+import { parseProductUuid } from '../../src/identity/linux';
+import { parseMachineGuid, parseSystemUuid as parseWmiUuid } from '../../src/identity/windows';
 import { HeartbeatRequest } from '../../src/protocol/schemas';
 
 function countingProbe(answers: Array<IdentityFacts | Error>): IdentityProbe & { calls: number } {
@@ -95,17 +95,17 @@ describe('createIdentityReader', () => {
 
   it('refuses to invent an identity: no id, a placeholder, a failing probe or an empty hostname are typed errors', async () => {
     const none = createIdentityReader({ platform: 'LINUX', probe: countingProbe([facts({ hardwareUuid: null })]), hostname: () => 'h' });
-    await expect(none()).rejects.toMatchObject({ name: 'HostIdentityError', code: 'no_hardware_id' });
+    await expect(none()).rejects.toMatchObject({ name: 'DeviceIdentityError', code: 'no_hardware_id' });
     const zeros = createIdentityReader({
       platform: 'LINUX',
       probe: countingProbe([facts({ hardwareUuid: { value: '00000000-0000-0000-0000-000000000000', source: 'x' } })]),
       hostname: () => 'h',
     });
-    await expect(zeros()).rejects.toBeInstanceOf(HostIdentityError);
+    await expect(zeros()).rejects.toBeInstanceOf(DeviceIdentityError);
     const broken = createIdentityReader({ platform: 'DARWIN', probe: countingProbe([new Error('ioreg failed')]), hostname: () => 'h' });
     await expect(broken()).rejects.toMatchObject({
       code: 'probe_failed',
-      message: 'cannot read the host identity on DARWIN: ioreg failed',
+      message: 'cannot read the device identity on DARWIN: ioreg failed',
     });
     const nameless = createIdentityReader({ platform: 'LINUX', probe: countingProbe([facts()]), hostname: () => '  ' });
     await expect(nameless()).rejects.toMatchObject({ code: 'no_hostname' });
@@ -114,7 +114,7 @@ describe('createIdentityReader', () => {
   it('retries the probe after a failure instead of caching it', async () => {
     const probe = countingProbe([new Error('transient'), facts()]);
     const read = createIdentityReader({ platform: 'LINUX', probe, hostname: () => 'h' });
-    await expect(read()).rejects.toBeInstanceOf(HostIdentityError);
+    await expect(read()).rejects.toBeInstanceOf(DeviceIdentityError);
     expect((await read()).hardware_uuid).toBe('4c4c4544-0042-3510-8052-b4c04f384b32');
   });
 });
@@ -155,14 +155,14 @@ describe('placeholders, the same on every platform', () => {
   });
 });
 
-describe.skipIf(process.platform !== 'linux')('readHostIdentity on this machine', () => {
+describe.skipIf(process.platform !== 'linux')('readDeviceIdentity on this machine', () => {
   it('returns a heartbeat-valid identity of this machine', async () => {
-    const identity = await readHostIdentity();
+    const identity = await readDeviceIdentity();
     expect(identity.platform).toBe('LINUX');
     expect(identity.hostname).toBe(hostname());
     expect(['dmi_product_uuid', 'machine_id', 'dbus_machine_id']).toContain(identity.hardware_uuid_source);
     const { hardware_uuid_source: _source, ...wire } = identity;
     expect(HeartbeatRequest.parse({ ...wire, agent_version: '0.0.0' })).toBeTruthy();
-    expect(await readHostIdentity()).toEqual(identity);
+    expect(await readDeviceIdentity()).toEqual(identity);
   });
 });

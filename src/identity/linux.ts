@@ -1,4 +1,4 @@
-// Host identity on Linux. hardware_uuid: the SMBIOS product UUID (/sys/class/dmi/id/product_uuid,
+// Device identity on Linux. hardware_uuid: the SMBIOS product UUID (/sys/class/dmi/id/product_uuid,
 // readable by root only), else the OS machine id (/etc/machine-id, world-readable, written once at
 // install), else D-Bus's copy of it. serial_number: the SMBIOS product serial (root only), else a
 // device-tree serial (ARM boards). os_version: os-release's PRETTY_NAME refined with the point

@@ -1,5 +1,5 @@
-// Host identity for the heartbeat: hardware_uuid (with its source), serial_number, hostname,
-// platform, os_version. Each platform's probe (src/host/<os>.ts) reads its sources through a
+// Device identity for the heartbeat: hardware_uuid (with its source), serial_number, hostname,
+// platform, os_version. Each platform's probe (src/identity/<os>.ts) reads its sources through a
 // checks Host, so its parsers are tested on recorded output from that OS.
 import type { Platform } from '../protocol/schemas';
 import type { Host } from '../../checks/types';
@@ -17,7 +17,7 @@ export interface IdentityProbe {
   collect(host: Host): Promise<IdentityFacts>;
 }
 
-export interface HostIdentity {
+export interface DeviceIdentity {
   hardware_uuid: string;
   /** Where hardware_uuid came from (e.g. "dmi_product_uuid", "machine_id"): lets an operator spot VM clones sharing a machine id. */
   hardware_uuid_source: string;

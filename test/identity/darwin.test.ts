@@ -1,6 +1,6 @@
-// Host identity on macOS, from recorded ioreg / sw_vers / SystemVersion.plist output.
+// Device identity on macOS, from recorded ioreg / sw_vers / SystemVersion.plist output.
 import { describe, expect, it } from 'vitest';
-import { identityProbe, IOREG, parseIoregPlatformExpert, parseSystemVersionPlist, SYSTEM_VERSION_PLIST } from '../../src/host/darwin';
+import { identityProbe, IOREG, parseIoregPlatformExpert, parseSystemVersionPlist, SYSTEM_VERSION_PLIST } from '../../src/identity/darwin';
 import { FakeHost } from '../support/fakeHost';
 
 // Layout of `ioreg -rd1 -c IOPlatformExpertDevice` on an Intel Mac (a public hardware-overview note,

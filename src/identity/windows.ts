@@ -1,4 +1,4 @@
-// Host identity on Windows, from one PowerShell process (structured values only, no translated
+// Device identity on Windows, from one PowerShell process (structured values only, no translated
 // text). hardware_uuid: the SMBIOS system UUID (Win32_ComputerSystemProduct.UUID), else the OS's
 // MachineGuid (HKLM\SOFTWARE\Microsoft\Cryptography, written at install, readable without
 // administrator rights, shared by clones of one image: the source tells). serial_number:

@@ -1,9 +1,9 @@
-// Windows host identity on recorded probe output: the exact PowerShell command, the SMBIOS UUID
+// Windows device identity on recorded probe output: the exact PowerShell command, the SMBIOS UUID
 // with placeholder filtering and the MachineGuid fallback, BIOS serial fillers, and os_version
 // naming (Windows 11 from the build even when ProductName says Windows 10).
 import { describe, expect, it } from 'vitest';
 import { POWERSHELL } from '../../checks/windows/powershell';
-import { createIdentityReader } from '../../src/host/index';
+import { createIdentityReader } from '../../src/identity/index';
 import {
   IDENTITY_SCRIPT,
   IDENTITY_TIMEOUT_MS,
@@ -11,7 +11,7 @@ import {
   parseBiosSerial,
   parseIdentityDocument,
   parseSystemUuid,
-} from '../../src/host/windows';
+} from '../../src/identity/windows';
 import { FakeHost } from '../support/fakeHost';
 
 const IDENTITY_ARGV = [POWERSHELL, '-NoProfile', '-NonInteractive', '-Command', IDENTITY_SCRIPT];
