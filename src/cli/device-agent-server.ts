@@ -6,7 +6,9 @@ import { VERSION } from '../version';
 import { createDevice, listDevices, revokeDevice, showDevice } from '../server/admin';
 import { formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
 import { fleetFailures } from '../server/remediation';
-import { DatabaseOpenError, openSqliteStore } from '../server/db/open';
+import { parseDatabaseLocation, type DatabaseLocation } from '../server/db/location';
+import { DatabaseOpenError } from '../server/db/open';
+import { openStore, type StoreOptions } from '../server/db/openStore';
 import type { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
 import { LOG_LEVELS, type LogLevel } from '../server/logLevels';
@@ -50,12 +52,35 @@ function invocation(): string {
   return basename(script) || 'device-agent-server';
 }
 
-function withStore<T>(db: string, mustExist: boolean, use: (store: Store) => T): T {
-  const store = openSqliteStore(db, { mustExist });
+/** The database options every command shares (dbOptions()), as commander hands them over. */
+interface DatabaseFlags {
+  db: string;
+  dbPasswordFile?: string;
+  dbPoolSize?: number;
+}
+
+interface Database {
+  location: DatabaseLocation;
+  options: StoreOptions;
+}
+
+/** `--db` and its companions; a password inside the URL is accepted only from the environment. */
+function database(command: Command): Database {
+  const flags = command.opts<DatabaseFlags>();
+  const location = parseDatabaseLocation(flags.db, { fromEnvironment: command.getOptionValueSource('db') === 'env' });
+  if (location.engine === 'sqlite' && flags.dbPasswordFile !== undefined) {
+    throw new UsageError('--db-password-file applies to a postgres:// database only');
+  }
+  return { location, options: { passwordFile: flags.dbPasswordFile, poolSize: flags.dbPoolSize } };
+}
+
+async function withStore<T>(command: Command, mustExist: boolean, use: (store: Store) => T | Promise<T>): Promise<T> {
+  const { location, options } = database(command);
+  const store = await openStore(location, { ...options, mustExist });
   try {
-    return use(store);
+    return await use(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -69,7 +94,6 @@ function printJson(value: unknown): void {
 
 // What commander hands each action, as declared by its options (camel-cased flags).
 interface ServeOptions {
-  db: string;
   host: string;
   port: number;
   publicUrl?: string;
@@ -89,7 +113,6 @@ interface ServeOptions {
 }
 
 interface CreateOptions {
-  db: string;
   org: string;
   name?: string;
   tokenTtl: number;
@@ -98,17 +121,23 @@ interface CreateOptions {
 }
 
 interface ListOptions {
-  db: string;
   org?: string;
   json?: true;
 }
 
 interface ShowOptions {
-  db: string;
   json?: true;
 }
 
-const dbOption = () => new Option('--db <file>', 'SQLite database file').makeOptionMandatory();
+// Where the devices live: the same two flags on every command.
+const dbOption = () =>
+  new Option('--db <location>', 'SQLite database file (or sqlite:<file>), or postgres://user@host:5432/database')
+    .env('DEVICE_AGENT_SERVER_DB')
+    .makeOptionMandatory();
+const dbPasswordFileOption = () =>
+  new Option('--db-password-file <file>', 'PostgreSQL: file holding the password (default: PGPASSWORD, then ~/.pgpass)').env(
+    'DEVICE_AGENT_SERVER_DB_PASSWORD_FILE',
+  );
 
 const program = new Command('device-agent-server')
   .description('Reference server of the Device Agent API, with an admin CLI')
@@ -120,6 +149,7 @@ program
   .command('serve')
   .description('serve the Device Agent API (creates and migrates the database when needed)')
   .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'TCP port; 0 picks a free one', integerIn(0, 65_535), 8080)
   .option('--public-url <url>', 'origin agents use to reach this server (default: from --host and --port)', origin)
@@ -156,12 +186,13 @@ program
       .argParser(duration)
       .default(parseDuration('10m'), '10m'),
   )
-  .action(async (opts: ServeOptions) => {
+  .option('--db-pool-size <n>', 'PostgreSQL: most connections this process opens', integerIn(1, 1_000), 10)
+  .action(async (opts: ServeOptions, command: Command) => {
     // Loaded only here: the admin commands start faster without fastify and pino.
     const { serve } = await import('../server/serve');
     const { defaultRequestsPerMinute } = await import('../server/limitDefaults');
     process.exitCode = await serve({
-      db: opts.db,
+      db: database(command),
       host: opts.host,
       port: opts.port,
       publicUrl: opts.publicUrl,
@@ -187,6 +218,7 @@ device
   .command('create')
   .description('create a PENDING device and its single-use enrollment token')
   .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
   .requiredOption('--org <name>', 'organization (created when it does not exist)')
   .option('--name <label>', 'label for the device')
   .addOption(
@@ -196,8 +228,8 @@ device
   )
   .option('--public-url <url>', 'server URL to print (default: the one the last `serve` announced)', origin)
   .option('--json', 'print {device_id, org, enrollment_token, server_url, enrollment_link} as JSON')
-  .action((opts: CreateOptions) => {
-    const created = withStore(opts.db, false, (store) =>
+  .action(async (opts: CreateOptions, command: Command) => {
+    const created = await withStore(command, false, (store) =>
       createDevice(store, { org: opts.org, name: opts.name, tokenTtlMs: opts.tokenTtl, publicUrl: opts.publicUrl }),
     );
     if (opts.json) printJson(created);
@@ -208,10 +240,11 @@ device
   .command('list')
   .description('list devices')
   .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
   .option('--org <name>', 'only devices of this organization')
   .option('--json', 'print a JSON array')
-  .action((opts: ListOptions) => {
-    const devices = withStore(opts.db, true, (store) => listDevices(store, opts.org));
+  .action(async (opts: ListOptions, command: Command) => {
+    const devices = await withStore(command, true, (store) => listDevices(store, opts.org));
     if (opts.json) printJson(devices);
     else print(formatDeviceList(devices));
   });
@@ -221,9 +254,10 @@ device
   .description('show a device and its stored posture results')
   .argument('<device_id>')
   .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
   .option('--json', 'print the device record and its postures as JSON')
-  .action((deviceId: string, opts: ShowOptions) => {
-    const details = withStore(opts.db, true, (store) => showDevice(store, deviceId));
+  .action(async (deviceId: string, opts: ShowOptions, command: Command) => {
+    const details = await withStore(command, true, (store) => showDevice(store, deviceId));
     if (opts.json) printJson(details);
     else print(formatDevice(details));
   });
@@ -232,10 +266,11 @@ device
   .command('failing')
   .description('which active devices fail which check (latest results), and how to fix each for the fleet')
   .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
   .option('--org <name>', 'only devices of this organization')
   .option('--json', 'print a JSON array')
-  .action((opts: ListOptions) => {
-    const failures = withStore(opts.db, true, (store) => fleetFailures(store, opts.org));
+  .action(async (opts: ListOptions, command: Command) => {
+    const failures = await withStore(command, true, (store) => fleetFailures(store, opts.org));
     if (opts.json) printJson(failures);
     else print(formatFleetFailures(failures));
   });
@@ -245,8 +280,9 @@ device
   .description('revoke a device: its API key and unused enrollment token stop working')
   .argument('<device_id>')
   .addOption(dbOption())
-  .action((deviceId: string, opts: Pick<ShowOptions, 'db'>) => {
-    const outcome = withStore(opts.db, true, (store) => revokeDevice(store, deviceId));
+  .addOption(dbPasswordFileOption())
+  .action(async (deviceId: string, _opts: unknown, command: Command) => {
+    const outcome = await withStore(command, true, (store) => revokeDevice(store, deviceId));
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
   });
 

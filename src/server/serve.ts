@@ -7,7 +7,8 @@ import { buildApp } from './app';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
 import type { AppConfig, RateLimiters } from './context';
-import { openSqliteStore } from './db/open';
+import { displayLocation, type DatabaseLocation } from './db/location';
+import { openStore, type StoreOptions } from './db/openStore';
 import { createLogger, flushLogger } from './logger';
 import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
@@ -16,7 +17,7 @@ import { startRetention, type RetentionPolicy } from './retention';
 import { UsageError } from './usage';
 
 export interface ServeOptions {
-  db: string;
+  db: { location: DatabaseLocation; options: StoreOptions };
   host: string;
   port: number;
   publicUrl?: string;
@@ -49,7 +50,8 @@ export async function serve(options: ServeOptions): Promise<number> {
     tls: readTls(options),
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
-  const store = openSqliteStore(options.db);
+  const store = await openStore(options.db.location, options.db.options);
+  const db = displayLocation(options.db.location);
   const limits: RateLimiters = {
     heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
@@ -60,7 +62,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   try {
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {
-    store.close();
+    await store.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new UsageError(`cannot listen on ${options.host}:${options.port}: ${code}`);
@@ -81,17 +83,17 @@ export async function serve(options: ServeOptions): Promise<number> {
   const { port } = app.server.address() as AddressInfo;
   const url = originFor(scheme, options.host, port);
   const publicUrl = options.publicUrl ?? url;
-  store.putSetting(PUBLIC_URL_SETTING, publicUrl);
+  await store.putSetting(PUBLIC_URL_SETTING, publicUrl);
 
   if (!config.tls) {
     logger.warn('serving plain HTTP: production belongs behind TLS (--tls-cert/--tls-key, or a TLS-terminating proxy)');
   }
-  const createCommand = `${options.invocation} device create --db ${shellQuote(options.db)} --org <organization>`;
+  const createCommand = `${options.invocation} device create --db ${shellQuote(db)} --org <organization>`;
   logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
   logger.info({ connections, rate_limits_per_minute: options.rateLimits, retention: options.retention }, 'limits');
   const retention = startRetention(store, options.retention, logger);
   // Last start-up line: whoever waits for it has seen the others.
-  logger.info({ url, public_url: publicUrl, db: options.db }, `listening on ${url}`);
+  logger.info({ url, public_url: publicUrl, db }, `listening on ${url}`);
 
   const signal = await stopSignal;
   logger.info({ signal }, 'stopping: finishing in-flight requests');
@@ -102,7 +104,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   await app.close();
   clearTimeout(drainDeadline);
   await retention.stop();
-  store.close();
+  await store.close();
   logger.info('stopped');
   await flushLogger(logger);
   return 0;

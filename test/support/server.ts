@@ -1,5 +1,7 @@
 // Starts the real reference server (dist/device-agent-server.cjs, rebuilt by globalSetup) as a
-// child process on a free loopback port with a temporary database, and drives its admin CLI.
+// child process on a free loopback port with a new database, and drives its admin CLI. The database
+// is a SQLite file in a temporary directory, or, in the `postgres` vitest project, a new database
+// on the run's PostgreSQL cluster (test/support/postgres.ts).
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { DeviceDetails } from '../../src/server/admin';
+import { ON_POSTGRES, createDatabase, postgresEnv } from './postgres';
 
 export interface CreatedDevice {
   device_id: string;
@@ -19,6 +22,7 @@ export interface CreatedDevice {
 export interface RunningServer {
   /** e.g. http://127.0.0.1:<port> (https when tls given) */
   url: string;
+  /** The `--db` the server was started with: a SQLite file, or a postgres:// URL (no password). */
   dbPath: string;
   /** temp dir holding the db */
   dir: string;
@@ -61,7 +65,7 @@ export interface StartOptions {
   tls?: { cert: string; key: string };
   /** Soft limit on open files of the server process (`ulimit -n`), to meet EMFILE. */
   openFileLimit?: number;
-  /** The database file; default: server.db in a new temporary directory. */
+  /** The `--db` value; default: server.db in a new temporary directory, or a new PostgreSQL database. */
   dbPath?: string;
 }
 
@@ -81,7 +85,12 @@ process.once('exit', () => {
 
 /** Runs `device-agent-server <args>` to completion (the admin CLI). */
 export async function runServerCli(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
-  return runFile(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  return runFile(process.execPath, [SERVER_BIN, ...args], { env: serverEnv(env), maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** The environment of every server and admin CLI process: on PostgreSQL, how to log in. */
+function serverEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...process.env, ...(ON_POSTGRES ? postgresEnv() : {}), ...extra };
 }
 
 export interface CliOutcome {
@@ -93,21 +102,16 @@ export interface CliOutcome {
 /** Runs `device-agent-server <args>` and reports its exit code and output instead of throwing. */
 export function tryServerCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliOutcome> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [SERVER_BIN, ...args],
-      { env: { ...process.env, ...options.env }, cwd: options.cwd },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, [SERVER_BIN, ...args], { env: serverEnv(options.env), cwd: options.cwd }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
   });
 }
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-server-'));
   cleanups.add(() => rmSync(dir, { recursive: true, force: true }));
-  const dbPath = options.dbPath ?? join(dir, 'server.db');
+  const dbPath = options.dbPath ?? (ON_POSTGRES ? await createDatabase() : join(dir, 'server.db'));
   const args = ['serve', '--db', dbPath, '--host', '127.0.0.1', '--port', '0'];
   if (options.tls)
     args.push('--tls-cert', pemFile(dir, 'cert.pem', options.tls.cert), '--tls-key', pemFile(dir, 'key.pem', options.tls.key));
@@ -117,7 +121,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // `exec` keeps the pid: signals reach the server itself.
   if (options.openFileLimit !== undefined) command.unshift('/bin/sh', '-c', `ulimit -n ${options.openFileLimit} && exec "$@"`, 'sh');
   const child = spawn(command[0]!, command.slice(1), {
-    env: { ...process.env, ...options.env },
+    env: serverEnv(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const killOnExit = () => child.kill('SIGKILL');

@@ -93,8 +93,11 @@ const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.versi
 
 export class SchemaTooNewError extends Error {
   override name = 'SchemaTooNewError';
-  constructor(readonly found: number) {
-    super(`the database schema is version ${found}, newer than this program knows (${SCHEMA_VERSION}); upgrade device-agent-server`);
+  constructor(
+    readonly found: number,
+    known = SCHEMA_VERSION,
+  ) {
+    super(`the database schema is version ${found}, newer than this program knows (${known}); upgrade device-agent-server`);
   }
 }
 

@@ -1,0 +1,88 @@
+// Opens a PostgreSQL database as the server's store: a connection pool, the password from a file
+// when one is given (else libpq's rules through `pg`: PGPASSWORD, then ~/.pgpass), and the schema
+// migrated under the migration lock. Messages name the database without its password.
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import pg from 'pg';
+import { parseIntoClientConfig } from 'pg-connection-string';
+import { DatabaseOpenError, type OpenOptions } from './open';
+import { SchemaTooNewError } from './migrations';
+import { migratePostgres, schemaVersion } from './postgresMigrations';
+import { PostgresStore } from './postgresStore';
+import type { Store } from './store';
+
+export interface PostgresOptions extends OpenOptions {
+  /** postgres:// URL; it may hold a password only when it came from the environment. */
+  url: string;
+  /** The URL without its password, for messages. */
+  display: string;
+  /** File holding the password (one line), instead of PGPASSWORD or ~/.pgpass. */
+  passwordFile?: string;
+  /** Most connections this process opens. */
+  poolSize?: number;
+}
+
+const DEFAULT_POOL_SIZE = 10;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export async function openPostgresStore(options: PostgresOptions): Promise<Store> {
+  // pg lets a connectionString override an explicit password (with the URL's empty one): the URL
+  // is parsed here instead, and the file's password set over it.
+  const connection =
+    options.passwordFile === undefined
+      ? { connectionString: options.url }
+      : { ...parseIntoClientConfig(options.url), password: readPasswordFile(options.passwordFile) };
+  const pool = new pg.Pool({
+    ...connection,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'device-agent-server',
+  });
+  // An idle connection that the server drops (restart, failover) must not crash the process; the
+  // pool replaces it, and the next query that fails answers 500 through the app's error handler.
+  pool.on('error', () => {});
+  try {
+    if (options.mustExist && (await schemaVersion(pool)) === 0) {
+      throw new DatabaseOpenError(`no device-agent-server schema in ${options.display} (start \`serve --db ${options.display}\` first)`);
+    }
+    await migratePostgres(pool);
+    return new PostgresStore(pool);
+  } catch (error) {
+    await pool.end().catch(() => {});
+    if (error instanceof DatabaseOpenError) throw error;
+    if (error instanceof SchemaTooNewError) throw new DatabaseOpenError(`${options.display}: ${error.message}`);
+    throw new DatabaseOpenError(`cannot use ${options.display} as a device-agent-server database: ${describe(error)}`);
+  }
+}
+
+/** pg's and Node's errors say what failed (refused, timeout, authentication); none repeats the password. */
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return describe(error.errors[0]);
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
+}
+
+/** One line; owner-only like ~/.pgpass, so that no other local user could have read it. */
+function readPasswordFile(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw new DatabaseOpenError(
+      `cannot read --db-password-file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new DatabaseOpenError(`--db-password-file ${path} is not a regular file`);
+    if (process.geteuid !== undefined && (stat.mode & 0o077) !== 0) {
+      throw new DatabaseOpenError(`--db-password-file ${path} is readable by others: make it owner-only (chmod 600)`);
+    }
+    const password = readFileSync(fd, 'utf8').replace(/\r?\n$/, '');
+    if (password === '' || password.includes('\n'))
+      throw new DatabaseOpenError(`--db-password-file ${path} must hold the password on one line`);
+    return password;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,119 @@
+// A throwaway PostgreSQL cluster for one test run: initdb in a new temporary directory, the server
+// on a free loopback port (password authentication) and on a unix socket in that directory, removed
+// at the end. PostgreSQL refuses to run as root, so when the tests run as root the cluster belongs
+// to an unprivileged user (`nobody` unless DEVICE_AGENT_TEST_PG_USER names another).
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** What tests need to reach the cluster's superuser over TCP; serializable for vitest's `provide`. */
+export interface PostgresCluster {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+}
+
+export interface RunningCluster extends PostgresCluster {
+  stop(): void;
+}
+
+/** Debian's layout (/usr/lib/postgresql/<major>/bin), newest major first; DEVICE_AGENT_TEST_PG_BIN overrides. */
+function binDir(): string {
+  const explicit = process.env.DEVICE_AGENT_TEST_PG_BIN;
+  if (explicit) return explicit;
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).filter((name) => /^\d+$/.test(name)) : [];
+  const newest = majors.sort((a, b) => Number(b) - Number(a)).find((major) => existsSync(join(root, major, 'bin', 'initdb')));
+  if (!newest) {
+    throw new Error(
+      `no PostgreSQL server binaries under ${root} (install Debian's postgresql package, or set DEVICE_AGENT_TEST_PG_BIN to the directory holding initdb and pg_ctl)`,
+    );
+  }
+  return join(root, newest, 'bin');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+interface Owner {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+function unprivilegedOwner(): Owner | undefined {
+  if (process.geteuid?.() !== 0) return undefined;
+  const name = process.env.DEVICE_AGENT_TEST_PG_USER ?? 'nobody';
+  const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim()));
+  return { name, uid: uid!, gid: gid! };
+}
+
+export async function startCluster(): Promise<RunningCluster> {
+  const bin = binDir();
+  const owner = unprivilegedOwner();
+  const dir = mkdtempSync(join(tmpdir(), 'device-agent-pg-'));
+  const data = join(dir, 'data');
+  const password = randomBytes(18).toString('base64url');
+  const passwordFile = join(dir, 'superuser-password');
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  if (owner) {
+    chownSync(dir, owner.uid, owner.gid);
+    chownSync(passwordFile, owner.uid, owner.gid);
+  }
+  const run = (program: string, args: string[]) => {
+    const [command, argv] = owner ? ['runuser', ['-u', owner.name, '--', join(bin, program), ...args]] : [join(bin, program), args];
+    execFileSync(command, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  };
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    run('initdb', [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      `--pwfile=${passwordFile}`,
+      '--encoding=UTF8',
+      '--locale=C.UTF-8',
+      '--no-sync',
+    ]);
+  } catch (error) {
+    remove();
+    throw new Error(`initdb failed: ${String((error as { stderr?: unknown }).stderr ?? error)}`, { cause: error });
+  }
+  // Throwaway data: no fsync. Enough connections for several servers per test file and two workers.
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400`;
+    try {
+      run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+      const stop = () => {
+        try {
+          run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        } finally {
+          remove();
+        }
+      };
+      return { host: '127.0.0.1', port, user: 'postgres', password, stop };
+    } catch (error) {
+      // Another process may have taken the port between the probe and the start.
+      if (attempt >= 3) {
+        remove();
+        throw new Error(`pg_ctl start failed: ${String((error as { stderr?: unknown }).stderr ?? error)}`, { cause: error });
+      }
+    }
+  }
+}
