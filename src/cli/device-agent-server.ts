@@ -7,8 +7,7 @@ import { createDevice, listDevices, revokeDevice, showDevice } from '../server/a
 import { formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
 import { fleetFailures } from '../server/remediation';
 import { parseDatabaseLocation, type DatabaseLocation } from '../server/db/location';
-import { DatabaseOpenError } from '../server/db/open';
-import { openStore, type StoreOptions } from '../server/db/openStore';
+import { DatabaseOpenError, openStore, type StoreOptions } from '../server/db/open';
 import type { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
 import { LOG_LEVELS, type LogLevel } from '../server/logLevels';

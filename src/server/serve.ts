@@ -8,7 +8,7 @@ import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
 import type { AppConfig, RateLimiters } from './context';
 import { displayLocation, type DatabaseLocation } from './db/location';
-import { openStore, type StoreOptions } from './db/openStore';
+import { openStore, type StoreOptions } from './db/open';
 import { createLogger, flushLogger } from './logger';
 import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';

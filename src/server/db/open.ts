@@ -1,10 +1,11 @@
-// Opens the embedded SQLite database as the server's store: owner-only files, WAL so that the admin
-// CLI can work while `serve` runs, a busy timeout instead of immediate SQLITE_BUSY, and the schema
-// migrated.
+// Opens the store that `--db` names. A PostgreSQL database is opened by postgresOpen.ts (loaded
+// only then); the embedded SQLite database here: owner-only files, WAL so that the admin CLI can
+// work while `serve` runs, a busy timeout instead of immediate SQLITE_BUSY, and the schema migrated.
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
+import type { DatabaseLocation } from './location';
 import { SchemaTooNewError, migrate } from './migrations';
-import { SqliteStore } from './sqliteStore';
+import { settle, SqliteStore } from './sqliteStore';
 import type { Store } from './store';
 
 /**
@@ -34,8 +35,18 @@ export interface OpenOptions {
   mustExist?: boolean;
 }
 
-export function openSqliteStore(path: string, options: OpenOptions = {}): Store {
-  return new SqliteStore(openDatabase(path, options));
+export interface StoreOptions extends OpenOptions {
+  /** PostgreSQL: file holding the password. */
+  passwordFile?: string;
+  /** PostgreSQL: most connections this process opens. */
+  poolSize?: number;
+}
+
+/** Opens the store at `location`. Throws DatabaseOpenError for what the user can fix. */
+export async function openStore(location: DatabaseLocation, options: StoreOptions = {}): Promise<Store> {
+  if (location.engine === 'sqlite') return settle(() => new SqliteStore(openDatabase(location.path, options)));
+  const { openPostgresStore } = await import('./postgresOpen');
+  return openPostgresStore({ ...options, url: location.url, display: location.display });
 }
 
 function openDatabase(path: string, options: OpenOptions): Database.Database {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseDatabaseLocation } from '../../../src/server/db/location';
-import { openStore } from '../../../src/server/db/openStore';
+import { openStore } from '../../../src/server/db/open';
 import { createDatabase, postgresEnv, queryDatabase } from '../../support/postgres';
 import { tryServerCli } from '../../support/server';
 
