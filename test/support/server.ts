@@ -35,6 +35,8 @@ export interface RunningServer {
   logs(): string;
   /** SIGTERM and wait for exit; rejects when the server does not exit with code 0. */
   stop(): Promise<void>;
+  /** Sends `signal` to the server process (kill -9: SIGKILL), without waiting. */
+  kill(signal: NodeJS.Signals): void;
 }
 
 /** One line of the server's JSON log: the fields tests read, and any others. */
@@ -173,6 +175,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await runServerCli(['device', 'revoke', deviceId, '--db', dbPath]);
     },
     logs: () => output,
+    kill: (signal) => child.kill(signal),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const code = await exited;
