@@ -9,9 +9,18 @@ const shared = {
 // The server suite that must hold on every database engine: it runs a second time against a real
 // PostgreSQL server (the `postgres` project; test/support/server.ts reads DEVICE_AGENT_TEST_DB).
 // Files that inspect SQLite's own files stay SQLite-only; test/server/postgres/ is PostgreSQL-only.
-const ON_EVERY_ENGINE = ['admin', 'enroll', 'fuzz', 'heartbeat', 'http', 'postures', 'rateLimits', 'remediation', 'unenroll'].map(
-  (name) => `test/server/${name}.test.ts`,
-);
+const ON_EVERY_ENGINE = [
+  'admin',
+  'enroll',
+  'fuzz',
+  'heartbeat',
+  'http',
+  'operations',
+  'postures',
+  'rateLimits',
+  'remediation',
+  'unenroll',
+].map((name) => `test/server/${name}.test.ts`);
 
 // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run to those files on SQLite:
 // scripts/mutation.mjs uses it.

@@ -13,7 +13,8 @@ import { decorateDevice } from './auth';
 import type { AppContext } from './context';
 import { HttpError, badRequest } from './errors';
 import { enrollRoute } from './routes/enroll';
-import { healthRoute, HEALTH_PATH } from './routes/health';
+import { healthRoute, HEALTH_PATH, READY_PATH } from './routes/health';
+import { metricsRoute, METRICS_PATH } from './routes/metrics';
 import { heartbeatRoute } from './routes/heartbeat';
 import { posturesRoute } from './routes/postures';
 import { unenrollRoute } from './routes/unenroll';
@@ -25,6 +26,8 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [ROUTES.postures, 'POST'],
   [ROUTES.unenroll, 'POST'],
   [HEALTH_PATH, 'GET, HEAD'],
+  [READY_PATH, 'GET, HEAD'],
+  [METRICS_PATH, 'GET, HEAD'],
 ]);
 
 /** Whole-request deadline: generous for 1 MiB on a slow link, bounded against slow-loris clients. */
@@ -76,6 +79,12 @@ export function buildApp(context: AppContext): FastifyInstance {
     reply.header('cache-control', 'no-store');
   });
   app.addHook('onResponse', async (request, reply) => {
+    context.metrics.observeRequest({
+      route: loggedPath(request),
+      method: request.method,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
     logger.info(
       {
         method: request.method,
@@ -89,6 +98,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   });
 
   healthRoute(app, context);
+  metricsRoute(app, context);
   enrollRoute(app, context);
   heartbeatRoute(app, context);
   posturesRoute(app, context);

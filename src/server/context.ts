@@ -2,6 +2,7 @@
 // logger and the per-device rate limiters. Its own module so that no route imports app.ts.
 import type { Logger } from 'pino';
 import type { Store } from './db/store';
+import type { ServerMetrics } from './metrics';
 import type { RateLimiter } from './rateLimit';
 
 export interface AppConfig {
@@ -24,4 +25,5 @@ export interface AppContext {
   config: AppConfig;
   logger: Logger;
   limits: RateLimiters;
+  metrics: ServerMetrics;
 }

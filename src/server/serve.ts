@@ -10,6 +10,7 @@ import type { AppConfig, RateLimiters } from './context';
 import { displayLocation, type DatabaseLocation } from './db/location';
 import { openStore, type StoreOptions } from './db/open';
 import { createLogger, flushLogger } from './logger';
+import { createMetrics } from './metrics';
 import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
 import { RateLimiter } from './rateLimit';
@@ -57,7 +58,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
     postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
   };
-  const app = buildApp({ store, config, logger, limits });
+  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store) });
 
   try {
     await app.listen({ host: options.host, port: options.port });

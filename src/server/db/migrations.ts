@@ -89,7 +89,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);
+export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);
 
 export class SchemaTooNewError extends Error {
   override name = 'SchemaTooNewError';
@@ -101,7 +101,7 @@ export class SchemaTooNewError extends Error {
   }
 }
 
-function userVersion(db: Database): number {
+export function userVersion(db: Database): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
 

@@ -5,19 +5,23 @@
 // index; a posture upload locks its device row first, so a revocation committed elsewhere is seen.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
+import { POSTGRES_SCHEMA_VERSION, schemaVersion } from './postgresMigrations';
 import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
-import type {
-  AuthenticatedDevice,
-  DeviceAttributes,
-  DeviceRecord,
-  DeviceRef,
-  DeviceState,
-  HeartbeatOutcome,
-  NewPostureResult,
-  PosturesOutcome,
-  RevokeOutcome,
-  Store,
-  StoredPostureResult,
+import {
+  devicesByState,
+  type AuthenticatedDevice,
+  type DeviceAttributes,
+  type DeviceRecord,
+  type DeviceRef,
+  type DeviceState,
+  type HeartbeatOutcome,
+  type NewPostureResult,
+  type PoolUse,
+  type PosturesOutcome,
+  type RevokeOutcome,
+  type SchemaVersions,
+  type Store,
+  type StoredPostureResult,
 } from './store';
 
 /** What a query runs on: the pool (one statement, its own transaction) or a transaction's client. */
@@ -112,8 +116,18 @@ export class PostgresStore implements Store {
     await this.pool.end();
   }
 
-  async ping(): Promise<void> {
-    await this.pool.query('SELECT 1');
+  async schemaVersions(): Promise<SchemaVersions> {
+    return { found: await schemaVersion(this.pool), known: POSTGRES_SCHEMA_VERSION };
+  }
+
+  async countDevicesByState(): Promise<Record<DeviceState, number>> {
+    return devicesByState(
+      await rows<{ state: DeviceState; devices: string }>(this.pool, 'SELECT state, count(*) AS devices FROM devices GROUP BY state'),
+    );
+  }
+
+  poolUse(): PoolUse {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async getSetting(key: string): Promise<string | undefined> {

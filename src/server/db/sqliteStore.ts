@@ -4,18 +4,21 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
-import type {
-  AuthenticatedDevice,
-  DeviceAttributes,
-  DeviceRecord,
-  DeviceRef,
-  DeviceState,
-  HeartbeatOutcome,
-  NewPostureResult,
-  PosturesOutcome,
-  RevokeOutcome,
-  Store,
-  StoredPostureResult,
+import { SCHEMA_VERSION, userVersion } from './migrations';
+import {
+  devicesByState,
+  type AuthenticatedDevice,
+  type DeviceAttributes,
+  type DeviceRecord,
+  type DeviceRef,
+  type DeviceState,
+  type HeartbeatOutcome,
+  type NewPostureResult,
+  type PosturesOutcome,
+  type RevokeOutcome,
+  type SchemaVersions,
+  type Store,
+  type StoredPostureResult,
 } from './store';
 
 interface DeviceRow {
@@ -65,7 +68,7 @@ export class SqliteStore implements Store {
   constructor(private readonly db: Database) {
     const s = <P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql);
     this.statements = {
-      ping: s<[], { ok: number }>('SELECT 1 AS ok'),
+      countDevicesByState: s<[], { state: DeviceState; devices: number }>('SELECT state, count(*) AS devices FROM devices GROUP BY state'),
       getSetting: s<[string], { value: string }>('SELECT value FROM settings WHERE key = ?'),
       putSetting: s<[string, string]>(
         'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -162,10 +165,16 @@ export class SqliteStore implements Store {
     });
   }
 
-  ping(): Promise<void> {
-    return settle(() => {
-      this.statements.ping.get();
-    });
+  schemaVersions(): Promise<SchemaVersions> {
+    return settle(() => ({ found: userVersion(this.db), known: SCHEMA_VERSION }));
+  }
+
+  countDevicesByState(): Promise<Record<DeviceState, number>> {
+    return settle(() => devicesByState(this.statements.countDevicesByState.all()));
+  }
+
+  poolUse(): undefined {
+    return undefined;
   }
 
   getSetting(key: string): Promise<string | undefined> {

@@ -4,7 +4,15 @@
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import type { DeviceId, OrganizationId, PostureReportId } from '../ids';
 
-export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
+export const DEVICE_STATES = ['PENDING', 'ACTIVE', 'REVOKED'] as const;
+export type DeviceState = (typeof DEVICE_STATES)[number];
+
+/** Every state's count from an engine's GROUP BY rows (a state without devices has no row). */
+export function devicesByState(rows: readonly { state: DeviceState; devices: number | string }[]): Record<DeviceState, number> {
+  const counts = { PENDING: 0, ACTIVE: 0, REVOKED: 0 };
+  for (const row of rows) counts[row.state] = Number(row.devices);
+  return counts;
+}
 
 export interface AuthenticatedDevice {
   id: DeviceId;
@@ -68,6 +76,20 @@ export type PosturesOutcome =
 
 export type RevokeOutcome = 'revoked' | 'already_revoked';
 
+export interface SchemaVersions {
+  found: number;
+  known: number;
+}
+
+export interface PoolUse {
+  /** Open connections. */
+  total: number;
+  /** Open connections not in use. */
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
 /** A device as tenant-scoped operations name it. */
 export interface DeviceRef {
   id: DeviceId;
@@ -81,8 +103,12 @@ export interface DeviceRef {
  */
 export interface Store {
   close(): Promise<void>;
-  /** Throws when the database does not answer. */
-  ping(): Promise<void>;
+  /** The database's schema version and the one this program knows; throws when the database does not answer. */
+  schemaVersions(): Promise<SchemaVersions>;
+  /** How many devices are in each state. */
+  countDevicesByState(): Promise<Record<DeviceState, number>>;
+  /** The connection pool's use, for an engine that has one (PostgreSQL). */
+  poolUse(): PoolUse | undefined;
   getSetting(key: string): Promise<string | undefined>;
   putSetting(key: string, value: string): Promise<void>;
 

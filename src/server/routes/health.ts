@@ -2,11 +2,31 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context';
 
 export const HEALTH_PATH = '/healthz';
+export const READY_PATH = '/readyz';
 
-/** 200 once the server listens and its database answers. */
+/**
+ * GET /healthz: live (the process answers; a database outage must not get every instance
+ * restarted). GET /readyz: ready for traffic: the database answers and its schema is the one this
+ * program knows (not migrated further by a newer instance). A load balancer sends agents only to
+ * ready instances; a stopping instance stops accepting connections, which takes it out too.
+ */
 export function healthRoute(app: FastifyInstance, { store }: AppContext): void {
-  app.get(HEALTH_PATH, async () => {
-    await store.ping();
+  app.get(HEALTH_PATH, () => ({ status: 'ok' }));
+  app.get(READY_PATH, async (_request, reply) => {
+    let schema;
+    try {
+      schema = await store.schemaVersions();
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', reason: 'the database does not answer' });
+    }
+    if (schema.found !== schema.known) {
+      return reply
+        .code(503)
+        .send({
+          status: 'unavailable',
+          reason: `the database schema is version ${schema.found}; this program runs version ${schema.known}`,
+        });
+    }
     return { status: 'ok' };
   });
 }

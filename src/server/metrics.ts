@@ -1,0 +1,66 @@
+// What `GET /metrics` reports, in Prometheus' text format (prom-client): requests by route, method
+// and status, their latency, rate-limit refusals, devices by state and the database pool, read from
+// the store at each scrape, and the process' own metrics. Every label has a bounded set of values:
+// routes are the known paths or "(unknown)", never a client's path.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Store } from './db/store';
+
+export interface ServerMetrics {
+  registry: Registry;
+  /** One answered request. */
+  observeRequest(request: { route: string; method: string; status: number; seconds: number }): void;
+}
+
+export function createMetrics(store: Store): ServerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'device_agent_server_requests_total',
+    help: 'HTTP requests answered, by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'device_agent_server_request_duration_seconds',
+    help: 'Time from a request to its answer, by route and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'device_agent_server_rate_limit_refusals_total',
+    help: 'Requests refused with 429 by the per-device rate limits of this process, by route',
+    labelNames: ['route'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'device_agent_server_devices',
+    help: 'Devices in the database, by state',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      for (const [state, count] of Object.entries(await store.countDevicesByState())) this.set({ state }, count);
+    },
+  });
+  new Gauge({
+    name: 'device_agent_server_db_pool_connections',
+    help: "This process' database connections (PostgreSQL): open, idle, and queries waiting for one",
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const use = store.poolUse();
+      if (!use) return;
+      this.set({ state: 'open' }, use.total);
+      this.set({ state: 'idle' }, use.idle);
+      this.set({ state: 'waiting' }, use.waiting);
+    },
+  });
+  return {
+    registry,
+    observeRequest({ route, method, status, seconds }) {
+      requests.inc({ route, method, status: String(status) });
+      latency.observe({ route, method }, seconds);
+      if (status === 429) refusals.inc({ route });
+    },
+  };
+}

@@ -1,0 +1,120 @@
+// The operator's endpoints, on either engine: /healthz (live), /readyz (database answers, schema
+// current) and /metrics (Prometheus text: requests, latency, rate-limit refusals, devices by state,
+// the PostgreSQL pool).
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ROUTES } from '../../src/protocol/schemas';
+import { ON_POSTGRES, queryDatabase } from '../support/postgres';
+import { startServer, type RunningServer } from '../support/server';
+import { call, enroll, enrolledDevice, heartbeat, heartbeatBody } from './client';
+
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await startServer({ args: ['--rate-limit-heartbeats', '2'] });
+});
+
+afterAll(async () => {
+  await server.stop();
+});
+
+const get = (path: string) => call(server, path, { method: 'GET' });
+
+/** The value of one sample line of a Prometheus text exposition, or undefined when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = (match[2] ?? '').split(',').filter(Boolean);
+    if (wanted.every((label) => present.includes(label))) return Number(match[3]);
+  }
+  return undefined;
+}
+
+/** Marks the database as migrated by a newer program, as the engine records it. */
+async function setSchemaVersion(version: number): Promise<void> {
+  if (ON_POSTGRES) {
+    await queryDatabase(server.dbPath, "INSERT INTO schema_migrations (version, description) VALUES ($1, 'newer')", [version]);
+    return;
+  }
+  const db = new Database(server.dbPath, { fileMustExist: true });
+  try {
+    db.pragma(`user_version = ${version}`);
+  } finally {
+    db.close();
+  }
+}
+
+describe('health', () => {
+  test('/healthz and /readyz answer 200 while the database answers and its schema is current', async () => {
+    expect(await get('/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await get('/readyz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect((await call(server, '/readyz', { method: 'POST' })).status).toBe(405);
+  });
+});
+
+describe('metrics', () => {
+  test('counts requests by route and status, their latency, rate-limit refusals and devices by state', async () => {
+    const device = await enrolledDevice(server); // one enroll 200, one heartbeat 200
+    await server.createDevice(); // one PENDING device
+    expect((await enroll(server, 'f'.repeat(96))).status).toBe(401);
+    const body = heartbeatBody({ hardware_uuid: device.hardwareUuid });
+    expect((await heartbeat(server, device.apiKey, body)).status).toBe(200);
+    expect((await heartbeat(server, device.apiKey, body)).status).toBe(429);
+    expect((await get('/no/such/path')).status).toBe(404);
+
+    const answer = await get('/metrics');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = answer.text;
+    const requests = (route: string, status: number, method = 'POST') =>
+      sample(text, 'device_agent_server_requests_total', { route, method, status: String(status) });
+    expect(requests(ROUTES.enroll, 200)).toBe(1);
+    expect(requests(ROUTES.enroll, 401)).toBe(1);
+    expect(requests(ROUTES.heartbeat, 200)).toBe(2);
+    expect(requests(ROUTES.heartbeat, 429)).toBe(1);
+    expect(requests('(unknown)', 404, 'GET')).toBe(1);
+    expect(text).not.toContain('/no/such/path');
+    expect(sample(text, 'device_agent_server_request_duration_seconds_count', { route: ROUTES.heartbeat, method: 'POST' })).toBe(3);
+    expect(sample(text, 'device_agent_server_rate_limit_refusals_total', { route: ROUTES.heartbeat })).toBe(1);
+    expect(sample(text, 'device_agent_server_devices', { state: 'ACTIVE' })).toBe(1);
+    expect(sample(text, 'device_agent_server_devices', { state: 'PENDING' })).toBe(1);
+    expect(sample(text, 'device_agent_server_devices', { state: 'REVOKED' })).toBe(0);
+    expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    // Only PostgreSQL has a pool: at least the connection this scrape used.
+    const open = sample(text, 'device_agent_server_db_pool_connections', { state: 'open' });
+    if (ON_POSTGRES) expect(open).toBeGreaterThanOrEqual(1);
+    else expect(open).toBeUndefined();
+    // No credential reaches the metrics.
+    expect(text).not.toContain(device.apiKey);
+  });
+});
+
+describe('readiness', () => {
+  test.runIf(ON_POSTGRES)('/readyz answers 503 while the database refuses connections; /healthz stays 200', async () => {
+    const database = new URL(server.dbPath).pathname.slice(1);
+    const maintenance = server.dbPath.replace(/\/[^/]+$/, '/postgres');
+    // Closed to new connections (superusers too), and the server's open ones ended.
+    await queryDatabase(maintenance, `ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    await queryDatabase(maintenance, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+    try {
+      expect(await get('/readyz')).toMatchObject({ status: 503, body: { status: 'unavailable', reason: 'the database does not answer' } });
+      expect((await get('/healthz')).status).toBe(200);
+    } finally {
+      await queryDatabase(maintenance, `ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+    }
+    expect((await get('/readyz')).status).toBe(200);
+  });
+
+  // Last: it leaves the database migrated "further" than this program.
+  test('/readyz answers 503 once a newer program has migrated the database further', async () => {
+    await setSchemaVersion(99);
+    const known = ON_POSTGRES ? 1 : 2;
+    expect(await get('/readyz')).toMatchObject({
+      status: 503,
+      body: { status: 'unavailable', reason: `the database schema is version 99; this program runs version ${known}` },
+    });
+    expect((await get('/healthz')).status).toBe(200);
+  });
+});
