@@ -20,6 +20,7 @@ const ON_EVERY_ENGINE = [
   'rateLimits',
   'remediation',
   'unenroll',
+  'workers',
 ].map((name) => `test/server/${name}.test.ts`);
 
 // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run to those files on SQLite:

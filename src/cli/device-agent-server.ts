@@ -1,5 +1,6 @@
 // device-agent-server: the bundled reference server of the Device Agent API and its admin CLI
 // (contract: "Reference server CLI"). Exit codes: 0 ok, 1 unexpected error, 2 invalid input.
+import cluster from 'node:cluster';
 import { basename, relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../version';
@@ -93,6 +94,7 @@ function printJson(value: unknown): void {
 
 // What commander hands each action, as declared by its options (camel-cased flags).
 interface ServeOptions {
+  workers: number;
   host: string;
   port: number;
   publicUrl?: string;
@@ -186,12 +188,21 @@ program
       .default(parseDuration('10m'), '10m'),
   )
   .option('--db-pool-size <n>', 'PostgreSQL: most connections this process opens', integerIn(1, 1_000), 10)
+  .option('--workers <n>', 'server processes sharing the port on this machine (node:cluster)', integerIn(1, 256), 1)
   .action(async (opts: ServeOptions, command: Command) => {
+    const db = database(command);
+    if (opts.workers > 1 && cluster.isPrimary) {
+      const { superviseWorkers } = await import('../server/workers');
+      const { createLogger } = await import('../server/logger');
+      const logger = createLogger({ level: opts.logLevel, pretty: process.stdout.isTTY === true });
+      process.exitCode = await superviseWorkers(opts.workers, logger);
+      return;
+    }
     // Loaded only here: the admin commands start faster without fastify and pino.
     const { serve } = await import('../server/serve');
     const { defaultRequestsPerMinute } = await import('../server/limitDefaults');
     process.exitCode = await serve({
-      db: database(command),
+      db,
       host: opts.host,
       port: opts.port,
       publicUrl: opts.publicUrl,
@@ -209,6 +220,8 @@ program
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
       invocation: invocation(),
     });
+    // A worker's channel to its primary would keep it alive after the stop.
+    cluster.worker?.disconnect();
   });
 
 const device = program.command('device').description('manage devices (safe while serve runs)');

@@ -41,9 +41,11 @@ const DRAIN_TIMEOUT_MS = 10_000;
 
 /** Runs until a stop signal; resolves with the exit code. */
 export async function serve(options: ServeOptions): Promise<number> {
+  // `on`, not `once`: under `--workers` a worker may get the signal twice (from the primary and
+  // from a process-group kill such as systemd's or Ctrl-C), and the second must not cut the drain.
   const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
+    process.on('SIGTERM', () => resolve('SIGTERM'));
+    process.on('SIGINT', () => resolve('SIGINT'));
   });
   const config: AppConfig = {
     heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,

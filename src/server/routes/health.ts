@@ -20,12 +20,10 @@ export function healthRoute(app: FastifyInstance, { store }: AppContext): void {
       return reply.code(503).send({ status: 'unavailable', reason: 'the database does not answer' });
     }
     if (schema.found !== schema.known) {
-      return reply
-        .code(503)
-        .send({
-          status: 'unavailable',
-          reason: `the database schema is version ${schema.found}; this program runs version ${schema.known}`,
-        });
+      return reply.code(503).send({
+        status: 'unavailable',
+        reason: `the database schema is version ${schema.found}; this program runs version ${schema.known}`,
+      });
     }
     return { status: 'ok' };
   });
