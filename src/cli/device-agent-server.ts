@@ -5,7 +5,7 @@ import { basename, relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../version';
 import { createDevice, listDevices, revokeDevice, showDevice } from '../server/admin';
-import { formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
+import { formatCounts, formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
 import { fleetFailures } from '../server/remediation';
 import { parseDatabaseLocation, type DatabaseLocation } from '../server/db/location';
 import { DatabaseOpenError, openStore, type StoreOptions } from '../server/db/open';
@@ -296,6 +296,28 @@ device
   .action(async (deviceId: string, _opts: unknown, command: Command) => {
     const outcome = await withStore(command, true, (store) => revokeDevice(store, deviceId));
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
+  });
+
+program
+  .command('migrate-data')
+  .description('copy a SQLite deployment into a PostgreSQL database, then compare the row counts (run it again to resume)')
+  .requiredOption('--from <file>', 'the SQLite database file (stop the server that uses it first)')
+  .requiredOption('--to <url>', 'the PostgreSQL database: postgres://user@host:5432/database')
+  .addOption(dbPasswordFileOption())
+  .action(async (opts: { from: string; to: string; dbPasswordFile?: string }) => {
+    const target = parseDatabaseLocation(opts.to);
+    if (target.engine !== 'postgres') throw new UsageError('--to must be a postgres:// URL');
+    const { copyToPostgres } = await import('../server/db/migrateData');
+    const counts = await copyToPostgres(opts.from, { url: target.url, display: target.display, passwordFile: opts.dbPasswordFile });
+    print(formatCounts(counts));
+    if (counts.some((count) => count.source !== count.target)) {
+      process.stderr.write(
+        'device-agent-server: the row counts differ (was a server still writing to either database?); run the command again to resume\n',
+      );
+      process.exitCode = EXIT_UNEXPECTED;
+      return;
+    }
+    print(`Copied ${opts.from} into ${target.display}.\n`);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

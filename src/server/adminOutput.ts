@@ -1,5 +1,6 @@
 // Human-readable output of the admin commands (the --json forms print the objects as they are).
 import type { CreatedDevice, DeviceDetails, DeviceSummary } from './admin';
+import type { TableCount } from './db/migrateData';
 import { latestPerCheck, type FleetFailure } from './remediation';
 
 export function formatCreated(created: CreatedDevice): string {
@@ -23,6 +24,14 @@ export function formatDeviceList(devices: readonly DeviceSummary[]): string {
   return table(
     ['DEVICE', 'ORG', 'STATE', 'NAME', 'HOSTNAME', 'PLATFORM', 'LAST SEEN'],
     devices.map((d) => [d.device_id, d.org, d.state, d.name, d.hostname, d.platform, humanTime(d.last_seen_at)]),
+  );
+}
+
+/** migrate-data's verification: each table's rows in the SQLite file and in PostgreSQL. */
+export function formatCounts(counts: readonly TableCount[]): string {
+  return table(
+    ['TABLE', 'SQLITE', 'POSTGRESQL', ''],
+    counts.map((c) => [c.table, String(c.source), String(c.target), c.source === c.target ? 'ok' : 'DIFFERENT']),
   );
 }
 

@@ -49,7 +49,8 @@ export async function openStore(location: DatabaseLocation, options: StoreOption
   return openPostgresStore({ ...options, url: location.url, display: location.display });
 }
 
-function openDatabase(path: string, options: OpenOptions): Database.Database {
+/** The SQLite database itself, set up and migrated (migrate-data reads it table by table). */
+export function openDatabase(path: string, options: OpenOptions): Database.Database {
   if (options.mustExist && !existsSync(path)) {
     throw new DatabaseOpenError(`no database at ${path} (start \`serve --db ${path}\` or run \`device create\` first)`);
   }

@@ -25,6 +25,11 @@ const DEFAULT_POOL_SIZE = 10;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function openPostgresStore(options: PostgresOptions): Promise<Store> {
+  return new PostgresStore(await connectPostgres(options));
+}
+
+/** A pool on the database, its schema migrated (or checked, with mustExist). */
+export async function connectPostgres(options: PostgresOptions): Promise<pg.Pool> {
   // pg lets a connectionString override an explicit password (with the URL's empty one): the URL
   // is parsed here instead, and the file's password set over it.
   const connection =
@@ -45,7 +50,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
       throw new DatabaseOpenError(`no device-agent-server schema in ${options.display} (start \`serve --db ${options.display}\` first)`);
     }
     await migratePostgres(pool);
-    return new PostgresStore(pool);
+    return pool;
   } catch (error) {
     await pool.end().catch(() => {});
     if (error instanceof DatabaseOpenError) throw error;

@@ -1,0 +1,163 @@
+// `device-agent-server migrate-data --from <sqlite file> --to postgres://…`: copies a SQLite
+// deployment (organizations, devices with their keys' hashes, unused enrollment tokens, posture
+// reports and results, settings) into a PostgreSQL database, then compares the row counts of every
+// table. Each batch is one transaction whose rows are inserted with ON CONFLICT DO NOTHING, so an
+// interrupted copy is resumed by running the same command again; posture results keep their ids,
+// and a rerun starts after the highest one already copied.
+import type { Database } from 'better-sqlite3';
+import type { Pool } from 'pg';
+import { openDatabase } from './open';
+import { connectPostgres, type PostgresOptions } from './postgresOpen';
+
+const BATCH_ROWS = 1_000;
+
+interface TableCopy {
+  table: string;
+  /** Key the copy pages by (unique, ordered the same in both engines). */
+  key: string;
+  /** Columns with the PostgreSQL array type each is sent as. */
+  columns: readonly (readonly [name: string, pgArrayType: string])[];
+}
+
+// In foreign-key order: a row's references are copied before it.
+const TABLES: readonly TableCopy[] = [
+  {
+    table: 'organizations',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['name', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'devices',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['org_id', 'text[]'],
+      ['name', 'text[]'],
+      ['state', 'text[]'],
+      ['api_key_hash', 'text[]'],
+      ['hardware_uuid', 'text[]'],
+      ['serial_number', 'text[]'],
+      ['hostname', 'text[]'],
+      ['platform', 'text[]'],
+      ['os_version', 'text[]'],
+      ['agent_version', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+      ['enrolled_at', 'timestamptz[]'],
+      ['activated_at', 'timestamptz[]'],
+      ['last_seen_at', 'timestamptz[]'],
+      ['revoked_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'enrollment_tokens',
+    key: 'token_hash',
+    columns: [
+      ['token_hash', 'text[]'],
+      ['device_id', 'text[]'],
+      ['expires_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'posture_reports',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['org_id', 'text[]'],
+      ['device_id', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'posture_results',
+    key: 'id',
+    columns: [
+      ['id', 'bigint[]'],
+      ['org_id', 'text[]'],
+      ['device_id', 'text[]'],
+      ['report_id', 'text[]'],
+      ['check_key', 'text[]'],
+      ['status', 'text[]'],
+      ['evidence', 'json[]'],
+      ['observed_at', 'text[]'],
+      ['received_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'settings',
+    key: 'key',
+    columns: [
+      ['key', 'text[]'],
+      ['value', 'text[]'],
+    ],
+  },
+];
+
+export interface TableCount {
+  table: string;
+  source: number;
+  target: number;
+}
+
+/** Copies the SQLite file at `from` into the PostgreSQL database (created schema and all). */
+export async function copyToPostgres(from: string, to: PostgresOptions): Promise<TableCount[]> {
+  const source = openDatabase(from, { mustExist: true });
+  try {
+    const target = await connectPostgres(to);
+    try {
+      return await copyTables(source, target);
+    } finally {
+      await target.end();
+    }
+  } finally {
+    source.close();
+  }
+}
+
+async function copyTables(source: Database, target: Pool): Promise<TableCount[]> {
+  // One read transaction: every table is copied as of the same moment, even if a server still writes.
+  source.exec('BEGIN');
+  try {
+    for (const copy of TABLES) await copyTable(source, target, copy);
+    await target.query(
+      "SELECT setval(pg_get_serial_sequence('posture_results', 'id'), COALESCE((SELECT max(id) FROM posture_results), 0) + 1, false)",
+    );
+    const counts: TableCount[] = [];
+    for (const { table } of TABLES) {
+      const sourceCount = (source.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      const { rows } = await target.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+      counts.push({ table, source: sourceCount, target: Number(rows[0]?.n) });
+    }
+    return counts;
+  } finally {
+    source.exec('COMMIT');
+  }
+}
+
+async function copyTable(source: Database, target: Pool, copy: TableCopy): Promise<void> {
+  const names = copy.columns.map(([name]) => name);
+  const page = source.prepare(
+    `SELECT ${names.join(', ')} FROM ${copy.table} WHERE ${copy.key} > ? ORDER BY ${copy.key} LIMIT ${BATCH_ROWS}`,
+  );
+  const insert = `INSERT INTO ${copy.table} (${names.join(', ')})
+    SELECT * FROM unnest(${copy.columns.map(([, type], i) => `$${i + 1}::${type}`).join(', ')})
+    ON CONFLICT DO NOTHING`;
+  // Results resume after the highest id already copied; the other tables are small enough to page through again.
+  let after: string | number = '';
+  if (copy.table === 'posture_results') {
+    const { rows } = await target.query<{ id: string | null }>('SELECT max(id) AS id FROM posture_results');
+    after = Number(rows[0]?.id ?? 0);
+  }
+  for (;;) {
+    const rows = page.all(after) as Record<string, unknown>[];
+    if (rows.length === 0) return;
+    await target.query(
+      insert,
+      names.map((name) => rows.map((row) => row[name])),
+    );
+    after = rows[rows.length - 1]![copy.key] as string | number;
+  }
+}

@@ -1,0 +1,65 @@
+// migrate-data: a SQLite deployment copied into PostgreSQL keeps working as it was (the same API
+// keys, pending tokens, revocations and posture history), the counts are verified, and a second
+// run resumes an interrupted copy without duplicating anything.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { createDatabase, queryDatabase } from '../../support/postgres';
+import { runServerCli, startServer, tryServerCli } from '../../support/server';
+import { enroll, enrolledDevice, heartbeat, heartbeatBody, postures, result } from '../client';
+
+const dir = mkdtempSync(join(tmpdir(), 'device-agent-migrate-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const TABLES = ['organizations', 'devices', 'enrollment_tokens', 'posture_reports', 'posture_results', 'settings'];
+
+test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations and history; a rerun resumes', async () => {
+  const file = join(dir, 'server.db');
+  const sqlite = await startServer({ dbPath: file });
+  const active = await enrolledDevice(sqlite, { org: 'acme' });
+  for (let i = 0; i < 3; i += 1)
+    expect(
+      (await postures(sqlite, active.apiKey, { results: [result(), { ...result({ check_key: 'FIREWALL_ENABLED' }), evidence: undefined }] })).status,
+    ).toBe(204);
+  const revoked = await enrolledDevice(sqlite, { org: 'globex' });
+  await sqlite.revokeDevice(revoked.deviceId);
+  const pending = await sqlite.createDevice({ org: 'acme', name: 'not yet enrolled' });
+  const before = await Promise.all([active, revoked].map((d) => sqlite.showDevice(d.deviceId)));
+  await sqlite.stop();
+
+  const url = await createDatabase();
+  const { stdout } = await runServerCli(['migrate-data', '--from', file, '--to', url]);
+  for (const table of TABLES) expect(stdout).toMatch(new RegExp(`^${table} +(\\d+) +\\1 +ok$`, 'm'));
+  expect(stdout).toContain(`Copied ${file} into ${url}.`);
+
+  // Interrupted half-way, as far as the target can tell: the newest results and a token are missing.
+  await queryDatabase(url, 'DELETE FROM posture_results WHERE id > (SELECT min(id) FROM posture_results)');
+  await queryDatabase(url, 'DELETE FROM enrollment_tokens');
+  const resumed = await runServerCli(['migrate-data', '--from', file, '--to', url]);
+  for (const table of TABLES) expect(resumed.stdout).toMatch(new RegExp(`^${table} +(\\d+) +\\1 +ok$`, 'm'));
+
+  const pg = await startServer({ dbPath: url });
+  try {
+    const after = await Promise.all([active, revoked].map((d) => pg.showDevice(d.deviceId)));
+    expect(after).toEqual(before);
+    expect((await heartbeat(pg, active.apiKey, heartbeatBody({ hardware_uuid: active.hardwareUuid }))).status).toBe(200);
+    expect((await heartbeat(pg, revoked.apiKey)).status).toBe(401);
+    expect((await enroll(pg, pending.enrollment_token)).status).toBe(200);
+    // New results take ids after the copied ones: the history stays in order.
+    expect((await postures(pg, active.apiKey, { results: [result({ check_key: 'SCREEN_LOCK' })] })).status).toBe(204);
+    const history = (await pg.showDevice(active.deviceId)).postures.map((p) => p.check_key);
+    expect(history).toHaveLength(7);
+    expect(history.at(-1)).toBe('SCREEN_LOCK');
+  } finally {
+    await pg.stop();
+  }
+});
+
+test('refuses a target that is not PostgreSQL and a source that does not exist, changing nothing', async () => {
+  const missing = await tryServerCli(['migrate-data', '--from', join(dir, 'nope.db'), '--to', await createDatabase()]);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain(`no database at ${join(dir, 'nope.db')}`);
+  const notPostgres = await tryServerCli(['migrate-data', '--from', join(dir, 'nope.db'), '--to', join(dir, 'other.db')]);
+  expect(notPostgres).toMatchObject({ code: 2, stderr: 'device-agent-server: --to must be a postgres:// URL\n' });
+});
