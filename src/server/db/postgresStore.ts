@@ -4,7 +4,7 @@
 // for the first to commit, then finds nothing); a hardware_uuid is decided by the partial unique
 // index; a posture upload locks its device row first, so a revocation committed elsewhere is seen.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import type { Platform, PostureStatus } from '../../protocol/schemas';
+import type { PostureStatus } from '../../protocol/schemas';
 import { POSTGRES_SCHEMA_VERSION, schemaVersion } from './postgresMigrations';
 import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 import {
@@ -23,29 +23,10 @@ import {
   type Store,
   type StoredPostureResult,
 } from './store';
+import { DEVICE_COLUMNS, toDeviceRecord, type DeviceRow } from './deviceRows';
 
 /** What a query runs on: the pool (one statement, its own transaction) or a transaction's client. */
 type Queryable = Pick<Pool | PoolClient, 'query'>;
-
-interface DeviceRow {
-  id: string;
-  org_id: string;
-  org_name: string;
-  name: string | null;
-  state: DeviceState;
-  hardware_uuid: string | null;
-  serial_number: string | null;
-  hostname: string | null;
-  platform: Platform | null;
-  os_version: string | null;
-  agent_version: string | null;
-  created_at: Date;
-  enrolled_at: Date | null;
-  activated_at: Date | null;
-  last_seen_at: Date | null;
-  revoked_at: Date | null;
-  token_expires_at: Date | null;
-}
 
 interface PostureRow {
   report_id: string;
@@ -55,14 +36,6 @@ interface PostureRow {
   observed_at: string;
   received_at: Date;
 }
-
-const DEVICE_COLUMNS = `
-  d.id, d.org_id, o.name AS org_name, d.name, d.state, d.hardware_uuid, d.serial_number, d.hostname,
-  d.platform, d.os_version, d.agent_version, d.created_at, d.enrolled_at, d.activated_at,
-  d.last_seen_at, d.revoked_at, t.expires_at AS token_expires_at
-  FROM devices d
-  JOIN organizations o ON o.id = d.org_id
-  LEFT JOIN enrollment_tokens t ON t.device_id = d.id`;
 
 const HARDWARE_UUID_INDEX = 'devices_hardware_uuid_per_org';
 
@@ -174,17 +147,19 @@ export class PostgresStore implements Store {
   }
 
   async findDevice(id: string): Promise<DeviceRecord | undefined> {
-    const [row] = await rows<DeviceRow>(this.pool, `SELECT ${DEVICE_COLUMNS} WHERE d.id = $1`, [id]);
-    return row && toDeviceRecord(row);
+    const [row] = await rows<DeviceRow<Date>>(this.pool, `SELECT ${DEVICE_COLUMNS} WHERE d.id = $1`, [id]);
+    return row && toDeviceRecord(row, (time) => time.toISOString());
   }
 
   async listDevices(orgName?: string): Promise<DeviceRecord[]> {
     // COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
     const found =
       orgName === undefined
-        ? await rows<DeviceRow>(this.pool, `SELECT ${DEVICE_COLUMNS} ORDER BY o.name COLLATE "C", d.created_at, d.id COLLATE "C"`)
-        : await rows<DeviceRow>(this.pool, `SELECT ${DEVICE_COLUMNS} WHERE o.name = $1 ORDER BY d.created_at, d.id COLLATE "C"`, [orgName]);
-    return found.map(toDeviceRecord);
+        ? await rows<DeviceRow<Date>>(this.pool, `SELECT ${DEVICE_COLUMNS} ORDER BY o.name COLLATE "C", d.created_at, d.id COLLATE "C"`)
+        : await rows<DeviceRow<Date>>(this.pool, `SELECT ${DEVICE_COLUMNS} WHERE o.name = $1 ORDER BY d.created_at, d.id COLLATE "C"`, [
+            orgName,
+          ]);
+    return found.map((row) => toDeviceRecord(row, (time) => time.toISOString()));
   }
 
   async listPostures(device: DeviceRef): Promise<StoredPostureResult[]> {
@@ -380,30 +355,4 @@ export class PostgresStore implements Store {
       [cutoff, limit],
     );
   }
-}
-
-function iso(value: Date | null): string | null {
-  return value === null ? null : value.toISOString();
-}
-
-function toDeviceRecord(row: DeviceRow): DeviceRecord {
-  return {
-    id: row.id as DeviceId,
-    orgId: row.org_id as OrganizationId,
-    orgName: row.org_name,
-    name: row.name,
-    state: row.state,
-    hardwareUuid: row.hardware_uuid,
-    serialNumber: row.serial_number,
-    hostname: row.hostname,
-    platform: row.platform,
-    osVersion: row.os_version,
-    agentVersion: row.agent_version,
-    createdAt: row.created_at.toISOString(),
-    enrolledAt: iso(row.enrolled_at),
-    activatedAt: iso(row.activated_at),
-    lastSeenAt: iso(row.last_seen_at),
-    revokedAt: iso(row.revoked_at),
-    tokenExpiresAt: iso(row.token_expires_at),
-  };
 }

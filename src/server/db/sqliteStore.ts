@@ -2,7 +2,7 @@
 // prepared statement; multi-statement writes in BEGIN IMMEDIATE transactions. better-sqlite3 is
 // synchronous; `settle` turns each call's value or throw into the interface's promise.
 import type { Database, Statement } from 'better-sqlite3';
-import type { Platform, PostureStatus } from '../../protocol/schemas';
+import type { PostureStatus } from '../../protocol/schemas';
 import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 import { SCHEMA_VERSION, userVersion } from './migrations';
 import {
@@ -20,26 +20,7 @@ import {
   type Store,
   type StoredPostureResult,
 } from './store';
-
-interface DeviceRow {
-  id: string;
-  org_id: string;
-  org_name: string;
-  name: string | null;
-  state: DeviceState;
-  hardware_uuid: string | null;
-  serial_number: string | null;
-  hostname: string | null;
-  platform: Platform | null;
-  os_version: string | null;
-  agent_version: string | null;
-  created_at: string;
-  enrolled_at: string | null;
-  activated_at: string | null;
-  last_seen_at: string | null;
-  revoked_at: string | null;
-  token_expires_at: string | null;
-}
+import { DEVICE_COLUMNS, toDeviceRecord, type DeviceRow } from './deviceRows';
 
 interface PostureRow {
   report_id: string;
@@ -49,14 +30,6 @@ interface PostureRow {
   observed_at: string;
   received_at: string;
 }
-
-const DEVICE_COLUMNS = `
-  d.id, d.org_id, o.name AS org_name, d.name, d.state, d.hardware_uuid, d.serial_number, d.hostname,
-  d.platform, d.os_version, d.agent_version, d.created_at, d.enrolled_at, d.activated_at,
-  d.last_seen_at, d.revoked_at, t.expires_at AS token_expires_at
-  FROM devices d
-  JOIN organizations o ON o.id = d.org_id
-  LEFT JOIN enrollment_tokens t ON t.device_id = d.id`;
 
 function isUniqueViolation(error: unknown): boolean {
   return error instanceof Error && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
@@ -81,9 +54,9 @@ export class SqliteStore implements Store {
         "INSERT INTO devices (id, org_id, name, state, created_at) VALUES (?, ?, ?, 'PENDING', ?)",
       ),
       insertToken: s<[string, string, string]>('INSERT INTO enrollment_tokens (token_hash, device_id, expires_at) VALUES (?, ?, ?)'),
-      deviceById: s<[string], DeviceRow>(`SELECT ${DEVICE_COLUMNS} WHERE d.id = ?`),
-      allDevices: s<[], DeviceRow>(`SELECT ${DEVICE_COLUMNS} ORDER BY o.name, d.created_at, d.id`),
-      devicesOfOrganization: s<[string], DeviceRow>(`SELECT ${DEVICE_COLUMNS} WHERE o.name = ? ORDER BY d.created_at, d.id`),
+      deviceById: s<[string], DeviceRow<string>>(`SELECT ${DEVICE_COLUMNS} WHERE d.id = ?`),
+      allDevices: s<[], DeviceRow<string>>(`SELECT ${DEVICE_COLUMNS} ORDER BY o.name, d.created_at, d.id`),
+      devicesOfOrganization: s<[string], DeviceRow<string>>(`SELECT ${DEVICE_COLUMNS} WHERE o.name = ? ORDER BY d.created_at, d.id`),
       // Single use: deleting the row is what consumes the token, atomically.
       consumeToken: s<[string], { device_id: DeviceId; expires_at: string }>(
         'DELETE FROM enrollment_tokens WHERE token_hash = ? RETURNING device_id, expires_at',
@@ -207,14 +180,14 @@ export class SqliteStore implements Store {
   findDevice(id: string): Promise<DeviceRecord | undefined> {
     return settle(() => {
       const row = this.statements.deviceById.get(id);
-      return row && toDeviceRecord(row);
+      return row && toDeviceRecord(row, (time) => time);
     });
   }
 
   listDevices(orgName?: string): Promise<DeviceRecord[]> {
     return settle(() => {
       const rows = orgName === undefined ? this.statements.allDevices.all() : this.statements.devicesOfOrganization.all(orgName);
-      return rows.map(toDeviceRecord);
+      return rows.map((row) => toDeviceRecord(row, (time) => time));
     });
   }
 
@@ -343,26 +316,4 @@ export function settle<T>(call: () => T): Promise<T> {
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
-}
-
-function toDeviceRecord(row: DeviceRow): DeviceRecord {
-  return {
-    id: row.id as DeviceId,
-    orgId: row.org_id as OrganizationId,
-    orgName: row.org_name,
-    name: row.name,
-    state: row.state,
-    hardwareUuid: row.hardware_uuid,
-    serialNumber: row.serial_number,
-    hostname: row.hostname,
-    platform: row.platform,
-    osVersion: row.os_version,
-    agentVersion: row.agent_version,
-    createdAt: row.created_at,
-    enrolledAt: row.enrolled_at,
-    activatedAt: row.activated_at,
-    lastSeenAt: row.last_seen_at,
-    revokedAt: row.revoked_at,
-    tokenExpiresAt: row.token_expires_at,
-  };
 }
