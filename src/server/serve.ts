@@ -1,5 +1,6 @@
 // `device-agent-server serve`: open the database, listen, announce the public URL, and stop
 // cleanly on SIGTERM/SIGINT (no new connections, in-flight requests finish, database closed).
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
@@ -16,6 +17,7 @@ import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
 import { RateLimiter } from './rateLimit';
 import { startRetention, type RetentionPolicy } from './retention';
 import { UsageError } from './usage';
+import { isStopMessage } from './workers';
 
 export interface ServeOptions {
   db: { location: DatabaseLocation; options: StoreOptions };
@@ -41,12 +43,7 @@ const DRAIN_TIMEOUT_MS = 10_000;
 
 /** Runs until a stop signal; resolves with the exit code. */
 export async function serve(options: ServeOptions): Promise<number> {
-  // `on`, not `once`: under `--workers` a worker may get the signal twice (from the primary and
-  // from a process-group kill such as systemd's or Ctrl-C), and the second must not cut the drain.
-  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-    process.on('SIGTERM', () => resolve('SIGTERM'));
-    process.on('SIGINT', () => resolve('SIGINT'));
-  });
+  const stopSignal = stopRequested();
   const config: AppConfig = {
     heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
     postureIntervalSeconds: options.postureIntervalSeconds,
@@ -111,6 +108,27 @@ export async function serve(options: ServeOptions): Promise<number> {
   logger.info('stopped');
   await flushLogger(logger);
   return 0;
+}
+
+/**
+ * The signal that stops this process. A `--workers` worker stops when its primary tells it (with
+ * the signal the primary got) or disappears; signals sent to the whole process group (Ctrl-C,
+ * systemd) are the primary's to handle, so a worker ignores them. Otherwise the first SIGTERM or
+ * SIGINT starts the stop and a second one ends the process at once.
+ */
+function stopRequested(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    if (cluster.isWorker) {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => {});
+      process.on('message', (message) => {
+        if (isStopMessage(message)) resolve(message.stop);
+      });
+      process.once('disconnect', () => resolve('SIGTERM'));
+      return;
+    }
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
 }
 
 function readTls(options: ServeOptions): AppConfig['tls'] {

@@ -3,7 +3,7 @@
 // a start that cannot work fails once instead of restarting workers in a loop.
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { logEntries, startServer, tryServerCli } from '../support/server';
+import { NO_RATE_LIMITS, logEntries, startServer, tryServerCli } from '../support/server';
 import { call, enrolledDevice, heartbeat, heartbeatBody } from './client';
 
 const isAlive = (pid: number) => {
@@ -24,7 +24,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 describe('serve --workers', () => {
   test('two workers share the port and both serve; a killed worker is replaced; SIGTERM stops all with exit 0', async () => {
-    const server = await startServer({ args: ['--workers', '2'] });
+    const server = await startServer({ args: ['--workers', '2', ...NO_RATE_LIMITS] });
     const listeningPids = () => [
       ...new Set(
         logEntries(server.logs())
@@ -55,6 +55,13 @@ describe('serve --workers', () => {
     await until(() => listeningPids().length === 3, 'a replacement worker to listen');
     const replacement = listeningPids().find((pid) => pid !== victim && pid !== survivor)!;
     expect((await heartbeat(server, device.apiKey, body)).status).toBe(200);
+
+    // A signal to the whole process group (Ctrl-C, systemd) reaches the workers too: the primary
+    // alone decides, so a worker that gets it directly keeps serving.
+    process.kill(survivor, 'SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(isAlive(survivor)).toBe(true);
+    expect((await beat()).status).toBe(200);
 
     await server.stop(); // rejects unless the primary exits 0
     expect([survivor, replacement].filter(isAlive)).toEqual([]);
