@@ -1,13 +1,14 @@
 // Opening a PostgreSQL store: migrations under the advisory lock (several servers starting at once
 // on a new database), refusals with clear messages, and the ways a password may arrive.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseDatabaseLocation } from '../../../src/server/db/location';
 import { openStore } from '../../../src/server/db/open';
 import { createDatabase, postgresEnv, queryDatabase } from '../../support/postgres';
-import { tryServerCli } from '../../support/server';
+import { SERVER_BIN, tryServerCli } from '../../support/server';
 
 const dir = mkdtempSync(join(tmpdir(), 'device-agent-pg-open-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,5 +90,32 @@ describe('opening a PostgreSQL database', () => {
     expect(outcome.stderr).toBe(
       `device-agent-server: cannot use ${url} as a device-agent-server database: password authentication failed for user "postgres" (28P01)\n`,
     );
+  });
+
+  it('a server given the password inside DEVICE_AGENT_SERVER_DB shows it neither in its logs nor in its process list', async () => {
+    const url = await createDatabase();
+    const withSecret = url.replace('postgres@', `postgres:${password()}@`);
+    const child = spawn(process.execPath, [SERVER_BIN, 'serve', '--port', '0'], {
+      env: { ...process.env, PGPASSWORD: '', DEVICE_AGENT_SERVER_DB: withSecret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      for (const deadline = Date.now() + 15_000; !output.includes('"msg":"listening');) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the server did not start:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const commandLine = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
+      expect(commandLine).not.toContain(password());
+      expect(output).toContain(`"db":"${url}"`);
+      expect(output).toContain(`device create --db ${url} --org <organization>`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(output).not.toContain(password());
   });
 });
