@@ -20,7 +20,7 @@ export function postgresEnv(): NodeJS.ProcessEnv {
   return { PGPASSWORD: cluster().password };
 }
 
-export function databaseUrl(database: string): string {
+function databaseUrl(database: string): string {
   const { host, port, user } = cluster();
   return `postgres://${user}@${host}:${port}/${database}`;
 }

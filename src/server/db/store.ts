@@ -4,8 +4,7 @@
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import type { DeviceId, OrganizationId, PostureReportId } from '../ids';
 
-export const DEVICE_STATES = ['PENDING', 'ACTIVE', 'REVOKED'] as const;
-export type DeviceState = (typeof DEVICE_STATES)[number];
+export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
 
 /** Every state's count from an engine's GROUP BY rows (a state without devices has no row). */
 export function devicesByState(rows: readonly { state: DeviceState; devices: number | string }[]): Record<DeviceState, number> {

@@ -20,7 +20,11 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   const active = await enrolledDevice(sqlite, { org: 'acme' });
   for (let i = 0; i < 3; i += 1)
     expect(
-      (await postures(sqlite, active.apiKey, { results: [result(), { ...result({ check_key: 'FIREWALL_ENABLED' }), evidence: undefined }] })).status,
+      (
+        await postures(sqlite, active.apiKey, {
+          results: [result(), { ...result({ check_key: 'FIREWALL_ENABLED' }), evidence: undefined }],
+        })
+      ).status,
     ).toBe(204);
   const revoked = await enrolledDevice(sqlite, { org: 'globex' });
   await sqlite.revokeDevice(revoked.deviceId);
