@@ -19,6 +19,7 @@ const ON_EVERY_ENGINE = [
   'postures',
   'rateLimits',
   'remediation',
+  'textFields',
   'unenroll',
   'workers',
 ].map((name) => `test/server/${name}.test.ts`);

@@ -41,15 +41,21 @@ export const EnrollResponse = z.object({
 });
 export type EnrollResponse = z.infer<typeof EnrollResponse>;
 
-const shortText = (max: number) => z.string().min(1).max(max);
+/** Text the server stores in a text column. U+0000 (NUL) is refused: PostgreSQL's text cannot hold it, and both engines answer alike. */
+const storedText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((text) => !text.includes('\u0000'), 'must not contain the character U+0000 (NUL)');
 
 export const HeartbeatRequest = z.object({
-  hardware_uuid: shortText(255).describe('Stable hardware identifier, unique among devices of the organization'),
-  serial_number: shortText(255).optional().describe('Hardware serial number'),
-  hostname: shortText(255).describe('Current device hostname'),
+  hardware_uuid: storedText(255).describe('Stable hardware identifier, unique among devices of the organization'),
+  serial_number: storedText(255).optional().describe('Hardware serial number'),
+  hostname: storedText(255).describe('Current device hostname'),
   platform: Platform,
-  os_version: shortText(255).describe('Human-readable operating-system version'),
-  agent_version: shortText(64).describe('Version of the reporting agent implementation (not the API version)'),
+  os_version: storedText(255).describe('Human-readable operating-system version'),
+  agent_version: storedText(64).describe('Version of the reporting agent implementation (not the API version)'),
 });
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 
@@ -82,7 +88,7 @@ export const Evidence = z
   .describe(`Free-form JSON object supporting the result; objects and arrays nest at most ${MAX_EVIDENCE_DEPTH} levels`);
 
 export const PostureResult = z.object({
-  check_key: z.string().min(1).max(128).describe('Stable identifier of the check; the nine official keys are listed in CHECK_KEYS'),
+  check_key: storedText(128).describe('Stable identifier of the check; the nine official keys are listed in CHECK_KEYS'),
   status: PostureStatus,
   evidence: Evidence.optional(),
   observed_at: Rfc3339.describe('Observation time, RFC 3339'),
