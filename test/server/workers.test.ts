@@ -69,6 +69,20 @@ describe('serve --workers', () => {
     expect(stopped).toHaveLength(3); // two workers and the primary
   });
 
+  test('workers stop by themselves when their primary is killed (kill -9): no orphan keeps the port', async () => {
+    const server = await startServer({ args: ['--workers', '2'] });
+    const workerPids = () => [
+      ...new Set(
+        logEntries(server.logs())
+          .filter((l) => l.msg?.startsWith('listening'))
+          .map((l) => Number(l.pid)),
+      ),
+    ];
+    await until(() => workerPids().length === 2, 'both workers to listen');
+    server.kill('SIGKILL');
+    await until(() => workerPids().every((pid) => !isAlive(pid)), 'the workers to stop');
+  });
+
   test('a start that cannot work fails once with the workers exit code, without restarting them', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
