@@ -26,6 +26,15 @@ const OTHER_TOOL_MISJUDGED =
 const EDITION_IDS = 'MicrosoftDocs/sdk-api#1030 (GetProductInfo: IoT Enterprise LTSC); EditionID EnterpriseS / IoTEnterpriseS';
 
 const client = (doc: ProbeDocument, values: Record<string, unknown>) => registry(doc, 'os', { InstallationType: 'Client', ...values });
+const windows11 = (build: number, ubr: number, displayVersion: string) => ({
+  CurrentBuild: String(build),
+  CurrentBuildNumber: String(build),
+  UBR: ubr,
+  DisplayVersion: displayVersion,
+  EditionID: 'Enterprise',
+  ProductName: 'Windows 10 Enterprise',
+});
+const UPDATE_TABLE = 'checks/windows/updateHistory.ts, from Microsoft\'s release information via Alitai12/Windows-Updatelist and altrhombus/DataForGeeks';
 
 /** Win32_EncryptableVolume rows as the probe prints them (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectorType). */
 const volume = (
@@ -150,6 +159,108 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     expect: {
       status: 'PASS',
       evidence: { product: 'windows-server', cycle: '2022', evaluation_edition: true, servicing_channel: 'server', rule: 'supported' },
+    },
+  },
+
+  // ---- OS_VERSION: the patch level (UBR) against its update's release date ----------------------
+  {
+    check: 'OS_VERSION',
+    name: 'pass-patch-age-24h2-may-2025-update',
+    source: `stascorp/rdpwrap#3619 ("Windows 11 24H2 (26100.4061)", reported 2025-05-22); 26100.4061 = KB5058411 of 2025-05-13 (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description: 'Windows 11 24H2 at 26100.4061 nine days after its release: within a 45-day patch age',
+    now: '2025-05-22T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, windows11(26100, 4061, '24H2')),
+    expect: {
+      status: 'PASS',
+      evidence: { version: '26100.4061', update_line: '26100', patch_released: '2025-05-13', patch_age_days: 9, rule: 'supported' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-24h2-autopilot-stuck-at-release',
+    source: `mtniehaus/UpdateOS#14 (an Autopilot VM left on 26100.1742, the September 2024 build, not offered 26100.2033; reported 2024-11-01); 26100.1742 = the 24H2 release of 2024-10-01 (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description: 'Windows 11 24H2 still at its release build a month later: older than a 30-day patch age',
+    now: '2024-11-01T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 30 } } },
+    machine: (doc) => client(doc, windows11(26100, 1742, '24H2')),
+    expect: {
+      status: 'FAIL',
+      evidence: { version: '26100.1742', patch_released: '2024-10-01', max_patch_age_days: 30, rule: 'patch_too_old' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-24h2-unlisted-ubr',
+    source: `sebaxakerhtc/rdpwrap.ini#620 ("Windows 11 24H2 10.0.26100.7920", reported 2026-04-15); the table lists 26100.7840 (2026-02-10) and 26100.7922 (2026-02-24) but not 7920 (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description:
+      'Windows 11 24H2 at an unlisted 26100.7920: released between 2026-02-10 and 2026-02-24, so older than 45 days on 2026-04-15 either way',
+    now: '2026-04-15T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, windows11(26100, 7920, '24H2')),
+    expect: {
+      status: 'FAIL',
+      evidence: { patch_released_after: '2026-02-10', patch_released_before: '2026-02-24', rule: 'patch_too_old' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-patch-age-25h2-newer-than-table',
+    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116", reported 2026-03-30); the table's newest 26200 row is 8037 of 2026-03-10 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
+    description: "Windows 11 25H2 at 26200.8116, newer than the table: released after 2026-03-10, so within 45 days on 2026-03-30",
+    now: '2026-03-30T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, { ...windows11(26200, 8116, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
+    expect: {
+      status: 'PASS',
+      evidence: { update_line: '26200', patch_released_after: '2026-03-10', patch_released_before: null, rule: 'supported' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'unknown-patch-age-table-outdated',
+    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116"), judged on 2026-11-21; the table's newest 26200 row is 8037 of 2026-03-10 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
+    description:
+      'The same 25H2 machine judged months later: newer than every row of a table whose newest row is past the limit, so the agent cannot tell its age',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, { ...windows11(26200, 8116, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
+    expect: {
+      status: 'UNKNOWN',
+      evidence: { reason: 'patch_table_outdated', newest_listed: '8037 (2026-03-10)', table_recorded_through: '2026-03-10' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-windows-10-esu-not-updating',
+    source: `stascorp/rdpwrap#4247 ("Windows 10 22H2 19045.6466", reported 2026-05-11); 19045.6466 = KB5071959, the out-of-band ESU enrollment fix of 2025-11-11 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
+    description:
+      'Windows 10 Pro 22H2 with ESU accepted by policy, but still at the November 2025 update in May 2026: not actually receiving ESU updates',
+    now: '2026-05-11T12:00:00Z',
+    policy: { osVersion: { acceptExtendedSupport: { windowsEsu: true }, maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) =>
+      client(doc, {
+        CurrentBuild: '19045',
+        CurrentBuildNumber: '19045',
+        UBR: 6466,
+        DisplayVersion: '22H2',
+        EditionID: 'Professional',
+        ProductName: 'Windows 10 Pro',
+      }),
+    expect: {
+      status: 'FAIL',
+      evidence: { extended_support_accepted: true, update_line: '19044/19045', patch_released: '2025-11-11', rule: 'patch_too_old' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-server-2022-unpatched-since-2023',
+    source: `Slion/VirtualDesktop#10 (a Windows Server 2022 machine at OS Build 20348.1906, 2023-09-01), judged on 2026-11-21: older than the table's first 20348 row, 2025-01-14 (${UPDATE_TABLE}); completed: the other CurrentVersion values`,
+    description: 'Windows Server 2022 still at its August 2023 update: older than every listed update, so at least as old as the first',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => osValues(doc, { ...WINDOWS_SERVER_2022, UBR: 1906 }),
+    expect: {
+      status: 'FAIL',
+      evidence: { update_line: '20348', patch_released_after: null, patch_released_before: '2025-01-14', rule: 'patch_too_old' },
     },
   },
 
