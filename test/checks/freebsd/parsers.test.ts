@@ -13,7 +13,8 @@ import { parsePamFile, resolveChain } from '../../../checks/freebsd/pam';
 import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterfaces } from '../../../checks/freebsd/pf';
 import { parseProcessTable } from '../../../checks/freebsd/processes';
 import { parseRcVars, rcEnabled } from '../../../checks/freebsd/rc';
-import { isLoopback, parseSockstat } from '../../../checks/freebsd/sockstat';
+import { isLoopbackAddress } from '../../../checks/loopback';
+import { parseSockstat } from '../../../checks/freebsd/sockstat';
 import { isGeliProvider, parseGeliStatus, parseMountTable, parseZpoolStatus, rootEntry } from '../../../checks/freebsd/storage';
 import { interpretSysctl } from '../../../checks/freebsd/sysctl';
 import { parseChronyc, parseNtpctl, parseNtpq } from '../../../checks/freebsd/timeSync';
@@ -123,8 +124,8 @@ describe('sockstat', () => {
   });
 
   it('tells loopback from reachable addresses', () => {
-    expect(table.sockets.map((s) => isLoopback(s.address))).toEqual([false, false, true, true, false]);
-    expect(['::ffff:127.0.0.1', '::ffff:10.0.0.1', '127.0.1.1', '1.127.0.0'].map(isLoopback)).toEqual([true, false, true, false]);
+    expect(table.sockets.map((s) => isLoopbackAddress(s.address))).toEqual([false, false, true, true, false]);
+    expect(['::ffff:127.0.0.1', '::ffff:10.0.0.1', '127.0.1.1', '1.127.0.0'].map(isLoopbackAddress)).toEqual([true, false, true, false]);
   });
 
   it('refuses output without the header and counts rows it cannot read', () => {
