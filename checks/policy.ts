@@ -100,9 +100,7 @@ const PolicySchema = z.object({
        * agent, and once its newest row is older than the limit an up-to-date machine can only be
        * UNKNOWN (docs/checks/windows.md suggests 45).
        */
-      maxPatchAgeDays: z
-        .object({ WINDOWS: z.number().int().positive().nullable().default(null) })
-        .prefault({}),
+      maxPatchAgeDays: z.object({ WINDOWS: z.number().int().positive().nullable().default(null) }).prefault({}),
       /** Rolling releases (Arch, openSUSE Tumbleweed) FAIL when their last upgrade is older than this. */
       rollingMaxAgeDays: z.number().int().positive().default(90),
       /** Verdict for an OS release the lifecycle table does not know. */

@@ -298,7 +298,8 @@ const osVersion: CheckRemedies = {
     admin: patchTableAdmin,
   },
   patch_date_undetermined: {
-    summary: "The agent cannot tell exactly when this device's Windows update was released, and the limit falls between the dates it could be.",
+    summary:
+      "The agent cannot tell exactly when this device's Windows update was released, and the limit falls between the dates it could be.",
     fix: UNDECIDED,
     admin: `The UBR is not listed (a hotpatch or an update the table skipped) and its neighbours straddle the limit. ${patchTableAdmin}`,
   },

@@ -821,9 +821,10 @@ describe('OS_VERSION patch age (policy.osVersion.maxPatchAgeDays.WINDOWS)', () =
       status: 'FAIL',
       evidence: { update_line: '26100', patch_released: '2025-09-09' },
     });
-    expect(
-      evaluateOsVersion(machine('19044', 6937, { EditionID: 'EnterpriseS' }), days(30), at('2026-03-01')),
-    ).toMatchObject({ status: 'PASS', evidence: { update_line: '19044/19045', patch_released: '2026-02-10' } });
+    expect(evaluateOsVersion(machine('19044', 6937, { EditionID: 'EnterpriseS' }), days(30), at('2026-03-01'))).toMatchObject({
+      status: 'PASS',
+      evidence: { update_line: '19044/19045', patch_released: '2026-02-10' },
+    });
     const server2025 = machine('26100', 32370, { EditionID: 'ServerDatacenter', InstallationType: 'Server' });
     expect(evaluateOsVersion(server2025, days(30), at('2026-03-01'))).toMatchObject({
       status: 'PASS',
@@ -863,7 +864,10 @@ describe('OS_VERSION patch age (policy.osVersion.maxPatchAgeDays.WINDOWS)', () =
   });
 
   it('says which line is missing, and leaves a release that already fails alone', () => {
-    expect(evaluateOsVersion(machine('28000', 1575), days(45), NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
+    expect(evaluateOsVersion(machine('28000', 1575), days(45), NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release' },
+    });
     const lts2016 = machine('10240', 20947, { EditionID: 'EnterpriseS' });
     expect(evaluateOsVersion(lts2016, days(45), at('2025-03-20'))).toMatchObject({
       status: 'UNKNOWN',
@@ -873,7 +877,10 @@ describe('OS_VERSION patch age (policy.osVersion.maxPatchAgeDays.WINDOWS)', () =
       status: 'FAIL',
       evidence: { rule: 'eol' },
     });
-    expect(evaluateOsVersion(machine('26100', NaN), days(45), NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'ubr_missing' } });
+    expect(evaluateOsVersion(machine('26100', NaN), days(45), NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'ubr_missing' },
+    });
   });
 
   it('keeps every line ascending by UBR with valid dates that never go back in time', () => {

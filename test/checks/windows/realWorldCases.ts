@@ -34,7 +34,8 @@ const windows11 = (build: number, ubr: number, displayVersion: string) => ({
   EditionID: 'Enterprise',
   ProductName: 'Windows 10 Enterprise',
 });
-const UPDATE_TABLE = 'checks/windows/updateHistory.ts, from Microsoft\'s release information via Alitai12/Windows-Updatelist and altrhombus/DataForGeeks';
+const UPDATE_TABLE =
+  "checks/windows/updateHistory.ts, from Microsoft's release information via Alitai12/Windows-Updatelist and altrhombus/DataForGeeks";
 
 /** Win32_EncryptableVolume rows as the probe prints them (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectorType). */
 const volume = (
@@ -207,7 +208,7 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     check: 'OS_VERSION',
     name: 'pass-patch-age-25h2-newer-than-table',
     source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116", reported 2026-03-30); the table's newest 26200 row is 8037 of 2026-03-10 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
-    description: "Windows 11 25H2 at 26200.8116, newer than the table: released after 2026-03-10, so within 45 days on 2026-03-30",
+    description: 'Windows 11 25H2 at 26200.8116, newer than the table: released after 2026-03-10, so within 45 days on 2026-03-30',
     now: '2026-03-30T12:00:00Z',
     policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
     machine: (doc) => client(doc, { ...windows11(26200, 8116, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
