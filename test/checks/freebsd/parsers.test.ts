@@ -10,7 +10,14 @@ import { ipfwDefault, parseIpfwList, parseIpfwRule } from '../../../checks/freeb
 import { capNumber, capString, decodeCapString, expandRecord, parseCapDatabase } from '../../../checks/freebsd/loginConf';
 import { evaluateOsVersion, normalizeMinimum } from '../../../checks/freebsd/osVersion';
 import { parsePamFile, resolveChain } from '../../../checks/freebsd/pam';
-import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterfaces } from '../../../checks/freebsd/pf';
+import {
+  parseInterfaceList,
+  parsePfRules,
+  parsePfStatus,
+  parseSkippedInterfaces,
+  pfDefault,
+  pfInterfaces,
+} from '../../../checks/freebsd/pf';
 import { parseProcessTable } from '../../../checks/freebsd/processes';
 import { parseRcVars, rcEnabled } from '../../../checks/freebsd/rc';
 import { isLoopbackAddress } from '../../../checks/loopback';
@@ -282,6 +289,23 @@ describe('pf', () => {
       expect(pfDefault(rules('block drop in all', 'pass in on tun all'), 'inet', pfInterfaces(['em0', 'tun0']))).toBe('undetermined');
       expect(pfDefault(rules('block drop in on em0 all'), 'inet')).toBe('undetermined');
       expect(pfDefault(rules('block drop in on em0 all'), 'inet', pfInterfaces(['lo0']))).toBe('undetermined');
+    });
+
+    it('reads `set skip on` from `pfctl -s Interfaces -v`: a skipped external interface passes everything, a skipped loopback changes nothing', () => {
+      // nymtech/nym-vpn-client#3441: `pfctl -s Interfaces -v -i lo0` printed "lo0 (skip)".
+      expect(parseSkippedInterfaces('lo0 (skip)\n')).toEqual(new Set(['lo0']));
+      // A recorded macOS pfctl listing, trimmed (ALTQ notices first, a group line, one skipped interface), and -vv statistics lines.
+      const listing = 'No ALTQ support in kernel\nALTQ related functions disabled\nALL\nanpi0\nbridge100\nen0\nlo0 (skip)\nutun0\n';
+      expect(parseSkippedInterfaces(listing)).toEqual(new Set(['lo0']));
+      expect(parseSkippedInterfaces('em0 (skip)\n\tCleared:     Thu Jan  1 00:00:00 1970\n\tReferences:  0\nlo0\n')).toEqual(
+        new Set(['em0']),
+      );
+      expect(parseSkippedInterfaces('pfctl: /dev/pf: Permission denied\n')).toBeNull();
+      const blockAll = rules('block drop in all');
+      expect(pfDefault(blockAll, 'inet', pfInterfaces(['em0', 'lo0'], new Set(['lo0'])))).toBe('block');
+      expect(pfInterfaces(['em0', 'lo0'], new Set(['em0', 'lo0'])).skipped).toEqual(['em0']);
+      expect(pfDefault(blockAll, 'inet', pfInterfaces(['em0', 'lo0'], new Set(['em0'])))).toBe('pass');
+      expect(pfDefault(blockAll, 'inet6', pfInterfaces(['em0', 'wg0', 'lo0'], new Set(['wg0'])))).toBe('pass');
     });
 
     it('keeps the rule body: a narrow rule on the interface is still narrow', () => {
