@@ -12,19 +12,25 @@
 //   [D] altrhombus/DataForGeeks content/ms/mswin/buildnumbers.json @ 009b40f (LastUpdatedUTC
 //       2026-03-10; sources aka.ms/WindowsUpdateHistory, aka.ms/Windows11UpdateHistory and the
 //       Windows Server 2022 update history page): every KB title "<date>—KB… (OS Build b.u)".
+//   [C] from April 2026, the monthly security ("B") releases only: Microsoft's CVE records for that
+//       Patch Tuesday in CVEProject/cvelistV5 (cves/2026/<n>xxx/CVE-2026-<n>.json, Microsoft as
+//       CNA): `datePublic` is the release day and each product's `versionEndExcluding` the build of
+//       that day's cumulative update (they match [D] for every month both cover). Previews and
+//       out-of-band releases of these months are not listed (judged between their neighbours), nor
+//       months no record covers for a line.
 // Rows start in January 2025 (March 2025 for 14393; 24H2 and Server 2025 from their release in
 // 2024-10 and 2024-11); an older UBR is judged as at least as old as a
 // line's first row. UBRs grow with time within a line, so a UBR the table does not list (a hotpatch,
 // an update of a month the table skipped) was released between its neighbours' dates.
 //
 // Keeping it current: UPDATE_HISTORY_RECORDED_THROUGH is the last release day the table covers
-// (Patch Tuesday 2026-03-10). A UBR newer than a line's newest row was released after it: it passes
+// (Patch Tuesday 2026-11-10; the newest row of a line can be older where no record covered it). A UBR newer than a line's newest row was released after it: it passes
 // while that row is itself within the policy's age, and is UNKNOWN `patch_table_outdated` after,
 // until a newer agent brings newer rows (append each month's rows from the pages above, with their
 // source, and move the date).
 import type { WindowsRelease } from './osRelease';
 
-export const UPDATE_HISTORY_RECORDED_THROUGH = '2026-03-10';
+export const UPDATE_HISTORY_RECORDED_THROUGH = '2026-11-10';
 
 /** [UBR, availability date], ascending. */
 type Row = readonly [ubr: number, released: string];
@@ -35,7 +41,7 @@ export interface UpdateLine {
   rows: readonly Row[];
 }
 
-/** Windows 10 1809 / LTSC 2019 / IoT LTSC 2019 / Server 2019. [A] "Windows Server 2019 17763.txt" @ 0ebbd08 through 2025-09, then [D]. */
+/** Windows 10 1809 / LTSC 2019 / IoT LTSC 2019 / Server 2019. [A] "Windows Server 2019 17763.txt" @ 0ebbd08 through 2025-09, then [D], then [C]. */
 const BUILD_17763: readonly Row[] = [
   [6775, '2025-01-14'],
   [6893, '2025-02-11'],
@@ -59,9 +65,17 @@ const BUILD_17763: readonly Row[] = [
   [8281, '2026-01-24'],
   [8389, '2026-02-10'],
   [8511, '2026-03-10'],
+  // [C] CVE-2026-32215, -35417, -45653, -54114, -68880, -70285, -119856.
+  [8644, '2026-04-14'],
+  [8755, '2026-05-12'],
+  [8880, '2026-06-09'],
+  [9020, '2026-07-14'],
+  [9245, '2026-09-08'],
+  [9376, '2026-10-13'],
+  [9487, '2026-11-10'],
 ];
 
-/** Windows 10 22H2 (19045) and 21H2 / LTSC 2021 / IoT LTSC 2021 (19044): one KB each month. [A] "Windows 10 22H2 19045.txt" @ 4e4e6f1 through 2025-09, then [D]. */
+/** Windows 10 22H2 (19045) and 21H2 / LTSC 2021 / IoT LTSC 2021 (19044): one KB each month. [A] "Windows 10 22H2 19045.txt" @ 4e4e6f1 through 2025-09, then [D], then [C]. */
 const BUILD_1904X: readonly Row[] = [
   [5371, '2025-01-14'],
   [5440, '2025-01-28'],
@@ -95,9 +109,15 @@ const BUILD_1904X: readonly Row[] = [
   [6812, '2026-01-24'],
   [6937, '2026-02-10'],
   [7058, '2026-03-10'],
+  // [C] CVE-2026-32181, -35417, -45653, -54114, -68880.
+  [7184, '2026-04-14'],
+  [7291, '2026-05-12'],
+  [7417, '2026-06-09'],
+  [7548, '2026-07-14'],
+  [7725, '2026-09-08'],
 ];
 
-/** Windows Server 2016 / LTSB 2016. [D] only (rows from 2025-03). */
+/** Windows Server 2016 / LTSB 2016. [D] (rows from 2025-03), then [C]. */
 const BUILD_14393: readonly Row[] = [
   [7876, '2025-03-11'],
   [7969, '2025-04-08'],
@@ -114,9 +134,14 @@ const BUILD_14393: readonly Row[] = [
   [8783, '2026-01-13'],
   [8868, '2026-02-10'],
   [8957, '2026-03-10'],
+  // [C] CVE-2026-45653, -68880, -70111, -119856.
+  [9234, '2026-06-09'],
+  [9512, '2026-09-08'],
+  [9612, '2026-10-13'],
+  [9688, '2026-11-10'],
 ];
 
-/** Windows Server 2022. [A] "Windows Server 2022 20348.txt" @ 50a88c3 through 2025-08, then [D]. */
+/** Windows Server 2022. [A] "Windows Server 2022 20348.txt" @ 50a88c3 through 2025-08, then [D], then [C]. */
 const BUILD_20348: readonly Row[] = [
   [3091, '2025-01-14'],
   [3095, '2025-01-18'],
@@ -141,9 +166,16 @@ const BUILD_20348: readonly Row[] = [
   [4773, '2026-02-10'],
   [4776, '2026-03-02'],
   [4893, '2026-03-10'],
+  // [C] CVE-2026-32181, -35417, -45653, -54114, -68880, -70285.
+  [5020, '2026-04-14'],
+  [5139, '2026-05-12'],
+  [5256, '2026-06-09'],
+  [5386, '2026-07-14'],
+  [5622, '2026-09-08'],
+  [5761, '2026-10-13'],
 ];
 
-/** Windows 11 22H2 (22621, until its end in 2025-10) and 23H2 (22631). [A] "Windows 11 23H2 22631.txt" @ 4cafca1 through 2025-08, then [D]. */
+/** Windows 11 22H2 (22621, until its end in 2025-10) and 23H2 (22631). [A] "Windows 11 23H2 22631.txt" @ 4cafca1 through 2025-08, then [D], then [C]. */
 const BUILD_2262X: readonly Row[] = [
   [4751, '2025-01-14'],
   [4830, '2025-01-29'],
@@ -176,9 +208,14 @@ const BUILD_2262X: readonly Row[] = [
   [6495, '2026-01-24'],
   [6649, '2026-02-10'],
   [6783, '2026-03-10'],
+  // [C] CVE-2026-32181, -35417, -45653, -68880.
+  [6936, '2026-04-14'],
+  [7079, '2026-05-12'],
+  [7219, '2026-06-09'],
+  [7582, '2026-09-08'],
 ];
 
-/** Windows 11 24H2 and 25H2 share every cumulative update from 2025-10 ("OS Builds 26200.x and 26100.x"); [D]. */
+/** Windows 11 24H2 and 25H2 share every cumulative update from 2025-10 ("OS Builds 26200.x and 26100.x"); [D], then [C]. */
 const SHARED_24H2_25H2: readonly Row[] = [
   [6899, '2025-10-14'],
   [6901, '2025-10-20'],
@@ -193,6 +230,14 @@ const SHARED_24H2_25H2: readonly Row[] = [
   [7840, '2026-02-10'],
   [7922, '2026-02-24'],
   [8037, '2026-03-10'],
+  // [C] CVE-2026-32181, -35417, -45653, -54114, -62708, -68880, -85837.
+  [8246, '2026-04-14'],
+  [8457, '2026-05-12'],
+  [8655, '2026-06-09'],
+  [8875, '2026-07-14'],
+  [9168, '2026-08-11'],
+  [9445, '2026-09-08'],
+  [9711, '2026-10-13'],
 ];
 
 /** Windows 11 24H2, Enterprise LTSC 2024, IoT Enterprise LTSC 2024. [A] "Windows 11 24H2 26100.txt" @ 6897ea6 through 2025-09, then [D]. */
@@ -233,7 +278,7 @@ const BUILD_26200: readonly Row[] = [[6584, '2025-09-30'], ...SHARED_24H2_25H2];
 
 /**
  * Windows Server 2025: the 24H2 updates until 2025-12 ([A] "Windows Server 2025 26100.txt" @ 28bfe32
- * through 2025-09, then the [D] titles naming 26100 alone), its own numbering (26100.32xxx) from 2026-01.
+ * through 2025-09, then the [D] titles naming 26100 alone), its own numbering (26100.32xxx) from 2026-01 ([D], then [C]).
  */
 const SERVER_2025: readonly Row[] = [
   [1742, '2024-11-01'],
@@ -263,6 +308,14 @@ const SERVER_2025: readonly Row[] = [
   [32236, '2026-01-24'],
   [32370, '2026-02-10'],
   [32522, '2026-03-10'],
+  // [C] CVE-2026-32181, -35417, -45653, -54114, -62708, -68880, -85837.
+  [32690, '2026-04-14'],
+  [32860, '2026-05-12'],
+  [32995, '2026-06-09'],
+  [33158, '2026-07-14'],
+  [33296, '2026-08-11'],
+  [33438, '2026-09-08'],
+  [33650, '2026-10-13'],
 ];
 
 const CLIENT_LINES: Record<number, UpdateLine> = {

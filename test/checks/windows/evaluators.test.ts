@@ -853,13 +853,14 @@ describe('OS_VERSION patch age (policy.osVersion.maxPatchAgeDays.WINDOWS)', () =
   });
 
   it('passes a UBR newer than the table while its newest row is recent enough, then says the table is outdated', () => {
-    expect(evaluateOsVersion(machine('26100', 8200), days(45), at('2026-04-10'))).toMatchObject({
+    // 26100's newest row is 9711 of 2026-10-13.
+    expect(evaluateOsVersion(machine('26100', 9800), days(45), NOW)).toMatchObject({
       status: 'PASS',
-      evidence: { patch_released_after: '2026-03-10', patch_released_before: null },
+      evidence: { patch_released_after: '2026-10-13', patch_released_before: null },
     });
-    expect(evaluateOsVersion(machine('26100', 8200), days(45), NOW)).toMatchObject({
+    expect(evaluateOsVersion(machine('26100', 9800), days(45), at('2026-12-01'))).toMatchObject({
       status: 'UNKNOWN',
-      evidence: { reason: 'patch_table_outdated', newest_listed: '8037 (2026-03-10)', table_recorded_through: '2026-03-10' },
+      evidence: { reason: 'patch_table_outdated', newest_listed: '9711 (2026-10-13)', table_recorded_through: '2026-11-10' },
     });
   });
 

@@ -35,7 +35,7 @@ const windows11 = (build: number, ubr: number, displayVersion: string) => ({
   ProductName: 'Windows 10 Enterprise',
 });
 const UPDATE_TABLE =
-  "checks/windows/updateHistory.ts, from Microsoft's release information via Alitai12/Windows-Updatelist and altrhombus/DataForGeeks";
+  "checks/windows/updateHistory.ts, from Microsoft's release information via Alitai12/Windows-Updatelist and altrhombus/DataForGeeks, and Microsoft's CVE records in CVEProject/cvelistV5";
 
 /** Win32_EncryptableVolume rows as the probe prints them (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectorType). */
 const volume = (
@@ -206,28 +206,41 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   },
   {
     check: 'OS_VERSION',
-    name: 'pass-patch-age-25h2-newer-than-table',
-    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116", reported 2026-03-30); the table's newest 26200 row is 8037 of 2026-03-10 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
-    description: 'Windows 11 25H2 at 26200.8116, newer than the table: released after 2026-03-10, so within 45 days on 2026-03-30',
+    name: 'pass-patch-age-25h2-unlisted-march-preview',
+    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116", reported 2026-03-30); the table lists 26200.8037 (2026-03-10) and 26200.8246 (2026-04-14) but not 8116 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
+    description:
+      'Windows 11 25H2 at an unlisted 26200.8116: released after 2026-03-10, so within 45 days on 2026-03-30 whatever its exact day',
     now: '2026-03-30T12:00:00Z',
     policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
     machine: (doc) => client(doc, { ...windows11(26200, 8116, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
     expect: {
       status: 'PASS',
-      evidence: { update_line: '26200', patch_released_after: '2026-03-10', patch_released_before: null, rule: 'supported' },
+      evidence: { update_line: '26200', patch_released_after: '2026-03-10', patch_released_before: '2026-04-14', rule: 'supported' },
     },
   },
   {
     check: 'OS_VERSION',
-    name: 'unknown-patch-age-table-outdated',
-    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116"), judged on 2026-11-21; the table's newest 26200 row is 8037 of 2026-03-10 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
-    description:
-      'The same 25H2 machine judged months later: newer than every row of a table whose newest row is past the limit, so the agent cannot tell its age',
+    name: 'pass-patch-age-25h2-june-2026-update',
+    source: `stascorp/rdpwrap#4308 ("OS: Windows 11 Pro, Version: 25H2, Build: 10.0.26200.8655", reported 2026-06-21); 26200.8655 = the 2026-06-09 security update (CVE-2026-45653's fixed build; ${UPDATE_TABLE}); completed: the CurrentVersion values other than build, UBR, edition and display version`,
+    description: 'Windows 11 Pro 25H2 at the June 2026 security update, twelve days after its release',
+    now: '2026-06-21T12:00:00Z',
     policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
-    machine: (doc) => client(doc, { ...windows11(26200, 8116, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
+    machine: (doc) => client(doc, { ...windows11(26200, 8655, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
     expect: {
-      status: 'UNKNOWN',
-      evidence: { reason: 'patch_table_outdated', newest_listed: '8037 (2026-03-10)', table_recorded_through: '2026-03-10' },
+      status: 'PASS',
+      evidence: { version: '26200.8655', patch_released: '2026-06-09', patch_age_days: 12, rule: 'supported' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-24h2-stuck-at-july-2026-preview',
+    source: `stascorp/rdpwrap#4392 ("Windows: 24H2 build 26100.8973", reported 2026-08-04), judged on 2026-11-21: between the 2026-07-14 (8875) and 2026-08-11 (9168) security updates (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description: 'Windows 11 24H2 still at a July 2026 build in November: older than 45 days even if released on 2026-08-11',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, windows11(26100, 8973, '24H2')),
+    expect: {
+      status: 'FAIL',
+      evidence: { patch_released_after: '2026-07-14', patch_released_before: '2026-08-11', max_patch_age_days: 45, rule: 'patch_too_old' },
     },
   },
   {
