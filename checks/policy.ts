@@ -94,6 +94,13 @@ const PolicySchema = z.object({
       graceDaysAfterEol: z.number().int().nonnegative().default(0),
       /** FAIL when a newer patch of the installed cycle was released more than this many days ago. */
       maxPatchLagDays: z.number().int().positive().nullable().default(null),
+      /**
+       * FAIL when the installed cumulative update was released more than this many days ago (WINDOWS:
+       * the UBR's date from checks/windows/updateHistory.ts). Off by default: the table ships with the
+       * agent, and once its newest row is older than the limit an up-to-date machine can only be
+       * UNKNOWN (docs/checks/windows.md suggests 45).
+       */
+      maxPatchAgeDays: z.object({ WINDOWS: z.number().int().positive().nullable().default(null) }).prefault({}),
       /** Rolling releases (Arch, openSUSE Tumbleweed) FAIL when their last upgrade is older than this. */
       rollingMaxAgeDays: z.number().int().positive().default(90),
       /** Verdict for an OS release the lifecycle table does not know. */

@@ -283,6 +283,9 @@ const remoteFix = settings(
 
 const remoteLogin: CheckRemedies = {
   ssh_disabled: passing('Remote Login (SSH) is off.'),
+  loopback_only: passing(
+    "Remote Login (SSH) is on, but launchd listens for it on this Mac's loopback address only, so no other computer can connect.",
+  ),
   ssh_hardened,
   sshd_config_unreadable,
   ssh_not_hardened: { ...ssh_not_hardened, fix: [...remoteFix, { for: 'Or keep it and harden it', steps: ssh_not_hardened.fix }] },

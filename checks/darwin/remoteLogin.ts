@@ -4,11 +4,14 @@
 // override line (submitted by smd), so without a line launchd itself is asked whether the service
 // is loaded (`launchctl print system/com.openssh.sshd`: exit 0 loaded, 113 not found). systemsetup
 // answers only when launchctl cannot. Screen Sharing and Remote Management are reported as
-// evidence. PASS means not exposed.
+// evidence. PASS means not exposed: Remote Login whose port-22 sockets (netstat) are all on loopback
+// is not exposure.
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult, type Verdict } from '../types';
 import type { Policy } from '../policy';
+import { isLoopbackAddress } from '../loopback';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
+import { NETSTAT, NETSTAT_ARGS, parseNetstatListeners, type TcpListener } from './listeners';
 import { LAUNCHCTL } from './probes';
 import { parseSystemsetup, SYSTEMSETUP } from './systemsetup';
 
@@ -26,6 +29,20 @@ export interface RemoteLoginFacts {
   remoteManagement: FileResult;
   /** `sshd -G` (effective configuration; no host keys needed), asked only when SSH is on and the policy accepts hardened SSH. */
   sshdConfig?: CommandResult;
+  /** `netstat -an -p tcp`: where launchd's sockets actually listen. */
+  netstat?: CommandResult;
+}
+
+/** SSH's port (launchd's `ssh.plist` socket, service name "ssh") and Screen Sharing's (VNC, 5900). */
+const SSH_PORT = 22;
+const SCREEN_SHARING_PORT = 5900;
+
+/** Where a port listens: on some network address, on loopback only, or not at all; null when netstat gave no table. */
+function portBinding(listeners: TcpListener[] | null, port: number): 'network' | 'loopback' | 'none' | null {
+  if (listeners === null) return null;
+  const sockets = listeners.filter((l) => l.port === port);
+  if (sockets.length === 0) return 'none';
+  return sockets.every((l) => isLoopbackAddress(l.address)) ? 'loopback' : 'network';
 }
 
 type ServiceState = 'enabled' | 'disabled';
@@ -90,7 +107,16 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   if ('reason' in state) return unknown(state.reason, evidence);
   Object.assign(evidence, { source: state.source, ssh: state.ssh });
   if (state.screenSharing) evidence.screen_sharing = state.screenSharing;
+  const listeners =
+    facts.netstat && !facts.netstat.error && facts.netstat.exitCode === 0 ? parseNetstatListeners(facts.netstat.stdout) : null;
+  const sshListening = portBinding(listeners, SSH_PORT);
+  if (sshListening !== null) {
+    evidence.ssh_listening = sshListening;
+    evidence.screen_sharing_listening = portBinding(listeners, SCREEN_SHARING_PORT);
+  }
   if (state.ssh === 'disabled') return pass({ ...evidence, rule: 'ssh_disabled' });
+  // launchd's socket decides where sshd answers (its ListenAddress does not): loopback only is not exposure.
+  if (sshListening === 'loopback') return pass({ ...evidence, rule: 'loopback_only' });
   if (!policy.remoteLogin.allowSshIfHardened) return fail({ ...evidence, rule: 'ssh_enabled' });
 
   const config: SshdReading = facts.sshdConfig ? readSshdEffectiveConfig(facts.sshdConfig) : { ok: false, reason: 'parse_error' };
@@ -100,11 +126,12 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
 }
 
 async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
-  const [printDisabled, remoteManagement] = await Promise.all([
+  const [printDisabled, remoteManagement, netstat] = await Promise.all([
     ctx.host.run(LAUNCHCTL, ['print-disabled', 'system']),
     ctx.host.readFile(REMOTE_MANAGEMENT_FLAG),
+    ctx.host.run(NETSTAT, NETSTAT_ARGS),
   ]);
-  const facts: RemoteLoginFacts = { printDisabled, remoteManagement };
+  const facts: RemoteLoginFacts = { printDisabled, remoteManagement, netstat };
   const services = printDisabled.error ? null : parsePrintDisabled(printDisabled.stdout);
   if (!services) facts.systemsetup = await ctx.host.run(SYSTEMSETUP, ['-getremotelogin']);
   else if (!services.has(SSH_LABEL)) facts.printService = await ctx.host.run(LAUNCHCTL, ['print', `system/${SSH_LABEL}`]);

@@ -8,7 +8,16 @@ import { defineCheck, type CheckContext, type CommandResult, type Evidence, type
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { ipfwDefault, parseIpfwList } from './ipfw';
 import { combine, FAMILIES, type DefaultAction, type Family } from './packetFilter';
-import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterfaces, PF_NOT_LOADED, type PfInterfaces } from './pf';
+import {
+  parseInterfaceList,
+  parsePfRules,
+  parsePfStatus,
+  parseSkippedInterfaces,
+  pfDefault,
+  pfInterfaces,
+  PF_NOT_LOADED,
+  type PfInterfaces,
+} from './pf';
 import { parseRcVars, rcEvidence, rcProbe } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
 
@@ -24,6 +33,8 @@ export interface FirewallFacts {
   pfRules?: CommandResult;
   /** `ifconfig -l`, with pf's rules: which interfaces the rules' `on` names stand for. */
   interfaces?: CommandResult;
+  /** `pfctl -s Interfaces -v`, with pf's rules: the interfaces `set skip on` leaves unfiltered (not shown by `-s rules`). */
+  pfInterfaces?: CommandResult;
   ipfwEnable: CommandResult;
   ipfw6Enable?: CommandResult;
   ipfwList?: CommandResult;
@@ -49,6 +60,7 @@ async function collectFirewall(ctx: CheckContext): Promise<FirewallFacts> {
   if (!pfInfo.error && pfInfo.exitCode === 0 && parsePfStatus(pfInfo.stdout) === 'enabled') {
     pending.push(host.run(PFCTL, ['-s', 'rules']).then((r) => (facts.pfRules = r)));
     pending.push(host.run(IFCONFIG, ['-l']).then((r) => (facts.interfaces = r)));
+    pending.push(host.run(PFCTL, ['-s', 'Interfaces', '-v']).then((r) => (facts.pfInterfaces = r)));
   }
   const ipfw = interpretSysctl(ipfwEnable);
   if (ipfw.state === 'value' && ipfw.value === '1') {
@@ -86,16 +98,21 @@ function pfView(facts: FirewallFacts, evidence: Evidence): FilterView {
   const ruleset = parsePfRules(rules.stdout);
   evidence.pf_rules = ruleset.rules.length;
   evidence.pf_anchors = ruleset.anchors;
-  const interfaces = interfaceView(facts.interfaces);
+  const skipped =
+    facts.pfInterfaces && !facts.pfInterfaces.error && facts.pfInterfaces.exitCode === 0
+      ? parseSkippedInterfaces(facts.pfInterfaces.stdout)
+      : null;
+  const interfaces = interfaceView(facts.interfaces, skipped);
   evidence.interfaces_external = interfaces ? interfaces.external.length : null;
+  evidence.interfaces_skipped = interfaces && skipped ? interfaces.skipped.length : null;
   return { state: 'enabled', defaults: { inet: pfDefault(ruleset, 'inet', interfaces), inet6: pfDefault(ruleset, 'inet6', interfaces) } };
 }
 
 /** The interface list, or undefined when ifconfig failed (rules bound to interfaces then stay "may"). */
-function interfaceView(result: CommandResult | undefined): PfInterfaces | undefined {
+function interfaceView(result: CommandResult | undefined, skipped: Set<string> | null): PfInterfaces | undefined {
   if (!result || result.error || result.exitCode !== 0) return undefined;
   const list = parseInterfaceList(result.stdout);
-  return list ? pfInterfaces(list) : undefined;
+  return list ? pfInterfaces(list, skipped ?? undefined) : undefined;
 }
 
 function ipfwView(facts: FirewallFacts, evidence: Evidence): FilterView {

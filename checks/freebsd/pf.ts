@@ -132,6 +132,8 @@ function pfDecision(matching: FilterRule[]): 'pass' | 'block' {
 export interface PfInterfaces {
   /** Interfaces an unsolicited packet from the network can arrive on. */
   external: string[];
+  /** External interfaces pf does not filter at all (`set skip on …`): everything passes there. */
+  skipped: string[];
   /** The interfaces a rule's name covers; undefined when that cannot be known. */
   members(name: string): readonly string[] | undefined;
 }
@@ -148,9 +150,29 @@ export function parseInterfaceList(stdout: string): string[] | null {
   return names.length > 0 && names.every((n) => /^[A-Za-z][\w.-]*$/.test(n)) ? names : null;
 }
 
-export function pfInterfaces(list: readonly string[]): PfInterfaces {
+/**
+ * `pfctl -s Interfaces -v`: one line per interface and group pf knows, `(skip)` after those a
+ * `set skip on` covers. pf flags each member of a skipped group on its own line, so the interfaces'
+ * own lines are enough. `-vv` statistics lines (indented) and ALTQ notices are not names. Null when
+ * no line names an interface.
+ */
+export function parseSkippedInterfaces(stdout: string): Set<string> | null {
+  const skipped = new Set<string>();
+  let names = 0;
+  for (const line of stdout.split('\n')) {
+    const m = /^([A-Za-z][\w.-]*)( \(skip\))?\s*$/.exec(line);
+    if (!m) continue;
+    names++;
+    if (m[2]) skipped.add(m[1]!);
+  }
+  return names > 0 ? skipped : null;
+}
+
+export function pfInterfaces(list: readonly string[], skipped: ReadonlySet<string> = new Set()): PfInterfaces {
+  const external = list.filter((name) => !INTERNAL_INTERFACE.test(name));
   return {
-    external: list.filter((name) => !INTERNAL_INTERFACE.test(name)),
+    external,
+    skipped: external.filter((name) => skipped.has(name)),
     members(name) {
       if (list.includes(name)) return [name];
       if (name === 'all') return list;
@@ -174,11 +196,13 @@ function rulesOn(rules: readonly PfRule[], iface: string, interfaces: PfInterfac
 /**
  * pf's default for the family. With the interface list, the packet is followed on every external
  * interface: the default blocks only when it blocks on each of them, and passes when it certainly
- * passes on one.
+ * passes on one, as it does on an interface pf skips.
  */
 export function pfDefault(ruleset: PfRuleset, family: Family, interfaces?: PfInterfaces): DefaultAction {
   if (!interfaces || interfaces.external.length === 0) return readings(ruleset.rules, family, pfDecision);
-  const perInterface = interfaces.external.map((iface) => readings(rulesOn(ruleset.rules, iface, interfaces), family, pfDecision));
+  const perInterface = interfaces.external.map((iface) =>
+    interfaces.skipped.includes(iface) ? 'pass' : readings(rulesOn(ruleset.rules, iface, interfaces), family, pfDecision),
+  );
   if (perInterface.includes('pass')) return 'pass';
   return perInterface.every((a) => a === 'block') ? 'block' : 'undetermined';
 }

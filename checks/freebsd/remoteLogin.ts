@@ -10,7 +10,8 @@ import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReadi
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { parseProcessTable, processProbe, runningCommands } from './processes';
 import { parseRcVars, rcEvidence, rcProbe } from './rc';
-import { isLoopback, parseSockstat, type Socket } from './sockstat';
+import { isLoopbackAddress } from '../loopback';
+import { parseSockstat, type Socket } from './sockstat';
 
 const SOCKSTAT = '/usr/bin/sockstat';
 const SOCKSTAT_ARGS = ['-4', '-6', '-l', '-P', 'tcp'] as const;
@@ -57,9 +58,9 @@ function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
   if (!table || table.unparsed > 0) return unknown('parse_error', evidence);
   const ssh = table.sockets.filter(isSsh);
   const telnet = table.sockets.filter(isTelnet);
-  const sshExposed = ssh.some((s) => !isLoopback(s.address));
-  const telnetExposed = telnet.some((s) => !isLoopback(s.address));
-  const desktopExposed = table.sockets.some((s) => isRemoteDesktop(s) && !isLoopback(s.address));
+  const sshExposed = ssh.some((s) => !isLoopbackAddress(s.address));
+  const telnetExposed = telnet.some((s) => !isLoopbackAddress(s.address));
+  const desktopExposed = table.sockets.some((s) => isRemoteDesktop(s) && !isLoopbackAddress(s.address));
   const ps = parseProcessTable(facts.ps);
   const sshdRunning = ps.ok ? runningCommands(ps.processes).has('sshd') : null;
   Object.assign(evidence, {

@@ -40,8 +40,3 @@ export function parseSockstat(stdout: string): SocketTable | null {
   }
   return { sockets, unparsed };
 }
-
-/** 127/8, ::1, an IPv4-mapped loopback address, or a link-local address scoped to a loopback interface. */
-export function isLoopback(address: string): boolean {
-  return /^(?:::ffff:)?127\./i.test(address) || address === '::1' || /%lo\d+$/.test(address);
-}

@@ -8,6 +8,7 @@ import {
   num,
   passing,
   releaseRemedies,
+  word,
   requires,
   sharedRemedies,
   type CheckRemedies,
@@ -264,15 +265,56 @@ const timeSync: CheckRemedies = {
   },
 };
 
-const osVersion: CheckRemedies = releaseRemedies(
-  [
-    ...settings(
-      'Settings > Windows Update: "Check for updates" and install them (a feature update appears as "Download and install").',
-      'Settings > Update & Security > Windows Update: "Check for updates"; Windows 10 support has ended: upgrade to Windows 11 if the PC is eligible.',
-    ),
-  ],
-  'Intune: Windows Update for Business "Feature updates" profile targeting a supported release, plus a quality-update ring; WSUS/ConfigMgr: approve the feature update. Enroll in ESU (and set `osVersion.acceptExtendedSupport.windowsEsu`) only for devices that cannot upgrade.',
+const windowsUpdateFix = settings(
+  'Settings > Windows Update: "Check for updates", install what is offered and restart.',
+  'Settings > Update & Security > Windows Update: "Check for updates", install what is offered and restart.',
 );
+const patchTableAdmin =
+  "The agent's table of Windows update release dates (checks/windows/updateHistory.ts) does not cover this: update the agent, or unset `osVersion.maxPatchAgeDays.WINDOWS` until it does.";
+
+const osVersion: CheckRemedies = {
+  ...releaseRemedies(
+    [
+      ...settings(
+        'Settings > Windows Update: "Check for updates" and install them (a feature update appears as "Download and install").',
+        'Settings > Update & Security > Windows Update: "Check for updates"; Windows 10 support has ended: upgrade to Windows 11 if the PC is eligible.',
+      ),
+    ],
+    'Intune: Windows Update for Business "Feature updates" profile targeting a supported release, plus a quality-update ring; WSUS/ConfigMgr: approve the feature update. Enroll in ESU (and set `osVersion.acceptExtendedSupport.windowsEsu`) only for devices that cannot upgrade.',
+  ),
+  patch_too_old: {
+    summary: (c) => {
+      const released = word(c, 'patch_released') ?? word(c, 'patch_released_before');
+      const limit = num(c, 'max_patch_age_days');
+      return `The newest Windows update installed here${released ? ` was released ${word(c, 'patch_released') ? 'on' : 'by'} ${released}` : ' is old'}, longer ago than your organization allows${limit !== undefined ? ` (${limit} days)` : ''}.`;
+    },
+    fix: windowsUpdateFix,
+    admin:
+      'Intune: a Windows Update for Business quality-update ring with a short deferral and deadline (or Expedite quality updates); WSUS/ConfigMgr: approve and deploy the latest cumulative update. On Windows 10 with ESU accepted, a device stuck at the October 2025 update is not enrolled in ESU.',
+  },
+  patch_table_outdated: {
+    summary: "The agent cannot tell when this device's Windows update was released: it is newer than every update the agent knows.",
+    fix: UNDECIDED,
+    admin: patchTableAdmin,
+  },
+  patch_date_undetermined: {
+    summary:
+      "The agent cannot tell exactly when this device's Windows update was released, and the limit falls between the dates it could be.",
+    fix: UNDECIDED,
+    admin: `The UBR is not listed (a hotpatch or an update the table skipped) and its neighbours straddle the limit. ${patchTableAdmin}`,
+  },
+  patch_line_not_in_table: {
+    summary: 'The agent does not know the release dates of the updates for this Windows release, so it cannot judge its patch level.',
+    fix: UNDECIDED,
+    admin: patchTableAdmin,
+  },
+  ubr_missing: {
+    summary: 'The agent could not read the patch level (UBR) of this Windows installation.',
+    fix: UNDECIDED,
+    admin:
+      'HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion has no UBR value: check the registry is intact (`Get-ItemProperty` on that key), or unset `osVersion.maxPatchAgeDays.WINDOWS`.',
+  },
+};
 
 const wuAdmin =
   'GPO: Administrative Templates > Windows Components > Windows Update > "Configure Automatic Updates": Enabled, 4 – Auto download and schedule the install; Intune: Update rings "Automatic update behavior": Auto install at maintenance time / Reset to default. Policy `autoUpdate.acceptDownloadOnly` accepts download-only.';

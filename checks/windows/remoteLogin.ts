@@ -6,6 +6,7 @@
 // policy.remoteLogin.allowSshIfHardened, a running sshd whose configuration refuses passwords passes.
 import { z } from 'zod';
 import type { Policy } from '../policy';
+import { isLoopbackAddress } from '../loopback';
 import { sshdConfigDirectives } from '../sshd';
 import type { Evidence, FileResult, Verdict } from '../types';
 import { fsFailureReason, fail, pass, unknown } from '../verdict';
@@ -31,15 +32,9 @@ const WINRM_PORTS = [5985, 5986];
 const Listener = z.object({ Address: z.string(), Port: z.number().int() });
 type Listener = z.infer<typeof Listener>;
 
-/** 127.0.0.0/8 and ::1 (also IPv4-mapped): reachable from this machine only. */
-function isLoopback(address: string): boolean {
-  const a = address.trim().toLowerCase();
-  return a === '::1' || /^(::ffff:)?127\./.test(a);
-}
-
 /** Ports with at least one listener reachable from the network. */
 function exposedPorts(listeners: Listener[]): Set<number> {
-  return new Set(listeners.filter((l) => !isLoopback(l.Address)).map((l) => l.Port));
+  return new Set(listeners.filter((l) => !isLoopbackAddress(l.Address)).map((l) => l.Port));
 }
 
 export interface RemoteLoginFacts {

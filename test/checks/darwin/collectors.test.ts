@@ -228,11 +228,13 @@ describe('PASSWORD_POLICY', () => {
 describe('REMOTE_LOGIN', () => {
   const disabledBlock = (state: string) => ['disabled services = {', `\t"com.openssh.sshd" => ${state}`, '}'];
 
-  it('asks launchd only, when launchd answers', async () => {
+  const NETSTAT = ['/usr/sbin/netstat', '-an', '-p', 'tcp'];
+
+  it("asks launchd, and netstat where launchd's sockets listen, when launchd answers", async () => {
     const { host } = await collect('REMOTE_LOGIN', {
       commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: disabledBlock('disabled') }],
     });
-    expect(host.commandsRun()).toEqual([['/bin/launchctl', 'print-disabled', 'system']]);
+    expect(host.commandsRun()).toEqual([['/bin/launchctl', 'print-disabled', 'system'], NETSTAT]);
     expect(files(host)).toEqual(['/Library/Application Support/Apple/Remote Desktop/RemoteManagement.launchd']);
   });
 
@@ -241,6 +243,7 @@ describe('REMOTE_LOGIN', () => {
     const { host, verdict } = await collect('REMOTE_LOGIN', noLine);
     expect(host.commandsRun()).toEqual([
       ['/bin/launchctl', 'print-disabled', 'system'],
+      NETSTAT,
       ['/bin/launchctl', 'print', 'system/com.openssh.sshd'],
     ]);
     // No answer from launchd about the service: not "off".
@@ -251,6 +254,7 @@ describe('REMOTE_LOGIN', () => {
     const { host } = await collect('REMOTE_LOGIN', {});
     expect(host.commandsRun()).toEqual([
       ['/bin/launchctl', 'print-disabled', 'system'],
+      NETSTAT,
       ['/usr/sbin/systemsetup', '-getremotelogin'],
     ]);
   });
@@ -262,7 +266,7 @@ describe('REMOTE_LOGIN', () => {
     expect(allowed.host.commandsRun()).toContainEqual(['/usr/sbin/sshd', '-G']);
     expect(allowed.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { step: 'sshd_config' } });
     const off = { commands: [{ argv: ['/bin/launchctl', 'print-disabled', 'system'], stdout: disabledBlock('disabled') }] };
-    expect((await collect('REMOTE_LOGIN', off, { remoteLogin: { allowSshIfHardened: true } })).host.commandsRun()).toHaveLength(1);
+    expect((await collect('REMOTE_LOGIN', off, { remoteLogin: { allowSshIfHardened: true } })).host.commandsRun()).toHaveLength(2);
   });
 });
 

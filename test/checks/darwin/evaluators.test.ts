@@ -563,6 +563,71 @@ describe('remote login', () => {
     expect(parsePrintDisabled('disabled services = {\n\t"com.openssh.sshd" => maybe\n}\n')?.has('com.openssh.sshd')).toBe(false);
   });
 
+  describe("where launchd's sockets listen (netstat -an -p tcp)", () => {
+    const header =
+      'Active Internet connections (including servers)\nProto Recv-Q Send-Q  Local Address          Foreign Address        (state)    \n';
+    const row = (proto: string, local: string, foreign: string, state: string) =>
+      `${proto.padEnd(6)}     0      0  ${local.padEnd(22)} ${foreign.padEnd(22)} ${state}\n`;
+    // Rows as captured on macOS 26.6.2 with Remote Login and Screen Sharing on (a public recorded-probe test file).
+    const everyAddress = ok(
+      header +
+        row('tcp46', '*.3283', '*.*', 'LISTEN     ') +
+        row('tcp4', '127.0.0.1.631', '*.*', 'LISTEN     ') +
+        row('tcp6', '::1.631', '*.*', 'LISTEN     ') +
+        row('tcp4', '*.5900', '*.*', 'LISTEN     ') +
+        row('tcp6', '*.5900', '*.*', 'LISTEN     ') +
+        row('tcp4', '*.22', '*.*', 'LISTEN     ') +
+        row('tcp6', '*.22', '*.*', 'LISTEN     ') +
+        row('tcp4', '192.168.7.42.62875', '203.0.113.24.443', 'CLOSE_WAIT '),
+    );
+    const loopbackOnly = ok(
+      header +
+        row('tcp4', '127.0.0.1.22', '*.*', 'LISTEN') +
+        row('tcp6', '::1.22', '*.*', 'LISTEN') +
+        row('tcp4', '127.0.0.1.22', '127.0.0.1.56642', 'ESTABLISHED'),
+    );
+    const enabled = {
+      printDisabled: ok('disabled services = {\n\t"com.openssh.sshd" => enabled\n}\n'),
+      remoteManagement: { ok: false as const, error: 'not_found' as const },
+    };
+
+    it('passes Remote Login whose port-22 sockets are all on loopback, and still fails one on every address', () => {
+      expect(evaluateRemoteLogin({ ...enabled, netstat: loopbackOnly }, policy)).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'loopback_only', ssh: 'enabled', ssh_listening: 'loopback', screen_sharing_listening: 'none' },
+      });
+      expect(evaluateRemoteLogin({ ...enabled, netstat: everyAddress }, policy)).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'ssh_enabled', ssh_listening: 'network', screen_sharing_listening: 'network' },
+      });
+    });
+
+    it('one reachable socket beside a loopback one is exposure', () => {
+      const mixed = ok(header + row('tcp4', '127.0.0.1.22', '*.*', 'LISTEN') + row('tcp6', '*.22', '*.*', 'LISTEN'));
+      expect(evaluateRemoteLogin({ ...enabled, netstat: mixed }, policy)).toMatchObject({
+        status: 'FAIL',
+        evidence: { ssh_listening: 'network' },
+      });
+    });
+
+    it("keeps today's verdict when netstat cannot be read, prints no table, or shows nothing on port 22", () => {
+      for (const netstat of [
+        { exitCode: null, stdout: '', stderr: '', error: 'not_found' as const },
+        ok('', 'netstat: sysctl: net.inet.tcp.pcblist_n: Operation not permitted\n', 1),
+        ok('tcp4 garbage\n'),
+        ok(header + 'tcp4       0      0  127.0.0.1.22\n'),
+      ]) {
+        const verdict = evaluateRemoteLogin({ ...enabled, netstat }, policy);
+        expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'ssh_enabled' } });
+        expect(verdict.evidence).not.toHaveProperty('ssh_listening');
+      }
+      expect(evaluateRemoteLogin({ ...enabled, netstat: ok(header + row('tcp4', '*.5900', '*.*', 'LISTEN')) }, policy)).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'ssh_enabled', ssh_listening: 'none' },
+      });
+    });
+  });
+
   it('reports Remote Management content other than "enabled" as unknown evidence, not false', () => {
     const verdict = evaluateRemoteLogin(
       {

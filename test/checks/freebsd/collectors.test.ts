@@ -183,6 +183,7 @@ describe('FIREWALL_ENABLED', () => {
       SYSRC,
       ['/sbin/pfctl', '-s', 'rules'],
       ['/sbin/ifconfig', '-l'],
+      ['/sbin/pfctl', '-s', 'Interfaces', '-v'],
     ]);
   });
 
@@ -214,6 +215,23 @@ describe('FIREWALL_ENABLED', () => {
       status: 'FAIL',
       evidence: { interfaces_external: 2, pf_default_inet: 'pass', rule: 'default_pass' },
     });
+    // `set skip on em0` is invisible in `pfctl -s rules`: em0 is not filtered at all.
+    const skip = (listing: string, exitCode = 0) => ({ argv: ['/sbin/pfctl', '-s', 'Interfaces', '-v'], stdout: listing, exitCode });
+    const em0Skipped = await collect('FIREWALL_ENABLED', {
+      commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n' }, skip('all\nem0 (skip)\nlo\nlo0\n')],
+    });
+    expect(em0Skipped.verdict).toMatchObject({
+      status: 'FAIL',
+      evidence: { interfaces_skipped: 1, pf_default_inet: 'pass', pf_default_inet6: 'pass', rule: 'default_pass' },
+    });
+    const lo0Skipped = await collect('FIREWALL_ENABLED', {
+      commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n' }, skip('all\nem0\nlo (skip)\nlo0 (skip)\n')],
+    });
+    expect(lo0Skipped.verdict).toMatchObject({ status: 'PASS', evidence: { interfaces_skipped: 0, rule: 'default_block' } });
+    const unread = await collect('FIREWALL_ENABLED', {
+      commands: [pfEnabled, ...rules, { argv: ['/sbin/ifconfig', '-l'], stdout: 'em0 lo0\n' }, skip('', 1)],
+    });
+    expect(unread.verdict).toMatchObject({ status: 'PASS', evidence: { interfaces_skipped: null } });
   });
 
   it('lists ipfw rules and its IPv6 switch when ipfw is enabled, and asks about vnet inside a jail', async () => {

@@ -10,10 +10,18 @@ import { ipfwDefault, parseIpfwList, parseIpfwRule } from '../../../checks/freeb
 import { capNumber, capString, decodeCapString, expandRecord, parseCapDatabase } from '../../../checks/freebsd/loginConf';
 import { evaluateOsVersion, normalizeMinimum } from '../../../checks/freebsd/osVersion';
 import { parsePamFile, resolveChain } from '../../../checks/freebsd/pam';
-import { parseInterfaceList, parsePfRules, parsePfStatus, pfDefault, pfInterfaces } from '../../../checks/freebsd/pf';
+import {
+  parseInterfaceList,
+  parsePfRules,
+  parsePfStatus,
+  parseSkippedInterfaces,
+  pfDefault,
+  pfInterfaces,
+} from '../../../checks/freebsd/pf';
 import { parseProcessTable } from '../../../checks/freebsd/processes';
 import { parseRcVars, rcEnabled } from '../../../checks/freebsd/rc';
-import { isLoopback, parseSockstat } from '../../../checks/freebsd/sockstat';
+import { isLoopbackAddress } from '../../../checks/loopback';
+import { parseSockstat } from '../../../checks/freebsd/sockstat';
 import { isGeliProvider, parseGeliStatus, parseMountTable, parseZpoolStatus, rootEntry } from '../../../checks/freebsd/storage';
 import { interpretSysctl } from '../../../checks/freebsd/sysctl';
 import { parseChronyc, parseNtpctl, parseNtpq } from '../../../checks/freebsd/timeSync';
@@ -123,8 +131,8 @@ describe('sockstat', () => {
   });
 
   it('tells loopback from reachable addresses', () => {
-    expect(table.sockets.map((s) => isLoopback(s.address))).toEqual([false, false, true, true, false]);
-    expect(['::ffff:127.0.0.1', '::ffff:10.0.0.1', '127.0.1.1', '1.127.0.0'].map(isLoopback)).toEqual([true, false, true, false]);
+    expect(table.sockets.map((s) => isLoopbackAddress(s.address))).toEqual([false, false, true, true, false]);
+    expect(['::ffff:127.0.0.1', '::ffff:10.0.0.1', '127.0.1.1', '1.127.0.0'].map(isLoopbackAddress)).toEqual([true, false, true, false]);
   });
 
   it('refuses output without the header and counts rows it cannot read', () => {
@@ -281,6 +289,23 @@ describe('pf', () => {
       expect(pfDefault(rules('block drop in all', 'pass in on tun all'), 'inet', pfInterfaces(['em0', 'tun0']))).toBe('undetermined');
       expect(pfDefault(rules('block drop in on em0 all'), 'inet')).toBe('undetermined');
       expect(pfDefault(rules('block drop in on em0 all'), 'inet', pfInterfaces(['lo0']))).toBe('undetermined');
+    });
+
+    it('reads `set skip on` from `pfctl -s Interfaces -v`: a skipped external interface passes everything, a skipped loopback changes nothing', () => {
+      // nymtech/nym-vpn-client#3441: `pfctl -s Interfaces -v -i lo0` printed "lo0 (skip)".
+      expect(parseSkippedInterfaces('lo0 (skip)\n')).toEqual(new Set(['lo0']));
+      // A recorded macOS pfctl listing, trimmed (ALTQ notices first, a group line, one skipped interface), and -vv statistics lines.
+      const listing = 'No ALTQ support in kernel\nALTQ related functions disabled\nALL\nanpi0\nbridge100\nen0\nlo0 (skip)\nutun0\n';
+      expect(parseSkippedInterfaces(listing)).toEqual(new Set(['lo0']));
+      expect(parseSkippedInterfaces('em0 (skip)\n\tCleared:     Thu Jan  1 00:00:00 1970\n\tReferences:  0\nlo0\n')).toEqual(
+        new Set(['em0']),
+      );
+      expect(parseSkippedInterfaces('pfctl: /dev/pf: Permission denied\n')).toBeNull();
+      const blockAll = rules('block drop in all');
+      expect(pfDefault(blockAll, 'inet', pfInterfaces(['em0', 'lo0'], new Set(['lo0'])))).toBe('block');
+      expect(pfInterfaces(['em0', 'lo0'], new Set(['em0', 'lo0'])).skipped).toEqual(['em0']);
+      expect(pfDefault(blockAll, 'inet', pfInterfaces(['em0', 'lo0'], new Set(['em0'])))).toBe('pass');
+      expect(pfDefault(blockAll, 'inet6', pfInterfaces(['em0', 'wg0', 'lo0'], new Set(['wg0'])))).toBe('pass');
     });
 
     it('keeps the rule body: a narrow rule on the interface is still narrow', () => {

@@ -16,6 +16,7 @@ import {
 } from '../../../checks/windows/malwareProtection';
 import { windowsRelease } from '../../../checks/windows/osRelease';
 import { evaluateOsVersion } from '../../../checks/windows/osVersion';
+import { updateLineFor, UPDATE_HISTORY_RECORDED_THROUGH } from '../../../checks/windows/updateHistory';
 import { evaluatePasswordPolicy, parseSystemAccess, type PasswordPolicyFacts } from '../../../checks/windows/passwordPolicy';
 import { asNumber, type RegistryValues } from '../../../checks/windows/registry';
 import { evaluateRemoteLogin, sshdAcceptsPasswords, type RemoteLoginFacts } from '../../../checks/windows/remoteLogin';
@@ -783,6 +784,121 @@ describe('OS_VERSION', () => {
       status: 'FAIL',
       evidence: { rule: 'extended_eol', extended_end: '2026-10-13' },
     });
+  });
+});
+
+describe('OS_VERSION patch age (policy.osVersion.maxPatchAgeDays.WINDOWS)', () => {
+  const machine = (build: string, ubr: number, extra: Record<string, unknown> = {}) => ({
+    currentVersion: ok({ CurrentBuild: build, UBR: ubr, EditionID: 'Enterprise', InstallationType: 'Client', ...extra }),
+  });
+  const days = (n: number) => resolvePolicy({ osVersion: { maxPatchAgeDays: { WINDOWS: n } } });
+  const at = (iso: string) => new Date(`${iso}T12:00:00Z`);
+
+  it('is off by default: an old patch level of a supported release passes without patch evidence', () => {
+    const verdict = evaluateOsVersion(machine('26100', 2894), DEFAULT_POLICY, NOW);
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { rule: 'supported' } });
+    expect(verdict.evidence).not.toHaveProperty('patch_released');
+  });
+
+  it("judges a listed UBR by its update's release date", () => {
+    // 26100.4061 = KB5058411, 2025-05-13; on 2025-06-20 it is 38 days old.
+    expect(evaluateOsVersion(machine('26100', 4061), days(45), at('2025-06-20'))).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'supported', patch_released: '2025-05-13', patch_age_days: 38, update_line: '26100', max_patch_age_days: 45 },
+    });
+    expect(evaluateOsVersion(machine('26100', 4061), days(30), at('2025-06-20'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'patch_too_old', patch_released: '2025-05-13', max_patch_age_days: 30 },
+    });
+  });
+
+  it('reads 24H2 and 25H2, 22H2 and 21H2 (LTSC 2021) from their shared updates, and Server 2025 from its own numbering', () => {
+    expect(evaluateOsVersion(machine('26200', 6584), days(30), at('2025-10-20'))).toMatchObject({
+      status: 'PASS',
+      evidence: { update_line: '26200', patch_released: '2025-09-30' },
+    });
+    expect(evaluateOsVersion(machine('26100', 6584), days(30), at('2025-10-20'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { update_line: '26100', patch_released: '2025-09-09' },
+    });
+    expect(evaluateOsVersion(machine('19044', 6937, { EditionID: 'EnterpriseS' }), days(30), at('2026-03-01'))).toMatchObject({
+      status: 'PASS',
+      evidence: { update_line: '19044/19045', patch_released: '2026-02-10' },
+    });
+    const server2025 = machine('26100', 32370, { EditionID: 'ServerDatacenter', InstallationType: 'Server' });
+    expect(evaluateOsVersion(server2025, days(30), at('2026-03-01'))).toMatchObject({
+      status: 'PASS',
+      evidence: { update_line: 'server-2025', patch_released: '2026-02-10' },
+    });
+  });
+
+  it('bounds an unlisted UBR by its neighbours: FAIL when even the later one is too old, PASS when even the earlier one is recent enough', () => {
+    // 26100.4052 (between 3915 of 2025-04-25 and 4061 of 2025-05-13), e.g. a hotpatch.
+    expect(evaluateOsVersion(machine('26100', 4052), days(30), at('2025-07-01'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'patch_too_old', patch_released_after: '2025-04-25', patch_released_before: '2025-05-13' },
+    });
+    expect(evaluateOsVersion(machine('26100', 4052), days(45), at('2025-05-20'))).toMatchObject({ status: 'PASS' });
+    expect(evaluateOsVersion(machine('26100', 4052), days(30), at('2025-06-01'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'patch_date_undetermined' },
+    });
+  });
+
+  it('judges a UBR older than the first row as at least that old', () => {
+    expect(evaluateOsVersion(machine('22631', 4037), days(60), at('2026-06-01'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'patch_too_old', patch_released_after: null, patch_released_before: '2025-01-14' },
+    });
+  });
+
+  it('passes a UBR newer than the table while its newest row is recent enough, then says the table is outdated', () => {
+    // 26100's newest row is 9711 of 2026-10-13.
+    expect(evaluateOsVersion(machine('26100', 9800), days(45), NOW)).toMatchObject({
+      status: 'PASS',
+      evidence: { patch_released_after: '2026-10-13', patch_released_before: null },
+    });
+    expect(evaluateOsVersion(machine('26100', 9800), days(45), at('2026-12-01'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'patch_table_outdated', newest_listed: '9711 (2026-10-13)', table_recorded_through: '2026-11-10' },
+    });
+  });
+
+  it('says which line is missing, and leaves a release that already fails alone', () => {
+    expect(evaluateOsVersion(machine('28000', 1575), days(45), NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release' },
+    });
+    const lts2016 = machine('10240', 20947, { EditionID: 'EnterpriseS' });
+    expect(evaluateOsVersion(lts2016, days(45), at('2025-03-20'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'patch_line_not_in_table', rule: 'patch_line_not_in_table' },
+    });
+    expect(evaluateOsVersion(machine('19045', 6456, { EditionID: 'Professional' }), days(45), NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'eol' },
+    });
+    expect(evaluateOsVersion(machine('26100', NaN), days(45), NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'ubr_missing' },
+    });
+  });
+
+  it('keeps every line ascending by UBR with valid dates that never go back in time', () => {
+    for (const build of [14393, 17763, 19044, 19045, 22621, 22631, 26100, 26200]) {
+      for (const family of ['client', 'server'] as const) {
+        const line = updateLineFor({ build, family });
+        if (!line) continue;
+        line.rows.forEach(([ubr, date], i) => {
+          expect(date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+          expect(date <= UPDATE_HISTORY_RECORDED_THROUGH).toBe(true);
+          if (i > 0) {
+            expect(ubr).toBeGreaterThan(line.rows[i - 1]![0]);
+            expect(date >= line.rows[i - 1]![1]).toBe(true);
+          }
+        });
+      }
+    }
   });
 });
 

@@ -26,6 +26,16 @@ const OTHER_TOOL_MISJUDGED =
 const EDITION_IDS = 'MicrosoftDocs/sdk-api#1030 (GetProductInfo: IoT Enterprise LTSC); EditionID EnterpriseS / IoTEnterpriseS';
 
 const client = (doc: ProbeDocument, values: Record<string, unknown>) => registry(doc, 'os', { InstallationType: 'Client', ...values });
+const windows11 = (build: number, ubr: number, displayVersion: string) => ({
+  CurrentBuild: String(build),
+  CurrentBuildNumber: String(build),
+  UBR: ubr,
+  DisplayVersion: displayVersion,
+  EditionID: 'Enterprise',
+  ProductName: 'Windows 10 Enterprise',
+});
+const UPDATE_TABLE =
+  "checks/windows/updateHistory.ts, from Microsoft's release information via Alitai12/Windows-Updatelist and altrhombus/DataForGeeks, and Microsoft's CVE records in CVEProject/cvelistV5";
 
 /** Win32_EncryptableVolume rows as the probe prints them (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectorType). */
 const volume = (
@@ -150,6 +160,121 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     expect: {
       status: 'PASS',
       evidence: { product: 'windows-server', cycle: '2022', evaluation_edition: true, servicing_channel: 'server', rule: 'supported' },
+    },
+  },
+
+  // ---- OS_VERSION: the patch level (UBR) against its update's release date ----------------------
+  {
+    check: 'OS_VERSION',
+    name: 'pass-patch-age-24h2-may-2025-update',
+    source: `stascorp/rdpwrap#3619 ("Windows 11 24H2 (26100.4061)", reported 2025-05-22); 26100.4061 = KB5058411 of 2025-05-13 (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description: 'Windows 11 24H2 at 26100.4061 nine days after its release: within a 45-day patch age',
+    now: '2025-05-22T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, windows11(26100, 4061, '24H2')),
+    expect: {
+      status: 'PASS',
+      evidence: { version: '26100.4061', update_line: '26100', patch_released: '2025-05-13', patch_age_days: 9, rule: 'supported' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-24h2-autopilot-stuck-at-release',
+    source: `mtniehaus/UpdateOS#14 (an Autopilot VM left on 26100.1742, the September 2024 build, not offered 26100.2033; reported 2024-11-01); 26100.1742 = the 24H2 release of 2024-10-01 (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description: 'Windows 11 24H2 still at its release build a month later: older than a 30-day patch age',
+    now: '2024-11-01T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 30 } } },
+    machine: (doc) => client(doc, windows11(26100, 1742, '24H2')),
+    expect: {
+      status: 'FAIL',
+      evidence: { version: '26100.1742', patch_released: '2024-10-01', max_patch_age_days: 30, rule: 'patch_too_old' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-24h2-unlisted-ubr',
+    source: `sebaxakerhtc/rdpwrap.ini#620 ("Windows 11 24H2 10.0.26100.7920", reported 2026-04-15); the table lists 26100.7840 (2026-02-10) and 26100.7922 (2026-02-24) but not 7920 (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description:
+      'Windows 11 24H2 at an unlisted 26100.7920: released between 2026-02-10 and 2026-02-24, so older than 45 days on 2026-04-15 either way',
+    now: '2026-04-15T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, windows11(26100, 7920, '24H2')),
+    expect: {
+      status: 'FAIL',
+      evidence: { patch_released_after: '2026-02-10', patch_released_before: '2026-02-24', rule: 'patch_too_old' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-patch-age-25h2-unlisted-march-preview',
+    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116", reported 2026-03-30); the table lists 26200.8037 (2026-03-10) and 26200.8246 (2026-04-14) but not 8116 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
+    description:
+      'Windows 11 25H2 at an unlisted 26200.8116: released after 2026-03-10, so within 45 days on 2026-03-30 whatever its exact day',
+    now: '2026-03-30T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, { ...windows11(26200, 8116, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
+    expect: {
+      status: 'PASS',
+      evidence: { update_line: '26200', patch_released_after: '2026-03-10', patch_released_before: '2026-04-14', rule: 'supported' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-patch-age-25h2-june-2026-update',
+    source: `stascorp/rdpwrap#4308 ("OS: Windows 11 Pro, Version: 25H2, Build: 10.0.26200.8655", reported 2026-06-21); 26200.8655 = the 2026-06-09 security update (CVE-2026-45653's fixed build; ${UPDATE_TABLE}); completed: the CurrentVersion values other than build, UBR, edition and display version`,
+    description: 'Windows 11 Pro 25H2 at the June 2026 security update, twelve days after its release',
+    now: '2026-06-21T12:00:00Z',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, { ...windows11(26200, 8655, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
+    expect: {
+      status: 'PASS',
+      evidence: { version: '26200.8655', patch_released: '2026-06-09', patch_age_days: 12, rule: 'supported' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-24h2-stuck-at-july-2026-preview',
+    source: `stascorp/rdpwrap#4392 ("Windows: 24H2 build 26100.8973", reported 2026-08-04), judged on 2026-11-21: between the 2026-07-14 (8875) and 2026-08-11 (9168) security updates (${UPDATE_TABLE}); completed: EditionID Enterprise and the other CurrentVersion values`,
+    description: 'Windows 11 24H2 still at a July 2026 build in November: older than 45 days even if released on 2026-08-11',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => client(doc, windows11(26100, 8973, '24H2')),
+    expect: {
+      status: 'FAIL',
+      evidence: { patch_released_after: '2026-07-14', patch_released_before: '2026-08-11', max_patch_age_days: 45, rule: 'patch_too_old' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-windows-10-esu-not-updating',
+    source: `stascorp/rdpwrap#4247 ("Windows 10 22H2 19045.6466", reported 2026-05-11); 19045.6466 = KB5071959, the out-of-band ESU enrollment fix of 2025-11-11 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
+    description:
+      'Windows 10 Pro 22H2 with ESU accepted by policy, but still at the November 2025 update in May 2026: not actually receiving ESU updates',
+    now: '2026-05-11T12:00:00Z',
+    policy: { osVersion: { acceptExtendedSupport: { windowsEsu: true }, maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) =>
+      client(doc, {
+        CurrentBuild: '19045',
+        CurrentBuildNumber: '19045',
+        UBR: 6466,
+        DisplayVersion: '22H2',
+        EditionID: 'Professional',
+        ProductName: 'Windows 10 Pro',
+      }),
+    expect: {
+      status: 'FAIL',
+      evidence: { extended_support_accepted: true, update_line: '19044/19045', patch_released: '2025-11-11', rule: 'patch_too_old' },
+    },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'fail-patch-age-server-2022-unpatched-since-2023',
+    source: `Slion/VirtualDesktop#10 (a Windows Server 2022 machine at OS Build 20348.1906, 2023-09-01), judged on 2026-11-21: older than the table's first 20348 row, 2025-01-14 (${UPDATE_TABLE}); completed: the other CurrentVersion values`,
+    description: 'Windows Server 2022 still at its August 2023 update: older than every listed update, so at least as old as the first',
+    policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
+    machine: (doc) => osValues(doc, { ...WINDOWS_SERVER_2022, UBR: 1906 }),
+    expect: {
+      status: 'FAIL',
+      evidence: { update_line: '20348', patch_released_after: null, patch_released_before: '2025-01-14', rule: 'patch_too_old' },
     },
   },
 
