@@ -1,8 +1,7 @@
 // `device-agent-server serve`: open the database, listen, announce the public URL, and stop
 // cleanly on SIGTERM/SIGINT (no new connections, in-flight requests finish, database closed).
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createSecureContext } from 'node:tls';
+import type { Server as TlsServer } from 'node:tls';
 import { buildApp } from './app';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
@@ -13,6 +12,9 @@ import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
 import { RateLimiter } from './rateLimit';
 import { startRetention, type RetentionPolicy } from './retention';
+import { TrustedProxies } from './forwarded';
+import { defaultTicketKeyFile } from './ticketKeys';
+import { prepareTls, ticketLifetimeSeconds, type ServerTls } from './tls';
 import { UsageError } from './usage';
 
 export interface ServeOptions {
@@ -22,6 +24,11 @@ export interface ServeOptions {
   publicUrl?: string;
   tlsCert?: string;
   tlsKey?: string;
+  /** Session-ticket keys shared by the deployment's processes; default beside the database. */
+  tlsTicketKeys?: string;
+  tlsTicketKeyRotationMs: number;
+  /** `--trust-proxy`: addresses and CIDR ranges of TLS-terminating proxies in front. */
+  trustProxy?: string;
   heartbeatIntervalSeconds: number;
   postureIntervalSeconds: number;
   logLevel: LogLevel;
@@ -43,10 +50,13 @@ export async function serve(options: ServeOptions): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
+  const tls = readTls(options);
+  const proxies = options.trustProxy === undefined ? undefined : new TrustedProxies(options.trustProxy);
   const config: AppConfig = {
     heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
     postureIntervalSeconds: options.postureIntervalSeconds,
-    tls: readTls(options),
+    tls: tls?.options,
+    forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
   const store = await openStore(options.db);
@@ -75,7 +85,8 @@ export async function serve(options: ServeOptions): Promise<number> {
       `--max-connections ${cap.lowered.requested} does not fit the open-file limit (${cap.lowered.openFileLimit}): using ${cap.total}; raise the limit (ulimit -n, LimitNOFILE=) for more`,
     );
   }
-  guardConnections(app.server, connections, logger);
+  guardConnections(app.server, connections, logger, proxies);
+  const tlsRuntime = tls?.attach(app.server as unknown as TlsServer, logger);
 
   const scheme = config.tls ? 'https' : 'http';
   const { port } = app.server.address() as AddressInfo;
@@ -101,6 +112,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }, DRAIN_TIMEOUT_MS);
   await app.close();
   clearTimeout(drainDeadline);
+  tlsRuntime?.stop();
   await retention.stop();
   await store.close();
   logger.info('stopped');
@@ -108,26 +120,18 @@ export async function serve(options: ServeOptions): Promise<number> {
   return 0;
 }
 
-function readTls(options: ServeOptions): AppConfig['tls'] {
+function readTls(options: ServeOptions): ServerTls | undefined {
   if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
   if (options.tlsCert === undefined || options.tlsKey === undefined) {
     throw new UsageError('--tls-cert and --tls-key go together');
   }
-  const tls = { cert: readPem('--tls-cert', options.tlsCert), key: readPem('--tls-key', options.tlsKey) };
-  try {
-    createSecureContext(tls);
-  } catch (error) {
-    throw new UsageError(`--tls-cert and --tls-key do not hold a matching PEM certificate and private key: ${(error as Error).message}`);
-  }
-  return tls;
-}
-
-function readPem(flag: string, path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new UsageError(`cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  const ticketKeyFile = options.tlsTicketKeys ?? defaultTicketKeyFile(options.db);
+  if (ticketKeyFile === undefined) throw new UsageError('--tls-ticket-keys <file> is needed when --db is not a file');
+  const lifetime = ticketLifetimeSeconds(options.heartbeatIntervalSeconds, options.postureIntervalSeconds);
+  return prepareTls(
+    { certFile: options.tlsCert, keyFile: options.tlsKey, ticketKeyFile, ticketKeyRotationMs: options.tlsTicketKeyRotationMs },
+    lifetime,
+  );
 }
 
 /** Quotes a path for a POSIX shell when it needs it. */

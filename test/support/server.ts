@@ -29,6 +29,8 @@ export interface RunningServer {
   revokeDevice(deviceId: string): Promise<void>;
   /** All stdout+stderr the server process printed so far. */
   logs(): string;
+  /** Sends `signal` to the server process. */
+  signal(signal: NodeJS.Signals): void;
   /** SIGTERM and wait for exit; rejects when the server does not exit with code 0. */
   stop(): Promise<void>;
 }
@@ -169,6 +171,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await runServerCli(['device', 'revoke', deviceId, '--db', dbPath]);
     },
     logs: () => output,
+    signal: (signal) => void child.kill(signal),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const code = await exited;
