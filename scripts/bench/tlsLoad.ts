@@ -8,7 +8,7 @@
 // Latency is measured from the start of the connection (or of the request, on keep-alive) to the
 // end of the answer: what an agent waits. Raw sockets and a minimal HTTP/1.1 reader, so that the
 // client does no more work than the protocol needs; used by scripts/bench/tls.ts.
-import { connect, type TLSSocket } from 'node:tls';
+import { connect, createSecureContext, type TLSSocket } from 'node:tls';
 
 export type Transport = 'full' | 'resume' | 'keep-alive';
 
@@ -41,6 +41,8 @@ export interface LoadResult {
   errors: number;
   /** Share of the run's new connections that resumed a session (0 on keep-alive). */
   resumedShare: number;
+  /** The load generator's own CPU, share of one core: near 1, it (not the server) may be the bound. */
+  clientCpu: number;
 }
 
 const TIMEOUT_MS = 10_000;
@@ -52,13 +54,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let errors = 0;
   let connections = 0;
   let resumed = 0;
+  // One client context for every connection (a `ca` option would build one per connection).
+  const secureContext = createSecureContext({ ca: options.ca });
+  const cpuBefore = process.cpuUsage();
   const start = performance.now();
   const end = start + options.durationMs;
 
   const open = (loop: number): Promise<TLSSocket> =>
     new Promise((resolve, reject) => {
       const session = options.transport === 'resume' ? options.sessions.get(loop) : undefined;
-      const socket = connect({ host: hostname, port: Number(port), ca: options.ca, session, servername: 'localhost' });
+      const socket = connect({ host: hostname, port: Number(port), secureContext, session, servername: 'localhost' });
       socket.on('session', (ticket: Buffer) => options.sessions.set(loop, ticket));
       socket.once('secureConnect', () => {
         connections += 1;
@@ -97,6 +102,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
   await Promise.all(Array.from({ length: options.connections }, (_, id) => loop(id)));
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
   return {
@@ -107,6 +113,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     p99Ms: at(0.99),
     errors,
     resumedShare: options.transport === 'keep-alive' || connections === 0 ? 0 : resumed / connections,
+    clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
   };
 }
 

@@ -5,7 +5,7 @@
 // finish on the old, and a pair that does not load is refused with a log line, the old one kept.
 import { X509Certificate, createHash, randomBytes } from 'node:crypto';
 import { watch, readFileSync, type FSWatcher } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { createSecureContext, type Server as TlsServer, type TlsOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { TicketKeyRing, type TicketKeyPolicy } from './ticketKeys';
@@ -115,11 +115,11 @@ export function prepareTls(files: TlsFiles, lifetimeSeconds: number): ServerTls 
         clearTimeout(pending);
         pending = setTimeout(() => reload('file change'), RELOAD_DEBOUNCE_MS);
       };
-      // The directories, not the files: renewals replace files and symlinks (certbot's live/ links).
+      // The directories, not the files: renewals replace files and symlinks (certbot's live/ links,
+      // a Kubernetes secret volume's ..data link). Any change there is a reason to read the pair
+      // again: reload() does nothing when the bytes are the same.
       const watchers: FSWatcher[] = [...new Set([dirname(resolve(files.certFile)), dirname(resolve(files.keyFile))])].map((dir) =>
-        watch(dir, { persistent: false }, (_event, name) => {
-          if (name === null || [basename(files.certFile), basename(files.keyFile)].includes(String(name))) soon();
-        }).on('error', (error) =>
+        watch(dir, { persistent: false }, soon).on('error', (error) =>
           logger.warn({ event: 'tls_watch_failed', dir }, `cannot watch ${dir}: ${error.message}; reload with SIGHUP`),
         ),
       );
