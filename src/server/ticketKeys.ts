@@ -24,7 +24,7 @@ import { basename, dirname, join } from 'node:path';
 import { UsageError } from './usage';
 
 /** What Node's ticket callback takes: 16-byte key name, 16-byte HMAC key, 16-byte AES key. */
-export const TICKET_KEY_BYTES = 48;
+const TICKET_KEY_BYTES = 48;
 const FORMAT = 'device-agent-server tls ticket keys 1';
 /** A lock older than this was left by a process that died while rotating. */
 const STALE_LOCK_MS = 30_000;
