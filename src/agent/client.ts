@@ -4,8 +4,9 @@
 // wire schemas and every failure becomes one of the typed errors of ./api.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, buildConnector, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   Credential,
@@ -79,9 +80,10 @@ export function createApiClient(options: ClientOptions): ApiClient {
   // Direct connections use `connect`; through a proxy the target's TLS uses `requestTls` and an
   // https proxy's own TLS `proxyTls`: the extra CA applies to all three. Loopback goes direct
   // whatever HTTP(S)_PROXY and NO_PROXY say.
+  const connect = resumingConnector(tls);
   const dispatcher: Dispatcher = isLoopbackHost(new URL(serverUrl).hostname)
-    ? new Agent({ connect: tls, ...timing })
-    : new EnvHttpProxyAgent({ connect: tls, requestTls: tls, proxyTls: tls, ...timing });
+    ? new Agent({ connect, ...timing })
+    : new EnvHttpProxyAgent({ connect, requestTls: tls, proxyTls: tls, ...timing });
 
   async function post(route: Route, body: unknown, apiKey: string | undefined, requestOptions: RequestOptions = {}) {
     if (apiKey !== undefined && !Credential.safeParse(apiKey).success) {
@@ -155,6 +157,28 @@ export function createApiClient(options: ClientOptions): ApiClient {
       await callNoContent('unenroll', {}, apiKey, o);
     },
     close: () => dispatcher.close(),
+  };
+}
+
+/**
+ * Direct connections that resume the server's last TLS session, so that a heartbeat on a new
+ * connection costs the server no full handshake. undici's own session cache cannot do it at the
+ * heartbeat cadence: it lives in the per-origin pool, which is dropped with its last connection (the
+ * server closes idle ones after seconds), and holds sessions through weak references. This one
+ * keeps the newest session as long as the client, keyed by scheme, host, port and server name, and
+ * offers it to that origin only. (Through an HTTP proxy, undici's cache applies.)
+ */
+function resumingConnector(tls: buildConnector.BuildOptions): buildConnector.connector {
+  let kept: { origin: string; session: Buffer } | undefined;
+  return (options, callback) => {
+    const origin = `${options.protocol}//${options.hostname}:${options.port}|${options.servername ?? ''}`;
+    const session = kept?.origin === origin ? kept.session : undefined;
+    const connect = buildConnector({ ...tls, maxCachedSessions: 0, ...(session ? { session } : {}) });
+    // At run time undici's connector returns the socket it opens (typed as void).
+    const socket = connect(options, callback) as unknown as Socket;
+    socket.on('session', (next: Buffer) => {
+      kept = { origin, session: next };
+    });
   };
 }
 

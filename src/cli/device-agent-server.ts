@@ -12,6 +12,7 @@ import { DatabaseOpenError, openStore, type StoreOptions } from '../server/db/op
 import type { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
 import { LOG_LEVELS, type LogLevel } from '../server/logLevels';
+import { TRUST_PROXY_HINT } from '../server/forwarded';
 import { parseOrigin } from '../server/publicUrl';
 import { UsageError } from '../server/usage';
 
@@ -100,6 +101,9 @@ interface ServeOptions {
   publicUrl?: string;
   tlsCert?: string;
   tlsKey?: string;
+  tlsTicketKeys?: string;
+  tlsTicketKeyRotation: number;
+  trustProxy?: string;
   heartbeatInterval: number;
   postureInterval: number;
   logLevel: LogLevel;
@@ -156,6 +160,16 @@ program
   .option('--public-url <url>', 'origin agents use to reach this server (default: from --host and --port)', origin)
   .option('--tls-cert <pem>', 'serve HTTPS with this certificate chain (PEM file)')
   .option('--tls-key <pem>', 'private key of --tls-cert (PEM file)')
+  .option(
+    '--tls-ticket-keys <file>',
+    'TLS session-ticket keys shared by every process of this deployment; created when missing (default: <db>.tls-ticket-keys)',
+  )
+  .addOption(
+    new Option('--tls-ticket-key-rotation <duration>', 'how long each TLS session-ticket key seals new tickets')
+      .argParser(duration)
+      .default(parseDuration('1d'), '1d'),
+  )
+  .option('--trust-proxy <addresses>', `TLS-terminating proxies whose X-Forwarded-For is believed: ${TRUST_PROXY_HINT}`)
   .option('--heartbeat-interval <seconds>', 'heartbeat interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 300)
   .option('--posture-interval <seconds>', 'posture collection interval sent to agents', integerIn(1, MAX_INTERVAL_SECONDS), 3600)
   .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
@@ -208,6 +222,9 @@ program
       publicUrl: opts.publicUrl,
       tlsCert: opts.tlsCert,
       tlsKey: opts.tlsKey,
+      tlsTicketKeys: opts.tlsTicketKeys,
+      tlsTicketKeyRotationMs: opts.tlsTicketKeyRotation,
+      trustProxy: opts.trustProxy,
       heartbeatIntervalSeconds: opts.heartbeatInterval,
       postureIntervalSeconds: opts.postureInterval,
       logLevel: opts.logLevel,

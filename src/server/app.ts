@@ -8,10 +8,12 @@ import Fastify, {
   type FastifyRequest,
   type HookHandlerDoneFunction,
 } from 'fastify';
+import type { TLSSocket } from 'node:tls';
 import { BODY_LIMITS, ROUTES } from '../protocol/schemas';
 import { decorateDevice } from './auth';
 import type { AppContext } from './context';
 import { HttpError, badRequest } from './errors';
+import { limitForwardedAddresses } from './forwarded';
 import { enrollRoute } from './routes/enroll';
 import { healthRoute, HEALTH_PATH, READY_PATH } from './routes/health';
 import { metricsRoute, METRICS_PATH } from './routes/metrics';
@@ -59,6 +61,8 @@ export function buildApp(context: AppContext): FastifyInstance {
     http: NODE_SERVER_OPTIONS,
     // Routes set their own limits; this one bounds anything else.
     bodyLimit: BODY_LIMITS.enroll,
+    // request.ip: X-Forwarded-For is read only on connections from a configured proxy.
+    trustProxy: (address: string) => context.config.forwarded?.proxies.has(address) ?? false,
   };
   const app = (context.config.tls
     ? Fastify({ ...options, https: { ...context.config.tls, ...NODE_SERVER_OPTIONS } })
@@ -67,6 +71,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   acceptJson(app);
   decorateDevice(app);
   app.addHook('onRequest', refuseUnroutable);
+  if (context.config.forwarded) app.addHook('onRequest', limitForwardedAddresses(context.config.forwarded));
   app.setNotFoundHandler((request) => {
     throw routingError(request);
   });
@@ -92,6 +97,8 @@ export function buildApp(context: AppContext): FastifyInstance {
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         device_id: request.device?.id,
+        // Whether this TLS connection resumed a session (no full handshake); absent over plain HTTP.
+        tls_resumed: (request.socket as Partial<TLSSocket>).isSessionReused?.(),
       },
       'request',
     );

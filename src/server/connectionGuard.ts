@@ -7,6 +7,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import type { TrustedProxies } from './forwarded';
 
 export interface ConnectionLimits {
   /** Open connections in all. */
@@ -25,7 +26,8 @@ interface Connection {
   busy: boolean;
 }
 
-export function guardConnections(server: Server, limits: ConnectionLimits, logger: Logger): void {
+/** Connections from `proxies` (behind a TLS-terminating proxy) carry many agents: no per-address cap for them (see ./forwarded). */
+export function guardConnections(server: Server, limits: ConnectionLimits, logger: Logger, proxies?: TrustedProxies): void {
   // Keyed by address and port: plain and TLS sockets of one connection share them.
   const connections = new Map<string, Connection>();
   const perAddress = new Map<string, number>();
@@ -35,7 +37,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
     const address = socket.remoteAddress ?? 'unknown';
     const key = `${address}|${socket.remotePort}`;
     const fromAddress = perAddress.get(address) ?? 0;
-    if (limits.perAddress > 0 && fromAddress >= limits.perAddress) {
+    if (limits.perAddress > 0 && fromAddress >= limits.perAddress && !proxies?.has(address)) {
       socket.destroy();
       warn(
         'per_address_cap',

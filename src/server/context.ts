@@ -1,14 +1,19 @@
 // What the routes receive from the composition root (app.ts): the store, the configuration, the
 // logger and the per-device rate limiters. Its own module so that no route imports app.ts.
+import type { TlsOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Store } from './db/store';
 import type { ServerMetrics } from './metrics';
+import type { ForwardedLimits } from './forwarded';
 import type { RateLimiter } from './rateLimit';
 
 export interface AppConfig {
   heartbeatIntervalSeconds: number;
   postureIntervalSeconds: number;
-  tls?: { cert: Buffer; key: Buffer };
+  /** The HTTPS server's options (./tls); plain HTTP without. */
+  tls?: TlsOptions;
+  /** Behind a TLS-terminating proxy: who it is, and the per-agent-address cap (./forwarded). */
+  forwarded?: ForwardedLimits;
 }
 
 export interface RateLimiters {

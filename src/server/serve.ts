@@ -1,9 +1,8 @@
 // `device-agent-server serve`: open the database, listen, announce the public URL, and stop
 // cleanly on SIGTERM/SIGINT (no new connections, in-flight requests finish, database closed).
 import cluster from 'node:cluster';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createSecureContext } from 'node:tls';
+import type { Server as TlsServer } from 'node:tls';
 import { buildApp } from './app';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
@@ -16,6 +15,9 @@ import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
 import { RateLimiter } from './rateLimit';
 import { startRetention, type RetentionPolicy } from './retention';
+import { TrustedProxies } from './forwarded';
+import { defaultTicketKeyFile } from './ticketKeys';
+import { prepareTls, ticketLifetimeSeconds, type ServerTls } from './tls';
 import { UsageError } from './usage';
 import { isStopMessage } from './workers';
 
@@ -26,6 +28,11 @@ export interface ServeOptions {
   publicUrl?: string;
   tlsCert?: string;
   tlsKey?: string;
+  /** Session-ticket keys shared by the deployment's processes; default beside the database. */
+  tlsTicketKeys?: string;
+  tlsTicketKeyRotationMs: number;
+  /** `--trust-proxy`: addresses and CIDR ranges of TLS-terminating proxies in front. */
+  trustProxy?: string;
   heartbeatIntervalSeconds: number;
   postureIntervalSeconds: number;
   logLevel: LogLevel;
@@ -44,10 +51,13 @@ const DRAIN_TIMEOUT_MS = 10_000;
 /** Runs until a stop signal; resolves with the exit code. */
 export async function serve(options: ServeOptions): Promise<number> {
   const stopSignal = stopRequested();
+  const tls = readTls(options);
+  const proxies = options.trustProxy === undefined ? undefined : new TrustedProxies(options.trustProxy);
   const config: AppConfig = {
     heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
     postureIntervalSeconds: options.postureIntervalSeconds,
-    tls: readTls(options),
+    tls: tls?.options,
+    forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
   const store = await openStore(options.db.location, options.db.options);
@@ -77,7 +87,8 @@ export async function serve(options: ServeOptions): Promise<number> {
       `--max-connections ${cap.lowered.requested} does not fit the open-file limit (${cap.lowered.openFileLimit}): using ${cap.total}; raise the limit (ulimit -n, LimitNOFILE=) for more`,
     );
   }
-  guardConnections(app.server, connections, logger);
+  guardConnections(app.server, connections, logger, proxies);
+  const tlsRuntime = tls?.attach(app.server as unknown as TlsServer, logger);
 
   const scheme = config.tls ? 'https' : 'http';
   const { port } = app.server.address() as AddressInfo;
@@ -103,6 +114,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }, DRAIN_TIMEOUT_MS);
   await app.close();
   clearTimeout(drainDeadline);
+  tlsRuntime?.stop();
   await retention.stop();
   await store.close();
   logger.info('stopped');
@@ -131,26 +143,18 @@ function stopRequested(): Promise<NodeJS.Signals> {
   });
 }
 
-function readTls(options: ServeOptions): AppConfig['tls'] {
+function readTls(options: ServeOptions): ServerTls | undefined {
   if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
   if (options.tlsCert === undefined || options.tlsKey === undefined) {
     throw new UsageError('--tls-cert and --tls-key go together');
   }
-  const tls = { cert: readPem('--tls-cert', options.tlsCert), key: readPem('--tls-key', options.tlsKey) };
-  try {
-    createSecureContext(tls);
-  } catch (error) {
-    throw new UsageError(`--tls-cert and --tls-key do not hold a matching PEM certificate and private key: ${(error as Error).message}`);
-  }
-  return tls;
-}
-
-function readPem(flag: string, path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new UsageError(`cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  const ticketKeyFile = options.tlsTicketKeys ?? defaultTicketKeyFile(options.db.location);
+  if (ticketKeyFile === undefined) throw new UsageError('--tls-ticket-keys <file> is needed when --db is not a file');
+  const lifetime = ticketLifetimeSeconds(options.heartbeatIntervalSeconds, options.postureIntervalSeconds);
+  return prepareTls(
+    { certFile: options.tlsCert, keyFile: options.tlsKey, ticketKeyFile, ticketKeyRotationMs: options.tlsTicketKeyRotationMs },
+    lifetime,
+  );
 }
 
 /** Quotes a path for a POSIX shell when it needs it. */
