@@ -20,6 +20,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENT_CHUNK_DIR } from '../scripts/build.mjs';
 import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR } from '../scripts/package.mjs';
 import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
 import { schemeRegistryValues } from '../src/linkHandler/windows';
@@ -450,11 +451,21 @@ export function buildMacosSources(options: { outDir: string; seaDir?: string }):
 const FREEBSD_DIR = '/usr/local/libexec/device-agent';
 const FREEBSD_NODE = '/usr/local/bin/node';
 
+/** The agent bundle's entry point and, in the directory beside it, the chunks it loads on demand (scripts/build.mjs). */
+function bundleFiles(agentBundle: string, dir: string): StagedFile[] {
+  const chunkDir = join(dirname(agentBundle), AGENT_CHUNK_DIR);
+  const chunks = existsSync(chunkDir) ? readdirSync(chunkDir).filter((name) => name.endsWith('.cjs')) : [];
+  return [
+    { path: `${dir}/device-agent.cjs`, mode: 0o644, from: agentBundle },
+    ...chunks.sort().map((name) => ({ path: `${dir}/${AGENT_CHUNK_DIR}/${name}`, mode: 0o644, from: join(chunkDir, name) })),
+  ];
+}
+
 export function freebsdFiles(keyringAddon: string, agentBundle: string = BUNDLE): StagedFile[] {
   const bundle = `${FREEBSD_DIR}/device-agent.cjs`;
   const program = [FREEBSD_NODE, bundle];
   return [
-    { path: bundle, mode: 0o644, from: agentBundle },
+    ...bundleFiles(agentBundle, FREEBSD_DIR),
     { path: `${FREEBSD_DIR}/keyring.node`, mode: 0o644, from: keyringAddon },
     {
       path: `${FREEBSD_DIR}/package-hook`,

@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   Credential,
   EnrollResponse,

@@ -5,7 +5,7 @@
 // as an argument from the process list.
 import './processTitle';
 import { Command, Option } from 'commander';
-import { LINK_SCHEME } from '../protocol/schemas';
+import { LINK_SCHEME } from '../protocol/constants';
 import { VERSION } from '../version';
 import { addCommonOptions } from './commonOptions';
 import { describeFailure, redactCredentials } from './exitCodes';
