@@ -224,7 +224,9 @@ if (existsSync(sea)) runtimes[1]!.sea = sea;
 
 const work = mkdtempSync(join(tmpdir(), 'bench-footprint-'));
 try {
-  console.log(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log(
+    `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
   console.log(`Start-up: ${RUNS} interleaved runs each; status on a state directory that was never enrolled`);
   for (const runtime of runtimes) {
     console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()} (${runtime.node})`);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AGENT_INPUTS } from '../../scripts/build.mjs';
 import { VERSION } from '../../src/version';
 import { AGENT_BIN, agentEnv, runAgent, tempDir } from '../support/agent';
 
@@ -12,7 +13,7 @@ const DIST = dirname(AGENT_BIN);
 
 /** The source modules in the bundle files that `device-agent <args>` loaded, and its result. */
 async function loadedModules(args: string[]): Promise<{ modules: string[]; code: number | null; stdout: string }> {
-  const inputs = JSON.parse(readFileSync(join(DIST, 'device-agent.inputs.json'), 'utf8')) as Record<string, string[]>;
+  const inputs = JSON.parse(readFileSync(join(DIST, AGENT_INPUTS), 'utf8')) as Record<string, string[]>;
   const result = await runAgent(args, { env: agentEnv({ NODE_DEBUG: 'module' }) });
   // Files of the bundle only (an external addon, such as the keyring's, loads from node_modules).
   const files = new Set(
