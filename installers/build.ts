@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_CHUNK_DIR } from '../scripts/build.mjs';
-import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR } from '../scripts/package.mjs';
+import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR, TARGETS } from '../scripts/package.mjs';
 import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
 import { schemeRegistryValues } from '../src/linkHandler/windows';
 import { desktopEntry, DESKTOP_FILE_NAME } from '../src/linkHandler/xdg';
@@ -560,13 +560,17 @@ export function buildArchive(target: string, options: { outDir: string }): strin
   return out;
 }
 
+/** The targets whose executable `npm run package` built into `seaDir` (beside them: the bundle and its chunk directory). */
+export function builtTargets(seaDir: string = SEA_DIR): string[] {
+  return Object.entries(TARGETS)
+    .filter(([target, spec]) => existsSync(join(seaDir, target, spec.exe)))
+    .map(([target]) => target);
+}
+
 // --- command line ------------------------------------------------------------------------------------
 
 const BUILDERS: Record<string, (outDir: string) => string[]> = {
-  archives: (outDir) =>
-    readdirSync(SEA_DIR, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
-      .map((e) => buildArchive(e.name, { outDir })),
+  archives: (outDir) => builtTargets().map((target) => buildArchive(target, { outDir })),
   deb: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildDeb({ arch, outDir })),
   rpm: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildRpm({ arch, outDir })),
   msi: (outDir) => (existsSync(join(SEA_DIR, 'win-x64')) ? [buildMsi({ outDir })] : []),

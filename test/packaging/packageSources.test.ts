@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePlist, type PlistDict } from '../../checks/darwin/plist';
-import { buildFreebsdSources, buildMacosSources } from '../../installers/build';
+import { buildFreebsdSources, buildMacosSources, builtTargets } from '../../installers/build';
 import { VERSION } from '../../src/version';
 import { tempDir } from '../support/agent';
 
@@ -182,5 +182,19 @@ describe('FreeBSD pkg sources', () => {
     expect(addon.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     expect(addon[7], 'ELF OS/ABI: FreeBSD').toBe(9);
     expect(shellOk(join(top, 'build-pkg.sh'))).toBe(true);
+  });
+});
+
+describe('executable archives', () => {
+  it("one per built target: the bundle's chunk directory beside the targets is not one", () => {
+    const seaDir = tempDir('device-agent-sea-');
+    mkdirSync(join(seaDir, 'linux-x64'));
+    writeFileSync(join(seaDir, 'linux-x64', 'device-agent'), '// stand-in for the executable\n');
+    mkdirSync(join(seaDir, 'win-x64'));
+    writeFileSync(join(seaDir, 'win-x64', 'device-agent.exe'), '// stand-in for the executable\n');
+    mkdirSync(join(seaDir, 'device-agent'));
+    writeFileSync(join(seaDir, 'device-agent', 'status-AAAA.cjs'), '// stand-in for a chunk\n');
+    mkdirSync(join(seaDir, '.work-darwin-x64'));
+    expect(builtTargets(seaDir)).toEqual(['linux-x64', 'win-x64']);
   });
 });
