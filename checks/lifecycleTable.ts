@@ -1,7 +1,7 @@
 // The shape of one OS lifecycle table (support end dates per release cycle): the per-platform data in
 // checks/<os>/lifecycle.ts and the policy that merges them (checks/policy.ts) both use it, so it
 // lives apart from either.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be YYYY-MM-DD');
 

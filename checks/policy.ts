@@ -2,7 +2,7 @@
 // (docs/checks.md) that an administrator overrides with a JSON file. Evaluators record the
 // rule that decided in their evidence (`rule`).
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { darwinLifecycle } from './darwin/lifecycle';
 import { freebsdLifecycle } from './freebsd/lifecycle';
 import { linuxLifecycle } from './linux/lifecycle';

@@ -20,7 +20,8 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR } from '../scripts/package.mjs';
+import { AGENT_CHUNK_DIR } from '../scripts/build.mjs';
+import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR, TARGETS } from '../scripts/package.mjs';
 import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
 import { schemeRegistryValues } from '../src/linkHandler/windows';
 import { desktopEntry, DESKTOP_FILE_NAME } from '../src/linkHandler/xdg';
@@ -450,11 +451,21 @@ export function buildMacosSources(options: { outDir: string; seaDir?: string }):
 const FREEBSD_DIR = '/usr/local/libexec/device-agent';
 const FREEBSD_NODE = '/usr/local/bin/node';
 
+/** The agent bundle's entry point and, in the directory beside it, the chunks it loads on demand (scripts/build.mjs). */
+function bundleFiles(agentBundle: string, dir: string): StagedFile[] {
+  const chunkDir = join(dirname(agentBundle), AGENT_CHUNK_DIR);
+  const chunks = existsSync(chunkDir) ? readdirSync(chunkDir).filter((name) => name.endsWith('.cjs')) : [];
+  return [
+    { path: `${dir}/device-agent.cjs`, mode: 0o644, from: agentBundle },
+    ...chunks.sort().map((name) => ({ path: `${dir}/${AGENT_CHUNK_DIR}/${name}`, mode: 0o644, from: join(chunkDir, name) })),
+  ];
+}
+
 export function freebsdFiles(keyringAddon: string, agentBundle: string = BUNDLE): StagedFile[] {
   const bundle = `${FREEBSD_DIR}/device-agent.cjs`;
   const program = [FREEBSD_NODE, bundle];
   return [
-    { path: bundle, mode: 0o644, from: agentBundle },
+    ...bundleFiles(agentBundle, FREEBSD_DIR),
     { path: `${FREEBSD_DIR}/keyring.node`, mode: 0o644, from: keyringAddon },
     {
       path: `${FREEBSD_DIR}/package-hook`,
@@ -549,13 +560,17 @@ export function buildArchive(target: string, options: { outDir: string }): strin
   return out;
 }
 
+/** The targets whose executable `npm run package` built into `seaDir` (beside them: the bundle and its chunk directory). */
+export function builtTargets(seaDir: string = SEA_DIR): string[] {
+  return Object.entries(TARGETS)
+    .filter(([target, spec]) => existsSync(join(seaDir, target, spec.exe)))
+    .map(([target]) => target);
+}
+
 // --- command line ------------------------------------------------------------------------------------
 
 const BUILDERS: Record<string, (outDir: string) => string[]> = {
-  archives: (outDir) =>
-    readdirSync(SEA_DIR, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
-      .map((e) => buildArchive(e.name, { outDir })),
+  archives: (outDir) => builtTargets().map((target) => buildArchive(target, { outDir })),
   deb: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildDeb({ arch, outDir })),
   rpm: (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildRpm({ arch, outDir })),
   msi: (outDir) => (existsSync(join(SEA_DIR, 'win-x64')) ? [buildMsi({ outDir })] : []),

@@ -11,11 +11,14 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSyn
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildAgent } from './build.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = join(ROOT, '.cache', 'npm');
 export const OUT = join(ROOT, 'dist', 'sea');
 export const BUNDLE = join(OUT, 'device-agent.cjs');
+/** The single executable's main script: runs the bundle from the executable's assets (src/cli/seaMain.ts). */
+const SEA_MAIN = 'sea-main.cjs';
 /** Where this run writes (`--out <dir>`, for tests); default OUT. */
 let out = OUT;
 export const KEYRING_VERSION = JSON.parse(readFileSync(join(ROOT, 'node_modules/@napi-rs/keyring/package.json'), 'utf8')).version;
@@ -118,24 +121,24 @@ async function injectBlob(exe, blob, macho) {
   }
 }
 
+/** The agent's entry point and chunks (scripts/build.mjs), and the loader that runs them from the executable's assets. */
 async function bundle() {
+  const files = await buildAgent({ outdir: out, minify: true });
   await build({
-    entryPoints: [join(ROOT, 'src/cli/device-agent.ts')],
-    outfile: join(out, 'device-agent.cjs'),
+    entryPoints: [join(ROOT, 'src/cli/seaMain.ts')],
+    outfile: join(out, SEA_MAIN),
     bundle: true,
     platform: 'node',
     target: 'node20',
     format: 'cjs',
     minify: true,
-    // The keyring addon loads at run time from beside the executable (src/platform/keyringModule.ts);
-    // the server's SQLite addon must never be needed by the agent.
-    external: ['@napi-rs/keyring', 'better-sqlite3', 'better-sqlite3-napi'],
     legalComments: 'none',
     logLevel: 'warning',
   });
+  return files;
 }
 
-function makeBlob(target, spec, workDir) {
+function makeBlob(target, spec, workDir, files) {
   const [, version] = spec.runtime;
   // The blob is made by the same Node version as the target runtime, running on this machine.
   const generatorPackage = `node-${HOST}`;
@@ -145,10 +148,12 @@ function makeBlob(target, spec, workDir) {
   writeFileSync(
     config,
     JSON.stringify({
-      main: join(out, 'device-agent.cjs'),
+      main: join(out, SEA_MAIN),
       output: blob,
+      // The bundle's files under their paths relative to dist/sea: the main script loads them.
+      assets: Object.fromEntries(files.map((file) => [file, join(out, file)])),
       disableExperimentalSEAWarning: true,
-      // A code cache only loads on the platform and version that made it.
+      // A code cache (of the main script) only loads on the platform and version that made it.
       useCodeCache: target === HOST,
     }),
   );
@@ -168,7 +173,7 @@ function fetchServiceHost(targetDir) {
   copyFileSync(exe, join(targetDir, 'device-agent-service.exe'));
 }
 
-async function packageTarget(target) {
+async function packageTarget(target, files) {
   const spec = TARGETS[target];
   const targetDir = join(out, target);
   const workDir = join(out, `.work-${target}`);
@@ -188,7 +193,7 @@ async function packageTarget(target) {
   }
   chmodSync(exe, 0o755);
 
-  const blob = makeBlob(target, spec, workDir);
+  const blob = makeBlob(target, spec, workDir, files);
   await injectBlob(exe, blob, spec.macho === true);
 
   const keyringDir = fetchPackage(`@napi-rs/keyring-${spec.keyring}`, KEYRING_VERSION);
@@ -221,11 +226,11 @@ export async function packageAll(argv = process.argv.slice(2)) {
   const outIndex = argv.indexOf('--out');
   out = outIndex === -1 ? OUT : resolve(argv[outIndex + 1] ?? '');
   mkdirSync(out, { recursive: true });
-  await bundle();
-  const bundled = join(out, 'device-agent.cjs');
-  log(`bundle: ${bundled} (${(statSync(bundled).size / 1e3).toFixed(0)} kB)`);
+  const files = await bundle();
+  const bytes = files.reduce((sum, file) => sum + statSync(join(out, file)).size, 0);
+  log(`bundle: ${join(out, 'device-agent.cjs')} and ${files.length - 1} chunks (${(bytes / 1e3).toFixed(0)} kB)`);
   const built = {};
-  for (const target of targets) built[target] = await packageTarget(target);
+  for (const target of targets) built[target] = await packageTarget(target, files);
   return built;
 }
 

@@ -2,7 +2,7 @@
 // volume, from Win32_EncryptableVolume's GetProtectionStatus/GetConversionStatus methods (research
 // §1.4). Suspended protection (fully encrypted, key protectors present, protection off: the key
 // sits in the clear on disk) is its own FAIL. No administrator rights: UNKNOWN, never FAIL.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';

@@ -3,7 +3,7 @@
 // NetUserModalsGet through ADSI when secedit is denied (length only, no complexity), and the MDM
 // DeviceLock CSP. The effective minimum is the largest enforced one. On a machine joined to Entra ID
 // only, accounts get their password policy from the cloud: a weak local policy is not proof.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';

@@ -2,7 +2,7 @@
 // gathers every registry value, service state and CIM/WMI fact the nine checks need and prints
 // them as one JSON document, which the checks share through ctx.shared(). Each section fails on its
 // own (`{ok:false,error}`), so a denied BitLocker query never hides the firewall state.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CheckKey } from '../../src/protocol/schemas';
 import { defineCheck, type Check, type CheckContext, type Evidence, type Reason, type Verdict } from '../types';
 import { unknown } from '../verdict';

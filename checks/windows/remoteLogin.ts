@@ -4,7 +4,7 @@
 // Management (WinRM, PowerShell remoting: on by default on every Windows Server) listening on 5985
 // or 5986. A listener bound only to loopback is not exposure. NLA is evidence only. With
 // policy.remoteLogin.allowSshIfHardened, a running sshd whose configuration refuses passwords passes.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Policy } from '../policy';
 import { isLoopbackAddress } from '../loopback';
 import { sshdConfigDirectives } from '../sshd';

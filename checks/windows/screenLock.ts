@@ -4,7 +4,7 @@
 // runs soon enough (user Group Policy first, then the user's own values) or (3) the machine sleeps
 // soon enough and asks for sign-in on wake (AC and battery). The agent runs as SYSTEM: HKCU would
 // be SYSTEM's own hive, so users are read under HKU\<SID>. Evidence counts users, never names SIDs.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';

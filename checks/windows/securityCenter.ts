@@ -2,7 +2,7 @@
 // FirewallProduct, client editions only). productState is undocumented but decoded the same way
 // by idera, neophob and StackOverflow 4700897 (research §9.4): bits 12-15 the product state,
 // bits 8-11 the owner, bits 4-7 the signature status.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Evidence } from '../types';
 import { probeSection, type Probe, type Section } from './probe';
 

@@ -6,7 +6,7 @@
 // the last good sync. On workgroup Windows 10/11 W32Time is a trigger-start service that is
 // stopped most of the time (w32tm then fails with 0x80070426): the Time-Service events of the
 // System log say when it last synchronised.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';

@@ -1,32 +1,105 @@
-// The agent's footprint, each figure beside a baseline measured in the same run:
-//   - start-up wall time of CLI commands beside `node -e 0` (and the single executable when built);
-//   - the daemon's resident memory and CPU while it heartbeats every second and runs the checks
-//     every 5 s against the real reference server, beside an idle bare Node process.
-// Linux only (reads /proc). Uses dist/: run `npm run build` first.
-//   npx tsx scripts/bench/footprint.ts           BENCH_RUNS=20 BENCH_SECONDS=30 npx tsx …
+// The agent's footprint, each figure beside its baseline from the same run and their ratio, on this
+// machine's Node (the .cjs bundle) and on the Node 24 runtime the executables ship (the .cjs bundle,
+// and the linux-x64 single executable when `npm run package` built it):
+//   - start-up of `--version`, `--help` and `status` beside `node -e 0` of the same runtime: median
+//     wall time of interleaved runs, and mean CPU time (user + system) of the process;
+//   - the daemon (`run`, the server's default cadence: heartbeat 300 s, posture 3600 s) after its
+//     first posture cycle: resident memory (median over the sampling window), the peak (VmHWM, which
+//     covers start-up and the first cycle) and the V8 heap (diagnostic report), beside an idle bare
+//     Node of the same runtime (`setInterval(() => {}, 1e9)`), sampled the same way;
+//   - sizes: what the program adds to the Node runtime in each built executable, and each package
+//     in dist/release (`npm run release`).
+// Linux only (reads /proc). Uses dist/: run `npm run build` (and `npm run package`) first.
+//   npm run bench:footprint [-- --runs 40 --seconds 10]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer } from '../../test/support/server';
+import { fetchPackage, TARGETS } from '../package.mjs';
+import { startServer, type RunningServer } from '../../test/support/server';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 15);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
-const AGENT = fileURLToPath(new URL('../../dist/device-agent.cjs', import.meta.url));
-const SEA = fileURLToPath(new URL('../../dist/sea/linux-x64/device-agent', import.meta.url));
+const arg = (name: string, fallback: number) => {
+  const index = process.argv.indexOf(name);
+  return index > 0 ? Number(process.argv[index + 1]) : fallback;
+};
+const RUNS = arg('--runs', 30);
+const SECONDS = arg('--seconds', 10);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const AGENT = join(ROOT, 'dist', 'device-agent.cjs');
+const SEA_DIR = join(ROOT, 'dist', 'sea');
+const RELEASE = join(ROOT, 'dist', 'release');
 const CLOCK_TICKS = 100; // USER_HZ on Linux
+const MiB = 1024 * 1024;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const ratio = (value: number, base: number) => `${(value / base).toFixed(2)}×`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function startupMs(command: string, args: string[]): number {
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    spawnSync(command, args, { stdio: 'ignore' });
-    times.push(performance.now() - t0);
+/** CPU time of this process's finished children (cutime + cstime), in ms. */
+function childrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+}
+
+interface Runtime {
+  name: string;
+  node: string;
+  /** The single executable on this runtime, when built. */
+  sea?: string;
+}
+
+interface Command {
+  what: string;
+  file: string;
+  args: string[];
+}
+
+/**
+ * Runs the baseline and each command in turn, RUNS rounds (so that a load change on a shared machine
+ * hits them alike); per command the median wall time and the mean CPU time (children's rusage).
+ */
+function startup(commands: readonly Command[]): Array<{ wall: number; cpu: number }> {
+  const walls = commands.map(() => [] as number[]);
+  const cpu = commands.map(() => 0);
+  for (let round = -2; round < RUNS; round++) {
+    commands.forEach((command, i) => {
+      const cpu0 = childrenCpuMs();
+      const t0 = performance.now();
+      const result = spawnSync(command.file, command.args, { stdio: 'ignore' });
+      const wall = performance.now() - t0;
+      if (result.error) throw result.error;
+      if (round < 0) return; // warm-up: page cache
+      walls[i]!.push(wall);
+      cpu[i]! += childrenCpuMs() - cpu0;
+    });
   }
-  return median(times);
+  return commands.map((_, i) => ({ wall: median(walls[i]!), cpu: cpu[i]! / RUNS }));
+}
+
+function startupSection(runtime: Runtime, stateDir: string): void {
+  const programs: Array<[string, string, string[]]> = [[`node dist/device-agent.cjs`, runtime.node, [AGENT]]];
+  if (runtime.sea) programs.push(['single executable', runtime.sea, []]);
+  const commands: Command[] = [{ what: 'node -e 0  (baseline)', file: runtime.node, args: ['-e', '0'] }];
+  for (const [label, file, prefix] of programs) {
+    for (const args of [['--version'], ['--help'], ['status', '--state-dir', stateDir]]) {
+      commands.push({ what: `${label} ${args[0]}`, file, args: [...prefix, ...args] });
+    }
+  }
+  const results = startup(commands);
+  const [base] = results;
+  console.log(`\n  ${'command'.padEnd(40)} ${'wall ms'.padStart(8)} ${'ratio'.padStart(6)} ${'CPU ms'.padStart(8)} ${'ratio'.padStart(6)}`);
+  commands.forEach((command, i) => {
+    const { wall, cpu } = results[i]!;
+    console.log(
+      `  ${command.what.padEnd(40)} ${wall.toFixed(1).padStart(8)} ${ratio(wall, base!.wall).padStart(6)} ${cpu.toFixed(1).padStart(8)} ${ratio(cpu, base!.cpu).padStart(6)}`,
+    );
+  });
 }
 
 function procStatus(pid: number): { rssKiB: number; hwmKiB: number } {
@@ -35,67 +108,141 @@ function procStatus(pid: number): { rssKiB: number; hwmKiB: number } {
   return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
 }
 
-function cpuTicks(pid: number): number {
-  // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+interface Footprint {
+  rss: number;
+  peak: number;
+  heapUsed: number;
+  heapTotal: number;
 }
 
-async function sample(child: ChildProcess, warmupMs: number): Promise<{ rssMiB: number; peakMiB: number; cpuPercent: number }> {
-  await new Promise((r) => setTimeout(r, warmupMs));
+/** RSS each second for SECONDS, then the peak and the V8 heap (a diagnostic report on SIGUSR2). */
+async function footprint(child: ChildProcess, reportDir: string, name: string): Promise<Footprint> {
   const pid = child.pid!;
-  const ticks0 = cpuTicks(pid);
-  const t0 = performance.now();
   const rss: number[] = [];
   for (let s = 0; s < SECONDS; s++) {
-    await new Promise((r) => setTimeout(r, 1000));
-    rss.push(procStatus(pid).rssKiB);
+    await sleep(1000);
+    rss.push(procStatus(pid).rssKiB * 1024);
   }
-  const cpuSeconds = (cpuTicks(pid) - ticks0) / CLOCK_TICKS;
-  const wallSeconds = (performance.now() - t0) / 1000;
-  return { rssMiB: median(rss) / 1024, peakMiB: procStatus(pid).hwmKiB / 1024, cpuPercent: (100 * cpuSeconds) / wallSeconds };
+  const peak = procStatus(pid).hwmKiB * 1024;
+  const report = join(reportDir, `${name}.json`);
+  child.kill('SIGUSR2');
+  for (let i = 0; i < 100 && !existsSync(report); i++) await sleep(100);
+  await sleep(200); // written synchronously, but let the file be complete
+  const heap = (JSON.parse(readFileSync(report, 'utf8')) as { javascriptHeap: { usedMemory: number; totalMemory: number } }).javascriptHeap;
+  return { rss: median(rss), peak, heapUsed: heap.usedMemory, heapTotal: heap.totalMemory };
 }
 
-const stateDir = mkdtempSync(join(tmpdir(), 'bench-footprint-'));
-try {
-  console.log(`Start-up (median of ${RUNS} runs, wall ms)`);
-  const startup: Array<[string, number]> = [
-    ['node -e 0  (baseline)', startupMs(process.execPath, ['-e', '0'])],
-    ['device-agent --version', startupMs(process.execPath, [AGENT, '--version'])],
-    ['device-agent status (not enrolled)', startupMs(process.execPath, [AGENT, 'status', '--state-dir', join(stateDir, 'none')])],
-  ];
-  if (existsSync(SEA)) startup.push(['single executable --version', startupMs(SEA, ['--version'])]);
-  for (const [what, ms] of startup) console.log(`  ${what.padEnd(38)} ${ms.toFixed(1).padStart(7)} ms`);
+function reportEnv(reportDir: string, name: string): NodeJS.ProcessEnv {
+  const options = `--report-on-signal --report-signal=SIGUSR2 --report-directory=${reportDir} --report-filename=${name}.json`;
+  return { ...process.env, NODE_OPTIONS: options, DEVICE_AGENT_KEYSTORE: 'file', DEVICE_AGENT_LOG_LEVEL: 'warn' };
+}
 
-  const server = await startServer({ args: ['--heartbeat-interval', '1', '--posture-interval', '5'] });
-  const idle = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-  let daemon: ChildProcess | undefined;
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(5000)]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** An idle bare Node, then the daemon after its first posture cycle, on one runtime. */
+async function memorySection(runtime: Runtime, server: RunningServer, work: string): Promise<void> {
+  const rows: Array<[string, Footprint]> = [];
+  const idle = spawn(runtime.node, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore', env: reportEnv(work, `idle-${runtime.name}`) });
   try {
-    const device = await server.createDevice();
-    const env = { ...process.env, DEVICE_AGENT_KEYSTORE: 'file', DEVICE_AGENT_LOG_LEVEL: 'warn' };
-    const enrolled = spawnSync(process.execPath, [AGENT, 'enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir], {
+    await sleep(1000);
+    rows.push(['idle bare node (baseline)', await footprint(idle, work, `idle-${runtime.name}`)]);
+  } finally {
+    await stop(idle);
+  }
+  const programs: Array<[string, string, string[]]> = [['node dist/device-agent.cjs run', runtime.node, [AGENT]]];
+  if (runtime.sea) programs.push(['single executable run', runtime.sea, []]);
+  for (const [label, file, prefix] of programs) {
+    const name = `daemon-${runtime.name}-${rows.length}`;
+    // Each daemon its own organization: they share this machine's hardware_uuid.
+    const device = await server.createDevice({ org: name });
+    const stateDir = join(work, name);
+    const env = reportEnv(work, name);
+    const enrolled = spawnSync(file, [...prefix, 'enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir], {
       input: device.enrollment_token,
-      env,
+      env: { ...env, NODE_OPTIONS: '' },
     });
     if (enrolled.status !== 0) throw new Error(`enroll exited ${enrolled.status}: ${enrolled.stderr.toString()}`);
-    daemon = spawn(process.execPath, [AGENT, 'run', '--state-dir', stateDir], { stdio: 'ignore', env });
+    const daemon = spawn(file, [...prefix, 'run', '--state-dir', stateDir], { stdio: 'ignore', env });
+    try {
+      const t0 = performance.now();
+      while ((await server.showDevice(device.device_id)).postures.length === 0) {
+        if (performance.now() - t0 > 60_000) throw new Error(`${label}: no posture results after 60 s`);
+        await sleep(200);
+      }
+      await sleep(2000); // the cycle's results are stored: let the daemon settle into its wait
+      rows.push([label, await footprint(daemon, work, name)]);
+    } finally {
+      await stop(daemon);
+    }
+  }
+  const [, base] = rows[0]!;
+  const mib = (bytes: number) => (bytes / MiB).toFixed(1).padStart(6);
+  console.log(
+    `\n  ${''.padEnd(34)} ${'RSS MiB'.padStart(8)} ${'ratio'.padStart(6)} ${'peak MiB'.padStart(9)} ${'ratio'.padStart(6)} ${'heap used'.padStart(10)} ${'ratio'.padStart(6)} ${'heap total'.padStart(10)}`,
+  );
+  for (const [label, m] of rows) {
+    console.log(
+      `  ${label.padEnd(34)} ${mib(m.rss).padStart(8)} ${ratio(m.rss, base.rss).padStart(6)} ${mib(m.peak).padStart(9)} ${ratio(m.peak, base.peak).padStart(6)} ${mib(m.heapUsed).padStart(10)} ${ratio(m.heapUsed, base.heapUsed).padStart(6)} ${mib(m.heapTotal).padStart(10)}`,
+    );
+  }
+}
 
-    console.log(`\nResident memory and CPU over ${SECONDS} s (after 5 s warm-up)`);
-    const [base, agent] = await Promise.all([sample(idle, 5000), sample(daemon, 5000)]);
-    const row = (what: string, m: typeof base) =>
-      console.log(
-        `  ${what.padEnd(50)} RSS ${m.rssMiB.toFixed(1).padStart(6)} MiB  peak ${m.peakMiB.toFixed(1).padStart(6)} MiB  CPU ${m.cpuPercent.toFixed(2).padStart(5)} %`,
-      );
-    row('idle bare node (baseline)', base);
-    row('device-agent run (heartbeat 1 s, checks every 5 s)', agent);
-    const shown = await server.showDevice(device.device_id);
-    console.log(`\n  device ${shown.state}, ${shown.postures?.length ?? 0} posture results stored during the run`);
+function sizeSection(): void {
+  console.log('\nSizes');
+  for (const [target, spec] of Object.entries(TARGETS)) {
+    const exe = join(SEA_DIR, target, spec.exe);
+    if (!existsSync(exe)) continue;
+    const [name, version, binary] = spec.runtime;
+    const runtimeSize = statSync(join(fetchPackage(name, version), binary)).size;
+    const added = statSync(exe).size - runtimeSize;
+    console.log(
+      `  ${`${target} executable`.padEnd(40)} ${(statSync(exe).size / 1e6).toFixed(1).padStart(7)} MB = Node ${version} ${(runtimeSize / 1e6).toFixed(1)} MB + ${(added / 1e6).toFixed(2)} MB of the program`,
+    );
+  }
+  if (existsSync(RELEASE)) {
+    for (const name of readdirSync(RELEASE).filter((file) => file !== 'SHA256SUMS')) {
+      console.log(`  ${name.padEnd(40)} ${(statSync(join(RELEASE, name)).size / 1e6).toFixed(1).padStart(7)} MB`);
+    }
+  } else {
+    console.log('  (no dist/release: `npm run release` builds the packages)');
+  }
+}
+
+const [name, version, binary] = TARGETS['linux-x64']!.runtime;
+const runtimes: Runtime[] = [
+  { name: `node${process.versions.node.split('.')[0]}`, node: process.execPath },
+  { name: 'node24', node: join(fetchPackage(name, version), binary) },
+];
+const sea = join(SEA_DIR, 'linux-x64', TARGETS['linux-x64']!.exe);
+if (existsSync(sea)) runtimes[1]!.sea = sea;
+
+const work = mkdtempSync(join(tmpdir(), 'bench-footprint-'));
+try {
+  console.log(
+    `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
+  console.log(`Start-up: ${RUNS} interleaved runs each; status on a state directory that was never enrolled`);
+  for (const runtime of runtimes) {
+    console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()} (${runtime.node})`);
+    startupSection(runtime, join(work, 'never-enrolled'));
+  }
+  console.log(`\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s`);
+  const server = await startServer();
+  try {
+    for (const runtime of runtimes) {
+      console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}`);
+      await memorySection(runtime, server, work);
+    }
   } finally {
-    idle.kill();
-    daemon?.kill('SIGTERM');
     await server.stop();
   }
+  sizeSection();
 } finally {
-  rmSync(stateDir, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
 }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Agent, EnvHttpProxyAgent, buildConnector, request, type Dispatcher } from 'undici';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   Credential,
   EnrollResponse,

@@ -4,7 +4,7 @@
 // operation was cut short and where the key may be, and finishes the wipe.
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Rfc3339 } from '../protocol/schemas';
 import { readFileIfExists, syncDirectory, writeFileAtomic } from './atomicFile';
 import { StateCorruptError, firstLine } from './errors';

@@ -3,7 +3,7 @@
 // Kept in status.json (runtimeStatus.ts keeps fields it does not know), so it is as private as the
 // rest of the state directory and goes with it when the credentials are wiped. Only these texts
 // and the check keys are kept: no evidence.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Explanation } from '../../checks/remediation';
 import { Rfc3339, type PostureResult } from '../protocol/schemas';
 import { updateRuntimeStatus } from './runtimeStatus';

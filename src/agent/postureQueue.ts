@@ -15,7 +15,7 @@
 // Only the daemon writes here, under the run lock; `unenroll` and revocation remove the directory.
 import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PostureResult } from '../protocol/schemas';
 import { ensurePrivateDirectory, isCode, TEMP_SUFFIX, writeFileAtomic } from './atomicFile';
 

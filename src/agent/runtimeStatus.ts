@@ -1,6 +1,6 @@
 // status.json: what the daemon last observed, for `status`. Written atomically; unknown fields are
 // kept, so a newer daemon's additions survive an older CLI's update.
-import { z } from 'zod';
+import * as z from 'zod';
 import { Rfc3339 } from '../protocol/schemas';
 import { readFileIfExists, writeFileAtomic } from './atomicFile';
 import { stateLayout } from './stateDir';

@@ -4,7 +4,7 @@
 // administrator rights, shared by clones of one image: the source tells). serial_number:
 // Win32_BIOS.SerialNumber. os_version: "Windows 11 Pro 24H2 (26100.2314)" from CurrentVersion,
 // Windows 11 from the build (>= 22000) whatever ProductName says.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Host } from '../../checks/types';
 import { CURRENT_VERSION_KEY, CURRENT_VERSION_VALUES, windowsRelease, windowsVersionString } from '../../checks/windows/osRelease';
 import { PRELUDE, psStrings, runPowerShellJson } from '../../checks/windows/powershell';

@@ -1,7 +1,7 @@
 // The Device Agent API wire protocol (../shared/spec/device-agent-api.md), defined once.
 // The reference server validates requests with these schemas and the agent client validates
 // responses with them; docs/openapi.json is generated from them (scripts/openapi.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import { CHECK_KEYS, CREDENTIAL_PATTERN, ERROR_CODES, MAX_EVIDENCE_DEPTH, MAX_RESULTS_PER_REQUEST, PLATFORMS, STATUSES } from './constants';
 
 // The plain values live in constants.ts (no zod), so that light callers need not load zod.

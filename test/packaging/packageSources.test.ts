@@ -3,11 +3,11 @@
 // LaunchDaemon, the MDM profile and the app's Info.plist parsed, the pkg manifest and plist, and
 // every shell script syntax-checked. Executables are stand-ins: these archives only carry them.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePlist, type PlistDict } from '../../checks/darwin/plist';
-import { buildFreebsdSources, buildMacosSources } from '../../installers/build';
+import { buildFreebsdSources, buildMacosSources, builtTargets } from '../../installers/build';
 import { VERSION } from '../../src/version';
 import { tempDir } from '../support/agent';
 
@@ -129,8 +129,11 @@ describe('macOS pkgbuild sources', () => {
 describe('FreeBSD pkg sources', () => {
   let top: string;
   beforeAll(() => {
-    const bundle = join(tempDir('device-agent-bundle-'), 'device-agent.cjs');
+    const dir = tempDir('device-agent-bundle-');
+    const bundle = join(dir, 'device-agent.cjs');
     writeFileSync(bundle, '// stand-in for the agent bundle\n');
+    mkdirSync(join(dir, 'device-agent'));
+    for (const chunk of ['status-AAAA.cjs', 'run-BBBB.cjs']) writeFileSync(join(dir, 'device-agent', chunk), '// stand-in for a chunk\n');
     top = extract(buildFreebsdSources({ outDir: tempDir('device-agent-freebsd-'), bundle }));
   }, 120_000);
 
@@ -153,6 +156,10 @@ describe('FreeBSD pkg sources', () => {
     const plist = readFileSync(join(top, 'pkg-plist'), 'utf8').trim().split('\n');
     expect(plist).toContain('@(root,wheel,0755) /usr/local/etc/rc.d/device_agent');
     expect(plist).toContain('@dir(root,wheel,0700) /usr/local/etc/device-agent');
+    // The bundle's chunks travel with its entry point: each command loads its own on demand.
+    expect(plist).toContain('@(root,wheel,0644) /usr/local/libexec/device-agent/device-agent.cjs');
+    expect(plist).toContain('@(root,wheel,0644) /usr/local/libexec/device-agent/device-agent/status-AAAA.cjs');
+    expect(plist).toContain('@(root,wheel,0644) /usr/local/libexec/device-agent/device-agent/run-BBBB.cjs');
     for (const line of plist) {
       const [, keyword, owner, group, mode, path] = /^@(dir)?\((\w+),(\w+),(\d{4})\) (\/.+)$/.exec(line)!;
       expect({ owner, group }).toEqual({ owner: 'root', group: 'wheel' });
@@ -175,5 +182,19 @@ describe('FreeBSD pkg sources', () => {
     expect(addon.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     expect(addon[7], 'ELF OS/ABI: FreeBSD').toBe(9);
     expect(shellOk(join(top, 'build-pkg.sh'))).toBe(true);
+  });
+});
+
+describe('executable archives', () => {
+  it("one per built target: the bundle's chunk directory beside the targets is not one", () => {
+    const seaDir = tempDir('device-agent-sea-');
+    mkdirSync(join(seaDir, 'linux-x64'));
+    writeFileSync(join(seaDir, 'linux-x64', 'device-agent'), '// stand-in for the executable\n');
+    mkdirSync(join(seaDir, 'win-x64'));
+    writeFileSync(join(seaDir, 'win-x64', 'device-agent.exe'), '// stand-in for the executable\n');
+    mkdirSync(join(seaDir, 'device-agent'));
+    writeFileSync(join(seaDir, 'device-agent', 'status-AAAA.cjs'), '// stand-in for a chunk\n');
+    mkdirSync(join(seaDir, '.work-darwin-x64'));
+    expect(builtTargets(seaDir)).toEqual(['linux-x64', 'win-x64']);
   });
 });

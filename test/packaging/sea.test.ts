@@ -1,7 +1,7 @@
 // The linux-x64 single-file executable (npm run package), built once for this file and copied alone
 // into a fresh directory: it runs with no node_modules anywhere, loads the keyring addon from beside
 // itself, checks this machine, enrolls and reports to the real reference server.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, STATUSES } from '../../src/protocol/constants';
@@ -29,10 +29,15 @@ describe('single-file executable (linux-x64, Node 24)', () => {
     expect(result).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
   });
 
-  it("carries the agent only: the bundle never loads the server's SQLite addon", () => {
-    const bundle = readFileSync(join(dirname(seaDir), 'device-agent.cjs'), 'utf8');
-    expect(bundle).not.toMatch(/require\(["']better-sqlite3["']\)/);
-    expect(bundle).not.toContain('better_sqlite3.node');
+  it("carries the agent only: no file of the bundle loads the server's SQLite addon", () => {
+    const dist = dirname(seaDir);
+    const files = ['device-agent.cjs', ...readdirSync(join(dist, 'device-agent')).map((name) => join('device-agent', name))];
+    expect(files.length).toBeGreaterThan(10);
+    for (const file of files) {
+      const text = readFileSync(join(dist, file), 'utf8');
+      expect(text, file).not.toMatch(/require\(["']better-sqlite3["']\)/);
+      expect(text, file).not.toContain('better_sqlite3.node');
+    }
   });
 
   it('check --json: the nine checks of this machine, sent nowhere', async () => {
