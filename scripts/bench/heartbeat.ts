@@ -59,7 +59,9 @@ async function main(): Promise<void> {
     const row = (name: string, r: WrkResult, unit = 1) =>
       `${name.padEnd(40)}${Math.round(perSecond(r) * unit)
         .toString()
-        .padStart(10)}${(r.p50_us / 1000).toFixed(1).padStart(9)}${(r.p99_us / 1000).toFixed(1).padStart(9)}${String(errorsOf(r)).padStart(8)}`;
+        .padStart(
+          10,
+        )}${(r.p50_us / 1000).toFixed(1).padStart(9)}${(r.p99_us / 1000).toFixed(1).padStart(9)}${String(errorsOf(r)).padStart(8)}`;
     const ratio = (a: WrkResult, b: WrkResult) => `${(perSecond(a) / perSecond(b)).toFixed(2)}×`;
     process.stdout.write(
       [

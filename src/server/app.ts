@@ -1,5 +1,6 @@
 // The HTTP application: JSON parsing, routing errors (404/405) refused before the body is read,
-// one error body for everything ({error, message}), one allow-listed log line per request.
+// one error body for everything ({error, message}), one allow-listed log line per request at
+// debug and a summary at info (requestLog.ts).
 import Fastify, {
   LogController,
   type FastifyError,
@@ -15,6 +16,7 @@ import { HttpError, badRequest } from './errors';
 import { enrollRoute } from './routes/enroll';
 import { healthRoute, HEALTH_PATH } from './routes/health';
 import { heartbeatRoute } from './routes/heartbeat';
+import { RequestLog } from './requestLog';
 import { posturesRoute } from './routes/postures';
 import { unenrollRoute } from './routes/unenroll';
 
@@ -75,17 +77,19 @@ export function buildApp(context: AppContext): FastifyInstance {
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
+  const requests = new RequestLog(logger);
   app.addHook('onResponse', async (request, reply) => {
-    logger.info(
-      {
-        method: request.method,
-        path: loggedPath(request),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        device_id: request.device?.id,
-      },
-      'request',
-    );
+    requests.record({
+      method: request.method,
+      path: loggedPath(request),
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      device_id: request.device?.id,
+    });
+  });
+  app.addHook('onClose', (_instance, done) => {
+    requests.stop();
+    done();
   });
 
   healthRoute(app, context);

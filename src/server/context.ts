@@ -1,7 +1,10 @@
 // What the routes receive from the composition root (app.ts): the store, the configuration, the
-// logger and the per-device rate limiters. Its own module so that no route imports app.ts.
+// logger, the per-device rate limiters, the device cache and the heartbeat writer. Its own module
+// so that no route imports app.ts.
 import type { Logger } from 'pino';
 import type { Store } from './db/store';
+import type { DeviceCache } from './deviceCache';
+import type { HeartbeatWriter } from './heartbeatBatch';
 import type { RateLimiter } from './rateLimit';
 
 export interface AppConfig {
@@ -24,4 +27,7 @@ export interface AppContext {
   config: AppConfig;
   logger: Logger;
   limits: RateLimiters;
+  /** Authentication goes through it (src/server/deviceCache.ts). */
+  devices: DeviceCache;
+  heartbeats: HeartbeatWriter;
 }

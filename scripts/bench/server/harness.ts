@@ -74,9 +74,22 @@ async function spawnAnnouncing(args: string[], logFile: string): Promise<Spawned
  * every device send far faster than its schedule, so they are raised (not turned off: their cost
  * stays in the figure), and the load comes from one address.
  */
-export function spawnReference(dir: string, db: string, extra: string[] = []): Promise<Spawned> {
+export function spawnReference(dir: string, db: string, extra: string[] = [], nodeArgs: string[] = []): Promise<Spawned> {
   const limits = ['--rate-limit-heartbeats', '1000000', '--rate-limit-postures', '1000000', '--rate-limit-posture-mib', '1000000'];
-  const args = [SERVER_BIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', '0', '--max-connections-per-address', '0', ...limits];
+  const args = [
+    ...nodeArgs,
+    SERVER_BIN,
+    'serve',
+    '--db',
+    db,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--max-connections-per-address',
+    '0',
+    ...limits,
+  ];
   return spawnAnnouncing([...args, ...extra], join(dir, 'server.log'));
 }
 
