@@ -4,6 +4,7 @@
 // with its own hardware_uuid; loopback only. Uses dist/: run `npm run build` first.
 //   npm run bench:heartbeat
 //   BENCH_DEVICES=10000 BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_TRANSPORT=keep-alive|close npm run bench:heartbeat
+//   BENCH_PROFILE=<dir> npm run bench:heartbeat      (the server writes a V8 CPU profile there: node --cpu-prof)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +37,8 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-bench-'));
   try {
     const db = join(dir, 'bench.db');
-    const reference = await spawnReference(dir, db);
+    const profile = process.env.BENCH_PROFILE;
+    const reference = await spawnReference(dir, db, [], profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
     process.stderr.write(`enrolling ${DEVICES} devices …\n`);
     const devices = await enrollFleet(dir, reference.url, db, DEVICES);
     const heartbeats = devices.map((d) => `${d.apiKey}\t${heartbeatBody(d)}`);
