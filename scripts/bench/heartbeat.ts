@@ -3,7 +3,7 @@
 // thread, its own process), keys round-robin over a fleet enrolled through /enroll, each device
 // with its own hardware_uuid; loopback only. Uses dist/: run `npm run build` first.
 //   npm run bench:heartbeat
-//   BENCH_DEVICES=10000 BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_TRANSPORT=keep-alive|close npm run bench:heartbeat
+//   BENCH_DEVICES=10000 BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_TRANSPORT=keep-alive|close npm run bench:heartbeat
 //   BENCH_PROFILE=<dir> npm run bench:heartbeat      (the server writes a V8 CPU profile there: node --cpu-prof)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +29,13 @@ const DEVICES = Number(process.env.BENCH_DEVICES ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TRANSPORT = (process.env.BENCH_TRANSPORT ?? 'keep-alive') as Transport;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RESULTS_PER_UPLOAD = 100;
+
+/** The run with the median throughput. */
+function median(runs: WrkResult[]): WrkResult {
+  return [...runs].sort((a, b) => perSecond(a) - perSecond(b))[Math.floor(runs.length / 2)]!;
+}
 
 async function main(): Promise<void> {
   requireBuild();
@@ -46,35 +52,48 @@ async function main(): Promise<void> {
     const load = (url: string, path: string, requests: string[]) =>
       wrk({ url, path, requests, connections: CONNECTIONS, seconds: SECONDS, transport: TRANSPORT, dir });
 
-    process.stderr.write(`device-agent-server: heartbeats, then postures, ${SECONDS} s each …\n`);
-    const serverHeartbeats = await load(reference.url, ROUTES.heartbeat, heartbeats);
-    const serverPostures = await load(reference.url, ROUTES.postures, uploads);
+    const bare = await spawnBare(dir);
+    // The machine is shared: the two servers take turns, round after round, so that a change in the
+    // load from elsewhere hits both; each figure is the median of its rounds.
+    const runs = {
+      serverHeartbeats: [] as WrkResult[],
+      bareHeartbeats: [] as WrkResult[],
+      serverPostures: [] as WrkResult[],
+      barePostures: [] as WrkResult[],
+    };
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      process.stderr.write(`round ${round}/${ROUNDS}: heartbeats, then postures, ${SECONDS} s per server …\n`);
+      runs.serverHeartbeats.push(await load(reference.url, ROUTES.heartbeat, heartbeats));
+      runs.bareHeartbeats.push(await load(bare.url, ROUTES.heartbeat, heartbeats));
+      runs.serverPostures.push(await load(reference.url, ROUTES.postures, uploads));
+      runs.barePostures.push(await load(bare.url, ROUTES.postures, uploads));
+    }
     const exit = await stop(reference.child);
     if (exit !== 0) throw new Error(`the reference server exited with ${exit}`);
-
-    const bare = await spawnBare(dir);
-    process.stderr.write(`bare node:http: heartbeats, then postures, ${SECONDS} s each …\n`);
-    const bareHeartbeats = await load(bare.url, ROUTES.heartbeat, heartbeats);
-    const barePostures = await load(bare.url, ROUTES.postures, uploads);
     await stop(bare.child);
+    const serverHeartbeats = median(runs.serverHeartbeats);
+    const bareHeartbeats = median(runs.bareHeartbeats);
+    const serverPostures = median(runs.serverPostures);
+    const barePostures = median(runs.barePostures);
 
-    const row = (name: string, r: WrkResult, unit = 1) =>
+    const row = (name: string, r: WrkResult, all: WrkResult[], unit = 1) =>
       `${name.padEnd(40)}${Math.round(perSecond(r) * unit)
         .toString()
         .padStart(
           10,
-        )}${(r.p50_us / 1000).toFixed(1).padStart(9)}${(r.p99_us / 1000).toFixed(1).padStart(9)}${String(errorsOf(r)).padStart(8)}`;
+        )}${(r.p50_us / 1000).toFixed(1).padStart(9)}${(r.p99_us / 1000).toFixed(1).padStart(9)}${String(all.reduce((n, x) => n + errorsOf(x), 0)).padStart(8)}`;
     const ratio = (a: WrkResult, b: WrkResult) => `${(perSecond(a) / perSecond(b)).toFixed(2)}×`;
+    const rounds = (a: WrkResult[], b: WrkResult[]) => a.map((x, i) => ratio(x, b[i]!)).join(', ');
     process.stdout.write(
       [
-        `${DEVICES} enrolled devices, keys round-robin; wrk 1 thread, ${CONNECTIONS} connections (${TRANSPORT}), ${SECONDS} s each; loopback; ${machine()}`,
+        `${DEVICES} enrolled devices, keys round-robin; wrk 1 thread, ${CONNECTIONS} connections (${TRANSPORT}), ${SECONDS} s per run, median of ${ROUNDS} alternating rounds; loopback; ${machine()}`,
         `${''.padEnd(40)}${'per s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}`,
-        row('heartbeats: device-agent-server (SQLite)', serverHeartbeats),
-        row('heartbeats: bare node:http (same JSON)', bareHeartbeats),
-        `heartbeat throughput: ${ratio(serverHeartbeats, bareHeartbeats)} bare node:http`,
-        row(`results (${RESULTS_PER_UPLOAD}/upload): device-agent-server`, serverPostures, RESULTS_PER_UPLOAD),
-        row(`results (${RESULTS_PER_UPLOAD}/upload): bare node:http`, barePostures, RESULTS_PER_UPLOAD),
-        `posture ingestion: ${ratio(serverPostures, barePostures)} bare node:http (results stored per second)`,
+        row('heartbeats: device-agent-server (SQLite)', serverHeartbeats, runs.serverHeartbeats),
+        row('heartbeats: bare node:http (same JSON)', bareHeartbeats, runs.bareHeartbeats),
+        `heartbeat throughput: ${ratio(serverHeartbeats, bareHeartbeats)} bare node:http (rounds: ${rounds(runs.serverHeartbeats, runs.bareHeartbeats)})`,
+        row(`results (${RESULTS_PER_UPLOAD}/upload): device-agent-server`, serverPostures, runs.serverPostures, RESULTS_PER_UPLOAD),
+        row(`results (${RESULTS_PER_UPLOAD}/upload): bare node:http`, barePostures, runs.barePostures, RESULTS_PER_UPLOAD),
+        `posture ingestion: ${ratio(serverPostures, barePostures)} bare node:http, results stored per second (rounds: ${rounds(runs.serverPostures, runs.barePostures)})`,
         '',
       ].join('\n'),
     );
