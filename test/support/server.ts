@@ -31,6 +31,8 @@ export interface RunningServer {
   logs(): string;
   /** SIGTERM and wait for exit; rejects when the server does not exit with code 0. */
   stop(): Promise<void>;
+  /** SIGKILL and wait for exit: nothing the server still holds in memory is written. */
+  kill(): Promise<void>;
 }
 
 /** One line of the server's JSON log: the fields tests read, and any others. */
@@ -173,6 +175,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const code = await exited;
       if (code !== 0) throw new Error(`device-agent-server exited with code ${code}:\n${output}`);
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
     },
   };
 }
