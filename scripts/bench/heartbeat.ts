@@ -16,19 +16,20 @@ import {
   machine,
   perSecond,
   posturesBody,
+  requestLine,
   requireBuild,
   spawnBare,
   spawnReference,
   stop,
   wrk,
-  type Transport,
   type WrkResult,
 } from './server/harness';
+import { parseTransport } from './server/transport';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const TRANSPORT = (process.env.BENCH_TRANSPORT ?? 'keep-alive') as Transport;
+const TRANSPORT = parseTransport(process.env.BENCH_TRANSPORT, 'keep-alive');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RESULTS_PER_UPLOAD = 100;
 
@@ -39,7 +40,6 @@ function median(runs: WrkResult[]): WrkResult {
 
 async function main(): Promise<void> {
   requireBuild();
-  if (TRANSPORT !== 'keep-alive' && TRANSPORT !== 'close') throw new Error('BENCH_TRANSPORT is keep-alive or close');
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-bench-'));
   try {
     const db = join(dir, 'bench.db');
@@ -47,10 +47,11 @@ async function main(): Promise<void> {
     const reference = await spawnReference(dir, db, [], profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
     process.stderr.write(`enrolling ${DEVICES} devices …\n`);
     const devices = await enrollFleet(dir, reference.url, db, DEVICES);
-    const heartbeats = devices.map((d) => `${d.apiKey}\t${heartbeatBody(d)}`);
-    const uploads = devices.map((d) => `${d.apiKey}\t${posturesBody(RESULTS_PER_UPLOAD)}`);
-    const load = (url: string, path: string, requests: string[]) =>
-      wrk({ url, path, requests, connections: CONNECTIONS, seconds: SECONDS, transport: TRANSPORT, dir });
+    const heartbeats = devices.map((d) => requestLine(d.apiKey, ROUTES.heartbeat, heartbeatBody(d)));
+    const upload = posturesBody(RESULTS_PER_UPLOAD);
+    const uploads = devices.map((d) => requestLine(d.apiKey, ROUTES.postures, upload));
+    const load = (url: string, requests: string[]) =>
+      wrk({ url, requests, connections: CONNECTIONS, seconds: SECONDS, transport: TRANSPORT, dir });
 
     const bare = await spawnBare(dir);
     // The machine is shared: the two servers take turns, round after round, so that a change in the
@@ -63,10 +64,10 @@ async function main(): Promise<void> {
     };
     for (let round = 1; round <= ROUNDS; round += 1) {
       process.stderr.write(`round ${round}/${ROUNDS}: heartbeats, then postures, ${SECONDS} s per server …\n`);
-      runs.serverHeartbeats.push(await load(reference.url, ROUTES.heartbeat, heartbeats));
-      runs.bareHeartbeats.push(await load(bare.url, ROUTES.heartbeat, heartbeats));
-      runs.serverPostures.push(await load(reference.url, ROUTES.postures, uploads));
-      runs.barePostures.push(await load(bare.url, ROUTES.postures, uploads));
+      runs.serverHeartbeats.push(await load(reference.url, heartbeats));
+      runs.bareHeartbeats.push(await load(bare.url, heartbeats));
+      runs.serverPostures.push(await load(reference.url, uploads));
+      runs.barePostures.push(await load(bare.url, uploads));
     }
     const exit = await stop(reference.child);
     if (exit !== 0) throw new Error(`the reference server exited with ${exit}`);

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { ROUTES } from '../../../src/protocol/schemas';
+import type { Transport } from './transport';
 
 const run = promisify(execFile);
 export const SERVER_BIN = fileURLToPath(new URL('../../../dist/device-agent-server.cjs', import.meta.url));
@@ -149,22 +150,8 @@ export function posturesBody(count: number): string {
  * activated by a first heartbeat with its own hardware_uuid, as real agents would.
  */
 export async function enrollFleet(dir: string, url: string, db: string, count: number): Promise<Device[]> {
-  const bundle = join(dir, 'provision.cjs');
-  await build({
-    entryPoints: [PROVISION_ENTRY],
-    outfile: bundle,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    external: ['better-sqlite3', 'better-sqlite3-napi'],
-    logLevel: 'warning',
-    // The bundle lives in the temporary directory; its native addons come from this checkout.
-    nodePaths: [fileURLToPath(new URL('../../../node_modules', import.meta.url))],
-  });
-  const { stdout } = await run(process.execPath, [bundle, db, 'bench', String(count)], {
-    maxBuffer: 1 << 30,
-    env: { ...process.env, NODE_PATH: fileURLToPath(new URL('../../../node_modules', import.meta.url)) },
-  });
+  const bundle = await bundleHelper(PROVISION_ENTRY, join(dir, 'provision.cjs'));
+  const { stdout } = await run(process.execPath, [bundle, db, 'bench', String(count)], { maxBuffer: 1 << 30, env: HELPER_ENV });
   const tokens = stdout.trim().split('\n');
   const devices: Device[] = new Array<Device>(tokens.length);
   let next = 0;
@@ -180,6 +167,24 @@ export async function enrollFleet(dir: string, url: string, db: string, count: n
   return devices;
 }
 
+const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
+/** The helpers' bundles live in a temporary directory; their native addons come from this checkout. */
+export const HELPER_ENV = { ...process.env, NODE_PATH: NODE_MODULES };
+
+/** A helper script bundled like the server itself (CommonJS, native addons external), to run with plain node. */
+export async function bundleHelper(entry: string, outfile: string): Promise<string> {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    external: ['better-sqlite3', 'better-sqlite3-napi'],
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
 async function postJson<T>(url: string, path: string, body: unknown, apiKey?: string): Promise<T> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
@@ -187,9 +192,6 @@ async function postJson<T>(url: string, path: string, body: unknown, apiKey?: st
   if (!answer.ok) throw new Error(`${path} answered ${answer.status}: ${await answer.text()}`);
   return (await answer.json()) as T;
 }
-
-/** How wrk connects: a kept-alive connection per load connection, or a new one for every request. */
-export type Transport = 'keep-alive' | 'close';
 
 export interface WrkResult {
   requests: number;
@@ -206,13 +208,17 @@ export interface WrkResult {
 
 export interface LoadOptions {
   url: string;
-  path: string;
-  /** One line per request: api key, tab, body; taken round-robin. */
+  /** One line per request (`requestLine`), taken round-robin. */
   requests: string[];
   connections: number;
   seconds: number;
   transport: Transport;
   dir: string;
+}
+
+/** One line of a wrk request file. */
+export function requestLine(apiKey: string, path: string, body: string): string {
+  return `${apiKey}\t${path}\t${body}`;
 }
 
 /** A closed-loop wrk run (one thread, its own process); every error kind counted. */
@@ -229,10 +235,9 @@ export async function wrk(options: LoadOptions): Promise<WrkResult> {
       '10s',
       '-s',
       WRK_SCRIPT,
-      `${options.url}${options.path}`,
+      options.url,
       '--',
       file,
-      options.path,
       options.transport,
     ],
     { maxBuffer: 1 << 24 },

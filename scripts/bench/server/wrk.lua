@@ -1,13 +1,13 @@
--- wrk script of the server benchmarks: one request per line of a request file ("<api key>\t<JSON
--- body>"), taken round-robin, so the load spreads over every enrolled device. Arguments after
--- `--`: <request file> <path> <keep-alive|close>. Prints one JSON line with the run's figures.
+-- wrk script of the server benchmarks: one request per line of a request file ("<api key>\t<path>\t
+-- <JSON body>"), taken round-robin, so the load spreads over every enrolled device. Arguments after
+-- `--`: <request file> <transport> (server/transport.ts). Prints one JSON line with the run's figures.
 local requests = {}
 local next_index = 0
 
 function init(args)
-  local file, path, transport = args[1], args[2], args[3]
+  local file, transport = args[1], args[2]
   for line in io.lines(file) do
-    local key, body = line:match("^(%x+)\t(.*)$")
+    local key, path, body = line:match("^(%x+)\t([^\t]+)\t(.*)$")
     local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. key }
     if transport == "close" then headers["Connection"] = "close" end
     requests[#requests + 1] = wrk.format("POST", path, headers, body)
