@@ -10,7 +10,7 @@ import type { DeviceCache } from './deviceCache';
 import type { DeviceId } from './ids';
 
 /** Well under the one second last_seen_at may lag, leaving room for a busy event loop. */
-export const FLUSH_INTERVAL_MS = 250;
+const FLUSH_INTERVAL_MS = 250;
 /** A larger batch is written at once, so that no single transaction holds the event loop long. */
 const MAX_PENDING = 5_000;
 

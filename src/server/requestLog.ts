@@ -3,7 +3,7 @@
 // answered with which status, and how long they took. Logged fields are allow-listed (app.ts).
 import type { Logger } from 'pino';
 
-export const SUMMARY_INTERVAL_MS = 60_000;
+const SUMMARY_INTERVAL_MS = 60_000;
 
 export interface RequestLine {
   method: string;

@@ -12,7 +12,7 @@ import { ROUTES } from '../../../src/protocol/schemas';
 import type { Transport } from './transport';
 
 const run = promisify(execFile);
-export const SERVER_BIN = fileURLToPath(new URL('../../../dist/device-agent-server.cjs', import.meta.url));
+const SERVER_BIN = fileURLToPath(new URL('../../../dist/device-agent-server.cjs', import.meta.url));
 const WRK_SCRIPT = fileURLToPath(new URL('wrk.lua', import.meta.url));
 const PROVISION_ENTRY = fileURLToPath(new URL('provision.ts', import.meta.url));
 const ENROLL_CONCURRENCY = 16;
@@ -169,10 +169,10 @@ export async function enrollFleet(dir: string, url: string, db: string, count: n
 
 const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
 /** The helpers' bundles live in a temporary directory; their native addons come from this checkout. */
-export const HELPER_ENV = { ...process.env, NODE_PATH: NODE_MODULES };
+const HELPER_ENV = { ...process.env, NODE_PATH: NODE_MODULES };
 
 /** A helper script bundled like the server itself (CommonJS, native addons external), to run with plain node. */
-export async function bundleHelper(entry: string, outfile: string): Promise<string> {
+async function bundleHelper(entry: string, outfile: string): Promise<string> {
   await build({
     entryPoints: [entry],
     outfile,
