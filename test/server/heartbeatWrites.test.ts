@@ -91,10 +91,12 @@ describe('heartbeat writes', () => {
 
   test('state changes are written before they are answered: they survive a SIGKILL right after the answer', async () => {
     const first = await serve();
-    const activated = await enrolledDevice(first, { activate: false });
-    const renamed = await enrolledDevice(first);
-    const taken = await enrolledDevice(first);
-    const conflicting = await enrolledDevice(first, { activate: false });
+    const [activated, renamed, taken, conflicting] = await Promise.all([
+      enrolledDevice(first, { activate: false }),
+      enrolledDevice(first),
+      enrolledDevice(first),
+      enrolledDevice(first, { activate: false }),
+    ]);
     await repeatedHeartbeat(first, renamed); // cached, so that the next one could have been batched
 
     const activation = await heartbeat(first, activated.apiKey, heartbeatBody({ hardware_uuid: activated.hardwareUuid }));
@@ -114,5 +116,5 @@ describe('heartbeat writes', () => {
     expect(back.status).toBe(200);
     await second.kill();
     expect(await second.showDevice(renamed.deviceId)).toMatchObject({ hostname: 'test-host', last_seen_at: back.body?.server_time });
-  });
+  }, 90_000);
 });
