@@ -16,12 +16,14 @@ import {
   machine,
   perSecond,
   posturesBody,
+  processUsage,
   requestLine,
   requireBuild,
   spawnBare,
   spawnReference,
   stop,
   wrk,
+  type Spawned,
   type WrkResult,
 } from './server/harness';
 import { parseTransport } from './server/transport';
@@ -34,7 +36,15 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RESULTS_PER_UPLOAD = 100;
 
 /** The run with the median throughput. */
-function median(runs: WrkResult[]): WrkResult {
+interface Run extends WrkResult {
+  /** CPU time the server used during the run. */
+  cpuSeconds: number;
+}
+
+/** CPU microseconds the server spent per request (per result when unit is 100). */
+const cpuPer = (r: Run, unit = 1) => (r.cpuSeconds * 1e6) / (r.requests * unit);
+
+function median(runs: Run[]): Run {
   return [...runs].sort((a, b) => perSecond(a) - perSecond(b))[Math.floor(runs.length / 2)]!;
 }
 
@@ -50,24 +60,29 @@ async function main(): Promise<void> {
     const heartbeats = devices.map((d) => requestLine(d.apiKey, ROUTES.heartbeat, heartbeatBody(d)));
     const upload = posturesBody(RESULTS_PER_UPLOAD);
     const uploads = devices.map((d) => requestLine(d.apiKey, ROUTES.postures, upload));
-    const load = (url: string, requests: string[]) =>
-      wrk({ url, requests, connections: CONNECTIONS, seconds: SECONDS, transport: TRANSPORT, dir });
+    // The server's CPU time per request as well: on a shared machine the throughput of either
+    // server depends on what else runs; the CPU each request costs does much less.
+    const load = async (target: Spawned, requests: string[]): Promise<Run> => {
+      const before = processUsage(target.child.pid!).cpuSeconds;
+      const result = await wrk({ url: target.url, requests, connections: CONNECTIONS, seconds: SECONDS, transport: TRANSPORT, dir });
+      return { ...result, cpuSeconds: processUsage(target.child.pid!).cpuSeconds - before };
+    };
 
     const bare = await spawnBare(dir);
     // The machine is shared: the two servers take turns, round after round, so that a change in the
     // load from elsewhere hits both; each figure is the median of its rounds.
     const runs = {
-      serverHeartbeats: [] as WrkResult[],
-      bareHeartbeats: [] as WrkResult[],
-      serverPostures: [] as WrkResult[],
-      barePostures: [] as WrkResult[],
+      serverHeartbeats: [] as Run[],
+      bareHeartbeats: [] as Run[],
+      serverPostures: [] as Run[],
+      barePostures: [] as Run[],
     };
     for (let round = 1; round <= ROUNDS; round += 1) {
       process.stderr.write(`round ${round}/${ROUNDS}: heartbeats, then postures, ${SECONDS} s per server …\n`);
-      runs.serverHeartbeats.push(await load(reference.url, heartbeats));
-      runs.bareHeartbeats.push(await load(bare.url, heartbeats));
-      runs.serverPostures.push(await load(reference.url, uploads));
-      runs.barePostures.push(await load(bare.url, uploads));
+      runs.serverHeartbeats.push(await load(reference, heartbeats));
+      runs.bareHeartbeats.push(await load(bare, heartbeats));
+      runs.serverPostures.push(await load(reference, uploads));
+      runs.barePostures.push(await load(bare, uploads));
     }
     const exit = await stop(reference.child);
     if (exit !== 0) throw new Error(`the reference server exited with ${exit}`);
@@ -77,24 +92,28 @@ async function main(): Promise<void> {
     const serverPostures = median(runs.serverPostures);
     const barePostures = median(runs.barePostures);
 
-    const row = (name: string, r: WrkResult, all: WrkResult[], unit = 1) =>
-      `${name.padEnd(40)}${Math.round(perSecond(r) * unit)
+    const row = (name: string, r: Run, all: Run[], unit = 1) =>
+      name.padEnd(40) +
+      Math.round(perSecond(r) * unit)
         .toString()
-        .padStart(
-          10,
-        )}${(r.p50_us / 1000).toFixed(1).padStart(9)}${(r.p99_us / 1000).toFixed(1).padStart(9)}${String(all.reduce((n, x) => n + errorsOf(x), 0)).padStart(8)}`;
-    const ratio = (a: WrkResult, b: WrkResult) => `${(perSecond(a) / perSecond(b)).toFixed(2)}×`;
-    const rounds = (a: WrkResult[], b: WrkResult[]) => a.map((x, i) => ratio(x, b[i]!)).join(', ');
+        .padStart(10) +
+      (r.p50_us / 1000).toFixed(1).padStart(9) +
+      (r.p99_us / 1000).toFixed(1).padStart(9) +
+      String(all.reduce((n, x) => n + errorsOf(x), 0)).padStart(8) +
+      cpuPer(r, unit).toFixed(1).padStart(12);
+    const ratio = (a: Run, b: Run) => `${(perSecond(a) / perSecond(b)).toFixed(2)}×`;
+    const rounds = (a: Run[], b: Run[]) => a.map((x, i) => ratio(x, b[i]!)).join(', ');
+    const cpuRatio = (a: Run, b: Run) => `${(cpuPer(b) / cpuPer(a)).toFixed(2)}×`;
     process.stdout.write(
       [
         `${DEVICES} enrolled devices, keys round-robin; wrk 1 thread, ${CONNECTIONS} connections (${TRANSPORT}), ${SECONDS} s per run, median of ${ROUNDS} alternating rounds; loopback; ${machine()}`,
-        `${''.padEnd(40)}${'per s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}`,
+        `${''.padEnd(40)}${'per s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'CPU µs each'.padStart(12)}`,
         row('heartbeats: device-agent-server (SQLite)', serverHeartbeats, runs.serverHeartbeats),
         row('heartbeats: bare node:http (same JSON)', bareHeartbeats, runs.bareHeartbeats),
-        `heartbeat throughput: ${ratio(serverHeartbeats, bareHeartbeats)} bare node:http (rounds: ${rounds(runs.serverHeartbeats, runs.bareHeartbeats)})`,
+        `heartbeat throughput: ${ratio(serverHeartbeats, bareHeartbeats)} bare node:http (rounds: ${rounds(runs.serverHeartbeats, runs.bareHeartbeats)}); per CPU second: ${cpuRatio(serverHeartbeats, bareHeartbeats)}`,
         row(`results (${RESULTS_PER_UPLOAD}/upload): device-agent-server`, serverPostures, runs.serverPostures, RESULTS_PER_UPLOAD),
         row(`results (${RESULTS_PER_UPLOAD}/upload): bare node:http`, barePostures, runs.barePostures, RESULTS_PER_UPLOAD),
-        `posture ingestion: ${ratio(serverPostures, barePostures)} bare node:http, results stored per second (rounds: ${rounds(runs.serverPostures, runs.barePostures)})`,
+        `posture ingestion: ${ratio(serverPostures, barePostures)} bare node:http, results stored per second (rounds: ${rounds(runs.serverPostures, runs.barePostures)}); per CPU second: ${cpuRatio(serverPostures, barePostures)}`,
         '',
       ].join('\n'),
     );
