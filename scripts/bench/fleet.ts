@@ -2,8 +2,8 @@
 // devices (enrolled over /enroll, each with its own hardware_uuid) follows the server's default
 // cadence compressed in time: per device-hour 12 heartbeats and one posture upload of 9 results
 // (13 requests), the devices taking turns round-robin. wrk (its own process, one thread) sends that
-// mix with more and more agents in flight at once (1, 2, 4, … connections) until a step fails
-// (p99 ≥ 100 ms, or any error or non-2xx answer). The highest throughput of a passing step is
+// mix with more and more agents in flight at once (1, 2, 4, … connections) until two steps in a
+// row fail (p99 ≥ 100 ms, or any error or non-2xx answer). The highest throughput of a passing step is
 // projected to devices at the real cadence: requests/s × 3600 / 13. wrk is closed-loop: a stalled
 // server slows the load instead of queueing it, so p99 is measured under the load actually sent.
 // Uses dist/: run `npm run build` first.
@@ -81,7 +81,8 @@ async function main(): Promise<void> {
       const passed = errorsOf(load) === 0 && load.p99_us / 1000 < P99_LIMIT_MS;
       process.stderr.write(` ${Math.round(perSecond(load))}/s, p99 ${(load.p99_us / 1000).toFixed(1)} ms${passed ? '' : ' FAILED'}\n`);
       steps.push({ connections, load, serverCpu: (after.cpuSeconds - before.cpuSeconds) / wall, rss: after.rss, passed });
-      if (!passed) break;
+      // One stall on a shared machine can fail a step; two failures in a row end the search.
+      if (!passed && steps.at(-2)?.passed === false) break;
       // The server writes its last batch and the machine settles before the next step.
       await sleep(2_000);
     }
