@@ -20,6 +20,8 @@ const EXIT_UNEXPECTED = 1;
 const EXIT_USAGE = 2;
 const MAX_INTERVAL_SECONDS = 86_400;
 const MAX_COUNT = 1_000_000_000;
+/** Covers a fleet of this size; a larger fleet needs a larger cache (docs/server.md). */
+const DEFAULT_DEVICE_CACHE = 100_000;
 const MIB = 1024 * 1024;
 
 function integerIn(min: number, max: number) {
@@ -115,6 +117,7 @@ interface ServeOptions {
   retention: number;
   retentionResults: number;
   retentionInterval: number;
+  deviceCache: number;
 }
 
 interface CreateOptions {
@@ -201,6 +204,12 @@ program
       .argParser(duration)
       .default(parseDuration('10m'), '10m'),
   )
+  .option(
+    '--device-cache <n>',
+    'devices whose authentication and last heartbeat are kept in memory (0: none; about 1 KiB each)',
+    integerIn(0, MAX_COUNT),
+    DEFAULT_DEVICE_CACHE,
+  )
   .option('--db-pool-size <n>', 'PostgreSQL: most connections this process opens', integerIn(1, 1_000), 10)
   .option('--workers <n>', 'server processes sharing the port on this machine (node:cluster)', integerIn(1, 256), 1)
   .action(async (opts: ServeOptions, command: Command) => {
@@ -235,6 +244,7 @@ program
         postureBytes: opts.rateLimitPostureMib * MIB,
       },
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
+      deviceCacheSize: opts.deviceCache,
       invocation: invocation(),
     });
     // A worker's channel to its primary would keep it alive after the stop.

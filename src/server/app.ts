@@ -1,5 +1,6 @@
 // The HTTP application: JSON parsing, routing errors (404/405) refused before the body is read,
-// one error body for everything ({error, message}), one allow-listed log line per request.
+// one error body for everything ({error, message}), one allow-listed log line per request at
+// debug and a summary at info (requestLog.ts).
 import Fastify, {
   LogController,
   type FastifyError,
@@ -18,6 +19,7 @@ import { enrollRoute } from './routes/enroll';
 import { healthRoute, HEALTH_PATH, READY_PATH } from './routes/health';
 import { metricsRoute, METRICS_PATH } from './routes/metrics';
 import { heartbeatRoute } from './routes/heartbeat';
+import { RequestLog } from './requestLog';
 import { posturesRoute } from './routes/postures';
 import { unenrollRoute } from './routes/unenroll';
 
@@ -83,6 +85,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
+  const requests = new RequestLog(logger);
   app.addHook('onResponse', async (request, reply) => {
     context.metrics.observeRequest({
       route: loggedPath(request),
@@ -90,18 +93,19 @@ export function buildApp(context: AppContext): FastifyInstance {
       status: reply.statusCode,
       seconds: reply.elapsedTime / 1000,
     });
-    logger.info(
-      {
-        method: request.method,
-        path: loggedPath(request),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        device_id: request.device?.id,
-        // Whether this TLS connection resumed a session (no full handshake); absent over plain HTTP.
-        tls_resumed: (request.socket as Partial<TLSSocket>).isSessionReused?.(),
-      },
-      'request',
-    );
+    requests.record({
+      method: request.method,
+      path: loggedPath(request),
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      device_id: request.device?.id,
+      // Whether this TLS connection resumed a session (no full handshake); absent over plain HTTP.
+      tls_resumed: (request.socket as Partial<TLSSocket>).isSessionReused?.(),
+    });
+  });
+  app.addHook('onClose', (_instance, done) => {
+    requests.stop();
+    done();
   });
 
   healthRoute(app, context);

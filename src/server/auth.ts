@@ -1,7 +1,8 @@
 // Device authentication: `Authorization: Bearer <API key>`, checked before the body is read.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashCredential, isCredential } from './credentials';
-import type { AuthenticatedDevice, Store } from './db/store';
+import type { AuthenticatedDevice } from './db/store';
+import type { DeviceCache } from './deviceCache';
 import { unauthorized } from './errors';
 
 declare module 'fastify' {
@@ -17,7 +18,7 @@ export function decorateDevice(app: FastifyInstance): void {
   app.decorateRequest('device', null);
 }
 
-export function authenticateDevice(store: Store) {
+export function authenticateDevice(devices: DeviceCache) {
   // fastify answers a rejection of this hook as the request's error.
   return async function authenticate(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
@@ -25,7 +26,7 @@ export function authenticateDevice(store: Store) {
     const key = BEARER.exec(header)?.[1];
     if (key === undefined || !isCredential(key))
       throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
-    const device = await store.authenticate(hashCredential(key));
+    const device = await devices.authenticate(hashCredential(key));
     if (!device) throw unauthorized('the API key is not valid: unknown, revoked or unenrolled');
     request.device = device;
   };

@@ -1,10 +1,13 @@
 // What the routes receive from the composition root (app.ts): the store, the configuration, the
-// logger and the per-device rate limiters. Its own module so that no route imports app.ts.
+// logger, the per-device rate limiters, the metrics, the device cache and the heartbeat writer. Its
+// own module so that no route imports app.ts.
 import type { TlsOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Store } from './db/store';
-import type { ServerMetrics } from './metrics';
+import type { DeviceCache } from './deviceCache';
 import type { ForwardedLimits } from './forwarded';
+import type { HeartbeatWriter } from './heartbeatBatch';
+import type { ServerMetrics } from './metrics';
 import type { RateLimiter } from './rateLimit';
 
 export interface AppConfig {
@@ -31,4 +34,7 @@ export interface AppContext {
   logger: Logger;
   limits: RateLimiters;
   metrics: ServerMetrics;
+  /** Authentication goes through it (src/server/deviceCache.ts). */
+  devices: DeviceCache;
+  heartbeats: HeartbeatWriter;
 }

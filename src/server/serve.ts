@@ -9,6 +9,8 @@ import { connectionCap } from './limitDefaults';
 import type { AppConfig, RateLimiters } from './context';
 import { displayLocation, type DatabaseLocation } from './db/location';
 import { openStore, type StoreOptions } from './db/open';
+import { DeviceCache } from './deviceCache';
+import { HeartbeatWriter } from './heartbeatBatch';
 import { createLogger, flushLogger } from './logger';
 import { createMetrics } from './metrics';
 import type { LogLevel } from './logLevels';
@@ -41,6 +43,8 @@ export interface ServeOptions {
   /** Per device and minute: heartbeats, posture requests, posture bytes (0: unlimited). */
   rateLimits: { heartbeats: number; postures: number; postureBytes: number };
   retention: RetentionPolicy;
+  /** Devices whose authentication and last heartbeat this process remembers (0: none). */
+  deviceCacheSize: number;
   /** How this program was started, to print a `device create` command that works as is. */
   invocation: string;
 }
@@ -67,11 +71,14 @@ export async function serve(options: ServeOptions): Promise<number> {
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
     postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
   };
-  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store) });
+  const devices = new DeviceCache(store, options.deviceCacheSize);
+  const heartbeats = new HeartbeatWriter(store, devices, logger);
+  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats });
 
   try {
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {
+    await heartbeats.stop();
     await store.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
@@ -115,6 +122,8 @@ export async function serve(options: ServeOptions): Promise<number> {
   await app.close();
   clearTimeout(drainDeadline);
   tlsRuntime?.stop();
+  // After the last request: every accepted heartbeat's last-seen time is written before the database closes.
+  await heartbeats.stop();
   await retention.stop();
   await store.close();
   logger.info('stopped');

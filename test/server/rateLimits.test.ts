@@ -98,7 +98,8 @@ describe('per-device rate limits', () => {
   });
 
   test('an agent daemon on a 1 s schedule never meets the default limits', async () => {
-    const server = await serve(['--heartbeat-interval', '1', '--posture-interval', '1']);
+    // Each request's line is logged at debug.
+    const server = await serve(['--heartbeat-interval', '1', '--posture-interval', '1', '--log-level', 'debug']);
     const stateDir = await makeStateDir();
     try {
       await enrollWithToken(stateDir, server.url, (await server.createDevice()).enrollment_token);

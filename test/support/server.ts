@@ -37,6 +37,8 @@ export interface RunningServer {
   stop(): Promise<void>;
   /** Sends `signal` to the server process (kill -9: SIGKILL), without waiting. */
   kill(signal: NodeJS.Signals): void;
+  /** SIGKILL and wait for exit: nothing the server still holds in memory is written. */
+  crash(): Promise<void>;
 }
 
 /** One line of the server's JSON log: the fields tests read, and any others. */
@@ -180,6 +182,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const code = await exited;
       if (code !== 0) throw new Error(`device-agent-server exited with code ${code}:\n${output}`);
+    },
+    async crash() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
     },
   };
 }

@@ -13,6 +13,7 @@ import {
   type DeviceAttributes,
   type DeviceRecord,
   type DeviceRef,
+  type DeviceSeen,
   type DeviceState,
   type HeartbeatOutcome,
   type NewPostureResult,
@@ -83,6 +84,9 @@ async function inTransaction<T>(
 }
 
 export class PostgresStore implements Store {
+  /** See externalChanges. */
+  private calls = 0;
+
   constructor(private readonly pool: Pool) {}
 
   async close(): Promise<void> {
@@ -205,6 +209,28 @@ export class PostgresStore implements Store {
       [apiKeyHash],
     );
     return row && { id: row.id, orgId: row.org_id, state: row.state };
+  }
+
+  /**
+   * Other processes and machines commit to this database without this connection seeing it at
+   * once (LISTEN/NOTIFY arrives after the commit, so a revocation could be served from a cache in
+   * between): a new value on every call keeps the device cache off, and every request
+   * authenticates against the database.
+   */
+  externalChanges(): Promise<number> {
+    this.calls += 1;
+    return Promise.resolve(this.calls);
+  }
+
+  async recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void> {
+    if (seen.length === 0) return;
+    await changes(
+      this.pool,
+      `UPDATE devices d SET last_seen_at = s.at
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS s(id, org_id, at)
+       WHERE d.id = s.id AND d.org_id = s.org_id AND d.state = 'ACTIVE' AND (d.last_seen_at IS NULL OR d.last_seen_at < s.at)`,
+      [seen.map((s) => s.device.id), seen.map((s) => s.device.orgId), seen.map((s) => s.at)],
+    );
   }
 
   async recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome> {

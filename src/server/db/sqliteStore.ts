@@ -11,6 +11,7 @@ import {
   type DeviceAttributes,
   type DeviceRecord,
   type DeviceRef,
+  type DeviceSeen,
   type DeviceState,
   type HeartbeatOutcome,
   type NewPostureResult,
@@ -88,6 +89,11 @@ export class SqliteStore implements Store {
            state = 'ACTIVE', activated_at = COALESCE(activated_at, @now), last_seen_at = @now
          WHERE id = @id AND org_id = @org_id AND state <> 'REVOKED'`),
       touchDevice: s<[string, string, string]>('UPDATE devices SET last_seen_at = ? WHERE id = ? AND org_id = ?'),
+      deviceSeen: s<[string, string, string, string]>(
+        "UPDATE devices SET last_seen_at = ? WHERE id = ? AND org_id = ? AND state = 'ACTIVE' AND (last_seen_at IS NULL OR last_seen_at < ?)",
+      ),
+      // Moves whenever another connection commits (https://sqlite.org/pragma.html#pragma_data_version).
+      dataVersion: s<[], number>('PRAGMA data_version').pluck(),
       reportInOrganization: s<[string, string], { id: string }>('SELECT id FROM posture_reports WHERE id = ? AND org_id = ?'),
       insertReport: s<[string, string, string, string]>(
         'INSERT INTO posture_reports (id, org_id, device_id, created_at) VALUES (?, ?, ?, ?)',
@@ -221,6 +227,21 @@ export class SqliteStore implements Store {
     return settle(() => {
       const row = this.statements.deviceByKey.get(apiKeyHash);
       return row && { id: row.id, orgId: row.org_id, state: row.state };
+    });
+  }
+
+  externalChanges(): Promise<number> {
+    return settle(() => this.statements.dataVersion.get() as number);
+  }
+
+  recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void> {
+    return settle(() => {
+      const st = this.statements;
+      this.db
+        .transaction(() => {
+          for (const { device, at } of seen) st.deviceSeen.run(at, device.id, device.orgId, at);
+        })
+        .immediate();
     });
   }
 

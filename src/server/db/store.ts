@@ -89,6 +89,12 @@ export interface PoolUse {
   waiting: number;
 }
 
+/** A heartbeat that changed nothing but the time the device was last seen. */
+export interface DeviceSeen {
+  device: DeviceRef;
+  at: string;
+}
+
 /** A device as tenant-scoped operations name it. */
 export interface DeviceRef {
   id: DeviceId;
@@ -126,7 +132,21 @@ export interface Store {
    */
   exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined>;
   authenticate(apiKeyHash: string): Promise<AuthenticatedDevice | undefined>;
+  /**
+   * A value that differs from the one the previous call returned whenever someone else (another
+   * process, another connection) may have committed a change since. What the server caches above
+   * the store (src/server/deviceCache.ts) is dropped when it moves, so it must move before any
+   * request that follows such a commit is served. Called for every authenticated request: it
+   * must be cheap. An engine that cannot tell returns a new value every time (no caching).
+   */
+  externalChanges(): Promise<number>;
   recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome>;
+  /**
+   * Writes the last-seen times of heartbeats batched by src/server/heartbeatBatch.ts, in one
+   * transaction: only ACTIVE devices, and never moving a time backwards (a later heartbeat or
+   * posture upload may have been written first).
+   */
+  recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void>;
   /**
    * Stores one request's results atomically. Results without a correlation id share one new
    * posture report; a given correlation id must name a report of the device's organization.

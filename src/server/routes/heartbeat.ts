@@ -7,15 +7,15 @@ import { limitDevice } from '../rateLimit';
 import { parseBody } from '../validation';
 
 /** POST /heartbeat: records the device's attributes, activates a PENDING device, returns the schedule. */
-export function heartbeatRoute(app: FastifyInstance, { store, config, limits }: AppContext): void {
+export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, heartbeats }: AppContext): void {
   app.post(
     ROUTES.heartbeat,
-    { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(store), limitDevice(limits.heartbeats, 'heartbeats')] },
+    { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(devices), limitDevice(limits.heartbeats, 'heartbeats')] },
     async (request): Promise<HeartbeatResponse> => {
       const device = deviceOf(request);
       const body = parseBody(HeartbeatRequest, request.body);
       const now = new Date();
-      const outcome = await store.recordHeartbeat(
+      const outcome = await heartbeats.record(
         device,
         {
           hardwareUuid: body.hardware_uuid,

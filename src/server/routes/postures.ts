@@ -14,13 +14,13 @@ const MAX_CLOCK_AHEAD_MS = 5 * 60_000;
  * POST /postures: stores a batch of results. 204; when the server created a posture report for
  * the results without correlation_id, its id is in the posture-report-id header (extension).
  */
-export function posturesRoute(app: FastifyInstance, { store, limits }: AppContext): void {
+export function posturesRoute(app: FastifyInstance, { store, limits, devices }: AppContext): void {
   app.post(
     ROUTES.postures,
     {
       bodyLimit: BODY_LIMITS.postures,
       onRequest: [
-        authenticateDevice(store),
+        authenticateDevice(devices),
         limitDevice(limits.postures, 'posture uploads'),
         limitDevice(limits.postureBytes, 'posture data', declaredBytes),
       ],

@@ -1,0 +1,267 @@
+// What the server benchmarks share: the built server and a bare node:http baseline as child
+// processes, a fleet of devices enrolled over real HTTP, wrk runs, and the server's CPU and memory
+// read from /proc. Load generators run in their own processes so the server under test keeps a core.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { ROUTES } from '../../../src/protocol/schemas';
+import type { Transport } from './transport';
+
+const run = promisify(execFile);
+const SERVER_BIN = fileURLToPath(new URL('../../../dist/device-agent-server.cjs', import.meta.url));
+const WRK_SCRIPT = fileURLToPath(new URL('wrk.lua', import.meta.url));
+const PROVISION_ENTRY = fileURLToPath(new URL('provision.ts', import.meta.url));
+const ENROLL_CONCURRENCY = 16;
+
+export function machine(): string {
+  return `Node ${process.version}, ${availableParallelism()} × ${cpus()[0]?.model.trim() ?? 'CPU'}`;
+}
+
+export function requireBuild(): void {
+  if (!existsSync(SERVER_BIN)) throw new Error(`${SERVER_BIN} is missing: run \`npm run build\` first`);
+}
+
+/**
+ * The baseline: node:http reading and parsing each body as JSON and answering what the reference
+ * server answers (the heartbeat's JSON, 204 for postures), nothing stored.
+ */
+const BARE_SERVER = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk) => (body += chunk));
+  req.on('end', () => {
+    if (req.method !== 'POST' || !req.headers.authorization) return res.writeHead(404).end();
+    JSON.parse(body);
+    if (req.url === '${ROUTES.postures}') return res.writeHead(204).end();
+    if (req.url !== '${ROUTES.heartbeat}') return res.writeHead(404).end();
+    const answer = JSON.stringify({ device_id: 'dev_0f6f0c1d2e3a4b5c6d7e8f9012345678', heartbeat_interval_seconds: 300, posture_interval_seconds: 3600, server_time: new Date().toISOString() });
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(answer) });
+    res.end(answer);
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: 'http://127.0.0.1:' + server.address().port })));
+`;
+
+export interface Spawned {
+  child: ChildProcess;
+  url: string;
+}
+
+/** Spawns a server whose output goes to a file (nothing in this process drains it) and waits for its URL. */
+async function spawnAnnouncing(args: string[], logFile: string): Promise<Spawned> {
+  const fd = openSync(logFile, 'w');
+  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  for (let waited = 0; waited < 15_000; waited += 50) {
+    const line = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"url"'));
+    if (line) return { child, url: (JSON.parse(line) as { url: string }).url };
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not start:\n${readFileSync(logFile, 'utf8')}`);
+}
+
+/**
+ * The reference server at its defaults, except the per-device rate limits: compressed time makes
+ * every device send far faster than its schedule, so they are raised (not turned off: their cost
+ * stays in the figure), and the load comes from one address.
+ */
+export function spawnReference(dir: string, db: string, extra: string[] = [], nodeArgs: string[] = []): Promise<Spawned> {
+  const limits = ['--rate-limit-heartbeats', '1000000', '--rate-limit-postures', '1000000', '--rate-limit-posture-mib', '1000000'];
+  const args = [
+    ...nodeArgs,
+    SERVER_BIN,
+    'serve',
+    '--db',
+    db,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--max-connections-per-address',
+    '0',
+    ...limits,
+  ];
+  return spawnAnnouncing([...args, ...extra], join(dir, 'server.log'));
+}
+
+export function spawnBare(dir: string): Promise<Spawned> {
+  return spawnAnnouncing(['-e', BARE_SERVER], join(dir, 'bare.log'));
+}
+
+export async function stop(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+export interface Device {
+  apiKey: string;
+  hardwareUuid: string;
+}
+
+export function heartbeatBody(device: Device): string {
+  return JSON.stringify({
+    hardware_uuid: device.hardwareUuid,
+    serial_number: `SN-${device.hardwareUuid.slice(-12)}`,
+    hostname: `bench-${device.hardwareUuid.slice(-12)}`,
+    platform: 'LINUX',
+    os_version: 'Debian GNU/Linux 12 (bookworm)',
+    agent_version: '0.1.0',
+  });
+}
+
+const CHECKS = [
+  'DISK_ENCRYPTION',
+  'FIREWALL',
+  'SCREEN_LOCK',
+  'OS_UPDATES',
+  'OS_SUPPORTED',
+  'ANTIVIRUS',
+  'PASSWORD_POLICY',
+  'REMOTE_LOGIN',
+  'TIME_SYNC',
+];
+
+/** A posture upload of `count` results, shaped like the agent's (evidence included). */
+export function posturesBody(count: number): string {
+  const observedAt = new Date().toISOString();
+  const results = Array.from({ length: count }, (_, i) => ({
+    check_key: CHECKS[i % CHECKS.length],
+    status: i % 7 === 0 ? 'FAIL' : 'PASS',
+    evidence: { source: 'bench', detail: `result ${i}`, values: [i, i + 1] },
+    observed_at: observedAt,
+  }));
+  return JSON.stringify({ results });
+}
+
+/**
+ * `count` devices of one organization, each enrolled through POST /enroll with its own token and
+ * activated by a first heartbeat with its own hardware_uuid, as real agents would.
+ */
+export async function enrollFleet(dir: string, url: string, db: string, count: number): Promise<Device[]> {
+  const bundle = await bundleHelper(PROVISION_ENTRY, join(dir, 'provision.cjs'));
+  const { stdout } = await run(process.execPath, [bundle, db, 'bench', String(count)], { maxBuffer: 1 << 30, env: HELPER_ENV });
+  const tokens = stdout.trim().split('\n');
+  const devices: Device[] = new Array<Device>(tokens.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < tokens.length; i = next++) {
+      const apiKey = await postJson<{ api_key: string }>(url, ROUTES.enroll, { token: tokens[i] });
+      const device = { apiKey: apiKey.api_key, hardwareUuid: `bench-${process.pid}-${i.toString().padStart(8, '0')}` };
+      await postJson(url, ROUTES.heartbeat, JSON.parse(heartbeatBody(device)), device.apiKey);
+      devices[i] = device;
+    }
+  };
+  await Promise.all(Array.from({ length: ENROLL_CONCURRENCY }, worker));
+  return devices;
+}
+
+const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
+/** The helpers' bundles live in a temporary directory; their native addons come from this checkout. */
+const HELPER_ENV = { ...process.env, NODE_PATH: NODE_MODULES };
+
+/** A helper script bundled like the server itself (CommonJS, native addons external), to run with plain node. */
+async function bundleHelper(entry: string, outfile: string): Promise<string> {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    external: ['better-sqlite3', 'better-sqlite3-napi'],
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+async function postJson<T>(url: string, path: string, body: unknown, apiKey?: string): Promise<T> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const answer = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  if (!answer.ok) throw new Error(`${path} answered ${answer.status}: ${await answer.text()}`);
+  return (await answer.json()) as T;
+}
+
+export interface WrkResult {
+  requests: number;
+  duration_us: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
+  p50_us: number;
+  p99_us: number;
+  max_us: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  /** One line per request (`requestLine`), taken round-robin. */
+  requests: string[];
+  connections: number;
+  seconds: number;
+  transport: Transport;
+  dir: string;
+}
+
+/** One line of a wrk request file. */
+export function requestLine(apiKey: string, path: string, body: string): string {
+  return `${apiKey}\t${path}\t${body}`;
+}
+
+/** A closed-loop wrk run (one thread, its own process); every error kind counted. */
+export async function wrk(options: LoadOptions): Promise<WrkResult> {
+  const file = join(options.dir, 'requests.tsv');
+  writeFileSync(file, `${options.requests.join('\n')}\n`, { mode: 0o600 });
+  const { stdout } = await run(
+    'wrk',
+    [
+      '-t1',
+      `-c${options.connections}`,
+      `-d${options.seconds}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      WRK_SCRIPT,
+      options.url,
+      '--',
+      file,
+      options.transport,
+    ],
+    { maxBuffer: 1 << 24 },
+  ).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('wrk is missing: apt-get install -y wrk');
+    throw error;
+  });
+  const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
+  if (!line) throw new Error(`wrk printed no result:\n${stdout}`);
+  return JSON.parse(line) as WrkResult;
+}
+
+export const perSecond = (r: WrkResult): number => r.requests / (r.duration_us / 1e6);
+export const errorsOf = (r: WrkResult): number => r.connect + r.read + r.write + r.status + r.timeout;
+
+/** CPU seconds (user + system) the process has used so far, and its resident memory now and at peak (bytes). */
+export function processUsage(pid: number): { cpuSeconds: number; rss: number; peakRss: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100;
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { cpuSeconds, rss: kib('VmRSS'), peakRss: kib('VmHWM') };
+}
+
+export const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);

@@ -1,0 +1,28 @@
+-- wrk script of the server benchmarks: one request per line of a request file ("<api key>\t<path>\t
+-- <JSON body>"), taken round-robin, so the load spreads over every enrolled device. Arguments after
+-- `--`: <request file> <transport> (server/transport.ts). Prints one JSON line with the run's figures.
+local requests = {}
+local next_index = 0
+
+function init(args)
+  local file, transport = args[1], args[2]
+  for line in io.lines(file) do
+    local key, path, body = line:match("^(%x+)\t([^\t]+)\t(.*)$")
+    local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. key }
+    if transport == "close" then headers["Connection"] = "close" end
+    requests[#requests + 1] = wrk.format("POST", path, headers, body)
+  end
+end
+
+function request()
+  next_index = next_index % #requests + 1
+  return requests[next_index]
+end
+
+function done(summary, latency, _)
+  local e = summary.errors
+  io.write(string.format(
+    '{"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50_us":%d,"p99_us":%d,"max_us":%d}\n',
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(99), latency.max))
+end

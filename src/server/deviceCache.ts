@@ -1,0 +1,68 @@
+// What `serve` remembers about devices between requests, so that a heartbeat costs no database
+// read: the device behind each API key hash, and the attributes this process last wrote for each
+// device. Both are dropped at once whenever the store says someone else committed (a revocation
+// from the admin CLI, another server process): the next request after such a commit reads the
+// database again, so a revoked key is refused on the very next request. Changes this process
+// makes itself are dropped by whoever makes them (forgetAll). Only ACTIVE devices are kept: a
+// PENDING device's state changes at its first heartbeat.
+import type { AuthenticatedDevice, DeviceAttributes, Store } from './db/store';
+import type { DeviceId } from './ids';
+
+export class DeviceCache {
+  private readonly byKeyHash = new Map<string, AuthenticatedDevice>();
+  private readonly recorded = new Map<DeviceId, string>();
+  private seenVersion: number | undefined;
+  /** Moves at every forgetAll, so that a read that raced with one is not cached. */
+  private generation = 0;
+
+  /** `capacity` devices at most (0: nothing cached); beyond it the oldest entry goes. */
+  constructor(
+    private readonly store: Store,
+    private readonly capacity: number,
+  ) {}
+
+  async authenticate(apiKeyHash: string): Promise<AuthenticatedDevice | undefined> {
+    if (this.capacity === 0) return this.store.authenticate(apiKeyHash);
+    const version = await this.store.externalChanges();
+    if (version !== this.seenVersion) {
+      this.forgetAll();
+      this.seenVersion = version;
+    }
+    const cached = this.byKeyHash.get(apiKeyHash);
+    if (cached) return cached;
+    const generation = this.generation;
+    const device = await this.store.authenticate(apiKeyHash);
+    if (device?.state === 'ACTIVE' && generation === this.generation) remember(this.byKeyHash, apiKeyHash, device, this.capacity);
+    return device;
+  }
+
+  /** True when this process's last write for the device recorded exactly these attributes, and nothing else changed it since. */
+  unchangedSinceRecorded(id: DeviceId, attributes: DeviceAttributes): boolean {
+    return this.recorded.get(id) === fingerprint(attributes);
+  }
+
+  noteRecorded(id: DeviceId, attributes: DeviceAttributes | undefined): void {
+    if (this.capacity === 0) return;
+    if (attributes === undefined) this.recorded.delete(id);
+    else remember(this.recorded, id, fingerprint(attributes), this.capacity);
+  }
+
+  forgetAll(): void {
+    this.generation += 1;
+    this.byKeyHash.clear();
+    this.recorded.clear();
+  }
+}
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): void {
+  map.delete(key);
+  if (map.size >= capacity) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(key, value);
+}
+
+function fingerprint(a: DeviceAttributes): string {
+  return JSON.stringify([a.hardwareUuid, a.serialNumber, a.hostname, a.platform, a.osVersion, a.agentVersion]);
+}

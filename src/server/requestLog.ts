@@ -1,0 +1,70 @@
+// Per-request lines cost a sizeable share of a heartbeat's time, so each request is logged at
+// debug only; at info a summary line every SUMMARY_INTERVAL_MS says how many requests each route
+// answered with which status, and how long they took. Logged fields are allow-listed (app.ts).
+import type { Logger } from 'pino';
+
+const SUMMARY_INTERVAL_MS = 60_000;
+
+export interface RequestLine {
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  device_id: string | undefined;
+  /** Whether a TLS connection resumed a session; absent over plain HTTP. */
+  tls_resumed?: boolean;
+}
+
+export class RequestLog {
+  private counts = new Map<string, number>();
+  private total = 0;
+  private totalMs = 0;
+  private maxMs = 0;
+  private since = Date.now();
+  private readonly timer: NodeJS.Timeout;
+  private readonly perRequest: boolean;
+
+  constructor(
+    private readonly logger: Logger,
+    intervalMs = SUMMARY_INTERVAL_MS,
+  ) {
+    this.perRequest = logger.isLevelEnabled('debug');
+    this.timer = setInterval(() => this.summarize(), intervalMs).unref();
+  }
+
+  record(line: RequestLine): void {
+    if (this.perRequest) this.logger.debug(line, 'request');
+    const key = `${line.method} ${line.path} ${line.status}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    this.total += 1;
+    this.totalMs += line.ms;
+    if (line.ms > this.maxMs) this.maxMs = line.ms;
+  }
+
+  /** Stops the schedule and logs what the last summary has not covered. */
+  stop(): void {
+    clearInterval(this.timer);
+    this.summarize();
+  }
+
+  private summarize(): void {
+    const now = Date.now();
+    if (this.total > 0) {
+      this.logger.info(
+        {
+          seconds: Math.round((now - this.since) / 1000),
+          requests: this.total,
+          by_route: Object.fromEntries(this.counts),
+          ms_mean: Math.round((this.totalMs / this.total) * 10) / 10,
+          ms_max: this.maxMs,
+        },
+        'requests',
+      );
+    }
+    this.counts = new Map();
+    this.total = 0;
+    this.totalMs = 0;
+    this.maxMs = 0;
+    this.since = now;
+  }
+}
