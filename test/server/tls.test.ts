@@ -289,7 +289,7 @@ describe('the agent over TLS', () => {
 
   test('resumes its session across two heartbeats on separate connections; a revoked key is refused on the resumed session', async () => {
     const ca = makeThrowawayCa();
-    const server = await startServer({ tls: ca });
+    const server = await startServer({ tls: ca, args: ['--log-level', 'debug'] });
     const api = createApiClient({ serverUrl: server.url, caFile: ca.caFile });
     try {
       const created = await server.createDevice();

@@ -24,7 +24,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 describe('serve --workers', () => {
   test('two workers share the port and both serve; a killed worker is replaced; SIGTERM stops all with exit 0', async () => {
-    const server = await startServer({ args: ['--workers', '2', ...NO_RATE_LIMITS] });
+    const server = await startServer({ args: ['--workers', '2', '--log-level', 'debug', ...NO_RATE_LIMITS] });
     const listeningPids = () => [
       ...new Set(
         logEntries(server.logs())
