@@ -3,7 +3,9 @@
 // machine's Node. better-sqlite3 is a native addon built per Node ABI: its Node 24 build is made
 // once from source against that runtime's headers, cached in .cache/, swapped in for the run and
 // swapped back afterwards. Don't run another test run in this checkout meanwhile: it would load
-// the other runtime's addon.
+// the other runtime's addon. Without arguments it runs the `sqlite` project (every test): the
+// PostgreSQL rerun of the server files exercises the same JavaScript through `pg`, which has no
+// native part, and `npm test` already runs it on Node 20.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -46,7 +48,7 @@ try {
     copyFileSync(cached(shippedAbi), addon);
   }
   console.log(`vitest on Node ${runtimeVersion}`);
-  status = run(node24, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...process.argv.slice(2)]);
+  status = run(node24, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...(process.argv.length > 2 ? process.argv.slice(2) : ['--project', 'sqlite'])]);
 } finally {
   copyFileSync(cached(hostAbi), addon);
 }
