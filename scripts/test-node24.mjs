@@ -48,7 +48,11 @@ try {
     copyFileSync(cached(shippedAbi), addon);
   }
   console.log(`vitest on Node ${runtimeVersion}`);
-  status = run(node24, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...(process.argv.length > 2 ? process.argv.slice(2) : ['--project', 'sqlite'])]);
+  status = run(node24, [
+    join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+    'run',
+    ...(process.argv.length > 2 ? process.argv.slice(2) : ['--project', 'sqlite']),
+  ]);
 } finally {
   copyFileSync(cached(hostAbi), addon);
 }
