@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { createApiClient } from '../../src/agent/client';
 import { ROUTES } from '../../src/protocol/schemas';
-import { build } from 'esbuild';
+import { provisionTokens } from './server/harness';
 import { runLoad, type FleetRequest, type LoadResult, type Transport } from './tlsLoad';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -68,7 +68,8 @@ async function main(): Promise<void> {
     const { certFile, keyFile, cert } = makeCertificate(dir);
     const db = join(dir, 'server.db');
     process.stderr.write(`provisioning ${DEVICES} devices …\n`);
-    const tokens = await provision(db, DEVICES);
+    // 100 more than the fleet: the cadence run enrolls its own agents.
+    const tokens = await provisionTokens(dir, db, DEVICES + 100);
     const noLimits = ['--rate-limit-heartbeats', '0', '--rate-limit-postures', '0', '--rate-limit-posture-mib', '0'];
     const common = ['serve', '--db', db, '--host', '127.0.0.1', '--max-connections-per-address', '0', ...noLimits];
     const reference = await spawnServer(
@@ -195,55 +196,6 @@ function makeCertificate(dir: string): { certFile: string; keyFile: string; cert
     { stdio: 'ignore' },
   );
   return { certFile, keyFile, cert: readFileSync(certFile, 'utf8') };
-}
-
-/**
- * PENDING devices with enrollment tokens, created through the server's Store as `device create`
- * does, in one process: bundled like the server (its SQLite driver is chosen with require()).
- * 100 more than the fleet: the cadence run enrolls its own agents.
- */
-async function provision(db: string, count: number): Promise<string[]> {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
-  // Inside the checkout, so that the bundle finds node_modules.
-  const bundle = join(root, 'dist', `.bench-provision-${process.pid}.cjs`);
-  await build({
-    stdin: {
-      resolveDir: root,
-      contents: `
-        const { hashCredential, newCredential } = require('./src/server/credentials');
-        const { openStore } = require('./src/server/db/open');
-        (async () => {
-          const [db, count] = process.argv.slice(2);
-          const store = await openStore(db);
-          const now = new Date();
-          const tokens = [];
-          for (let i = 0; i < Number(count); i += 1) {
-            const token = newCredential();
-            await store.createDevice({ orgName: 'bench', name: 'bench-' + i, tokenHash: hashCredential(token), tokenExpiresAt: new Date(now.getTime() + 86400000).toISOString(), now: now.toISOString() });
-            tokens.push(token);
-          }
-          await store.close();
-          process.stdout.write(tokens.join('\\n'));
-        })();`,
-    },
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    external: ['better-sqlite3', 'better-sqlite3-napi'],
-    outfile: bundle,
-    logLevel: 'error',
-  });
-  try {
-    const out = execFileSync(process.execPath, [bundle, db, String(count + 100)], {
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-      cwd: root,
-    });
-    return out.split('\n');
-  } finally {
-    rmSync(bundle, { force: true });
-  }
 }
 
 /** Each device enrolled through POST /enroll and activated by a heartbeat with its own hardware_uuid. */

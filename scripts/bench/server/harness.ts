@@ -150,9 +150,7 @@ export function posturesBody(count: number): string {
  * activated by a first heartbeat with its own hardware_uuid, as real agents would.
  */
 export async function enrollFleet(dir: string, url: string, db: string, count: number): Promise<Device[]> {
-  const bundle = await bundleHelper(PROVISION_ENTRY, join(dir, 'provision.cjs'));
-  const { stdout } = await run(process.execPath, [bundle, db, 'bench', String(count)], { maxBuffer: 1 << 30, env: HELPER_ENV });
-  const tokens = stdout.trim().split('\n');
+  const tokens = await provisionTokens(dir, db, count);
   const devices: Device[] = new Array<Device>(tokens.length);
   let next = 0;
   const worker = async () => {
@@ -165,6 +163,13 @@ export async function enrollFleet(dir: string, url: string, db: string, count: n
   };
   await Promise.all(Array.from({ length: ENROLL_CONCURRENCY }, worker));
   return devices;
+}
+
+/** `count` PENDING devices of organization `bench` created through the server's Store, as `device create` does: their enrollment tokens. */
+export async function provisionTokens(dir: string, db: string, count: number): Promise<string[]> {
+  const bundle = await bundleHelper(PROVISION_ENTRY, join(dir, 'provision.cjs'));
+  const { stdout } = await run(process.execPath, [bundle, db, 'bench', String(count)], { maxBuffer: 1 << 30, env: HELPER_ENV });
+  return stdout.trim().split('\n');
 }
 
 const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
