@@ -6,7 +6,7 @@ import { VERSION } from '../version';
 import { createDevice, listDevices, revokeDevice, showDevice } from '../server/admin';
 import { formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
 import { fleetFailures } from '../server/remediation';
-import { DatabaseOpenError, openSqliteStore } from '../server/db/open';
+import { DatabaseOpenError, openStore } from '../server/db/open';
 import type { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
 import { LOG_LEVELS, type LogLevel } from '../server/logLevels';
@@ -50,12 +50,12 @@ function invocation(): string {
   return basename(script) || 'device-agent-server';
 }
 
-function withStore<T>(db: string, mustExist: boolean, use: (store: Store) => T): T {
-  const store = openSqliteStore(db, { mustExist });
+async function withStore<T>(db: string, mustExist: boolean, use: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(db, { mustExist });
   try {
-    return use(store);
+    return await use(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -196,8 +196,8 @@ device
   )
   .option('--public-url <url>', 'server URL to print (default: the one the last `serve` announced)', origin)
   .option('--json', 'print {device_id, org, enrollment_token, server_url, enrollment_link} as JSON')
-  .action((opts: CreateOptions) => {
-    const created = withStore(opts.db, false, (store) =>
+  .action(async (opts: CreateOptions) => {
+    const created = await withStore(opts.db, false, (store) =>
       createDevice(store, { org: opts.org, name: opts.name, tokenTtlMs: opts.tokenTtl, publicUrl: opts.publicUrl }),
     );
     if (opts.json) printJson(created);
@@ -210,8 +210,8 @@ device
   .addOption(dbOption())
   .option('--org <name>', 'only devices of this organization')
   .option('--json', 'print a JSON array')
-  .action((opts: ListOptions) => {
-    const devices = withStore(opts.db, true, (store) => listDevices(store, opts.org));
+  .action(async (opts: ListOptions) => {
+    const devices = await withStore(opts.db, true, (store) => listDevices(store, opts.org));
     if (opts.json) printJson(devices);
     else print(formatDeviceList(devices));
   });
@@ -222,8 +222,8 @@ device
   .argument('<device_id>')
   .addOption(dbOption())
   .option('--json', 'print the device record and its postures as JSON')
-  .action((deviceId: string, opts: ShowOptions) => {
-    const details = withStore(opts.db, true, (store) => showDevice(store, deviceId));
+  .action(async (deviceId: string, opts: ShowOptions) => {
+    const details = await withStore(opts.db, true, (store) => showDevice(store, deviceId));
     if (opts.json) printJson(details);
     else print(formatDevice(details));
   });
@@ -234,8 +234,8 @@ device
   .addOption(dbOption())
   .option('--org <name>', 'only devices of this organization')
   .option('--json', 'print a JSON array')
-  .action((opts: ListOptions) => {
-    const failures = withStore(opts.db, true, (store) => fleetFailures(store, opts.org));
+  .action(async (opts: ListOptions) => {
+    const failures = await withStore(opts.db, true, (store) => fleetFailures(store, opts.org));
     if (opts.json) printJson(failures);
     else print(formatFleetFailures(failures));
   });
@@ -245,8 +245,8 @@ device
   .description('revoke a device: its API key and unused enrollment token stop working')
   .argument('<device_id>')
   .addOption(dbOption())
-  .action((deviceId: string, opts: Pick<ShowOptions, 'db'>) => {
-    const outcome = withStore(opts.db, true, (store) => revokeDevice(store, deviceId));
+  .action(async (deviceId: string, opts: Pick<ShowOptions, 'db'>) => {
+    const outcome = await withStore(opts.db, true, (store) => revokeDevice(store, deviceId));
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
   });
 

@@ -61,17 +61,23 @@ function validLabel(what: string, value: string): string {
   return label;
 }
 
-export function createDevice(
+export async function createDevice(
   store: Store,
   input: { org: string; name?: string; tokenTtlMs: number; publicUrl?: string },
   now = new Date(),
-): CreatedDevice {
+): Promise<CreatedDevice> {
   const org = validLabel('--org', input.org);
   const name = input.name === undefined ? null : validLabel('--name', input.name);
   const token = newCredential();
   const tokenExpiresAt = new Date(now.getTime() + input.tokenTtlMs).toISOString();
-  const deviceId = store.createDevice({ orgName: org, name, tokenHash: hashCredential(token), tokenExpiresAt, now: now.toISOString() });
-  const serverUrl = input.publicUrl ?? store.getSetting(PUBLIC_URL_SETTING) ?? DEFAULT_PUBLIC_URL;
+  const deviceId = await store.createDevice({
+    orgName: org,
+    name,
+    tokenHash: hashCredential(token),
+    tokenExpiresAt,
+    now: now.toISOString(),
+  });
+  const serverUrl = input.publicUrl ?? (await store.getSetting(PUBLIC_URL_SETTING)) ?? DEFAULT_PUBLIC_URL;
   return {
     device_id: deviceId,
     org,
@@ -82,21 +88,21 @@ export function createDevice(
   };
 }
 
-export function listDevices(store: Store, org?: string): DeviceSummary[] {
-  return store.listDevices(org === undefined ? undefined : validLabel('--org', org)).map(summarize);
+export async function listDevices(store: Store, org?: string): Promise<DeviceSummary[]> {
+  return (await store.listDevices(org === undefined ? undefined : validLabel('--org', org))).map(summarize);
 }
 
-export function showDevice(store: Store, deviceId: string): DeviceDetails {
-  const device = findDevice(store, deviceId);
-  return { ...summarize(device), postures: withRemediation(device.platform, store.listPostures(device).map(postureView)) };
+export async function showDevice(store: Store, deviceId: string): Promise<DeviceDetails> {
+  const device = await findDevice(store, deviceId);
+  return { ...summarize(device), postures: withRemediation(device.platform, (await store.listPostures(device)).map(postureView)) };
 }
 
-export function revokeDevice(store: Store, deviceId: string, now = new Date()): RevokeOutcome {
-  return store.revokeDevice(findDevice(store, deviceId), now.toISOString());
+export async function revokeDevice(store: Store, deviceId: string, now = new Date()): Promise<RevokeOutcome> {
+  return store.revokeDevice(await findDevice(store, deviceId), now.toISOString());
 }
 
-function findDevice(store: Store, deviceId: string): DeviceRecord {
-  const device = store.findDevice(deviceId);
+async function findDevice(store: Store, deviceId: string): Promise<DeviceRecord> {
+  const device = await store.findDevice(deviceId);
   if (!device) throw new UsageError(`no device ${JSON.stringify(deviceId)} in this database`);
   return device;
 }

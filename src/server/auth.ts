@@ -1,5 +1,5 @@
 // Device authentication: `Authorization: Bearer <API key>`, checked before the body is read.
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashCredential, isCredential } from './credentials';
 import type { AuthenticatedDevice, Store } from './db/store';
 import { unauthorized } from './errors';
@@ -18,17 +18,16 @@ export function decorateDevice(app: FastifyInstance): void {
 }
 
 export function authenticateDevice(store: Store) {
-  // A callback hook: fastify answers a throw from it as the request's error.
-  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  // fastify answers a rejection of this hook as the request's error.
+  return async function authenticate(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
     if (header === undefined) throw unauthorized('missing "Authorization: Bearer <API key>" header');
     const key = BEARER.exec(header)?.[1];
     if (key === undefined || !isCredential(key))
       throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
-    const device = store.authenticate(hashCredential(key));
+    const device = await store.authenticate(hashCredential(key));
     if (!device) throw unauthorized('the API key is not valid: unknown, revoked or unenrolled');
     request.device = device;
-    done();
   };
 }
 

@@ -65,13 +65,13 @@ export interface FleetFailure {
  * Which active devices fail which check, by their latest result, grouped by platform, check and
  * rule, most devices first. The summary is the entry's, without any one device's figures.
  */
-export function fleetFailures(store: Store, org?: string): FleetFailure[] {
+export async function fleetFailures(store: Store, org?: string): Promise<FleetFailure[]> {
   const groups = new Map<string, FleetFailure>();
-  for (const device of store.listDevices(org)) {
+  for (const device of await store.listDevices(org)) {
     if (device.state !== 'ACTIVE') continue;
     const platform = device.platform ?? '';
     const latest = latestPerCheck(
-      store.listPostures(device).map((p) => ({ check_key: p.checkKey, status: p.status, evidence: p.evidence })),
+      (await store.listPostures(device)).map((p) => ({ check_key: p.checkKey, status: p.status, evidence: p.evidence })),
     );
     for (const result of latest.filter((r) => r.status === 'FAIL')) {
       const { word, summary, admin, generic } = explainResult(platform, {

@@ -39,7 +39,7 @@ export function startRetention(
     const cutoff = new Date(started.getTime() - policy.maxAgeMs).toISOString();
     let results = await drain(() => store.deleteResultsReceivedBefore(cutoff, BATCH_SIZE));
     // Only devices seen since the previous sweep can have grown past their cap.
-    for (const device of store.devicesWithMoreResultsThan(policy.maxResultsPerDevice, previousStart)) {
+    for (const device of await store.devicesWithMoreResultsThan(policy.maxResultsPerDevice, previousStart)) {
       results += await drain(() => store.deleteResultsBeyond(device, policy.maxResultsPerDevice, BATCH_SIZE));
     }
     const reports = await drain(() => store.deleteEmptyReportsCreatedBefore(cutoff, BATCH_SIZE));
@@ -52,11 +52,11 @@ export function startRetention(
     }
   }
 
-  async function drain(deleteBatch: () => number): Promise<number> {
+  async function drain(deleteBatch: () => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
       if (stopped) return total;
-      const deleted = deleteBatch();
+      const deleted = await deleteBatch();
       total += deleted;
       if (deleted < BATCH_SIZE) return total;
       await nextTurn();

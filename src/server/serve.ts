@@ -7,7 +7,7 @@ import { buildApp } from './app';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
 import type { AppConfig, RateLimiters } from './context';
-import { openSqliteStore } from './db/open';
+import { openStore } from './db/open';
 import { createLogger, flushLogger } from './logger';
 import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
@@ -49,7 +49,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     tls: readTls(options),
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
-  const store = openSqliteStore(options.db);
+  const store = await openStore(options.db);
   const limits: RateLimiters = {
     heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
@@ -60,7 +60,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   try {
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {
-    store.close();
+    await store.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new UsageError(`cannot listen on ${options.host}:${options.port}: ${code}`);
@@ -81,7 +81,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const { port } = app.server.address() as AddressInfo;
   const url = originFor(scheme, options.host, port);
   const publicUrl = options.publicUrl ?? url;
-  store.putSetting(PUBLIC_URL_SETTING, publicUrl);
+  await store.putSetting(PUBLIC_URL_SETTING, publicUrl);
 
   if (!config.tls) {
     logger.warn('serving plain HTTP: production belongs behind TLS (--tls-cert/--tls-key, or a TLS-terminating proxy)');
@@ -102,7 +102,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   await app.close();
   clearTimeout(drainDeadline);
   await retention.stop();
-  store.close();
+  await store.close();
   logger.info('stopped');
   await flushLogger(logger);
   return 0;

@@ -4,7 +4,7 @@
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { SchemaTooNewError, migrate } from './migrations';
-import { SqliteStore } from './sqliteStore';
+import { settle, SqliteStore } from './sqliteStore';
 import type { Store } from './store';
 
 /**
@@ -34,8 +34,9 @@ export interface OpenOptions {
   mustExist?: boolean;
 }
 
-export function openSqliteStore(path: string, options: OpenOptions = {}): Store {
-  return new SqliteStore(openDatabase(path, options));
+/** Opens the store at `location` (a SQLite file path). Throws DatabaseOpenError for what the user can fix. */
+export function openStore(location: string, options: OpenOptions = {}): Promise<Store> {
+  return settle(() => new SqliteStore(openDatabase(location, options)));
 }
 
 function openDatabase(path: string, options: OpenOptions): Database.Database {

@@ -1,5 +1,6 @@
 // The SQLite engine of the store (store.ts says what each operation means): every statement as a
-// prepared statement; multi-statement writes in BEGIN IMMEDIATE transactions.
+// prepared statement; multi-statement writes in BEGIN IMMEDIATE transactions. better-sqlite3 is
+// synchronous; `settle` turns each call's value or throw into the interface's promise.
 import type { Database, Statement } from 'better-sqlite3';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
@@ -155,148 +156,183 @@ export class SqliteStore implements Store {
     };
   }
 
-  close(): void {
-    this.db.close();
+  close(): Promise<void> {
+    return settle(() => {
+      this.db.close();
+    });
   }
 
-  ping(): void {
-    this.statements.ping.get();
+  ping(): Promise<void> {
+    return settle(() => {
+      this.statements.ping.get();
+    });
   }
 
-  getSetting(key: string): string | undefined {
-    return this.statements.getSetting.get(key)?.value;
+  getSetting(key: string): Promise<string | undefined> {
+    return settle(() => this.statements.getSetting.get(key)?.value);
   }
 
-  putSetting(key: string, value: string): void {
-    this.statements.putSetting.run(key, value);
+  putSetting(key: string, value: string): Promise<void> {
+    return settle(() => {
+      this.statements.putSetting.run(key, value);
+    });
   }
 
-  createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): DeviceId {
-    const st = this.statements;
-    return this.db
-      .transaction(() => {
-        st.insertOrganization.run(newId('organization'), input.orgName, input.now);
-        const org = st.organizationByName.get(input.orgName);
-        if (!org) throw new Error('organization vanished while creating a device');
-        const deviceId = newId('device');
-        st.insertDevice.run(deviceId, org.id, input.name, input.now);
-        st.insertToken.run(input.tokenHash, deviceId, input.tokenExpiresAt);
-        return deviceId;
-      })
-      .immediate();
+  createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): Promise<DeviceId> {
+    return settle(() => {
+      const st = this.statements;
+      return this.db
+        .transaction(() => {
+          st.insertOrganization.run(newId('organization'), input.orgName, input.now);
+          const org = st.organizationByName.get(input.orgName);
+          if (!org) throw new Error('organization vanished while creating a device');
+          const deviceId = newId('device');
+          st.insertDevice.run(deviceId, org.id, input.name, input.now);
+          st.insertToken.run(input.tokenHash, deviceId, input.tokenExpiresAt);
+          return deviceId;
+        })
+        .immediate();
+    });
   }
 
-  findDevice(id: string): DeviceRecord | undefined {
-    const row = this.statements.deviceById.get(id);
-    return row && toDeviceRecord(row);
+  findDevice(id: string): Promise<DeviceRecord | undefined> {
+    return settle(() => {
+      const row = this.statements.deviceById.get(id);
+      return row && toDeviceRecord(row);
+    });
   }
 
-  listDevices(orgName?: string): DeviceRecord[] {
-    const rows = orgName === undefined ? this.statements.allDevices.all() : this.statements.devicesOfOrganization.all(orgName);
-    return rows.map(toDeviceRecord);
+  listDevices(orgName?: string): Promise<DeviceRecord[]> {
+    return settle(() => {
+      const rows = orgName === undefined ? this.statements.allDevices.all() : this.statements.devicesOfOrganization.all(orgName);
+      return rows.map(toDeviceRecord);
+    });
   }
 
-  listPostures(device: DeviceRef): StoredPostureResult[] {
-    return this.statements.posturesOfDevice.all(device.orgId, device.id).map((row) => ({
-      reportId: row.report_id as PostureReportId,
-      checkKey: row.check_key,
-      status: row.status,
-      evidence: row.evidence === null ? null : (JSON.parse(row.evidence) as Record<string, unknown>),
-      observedAt: row.observed_at,
-      receivedAt: row.received_at,
-    }));
+  listPostures(device: DeviceRef): Promise<StoredPostureResult[]> {
+    return settle(() => {
+      return this.statements.posturesOfDevice.all(device.orgId, device.id).map((row) => ({
+        reportId: row.report_id as PostureReportId,
+        checkKey: row.check_key,
+        status: row.status,
+        evidence: row.evidence === null ? null : (JSON.parse(row.evidence) as Record<string, unknown>),
+        observedAt: row.observed_at,
+        receivedAt: row.received_at,
+      }));
+    });
   }
 
-  exchangeToken(tokenHash: string, apiKeyHash: string, now: string): DeviceId | undefined {
-    const st = this.statements;
-    return this.db
-      .transaction(() => {
-        const token = st.consumeToken.get(tokenHash);
-        if (!token || token.expires_at <= now) return undefined;
-        return st.setApiKey.run(apiKeyHash, now, token.device_id).changes === 1 ? token.device_id : undefined;
-      })
-      .immediate();
+  exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined> {
+    return settle(() => {
+      const st = this.statements;
+      return this.db
+        .transaction(() => {
+          const token = st.consumeToken.get(tokenHash);
+          if (!token || token.expires_at <= now) return undefined;
+          return st.setApiKey.run(apiKeyHash, now, token.device_id).changes === 1 ? token.device_id : undefined;
+        })
+        .immediate();
+    });
   }
 
-  authenticate(apiKeyHash: string): AuthenticatedDevice | undefined {
-    const row = this.statements.deviceByKey.get(apiKeyHash);
-    return row && { id: row.id, orgId: row.org_id, state: row.state };
+  authenticate(apiKeyHash: string): Promise<AuthenticatedDevice | undefined> {
+    return settle(() => {
+      const row = this.statements.deviceByKey.get(apiKeyHash);
+      return row && { id: row.id, orgId: row.org_id, state: row.state };
+    });
   }
 
-  recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): HeartbeatOutcome {
-    try {
-      const { changes } = this.statements.recordHeartbeat.run({
-        id: device.id,
-        org_id: device.orgId,
-        now,
-        hardware_uuid: attributes.hardwareUuid,
-        serial_number: attributes.serialNumber,
-        hostname: attributes.hostname,
-        platform: attributes.platform,
-        os_version: attributes.osVersion,
-        agent_version: attributes.agentVersion,
-      });
-      return changes === 1 ? { kind: 'recorded' } : { kind: 'revoked' };
-    } catch (error) {
-      if (isUniqueViolation(error)) return { kind: 'conflict' };
-      throw error;
-    }
+  recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome> {
+    return settle(() => {
+      try {
+        const { changes } = this.statements.recordHeartbeat.run({
+          id: device.id,
+          org_id: device.orgId,
+          now,
+          hardware_uuid: attributes.hardwareUuid,
+          serial_number: attributes.serialNumber,
+          hostname: attributes.hostname,
+          platform: attributes.platform,
+          os_version: attributes.osVersion,
+          agent_version: attributes.agentVersion,
+        });
+        return changes === 1 ? { kind: 'recorded' } : { kind: 'revoked' };
+      } catch (error) {
+        if (isUniqueViolation(error)) return { kind: 'conflict' };
+        throw error;
+      }
+    });
   }
 
-  recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): PosturesOutcome {
-    const st = this.statements;
-    return this.db
-      .transaction((): PosturesOutcome => {
-        if (st.stateOfDevice.get(device.id, device.orgId)?.state !== 'ACTIVE') return { kind: 'not_active' };
-        const known = new Set<string>();
-        for (const [index, result] of results.entries()) {
-          const id = result.correlationId;
-          if (id === null || known.has(id)) continue;
-          const reportId = parseId('postureReport', id);
-          if (!reportId || !st.reportInOrganization.get(reportId, device.orgId)) return { kind: 'invalid_correlation_id', index };
-          known.add(id);
-        }
-        let createdReportId: PostureReportId | null = null;
-        if (results.some((r) => r.correlationId === null)) {
-          createdReportId = newId('postureReport');
-          st.insertReport.run(createdReportId, device.orgId, device.id, now);
-        }
-        for (const r of results) {
-          const reportId = r.correlationId ?? createdReportId;
-          if (reportId === null) throw new Error('result without a posture report');
-          const evidence = r.evidence === null ? null : JSON.stringify(r.evidence);
-          st.insertResult.run(device.orgId, device.id, reportId, r.checkKey, r.status, evidence, r.observedAt, now);
-        }
-        st.touchDevice.run(now, device.id, device.orgId);
-        return { kind: 'recorded', createdReportId };
-      })
-      .immediate();
+  recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): Promise<PosturesOutcome> {
+    return settle(() => {
+      const st = this.statements;
+      return this.db
+        .transaction((): PosturesOutcome => {
+          if (st.stateOfDevice.get(device.id, device.orgId)?.state !== 'ACTIVE') return { kind: 'not_active' };
+          const known = new Set<string>();
+          for (const [index, result] of results.entries()) {
+            const id = result.correlationId;
+            if (id === null || known.has(id)) continue;
+            const reportId = parseId('postureReport', id);
+            if (!reportId || !st.reportInOrganization.get(reportId, device.orgId)) return { kind: 'invalid_correlation_id', index };
+            known.add(id);
+          }
+          let createdReportId: PostureReportId | null = null;
+          if (results.some((r) => r.correlationId === null)) {
+            createdReportId = newId('postureReport');
+            st.insertReport.run(createdReportId, device.orgId, device.id, now);
+          }
+          for (const r of results) {
+            const reportId = r.correlationId ?? createdReportId;
+            if (reportId === null) throw new Error('result without a posture report');
+            const evidence = r.evidence === null ? null : JSON.stringify(r.evidence);
+            st.insertResult.run(device.orgId, device.id, reportId, r.checkKey, r.status, evidence, r.observedAt, now);
+          }
+          st.touchDevice.run(now, device.id, device.orgId);
+          return { kind: 'recorded', createdReportId };
+        })
+        .immediate();
+    });
   }
 
-  revokeDevice(device: DeviceRef, now: string): RevokeOutcome {
-    const st = this.statements;
-    return this.db
-      .transaction((): RevokeOutcome => {
-        st.deleteTokenOfDevice.run(device.id, device.orgId);
-        return st.revokeDevice.run(now, device.id, device.orgId).changes === 1 ? 'revoked' : 'already_revoked';
-      })
-      .immediate();
+  revokeDevice(device: DeviceRef, now: string): Promise<RevokeOutcome> {
+    return settle(() => {
+      const st = this.statements;
+      return this.db
+        .transaction((): RevokeOutcome => {
+          st.deleteTokenOfDevice.run(device.id, device.orgId);
+          return st.revokeDevice.run(now, device.id, device.orgId).changes === 1 ? 'revoked' : 'already_revoked';
+        })
+        .immediate();
+    });
   }
 
-  deleteResultsReceivedBefore(cutoff: string, limit: number): number {
-    return this.statements.deleteResultsReceivedBefore.run(cutoff, limit).changes;
+  deleteResultsReceivedBefore(cutoff: string, limit: number): Promise<number> {
+    return settle(() => this.statements.deleteResultsReceivedBefore.run(cutoff, limit).changes);
   }
 
-  devicesWithMoreResultsThan(keep: number, seenSince: string | null): DeviceRef[] {
-    return this.statements.devicesWithMoreResultsThan.all({ keep, since: seenSince }).map((row) => ({ id: row.id, orgId: row.org_id }));
+  devicesWithMoreResultsThan(keep: number, seenSince: string | null): Promise<DeviceRef[]> {
+    return settle(() =>
+      this.statements.devicesWithMoreResultsThan.all({ keep, since: seenSince }).map((row) => ({ id: row.id, orgId: row.org_id })),
+    );
   }
 
-  deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): number {
-    return this.statements.deleteResultsBeyond.run({ org_id: device.orgId, device_id: device.id, keep, limit }).changes;
+  deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): Promise<number> {
+    return settle(() => this.statements.deleteResultsBeyond.run({ org_id: device.orgId, device_id: device.id, keep, limit }).changes);
   }
 
-  deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): number {
-    return this.statements.deleteEmptyReportsCreatedBefore.run(cutoff, limit).changes;
+  deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number> {
+    return settle(() => this.statements.deleteEmptyReportsCreatedBefore.run(cutoff, limit).changes);
+  }
+}
+
+/** The value of a synchronous call as a promise; its throw as a rejection. */
+export function settle<T>(call: () => T): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 }
 

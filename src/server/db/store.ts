@@ -76,45 +76,46 @@ export interface DeviceRef {
 
 /**
  * Everything the routes, the admin commands and the retention sweep ask of the database. Engines
- * (today SQLite, `sqliteStore.ts`) implement it; SQL never leaves `src/server/db/`.
+ * (today SQLite, `sqliteStore.ts`) implement it; SQL never leaves `src/server/db/`. Every
+ * operation is asynchronous, so an engine that talks to a database server over the network fits.
  */
 export interface Store {
-  close(): void;
+  close(): Promise<void>;
   /** Throws when the database does not answer. */
-  ping(): void;
-  getSetting(key: string): string | undefined;
-  putSetting(key: string, value: string): void;
+  ping(): Promise<void>;
+  getSetting(key: string): Promise<string | undefined>;
+  putSetting(key: string, value: string): Promise<void>;
 
   /** A PENDING device in `orgName` (created when missing) with its enrollment token. */
-  createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): DeviceId;
-  findDevice(id: string): DeviceRecord | undefined;
-  listDevices(orgName?: string): DeviceRecord[];
+  createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): Promise<DeviceId>;
+  findDevice(id: string): Promise<DeviceRecord | undefined>;
+  listDevices(orgName?: string): Promise<DeviceRecord[]>;
   /** The device's stored results, oldest first. */
-  listPostures(device: DeviceRef): StoredPostureResult[];
+  listPostures(device: DeviceRef): Promise<StoredPostureResult[]>;
   /** Revokes the device's API key and any unused enrollment token. */
-  revokeDevice(device: DeviceRef, now: string): RevokeOutcome;
+  revokeDevice(device: DeviceRef, now: string): Promise<RevokeOutcome>;
 
   /**
    * Consumes an enrollment token and gives its device the API key. Undefined when the token is
    * unknown, already used, expired (it is deleted then too) or its device is not PENDING.
    */
-  exchangeToken(tokenHash: string, apiKeyHash: string, now: string): DeviceId | undefined;
-  authenticate(apiKeyHash: string): AuthenticatedDevice | undefined;
-  recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): HeartbeatOutcome;
+  exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined>;
+  authenticate(apiKeyHash: string): Promise<AuthenticatedDevice | undefined>;
+  recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome>;
   /**
    * Stores one request's results atomically. Results without a correlation id share one new
    * posture report; a given correlation id must name a report of the device's organization.
    */
-  recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): PosturesOutcome;
+  recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): Promise<PosturesOutcome>;
 
   // Retention: each call deletes at most `limit` rows in one short transaction and returns how
   // many it deleted, so that a sweep never holds the write lock for long.
   /** Deletes results received before `cutoff`. */
-  deleteResultsReceivedBefore(cutoff: string, limit: number): number;
+  deleteResultsReceivedBefore(cutoff: string, limit: number): Promise<number>;
   /** Devices seen at or after `seenSince` (every device when null) that hold more than `keep` results. */
-  devicesWithMoreResultsThan(keep: number, seenSince: string | null): DeviceRef[];
+  devicesWithMoreResultsThan(keep: number, seenSince: string | null): Promise<DeviceRef[]>;
   /** Deletes the device's oldest results beyond its newest `keep`. */
-  deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): number;
+  deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): Promise<number>;
   /** Deletes posture reports created before `cutoff` that no longer hold any result. */
-  deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): number;
+  deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number>;
 }

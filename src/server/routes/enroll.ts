@@ -7,11 +7,11 @@ import { parseBody } from '../validation';
 
 /** POST /enroll: exchanges a single-use enrollment token for a device API key. */
 export function enrollRoute(app: FastifyInstance, { store, logger }: AppContext): void {
-  app.post(ROUTES.enroll, { bodyLimit: BODY_LIMITS.enroll }, (request): EnrollResponse => {
+  app.post(ROUTES.enroll, { bodyLimit: BODY_LIMITS.enroll }, async (request): Promise<EnrollResponse> => {
     const { token } = parseBody(EnrollRequest, request.body);
     const apiKey = newCredential();
     const deviceId = isCredential(token)
-      ? store.exchangeToken(hashCredential(token), hashCredential(apiKey), new Date().toISOString())
+      ? await store.exchangeToken(hashCredential(token), hashCredential(apiKey), new Date().toISOString())
       : undefined;
     if (deviceId === undefined) throw tokenRefused();
     logger.info({ device_id: deviceId }, 'device enrolled');

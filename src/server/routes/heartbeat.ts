@@ -11,11 +11,11 @@ export function heartbeatRoute(app: FastifyInstance, { store, config, limits }: 
   app.post(
     ROUTES.heartbeat,
     { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(store), limitDevice(limits.heartbeats, 'heartbeats')] },
-    (request): HeartbeatResponse => {
+    async (request): Promise<HeartbeatResponse> => {
       const device = deviceOf(request);
       const body = parseBody(HeartbeatRequest, request.body);
       const now = new Date();
-      const outcome = store.recordHeartbeat(
+      const outcome = await store.recordHeartbeat(
         device,
         {
           hardwareUuid: body.hardware_uuid,

@@ -29,7 +29,7 @@ export function posturesRoute(app: FastifyInstance, { store, limits }: AppContex
       const device = deviceOf(request);
       const { results } = parseBody(PosturesRequest, request.body);
       const now = new Date();
-      const outcome = store.recordPostures(
+      const outcome = await store.recordPostures(
         device,
         results.map((result) => toNewResult(result, now)),
         now.toISOString(),

@@ -9,7 +9,7 @@ export function unenrollRoute(app: FastifyInstance, { store, logger }: AppContex
   app.post(ROUTES.unenroll, { bodyLimit: BODY_LIMITS.unenroll, onRequest: authenticateDevice(store) }, async (request, reply) => {
     const device = deviceOf(request);
     if (request.body !== undefined) parseBody(UnenrollRequest, request.body);
-    store.revokeDevice(device, new Date().toISOString());
+    await store.revokeDevice(device, new Date().toISOString());
     logger.info({ device_id: device.id }, 'device unenrolled');
     return reply.code(204).send();
   });
