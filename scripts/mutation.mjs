@@ -32,7 +32,13 @@ export const MODULES = {
   },
   serverEnroll: { mutate: ['src/server/routes/enroll.ts'], tests: ['test/server/enroll.test.ts'], coverage: 'off' },
   serverUnenroll: { mutate: ['src/server/routes/unenroll.ts'], tests: ['test/server/unenroll.test.ts'], coverage: 'off' },
-  serverHealth: { mutate: ['src/server/routes/health.ts'], tests: ['test/server/http.test.ts'], coverage: 'off' },
+  // serve.test.ts starts its servers inside tests: a mutant that stops start-up fails a test there, where
+  // a failing beforeAll (http.test.ts) is only seen by the runner as skipped tests.
+  serverHealth: {
+    mutate: ['src/server/routes/health.ts'],
+    tests: ['test/server/http.test.ts', 'test/server/serve.test.ts'],
+    coverage: 'off',
+  },
   firewallLinux: {
     mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'],
     tests: ['test/checks/linux/*.test.ts', 'test/checks/fixtures.test.ts'],
