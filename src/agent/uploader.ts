@@ -123,10 +123,13 @@ class SegmentDelivery {
     }
   }
 
-  /** Records what was delivered or dropped, and the report id, in the queue. */
+  /**
+   * Records what was delivered or dropped, and the report id, in the queue. The report id changes
+   * only with a delivery; when nothing was delivered or dropped the queue is left untouched, so a
+   * failed request on a full disk reaches the caller as itself (a 503's Retry-After, a 401).
+   */
   async settle(): Promise<void> {
-    const touched = this.delivered.size + this.rejected.size > 0 || this.reportId !== this.segment.reportId;
-    if (!touched) return;
+    if (this.delivered.size === 0 && this.rejected.size === 0) return;
     const remaining = this.segment.results.filter((_, i) => !this.delivered.has(i) && !this.rejected.has(i));
     await this.ctx.queue.settle(this.segment, remaining, this.reportId);
   }

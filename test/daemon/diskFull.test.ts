@@ -2,16 +2,15 @@
 // last byte while the spawned daemon talks to the real server through the fault proxy. A full disk
 // is transient: the daemon keeps running, keeps its key, keeps heartbeating, logs each fault once,
 // drops nothing, and catches up when space returns. A 401 on a full disk still wipes the key.
-import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countQueuedResults } from '../../src/agent/postureQueue';
 import { deviceDetails, WARN_OR_WORSE } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
+import { CAN_MOUNT, mountSmallDisk, type SmallDisk } from '../support/smallDisk';
 import {
   enrollNewDevice,
   fakeResults,
@@ -23,17 +22,16 @@ import {
   type RunningDaemon,
 } from '../support/agent';
 
-const isRoot = process.getuid?.() === 0;
-if (!isRoot) console.warn('SKIPPED: the full-disk daemon tests mount a small tmpfs, which needs root');
+if (!CAN_MOUNT) console.warn('SKIPPED: the full-disk daemon tests mount a small tmpfs, which needs root');
 
 let server: RunningServer;
 let proxy: FaultProxy;
-let mountPoint: string;
+let disk: SmallDisk;
 let stateDir: string;
 let daemon: RunningDaemon | undefined;
 
 beforeAll(async () => {
-  if (!isRoot) return;
+  if (!CAN_MOUNT) return;
   server = await startServer({ args: ['--heartbeat-interval', '1', '--posture-interval', '1'] });
   proxy = await startFaultProxy(server.url);
 });
@@ -42,51 +40,27 @@ afterAll(async () => {
   await server?.stop();
 });
 beforeEach(async () => {
-  if (!isRoot) return;
+  if (!CAN_MOUNT) return;
   proxy.clearRules();
   proxy.requests.length = 0;
-  mountPoint = await mkdtemp(join(tmpdir(), 'daemon-full-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k,mode=0700', 'tmpfs', mountPoint]);
-  stateDir = join(mountPoint, 'state');
+  disk = await mountSmallDisk('daemon-full-', '512k');
+  stateDir = join(disk.dir, 'state');
   await mkdir(stateDir, { mode: 0o700 });
   return async () => {
     if (daemon) await stopDaemon(daemon);
     daemon = undefined;
-    execFileSync('umount', [mountPoint]);
-    await rm(mountPoint, { recursive: true, force: true });
+    await disk.unmount();
   };
 });
 
-const FILLER = () => join(mountPoint, 'filler');
-
-/** Writes until the file system refuses another byte. */
-async function fillDisk(): Promise<void> {
-  const file = await open(FILLER(), 'a');
-  try {
-    for (const size of [65_536, 4096, 512, 1]) {
-      for (;;) {
-        try {
-          await file.write(Buffer.alloc(size));
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-          break;
-        }
-      }
-    }
-  } finally {
-    await file.close();
-  }
-}
-
-const freeDisk = () => rm(FILLER());
 const events = (name: string) => daemon!.lines.filter((l) => l.event === name);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
+describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
   it('starts on a full state directory: takes its lock, heartbeats, keeps the key, logs once, catches up when space returns', async () => {
     const { deviceId } = await enrollNewDevice(server, stateDir, proxy.url);
     await queueResults(stateDir, [fakeResults('BEFORE_FULL', 4)]);
-    await fillDisk();
+    await disk.fill();
 
     daemon = startDaemon(stateDir);
     await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat' && x.status === 200).length >= 3, 15_000);
@@ -108,7 +82,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
       10_000,
       'a cycle that cannot be stored',
     );
-    await fillDisk(); // again: the delivered segment's delete gave back a page
+    await disk.fill(); // again: the delivered segment's delete gave back a page
     const logged = daemon.lines.length;
     const heartbeats = proxy.seen('heartbeat').length;
     await sleep(2500); // several heartbeat and posture intervals on the full disk
@@ -119,7 +93,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     expect(events('status_write_failed').length).toBeGreaterThanOrEqual(1);
     expect(events('queue_full')).toEqual([]);
 
-    await freeDisk();
+    await disk.free();
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active' && typeof s.last_upload_at === 'string',
@@ -149,7 +123,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
       10_000,
       'a stored cycle',
     );
-    await fillDisk();
+    await disk.fill();
     const queued = await countQueuedResults(stateDir);
     const t0 = Date.now();
     await until(
@@ -164,7 +138,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     expect(proxy.seen('heartbeat').filter((r) => r.at >= t0 && r.status === 200).length).toBeGreaterThanOrEqual(2);
     expect(existsSync(join(stateDir, 'api-key'))).toBe(true);
 
-    await freeDisk();
+    await disk.free();
     proxy.clearRules();
     await until(
       () => countQueuedResults(stateDir),
@@ -184,7 +158,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
       10_000,
       'active',
     );
-    await fillDisk();
+    await disk.fill();
     await server.revokeDevice(deviceId);
     await until(
       () => events('credentials_revoked').length,
@@ -199,7 +173,7 @@ describe.skipIf(!isRoot)('run (daemon) on a full disk', () => {
     expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(false);
     expect(events('credentials_revoked')).toHaveLength(1);
 
-    await freeDisk();
+    await disk.free();
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => typeof s.revoked_at === 'string',

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { capEvidence } from '../../checks/verdict';
 import { CredentialsRejectedError, RetryableError } from '../../src/agent/api';
 import { createApiClient, type ApiClient } from '../../src/agent/client';
 import { PostureQueue } from '../../src/agent/postureQueue';
@@ -16,6 +17,7 @@ import type { PostureView } from '../../src/server/admin';
 import { deviceDetails, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
+import { CAN_MOUNT, mountSmallDisk } from '../support/smallDisk';
 
 let server: RunningServer;
 let proxy: FaultProxy;
@@ -131,6 +133,7 @@ describe('uploader', () => {
     expect(logText).toContain('"check_key":"BATCH_6"');
     expect(logText).toContain('"http_status":400');
     expect(logText).toContain('"event":"posture_result_rejected"');
+    expect(logText).toContain('"msg":"server refused a posture result; it is dropped"');
     expect(logText).not.toContain('evidence-value');
   });
 
@@ -187,6 +190,60 @@ describe('uploader', () => {
     await queue.settle(segment, segment.results, 'prr_stale');
     expect(await flushQueue(context())).toEqual({ sent: 1, rejected: 0, requests: 2 });
     expect(await queue.count()).toBe(0);
+  });
+
+  it("joins the cycle's later results to the report that a truncated resend opened", async () => {
+    proxy.add({
+      route: 'postures',
+      when: (b: unknown) => postureBody(b).results.some((r) => r.check_key === 'OPENER_0' && r.evidence?.truncated !== true),
+      fault: { kind: 'answer', status: 413 },
+    });
+    await queue.append(results('OPENER', 2));
+    expect(await flushQueue(context())).toEqual({ sent: 2, rejected: 0, requests: 4 });
+    const [, , truncated, rest] = postureRequests();
+    expect(truncated!.body.results.map((r) => [r.check_key, r.correlation_id])).toEqual([['OPENER_0', undefined]]);
+    expect(truncated!.reportId).toMatch(/\S/);
+    expect(rest!.body.results.map((r) => [r.check_key, r.correlation_id])).toEqual([['OPENER_1', truncated!.reportId]]);
+    expect(new Set((await stored()).map((r) => r.correlation_id))).toEqual(new Set([truncated!.reportId]));
+  });
+
+  it("resends truncated any evidence but its own marker after a 413: a check's capped evidence, a field named original_bytes", async () => {
+    // Only the uploader's marker {truncated: true, original_bytes: n} counts as already truncated.
+    const capped = capEvidence({ rule: 'sshd_config', lines: Array.from({ length: 50 }, () => 'l'.repeat(200)) });
+    expect(capped).toEqual({ truncated: true, rule: 'sshd_config' });
+    const sized = { path: '/etc/ssh/sshd_config', original_bytes: 3291 };
+    const isMarker = (e: Record<string, unknown> | undefined) => JSON.stringify(Object.keys(e ?? {})) === '["truncated","original_bytes"]';
+    proxy.add({
+      route: 'postures',
+      when: (b: unknown) => postureBody(b).results.some((r) => !isMarker(r.evidence)),
+      fault: { kind: 'answer', status: 413 },
+    });
+    await queue.append(results('LOOKALIKE', 2, (i) => [capped, sized][i]!));
+    expect(await flushQueue(context())).toEqual({ sent: 2, rejected: 0, requests: 5 });
+    const evidence = Object.fromEntries((await stored()).map((r) => [r.check_key, r.evidence]));
+    expect(evidence).toEqual({
+      LOOKALIKE_0: { truncated: true, original_bytes: Buffer.byteLength(JSON.stringify(capped)) },
+      LOOKALIKE_1: { truncated: true, original_bytes: Buffer.byteLength(JSON.stringify(sized)) },
+    });
+  });
+
+  it.skipIf(!CAN_MOUNT)('on a full disk, a failed request leaves the queue as it is and reaches the caller as itself', async () => {
+    const disk = await mountSmallDisk('uploader-full-', '256k');
+    try {
+      const full = await PostureQueue.open(join(disk.dir, 'state'));
+      await full.append(results('KEPT', 3));
+      await disk.fill();
+      proxy.add({ route: 'postures', fault: { kind: 'answer', status: 503, headers: { 'retry-after': '7' } }, times: 1 });
+      const failure: unknown = await uploadNextBatch({ ...context(), queue: full }).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(RetryableError);
+      expect((failure as RetryableError).retryAfterMs).toBe(7000);
+      proxy.add({ route: 'postures', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'revoked' } } });
+      await expect(uploadNextBatch({ ...context(), queue: full })).rejects.toBeInstanceOf(CredentialsRejectedError);
+      await disk.free();
+      expect(await full.count()).toBe(3);
+    } finally {
+      await disk.unmount();
+    }
   });
 
   it('keeps a refused result queued when its changed resend fails transiently', async () => {

@@ -1,4 +1,6 @@
 // A small HTTP client for the black-box server tests: raw control over method, headers and body.
+import { request as httpRequest } from 'node:http';
+import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { expect } from 'vitest';
 import {
@@ -26,8 +28,8 @@ export interface CallOptions {
   method?: string;
   /** Serialized as JSON with Content-Type: application/json. */
   json?: unknown;
-  /** Sent as is (set content-type yourself). */
-  raw?: string | Buffer;
+  /** Sent as is (set content-type yourself); a stream without content-length goes chunked. */
+  raw?: string | Buffer | Readable;
   apiKey?: string;
   headers?: Record<string, string>;
   dispatcher?: Dispatcher;
@@ -35,7 +37,7 @@ export interface CallOptions {
 
 export async function call(server: Pick<RunningServer, 'url'>, path: string, options: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'device-agent-tests/1', ...options.headers };
-  let body: string | Buffer | undefined = options.raw;
+  let body: string | Buffer | Readable | undefined = options.raw;
   if (options.json !== undefined) {
     body = JSON.stringify(options.json);
     headers['content-type'] ??= 'application/json';
@@ -47,20 +49,47 @@ export async function call(server: Pick<RunningServer, 'url'>, path: string, opt
     body,
     dispatcher: options.dispatcher,
   });
-  const text = await answer.body.text();
+  return answerOf(answer.statusCode, answer.headers, await answer.body.text());
+}
+
+function answerOf(status: number, headers: Answer['headers'], text: string): Answer {
   let parsed: AnswerBody | undefined;
   try {
     parsed = text === '' ? undefined : (JSON.parse(text) as AnswerBody);
   } catch {
     parsed = undefined;
   }
-  return { status: answer.statusCode, headers: answer.headers, text, body: parsed };
+  return { status, headers, text, body: parsed };
 }
 
 export function expectError(answer: Answer, status: number, code: string): void {
   expect({ status: answer.status, error: answer.body?.error }, answer.text).toEqual({ status, error: code });
   expect(typeof answer.body?.message).toBe('string');
   expect(Object.keys(answer.body ?? {}).sort()).toEqual(['error', 'message']);
+}
+
+/**
+ * Sends a request's headers at once and its JSON body only on `release()`: the server
+ * authenticates on the headers, then waits for the body, so a test can change the device's state
+ * in between.
+ */
+export function heldBody(server: RunningServer, path: string, apiKey: string, json: unknown): { release(): void; answer: Promise<Answer> } {
+  const body = Buffer.from(JSON.stringify(json));
+  const sent = httpRequest(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': body.length, authorization: `Bearer ${apiKey}` },
+  });
+  const answer = new Promise<Answer>((resolve, reject) => {
+    sent.on('error', reject);
+    sent.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve(answerOf(response.statusCode ?? 0, response.headers, Buffer.concat(chunks).toString())));
+      response.on('error', reject);
+    });
+  });
+  sent.flushHeaders();
+  return { release: () => sent.end(body), answer };
 }
 
 export const enroll = (server: RunningServer, token: unknown) => call(server, ROUTES.enroll, { json: { token } });

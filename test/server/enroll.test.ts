@@ -1,7 +1,8 @@
 // POST /enroll against the real server: token exchange, single use, expiry, validation, limits.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BODY_LIMITS, ROUTES } from '../../src/protocol/schemas';
-import { startServer, type RunningServer } from '../support/server';
+import { until } from '../support/agent';
+import { logEntries, startServer, type RunningServer } from '../support/server';
 import { call, enroll, expectError, heartbeat } from './client';
 
 let server: RunningServer;
@@ -30,6 +31,17 @@ describe.concurrent('POST /enroll', () => {
     const shown = await server.showDevice(device.device_id);
     expect(shown).toMatchObject({ device_id: device.device_id, state: 'PENDING', token_expires_at: null });
     expect(shown.enrolled_at).toEqual(expect.any(String));
+  });
+
+  test('each enrollment is logged once with its device id, never with the token or the key', async () => {
+    const device = await server.createDevice();
+    const answer = await enroll(server, device.enrollment_token);
+    expect(answer.status).toBe(200);
+    const enrolled = () => logEntries(server.logs()).filter((l) => l.msg === 'device enrolled' && l.device_id === device.device_id);
+    await until(enrolled, (lines) => lines.length > 0, 5_000, 'the enrollment logged');
+    expect(enrolled()).toHaveLength(1);
+    expect(server.logs()).not.toContain(device.enrollment_token);
+    expect(server.logs()).not.toContain(String(answer.body?.api_key));
   });
 
   test('the key works: a heartbeat with it succeeds', async () => {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BODY_LIMITS, PLATFORMS, ROUTES } from '../../src/protocol/schemas';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
-import { call, enroll, enrolledDevice, expectError, heartbeat, heartbeatBody, type EnrolledDevice } from './client';
+import { call, enroll, enrolledDevice, expectError, heartbeat, heartbeatBody, heldBody, type EnrolledDevice } from './client';
 import { anyString } from '../support/matchers';
 
 let server: RunningServer;
@@ -135,6 +135,23 @@ describe.concurrent('POST /heartbeat', () => {
     test('an invalid key is refused before the body is validated', async () => {
       expectError(await call(server, ROUTES.heartbeat, { apiKey: 'd'.repeat(96), json: { nonsense: true } }), 401, 'unauthorized');
     });
+
+    test('a device revoked while its heartbeat is in flight gets 401, and the heartbeat is not recorded', async () => {
+      const device = await enrolledDevice(server);
+      const held = heldBody(
+        server,
+        ROUTES.heartbeat,
+        device.apiKey,
+        heartbeatBody({ hardware_uuid: device.hardwareUuid, hostname: 'in-flight' }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the server authenticates on the headers
+      await server.revokeDevice(device.deviceId);
+      held.release();
+      const answer = await held.answer;
+      expectError(answer, 401, 'unauthorized');
+      expect(answer.body?.message).toMatch(/revoked/);
+      expect(await server.showDevice(device.deviceId)).toMatchObject({ state: 'REVOKED', hostname: 'test-host' });
+    });
   });
 
   describe("hardware_uuid is unique among the organization's non-revoked devices", () => {
@@ -143,6 +160,7 @@ describe.concurrent('POST /heartbeat', () => {
       const second = await enrolledDevice(server, { org: 'uniq-org', activate: false });
       const answer = await heartbeat(server, second.apiKey, heartbeatBody({ hardware_uuid: first.hardwareUuid }));
       expectError(answer, 409, 'conflict');
+      expect(answer.body?.message).toBe('the hardware_uuid is already used by another device of this organization');
       const shown = await server.showDevice(second.deviceId);
       expect(shown).toMatchObject({ state: 'PENDING', hardware_uuid: null });
       // Not a dead credential: the same key works with another hardware_uuid.

@@ -32,7 +32,9 @@ async function newReport(apiKey: string, results = [result()]): Promise<string> 
 describe('bring-up', () => {
   test('a PENDING device gets 401, even for an empty batch; its key stays valid', async () => {
     const pending = await enrolledDevice(server, { activate: false });
-    expectError(await postures(server, pending.apiKey, { results: [result()] }), 401, 'unauthorized');
+    const refused = await postures(server, pending.apiKey, { results: [result()] });
+    expectError(refused, 401, 'unauthorized');
+    expect(refused.body?.message).toBe('the device has not completed a heartbeat yet (or was revoked)');
     expectError(await postures(server, pending.apiKey, { results: [] }), 401, 'unauthorized');
     expect((await heartbeat(server, pending.apiKey)).status).toBe(200);
     expect((await postures(server, pending.apiKey, { results: [result()] })).status).toBe(204);

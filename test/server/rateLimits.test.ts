@@ -82,14 +82,14 @@ describe('per-device rate limits', () => {
     const stream = () => Readable.from([Buffer.from(body)]);
     const first = await call(server, ROUTES.postures, {
       apiKey: chunked.apiKey,
-      raw: stream() as never,
+      raw: stream(),
       headers: { 'content-type': 'application/json' },
     });
     expect(first.status, first.text).toBe(204);
     expectError(
       await call(server, ROUTES.postures, {
         apiKey: chunked.apiKey,
-        raw: stream() as never,
+        raw: stream(),
         headers: { 'content-type': 'application/json' },
       }),
       429,

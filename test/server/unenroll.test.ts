@@ -1,7 +1,8 @@
 // POST /unenroll and administrator revocation: the key stops working (401 afterwards).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BODY_LIMITS, ROUTES } from '../../src/protocol/schemas';
-import { startServer, type RunningServer } from '../support/server';
+import { until } from '../support/agent';
+import { logEntries, startServer, type RunningServer } from '../support/server';
 import { call, enrolledDevice, expectError, heartbeat, heartbeatBody, postures, result, unenroll } from './client';
 import { anyString } from '../support/matchers';
 
@@ -35,6 +36,15 @@ describe.concurrent('POST /unenroll', () => {
     expect((await unenroll(server, device.apiKey)).status).toBe(204);
     await expectKeyDead(device.apiKey);
     expect((await server.showDevice(device.deviceId)).state).toBe('REVOKED');
+  });
+
+  test('each unenrollment is logged with its device id, never with the key', async () => {
+    const device = await enrolledDevice(server);
+    expect((await unenroll(server, device.apiKey)).status).toBe(204);
+    const unenrolled = () => logEntries(server.logs()).filter((l) => l.msg === 'device unenrolled' && l.device_id === device.deviceId);
+    await until(unenrolled, (lines) => lines.length > 0, 5_000, 'the unenrollment logged');
+    expect(unenrolled()).toHaveLength(1);
+    expect(server.logs()).not.toContain(device.apiKey);
   });
 
   test('the hardware_uuid of an unenrolled device may be used again', async () => {
