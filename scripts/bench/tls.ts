@@ -453,6 +453,9 @@ async function cadenceShare(
       '10s',
       '--tls-ticket-keys',
       join(dir, 'cadence-keys'),
+      // The per-request lines (debug) say whether each connection resumed a session.
+      '--log-level',
+      'debug',
     ],
     join(dir, 'cadence.log'),
     children,
