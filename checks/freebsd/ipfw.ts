@@ -2,23 +2,20 @@
 // from any to any"). The first matching rule decides; the last rule, 65535, is the kernel's
 // default (deny unless built with IPFIREWALL_DEFAULT_TO_ACCEPT), and rc.firewall's "open" type
 // adds "65000 allow ip from any to any" in front of it.
-import { FAMILIES, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
+//
+// The words below are the ones ipfw prints (sbin/ipfw/ipfw2.c, print_action_instruction and
+// print_instruction), not every spelling it accepts: a rule added as "pass" or "drop" is listed
+// as "allow" or "deny", so an alias in a listing is not ipfw's output and reads as unknown.
+import { FAMILIES, matchBoth, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
 
-const PASS = new Set(['allow', 'accept', 'pass', 'permit', 'fwd', 'forward', 'nat', 'pipe', 'queue', 'netgraph']);
-const BLOCK = new Set(['deny', 'drop', 'reject', 'reset', 'reset6', 'unreach', 'unreach6', 'abort', 'abort6']);
-/** Actions after which the packet goes on to the next rule (count, tags, divert's reinjection). */
-const TRANSPARENT = new Set(['count', 'check-state', 'tag', 'untag', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee']);
+const PASS = new Set(['allow', 'fwd', 'nat', 'pipe', 'queue', 'netgraph']);
+const BLOCK = new Set(['deny', 'reject', 'reset', 'reset6', 'unreach', 'unreach6', 'abort', 'abort6']);
+/** Actions after which the packet goes on to the next rule (count, divert's reinjection, marks). */
+const TRANSPARENT = new Set(['count', 'check-state', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee']);
+/** Actions printed with one argument (a number, a name or an address) before the body. */
 const ACTION_ARG = new Set([
   'unreach',
   'unreach6',
-  'tag',
-  'untag',
-  'setfib',
-  'setdscp',
-  'setmark',
-  'divert',
-  'tee',
-  'ngtee',
   'skipto',
   'call',
   'nat',
@@ -26,16 +23,20 @@ const ACTION_ARG = new Set([
   'queue',
   'netgraph',
   'fwd',
-  'forward',
   'eaction',
   'nat64lsn',
   'nat64stl',
   'nat64clat',
   'nptv6',
 ]);
-/** Options that narrow a rule to some packets. */
+/**
+ * Options that narrow a rule to some packets. Not among them: `limit` (the first connections of
+ * each source still match), `tagged` and `diverted`/`diverted-loopback` (an earlier rule may tag or
+ * divert every inbound packet), `defer-immediate-action` (the rule does not decide at all).
+ */
 const NARROWING = new Set([
   'out',
+  'xmit',
   'setup',
   'established',
   'frag',
@@ -49,26 +50,20 @@ const NARROWING = new Set([
   'uid',
   'gid',
   'jail',
-  'lookup',
-  'tagged',
   'iplen',
   'ipttl',
   'ipid',
   'ipprecedence',
   'iptos',
   'dscp',
-  'mac',
   'mac-type',
   'ext6hdr',
   'flow-id',
-  'diverted',
-  'diverted-loopback',
   'diverted-output',
-  'limit',
   'sockarg',
 ]);
 /** Options that leave the matched set unchanged. */
-const NEUTRAL = new Set(['in', 'keep-state', 'record-state', 'defer-action']);
+const NEUTRAL = new Set(['in', 'keep-state', 'record-state']);
 
 export type IpfwRule = FilterRule | { opaque: true; match: Record<Family, Match> } | { transparent: true };
 
@@ -81,36 +76,48 @@ const FAMILY_PROTO: Record<string, Family[]> = {
   ipv6: ['inet6'],
 };
 
-function matchOf(tokens: string[]): Record<Family, Match> {
-  const none = { inet: 'no', inet6: 'no' } as Record<Family, Match>;
+/** Modifiers ipfw prints between the action and the body, in its order: log, altq, tag. */
+function bodyStart(tokens: readonly string[]): number {
   let i = 0;
   if (tokens[i] === 'log') {
     i++;
     if (tokens[i] === 'logamount') i += 2;
   }
   if (tokens[i] === 'altq') i += 2;
-  const families = FAMILY_PROTO[tokens[i] ?? ''];
-  if (!families || tokens[i + 1] !== 'from' || tokens[i + 2] !== 'any' || tokens[i + 3] !== 'to') return none;
-  const dst = tokens[i + 4];
-  if (dst !== 'any' && dst !== 'me' && dst !== 'me6') return none;
-  let match: Match = 'yes';
-  for (let j = i + 5; j < tokens.length; j++) {
+  if (tokens[i] === 'tag' || tokens[i] === 'untag') i += 2;
+  return i;
+}
+
+/** Source or destination: "any" (and "me", "me6" for a destination) surely match, a negation or a set may, an address does not. */
+function endpoint(token: string | undefined, wide: readonly string[]): Match {
+  if (token !== undefined && wide.includes(token)) return 'yes';
+  return token === 'not' || token === '{' ? 'maybe' : 'no';
+}
+
+function matchOf(tokens: string[]): Record<Family, Match> {
+  const i = bodyStart(tokens);
+  // A body not laid out as "<proto> from <src> to <dst>" is not one this reading understands.
+  if (tokens[i + 1] !== 'from') return { inet: 'maybe', inet6: 'maybe' };
+  const families = FAMILY_PROTO[tokens[i]!] ?? [];
+  const to = tokens.indexOf('to', i + 2);
+  if (to < 0) return { inet: 'maybe', inet6: 'maybe' };
+  const dst = tokens[to + 1];
+  // A source is "any" only when nothing (a port) follows it.
+  let match = matchBoth(endpoint(tokens[i + 2], to === i + 3 ? ['any'] : []), endpoint(dst, ['any', 'me', 'me6']));
+  for (let j = to + 2; j < tokens.length && match !== 'no'; j++) {
     const t = tokens[j]!;
     if (t === '//') break;
-    if (t === 'not' || t === '{' || t === 'or') {
-      // Negated or alternative options: whatever follows, the rule may or may not catch the packet.
+    if (t === 'not' || t === '{') {
+      // Negated options or alternatives ("{ … or … }"): the rule may or may not catch the packet.
       match = 'maybe';
       break;
     }
-    if (NARROWING.has(t)) return none;
-    if (t === 'via' || t === 'recv' || t === 'xmit') {
-      const iface = tokens[++j] ?? '';
-      if (/^lo\d*$/.test(iface)) return none;
-      match = 'maybe';
-    } else if (t.startsWith(':') || NEUTRAL.has(t)) continue;
-    else match = 'maybe';
+    if (NARROWING.has(t)) match = 'no';
+    else if (t === 'via' || t === 'recv') match = /^lo\d*$/.test(tokens[++j] ?? '') ? 'no' : 'maybe';
+    else if (!t.startsWith(':') && !NEUTRAL.has(t)) match = 'maybe';
   }
-  const fams = dst === 'me6' ? families.filter((f) => f === 'inet6') : dst === 'me' ? families.filter((f) => f === 'inet') : families;
+  // "me" is any address of the host, IPv4 or IPv6 (ip_fw2.c: O_IP_DST_ME falls through to O_IP6_DST_ME); "me6" only IPv6.
+  const fams = dst === 'me6' ? families.filter((f) => f === 'inet6') : families;
   return Object.fromEntries(FAMILIES.map((f) => [f, fams.includes(f) ? match : 'no'])) as Record<Family, Match>;
 }
 
@@ -119,7 +126,6 @@ export function parseIpfwRule(line: string): IpfwRule | null {
   const tokens = line.trim().split(/\s+/);
   if (!/^\d{5}$/.test(tokens[0] ?? '')) return null;
   let i = 1;
-  if (tokens[i] === 'set') i += 2;
   let probabilistic = false;
   if (tokens[i] === 'prob') {
     probabilistic = true;

@@ -19,6 +19,12 @@ export interface FilterRule {
   match: Record<Family, Match>;
 }
 
+/** Both conditions of a rule must hold. */
+export function matchBoth(a: Match, b: Match): Match {
+  if (a === 'no' || b === 'no') return 'no';
+  return a === 'maybe' || b === 'maybe' ? 'maybe' : 'yes';
+}
+
 /** The two extreme readings: "may" rules that pass count as matching, "may" rules that block do not (and the reverse). */
 export function readings(
   rules: readonly FilterRule[],
