@@ -6,7 +6,7 @@
 // The words below are the ones ipfw prints (sbin/ipfw/ipfw2.c, print_action_instruction and
 // print_instruction), not every spelling it accepts: a rule added as "pass" or "drop" is listed
 // as "allow" or "deny", so an alias in a listing is not ipfw's output and reads as unknown.
-import { FAMILIES, matchBoth, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
+import { FAMILIES, LOOPBACK, matchBoth, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
 
 const PASS = new Set(['allow', 'fwd', 'nat', 'pipe', 'queue', 'netgraph']);
 const BLOCK = new Set(['deny', 'reject', 'reset', 'reset6', 'unreach', 'unreach6', 'abort', 'abort6']);
@@ -88,22 +88,28 @@ function bodyStart(tokens: readonly string[]): number {
   return i;
 }
 
-/** Source or destination: "any" (and "me", "me6" for a destination) surely match, a negation or a set may, an address does not. */
-function endpoint(token: string | undefined, wide: readonly string[]): Match {
-  if (token !== undefined && wide.includes(token)) return 'yes';
-  return token === 'not' || token === '{' ? 'maybe' : 'no';
+/** A source or destination: a negation or a set may hold the packet's address; otherwise it is `wide` ("any") or names some addresses only. */
+function endpoint(token: string | undefined, wide: boolean): Match {
+  if (token === 'not' || token === '{') return 'maybe';
+  return wide ? 'yes' : 'no';
 }
+
+const NONE: Record<Family, Match> = { inet: 'no', inet6: 'no' };
+const UNREADABLE: Record<Family, Match> = { inet: 'maybe', inet6: 'maybe' };
 
 function matchOf(tokens: string[]): Record<Family, Match> {
   const i = bodyStart(tokens);
   // A body not laid out as "<proto> from <src> to <dst>" is not one this reading understands.
-  if (tokens[i + 1] !== 'from') return { inet: 'maybe', inet6: 'maybe' };
-  const families = FAMILY_PROTO[tokens[i]!] ?? [];
+  if (tokens[i + 1] !== 'from') return UNREADABLE;
   const to = tokens.indexOf('to', i + 2);
-  if (to < 0) return { inet: 'maybe', inet6: 'maybe' };
+  if (to === -1) return UNREADABLE;
+  // Another protocol (tcp, udp, icmp, …) narrows the rule.
+  const families = FAMILY_PROTO[tokens[i]!];
+  if (!families) return NONE;
+  const src = tokens[i + 2];
   const dst = tokens[to + 1];
   // A source is "any" only when nothing (a port) follows it.
-  let match = matchBoth(endpoint(tokens[i + 2], to === i + 3 ? ['any'] : []), endpoint(dst, ['any', 'me', 'me6']));
+  let match = matchBoth(endpoint(src, src === 'any' && to === i + 3), endpoint(dst, dst === 'any' || dst === 'me' || dst === 'me6'));
   for (let j = to + 2; j < tokens.length && match !== 'no'; j++) {
     const t = tokens[j]!;
     if (t === '//') break;
@@ -113,7 +119,7 @@ function matchOf(tokens: string[]): Record<Family, Match> {
       break;
     }
     if (NARROWING.has(t)) match = 'no';
-    else if (t === 'via' || t === 'recv') match = /^lo\d*$/.test(tokens[++j] ?? '') ? 'no' : 'maybe';
+    else if (t === 'via' || t === 'recv') match = LOOPBACK.test(tokens[++j]!) ? 'no' : 'maybe';
     else if (!t.startsWith(':') && !NEUTRAL.has(t)) match = 'maybe';
   }
   // "me" is any address of the host, IPv4 or IPv6 (ip_fw2.c: O_IP_DST_ME falls through to O_IP6_DST_ME); "me6" only IPv6.
@@ -123,21 +129,21 @@ function matchOf(tokens: string[]): Record<Family, Match> {
 
 /** One `ipfw list` line; null when it is not a numbered rule. */
 export function parseIpfwRule(line: string): IpfwRule | null {
-  const tokens = line.trim().split(/\s+/);
-  if (!/^\d{5}$/.test(tokens[0] ?? '')) return null;
+  const tokens = line.split(' ');
+  if (!/^\d{5}$/.test(tokens[0]!)) return null;
   let i = 1;
   let probabilistic = false;
   if (tokens[i] === 'prob') {
     probabilistic = true;
     i += 2;
   }
-  const action = tokens[i] ?? '';
+  const action = tokens[i]!;
   if (TRANSPARENT.has(action)) return { transparent: true };
   const rest = tokens.slice(i + 1 + (ACTION_ARG.has(action) ? 1 : 0));
   let match = matchOf(rest);
   if (probabilistic) match = Object.fromEntries(FAMILIES.map((f) => [f, match[f] === 'no' ? 'no' : 'maybe'])) as Record<Family, Match>;
-  if (PASS.has(action)) return { action: 'pass', quick: true, match };
-  if (BLOCK.has(action)) return { action: 'block', quick: true, match };
+  if (PASS.has(action)) return { action: 'pass', match };
+  if (BLOCK.has(action)) return { action: 'block', match };
   // A jump (skipto, call, return), another action with its own outcome (eaction, nat64*, nptv6),
   // or one this parser does not know: it may decide anything for the packets it matches.
   return { opaque: true, match };
@@ -150,16 +156,15 @@ export interface IpfwRuleset {
 }
 
 export function parseIpfwList(stdout: string): IpfwRuleset | null {
+  // ipfw prints one rule a line, fields separated by one space (show_static_rule()).
+  const lines = stdout.split('\n').filter((line) => line !== '');
   const rules: IpfwRule[] = [];
-  let last = '';
-  for (const line of stdout.split('\n')) {
-    if (line.trim() === '') continue;
+  for (const line of lines) {
     const rule = parseIpfwRule(line);
     if (!rule) return null;
     rules.push(rule);
-    last = line.trim().slice(0, 5);
   }
-  return { rules, complete: last === '65535' };
+  return { rules, complete: lines.at(-1)?.startsWith('65535 ') === true };
 }
 
 export function ipfwDefault(ruleset: IpfwRuleset, family: Family): DefaultAction {
@@ -172,8 +177,8 @@ export function ipfwDefault(ruleset: IpfwRuleset, family: Family): DefaultAction
       if (r.match[family] === 'no') return [];
       const maybe = { inet: 'maybe', inet6: 'maybe' } as Record<Family, Match>;
       return [
-        { action: 'pass', quick: true, match: maybe },
-        { action: 'block', quick: true, match: maybe },
+        { action: 'pass', match: maybe },
+        { action: 'block', match: maybe },
       ];
     }
     return [r];

@@ -2,7 +2,7 @@
 // rules in their normalised form ("block drop in all", "pass in quick on lo0 all flags S/SA").
 // pf evaluates every rule and the last match wins, except that the first matching `quick` rule
 // decides at once; with no match the packet passes.
-import { FAMILIES, matchBoth, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
+import { FAMILIES, LOOPBACK, matchBoth, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
 
 export type PfStatus = 'enabled' | 'disabled' | 'not_loaded' | null;
 
@@ -53,7 +53,7 @@ export interface PfRuleset {
 }
 
 function interfaceMatch(negated: boolean, name: string): Match {
-  const loopback = /^lo\d*$/.test(name);
+  const loopback = LOOPBACK.test(name);
   if (negated) return loopback ? 'yes' : 'maybe';
   return loopback ? 'no' : 'maybe';
 }

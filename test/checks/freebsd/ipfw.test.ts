@@ -64,6 +64,8 @@ describe('ipfw actions, as ipfw prints them', () => {
     expect(before(rule, DENY_ALL)).toBe('undetermined');
     // The same action on a narrow body (the argument read as such, not as the protocol) is passed over.
     expect(before(rule.replace('to any', 'to any out'), DENY_ALL)).toBe('block');
+    expect(before(rule.replace('from any', 'from 192.0.2.0/24'), DENY_ALL)).toBe('block');
+    expect(before(rule.replace('to any', 'to any via lo0'), DENY_ALL, 'inet6')).toBe('block');
   });
 
   it('reads aliases ipfw never prints ("pass", "drop") as unknown actions, not as allow/deny', () => {
@@ -74,13 +76,19 @@ describe('ipfw actions, as ipfw prints them', () => {
   it('makes a probabilistic rule a "may" rule, and keeps its body narrow where it is', () => {
     expect(parseIpfwRule('00100 prob 0.500000 deny ip from any to any')).toEqual({
       action: 'block',
-      quick: true,
       match: { inet: 'maybe', inet6: 'maybe' },
     });
     expect(parseIpfwRule('00100 prob 0.500000 allow ip6 from any to any')).toEqual({
       action: 'pass',
-      quick: true,
       match: { inet: 'no', inet6: 'maybe' },
+    });
+    expect(parseIpfwRule('00100 prob 0.500000 allow ip from 192.0.2.0/24 to any')).toEqual({
+      action: 'pass',
+      match: { inet: 'no', inet6: 'no' },
+    });
+    expect(parseIpfwRule('00100 prob 0.500000 allow ip from any to any via lo0')).toEqual({
+      action: 'pass',
+      match: { inet: 'no', inet6: 'no' },
     });
   });
 });
@@ -132,8 +140,18 @@ describe('ipfw rule bodies', () => {
   });
 
   it('does not pass over a body it cannot lay out', () => {
-    expect(before('00100 allow { ip4 or ip6 } from any to any', DENY_ALL)).toBe('undetermined');
-    expect(before('00100 allow', DENY_ALL)).toBe('undetermined');
+    for (const family of ['inet', 'inet6'] as const) {
+      expect(before('00100 allow { ip4 or ip6 } from any to any', DENY_ALL, family)).toBe('undetermined');
+      expect(before('00100 allow', DENY_ALL, family)).toBe('undetermined');
+      // Cut short: no destination.
+      expect(before('00100 allow ip from any', DENY_ALL, family)).toBe('undetermined');
+    }
+  });
+
+  it('takes lo0, lo1 … and the lo group for loopback, no other name', () => {
+    for (const iface of ['lo0', 'lo1', 'lo10', 'lo']) expect(before(`00100 allow ip from any to any via ${iface}`, DENY_ALL)).toBe('block');
+    // Renamed interfaces (ifconfig name) that only look like one.
+    for (const iface of ['vlo0', 'lo0x']) expect(before(`00100 allow ip from any to any via ${iface}`, DENY_ALL)).toBe('undetermined');
   });
 
   it.each([
@@ -159,7 +177,7 @@ describe('ipfw rule bodies', () => {
     ['iptos lowdelay'],
     ['dscp af11'],
     ['mac-type 0x0800'],
-    ['ext6hdr frag'],
+    ['ext6hdr hopopt'],
     ['flow-id 1'],
     ['diverted-output'],
     ['sockarg'],
@@ -180,6 +198,7 @@ describe('ipfw rule bodies', () => {
     ['in recv em0'],
     ['not via lo0'],
     ['{ via em0 or via em1 }'],
+    ['{ recv lo0 or recv em0 }'],
     ['verrevpath'],
   ])('an allow with "%s" may or may not catch an unsolicited packet', (option) => {
     expect(before(`00100 allow ip from any to any ${option}`, DENY_ALL)).toBe('undetermined');
