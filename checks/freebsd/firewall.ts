@@ -139,7 +139,7 @@ function ipfView(facts: FirewallFacts): FilterView {
 /** rc.conf's firewall_type as a known word, "file" for a rules file path, or "other". */
 function firewallType(value: string | undefined): string | null {
   if (value === undefined) return null;
-  const v = value.trim().toLowerCase();
+  const v = value.toLowerCase();
   if (['open', 'client', 'simple', 'closed', 'workstation', 'unknown'].includes(v)) return v;
   return v.startsWith('/') ? 'file' : 'other';
 }

@@ -44,6 +44,5 @@ export function readings(
 /** Combines the verdicts of several active filters for one family: any certain block protects. */
 export function combine(actions: readonly DefaultAction[]): DefaultAction {
   if (actions.includes('block')) return 'block';
-  if (actions.includes('undetermined')) return 'undetermined';
-  return 'pass';
+  return actions.every((a) => a === 'pass') ? 'pass' : 'undetermined';
 }

@@ -20,15 +20,15 @@ const BLOCK_POLICY = /^(?:drop|return|return-rst|return-icmp6?)(?:\(.*\))?$/;
 /** Options that change what happens to a matched packet, not which packets match. */
 const NON_MATCHING_WITH_ARG = new Set(['flags', 'label', 'ridentifier', 'queue', 'tag', 'max-mss', 'dnpipe', 'dnqueue', 'rtable']);
 const NON_MATCHING = new Set(['all', 'keep', 'modulate', 'synproxy', 'state', 'no', 'allow-opts', 'scrub']);
-/** Criteria that narrow a rule to some packets: such a rule is not a default. */
+/**
+ * Criteria that narrow a rule to some packets: such a rule is not a default. pfctl prints "to",
+ * "port" and "os" only after "from" (print_fromto()), which already narrows.
+ */
 const NARROWING = new Set([
   'proto',
   'from',
-  'to',
-  'port',
   'user',
   'group',
-  'os',
   'tagged',
   'probability',
   'received-on',
@@ -102,7 +102,6 @@ export function parsePfRules(stdout: string): PfRuleset {
   const rules: PfRule[] = [];
   let anchors = 0;
   for (const line of stdout.split('\n')) {
-    if (line.trim() === '') continue;
     const rule = parsePfRule(line);
     if (rule === 'anchor') anchors++;
     else if (rule) rules.push(rule);

@@ -154,6 +154,20 @@ describe('the verdict', () => {
     });
   });
 
+  it('fails when either family certainly passes, and passes only when both are blocked', () => {
+    const ipv4Open = ok(['00100 allow ip4 from any to any', '65535 deny ip from any to any'].join('\n'));
+    expect(judge(ipfwOn({ ipfwList: ipv4Open }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { default_inet: 'pass', default_inet6: 'block', rule: 'default_pass' },
+    });
+  });
+
+  it("reports a filter's own defaults only when that filter is enabled", () => {
+    const evidence = judge(base()).evidence;
+    for (const key of ['pf_default_inet', 'pf_default_inet6', 'ipfw_default_inet', 'ipfw_default_inet6'])
+      expect(evidence).not.toHaveProperty(key);
+  });
+
   it('gives the first filter reason it has, else "undetermined_ruleset"', () => {
     expect(judge(base({ pfInfo: timedOut, ipfwEnable: ok('2\n') }))).toMatchObject({ evidence: { reason: 'timeout' } });
     expect(judge(base({ ipfwEnable: ok('2\n'), ipfRunning: timedOut }))).toMatchObject({ evidence: { reason: 'parse_error' } });
