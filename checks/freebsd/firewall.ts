@@ -156,7 +156,7 @@ function ipfView(facts: FirewallFacts): FilterView {
 /** rc.conf's firewall_type as a known word, "file" for a rules file path, or "other". */
 function firewallType(value: string | undefined): string | null {
   if (value === undefined) return null;
-  const v = value.trim().toLowerCase();
+  const v = value.toLowerCase();
   if (['open', 'client', 'simple', 'closed', 'workstation', 'unknown'].includes(v)) return v;
   return v.startsWith('/') ? 'file' : 'other';
 }
@@ -189,7 +189,8 @@ function evaluateFirewall(facts: FirewallFacts, policy: Policy): Verdict {
 
   if (defaults.inet === 'block' && defaults.inet6 === 'block') return pass({ ...evidence, rule: 'default_block' });
   if (defaults.inet === 'pass' || defaults.inet6 === 'pass') {
-    const active = [pf, ipfw, ipf].some((v) => v.state === 'enabled' || v.state === 'running');
+    // A running ipfilter never lets a family certainly pass (its rules are not read), so only pf and ipfw can be the active one here.
+    const active = pf.state === 'enabled' || ipfw.state === 'enabled';
     return fail({ ...evidence, rule: active ? 'default_pass' : 'no_firewall_enabled' });
   }
   const reason = [pf, ipfw, ipf].find((v) => v.reason)?.reason ?? 'undetermined_ruleset';

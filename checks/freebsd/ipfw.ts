@@ -2,23 +2,20 @@
 // from any to any"). The first matching rule decides; the last rule, 65535, is the kernel's
 // default (deny unless built with IPFIREWALL_DEFAULT_TO_ACCEPT), and rc.firewall's "open" type
 // adds "65000 allow ip from any to any" in front of it.
-import { FAMILIES, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
+//
+// The words below are the ones ipfw prints (sbin/ipfw/ipfw2.c, print_action_instruction and
+// print_instruction), not every spelling it accepts: a rule added as "pass" or "drop" is listed
+// as "allow" or "deny", so an alias in a listing is not ipfw's output and reads as unknown.
+import { FAMILIES, LOOPBACK, matchBoth, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
 
-const PASS = new Set(['allow', 'accept', 'pass', 'permit', 'fwd', 'forward', 'nat', 'pipe', 'queue', 'netgraph']);
-const BLOCK = new Set(['deny', 'drop', 'reject', 'reset', 'reset6', 'unreach', 'unreach6', 'abort', 'abort6']);
-/** Actions after which the packet goes on to the next rule (count, tags, divert's reinjection). */
-const TRANSPARENT = new Set(['count', 'check-state', 'tag', 'untag', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee']);
+const PASS = new Set(['allow', 'fwd', 'nat', 'pipe', 'queue', 'netgraph']);
+const BLOCK = new Set(['deny', 'reject', 'reset', 'reset6', 'unreach', 'unreach6', 'abort', 'abort6']);
+/** Actions after which the packet goes on to the next rule (count, divert's reinjection, marks). */
+const TRANSPARENT = new Set(['count', 'check-state', 'setfib', 'setdscp', 'setmark', 'divert', 'tee', 'ngtee']);
+/** Actions printed with one argument (a number, a name or an address) before the body. */
 const ACTION_ARG = new Set([
   'unreach',
   'unreach6',
-  'tag',
-  'untag',
-  'setfib',
-  'setdscp',
-  'setmark',
-  'divert',
-  'tee',
-  'ngtee',
   'skipto',
   'call',
   'nat',
@@ -26,16 +23,20 @@ const ACTION_ARG = new Set([
   'queue',
   'netgraph',
   'fwd',
-  'forward',
   'eaction',
   'nat64lsn',
   'nat64stl',
   'nat64clat',
   'nptv6',
 ]);
-/** Options that narrow a rule to some packets. */
+/**
+ * Options that narrow a rule to some packets. Not among them: `limit` (the first connections of
+ * each source still match), `tagged` and `diverted`/`diverted-loopback` (an earlier rule may tag or
+ * divert every inbound packet), `defer-immediate-action` (the rule does not decide at all).
+ */
 const NARROWING = new Set([
   'out',
+  'xmit',
   'setup',
   'established',
   'frag',
@@ -49,26 +50,20 @@ const NARROWING = new Set([
   'uid',
   'gid',
   'jail',
-  'lookup',
-  'tagged',
   'iplen',
   'ipttl',
   'ipid',
   'ipprecedence',
   'iptos',
   'dscp',
-  'mac',
   'mac-type',
   'ext6hdr',
   'flow-id',
-  'diverted',
-  'diverted-loopback',
   'diverted-output',
-  'limit',
   'sockarg',
 ]);
 /** Options that leave the matched set unchanged. */
-const NEUTRAL = new Set(['in', 'keep-state', 'record-state', 'defer-action']);
+const NEUTRAL = new Set(['in', 'keep-state', 'record-state']);
 
 export type IpfwRule = FilterRule | { opaque: true; match: Record<Family, Match> } | { transparent: true };
 
@@ -81,57 +76,74 @@ const FAMILY_PROTO: Record<string, Family[]> = {
   ipv6: ['inet6'],
 };
 
-function matchOf(tokens: string[]): Record<Family, Match> {
-  const none = { inet: 'no', inet6: 'no' } as Record<Family, Match>;
+/** Modifiers ipfw prints between the action and the body, in its order: log, altq, tag. */
+function bodyStart(tokens: readonly string[]): number {
   let i = 0;
   if (tokens[i] === 'log') {
     i++;
     if (tokens[i] === 'logamount') i += 2;
   }
   if (tokens[i] === 'altq') i += 2;
-  const families = FAMILY_PROTO[tokens[i] ?? ''];
-  if (!families || tokens[i + 1] !== 'from' || tokens[i + 2] !== 'any' || tokens[i + 3] !== 'to') return none;
-  const dst = tokens[i + 4];
-  if (dst !== 'any' && dst !== 'me' && dst !== 'me6') return none;
-  let match: Match = 'yes';
-  for (let j = i + 5; j < tokens.length; j++) {
+  if (tokens[i] === 'tag' || tokens[i] === 'untag') i += 2;
+  return i;
+}
+
+/** A source or destination: a negation or a set may hold the packet's address; otherwise it is `wide` ("any") or names some addresses only. */
+function endpoint(token: string | undefined, wide: boolean): Match {
+  if (token === 'not' || token === '{') return 'maybe';
+  return wide ? 'yes' : 'no';
+}
+
+const NONE: Record<Family, Match> = { inet: 'no', inet6: 'no' };
+const UNREADABLE: Record<Family, Match> = { inet: 'maybe', inet6: 'maybe' };
+
+function matchOf(tokens: string[]): Record<Family, Match> {
+  const i = bodyStart(tokens);
+  // A body not laid out as "<proto> from <src> to <dst>" is not one this reading understands.
+  if (tokens[i + 1] !== 'from') return UNREADABLE;
+  const to = tokens.indexOf('to', i + 2);
+  if (to === -1) return UNREADABLE;
+  // Another protocol (tcp, udp, icmp, …) narrows the rule.
+  const families = FAMILY_PROTO[tokens[i]!];
+  if (!families) return NONE;
+  const src = tokens[i + 2];
+  const dst = tokens[to + 1];
+  // A source is "any" only when nothing (a port) follows it.
+  let match = matchBoth(endpoint(src, src === 'any' && to === i + 3), endpoint(dst, dst === 'any' || dst === 'me' || dst === 'me6'));
+  for (let j = to + 2; j < tokens.length && match !== 'no'; j++) {
     const t = tokens[j]!;
     if (t === '//') break;
-    if (t === 'not' || t === '{' || t === 'or') {
-      // Negated or alternative options: whatever follows, the rule may or may not catch the packet.
+    if (t === 'not' || t === '{') {
+      // Negated options or alternatives ("{ … or … }"): the rule may or may not catch the packet.
       match = 'maybe';
       break;
     }
-    if (NARROWING.has(t)) return none;
-    if (t === 'via' || t === 'recv' || t === 'xmit') {
-      const iface = tokens[++j] ?? '';
-      if (/^lo\d*$/.test(iface)) return none;
-      match = 'maybe';
-    } else if (t.startsWith(':') || NEUTRAL.has(t)) continue;
-    else match = 'maybe';
+    if (NARROWING.has(t)) match = 'no';
+    else if (t === 'via' || t === 'recv') match = LOOPBACK.test(tokens[++j]!) ? 'no' : 'maybe';
+    else if (!t.startsWith(':') && !NEUTRAL.has(t)) match = 'maybe';
   }
-  const fams = dst === 'me6' ? families.filter((f) => f === 'inet6') : dst === 'me' ? families.filter((f) => f === 'inet') : families;
+  // "me" is any address of the host, IPv4 or IPv6 (ip_fw2.c: O_IP_DST_ME falls through to O_IP6_DST_ME); "me6" only IPv6.
+  const fams = dst === 'me6' ? families.filter((f) => f === 'inet6') : families;
   return Object.fromEntries(FAMILIES.map((f) => [f, fams.includes(f) ? match : 'no'])) as Record<Family, Match>;
 }
 
 /** One `ipfw list` line; null when it is not a numbered rule. */
 export function parseIpfwRule(line: string): IpfwRule | null {
-  const tokens = line.trim().split(/\s+/);
-  if (!/^\d{5}$/.test(tokens[0] ?? '')) return null;
+  const tokens = line.split(' ');
+  if (!/^\d{5}$/.test(tokens[0]!)) return null;
   let i = 1;
-  if (tokens[i] === 'set') i += 2;
   let probabilistic = false;
   if (tokens[i] === 'prob') {
     probabilistic = true;
     i += 2;
   }
-  const action = tokens[i] ?? '';
+  const action = tokens[i]!;
   if (TRANSPARENT.has(action)) return { transparent: true };
   const rest = tokens.slice(i + 1 + (ACTION_ARG.has(action) ? 1 : 0));
   let match = matchOf(rest);
   if (probabilistic) match = Object.fromEntries(FAMILIES.map((f) => [f, match[f] === 'no' ? 'no' : 'maybe'])) as Record<Family, Match>;
-  if (PASS.has(action)) return { action: 'pass', quick: true, match };
-  if (BLOCK.has(action)) return { action: 'block', quick: true, match };
+  if (PASS.has(action)) return { action: 'pass', match };
+  if (BLOCK.has(action)) return { action: 'block', match };
   // A jump (skipto, call, return), another action with its own outcome (eaction, nat64*, nptv6),
   // or one this parser does not know: it may decide anything for the packets it matches.
   return { opaque: true, match };
@@ -144,16 +156,15 @@ export interface IpfwRuleset {
 }
 
 export function parseIpfwList(stdout: string): IpfwRuleset | null {
+  // ipfw prints one rule a line, fields separated by one space (show_static_rule()).
+  const lines = stdout.split('\n').filter((line) => line !== '');
   const rules: IpfwRule[] = [];
-  let last = '';
-  for (const line of stdout.split('\n')) {
-    if (line.trim() === '') continue;
+  for (const line of lines) {
     const rule = parseIpfwRule(line);
     if (!rule) return null;
     rules.push(rule);
-    last = line.trim().slice(0, 5);
   }
-  return { rules, complete: last === '65535' };
+  return { rules, complete: lines.at(-1)?.startsWith('65535 ') === true };
 }
 
 export function ipfwDefault(ruleset: IpfwRuleset, family: Family): DefaultAction {
@@ -166,8 +177,8 @@ export function ipfwDefault(ruleset: IpfwRuleset, family: Family): DefaultAction
       if (r.match[family] === 'no') return [];
       const maybe = { inet: 'maybe', inet6: 'maybe' } as Record<Family, Match>;
       return [
-        { action: 'pass', quick: true, match: maybe },
-        { action: 'block', quick: true, match: maybe },
+        { action: 'pass', match: maybe },
+        { action: 'block', match: maybe },
       ];
     }
     return [r];

@@ -8,15 +8,24 @@
 export type Family = 'inet' | 'inet6';
 export const FAMILIES: readonly Family[] = ['inet', 'inet6'];
 export type Match = 'yes' | 'no' | 'maybe';
+
+/** A loopback interface (lo0, lo1, …) or the loopback clone group (lo): no unsolicited traffic from the network arrives there. */
+export const LOOPBACK = /^lo\d*$/;
 /** 'block'/'pass' are certain; 'undetermined' means the readings disagree or a rule hides the answer. */
 export type DefaultAction = 'block' | 'pass' | 'undetermined';
 
 export interface FilterRule {
   action: 'pass' | 'block';
-  /** pf's `quick`: the first matching quick rule decides. ipfw rules are all decisive. */
-  quick: boolean;
+  /** pf's `quick`: the first matching quick rule decides. ipfw rules are all decisive and have none. */
+  quick?: boolean;
   /** Whether this rule catches an unsolicited inbound packet of the family from anywhere. */
   match: Record<Family, Match>;
+}
+
+/** Both conditions of a rule must hold. */
+export function matchBoth(a: Match, b: Match): Match {
+  if (a === 'no' || b === 'no') return 'no';
+  return a === 'yes' && b === 'yes' ? 'yes' : 'maybe';
 }
 
 /** The two extreme readings: "may" rules that pass count as matching, "may" rules that block do not (and the reverse). */
@@ -35,6 +44,5 @@ export function readings(
 /** Combines the verdicts of several active filters for one family: any certain block protects. */
 export function combine(actions: readonly DefaultAction[]): DefaultAction {
   if (actions.includes('block')) return 'block';
-  if (actions.includes('undetermined')) return 'undetermined';
-  return 'pass';
+  return actions.every((a) => a === 'pass') ? 'pass' : 'undetermined';
 }

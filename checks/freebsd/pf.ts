@@ -2,7 +2,7 @@
 // rules in their normalised form ("block drop in all", "pass in quick on lo0 all flags S/SA").
 // pf evaluates every rule and the last match wins, except that the first matching `quick` rule
 // decides at once; with no match the packet passes.
-import { FAMILIES, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
+import { FAMILIES, LOOPBACK, matchBoth, readings, type DefaultAction, type Family, type FilterRule, type Match } from './packetFilter';
 
 export type PfStatus = 'enabled' | 'disabled' | 'not_loaded' | null;
 
@@ -20,15 +20,15 @@ const BLOCK_POLICY = /^(?:drop|return|return-rst|return-icmp6?)(?:\(.*\))?$/;
 /** Options that change what happens to a matched packet, not which packets match. */
 const NON_MATCHING_WITH_ARG = new Set(['flags', 'label', 'ridentifier', 'queue', 'tag', 'max-mss', 'dnpipe', 'dnqueue', 'rtable']);
 const NON_MATCHING = new Set(['all', 'keep', 'modulate', 'synproxy', 'state', 'no', 'allow-opts', 'scrub']);
-/** Criteria that narrow a rule to some packets: such a rule is not a default. */
+/**
+ * Criteria that narrow a rule to some packets: such a rule is not a default. pfctl prints "to",
+ * "port" and "os" only after "from" (print_fromto()), which already narrows.
+ */
 const NARROWING = new Set([
   'proto',
   'from',
-  'to',
-  'port',
   'user',
   'group',
-  'os',
   'tagged',
   'probability',
   'received-on',
@@ -53,7 +53,7 @@ export interface PfRuleset {
 }
 
 function interfaceMatch(negated: boolean, name: string): Match {
-  const loopback = /^lo\d*$/.test(name);
+  const loopback = LOOPBACK.test(name);
   if (negated) return loopback ? 'yes' : 'maybe';
   return loopback ? 'no' : 'maybe';
 }
@@ -94,21 +94,14 @@ function parsePfRule(line: string): PfRule | 'anchor' | null {
   const bodies = Object.fromEntries(FAMILIES.map((f) => [f, families.includes(f) ? body : 'no'])) as Record<Family, Match>;
   // Without the host's interface list a named interface may or may not be where the packet arrives.
   const iface = on ? interfaceMatch(on.negated, on.name) : 'yes';
-  const match = Object.fromEntries(FAMILIES.map((f) => [f, both(iface, bodies[f])])) as Record<Family, Match>;
+  const match = Object.fromEntries(FAMILIES.map((f) => [f, matchBoth(iface, bodies[f])])) as Record<Family, Match>;
   return { action, quick, match, body: bodies, ...(on ? { on } : {}) };
-}
-
-/** Both conditions of a rule must hold. */
-function both(a: Match, b: Match): Match {
-  if (a === 'no' || b === 'no') return 'no';
-  return a === 'maybe' || b === 'maybe' ? 'maybe' : 'yes';
 }
 
 export function parsePfRules(stdout: string): PfRuleset {
   const rules: PfRule[] = [];
   let anchors = 0;
   for (const line of stdout.split('\n')) {
-    if (line.trim() === '') continue;
     const rule = parsePfRule(line);
     if (rule === 'anchor') anchors++;
     else if (rule) rules.push(rule);
@@ -189,7 +182,7 @@ function rulesOn(rules: readonly PfRule[], iface: string, interfaces: PfInterfac
     if (!r.on) return { ...r, match: r.body };
     const members = interfaces.members(r.on.name);
     const covered: Match = members === undefined ? 'maybe' : members.includes(iface) !== r.on.negated ? 'yes' : 'no';
-    return { ...r, match: Object.fromEntries(FAMILIES.map((f) => [f, both(covered, r.body[f])])) as Record<Family, Match> };
+    return { ...r, match: Object.fromEntries(FAMILIES.map((f) => [f, matchBoth(covered, r.body[f])])) as Record<Family, Match> };
   });
 }
 

@@ -234,6 +234,46 @@ describe('FIREWALL_ENABLED', () => {
     expect(unread.verdict).toMatchObject({ status: 'PASS', evidence: { interfaces_skipped: null } });
   });
 
+  it('asks for no rules of a filter that is not loaded, disabled or off, and nothing about vnet outside a jail', async () => {
+    const noOid = (name: string) => ({ argv: ['/sbin/sysctl', '-n', name], stderr: `sysctl: unknown oid '${name}'\n`, exitCode: 1 });
+    const first = [
+      JAILED,
+      ['/sbin/pfctl', '-s', 'info'],
+      ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'],
+      ['/sbin/sysctl', '-n', 'net.inet.ipf.fr_running'],
+      SYSRC,
+    ];
+    const notLoaded = await collect('FIREWALL_ENABLED', {
+      commands: [
+        { argv: ['/sbin/pfctl', '-s', 'info'], stderr: 'pfctl: /dev/pf: No such file or directory\n', exitCode: 1 },
+        noOid('net.inet.ip.fw.enable'),
+      ],
+    });
+    expect(argvs(notLoaded.host)).toEqual(first);
+    const off = await collect('FIREWALL_ENABLED', {
+      commands: [
+        { argv: JAILED, stdout: '0\n' },
+        { argv: ['/sbin/pfctl', '-s', 'info'], stdout: 'Status: Disabled                              Debug: Urgent\n' },
+        { argv: ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'], stdout: '0\n' },
+      ],
+    });
+    expect(argvs(off.host)).toEqual(first);
+  });
+
+  it('keeps the vnet answer: a vnet jail is judged by its own ipfw', async () => {
+    const { verdict } = await collect('FIREWALL_ENABLED', {
+      commands: [
+        { argv: JAILED, stdout: '1\n' },
+        { argv: ['/sbin/sysctl', '-n', 'security.jail.vnet'], stdout: '1\n' },
+        { argv: ['/sbin/pfctl', '-s', 'info'], stderr: 'pfctl: /dev/pf: No such file or directory\n', exitCode: 1 },
+        { argv: ['/sbin/sysctl', '-n', 'net.inet.ip.fw.enable'], stdout: '1\n' },
+        { argv: ['/sbin/sysctl', '-n', 'net.inet6.ip6.fw.enable'], stdout: '1\n' },
+        { argv: ['/sbin/ipfw', 'list'], stdout: '00100 allow ip from any to any via lo0\n65535 deny ip from any to any\n' },
+      ],
+    });
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { ipfw: 'enabled', rule: 'default_block' } });
+  });
+
   it('lists ipfw rules and its IPv6 switch when ipfw is enabled, and asks about vnet inside a jail', async () => {
     const { host } = await collect('FIREWALL_ENABLED', {
       commands: [
