@@ -93,6 +93,7 @@ interface ServeOptions {
   rateLimitHeartbeats?: number;
   rateLimitPostures?: number;
   rateLimitPostureMib: number;
+  rateLimitSignIns: number;
   retention: number;
   retentionResults: number;
   retentionInterval: number;
@@ -168,6 +169,7 @@ program
     integerIn(0, MAX_COUNT),
   )
   .option('--rate-limit-posture-mib <n>', 'MiB of posture uploads per device per minute; 0: no limit', integerIn(0, MAX_COUNT), 16)
+  .option('--rate-limit-sign-ins <n>', 'console sign-in attempts per client address per minute; 0: no limit', integerIn(0, MAX_COUNT), 10)
   .addOption(
     new Option('--retention <duration>', 'delete posture results received longer ago than this')
       .argParser(duration)
@@ -198,6 +200,7 @@ program
         heartbeats: opts.rateLimitHeartbeats ?? defaultRequestsPerMinute(opts.heartbeatInterval, 10),
         postures: opts.rateLimitPostures ?? defaultRequestsPerMinute(opts.postureInterval, 60),
         postureBytes: opts.rateLimitPostureMib * MIB,
+        signIns: opts.rateLimitSignIns,
       },
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
       invocation: invocation(),

@@ -221,7 +221,7 @@ function parseCursor(cursor: string, sort: string, order: string): { value: stri
   if (!Array.isArray(parsed) || parsed.length !== 4 || !parsed.every((part) => typeof part === 'string')) {
     throw new UsageError('cursor is not one this server handed out');
   }
-  const [cursorSort, cursorOrder, value, id] = parsed as string[];
+  const [cursorSort, cursorOrder, value, id] = parsed;
   if (cursorSort !== sort || cursorOrder !== order) throw new UsageError('cursor belongs to another sort order; start again without it');
   return { value: value!, id: id! };
 }

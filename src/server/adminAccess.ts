@@ -175,7 +175,7 @@ export async function signIn(store: Store, emailText: string, password: string, 
   const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS);
   await store.createSession({
     sessionHash: hashCredential(sessionSecret),
-    accountId: account.id as AdminAccountId,
+    accountId: account.id,
     expiresAt: expiresAt.toISOString(),
     now: now.toISOString(),
   });
