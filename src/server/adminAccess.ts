@@ -4,7 +4,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { hashCredential, newCredential } from './credentials';
 import type { AdminAccountRecord, AdminTokenRecord, OrgScope, Store } from './db/store';
-import type { AdminAccountId } from './ids';
 import { NotFoundError, UsageError } from './usage';
 
 const ADMIN_TOKEN_PREFIX = 'dat_';
