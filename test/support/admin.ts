@@ -25,8 +25,9 @@ export function addAccount(
   email: string,
   reach: Reach,
   password: string,
+  extraFlags: readonly string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [SERVER_BIN, 'admin', 'add', '--db', server.dbPath, '--email', email, ...reachFlags(reach)], {
+  const child = spawn(process.execPath, [SERVER_BIN, 'admin', 'add', '--db', server.dbPath, '--email', email, ...reachFlags(reach), ...extraFlags], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
