@@ -17,10 +17,15 @@ let globexDevice: EnrolledDevice;
 
 beforeAll(async () => {
   server = await startServer({ args: ['--rate-limit-sign-ins', String(RATE_LIMIT)] });
-  const added = await Promise.all([addAccount(server, ACME.email, { org: 'acme' }, ACME.password), addAccount(server, GLOBEX.email, { org: 'globex' }, GLOBEX.password)]);
+  const added = await Promise.all([
+    addAccount(server, ACME.email, { org: 'acme' }, ACME.password),
+    addAccount(server, GLOBEX.email, { org: 'globex' }, GLOBEX.password),
+  ]);
   for (const outcome of added) expect(outcome.code, outcome.stderr).toBe(0);
   [acmeDevice, globexDevice] = await Promise.all([enrolledDevice(server, { org: 'acme' }), enrolledDevice(server, { org: 'globex' })]);
-  await postures(server, acmeDevice.apiKey, { results: [result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } })] });
+  await postures(server, acmeDevice.apiKey, {
+    results: [result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } })],
+  });
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
@@ -141,7 +146,8 @@ describe('pages', () => {
     const page = await client.get(`/console/devices/${acmeDevice.deviceId}`);
     const shown = await server.showDevice(acmeDevice.deviceId);
     const firewall = shown.postures.find((p) => p.check_key === 'FIREWALL_ENABLED')!;
-    const escape = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+    const escape = (text: string) =>
+      text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
     expect(page.text).toContain(escape(firewall.remediation.summary));
     expect(page.text).toContain(escape(firewall.remediation.fix));
     expect(page.text).toContain('no_inbound_filtering');
@@ -149,7 +155,9 @@ describe('pages', () => {
 
   test('device-reported text is escaped, never markup', async () => {
     const client = await signedIn(ACME);
-    await postures(server, acmeDevice.apiKey, { results: [result({ check_key: 'SCREEN_LOCK', status: 'UNKNOWN', evidence: { reason: '<img src=x onerror=alert(1)>' } })] });
+    await postures(server, acmeDevice.apiKey, {
+      results: [result({ check_key: 'SCREEN_LOCK', status: 'UNKNOWN', evidence: { reason: '<img src=x onerror=alert(1)>' } })],
+    });
     const page = await client.get(`/console/devices/${acmeDevice.deviceId}`);
     expect(page.text).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(page.text).not.toContain('<img src=x');
@@ -165,7 +173,13 @@ describe('pages', () => {
     const deviceId = /href="\/console\/devices\/(dev_[0-9a-f]{32})"/.exec(enrolled.text)?.[1];
     expect(enrolled.text).toContain('<svg'); // the QR code
     expect(enrolled.text).toContain(`ENROLLMENT_TOKEN=${token}`);
-    for (const path of ['/console/overview', '/console/devices', `/console/devices/${deviceId}`, `/console/devices/${deviceId}/revoke`, '/console/enroll']) {
+    for (const path of [
+      '/console/overview',
+      '/console/devices',
+      `/console/devices/${deviceId}`,
+      `/console/devices/${deviceId}/revoke`,
+      '/console/enroll',
+    ]) {
       const page = await client.get(path);
       expect(page.status).toBe(200);
       expect(page.text).not.toContain(token);
