@@ -226,11 +226,6 @@ function parseCursor(cursor: string, sort: string, order: string): { value: stri
   return { value: value!, id: id! };
 }
 
-/** The CLI's `device list`: every device, optionally of one organization. */
-export async function listDevices(store: Store, org?: string): Promise<DeviceSummary[]> {
-  return listAllDevices(store, ALL_ORGANIZATIONS, { org });
-}
-
 /** A device with the latest result of each of its checks, and what each means. */
 export interface DeviceView extends DeviceSummary {
   latest: PostureView[];
@@ -314,9 +309,9 @@ export interface ComplianceOptions {
 }
 
 /** A device not heard from for this long is offline (stale is twice its heartbeat interval). */
-export const OFFLINE_AFTER_MS = 3 * 86_400_000;
+const OFFLINE_AFTER_MS = 3 * 86_400_000;
 
-export type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE', number>;
+type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE', number>;
 
 export interface ComplianceSummary {
   org: string | null;

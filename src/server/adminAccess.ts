@@ -28,7 +28,7 @@ export interface AdminPrincipal {
 }
 
 /** `--org <name>` or `--all-orgs`: the scope a new credential gets. */
-export async function scopeFor(store: Store, target: { org?: string; allOrgs?: boolean }, now: Date): Promise<OrgScope> {
+async function scopeFor(store: Store, target: { org?: string; allOrgs?: boolean }, now: Date): Promise<OrgScope> {
   if ((target.org === undefined) === (target.allOrgs !== true)) throw new UsageError('give exactly one of --org <name> and --all-orgs');
   if (target.org === undefined) return { orgId: null };
   const name = target.org.trim();
@@ -110,7 +110,7 @@ function scryptKey(password: string, salt: Buffer, cost: { N: number; r: number;
 }
 
 /** `scrypt$N$r$p$<salt b64>$<key b64>`. */
-export async function hashPassword(password: string): Promise<string> {
+async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(SCRYPT.saltLength);
   const key = await scryptKey(password, salt, SCRYPT, SCRYPT.keyLength);
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64'), key.toString('base64')].join('$');

@@ -27,9 +27,13 @@ export function addAccount(
   password: string,
   extraFlags: readonly string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [SERVER_BIN, 'admin', 'add', '--db', server.dbPath, '--email', email, ...reachFlags(reach), ...extraFlags], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [SERVER_BIN, 'admin', 'add', '--db', server.dbPath, '--email', email, ...reachFlags(reach), ...extraFlags],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -32,7 +32,7 @@ const NAV = [
   ['enroll', 'Enroll a device'],
 ] as const;
 
-export function layout(title: string, context: PageContext, body: Html, current?: string): Html {
+function layout(title: string, context: PageContext, body: Html, current?: string): Html {
   const { principal } = context;
   return html`<!doctype html>
     <html lang="en">
@@ -92,7 +92,7 @@ export function errorPage(context: PageContext, status: number, message: string)
 }
 
 /** "2026-11-24 18:59 UTC (5 min ago)", or a dash. */
-export function when(iso: string | null, now: Date): Html {
+function when(iso: string | null, now: Date): Html {
   if (iso === null) return html`<span class="muted">—</span>`;
   const at = new Date(iso);
   return html`<time datetime="${iso}" title="${iso}"
