@@ -90,7 +90,7 @@ async function main(): Promise<void> {
       admin_token: string;
     }
   ).admin_token;
-  const server = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', db, '--port', '0', '--log-level', 'warn', '--retention', '3650d'], {
+  const server = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', db, '--port', '0', '--retention', '3650d'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve) => {
@@ -101,6 +101,8 @@ async function main(): Promise<void> {
       if (match) resolve(match[1]!);
     });
   });
+  // The retention sweep runs once at start; let it finish before timing.
+  await new Promise((resolve) => setTimeout(resolve, 5000));
   const queries = [
     'limit=50',
     'limit=50&org=globex&state=ACTIVE&platform=LINUX',

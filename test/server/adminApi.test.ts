@@ -314,6 +314,23 @@ describe.concurrent('compliance', () => {
   });
 });
 
+describe.concurrent('the CLI and the API agree', () => {
+  test('`device list` with filters lists what GET /devices lists (one service layer)', async () => {
+    for (const [flags, query] of [
+      [['--org', 'acme', '--failing', 'FIREWALL_ENABLED'], 'org=acme&failing=FIREWALL_ENABLED'],
+      [['--failing', 'any', '--state', 'active'], 'failing=any&state=ACTIVE'],
+      [['--platform', 'DARWIN', '--hostname', 'alice'], 'platform=DARWIN&hostname=alice'],
+    ] as const) {
+      const cli = parseJson<{ device_id: string }[]>(
+        (await runServerCli(['device', 'list', '--db', server.dbPath, '--json', ...flags])).stdout,
+      );
+      const listed = ids(body<DevicePage>(await api(`/devices?${query}`, allToken)));
+      expect(listed.length).toBeGreaterThan(0);
+      expect(cli.map((d) => d.device_id).sort()).toEqual(listed);
+    }
+  });
+});
+
 describe.concurrent('authentication', () => {
   test('no credential, a malformed or unknown token, or a device API key: 401 with the Bearer challenge', async () => {
     const none = await call(server, `${API}/devices`, { method: 'GET' });
