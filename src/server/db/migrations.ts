@@ -165,10 +165,10 @@ function userVersion(db: Database): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
 
-/** Applies every pending migration; returns the versions applied. */
-export function migrate(db: Database): number[] {
+/** Applies every pending migration (up to `target`: tests build an older schema); returns the versions applied. */
+export function migrate(db: Database, target = SCHEMA_VERSION): number[] {
   const applied: number[] = [];
-  for (const migration of MIGRATIONS) {
+  for (const migration of MIGRATIONS.filter((m) => m.version <= target)) {
     db.transaction(() => {
       const current = userVersion(db);
       if (current > SCHEMA_VERSION) throw new SchemaTooNewError(current);
