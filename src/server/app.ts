@@ -140,7 +140,11 @@ function loggedPath(request: FastifyRequest): string {
 
 function routingError(request: FastifyRequest): HttpError {
   const allowed = ALLOWED_METHODS.get(pathOf(request));
-  if (allowed === undefined) return new HttpError('not_found', 'no such route; the agent API lives under /api/agent/v1');
+  if (allowed === undefined)
+    return new HttpError(
+      'not_found',
+      'no such route; the agent API lives under /api/agent/v1, the admin API under /api/admin/v1, the console under /console',
+    );
   return new HttpError('method_not_allowed', `${request.method} is not allowed here; use ${allowed}`, { allow: allowed });
 }
 

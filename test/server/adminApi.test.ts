@@ -340,6 +340,13 @@ describe.concurrent('authentication', () => {
       expectError(await api('/devices', token), 401, 'unauthorized');
   });
 
+  test('an unknown admin path or method: 404 with the error body, before authentication', async () => {
+    const unknown = await call(server, `${API}/nothing`, { method: 'GET' });
+    expectError(unknown, 404, 'not_found');
+    expect(unknown.body?.message).toContain('/api/admin/v1');
+    expectError(await api(`/devices/${acmeFailing.deviceId}`, acmeToken, { method: 'DELETE' }), 404, 'not_found');
+  });
+
   test('a revoked admin token stops working at once', async () => {
     const { token_id, admin_token } = await createAdminToken(server, { org: 'acme' }, 'short-lived');
     expect((await api('/devices', admin_token)).status).toBe(200);
