@@ -28,7 +28,7 @@ import {
   type Store,
   type StoredPostureResult,
 } from './store';
-import { DEVICE_COLUMNS, toDeviceRecord, type DeviceRow } from './deviceRows';
+import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 
 interface PostureRow {
   id: number;
@@ -89,8 +89,6 @@ function scopeConditions(scope: OrgScope, orgName: string | undefined): { condit
 
 const where = (conditions: readonly string[]) => (conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`);
 
-/** LIKE pattern matching `text` literally anywhere (escape character `\`). */
-const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function isUniqueViolation(error: unknown): boolean {
   return error instanceof Error && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
