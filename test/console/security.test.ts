@@ -2,9 +2,10 @@
 // organization's session refused, the cookie's attributes, CSP on every page, sign-in rate limit,
 // account management from the CLI, and no secret in any page but the one-time enrollment page, nor
 // in the server's log.
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addAccount, ConsoleClient } from '../support/admin';
-import { startServer, type RunningServer } from '../support/server';
+import { SERVER_BIN, serverEnv, startServer, type RunningServer } from '../support/server';
 import { enrolledDevice, postures, result, type EnrolledDevice } from '../server/client';
 
 const ACME = { email: 'ops@acme.test', password: 'acme console password' };
@@ -204,11 +205,10 @@ describe('accounts from the CLI', () => {
     expect(again.stderr).toMatch(/exists already/);
 
     const client = await signedIn(ACME);
-    const child = await import('node:child_process');
-    const { SERVER_BIN } = await import('../support/server');
-    const passwd = child.spawnSync(process.execPath, [SERVER_BIN, 'admin', 'passwd', '--db', server.dbPath, '--email', ACME.email], {
+    const passwd = spawnSync(process.execPath, [SERVER_BIN, 'admin', 'passwd', '--db', server.dbPath, '--email', ACME.email], {
       input: `${ACME.password}\n`,
       encoding: 'utf8',
+      env: serverEnv(),
     });
     expect(passwd.status, passwd.stderr).toBe(0);
     expect((await client.get('/console/overview')).status).toBe(303);

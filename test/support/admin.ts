@@ -2,7 +2,7 @@
 // CLI, and console sessions opened through the real sign-in form over HTTP.
 import { request } from 'undici';
 import { parseJson } from './json';
-import { runServerCli, type RunningServer } from './server';
+import { runServerCli, serverEnv, type RunningServer } from './server';
 import { spawn } from 'node:child_process';
 import { SERVER_BIN } from './server';
 
@@ -30,9 +30,7 @@ export function addAccount(
   const child = spawn(
     process.execPath,
     [SERVER_BIN, 'admin', 'add', '--db', server.dbPath, '--email', email, ...reachFlags(reach), ...extraFlags],
-    {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
+    { stdio: ['pipe', 'pipe', 'pipe'], env: serverEnv() },
   );
   let stdout = '';
   let stderr = '';
