@@ -103,7 +103,6 @@ function scopeConditions(scope: OrgScope, orgName: string | undefined): Conditio
   return conditions;
 }
 
-
 /** A cursor's sort value as the sort expression's type: a timestamp sort's '' (never seen) is -infinity. */
 function cursorValue(sort: DeviceSortKey, value: string): string {
   if (sort === 'hostname') return value;
@@ -260,7 +259,8 @@ export class PostgresStore implements Store {
       conditions.add(() => "EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.status = 'FAIL')");
     } else if (failingCheck !== undefined) {
       conditions.add(
-        (p) => `EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = ${p(failingCheck)} AND l.status = 'FAIL')`,
+        (p) =>
+          `EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = ${p(failingCheck)} AND l.status = 'FAIL')`,
       );
     }
     const sort = SORT_EXPRESSIONS[query.sort];
@@ -292,7 +292,10 @@ export class PostgresStore implements Store {
     return found.map(toStoredResult);
   }
 
-  async postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]> {
+  async postureHistory(
+    device: DeviceRef,
+    options: { checkKey?: string; beforeId?: number; limit: number },
+  ): Promise<StoredPostureResult[]> {
     const found = await rows<PostureRow>(
       this.pool,
       `SELECT ${POSTURE_COLUMNS} FROM posture_results
@@ -401,7 +404,9 @@ export class PostgresStore implements Store {
   }
 
   async listAdminTokens(): Promise<AdminTokenRecord[]> {
-    return (await rows<AdminTokenRow>(this.pool, `SELECT ${ADMIN_TOKEN_COLUMNS} ORDER BY t.created_at, t.id COLLATE "C"`)).map(toAdminToken);
+    return (await rows<AdminTokenRow>(this.pool, `SELECT ${ADMIN_TOKEN_COLUMNS} ORDER BY t.created_at, t.id COLLATE "C"`)).map(
+      toAdminToken,
+    );
   }
 
   async revokeAdminToken(id: string, now: string): Promise<boolean> {

@@ -89,7 +89,6 @@ function scopeConditions(scope: OrgScope, orgName: string | undefined): { condit
 
 const where = (conditions: readonly string[]) => (conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`);
 
-
 function isUniqueViolation(error: unknown): boolean {
   return error instanceof Error && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
@@ -326,7 +325,9 @@ export class SqliteStore implements Store {
       }
       params.limit = query.limit;
       const sql = `SELECT ${DEVICE_COLUMNS} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
-      return this.prepared<DeviceRow<string>>(sql).all(params).map((row) => toDeviceRecord(row, (time) => time));
+      return this.prepared<DeviceRow<string>>(sql)
+        .all(params)
+        .map((row) => toDeviceRecord(row, (time) => time));
     });
   }
 
