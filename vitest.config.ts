@@ -11,6 +11,7 @@ const shared = {
 // Files that inspect SQLite's own files stay SQLite-only; test/server/postgres/ is PostgreSQL-only.
 const ON_EVERY_ENGINE = [
   'admin',
+  'adminApi',
   'enroll',
   'fuzz',
   'heartbeat',
@@ -22,7 +23,9 @@ const ON_EVERY_ENGINE = [
   'textFields',
   'unenroll',
   'workers',
-].map((name) => `test/server/${name}.test.ts`);
+]
+  .map((name) => `test/server/${name}.test.ts`)
+  .concat('test/console/security.test.ts');
 
 // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run to those files on SQLite:
 // scripts/mutation.mjs uses it.

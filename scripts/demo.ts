@@ -1,8 +1,10 @@
 // `npm start`: the whole product on this machine in one command. Starts the reference server on an
 // embedded SQLite database, creates a device, enrolls this machine's agent through the real CLI,
-// runs the daemon with short intervals, and narrates what happens (read back from the server).
+// runs the daemon with short intervals, and narrates what happens (read back from the server). It
+// also opens a console account for the demo organization and prints the console's address.
 // Everything lives in .device-agent-demo/; Ctrl-C stops both programs cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -17,6 +19,7 @@ const SERVER_LOG = join(DEMO_DIR, 'server.log');
 const AGENT_LOG = join(DEMO_DIR, 'agent.log');
 const AGENT = join(ROOT, 'dist', 'device-agent.cjs');
 const SERVER = join(ROOT, 'dist', 'device-agent-server.cjs');
+const CONSOLE_EMAIL = 'admin@demo.local';
 const HEARTBEAT_SECONDS = 10;
 const POSTURE_SECONDS = 30;
 const POLL_MS = 2000;
@@ -40,6 +43,12 @@ async function main(): Promise<void> {
     await run(SERVER, ['device', 'create', '--db', DB, '--org', 'demo', '--name', hostname().slice(0, 60) || 'this-machine', '--json']),
   ) as { device_id: string; enrollment_token: string };
   step('Device created', `${device.device_id} in organization "demo" (state PENDING, one-time token issued)`);
+
+  // A console account for this run: the password is new each time (the demo database is too) and
+  // goes to the admin CLI on standard input, never on its command line.
+  const password = randomBytes(12).toString('base64url');
+  await run(SERVER, ['admin', 'add', '--db', DB, '--email', CONSOLE_EMAIL, '--org', 'demo'], `${password}\n`);
+  step('Admin console', `${server.url}/console  (sign in as ${CONSOLE_EMAIL}, password ${password}: made for this run only)`);
 
   // The token goes through standard input: never on a command line, never printed.
   await run(AGENT, ['enroll', '--server', server.url, '--token', '-', '--state-dir', STATE_DIR], device.enrollment_token);

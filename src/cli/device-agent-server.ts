@@ -4,7 +4,17 @@ import cluster from 'node:cluster';
 import { basename, relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../version';
-import { createDevice, listDevices, revokeDevice, showDevice } from '../server/admin';
+import { ALL_ORGANIZATIONS, createDevice, listAllDevices, revokeDevice, showDevice } from '../server/admin';
+import {
+  addAdminAccount,
+  createAdminToken,
+  listAdminAccounts,
+  listAdminTokens,
+  removeAdminAccount,
+  revokeAdminToken,
+  setAdminPassword,
+} from '../server/adminAccess';
+import { readSecretLine } from './secretInput';
 import { formatCounts, formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
 import { fleetFailures } from '../server/remediation';
 import { parseDatabaseLocation, type DatabaseLocation } from '../server/db/location';
@@ -114,6 +124,7 @@ interface ServeOptions {
   rateLimitHeartbeats?: number;
   rateLimitPostures?: number;
   rateLimitPostureMib: number;
+  rateLimitSignIns: number;
   retention: number;
   retentionResults: number;
   retentionInterval: number;
@@ -131,6 +142,19 @@ interface CreateOptions {
 interface ListOptions {
   org?: string;
   json?: true;
+}
+
+interface DeviceListOptions extends ListOptions {
+  state?: string;
+  platform?: string;
+  failing?: string;
+  hostname?: string;
+}
+
+interface ScopeOptions {
+  db: string;
+  org?: string;
+  allOrgs?: true;
 }
 
 interface ShowOptions {
@@ -193,6 +217,7 @@ program
     integerIn(0, MAX_COUNT),
   )
   .option('--rate-limit-posture-mib <n>', 'MiB of posture uploads per device per minute; 0: no limit', integerIn(0, MAX_COUNT), 16)
+  .option('--rate-limit-sign-ins <n>', 'console sign-in attempts per client address per minute; 0: no limit', integerIn(0, MAX_COUNT), 10)
   .addOption(
     new Option('--retention <duration>', 'delete posture results received longer ago than this')
       .argParser(duration)
@@ -242,6 +267,7 @@ program
         heartbeats: opts.rateLimitHeartbeats ?? defaultRequestsPerMinute(opts.heartbeatInterval, 10),
         postures: opts.rateLimitPostures ?? defaultRequestsPerMinute(opts.postureInterval, 60),
         postureBytes: opts.rateLimitPostureMib * MIB,
+        signIns: opts.rateLimitSignIns,
       },
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
       deviceCacheSize: opts.deviceCache,
@@ -281,9 +307,16 @@ device
   .addOption(dbOption())
   .addOption(dbPasswordFileOption())
   .option('--org <name>', 'only devices of this organization')
+  .option('--state <state>', 'only devices in this state: PENDING, ACTIVE or REVOKED')
+  .option('--platform <platform>', 'only devices of this platform: DARWIN, LINUX, FREEBSD or WINDOWS')
+  .option('--failing <check>', 'only devices whose latest result of this check (or "any") is FAIL')
+  .option('--hostname <text>', 'only devices whose hostname contains this')
   .option('--json', 'print a JSON array')
-  .action(async (opts: ListOptions, command: Command) => {
-    const devices = await withStore(command, true, (store) => listDevices(store, opts.org));
+  .action(async (opts: DeviceListOptions, command: Command) => {
+    const { org, state, platform, failing, hostname } = opts;
+    const devices = await withStore(command, true, (store) =>
+      listAllDevices(store, ALL_ORGANIZATIONS, { org, state, platform, failing, hostname }),
+    );
     if (opts.json) printJson(devices);
     else print(formatDeviceList(devices));
   });
@@ -345,6 +378,120 @@ program
       return;
     }
     print(`Copied ${opts.from} into ${target.display}.\n`);
+  });
+
+const admin = program.command('admin').description('console accounts (safe while serve runs)');
+
+admin
+  .command('add')
+  .description('add a console account; the password is read from the terminal (or standard input), never from the command line')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--email <email>', "the account's sign-in email")
+  .option('--org <name>', 'the organization it may see and change (created when missing)')
+  .option('--all-orgs', 'it may see and change every organization')
+  .action(async (opts: ScopeOptions & { email: string }, command: Command) => {
+    const password = await readSecretLine('Password for the new account: ');
+    const added = await withStore(command, false, (store) =>
+      addAdminAccount(store, { email: opts.email, password, org: opts.org, allOrgs: opts.allOrgs === true }),
+    );
+    print(`Added admin account ${added.email} (${added.org === null ? 'all organizations' : `organization "${added.org}"`}).\n`);
+  });
+
+admin
+  .command('passwd')
+  .description("set an account's password (read like `admin add`) and end its sessions")
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--email <email>', 'the account')
+  .action(async (opts: { email: string }, command: Command) => {
+    const password = await readSecretLine('New password: ');
+    await withStore(command, true, (store) => setAdminPassword(store, opts.email, password));
+    print(`Changed the password of ${opts.email.trim().toLowerCase()}; its sessions ended.\n`);
+  });
+
+admin
+  .command('remove')
+  .description('remove a console account and end its sessions')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--email <email>', 'the account')
+  .action(async (opts: { email: string }, command: Command) => {
+    await withStore(command, true, (store) => removeAdminAccount(store, opts.email));
+    print(`Removed admin account ${opts.email.trim().toLowerCase()}.\n`);
+  });
+
+admin
+  .command('list')
+  .description('list console accounts')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--json', 'print a JSON array')
+  .action(async (opts: { json?: true }, command: Command) => {
+    const accounts = await withStore(command, true, listAdminAccounts);
+    if (opts.json) printJson(accounts);
+    else
+      print(
+        accounts.map((a) => `${a.email}  ${a.org ?? '(all organizations)'}  added ${a.created_at}\n`).join('') || 'No admin accounts.\n',
+      );
+  });
+
+const token = program.command('token').description('admin API tokens (safe while serve runs)');
+
+token
+  .command('create')
+  .description('create an admin API token (shown once; only its hash is stored)')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--label <label>', 'what the token is for')
+  .option('--org <name>', 'the organization it may see and change (created when missing)')
+  .option('--all-orgs', 'it may see and change every organization')
+  .option('--json', 'print {token_id, admin_token, org, label} as JSON')
+  .action(async (opts: ScopeOptions & { label: string; json?: true }, command: Command) => {
+    const created = await withStore(command, false, (store) =>
+      createAdminToken(store, { label: opts.label, org: opts.org, allOrgs: opts.allOrgs === true }),
+    );
+    if (opts.json) printJson(created);
+    else
+      print(
+        [
+          `Created admin token ${created.token_id} (${created.org === null ? 'all organizations' : `organization "${created.org}"`}).`,
+          `  ${created.admin_token}`,
+          'Send it as "Authorization: Bearer <token>" to /api/admin/v1. It is a secret and is not shown again.',
+          '',
+        ].join('\n'),
+      );
+  });
+
+token
+  .command('list')
+  .description('list admin API tokens (never the tokens themselves)')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--json', 'print a JSON array')
+  .action(async (opts: { json?: true }, command: Command) => {
+    const tokens = await withStore(command, true, listAdminTokens);
+    if (opts.json) printJson(tokens);
+    else
+      print(
+        tokens
+          .map(
+            (t) =>
+              `${t.token_id}  ${t.org ?? '(all organizations)'}  ${t.label}${t.revoked_at === null ? '' : `  revoked ${t.revoked_at}`}\n`,
+          )
+          .join('') || 'No admin tokens.\n',
+      );
+  });
+
+token
+  .command('revoke')
+  .description('revoke an admin API token')
+  .argument('<token_id>')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .action(async (tokenId: string, _opts: unknown, command: Command) => {
+    await withStore(command, true, (store) => revokeAdminToken(store, tokenId));
+    print(`Revoked admin token ${tokenId}.\n`);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

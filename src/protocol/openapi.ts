@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document of the Device Agent API, generated from the wire schemas so that it
 // cannot drift from what the server enforces. `npm run openapi` writes it to docs/openapi.json.
 import { z } from 'zod';
+import { ADMIN_PATHS, ADMIN_SCHEMAS, ADMIN_SECURITY_SCHEMES } from '../server/adminOpenapi';
 import {
   API_PREFIX,
   BODY_LIMITS,
@@ -208,9 +209,11 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      // The reference server's admin API (not part of the Device Agent API).
+      ...ADMIN_PATHS,
     },
     components: {
-      schemas: componentSchemas(),
+      schemas: { ...componentSchemas(), ...ADMIN_SCHEMAS },
       responses: RESPONSES,
       securitySchemes: {
         deviceApiKey: {
@@ -218,6 +221,7 @@ export function openApiDocument(): Record<string, unknown> {
           scheme: 'bearer',
           description: 'The device API key (96 hex characters) returned by /enroll',
         },
+        ...ADMIN_SECURITY_SCHEMES,
       },
     },
   };

@@ -1,10 +1,26 @@
-// The admin operations behind `device create|list|show|revoke`. They work on the same database
-// as a running `serve` (WAL, busy timeout, IMMEDIATE transactions).
+// The admin operations: one service layer behind the admin CLI (`device create|list|show|revoke`)
+// and the admin API and console, so they cannot disagree. Every operation takes the caller's scope
+// (one organization or all): a device outside it is answered as if it did not exist. They work on
+// the same database as a running `serve` (WAL, busy timeout, IMMEDIATE transactions).
 import { hashCredential, newCredential } from './credentials';
-import type { DeviceRecord, RevokeOutcome, Store, StoredPostureResult } from './db/store';
+import type {
+  DeviceFilter,
+  DeviceRecord,
+  DeviceSortKey,
+  DeviceState,
+  OrgScope,
+  Organization,
+  RevokeOutcome,
+  Store,
+  StoredPostureResult,
+} from './db/store';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
-import { UsageError } from './usage';
+import { NotFoundError, UsageError } from './usage';
+import { PLATFORMS, STATUSES } from '../protocol/constants';
+
+/** The admin CLI's reach: the whole database. */
+export const ALL_ORGANIZATIONS: OrgScope = { orgId: null };
 
 const MAX_LABEL_LENGTH = 128;
 
@@ -38,6 +54,8 @@ export interface DeviceSummary {
 }
 
 export interface PostureView {
+  /** Order of arrival on this server (history pages with `before`). */
+  id: number;
   correlation_id: string;
   check_key: string;
   status: string;
@@ -65,9 +83,14 @@ export async function createDevice(
   store: Store,
   input: { org: string; name?: string; tokenTtlMs: number; publicUrl?: string },
   now = new Date(),
+  scope: OrgScope = ALL_ORGANIZATIONS,
 ): Promise<CreatedDevice> {
   const org = validLabel('--org', input.org);
   const name = input.name === undefined ? null : validLabel('--name', input.name);
+  if (scope.orgId !== null && (await store.findOrganization(org))?.id !== scope.orgId) throw outOfReach('organization', org);
+  if (!Number.isFinite(input.tokenTtlMs) || input.tokenTtlMs < MIN_TOKEN_TTL_MS || input.tokenTtlMs > MAX_TOKEN_TTL_MS) {
+    throw new UsageError('the token lifetime must be from 1 second to 365 days');
+  }
   const token = newCredential();
   const tokenExpiresAt = new Date(now.getTime() + input.tokenTtlMs).toISOString();
   const deviceId = await store.createDevice({
@@ -88,23 +111,301 @@ export async function createDevice(
   };
 }
 
-export async function listDevices(store: Store, org?: string): Promise<DeviceSummary[]> {
-  return (await store.listDevices(org === undefined ? undefined : validLabel('--org', org))).map(summarize);
+const MIN_TOKEN_TTL_MS = 1_000;
+const MAX_TOKEN_TTL_MS = 365 * 86_400_000;
+export const MAX_PAGE_SIZE = 500;
+export const DEFAULT_PAGE_SIZE = 50;
+const DEVICE_STATES: readonly DeviceState[] = ['PENDING', 'ACTIVE', 'REVOKED'];
+const SORT_KEYS: readonly DeviceSortKey[] = ['created_at', 'hostname', 'last_seen_at'];
+
+/** What a device list asks for, as the CLI flags and the API's query parameters name it. */
+export interface DeviceListRequest {
+  org?: string;
+  state?: string;
+  platform?: string;
+  /** A check key whose latest result is FAIL; `any` for any check. */
+  failing?: string;
+  hostname?: string;
+  last_seen_before?: string;
+  last_seen_after?: string;
+  sort?: string;
+  order?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface DevicePage {
+  devices: DeviceSummary[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+export async function listDevicePage(store: Store, scope: OrgScope, request: DeviceListRequest): Promise<DevicePage> {
+  const filter = deviceFilter(request);
+  const sort = oneOf('sort', request.sort ?? 'created_at', SORT_KEYS);
+  const order = oneOf('order', request.order ?? 'asc', ['asc', 'desc'] as const);
+  const limit = request.limit ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE)
+    throw new UsageError(`limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
+  const after = request.cursor === undefined ? null : parseCursor(request.cursor, sort, order);
+  const rows = await store.listDevicePage({ scope, filter, sort, descending: order === 'desc', after, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    devices: page.map(summarize),
+    next_cursor: rows.length > limit && last ? encodeCursor(sort, order, sortValue(last, sort), last.id) : null,
+  };
+}
+
+/** Every device the request matches, page after page (the CLI's `device list`). */
+export async function listAllDevices(
+  store: Store,
+  scope: OrgScope,
+  request: Omit<DeviceListRequest, 'cursor' | 'limit'>,
+): Promise<DeviceSummary[]> {
+  const devices: DeviceSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listDevicePage(store, scope, { ...request, cursor, limit: MAX_PAGE_SIZE });
+    devices.push(...page.devices);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  return devices;
+}
+
+function deviceFilter(request: DeviceListRequest): DeviceFilter {
+  const filter: DeviceFilter = {};
+  if (request.org !== undefined) filter.orgName = validLabel('org', request.org);
+  if (request.state !== undefined) filter.state = oneOf('state', request.state.toUpperCase(), DEVICE_STATES);
+  if (request.platform !== undefined) filter.platform = oneOf('platform', request.platform.toUpperCase(), PLATFORMS);
+  if (request.failing !== undefined) filter.failingCheck = request.failing === 'any' ? '*' : validCheckKey(request.failing);
+  if (request.hostname !== undefined && request.hostname !== '') filter.hostnameContains = validLabel('hostname', request.hostname);
+  if (request.last_seen_before !== undefined) filter.lastSeenBefore = validTime('last_seen_before', request.last_seen_before);
+  if (request.last_seen_after !== undefined) filter.lastSeenAfter = validTime('last_seen_after', request.last_seen_after);
+  return filter;
+}
+
+function oneOf<T extends string>(what: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${what} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+function validCheckKey(value: string): string {
+  if (!/^[A-Z][A-Z0-9_]{0,63}$/.test(value)) throw new UsageError('failing must be a check key such as DISK_ENCRYPTION, or "any"');
+  return value;
+}
+
+function validTime(what: string, value: string): string {
+  const time = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time)) throw new UsageError(`${what} must be an ISO 8601 date or time`);
+  return new Date(time).toISOString();
+}
+
+function sortValue(device: DeviceRecord, sort: DeviceSortKey): string {
+  if (sort === 'created_at') return device.createdAt;
+  return (sort === 'hostname' ? device.hostname : device.lastSeenAt) ?? '';
+}
+
+/** Opaque to clients: the sort it belongs to and the last row's (sort value, id). */
+function encodeCursor(sort: string, order: string, value: string, id: string): string {
+  return Buffer.from(JSON.stringify([sort, order, value, id])).toString('base64url');
+}
+
+function parseCursor(cursor: string, sort: string, order: string): { value: string; id: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 4 || !parsed.every((part) => typeof part === 'string')) {
+    throw new UsageError('cursor is not one this server handed out');
+  }
+  const [cursorSort, cursorOrder, value, id] = parsed;
+  if (cursorSort !== sort || cursorOrder !== order) throw new UsageError('cursor belongs to another sort order; start again without it');
+  return { value: value!, id: id! };
+}
+
+/** A device with the latest result of each of its checks, and what each means. */
+export interface DeviceView extends DeviceSummary {
+  latest: PostureView[];
+}
+
+export async function getDevice(store: Store, scope: OrgScope, deviceId: string): Promise<DeviceView> {
+  const device = await findDevice(store, deviceId, scope);
+  return { ...summarize(device), latest: withRemediation(device.platform, (await store.latestResults(device)).map(postureView)) };
 }
 
 export async function showDevice(store: Store, deviceId: string): Promise<DeviceDetails> {
-  const device = await findDevice(store, deviceId);
+  const device = await findDevice(store, deviceId, ALL_ORGANIZATIONS);
   return { ...summarize(device), postures: withRemediation(device.platform, (await store.listPostures(device)).map(postureView)) };
 }
 
-export async function revokeDevice(store: Store, deviceId: string, now = new Date()): Promise<RevokeOutcome> {
-  return store.revokeDevice(await findDevice(store, deviceId), now.toISOString());
+export const MAX_HISTORY_PAGE = 500;
+
+export interface PostureHistory {
+  device_id: string;
+  results: PostureView[];
+  /** Pass as `before` for older results; null when there are none. */
+  next_before: number | null;
 }
 
-async function findDevice(store: Store, deviceId: string): Promise<DeviceRecord> {
+/** The device's results newest first, of one check or all; `before` pages back. */
+export async function deviceHistory(
+  store: Store,
+  scope: OrgScope,
+  deviceId: string,
+  request: { check?: string; before?: number; limit?: number },
+): Promise<PostureHistory> {
+  const device = await findDevice(store, deviceId, scope);
+  const limit = request.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_PAGE)
+    throw new UsageError(`limit must be a whole number from 1 to ${MAX_HISTORY_PAGE}`);
+  if (request.before !== undefined && (!Number.isSafeInteger(request.before) || request.before < 1))
+    throw new UsageError('before must be a positive whole number');
+  const checkKey = request.check === undefined ? undefined : validCheckKey(request.check);
+  const rows = await store.postureHistory(device, { checkKey, beforeId: request.before, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  // The steps follow the OS release of the device's latest OS_VERSION result (postures oldest first).
+  const osVersion = (await store.latestResults(device)).filter((r) => r.checkKey === 'OS_VERSION').map(postureView);
+  const explained = withRemediation(device.platform, [...osVersion, ...page.map(postureView).reverse()])
+    .slice(osVersion.length)
+    .reverse();
+  return { device_id: device.id, results: explained, next_before: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+export async function revokeDevice(
+  store: Store,
+  deviceId: string,
+  now = new Date(),
+  scope: OrgScope = ALL_ORGANIZATIONS,
+): Promise<RevokeOutcome> {
+  return store.revokeDevice(await findDevice(store, deviceId, scope), now.toISOString());
+}
+
+async function findDevice(store: Store, deviceId: string, scope: OrgScope): Promise<DeviceRecord> {
   const device = await store.findDevice(deviceId);
-  if (!device) throw new UsageError(`no device ${JSON.stringify(deviceId)} in this database`);
+  // Another organization's device is answered exactly like a missing one.
+  if (!device || (scope.orgId !== null && device.orgId !== scope.orgId)) throw outOfReach('device', deviceId);
   return device;
+}
+
+function outOfReach(what: string, name: string): NotFoundError {
+  return new NotFoundError(`no ${what} ${JSON.stringify(name)} in this database${what === 'organization' ? ' within your reach' : ''}`);
+}
+
+/** The organization a scoped caller may name, or (all organizations) any that exists. */
+export async function organizationInScope(store: Store, scope: OrgScope, name: string): Promise<Organization> {
+  const org = await store.findOrganization(validLabel('org', name));
+  if (!org || (scope.orgId !== null && org.id !== scope.orgId)) throw outOfReach('organization', name);
+  return org;
+}
+
+export interface ComplianceOptions {
+  org?: string;
+  heartbeatIntervalSeconds: number;
+  postureIntervalSeconds: number;
+  now?: Date;
+}
+
+/** A device not heard from for this long is offline (stale is twice its heartbeat interval). */
+const OFFLINE_AFTER_MS = 3 * 86_400_000;
+
+type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE', number>;
+
+export interface ComplianceSummary {
+  org: string | null;
+  generated_at: string;
+  devices: { total: number; by_state: Record<string, number>; by_platform: Record<string, number> };
+  /** ACTIVE devices, and those not seen for longer than twice the heartbeat interval (stale) or OFFLINE_AFTER_MS (offline). */
+  presence: { active: number; stale: number; offline: number; stale_after_seconds: number; offline_after_seconds: number };
+  /** Per check, ACTIVE devices by the status of their latest result; older than twice the posture interval counts as stale. */
+  checks: ({ check_key: string } & StatusCounts)[];
+}
+
+export async function complianceSummary(store: Store, scope: OrgScope, options: ComplianceOptions): Promise<ComplianceSummary> {
+  const org = options.org === undefined ? undefined : (await organizationInScope(store, scope, options.org)).name;
+  const now = (options.now ?? new Date()).getTime();
+  const staleAfterMs = 2 * options.heartbeatIntervalSeconds * 1000;
+  const counts = await store.complianceCounts(scope, org, {
+    staleBefore: new Date(now - staleAfterMs).toISOString(),
+    offlineBefore: new Date(now - OFFLINE_AFTER_MS).toISOString(),
+    resultsFreshSince: new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
+  });
+  const byState: Record<string, number> = Object.fromEntries(DEVICE_STATES.map((state) => [state, 0]));
+  const byPlatform: Record<string, number> = {};
+  for (const row of counts.devices) {
+    byState[row.state] = (byState[row.state] ?? 0) + row.count;
+    const platform = row.platform ?? 'UNKNOWN';
+    byPlatform[platform] = (byPlatform[platform] ?? 0) + row.count;
+  }
+  const checks = new Map<string, { check_key: string } & StatusCounts>();
+  for (const row of counts.checks) {
+    const entry = checks.get(row.checkKey) ?? { check_key: row.checkKey, ...emptyCounts() };
+    if (row.fresh) entry[row.status] += row.count;
+    checks.set(row.checkKey, entry);
+  }
+  for (const entry of checks.values()) entry.MISSING_OR_STALE = counts.active - STATUSES.reduce((sum, status) => sum + entry[status], 0);
+  return {
+    org: org ?? null,
+    generated_at: new Date(now).toISOString(),
+    devices: { total: counts.devices.reduce((sum, row) => sum + row.count, 0), by_state: byState, by_platform: byPlatform },
+    presence: {
+      active: counts.active,
+      stale: counts.stale,
+      offline: counts.offline,
+      stale_after_seconds: staleAfterMs / 1000,
+      offline_after_seconds: OFFLINE_AFTER_MS / 1000,
+    },
+    checks: [...checks.values()].sort((a, b) => a.check_key.localeCompare(b.check_key)),
+  };
+}
+
+function emptyCounts(): StatusCounts {
+  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, MISSING_OR_STALE: 0 };
+}
+
+export const MAX_SERIES_DAYS = 90;
+
+export interface ComplianceDay {
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  /** Per check: devices whose last result of that day had each status. */
+  checks: Record<string, Record<(typeof STATUSES)[number], number>>;
+  /** Over every check: PASS results / results, that day (null when nothing was reported). */
+  pass_ratio: number | null;
+}
+
+/** One entry per day of the last `days` days, oldest first, days without reports included. */
+export async function complianceSeries(
+  store: Store,
+  scope: OrgScope,
+  options: { org?: string; days?: number; now?: Date },
+): Promise<{ org: string | null; days: ComplianceDay[] }> {
+  const org = options.org === undefined ? undefined : (await organizationInScope(store, scope, options.org)).name;
+  const dayCount = options.days ?? 30;
+  if (!Number.isInteger(dayCount) || dayCount < 1 || dayCount > MAX_SERIES_DAYS)
+    throw new UsageError(`days must be a whole number from 1 to ${MAX_SERIES_DAYS}`);
+  const today = Date.parse((options.now ?? new Date()).toISOString().slice(0, 10));
+  const first = today - (dayCount - 1) * 86_400_000;
+  const rows = await store.dailyCompliance(scope, org, new Date(first).toISOString());
+  const days = new Map<string, ComplianceDay>();
+  for (let t = first; t <= today; t += 86_400_000) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    days.set(day, { day, checks: {}, pass_ratio: null });
+  }
+  for (const row of rows) {
+    const entry = days.get(row.day);
+    if (!entry) continue;
+    const counts = (entry.checks[row.checkKey] ??= { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0 });
+    counts[row.status] += row.count;
+  }
+  for (const entry of days.values()) {
+    const all = Object.values(entry.checks);
+    const total = all.reduce((sum, c) => sum + c.PASS + c.FAIL + c.UNKNOWN, 0);
+    entry.pass_ratio = total === 0 ? null : all.reduce((sum, c) => sum + c.PASS, 0) / total;
+  }
+  return { org: org ?? null, days: [...days.values()] };
 }
 
 function summarize(device: DeviceRecord): DeviceSummary {
@@ -130,6 +431,7 @@ function summarize(device: DeviceRecord): DeviceSummary {
 
 function postureView(result: StoredPostureResult): Omit<PostureView, 'remediation'> {
   return {
+    id: result.id,
     correlation_id: result.reportId,
     check_key: result.checkKey,
     status: result.status,

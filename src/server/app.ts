@@ -10,11 +10,17 @@ import Fastify, {
   type HookHandlerDoneFunction,
 } from 'fastify';
 import type { TLSSocket } from 'node:tls';
+import cookie from '@fastify/cookie';
+import csrfProtection from '@fastify/csrf-protection';
 import { BODY_LIMITS, ROUTES } from '../protocol/schemas';
+import { decorateAdmin } from './adminAuth';
 import { decorateDevice } from './auth';
+import { consoleRoutes } from './console/routes';
 import type { AppContext } from './context';
 import { HttpError, badRequest } from './errors';
 import { limitForwardedAddresses } from './forwarded';
+import { adminApiRoutes } from './routes/adminApi';
+import { NotFoundError, UsageError } from './usage';
 import { enrollRoute } from './routes/enroll';
 import { healthRoute, HEALTH_PATH, READY_PATH } from './routes/health';
 import { metricsRoute, METRICS_PATH } from './routes/metrics';
@@ -72,6 +78,10 @@ export function buildApp(context: AppContext): FastifyInstance {
 
   acceptJson(app);
   decorateDevice(app);
+  decorateAdmin(app);
+  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: context.config.tls !== undefined };
+  void app.register(cookie);
+  void app.register(csrfProtection, { cookieKey: 'device_agent_csrf', cookieOpts: cookieOptions });
   app.addHook('onRequest', refuseUnroutable);
   if (context.config.forwarded) app.addHook('onRequest', limitForwardedAddresses(context.config.forwarded));
   app.setNotFoundHandler((request) => {
@@ -99,6 +109,7 @@ export function buildApp(context: AppContext): FastifyInstance {
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       device_id: request.device?.id,
+      admin: request.admin?.actor,
       // Whether this TLS connection resumed a session (no full handshake); absent over plain HTTP.
       tls_resumed: (request.socket as Partial<TLSSocket>).isSessionReused?.(),
     });
@@ -114,6 +125,8 @@ export function buildApp(context: AppContext): FastifyInstance {
   heartbeatRoute(app, context);
   posturesRoute(app, context);
   unenrollRoute(app, context);
+  adminApiRoutes(app, context);
+  void app.register(consoleRoutes(context));
   return app;
 }
 
@@ -136,15 +149,23 @@ function pathOf(request: FastifyRequest): string {
   return query === -1 ? request.url : request.url.slice(0, query);
 }
 
-/** Known routes only: an unknown path may carry anything, even a credential. */
+/**
+ * Known routes only, as their patterns (`/api/admin/v1/devices/:id`): an unknown path may carry
+ * anything, even a credential, and a query string may too.
+ */
 function loggedPath(request: FastifyRequest): string {
   const path = pathOf(request);
-  return ALLOWED_METHODS.has(path) ? path : '(unknown)';
+  if (ALLOWED_METHODS.has(path)) return path;
+  return request.is404 ? '(unknown)' : (request.routeOptions.url ?? '(unknown)');
 }
 
 function routingError(request: FastifyRequest): HttpError {
   const allowed = ALLOWED_METHODS.get(pathOf(request));
-  if (allowed === undefined) return new HttpError('not_found', 'no such route; the agent API lives under /api/agent/v1');
+  if (allowed === undefined)
+    return new HttpError(
+      'not_found',
+      'no such route; the agent API lives under /api/agent/v1, the admin API under /api/admin/v1, the console under /console',
+    );
   return new HttpError('method_not_allowed', `${request.method} is not allowed here; use ${allowed}`, { allow: allowed });
 }
 
@@ -160,6 +181,11 @@ function atLeastWarn(level: string): string {
 
 function toHttpError(error: FastifyError | HttpError, request: FastifyRequest): HttpError {
   if (error instanceof HttpError) return error;
+  // The admin service layer's refusals (admin.ts), shared with the CLI.
+  if (error instanceof NotFoundError) return new HttpError('not_found', error.message);
+  if (error instanceof UsageError) return badRequest(error.message);
+  if (error.code?.startsWith('FST_CSRF'))
+    return new HttpError('forbidden', 'a request authenticated by the console session needs its CSRF token (x-csrf-token)');
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new HttpError('payload_too_large', `the request body exceeds this route's limit of ${request.routeOptions.bodyLimit} bytes`);

@@ -26,6 +26,8 @@ export interface RateLimiters {
   postures: RateLimiter;
   /** Posture request bytes per device. */
   postureBytes: RateLimiter;
+  /** Console sign-in attempts per client address. */
+  signIns: RateLimiter;
 }
 
 export interface AppContext {

@@ -2,9 +2,13 @@
 // HttpError; the app's error handler turns it (and everything else) into that body.
 import type { ErrorCode } from '../protocol/schemas';
 
-const STATUS_OF_CODE: Record<ErrorCode, number> = {
+/** The agent API's codes, and `forbidden`, which only the admin API and console answer (a missing or wrong CSRF token). */
+export type HttpErrorCode = ErrorCode | 'forbidden';
+
+const STATUS_OF_CODE: Record<HttpErrorCode, number> = {
   bad_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -16,7 +20,7 @@ const STATUS_OF_CODE: Record<ErrorCode, number> = {
 export class HttpError extends Error {
   override name = 'HttpError';
   constructor(
-    readonly code: ErrorCode,
+    readonly code: HttpErrorCode,
     /** Shown to the client: never credentials, evidence, SQL or stack traces. */
     message: string,
     readonly headers: Record<string, string> = {},

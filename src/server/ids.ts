@@ -6,6 +6,8 @@ const ID_PREFIXES = {
   organization: 'org',
   device: 'dev',
   postureReport: 'rpt',
+  adminToken: 'adt',
+  adminAccount: 'adm',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -13,6 +15,8 @@ export type Id<K extends IdKind> = string & { readonly __idKind: K };
 export type OrganizationId = Id<'organization'>;
 export type DeviceId = Id<'device'>;
 export type PostureReportId = Id<'postureReport'>;
+export type AdminTokenId = Id<'adminToken'>;
+export type AdminAccountId = Id<'adminAccount'>;
 
 /** 128 random bits, hex. */
 const RANDOM_BYTES = 16;

@@ -1,6 +1,6 @@
 // pino logger of the server: JSON lines on stdout (pretty when stdout is a terminal). Requests are
 // logged from an allow-list of fields (see app.ts); redaction is the second line of defence so
-// that a token, key, Authorization header or evidence never reaches a log.
+// that a token, key, password, cookie, Authorization header or evidence never reaches a log.
 import pino, { type Logger } from 'pino';
 
 import type { LogLevel } from './logLevels';
@@ -15,6 +15,9 @@ const REDACTED_PATHS = [
   'evidence',
   'headers',
   'body',
+  'password',
+  'cookie',
+  'admin_token',
   '*.authorization',
   '*.token',
   '*.api_key',
@@ -24,6 +27,9 @@ const REDACTED_PATHS = [
   '*.evidence',
   '*.headers',
   '*.body',
+  '*.password',
+  '*.cookie',
+  '*.admin_token',
 ];
 
 export interface LoggerOptions {

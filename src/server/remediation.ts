@@ -5,7 +5,7 @@
 import { osHintFrom } from '../../checks/remediation';
 import { explainResult } from '../../checks/remediationCatalogue';
 import type { PostureStatus } from '../protocol/schemas';
-import type { Store } from './db/store';
+import type { DeviceRecord, OrgScope, Store } from './db/store';
 
 export interface Remediation {
   /** The entry's word: `rule` on PASS/FAIL, `reason` otherwise (null when the result has none). */
@@ -65,26 +65,43 @@ export interface FleetFailure {
  * Which active devices fail which check, by their latest result, grouped by platform, check and
  * rule, most devices first. The summary is the entry's, without any one device's figures.
  */
-export async function fleetFailures(store: Store, org?: string): Promise<FleetFailure[]> {
+export async function fleetFailures(store: Store, org?: string, scope: OrgScope = { orgId: null }): Promise<FleetFailure[]> {
   const groups = new Map<string, FleetFailure>();
-  for (const device of await store.listDevices(org)) {
-    if (device.state !== 'ACTIVE') continue;
+  for await (const device of failingDevices(store, scope, org)) {
     const platform = device.platform ?? '';
-    const latest = latestPerCheck(
-      (await store.listPostures(device)).map((p) => ({ check_key: p.checkKey, status: p.status, evidence: p.evidence })),
-    );
-    for (const result of latest.filter((r) => r.status === 'FAIL')) {
+    for (const result of (await store.latestResults(device)).filter((r) => r.status === 'FAIL')) {
       const { word, summary, admin, generic } = explainResult(platform, {
-        check_key: result.check_key,
+        check_key: result.checkKey,
         status: 'FAIL',
         evidence: { rule: result.evidence?.rule },
       });
-      const key = JSON.stringify([platform, result.check_key, word]);
-      const group = groups.get(key) ?? { platform, check_key: result.check_key, word, devices: [], summary, admin, generic };
+      const key = JSON.stringify([platform, result.checkKey, word]);
+      const group = groups.get(key) ?? { platform, check_key: result.checkKey, word, devices: [], summary, admin, generic };
       group.devices.push(device.id);
       groups.set(key, group);
     }
   }
   for (const group of groups.values()) group.devices.sort();
   return [...groups.values()].sort((a, b) => b.devices.length - a.devices.length || a.check_key.localeCompare(b.check_key));
+}
+
+const FAILING_PAGE = 500;
+
+/** ACTIVE devices with at least one FAIL as their latest result, page by page. */
+async function* failingDevices(store: Store, scope: OrgScope, orgName: string | undefined): AsyncGenerator<DeviceRecord> {
+  let after: { value: string; id: string } | null = null;
+  for (;;) {
+    const page = await store.listDevicePage({
+      scope,
+      filter: { orgName, state: 'ACTIVE', failingCheck: '*' },
+      sort: 'created_at',
+      descending: false,
+      after,
+      limit: FAILING_PAGE,
+    });
+    yield* page;
+    const last = page.at(-1);
+    if (page.length < FAILING_PAGE || !last) return;
+    after = { value: last.createdAt, id: last.id };
+  }
 }

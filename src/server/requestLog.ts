@@ -11,6 +11,8 @@ export interface RequestLine {
   status: number;
   ms: number;
   device_id: string | undefined;
+  /** The authenticated admin (`token:<id>`, `account:<email>`), on admin API and console requests. */
+  admin?: string;
   /** Whether a TLS connection resumed a session; absent over plain HTTP. */
   tls_resumed?: boolean;
 }

@@ -41,7 +41,7 @@ export interface ServeOptions {
   /** `total` undefined: as many as the open-file limit allows. */
   connections: { total?: number; perAddress: number };
   /** Per device and minute: heartbeats, posture requests, posture bytes (0: unlimited). */
-  rateLimits: { heartbeats: number; postures: number; postureBytes: number };
+  rateLimits: { heartbeats: number; postures: number; postureBytes: number; signIns: number };
   retention: RetentionPolicy;
   /** Devices whose authentication and last heartbeat this process remembers (0: none). */
   deviceCacheSize: number;
@@ -70,6 +70,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
     postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
+    signIns: new RateLimiter({ perMinute: options.rateLimits.signIns }),
   };
   const devices = new DeviceCache(store, options.deviceCacheSize);
   const heartbeats = new HeartbeatWriter(store, devices, logger);
@@ -111,6 +112,10 @@ export async function serve(options: ServeOptions): Promise<number> {
   logger.info({ connections, rate_limits_per_minute: options.rateLimits, retention: options.retention }, 'limits');
   const retention = startRetention(store, options.retention, logger);
   // Last start-up line: whoever waits for it has seen the others.
+  logger.info(
+    { console_url: `${url}/console` },
+    `admin console: ${url}/console (accounts: ${options.invocation} admin add --db ${shellQuote(db)} --email <email> --org <organization>)`,
+  );
   logger.info({ url, public_url: publicUrl, db }, `listening on ${url}`);
 
   const signal = await stopSignal;

@@ -2,3 +2,8 @@
 export class UsageError extends Error {
   override name = 'UsageError';
 }
+
+/** A device, organization or credential that does not exist, or not within the caller's reach (API: 404). */
+export class NotFoundError extends UsageError {
+  override name = 'NotFoundError';
+}

@@ -36,11 +36,25 @@ describe('docs/openapi.json', () => {
     expect(committed, 'docs/openapi.json is stale: run `npm run openapi` and commit it').toBe(renderOpenApi());
   });
 
-  test('is OpenAPI 3.1 with the four POST routes of the agent API', () => {
+  test('is OpenAPI 3.1 with the four POST routes of the agent API, and the admin API beside them', () => {
     const document = JSON.parse(committed) as OpenApiDocument;
     expect(document.openapi).toBe('3.1.0');
-    expect(Object.keys(document.paths).sort()).toEqual(Object.values(schemas.ROUTES).sort());
-    for (const item of Object.values(document.paths)) expect(Object.keys(item)).toEqual(['post']);
+    const agentPaths = Object.keys(document.paths).filter((path) => !path.startsWith('/api/admin/v1/'));
+    expect(agentPaths.sort()).toEqual(Object.values(schemas.ROUTES).sort());
+    for (const path of agentPaths) expect(Object.keys(document.paths[path]!)).toEqual(['post']);
+    expect(
+      Object.keys(document.paths)
+        .filter((path) => path.startsWith('/api/admin/v1/'))
+        .sort(),
+    ).toEqual([
+      '/api/admin/v1/compliance',
+      '/api/admin/v1/compliance/daily',
+      '/api/admin/v1/devices',
+      '/api/admin/v1/devices/{id}',
+      '/api/admin/v1/devices/{id}/history',
+      '/api/admin/v1/devices/{id}/revoke',
+      '/api/admin/v1/failures',
+    ]);
   });
 
   test('every $ref resolves', () => {

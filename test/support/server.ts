@@ -93,7 +93,7 @@ export async function runServerCli(args: readonly string[], env?: NodeJS.Process
 }
 
 /** The environment of every server and admin CLI process: on PostgreSQL, how to log in. */
-function serverEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function serverEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...process.env, ...(ON_POSTGRES ? postgresEnv() : {}), ...extra };
 }
 

@@ -55,3 +55,6 @@ export function toDeviceRecord<Time>(row: DeviceRow<Time>, iso: (time: Time) => 
     tokenExpiresAt: optional(row.token_expires_at),
   };
 }
+
+/** LIKE pattern matching `text` literally anywhere (escape character `\`), for the hostname filter. */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,6 +1,6 @@
 // `device-agent-server migrate-data --from <sqlite file> --to postgres://…`: copies a SQLite
 // deployment (organizations, devices with their keys' hashes, unused enrollment tokens, posture
-// reports and results, settings) into a PostgreSQL database, then compares the row counts of every
+// reports and results, latest results, admin tokens, console accounts and sessions, settings) into a PostgreSQL database, then compares the row counts of every
 // table. Each batch is one transaction whose rows are inserted with ON CONFLICT DO NOTHING, so an
 // interrupted copy is resumed by running the same command again; posture results keep their ids,
 // and a rerun starts after the highest one already copied.
@@ -87,6 +87,57 @@ const TABLES: readonly TableCopy[] = [
     ],
   },
   {
+    // Copied rather than rebuilt: as of the same moment as the results, and it keeps a check's
+    // latest result whose history row retention already deleted. result_id is unique.
+    table: 'latest_results',
+    key: 'result_id',
+    columns: [
+      ['org_id', 'text[]'],
+      ['device_id', 'text[]'],
+      ['check_key', 'text[]'],
+      ['result_id', 'bigint[]'],
+      ['report_id', 'text[]'],
+      ['status', 'text[]'],
+      ['evidence', 'json[]'],
+      ['observed_at', 'text[]'],
+      ['received_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'admin_tokens',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['token_hash', 'text[]'],
+      ['org_id', 'text[]'],
+      ['label', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+      ['revoked_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'admin_accounts',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['email', 'text[]'],
+      ['password_hash', 'text[]'],
+      ['org_id', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    // Console sessions too, so that signed-in admins stay signed in across the move.
+    table: 'admin_sessions',
+    key: 'session_hash',
+    columns: [
+      ['session_hash', 'text[]'],
+      ['account_id', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+      ['expires_at', 'timestamptz[]'],
+    ],
+  },
+  {
     table: 'settings',
     key: 'key',
     columns: [
@@ -146,7 +197,8 @@ async function copyTable(source: Database, target: Pool, copy: TableCopy): Promi
     SELECT * FROM unnest(${copy.columns.map(([, type], i) => `$${i + 1}::${type}`).join(', ')})
     ON CONFLICT DO NOTHING`;
   // Results resume after the highest id already copied; the other tables are small enough to page through again.
-  let after: string | number = '';
+  // SQLite orders every integer before any text: an integer key starts after 0, not ''.
+  let after: string | number = copy.columns.some(([name, type]) => name === copy.key && type === 'bigint[]') ? 0 : '';
   if (copy.table === 'posture_results') {
     const { rows } = await target.query<{ id: string | null }>('SELECT max(id) AS id FROM posture_results');
     after = Number(rows[0]?.id ?? 0);

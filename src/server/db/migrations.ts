@@ -87,6 +87,69 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX posture_reports_by_created_at ON posture_reports(created_at);
     `,
   },
+  {
+    version: 3,
+    description: 'admin console and API: latest result per check, device listing indexes, admin tokens, accounts and sessions',
+    sql: `
+      -- The newest result of each check of each device, kept by recordPostures, so that fleet
+      -- filters and summaries never scan the history. Its own copy: retention may delete the row.
+      CREATE TABLE latest_results (
+        org_id      TEXT NOT NULL REFERENCES organizations(id),
+        device_id   TEXT NOT NULL REFERENCES devices(id),
+        check_key   TEXT NOT NULL,
+        result_id   INTEGER NOT NULL,
+        report_id   TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        evidence    TEXT,
+        observed_at TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (device_id, check_key)
+      );
+      CREATE INDEX latest_results_by_check ON latest_results(org_id, check_key, status, device_id);
+      CREATE INDEX latest_results_by_status ON latest_results(status, device_id);
+      INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at)
+        SELECT r.org_id, r.device_id, r.check_key, r.id, r.report_id, r.status, r.evidence, r.observed_at, r.received_at
+        FROM posture_results r
+        WHERE r.id IN (SELECT MAX(id) FROM posture_results GROUP BY device_id, check_key);
+
+      -- Keyset pagination of the device list, per sort order, within one organization or across all.
+      CREATE INDEX devices_by_created ON devices(created_at, id);
+      CREATE INDEX devices_by_org_created ON devices(org_id, created_at, id);
+      CREATE INDEX devices_by_hostname ON devices((COALESCE(hostname, '')), id);
+      CREATE INDEX devices_by_org_hostname ON devices(org_id, (COALESCE(hostname, '')), id);
+      CREATE INDEX devices_by_last_seen ON devices((COALESCE(last_seen_at, '')), id);
+      CREATE INDEX devices_by_org_last_seen ON devices(org_id, (COALESCE(last_seen_at, '')), id);
+      DROP INDEX devices_by_org;
+
+      -- Admin API tokens: only their SHA-256 hash; org_id NULL means every organization.
+      CREATE TABLE admin_tokens (
+        id         TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        org_id     TEXT REFERENCES organizations(id),
+        label      TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+
+      -- Console accounts: scrypt password hashes; org_id NULL means every organization.
+      CREATE TABLE admin_accounts (
+        id            TEXT PRIMARY KEY,
+        email         TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        org_id        TEXT REFERENCES organizations(id),
+        created_at    TEXT NOT NULL
+      );
+
+      -- Console sessions, server-side: the cookie holds the secret, this table its SHA-256 hash.
+      CREATE TABLE admin_sessions (
+        session_hash TEXT PRIMARY KEY,
+        account_id   TEXT NOT NULL REFERENCES admin_accounts(id) ON DELETE CASCADE,
+        created_at   TEXT NOT NULL,
+        expires_at   TEXT NOT NULL
+      );
+      CREATE INDEX admin_sessions_by_account ON admin_sessions(account_id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);
@@ -105,10 +168,10 @@ export function userVersion(db: Database): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
 
-/** Applies every pending migration; returns the versions applied. */
-export function migrate(db: Database): number[] {
+/** Applies every pending migration (up to `target`: tests build an older schema); returns the versions applied. */
+export function migrate(db: Database, target = SCHEMA_VERSION): number[] {
   const applied: number[] = [];
-  for (const migration of MIGRATIONS) {
+  for (const migration of MIGRATIONS.filter((m) => m.version <= target)) {
     db.transaction(() => {
       const current = userVersion(db);
       if (current > SCHEMA_VERSION) throw new SchemaTooNewError(current);

@@ -86,6 +86,71 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'admin console and API: latest result per check, device listing indexes, admin tokens, accounts and sessions',
+    sql: `
+      -- The newest result of each check of each device, kept by recordPostures, so that fleet
+      -- filters and summaries never scan the history. Its own copy: retention may delete the row.
+      CREATE TABLE latest_results (
+        org_id      text NOT NULL REFERENCES organizations(id),
+        device_id   text NOT NULL REFERENCES devices(id),
+        check_key   text NOT NULL,
+        result_id   bigint NOT NULL,
+        report_id   text NOT NULL,
+        status      text NOT NULL,
+        evidence    json,
+        observed_at text NOT NULL,
+        received_at timestamptz NOT NULL,
+        PRIMARY KEY (device_id, check_key)
+      );
+      CREATE INDEX latest_results_by_check ON latest_results(org_id, check_key, status, device_id);
+      CREATE INDEX latest_results_by_status ON latest_results(status, device_id);
+      INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at)
+        SELECT DISTINCT ON (r.device_id, r.check_key)
+               r.org_id, r.device_id, r.check_key, r.id, r.report_id, r.status, r.evidence, r.observed_at, r.received_at
+        FROM posture_results r
+        ORDER BY r.device_id, r.check_key, r.id DESC;
+
+      -- Keyset pagination of the device list, per sort order, within one organization or across all.
+      -- Text sorts in byte order (COLLATE "C"), as SQLite does; a device never seen sorts first.
+      CREATE INDEX devices_by_created ON devices(created_at, (id COLLATE "C"));
+      CREATE INDEX devices_by_org_created ON devices(org_id, created_at, (id COLLATE "C"));
+      CREATE INDEX devices_by_hostname ON devices((COALESCE(hostname, '') COLLATE "C"), (id COLLATE "C"));
+      CREATE INDEX devices_by_org_hostname ON devices(org_id, (COALESCE(hostname, '') COLLATE "C"), (id COLLATE "C"));
+      CREATE INDEX devices_by_last_seen ON devices((COALESCE(last_seen_at, '-infinity')), (id COLLATE "C"));
+      CREATE INDEX devices_by_org_last_seen ON devices(org_id, (COALESCE(last_seen_at, '-infinity')), (id COLLATE "C"));
+      DROP INDEX devices_by_org;
+
+      -- Admin API tokens: only their SHA-256 hash; org_id NULL means every organization.
+      CREATE TABLE admin_tokens (
+        id         text PRIMARY KEY,
+        token_hash text NOT NULL UNIQUE,
+        org_id     text REFERENCES organizations(id),
+        label      text NOT NULL,
+        created_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      );
+
+      -- Console accounts: scrypt password hashes; org_id NULL means every organization.
+      CREATE TABLE admin_accounts (
+        id            text PRIMARY KEY,
+        email         text NOT NULL UNIQUE,
+        password_hash text NOT NULL,
+        org_id        text REFERENCES organizations(id),
+        created_at    timestamptz NOT NULL
+      );
+
+      -- Console sessions, server-side: the cookie holds the secret, this table its SHA-256 hash.
+      CREATE TABLE admin_sessions (
+        session_hash text PRIMARY KEY,
+        account_id   text NOT NULL REFERENCES admin_accounts(id) ON DELETE CASCADE,
+        created_at   timestamptz NOT NULL,
+        expires_at   timestamptz NOT NULL
+      );
+      CREATE INDEX admin_sessions_by_account ON admin_sessions(account_id);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

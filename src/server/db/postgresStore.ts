@@ -4,11 +4,19 @@
 // for the first to commit, then finds nothing); a hardware_uuid is decided by the partial unique
 // index; a posture upload locks its device row first, so a revocation committed elsewhere is seen.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import type { PostureStatus } from '../../protocol/schemas';
+import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { POSTGRES_SCHEMA_VERSION, schemaVersion } from './postgresMigrations';
-import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
+import { newId, parseId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 import {
   devicesByState,
+  type AdminAccountRecord,
+  type AdminTokenRecord,
+  type ComplianceCounts,
+  type DailyCompliance,
+  type DevicePageQuery,
+  type DeviceSortKey,
+  type Organization,
+  type OrgScope,
   type AuthenticatedDevice,
   type DeviceAttributes,
   type DeviceRecord,
@@ -24,12 +32,13 @@ import {
   type Store,
   type StoredPostureResult,
 } from './store';
-import { DEVICE_COLUMNS, toDeviceRecord, type DeviceRow } from './deviceRows';
+import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 
 /** What a query runs on: the pool (one statement, its own transaction) or a transaction's client. */
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
 interface PostureRow {
+  id: string;
   report_id: string;
   check_key: string;
   status: PostureStatus;
@@ -38,12 +47,77 @@ interface PostureRow {
   received_at: Date;
 }
 
+const POSTURE_COLUMNS = 'id, report_id, check_key, status, evidence, observed_at, received_at';
+
+/** The sort expressions of the device list, each with its index (migration 2); text in byte order as SQLite sorts. */
+const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
+  created_at: 'd.created_at',
+  hostname: `COALESCE(d.hostname, '') COLLATE "C"`,
+  last_seen_at: "COALESCE(d.last_seen_at, '-infinity')",
+};
+
+interface AdminTokenRow {
+  id: string;
+  org_id: string | null;
+  org_name: string | null;
+  label: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+interface AdminAccountRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  org_id: string | null;
+  org_name: string | null;
+  created_at: Date;
+}
+
+const ADMIN_TOKEN_COLUMNS = `t.id, t.org_id, o.name AS org_name, t.label, t.created_at, t.revoked_at
+  FROM admin_tokens t LEFT JOIN organizations o ON o.id = t.org_id`;
+const ADMIN_ACCOUNT_COLUMNS = `a.id, a.email, a.password_hash, a.org_id, o.name AS org_name, a.created_at
+  FROM admin_accounts a LEFT JOIN organizations o ON o.id = a.org_id`;
+
+/** Conditions on devices `d` joined with organizations `o`, numbering their parameters in `values`. */
+class Conditions {
+  readonly list: string[] = [];
+  constructor(readonly values: unknown[] = []) {}
+  /** `$n` for `value`. */
+  param(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+  add(condition: (param: (value: unknown) => string) => string): void {
+    this.list.push(condition((value) => this.param(value)));
+  }
+  where(extra: readonly string[] = []): string {
+    const all = [...this.list, ...extra];
+    return all.length === 0 ? '' : `WHERE ${all.join(' AND ')}`;
+  }
+}
+
+function scopeConditions(scope: OrgScope, orgName: string | undefined): Conditions {
+  const conditions = new Conditions();
+  if (scope.orgId !== null) conditions.add((p) => `d.org_id = ${p(scope.orgId)}`);
+  if (orgName !== undefined) conditions.add((p) => `o.name = ${p(orgName)}`);
+  return conditions;
+}
+
+/** A cursor's sort value as the sort expression's type: a timestamp sort's '' (never seen) is -infinity. */
+function cursorValue(sort: DeviceSortKey, value: string): string {
+  if (sort === 'hostname') return value;
+  return value === '' || Number.isNaN(Date.parse(value)) ? '-infinity' : value;
+}
+
 const HARDWARE_UUID_INDEX = 'devices_hardware_uuid_per_org';
 
 function isUniqueViolationOf(error: unknown, constraint: string): boolean {
   const fields = error as { code?: unknown; constraint?: unknown };
   return error instanceof Error && fields.code === '23505' && fields.constraint === constraint;
 }
+
+const DELETE_SESSIONS_OF_EMAIL = 'DELETE FROM admin_sessions WHERE account_id = (SELECT id FROM admin_accounts WHERE email = $1)';
 
 async function rows<R extends QueryResultRow>(db: Queryable, sql: string, values: unknown[] = []): Promise<R[]> {
   return (await db.query<R>(sql, values)).rows;
@@ -169,18 +243,242 @@ export class PostgresStore implements Store {
   async listPostures(device: DeviceRef): Promise<StoredPostureResult[]> {
     const found = await rows<PostureRow>(
       this.pool,
-      `SELECT report_id, check_key, status, evidence, observed_at, received_at
-       FROM posture_results WHERE org_id = $1 AND device_id = $2 ORDER BY id`,
+      `SELECT ${POSTURE_COLUMNS} FROM posture_results WHERE org_id = $1 AND device_id = $2 ORDER BY id`,
       [device.orgId, device.id],
     );
-    return found.map((row) => ({
-      reportId: row.report_id as PostureReportId,
-      checkKey: row.check_key,
-      status: row.status,
-      evidence: row.evidence,
-      observedAt: row.observed_at,
-      receivedAt: row.received_at.toISOString(),
-    }));
+    return found.map(toStoredResult);
+  }
+
+  async listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]> {
+    const { filter } = query;
+    const conditions = scopeConditions(query.scope, filter.orgName);
+    if (filter.state !== undefined) conditions.add((p) => `d.state = ${p(filter.state)}`);
+    if (filter.platform !== undefined) conditions.add((p) => `d.platform = ${p(filter.platform)}`);
+    const { hostnameContains, lastSeenBefore, lastSeenAfter, failingCheck } = filter;
+    if (hostnameContains !== undefined)
+      conditions.add((p) => `LOWER(d.hostname) LIKE LOWER(${p(containsPattern(hostnameContains))}) ESCAPE '\\'`);
+    if (lastSeenBefore !== undefined) conditions.add((p) => `d.last_seen_at < ${p(lastSeenBefore)}`);
+    if (lastSeenAfter !== undefined) conditions.add((p) => `d.last_seen_at >= ${p(lastSeenAfter)}`);
+    if (failingCheck === '*') {
+      conditions.add(() => "EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.status = 'FAIL')");
+    } else if (failingCheck !== undefined) {
+      conditions.add(
+        (p) =>
+          `EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = ${p(failingCheck)} AND l.status = 'FAIL')`,
+      );
+    }
+    const sort = SORT_EXPRESSIONS[query.sort];
+    const direction = query.descending ? 'DESC' : 'ASC';
+    const { after } = query;
+    if (after !== null) {
+      const type = query.sort === 'hostname' ? 'text' : 'timestamptz';
+      conditions.add(
+        (p) =>
+          `(${sort}, d.id COLLATE "C") ${query.descending ? '<' : '>'} (${p(cursorValue(query.sort, after.value))}::${type}, ${p(after.id)})`,
+      );
+    }
+    const limit = conditions.param(query.limit);
+    const found = await rows<DeviceRow<Date>>(
+      this.pool,
+      `SELECT ${DEVICE_COLUMNS} ${conditions.where()} ORDER BY ${sort} ${direction}, d.id COLLATE "C" ${direction} LIMIT ${limit}`,
+      conditions.values,
+    );
+    return found.map((row) => toDeviceRecord(row, (time) => time.toISOString()));
+  }
+
+  async latestResults(device: DeviceRef): Promise<StoredPostureResult[]> {
+    const found = await rows<PostureRow>(
+      this.pool,
+      `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at
+       FROM latest_results WHERE org_id = $1 AND device_id = $2 ORDER BY check_key COLLATE "C"`,
+      [device.orgId, device.id],
+    );
+    return found.map(toStoredResult);
+  }
+
+  async postureHistory(
+    device: DeviceRef,
+    options: { checkKey?: string; beforeId?: number; limit: number },
+  ): Promise<StoredPostureResult[]> {
+    const found = await rows<PostureRow>(
+      this.pool,
+      `SELECT ${POSTURE_COLUMNS} FROM posture_results
+       WHERE org_id = $1 AND device_id = $2 AND id < COALESCE($3::bigint, 9223372036854775807)
+         AND ($4::text IS NULL OR check_key = $4::text)
+       ORDER BY id DESC LIMIT $5`,
+      [device.orgId, device.id, options.beforeId ?? null, options.checkKey ?? null, options.limit],
+    );
+    return found.map(toStoredResult);
+  }
+
+  async complianceCounts(
+    scope: OrgScope,
+    orgName: string | undefined,
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+  ): Promise<ComplianceCounts> {
+    const scoped = scopeConditions(scope, orgName);
+    const devices = await rows<{ state: DeviceState; platform: Platform | null; count: string }>(
+      this.pool,
+      `SELECT d.state, d.platform, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+       ${scoped.where()} GROUP BY d.state, d.platform ORDER BY d.state COLLATE "C", d.platform COLLATE "C" NULLS FIRST`,
+      scoped.values,
+    );
+    const presenceConditions = scopeConditions(scope, orgName);
+    const staleBefore = presenceConditions.param(cutoffs.staleBefore);
+    const offlineBefore = presenceConditions.param(cutoffs.offlineBefore);
+    const [presence] = await rows<{ active: string; stale: string | null; offline: string | null }>(
+      this.pool,
+      `SELECT COUNT(*) AS active,
+              SUM(CASE WHEN d.last_seen_at < ${staleBefore} THEN 1 ELSE 0 END) AS stale,
+              SUM(CASE WHEN d.last_seen_at < ${offlineBefore} THEN 1 ELSE 0 END) AS offline
+       FROM devices d JOIN organizations o ON o.id = d.org_id ${presenceConditions.where(["d.state = 'ACTIVE'"])}`,
+      presenceConditions.values,
+    );
+    const checkConditions = scopeConditions(scope, orgName);
+    const freshSince = checkConditions.param(cutoffs.resultsFreshSince);
+    const checks = await rows<{ check_key: string; status: PostureStatus; fresh: boolean; count: string }>(
+      this.pool,
+      `SELECT l.check_key, l.status, l.received_at >= ${freshSince} AS fresh, COUNT(*) AS count
+       FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
+       ${checkConditions.where(["d.state = 'ACTIVE'"])} GROUP BY l.check_key, l.status, fresh
+       ORDER BY l.check_key COLLATE "C", l.status COLLATE "C", fresh`,
+      checkConditions.values,
+    );
+    return {
+      devices: devices.map((d) => ({ state: d.state, platform: d.platform, count: Number(d.count) })),
+      active: Number(presence?.active ?? 0),
+      stale: Number(presence?.stale ?? 0),
+      offline: Number(presence?.offline ?? 0),
+      checks: checks.map((c) => ({ checkKey: c.check_key, status: c.status, fresh: c.fresh, count: Number(c.count) })),
+    };
+  }
+
+  async dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]> {
+    const conditions = scopeConditions(scope, orgName);
+    const sinceParam = conditions.param(since);
+    const found = await rows<{ day: string; check_key: string; status: PostureStatus; count: string }>(
+      this.pool,
+      `SELECT last.day, r.check_key, r.status, COUNT(*) AS count
+       FROM (SELECT to_char(r.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, MAX(r.id) AS id
+             FROM posture_results r JOIN devices d ON d.id = r.device_id JOIN organizations o ON o.id = d.org_id
+             ${conditions.where([`r.received_at >= ${sinceParam}`])}
+             GROUP BY 1, r.device_id, r.check_key) last
+       JOIN posture_results r ON r.id = last.id
+       GROUP BY last.day, r.check_key, r.status ORDER BY last.day, r.check_key COLLATE "C", r.status COLLATE "C"`,
+      conditions.values,
+    );
+    return found.map((r) => ({ day: r.day, checkKey: r.check_key, status: r.status, count: Number(r.count) }));
+  }
+
+  async findOrganization(name: string): Promise<Organization | undefined> {
+    const [org] = await rows<Organization>(this.pool, 'SELECT id, name FROM organizations WHERE name = $1', [name]);
+    return org;
+  }
+
+  async ensureOrganization(name: string, now: string): Promise<Organization> {
+    return inTransaction(this.pool, async (db) => {
+      await db.query('INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [
+        newId('organization'),
+        name,
+        now,
+      ]);
+      const [org] = await rows<Organization>(db, 'SELECT id, name FROM organizations WHERE name = $1', [name]);
+      if (!org) throw new Error('organization vanished while creating it');
+      return org;
+    });
+  }
+
+  async createAdminToken(input: { tokenHash: string; orgId: OrganizationId | null; label: string; now: string }): Promise<AdminTokenId> {
+    const id = newId('adminToken');
+    await this.pool.query('INSERT INTO admin_tokens (id, token_hash, org_id, label, created_at) VALUES ($1, $2, $3, $4, $5)', [
+      id,
+      input.tokenHash,
+      input.orgId,
+      input.label,
+      input.now,
+    ]);
+    return id;
+  }
+
+  async authenticateAdminToken(tokenHash: string): Promise<AdminTokenRecord | undefined> {
+    const [row] = await rows<AdminTokenRow>(this.pool, `SELECT ${ADMIN_TOKEN_COLUMNS} WHERE t.token_hash = $1 AND t.revoked_at IS NULL`, [
+      tokenHash,
+    ]);
+    return row && toAdminToken(row);
+  }
+
+  async listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return (await rows<AdminTokenRow>(this.pool, `SELECT ${ADMIN_TOKEN_COLUMNS} ORDER BY t.created_at, t.id COLLATE "C"`)).map(
+      toAdminToken,
+    );
+  }
+
+  async revokeAdminToken(id: string, now: string): Promise<boolean> {
+    return (await changes(this.pool, 'UPDATE admin_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id])) === 1;
+  }
+
+  async createAdminAccount(input: {
+    email: string;
+    passwordHash: string;
+    orgId: OrganizationId | null;
+    now: string;
+  }): Promise<AdminAccountId | undefined> {
+    const id = newId('adminAccount');
+    const inserted = await changes(
+      this.pool,
+      'INSERT INTO admin_accounts (id, email, password_hash, org_id, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (email) DO NOTHING',
+      [id, input.email, input.passwordHash, input.orgId, input.now],
+    );
+    return inserted === 1 ? id : undefined;
+  }
+
+  async findAdminAccount(email: string): Promise<AdminAccountRecord | undefined> {
+    const [row] = await rows<AdminAccountRow>(this.pool, `SELECT ${ADMIN_ACCOUNT_COLUMNS} WHERE a.email = $1`, [email]);
+    return row && toAdminAccount(row);
+  }
+
+  async listAdminAccounts(): Promise<AdminAccountRecord[]> {
+    return (await rows<AdminAccountRow>(this.pool, `SELECT ${ADMIN_ACCOUNT_COLUMNS} ORDER BY a.email COLLATE "C"`)).map(toAdminAccount);
+  }
+
+  async setAdminPassword(email: string, passwordHash: string): Promise<boolean> {
+    return inTransaction(this.pool, async (db) => {
+      await db.query(DELETE_SESSIONS_OF_EMAIL, [email]);
+      return (await changes(db, 'UPDATE admin_accounts SET password_hash = $1 WHERE email = $2', [passwordHash, email])) === 1;
+    });
+  }
+
+  async deleteAdminAccount(email: string): Promise<boolean> {
+    return inTransaction(this.pool, async (db) => {
+      await db.query(DELETE_SESSIONS_OF_EMAIL, [email]);
+      return (await changes(db, 'DELETE FROM admin_accounts WHERE email = $1', [email])) === 1;
+    });
+  }
+
+  async createSession(input: { sessionHash: string; accountId: AdminAccountId; expiresAt: string; now: string }): Promise<void> {
+    await this.pool.query('INSERT INTO admin_sessions (session_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4)', [
+      input.sessionHash,
+      input.accountId,
+      input.now,
+      input.expiresAt,
+    ]);
+  }
+
+  async sessionAccount(sessionHash: string, now: string): Promise<AdminAccountRecord | undefined> {
+    const [row] = await rows<AdminAccountRow>(
+      this.pool,
+      `SELECT ${ADMIN_ACCOUNT_COLUMNS} JOIN admin_sessions s ON s.account_id = a.id WHERE s.session_hash = $1 AND s.expires_at > $2`,
+      [sessionHash, now],
+    );
+    return row && toAdminAccount(row);
+  }
+
+  async deleteSession(sessionHash: string): Promise<void> {
+    await this.pool.query('DELETE FROM admin_sessions WHERE session_hash = $1', [sessionHash]);
+  }
+
+  async deleteExpiredSessions(now: string): Promise<number> {
+    return changes(this.pool, 'DELETE FROM admin_sessions WHERE expires_at <= $1', [now]);
   }
 
   async exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined> {
@@ -309,12 +607,22 @@ export class PostgresStore implements Store {
           columns.evidence.push(r.evidence === null ? null : JSON.stringify(r.evidence));
           columns.observed.push(r.observedAt);
         }
+        // The newest of the batch's results of each check (the largest id RETURNING gives) becomes
+        // that check's latest result: one row per check, as ON CONFLICT may touch a row only once.
         await db.query(
-          `INSERT INTO posture_results (org_id, device_id, report_id, check_key, status, evidence, observed_at, received_at)
-         SELECT $1, $2, r.report_id, r.check_key, r.status, r.evidence::json, r.observed_at, $8
-         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-              WITH ORDINALITY AS r(report_id, check_key, status, evidence, observed_at, position)
-         ORDER BY r.position`,
+          `WITH inserted AS (
+             INSERT INTO posture_results (org_id, device_id, report_id, check_key, status, evidence, observed_at, received_at)
+             SELECT $1, $2, r.report_id, r.check_key, r.status, r.evidence::json, r.observed_at, $8
+             FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+                  WITH ORDINALITY AS r(report_id, check_key, status, evidence, observed_at, position)
+             ORDER BY r.position
+             RETURNING id, report_id, check_key, status, evidence, observed_at, received_at)
+           INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at)
+           SELECT DISTINCT ON (i.check_key) $1, $2, i.check_key, i.id, i.report_id, i.status, i.evidence, i.observed_at, i.received_at
+           FROM inserted i ORDER BY i.check_key, i.id DESC
+           ON CONFLICT (device_id, check_key) DO UPDATE SET
+             result_id = excluded.result_id, report_id = excluded.report_id, status = excluded.status,
+             evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at`,
           [device.orgId, device.id, columns.report, columns.key, columns.status, columns.evidence, columns.observed, now],
         );
         return { kind: 'recorded', createdReportId };
@@ -381,4 +689,38 @@ export class PostgresStore implements Store {
       [cutoff, limit],
     );
   }
+}
+
+function toStoredResult(row: PostureRow): StoredPostureResult {
+  return {
+    id: Number(row.id),
+    reportId: row.report_id as PostureReportId,
+    checkKey: row.check_key,
+    status: row.status,
+    evidence: row.evidence,
+    observedAt: row.observed_at,
+    receivedAt: row.received_at.toISOString(),
+  };
+}
+
+function toAdminToken(row: AdminTokenRow): AdminTokenRecord {
+  return {
+    id: row.id as AdminTokenId,
+    orgId: row.org_id as OrganizationId | null,
+    orgName: row.org_name,
+    label: row.label,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString(),
+  };
+}
+
+function toAdminAccount(row: AdminAccountRow): AdminAccountRecord {
+  return {
+    id: row.id as AdminAccountId,
+    email: row.email,
+    passwordHash: row.password_hash,
+    orgId: row.org_id as OrganizationId | null,
+    orgName: row.org_name,
+    createdAt: row.created_at.toISOString(),
+  };
 }

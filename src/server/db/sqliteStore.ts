@@ -2,12 +2,20 @@
 // prepared statement; multi-statement writes in BEGIN IMMEDIATE transactions. better-sqlite3 is
 // synchronous; `settle` turns each call's value or throw into the interface's promise.
 import type { Database, Statement } from 'better-sqlite3';
-import type { PostureStatus } from '../../protocol/schemas';
-import { newId, parseId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
+import type { Platform, PostureStatus } from '../../protocol/schemas';
+import { newId, parseId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 import { SCHEMA_VERSION, userVersion } from './migrations';
 import {
   devicesByState,
+  type AdminAccountRecord,
+  type AdminTokenRecord,
   type AuthenticatedDevice,
+  type ComplianceCounts,
+  type DailyCompliance,
+  type DevicePageQuery,
+  type DeviceSortKey,
+  type OrgScope,
+  type Organization,
   type DeviceAttributes,
   type DeviceRecord,
   type DeviceRef,
@@ -21,9 +29,10 @@ import {
   type Store,
   type StoredPostureResult,
 } from './store';
-import { DEVICE_COLUMNS, toDeviceRecord, type DeviceRow } from './deviceRows';
+import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 
 interface PostureRow {
+  id: number;
   report_id: string;
   check_key: string;
   status: PostureStatus;
@@ -32,12 +41,62 @@ interface PostureRow {
   received_at: string;
 }
 
+const POSTURE_COLUMNS = 'id, report_id, check_key, status, evidence, observed_at, received_at';
+
+/** The sort expressions of the device list; each has an index with and without org_id in front (migration 3). */
+const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
+  created_at: 'd.created_at',
+  hostname: "COALESCE(d.hostname, '')",
+  last_seen_at: "COALESCE(d.last_seen_at, '')",
+};
+
+interface AdminTokenRow {
+  id: string;
+  org_id: string | null;
+  org_name: string | null;
+  label: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+interface AdminAccountRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  org_id: string | null;
+  org_name: string | null;
+  created_at: string;
+}
+
+const ADMIN_TOKEN_COLUMNS = `t.id, t.org_id, o.name AS org_name, t.label, t.created_at, t.revoked_at
+  FROM admin_tokens t LEFT JOIN organizations o ON o.id = t.org_id`;
+const ADMIN_ACCOUNT_COLUMNS = `a.id, a.email, a.password_hash, a.org_id, o.name AS org_name, a.created_at
+  FROM admin_accounts a LEFT JOIN organizations o ON o.id = a.org_id`;
+
+/** `WHERE` conditions and parameters limiting devices `d` joined with organizations `o` to a scope and an organization name. */
+function scopeConditions(scope: OrgScope, orgName: string | undefined): { conditions: string[]; params: Record<string, unknown> } {
+  const conditions: string[] = [];
+  const params: Record<string, unknown> = {};
+  if (scope.orgId !== null) {
+    conditions.push('d.org_id = @scope_org');
+    params.scope_org = scope.orgId;
+  }
+  if (orgName !== undefined) {
+    conditions.push('o.name = @org_name');
+    params.org_name = orgName;
+  }
+  return { conditions, params };
+}
+
+const where = (conditions: readonly string[]) => (conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`);
+
 function isUniqueViolation(error: unknown): boolean {
   return error instanceof Error && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 export class SqliteStore implements Store {
   private readonly statements;
+  private readonly dynamic = new Map<string, Statement>();
 
   constructor(private readonly db: Database) {
     const s = <P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql);
@@ -103,9 +162,48 @@ export class SqliteStore implements Store {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       posturesOfDevice: s<[string, string], PostureRow>(
-        `SELECT report_id, check_key, status, evidence, observed_at, received_at
-         FROM posture_results WHERE org_id = ? AND device_id = ? ORDER BY id`,
+        `SELECT ${POSTURE_COLUMNS} FROM posture_results WHERE org_id = ? AND device_id = ? ORDER BY id`,
       ),
+      upsertLatest: s<[string, string, string, number, string, string, string | null, string, string]>(
+        `INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (device_id, check_key) DO UPDATE SET
+           result_id = excluded.result_id, report_id = excluded.report_id, status = excluded.status,
+           evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at`,
+      ),
+      latestOfDevice: s<[string, string], PostureRow>(
+        `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at
+         FROM latest_results WHERE org_id = ? AND device_id = ? ORDER BY check_key`,
+      ),
+      history: s<{ org_id: string; device_id: string; check_key: string | null; before: number | null; limit: number }, PostureRow>(
+        `SELECT ${POSTURE_COLUMNS} FROM posture_results
+         WHERE org_id = @org_id AND device_id = @device_id AND id < COALESCE(@before, 9223372036854775807)
+           AND (@check_key IS NULL OR check_key = @check_key)
+         ORDER BY id DESC LIMIT @limit`,
+      ),
+      insertAdminToken: s<[string, string, string | null, string, string]>(
+        'INSERT INTO admin_tokens (id, token_hash, org_id, label, created_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      adminTokenByHash: s<[string], AdminTokenRow>(`SELECT ${ADMIN_TOKEN_COLUMNS} WHERE t.token_hash = ? AND t.revoked_at IS NULL`),
+      allAdminTokens: s<[], AdminTokenRow>(`SELECT ${ADMIN_TOKEN_COLUMNS} ORDER BY t.created_at, t.id`),
+      revokeAdminToken: s<[string, string]>('UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+      insertAdminAccount: s<[string, string, string, string | null, string]>(
+        'INSERT INTO admin_accounts (id, email, password_hash, org_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING',
+      ),
+      adminAccountByEmail: s<[string], AdminAccountRow>(`SELECT ${ADMIN_ACCOUNT_COLUMNS} WHERE a.email = ?`),
+      allAdminAccounts: s<[], AdminAccountRow>(`SELECT ${ADMIN_ACCOUNT_COLUMNS} ORDER BY a.email`),
+      setAdminPassword: s<[string, string]>('UPDATE admin_accounts SET password_hash = ? WHERE email = ?'),
+      deleteSessionsOfEmail: s<[string]>('DELETE FROM admin_sessions WHERE account_id = (SELECT id FROM admin_accounts WHERE email = ?)'),
+      deleteAdminAccount: s<[string]>('DELETE FROM admin_accounts WHERE email = ?'),
+      insertSession: s<[string, string, string, string]>(
+        'INSERT INTO admin_sessions (session_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
+      ),
+      sessionAccount: s<[string, string], AdminAccountRow>(
+        `SELECT ${ADMIN_ACCOUNT_COLUMNS} JOIN admin_sessions s ON s.account_id = a.id WHERE s.session_hash = ? AND s.expires_at > ?`,
+      ),
+      deleteSession: s<[string]>('DELETE FROM admin_sessions WHERE session_hash = ?'),
+      deleteExpiredSessions: s<[string]>('DELETE FROM admin_sessions WHERE expires_at <= ?'),
+      organizationNamed: s<[string], { id: OrganizationId; name: string }>('SELECT id, name FROM organizations WHERE name = ?'),
       revokeDevice: s<[string, string, string]>(
         "UPDATE devices SET state = 'REVOKED', api_key_hash = NULL, revoked_at = ? WHERE id = ? AND org_id = ? AND state <> 'REVOKED'",
       ),
@@ -198,16 +296,232 @@ export class SqliteStore implements Store {
   }
 
   listPostures(device: DeviceRef): Promise<StoredPostureResult[]> {
+    return settle(() => this.statements.posturesOfDevice.all(device.orgId, device.id).map(toStoredResult));
+  }
+
+  listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]> {
     return settle(() => {
-      return this.statements.posturesOfDevice.all(device.orgId, device.id).map((row) => ({
-        reportId: row.report_id as PostureReportId,
-        checkKey: row.check_key,
-        status: row.status,
-        evidence: row.evidence === null ? null : (JSON.parse(row.evidence) as Record<string, unknown>),
-        observedAt: row.observed_at,
-        receivedAt: row.received_at,
-      }));
+      const { filter } = query;
+      const { conditions, params } = scopeConditions(query.scope, filter.orgName);
+      const add = (condition: string, name: string, value: unknown) => {
+        conditions.push(condition);
+        params[name] = value;
+      };
+      if (filter.state !== undefined) add('d.state = @state', 'state', filter.state);
+      if (filter.platform !== undefined) add('d.platform = @platform', 'platform', filter.platform);
+      if (filter.hostnameContains !== undefined)
+        add("LOWER(d.hostname) LIKE LOWER(@hostname) ESCAPE '\\'", 'hostname', containsPattern(filter.hostnameContains));
+      if (filter.lastSeenBefore !== undefined) add('d.last_seen_at < @seen_before', 'seen_before', filter.lastSeenBefore);
+      if (filter.lastSeenAfter !== undefined) add('d.last_seen_at >= @seen_after', 'seen_after', filter.lastSeenAfter);
+      if (filter.failingCheck === '*') {
+        conditions.push("EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.status = 'FAIL')");
+      } else if (filter.failingCheck !== undefined) {
+        add(
+          "EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = @failing AND l.status = 'FAIL')",
+          'failing',
+          filter.failingCheck,
+        );
+      }
+      const sort = SORT_EXPRESSIONS[query.sort];
+      const direction = query.descending ? 'DESC' : 'ASC';
+      if (query.after !== null) {
+        conditions.push(`(${sort}, d.id) ${query.descending ? '<' : '>'} (@after_value, @after_id)`);
+        params.after_value = query.after.value;
+        params.after_id = query.after.id;
+      }
+      params.limit = query.limit;
+      const sql = `SELECT ${DEVICE_COLUMNS} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
+      return this.prepared<DeviceRow<string>>(sql)
+        .all(params)
+        .map((row) => toDeviceRecord(row, (time) => time));
     });
+  }
+
+  latestResults(device: DeviceRef): Promise<StoredPostureResult[]> {
+    return settle(() => this.statements.latestOfDevice.all(device.orgId, device.id).map(toStoredResult));
+  }
+
+  postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]> {
+    return settle(() =>
+      this.statements.history
+        .all({
+          org_id: device.orgId,
+          device_id: device.id,
+          check_key: options.checkKey ?? null,
+          before: options.beforeId ?? null,
+          limit: options.limit,
+        })
+        .map(toStoredResult),
+    );
+  }
+
+  complianceCounts(
+    scope: OrgScope,
+    orgName: string | undefined,
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+  ): Promise<ComplianceCounts> {
+    return settle(() => {
+      const { conditions, params } = scopeConditions(scope, orgName);
+      const devices = this.prepared<{ state: ComplianceCounts['devices'][number]['state']; platform: Platform | null; count: number }>(
+        `SELECT d.state, d.platform, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+         ${where(conditions)} GROUP BY d.state, d.platform ORDER BY d.state, d.platform`,
+      ).all(params);
+      const active = [...conditions, "d.state = 'ACTIVE'"];
+      const presence = this.prepared<{ active: number; stale: number | null; offline: number | null }>(
+        `SELECT COUNT(*) AS active,
+                SUM(CASE WHEN d.last_seen_at < @stale_before THEN 1 ELSE 0 END) AS stale,
+                SUM(CASE WHEN d.last_seen_at < @offline_before THEN 1 ELSE 0 END) AS offline
+         FROM devices d JOIN organizations o ON o.id = d.org_id ${where(active)}`,
+      ).get({ ...params, stale_before: cutoffs.staleBefore, offline_before: cutoffs.offlineBefore });
+      const checks = this.prepared<{ check_key: string; status: PostureStatus; fresh: number; count: number }>(
+        `SELECT l.check_key, l.status, CASE WHEN l.received_at >= @fresh_since THEN 1 ELSE 0 END AS fresh, COUNT(*) AS count
+         FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
+         ${where(active)} GROUP BY l.check_key, l.status, fresh ORDER BY l.check_key, l.status`,
+      ).all({ ...params, fresh_since: cutoffs.resultsFreshSince });
+      return {
+        devices,
+        active: presence?.active ?? 0,
+        stale: presence?.stale ?? 0,
+        offline: presence?.offline ?? 0,
+        checks: checks.map((c) => ({ checkKey: c.check_key, status: c.status, fresh: c.fresh === 1, count: c.count })),
+      };
+    });
+  }
+
+  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]> {
+    return settle(() => {
+      const { conditions, params } = scopeConditions(scope, orgName);
+      const rows = this.prepared<{ day: string; check_key: string; status: PostureStatus; count: number }>(
+        `SELECT last.day, r.check_key, r.status, COUNT(*) AS count
+         FROM (SELECT SUBSTR(r.received_at, 1, 10) AS day, MAX(r.id) AS id
+               FROM posture_results r JOIN devices d ON d.id = r.device_id JOIN organizations o ON o.id = d.org_id
+               ${where([...conditions, 'r.received_at >= @since'])}
+               GROUP BY SUBSTR(r.received_at, 1, 10), r.device_id, r.check_key) last
+         JOIN posture_results r ON r.id = last.id
+         GROUP BY last.day, r.check_key, r.status ORDER BY last.day, r.check_key, r.status`,
+      ).all({ ...params, since });
+      return rows.map((r) => ({ day: r.day, checkKey: r.check_key, status: r.status, count: r.count }));
+    });
+  }
+
+  findOrganization(name: string): Promise<Organization | undefined> {
+    return settle(() => this.statements.organizationNamed.get(name));
+  }
+
+  ensureOrganization(name: string, now: string): Promise<Organization> {
+    return settle(() =>
+      this.db
+        .transaction(() => {
+          this.statements.insertOrganization.run(newId('organization'), name, now);
+          const org = this.statements.organizationNamed.get(name);
+          if (!org) throw new Error('organization vanished while creating it');
+          return org;
+        })
+        .immediate(),
+    );
+  }
+
+  createAdminToken(input: { tokenHash: string; orgId: OrganizationId | null; label: string; now: string }): Promise<AdminTokenId> {
+    return settle(() => {
+      const id = newId('adminToken');
+      this.statements.insertAdminToken.run(id, input.tokenHash, input.orgId, input.label, input.now);
+      return id;
+    });
+  }
+
+  authenticateAdminToken(tokenHash: string): Promise<AdminTokenRecord | undefined> {
+    return settle(() => {
+      const row = this.statements.adminTokenByHash.get(tokenHash);
+      return row && toAdminToken(row);
+    });
+  }
+
+  listAdminTokens(): Promise<AdminTokenRecord[]> {
+    return settle(() => this.statements.allAdminTokens.all().map(toAdminToken));
+  }
+
+  revokeAdminToken(id: string, now: string): Promise<boolean> {
+    return settle(() => this.statements.revokeAdminToken.run(now, id).changes === 1);
+  }
+
+  createAdminAccount(input: {
+    email: string;
+    passwordHash: string;
+    orgId: OrganizationId | null;
+    now: string;
+  }): Promise<AdminAccountId | undefined> {
+    return settle(() => {
+      const id = newId('adminAccount');
+      return this.statements.insertAdminAccount.run(id, input.email, input.passwordHash, input.orgId, input.now).changes === 1
+        ? id
+        : undefined;
+    });
+  }
+
+  findAdminAccount(email: string): Promise<AdminAccountRecord | undefined> {
+    return settle(() => {
+      const row = this.statements.adminAccountByEmail.get(email);
+      return row && toAdminAccount(row);
+    });
+  }
+
+  listAdminAccounts(): Promise<AdminAccountRecord[]> {
+    return settle(() => this.statements.allAdminAccounts.all().map(toAdminAccount));
+  }
+
+  setAdminPassword(email: string, passwordHash: string): Promise<boolean> {
+    return settle(() =>
+      this.db
+        .transaction(() => {
+          this.statements.deleteSessionsOfEmail.run(email);
+          return this.statements.setAdminPassword.run(passwordHash, email).changes === 1;
+        })
+        .immediate(),
+    );
+  }
+
+  deleteAdminAccount(email: string): Promise<boolean> {
+    return settle(() =>
+      this.db
+        .transaction(() => {
+          this.statements.deleteSessionsOfEmail.run(email);
+          return this.statements.deleteAdminAccount.run(email).changes === 1;
+        })
+        .immediate(),
+    );
+  }
+
+  createSession(input: { sessionHash: string; accountId: AdminAccountId; expiresAt: string; now: string }): Promise<void> {
+    return settle(() => {
+      this.statements.insertSession.run(input.sessionHash, input.accountId, input.now, input.expiresAt);
+    });
+  }
+
+  sessionAccount(sessionHash: string, now: string): Promise<AdminAccountRecord | undefined> {
+    return settle(() => {
+      const row = this.statements.sessionAccount.get(sessionHash, now);
+      return row && toAdminAccount(row);
+    });
+  }
+
+  deleteSession(sessionHash: string): Promise<void> {
+    return settle(() => {
+      this.statements.deleteSession.run(sessionHash);
+    });
+  }
+
+  deleteExpiredSessions(now: string): Promise<number> {
+    return settle(() => this.statements.deleteExpiredSessions.run(now).changes);
+  }
+
+  /** Statements built from filters, prepared once per distinct text. */
+  private prepared<R>(sql: string): Statement<[Record<string, unknown>], R> {
+    let statement = this.dynamic.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.dynamic.set(sql, statement);
+    }
+    return statement as Statement<[Record<string, unknown>], R>;
   }
 
   exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined> {
@@ -290,7 +604,27 @@ export class SqliteStore implements Store {
             const reportId = r.correlationId ?? createdReportId;
             if (reportId === null) throw new Error('result without a posture report');
             const evidence = r.evidence === null ? null : JSON.stringify(r.evidence);
-            st.insertResult.run(device.orgId, device.id, reportId, r.checkKey, r.status, evidence, r.observedAt, now);
+            const { lastInsertRowid } = st.insertResult.run(
+              device.orgId,
+              device.id,
+              reportId,
+              r.checkKey,
+              r.status,
+              evidence,
+              r.observedAt,
+              now,
+            );
+            st.upsertLatest.run(
+              device.orgId,
+              device.id,
+              r.checkKey,
+              Number(lastInsertRowid),
+              reportId,
+              r.status,
+              evidence,
+              r.observedAt,
+              now,
+            );
           }
           st.touchDevice.run(now, device.id, device.orgId);
           return { kind: 'recorded', createdReportId };
@@ -337,4 +671,38 @@ export function settle<T>(call: () => T): Promise<T> {
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
+}
+
+function toStoredResult(row: PostureRow): StoredPostureResult {
+  return {
+    id: row.id,
+    reportId: row.report_id as PostureReportId,
+    checkKey: row.check_key,
+    status: row.status,
+    evidence: row.evidence === null ? null : (JSON.parse(row.evidence) as Record<string, unknown>),
+    observedAt: row.observed_at,
+    receivedAt: row.received_at,
+  };
+}
+
+function toAdminToken(row: AdminTokenRow): AdminTokenRecord {
+  return {
+    id: row.id as AdminTokenId,
+    orgId: row.org_id as OrganizationId | null,
+    orgName: row.org_name,
+    label: row.label,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toAdminAccount(row: AdminAccountRow): AdminAccountRecord {
+  return {
+    id: row.id as AdminAccountId,
+    email: row.email,
+    passwordHash: row.password_hash,
+    orgId: row.org_id as OrganizationId | null,
+    orgName: row.org_name,
+    createdAt: row.created_at,
+  };
 }

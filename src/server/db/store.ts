@@ -2,7 +2,7 @@
 // speaks in. Agent-facing operations are scoped by organization (tenant); the store sees only
 // credential hashes, never plaintext.
 import type { Platform, PostureStatus } from '../../protocol/schemas';
-import type { DeviceId, OrganizationId, PostureReportId } from '../ids';
+import type { AdminAccountId, AdminTokenId, DeviceId, OrganizationId, PostureReportId } from '../ids';
 
 export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
 
@@ -58,6 +58,8 @@ export interface NewPostureResult {
 }
 
 export interface StoredPostureResult {
+  /** Order of arrival: a larger id was received later. */
+  id: number;
   reportId: PostureReportId;
   checkKey: string;
   status: PostureStatus;
@@ -101,6 +103,79 @@ export interface DeviceRef {
   orgId: OrganizationId;
 }
 
+/** Which organizations an admin credential reaches: one, or (null) all. */
+export interface OrgScope {
+  orgId: OrganizationId | null;
+}
+
+export interface DeviceFilter {
+  /** Only this organization (by name), within the scope. */
+  orgName?: string;
+  state?: DeviceState;
+  platform?: string;
+  /** A check key whose latest result is FAIL, or '*' for any check. */
+  failingCheck?: string;
+  /** A substring of the hostname (case-insensitive for ASCII). */
+  hostnameContains?: string;
+  lastSeenBefore?: string;
+  lastSeenAfter?: string;
+}
+
+export type DeviceSortKey = 'created_at' | 'hostname' | 'last_seen_at';
+
+export interface DevicePageQuery {
+  scope: OrgScope;
+  filter: DeviceFilter;
+  sort: DeviceSortKey;
+  descending: boolean;
+  /** Rows strictly after this (sort value, device id) in the order asked for. */
+  after: { value: string; id: string } | null;
+  limit: number;
+}
+
+export interface Organization {
+  id: OrganizationId;
+  name: string;
+}
+
+export interface ComplianceCounts {
+  /** Devices per state and platform (platform null until the first heartbeat). */
+  devices: { state: DeviceState; platform: Platform | null; count: number }[];
+  /** ACTIVE devices in all, and those not seen since `staleBefore` / `offlineBefore`. */
+  active: number;
+  stale: number;
+  offline: number;
+  /** Latest results of ACTIVE devices per check and status; `fresh` when received at or after `resultsFreshSince`. */
+  checks: { checkKey: string; status: PostureStatus; fresh: boolean; count: number }[];
+}
+
+export interface DailyCompliance {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  checkKey: string;
+  status: PostureStatus;
+  /** Devices whose last result of that check received that day had this status. */
+  count: number;
+}
+
+export interface AdminTokenRecord {
+  id: AdminTokenId;
+  orgId: OrganizationId | null;
+  orgName: string | null;
+  label: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface AdminAccountRecord {
+  id: AdminAccountId;
+  email: string;
+  passwordHash: string;
+  orgId: OrganizationId | null;
+  orgName: string | null;
+  createdAt: string;
+}
+
 /**
  * Everything the routes, the admin commands and the retention sweep ask of the database. Engines
  * (today SQLite, `sqliteStore.ts`) implement it; SQL never leaves `src/server/db/`. Every
@@ -120,6 +195,49 @@ export interface Store {
   /** A PENDING device in `orgName` (created when missing) with its enrollment token. */
   createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): Promise<DeviceId>;
   findDevice(id: string): Promise<DeviceRecord | undefined>;
+  /** One page of devices in the order asked for, at most `limit`. */
+  listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]>;
+  /** The newest result of each check of the device, by check key. */
+  latestResults(device: DeviceRef): Promise<StoredPostureResult[]>;
+  /** The device's results newest first, those with an id below `beforeId` when given, optionally of one check. */
+  postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]>;
+  complianceCounts(
+    scope: OrgScope,
+    orgName: string | undefined,
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+  ): Promise<ComplianceCounts>;
+  /** Per day since `since` (UTC), per check and status. */
+  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]>;
+  findOrganization(name: string): Promise<Organization | undefined>;
+  /** The organization named so, created when missing. */
+  ensureOrganization(name: string, now: string): Promise<Organization>;
+
+  createAdminToken(input: { tokenHash: string; orgId: OrganizationId | null; label: string; now: string }): Promise<AdminTokenId>;
+  /** A token that is not revoked. */
+  authenticateAdminToken(tokenHash: string): Promise<AdminTokenRecord | undefined>;
+  listAdminTokens(): Promise<AdminTokenRecord[]>;
+  /** False when there is no such unrevoked token. */
+  revokeAdminToken(id: string, now: string): Promise<boolean>;
+
+  /** Undefined when the email is taken. */
+  createAdminAccount(input: {
+    email: string;
+    passwordHash: string;
+    orgId: OrganizationId | null;
+    now: string;
+  }): Promise<AdminAccountId | undefined>;
+  findAdminAccount(email: string): Promise<AdminAccountRecord | undefined>;
+  listAdminAccounts(): Promise<AdminAccountRecord[]>;
+  /** Sets the password and ends the account's sessions; false when there is no such account. */
+  setAdminPassword(email: string, passwordHash: string): Promise<boolean>;
+  /** Deletes the account and its sessions; false when there is no such account. */
+  deleteAdminAccount(email: string): Promise<boolean>;
+  createSession(input: { sessionHash: string; accountId: AdminAccountId; expiresAt: string; now: string }): Promise<void>;
+  /** The account of an unexpired session. */
+  sessionAccount(sessionHash: string, now: string): Promise<AdminAccountRecord | undefined>;
+  deleteSession(sessionHash: string): Promise<void>;
+  /** Deletes expired sessions; returns how many. */
+  deleteExpiredSessions(now: string): Promise<number>;
   listDevices(orgName?: string): Promise<DeviceRecord[]>;
   /** The device's stored results, oldest first. */
   listPostures(device: DeviceRef): Promise<StoredPostureResult[]>;

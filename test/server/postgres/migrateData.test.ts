@@ -5,14 +5,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
+import { addAccount, ConsoleClient, createAdminToken } from '../../support/admin';
 import { createDatabase, queryDatabase } from '../../support/postgres';
 import { runServerCli, startServer, tryServerCli } from '../../support/server';
-import { enroll, enrolledDevice, heartbeat, heartbeatBody, postures, result } from '../client';
+import { call, enroll, enrolledDevice, heartbeat, heartbeatBody, postures, result } from '../client';
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const dir = mkdtempSync(join(tmpdir(), 'device-agent-migrate-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const TABLES = ['organizations', 'devices', 'enrollment_tokens', 'posture_reports', 'posture_results', 'settings'];
+const TABLES = [
+  'organizations',
+  'devices',
+  'enrollment_tokens',
+  'posture_reports',
+  'posture_results',
+  'latest_results',
+  'admin_tokens',
+  'admin_accounts',
+  'admin_sessions',
+  'settings',
+];
 
 test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations and history; a rerun resumes', async () => {
   const file = join(dir, 'server.db');
@@ -30,6 +44,10 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   await sqlite.revokeDevice(revoked.deviceId);
   const pending = await sqlite.createDevice({ org: 'acme', name: 'not yet enrolled' });
   const before = await Promise.all([active, revoked].map((d) => sqlite.showDevice(d.deviceId)));
+  const { admin_token: adminToken } = await createAdminToken(sqlite, { org: 'acme' });
+  expect((await addAccount(sqlite, 'admin@acme.test', { org: 'acme' }, 'a long console password')).code).toBe(0);
+  const latestBefore = (await call(sqlite, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) }))
+    .text;
   await sqlite.stop();
 
   const url = await createDatabase();
@@ -47,6 +65,11 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   try {
     const after = await Promise.all([active, revoked].map((d) => pg.showDevice(d.deviceId)));
     expect(after).toEqual(before);
+    // The admin token, the console account and each check's latest result came along.
+    const device = await call(pg, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) });
+    expect(device.status).toBe(200);
+    expect(JSON.parse(device.text)).toEqual(JSON.parse(latestBefore));
+    expect((await new ConsoleClient(pg).signIn('admin@acme.test', 'a long console password')).status).toBe(303);
     expect((await heartbeat(pg, active.apiKey, heartbeatBody({ hardware_uuid: active.hardwareUuid }))).status).toBe(200);
     expect((await heartbeat(pg, revoked.apiKey)).status).toBe(401);
     expect((await enroll(pg, pending.enrollment_token)).status).toBe(200);

@@ -1,0 +1,68 @@
+// Admin authentication for the admin API and the console: an admin API token (`Authorization:
+// Bearer dat_…`) or the console's session cookie. A request the cookie authenticates must also
+// carry the CSRF token when it changes something.
+import type {} from '@fastify/cookie';
+import type {} from '@fastify/csrf-protection';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateAdminToken, sessionPrincipal, type AdminPrincipal } from './adminAccess';
+import type { Store } from './db/store';
+import { unauthorized } from './errors';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the admin authentication hooks. */
+    admin: AdminPrincipal | null;
+  }
+}
+
+export const SESSION_COOKIE = 'device_agent_session';
+const BEARER = /^Bearer +([^\s]+) *$/i;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function decorateAdmin(app: FastifyInstance): void {
+  app.decorateRequest('admin', null);
+}
+
+/** The session cookie's principal, when the request carries a valid one. */
+export async function sessionOf(store: Store, request: FastifyRequest): Promise<AdminPrincipal | undefined> {
+  const secret = request.cookies[SESSION_COOKIE];
+  return secret === undefined ? undefined : sessionPrincipal(store, secret);
+}
+
+/**
+ * onRequest hook of the admin API. A Bearer token is checked first; without an Authorization
+ * header the session cookie is used, and then unsafe methods need the CSRF token (checked in
+ * preHandler by `csrfForSessions`, once the body is read).
+ */
+export function authenticateAdmin(store: Store) {
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    if (header !== undefined) {
+      const token = BEARER.exec(header)?.[1];
+      const principal = token === undefined ? undefined : await authenticateAdminToken(store, token);
+      if (!principal) throw unauthorized('the admin token is not valid: malformed, unknown or revoked');
+      request.admin = principal;
+      return;
+    }
+    const principal = await sessionOf(store, request);
+    if (!principal) throw unauthorized('missing "Authorization: Bearer <admin token>" header (or a console session)');
+    request.admin = principal;
+  };
+}
+
+/** preHandler: a cookie-authenticated request that changes something must carry the CSRF token. */
+export function csrfForSessions(app: FastifyInstance) {
+  return function check(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+    if (SAFE_METHODS.has(request.method) || request.headers.authorization !== undefined) {
+      done();
+      return;
+    }
+    app.csrfProtection(request, reply, done);
+  };
+}
+
+/** The authenticated admin; only called behind authenticateAdmin or the console's session hook. */
+export function adminOf(request: FastifyRequest): AdminPrincipal {
+  if (!request.admin) throw new Error('admin route reached without an authenticated admin');
+  return request.admin;
+}

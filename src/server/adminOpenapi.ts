@@ -1,0 +1,337 @@
+// The admin API's part of docs/openapi.json (paths under /api/admin/v1 and their schemas). The
+// shapes are those of admin.ts; test/server/adminApi.test.ts exercises every route described here.
+import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
+import { DEFAULT_PAGE_SIZE, MAX_HISTORY_PAGE, MAX_PAGE_SIZE, MAX_SERIES_DAYS } from './admin';
+import { ADMIN_API_PREFIX } from './routes/adminApi';
+
+const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, 'null'], ...extra });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const jsonOf = (name: string) => ({ 'application/json': { schema: ref(name) } });
+const error = (description: string) => ({ description, content: { 'application/json': { schema: ref('Error') } } });
+const counts = (keys: readonly string[]) => ({
+  type: 'object',
+  required: [...keys],
+  properties: Object.fromEntries(keys.map((k) => [k, { type: 'integer', minimum: 0 }])),
+});
+
+export const ADMIN_SCHEMAS: Record<string, unknown> = {
+  AdminDevice: {
+    type: 'object',
+    description: 'A device as the admin API and `device list --json` show it.',
+    properties: {
+      device_id: { type: 'string', pattern: '^dev_[0-9a-f]{32}$' },
+      org: { type: 'string' },
+      name: nullable('string'),
+      state: { enum: ['PENDING', 'ACTIVE', 'REVOKED'] },
+      hardware_uuid: nullable('string'),
+      serial_number: nullable('string'),
+      hostname: nullable('string'),
+      platform: { enum: [...PLATFORMS, null] },
+      os_version: nullable('string'),
+      agent_version: nullable('string'),
+      created_at: { type: 'string', format: 'date-time' },
+      enrolled_at: nullable('string', { format: 'date-time' }),
+      activated_at: nullable('string', { format: 'date-time' }),
+      last_seen_at: nullable('string', { format: 'date-time' }),
+      revoked_at: nullable('string', { format: 'date-time' }),
+      token_expires_at: nullable('string', { format: 'date-time', description: 'Set while an unused enrollment token exists' }),
+    },
+  },
+  AdminDevicePage: {
+    type: 'object',
+    required: ['devices', 'next_cursor'],
+    properties: {
+      devices: { type: 'array', items: ref('AdminDevice') },
+      next_cursor: nullable('string', {
+        description: 'Pass as `cursor` (with the same sort and order) for the next page; null on the last page',
+      }),
+    },
+  },
+  AdminResult: {
+    type: 'object',
+    description: 'A stored posture result with what it means and how to fix it (the remediation catalogue; never sent by devices).',
+    properties: {
+      id: { type: 'integer', description: 'Order of arrival; history pages with `before`' },
+      correlation_id: { type: 'string', pattern: '^rpt_[0-9a-f]{32}$' },
+      check_key: { type: 'string', examples: [...CHECK_KEYS] },
+      status: { enum: [...STATUSES] },
+      evidence: nullable('object'),
+      observed_at: { type: 'string', format: 'date-time' },
+      received_at: { type: 'string', format: 'date-time' },
+      remediation: {
+        type: 'object',
+        properties: {
+          word: nullable('string', { description: '`rule` on PASS/FAIL, `reason` otherwise' }),
+          summary: { type: 'string' },
+          fix: { type: 'string' },
+          admin: { type: 'string' },
+          generic: { type: 'boolean', description: 'True when the catalogue had no entry for this word' },
+        },
+      },
+    },
+  },
+  AdminDeviceView: {
+    allOf: [ref('AdminDevice'), { type: 'object', properties: { latest: { type: 'array', items: ref('AdminResult') } } }],
+  },
+  AdminHistory: {
+    type: 'object',
+    properties: {
+      device_id: { type: 'string' },
+      results: { type: 'array', items: ref('AdminResult'), description: 'Newest first' },
+      next_before: nullable('integer', { description: 'Pass as `before` for older results' }),
+    },
+  },
+  AdminCreateDevice: {
+    type: 'object',
+    required: ['org'],
+    additionalProperties: false,
+    properties: {
+      org: { type: 'string', minLength: 1, maxLength: 128, description: 'A token or account of one organization may name only its own' },
+      name: { type: 'string', minLength: 1, maxLength: 128 },
+      token_ttl_seconds: { type: 'integer', minimum: 1, maximum: 365 * 86_400, default: 7 * 86_400 },
+    },
+  },
+  AdminCreatedDevice: {
+    type: 'object',
+    description: 'The enrollment token and link are in this response only.',
+    properties: {
+      device_id: { type: 'string' },
+      org: { type: 'string' },
+      enrollment_token: { type: 'string', pattern: '^[0-9a-f]{96}$' },
+      server_url: { type: 'string' },
+      enrollment_link: { type: 'string' },
+      token_expires_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  AdminComplianceSummary: {
+    type: 'object',
+    properties: {
+      org: nullable('string'),
+      generated_at: { type: 'string', format: 'date-time' },
+      devices: {
+        type: 'object',
+        properties: {
+          total: { type: 'integer' },
+          by_state: counts(['PENDING', 'ACTIVE', 'REVOKED']),
+          by_platform: { type: 'object', additionalProperties: { type: 'integer' } },
+        },
+      },
+      presence: {
+        type: 'object',
+        description: 'ACTIVE devices; stale: not seen for twice the heartbeat interval; offline: not seen for offline_after_seconds',
+        properties: Object.fromEntries(
+          ['active', 'stale', 'offline', 'stale_after_seconds', 'offline_after_seconds'].map((k) => [k, { type: 'integer' }]),
+        ),
+      },
+      checks: {
+        type: 'array',
+        description:
+          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE)',
+        items: { allOf: [{ type: 'object', properties: { check_key: { type: 'string' } } }, counts([...STATUSES, 'MISSING_OR_STALE'])] },
+      },
+    },
+  },
+  AdminComplianceSeries: {
+    type: 'object',
+    properties: {
+      org: nullable('string'),
+      days: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            day: { type: 'string', format: 'date' },
+            checks: {
+              type: 'object',
+              additionalProperties: counts(STATUSES),
+              description: 'Per check: devices whose last result of that day had each status',
+            },
+            pass_ratio: nullable('number', { description: 'PASS / (PASS + FAIL + UNKNOWN) over every check that day' }),
+          },
+        },
+      },
+    },
+  },
+  AdminFailures: {
+    type: 'object',
+    properties: {
+      failures: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            platform: { type: 'string' },
+            check_key: { type: 'string' },
+            word: nullable('string'),
+            devices: { type: 'array', items: { type: 'string' } },
+            summary: { type: 'string' },
+            admin: { type: 'string' },
+            generic: { type: 'boolean' },
+          },
+        },
+      },
+    },
+  },
+};
+
+const query = (name: string, description: string, schema: Record<string, unknown> = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+const deviceIdParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const ERRORS = {
+  400: error('A bad parameter or body (`bad_request`)'),
+  401: error('No, a malformed, unknown or revoked admin token, and no console session (`unauthorized`)'),
+  403: error('A console-session request that changes something without its CSRF token in `x-csrf-token` (`forbidden`)'),
+  404: error('No such device or organization, or not within the credential’s organization (`not_found`): answered alike'),
+};
+const security = [{ adminToken: [] }, { consoleSession: [] }];
+const orgQuery = query('org', 'One organization by name (must be within the credential’s reach)');
+
+export const ADMIN_PATHS: Record<string, unknown> = {
+  [`${ADMIN_API_PREFIX}/devices`]: {
+    get: {
+      operationId: 'adminListDevices',
+      summary: 'List devices, filtered, one page at a time (keyset pagination)',
+      security,
+      parameters: [
+        orgQuery,
+        query('state', 'PENDING, ACTIVE or REVOKED'),
+        query('platform', PLATFORMS.join(', ')),
+        query('failing', 'A check key whose latest result is FAIL, or `any`'),
+        query('hostname', 'A substring of the hostname (case-insensitive)'),
+        query('last_seen_before', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
+        query('last_seen_after', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
+        query('sort', 'created_at (default), hostname or last_seen_at', { enum: ['created_at', 'hostname', 'last_seen_at'] }),
+        query('order', 'asc (default) or desc', { enum: ['asc', 'desc'] }),
+        query('cursor', 'next_cursor of the previous page'),
+        query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
+      ],
+      responses: { 200: { description: 'A page of devices', content: jsonOf('AdminDevicePage') }, 400: ERRORS[400], 401: ERRORS[401] },
+    },
+    post: {
+      operationId: 'adminCreateDevice',
+      summary: 'Create a PENDING device and its single-use enrollment token',
+      security,
+      requestBody: { required: true, content: jsonOf('AdminCreateDevice') },
+      responses: {
+        201: { description: 'The device, with its token and link (shown once)', content: jsonOf('AdminCreatedDevice') },
+        ...ERRORS,
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/devices/{id}`]: {
+    get: {
+      operationId: 'adminGetDevice',
+      summary: 'A device with the latest result of each check and its remediation',
+      security,
+      parameters: [deviceIdParameter],
+      responses: {
+        200: { description: 'The device', content: jsonOf('AdminDeviceView') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/devices/{id}/history`]: {
+    get: {
+      operationId: 'adminDeviceHistory',
+      summary: 'The device’s posture results, newest first',
+      security,
+      parameters: [
+        deviceIdParameter,
+        query('check', 'Only this check'),
+        query('before', 'Results with an id below this (next_before of the previous page)', { type: 'integer' }),
+        query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_HISTORY_PAGE, default: 100 }),
+      ],
+      responses: {
+        200: { description: 'A page of results', content: jsonOf('AdminHistory') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/devices/{id}/revoke`]: {
+    post: {
+      operationId: 'adminRevokeDevice',
+      summary: 'Revoke a device: its API key and any unused enrollment token stop working',
+      security,
+      parameters: [deviceIdParameter],
+      responses: {
+        200: {
+          description: 'Revoked now, or already',
+          content: {
+            'application/json': {
+              schema: { type: 'object', properties: { device_id: { type: 'string' }, outcome: { enum: ['revoked', 'already_revoked'] } } },
+            },
+          },
+        },
+        ...ERRORS,
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/compliance`]: {
+    get: {
+      operationId: 'adminComplianceSummary',
+      summary: 'Devices by state and platform; per check, devices by the status of their latest result',
+      security,
+      parameters: [orgQuery],
+      responses: {
+        200: { description: 'The summary', content: jsonOf('AdminComplianceSummary') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/compliance/daily`]: {
+    get: {
+      operationId: 'adminComplianceSeries',
+      summary: 'The same per day (UTC), oldest first, for a chart',
+      security,
+      parameters: [
+        orgQuery,
+        query('days', 'How many days, today included', { type: 'integer', minimum: 1, maximum: MAX_SERIES_DAYS, default: 30 }),
+      ],
+      responses: {
+        200: { description: 'One entry per day', content: jsonOf('AdminComplianceSeries') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/failures`]: {
+    get: {
+      operationId: 'adminFleetFailures',
+      summary: 'Which ACTIVE devices fail which check (latest results), with the fleet-wide fix',
+      security,
+      parameters: [orgQuery],
+      responses: {
+        200: { description: 'Failures, most devices first', content: jsonOf('AdminFailures') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+};
+
+export const ADMIN_SECURITY_SCHEMES = {
+  adminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An admin API token (`dat_` and 96 hex) from `device-agent-server token create`',
+  },
+  consoleSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'device_agent_session',
+    description: 'The console session; changes also need `x-csrf-token`',
+  },
+};

@@ -1,0 +1,37 @@
+// HTML built from templates whose interpolations are escaped unless they are already Html: the one
+// way the console writes markup, so that no device-reported text (hostname, evidence) becomes markup.
+
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+export type Interpolation = Html | string | number | null | undefined | false | readonly Interpolation[];
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+function render(value: Interpolation): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return (value as readonly Interpolation[]).map(render).join('');
+  return escapeHtml(String(value));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Interpolation[]): Html {
+  let text = strings[0]!;
+  values.forEach((value, i) => {
+    text += render(value) + strings[i + 1]!;
+  });
+  return new Html(text);
+}
+
+/** Markup produced by a trusted generator (the QR code and chart SVG built here). */
+export function trusted(markup: string): Html {
+  return new Html(markup);
+}

@@ -1,0 +1,240 @@
+// The admin console under /console: server-rendered pages over the same service layer as the admin
+// API and CLI. Sessions live in the store (HttpOnly, SameSite=Strict cookie, Secure under TLS);
+// every POST carries a CSRF token; helmet sets a strict CSP (nothing but this server's stylesheet);
+// sign-in attempts are rate-limited per client address.
+import helmet from '@fastify/helmet';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import {
+  complianceSeries,
+  complianceSummary,
+  createDevice,
+  deviceHistory,
+  getDevice,
+  listDevicePage,
+  organizationInScope,
+  revokeDevice,
+} from '../admin';
+import { SESSION_LIFETIME_MS, signIn, signOut, type AdminPrincipal } from '../adminAccess';
+import { SESSION_COOKIE, adminOf, sessionOf } from '../adminAuth';
+import type { AppContext } from '../context';
+import { HttpError } from '../errors';
+import { fleetFailures } from '../remediation';
+import { NotFoundError, UsageError } from '../usage';
+import { enrollWays } from './enrollInstructions';
+import { trusted, type Html } from './html';
+import {
+  CONSOLE_PREFIX,
+  STYLESHEET_PATH,
+  TOKEN_LIFETIMES,
+  devicePage,
+  devicesPage,
+  enrollPage,
+  enrolledPage,
+  errorPage,
+  overviewPage,
+  revokePage,
+  signInPage,
+  type PageContext,
+} from './pages';
+import { STYLESHEET } from './style';
+
+const FORM_BODY_LIMIT = 16 * 1024;
+const DEVICE_PAGE_SIZE = 50;
+const HISTORY_PAGE_SIZE = 50;
+const LIST_FIELDS = ['org', 'state', 'platform', 'failing', 'hostname', 'last_seen_before', 'last_seen_after', 'sort', 'order', 'cursor'];
+
+type Form = Record<string, string>;
+type Query = Record<string, string | string[] | undefined>;
+
+/** A query's single-valued, non-empty parameters among `names` (repeats: the last one). */
+function pick(request: FastifyRequest, names: readonly string[]): Record<string, string | undefined> {
+  const query = (request.query ?? {}) as Query;
+  const picked: Record<string, string | undefined> = {};
+  for (const name of names) {
+    const value = query[name];
+    const text = Array.isArray(value) ? value.at(-1) : value;
+    if (text !== undefined && text !== '') picked[name] = text;
+  }
+  return picked;
+}
+
+function formOf(request: FastifyRequest): Form {
+  return (request.body ?? {}) as Form;
+}
+
+export function consoleRoutes(context: AppContext) {
+  const { store, config, limits, logger } = context;
+  const secure = config.tls !== undefined;
+  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict' as const, secure };
+
+  return async function consolePlugin(app: FastifyInstance): Promise<void> {
+    await app.register(helmet, {
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'none'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+        },
+      },
+      hsts: secure ? { maxAge: 15_552_000 } : false,
+      referrerPolicy: { policy: 'no-referrer' },
+    });
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+      (_request, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      },
+    );
+
+    const page = (reply: FastifyReply, markup: Html, code = 200) => reply.code(code).type('text/html; charset=utf-8').send(markup.text);
+    const pageContext = (request: FastifyRequest, reply: FastifyReply): PageContext => ({
+      principal: request.admin,
+      csrfToken: reply.generateCsrf(),
+      now: new Date(),
+    });
+
+    app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+      let status: number;
+      let message: string;
+      if (error instanceof HttpError) [status, message] = [error.statusCode, error.message];
+      else if (error instanceof NotFoundError) [status, message] = [404, error.message];
+      else if (error instanceof UsageError) [status, message] = [400, error.message];
+      else if (error.code?.startsWith('FST_CSRF'))
+        [status, message] = [403, 'This form has expired or did not come from this console; reload the page and try again.'];
+      else if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)
+        [status, message] = [400, 'The request could not be read.'];
+      else {
+        logger.error({ err: error, path: request.routeOptions.url }, 'request failed');
+        [status, message] = [500, 'Internal server error.'];
+      }
+      if (error instanceof HttpError) reply.headers(error.headers);
+      return page(reply, errorPage(pageContext(request, reply), status, message), status);
+    });
+
+    /** onRequest of every signed-in page: the session's admin, or off to the sign-in page. */
+    async function requireSession(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const principal = await sessionOf(store, request);
+      if (!principal) {
+        await reply.redirect(`${CONSOLE_PREFIX}/sign-in`, 303);
+        return;
+      }
+      request.admin = principal;
+    }
+    const csrf = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => app.csrfProtection(request, reply, done);
+    const signedIn = { onRequest: requireSession };
+    const signedInPost = { onRequest: requireSession, preHandler: csrf };
+
+    app.get(STYLESHEET_PATH, async (_request, reply) => reply.type('text/css; charset=utf-8').send(STYLESHEET));
+    app.get(CONSOLE_PREFIX, async (_request, reply) => reply.redirect(`${CONSOLE_PREFIX}/overview`, 303));
+
+    app.get(`${CONSOLE_PREFIX}/sign-in`, async (request, reply) => {
+      if (await sessionOf(store, request)) return reply.redirect(`${CONSOLE_PREFIX}/overview`, 303);
+      return page(reply, signInPage(pageContext(request, reply)));
+    });
+
+    app.post(`${CONSOLE_PREFIX}/sign-in`, { preHandler: csrf }, async (request, reply) => {
+      const wait = limits.signIns.take(request.ip);
+      if (wait !== undefined) {
+        const seconds = Math.max(1, Math.ceil(wait / 1000));
+        reply.header('retry-after', String(seconds));
+        return page(reply, signInPage(pageContext(request, reply), `Too many sign-in attempts; try again in ${seconds} s.`), 429);
+      }
+      const form = formOf(request);
+      const signedInAs = await signIn(store, form.email ?? '', form.password ?? '');
+      if (!signedInAs) {
+        logger.warn({ event: 'console_sign_in_refused' }, 'console sign-in refused');
+        return page(reply, signInPage(pageContext(request, reply), 'Wrong email or password.', form.email ?? ''), 401);
+      }
+      logger.info({ event: 'console_sign_in', actor: signedInAs.principal.actor }, 'console sign-in');
+      reply.setCookie(SESSION_COOKIE, signedInAs.sessionSecret, { ...cookieOptions, maxAge: SESSION_LIFETIME_MS / 1000 });
+      return reply.redirect(`${CONSOLE_PREFIX}/overview`, 303);
+    });
+
+    app.post(`${CONSOLE_PREFIX}/sign-out`, { preHandler: csrf }, async (request, reply) => {
+      const secret = request.cookies[SESSION_COOKIE];
+      if (secret !== undefined) await signOut(store, secret);
+      reply.clearCookie(SESSION_COOKIE, cookieOptions);
+      return reply.redirect(`${CONSOLE_PREFIX}/sign-in`, 303);
+    });
+
+    app.get(`${CONSOLE_PREFIX}/overview`, signedIn, async (request, reply) => {
+      const { scope } = adminOf(request);
+      const { org } = pick(request, ['org']);
+      const intervals = {
+        heartbeatIntervalSeconds: config.heartbeatIntervalSeconds,
+        postureIntervalSeconds: config.postureIntervalSeconds,
+      };
+      const summary = await complianceSummary(store, scope, { org, ...intervals });
+      const { days } = await complianceSeries(store, scope, { org, days: 30 });
+      const failures = await fleetFailures(store, org, scope);
+      return page(reply, overviewPage(pageContext(request, reply), { org, summary, days, failures }));
+    });
+
+    app.get(`${CONSOLE_PREFIX}/devices`, signedIn, async (request, reply) => {
+      const query = pick(request, LIST_FIELDS);
+      // Dates from the form's date inputs are whole days.
+      const listed = await listDevicePage(store, adminOf(request).scope, { ...query, limit: DEVICE_PAGE_SIZE });
+      return page(reply, devicesPage(pageContext(request, reply), { query, page: listed }));
+    });
+
+    app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id`, signedIn, async (request, reply) => {
+      const { scope } = adminOf(request);
+      const { check, before } = pick(request, ['check', 'before']);
+      const device = await getDevice(store, scope, request.params.id);
+      const history = await deviceHistory(store, scope, device.device_id, {
+        check,
+        before: before === undefined || !/^\d{1,15}$/.test(before) ? undefined : Number(before),
+        limit: HISTORY_PAGE_SIZE,
+      });
+      return page(reply, devicePage(pageContext(request, reply), { device, history, check }));
+    });
+
+    app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id/revoke`, signedIn, async (request, reply) => {
+      const device = await getDevice(store, adminOf(request).scope, request.params.id);
+      return page(reply, revokePage(pageContext(request, reply), device));
+    });
+
+    app.post<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id/revoke`, signedInPost, async (request, reply) => {
+      if (formOf(request).confirm !== 'yes') throw new UsageError('revoking needs the confirmation');
+      const principal = adminOf(request);
+      const outcome = await revokeDevice(store, request.params.id, new Date(), principal.scope);
+      // This process's own commit does not move the store's change counter: drop the device cache here.
+      context.devices.forgetAll();
+      logger.info(
+        { event: 'device_revoked', device_id: request.params.id, actor: principal.actor, outcome },
+        'device revoked from the console',
+      );
+      return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(request.params.id)}`, 303);
+    });
+
+    app.get(`${CONSOLE_PREFIX}/enroll`, signedIn, async (request, reply) => page(reply, enrollPage(pageContext(request, reply))));
+
+    app.post(`${CONSOLE_PREFIX}/enroll`, signedInPost, async (request, reply) => {
+      const principal: AdminPrincipal = adminOf(request);
+      const form = formOf(request);
+      const lifetime = TOKEN_LIFETIMES.find(([value]) => value === form.ttl);
+      if (!lifetime) throw new UsageError('choose a token lifetime from the list');
+      const org = principal.orgName ?? form.org ?? '';
+      if (principal.scope.orgId !== null) await organizationInScope(store, principal.scope, org);
+      const name = form.name?.trim() ? form.name : undefined;
+      let created;
+      try {
+        created = await createDevice(store, { org, name, tokenTtlMs: lifetime[2] * 1000 }, new Date(), principal.scope);
+      } catch (error) {
+        if (error instanceof UsageError && !(error instanceof NotFoundError)) {
+          return page(reply, enrollPage(pageContext(request, reply), error.message.replace(/^--/, '')), 400);
+        }
+        throw error;
+      }
+      logger.info({ event: 'device_created', device_id: created.device_id, actor: principal.actor }, 'device created from the console');
+      const qr = await QRCode.toString(created.enrollment_link, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
+      return page(reply, enrolledPage(pageContext(request, reply), created, trusted(qr), enrollWays(created)), 201);
+    });
+  };
+}

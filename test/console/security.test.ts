@@ -1,0 +1,230 @@
+// The console's defences over real HTTP against the real server: CSRF refused, another
+// organization's session refused, the cookie's attributes, CSP on every page, sign-in rate limit,
+// account management from the CLI, and no secret in any page but the one-time enrollment page, nor
+// in the server's log.
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { addAccount, ConsoleClient } from '../support/admin';
+import { SERVER_BIN, serverEnv, startServer, type RunningServer } from '../support/server';
+import { enrolledDevice, postures, result, type EnrolledDevice } from '../server/client';
+
+const ACME = { email: 'ops@acme.test', password: 'acme console password' };
+const GLOBEX = { email: 'ops@globex.test', password: 'globex console password' };
+const RATE_LIMIT = 20;
+
+let server: RunningServer;
+let acmeDevice: EnrolledDevice;
+let globexDevice: EnrolledDevice;
+
+beforeAll(async () => {
+  server = await startServer({ args: ['--rate-limit-sign-ins', String(RATE_LIMIT)] });
+  const added = await Promise.all([
+    addAccount(server, ACME.email, { org: 'acme' }, ACME.password),
+    addAccount(server, GLOBEX.email, { org: 'globex' }, GLOBEX.password),
+  ]);
+  for (const outcome of added) expect(outcome.code, outcome.stderr).toBe(0);
+  [acmeDevice, globexDevice] = await Promise.all([enrolledDevice(server, { org: 'acme' }), enrolledDevice(server, { org: 'globex' })]);
+  await postures(server, acmeDevice.apiKey, {
+    results: [result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } })],
+  });
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function signedIn(account: { email: string; password: string }): Promise<ConsoleClient> {
+  const client = new ConsoleClient(server);
+  const answer = await client.signIn(account.email, account.password);
+  expect(answer.status, answer.text).toBe(303);
+  expect(answer.headers.location).toBe('/console/overview');
+  return client;
+}
+
+describe('sign-in and sessions', () => {
+  test('the session cookie is HttpOnly and SameSite=Strict; sign-out ends the session on the server', async () => {
+    const client = new ConsoleClient(server);
+    const answer = await client.signIn(ACME.email, ACME.password);
+    const cookie = [answer.headers['set-cookie']].flat().find((line) => line?.startsWith('device_agent_session='));
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; SameSite=Strict/);
+    expect(cookie).toMatch(/; Path=\//);
+    const secret = client.cookie('device_agent_session')!;
+    expect((await client.get('/console/overview')).status).toBe(200);
+    const csrf = await client.csrfToken('/console/overview');
+    expect((await client.post('/console/sign-out', { _csrf: csrf })).status).toBe(303);
+    // The old cookie, replayed, no longer opens anything.
+    const replay = new ConsoleClient(server);
+    replay.setCookie('device_agent_session', secret);
+    const after = await replay.get('/console/overview');
+    expect(after.status).toBe(303);
+    expect(after.headers.location).toBe('/console/sign-in');
+  });
+
+  test('a wrong password or unknown email: 401 and the same message', async () => {
+    const client = new ConsoleClient(server);
+    const wrong = await client.signIn(ACME.email, 'not the password');
+    const unknown = await client.signIn('nobody@acme.test', ACME.password);
+    expect([wrong.status, unknown.status]).toEqual([401, 401]);
+    expect(wrong.text).toContain('Wrong email or password.');
+    expect(unknown.text).toContain('Wrong email or password.');
+    expect(client.cookie('device_agent_session')).toBeUndefined();
+  });
+
+  test('without a session every page leads to the sign-in page', async () => {
+    const client = new ConsoleClient(server);
+    for (const path of ['/console/overview', '/console/devices', `/console/devices/${acmeDevice.deviceId}`, '/console/enroll']) {
+      const answer = await client.get(path);
+      expect([answer.status, answer.headers.location]).toEqual([303, '/console/sign-in']);
+    }
+  });
+});
+
+describe('CSRF', () => {
+  test('a state-changing request without the CSRF token, or with a wrong one, is refused (403) and changes nothing', async () => {
+    const client = await signedIn(ACME);
+    const forms: Record<string, string>[] = [{ confirm: 'yes' }, { confirm: 'yes', _csrf: 'forged-token' }];
+    for (const form of forms) {
+      const answer = await client.post(`/console/devices/${acmeDevice.deviceId}/revoke`, form);
+      expect(answer.status, answer.text).toBe(403);
+      const created = await client.post('/console/enroll', { ...form, org: 'acme', ttl: '1d' });
+      expect(created.status).toBe(403);
+      expect(created.text).not.toMatch(/[0-9a-f]{96}/);
+    }
+    expect((await server.showDevice(acmeDevice.deviceId)).state).toBe('ACTIVE');
+    // A sign-in form posted from elsewhere (no CSRF cookie nor token) is refused too.
+    const stranger = new ConsoleClient(server);
+    expect((await stranger.post('/console/sign-in', { email: ACME.email, password: ACME.password })).status).toBe(403);
+  });
+});
+
+describe('tenancy', () => {
+  test("another organization's session cannot see or revoke this organization's device", async () => {
+    const globex = await signedIn(GLOBEX);
+    for (const path of [`/console/devices/${acmeDevice.deviceId}`, `/console/devices/${acmeDevice.deviceId}/revoke`]) {
+      expect((await globex.get(path)).status).toBe(404);
+    }
+    const csrf = await globex.csrfToken('/console/overview');
+    expect((await globex.post(`/console/devices/${acmeDevice.deviceId}/revoke`, { _csrf: csrf, confirm: 'yes' })).status).toBe(404);
+    expect((await server.showDevice(acmeDevice.deviceId)).state).toBe('ACTIVE');
+    const list = await globex.get('/console/devices');
+    expect(list.text).toContain(globexDevice.deviceId);
+    expect(list.text).not.toContain(acmeDevice.deviceId);
+    expect((await globex.get('/console/overview?org=acme')).status).toBe(404);
+    // Creating a device: always in the account's own organization, whatever the form says.
+    const created = await globex.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1d', name: 'sneaky' });
+    expect(created.status).toBe(201);
+    expect(created.text).toContain('in organization globex');
+  });
+});
+
+describe('pages', () => {
+  test('every page carries a strict CSP and loads nothing from elsewhere', async () => {
+    const client = await signedIn(ACME);
+    const csrf = await client.csrfToken('/console/overview');
+    const pages = [
+      await client.get('/console/sign-in'),
+      await client.get('/console/overview'),
+      await client.get('/console/devices?failing=any'),
+      await client.get(`/console/devices/${acmeDevice.deviceId}`),
+      await client.get(`/console/devices/${acmeDevice.deviceId}/revoke`),
+      await client.get('/console/enroll'),
+      await client.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1h' }),
+      await client.get('/console/devices/dev_00000000000000000000000000000000'),
+    ];
+    for (const page of pages) {
+      expect(page.headers['content-security-policy']).toBe(
+        "default-src 'none';style-src 'self';img-src 'self';form-action 'self';frame-ancestors 'none';base-uri 'none'",
+      );
+      expect(page.headers['cache-control']).toBe('no-store');
+      expect(page.text).not.toMatch(/<script|(src|href)="(https?:)?\/\//i);
+      expect(page.text).not.toMatch(/ style="/);
+    }
+    expect(pages.at(-1)!.status).toBe(404);
+  });
+
+  test("a FAIL's reason and fix are on the device page, as the catalogue says (and as the API's device view)", async () => {
+    const client = await signedIn(ACME);
+    const page = await client.get(`/console/devices/${acmeDevice.deviceId}`);
+    const shown = await server.showDevice(acmeDevice.deviceId);
+    const firewall = shown.postures.find((p) => p.check_key === 'FIREWALL_ENABLED')!;
+    const escape = (text: string) =>
+      text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+    expect(page.text).toContain(escape(firewall.remediation.summary));
+    expect(page.text).toContain(escape(firewall.remediation.fix));
+    expect(page.text).toContain('no_inbound_filtering');
+  });
+
+  test('device-reported text is escaped, never markup', async () => {
+    const client = await signedIn(ACME);
+    await postures(server, acmeDevice.apiKey, {
+      results: [result({ check_key: 'SCREEN_LOCK', status: 'UNKNOWN', evidence: { reason: '<img src=x onerror=alert(1)>' } })],
+    });
+    const page = await client.get(`/console/devices/${acmeDevice.deviceId}`);
+    expect(page.text).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(page.text).not.toContain('<img src=x');
+  });
+
+  test('the enrollment token appears on the enrollment page once, and in no other page nor in the log', async () => {
+    const client = await signedIn(ACME);
+    const csrf = await client.csrfToken('/console/enroll');
+    const enrolled = await client.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1d', name: 'one-time' });
+    expect(enrolled.status).toBe(201);
+    const token = /id="enrollment-token">([0-9a-f]{96})</.exec(enrolled.text)?.[1];
+    expect(token).toMatch(/^[0-9a-f]{96}$/);
+    const deviceId = /href="\/console\/devices\/(dev_[0-9a-f]{32})"/.exec(enrolled.text)?.[1];
+    expect(enrolled.text).toContain('<svg'); // the QR code
+    expect(enrolled.text).toContain(`ENROLLMENT_TOKEN=${token}`);
+    for (const path of [
+      '/console/overview',
+      '/console/devices',
+      `/console/devices/${deviceId}`,
+      `/console/devices/${deviceId}/revoke`,
+      '/console/enroll',
+    ]) {
+      const page = await client.get(path);
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain(token);
+      expect(page.text).not.toMatch(/[0-9a-f]{96}/);
+    }
+    expect(server.logs()).not.toContain(token);
+    expect(server.logs()).not.toContain(ACME.password);
+    expect(server.logs()).not.toContain(client.cookie('device_agent_session'));
+  });
+});
+
+describe('accounts from the CLI', () => {
+  test('admin add: the password from standard input, never argv; bad input is exit 2; passwd ends sessions', async () => {
+    const short = await addAccount(server, 'short@acme.test', { org: 'acme' }, 'short');
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/password must be 12/);
+    const both = await addAccount(server, 'x@acme.test', { org: 'acme' }, ACME.password, ['--all-orgs']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/exactly one of --org <name> and --all-orgs/);
+    const again = await addAccount(server, ACME.email, { org: 'acme' }, ACME.password);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/exists already/);
+
+    const client = await signedIn(ACME);
+    const passwd = spawnSync(process.execPath, [SERVER_BIN, 'admin', 'passwd', '--db', server.dbPath, '--email', ACME.email], {
+      input: `${ACME.password}\n`,
+      encoding: 'utf8',
+      env: serverEnv(),
+    });
+    expect(passwd.status, passwd.stderr).toBe(0);
+    expect((await client.get('/console/overview')).status).toBe(303);
+  });
+});
+
+describe('rate limit', () => {
+  // Last: it spends this address's sign-in budget.
+  test(`sign-in attempts beyond ${RATE_LIMIT} a minute from one address are refused with 429 and Retry-After, even with the right password`, async () => {
+    const client = new ConsoleClient(server);
+    const statuses: number[] = [];
+    for (let i = 0; i < RATE_LIMIT + 1; i += 1) statuses.push((await client.signIn(GLOBEX.email, 'wrong password!!')).status);
+    expect(statuses.at(-1)).toBe(429);
+    const right = await client.signIn(GLOBEX.email, GLOBEX.password);
+    expect(right.status).toBe(429);
+    expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+    expect(client.cookie('device_agent_session')).toBeUndefined();
+  });
+});
