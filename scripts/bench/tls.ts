@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { createApiClient } from '../../src/agent/client';
 import { ROUTES } from '../../src/protocol/schemas';
-import { provisionTokens } from './server/harness';
+import { CHECKS, heartbeatRequest, provisionTokens } from './server/harness';
 import { runLoad, type FleetRequest, type LoadResult, type Transport } from './tlsLoad';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -217,7 +217,7 @@ async function enrollFleet(url: string, ca: string, tokens: string[]): Promise<D
         const index = next++;
         const enrolled = await post(ROUTES.enroll, { token: tokens[index] });
         const device = { apiKey: String(enrolled.api_key), hardwareUuid: `bench-hw-${index.toString().padStart(8, '0')}` };
-        await post(ROUTES.heartbeat, heartbeat(device), device.apiKey);
+        await post(ROUTES.heartbeat, heartbeatRequest(device), device.apiKey);
         devices[index] = device;
       }
     }),
@@ -225,29 +225,6 @@ async function enrollFleet(url: string, ca: string, tokens: string[]): Promise<D
   await dispatcher.close();
   return devices;
 }
-
-function heartbeat(device: Device) {
-  return {
-    hardware_uuid: device.hardwareUuid,
-    serial_number: `SN-${device.hardwareUuid.slice(-8)}`,
-    hostname: `bench-${device.hardwareUuid.slice(-8)}`,
-    platform: 'LINUX' as const,
-    os_version: 'Debian GNU/Linux 12 (bookworm)',
-    agent_version: '0.1.0',
-  };
-}
-
-const CHECKS = [
-  'DISK_ENCRYPTION',
-  'FIREWALL',
-  'SCREEN_LOCK',
-  'OS_UPDATES',
-  'OS_SUPPORTED',
-  'ANTIVIRUS',
-  'PASSWORD_POLICY',
-  'REMOTE_LOGIN',
-  'TIME_SYNC',
-];
 
 /** The fleet's requests in order: devices round-robin, every 13th request a posture upload of 9 results. */
 function fleetRequests(devices: Device[]): FleetRequest[] {
@@ -264,7 +241,7 @@ function fleetRequests(devices: Device[]): FleetRequest[] {
               observed_at: observedAt,
             })),
           }
-        : heartbeat(device),
+        : heartbeatRequest(device),
     );
     const path = posture ? ROUTES.postures : ROUTES.heartbeat;
     const head = [
@@ -463,9 +440,7 @@ async function cadenceShare(
   const clients = tokens.slice(0, AGENTS).map(() => createApiClient({ serverUrl: server.url, caFile }));
   const keys = await Promise.all(clients.map(async (client, i) => (await client.enroll(tokens[i]!)).api_key));
   for (let round = 0; round < ROUNDS; round += 1) {
-    await Promise.all(
-      clients.map((client, i) => client.heartbeat(keys[i]!, heartbeat({ apiKey: keys[i]!, hardwareUuid: `cadence-${i}` }))),
-    );
+    await Promise.all(clients.map((client, i) => client.heartbeat(keys[i]!, heartbeatRequest({ hardwareUuid: `cadence-${i}` }))));
     // Longer than the server's 5 s keep-alive timeout: each heartbeat comes on a new connection, as at the real cadence.
     await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS));
   }

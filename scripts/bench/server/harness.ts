@@ -110,18 +110,21 @@ export interface Device {
   hardwareUuid: string;
 }
 
-export function heartbeatBody(device: Device): string {
-  return JSON.stringify({
+/** A heartbeat as the device's agent sends it. */
+export function heartbeatRequest(device: Pick<Device, 'hardwareUuid'>) {
+  return {
     hardware_uuid: device.hardwareUuid,
     serial_number: `SN-${device.hardwareUuid.slice(-12)}`,
     hostname: `bench-${device.hardwareUuid.slice(-12)}`,
-    platform: 'LINUX',
+    platform: 'LINUX' as const,
     os_version: 'Debian GNU/Linux 12 (bookworm)',
     agent_version: '0.1.0',
-  });
+  };
 }
 
-const CHECKS = [
+export const heartbeatBody = (device: Device): string => JSON.stringify(heartbeatRequest(device));
+
+export const CHECKS = [
   'DISK_ENCRYPTION',
   'FIREWALL',
   'SCREEN_LOCK',
