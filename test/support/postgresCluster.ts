@@ -4,7 +4,7 @@
 // to an unprivileged user (`nobody` unless DEVICE_AGENT_TEST_PG_USER names another).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,17 @@ export interface PostgresCluster {
 }
 
 export interface RunningCluster extends PostgresCluster {
+  /** The postmaster's pid (its backends are its children): what the fleet benchmark reads CPU from. */
+  pid: () => number;
   stop(): void;
+}
+
+export interface ClusterOptions {
+  /**
+   * fsync on, as a deployment runs (the benchmarks); tests turn it off, their data is thrown away.
+   * Default false.
+   */
+  durable?: boolean;
 }
 
 /** Debian's layout (/usr/lib/postgresql/<major>/bin), newest major first; DEVICE_AGENT_TEST_PG_BIN overrides. */
@@ -60,7 +70,7 @@ function unprivilegedOwner(): Owner | undefined {
   return { name, uid: uid!, gid: gid! };
 }
 
-export async function startCluster(): Promise<RunningCluster> {
+export async function startCluster(options: ClusterOptions = {}): Promise<RunningCluster> {
   const bin = binDir();
   const owner = unprivilegedOwner();
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-pg-'));
@@ -94,10 +104,11 @@ export async function startCluster(): Promise<RunningCluster> {
     remove();
     throw new Error(`initdb failed: ${String((error as { stderr?: unknown }).stderr ?? error)}`, { cause: error });
   }
-  // Throwaway data: no fsync. Enough connections for several servers per test file and two workers.
+  // Throwaway data: no fsync unless asked. Enough connections for several servers per test file and two workers.
+  const fsync = options.durable === true ? 'on' : 'off';
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
-    const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400`;
+    const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${fsync} -c max_connections=400`;
     try {
       run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
       const stop = () => {
@@ -107,7 +118,9 @@ export async function startCluster(): Promise<RunningCluster> {
           remove();
         }
       };
-      return { host: '127.0.0.1', port, user: 'postgres', password, stop };
+      // postmaster.pid's first line is the postmaster's pid.
+      const pid = () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      return { host: '127.0.0.1', port, user: 'postgres', password, pid, stop };
     } catch (error) {
       // Another process may have taken the port between the probe and the start.
       if (attempt >= 3) {

@@ -2,12 +2,13 @@
 // processes, a fleet of devices enrolled over real HTTP, wrk runs, and the server's CPU and memory
 // read from /proc. Load generators run in their own processes so the server under test keeps a core.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus } from 'node:os';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { Agent, request, type Dispatcher } from 'undici';
 import { ROUTES } from '../../../src/protocol/schemas';
 import type { Transport } from './transport';
 
@@ -18,7 +19,10 @@ const PROVISION_ENTRY = fileURLToPath(new URL('provision.ts', import.meta.url));
 const ENROLL_CONCURRENCY = 16;
 
 export function machine(): string {
-  return `Node ${process.version}, ${availableParallelism()} × ${cpus()[0]?.model.trim() ?? 'CPU'}`;
+  const load = loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
+  return `Node ${process.version}, ${availableParallelism()} × ${cpus()[0]?.model.trim() ?? 'CPU'}, load average ${load}`;
 }
 
 export function requireBuild(): void {
@@ -26,12 +30,14 @@ export function requireBuild(): void {
 }
 
 /**
- * The baseline: node:http reading and parsing each body as JSON and answering what the reference
- * server answers (the heartbeat's JSON, 204 for postures), nothing stored.
+ * The baseline: node:http (node:https with CERT and KEY set, the same certificate as the server's)
+ * reading and parsing each body as JSON and answering what the reference server answers (the
+ * heartbeat's JSON, 204 for postures), nothing stored.
  */
 const BARE_SERVER = `
-const http = require('node:http');
-const server = http.createServer((req, res) => {
+const fs = require('node:fs');
+const tls = process.env.CERT ? { cert: fs.readFileSync(process.env.CERT), key: fs.readFileSync(process.env.KEY) } : undefined;
+const server = (tls ? require('node:https').createServer.bind(null, tls) : require('node:http').createServer)((req, res) => {
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (chunk) => (body += chunk));
@@ -45,24 +51,29 @@ const server = http.createServer((req, res) => {
     res.end(answer);
   });
 });
-server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: 'http://127.0.0.1:' + server.address().port })));
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: (tls ? 'https' : 'http') + '://127.0.0.1:' + server.address().port })));
 `;
 
 export interface Spawned {
   child: ChildProcess;
   url: string;
+  /** Its standard output and error. */
+  log: string;
 }
 
-/** Spawns a server whose output goes to a file (nothing in this process drains it) and waits for its URL. */
-async function spawnAnnouncing(args: string[], logFile: string): Promise<Spawned> {
+let spawned = 0;
+
+/** Spawns a server whose output goes to its own file (nothing in this process drains it) and waits for its URL. */
+async function spawnAnnouncing(args: string[], dir: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<Spawned> {
+  const logFile = join(dir, `${name}-${(spawned += 1)}.log`);
   const fd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
   closeSync(fd);
   for (let waited = 0; waited < 15_000; waited += 50) {
     const line = readFileSync(logFile, 'utf8')
       .split('\n')
       .find((l) => l.includes('"url"'));
-    if (line) return { child, url: (JSON.parse(line) as { url: string }).url };
+    if (line) return { child, url: (JSON.parse(line) as { url: string }).url, log: logFile };
     if (child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -91,11 +102,12 @@ export function spawnReference(dir: string, db: string, extra: string[] = [], no
     '0',
     ...limits,
   ];
-  return spawnAnnouncing([...args, ...extra], join(dir, 'server.log'));
+  return spawnAnnouncing([...args, ...extra], dir, 'server');
 }
 
-export function spawnBare(dir: string): Promise<Spawned> {
-  return spawnAnnouncing(['-e', BARE_SERVER], join(dir, 'bare.log'));
+/** The bare baseline; over TLS with the server's certificate when `tls` is given. */
+export function spawnBare(dir: string, tls?: { certFile: string; keyFile: string }): Promise<Spawned> {
+  return spawnAnnouncing(['-e', BARE_SERVER], dir, 'bare', tls ? { CERT: tls.certFile, KEY: tls.keyFile } : {});
 }
 
 export async function stop(child: ChildProcess): Promise<number | null> {
@@ -152,32 +164,37 @@ export function posturesBody(count: number): string {
  * `count` devices of one organization, each enrolled through POST /enroll with its own token and
  * activated by a first heartbeat with its own hardware_uuid, as real agents would.
  */
-export async function enrollFleet(dir: string, url: string, db: string, count: number): Promise<Device[]> {
+export async function enrollFleet(dir: string, url: string, db: string, count: number, ca?: string): Promise<Device[]> {
   const tokens = await provisionTokens(dir, db, count);
   const devices: Device[] = new Array<Device>(tokens.length);
+  const dispatcher = new Agent({ connect: ca === undefined ? {} : { ca }, connections: ENROLL_CONCURRENCY });
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < tokens.length; i = next++) {
-      const apiKey = await postJson<{ api_key: string }>(url, ROUTES.enroll, { token: tokens[i] });
+      const apiKey = await postJson<{ api_key: string }>(dispatcher, url, ROUTES.enroll, { token: tokens[i] });
       const device = { apiKey: apiKey.api_key, hardwareUuid: `bench-${process.pid}-${i.toString().padStart(8, '0')}` };
-      await postJson(url, ROUTES.heartbeat, JSON.parse(heartbeatBody(device)), device.apiKey);
+      await postJson(dispatcher, url, ROUTES.heartbeat, JSON.parse(heartbeatBody(device)), device.apiKey);
       devices[i] = device;
     }
   };
-  await Promise.all(Array.from({ length: ENROLL_CONCURRENCY }, worker));
+  try {
+    await Promise.all(Array.from({ length: ENROLL_CONCURRENCY }, worker));
+  } finally {
+    await dispatcher.close();
+  }
   return devices;
 }
 
 /** `count` PENDING devices of organization `bench` created through the server's Store, as `device create` does: their enrollment tokens. */
 export async function provisionTokens(dir: string, db: string, count: number): Promise<string[]> {
   const bundle = await bundleHelper(PROVISION_ENTRY, join(dir, 'provision.cjs'));
-  const { stdout } = await run(process.execPath, [bundle, db, 'bench', String(count)], { maxBuffer: 1 << 30, env: HELPER_ENV });
+  const { stdout } = await run(process.execPath, [bundle, db, 'bench', String(count)], { maxBuffer: 1 << 30, env: helperEnv() });
   return stdout.trim().split('\n');
 }
 
 const NODE_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
 /** The helpers' bundles live in a temporary directory; their native addons come from this checkout. */
-const HELPER_ENV = { ...process.env, NODE_PATH: NODE_MODULES };
+const helperEnv = () => ({ ...process.env, NODE_PATH: NODE_MODULES });
 
 /** A helper script bundled like the server itself (CommonJS, native addons external), to run with plain node. */
 async function bundleHelper(entry: string, outfile: string): Promise<string> {
@@ -193,12 +210,13 @@ async function bundleHelper(entry: string, outfile: string): Promise<string> {
   return outfile;
 }
 
-async function postJson<T>(url: string, path: string, body: unknown, apiKey?: string): Promise<T> {
+async function postJson<T>(dispatcher: Dispatcher, url: string, path: string, body: unknown, apiKey?: string): Promise<T> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-  const answer = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  if (!answer.ok) throw new Error(`${path} answered ${answer.status}: ${await answer.text()}`);
-  return (await answer.json()) as T;
+  const answer = await request(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
+  const text = await answer.body.text();
+  if (answer.statusCode !== 200) throw new Error(`${path} answered ${answer.statusCode}: ${text}`);
+  return JSON.parse(text) as T;
 }
 
 export interface WrkResult {
@@ -261,15 +279,43 @@ export async function wrk(options: LoadOptions): Promise<WrkResult> {
 export const perSecond = (r: WrkResult): number => r.requests / (r.duration_us / 1e6);
 export const errorsOf = (r: WrkResult): number => r.connect + r.read + r.write + r.status + r.timeout;
 
-/** CPU seconds (user + system) the process has used so far, and its resident memory now and at peak (bytes). */
+/** The process and its descendants (a `--workers` primary's workers, a PostgreSQL postmaster's backends). */
+function processTree(root: number): number[] {
+  const tree = [root];
+  for (let i = 0; i < tree.length; i += 1) {
+    for (const task of readdirSync(`/proc/${tree[i]}/task`)) {
+      const children = readFileSync(`/proc/${tree[i]}/task/${task}/children`, 'utf8').trim();
+      if (children) tree.push(...children.split(' ').map(Number));
+    }
+  }
+  return tree;
+}
+
+/**
+ * CPU seconds (user + system) the process and its descendants have used so far, and their resident
+ * memory now and at peak (bytes; the peak is the sum of each process's own peak).
+ */
 export function processUsage(pid: number): { cpuSeconds: number; rss: number; peakRss: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-  const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100;
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-  return { cpuSeconds, rss: kib('VmRSS'), peakRss: kib('VmHWM') };
+  let cpuSeconds = 0;
+  let rss = 0;
+  let peakRss = 0;
+  for (const member of processTree(pid)) {
+    let stat: string;
+    let status: string;
+    try {
+      stat = readFileSync(`/proc/${member}/stat`, 'utf8');
+      status = readFileSync(`/proc/${member}/status`, 'utf8');
+    } catch {
+      continue; // ended since it was listed
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    cpuSeconds += (Number(fields[11]) + Number(fields[12])) / 100;
+    const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    rss += kib('VmRSS');
+    peakRss += kib('VmHWM');
+  }
+  return { cpuSeconds, rss, peakRss };
 }
 
 export const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
