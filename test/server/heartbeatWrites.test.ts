@@ -81,7 +81,10 @@ describe('heartbeat writes', () => {
     const closed = once(socket, 'close');
     const stopped = server.stop();
     await sleep(500);
-    socket.end(body);
+    // write, not end: a client that half-closes its side is answered only if the handler finishes in
+    // the same turn (node:http aborts the request on the client's FIN), which a database engine with
+    // network round trips does not.
+    socket.write(body);
     await closed;
     await stopped;
     expect(response).toMatch(/^HTTP\/1\.1 200 /);

@@ -1,8 +1,10 @@
-// Retention of posture results against the real server and its real database file: by age and
-// by a cap per device, applied by the background sweep while the server serves.
+// Retention of posture results against the real server and its real database (SQLite's file, or
+// PostgreSQL in the `postgres` project): by age and by a cap per device, applied by the background
+// sweep while the server serves.
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { POSTURE_REPORT_HEADER } from '../../src/protocol/schemas';
+import { ON_POSTGRES, queryDatabase } from '../support/postgres';
 import { startServer, type RunningServer } from '../support/server';
 import { enrolledDevice, postures, result } from './client';
 
@@ -19,16 +21,17 @@ async function serve(args: string[]): Promise<RunningServer> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(check: () => boolean, ms: number): Promise<void> {
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(100);
   }
 }
 
-/** Read straight from the database file: quicker than `device show`, for timing-sensitive checks. */
-function column(server: RunningServer, sql: string): string[] {
+/** Read straight from the database: quicker than `device show`, for timing-sensitive checks. */
+async function column(server: RunningServer, sql: string): Promise<string[]> {
+  if (ON_POSTGRES) return (await queryDatabase<{ value: string }>(server.dbPath, sql)).map((row) => String(row.value));
   const db = new Database(server.dbPath, { readonly: true, fileMustExist: true });
   try {
     return db
@@ -52,9 +55,9 @@ describe('retention', () => {
     await sleep(2_500);
     expect((await postures(server, device.apiKey, { results: [result({ check_key: 'NEWER' })] })).status).toBe(204);
 
-    await until(() => checkKeys(server).length < 3, 10_000);
-    expect(checkKeys(server)).toEqual(['NEWER']);
-    await until(() => !reportIds(server).includes(oldReport), 5_000);
+    await until(async () => (await checkKeys(server)).length < 3, 10_000);
+    expect(await checkKeys(server)).toEqual(['NEWER']);
+    await until(async () => !(await reportIds(server)).includes(oldReport), 5_000);
     expect(server.logs()).toMatch(/"deleted_results":2.*retention: deleted old posture results/);
   }, 20_000);
 
@@ -68,11 +71,14 @@ describe('retention', () => {
     }
     expect((await postures(server, quiet.apiKey, { results: [result({ check_key: 'Q' })] })).status).toBe(204);
 
-    await until(() => column(server, `SELECT id AS value FROM posture_results WHERE device_id = '${busy.deviceId}'`).length === 5, 15_000);
+    await until(
+      async () => (await column(server, `SELECT id AS value FROM posture_results WHERE device_id = '${busy.deviceId}'`)).length === 5,
+      15_000,
+    );
     expect((await server.showDevice(busy.deviceId)).postures.map((p) => p.check_key)).toEqual(['B1_3', 'B2_0', 'B2_1', 'B2_2', 'B2_3']);
     expect((await server.showDevice(quiet.deviceId)).postures.map((p) => p.check_key)).toEqual(['Q']);
     // The report whose results were trimmed is young: kept, so a later batch of its cycle is accepted.
-    expect(reportIds(server)).toHaveLength(4);
+    expect(await reportIds(server)).toHaveLength(4);
   }, 40_000);
 
   test('bad retention values are refused at start with exit 2', async () => {
