@@ -17,6 +17,7 @@ import { Agent, request } from 'undici';
 import { createApiClient } from '../../src/agent/client';
 import { ROUTES } from '../../src/protocol/schemas';
 import { CHECKS, heartbeatRequest, provisionTokens } from './server/harness';
+import { nginxConfig } from './server/nginx';
 import { runLoad, type FleetRequest, type LoadResult, type Transport } from './tlsLoad';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -352,39 +353,6 @@ async function startNginx(
     pids: () => [nginx.pid!, ...nginxPids(), upstream.child.pid!],
     sessions: new Map(),
   };
-}
-
-/** The nginx configuration docs/server.md shows, with the benchmark's paths. */
-export function nginxConfig(o: { port: number; upstreams: string[]; certFile: string; keyFile: string; prefix: string }): string {
-  return `worker_processes 1;
-pid ${o.prefix}/nginx.pid;
-error_log ${o.prefix}/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  upstream device_agent_server {
-${o.upstreams.map((address) => `    server ${address};`).join('\n')}
-    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:${o.port} ssl;
-    ssl_certificate ${o.certFile};
-    ssl_certificate_key ${o.keyFile};
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_session_tickets on;
-    ssl_session_timeout 2h;
-    client_max_body_size 2m;
-    location / {
-      proxy_pass http://device_agent_server;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $remote_addr;
-      proxy_set_header X-Forwarded-Proto https;
-    }
-  }
-}
-`;
 }
 
 async function freePort(): Promise<number> {
