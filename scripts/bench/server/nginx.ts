@@ -61,14 +61,21 @@ ${block}}
 `;
 }
 
-/** Whether an nginx binary is on the PATH. */
+/** The nginx binary: on the PATH, or where Debian's package puts it (outside a non-root user's PATH). */
+function nginxBinary(): string | undefined {
+  return ['nginx', '/usr/sbin/nginx'].find((binary) => {
+    try {
+      execFileSync(binary, ['-v'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Whether nginx is installed. */
 export function nginxInstalled(): boolean {
-  try {
-    execFileSync('nginx', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return nginxBinary() !== undefined;
 }
 
 export interface RunningNginx {
@@ -82,7 +89,9 @@ export interface RunningNginx {
  * resolves once its TLS port accepts connections.
  */
 export async function launchNginx(site: NginxSite, configFile = join(site.prefix, 'nginx.conf')): Promise<RunningNginx> {
-  const child = spawn('nginx', ['-p', site.prefix, '-e', join(site.prefix, 'nginx-error.log'), '-c', configFile, '-g', 'daemon off;'], {
+  const binary = nginxBinary();
+  if (binary === undefined) throw new Error('nginx is not installed (apt-get install nginx)');
+  const child = spawn(binary, ['-p', site.prefix, '-e', join(site.prefix, 'nginx-error.log'), '-c', configFile, '-g', 'daemon off;'], {
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
