@@ -8,11 +8,10 @@
 // Then the share of resumed connections at the agent's cadence, compressed: the agent's own HTTP
 // client (src/agent/client.ts) heartbeating on the interval the server hands out.
 //   BENCH_SECTIONS=tls BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_DEVICES=20000 npm run bench:fleet
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
 import { createApiClient } from '../../src/agent/client';
 import { ROUTES } from '../../src/protocol/schemas';
 import {
@@ -28,6 +27,7 @@ import {
   type Device,
   type Spawned,
 } from './server/harness';
+import { launchNginx, nginxConfig, nginxInstalled } from './server/nginx';
 import { runLoad, type FleetRequest, type LoadResult, type Transport } from './tlsLoad';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -206,74 +206,24 @@ async function startNginx(
   db: string,
   children: ChildProcess[],
 ): Promise<Target | undefined> {
-  try {
-    execFileSync('nginx', ['-v'], { stdio: 'ignore' });
-  } catch {
-    return undefined;
-  }
+  if (!nginxInstalled()) return undefined;
   const upstream = await spawnReference(dir, db, ['--trust-proxy', '127.0.0.1']);
   children.push(upstream.child);
-  const port = await freePort();
-  const upstreamAddress = new URL(upstream.url).host;
-  writeFileSync(join(dir, 'nginx.conf'), nginxConfig({ port, upstreams: [upstreamAddress], certFile, keyFile, prefix: dir }));
-  const nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
-  children.push(nginx);
-  const url = `https://127.0.0.1:${port}`;
-  const insecure = new Agent({ connect: { rejectUnauthorized: false } });
-  for (let waited = 0; ; waited += 100) {
-    try {
-      await request(`${url}/healthz`, { dispatcher: insecure }).then((answer) => answer.body.text());
-      break;
-    } catch (error) {
-      if (waited > 10_000 || nginx.exitCode !== null) throw new Error(`nginx did not start: ${(error as Error).message}`, { cause: error });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  await insecure.close();
+  const site = { port: await freePort(), upstreams: [new URL(upstream.url).host], certFile, keyFile, prefix: dir };
+  writeFileSync(join(dir, 'nginx.conf'), nginxConfig(site));
+  const nginx = await launchNginx(site);
+  children.push(nginx.child);
   const nginxPids = () =>
-    execFileSync('pgrep', ['-P', String(nginx.pid)], { encoding: 'utf8' })
+    execFileSync('pgrep', ['-P', String(nginx.child.pid)], { encoding: 'utf8' })
       .split('\n')
       .filter(Boolean)
       .map(Number);
   return {
     name: 'reference server behind nginx',
-    url,
-    pids: () => [nginx.pid!, ...nginxPids(), upstream.child.pid!],
+    url: `https://127.0.0.1:${site.port}`,
+    pids: () => [nginx.child.pid!, ...nginxPids(), upstream.child.pid!],
     sessions: new Map(),
   };
-}
-
-/** The nginx configuration docs/server.md shows, with the benchmark's paths. */
-export function nginxConfig(o: { port: number; upstreams: string[]; certFile: string; keyFile: string; prefix: string }): string {
-  return `worker_processes 1;
-pid ${o.prefix}/nginx.pid;
-error_log ${o.prefix}/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  upstream device_agent_server {
-${o.upstreams.map((address) => `    server ${address};`).join('\n')}
-    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:${o.port} ssl;
-    ssl_certificate ${o.certFile};
-    ssl_certificate_key ${o.keyFile};
-    ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_session_tickets on;
-    ssl_session_timeout 2h;
-    client_max_body_size 2m;
-    location / {
-      proxy_pass http://device_agent_server;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $remote_addr;
-      proxy_set_header X-Forwarded-Proto https;
-    }
-  }
-}
-`;
 }
 
 async function freePort(): Promise<number> {

@@ -16,8 +16,10 @@ import type {
 } from './db/store';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
+import { parseId } from './ids';
 import { NotFoundError, UsageError } from './usage';
 import { PLATFORMS, STATUSES } from '../protocol/constants';
+import { HeartbeatRequest } from '../protocol/schemas';
 
 /** The admin CLI's reach: the whole database. */
 export const ALL_ORGANIZATIONS: OrgScope = { orgId: null };
@@ -211,7 +213,7 @@ function encodeCursor(sort: string, order: string, value: string, id: string): s
   return Buffer.from(JSON.stringify([sort, order, value, id])).toString('base64url');
 }
 
-function parseCursor(cursor: string, sort: string, order: string): { value: string; id: string } {
+function parseCursor(cursor: string, sort: DeviceSortKey, order: string): { value: string; id: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -221,9 +223,33 @@ function parseCursor(cursor: string, sort: string, order: string): { value: stri
   if (!Array.isArray(parsed) || parsed.length !== 4 || !parsed.every((part) => typeof part === 'string')) {
     throw new UsageError('cursor is not one this server handed out');
   }
-  const [cursorSort, cursorOrder, value, id] = parsed;
+  const [cursorSort, cursorOrder, value, id] = parsed as [string, string, string, string];
   if (cursorSort !== sort || cursorOrder !== order) throw new UsageError('cursor belongs to another sort order; start again without it');
-  return { value: value!, id: id! };
+  // Checked here, not left to the engines: SQLite would compare a bad value as text and PostgreSQL
+  // would cast it (or fail), so the same tampered cursor would page differently on each.
+  const rule = CURSOR_VALUES[sort];
+  if (!rule.valid(value)) throw tamperedCursor(`its ${sort} is ${rule.otherwise}`);
+  if (parseId('device', id) === undefined) throw tamperedCursor('its device id is malformed');
+  return { value, id };
+}
+
+/** The sort values encodeCursor hands out: stored timestamps in toISOString's form, '' for a missing hostname or last_seen_at. */
+const CURSOR_VALUES: Record<DeviceSortKey, { valid(value: string): boolean; otherwise: string }> = {
+  created_at: { valid: isStoredTime, otherwise: 'not a timestamp' },
+  last_seen_at: { valid: (value) => value === '' || isStoredTime(value), otherwise: 'neither a timestamp nor empty' },
+  hostname: {
+    valid: (value) => value === '' || HeartbeatRequest.shape.hostname.safeParse(value).success,
+    otherwise: 'not one a device can report',
+  },
+};
+
+function tamperedCursor(fault: string): UsageError {
+  return new UsageError(`cursor is not one this server handed out (${fault}); start again without it`);
+}
+
+function isStoredTime(value: string): boolean {
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toISOString() === value;
 }
 
 /** A device with the latest result of each of its checks, and what each means. */

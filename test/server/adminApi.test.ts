@@ -167,6 +167,40 @@ describe.concurrent('GET /devices', () => {
     // A cursor of another sort order is refused instead of skipping rows.
     expectError(await api(`/devices?limit=1&sort=hostname&cursor=${first.next_cursor}`, allToken), 400, 'bad_request');
   });
+
+  test('a tampered cursor is refused for what is wrong in it, alike on every engine', async () => {
+    const first = body<DevicePage>(await api('/devices?limit=1', allToken));
+    const id = first.devices[0]!.device_id;
+    const tampered = (sort: string, value: string, deviceId = id) =>
+      Buffer.from(JSON.stringify([sort, 'asc', value, deviceId])).toString('base64url');
+    const refusal = async (sort: string, cursor: string) => {
+      const answer = await api(`/devices?limit=1&sort=${sort}&cursor=${cursor}`, allToken);
+      expectError(answer, 400, 'bad_request');
+      return answer.body?.message;
+    };
+    // A timestamp part that is not a timestamp (PostgreSQL once read it as -infinity and started over; SQLite compared it as text).
+    for (const value of ['yesterday', '', '2026-11-24', '2026-11-24T10:00:00Z']) {
+      expect(await refusal('created_at', tampered('created_at', value))).toBe(
+        'cursor is not one this server handed out (its created_at is not a timestamp); start again without it',
+      );
+    }
+    expect(await refusal('last_seen_at', tampered('last_seen_at', '9999-99-99T00:00:00.000Z'))).toBe(
+      'cursor is not one this server handed out (its last_seen_at is neither a timestamp nor empty); start again without it',
+    );
+    expect(await refusal('hostname', tampered('hostname', 'host\u0000name'))).toBe(
+      'cursor is not one this server handed out (its hostname is not one a device can report); start again without it',
+    );
+    expect(await refusal('created_at', tampered('created_at', first.devices[0]!.created_at, 'dev_\u0000'))).toBe(
+      'cursor is not one this server handed out (its device id is malformed); start again without it',
+    );
+    // The values the server hands out itself still page: a device never seen sorts first by last_seen_at.
+    const created = body<DevicePage>(
+      await api(`/devices?limit=1&cursor=${tampered('created_at', first.devices[0]!.created_at)}`, allToken),
+    );
+    expect(created.devices.map((d) => d.device_id)).not.toContain(id);
+    const neverSeen = body<DevicePage>(await api(`/devices?limit=5&sort=last_seen_at&cursor=${tampered('last_seen_at', '')}`, allToken));
+    expect(neverSeen.devices.length).toBeGreaterThan(0);
+  });
 });
 
 describe.concurrent('GET /devices/:id and /history', () => {

@@ -1,6 +1,6 @@
 // Migration 3 on a database that a version-2 server filled: the newest result of each check of each
 // device is backfilled into latest_results, so the admin API's device view and failing filter see
-// results stored before the upgrade.
+// results stored before the upgrade; a second start applies nothing and changes nothing.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-test('results stored under schema 2 are the latest results after the upgrade', async () => {
+test('results stored under schema 2 are the latest results after the upgrade, and a second start changes nothing', async () => {
   const dbPath = join(mkdtempSync(join(tmpdir(), 'device-agent-migration-')), 'server.db');
   const db = new Database(dbPath);
   migrate(db, 2);
@@ -52,4 +52,30 @@ test('results stored under schema 2 are the latest results after the upgrade', a
     call(server!, `/api/admin/v1/devices?failing=${check}`, { method: 'GET', headers }).then((a) => parseJson<DevicePage>(a.text));
   expect((await failing('DISK_ENCRYPTION')).devices.map((d) => d.device_id)).toEqual([device]);
   expect((await failing('FIREWALL_ENABLED')).devices).toEqual([]);
+  await server.stop();
+  server = undefined;
+
+  const latestRows = () => {
+    const reader = new Database(dbPath, { readonly: true });
+    try {
+      return {
+        version: reader.pragma('user_version', { simple: true }),
+        rows: reader.prepare('SELECT * FROM latest_results ORDER BY device_id, check_key').all(),
+      };
+    } finally {
+      reader.close();
+    }
+  };
+  const backfilled = latestRows();
+  expect(backfilled.version).toBe(3);
+  expect(backfilled.rows).toHaveLength(2);
+  server = await startServer({ dbPath });
+  expect(latestRows()).toEqual(backfilled);
+  const writer = new Database(dbPath);
+  try {
+    expect(migrate(writer)).toEqual([]);
+  } finally {
+    writer.close();
+  }
+  expect(latestRows()).toEqual(backfilled);
 });

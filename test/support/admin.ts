@@ -1,6 +1,6 @@
 // The admin side of the real server: admin tokens and console accounts made with the real admin
 // CLI, and console sessions opened through the real sign-in form over HTTP.
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { parseJson } from './json';
 import { runServerCli, serverEnv, type RunningServer } from './server';
 import { spawn } from 'node:child_process';
@@ -50,7 +50,11 @@ export interface Page {
 export class ConsoleClient {
   private readonly cookies = new Map<string, string>();
 
-  constructor(private readonly server: Pick<RunningServer, 'url'>) {}
+  /** `dispatcher`: how to connect (a CA to trust, a local address to connect from); undici's global one by default. */
+  constructor(
+    private readonly server: Pick<RunningServer, 'url'>,
+    private readonly dispatcher?: Dispatcher,
+  ) {}
 
   cookie(name: string): string | undefined {
     return this.cookies.get(name);
@@ -78,6 +82,7 @@ export class ConsoleClient {
       method,
       headers: { ...(cookie ? { cookie } : {}), ...headers },
       body,
+      ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
     });
     const setCookie = answer.headers['set-cookie'];
     for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {

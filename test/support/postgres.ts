@@ -39,10 +39,19 @@ export async function createDatabase(): Promise<string> {
   return databaseUrl(name);
 }
 
+/** A pool on the database of `url` as the superuser (test set-up and inspection only); the caller ends it. */
+export function databasePool(url: string): pg.Pool {
+  return new pg.Pool(superuserConnection(url));
+}
+
+function superuserConnection(url: string): pg.ClientConfig {
+  const { host, port, user, password } = cluster();
+  return { host, port, user, password, database: new URL(url).pathname.slice(1) };
+}
+
 /** Runs one query as the superuser on the database of `url` (test set-up and inspection only). */
 export async function queryDatabase<R extends pg.QueryResultRow>(url: string, sql: string, values: unknown[] = []): Promise<R[]> {
-  const { host, port, user, password } = cluster();
-  const client = new pg.Client({ host, port, user, password, database: new URL(url).pathname.slice(1) });
+  const client = new pg.Client(superuserConnection(url));
   await client.connect();
   try {
     return (await client.query<R>(sql, values)).rows;

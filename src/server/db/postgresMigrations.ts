@@ -175,13 +175,13 @@ export async function schemaVersion(client: Pick<PoolClient, 'query'>): Promise<
   return rows[0]?.version ?? 0;
 }
 
-/** Applies every pending migration; returns the versions applied. */
-export async function migratePostgres(pool: Pool): Promise<number[]> {
+/** Applies every pending migration (up to `target`: tests build an older schema); returns the versions applied. */
+export async function migratePostgres(pool: Pool, target = POSTGRES_SCHEMA_VERSION): Promise<number[]> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
-      return await applyPending(client);
+      return await applyPending(client, target);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
@@ -190,13 +190,13 @@ export async function migratePostgres(pool: Pool): Promise<number[]> {
   }
 }
 
-async function applyPending(client: PoolClient): Promise<number[]> {
+async function applyPending(client: PoolClient, target: number): Promise<number[]> {
   await client.query(CREATE_VERSIONS_TABLE);
   const current = await schemaVersion(client);
   if (current > POSTGRES_SCHEMA_VERSION) throw new SchemaTooNewError(current, POSTGRES_SCHEMA_VERSION);
   const applied: number[] = [];
   for (const migration of MIGRATIONS) {
-    if (migration.version <= current) continue;
+    if (migration.version <= current || migration.version > target) continue;
     await client.query('BEGIN');
     try {
       await client.query(migration.sql);

@@ -105,9 +105,9 @@ function scopeConditions(scope: OrgScope, orgName: string | undefined): Conditio
 }
 
 /** A cursor's sort value as the sort expression's type: a timestamp sort's '' (never seen) is -infinity. */
+/** The cursor's sort value as a parameter (admin.ts validated it): '' is a device never seen, sorted first. */
 function cursorValue(sort: DeviceSortKey, value: string): string {
-  if (sort === 'hostname') return value;
-  return value === '' || Number.isNaN(Date.parse(value)) ? '-infinity' : value;
+  return sort !== 'hostname' && value === '' ? '-infinity' : value;
 }
 
 const HARDWARE_UUID_INDEX = 'devices_hardware_uuid_per_org';
