@@ -10,7 +10,7 @@ import type { DeviceId } from './ids';
 
 export class DeviceCache {
   private readonly byKeyHash = new Map<string, AuthenticatedDevice>();
-  private readonly recorded = new Map<DeviceId, string>();
+  private readonly recorded = new Map<DeviceId, DeviceAttributes>();
   private seenVersion: number | undefined;
   /** Moves at every forgetAll, so that a read that raced with one is not cached. */
   private generation = 0;
@@ -38,13 +38,14 @@ export class DeviceCache {
 
   /** True when this process's last write for the device recorded exactly these attributes, and nothing else changed it since. */
   unchangedSinceRecorded(id: DeviceId, attributes: DeviceAttributes): boolean {
-    return this.recorded.get(id) === fingerprint(attributes);
+    const recorded = this.recorded.get(id);
+    return recorded !== undefined && sameAttributes(recorded, attributes);
   }
 
   noteRecorded(id: DeviceId, attributes: DeviceAttributes | undefined): void {
     if (this.capacity === 0) return;
     if (attributes === undefined) this.recorded.delete(id);
-    else remember(this.recorded, id, fingerprint(attributes), this.capacity);
+    else remember(this.recorded, id, attributes, this.capacity);
   }
 
   forgetAll(): void {
@@ -63,6 +64,13 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): voi
   map.set(key, value);
 }
 
-function fingerprint(a: DeviceAttributes): string {
-  return JSON.stringify([a.hardwareUuid, a.serialNumber, a.hostname, a.platform, a.osVersion, a.agentVersion]);
+function sameAttributes(a: DeviceAttributes, b: DeviceAttributes): boolean {
+  return (
+    a.hardwareUuid === b.hardwareUuid &&
+    a.serialNumber === b.serialNumber &&
+    a.hostname === b.hostname &&
+    a.platform === b.platform &&
+    a.osVersion === b.osVersion &&
+    a.agentVersion === b.agentVersion
+  );
 }
