@@ -10,8 +10,10 @@ import type { DeviceId } from './ids';
 
 export class DeviceCache {
   private readonly byKeyHash = new Map<string, AuthenticatedDevice>();
-  private readonly recorded = new Map<DeviceId, string>();
+  private readonly recorded = new Map<DeviceId, DeviceAttributes>();
   private seenVersion: number | undefined;
+  /** The read of externalChanges that requests authenticated in this turn wait for. */
+  private turnsVersion: Promise<number> | undefined;
   /** Moves at every forgetAll, so that a read that raced with one is not cached. */
   private generation = 0;
 
@@ -23,7 +25,7 @@ export class DeviceCache {
 
   async authenticate(apiKeyHash: string): Promise<AuthenticatedDevice | undefined> {
     if (this.capacity === 0) return this.store.authenticate(apiKeyHash);
-    const version = await this.store.externalChanges();
+    const version = await this.externalChangesAfterThisTurnsReads();
     if (version !== this.seenVersion) {
       this.forgetAll();
       this.seenVersion = version;
@@ -36,15 +38,34 @@ export class DeviceCache {
     return device;
   }
 
+  /**
+   * The store's externalChanges, read once per event-loop turn for every request authenticated in
+   * it, and read after all of them: in the turn's check phase (setImmediate), which comes after the
+   * poll phase where sockets are read. Every request that waits on it was therefore received before
+   * the read, so a commit that completed before a request arrived is seen, exactly as with one read
+   * per request; it costs one read (for SQLite a PRAGMA and two fcntl locks) per turn instead.
+   */
+  private externalChangesAfterThisTurnsReads(): Promise<number> {
+    this.turnsVersion ??= new Promise<number>((resolve, reject) => {
+      setImmediate(() => {
+        // A request authenticated from here on waits for the next read.
+        this.turnsVersion = undefined;
+        this.store.externalChanges().then(resolve, reject);
+      });
+    });
+    return this.turnsVersion;
+  }
+
   /** True when this process's last write for the device recorded exactly these attributes, and nothing else changed it since. */
   unchangedSinceRecorded(id: DeviceId, attributes: DeviceAttributes): boolean {
-    return this.recorded.get(id) === fingerprint(attributes);
+    const recorded = this.recorded.get(id);
+    return recorded !== undefined && sameAttributes(recorded, attributes);
   }
 
   noteRecorded(id: DeviceId, attributes: DeviceAttributes | undefined): void {
     if (this.capacity === 0) return;
     if (attributes === undefined) this.recorded.delete(id);
-    else remember(this.recorded, id, fingerprint(attributes), this.capacity);
+    else remember(this.recorded, id, attributes, this.capacity);
   }
 
   forgetAll(): void {
@@ -63,6 +84,13 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, capacity: number): voi
   map.set(key, value);
 }
 
-function fingerprint(a: DeviceAttributes): string {
-  return JSON.stringify([a.hardwareUuid, a.serialNumber, a.hostname, a.platform, a.osVersion, a.agentVersion]);
+function sameAttributes(a: DeviceAttributes, b: DeviceAttributes): boolean {
+  return (
+    a.hardwareUuid === b.hardwareUuid &&
+    a.serialNumber === b.serialNumber &&
+    a.hostname === b.hostname &&
+    a.platform === b.platform &&
+    a.osVersion === b.osVersion &&
+    a.agentVersion === b.agentVersion
+  );
 }

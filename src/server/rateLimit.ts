@@ -34,13 +34,19 @@ export class RateLimiter {
     if (perMinute === 0) return undefined;
     const now = this.now();
     this.pruneFullBuckets(now);
-    const bucket = this.buckets.get(key) ?? { tokens: perMinute, at: now };
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      bucket = { tokens: perMinute, at: now };
+      this.buckets.set(key, bucket);
+    }
+    // Updated in place: one object per device, not one per request.
     const tokens = Math.min(perMinute, bucket.tokens + ((now - bucket.at) * perMinute) / MINUTE_MS);
+    bucket.at = now;
     if (tokens < cost) {
-      this.buckets.set(key, { tokens, at: now });
+      bucket.tokens = tokens;
       return Math.ceil(((cost - tokens) * MINUTE_MS) / perMinute);
     }
-    this.buckets.set(key, { tokens: tokens - cost, at: now });
+    bucket.tokens = tokens - cost;
     return undefined;
   }
 

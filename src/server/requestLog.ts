@@ -24,7 +24,8 @@ export class RequestLog {
   private maxMs = 0;
   private since = Date.now();
   private readonly timer: NodeJS.Timeout;
-  private readonly perRequest: boolean;
+  /** Whether each request gets its own line (debug). */
+  readonly perRequest: boolean;
 
   constructor(
     private readonly logger: Logger,
@@ -34,13 +35,18 @@ export class RequestLog {
     this.timer = setInterval(() => this.summarize(), intervalMs).unref();
   }
 
-  record(line: RequestLine): void {
-    if (this.perRequest) this.logger.debug(line, 'request');
-    const key = `${line.method} ${line.path} ${line.status}`;
+  /** One answered request, in the summary. */
+  count(method: string, path: string, status: number, ms: number): void {
+    const key = `${method} ${path} ${status}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     this.total += 1;
-    this.totalMs += line.ms;
-    if (line.ms > this.maxMs) this.maxMs = line.ms;
+    this.totalMs += ms;
+    if (ms > this.maxMs) this.maxMs = ms;
+  }
+
+  /** One request's own line; only when `perRequest`, so that its fields are gathered only then. */
+  line(line: RequestLine): void {
+    this.logger.debug(line, 'request');
   }
 
   /** Stops the schedule and logs what the last summary has not covered. */
@@ -58,7 +64,7 @@ export class RequestLog {
           requests: this.total,
           by_route: Object.fromEntries(this.counts),
           ms_mean: Math.round((this.totalMs / this.total) * 10) / 10,
-          ms_max: this.maxMs,
+          ms_max: Math.round(this.maxMs * 10) / 10,
         },
         'requests',
       );

@@ -512,8 +512,8 @@ export class PostgresStore implements Store {
   /**
    * Other processes and machines commit to this database without this connection seeing it at
    * once (LISTEN/NOTIFY arrives after the commit, so a revocation could be served from a cache in
-   * between): a new value on every call keeps the device cache off, and every request
-   * authenticates against the database.
+   * between): a new value on every call drops the device cache at every read, so every request
+   * is authenticated by a database read made after it arrived.
    */
   externalChanges(): Promise<number> {
     this.calls += 1;

@@ -600,6 +600,9 @@ export class SqliteStore implements Store {
             createdReportId = newId('postureReport');
             st.insertReport.run(createdReportId, device.orgId, device.id, now);
           }
+          // The newest of the batch's results of each check becomes that check's latest result:
+          // one upsert per check, not one per result (as on PostgreSQL).
+          const latest = new Map<string, { id: number; reportId: string; result: NewPostureResult; evidence: string | null }>();
           for (const r of results) {
             const reportId = r.correlationId ?? createdReportId;
             if (reportId === null) throw new Error('result without a posture report');
@@ -614,17 +617,10 @@ export class SqliteStore implements Store {
               r.observedAt,
               now,
             );
-            st.upsertLatest.run(
-              device.orgId,
-              device.id,
-              r.checkKey,
-              Number(lastInsertRowid),
-              reportId,
-              r.status,
-              evidence,
-              r.observedAt,
-              now,
-            );
+            latest.set(r.checkKey, { id: Number(lastInsertRowid), reportId, result: r, evidence });
+          }
+          for (const { id, reportId, result: r, evidence } of latest.values()) {
+            st.upsertLatest.run(device.orgId, device.id, r.checkKey, id, reportId, r.status, evidence, r.observedAt, now);
           }
           st.touchDevice.run(now, device.id, device.orgId);
           return { kind: 'recorded', createdReportId };

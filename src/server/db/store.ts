@@ -254,8 +254,8 @@ export interface Store {
    * A value that differs from the one the previous call returned whenever someone else (another
    * process, another connection) may have committed a change since. What the server caches above
    * the store (src/server/deviceCache.ts) is dropped when it moves, so it must move before any
-   * request that follows such a commit is served. Called for every authenticated request: it
-   * must be cheap. An engine that cannot tell returns a new value every time (no caching).
+   * request that follows such a commit is served. Called once per event-loop turn in which
+   * requests were authenticated, after they were received (deviceCache.ts): it must be cheap. An engine that cannot tell returns a new value every time (no caching).
    */
   externalChanges(): Promise<number>;
   recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome>;

@@ -14,7 +14,7 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
     async (request): Promise<HeartbeatResponse> => {
       const device = deviceOf(request);
       const body = parseBody(HeartbeatRequest, request.body);
-      const now = new Date();
+      const now = new Date().toISOString();
       const outcome = await heartbeats.record(
         device,
         {
@@ -25,7 +25,7 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
           osVersion: body.os_version,
           agentVersion: body.agent_version,
         },
-        now.toISOString(),
+        now,
       );
       if (outcome.kind === 'conflict') {
         throw conflict('the hardware_uuid is already used by another device of this organization');
@@ -35,7 +35,7 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         device_id: device.id,
         heartbeat_interval_seconds: config.heartbeatIntervalSeconds,
         posture_interval_seconds: config.postureIntervalSeconds,
-        server_time: now.toISOString(),
+        server_time: now,
       };
     },
   );

@@ -1,0 +1,69 @@
+// The latest result of each check (latest_results, what the admin API's device view and failing
+// filter read) after a batch that holds several results of one check: the newest of the batch,
+// whatever came before it in the same batch or in earlier ones. SQLite store; PostgreSQL writes
+// the same rows in one statement (DISTINCT ON).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { hashCredential, newCredential } from '../../src/server/credentials';
+import { openStore } from '../../src/server/db/open';
+import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
+
+let dir: string;
+let store: Store;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'device-agent-latest-'));
+  store = await openStore({ engine: 'sqlite', path: join(dir, 'server.db') });
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function activeDevice(): Promise<AuthenticatedDevice> {
+  const now = new Date().toISOString();
+  const tokenHash = hashCredential(newCredential());
+  await store.createDevice({ orgName: 'acme', name: null, tokenHash, tokenExpiresAt: '2999-01-01T00:00:00.000Z', now });
+  const keyHash = hashCredential(newCredential());
+  await store.exchangeToken(tokenHash, keyHash, now);
+  const device = (await store.authenticate(keyHash))!;
+  await store.recordHeartbeat(
+    device,
+    { hardwareUuid: 'uuid-1', serialNumber: null, hostname: 'h', platform: 'LINUX', osVersion: 'x', agentVersion: '0.1.0' },
+    now,
+  );
+  return { ...device, state: 'ACTIVE' };
+}
+
+const result = (checkKey: string, status: NewPostureResult['status'], rule: string): NewPostureResult => ({
+  checkKey,
+  status,
+  evidence: { rule },
+  observedAt: '2026-01-01T00:00:00.000Z',
+  correlationId: null,
+});
+
+test('the newest result of each check in a batch is its latest result; every result is kept', async () => {
+  const device = await activeDevice();
+  await store.recordPostures(device, [result('FIREWALL_ENABLED', 'PASS', 'first')], '2026-01-01T00:00:01.000Z');
+  const batch = [
+    result('FIREWALL_ENABLED', 'FAIL', 'second'),
+    result('DISK_ENCRYPTION', 'PASS', 'only'),
+    result('FIREWALL_ENABLED', 'PASS', 'third'),
+    result('FIREWALL_ENABLED', 'FAIL', 'fourth'),
+  ];
+  expect((await store.recordPostures(device, batch, '2026-01-01T00:00:02.000Z')).kind).toBe('recorded');
+
+  const latest = await store.latestResults(device);
+  expect(latest.map((r) => [r.checkKey, r.status, r.evidence])).toEqual([
+    ['DISK_ENCRYPTION', 'PASS', { rule: 'only' }],
+    ['FIREWALL_ENABLED', 'FAIL', { rule: 'fourth' }],
+  ]);
+  const all = await store.listPostures(device);
+  expect(all.map((r) => (r.evidence as { rule: string }).rule)).toEqual(['first', 'second', 'only', 'third', 'fourth']);
+  // The latest row points at the stored result it copies.
+  expect(latest.find((r) => r.checkKey === 'FIREWALL_ENABLED')!.id).toBe(all.at(-1)!.id);
+});
