@@ -9,14 +9,16 @@
 //             fail (p99 ≥ 100 ms, or any error or non-2xx answer). The highest throughput of a passing
 //             step is projected to devices at the real cadence: requests/s × 3600 / 13. wrk is
 //             closed-loop: a stalled server slows the load instead of queueing it, so p99 is measured
-//             under the load actually sent.
+//             under the load actually sent. Searched twice on the same fleet: a new connection per
+//             request (agents reaching the server directly on their 300 s schedule) and keep-alive
+//             connections (the server behind a proxy that keeps its upstream connections open).
 //   postgres  the same search on a throwaway PostgreSQL cluster (Debian's server binaries, fsync on)
 //             with one server process, then with `--workers 2` on the same fleet: the scaling factor.
 //   tls       the server terminating TLS itself (full handshakes, resumed sessions, keep-alive) and
 //             behind nginx, beside bare node:https in the same run (scripts/bench/tls.ts).
 // Uses dist/: run `npm run build` first.
 //   npm run bench:fleet
-//   BENCH_SECTIONS=postgres BENCH_DEVICES=20000 BENCH_SECONDS=10 BENCH_TRANSPORT=close|keep-alive npm run bench:fleet
+//   BENCH_SECTIONS=postgres BENCH_DEVICES=20000 BENCH_SECONDS=10 npm run bench:fleet
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,12 +43,11 @@ import {
   type Spawned,
   type WrkResult,
 } from './server/harness';
-import { TRANSPORTS, parseTransport } from './server/transport';
+import { TRANSPORTS, type Transport } from './server/transport';
 import { tlsSection } from './tls';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 20_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const TRANSPORT = parseTransport(process.env.BENCH_TRANSPORT, 'close');
 const SECTIONS = ['sqlite', 'postgres', 'tls'] as const;
 const CONCURRENCY = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const P99_LIMIT_MS = 100;
@@ -94,15 +95,22 @@ function fleetRequests(devices: Device[]): string[] {
 }
 
 /** More and more agents in flight until two steps in a row fail; the table and the best passing rate. */
-async function search(title: string, server: Spawned, requests: string[], dir: string, databasePid?: () => number): Promise<Search> {
+async function search(
+  title: string,
+  transport: Transport,
+  server: Spawned,
+  requests: string[],
+  dir: string,
+  databasePid?: () => number,
+): Promise<Search> {
   const serverPid = server.child.pid!;
   const steps: Step[] = [];
   for (const connections of CONCURRENCY) {
-    process.stderr.write(`${title}: ${connections} in flight, ${SECONDS} s …`);
+    process.stderr.write(`${title} (${transport}): ${connections} in flight, ${SECONDS} s …`);
     const before = processUsage(serverPid);
     const databaseBefore = databasePid && processUsage(databasePid());
     const started = performance.now();
-    const load = await wrk({ url: server.url, requests, connections, seconds: SECONDS, transport: TRANSPORT, dir });
+    const load = await wrk({ url: server.url, requests, connections, seconds: SECONDS, transport, dir });
     const wall = (performance.now() - started) / 1000;
     const after = processUsage(serverPid);
     const databaseCpu =
@@ -129,7 +137,11 @@ async function search(title: string, server: Spawned, requests: string[], dir: s
       mib(s.rss).padStart(9),
       s.passed ? '  ok' : '  failed',
     ].join('');
-  const lines = [title, `in flight  req/s    p50 ms  p99 ms errors  srv CPU   db CPU  RSS MiB`, ...steps.map(row)];
+  const lines = [
+    `${title}; ${TRANSPORTS[transport]}`,
+    `in flight  req/s    p50 ms  p99 ms errors  srv CPU   db CPU  RSS MiB`,
+    ...steps.map(row),
+  ];
   const best = steps.filter((s) => s.passed).sort((a, b) => perSecond(b.load) - perSecond(a.load))[0];
   if (!best) return { lines: [...lines, 'no step passed'], rate: 0 };
   const rate = perSecond(best.load);
@@ -147,10 +159,12 @@ async function sqliteSection(dir: string): Promise<string[]> {
   const server = await spawnReference(dir, db);
   process.stderr.write(`sqlite: enrolling ${DEVICES} devices …\n`);
   const devices = await enrollFleet(dir, server.url, db, DEVICES);
-  const result = await search('SQLite (the embedded default), one server process', server, fleetRequests(devices), dir);
+  const requests = fleetRequests(devices);
+  const direct = await search('SQLite (the embedded default), one server process', 'close', server, requests, dir);
+  const proxied = await search('SQLite, one server process', 'keep-alive', server, requests, dir);
   const exit = await stop(server.child);
   if (exit !== 0) throw new Error(`the reference server exited with ${exit}`);
-  return result.lines;
+  return [...direct.lines, '', ...proxied.lines];
 }
 
 /**
@@ -171,11 +185,12 @@ async function postgresSection(dir: string): Promise<string[]> {
     const single = await spawnReference(dir, db);
     process.stderr.write(`postgres: enrolling ${DEVICES} devices …\n`);
     const requests = fleetRequests(await enrollFleet(dir, single.url, db, DEVICES));
-    const one = await search('PostgreSQL (fsync on), one server process', single, requests, dir, cluster.pid);
+    const one = await search('PostgreSQL (fsync on), one server process', 'close', single, requests, dir, cluster.pid);
     await stop(single.child);
     const workers = await spawnReference(dir, db, ['--workers', '2']);
     const two = await search(
       'PostgreSQL, `serve --workers 2` (a primary handing connections to two workers)',
+      'close',
       workers,
       requests,
       dir,
@@ -202,7 +217,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-fleet-'));
   const out = [
     `fleet: ${DEVICES} enrolled devices, keys round-robin, each its own hardware_uuid; per device-hour ${HEARTBEATS_PER_HOUR} heartbeats + ${UPLOADS_PER_HOUR} upload of ${RESULTS_PER_UPLOAD} results, compressed in time`,
-    `transport: ${TRANSPORT} (${TRANSPORTS[TRANSPORT]}); wrk 1 thread in its own process; ${SECONDS} s per step; loopback; ${machine()}`,
+    `wrk 1 thread in its own process; ${SECONDS} s per step; loopback; ${machine()}`,
   ];
   try {
     if (sections.has('sqlite')) out.push('', ...(await sqliteSection(dir)));

@@ -1,8 +1,9 @@
-// How the benchmarks' load generators reach the server. Each transport is one option of
-// `npm run bench:fleet` (BENCH_TRANSPORT); a TLS transport (issue 18) adds its name here and its
-// connection options in the generators (wrk.lua, fleetLoad.ts).
+// How wrk (wrk.lua) reaches the server in the plain-HTTP benchmarks: `npm run bench:heartbeat`
+// (BENCH_TRANSPORT) and the plain-HTTP searches of `npm run bench:fleet`. The TLS transports are
+// tlsLoad.ts's.
 export const TRANSPORTS = {
-  'keep-alive': 'plain HTTP, connections kept alive between requests (an upper bound: agents on a 300 s schedule hold none open)',
+  'keep-alive':
+    'plain HTTP, connections kept alive between requests (what the server sees behind a proxy that keeps its upstream connections open; agents on a 300 s schedule reaching it directly hold none open)',
   close: 'plain HTTP, a new connection for every request (what agents on the real schedule do)',
 } as const;
 
