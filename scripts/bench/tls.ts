@@ -39,8 +39,10 @@ const REQUESTS_PER_DEVICE_HOUR = 13;
 interface Target {
   name: string;
   url: string;
-  /** Processes whose CPU is the server's (nginx's master and worker, and its upstream). */
+  /** The server process (behind nginx: the upstream reference server). */
   pids: () => number[];
+  /** nginx's master and worker, when the target is behind it: their CPU is reported apart. */
+  proxyPids?: () => number[];
   sessions: Map<number, Buffer>;
 }
 
@@ -71,13 +73,13 @@ export async function tlsSection(): Promise<string> {
 
     const rows: string[] = [];
     for (const transport of ['full', 'resume', 'keep-alive'] as Transport[]) {
-      const results = new Map<string, { load: LoadResult; cpu: number }>();
+      const results = new Map<string, { load: LoadResult; cpu: number; proxyCpu?: number }>();
       for (const target of targets) {
         process.stderr.write(`${transport}: ${target.name} …\n`);
         results.set(target.name, await measure(target, transport, fleet, cert));
       }
       const baseline = results.get('bare node:https')!;
-      for (const [name, { load, cpu }] of results) {
+      for (const [name, { load, cpu, proxyCpu }] of results) {
         rows.push(
           [
             transport.padEnd(10),
@@ -89,6 +91,7 @@ export async function tlsSection(): Promise<string> {
             `CPU ${Math.round(cpu * 100)
               .toString()
               .padStart(3)} %`,
+            ...(proxyCpu === undefined ? [] : [`nginx CPU ${Math.round(proxyCpu * 100)} %`]),
             `resumed ${Math.round(load.resumedShare * 100)
               .toString()
               .padStart(3)} %`,
@@ -110,7 +113,7 @@ export async function tlsSection(): Promise<string> {
     return [
       `device-agent-server over TLS — ${DEVICES.toLocaleString('en-US')} enrolled devices, keys round-robin, 1 posture upload (9 results) per 12 heartbeats;`,
       `${CONNECTIONS} concurrent clients, ${SECONDS} s per row, client in one Node process on the same machine; ${machine()} at the end`,
-      `ratio: against bare node:https (same certificate, same JSON) in the same run; CPU: server processes, share of one core;`,
+      `ratio: against bare node:https (same certificate, same JSON) in the same run; CPU: the server process (behind nginx: the upstream reference server, nginx's own apart), share of one core;`,
       `devices/process: requests/s × 3600 / ${REQUESTS_PER_DEVICE_HOUR} (12 heartbeats + 1 posture upload per device-hour);`,
       `devices per busy core: the same from the server's CPU time per request, for a machine shared with other load (client CPU near 100 %, or server and client CPU far below it, mean the run measured the machine, not the server)`,
       ...(nginx ? [] : ['(nginx not installed: no row behind nginx)']),
@@ -130,9 +133,10 @@ async function measure(
   transport: Transport,
   fleet: FleetRequest[],
   ca: string,
-): Promise<{ load: LoadResult; cpu: number }> {
-  const cpuSeconds = () => target.pids().reduce((sum, pid) => sum + processUsage(pid).cpuSeconds, 0);
-  const before = cpuSeconds();
+): Promise<{ load: LoadResult; cpu: number; proxyCpu?: number }> {
+  const cpuSeconds = (pids: number[]) => pids.reduce((sum, pid) => sum + processUsage(pid).cpuSeconds, 0);
+  const before = cpuSeconds(target.pids());
+  const proxyBefore = target.proxyPids && cpuSeconds(target.proxyPids());
   const startedAt = performance.now();
   const load = await runLoad({
     url: target.url,
@@ -144,7 +148,8 @@ async function measure(
     sessions: target.sessions,
   });
   const wall = (performance.now() - startedAt) / 1000;
-  return { load, cpu: (cpuSeconds() - before) / wall };
+  const proxyCpu = target.proxyPids && proxyBefore !== undefined ? (cpuSeconds(target.proxyPids()) - proxyBefore) / wall : undefined;
+  return { load, cpu: (cpuSeconds(target.pids()) - before) / wall, proxyCpu };
 }
 
 function makeCertificate(dir: string): { certFile: string; keyFile: string; cert: string } {
@@ -213,15 +218,12 @@ async function startNginx(
   writeFileSync(join(dir, 'nginx.conf'), nginxConfig(site));
   const nginx = await launchNginx(site);
   children.push(nginx.child);
-  const nginxPids = () =>
-    execFileSync('pgrep', ['-P', String(nginx.child.pid)], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
   return {
     name: 'reference server behind nginx',
     url: `https://127.0.0.1:${site.port}`,
-    pids: () => [nginx.child.pid!, ...nginxPids(), upstream.child.pid!],
+    pids: () => [upstream.child.pid!],
+    // The master: processUsage adds its workers.
+    proxyPids: () => [nginx.child.pid!],
     sessions: new Map(),
   };
 }
