@@ -87,7 +87,7 @@ export function analyzeNftRuleset(json: string): NftParse {
   try {
     doc = JSON.parse(json);
   } catch {
-    return { ok: false };
+    // Not JSON: `doc` stays undefined, which the shape check below refuses.
   }
   const items = (doc as { nftables?: unknown })?.nftables;
   if (!Array.isArray(items)) return { ok: false };

@@ -159,6 +159,7 @@ describe('nftables: rule order and conditions', () => {
 
   it('log and notrack restrict nothing; limit does', () => {
     expect(nftStep([{ log: { prefix: 'x' } }, { notrack: null }, DROP])).toEqual({ kind: 'verdict', verdict: 'drop' });
+    expect(nftStep([COUNTER, ACCEPT])).toEqual({ kind: 'verdict', verdict: 'accept' });
     expect(nftStep([{ limit: { rate: 5 } }, DROP])).toEqual({ kind: 'other' });
     expect(nftStep([])).toEqual({ kind: 'other' });
     expect(nftStep([COUNTER])).toEqual({ kind: 'other' });
@@ -510,6 +511,49 @@ describe('FIREWALL_ENABLED collector', () => {
       stats: { '/usr/sbin/iptables-legacy': {} },
     });
     expect(garbage.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'parse_error' });
+  });
+
+  it('never runs -S of a plain iptables whose -V does not say legacy: it would read nftables as legacy tables', async () => {
+    const files = { '/proc/net/ip_tables_names': 'filter\n' };
+    const stats = { '/usr/sbin/iptables': {} };
+    const run = async (recording: HostRecording) => {
+      const host = new FakeHost(recording);
+      const facts = await firewall.collect(createContext(host, policy, new Date()));
+      return { legacy: facts.legacy.ipv4, ran: host.commandsRun() };
+    };
+    // docker-library/docker#443 (an Ubuntu host whose dind container on the host network made
+    // legacy tables too): `iptables --version` and `iptables -S` of the host's nf_tables variant,
+    // first lines as posted [completed: /proc/net/ip_tables_names listing filter, from the thread's
+    // "iptables-legacy tables present" warning].
+    const nfTables = await run({
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.7 (nf_tables)\n' },
+        {
+          argv: ['/usr/sbin/iptables', '-S'],
+          stdout: ['-P INPUT ACCEPT', '-P FORWARD DROP', '-P OUTPUT ACCEPT', '-N DOCKER', '-N DOCKER-USER', '-A FORWARD -j DOCKER-USER'],
+        },
+      ],
+      files,
+      stats,
+    });
+    expect(nfTables.legacy).toEqual({ state: 'unavailable', reason: 'command_not_found' });
+    expect(nfTables.ran).not.toContainEqual(['/usr/sbin/iptables', '-S']);
+    // An iptables that cannot start (Ubuntu Forums, "xtables install", 2008-09-26: a self-built
+    // iptables missing its library) [completed: exit status 127, the dynamic loader's].
+    const loaderError =
+      'iptables: error while loading shared libraries: libxtables.so.0: cannot open shared object file: No such file or directory\n';
+    const broken = await run({
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/iptables', '-V'], exitCode: 127, stderr: loaderError },
+        { argv: ['/usr/sbin/iptables', '-S'], exitCode: 127, stderr: loaderError },
+      ],
+      files,
+      stats,
+    });
+    expect(broken.legacy).toEqual({ state: 'unavailable', reason: 'command_not_found' });
+    expect(broken.ran).not.toContainEqual(['/usr/sbin/iptables', '-S']);
   });
 
   it('reads ufw and firewalld states exactly', async () => {
