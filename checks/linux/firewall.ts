@@ -16,6 +16,8 @@ const IPTABLES = '/usr/sbin/iptables';
 const IP6TABLES = '/usr/sbin/ip6tables';
 const UFW = '/usr/sbin/ufw';
 const FIREWALL_CMD = '/usr/bin/firewall-cmd';
+/** firewalld's errors.NOT_RUNNING, firewall-cmd's exit status when no daemon answers. */
+const FIREWALLD_NOT_RUNNING = 252;
 
 type View<T> = { state: 'ok'; value: T } | { state: 'unavailable'; reason: string };
 
@@ -79,14 +81,15 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
   }
   const status = /^Status:\s+(active|inactive)\s*$/m.exec(ufwResult.stdout)?.[1];
   let firewalld: FirewallFacts['firewalld'] = { state: 'unavailable' };
-  // firewall-cmd --state prints "running" (exit 0) or "not running" (exit 252).
-  const state = firewalldState.error ? undefined : firewalldState.stdout.trim();
-  if (state === 'running' && firewalldState.exitCode === 0) {
+  // firewall-cmd --state (firewalld's src/firewall-cmd.in) answers by its exit status: 0 with
+  // "running"; 252 (NOT_RUNNING) with "not running" on stderr, as every status above 1 is printed;
+  // 251 for a daemon that failed to apply its rules, 253 for a refused authorization.
+  if (firewalldState.exitCode === 0) {
     const zone = await runTool(host, FIREWALL_CMD, ['--get-default-zone']);
     const name = zone.stdout.trim();
     firewalld =
       !zone.error && zone.exitCode === 0 && /^[\w-]+$/.test(name) ? { state: 'running', defaultZone: name } : { state: 'running' };
-  } else if (state === 'not running') firewalld = { state: 'not_running' };
+  } else if (firewalldState.exitCode === FIREWALLD_NOT_RUNNING) firewalld = { state: 'not_running' };
   return {
     container,
     nft,

@@ -151,7 +151,8 @@ export function iptablesStep(spec: string, chains: ReadonlySet<string>): Step {
 export function analyzeIptablesInput(text: string): IptablesParse {
   const lines = text.split('\n').map((l) => l.trim());
   let policy: string | undefined;
-  const names = new Set(['INPUT']);
+  // Jump targets are user chains: iptables refuses a jump to a built-in one.
+  const names = new Set<string>();
   for (const line of lines) {
     const p = /^-P INPUT (\S+)$/.exec(line);
     if (p) policy = p[1];

@@ -570,7 +570,9 @@ describe('FIREWALL_ENABLED collector', () => {
       commands: [
         emptyRuleset,
         { argv: ['/usr/sbin/ufw', 'status'], stdout: 'Status: inactive\n' },
-        { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'not running\n', exitCode: 252 },
+        // firewalld's src/firewall-cmd.in: print_and_exit("not running", errors.NOT_RUNNING), and
+        // command.py prints every status above 1 on stderr.
+        { argv: ['/usr/bin/firewall-cmd', '--state'], stderr: 'not running\n', exitCode: 252 },
       ],
     });
     expect(off).toMatchObject({ ufw: 'inactive', firewalld: { state: 'not_running' } });
@@ -584,10 +586,12 @@ describe('FIREWALL_ENABLED collector', () => {
     });
     expect(odd).toMatchObject({ ufw: 'unavailable', firewalld: { state: 'running' } });
     expect(odd.firewalld.defaultZone).toBeUndefined();
-    const stateFails = await collect({
-      commands: [emptyRuleset, { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'running\n', exitCode: 1 }],
+    // A daemon that failed to apply its configuration: errors.RUNNING_BUT_FAILED (251) [completed:
+    // the message, "failed"]. It is neither a running firewall nor a stopped one.
+    const failed = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/bin/firewall-cmd', '--state'], stderr: 'failed\n', exitCode: 251 }],
     });
-    expect(stateFails.firewalld).toEqual({ state: 'unavailable' });
+    expect(failed.firewalld).toEqual({ state: 'unavailable' });
   });
 
   it('counts IPv6 in use only on an interface besides loopback', async () => {
