@@ -136,11 +136,9 @@ const INTERNAL_INTERFACE = /^(?:lo|pflog|pfsync|enc|usbus)\d+$/;
 
 /** `ifconfig -l`: the interface names on one line; null when the output is not such a line. */
 export function parseInterfaceList(stdout: string): string[] | null {
-  const names = stdout
-    .trim()
-    .split(/\s+/)
-    .filter((n) => n !== '');
-  return names.length > 0 && names.every((n) => /^[A-Za-z][\w.-]*$/.test(n)) ? names : null;
+  // An empty output splits into one empty name, which the pattern refuses.
+  const names = stdout.trim().split(/\s+/);
+  return names.every((n) => /^[A-Za-z][\w.-]*$/.test(n)) ? names : null;
 }
 
 /**

@@ -16,6 +16,8 @@ const IPTABLES = '/usr/sbin/iptables';
 const IP6TABLES = '/usr/sbin/ip6tables';
 const UFW = '/usr/sbin/ufw';
 const FIREWALL_CMD = '/usr/bin/firewall-cmd';
+/** firewalld's errors.NOT_RUNNING, firewall-cmd's exit status when no daemon answers. */
+const FIREWALLD_NOT_RUNNING = 252;
 
 type View<T> = { state: 'ok'; value: T } | { state: 'unavailable'; reason: string };
 
@@ -26,7 +28,8 @@ export interface FirewallFacts {
   legacy: { ipv4: View<boolean> | 'not_loaded'; ipv6: View<boolean> | 'not_loaded' };
   ipv6Enabled: boolean;
   ufw: 'active' | 'inactive' | 'unavailable';
-  firewalld: { state: 'running' | 'not_running' | 'unavailable'; defaultZone?: string };
+  /** The default zone is asked of a running firewalld only. */
+  firewalld: { state: 'running'; defaultZone?: string } | { state: 'not_running' | 'unavailable'; defaultZone?: never };
 }
 
 function unavailable(result: CommandResult): { state: 'unavailable'; reason: string } {
@@ -77,14 +80,16 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
     nft = parsed.ok ? { state: 'ok', value: parsed.filtering } : { state: 'unavailable', reason: 'parse_error' };
   }
   const status = /^Status:\s+(active|inactive)\s*$/m.exec(ufwResult.stdout)?.[1];
-  const firewalld: FirewallFacts['firewalld'] = { state: 'unavailable' };
-  // firewall-cmd --state prints "running" (exit 0) or "not running" (exit 252).
-  const state = firewalldState.error ? undefined : firewalldState.stdout.trim();
-  if (state === 'running' && firewalldState.exitCode === 0) {
-    firewalld.state = 'running';
+  let firewalld: FirewallFacts['firewalld'] = { state: 'unavailable' };
+  // firewall-cmd --state (firewalld's src/firewall-cmd.in) answers by its exit status: 0 with
+  // "running"; 252 (NOT_RUNNING) with "not running" on stderr, as every status above 1 is printed;
+  // 251 for a daemon that failed to apply its rules, 253 for a refused authorization.
+  if (firewalldState.exitCode === 0) {
     const zone = await runTool(host, FIREWALL_CMD, ['--get-default-zone']);
-    if (!zone.error && zone.exitCode === 0 && /^[\w-]+$/.test(zone.stdout.trim())) firewalld.defaultZone = zone.stdout.trim();
-  } else if (state === 'not running') firewalld.state = 'not_running';
+    const name = zone.stdout.trim();
+    firewalld =
+      !zone.error && zone.exitCode === 0 && /^[\w-]+$/.test(name) ? { state: 'running', defaultZone: name } : { state: 'running' };
+  } else if (firewalldState.exitCode === FIREWALLD_NOT_RUNNING) firewalld = { state: 'not_running' };
   return {
     container,
     nft,
@@ -132,7 +137,7 @@ function evaluate(facts: FirewallFacts, policy: Policy): Verdict {
   if (complete) return fail({ ...evidence, rule: ipv4 ? 'ipv6_unfiltered' : 'no_inbound_filtering' });
   // The ruleset is not (fully) readable: an active front-end is the best remaining evidence.
   if (facts.ufw === 'active') return pass({ ...evidence, source: 'ufw', rule: 'manager_active' });
-  if (facts.firewalld.state === 'running' && facts.firewalld.defaultZone) {
+  if (facts.firewalld.defaultZone) {
     return pass({ ...evidence, source: 'firewalld', default_zone: facts.firewalld.defaultZone, rule: 'manager_active' });
   }
   const reason =

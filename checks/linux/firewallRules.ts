@@ -87,7 +87,7 @@ export function analyzeNftRuleset(json: string): NftParse {
   try {
     doc = JSON.parse(json);
   } catch {
-    return { ok: false };
+    // Not JSON: `doc` stays undefined, which the shape check below refuses.
   }
   const items = (doc as { nftables?: unknown })?.nftables;
   if (!Array.isArray(items)) return { ok: false };
@@ -151,7 +151,8 @@ export function iptablesStep(spec: string, chains: ReadonlySet<string>): Step {
 export function analyzeIptablesInput(text: string): IptablesParse {
   const lines = text.split('\n').map((l) => l.trim());
   let policy: string | undefined;
-  const names = new Set(['INPUT']);
+  // Jump targets are user chains: iptables refuses a jump to a built-in one.
+  const names = new Set<string>();
   for (const line of lines) {
     const p = /^-P INPUT (\S+)$/.exec(line);
     if (p) policy = p[1];

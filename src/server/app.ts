@@ -13,7 +13,7 @@ import Fastify, {
 import type { TLSSocket } from 'node:tls';
 import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
-import { BODY_LIMITS, ROUTES } from '../protocol/schemas';
+import { ROUTES } from '../protocol/schemas';
 import { decorateAdmin } from './adminAuth';
 import { decorateDevice } from './auth';
 import { consoleRoutes } from './console/routes';
@@ -51,6 +51,8 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const IDLE_TIMEOUT_MS = 30_000;
 /** How often the header and request deadlines are enforced (Node's default is every 30 s). */
 const DEADLINE_CHECK_INTERVAL_MS = 1_000;
+/** Bodies no route reads: nothing legitimate sends more than a small form there. */
+const UNREAD_BODY_LIMIT = 4 * 1024;
 const NODE_SERVER_OPTIONS = { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: DEADLINE_CHECK_INTERVAL_MS };
 
 export function buildApp(context: AppContext): FastifyInstance {
@@ -72,8 +74,9 @@ export function buildApp(context: AppContext): FastifyInstance {
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     connectionTimeout: IDLE_TIMEOUT_MS,
     http: NODE_SERVER_OPTIONS,
-    // Routes set their own limits; this one bounds anything else.
-    bodyLimit: BODY_LIMITS.enroll,
+    // Every route that reads a body sets its own limit (the spec's, per route); this one bounds
+    // the bodies nothing reads (unknown paths, a JSON body sent to a console form route).
+    bodyLimit: UNREAD_BODY_LIMIT,
     // request.ip: X-Forwarded-For is read only on connections from a configured proxy.
     trustProxy: (address: string) => context.config.forwarded?.proxies.has(address) ?? false,
   };

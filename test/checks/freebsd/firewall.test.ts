@@ -64,10 +64,15 @@ describe('pf', () => {
   });
 
   it('needs the rules of an enabled pf, and says why they are missing', () => {
-    expect(judge(base({ pfInfo: PF_ENABLED }))).toMatchObject({ status: 'UNKNOWN', evidence: { pf: 'enabled', reason: 'check_error' } });
+    // An enabled pf whose rules are missing reports its own defaults as undetermined.
+    const undetermined = { pf_default_inet: 'undetermined', pf_default_inet6: 'undetermined' };
+    expect(judge(base({ pfInfo: PF_ENABLED }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { pf: 'enabled', reason: 'check_error', ...undetermined },
+    });
     expect(judge(base({ pfInfo: PF_ENABLED, pfRules: timedOut }))).toMatchObject({ evidence: { pf: 'enabled', reason: 'timeout' } });
     expect(judge(base({ pfInfo: PF_ENABLED, pfRules: failed('pfctl: DIOCGETRULES: Device busy\n') }))).toMatchObject({
-      evidence: { pf: 'enabled', reason: 'parse_error' },
+      evidence: { pf: 'enabled', reason: 'parse_error', ...undetermined },
     });
     expect(judge(base({ pfInfo: PF_ENABLED, pfRules: ok('block drop in all\n') })).evidence).not.toHaveProperty('reason');
   });
@@ -93,7 +98,7 @@ describe('ipfw', () => {
   it('says why the rule list is missing', () => {
     expect(judge(ipfwOn({ ipfwList: undefined }))).toMatchObject({
       status: 'UNKNOWN',
-      evidence: { ipfw: 'enabled', reason: 'check_error' },
+      evidence: { ipfw: 'enabled', reason: 'check_error', ipfw_default_inet: 'undetermined', ipfw_default_inet6: 'undetermined' },
     });
     expect(judge(ipfwOn({ ipfwList: failed('ipfw: socket: Operation not permitted\n', 71) }))).toMatchObject({
       evidence: { reason: 'permission_denied' },
@@ -109,7 +114,7 @@ describe('ipfw', () => {
     });
     expect(judge(ipfwOn({ ipfwList: ok('ipfw: retrieving config failed: Protocol not available\n') }))).toMatchObject({
       status: 'UNKNOWN',
-      evidence: { ipfw: 'enabled', reason: 'parse_error' },
+      evidence: { ipfw: 'enabled', reason: 'parse_error', ipfw_default_inet: 'undetermined', ipfw_default_inet6: 'undetermined' },
     });
   });
 

@@ -300,6 +300,10 @@ describe('pf', () => {
       expect(parseSkippedInterfaces('em0 (skip)\n\tCleared:     Thu Jan  1 00:00:00 1970\n\tReferences:  0\nlo0\n')).toEqual(
         new Set(['em0']),
       );
+      // Nothing skipped is an answer, not an unreadable listing: nymtech/nym-vpn-client#3441,
+      // `pfctl -s Interfaces -v -i lo0` prints "lo0 (skip)" while skipped and the same line without
+      // "(skip)" once not [completed: that second output, as the pull request describes it].
+      expect(parseSkippedInterfaces('lo0\n')).toEqual(new Set());
       expect(parseSkippedInterfaces('pfctl: /dev/pf: Permission denied\n')).toBeNull();
       const blockAll = rules('block drop in all');
       expect(pfDefault(blockAll, 'inet', pfInterfaces(['em0', 'lo0'], new Set(['lo0'])))).toBe('block');

@@ -74,6 +74,8 @@ describe('pf rule heads', () => {
   it('blocks on every external interface or is undetermined where one is', () => {
     const twoNics = pfInterfaces(['em0', 'em1', 'lo0']);
     expect(pfDefault(rules('block drop in all', 'pass in on em1 all max-pkt-rate 100/10'), 'inet', twoNics)).toBe('undetermined');
+    // A rule on no interface meets the packet on each one with its body's own "may".
+    expect(pfDefault(rules('block drop in all', 'pass in all max-pkt-rate 100/10'), 'inet', twoNics)).toBe('undetermined');
   });
 
   it('finds the members of a clone group by the whole unit number', () => {

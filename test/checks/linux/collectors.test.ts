@@ -1,6 +1,7 @@
 // What the Linux collectors ask the machine, on recorded hosts: per-user settings are read in the
 // user's context, headless hosts never consult gsettings, and tools that cannot answer are not run.
 import { describe, expect, it } from 'vitest';
+import { loadChecks } from '../../../checks/registry';
 import { listFixtures, runFixture, type LoadedFixture } from '../../support/checkFixtures';
 
 const fixture = (checkKey: string, name: string): LoadedFixture => {
@@ -8,6 +9,12 @@ const fixture = (checkKey: string, name: string): LoadedFixture => {
   if (!found) throw new Error(`fixture ${checkKey}/${name} missing`);
   return found;
 };
+
+it("the registry's Linux checks each name LINUX as their platform", async () => {
+  const checks = await loadChecks('LINUX');
+  expect(checks.map((c) => c.key)).toContain('FIREWALL_ENABLED');
+  expect(checks.every((c) => c.platform === 'LINUX')).toBe(true);
+});
 
 describe('SCREEN_LOCK collector', () => {
   it('never runs gsettings on a headless host, where it would print schema defaults', async () => {

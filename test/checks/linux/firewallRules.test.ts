@@ -159,6 +159,7 @@ describe('nftables: rule order and conditions', () => {
 
   it('log and notrack restrict nothing; limit does', () => {
     expect(nftStep([{ log: { prefix: 'x' } }, { notrack: null }, DROP])).toEqual({ kind: 'verdict', verdict: 'drop' });
+    expect(nftStep([COUNTER, ACCEPT])).toEqual({ kind: 'verdict', verdict: 'accept' });
     expect(nftStep([{ limit: { rate: 5 } }, DROP])).toEqual({ kind: 'other' });
     expect(nftStep([])).toEqual({ kind: 'other' });
     expect(nftStep([COUNTER])).toEqual({ kind: 'other' });
@@ -512,6 +513,49 @@ describe('FIREWALL_ENABLED collector', () => {
     expect(garbage.legacy.ipv4).toEqual({ state: 'unavailable', reason: 'parse_error' });
   });
 
+  it('never runs -S of a plain iptables whose -V does not say legacy: it would read nftables as legacy tables', async () => {
+    const files = { '/proc/net/ip_tables_names': 'filter\n' };
+    const stats = { '/usr/sbin/iptables': {} };
+    const run = async (recording: HostRecording) => {
+      const host = new FakeHost(recording);
+      const facts = await firewall.collect(createContext(host, policy, new Date()));
+      return { legacy: facts.legacy.ipv4, ran: host.commandsRun() };
+    };
+    // docker-library/docker#443 (an Ubuntu host whose dind container on the host network made
+    // legacy tables too): `iptables --version` and `iptables -S` of the host's nf_tables variant,
+    // first lines as posted [completed: /proc/net/ip_tables_names listing filter, from the thread's
+    // "iptables-legacy tables present" warning].
+    const nfTables = await run({
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.7 (nf_tables)\n' },
+        {
+          argv: ['/usr/sbin/iptables', '-S'],
+          stdout: ['-P INPUT ACCEPT', '-P FORWARD DROP', '-P OUTPUT ACCEPT', '-N DOCKER', '-N DOCKER-USER', '-A FORWARD -j DOCKER-USER'],
+        },
+      ],
+      files,
+      stats,
+    });
+    expect(nfTables.legacy).toEqual({ state: 'unavailable', reason: 'command_not_found' });
+    expect(nfTables.ran).not.toContainEqual(['/usr/sbin/iptables', '-S']);
+    // An iptables that cannot start (Ubuntu Forums, "xtables install", 2008-09-26: a self-built
+    // iptables missing its library) [completed: exit status 127, the dynamic loader's].
+    const loaderError =
+      'iptables: error while loading shared libraries: libxtables.so.0: cannot open shared object file: No such file or directory\n';
+    const broken = await run({
+      commands: [
+        emptyRuleset,
+        { argv: ['/usr/sbin/iptables', '-V'], exitCode: 127, stderr: loaderError },
+        { argv: ['/usr/sbin/iptables', '-S'], exitCode: 127, stderr: loaderError },
+      ],
+      files,
+      stats,
+    });
+    expect(broken.legacy).toEqual({ state: 'unavailable', reason: 'command_not_found' });
+    expect(broken.ran).not.toContainEqual(['/usr/sbin/iptables', '-S']);
+  });
+
   it('reads ufw and firewalld states exactly', async () => {
     const on = await collect({
       commands: [
@@ -526,7 +570,9 @@ describe('FIREWALL_ENABLED collector', () => {
       commands: [
         emptyRuleset,
         { argv: ['/usr/sbin/ufw', 'status'], stdout: 'Status: inactive\n' },
-        { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'not running\n', exitCode: 252 },
+        // firewalld's src/firewall-cmd.in: print_and_exit("not running", errors.NOT_RUNNING), and
+        // command.py prints every status above 1 on stderr.
+        { argv: ['/usr/bin/firewall-cmd', '--state'], stderr: 'not running\n', exitCode: 252 },
       ],
     });
     expect(off).toMatchObject({ ufw: 'inactive', firewalld: { state: 'not_running' } });
@@ -540,10 +586,12 @@ describe('FIREWALL_ENABLED collector', () => {
     });
     expect(odd).toMatchObject({ ufw: 'unavailable', firewalld: { state: 'running' } });
     expect(odd.firewalld.defaultZone).toBeUndefined();
-    const stateFails = await collect({
-      commands: [emptyRuleset, { argv: ['/usr/bin/firewall-cmd', '--state'], stdout: 'running\n', exitCode: 1 }],
+    // A daemon that failed to apply its configuration: errors.RUNNING_BUT_FAILED (251) [completed:
+    // the message, "failed"]. It is neither a running firewall nor a stopped one.
+    const failed = await collect({
+      commands: [emptyRuleset, { argv: ['/usr/bin/firewall-cmd', '--state'], stderr: 'failed\n', exitCode: 251 }],
     });
-    expect(stateFails.firewalld).toEqual({ state: 'unavailable' });
+    expect(failed.firewalld).toEqual({ state: 'unavailable' });
   });
 
   it('counts IPv6 in use only on an interface besides loopback', async () => {
