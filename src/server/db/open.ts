@@ -24,8 +24,6 @@ const Sqlite: typeof Database =
 const BUSY_TIMEOUT_MS = 5_000;
 /** How long a start waits for another process that is setting up the same new database. */
 const SETUP_DEADLINE_MS = 15_000;
-/** WAL pages (4 KiB each) after which a commit checkpoints the database. */
-const WAL_CHECKPOINT_PAGES = 10_000;
 const OWNER_ONLY = 0o600;
 
 export class DatabaseOpenError extends Error {
@@ -85,10 +83,6 @@ function setUp(db: Database.Database): void {
       // In WAL mode NORMAL never corrupts the database; a power loss may lose the last commits.
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
-      // Checkpoint every ~40 MiB of WAL instead of SQLite's 4 MiB: a checkpoint (two fsyncs) came
-      // every dozen posture batches or every other heartbeat flush, and a page written again
-      // before the next checkpoint is copied to the database once.
-      db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
       migrate(db);
       return;
     } catch (error) {
