@@ -85,9 +85,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           socket,
           `${request.head}\r\nConnection: ${keepAlive ? 'keep-alive' : 'close'}\r\n\r\n${request.body}`,
         );
-        if (status < 200 || status >= 300) errors += 1;
+        if (status.code < 200 || status.code >= 300) errors += 1;
         else latencies.push(performance.now() - began);
-        if (!keepAlive) {
+        // A server (nginx after keepalive_requests) may end a kept-alive connection with its answer.
+        if (!keepAlive || status.closing) {
           socket.destroy();
           socket = undefined;
         }
@@ -117,8 +118,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
-/** Writes one request and resolves with the answer's status once its whole body (Content-Length) is in. */
-function exchange(socket: TLSSocket, request: string): Promise<number> {
+/**
+ * Writes one request and resolves with the answer's status, and whether the server closes the
+ * connection after it, once its whole body (Content-Length) is in.
+ */
+function exchange(socket: TLSSocket, request: string): Promise<{ code: number; closing: boolean }> {
   return new Promise((resolve, reject) => {
     let buffered: Buffer = Buffer.alloc(0);
     const timer = setTimeout(() => finish(new Error('timed out')), TIMEOUT_MS);
@@ -128,10 +132,12 @@ function exchange(socket: TLSSocket, request: string): Promise<number> {
       if (headerEnd === -1) return;
       const head = buffered.subarray(0, headerEnd).toString('latin1');
       const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-      if (buffered.length - headerEnd - 4 >= length) finish(undefined, Number(head.slice(9, 12)));
+      if (buffered.length - headerEnd - 4 >= length) {
+        finish(undefined, { code: Number(head.slice(9, 12)), closing: /\r\nconnection:\s*close/i.test(head) });
+      }
     };
     const onClose = () => finish(new Error('closed before the answer'));
-    function finish(error?: Error, status?: number) {
+    function finish(error?: Error, status?: { code: number; closing: boolean }) {
       clearTimeout(timer);
       socket.off('data', onData).off('close', onClose).off('error', finish);
       if (error) reject(error);

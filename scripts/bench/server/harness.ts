@@ -292,7 +292,7 @@ function processTree(root: number): number[] {
 }
 
 /**
- * CPU seconds (user + system) the process and its descendants have used so far, and their resident
+ * CPU seconds (user + system) the process and its descendants, live or reaped, have used so far, and their resident
  * memory now and at peak (bytes; the peak is the sum of each process's own peak).
  */
 export function processUsage(pid: number): { cpuSeconds: number; rss: number; peakRss: number } {
@@ -309,8 +309,10 @@ export function processUsage(pid: number): { cpuSeconds: number; rss: number; pe
       continue; // ended since it was listed
     }
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-    cpuSeconds += (Number(fields[11]) + Number(fields[12])) / 100;
+    // utime, stime, cutime and cstime are fields 14 to 17 of stat(5), in clock ticks (100 per second
+    // on Linux); cutime and cstime are the children it reaped, so a PostgreSQL backend or a worker
+    // that ended between two readings still counts.
+    cpuSeconds += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
     const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
     rss += kib('VmRSS');
     peakRss += kib('VmHWM');
