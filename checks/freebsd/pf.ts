@@ -15,7 +15,9 @@ export function parsePfStatus(stdout: string): PfStatus {
 /** pf.ko not loaded: no /dev/pf (and, on FreeBSD 15, no netlink family). */
 export const PF_NOT_LOADED = /^pfctl: (?:\/dev\/pf: No such file or directory|Failed to open netlink)/m;
 
-const TOKEN = /"[^"]*"|\([^)]*\)|\S+/g;
+// A word with its parenthesised arguments is one token: pfctl prints "return-rst(ttl 64)" and
+// "return-icmp(port-unr, port-unr)" with spaces inside the parentheses.
+const TOKEN = /"[^"]*"|[^\s("]*\([^)]*\)|\S+/g;
 const BLOCK_POLICY = /^(?:drop|return|return-rst|return-icmp6?)(?:\(.*\))?$/;
 /** Options that change what happens to a matched packet, not which packets match. */
 const NON_MATCHING_WITH_ARG = new Set(['flags', 'label', 'ridentifier', 'queue', 'tag', 'max-mss', 'dnpipe', 'dnqueue', 'rtable']);
@@ -65,7 +67,7 @@ function parsePfRule(line: string): PfRule | 'anchor' | null {
   if (action === 'anchor') return 'anchor';
   if (action !== 'pass' && action !== 'block') return null;
   let i = 1;
-  while (action === 'block' && i < tokens.length && (BLOCK_POLICY.test(tokens[i]!) || tokens[i]!.startsWith('('))) i++;
+  while (action === 'block' && i < tokens.length && BLOCK_POLICY.test(tokens[i]!)) i++;
   let inbound = true;
   if (tokens[i] === 'in' || tokens[i] === 'out') inbound = tokens[i++] === 'in';
   if (tokens[i] === 'log') {

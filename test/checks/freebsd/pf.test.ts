@@ -61,6 +61,19 @@ describe('pf rule heads', () => {
     }
   });
 
+  // pfctl prints a policy's arguments inside its parentheses with spaces (pfctl_parser.c print_rule:
+  // " return-rst(ttl %d)", "(%s, %s)" for both ICMP families). Recorded by mischief/luapf
+  // pf_test_rules.lua, which compares its rendering with `pfctl -s rules` line by line (OpenBSD's
+  // pfctl; FreeBSD's print_rule formats these policies the same way).
+  it.each([['block return-rst(ttl 64) in on pair4 proto tcp all'], ['block return-icmp(port-unr, port-unr) in on pair4 all']])(
+    'reads a block policy with spaces in its arguments: %s',
+    (line) => {
+      const [rule] = parsePfRules(line).rules;
+      expect(rule).toMatchObject({ action: 'block', on: { name: 'pair4', negated: false } });
+      expect(rule?.body.inet).toBe(line.includes('proto tcp') ? 'no' : 'yes');
+    },
+  );
+
   it('takes a rule without a direction for both directions', () => {
     expect(pfDefault(rules('block drop all'), 'inet')).toBe('block');
     expect(pfDefault(rules('block drop in all', 'pass all flags S/SA keep state'), 'inet')).toBe('pass');
