@@ -207,4 +207,14 @@ describe('sleep', () => {
     expect(Date.now() - started).toBeLessThan(1000);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
+
+  it('rejects with an Error naming the reason when the signal was aborted with something else', async () => {
+    await expect(sleep(60_000, AbortSignal.abort('shutdown'))).rejects.toThrow(new Error('aborted: shutdown'));
+    const controller = new AbortController();
+    const waiting = sleep(60_000, controller.signal);
+    controller.abort(42);
+    await expect(waiting).rejects.toThrow(new Error('aborted: 42'));
+    // abort() without a reason gives a DOMException, an Error already: passed through as it is.
+    await expect(sleep(60_000, AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
+  });
 });

@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -281,6 +282,93 @@ describe('PostureQueue edges', () => {
     await writeFile(queueDirectory(stateDir), 'not a directory');
     await expect(queue.settle(segment, segment.results.slice(1))).rejects.toMatchObject({ code: 'ENOTDIR' });
     await expect(queue.settle(segment, segment.results, 'rep_1')).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+});
+
+describe('PostureQueue under files changed by someone else', () => {
+  const segmentName = (sequence: number, count: number) => `${String(sequence).padStart(16, '0')}-${count}.json`;
+  // A name that is not UTF-8 is listed decoded (U+FFFD), and that decoded name does not exist: the same
+  // state as a file removed by someone else between the listing and the removal.
+  const foreignName = (dir: string, prefix: string, suffix: string) =>
+    Buffer.concat([Buffer.from(`${dir}/${prefix}`), Buffer.from([0xff]), Buffer.from(suffix)]);
+
+  it('opens even when a temp file it lists is gone by the time it removes it', async () => {
+    const dir = queueDirectory(stateDir);
+    await mkdir(dir, { recursive: true });
+    await writeFile(foreignName(dir, '.', '.tmp'), 'x');
+    await writeFile(join(dir, '.0000000000000001-1.json.77.ab12.tmp'), 'x');
+    const queue = await PostureQueue.open(stateDir);
+    expect(await queue.count()).toBe(0);
+    expect(await readdir(dir)).toEqual(['.\uFFFD.tmp']);
+  });
+
+  it('skips a segment removed between the listing and the read without counting it as damaged', async () => {
+    const dir = queueDirectory(stateDir);
+    const queue = await PostureQueue.open(stateDir);
+    // Segment 0 is a FIFO: reading it waits until this test writes, which holds the queue between its
+    // listing (done) and its read of segment 1, while segment 1 is deleted.
+    execFileSync('mkfifo', ['-m', '600', join(dir, segmentName(0, 1))]);
+    await queue.append(results('A', 1)); // segment 1
+    await queue.append(results('B', 1)); // segment 2
+    const reading = queue.oldest();
+    const writer = await open(join(dir, segmentName(0, 1)), 'w'); // resolves once the queue reads segment 0
+    await unlink(join(dir, segmentName(1, 1)));
+    await writer.write('torn');
+    await writer.close();
+    expect((await reading)!.results[0]!.check_key).toBe('B_0');
+    expect(queue.quarantined).toBe(1); // the FIFO's torn content only
+    expect(await readdir(join(dir, 'quarantine'))).toHaveLength(1);
+  });
+
+  it('appends with a listing only while the names stay within the bound, and reads everything beyond it', async () => {
+    const dir = queueDirectory(stateDir);
+    const queue = await PostureQueue.open(stateDir, { maxResults: 3 });
+    await writeFile(join(dir, segmentName(0, 1)), 'torn', { mode: 0o600 });
+    expect(await queue.append(results('A', 2))).toEqual({ dropped: 0 }); // names: 1 + 2 = the bound
+    expect(queue.quarantined).toBe(0);
+    expect(await readdir(dir)).toContain(segmentName(0, 1));
+    expect(await queue.append(results('B', 1))).toEqual({ dropped: 0 }); // names: 4; contents: 3
+    expect(queue.quarantined).toBe(1);
+    expect(await drain(queue)).toEqual(['A_0', 'A_1', 'B_0']);
+  });
+
+  it('drops the oldest results without rewriting the segments it keeps whole', async () => {
+    const dir = queueDirectory(stateDir);
+    const queue = await PostureQueue.open(stateDir, { maxResults: 6 });
+    for (const prefix of ['A', 'B', 'C']) await queue.append(results(prefix, 2));
+    const inode = async (name: string) => (await stat(join(dir, name))).ino;
+    const before = [await inode(segmentName(2, 2)), await inode(segmentName(3, 2))];
+    expect(await queue.append(results('D', 2))).toEqual({ dropped: 2 });
+    expect([await inode(segmentName(2, 2)), await inode(segmentName(3, 2))]).toEqual(before);
+    expect((await readdir(dir)).sort()).toEqual([segmentName(2, 2), segmentName(3, 2), segmentName(4, 2)]);
+  });
+
+  it('trims the quarantine past a listed file that is already gone', async () => {
+    const dir = queueDirectory(stateDir);
+    const aside = join(dir, 'quarantine');
+    await mkdir(aside, { recursive: true });
+    const stamp = (i: number) => `${1_700_000_000_000 + i}-${segmentName(i, 1)}`;
+    await writeFile(foreignName(aside, '1600000000000-', '.json'), 'torn'); // sorts oldest; cannot be removed by its listed name
+    for (let i = 1; i <= 20; i += 1) await writeFile(join(aside, stamp(i)), 'torn');
+    const queue = await PostureQueue.open(stateDir);
+    await writeFile(join(dir, segmentName(0, 1)), 'torn');
+    expect(await queue.oldest()).toBeNull();
+    const kept = await readdir(aside);
+    expect(kept).not.toContain(stamp(1));
+    expect(kept).toHaveLength(21); // the 20 newest, and the name nobody can remove
+  });
+
+  it('goes on when the quarantine cannot be trimmed (a directory put there by someone else)', async () => {
+    const dir = queueDirectory(stateDir);
+    const aside = join(dir, 'quarantine');
+    await mkdir(join(aside, '1600000000000-foreign'), { recursive: true }); // oldest, and rm without recursive refuses it
+    for (let i = 1; i <= 20; i += 1) await writeFile(join(aside, `${1_700_000_000_000 + i}-${segmentName(i, 1)}`), 'torn');
+    const queue = await PostureQueue.open(stateDir);
+    await writeFile(join(dir, segmentName(0, 1)), 'torn');
+    await queue.append(results('A', 1));
+    expect((await queue.oldest())!.results[0]!.check_key).toBe('A_0');
+    expect(queue.quarantined).toBe(1);
+    expect(await readdir(dir)).not.toContain(segmentName(0, 1));
   });
 });
 
