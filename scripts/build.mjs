@@ -26,6 +26,24 @@ function writeAtomically(file, text, mode) {
 }
 
 /**
+ * commander requires node:child_process when it loads, for executable subcommands, which this CLI
+ * never has; loading that built-in costs every command 3-4 ms of start-up. commander gets a proxy
+ * that loads it on first use instead.
+ */
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(builder) {
+    builder.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /[/\\]node_modules[/\\]commander[/\\]/.test(args.importer) ? { path: 'child_process', namespace: 'lazy-builtin' } : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, () => ({
+      contents: "let loaded; module.exports = new Proxy({}, { get: (_, name) => (loaded ??= require('node:child_process'))[name] });",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * The agent into `outdir`: `device-agent.cjs` and `device-agent/*.cjs`. esbuild splits code only in
  * ESM output, so the split output is converted file by file to CommonJS, every `import()` becoming a
  * `require()` of its chunk: the program stays CommonJS, which a single executable's loader
@@ -49,6 +67,7 @@ export async function buildAgent({ outdir, minify = false }) {
     target: 'node20',
     minify,
     external,
+    plugins: [lazyChildProcessForCommander],
     legalComments: 'none',
     logLevel: 'warning',
     write: false,

@@ -1,7 +1,6 @@
 // Crash-safe file writes for the state directory: a reader sees the old content or the new, never a
 // torn file. Temp file in the same directory (so rename is atomic), fsync, rename, fsync of the directory.
 // Also the ownership rule: an entry another user could change is refused, never repaired.
-import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -18,6 +17,9 @@ export interface WriteOptions {
 export async function writeFileAtomic(file: string, data: string | Uint8Array, options: WriteOptions = {}): Promise<void> {
   const mode = options.mode ?? 0o600;
   const dir = dirname(file);
+  // Loaded here, not at the top: commands that only read the state directory (`status`) start
+  // without node:crypto (docs/architecture.md, "Start-up").
+  const { randomBytes } = await import('node:crypto');
   const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`);
   const handle = await open(temp, 'wx', mode);
   try {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Agent, EnvHttpProxyAgent, buildConnector, request, type Dispatcher } from 'undici';
-import type * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   Credential,
   EnrollResponse,
@@ -59,9 +59,10 @@ export interface ApiClient extends AgentApi {
 }
 
 /** Absent or malformed intervals do not fail a heartbeat: the daemon keeps its previous ones. */
-const HeartbeatAnswer = HeartbeatResponse.extend({
-  heartbeat_interval_seconds: HeartbeatResponse.shape.heartbeat_interval_seconds.optional().catch(undefined),
-  posture_interval_seconds: HeartbeatResponse.shape.posture_interval_seconds.optional().catch(undefined),
+const lenient = <T extends z.ZodMiniType>(schema: T) => z.catch(z.optional(schema), undefined);
+const HeartbeatAnswer = z.extend(HeartbeatResponse, {
+  heartbeat_interval_seconds: lenient(HeartbeatResponse.shape.heartbeat_interval_seconds),
+  posture_interval_seconds: lenient(HeartbeatResponse.shape.posture_interval_seconds),
 });
 
 /** Largest response body read; the API's answers are a few hundred bytes. */
@@ -116,7 +117,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
     return { status: response.statusCode, headers: response.headers, text };
   }
 
-  async function call<T extends z.ZodType>(route: Route, schema: T, body: unknown, apiKey: string | undefined, o?: RequestOptions) {
+  async function call<T extends z.ZodMiniType>(route: Route, schema: T, body: unknown, apiKey: string | undefined, o?: RequestOptions) {
     const res = await post(route, body, apiKey, o);
     if (res.status < 200 || res.status >= 300) throw statusError(route, res.status, res.headers, res.text);
     let json: unknown;

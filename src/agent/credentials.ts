@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { Credential } from '../protocol/schemas';
+import { CREDENTIAL_PATTERN } from '../protocol/constants';
 import { TEMP_SUFFIX } from './atomicFile';
 import { readEnrollmentRecord, removeEnrollmentRecord, writeEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
 import { KeyMissingError, LockHeldError, StateCorruptError } from './errors';
@@ -46,7 +46,7 @@ export async function readApiKey(layout: StateLayout, record: EnrollmentRecord):
   const apiKey = await store.get();
   const fix = 'run `device-agent unenroll`, then enroll again with a new token';
   if (apiKey === null) throw new KeyMissingError(record.keystore, `it no longer holds this enrollment's API key; ${fix}`);
-  if (!Credential.safeParse(apiKey).success) throw new KeyMissingError(record.keystore, `the API key it holds is malformed; ${fix}`);
+  if (!CREDENTIAL_PATTERN.test(apiKey)) throw new KeyMissingError(record.keystore, `the API key it holds is malformed; ${fix}`);
   return apiKey;
 }
 

@@ -4,8 +4,8 @@
 // operation was cut short and where the key may be, and finishes the wipe.
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import * as z from 'zod';
-import { Rfc3339 } from '../protocol/schemas';
+import * as z from 'zod/mini';
+import { Rfc3339 } from '../protocol/rfc3339';
 import { readFileIfExists, syncDirectory, writeFileAtomic } from './atomicFile';
 import { StateCorruptError, firstLine } from './errors';
 import { parseServerUrl } from './serverUrl';
@@ -14,12 +14,12 @@ import type { StateLayout } from './stateDir';
 export const EnrollmentRecord = z.object({
   version: z.literal(1),
   state: z.enum(['enrolling', 'enrolled', 'wiping']),
-  server_url: z.string().min(1),
+  server_url: z.string().check(z.minLength(1)),
   keystore: z.enum(['keyring', 'file']),
-  keyring_entry: z.object({ service: z.string(), account: z.string(), target: z.string().optional() }).optional(),
+  keyring_entry: z.optional(z.object({ service: z.string(), account: z.string(), target: z.optional(z.string()) })),
   /** --ca-file given at enrollment (absolute path): later commands use it unless given another. */
-  ca_file: z.string().optional(),
-  enrolled_at: Rfc3339.optional(),
+  ca_file: z.optional(z.string()),
+  enrolled_at: z.optional(Rfc3339),
 });
 export type EnrollmentRecord = z.infer<typeof EnrollmentRecord>;
 

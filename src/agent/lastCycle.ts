@@ -3,27 +3,28 @@
 // Kept in status.json (runtimeStatus.ts keeps fields it does not know), so it is as private as the
 // rest of the state directory and goes with it when the credentials are wiped. Only these texts
 // and the check keys are kept: no evidence.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Explanation } from '../../checks/remediation';
-import { Rfc3339, type PostureResult } from '../protocol/schemas';
+import { Rfc3339 } from '../protocol/rfc3339';
+import type { PostureResult } from '../protocol/schemas';
 import { updateRuntimeStatus } from './runtimeStatus';
 
 const SHOWN_STATUSES = ['FAIL', 'UNKNOWN'] as const;
 
 export const LastCycle = z.object({
   at: Rfc3339,
-  results: z.number().int().nonnegative(),
+  results: z.int().check(z.nonnegative()),
   /** FAIL and UNKNOWN results, in check order. */
   failing: z
     .array(
       z.object({
-        check_key: z.string().max(128),
+        check_key: z.string().check(z.maxLength(128)),
         status: z.enum(SHOWN_STATUSES),
-        word: z.string().max(128).nullable(),
-        summary: z.string().max(1000),
+        word: z.nullable(z.string().check(z.maxLength(128))),
+        summary: z.string().check(z.maxLength(1000)),
       }),
     )
-    .max(64),
+    .check(z.maxLength(64)),
 });
 export type LastCycle = z.infer<typeof LastCycle>;
 

@@ -15,7 +15,7 @@
 // Only the daemon writes here, under the run lock; `unenroll` and revocation remove the directory.
 import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { PostureResult } from '../protocol/schemas';
 import { ensurePrivateDirectory, isCode, TEMP_SUFFIX, writeFileAtomic } from './atomicFile';
 
@@ -32,8 +32,8 @@ const SegmentFile = z.object({
   v: z.literal(1),
   created_at: z.string(),
   /** Posture report of this cycle, once the server assigned one (its first batch was accepted). */
-  report_id: z.string().min(1).optional(),
-  results: z.array(PostureResult).min(1),
+  report_id: z.optional(z.string().check(z.minLength(1))),
+  results: z.array(PostureResult).check(z.minLength(1)),
 });
 
 export interface Segment {

@@ -1,37 +1,36 @@
 // status.json: what the daemon last observed, for `status`. Written atomically; unknown fields are
 // kept, so a newer daemon's additions survive an older CLI's update.
-import * as z from 'zod';
-import { Rfc3339 } from '../protocol/schemas';
+import * as z from 'zod/mini';
+import { Rfc3339 } from '../protocol/rfc3339';
 import { readFileIfExists, writeFileAtomic } from './atomicFile';
 import { stateLayout } from './stateDir';
 
-const Timestamp = Rfc3339.nullable().optional();
-const Count = z.number().int().nonnegative().optional();
+const optionalOrNull = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema));
+const Timestamp = optionalOrNull(Rfc3339);
+const Count = z.optional(z.int().check(z.nonnegative()));
 
-export const RuntimeStatus = z
-  .object({
-    device_id: z.string().nullable().optional(),
-    last_heartbeat_at: Timestamp,
-    last_upload_at: Timestamp,
-    /** Server time minus local time at the last heartbeat, in ms. */
-    clock_skew_ms: z.number().nullable().optional(),
-    /** The last 409 answer (hardware_uuid used by another device); cleared by a successful heartbeat. */
-    conflict: z.object({ message: z.string(), at: Rfc3339 }).nullable().optional(),
-    /** Set when credentials were wiped after a 401. */
-    revoked_at: Timestamp,
-    reason: z.string().nullable().optional(),
-    /** The daemon's state (src/agent/daemon.ts) and a sentence for operators about it. */
-    daemon_state: z.string().optional(),
-    daemon_message: z.string().nullable().optional(),
-    queued_results: Count,
-    /** Oldest results dropped because the queue was full. */
-    dropped_results: Count,
-    /** Results the server refused (400/413) after the batch was split to isolate them. */
-    rejected_results: Count,
-    /** Damaged queue files moved to queue/quarantine/. */
-    quarantined_results: Count,
-  })
-  .loose();
+export const RuntimeStatus = z.looseObject({
+  device_id: optionalOrNull(z.string()),
+  last_heartbeat_at: Timestamp,
+  last_upload_at: Timestamp,
+  /** Server time minus local time at the last heartbeat, in ms. */
+  clock_skew_ms: optionalOrNull(z.number()),
+  /** The last 409 answer (hardware_uuid used by another device); cleared by a successful heartbeat. */
+  conflict: optionalOrNull(z.object({ message: z.string(), at: Rfc3339 })),
+  /** Set when credentials were wiped after a 401. */
+  revoked_at: Timestamp,
+  reason: optionalOrNull(z.string()),
+  /** The daemon's state (src/agent/daemon.ts) and a sentence for operators about it. */
+  daemon_state: z.optional(z.string()),
+  daemon_message: optionalOrNull(z.string()),
+  queued_results: Count,
+  /** Oldest results dropped because the queue was full. */
+  dropped_results: Count,
+  /** Results the server refused (400/413) after the batch was split to isolate them. */
+  rejected_results: Count,
+  /** Damaged queue files moved to queue/quarantine/. */
+  quarantined_results: Count,
+});
 export type RuntimeStatus = z.infer<typeof RuntimeStatus>;
 
 /** The runtime status, or `{}` when none was written (or it is unreadable: it is only informative). */

@@ -1,14 +1,15 @@
 // Validation of the server URL (contract: "Agent behaviour decided here"). The result is the
 // normalised origin (lower-case host, default port dropped) that the client and the enrollment
 // record use. Messages describe the problem without echoing the input: it may carry userinfo.
-import { isIP } from 'node:net';
 import { InvalidInputError } from './errors';
 
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase();
   if (host === 'localhost' || host === '[::1]') return true;
-  // The WHATWG parser has already canonicalised IPv4 forms such as 127.1 to 127.0.0.1.
-  return isIP(host) === 4 && host.startsWith('127.');
+  if (!host.startsWith('127.')) return false;
+  // The WHATWG parser has already canonicalised IPv4 forms such as 127.1 to 127.0.0.1. node:net is
+  // loaded only here: every command reads the server URL, few need the built-in (start-up).
+  return process.getBuiltinModule('node:net').isIP(host) === 4;
 }
 
 /** Returns the origin (`https://host[:port]`) or throws InvalidInputError. */

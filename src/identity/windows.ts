@@ -4,7 +4,7 @@
 // administrator rights, shared by clones of one image: the source tells). serial_number:
 // Win32_BIOS.SerialNumber. os_version: "Windows 11 Pro 24H2 (26100.2314)" from CurrentVersion,
 // Windows 11 from the build (>= 22000) whatever ProductName says.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Host } from '../../checks/types';
 import { CURRENT_VERSION_KEY, CURRENT_VERSION_VALUES, windowsRelease, windowsVersionString } from '../../checks/windows/osRelease';
 import { PRELUDE, psStrings, runPowerShellJson } from '../../checks/windows/powershell';
@@ -37,13 +37,13 @@ export function parseBiosSerial(raw: unknown): string | null {
   return typeof raw === 'string' ? firmwareSerial(raw) : null;
 }
 
-const envelope = <T extends z.ZodType>(value: T) =>
+const envelope = <T extends z.ZodMiniType>(value: T) =>
   z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), value }), z.object({ ok: z.literal(false), error: z.string() })]);
 const IdentityDocument = z.object({
-  product: envelope(z.object({ UUID: z.string().nullable() })),
-  bios: envelope(z.object({ SerialNumber: z.string().nullable() })),
-  cryptography: envelope(RegistryValues.nullable()),
-  os: envelope(RegistryValues.nullable()),
+  product: envelope(z.object({ UUID: z.nullable(z.string()) })),
+  bios: envelope(z.object({ SerialNumber: z.nullable(z.string()) })),
+  cryptography: envelope(z.nullable(RegistryValues)),
+  os: envelope(z.nullable(RegistryValues)),
 });
 
 /** Identity facts from the script's JSON; throws when the document is not what the script prints. */

@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document of the Device Agent API, generated from the wire schemas so that it
 // cannot drift from what the server enforces. `npm run openapi` writes it to docs/openapi.json.
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ADMIN_PATHS, ADMIN_SCHEMAS, ADMIN_SECURITY_SCHEMES } from '../server/adminOpenapi';
 import {
   API_PREFIX,

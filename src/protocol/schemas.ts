@@ -1,19 +1,25 @@
 // The Device Agent API wire protocol (../shared/spec/device-agent-api.md), defined once.
 // The reference server validates requests with these schemas and the agent client validates
 // responses with them; docs/openapi.json is generated from them (scripts/openapi.ts).
-import * as z from 'zod';
+// zod/mini, not classic zod: a mini schema carries no methods per instance, so building these
+// schemas costs the agent's start-up about 1 ms instead of 15-30 ms (docs/architecture.md, "Start-up").
+import * as z from 'zod/mini';
+import { Rfc3339 } from './rfc3339';
 import { CHECK_KEYS, CREDENTIAL_PATTERN, ERROR_CODES, MAX_EVIDENCE_DEPTH, MAX_RESULTS_PER_REQUEST, PLATFORMS, STATUSES } from './constants';
 
 // The plain values live in constants.ts (no zod), so that light callers need not load zod.
 export * from './constants';
+export { Rfc3339 } from './rfc3339';
 
-export const Platform = z.enum(PLATFORMS).describe('DARWIN = macOS, LINUX = Linux, FREEBSD = FreeBSD, WINDOWS = Windows');
+export const Platform = z.enum(PLATFORMS).check(z.describe('DARWIN = macOS, LINUX = Linux, FREEBSD = FreeBSD, WINDOWS = Windows'));
 export type Platform = z.infer<typeof Platform>;
 
 export const PostureStatus = z
   .enum(STATUSES)
-  .describe(
-    'PASS = check passed; FAIL = check failed; UNKNOWN = the agent could not determine the result; NOT_APPLICABLE = the check does not apply to this device',
+  .check(
+    z.describe(
+      'PASS = check passed; FAIL = check failed; UNKNOWN = the agent could not determine the result; NOT_APPLICABLE = the check does not apply to this device',
+    ),
   );
 export type PostureStatus = z.infer<typeof PostureStatus>;
 
@@ -22,48 +28,42 @@ export const OfficialCheckKey = z.enum(CHECK_KEYS);
 export type CheckKey = z.infer<typeof OfficialCheckKey>;
 
 /** Enrollment tokens and device API keys: 96 hexadecimal characters. */
-export const Credential = z.string().regex(CREDENTIAL_PATTERN, 'must be 96 hexadecimal characters');
-
-/** RFC 3339 date-time with an offset; its lowercase `t`/`z` (allowed by RFC 3339 §5.6) normalised to upper case. */
-export const Rfc3339 = z
-  .string()
-  .toUpperCase()
-  .pipe(z.iso.datetime({ offset: true, local: false }))
-  .meta({ format: 'date-time' });
+export const Credential = z.string().check(z.regex(CREDENTIAL_PATTERN, 'must be 96 hexadecimal characters'));
 
 export const EnrollRequest = z.object({
-  token: z.string().min(1).describe('One-time enrollment token (96 hex)'),
+  token: z.string().check(z.minLength(1), z.describe('One-time enrollment token (96 hex)')),
 });
 export type EnrollRequest = z.infer<typeof EnrollRequest>;
 
 export const EnrollResponse = z.object({
-  api_key: Credential.describe('Device API key (96 hex); shown only in this response'),
+  api_key: Credential.check(z.describe('Device API key (96 hex); shown only in this response')),
 });
 export type EnrollResponse = z.infer<typeof EnrollResponse>;
 
 /** Text the server stores in a text column. U+0000 (NUL) is refused: PostgreSQL's text cannot hold it, and both engines answer alike. */
-const storedText = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((text) => !text.includes('\u0000'), 'must not contain the character U+0000 (NUL)');
+const storedText = (max: number, description: string) =>
+  z.string().check(
+    z.minLength(1),
+    z.maxLength(max),
+    z.refine((text) => !text.includes('\u0000'), 'must not contain the character U+0000 (NUL)'),
+    z.describe(description),
+  );
 
 export const HeartbeatRequest = z.object({
-  hardware_uuid: storedText(255).describe('Stable hardware identifier, unique among devices of the organization'),
-  serial_number: storedText(255).optional().describe('Hardware serial number'),
-  hostname: storedText(255).describe('Current device hostname'),
+  hardware_uuid: storedText(255, 'Stable hardware identifier, unique among devices of the organization'),
+  serial_number: z.optional(storedText(255, 'Hardware serial number')),
+  hostname: storedText(255, 'Current device hostname'),
   platform: Platform,
-  os_version: storedText(255).describe('Human-readable operating-system version'),
-  agent_version: storedText(64).describe('Version of the reporting agent implementation (not the API version)'),
+  os_version: storedText(255, 'Human-readable operating-system version'),
+  agent_version: storedText(64, 'Version of the reporting agent implementation (not the API version)'),
 });
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 
 export const HeartbeatResponse = z.object({
-  device_id: z.string().min(1).describe('Identifier of the enrolled device'),
-  heartbeat_interval_seconds: z.number().int().describe('Delay between heartbeat requests'),
-  posture_interval_seconds: z.number().int().describe('Delay between posture collection cycles'),
-  server_time: Rfc3339.describe('Current server time, RFC 3339 UTC'),
+  device_id: z.string().check(z.minLength(1), z.describe('Identifier of the enrolled device')),
+  heartbeat_interval_seconds: z.int().check(z.describe('Delay between heartbeat requests')),
+  posture_interval_seconds: z.int().check(z.describe('Delay between posture collection cycles')),
+  server_time: Rfc3339.check(z.describe('Current server time, RFC 3339 UTC')),
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
@@ -79,36 +79,37 @@ function nestsAtMost(value: unknown, maxDepth: number): boolean {
   return true;
 }
 
-export const Evidence = z
-  .record(z.string(), z.unknown())
-  .refine(
+export const Evidence = z.record(z.string(), z.unknown()).check(
+  z.refine(
     (evidence) => nestsAtMost(evidence, MAX_EVIDENCE_DEPTH),
     `must not nest objects or arrays deeper than ${MAX_EVIDENCE_DEPTH} levels`,
-  )
-  .describe(`Free-form JSON object supporting the result; objects and arrays nest at most ${MAX_EVIDENCE_DEPTH} levels`);
+  ),
+  z.describe(`Free-form JSON object supporting the result; objects and arrays nest at most ${MAX_EVIDENCE_DEPTH} levels`),
+);
 
 export const PostureResult = z.object({
-  check_key: storedText(128).describe('Stable identifier of the check; the nine official keys are listed in CHECK_KEYS'),
+  check_key: storedText(128, 'Stable identifier of the check; the nine official keys are listed in CHECK_KEYS'),
   status: PostureStatus,
-  evidence: Evidence.optional(),
-  observed_at: Rfc3339.describe('Observation time, RFC 3339'),
-  correlation_id: z.string().min(1).max(128).optional().describe('ID of an existing posture report of the same tenant'),
+  evidence: z.optional(Evidence),
+  observed_at: Rfc3339.check(z.describe('Observation time, RFC 3339')),
+  correlation_id: z.optional(
+    z.string().check(z.minLength(1), z.maxLength(128), z.describe('ID of an existing posture report of the same tenant')),
+  ),
 });
 export type PostureResult = z.infer<typeof PostureResult>;
 
 export const PosturesRequest = z.object({
   results: z
     .array(PostureResult)
-    .max(MAX_RESULTS_PER_REQUEST)
-    .describe(`Up to ${MAX_RESULTS_PER_REQUEST} posture results; an empty array is a no-op`),
+    .check(z.maxLength(MAX_RESULTS_PER_REQUEST), z.describe(`Up to ${MAX_RESULTS_PER_REQUEST} posture results; an empty array is a no-op`)),
 });
 export type PosturesRequest = z.infer<typeof PosturesRequest>;
 
-export const UnenrollRequest = z.object({}).describe('No request fields are required');
+export const UnenrollRequest = z.object({}).check(z.describe('No request fields are required'));
 
 export const ErrorBody = z.object({
-  error: z.enum(ERROR_CODES).describe('Machine-readable error code'),
-  message: z.string().describe('Human-readable explanation; clients must not depend on its wording'),
+  error: z.enum(ERROR_CODES).check(z.describe('Machine-readable error code')),
+  message: z.string().check(z.describe('Human-readable explanation; clients must not depend on its wording')),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 export type ErrorCode = z.infer<typeof ErrorBody>['error'];

@@ -1,11 +1,16 @@
 // Request bodies checked against the wire schemas, with a 400 message that names the offending
 // fields but never echoes their values (a body may carry a token or evidence).
-import type { z } from 'zod';
+import * as z from 'zod/mini';
+import { en } from 'zod/locales';
 import { badRequest } from './errors';
+
+// The wire schemas are zod/mini (src/protocol/schemas.ts), which carries no messages of its own:
+// the server's 400s name what is wrong in English, as classic zod did.
+z.config(en());
 
 const MAX_ISSUES_SHOWN = 3;
 
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+export function parseBody<S extends z.ZodMiniType>(schema: S, body: unknown): z.output<S> {
   if (body === undefined) throw badRequest('the request body must be a JSON object');
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;

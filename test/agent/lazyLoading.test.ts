@@ -1,8 +1,10 @@
 // Each command loads only the parts of the bundle it runs: scripts/build.mjs splits the agent into an
 // entry point and chunks required on demand. Seen from outside: Node's module loader names every
 // file it loads (NODE_DEBUG=module), and the build records which source modules each file carries
-// (dist/device-agent.inputs.json). Start-up time itself is measured by `npm run bench:footprint`.
-import { readFileSync } from 'node:fs';
+// (dist/device-agent.inputs.json); a preloaded script prints the built-in modules it loaded
+// (process.moduleLoadList), which also counts process.getBuiltinModule and a built-in's own loads.
+// Start-up time itself is measured by `npm run bench:footprint`.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT_INPUTS } from '../../scripts/build.mjs';
@@ -11,10 +13,28 @@ import { AGENT_BIN, agentEnv, runAgent, tempDir } from '../support/agent';
 
 const DIST = dirname(AGENT_BIN);
 
-/** The source modules in the bundle files that `device-agent <args>` loaded, and its result. */
-async function loadedModules(args: string[]): Promise<{ modules: string[]; code: number | null; stdout: string }> {
+const BUILTINS_LINE = 'built-in modules loaded:';
+/** Prints, at exit, the public built-in modules the process loaded. */
+const builtinsReporter = join(tempDir(), 'builtins.cjs');
+writeFileSync(
+  builtinsReporter,
+  `process.on('exit', () => process.stderr.write('${BUILTINS_LINE}' + process.moduleLoadList` +
+    `.filter((m) => m.startsWith('NativeModule ') && !m.startsWith('NativeModule internal/'))` +
+    `.map((m) => ' node:' + m.slice(13)).join('') + '\\n'));\n`,
+);
+
+interface Loaded {
+  /** Source modules of the bundle files loaded. */
+  modules: string[];
+  builtins: string[];
+  code: number | null;
+  stdout: string;
+}
+
+/** The source modules in the bundle files that `device-agent <args>` loaded, its built-ins, and its result. */
+async function loadedModules(args: string[]): Promise<Loaded> {
   const inputs = JSON.parse(readFileSync(join(DIST, AGENT_INPUTS), 'utf8')) as Record<string, string[]>;
-  const result = await runAgent(args, { env: agentEnv({ NODE_DEBUG: 'module' }) });
+  const result = await runAgent(args, { env: agentEnv({ NODE_DEBUG: 'module', NODE_OPTIONS: `--require ${builtinsReporter}` }) });
   // Files of the bundle only (an external addon, such as the keyring's, loads from node_modules).
   const files = new Set(
     [...result.stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)]
@@ -26,8 +46,15 @@ async function loadedModules(args: string[]): Promise<{ modules: string[]; code:
     expect(Object.keys(inputs), `${file}: a file of this build`).toContain(file);
     return inputs[file]!;
   });
-  return { modules, code: result.code, stdout: result.stdout };
+  const builtinsLine = result.stderr.split('\n').find((line) => line.startsWith(BUILTINS_LINE));
+  expect(builtinsLine, result.stderr).toBeDefined();
+  const builtins = builtinsLine!.slice(BUILTINS_LINE.length).trim().split(' ');
+  expect(builtins).toContain('node:fs'); // the reporter ran in this process
+  return { modules, builtins, code: result.code, stdout: result.stdout };
 }
+
+/** Built-ins that cost a command 2-4 ms each to load and that these commands do not use. */
+const UNUSED_BUILTINS = ['node:child_process', 'node:worker_threads', 'node:assert', 'node:dns', 'node:https', 'node:tls'];
 
 const from = (modules: string[], prefix: string) => modules.filter((module) => module.startsWith(prefix));
 
@@ -41,7 +68,7 @@ describe('the agent loads only what a command runs', () => {
   });
 
   it('--help: commander and the registrations, none of the commands nor their libraries', async () => {
-    const { modules, code } = await loadedModules(['--help']);
+    const { modules, builtins, code } = await loadedModules(['--help']);
     expect(code).toBe(0);
     expect(modules).toContain('src/cli/program.ts');
     expect(from(modules, 'node_modules/commander/').length).toBeGreaterThan(0);
@@ -56,15 +83,24 @@ describe('the agent loads only what a command runs', () => {
     ]) {
       expect(from(modules, heavy), heavy).toEqual([]);
     }
+    // commander requires node:child_process as it loads; the build defers it to first use.
+    for (const builtin of [...UNUSED_BUILTINS, 'node:crypto']) expect(builtins, builtin).not.toContain(builtin);
   });
 
   it('status: its own command, no HTTP client, no daemon, no checks', async () => {
-    const { modules, code } = await loadedModules(['status', '--state-dir', join(tempDir(), 'never-enrolled')]);
+    const { modules, builtins, code } = await loadedModules(['status', '--state-dir', join(tempDir(), 'never-enrolled')]);
     expect(code).toBe(5);
     expect(from(modules, 'src/cli/commands/')).toEqual(['src/cli/commands/status.ts']);
     for (const unused of ['node_modules/undici/', 'src/agent/daemon.ts', 'src/agent/client.ts', 'checks/', 'src/server/']) {
       expect(from(modules, unused), unused).toEqual([]);
     }
+    // It logs nothing: no logger. It validates its state files with zod/mini, never classic zod, and
+    // without building the wire schemas.
+    for (const unused of ['node_modules/pino', 'src/agent/logger.ts', 'node_modules/zod/v4/classic/', 'src/protocol/schemas.ts']) {
+      expect(from(modules, unused), unused).toEqual([]);
+    }
+    expect(modules).toContain('src/protocol/rfc3339.ts');
+    for (const builtin of UNUSED_BUILTINS) expect(builtins, builtin).not.toContain(builtin);
   });
 
   it.skipIf(process.platform !== 'linux')("check (Linux): this platform's checks only, never another platform's", async () => {

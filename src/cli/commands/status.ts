@@ -2,7 +2,7 @@
 // key, 5 when not enrolled, 1 when the key store cannot be read (the report is printed in all cases).
 import { readLastCycle, type LastCycle } from '../../agent/lastCycle';
 import { collectStatus, type StatusReport } from '../../agent/status';
-import { commandContext } from '../commandContext';
+import { stateContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
 import { EXIT, type ExitCode } from '../exitCodes';
 
@@ -11,7 +11,7 @@ export interface StatusCliOptions extends CommonOptions {
 }
 
 export default async function statusCommand(options: StatusCliOptions): Promise<ExitCode> {
-  const context = await commandContext(options);
+  const context = await stateContext(options);
   const report = await collectStatus(context.stateDir, context.keystore);
   process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : humanText(report));
   if (!report.enrolled) return EXIT.notEnrolled;
