@@ -2,7 +2,8 @@
 // (docs/checks.md) that an administrator overrides with a JSON file. Evaluators record the
 // rule that decided in their evidence (`rule`).
 import { readFileSync } from 'node:fs';
-import * as z from 'zod';
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
 import { darwinLifecycle } from './darwin/lifecycle';
 import { freebsdLifecycle } from './freebsd/lifecycle';
 import { linuxLifecycle } from './linux/lifecycle';
@@ -19,111 +20,125 @@ export const DEFAULT_LIFECYCLE: LifecycleTable = {
 /** Date the built-in lifecycle table was last checked against its sources (endoflife.date, vendor pages). */
 export const LIFECYCLE_CHECKED_AT = '2026-11-21';
 
+/** Whole numbers (within the safe range) above zero, and from zero: every count and threshold below. */
+const positiveInt = z.int().check(z.positive());
+const nonnegativeInt = z.int().check(z.nonnegative());
+const flag = z._default(z.boolean(), false);
+
 const PolicySchema = z.object({
-  screenLock: z
-    .object({
-      maxIdleSeconds: z.number().int().positive().default(900),
-      maxGraceSeconds: z.number().int().nonnegative().default(5),
-    })
-    .prefault({}),
-  password: z
-    .object({
-      minLength: z.number().int().positive().default(8),
-      requireComplexity: z.boolean().default(false),
-    })
-    .prefault({}),
-  timeSync: z
-    .object({
+  screenLock: z.prefault(
+    z.object({
+      maxIdleSeconds: z._default(positiveInt, 900),
+      maxGraceSeconds: z._default(nonnegativeInt, 5),
+    }),
+    {},
+  ),
+  password: z.prefault(
+    z.object({
+      minLength: z._default(positiveInt, 8),
+      requireComplexity: flag,
+    }),
+    {},
+  ),
+  timeSync: z.prefault(
+    z.object({
       /** When set, a measured clock offset above it FAILs. */
-      maxOffsetSeconds: z.number().positive().nullable().default(null),
-    })
-    .prefault({}),
-  diskEncryption: z
-    .object({
+      maxOffsetSeconds: z._default(z.nullable(z.number().check(z.positive())), null),
+    }),
+    {},
+  ),
+  diskEncryption: z.prefault(
+    z.object({
       /** root: the volume holding the OS; all_local: every local fixed volume. */
-      scope: z.enum(['root', 'all_local']).default('root'),
+      scope: z._default(z.enum(['root', 'all_local']), 'root'),
       /** Verdict while encryption is still in progress. */
-      inProgress: z.enum(['FAIL', 'PASS']).default('FAIL'),
+      inProgress: z._default(z.enum(['FAIL', 'PASS']), 'FAIL'),
       /** FAIL when swap is written to an unencrypted device (swap is always reported in evidence). */
-      failUnencryptedSwap: z.boolean().default(false),
-    })
-    .prefault({}),
-  autoUpdate: z
-    .object({
+      failUnencryptedSwap: flag,
+    }),
+    {},
+  ),
+  autoUpdate: z.prefault(
+    z.object({
       /** Count "download automatically, install by hand" as compliant. */
-      acceptDownloadOnly: z.boolean().default(false),
-    })
-    .prefault({}),
-  malware: z
-    .object({
+      acceptDownloadOnly: flag,
+    }),
+    {},
+  ),
+  malware: z.prefault(
+    z.object({
       /** On platforms without built-in anti-malware (LINUX, FREEBSD): agents that must run, by name (e.g. "clamav", "falcon-sensor"). Empty: NOT_APPLICABLE. */
-      requiredAgents: z
-        .object({ LINUX: z.array(z.string().min(1)).default([]), FREEBSD: z.array(z.string().min(1)).default([]) })
-        .prefault({}),
+      requiredAgents: z.prefault(
+        z.object({
+          LINUX: z._default(z.array(z.string().check(z.minLength(1))), []),
+          FREEBSD: z._default(z.array(z.string().check(z.minLength(1))), []),
+        }),
+        {},
+      ),
       /** Signature/definition age above which protection FAILs: Defender (WINDOWS), ClamAV (LINUX). */
-      maxSignatureAgeDays: z.number().int().positive().default(7),
+      maxSignatureAgeDays: z._default(positiveInt, 7),
       /**
        * DARWIN: age of XProtect's data above which MALWARE_PROTECTION FAILs. Apple ships XProtect every
        * one to two weeks, with longer gaps and iCloud delivery lagging Software Update by up to two
        * weeks, so a healthy Mac's copy is often older than Defender's daily signatures ever get.
        */
-      xprotectMaxAgeDays: z.number().int().positive().default(30),
-    })
-    .prefault({}),
-  containers: z
-    .object({
+      xprotectMaxAgeDays: z._default(positiveInt, 30),
+    }),
+    {},
+  ),
+  containers: z.prefault(
+    z.object({
       /** Verdict for host-level controls (disk, firewall, time, updates) inside a container. */
-      mode: z.enum(['UNKNOWN', 'NOT_APPLICABLE']).default('UNKNOWN'),
-    })
-    .prefault({}),
-  remoteLogin: z
-    .object({
+      mode: z._default(z.enum(['UNKNOWN', 'NOT_APPLICABLE']), 'UNKNOWN'),
+    }),
+    {},
+  ),
+  remoteLogin: z.prefault(
+    z.object({
       /** PASS an SSH server that refuses passwords and root logins. */
-      allowSshIfHardened: z.boolean().default(false),
-    })
-    .prefault({}),
-  osVersion: z
-    .object({
-      acceptExtendedSupport: z
-        .object({
-          debianLts: z.boolean().default(false),
-          ubuntuEsm: z.boolean().default(false),
-          windowsEsu: z.boolean().default(false),
-        })
-        .prefault({}),
-      graceDaysAfterEol: z.number().int().nonnegative().default(0),
+      allowSshIfHardened: flag,
+    }),
+    {},
+  ),
+  osVersion: z.prefault(
+    z.object({
+      acceptExtendedSupport: z.prefault(z.object({ debianLts: flag, ubuntuEsm: flag, windowsEsu: flag }), {}),
+      graceDaysAfterEol: z._default(nonnegativeInt, 0),
       /** FAIL when a newer patch of the installed cycle was released more than this many days ago. */
-      maxPatchLagDays: z.number().int().positive().nullable().default(null),
+      maxPatchLagDays: z._default(z.nullable(positiveInt), null),
       /**
        * FAIL when the installed cumulative update was released more than this many days ago (WINDOWS:
        * the UBR's date from checks/windows/updateHistory.ts). Off by default: the table ships with the
        * agent, and once its newest row is older than the limit an up-to-date machine can only be
        * UNKNOWN (docs/checks/windows.md suggests 45).
        */
-      maxPatchAgeDays: z.object({ WINDOWS: z.number().int().positive().nullable().default(null) }).prefault({}),
+      maxPatchAgeDays: z.prefault(z.object({ WINDOWS: z._default(z.nullable(positiveInt), null) }), {}),
       /** Rolling releases (Arch, openSUSE Tumbleweed) FAIL when their last upgrade is older than this. */
-      rollingMaxAgeDays: z.number().int().positive().default(90),
+      rollingMaxAgeDays: z._default(positiveInt, 90),
       /** Verdict for an OS release the lifecycle table does not know. */
-      unknownRelease: z.enum(['UNKNOWN', 'FAIL']).default('UNKNOWN'),
-      minimum: z
-        .object({
-          DARWIN: z.string().default('14.0'),
-          WINDOWS: z
-            .object({
+      unknownRelease: z._default(z.enum(['UNKNOWN', 'FAIL']), 'UNKNOWN'),
+      minimum: z.prefault(
+        z.object({
+          DARWIN: z._default(z.string(), '14.0'),
+          WINDOWS: z.prefault(
+            z.object({
               /** Client build floor (19045 = Windows 10 22H2, 22631 = Windows 11 23H2). */
-              minBuild: z.number().int().positive().default(19045),
+              minBuild: z._default(positiveInt, 19045),
               /** Windows Server build floor (14393 = Server 2016, 17763 = 2019, 20348 = 2022, 26100 = 2025). */
-              minServerBuild: z.number().int().positive().default(14393),
-            })
-            .prefault({}),
+              minServerBuild: z._default(positiveInt, 14393),
+            }),
+            {},
+          ),
           /** Keyed by os-release ID. */
-          LINUX: z.record(z.string(), z.string()).default({}),
-          FREEBSD: z.string().default('14.0'),
-        })
-        .prefault({}),
-      lifecycle: z.record(z.string(), z.array(LifecycleCycle)).default(DEFAULT_LIFECYCLE),
-    })
-    .prefault({}),
+          LINUX: z._default(z.record(z.string(), z.string()), {}),
+          FREEBSD: z._default(z.string(), '14.0'),
+        }),
+        {},
+      ),
+      lifecycle: z._default(z.record(z.string(), z.array(LifecycleCycle)), DEFAULT_LIFECYCLE),
+    }),
+    {},
+  ),
 });
 
 export type Policy = z.infer<typeof PolicySchema>;
@@ -137,7 +152,9 @@ export class PolicyError extends Error {
 
 /** Validates an override (partial policy) and fills the rest from the defaults. */
 export function resolvePolicy(override: unknown = {}): Policy {
-  const parsed = PolicySchema.safeParse(override);
+  // zod/mini carries no messages ("Invalid input" for everything): the policy file's author reads zod's
+  // English ones, which only a failing parse formats.
+  const parsed = PolicySchema.safeParse(override, { error: en().localeError });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new PolicyError(`invalid policy at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);

@@ -2,25 +2,25 @@
 // volume, from Win32_EncryptableVolume's GetProtectionStatus/GetConversionStatus methods (research
 // §1.4). Suspended protection (fully encrypted, key protectors present, protection off: the key
 // sits in the clear on disk) is its own FAIL. No administrator rights: UNKNOWN, never FAIL.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeSection, sectionUnknown, type Section } from './probe';
 
 const EncryptableVolume = z.object({
-  DriveLetter: z.string().nullable(),
+  DriveLetter: z.nullable(z.string()),
   /** Mounted at a drive letter or folder; false for a volume mounted nowhere (a system volume); null when unknown. */
-  Mounted: z.boolean().nullable().default(null),
+  Mounted: z._default(z.nullable(z.boolean()), null),
   /** 0 OS volume, 1 fixed data volume, 2 removable (Windows 8+). */
-  VolumeType: z.number().int().nullable(),
-  ProtectionStatus: z.number().int().nullable(),
-  ConversionStatus: z.number().int().nullable(),
-  EncryptionPercentage: z.number().nullable(),
-  EncryptionMethod: z.number().int().nullable(),
-  KeyProtectorTypes: z.array(z.number().int()),
+  VolumeType: z.nullable(z.int()),
+  ProtectionStatus: z.nullable(z.int()),
+  ConversionStatus: z.nullable(z.int()),
+  EncryptionPercentage: z.nullable(z.number()),
+  EncryptionMethod: z.nullable(z.int()),
+  KeyProtectorTypes: z.array(z.int()),
   /** Method return codes (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectors): 0 = success. */
-  ReturnValues: z.array(z.number().nullable()),
+  ReturnValues: z.array(z.nullable(z.number())),
 });
 export type EncryptableVolume = z.infer<typeof EncryptableVolume>;
 

@@ -3,7 +3,7 @@
 // effective (Group Policy merged) ActiveStore; the registry (policy key over local key) when the
 // cmdlet fails. A third-party firewall registered and on in Security Center passes on its own:
 // such products turn Windows Firewall off on purpose.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import {

@@ -3,16 +3,16 @@
 // NetUserModalsGet through ADSI when secedit is denied (length only, no complexity), and the MDM
 // DeviceLock CSP. The effective minimum is the largest enforced one. On a machine joined to Entra ID
 // only, accounts get their password policy from the cloud: a weak local policy is not proof.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeComputer, probeElevated, probeSection, registryKey, type ComputerFacts, type Section } from './probe';
 import { regNumber, type RegistryValues } from './registry';
 
-const SeceditExport = z.object({ ExitCode: z.number().int().nullable(), SystemAccess: z.array(z.string()) });
+const SeceditExport = z.object({ ExitCode: z.nullable(z.int()), SystemAccess: z.array(z.string()) });
 type SeceditExport = z.infer<typeof SeceditExport>;
-const AccountPolicy = z.object({ MinPasswordLength: z.number().int() });
+const AccountPolicy = z.object({ MinPasswordLength: z.int() });
 type AccountPolicy = z.infer<typeof AccountPolicy>;
 
 export interface PasswordPolicyFacts {

@@ -2,7 +2,7 @@
 // gathers every registry value, service state and CIM/WMI fact the nine checks need and prints
 // them as one JSON document, which the checks share through ctx.shared(). Each section fails on its
 // own (`{ok:false,error}`), so a denied BitLocker query never hides the firewall state.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { CheckKey } from '../../src/protocol/schemas';
 import { defineCheck, type Check, type CheckContext, type Evidence, type Reason, type Verdict } from '../types';
 import { unknown } from '../verdict';
@@ -269,13 +269,13 @@ Write-Json ([ordered]@{
 
 const SectionEnvelope = z.union([
   z.object({ ok: z.literal(true), value: z.unknown() }),
-  z.object({ ok: z.literal(false), error: z.string().max(200) }),
+  z.object({ ok: z.literal(false), error: z.string().check(z.maxLength(200)) }),
 ]);
 
 const ProbeDocument = z.object({
   schema: z.literal(1),
   elevated: z.boolean(),
-  systemDrive: z.string().nullable(),
+  systemDrive: z.nullable(z.string()),
   registry: z.record(z.string(), SectionEnvelope),
   services: SectionEnvelope,
   userHives: SectionEnvelope,
@@ -343,20 +343,20 @@ function sectionErrorReason(error: string): Reason {
   }
 }
 
-function fromEnvelope<T>(envelope: z.infer<typeof SectionEnvelope> | undefined, schema: z.ZodType<T>): Section<T> {
+function fromEnvelope<T>(envelope: z.infer<typeof SectionEnvelope> | undefined, schema: z.ZodMiniType<T>): Section<T> {
   if (envelope === undefined) return { ok: false, reason: 'parse_error' };
   if (!envelope.ok) return { ok: false, reason: sectionErrorReason(envelope.error), error: envelope.error };
   const parsed = schema.safeParse(envelope.value);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, reason: 'parse_error' };
 }
 
-export function probeSection<T>(probe: Probe, name: SectionName, schema: z.ZodType<T>): Section<T> {
+export function probeSection<T>(probe: Probe, name: SectionName, schema: z.ZodMiniType<T>): Section<T> {
   return probe.ok ? fromEnvelope(probe.doc[name], schema) : { ok: false, reason: probe.reason };
 }
 
 /** The values present under one key; null when the key does not exist (for policy keys: not configured). */
 export function registryKey(probe: Probe, name: RegistryRead): Section<RegistryValues | null> {
-  return probe.ok ? fromEnvelope(probe.doc.registry[name], RegistryValues.nullable()) : { ok: false, reason: probe.reason };
+  return probe.ok ? fromEnvelope(probe.doc.registry[name], z.nullable(RegistryValues)) : { ok: false, reason: probe.reason };
 }
 
 /** Whether the probe ran with administrator rights (SYSTEM counts): some sources need them. */
@@ -379,11 +379,11 @@ export function probeComputer(probe: Probe): Section<ComputerFacts> {
 export const ServiceFacts = z.object({
   Name: z.string(),
   /** Registry Start: 2 automatic, 3 manual (demand or trigger start), 4 disabled. */
-  Start: z.number().int().nullable(),
+  Start: z.nullable(z.int()),
   /** A TriggerInfo key exists: the service starts on events (trigger start). */
   Triggered: z.boolean(),
   /** Win32_Service.State: Running, Stopped, Start Pending, … (WMI values, not translated). */
-  State: z.string().nullable(),
+  State: z.nullable(z.string()),
 });
 export type ServiceFacts = z.infer<typeof ServiceFacts>;
 

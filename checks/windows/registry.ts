@@ -1,6 +1,6 @@
 // Registry values as the probe scripts hand them over (.NET RegistryKey.GetValue through
 // ConvertTo-Json): DWORD/QWORD numbers, REG_SZ strings, REG_MULTI_SZ string arrays.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 export const RegistryValues = z.record(z.string(), z.union([z.number(), z.string(), z.array(z.union([z.string(), z.number()]))]));
 export type RegistryValues = z.infer<typeof RegistryValues>;

@@ -4,7 +4,7 @@
 // Management (WinRM, PowerShell remoting: on by default on every Windows Server) listening on 5985
 // or 5986. A listener bound only to loopback is not exposure. NLA is evidence only. With
 // policy.remoteLogin.allowSshIfHardened, a running sshd whose configuration refuses passwords passes.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Policy } from '../policy';
 import { isLoopbackAddress } from '../loopback';
 import { sshdConfigDirectives } from '../sshd';
@@ -29,7 +29,7 @@ const DEFAULT_RDP_PORT = 3389;
 const WINRM_PORTS = [5985, 5986];
 
 /** A TCP listener (Get-NetTCPConnection LocalAddress, LocalPort). */
-const Listener = z.object({ Address: z.string(), Port: z.number().int() });
+const Listener = z.object({ Address: z.string(), Port: z.int() });
 type Listener = z.infer<typeof Listener>;
 
 /** Ports with at least one listener reachable from the network. */

@@ -4,7 +4,7 @@
 // runs soon enough (user Group Policy first, then the user's own values) or (3) the machine sleeps
 // soon enough and asks for sign-in on wake (AC and battery). The agent runs as SYSTEM: HKCU would
 // be SYSTEM's own hive, so users are read under HKU\<SID>. Evidence counts users, never names SIDs.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
@@ -18,17 +18,17 @@ import { asNumber, asText, regNumber, RegistryValues } from './registry';
  */
 const UserHive = z.object({
   Sid: z.string(),
-  Policy: RegistryValues.nullable().default(null),
-  User: RegistryValues.nullable().default(null),
-  Error: z.string().max(200).optional(),
+  Policy: z._default(z.nullable(RegistryValues), null),
+  User: z._default(z.nullable(RegistryValues), null),
+  Error: z.optional(z.string().check(z.maxLength(200))),
 });
 export type UserHive = z.infer<typeof UserHive>;
 
 const PowerIndexes = z.object({
-  ACConsoleLock: z.number().int().nullable(),
-  DCConsoleLock: z.number().int().nullable(),
-  ACStandbyIdle: z.number().int().nullable(),
-  DCStandbyIdle: z.number().int().nullable(),
+  ACConsoleLock: z.nullable(z.int()),
+  DCConsoleLock: z.nullable(z.int()),
+  ACStandbyIdle: z.nullable(z.int()),
+  DCStandbyIdle: z.nullable(z.int()),
 });
 type PowerIndexes = z.infer<typeof PowerIndexes>;
 
@@ -202,7 +202,7 @@ export const screenLockCheck = defineProbeCheck(
     systemPolicy: registryKey(probe, 'systemPolicy'),
     winlogon: registryKey(probe, 'winlogon'),
     hives: probeSection(probe, 'userHives', z.array(UserHive)),
-    power: probeSection(probe, 'power', PowerIndexes.nullable()),
+    power: probeSection(probe, 'power', z.nullable(PowerIndexes)),
     consoleLockPolicy: registryKey(probe, 'consoleLockPolicy'),
     standbyIdlePolicy: registryKey(probe, 'standbyIdlePolicy'),
   }),

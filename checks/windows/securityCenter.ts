@@ -2,11 +2,11 @@
 // FirewallProduct, client editions only). productState is undocumented but decoded the same way
 // by idera, neophob and StackOverflow 4700897 (research §9.4): bits 12-15 the product state,
 // bits 8-11 the owner, bits 4-7 the signature status.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Evidence } from '../types';
 import { probeSection, type Probe, type Section } from './probe';
 
-export const SecurityCenterProduct = z.object({ displayName: z.string(), productState: z.number().int() });
+export const SecurityCenterProduct = z.object({ displayName: z.string(), productState: z.int() });
 export type SecurityCenterProduct = z.infer<typeof SecurityCenterProduct>;
 
 type ProductRunState = 'on' | 'off' | 'snoozed' | 'expired';

@@ -6,7 +6,7 @@
 // the last good sync. On workgroup Windows 10/11 W32Time is a trigger-start service that is
 // stopped most of the time (w32tm then fails with 0x80070426): the Time-Service events of the
 // System log say when it last synchronised.
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Policy } from '../policy';
 import type { Evidence, Verdict } from '../types';
 import { fail, pass, unknown } from '../verdict';
@@ -25,9 +25,9 @@ import {
 } from './probe';
 import { regNumber, regString, type RegistryValues } from './registry';
 
-export const W32tmOutput = z.object({ ExitCode: z.number().int().nullable(), Lines: z.array(z.string()) });
+export const W32tmOutput = z.object({ ExitCode: z.nullable(z.int()), Lines: z.array(z.string()) });
 export type W32tmOutput = z.infer<typeof W32tmOutput>;
-const TimeServiceEvent = z.object({ Id: z.number().int(), TimeCreated: z.string() });
+const TimeServiceEvent = z.object({ Id: z.int(), TimeCreated: z.string() });
 type TimeServiceEvent = z.infer<typeof TimeServiceEvent>;
 
 export interface TimeSyncFacts {

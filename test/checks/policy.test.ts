@@ -110,4 +110,20 @@ describe('policy overrides', () => {
     expect(() => loadPolicyFile(file('mode.json', '{"containers":{"mode":"PASS"}}'))).toThrow(/invalid policy at containers\.mode/);
     expect(() => loadPolicyFile(file('date.json', '{"osVersion":{"lifecycle":{"x":[{"cycle":"1","eol":"soon"}]}}}'))).toThrow(PolicyError);
   });
+
+  // The agent bundles zod/mini, which has no messages of its own ("Invalid input" for everything):
+  // the policy's author still reads what is wrong, in zod's English words.
+  it.each([
+    ['{"password":{"minLength":-1}}', 'password.minLength: Too small: expected number to be >0'],
+    ['{"screenLock":{"maxIdleSeconds":"600"}}', 'screenLock.maxIdleSeconds: Invalid input: expected number, received string'],
+    ['{"screenLock":{"maxIdleSeconds":1.5}}', 'screenLock.maxIdleSeconds: Invalid input: expected int, received number'],
+    ['{"containers":{"mode":"PASS"}}', 'containers.mode: Invalid option: expected one of "UNKNOWN"|"NOT_APPLICABLE"'],
+    ['{"malware":{"requiredAgents":{"LINUX":[""]}}}', 'malware.requiredAgents.LINUX.0: Too small: expected string to have >=1 characters'],
+    [
+      '{"osVersion":{"lifecycle":{"x":[{"cycle":"1","eol":false,"releaseDate":"2024-1-1"}]}}}',
+      'osVersion.lifecycle.x.0.releaseDate: must be YYYY-MM-DD',
+    ],
+  ])('explains %s', (json, message) => {
+    expect(() => loadPolicyFile(file('explained.json', json))).toThrow(new PolicyError(`invalid policy at ${message}`));
+  });
 });
