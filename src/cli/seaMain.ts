@@ -1,31 +1,27 @@
-// The single executable's main script (scripts/package.mjs). The agent is an entry point and chunks
-// loaded on demand (scripts/build.mjs), carried as assets of the executable under their paths
-// relative to dist/: this loader runs the entry and, when it requires `./<chunk>.cjs`, compiles that
-// asset, once. Everything else the agent requires is a Node built-in module (the keyring addon is
-// loaded with process.dlopen from beside the executable: src/platform/keyringModule.ts).
-import { createRequire } from 'node:module';
+// The single executable's main script (scripts/package.mjs). The agent's bundle files are assets of
+// the executable under their paths relative to dist/sea/, each with the V8 code cache recorded when
+// the package was made (scripts/seaCodeCache.ts), so that a command neither parses nor compiles the
+// code it runs. The keyring addon is loaded with process.dlopen from beside the executable
+// (src/platform/keyringModule.ts). NODE_DEBUG=device-agent-sea names any cache V8 refused.
 import { getAsset } from 'node:sea';
-import { dirname, join, posix } from 'node:path';
-import { compileFunction } from 'node:vm';
+import { dirname } from 'node:path';
+import { debuglog } from 'node:util';
+import { CODE_CACHE_SUFFIX, runBundle } from './bundleRunner';
 
-type CommonJsModule = { exports: unknown };
+const debug = debuglog('device-agent-sea');
 
-const loaded = new Map<string, CommonJsModule>();
-const requireBuiltin = createRequire(process.execPath);
-
-function load(asset: string): unknown {
-  const cached = loaded.get(asset);
-  if (cached) return cached.exports;
-  const module: CommonJsModule = { exports: {} };
-  loaded.set(asset, module);
-  const filename = join(dirname(process.execPath), asset);
-  const run = compileFunction(getAsset(asset, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], { filename });
-  const requireFrom = (specifier: string): unknown =>
-    specifier.startsWith('./') || specifier.startsWith('../')
-      ? load(posix.join(posix.dirname(asset), specifier))
-      : requireBuiltin(specifier);
-  run.call(module.exports, module.exports, requireFrom, module, filename, dirname(filename));
-  return module.exports;
-}
-
-load('device-agent.cjs');
+runBundle(
+  {
+    text: (file) => getAsset(file, 'utf8'),
+    codeCache: (file) => {
+      try {
+        return Buffer.from(getAsset(`${file}${CODE_CACHE_SUFFIX}`));
+      } catch {
+        return undefined; // not recorded: a target other than the build machine's (scripts/package.mjs)
+      }
+    },
+  },
+  dirname(process.execPath),
+  ({ file, cacheRejected }) =>
+    debug('%s: %s', file, cacheRejected === undefined ? 'no code cache' : cacheRejected ? 'code cache rejected' : 'code cache used'),
+);

@@ -29,6 +29,16 @@ describe('single-file executable (linux-x64, Node 24)', () => {
     expect(result).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
   });
 
+  it('compiles nothing it runs at start-up: every file of --help, status and check comes with a code cache V8 accepts', async () => {
+    for (const args of [['--help'], ['status', '--state-dir', join(tempDir(), 'state')], ['check', '--json', '--only', 'OS_VERSION']]) {
+      const result = await runExe(exe, args, { env: agentEnv({ NODE_DEBUG: 'device-agent-sea' }) });
+      const files = [...result.stderr.matchAll(/^DEVICE-AGENT-SEA \d+: (\S+): (.+)$/gm)].map(([, file, cache]) => [file, cache]);
+      expect(files.length, result.stderr).toBeGreaterThan(3);
+      expect(files.map(([file]) => file)).toContain('device-agent.cjs');
+      for (const [file, cache] of files) expect(cache, `${args[0]}: ${file}`).toBe('code cache used');
+    }
+  });
+
   it("carries the agent only: no file of the bundle loads the server's SQLite addon", () => {
     const dist = dirname(seaDir);
     const files = ['device-agent.cjs', ...readdirSync(join(dist, 'device-agent')).map((name) => join('device-agent', name))];
