@@ -1,6 +1,7 @@
 // The linux-x64 single-file executable (npm run package), built once for this file and copied alone
 // into a fresh directory: it runs with no node_modules anywhere, loads the keyring addon from beside
 // itself, checks this machine, enrolls and reports to the real reference server.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,26 @@ describe('single-file executable (linux-x64, Node 24)', () => {
   it('prints its version', async () => {
     const result = await runExe(exe, ['--version'], { env: agentEnv() });
     expect(result).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('runs on a stripped runtime: no static symbol table or debug sections; every Node-API symbol the addon imports is still exported', () => {
+    const readelf = (...args: string[]) => execFileSync('readelf', ['-W', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    const sections = [...readelf('-S', exe).matchAll(/^\s*\[\s*\d+\]\s+(\S+)/gm)].map((m) => m[1]!);
+    expect(sections).toContain('.dynsym');
+    expect(sections.filter((name) => name === '.symtab' || name === '.strtab' || name.startsWith('.debug'))).toEqual([]);
+    /** Node-API symbols of a file's dynamic symbol table: [name, defined]. */
+    const napi = (file: string) =>
+      [...readelf('--dyn-syms', file).matchAll(/^\s*\d+:\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)\s+(napi_\w+)/gm)].map(
+        (m) => [m[2]!, m[1] !== 'UND'] as const,
+      );
+    const imported = napi(join(seaDir, 'keyring.node')).filter(([, defined]) => !defined);
+    expect(imported.length).toBeGreaterThan(10);
+    const exported = new Set(
+      napi(exe)
+        .filter(([, defined]) => defined)
+        .map(([name]) => name),
+    );
+    expect(imported.filter(([name]) => !exported.has(name))).toEqual([]);
   });
 
   it("carries the agent only: no file of the bundle loads the server's SQLite addon", () => {
