@@ -1,8 +1,8 @@
 // The linux-x64 single-file executable (npm run package), built once for this file and copied alone
 // into a fresh directory: it runs with no node_modules anywhere, loads the keyring addon from beside
 // itself, checks this machine, enrolls and reports to the real reference server.
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, STATUSES } from '../../src/protocol/constants';
@@ -10,7 +10,7 @@ import { VERSION } from '../../src/version';
 import { agentEnv, listStateFiles, tempDir } from '../support/agent';
 import { missingSecretServiceTools, startSecretService, type SecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
-import { bareCopy, buildLinuxSea, runExe } from './seaBuild';
+import { bareCopy, buildLinuxSea, PACKAGE_SCRIPT, runExe } from './seaBuild';
 
 let seaDir: string;
 let exe: string;
@@ -162,3 +162,18 @@ describe.skipIf(missing.length > 0)(
     });
   },
 );
+
+describe('npm run package without the strip for a target', () => {
+  it('refuses the target, naming the tool and its Debian package; writes nothing', () => {
+    const out = join(tempDir(), 'out');
+    const result = spawnSync(process.execPath, [PACKAGE_SCRIPT, '--targets', 'linux-arm64', '--out', out], {
+      env: { PATH: tempDir('device-agent-empty-path-') },
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      'cannot build linux-arm64: aarch64-linux-gnu-strip is not installed (apt-get install binutils-aarch64-linux-gnu)',
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+});
