@@ -409,8 +409,14 @@ export function macosFiles(seaDir: string): StagedFile[] {
   ];
 }
 
+/**
+ * tar flags of every release tarball: root-owned entries, xz-compressed like the .deb and .rpm (a
+ * Node runtime takes about 27 MB with xz against 40 MB with gzip: docs/packaging.md).
+ */
+const TAR_XZ = ['--owner=0', '--group=0', '--numeric-owner', '--use-compress-program=xz -T0'];
+
 function tarball(dir: string, out: string): void {
-  tool('tar', ['--owner=0', '--group=0', '--numeric-owner', '-czf', out, '-C', dirname(dir), relativeName(dir)]);
+  tool('tar', [...TAR_XZ, '-cf', out, '-C', dirname(dir), relativeName(dir)]);
 }
 
 function relativeName(dir: string): string {
@@ -437,7 +443,7 @@ export function buildMacosSources(options: { outDir: string; seaDir?: string }):
       })),
       { path: '/VERSION', mode: 0o644, content: `${VERSION}\n` },
     ]);
-    const out = join(options.outDir, `${relativeName(top)}.tar.gz`);
+    const out = join(options.outDir, `${relativeName(top)}.tar.xz`);
     mkdirSync(options.outDir, { recursive: true });
     tarball(top, out);
     return out;
@@ -534,7 +540,7 @@ export function buildFreebsdSources(options: { outDir: string; bundle?: string }
       { path: '/pkg-plist', mode: 0o644, content: `${plist.join('\n')}\n` },
       { path: '/build-pkg.sh', mode: 0o755, from: join(HERE, 'freebsd', 'build-pkg.sh') },
     ]);
-    const out = join(options.outDir, `${relativeName(top)}.tar.gz`);
+    const out = join(options.outDir, `${relativeName(top)}.tar.xz`);
     mkdirSync(options.outDir, { recursive: true });
     tarball(top, out);
     return out;
@@ -545,8 +551,8 @@ export function buildFreebsdSources(options: { outDir: string; bundle?: string }
 
 // --- plain archives of the executables --------------------------------------------------------------
 
-export function buildArchive(target: string, options: { outDir: string }): string {
-  const dir = join(SEA_DIR, target);
+export function buildArchive(target: string, options: { outDir: string; seaDir?: string }): string {
+  const dir = join(options.seaDir ?? SEA_DIR, target);
   const name = `${SERVICE_NAME}-${VERSION}-${target}`;
   mkdirSync(options.outDir, { recursive: true });
   if (target.startsWith('win')) {
@@ -555,8 +561,8 @@ export function buildArchive(target: string, options: { outDir: string }): strin
     tool('zip', ['-q', '-X', out, ...readdirSync(dir)], dir);
     return out;
   }
-  const out = join(options.outDir, `${name}.tar.gz`);
-  tool('tar', ['--owner=0', '--group=0', '--numeric-owner', '--transform', `s,^\\.,${name},`, '-czf', out, '-C', dir, '.']);
+  const out = join(options.outDir, `${name}.tar.xz`);
+  tool('tar', [...TAR_XZ, '--transform', `s,^\\.,${name},`, '-cf', out, '-C', dir, '.']);
   return out;
 }
 

@@ -5,10 +5,14 @@ export interface TargetSpec {
   exe: string;
   serviceHost?: boolean;
   macho?: boolean;
+  /** Linux: the binutils strip for the target's architecture, and the Debian package that has it. */
+  strip?: [tool: string, debianPackage: string];
 }
 export const TARGETS: Record<string, TargetSpec>;
 /** `npm pack <name>@<version>` into .cache/npm, extracted; returns the package directory. */
 export function fetchPackage(name: string, version: string): string;
+/** The target's Node runtime as its executable starts from it (Linux: stripped; Windows: unsigned), in .cache/npm. */
+export function preparedRuntime(target: string): string;
 /** Builds the bundle and the requested targets (`--targets a,b`; default all this machine can build). */
 export function packageAll(argv?: string[]): Promise<Record<string, string>>;
 /** Version of the keyring addon's prebuilt packages (the one in node_modules). */

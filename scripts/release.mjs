@@ -14,12 +14,12 @@ const RELEASE = join(ROOT, 'dist', 'release');
 
 /** Artifact kinds (installers/build.ts) and the tools each needs on this machine. */
 const KINDS = {
-  archives: ['tar', 'zip'],
+  archives: ['tar', 'xz', 'zip'],
   deb: ['dpkg-deb'],
   rpm: ['rpmbuild'],
   msi: ['wixl', 'msibuild'],
-  macos: ['tar'],
-  freebsd: ['tar'],
+  macos: ['tar', 'xz'],
+  freebsd: ['tar', 'xz'],
 };
 
 function hasTool(name) {

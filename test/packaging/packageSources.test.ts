@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePlist, type PlistDict } from '../../checks/darwin/plist';
-import { buildFreebsdSources, buildMacosSources, builtTargets } from '../../installers/build';
+import { buildArchive, buildFreebsdSources, buildMacosSources, builtTargets } from '../../installers/build';
 import { VERSION } from '../../src/version';
 import { tempDir } from '../support/agent';
 
@@ -20,13 +20,13 @@ function dict(xml: string): PlistDict {
 /** Extracts a release archive; returns its top directory. */
 function extract(archive: string): string {
   const dir = tempDir('device-agent-sources-');
-  execFileSync('tar', ['-xzf', archive, '-C', dir]);
-  return join(dir, execFileSync('tar', ['-tzf', archive], { encoding: 'utf8' }).split('\n')[0]!.replace(/\/$/, ''));
+  execFileSync('tar', ['-xf', archive, '-C', dir]);
+  return join(dir, execFileSync('tar', ['-tf', archive], { encoding: 'utf8' }).split('\n')[0]!.replace(/\/$/, ''));
 }
 
 /** `tar -tv` lines as path -> "mode owner/group". */
 function listing(archive: string): Map<string, string> {
-  const lines = execFileSync('tar', ['-tvzf', archive], { encoding: 'utf8' }).trim().split('\n');
+  const lines = execFileSync('tar', ['-tvf', archive], { encoding: 'utf8' }).trim().split('\n');
   return new Map(
     lines.map((line) => {
       const [mode, owner, , , , ...rest] = line.split(/\s+/);
@@ -45,6 +45,12 @@ function listing(archive: string): Map<string, string> {
 
 const shellOk = (file: string) => spawnSync('sh', ['-n', file]).status === 0;
 
+/** xz's magic number: release tarballs are xz-compressed like the .deb and .rpm (gzip left the Linux ones over 40 MB). */
+const isXz = (archive: string) =>
+  readFileSync(archive)
+    .subarray(0, 6)
+    .equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]));
+
 describe('macOS pkgbuild sources', () => {
   let archive: string;
   let top: string;
@@ -57,7 +63,8 @@ describe('macOS pkgbuild sources', () => {
   });
 
   it('holds the package root (root-owned), the installer scripts and the build script', () => {
-    expect(archive.endsWith(`device-agent-${VERSION}-macos-x64-pkgbuild.tar.gz`)).toBe(true);
+    expect(archive.endsWith(`device-agent-${VERSION}-macos-x64-pkgbuild.tar.xz`)).toBe(true);
+    expect(isXz(archive)).toBe(true);
     const entries = listing(archive);
     expect(entries.get('root/usr/local/libexec/device-agent/device-agent')).toBe('-rwxr-xr-x 0/0');
     expect(entries.get('root/usr/local/libexec/device-agent/keyring.node')).toBe('-rw-r--r-- 0/0');
@@ -196,5 +203,21 @@ describe('executable archives', () => {
     writeFileSync(join(seaDir, 'device-agent', 'status-AAAA.cjs'), '// stand-in for a chunk\n');
     mkdirSync(join(seaDir, '.work-darwin-x64'));
     expect(builtTargets(seaDir)).toEqual(['linux-x64', 'win-x64']);
+  });
+
+  it('a Unix target: a root-owned .tar.xz of its directory under device-agent-<v>-<target>/', () => {
+    const seaDir = tempDir('device-agent-sea-');
+    mkdirSync(join(seaDir, 'linux-arm64'));
+    writeFileSync(join(seaDir, 'linux-arm64', 'device-agent'), '// stand-in for the executable\n', { mode: 0o755 });
+    writeFileSync(join(seaDir, 'linux-arm64', 'keyring.node'), 'stand-in for keyring.linux-arm64-gnu.node\n', { mode: 0o644 });
+    const archive = buildArchive('linux-arm64', { outDir: tempDir('device-agent-archives-'), seaDir });
+    expect(archive.endsWith(`device-agent-${VERSION}-linux-arm64.tar.xz`)).toBe(true);
+    expect(isXz(archive)).toBe(true);
+    const entries = listing(archive);
+    expect(entries.get('device-agent')).toBe('-rwxr-xr-x 0/0');
+    expect(entries.get('keyring.node')).toBe('-rw-r--r-- 0/0');
+    const top = extract(archive);
+    expect(top.endsWith(`/device-agent-${VERSION}-linux-arm64`)).toBe(true);
+    expect(readFileSync(join(top, 'device-agent'), 'utf8')).toBe('// stand-in for the executable\n');
   });
 });

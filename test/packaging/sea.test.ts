@@ -1,7 +1,8 @@
 // The linux-x64 single-file executable (npm run package), built once for this file and copied alone
 // into a fresh directory: it runs with no node_modules anywhere, loads the keyring addon from beside
 // itself, checks this machine, enrolls and reports to the real reference server.
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, STATUSES } from '../../src/protocol/constants';
@@ -9,7 +10,7 @@ import { VERSION } from '../../src/version';
 import { agentEnv, listStateFiles, tempDir } from '../support/agent';
 import { missingSecretServiceTools, startSecretService, type SecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
-import { bareCopy, buildLinuxSea, runExe } from './seaBuild';
+import { bareCopy, buildLinuxSea, PACKAGE_SCRIPT, runExe } from './seaBuild';
 
 let seaDir: string;
 let exe: string;
@@ -37,6 +38,26 @@ describe('single-file executable (linux-x64, Node 24)', () => {
       expect(files.map(([file]) => file)).toContain('device-agent.cjs');
       for (const [file, cache] of files) expect(cache, `${args[0]}: ${file}`).toBe('code cache used');
     }
+  });
+
+  it('runs on a stripped runtime: no static symbol table or debug sections; every Node-API symbol the addon imports is still exported', () => {
+    const readelf = (...args: string[]) => execFileSync('readelf', ['-W', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    const sections = [...readelf('-S', exe).matchAll(/^\s*\[\s*\d+\]\s+(\S+)/gm)].map((m) => m[1]!);
+    expect(sections).toContain('.dynsym');
+    expect(sections.filter((name) => name === '.symtab' || name === '.strtab' || name.startsWith('.debug'))).toEqual([]);
+    /** Node-API symbols of a file's dynamic symbol table: [name, defined]. */
+    const napi = (file: string) =>
+      [...readelf('--dyn-syms', file).matchAll(/^\s*\d+:\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)\s+(napi_\w+)/gm)].map(
+        (m) => [m[2]!, m[1] !== 'UND'] as const,
+      );
+    const imported = napi(join(seaDir, 'keyring.node')).filter(([, defined]) => !defined);
+    expect(imported.length).toBeGreaterThan(10);
+    const exported = new Set(
+      napi(exe)
+        .filter(([, defined]) => defined)
+        .map(([name]) => name),
+    );
+    expect(imported.filter(([name]) => !exported.has(name))).toEqual([]);
   });
 
   it("carries the agent only: no file of the bundle loads the server's SQLite addon", () => {
@@ -151,3 +172,18 @@ describe.skipIf(missing.length > 0)(
     });
   },
 );
+
+describe('npm run package without the strip for a target', () => {
+  it('refuses the target, naming the tool and its Debian package; writes nothing', () => {
+    const out = join(tempDir(), 'out');
+    const result = spawnSync(process.execPath, [PACKAGE_SCRIPT, '--targets', 'linux-arm64', '--out', out], {
+      env: { PATH: tempDir('device-agent-empty-path-') },
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      'cannot build linux-arm64: aarch64-linux-gnu-strip is not installed (apt-get install binutils-aarch64-linux-gnu)',
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+});

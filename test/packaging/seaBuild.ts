@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir } from '../support/agent';
 
-const PACKAGE_SCRIPT = fileURLToPath(new URL('../../scripts/package.mjs', import.meta.url));
+export const PACKAGE_SCRIPT = fileURLToPath(new URL('../../scripts/package.mjs', import.meta.url));
 
 /** The executable and its keyring addon, built fresh; the first build downloads the Node runtime. */
 export async function buildLinuxSea(): Promise<string> {
