@@ -64,7 +64,12 @@ export async function serve(options: ServeOptions): Promise<number> {
     forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
-  const store = await openStore(options.db.location, options.db.options);
+  const store = await openStore(options.db.location, {
+    ...options.db.options,
+    backgroundCheckpoints: {
+      onFailure: (reason) => logger.error({ reason }, 'the WAL checkpoint thread stopped; SQLite checkpoints inside commits again'),
+    },
+  });
   const db = displayLocation(options.db.location);
   const limits: RateLimiters = {
     heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),

@@ -7,6 +7,7 @@ import type { DatabaseLocation } from './location';
 import { SchemaTooNewError, migrate } from './migrations';
 import { settle, SqliteStore } from './sqliteStore';
 import type { Store } from './store';
+import { startWalCheckpointer } from './walCheckpointer';
 
 /**
  * better-sqlite3 13 (Node-API) from Node 22 on; 12 on Node 20, which 13 does not support. 12 wraps
@@ -14,12 +15,9 @@ import type { Store } from './store';
  * (env) != nullptr") when V8 finalizes one after the environment is gone (nodejs/node#65446): seen
  * here in `device show` on Node 24. The two have the same API.
  */
-const Sqlite: typeof Database =
-  Number(process.versions.node.split('.')[0]) >= 22
-    ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
-      (require('better-sqlite3-napi') as typeof Database)
-    : // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
-      (require('better-sqlite3') as typeof Database);
+const SQLITE_MODULE = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
+const Sqlite = require(SQLITE_MODULE) as typeof Database;
 
 const BUSY_TIMEOUT_MS = 5_000;
 /** How long a start waits for another process that is setting up the same new database. */
@@ -40,11 +38,25 @@ export interface StoreOptions extends OpenOptions {
   passwordFile?: string;
   /** PostgreSQL: most connections this process opens. */
   poolSize?: number;
+  /**
+   * SQLite: checkpoint the WAL from a worker thread instead of inside commits on the event loop
+   * (`serve`: walCheckpointer.ts); called with the reason if that thread fails.
+   */
+  backgroundCheckpoints?: { onFailure: (reason: string) => void };
 }
 
 /** Opens the store at `location`. Throws DatabaseOpenError for what the user can fix. */
 export async function openStore(location: DatabaseLocation, options: StoreOptions = {}): Promise<Store> {
-  if (location.engine === 'sqlite') return settle(() => new SqliteStore(openDatabase(location.path, options)));
+  if (location.engine === 'sqlite') {
+    return settle(() => {
+      const db = openDatabase(location.path, options);
+      const checkpoints = options.backgroundCheckpoints;
+      return new SqliteStore(
+        db,
+        checkpoints && startWalCheckpointer(db, location.path, require.resolve(SQLITE_MODULE), checkpoints.onFailure),
+      );
+    });
+  }
   const { openPostgresStore } = await import('./postgresOpen');
   return openPostgresStore({ ...options, url: location.url, display: location.display });
 }

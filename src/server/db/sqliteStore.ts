@@ -5,6 +5,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { newId, parseId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 import { SCHEMA_VERSION, userVersion } from './migrations';
+import type { WalCheckpointer } from './walCheckpointer';
 import {
   devicesByState,
   type AdminAccountRecord,
@@ -98,7 +99,10 @@ export class SqliteStore implements Store {
   private readonly statements;
   private readonly dynamic = new Map<string, Statement>();
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    private readonly checkpointer?: WalCheckpointer,
+  ) {
     const s = <P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql);
     this.statements = {
       countDevicesByState: s<[], { state: DeviceState; devices: number }>('SELECT state, count(*) AS devices FROM devices GROUP BY state'),
@@ -236,7 +240,9 @@ export class SqliteStore implements Store {
     };
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // The checkpoint thread first, then this connection (the last one checkpoints and removes the WAL).
+    await this.checkpointer?.stop();
     return settle(() => {
       this.db.close();
     });

@@ -1,0 +1,123 @@
+// WAL checkpoints from a worker thread (src/server/db/walCheckpointer.ts), as `serve` opens its
+// SQLite store: the serving connection never checkpoints inside a commit, the worker copies the WAL
+// into the database file, a checkpoint does not look like another process's commit to the device
+// cache, closing the store stops the worker, and a worker that fails hands checkpoints back to SQLite.
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { hashCredential, newCredential } from '../../src/server/credentials';
+import { openStore } from '../../src/server/db/open';
+import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
+import { startWalCheckpointer } from '../../src/server/db/walCheckpointer';
+
+let dir: string;
+let path: string;
+const failures: string[] = [];
+const opened: Store[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'device-agent-wal-'));
+  path = join(dir, 'server.db');
+  failures.length = 0;
+});
+
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(backgroundCheckpoints: boolean): Promise<Store> {
+  const store = await openStore(
+    { engine: 'sqlite', path },
+    backgroundCheckpoints ? { backgroundCheckpoints: { onFailure: (reason) => failures.push(reason) } } : {},
+  );
+  opened.push(store);
+  return store;
+}
+
+/** The serving connection's own setting (private to the store: what the worker took over). */
+const autocheckpoint = (store: Store) => (store as unknown as { db: Database.Database }).db.pragma('wal_autocheckpoint', { simple: true });
+
+async function activeDevice(store: Store): Promise<AuthenticatedDevice> {
+  const now = new Date().toISOString();
+  const tokenHash = hashCredential(newCredential());
+  await store.createDevice({ orgName: 'wal', name: null, tokenHash, tokenExpiresAt: '2999-01-01T00:00:00.000Z', now });
+  const keyHash = hashCredential(newCredential());
+  await store.exchangeToken(tokenHash, keyHash, now);
+  const device = (await store.authenticate(keyHash))!;
+  await store.recordHeartbeat(
+    device,
+    { hardwareUuid: 'uuid-wal', serialNumber: null, hostname: 'h', platform: 'LINUX', osVersion: 'x', agentVersion: '0.1.0' },
+    now,
+  );
+  return device;
+}
+
+/** About 4 MB of posture results in 40 uploads: more than SQLite's automatic checkpoint lets the WAL hold. */
+async function writeResults(store: Store, device: AuthenticatedDevice): Promise<void> {
+  const now = new Date().toISOString();
+  const results: NewPostureResult[] = Array.from({ length: 100 }, (_, i) => ({
+    checkKey: `CHECK_${i % 9}`,
+    status: 'PASS',
+    evidence: { detail: 'x'.repeat(800), index: i },
+    observedAt: now,
+    correlationId: null,
+  }));
+  for (let i = 0; i < 40; i += 1) expect((await store.recordPostures(device, results, now)).kind).toBe('recorded');
+}
+
+const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !condition(); waited += 50) {
+    if (waited > 5_000) throw new Error(`not within 5 s: ${what}`);
+    await sleep(50);
+  }
+}
+
+test('the serving connection leaves checkpoints to the worker, which copies the WAL into the database file', async () => {
+  const store = await open(true);
+  expect(autocheckpoint(store)).toBe(0);
+  const device = await activeDevice(store);
+  const before = size(path);
+  await writeResults(store, device);
+  await until(() => size(path) > before + 3_000_000, 'the database file receives the WAL');
+  expect(failures).toEqual([]);
+});
+
+test("a checkpoint is not a commit: neither connection's data_version moves (the device cache stays warm)", async () => {
+  const store = await open(true);
+  const admin = await open(false);
+  const device = await activeDevice(store);
+  await writeResults(store, device);
+  const seen = [await store.externalChanges(), await admin.externalChanges()];
+  const before = size(path);
+  await until(() => size(path) > before + 3_000_000, 'a checkpoint');
+  expect([await store.externalChanges(), await admin.externalChanges()]).toEqual(seen);
+});
+
+test('closing the store stops the worker: the last connection closes and removes the WAL', async () => {
+  const store = await open(true);
+  await writeResults(store, await activeDevice(store));
+  await opened.pop()!.close();
+  expect(existsSync(`${path}-wal`)).toBe(false);
+  expect(failures).toEqual([]);
+});
+
+test('a worker that fails says why, and the connection checkpoints inside its commits again', async () => {
+  await open(false);
+  const db = new Database(path);
+  try {
+    const reasons: string[] = [];
+    startWalCheckpointer(db, join(dir, 'missing.db'), require.resolve('better-sqlite3'), (reason) => reasons.push(reason));
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    await until(() => reasons.length > 0, 'the failure is reported');
+    expect(reasons[0]).toMatch(/SQLITE_CANTOPEN|does not exist/);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1_000);
+  } finally {
+    db.close();
+  }
+});
