@@ -39,6 +39,7 @@ export const MODULES = {
     tests: ['test/server/http.test.ts', 'test/server/serve.test.ts'],
     coverage: 'off',
   },
+  heartbeatBatch: { mutate: ['src/server/heartbeatBatch.ts'], tests: ['test/server/heartbeatBatch.test.ts'] },
   firewallLinux: {
     mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'],
     // The readers' own tests; machine.test.ts and differential.test.ts run the real tools of this
