@@ -6,7 +6,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { Agent, EnvHttpProxyAgent, buildConnector, request, type Dispatcher } from 'undici';
+import type { Dispatcher, buildConnector as BuildConnector } from 'undici';
 import type * as z from 'zod';
 import {
   Credential,
@@ -33,6 +33,7 @@ import {
 } from './api';
 import { InvalidInputError, firstLine } from './errors';
 import { isLoopbackHost } from './serverUrl';
+import { Agent, EnvHttpProxyAgent, buildConnector } from './undiciParts';
 
 interface ClientTimeouts {
   /** TCP + TLS handshake. */
@@ -76,12 +77,13 @@ export function createApiClient(options: ClientOptions): ApiClient {
     rejectUnauthorized: true,
   };
   const serverUrl = options.serverUrl;
+  const { origin, hostname } = new URL(serverUrl);
   const timing = { headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs };
   // Direct connections use `connect`; through a proxy the target's TLS uses `requestTls` and an
   // https proxy's own TLS `proxyTls`: the extra CA applies to all three. Loopback goes direct
   // whatever HTTP(S)_PROXY and NO_PROXY say.
   const connect = resumingConnector(tls);
-  const dispatcher: Dispatcher = isLoopbackHost(new URL(serverUrl).hostname)
+  const dispatcher: Dispatcher = isLoopbackHost(hostname)
     ? new Agent({ connect, ...timing })
     : new EnvHttpProxyAgent({ connect, requestTls: tls, proxyTls: tls, ...timing });
 
@@ -101,11 +103,12 @@ export function createApiClient(options: ClientOptions): ApiClient {
     let response: Dispatcher.ResponseData;
     let text: string;
     try {
-      response = await request(new URL(ROUTES[route], serverUrl), {
+      response = await dispatcher.request({
+        origin,
+        path: ROUTES[route],
         method: 'POST',
         headers,
         body: JSON.stringify(body),
-        dispatcher,
         signal,
       });
       text = await readCapped(response.body);
@@ -168,7 +171,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
  * keeps the newest session as long as the client, keyed by scheme, host, port and server name, and
  * offers it to that origin only. (Through an HTTP proxy, undici's cache applies.)
  */
-function resumingConnector(tls: buildConnector.BuildOptions): buildConnector.connector {
+function resumingConnector(tls: BuildConnector.BuildOptions): BuildConnector.connector {
   let kept: { origin: string; session: Buffer } | undefined;
   return (options, callback) => {
     const origin = `${options.protocol}//${options.hostname}:${options.port}|${options.servername ?? ''}`;
