@@ -108,14 +108,14 @@ async function postureCollector(
     { runChecks },
     { createSystemHost },
     { DEFAULT_POLICY, loadPolicyFile },
-    { explainResult },
-    { osHintFrom, policyValues },
+    { loadRemediation },
+    { explain, osHintFrom, policyValues },
   ] = await Promise.all([
     import('../../../checks/registry'),
     import('../../../checks/engine'),
     import('../../../checks/host'),
     import('../../../checks/policy'),
-    import('../../../checks/remediationCatalogue'),
+    import('../../../checks/platformRemediation'),
     import('../../../checks/remediation'),
   ]);
   let policy = DEFAULT_POLICY;
@@ -125,7 +125,7 @@ async function postureCollector(
     throw new CommandFailure(err instanceof Error ? err.message : String(err), EXIT.usage); // PolicyError: the file is the input
   }
   const platform = currentPlatform();
-  const checks = await loadChecks(platform);
+  const [checks, remedies] = await Promise.all([loadChecks(platform), loadRemediation(platform)]);
   const host = createSystemHost();
   return async () => {
     const startedAt = new Date();
@@ -135,7 +135,7 @@ async function postureCollector(
       results,
       lastCycle: lastCycleOf(
         results,
-        results.map((r) => explainResult(platform, r, context)),
+        results.map((r) => explain(remedies, r, context)),
         startedAt,
       ),
     };
