@@ -1,32 +1,18 @@
 // Each command loads only the parts of the bundle it runs: scripts/build.mjs splits the agent into an
-// entry point and chunks required on demand. Seen from outside: Node's module loader names every
-// file it loads (NODE_DEBUG=module), and the build records which source modules each file carries
-// (dist/device-agent.inputs.json). Start-up time itself is measured by `npm run bench:footprint`.
-import { readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+// entry point and chunks required on demand; test/support/bundleModules.ts tells which source
+// modules a run loaded. Start-up time itself is measured by `npm run bench:footprint`.
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_INPUTS } from '../../scripts/build.mjs';
 import { VERSION } from '../../src/version';
-import { AGENT_BIN, agentEnv, runAgent, tempDir } from '../support/agent';
-
-const DIST = dirname(AGENT_BIN);
+import { agentEnv, runAgent, tempDir } from '../support/agent';
+import { bundleFilesLoaded, modulesOf } from '../support/bundleModules';
 
 /** The source modules in the bundle files that `device-agent <args>` loaded, and its result. */
 async function loadedModules(args: string[]): Promise<{ modules: string[]; code: number | null; stdout: string }> {
-  const inputs = JSON.parse(readFileSync(join(DIST, AGENT_INPUTS), 'utf8')) as Record<string, string[]>;
   const result = await runAgent(args, { env: agentEnv({ NODE_DEBUG: 'module' }) });
-  // Files of the bundle only (an external addon, such as the keyring's, loads from node_modules).
-  const files = new Set(
-    [...result.stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)]
-      .map((match) => relative(DIST, match[1]!))
-      .filter((file) => !file.startsWith('..')),
-  );
+  const files = bundleFilesLoaded(result.stderr);
   expect(files, result.stderr).toContain('device-agent.cjs');
-  const modules = [...files].flatMap((file) => {
-    expect(Object.keys(inputs), `${file}: a file of this build`).toContain(file);
-    return inputs[file]!;
-  });
-  return { modules, code: result.code, stdout: result.stdout };
+  return { modules: modulesOf(files), code: result.code, stdout: result.stdout };
 }
 
 const from = (modules: string[], prefix: string) => modules.filter((module) => module.startsWith(prefix));
