@@ -6,9 +6,9 @@
 import { setFlagsFromString } from 'node:v8';
 
 export const DAEMON_V8_FLAGS: readonly string[] = [
-  // The young generation starts at 1 MiB per semi-space and doubles whenever a scavenge finds much
-  // of it alive (loading the bundle does), up to 8 or 16 MiB kept for good. Not growing it costs a
-  // few more scavenges while a cycle runs.
+  // The young generation doubles whenever a scavenge finds much of it alive, as loading the bundle
+  // does: it reached 8 or 16 MiB by the end of the first cycle and kept them. It now stays at 2 MiB,
+  // for a few more scavenges while a cycle runs.
   '--semi-space-growth-factor=1',
   // undici parses HTTP with llhttp compiled to WebAssembly; the optimizing tier recompiles it in the
   // background (tens of MiB at the peak, megabytes of code kept) for a parser that reads a few

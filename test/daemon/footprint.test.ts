@@ -91,7 +91,7 @@ describe.skipIf(process.platform !== 'linux')('the daemon after its first postur
         }
         expect(modules.filter((module) => module.startsWith('src/server/'))).toEqual([]);
 
-        // The young generation starts at 2 × 1 MiB; it used to grow to 8 MiB (Node 20) or 16 (Node 24) and stay.
+        // The young generation starts at 2 × 1 MiB; it used to grow to 8 or 16 MiB and stay.
         const spaces = await heapSpaces(daemon.pid, 'daemon');
         expect(spaces.new_space!.memorySize).toBeLessThanOrEqual(2 * MiB);
         // The issue's bound on the peak (VmHWM covers start-up and the first cycle): twice an idle Node of

@@ -12,7 +12,9 @@ const DIST = dirname(AGENT_BIN);
 export function bundleFilesLoaded(stderr: string): string[] {
   return [
     ...new Set(
-      [...stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)].map((match) => relative(DIST, match[1]!)).filter((file) => !file.startsWith('..')),
+      [...stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)]
+        .map((match) => relative(DIST, match[1]!))
+        .filter((file) => !file.startsWith('..')),
     ),
   ];
 }
