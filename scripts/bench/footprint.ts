@@ -10,7 +10,8 @@
 //   - sizes: what the program adds to the Node runtime in each built executable, and each package
 //     in dist/release (`npm run release`).
 // Linux only (reads /proc). Uses dist/: run `npm run build` (and `npm run package`) first.
-//   npm run bench:footprint [-- --runs 40 --seconds 10]
+//   npm run bench:footprint [-- --runs 40 --seconds 10] [--only startup|memory|sizes]
+// --only runs one part (e.g. `--only memory` for the daemon alone, which machine load barely affects).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -24,6 +25,14 @@ const arg = (name: string, fallback: number) => {
   return index > 0 ? Number(process.argv[index + 1]) : fallback;
 };
 const RUNS = arg('--runs', 30);
+const PARTS = ['startup', 'memory', 'sizes'] as const;
+const onlyIndex = process.argv.indexOf('--only');
+const ONLY = onlyIndex > 0 ? process.argv[onlyIndex + 1] : undefined;
+if (ONLY !== undefined && !(PARTS as readonly string[]).includes(ONLY)) {
+  console.error(`--only takes one of ${PARTS.join(', ')}, got ${ONLY}`);
+  process.exit(2);
+}
+const runs = (part: (typeof PARTS)[number]) => ONLY === undefined || ONLY === part;
 const SECONDS = arg('--seconds', 10);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const AGENT = join(ROOT, 'dist', 'device-agent.cjs');
@@ -227,22 +236,26 @@ try {
   console.log(
     `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
-  console.log(`Start-up: ${RUNS} interleaved runs each; status on a state directory that was never enrolled`);
-  for (const runtime of runtimes) {
-    console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()} (${runtime.node})`);
-    startupSection(runtime, join(work, 'never-enrolled'));
-  }
-  console.log(`\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s`);
-  const server = await startServer();
-  try {
+  if (runs('startup')) {
+    console.log(`Start-up: ${RUNS} interleaved runs each; status on a state directory that was never enrolled`);
     for (const runtime of runtimes) {
-      console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}`);
-      await memorySection(runtime, server, work);
+      console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()} (${runtime.node})`);
+      startupSection(runtime, join(work, 'never-enrolled'));
     }
-  } finally {
-    await server.stop();
   }
-  sizeSection();
+  if (runs('memory')) {
+    console.log(`\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s`);
+    const server = await startServer();
+    try {
+      for (const runtime of runtimes) {
+        console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}`);
+        await memorySection(runtime, server, work);
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  if (runs('sizes')) sizeSection();
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
