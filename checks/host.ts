@@ -108,37 +108,41 @@ function fsError(err: unknown): FsError {
   return 'io_error';
 }
 
-/** Files are read in chunks of this size, copied out at their length: most are tiny (/proc/<pid>/comm). */
-const READ_CHUNK = 16 * 1024;
 /**
- * Read buffers, reused: a cycle reads hundreds of small files (one per process), and a buffer per
- * read would leave megabytes of garbage behind each cycle until the next collection. One per read in
- * flight; zeroed where a file was copied through it.
+ * A file is read into a buffer of FIRST_READ bytes, then READ_CHUNK for the rest, each filled before
+ * the next is taken (the read that finds the end uses what is left). A cycle reads one tiny file per
+ * process (/proc/<pid>/comm): a fresh 16 KiB buffer per read, and one more to find the end, left
+ * megabytes of garbage behind each cycle, kept until the next collection (maybe an hour later). A
+ * FIRST_READ buffer comes from Node's shared pool.
  */
-const spareReadBuffers: Buffer[] = [];
+const FIRST_READ = 512;
+const READ_CHUNK = 16 * 1024;
 
 async function readFileCapped(file: string): Promise<FileResult> {
   let handle;
-  const scratch = spareReadBuffers.pop() ?? Buffer.allocUnsafe(READ_CHUNK);
-  let used = 0;
   try {
     handle = await fs.open(file, 'r');
     const chunks: Buffer[] = [];
+    let buffer = Buffer.allocUnsafe(FIRST_READ);
+    let filled = 0;
     let length = 0;
     for (;;) {
-      const { bytesRead } = await handle.read(scratch, 0, READ_CHUNK, null);
+      if (filled === buffer.length) {
+        chunks.push(buffer);
+        buffer = Buffer.allocUnsafe(READ_CHUNK);
+        filled = 0;
+      }
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
       if (bytesRead === 0) break;
-      used = Math.max(used, bytesRead);
-      chunks.push(Buffer.from(scratch.subarray(0, bytesRead)));
+      filled += bytesRead;
       length += bytesRead;
       if (length > MAX_FILE_BYTES) return { ok: false, error: 'too_large' };
     }
+    chunks.push(buffer.subarray(0, filled));
     return { ok: true, text: Buffer.concat(chunks, length).toString('utf8') };
   } catch (err) {
     return { ok: false, error: fsError(err) };
   } finally {
-    scratch.fill(0, 0, used);
-    spareReadBuffers.push(scratch);
     await handle?.close();
   }
 }
