@@ -114,7 +114,7 @@ describe('createSystemHost file access', () => {
     expect(reads).toEqual(files.map((_, i) => ({ ok: true, text: `${i}\n`.repeat(i + 1) })));
   });
 
-  it('reads files whose length falls on or beside the read buffers' edges (512 bytes, then 16 KiB)', async () => {
+  it("reads files whose length falls on or beside the read buffers' edges (512 bytes, then 16 KiB)", async () => {
     for (const size of [0, 511, 512, 513, 512 + 16384, 512 + 16384 + 1, MAX_FILE_BYTES]) {
       const file = path.join(dir, `edge-${size}`);
       const text = Array.from({ length: size }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
