@@ -5,7 +5,7 @@
 // executable. Measured by `npm run bench:footprint` on Node 20 and 24 (docs/architecture.md).
 import { setFlagsFromString } from 'node:v8';
 
-export const DAEMON_V8_FLAGS: readonly string[] = [
+const DAEMON_V8_FLAGS: readonly string[] = [
   // The young generation doubles whenever a scavenge finds much of it alive, as loading the bundle
   // does: it reached 8 or 16 MiB by the end of the first cycle and kept them. It now stays at 2 MiB,
   // for a few more scavenges while a cycle runs.
