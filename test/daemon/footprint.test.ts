@@ -66,6 +66,8 @@ describe.skipIf(process.platform !== 'linux')('the daemon after its first postur
           `a posture cycle; output: ${daemon.output().slice(-2000)}`,
         );
         expect(cycle!.outcome).toBe('delivered'); // the real cycle and upload happened
+        // Every V8 setting is one this runtime knows (it would print "Error: unrecognized flag").
+        expect(stderr).not.toMatch(/unrecognized flag/);
 
         const modules = modulesOf(bundleFilesLoaded(stderr));
         expect(modules).toContain('src/agent/daemon.ts');
