@@ -6,7 +6,8 @@
 //   - the daemon (`run`, the server's default cadence: heartbeat 300 s, posture 3600 s) after its
 //     first posture cycle: resident memory (median over the sampling window), the peak (VmHWM, which
 //     covers start-up and the first cycle) and the V8 heap (diagnostic report), beside an idle bare
-//     Node of the same runtime (`setInterval(() => {}, 1e9)`), sampled the same way;
+//     Node of the same runtime (`setInterval(() => {}, 1e9)`), sampled the same way; each executable
+//     is dropped from the page cache first (see dropFromPageCache);
 //   - sizes: what the program adds to the Node runtime in each built executable, and each package
 //     in dist/release (`npm run release`).
 // Linux only (reads /proc). Uses dist/: run `npm run build` (and `npm run package`) first.
@@ -154,9 +155,21 @@ async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
+/**
+ * Drops `file` from the page cache (GNU dd's documented idiom), so that a process maps it as it
+ * would after a boot. A file just written (a single executable `npm run package` built a minute ago)
+ * sits in the page cache in large folios, and mapping one counts all of it as resident: the same
+ * executable measured 18 MiB more then than once read back from disk.
+ */
+function dropFromPageCache(file: string): void {
+  const result = spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
+  if (result.status !== 0) throw new Error(`dd could not drop ${file} from the page cache: ${result.stderr.toString()}`);
+}
+
 /** An idle bare Node, then the daemon after its first posture cycle, on one runtime. */
 async function memorySection(runtime: Runtime, server: RunningServer, work: string): Promise<void> {
   const rows: Array<[string, Footprint]> = [];
+  dropFromPageCache(runtime.node);
   const idle = spawn(runtime.node, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore', env: reportEnv(work, `idle-${runtime.name}`) });
   try {
     await sleep(1000);
@@ -177,6 +190,7 @@ async function memorySection(runtime: Runtime, server: RunningServer, work: stri
       env: { ...env, NODE_OPTIONS: '' },
     });
     if (enrolled.status !== 0) throw new Error(`enroll exited ${enrolled.status}: ${enrolled.stderr.toString()}`);
+    dropFromPageCache(file);
     const daemon = spawn(file, [...prefix, 'run', '--state-dir', stateDir], { stdio: 'ignore', env });
     try {
       const t0 = performance.now();
