@@ -97,8 +97,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
       'user-agent': USER_AGENT,
     };
     if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
-    const signals = [requestOptions.signal, requestOptions.timeoutMs ? AbortSignal.timeout(requestOptions.timeoutMs) : undefined];
-    const signal = AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
+    const { signal, release } = requestSignal(requestOptions);
 
     let response: Dispatcher.ResponseData;
     let text: string;
@@ -115,6 +114,8 @@ export function createApiClient(options: ClientOptions): ApiClient {
     } catch (err) {
       if (requestOptions.signal?.aborted) throw requestOptions.signal.reason ?? err;
       throw networkError(route, serverUrl, err);
+    } finally {
+      release();
     }
     return { status: response.statusCode, headers: response.headers, text };
   }
@@ -161,6 +162,24 @@ export function createApiClient(options: ClientOptions): ApiClient {
     },
     close: () => dispatcher.close(),
   };
+}
+
+/**
+ * One request's signal: aborted by the caller's (the daemon's, which lives as long as the process)
+ * or by the timeout, with that one's reason. Not AbortSignal.any: on Node 20 it leaves a reference
+ * in the caller's signal for every request, never freed (about 60 bytes a request for months);
+ * these listeners are removed when the request ends.
+ */
+function requestSignal({ signal: caller, timeoutMs }: RequestOptions): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const sources = [caller, timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
+  const listeners = sources.map((source) => {
+    const onAbort = () => controller.abort(source.reason);
+    if (source.aborted) onAbort();
+    else source.addEventListener('abort', onAbort, { once: true });
+    return () => source.removeEventListener('abort', onAbort);
+  });
+  return { signal: controller.signal, release: () => listeners.forEach((remove) => remove()) };
 }
 
 /**
