@@ -6,12 +6,14 @@
 //   - the daemon (`run`, the server's default cadence: heartbeat 300 s, posture 3600 s) after its
 //     first posture cycle: resident memory (median over the sampling window), the peak (VmHWM, which
 //     covers start-up and the first cycle) and the V8 heap (diagnostic report), beside an idle bare
-//     Node of the same runtime (`setInterval(() => {}, 1e9)`), sampled the same way;
+//     Node of the same runtime (`setInterval(() => {}, 1e9)`), sampled the same way; each executable
+//     is dropped from the page cache first (see dropFromPageCache);
 //   - sizes: what the program adds to the Node runtime (as the executable starts from it: stripped on
 //     Linux) in each built executable beside 5 MB, and each package in dist/release (`npm run
 //     release`) beside 40 MB.
 // Linux only (reads /proc). Uses dist/: run `npm run build` (and `npm run package`) first.
-//   npm run bench:footprint [-- --runs 40 --seconds 10]
+//   npm run bench:footprint [-- --runs 40 --seconds 10] [--only startup|memory|sizes]
+// --only runs one part (e.g. `--only memory` for the daemon alone, which machine load barely affects).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -25,6 +27,14 @@ const arg = (name: string, fallback: number) => {
   return index > 0 ? Number(process.argv[index + 1]) : fallback;
 };
 const RUNS = arg('--runs', 30);
+const PARTS = ['startup', 'memory', 'sizes'] as const;
+const onlyIndex = process.argv.indexOf('--only');
+const ONLY = onlyIndex > 0 ? process.argv[onlyIndex + 1] : undefined;
+if (ONLY !== undefined && !(PARTS as readonly string[]).includes(ONLY)) {
+  console.error(`--only takes one of ${PARTS.join(', ')}, got ${ONLY}`);
+  process.exit(2);
+}
+const runs = (part: (typeof PARTS)[number]) => ONLY === undefined || ONLY === part;
 const SECONDS = arg('--seconds', 10);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const AGENT = join(ROOT, 'dist', 'device-agent.cjs');
@@ -146,9 +156,21 @@ async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
+/**
+ * Drops `file` from the page cache (GNU dd's documented idiom), so that a process maps it as it
+ * would after a boot. A file just written (a single executable `npm run package` built a minute ago)
+ * sits in the page cache in large folios, and mapping one counts all of it as resident: the same
+ * executable measured 18 MiB more then than once read back from disk.
+ */
+function dropFromPageCache(file: string): void {
+  const result = spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
+  if (result.status !== 0) throw new Error(`dd could not drop ${file} from the page cache: ${result.stderr.toString()}`);
+}
+
 /** An idle bare Node, then the daemon after its first posture cycle, on one runtime. */
 async function memorySection(runtime: Runtime, server: RunningServer, work: string): Promise<void> {
   const rows: Array<[string, Footprint]> = [];
+  dropFromPageCache(runtime.node);
   const idle = spawn(runtime.node, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore', env: reportEnv(work, `idle-${runtime.name}`) });
   try {
     await sleep(1000);
@@ -169,6 +191,7 @@ async function memorySection(runtime: Runtime, server: RunningServer, work: stri
       env: { ...env, NODE_OPTIONS: '' },
     });
     if (enrolled.status !== 0) throw new Error(`enroll exited ${enrolled.status}: ${enrolled.stderr.toString()}`);
+    dropFromPageCache(file);
     const daemon = spawn(file, [...prefix, 'run', '--state-dir', stateDir], { stdio: 'ignore', env });
     try {
       const t0 = performance.now();
@@ -263,22 +286,26 @@ try {
   console.log(
     `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
-  console.log(`Start-up: ${RUNS} interleaved runs each; status on a state directory that was never enrolled`);
-  for (const runtime of runtimes) {
-    console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()} (${runtime.node})`);
-    startupSection(runtime, join(work, 'never-enrolled'));
-  }
-  console.log(`\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s`);
-  const server = await startServer();
-  try {
+  if (runs('startup')) {
+    console.log(`Start-up: ${RUNS} interleaved runs each; status on a state directory that was never enrolled`);
     for (const runtime of runtimes) {
-      console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}`);
-      await memorySection(runtime, server, work);
+      console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()} (${runtime.node})`);
+      startupSection(runtime, join(work, 'never-enrolled'));
     }
-  } finally {
-    await server.stop();
   }
-  sizeSection();
+  if (runs('memory')) {
+    console.log(`\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s`);
+    const server = await startServer();
+    try {
+      for (const runtime of runtimes) {
+        console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}`);
+        await memorySection(runtime, server, work);
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  if (runs('sizes')) sizeSection();
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -1,7 +1,7 @@
 // The API client in process: against the real reference server for the happy paths, and against
 // small stubs for the answers a correct server does not give (429, 5xx, redirects, bad bodies,
 // stalls). Every failure must come out as the typed error the caller acts on.
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -246,6 +246,28 @@ describe('failures, typed by what the caller must do', () => {
     await expect(pending).rejects.toThrow('shutting down');
     await Promise.all([refused.close(), slowHeaders.close(), deadline.close()]);
     await stalling.close();
+  });
+
+  it("keeps nothing in the caller's signal once a request ends (the daemon's lives as long as the process)", async () => {
+    const answering = await stub((_req, res) =>
+      json(res, 200, { device_id: 'x', heartbeat_interval_seconds: 1, posture_interval_seconds: 1, server_time: new Date().toISOString() }),
+    );
+    const api = createApiClient({ serverUrl: answering.url });
+    /** What AbortSignal.any leaves in a source signal on Node 20: a set of references to each signal made from it. */
+    const dependants = (signal: AbortSignal) => {
+      const symbol = Object.getOwnPropertySymbols(signal).find((s) => s.description === 'kDependantSignals');
+      return symbol ? (signal as unknown as Record<symbol, Set<unknown> | undefined>)[symbol]?.size : undefined;
+    };
+    const probe = new AbortController();
+    AbortSignal.any([probe.signal]);
+    const anyKeepsReferences = dependants(probe.signal) === 1; // on this runtime (Node 20)
+
+    const daemonSignal = new AbortController().signal;
+    for (let i = 0; i < 50; i++) await api.heartbeat(KEY, identity, { signal: daemonSignal, timeoutMs: 10_000 });
+    expect(getEventListeners(daemonSignal, 'abort')).toEqual([]);
+    if (anyKeepsReferences) expect(dependants(daemonSignal) ?? 0).toBe(0); // it was 50
+    await api.close();
+    await answering.close();
   });
 
   it('refuses to send a malformed key', async () => {

@@ -1,17 +1,14 @@
 // Each command loads only the parts of the bundle it runs: scripts/build.mjs splits the agent into an
-// entry point and chunks required on demand. Seen from outside: Node's module loader names every
-// file it loads (NODE_DEBUG=module), and the build records which source modules each file carries
-// (dist/device-agent.inputs.json); a preloaded script prints the built-in modules it loaded
+// entry point and chunks required on demand; test/support/bundleModules.ts tells which source
+// modules a run loaded, and a preloaded script prints the built-in modules it loaded
 // (process.moduleLoadList), which also counts process.getBuiltinModule and a built-in's own loads.
 // Start-up time itself is measured by `npm run bench:footprint`.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_INPUTS } from '../../scripts/build.mjs';
 import { VERSION } from '../../src/version';
-import { AGENT_BIN, agentEnv, runAgent, tempDir } from '../support/agent';
-
-const DIST = dirname(AGENT_BIN);
+import { agentEnv, runAgent, tempDir } from '../support/agent';
+import { bundleFilesLoaded, modulesOf } from '../support/bundleModules';
 
 const BUILTINS_LINE = 'built-in modules loaded:';
 /** Prints, at exit, the public built-in modules the process loaded. */
@@ -33,24 +30,14 @@ interface Loaded {
 
 /** The source modules in the bundle files that `device-agent <args>` loaded, its built-ins, and its result. */
 async function loadedModules(args: string[]): Promise<Loaded> {
-  const inputs = JSON.parse(readFileSync(join(DIST, AGENT_INPUTS), 'utf8')) as Record<string, string[]>;
   const result = await runAgent(args, { env: agentEnv({ NODE_DEBUG: 'module', NODE_OPTIONS: `--require ${builtinsReporter}` }) });
-  // Files of the bundle only (an external addon, such as the keyring's, loads from node_modules).
-  const files = new Set(
-    [...result.stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)]
-      .map((match) => relative(DIST, match[1]!))
-      .filter((file) => !file.startsWith('..')),
-  );
+  const files = bundleFilesLoaded(result.stderr);
   expect(files, result.stderr).toContain('device-agent.cjs');
-  const modules = [...files].flatMap((file) => {
-    expect(Object.keys(inputs), `${file}: a file of this build`).toContain(file);
-    return inputs[file]!;
-  });
   const builtinsLine = result.stderr.split('\n').find((line) => line.startsWith(BUILTINS_LINE));
   expect(builtinsLine, result.stderr).toBeDefined();
   const builtins = builtinsLine!.slice(BUILTINS_LINE.length).trim().split(' ');
   expect(builtins).toContain('node:fs'); // the reporter ran in this process
-  return { modules, builtins, code: result.code, stdout: result.stdout };
+  return { modules: modulesOf(files), builtins, code: result.code, stdout: result.stdout };
 }
 
 /** Built-ins that cost a command 2-4 ms each to load and that these commands do not use. */

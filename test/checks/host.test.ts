@@ -103,6 +103,36 @@ describe('createSystemHost file access', () => {
     expect(await host.readFile(path.join(dir, 'absent'))).toEqual({ ok: false, error: 'not_found' });
   });
 
+  it('reads a file longer than one read, and concurrent reads each their own file', async () => {
+    const long = path.join(dir, 'long');
+    const text = Array.from({ length: 5000 }, (_, i) => `line ${i} é\n`).join(''); // > 16 KiB, multi-byte characters
+    writeFileSync(long, text);
+    const files = Array.from({ length: 20 }, (_, i) => path.join(dir, `concurrent-${i}`));
+    files.forEach((file, i) => writeFileSync(file, `${i}\n`.repeat(i + 1)));
+    const [longRead, ...reads] = await Promise.all([host.readFile(long), ...files.map((file) => host.readFile(file))]);
+    expect(longRead).toEqual({ ok: true, text });
+    expect(reads).toEqual(files.map((_, i) => ({ ok: true, text: `${i}\n`.repeat(i + 1) })));
+  });
+
+  it("reads files whose length falls on or beside the read buffers' edges (512 bytes, then 16 KiB)", async () => {
+    for (const size of [0, 511, 512, 513, 512 + 16384, 512 + 16384 + 1, MAX_FILE_BYTES]) {
+      const file = path.join(dir, `edge-${size}`);
+      const text = Array.from({ length: size }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
+      writeFileSync(file, text);
+      expect(await host.readFile(file), `${size} bytes`).toEqual({ ok: true, text });
+    }
+  });
+
+  it('leaves no read buffer behind per file: 300 small files (a process table) add well under 1 MiB of buffers', async () => {
+    const files = Array.from({ length: 300 }, (_, i) => path.join(dir, `comm-${i}`));
+    for (const file of files) writeFileSync(file, 'systemd-timesyncd\n');
+    await host.readFile(files[0]!); // the read buffer itself
+    const before = process.memoryUsage().arrayBuffers;
+    for (const file of files) expect(await host.readFile(file)).toEqual({ ok: true, text: 'systemd-timesyncd\n' });
+    // A fresh 16 KiB buffer per read (and one more to see the end of each file) left about 3 MiB here.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024);
+  });
+
   it('lists directories sorted, reads links and stats with mtime', async () => {
     const sub = path.join(dir, 'sub');
     mkdirSync(sub);
