@@ -15,9 +15,14 @@ import { startWalCheckpointer } from './walCheckpointer';
  * (env) != nullptr") when V8 finalizes one after the environment is gone (nodejs/node#65446): seen
  * here in `device show` on Node 24. The two have the same API.
  */
-const SQLITE_MODULE = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
-const Sqlite = require(SQLITE_MODULE) as typeof Database;
+const NODE_API_SQLITE = Number(process.versions.node.split('.')[0]) >= 22;
+const Sqlite: typeof Database = NODE_API_SQLITE
+  ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
+    (require('better-sqlite3-napi') as typeof Database)
+  : // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
+    (require('better-sqlite3') as typeof Database);
+/** The same module's file, for the WAL checkpoint thread (walCheckpointer.ts). */
+const sqliteModuleFile = () => (NODE_API_SQLITE ? require.resolve('better-sqlite3-napi') : require.resolve('better-sqlite3'));
 
 const BUSY_TIMEOUT_MS = 5_000;
 /** How long a start waits for another process that is setting up the same new database. */
@@ -51,10 +56,7 @@ export async function openStore(location: DatabaseLocation, options: StoreOption
     return settle(() => {
       const db = openDatabase(location.path, options);
       const checkpoints = options.backgroundCheckpoints;
-      return new SqliteStore(
-        db,
-        checkpoints && startWalCheckpointer(db, location.path, require.resolve(SQLITE_MODULE), checkpoints.onFailure),
-      );
+      return new SqliteStore(db, checkpoints && startWalCheckpointer(db, location.path, sqliteModuleFile(), checkpoints.onFailure));
     });
   }
   const { openPostgresStore } = await import('./postgresOpen');
