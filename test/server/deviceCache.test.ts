@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { hashCredential, newCredential } from '../../src/server/credentials';
 import { openStore } from '../../src/server/db/open';
 import type { Store } from '../../src/server/db/store';
 import { DeviceCache } from '../../src/server/deviceCache';
 import type { DeviceId, OrganizationId } from '../../src/server/ids';
+import { activeStoreDevice } from '../support/storeDevices';
 
 let dir: string;
 let store: Store;
@@ -30,21 +30,10 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** An enrolled (ACTIVE) device: its id and API key hash. */
+/** An enrolled (ACTIVE) device, created by the admin CLI's connection: its id, organization and API key hash. */
 async function activeDevice(): Promise<{ id: DeviceId; orgId: OrganizationId; keyHash: string }> {
-  const now = new Date().toISOString();
-  const tokenHash = hashCredential(newCredential());
-  const id = await admin.createDevice({ orgName: 'cache', name: null, tokenHash, tokenExpiresAt: '2999-01-01T00:00:00.000Z', now });
-  const keyHash = hashCredential(newCredential());
-  expect(await admin.exchangeToken(tokenHash, keyHash, now)).toBe(id);
-  const device = await store.authenticate(keyHash);
-  const outcome = await store.recordHeartbeat(
-    device!,
-    { hardwareUuid: `uuid-${id}`, serialNumber: null, hostname: 'h', platform: 'LINUX', osVersion: 'x', agentVersion: '0.1.0' },
-    now,
-  );
-  expect(outcome.kind).toBe('recorded');
-  return { id, orgId: device!.orgId, keyHash };
+  const { device, keyHash } = await activeStoreDevice(store, { creator: admin, orgName: 'cache' });
+  return { id: device.id, orgId: device.orgId, keyHash };
 }
 
 /** The store, counting its reads of externalChanges. */

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { hashCredential, newCredential } from '../../src/server/credentials';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, Store } from '../../src/server/db/store';
 import { DeviceCache } from '../../src/server/deviceCache';
 import { HeartbeatWriter, MAX_PENDING, ROWS_PER_WRITE } from '../../src/server/heartbeatBatch';
+import { activeStoreDevice, deviceAttributes } from '../support/storeDevices';
 import type { DeviceId, OrganizationId } from '../../src/server/ids';
 
 let dir: string;
@@ -29,26 +29,13 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const attributes = (i: number): DeviceAttributes => ({
-  hardwareUuid: `uuid-${i}`,
-  serialNumber: null,
-  hostname: `host-${i}`,
-  platform: 'LINUX',
-  osVersion: 'Debian 12',
-  agentVersion: '0.1.0',
-});
+const attributes = (i: number): DeviceAttributes => deviceAttributes({ hardwareUuid: `uuid-${i}`, hostname: `host-${i}` });
 
 /** `count` ACTIVE devices, each with its first heartbeat written (and noted by `cache`, as serve does). */
 async function activeDevices(count: number, cache: DeviceCache): Promise<AuthenticatedDevice[]> {
-  const now = '2026-11-25T00:00:00.000Z';
   const devices: AuthenticatedDevice[] = [];
   for (let i = 0; i < count; i += 1) {
-    const tokenHash = hashCredential(newCredential());
-    await store.createDevice({ orgName: 'batch', name: null, tokenHash, tokenExpiresAt: '2999-01-01T00:00:00.000Z', now });
-    const keyHash = hashCredential(newCredential());
-    await store.exchangeToken(tokenHash, keyHash, now);
-    const device = (await store.authenticate(keyHash))!;
-    expect((await store.recordHeartbeat(device, attributes(i), now)).kind).toBe('recorded');
+    const { device } = await activeStoreDevice(store, { attributes: attributes(i), orgName: 'batch', now: '2026-11-25T00:00:00.000Z' });
     cache.noteRecorded(device.id, attributes(i));
     devices.push(device);
   }

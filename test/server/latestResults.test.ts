@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { hashCredential, newCredential } from '../../src/server/credentials';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
+import { activeStoreDevice } from '../support/storeDevices';
 
 let dir: string;
 let store: Store;
@@ -24,18 +24,7 @@ afterEach(async () => {
 });
 
 async function activeDevice(): Promise<AuthenticatedDevice> {
-  const now = new Date().toISOString();
-  const tokenHash = hashCredential(newCredential());
-  await store.createDevice({ orgName: 'acme', name: null, tokenHash, tokenExpiresAt: '2999-01-01T00:00:00.000Z', now });
-  const keyHash = hashCredential(newCredential());
-  await store.exchangeToken(tokenHash, keyHash, now);
-  const device = (await store.authenticate(keyHash))!;
-  await store.recordHeartbeat(
-    device,
-    { hardwareUuid: 'uuid-1', serialNumber: null, hostname: 'h', platform: 'LINUX', osVersion: 'x', agentVersion: '0.1.0' },
-    now,
-  );
-  return { ...device, state: 'ACTIVE' };
+  return (await activeStoreDevice(store)).device;
 }
 
 const result = (checkKey: string, status: NewPostureResult['status'], rule: string): NewPostureResult => ({

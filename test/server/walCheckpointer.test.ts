@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { hashCredential, newCredential } from '../../src/server/credentials';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
 import { startWalCheckpointer } from '../../src/server/db/walCheckpointer';
+import { activeStoreDevice } from '../support/storeDevices';
 
 let dir: string;
 let path: string;
@@ -41,20 +41,7 @@ async function open(backgroundCheckpoints: boolean): Promise<Store> {
 /** The serving connection's own setting (private to the store: what the worker took over). */
 const autocheckpoint = (store: Store) => (store as unknown as { db: Database.Database }).db.pragma('wal_autocheckpoint', { simple: true });
 
-async function activeDevice(store: Store): Promise<AuthenticatedDevice> {
-  const now = new Date().toISOString();
-  const tokenHash = hashCredential(newCredential());
-  await store.createDevice({ orgName: 'wal', name: null, tokenHash, tokenExpiresAt: '2999-01-01T00:00:00.000Z', now });
-  const keyHash = hashCredential(newCredential());
-  await store.exchangeToken(tokenHash, keyHash, now);
-  const device = (await store.authenticate(keyHash))!;
-  await store.recordHeartbeat(
-    device,
-    { hardwareUuid: 'uuid-wal', serialNumber: null, hostname: 'h', platform: 'LINUX', osVersion: 'x', agentVersion: '0.1.0' },
-    now,
-  );
-  return device;
-}
+const activeDevice = async (store: Store) => (await activeStoreDevice(store)).device;
 
 /** About 4 MB of posture results in 40 uploads: more than SQLite's automatic checkpoint lets the WAL hold. */
 async function writeResults(store: Store, device: AuthenticatedDevice): Promise<void> {
