@@ -20,7 +20,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildAgent } from './build.mjs';
@@ -195,7 +195,8 @@ function recordCodeCaches(node, workDir) {
     }
   }
   const caches = readdirSync(cacheDir, { recursive: true }).filter((name) => statSync(join(cacheDir, name)).isFile());
-  return Object.fromEntries(caches.map((name) => [relative(cacheDir, join(cacheDir, name)).split('\\').join('/'), join(cacheDir, name)]));
+  // Asset names use '/' whatever the build machine's separator (the loader asks with posix paths).
+  return Object.fromEntries(caches.map((name) => [name.split(sep).join('/'), join(cacheDir, name)]));
 }
 
 function makeBlob(target, spec, workDir, files) {
