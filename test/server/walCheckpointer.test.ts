@@ -108,3 +108,41 @@ test('a worker that fails says why, and the connection checkpoints inside its co
     db.close();
   }
 });
+
+test('under commits that never pause, the WAL is rewound once it holds more than the restart bound, and cut back', async () => {
+  await open(false);
+  const db = new Database(path);
+  db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body BLOB)');
+  const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
+  const checkpointer = startWalCheckpointer(db, path, require.resolve('better-sqlite3'), (reason) => failures.push(reason), {
+    intervalMs: 20,
+    restartFrames: 100,
+  });
+  try {
+    const wal = `${path}-wal`;
+    let largest = 0;
+    // About 40 MB in commits of 4 pages, the event loop turning between them (as requests do),
+    // the worker checkpointing beside them the whole time.
+    for (let commit = 0; commit < 2_500; commit += 1) {
+      insert.run(Buffer.alloc(16_000, commit % 251));
+      if (commit % 10 === 0) {
+        largest = Math.max(largest, size(wal));
+        await sleep(1);
+      }
+    }
+    // Without the RESTART checkpoint the WAL kept every frame written (about 40 MB); a rewound one is
+    // cut back to the bound (100 pages) when it is rewound.
+    expect(largest).toBeGreaterThan(100 * 4096);
+    expect(largest).toBeLessThan(12_000_000);
+    // Once the worker has caught up, the next commit rewinds the WAL and cuts the file back to the
+    // bound (SQLite would leave it at its largest).
+    await sleep(200);
+    insert.run(Buffer.alloc(16_000, 1));
+    expect(size(wal)).toBeLessThanOrEqual(100 * 4096 + 10 * 4120);
+    expect(db.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(2_501);
+    expect(failures).toEqual([]);
+  } finally {
+    await checkpointer.stop();
+    db.close();
+  }
+});
