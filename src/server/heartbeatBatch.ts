@@ -1,9 +1,9 @@
-// Heartbeat writes. A heartbeat that changes something besides the last-seen time (activation,
-// new attributes, so a possible hardware_uuid conflict) is written before it is answered. One
-// that repeats what this process last wrote for the device (nearly all of them, at the real
-// cadence) is answered at once and its last-seen time written with the others of the same
-// moment every FLUSH_INTERVAL_MS: so last_seen_at is never more than about that far behind an
-// accepted heartbeat. A batch is written in transactions of at most ROWS_PER_WRITE rows with the
+// Heartbeat and last-seen writes. A heartbeat that changes something besides the last-seen time
+// (activation, new attributes, so a possible hardware_uuid conflict) is written before it is
+// answered. One that repeats what this process last wrote for the device (nearly all of them, at
+// the real cadence) is answered at once and its last-seen time written with the others of the
+// same moment every FLUSH_INTERVAL_MS, as is a stored posture upload's: so last_seen_at is never
+// more than about that far behind an accepted request. A batch is written in transactions of at most ROWS_PER_WRITE rows with the
 // event loop free between them: a SQLite transaction runs on the event loop, and one of 5,000 rows
 // (two last-seen indexes each) held every request for tens of ms. Stopping writes what is pending.
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -34,8 +34,7 @@ export class HeartbeatWriter {
 
   async record(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome> {
     if (this.cache.unchangedSinceRecorded(device.id, attributes)) {
-      this.pending.set(device.id, { device: { id: device.id, orgId: device.orgId }, at: now });
-      if (this.pending.size >= MAX_PENDING) void this.flush();
+      this.noteSeen(device, now);
       return { kind: 'recorded' };
     }
     // Written now, with a later time than anything pending for the device.
@@ -43,6 +42,12 @@ export class HeartbeatWriter {
     const outcome = await this.store.recordHeartbeat(device, attributes, now);
     this.cache.noteRecorded(device.id, outcome.kind === 'recorded' ? attributes : undefined);
     return outcome;
+  }
+
+  /** The device was seen at `now` (an accepted request): written with the next batch. */
+  noteSeen(device: AuthenticatedDevice, now: string): void {
+    this.pending.set(device.id, { device: { id: device.id, orgId: device.orgId }, at: now });
+    if (this.pending.size >= MAX_PENDING) void this.flush();
   }
 
   /**

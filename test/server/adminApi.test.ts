@@ -1,6 +1,7 @@
 // The admin API (/api/admin/v1) over real HTTP against the real server: every route, its filters and
 // pagination, admin token scopes and tenancy (a credential of one organization never reads or
 // changes another's devices), and the console session as the other way in (with its CSRF token).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
 import { parseJson } from '../support/json';
@@ -88,6 +89,9 @@ beforeAll(async () => {
   await postures(server, globexDevice.apiKey, {
     results: [result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } })],
   });
+  // The uploads' last-seen times are written with the next batch (within about 250 ms): a walk
+  // sorted by last_seen_at needs the fleet at rest, not devices moving under the cursor.
+  await sleep(750);
 }, 60_000);
 afterAll(async () => {
   await server?.stop();

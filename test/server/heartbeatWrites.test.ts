@@ -62,6 +62,20 @@ describe('heartbeat writes', () => {
     expect((await server.showDevice(device.deviceId)).last_seen_at).toBe(serverTime);
   });
 
+  test("a stored posture upload's last_seen_at is in the database within one second of its answer", async () => {
+    const server = await serve();
+    const device = await enrolledDevice(server);
+    const heartbeatTime = await repeatedHeartbeat(server, device);
+    await sleep(20);
+    const before = new Date().toISOString();
+    expect((await postures(server, device.apiKey, { results: [result()] })).status).toBe(204);
+    const after = new Date().toISOString();
+    await sleep(1_000);
+    const lastSeen = String((await server.showDevice(device.deviceId)).last_seen_at);
+    expect(lastSeen > heartbeatTime).toBe(true);
+    expect(lastSeen >= before && lastSeen <= after).toBe(true);
+  });
+
   test('a heartbeat still pending at SIGTERM is written before the server exits', async () => {
     const server = await serve();
     const device = await enrolledDevice(server);

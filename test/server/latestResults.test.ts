@@ -56,3 +56,36 @@ test('the newest result of each check in a batch is its latest result; every res
   // The latest row points at the stored result it copies.
   expect(latest.find((r) => r.checkKey === 'FIREWALL_ENABLED')!.id).toBe(all.at(-1)!.id);
 });
+
+test('a result with the status already stored replaces the latest row in place; a new status moves it in the failing filter', async () => {
+  const device = await activeDevice();
+  const failing = async () =>
+    (
+      await store.listDevicePage({
+        scope: { orgId: null },
+        filter: { failingCheck: 'FIREWALL_ENABLED' },
+        sort: 'created_at',
+        descending: false,
+        after: null,
+        limit: 10,
+      })
+    ).map((d) => d.id);
+  await store.recordPostures(device, [result('FIREWALL_ENABLED', 'FAIL', 'first')], '2026-01-01T00:00:01.000Z');
+  const repeated = { ...result('FIREWALL_ENABLED', 'FAIL', 'again'), observedAt: '2026-01-01T00:00:05.000Z' };
+  await store.recordPostures(device, [repeated], '2026-01-01T00:00:06.000Z');
+
+  const [latest] = await store.latestResults(device);
+  const all = await store.listPostures(device);
+  expect(latest).toEqual({ ...all.at(-1)!, checkKey: 'FIREWALL_ENABLED' });
+  expect([latest!.status, latest!.evidence, latest!.observedAt, latest!.receivedAt]).toEqual([
+    'FAIL',
+    { rule: 'again' },
+    '2026-01-01T00:00:05.000Z',
+    '2026-01-01T00:00:06.000Z',
+  ]);
+  expect(await failing()).toEqual([device.id]);
+
+  await store.recordPostures(device, [result('FIREWALL_ENABLED', 'PASS', 'fixed')], '2026-01-01T00:00:07.000Z');
+  expect((await store.latestResults(device)).map((r) => [r.status, r.evidence])).toEqual([['PASS', { rule: 'fixed' }]]);
+  expect(await failing()).toEqual([]);
+});

@@ -562,14 +562,13 @@ export class PostgresStore implements Store {
     return inTransaction(
       this.pool,
       async (db): Promise<PosturesOutcome> => {
-        // First, lock the device row (and touch it): a revocation committed by another process before
-        // this point is seen here, and one made after waits until these results are stored.
-        const touched = await changes(db, "UPDATE devices SET last_seen_at = $1 WHERE id = $2 AND org_id = $3 AND state = 'ACTIVE'", [
-          now,
+        // First, lock the device row: a revocation committed by another process before this point is
+        // seen here, and one made after waits until these results are stored.
+        const active = await rows(db, "SELECT 1 FROM devices WHERE id = $1 AND org_id = $2 AND state = 'ACTIVE' FOR UPDATE", [
           device.id,
           device.orgId,
         ]);
-        if (touched !== 1) return { kind: 'not_active' };
+        if (active.length !== 1) return { kind: 'not_active' };
         const known = new Set<string>();
         for (const [index, result] of results.entries()) {
           const id = result.correlationId;

@@ -260,14 +260,15 @@ export interface Store {
   externalChanges(): Promise<number>;
   recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome>;
   /**
-   * Writes the last-seen times of heartbeats batched by src/server/heartbeatBatch.ts, in one
-   * transaction: only ACTIVE devices, and never moving a time backwards (a later heartbeat or
-   * posture upload may have been written first).
+   * Writes the last-seen times of heartbeats and posture uploads batched by
+   * src/server/heartbeatBatch.ts, in one transaction: only ACTIVE devices, and never moving a time
+   * backwards (a later request may have been written first).
    */
   recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void>;
   /**
    * Stores one request's results atomically. Results without a correlation id share one new
    * posture report; a given correlation id must name a report of the device's organization.
+   * The device's last-seen time is not written here but batched with the heartbeats' (the route).
    */
   recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): Promise<PosturesOutcome>;
 

@@ -14,7 +14,7 @@ const MAX_CLOCK_AHEAD_MS = 5 * 60_000;
  * POST /postures: stores a batch of results. 204; when the server created a posture report for
  * the results without correlation_id, its id is in the posture-report-id header (extension).
  */
-export function posturesRoute(app: FastifyInstance, { store, limits, devices }: AppContext): void {
+export function posturesRoute(app: FastifyInstance, { store, limits, devices, heartbeats }: AppContext): void {
   app.post(
     ROUTES.postures,
     {
@@ -29,10 +29,11 @@ export function posturesRoute(app: FastifyInstance, { store, limits, devices }: 
       const device = deviceOf(request);
       const { results } = parseBody(PosturesRequest, request.body);
       const now = new Date();
+      const receivedAt = now.toISOString();
       const outcome = await store.recordPostures(
         device,
         results.map((result) => toNewResult(result, now)),
-        now.toISOString(),
+        receivedAt,
       );
       switch (outcome.kind) {
         case 'not_active':
@@ -40,6 +41,7 @@ export function posturesRoute(app: FastifyInstance, { store, limits, devices }: 
         case 'invalid_correlation_id':
           throw badRequest(`results[${outcome.index}].correlation_id is not a posture report of this organization`);
         case 'recorded':
+          heartbeats.noteSeen(device, receivedAt);
           if (outcome.createdReportId) reply.header(POSTURE_REPORT_HEADER, outcome.createdReportId);
           return reply.code(204).send();
       }
