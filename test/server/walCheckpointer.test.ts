@@ -10,7 +10,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
-import { startWalCheckpointer } from '../../src/server/db/walCheckpointer';
+import { SqliteStore } from '../../src/server/db/sqliteStore';
+import { startWalCheckpointer, type WalCheckpointer } from '../../src/server/db/walCheckpointer';
 import { activeStoreDevice } from '../support/storeDevices';
 
 let dir: string;
@@ -117,13 +118,22 @@ test('under commits that never pause, the WAL is rewound once it holds more than
   const checkpointer = startWalCheckpointer(db, path, require.resolve('better-sqlite3'), (reason) => failures.push(reason), {
     intervalMs: 20,
     restartFrames: 100,
+    heldFrames: 8,
+    restartBusyMs: 100,
   });
   try {
     const wal = `${path}-wal`;
     let largest = 0;
+    let holds = 0;
     // About 40 MB in commits of 4 pages, the event loop turning between them (as requests do),
-    // the worker checkpointing beside them the whole time.
+    // the worker checkpointing beside them the whole time; held off, as the store is, while it
+    // rewinds the WAL.
     for (let commit = 0; commit < 2_500; commit += 1) {
+      const paused = checkpointer.writesPaused();
+      if (paused) {
+        holds += 1;
+        await paused;
+      }
       insert.run(Buffer.alloc(16_000, commit % 251));
       if (commit % 10 === 0) {
         largest = Math.max(largest, size(wal));
@@ -132,17 +142,41 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     }
     // Without the RESTART checkpoint the WAL kept every frame written (about 40 MB); a rewound one is
     // cut back to the bound (100 pages) when it is rewound.
+    expect(holds).toBeGreaterThan(0);
     expect(largest).toBeGreaterThan(100 * 4096);
+    expect(largest).toBeGreaterThan(400 * 4096 + 10 * 4120);
     expect(largest).toBeLessThan(12_000_000);
-    // Once the worker has caught up, the next commit rewinds the WAL and cuts the file back to the
-    // bound (SQLite would leave it at its largest).
+    // Once the worker has caught up, the next commit rewinds the WAL and cuts the file back to four
+    // times the bound (SQLite would leave it at its largest).
     await sleep(200);
     insert.run(Buffer.alloc(16_000, 1));
-    expect(size(wal)).toBeLessThanOrEqual(100 * 4096 + 10 * 4120);
+    expect(size(wal)).toBeLessThanOrEqual(400 * 4096 + 10 * 4120);
     expect(db.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(2_501);
     expect(failures).toEqual([]);
   } finally {
     await checkpointer.stop();
     db.close();
+  }
+});
+
+test('while the worker holds writes they wait as promises and run once it lets go; reads go on', async () => {
+  await open(false);
+  let release!: () => void;
+  let held: Promise<void> | undefined = new Promise<void>((resolve) => (release = resolve));
+  const checkpointer: WalCheckpointer = { writesPaused: () => held, stop: async () => {} };
+  const store = new SqliteStore(new Database(path), checkpointer);
+  try {
+    const order: string[] = [];
+    const created = store.ensureOrganization('acme', new Date().toISOString()).then(() => order.push('write'));
+    expect(await store.findOrganization('acme')).toBeUndefined();
+    await sleep(20);
+    expect(order).toEqual([]);
+    held = undefined;
+    release();
+    await created;
+    expect(order).toEqual(['write']);
+    expect(await store.findOrganization('acme')).toBeDefined();
+  } finally {
+    await store.close();
   }
 });

@@ -246,6 +246,16 @@ export class SqliteStore implements Store {
     };
   }
 
+  /**
+   * Every write goes through here: while the checkpoint thread rewinds the WAL (walCheckpointer.ts)
+   * writes wait for it as promises instead of in SQLite's busy handler, which sleeps on the event
+   * loop. Reads go on: a RESTART checkpoint holds off writers only.
+   */
+  private write<T>(work: () => T): Promise<T> {
+    const paused = this.checkpointer?.writesPaused();
+    return paused ? paused.then(() => this.write(work)) : settle(work);
+  }
+
   async close(): Promise<void> {
     // The checkpoint thread first, then this connection (the last one checkpoints and removes the WAL).
     await this.checkpointer?.stop();
@@ -271,13 +281,13 @@ export class SqliteStore implements Store {
   }
 
   putSetting(key: string, value: string): Promise<void> {
-    return settle(() => {
+    return this.write(() => {
       this.statements.putSetting.run(key, value);
     });
   }
 
   createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): Promise<DeviceId> {
-    return settle(() => {
+    return this.write(() => {
       const st = this.statements;
       return this.db
         .transaction(() => {
@@ -421,7 +431,7 @@ export class SqliteStore implements Store {
   }
 
   ensureOrganization(name: string, now: string): Promise<Organization> {
-    return settle(() =>
+    return this.write(() =>
       this.db
         .transaction(() => {
           this.statements.insertOrganization.run(newId('organization'), name, now);
@@ -434,7 +444,7 @@ export class SqliteStore implements Store {
   }
 
   createAdminToken(input: { tokenHash: string; orgId: OrganizationId | null; label: string; now: string }): Promise<AdminTokenId> {
-    return settle(() => {
+    return this.write(() => {
       const id = newId('adminToken');
       this.statements.insertAdminToken.run(id, input.tokenHash, input.orgId, input.label, input.now);
       return id;
@@ -453,7 +463,7 @@ export class SqliteStore implements Store {
   }
 
   revokeAdminToken(id: string, now: string): Promise<boolean> {
-    return settle(() => this.statements.revokeAdminToken.run(now, id).changes === 1);
+    return this.write(() => this.statements.revokeAdminToken.run(now, id).changes === 1);
   }
 
   createAdminAccount(input: {
@@ -462,7 +472,7 @@ export class SqliteStore implements Store {
     orgId: OrganizationId | null;
     now: string;
   }): Promise<AdminAccountId | undefined> {
-    return settle(() => {
+    return this.write(() => {
       const id = newId('adminAccount');
       return this.statements.insertAdminAccount.run(id, input.email, input.passwordHash, input.orgId, input.now).changes === 1
         ? id
@@ -482,7 +492,7 @@ export class SqliteStore implements Store {
   }
 
   setAdminPassword(email: string, passwordHash: string): Promise<boolean> {
-    return settle(() =>
+    return this.write(() =>
       this.db
         .transaction(() => {
           this.statements.deleteSessionsOfEmail.run(email);
@@ -493,7 +503,7 @@ export class SqliteStore implements Store {
   }
 
   deleteAdminAccount(email: string): Promise<boolean> {
-    return settle(() =>
+    return this.write(() =>
       this.db
         .transaction(() => {
           this.statements.deleteSessionsOfEmail.run(email);
@@ -504,7 +514,7 @@ export class SqliteStore implements Store {
   }
 
   createSession(input: { sessionHash: string; accountId: AdminAccountId; expiresAt: string; now: string }): Promise<void> {
-    return settle(() => {
+    return this.write(() => {
       this.statements.insertSession.run(input.sessionHash, input.accountId, input.now, input.expiresAt);
     });
   }
@@ -517,13 +527,13 @@ export class SqliteStore implements Store {
   }
 
   deleteSession(sessionHash: string): Promise<void> {
-    return settle(() => {
+    return this.write(() => {
       this.statements.deleteSession.run(sessionHash);
     });
   }
 
   deleteExpiredSessions(now: string): Promise<number> {
-    return settle(() => this.statements.deleteExpiredSessions.run(now).changes);
+    return this.write(() => this.statements.deleteExpiredSessions.run(now).changes);
   }
 
   /** Statements built from filters, prepared once per distinct text. */
@@ -537,7 +547,7 @@ export class SqliteStore implements Store {
   }
 
   exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined> {
-    return settle(() => {
+    return this.write(() => {
       const st = this.statements;
       return this.db
         .transaction(() => {
@@ -561,7 +571,7 @@ export class SqliteStore implements Store {
   }
 
   recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void> {
-    return settle(() => {
+    return this.write(() => {
       const st = this.statements;
       this.db
         .transaction(() => {
@@ -572,7 +582,7 @@ export class SqliteStore implements Store {
   }
 
   recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome> {
-    return settle(() => {
+    return this.write(() => {
       try {
         const { changes } = this.statements.recordHeartbeat.run({
           id: device.id,
@@ -594,7 +604,7 @@ export class SqliteStore implements Store {
   }
 
   recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): Promise<PosturesOutcome> {
-    return settle(() => {
+    return this.write(() => {
       const st = this.statements;
       return this.db
         .transaction((): PosturesOutcome => {
@@ -643,7 +653,7 @@ export class SqliteStore implements Store {
   }
 
   revokeDevice(device: DeviceRef, now: string): Promise<RevokeOutcome> {
-    return settle(() => {
+    return this.write(() => {
       const st = this.statements;
       return this.db
         .transaction((): RevokeOutcome => {
@@ -655,7 +665,7 @@ export class SqliteStore implements Store {
   }
 
   deleteResultsReceivedBefore(cutoff: string, limit: number): Promise<number> {
-    return settle(() => this.statements.deleteResultsReceivedBefore.run(cutoff, limit).changes);
+    return this.write(() => this.statements.deleteResultsReceivedBefore.run(cutoff, limit).changes);
   }
 
   devicesWithMoreResultsThan(keep: number, seenSince: string | null): Promise<DeviceRef[]> {
@@ -665,11 +675,11 @@ export class SqliteStore implements Store {
   }
 
   deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): Promise<number> {
-    return settle(() => this.statements.deleteResultsBeyond.run({ org_id: device.orgId, device_id: device.id, keep, limit }).changes);
+    return this.write(() => this.statements.deleteResultsBeyond.run({ org_id: device.orgId, device_id: device.id, keep, limit }).changes);
   }
 
   deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number> {
-    return settle(() => this.statements.deleteEmptyReportsCreatedBefore.run(cutoff, limit).changes);
+    return this.write(() => this.statements.deleteEmptyReportsCreatedBefore.run(cutoff, limit).changes);
   }
 }
 
