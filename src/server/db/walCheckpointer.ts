@@ -12,9 +12,9 @@
 // runs beside the writer, and under a steady stream of commits never catches up with the last one:
 // the WAL grew by everything written (1.7 GB in 15 s of posture uploads). So once the WAL holds
 // more than RESTART_FRAMES, the worker copies in passes until little is left, then asks the store
-// to hold its calls (writesPaused: they wait as promises, the event loop stays free) while it runs
-// a RESTART checkpoint of that remainder; the next write rewinds the WAL, which journal_size_limit
-// cuts back. A RESTART beside the writer instead made the writer's busy handler sleep on the event
+// to hold its writes (writesPaused: they wait as promises, the event loop and reads go on) while it
+// runs a RESTART checkpoint of that remainder; the next write rewinds the WAL, which
+// journal_size_limit cuts back. A RESTART beside the writer instead made the writer's busy handler sleep on the event
 // loop for the copy and its fsyncs: the fleet's keep-alive p99 went from 4.6 to 30 ms at one
 // request in flight. If the worker fails, the connection goes back to SQLite's automatic checkpoint.
 import { Worker } from 'node:worker_threads';
@@ -41,7 +41,9 @@ export interface CheckpointSchedule {
   intervalMs: number;
   /** WAL frames beyond which the worker makes the next write rewind the WAL. */
   restartFrames: number;
+  /** The backlog small enough to copy with writes held. */
   heldFrames: number;
+  /** How long the RESTART waits for another process's reader or writer. */
   restartBusyMs: number;
 }
 
@@ -143,7 +145,8 @@ export function startWalCheckpointer(
     if (message === 'hold') {
       let resolve!: () => void;
       held = { settled: new Promise<void>((r) => (resolve = r)), release: () => resolve() };
-      // Nothing of the store's runs between here and the RESTART: its calls are synchronous.
+      // No write of the store's starts until the worker releases it (each is synchronous, so
+      // none is under way now); reads go on, and a RESTART lets them.
       worker.postMessage('held');
     } else if (message === 'release') release();
   });
