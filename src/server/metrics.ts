@@ -1,6 +1,6 @@
 // What `GET /metrics` reports, in Prometheus' text format (prom-client): requests by route, method
 // and status, their latency, rate-limit refusals, devices by state and the database pool, read from
-// the store at each scrape, and the process' own metrics. Every label has a bounded set of values:
+// the store at each scrape, SQLite's write-ahead log, and the process' own metrics. Every label has a bounded set of values:
 // routes are the known paths or "(unknown)", never a client's path.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from './db/store';
@@ -55,6 +55,25 @@ export function createMetrics(store: Store): ServerMetrics {
       this.set({ state: 'waiting' }, use.waiting);
     },
   });
+  // Only where there is such a log (SQLite under serve): a gauge without labels would report 0.
+  if (store.walUse()) {
+    new Gauge({
+      name: 'device_agent_server_sqlite_wal_pages',
+      help: "Pages in SQLite's write-ahead log at the last background checkpoint",
+      registers: [registry],
+      collect() {
+        this.set(store.walUse()?.frames ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'device_agent_server_sqlite_wal_rewinds',
+      help: "Times this process rewound SQLite's write-ahead log after it grew past its bound under sustained writes",
+      registers: [registry],
+      collect() {
+        this.set(store.walUse()?.rewinds ?? 0);
+      },
+    });
+  }
   return {
     registry,
     observeRequest({ route, method, status, seconds }) {

@@ -143,6 +143,9 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     // Without the RESTART checkpoint the WAL kept every frame written (about 60 MB); a rewound one is
     // cut back to the bound (100 pages) when it is rewound.
     expect(holds).toBeGreaterThan(0);
+    // What /metrics reports: every hold was a rewind; the pages at the last checkpoint.
+    expect(checkpointer.use().rewinds).toBe(holds);
+    expect(checkpointer.use().frames).toBeGreaterThan(0);
     expect(largest).toBeGreaterThan(100 * 4096);
     expect(largest).toBeGreaterThan(200 * 4096 + 10 * 4120);
     expect(largest).toBeLessThan(24_000_000);
@@ -163,7 +166,7 @@ test('while the worker holds writes they wait as promises and run once it lets g
   await open(false);
   let release!: () => void;
   let held: Promise<void> | undefined = new Promise<void>((resolve) => (release = resolve));
-  const checkpointer: WalCheckpointer = { writesPaused: () => held, stop: async () => {} };
+  const checkpointer: WalCheckpointer = { writesPaused: () => held, use: () => ({ frames: 0, rewinds: 0 }), stop: async () => {} };
   const store = new SqliteStore(new Database(path), checkpointer);
   try {
     const order: string[] = [];

@@ -177,6 +177,10 @@ export class PostgresStore implements Store {
     );
   }
 
+  walUse(): undefined {
+    return undefined;
+  }
+
   poolUse(): PoolUse {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }

@@ -29,6 +29,7 @@ import {
   type SchemaVersions,
   type Store,
   type StoredPostureResult,
+  type WalUse,
 } from './store';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 
@@ -270,6 +271,10 @@ export class SqliteStore implements Store {
 
   countDevicesByState(): Promise<Record<DeviceState, number>> {
     return settle(() => devicesByState(this.statements.countDevicesByState.all()));
+  }
+
+  walUse(): WalUse | undefined {
+    return this.checkpointer?.use();
   }
 
   poolUse(): undefined {

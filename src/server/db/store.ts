@@ -91,6 +91,13 @@ export interface PoolUse {
   waiting: number;
 }
 
+export interface WalUse {
+  /** Pages in the write-ahead log at the last checkpoint. */
+  frames: number;
+  /** Times the log was rewound because it had grown past its bound (walCheckpointer.ts). */
+  rewinds: number;
+}
+
 /** A heartbeat that changed nothing but the time the device was last seen. */
 export interface DeviceSeen {
   device: DeviceRef;
@@ -189,6 +196,8 @@ export interface Store {
   countDevicesByState(): Promise<Record<DeviceState, number>>;
   /** The connection pool's use, for an engine that has one (PostgreSQL). */
   poolUse(): PoolUse | undefined;
+  /** The write-ahead log, where this process checkpoints it from a thread (SQLite under `serve`). */
+  walUse(): WalUse | undefined;
   getSetting(key: string): Promise<string | undefined>;
   putSetting(key: string, value: string): Promise<void>;
 

@@ -19,6 +19,7 @@
 // request in flight. If the worker fails, the connection goes back to SQLite's automatic checkpoint.
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'better-sqlite3';
+import type { WalUse } from './store';
 
 const CHECKPOINT_INTERVAL_MS = 500;
 /**
@@ -53,6 +54,8 @@ interface CheckpointerData extends CheckpointSchedule {
 }
 
 export interface WalCheckpointer {
+  /** The WAL's pages at the worker's last checkpoint, and how often it was rewound. */
+  use(): WalUse;
   /** While the worker rewinds the WAL: settles when the store may call SQLite again. */
   writesPaused(): Promise<void> | undefined;
   /** Stops the worker (it finishes a checkpoint in progress) and closes its connection. */
@@ -81,6 +84,7 @@ function checkpointerThread(): void {
     if (rewinding) return;
     try {
       let { log, checkpointed } = passive();
+      port.postMessage(log);
       if (log <= restartFrames) return;
       // Each pass copies what was committed during the one before: a shorter and shorter backlog.
       for (let pass = 0; pass < 8 && log - checkpointed > heldFrames; pass += 1) ({ log, checkpointed } = passive());
@@ -141,8 +145,11 @@ export function startWalCheckpointer(
     held?.release();
     held = undefined;
   };
+  const use: WalUse = { frames: 0, rewinds: 0 };
   worker.on('message', (message) => {
-    if (message === 'hold') {
+    if (typeof message === 'number') use.frames = message;
+    else if (message === 'hold') {
+      use.rewinds += 1;
       let resolve!: () => void;
       held = { settled: new Promise<void>((r) => (resolve = r)), release: () => resolve() };
       // No write of the store's starts until the worker releases it (each is synchronous, so
@@ -166,6 +173,7 @@ export function startWalCheckpointer(
   });
   return {
     writesPaused: () => held?.settled,
+    use: () => ({ ...use }),
     async stop() {
       stopping = true;
       // Waited for: it must keep the process up until it has closed its connection.
