@@ -143,8 +143,9 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     // Without the RESTART checkpoint the WAL kept every frame written (about 60 MB); a rewound one is
     // cut back to the bound (100 pages) when it is rewound.
     expect(holds).toBeGreaterThan(0);
-    // What /metrics reports: every hold was a rewind; the pages at the last checkpoint.
-    expect(checkpointer.use().rewinds).toBe(holds);
+    // What /metrics reports: each hold a write waited for was a rewind (others may fall between
+    // two writes); the pages at the last checkpoint.
+    expect(checkpointer.use().rewinds).toBeGreaterThanOrEqual(holds);
     expect(checkpointer.use().frames).toBeGreaterThan(0);
     expect(largest).toBeGreaterThan(100 * 4096);
     expect(largest).toBeGreaterThan(200 * 4096 + 10 * 4120);
