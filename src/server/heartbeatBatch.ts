@@ -3,9 +3,10 @@
 // answered. One that repeats what this process last wrote for the device (nearly all of them, at
 // the real cadence) is answered at once and its last-seen time written with the others of the
 // same moment every FLUSH_INTERVAL_MS, as is a stored posture upload's: so last_seen_at is never
-// more than about that far behind an accepted request. A batch is written in transactions of at most ROWS_PER_WRITE rows with the
-// event loop free between them: a SQLite transaction runs on the event loop, and one of 5,000 rows
-// (two last-seen indexes each) held every request for tens of ms. Stopping writes what is pending.
+// more than about that far behind an accepted request. A batch is written in transactions of at
+// most ROWS_PER_WRITE rows with the event loop free between them: a SQLite transaction runs on the
+// event loop, and one of 5,000 rows (two last-seen indexes each) held every request for tens of
+// ms. Stopping writes what is pending.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, HeartbeatOutcome, Store } from './db/store';

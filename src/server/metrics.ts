@@ -1,7 +1,7 @@
 // What `GET /metrics` reports, in Prometheus' text format (prom-client): requests by route, method
 // and status, their latency, rate-limit refusals, devices by state and the database pool, read from
-// the store at each scrape, SQLite's write-ahead log, and the process' own metrics. Every label has a bounded set of values:
-// routes are the known paths or "(unknown)", never a client's path.
+// the store at each scrape, SQLite's write-ahead log, and the process' own metrics. Every label has
+// a bounded set of values: routes are the known paths or "(unknown)", never a client's path.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from './db/store';
 

@@ -139,7 +139,8 @@ export function startWalCheckpointer(
   // A rewound WAL larger than this is cut back to it (SQLite leaves the file at its largest
   // otherwise): above what it reaches between rewinds, since cutting and regrowing the file at
   // each one cost the fleet's keep-alive p99 about 2 ms.
-  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_FACTOR * schedule.restartFrames * Number(db.pragma('page_size', { simple: true }))}`);
+  const pageSize = Number(db.pragma('page_size', { simple: true }));
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_FACTOR * schedule.restartFrames * pageSize}`);
   let held: { settled: Promise<void>; release: () => void } | undefined;
   const release = () => {
     held?.release();
