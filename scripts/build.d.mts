@@ -7,3 +7,5 @@ export const AGENT_CHUNK_DIR: string;
 export function buildAgent(options: { outdir: string; minify?: boolean }): Promise<string[]>;
 /** Beside the agent's entry point: JSON, each file of the agent (relative path) -> the source modules it carries. */
 export const AGENT_INPUTS: string;
+/** How the agent's code is bundled (esbuild options), for what the benchmarks bundle the same way. */
+export const agentBundleOptions: import('esbuild').BuildOptions;

@@ -44,6 +44,20 @@ const lazyChildProcessForCommander = {
 };
 
 /**
+ * How the agent's code is bundled: by this build, and by `npm run bench:footprint` for the floors it
+ * measures the agent against (scripts/bench/floors/).
+ */
+export const agentBundleOptions = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  external,
+  plugins: [lazyChildProcessForCommander],
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+
+/**
  * The agent into `outdir`: `device-agent.cjs` and `device-agent/*.cjs`. esbuild splits code only in
  * ESM output, so the split output is converted file by file to CommonJS, every `import()` becoming a
  * `require()` of its chunk: the program stays CommonJS, which a single executable's loader
@@ -60,16 +74,10 @@ export async function buildAgent({ outdir, minify = false }) {
     entryNames: '[name]',
     chunkNames: `${AGENT_CHUNK_DIR}/[name]-[hash]`,
     outExtension: { '.js': '.cjs' },
-    bundle: true,
+    ...agentBundleOptions,
     splitting: true,
     format: 'esm',
-    platform: 'node',
-    target: 'node20',
     minify,
-    external,
-    plugins: [lazyChildProcessForCommander],
-    legalComments: 'none',
-    logLevel: 'warning',
     write: false,
   });
   const entry = join(outdir, 'device-agent.cjs');

@@ -21,3 +21,14 @@ export const KEYRING_VERSION: string;
 export const OUT: string;
 /** dist/sea/device-agent.cjs: the agent bundle the executables carry (also shipped as is for FreeBSD). */
 export const BUNDLE: string;
+/**
+ * A single executable at `exe` for `target` running `main` with `assets` (name → file); `workDir`
+ * holds its blob. The build machine's own target gets a code cache for the main script.
+ */
+export function singleExecutable(options: {
+  target: string;
+  main: string;
+  assets?: Record<string, string>;
+  exe: string;
+  workDir: string;
+}): Promise<void>;

@@ -199,31 +199,27 @@ function recordCodeCaches(node, workDir) {
   return Object.fromEntries(caches.map((name) => [name.split(sep).join('/'), join(cacheDir, name)]));
 }
 
-function makeBlob(target, spec, workDir, files) {
+/** The Node that makes a target's blob: the target's Node version, built for this machine. */
+function blobMaker(spec) {
   const [, version] = spec.runtime;
-  // The blob is made by the same Node version as the target runtime, running on this machine.
-  const generatorPackage = `node-${HOST}`;
-  const generator = join(fetchPackage(generatorPackage, version), HOST.startsWith('win') ? 'bin/node.exe' : 'bin/node');
+  return join(fetchPackage(`node-${HOST}`, version), HOST.startsWith('win') ? 'bin/node.exe' : 'bin/node');
+}
+
+/**
+ * A single executable at `exe` for `target` that runs `main` with `assets` (name → file): the blob,
+ * made by the target's Node version on this machine, injected into a copy of the target's prepared
+ * runtime. A code cache only loads on the V8 version (and flags) that made it: the build machine's
+ * own target gets one for the main script. Also what `npm run bench:footprint` builds its floor with.
+ */
+export async function singleExecutable({ target, main, assets = {}, exe, workDir }) {
+  const spec = TARGETS[target];
   const blob = join(workDir, 'sea-prep.blob');
   const config = join(workDir, 'sea-config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      main: join(out, SEA_MAIN),
-      output: blob,
-      // The bundle's files under their paths relative to dist/sea: the main script loads them. A code
-      // cache only loads on the V8 version (and flags) that made it: the build machine's own target
-      // gets one for the main script and for each bundle file the warm-up commands run.
-      assets: {
-        ...Object.fromEntries(files.map((file) => [file, join(out, file)])),
-        ...(target === HOST ? recordCodeCaches(generator, workDir) : {}),
-      },
-      disableExperimentalSEAWarning: true,
-      useCodeCache: target === HOST,
-    }),
-  );
-  quiet(generator, ['--experimental-sea-config', config]);
-  return readFileSync(blob);
+  writeFileSync(config, JSON.stringify({ main, output: blob, assets, disableExperimentalSEAWarning: true, useCodeCache: target === HOST }));
+  quiet(blobMaker(spec), ['--experimental-sea-config', config]);
+  copyFileSync(preparedRuntime(target), exe);
+  chmodSync(exe, 0o755);
+  await injectBlob(exe, readFileSync(blob), spec.macho === true);
 }
 
 function fetchServiceHost(targetDir) {
@@ -282,11 +278,13 @@ async function packageTarget(target, files) {
 
   const runtime = preparedRuntime(target);
   const exe = join(targetDir, spec.exe);
-  copyFileSync(runtime, exe);
-  chmodSync(exe, 0o755);
-
-  const blob = makeBlob(target, spec, workDir, files);
-  await injectBlob(exe, blob, spec.macho === true);
+  // The bundle's files under their paths relative to dist/sea: the main script loads them. The build
+  // machine's own target also gets a code cache for each bundle file the warm-up commands run.
+  const assets = {
+    ...Object.fromEntries(files.map((file) => [file, join(out, file)])),
+    ...(target === HOST ? recordCodeCaches(blobMaker(spec), workDir) : {}),
+  };
+  await singleExecutable({ target, main: join(out, SEA_MAIN), assets, exe, workDir });
 
   const keyringDir = fetchPackage(`@napi-rs/keyring-${spec.keyring}`, KEYRING_VERSION);
   copyFileSync(join(keyringDir, `keyring.${spec.keyring}.node`), join(targetDir, 'keyring.node'));

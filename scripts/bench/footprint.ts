@@ -8,6 +8,10 @@
 //     covers start-up and the first cycle) and the V8 heap (diagnostic report), beside an idle bare
 //     Node of the same runtime (`setInterval(() => {}, 1e9)`), sampled the same way; each executable
 //     is dropped from the page cache first (see dropFromPageCache);
+//   - the floors (scripts/bench/floors/), bundled as the agent is and measured the same way beside
+//     the same baseline: `status`'s stack (commander, a zod/mini schema, the secret-store addon) on
+//     each runtime, and an idle Node holding undici's client parts after one heartbeat, with the
+//     daemon's V8 settings. A goal below its floor cannot be met with this stack;
 //   - sizes: what the program adds to the Node runtime (as the executable starts from it: stripped on
 //     Linux) in each built executable beside 5 MB, and each package in dist/release (`npm run
 //     release`) beside 40 MB.
@@ -17,9 +21,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fetchPackage, preparedRuntime, TARGETS } from '../package.mjs';
+import { build } from 'esbuild';
+import { agentBundleOptions } from '../build.mjs';
+import { fetchPackage, preparedRuntime, singleExecutable, TARGETS } from '../package.mjs';
 import { startServer, type RunningServer } from '../../test/support/server';
 
 const arg = (name: string, fallback: number) => {
@@ -40,6 +47,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const AGENT = join(ROOT, 'dist', 'device-agent.cjs');
 const SEA_DIR = join(ROOT, 'dist', 'sea');
 const RELEASE = join(ROOT, 'dist', 'release');
+const FLOORS = join(ROOT, 'scripts', 'bench', 'floors');
+/** The secret-store addon's .node file, which the `status` floor loads directly. */
+const KEYRING_ADDON = createRequire(import.meta.url).resolve(`@napi-rs/keyring-linux-${process.arch}-gnu`);
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 const MiB = 1024 * 1024;
 
@@ -93,22 +103,48 @@ function startup(commands: readonly Command[]): Array<{ wall: number; cpu: numbe
   return commands.map((_, i) => ({ wall: median(walls[i]!), cpu: cpu[i]! / RUNS }));
 }
 
-function startupSection(runtime: Runtime, stateDir: string): void {
-  const programs: Array<[string, string, string[]]> = [[`node dist/device-agent.cjs`, runtime.node, [AGENT]]];
-  if (runtime.sea) programs.push(['single executable', runtime.sea, []]);
+/** A floor program (scripts/bench/floors/<name>.ts) bundled as the agent is, into `work`. */
+async function bundleFloor(name: string, work: string, minify = false): Promise<string> {
+  const outfile = join(work, `${name}${minify ? '.min' : ''}.cjs`);
+  await build({ ...agentBundleOptions, entryPoints: [join(FLOORS, `${name}.ts`)], outfile, format: 'cjs', minify });
+  return outfile;
+}
+
+/** `status`'s floor as a .cjs file, and as a single executable (minified, as the agent's is) when the agent has one. */
+interface StatusFloors {
+  cjs: string;
+  sea?: string;
+}
+
+async function statusFloors(work: string): Promise<StatusFloors> {
+  const cjs = await bundleFloor('statusStack', work);
+  if (!existsSync(sea)) return { cjs };
+  const exe = join(work, 'status-stack');
+  await singleExecutable({ target: 'linux-x64', main: await bundleFloor('statusStack', work, true), exe, workDir: work });
+  return { cjs, sea: exe };
+}
+
+function startupSection(runtime: Runtime, stateDir: string, floors: StatusFloors): void {
+  const floorArgs = ['status', '--state-dir', stateDir, '--addon', KEYRING_ADDON];
+  const programs = [
+    { label: 'node dist/device-agent.cjs', file: runtime.node, prefix: [AGENT], floor: [runtime.node, floors.cjs, ...floorArgs] },
+  ];
+  if (runtime.sea && floors.sea)
+    programs.push({ label: 'single executable', file: runtime.sea, prefix: [], floor: [floors.sea, ...floorArgs] });
   const commands: Command[] = [{ what: 'node -e 0  (baseline)', file: runtime.node, args: ['-e', '0'] }];
-  for (const [label, file, prefix] of programs) {
+  for (const { label, file, prefix, floor } of programs) {
+    commands.push({ what: `${label}: floor, status's stack`, file: floor[0]!, args: floor.slice(1) });
     for (const args of [['--version'], ['--help'], ['status', '--state-dir', stateDir]]) {
       commands.push({ what: `${label} ${args[0]}`, file, args: [...prefix, ...args] });
     }
   }
   const results = startup(commands);
   const [base] = results;
-  console.log(`\n  ${'command'.padEnd(40)} ${'wall ms'.padStart(8)} ${'ratio'.padStart(6)} ${'CPU ms'.padStart(8)} ${'ratio'.padStart(6)}`);
+  console.log(`\n  ${'command'.padEnd(50)} ${'wall ms'.padStart(8)} ${'ratio'.padStart(6)} ${'CPU ms'.padStart(8)} ${'ratio'.padStart(6)}`);
   commands.forEach((command, i) => {
     const { wall, cpu } = results[i]!;
     console.log(
-      `  ${command.what.padEnd(40)} ${wall.toFixed(1).padStart(8)} ${ratio(wall, base!.wall).padStart(6)} ${cpu.toFixed(1).padStart(8)} ${ratio(cpu, base!.cpu).padStart(6)}`,
+      `  ${command.what.padEnd(50)} ${wall.toFixed(1).padStart(8)} ${ratio(wall, base!.wall).padStart(6)} ${cpu.toFixed(1).padStart(8)} ${ratio(cpu, base!.cpu).padStart(6)}`,
     );
   });
 }
@@ -167,16 +203,26 @@ function dropFromPageCache(file: string): void {
   if (result.status !== 0) throw new Error(`dd could not drop ${file} from the page cache: ${result.stderr.toString()}`);
 }
 
-/** An idle bare Node, then the daemon after its first posture cycle, on one runtime. */
-async function memorySection(runtime: Runtime, server: RunningServer, work: string): Promise<void> {
+/**
+ * An idle bare Node, the HTTP client's floor, then the daemon after its first posture cycle, on one
+ * runtime.
+ */
+async function memorySection(runtime: Runtime, server: RunningServer, work: string, clientFloor: string): Promise<void> {
   const rows: Array<[string, Footprint]> = [];
-  dropFromPageCache(runtime.node);
-  const idle = spawn(runtime.node, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore', env: reportEnv(work, `idle-${runtime.name}`) });
-  try {
-    await sleep(1000);
-    rows.push(['idle bare node (baseline)', await footprint(idle, work, `idle-${runtime.name}`)]);
-  } finally {
-    await stop(idle);
+  const idles: Array<[string, string, string[]]> = [
+    ['idle bare node (baseline)', 'idle', ['-e', 'setInterval(() => {}, 1e9)']],
+    ["floor: undici's parts, one request", 'client-floor', [clientFloor, server.url]],
+  ];
+  for (const [label, name, args] of idles) {
+    dropFromPageCache(runtime.node);
+    const report = `${name}-${runtime.name}`;
+    const idle = spawn(runtime.node, args, { stdio: 'ignore', env: reportEnv(work, report) });
+    try {
+      await sleep(1000);
+      rows.push([label, await footprint(idle, work, report)]);
+    } finally {
+      await stop(idle);
+    }
   }
   const programs: Array<[string, string, string[]]> = [['node dist/device-agent.cjs run', runtime.node, [AGENT]]];
   if (runtime.sea) programs.push(['single executable run', runtime.sea, []]);
@@ -287,19 +333,21 @@ try {
     `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   );
   if (runs('startup')) {
+    const floors = await statusFloors(work);
     console.log(`Start-up: ${RUNS} interleaved runs each; status on a state directory that was never enrolled`);
     for (const runtime of runtimes) {
       console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()} (${runtime.node})`);
-      startupSection(runtime, join(work, 'never-enrolled'));
+      startupSection(runtime, join(work, 'never-enrolled'), floors);
     }
   }
   if (runs('memory')) {
     console.log(`\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s`);
+    const clientFloor = await bundleFloor('httpClientStack', work);
     const server = await startServer();
     try {
       for (const runtime of runtimes) {
         console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}`);
-        await memorySection(runtime, server, work);
+        await memorySection(runtime, server, work, clientFloor);
       }
     } finally {
       await server.stop();

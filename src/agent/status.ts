@@ -3,7 +3,7 @@
 import { readEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
 import { KeyStoreUnavailableError, StateCorruptError, firstLine } from './errors';
 import { readApiKey } from './credentials';
-import { selectKeyStore, type KeyStoreBackend, type KeyStoreChoice } from './keystore';
+import { probeEntry, selectKeyStore, type KeyStoreBackend, type KeyStoreChoice } from './keystore';
 import { lockHolder } from './lock';
 import { readRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
 import { stateLayout } from './stateDir';
@@ -69,5 +69,5 @@ export async function collectStatus(stateDir: string, keystoreChoice: KeyStoreCh
 
 async function prospectiveBackend(choice: KeyStoreChoice, layout: ReturnType<typeof stateLayout>): Promise<KeyStoreBackend> {
   if (choice !== 'auto') return choice;
-  return (await selectKeyStore('auto', layout)).store.backend;
+  return (await selectKeyStore('auto', layout, probeEntry())).store.backend;
 }

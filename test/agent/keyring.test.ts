@@ -86,6 +86,14 @@ describe.skipIf(missing.length > 0)('keyring key store (real Secret Service)', (
     expect(await serverAccepts(apiKey!)).toBe(false);
   });
 
+  it('before any enrollment, status names the secret store as the one to use and writes no entry', async () => {
+    const dir = stateDir();
+    const status = await runAgent(['status', '--json', '--state-dir', dir], { env });
+    expect(status.code, status.stderr).toBe(5);
+    expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: false, keystore: 'keyring' });
+    expect(secrets.lookup({ service: 'device-agent', username: 'probe' })).toBeNull();
+  });
+
   it('gives each state directory its own entry', async () => {
     const [first, second] = [stateDir(), stateDir()];
     expect((await enroll(first, ['--keystore', 'keyring'])).result.code).toBe(0);
@@ -157,6 +165,12 @@ describe('key store choice without a Secret Service', () => {
     expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).keystore).toBe('file');
     const status = await runAgent(['status', '--json', '--state-dir', dir], { env: noBus() });
     expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, keystore: 'file', key_available: true });
+  });
+
+  it('before any enrollment, status names the file store', async () => {
+    const status = await runAgent(['status', '--json', '--state-dir', stateDir()], { env: noBus() });
+    expect(status.code, status.stderr).toBe(5);
+    expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: false, keystore: 'file' });
   });
 
   it.skipIf(missing.length > 0)('auto falls back to the file store on a session bus without a Secret Service provider', async () => {

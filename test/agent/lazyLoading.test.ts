@@ -7,7 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/version';
-import { agentEnv, runAgent, tempDir } from '../support/agent';
+import { agentEnv, enrollNewDevice, makeStateDir, removeStateDir, runAgent, tempDir } from '../support/agent';
+import { startServer } from '../support/server';
 import { bundleFilesLoaded, modulesOf } from '../support/bundleModules';
 
 const BUILTINS_LINE = 'built-in modules loaded:';
@@ -87,7 +88,23 @@ describe('the agent loads only what a command runs', () => {
       expect(from(modules, unused), unused).toEqual([]);
     }
     expect(modules).toContain('src/protocol/rfc3339.ts');
-    for (const builtin of UNUSED_BUILTINS) expect(builtins, builtin).not.toContain(builtin);
+    // The key store it would use is probed with an entry whose name is not hashed.
+    for (const builtin of [...UNUSED_BUILTINS, 'node:crypto']) expect(builtins, builtin).not.toContain(builtin);
+  });
+
+  it('status of an enrollment: the key store it recorded, no node:crypto to name one', async () => {
+    const server = await startServer();
+    const stateDir = await makeStateDir();
+    try {
+      await enrollNewDevice(server, stateDir, server.url);
+      const { builtins, code, stdout } = await loadedModules(['status', '--state-dir', stateDir]);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^API key: +present$/m);
+      for (const builtin of [...UNUSED_BUILTINS, 'node:crypto']) expect(builtins, builtin).not.toContain(builtin);
+    } finally {
+      await removeStateDir(stateDir);
+      await server.stop();
+    }
   });
 
   it.skipIf(process.platform !== 'linux')("check (Linux): this platform's checks only, never another platform's", async () => {

@@ -1,6 +1,5 @@
 // Choosing and reopening the key store. `auto` means the OS secret store when one can be reached,
 // else the file; the choice is recorded with the enrollment and later commands reopen that one.
-import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { keyringTarget } from '../../platform/keyringModule';
 import { isPrivileged } from '../../platform/privilege';
@@ -14,11 +13,26 @@ export type { KeyringEntryId } from './keyring';
 
 const KEYRING_SERVICE = 'device-agent';
 
+function entryNamed(account: string, privileged: boolean): KeyringEntryId {
+  const target = keyringTarget(privileged);
+  return { service: KEYRING_SERVICE, account, ...(target ? { target } : {}) };
+}
+
 /** Entry name for a state directory: two state directories never share a key. */
 export function keyringEntryFor(stateDir: string, privileged: boolean = isPrivileged()): KeyringEntryId {
+  // Loaded here only: node:crypto costs 3-5 ms of start-up, and `status` never needs it (see
+  // probeEntry; an enrollment's own entry is recorded with it).
+  const { createHash } = process.getBuiltinModule('node:crypto');
   const digest = createHash('sha256').update(resolve(stateDir)).digest('hex').slice(0, 32);
-  const target = keyringTarget(privileged);
-  return { service: KEYRING_SERVICE, account: `state-${digest}`, ...(target ? { target } : {}) };
+  return entryNamed(`state-${digest}`, privileged);
+}
+
+/**
+ * An entry that is opened and never written: opening one is what tells whether a secret store
+ * answers, whatever its name (`status` before any enrollment names the store one would use).
+ */
+export function probeEntry(): KeyringEntryId {
+  return entryNamed('probe', isPrivileged());
 }
 
 export interface SelectedKeyStore {
@@ -29,10 +43,10 @@ export interface SelectedKeyStore {
   fallbackReason?: string;
 }
 
-/** The store for a new enrollment. */
-export async function selectKeyStore(choice: KeyStoreChoice, layout: StateLayout): Promise<SelectedKeyStore> {
+/** The store for a new enrollment, in `entry` (default: the state directory's) when it is the keyring. */
+export async function selectKeyStore(choice: KeyStoreChoice, layout: StateLayout, entry?: KeyringEntryId): Promise<SelectedKeyStore> {
   if (choice === 'file') return { store: fileKeyStore(layout.apiKey) };
-  const keyringEntry = keyringEntryFor(layout.dir);
+  const keyringEntry = entry ?? keyringEntryFor(layout.dir);
   try {
     return { store: await openKeyringStore(keyringEntry), keyringEntry };
   } catch (err) {
