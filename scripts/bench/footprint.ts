@@ -28,6 +28,7 @@ import { build } from 'esbuild';
 import { agentBundleOptions } from '../build.mjs';
 import { fetchPackage, preparedRuntime, singleExecutable, TARGETS } from '../package.mjs';
 import { startServer, type RunningServer } from '../../test/support/server';
+import { makeCertificate } from './server/harness';
 
 const arg = (name: string, fallback: number) => {
   const index = process.argv.indexOf(name);
@@ -203,15 +204,21 @@ function dropFromPageCache(file: string): void {
   if (result.status !== 0) throw new Error(`dd could not drop ${file} from the page cache: ${result.stderr.toString()}`);
 }
 
+/** The server the daemons talk to, over HTTPS as a fleet's server is, and the CA file that trusts it. */
+interface HttpsServer {
+  server: RunningServer;
+  caFile: string;
+}
+
 /**
  * An idle bare Node, the HTTP client's floor, then the daemon after its first posture cycle, on one
  * runtime.
  */
-async function memorySection(runtime: Runtime, server: RunningServer, work: string, clientFloor: string): Promise<void> {
+async function memorySection(runtime: Runtime, { server, caFile }: HttpsServer, work: string, clientFloor: string): Promise<void> {
   const rows: Array<[string, Footprint]> = [];
   const idles: Array<[string, string, string[]]> = [
     ['idle bare node (baseline)', 'idle', ['-e', 'setInterval(() => {}, 1e9)']],
-    ["floor: undici's parts, one request", 'client-floor', [clientFloor, server.url]],
+    ["floor: undici's parts, one request", 'client-floor', [clientFloor, server.url, caFile]],
   ];
   for (const [label, name, args] of idles) {
     dropFromPageCache(runtime.node);
@@ -231,7 +238,7 @@ async function memorySection(runtime: Runtime, server: RunningServer, work: stri
     // Each daemon its own organization: they share this machine's hardware_uuid.
     const device = await server.createDevice({ org: name });
     const stateDir = join(work, name);
-    const env = reportEnv(work, name);
+    const env = { ...reportEnv(work, name), DEVICE_AGENT_CA_FILE: caFile };
     const enrolled = spawnSync(file, [...prefix, 'enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir], {
       input: device.enrollment_token,
       env: { ...env, NODE_OPTIONS: '' },
@@ -341,13 +348,16 @@ try {
     }
   }
   if (runs('memory')) {
-    console.log(`\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s`);
+    console.log(
+      `\nMemory: the daemon at the server's default cadence, after its first posture cycle, over ${SECONDS} s; the server speaks HTTPS`,
+    );
     const clientFloor = await bundleFloor('httpClientStack', work);
-    const server = await startServer();
+    const { certFile, keyFile } = makeCertificate(work);
+    const server = await startServer({ tls: { cert: certFile, key: keyFile } });
     try {
       for (const runtime of runtimes) {
         console.log(`\nNode ${spawnSync(runtime.node, ['-p', 'process.version'], { encoding: 'utf8' }).stdout.trim()}`);
-        await memorySection(runtime, server, work, clientFloor);
+        await memorySection(runtime, { server, caFile: certFile }, work, clientFloor);
       }
     } finally {
       await server.stop();

@@ -8,7 +8,7 @@
 // Then the share of resumed connections at the agent's cadence, compressed: the agent's own HTTP
 // client (src/agent/client.ts) heartbeating on the interval the server hands out.
 //   BENCH_SECTIONS=tls BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_DEVICES=20000 npm run bench:fleet
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import {
   enrollFleet,
   heartbeatRequest,
   machine,
+  makeCertificate,
   processUsage,
   provisionTokens,
   spawnBare,
@@ -150,24 +151,6 @@ async function measure(
   const wall = (performance.now() - startedAt) / 1000;
   const proxyCpu = target.proxyPids && proxyBefore !== undefined ? (cpuSeconds(target.proxyPids()) - proxyBefore) / wall : undefined;
   return { load, cpu: (cpuSeconds(target.pids()) - before) / wall, proxyCpu };
-}
-
-function makeCertificate(dir: string): { certFile: string; keyFile: string; cert: string } {
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=localhost'].concat([
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ]),
-    { stdio: 'ignore' },
-  );
-  return { certFile, keyFile, cert: readFileSync(certFile, 'utf8') };
 }
 
 /** The fleet's requests in order: devices round-robin, every 13th request a posture upload of 9 results. */

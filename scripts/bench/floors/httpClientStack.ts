@@ -1,15 +1,17 @@
 // The memory floor of the daemon (npm run bench:footprint): an idle Node that has loaded the parts
 // of undici the agent uses (src/agent/undiciParts.ts), with the daemon's V8 settings, and sent one
-// heartbeat to the server, then waits like the daemon. The bench bundles it as scripts/build.mjs
-// bundles the agent and samples it as it samples the daemon: the daemon cannot idle below this.
-//   node http-client-stack.cjs <server origin>
+// heartbeat to the server over HTTPS, trusting the CA file only, then waits like the daemon. The
+// bench bundles it as scripts/build.mjs bundles the agent and samples it as it samples the daemon:
+// the daemon cannot idle below this.
+//   node http-client-stack.cjs <https server origin> <CA file>
+import { readFileSync } from 'node:fs';
 import { applyDaemonMemorySettings } from '../../../src/agent/daemonMemory';
 
-async function main(origin: string): Promise<void> {
+async function main(origin: string, caFile: string): Promise<void> {
   // Before undici loads, as `run` does (src/cli/commands/run.ts).
   applyDaemonMemorySettings();
   const { Agent } = await import('../../../src/agent/undiciParts');
-  const response = await new Agent().request({
+  const response = await new Agent({ connect: { ca: readFileSync(caFile, 'utf8') } }).request({
     origin,
     path: '/v1/heartbeat',
     method: 'POST',
@@ -20,4 +22,4 @@ async function main(origin: string): Promise<void> {
   setInterval(() => {}, 1e9);
 }
 
-void main(process.argv[2]!);
+void main(process.argv[2]!, process.argv[3]!);

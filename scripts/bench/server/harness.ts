@@ -1,7 +1,7 @@
 // What the server benchmarks share: the built server and a bare node:http baseline as child
 // processes, a fleet of devices enrolled over real HTTP, wrk runs, and the server's CPU and memory
 // read from /proc. Load generators run in their own processes so the server under test keeps a core.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -321,3 +321,22 @@ export function processUsage(pid: number): { cpuSeconds: number; rss: number; pe
 }
 
 export const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
+
+/** A self-signed P-256 certificate for 127.0.0.1 and localhost, and its key, written into `dir`. */
+export function makeCertificate(dir: string): { certFile: string; keyFile: string; cert: string } {
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=localhost'].concat([
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ]),
+    { stdio: 'ignore' },
+  );
+  return { certFile, keyFile, cert: readFileSync(certFile, 'utf8') };
+}
