@@ -94,12 +94,18 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     expect(events('queue_full')).toEqual([]);
 
     await disk.free();
+    // The status file read before its next write would still be the one written between the two
+    // fills: wait for a write after the last failure first.
+    const statusFailures = events('status_write_failed').length;
     await until(
-      () => runtimeStatus(stateDir),
-      (s) => s.daemon_state === 'active' && typeof s.last_upload_at === 'string',
+      () => events('status_write_failed_resolved').length,
+      (n) => n === statusFailures,
       10_000,
-      'status again',
+      'a status write after each failed one',
     );
+    const status = await runtimeStatus(stateDir);
+    expect(status.daemon_state).toBe('active');
+    expect(typeof status.last_upload_at).toBe('string');
     const stored = (await deviceDetails(server, deviceId)).postures.map((p) => p.check_key);
     expect(stored).toEqual(expect.arrayContaining(fakeResults('BEFORE_FULL', 4).map((r) => r.check_key)));
     await until(
@@ -108,7 +114,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
       10_000,
       'the held cycle stored',
     );
-    expect(events('status_write_failed_resolved')).toHaveLength(events('status_write_failed').length);
+    expect(events('status_write_failed')).toHaveLength(statusFailures);
     expect((await stopDaemon(daemon)).code).toBe(0);
     expect(existsSync(lock)).toBe(false);
   });
