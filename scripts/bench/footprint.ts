@@ -3,15 +3,16 @@
 // and the linux-x64 single executable when `npm run package` built it):
 //   - start-up of `--version`, `--help` and `status` beside `node -e 0` of the same runtime: median
 //     wall time of interleaved runs, and mean CPU time (user + system) of the process;
-//   - the daemon (`run`, the server's default cadence: heartbeat 300 s, posture 3600 s) after its
-//     first posture cycle: resident memory (median over the sampling window), the peak (VmHWM, which
-//     covers start-up and the first cycle) and the V8 heap (diagnostic report), beside an idle bare
+//   - the daemon (`run`, the server's default cadence: heartbeat 300 s, posture 3600 s; the server
+//     over HTTPS with a self-signed certificate the daemon trusts) after its first posture cycle:
+//     resident memory (median over the sampling window), the peak (VmHWM, which covers start-up
+//     and the first cycle) and the V8 heap (diagnostic report), beside an idle bare
 //     Node of the same runtime (`setInterval(() => {}, 1e9)`), sampled the same way; each executable
 //     is dropped from the page cache first (see dropFromPageCache);
 //   - the floors (scripts/bench/floors/), bundled as the agent is and measured the same way beside
 //     the same baseline: `status`'s stack (commander, a zod/mini schema, the secret-store addon) on
-//     each runtime, and an idle Node holding undici's client parts after one heartbeat, with the
-//     daemon's V8 settings. A goal below its floor cannot be met with this stack;
+//     each runtime, and an idle Node holding undici's client parts after one heartbeat over HTTPS,
+//     with the daemon's V8 settings. A goal below its floor cannot be met with this stack;
 //   - sizes: what the program adds to the Node runtime (as the executable starts from it: stripped on
 //     Linux) in each built executable beside 5 MB, and each package in dist/release (`npm run
 //     release`) beside 40 MB.
@@ -218,7 +219,7 @@ async function memorySection(runtime: Runtime, { server, caFile }: HttpsServer, 
   const rows: Array<[string, Footprint]> = [];
   const idles: Array<[string, string, string[]]> = [
     ['idle bare node (baseline)', 'idle', ['-e', 'setInterval(() => {}, 1e9)']],
-    ["floor: undici's parts, one request", 'client-floor', [clientFloor, server.url, caFile]],
+    ["floor: undici's parts, one HTTPS request", 'client-floor', [clientFloor, server.url, caFile]],
   ];
   for (const [label, name, args] of idles) {
     dropFromPageCache(runtime.node);
@@ -261,11 +262,11 @@ async function memorySection(runtime: Runtime, { server, caFile }: HttpsServer, 
   const [, base] = rows[0]!;
   const mib = (bytes: number) => (bytes / MiB).toFixed(1).padStart(6);
   console.log(
-    `\n  ${''.padEnd(34)} ${'RSS MiB'.padStart(8)} ${'ratio'.padStart(6)} ${'peak MiB'.padStart(9)} ${'ratio'.padStart(6)} ${'heap used'.padStart(10)} ${'ratio'.padStart(6)} ${'heap total'.padStart(10)}`,
+    `\n  ${''.padEnd(42)} ${'RSS MiB'.padStart(8)} ${'ratio'.padStart(6)} ${'peak MiB'.padStart(9)} ${'ratio'.padStart(6)} ${'heap used'.padStart(10)} ${'ratio'.padStart(6)} ${'heap total'.padStart(10)}`,
   );
   for (const [label, m] of rows) {
     console.log(
-      `  ${label.padEnd(34)} ${mib(m.rss).padStart(8)} ${ratio(m.rss, base.rss).padStart(6)} ${mib(m.peak).padStart(9)} ${ratio(m.peak, base.peak).padStart(6)} ${mib(m.heapUsed).padStart(10)} ${ratio(m.heapUsed, base.heapUsed).padStart(6)} ${mib(m.heapTotal).padStart(10)}`,
+      `  ${label.padEnd(42)} ${mib(m.rss).padStart(8)} ${ratio(m.rss, base.rss).padStart(6)} ${mib(m.peak).padStart(9)} ${ratio(m.peak, base.peak).padStart(6)} ${mib(m.heapUsed).padStart(10)} ${ratio(m.heapUsed, base.heapUsed).padStart(6)} ${mib(m.heapTotal).padStart(10)}`,
     );
   }
 }
