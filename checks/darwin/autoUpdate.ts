@@ -24,7 +24,7 @@ function requiredKeys(policy: Policy, facts: SoftwareUpdateFacts): SoftwareUpdat
   );
 }
 
-export function evaluateAutoUpdate(facts: SoftwareUpdateFacts, policy: Policy): Verdict {
+export function evaluateAutoUpdate(facts: SoftwareUpdateFacts, policy: Policy) {
   const settings = Object.fromEntries(SOFTWARE_UPDATE_KEYS.map((key) => [key, resolveSetting(facts, key)]));
   const required = requiredKeys(policy, facts);
   const evidence = {

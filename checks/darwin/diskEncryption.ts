@@ -63,7 +63,7 @@ export function parseFdesetupStatus(stdout: string): FileVaultStatus | null {
   return status;
 }
 
-export function evaluateFileVault(result: CommandResult, policy: Policy): Verdict {
+export function evaluateFileVault(result: CommandResult, policy: Policy) {
   const base = { source: 'fdesetup' };
   if (result.error || result.exitCode !== 0) {
     return unknown(commandFailureReason(result), { ...base, exit_code: result.exitCode });

@@ -52,7 +52,7 @@ export function parseSocketfilterfw(stdout: string): FirewallStatus {
   return status;
 }
 
-export function evaluateFirewall(facts: FirewallFacts): Verdict {
+export function evaluateFirewall(facts: FirewallFacts) {
   const run = facts.socketfilterfw;
   const status = run.error ? undefined : parseSocketfilterfw(run.stdout);
   const managedEnable = facts.managed.state === 'present' ? plistBool(facts.managed.dict.EnableFirewall) : undefined;

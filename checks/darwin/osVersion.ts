@@ -6,7 +6,7 @@ import { judgeRelease } from '../release';
 import { commandFailureReason, unknown } from '../verdict';
 import { parseSwVers, runSwVers } from './swVers';
 
-export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Date): Verdict {
+export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Date) {
   if (result.error || result.exitCode !== 0) return unknown(commandFailureReason(result), { source: 'sw_vers' });
   const release = parseSwVers(result.stdout);
   if (!release) return unknown('unrecognized_version', { source: 'sw_vers' });

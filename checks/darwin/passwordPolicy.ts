@@ -124,7 +124,7 @@ export function parsePwpolicy(stdout: string, stderr = ''): PwpolicyParse {
   return { state: 'policies', policies };
 }
 
-export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy): Verdict {
+export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy) {
   const required = policy.password.minLength;
   const profile = facts.passcodeProfile.state === 'present' ? facts.passcodeProfile.dict : undefined;
   const mdmMin = plistInt(profile?.minLength);

@@ -96,7 +96,7 @@ function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string;
   return { reason: 'parse_error' };
 }
 
-export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy) {
   const evidence: Evidence = {};
   if (facts.remoteManagement.ok) {
     evidence.remote_management = facts.remoteManagement.text.trim() === 'enabled' ? true : null;

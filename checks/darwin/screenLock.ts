@@ -103,7 +103,7 @@ function managedScreenSaver(files: (PlistFile | undefined)[]): ManagedScreenSave
   return out;
 }
 
-export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy) {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
   if (facts.user.state === 'none') return unknown('no_console_user', { console: facts.user.why });
   if (facts.user.state === 'unreadable') return unknown(facts.user.reason, { step: 'console_user' });

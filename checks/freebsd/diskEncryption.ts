@@ -128,7 +128,7 @@ function providersInScope(entries: MountEntry[], zfs: ZfsView): Set<string> {
   return names;
 }
 
-function evaluateDisk(facts: DiskFacts, policy: Policy): Verdict {
+function evaluateDisk(facts: DiskFacts, policy: Policy) {
   const jail = jailVerdict(facts.jailed, policy, 'mount');
   if (jail) return jail;
   const evidence: Evidence = { source: facts.zpool ? 'mount+zpool+zfs+geli' : 'mount+geli', scope: policy.diskEncryption.scope };
@@ -166,7 +166,7 @@ function evaluateDisk(facts: DiskFacts, policy: Policy): Verdict {
   return pass({ ...evidence, rule: 'encrypted' });
 }
 
-export const diskEncryptionCheck = defineCheck<DiskFacts>({
+export const diskEncryptionCheck = defineCheck({
   key: 'DISK_ENCRYPTION',
   platform: 'FREEBSD',
   collect: (ctx) => collectDisk(ctx),

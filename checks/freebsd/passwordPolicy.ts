@@ -78,7 +78,7 @@ function accountSources(nsswitch: FileResult): string[] | null {
 
 const ENFORCING = new Set(['required', 'requisite', 'binding']);
 
-function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict {
+function evaluatePassword(facts: PasswordFacts, policy: Policy) {
   const evidence: Evidence = {
     source: 'pam_passwdqc',
     min_length_required: policy.password.minLength,
@@ -110,7 +110,7 @@ function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict {
   return pass({ ...evidence, rule: 'passwdqc' });
 }
 
-export const passwordPolicyCheck = defineCheck<PasswordFacts>({
+export const passwordPolicyCheck = defineCheck({
   key: 'PASSWORD_POLICY',
   platform: 'FREEBSD',
   collect: collectPassword,

@@ -13,10 +13,9 @@ import {
   type DirResult,
   type Evidence,
   type FileResult,
-  type Reason,
   type Verdict,
 } from '../types';
-import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown } from '../verdict';
+import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown, type CommandFailureReason } from '../verdict';
 import { ownersOf, parseProcessTable, processProbe, runningCommands, type ProcessInfo } from './processes';
 import { PASSWD, parsePasswd, type Account } from '../passwd';
 import { parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
@@ -121,7 +120,7 @@ async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFacts> {
 type UserResult = { settings: LockSettings; locker: string } | { unknown: string; locker: string };
 
 /** `cat` as the user: the file's text, "absent", or why it could not be read. */
-function userFile(result: CommandResult): { text: string } | 'absent' | { reason: Reason } {
+function userFile(result: CommandResult): { text: string } | 'absent' | { reason: CommandFailureReason } {
   if (!result.error && result.exitCode === 0) return { text: result.stdout };
   if (!result.error && /: No such file or directory$/m.test(result.stderr)) return 'absent';
   if (!result.error && /: Permission denied$/m.test(result.stderr)) return { reason: 'permission_denied' };
@@ -153,7 +152,7 @@ function xssLockUser(facts: ScreenLockFacts, uid: number): UserResult {
   return { settings: { locks: timeout > 0, idleSeconds: timeout, graceSeconds: 0 }, locker };
 }
 
-function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy) {
   const table = parseProcessTable(facts.ps);
   if (!table.ok) return unknown(table.reason, { source: 'ps' });
   const servers = namesOf(table.processes, DISPLAY_SERVERS);
@@ -196,7 +195,7 @@ function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
   return pass({ ...evidence, rule: 'locks' });
 }
 
-export const screenLockCheck = defineCheck<ScreenLockFacts>({
+export const screenLockCheck = defineCheck({
   key: 'SCREEN_LOCK',
   platform: 'FREEBSD',
   collect: collectScreenLock,

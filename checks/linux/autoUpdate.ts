@@ -230,7 +230,7 @@ function aptScheduled(scheduler: Extract<UpdateFacts, { manager: 'apt' }>['sched
   return scheduler.cronRunning === null ? 'unknown' : true;
 }
 
-function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date): Verdict {
+function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date) {
   evidence.unattended_upgrades_installed = u.installed;
   if (u.lastRunMs !== undefined) evidence.last_run_age_days = ageInDays(u.lastRunMs, now);
   if (u.scheduler.kind === 'systemd') evidence.timers_enabled = Object.values(u.scheduler.timers).every((t) => t === true);
@@ -268,7 +268,7 @@ function evaluateTimers(
   u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>,
   evidence: Record<string, unknown>,
   policy: Policy,
-): Verdict {
+) {
   if (!u.systemd) return unknown('systemd_not_running', evidence);
   if (!u.timers.ok) return unknown(u.timers.reason, evidence);
   const on = Object.entries(u.timers.value)
@@ -299,7 +299,7 @@ function evaluateTimers(
     : fail({ ...evidence, rule: 'download_only' });
 }
 
-function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date): Verdict {
+function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const u = facts.update;

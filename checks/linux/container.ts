@@ -53,6 +53,6 @@ export function containerEvidence(facts: ContainerFacts): Record<string, unknown
 }
 
 /** The verdict for a host-level control inside a container (policy.containers.mode), or null outside one. */
-export function containerVerdict(facts: ContainerFacts, policy: Policy): Verdict | null {
+export function containerVerdict(facts: ContainerFacts, policy: Policy) {
   return facts.detected ? containersModeVerdict(policy, 'container', containerEvidence(facts)) : null;
 }

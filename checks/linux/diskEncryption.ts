@@ -192,7 +192,7 @@ function volumeProtection(v: VolumeFacts): Protection | { unknownReason: string 
   }
 }
 
-function evaluate(facts: DiskEncryptionFacts, policy: Policy): Verdict {
+function evaluate(facts: DiskEncryptionFacts, policy: Policy) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const evidence: Record<string, unknown> = {

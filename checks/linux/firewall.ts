@@ -101,7 +101,7 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
   };
 }
 
-function evaluate(facts: FirewallFacts, policy: Policy): Verdict {
+function evaluate(facts: FirewallFacts, policy: Policy) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const managers = [...(facts.firewalld.state === 'running' ? ['firewalld'] : []), ...(facts.ufw === 'active' ? ['ufw'] : [])];

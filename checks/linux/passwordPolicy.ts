@@ -188,7 +188,7 @@ function strengths(facts: PasswordPolicyFacts, generation: PwqualityGeneration =
 
 const DIRECTORY_MODULES = ['pam_sss', 'pam_ldap', 'pam_krb5', 'pam_winbind'];
 
-function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
+function evaluate(facts: PasswordPolicyFacts, policy: Policy) {
   if (!facts.stack.ok) return unknown(facts.stack.reason, { source: 'pam' });
   const evidence: Record<string, unknown> = {
     source: 'pam',
@@ -214,7 +214,7 @@ function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
   return unknown('pwquality_version_unknown', { ...current!.evidence, min_length_if_before_1_3: legacy!.evidence?.min_length ?? null });
 }
 
-function judge(found: Strength[] | { problem: string }, evidence: Record<string, unknown>, directory: boolean, policy: Policy): Verdict {
+function judge(found: Strength[] | { problem: string }, evidence: Record<string, unknown>, directory: boolean, policy: Policy) {
   if (!Array.isArray(found)) return unknown(found.problem, { ...evidence, module: 'pam_passwdqc' });
   if (found.length === 0) return unknown(directory ? 'directory_accounts_only' : 'no_password_module', evidence);
   const strongest = found.reduce((a, b) => (b.minLength > a.minLength ? b : a));

@@ -112,7 +112,7 @@ async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
   return facts;
 }
 
-function evaluate(facts: RemoteLoginFacts, policy: Policy): Verdict {
+function evaluate(facts: RemoteLoginFacts, policy: Policy) {
   const evidence: Record<string, unknown> = { source: 'procfs', owner_mapping: facts.ownerMapping };
   if (!facts.listeners.ok) return unknown(facts.listeners.reason, evidence);
   const sshPorts = new Set(facts.sshPorts);

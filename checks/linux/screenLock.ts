@@ -52,7 +52,7 @@ function judgeUser(s: LockSettings, policy: Policy): UserVerdict {
   return { status: 'PASS' };
 }
 
-function evaluate(facts: ScreenLockFacts, policy: Policy): Verdict {
+function evaluate(facts: ScreenLockFacts, policy: Policy) {
   const { sessions } = facts;
   const evidence: Record<string, unknown> = {
     session_source: sessions.source,

@@ -97,7 +97,7 @@ async function collect(ctx: CheckContext): Promise<TimeSyncFacts> {
 
 const STARTUP_GRACE_SECONDS = 15 * 60;
 
-function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
+function evaluate(facts: TimeSyncFacts, policy: Policy) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const backends = [

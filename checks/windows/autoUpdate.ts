@@ -30,7 +30,7 @@ export interface AutoUpdateFacts {
 /** PauseUpdatesExpiryTime as Windows writes it: an ISO 8601 UTC timestamp. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 
-export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: Date): Verdict {
+export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   const evidence: Evidence = { source: 'registry' };
   const { auPolicy, updateCsp, services } = facts;
   if (!auPolicy.ok) return sectionUnknown(auPolicy, evidence);

@@ -113,7 +113,7 @@ function isOsVolume(volume: EncryptableVolume, systemDrive: string | null): bool
 const compliant = (state: VolumeState, policy: Policy) =>
   state.kind === 'protected' || (state.kind === 'encrypting' && policy.diskEncryption.inProgress === 'PASS');
 
-export function evaluateDiskEncryption(facts: DiskEncryptionFacts, policy: Policy): Verdict {
+export function evaluateDiskEncryption(facts: DiskEncryptionFacts, policy: Policy) {
   const base: Evidence = { source: 'wmi', scope: policy.diskEncryption.scope };
   const { volumes } = facts;
   if (!volumes.ok) {

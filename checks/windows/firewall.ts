@@ -85,7 +85,7 @@ function profilesFromRegistry(registry: FirewallFacts['registry']): Record<Profi
   return out as Record<ProfileName, ProfileState>;
 }
 
-export function evaluateFirewall(facts: FirewallFacts): Verdict {
+export function evaluateFirewall(facts: FirewallFacts) {
   const evidence: Evidence = {};
 
   // A registered third-party firewall that is on: Windows Firewall may be off on purpose.

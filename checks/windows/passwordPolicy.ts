@@ -47,7 +47,7 @@ export function parseSystemAccess(lines: string[]): SystemAccess {
   };
 }
 
-export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy): Verdict {
+export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy) {
   const evidence: Evidence = {};
   const lengths: number[] = [];
   const sources: string[] = [];

@@ -58,7 +58,7 @@ export function sshdAcceptsPasswords(config: string): boolean | null {
   return value === 'yes' ? true : value === 'no' ? false : null;
 }
 
-export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy) {
   const evidence: Evidence = { source: 'registry' };
   const { rdpPolicy, rdp, rdpTcp, services, listeningPorts } = facts;
   if (!rdpPolicy.ok) return sectionUnknown(rdpPolicy, evidence);

@@ -137,7 +137,7 @@ export function sleepLockEngages(lock: SleepLock | 'undetermined', maxIdleSecond
   return ac === true && dc === true ? true : 'undetermined';
 }
 
-export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy) {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
   const evidence: Evidence = { source: 'registry', max_idle_seconds: maxIdleSeconds };
 
