@@ -9,7 +9,7 @@
 import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult, type Verdict } from '../types';
 import type { Policy } from '../policy';
 import { isLoopbackAddress } from '../loopback';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
 import { NETSTAT, NETSTAT_ARGS, parseNetstatListeners, type TcpListener } from './listeners';
 import { LAUNCHCTL } from './probes';
@@ -77,7 +77,7 @@ function parseServicePrint(result: CommandResult, label: string): 'loaded' | 'no
   return result.exitCode === SERVICE_NOT_FOUND ? 'not_loaded' : undefined;
 }
 
-function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: string } {
+function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: CommandFailureReason | 'full_disk_access_required' } {
   const services = facts.printDisabled.error ? null : parsePrintDisabled(facts.printDisabled.stdout);
   if (services) {
     const screenSharing = services.get(SCREEN_SHARING_LABEL) ?? 'disabled';

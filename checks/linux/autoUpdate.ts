@@ -5,7 +5,7 @@
 // dnf-automatic installing (apply_updates), not only downloading; Arch has no such mechanism.
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { family, osRelease } from './osRelease';
 import { processTable, runningCommands } from './processes';
@@ -17,7 +17,7 @@ const DPKG_QUERY = '/usr/bin/dpkg-query';
 const APT_CONFIG = '/usr/bin/apt-config';
 
 type Tri = boolean | 'unknown';
-type Readable<T> = { ok: true; value: T } | { ok: false; reason: string };
+type Readable<T> = { ok: true; value: T } | { ok: false; reason: CommandFailureReason };
 
 type UpdateFacts =
   | {

@@ -4,7 +4,7 @@
 // consulted, so an installed-but-inactive ufw cannot hide an active nftables ruleset.
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type CommandResult, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { findTool, runTool } from './tools';
 import { analyzeIptablesInput, analyzeNftRuleset, type InputFiltering } from './firewallRules';
@@ -19,7 +19,7 @@ const FIREWALL_CMD = '/usr/bin/firewall-cmd';
 /** firewalld's errors.NOT_RUNNING, firewall-cmd's exit status when no daemon answers. */
 const FIREWALLD_NOT_RUNNING = 252;
 
-type View<T> = { state: 'ok'; value: T } | { state: 'unavailable'; reason: string };
+type View<T> = { state: 'ok'; value: T } | { state: 'unavailable'; reason: CommandFailureReason };
 
 export interface FirewallFacts {
   container: ContainerFacts;
@@ -32,7 +32,7 @@ export interface FirewallFacts {
   firewalld: { state: 'running'; defaultZone?: string } | { state: 'not_running' | 'unavailable'; defaultZone?: never };
 }
 
-function unavailable(result: CommandResult): { state: 'unavailable'; reason: string } {
+function unavailable(result: CommandResult): { state: 'unavailable'; reason: CommandFailureReason } {
   if (!result.error && /Operation not permitted|Permission denied|must be root|need to be root/i.test(result.stderr)) {
     return { state: 'unavailable', reason: 'permission_denied' };
   }

@@ -5,7 +5,7 @@
 import { endianness } from 'node:os';
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { fail, fsFailureReason, pass, unknown } from '../verdict';
+import { fail, fsFailureReason, pass, unknown, type FsFailureReason } from '../verdict';
 import { processTable } from './processes';
 import { readListeners, socketOwners, type Bind } from './sockets';
 import { isHardened, sshdEvidence, type SshdReading } from '../sshd';
@@ -47,7 +47,7 @@ export interface OwnedListener {
 }
 
 interface RemoteLoginFacts {
-  listeners: { ok: true; items: OwnedListener[] } | { ok: false; reason: string };
+  listeners: { ok: true; items: OwnedListener[] } | { ok: false; reason: FsFailureReason };
   ownerMapping: 'complete' | 'partial' | 'unavailable';
   /** Ports configured for SSH besides 22 (sshd_config Port, ListenStream of ssh(d).socket). */
   sshPorts: number[];

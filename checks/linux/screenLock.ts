@@ -5,7 +5,7 @@
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
 import { fail, notApplicable, pass, unknown } from '../verdict';
-import { readLockSettings, type LockReading, type LockSettings } from './desktopLock';
+import { readLockSettings, type LockReading, type LockSettings, type LockUnreadable } from './desktopLock';
 import { accountOf, graphicalSessions, type SessionFacts } from './sessions';
 
 interface ScreenLockFacts {
@@ -38,7 +38,8 @@ async function collect(ctx: CheckContext): Promise<ScreenLockFacts> {
   };
 }
 
-type UserVerdict = { status: 'PASS' } | { status: 'FAIL'; rule: string } | { status: 'UNKNOWN'; reason: string };
+type LockTooWeak = 'lock_disabled' | 'idle_activation_disabled' | 'never_idle' | 'idle_too_long' | 'grace_too_long';
+type UserVerdict = { status: 'PASS' } | { status: 'FAIL'; rule: LockTooWeak } | { status: 'UNKNOWN'; reason: LockUnreadable | 'parse_error' };
 
 function judgeUser(s: LockSettings, policy: Policy): UserVerdict {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
@@ -87,9 +88,9 @@ function evaluate(facts: ScreenLockFacts, policy: Policy) {
     max_idle_seconds: policy.screenLock.maxIdleSeconds,
     max_grace_seconds: policy.screenLock.maxGraceSeconds,
   });
-  const failed = verdicts.find((v): v is { status: 'FAIL'; rule: string } => v.status === 'FAIL');
+  const failed = verdicts.find((v): v is Extract<UserVerdict, { status: 'FAIL' }> => v.status === 'FAIL');
   if (failed) return fail({ ...evidence, rule: failed.rule });
-  const undecided = verdicts.find((v): v is { status: 'UNKNOWN'; reason: string } => v.status === 'UNKNOWN');
+  const undecided = verdicts.find((v): v is Extract<UserVerdict, { status: 'UNKNOWN' }> => v.status === 'UNKNOWN');
   if (undecided) return unknown(undecided.reason, evidence);
   return pass({ ...evidence, rule: 'locks_within_policy' });
 }

@@ -3,7 +3,7 @@
 // then whether any sync daemon runs at all (/proc, so it works without systemd or procps).
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { processTable, runningCommands } from './processes';
 import { systemdBooted } from './systemd';
@@ -24,7 +24,7 @@ export interface SyncState extends ClockSync {
   /** timedatectl only: a sync service is enabled. */
   ntpEnabled?: boolean;
 }
-type SyncReading = SyncState | { unreadable: string };
+type SyncReading = SyncState | { unreadable: CommandFailureReason };
 
 interface TimeSyncFacts {
   container: ContainerFacts;
@@ -141,7 +141,7 @@ function evaluate(facts: TimeSyncFacts, policy: Policy) {
       rule: 'no_time_sync_service',
     });
   }
-  const failed = backends.map(([, r]) => r).find((r): r is { unreadable: string } => r !== undefined && 'unreadable' in r);
+  const failed = backends.map(([, r]) => r).find((r): r is { unreadable: CommandFailureReason } => r !== undefined && 'unreadable' in r);
   return unknown(facts.daemons === null ? 'process_table_incomplete' : (failed?.unreadable ?? 'sync_state_unreadable'), evidence);
 }
 
