@@ -68,7 +68,8 @@ async function collectDisk(ctx: CheckContext): Promise<DiskFacts> {
   return facts;
 }
 
-type Judgement = { encrypted: true; by: 'geli' | 'zfs_native' } | { encrypted: false } | { unknown: string };
+type Undecided = 'unsupported_filesystem' | 'zfs_key_unavailable' | 'zfs_unreadable' | 'zpool_unreadable' | 'parse_error';
+type Judgement = { encrypted: true; by: 'geli' | 'zfs_native' } | { encrypted: false } | { unknown: Undecided };
 
 interface ZfsView {
   pools: ReturnType<typeof parseZpoolStatus> | null;
@@ -159,7 +160,7 @@ function evaluateDisk(facts: DiskFacts, policy: Policy) {
   }
 
   if (judgements.some((j) => 'encrypted' in j && !j.encrypted)) return fail({ ...evidence, rule: 'unencrypted_filesystem' });
-  const undecided = judgements.find((j): j is { unknown: string } => 'unknown' in j);
+  const undecided = judgements.find((j): j is { unknown: Undecided } => 'unknown' in j);
   if (undecided) return unknown(undecided.unknown, evidence);
   // A ".eli" device exists only while the ELI class is loaded: geli saying otherwise is not to be trusted.
   if (methods.includes('geli') && geliNotLoaded) return unknown('inconsistent_geli', evidence);

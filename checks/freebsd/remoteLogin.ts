@@ -43,7 +43,7 @@ const isTelnet = (s: Socket) => s.command === 'telnetd' || s.port === 23;
  */
 const isRemoteDesktop = (s: Socket) => s.command === 'xrdp' || s.port === 3389 || (s.port !== null && s.port >= 5900 && s.port <= 5999);
 
-function hardeningVerdict(facts: RemoteLoginFacts, evidence: Evidence, exposure: string) {
+function hardeningVerdict<Exposed extends string>(facts: RemoteLoginFacts, evidence: Evidence, exposure: Exposed) {
   const config: SshdReading = facts.sshdConfig ? readSshdEffectiveConfig(facts.sshdConfig) : { ok: false, reason: 'check_error' };
   if (!config.ok) return unknown(config.reason, { ...evidence, rule: exposure });
   const details = { ...evidence, ...sshdEvidence(config.settings) };

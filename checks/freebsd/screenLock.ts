@@ -15,7 +15,7 @@ import {
   type FileResult,
   type Verdict,
 } from '../types';
-import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown, type CommandFailureReason } from '../verdict';
+import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown, type CommandFailureReason, type FsFailureReason } from '../verdict';
 import { ownersOf, parseProcessTable, processProbe, runningCommands, type ProcessInfo } from './processes';
 import { PASSWD, parsePasswd, type Account } from '../passwd';
 import { parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
@@ -117,7 +117,8 @@ async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFacts> {
   return facts;
 }
 
-type UserResult = { settings: LockSettings; locker: string } | { unknown: string; locker: string };
+type Unreadable = CommandFailureReason | FsFailureReason | 'no_user_account' | 'no_xscreensaver_settings' | 'no_single_display';
+type UserResult = { settings: LockSettings; locker: string } | { unknown: Unreadable; locker: string };
 
 /** `cat` as the user: the file's text, "absent", or why it could not be read. */
 function userFile(result: CommandResult): { text: string } | 'absent' | { reason: CommandFailureReason } {
@@ -189,7 +190,7 @@ function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy) {
     const rule = !s.locks ? 'lock_disabled' : s.idleSeconds > policy.screenLock.maxIdleSeconds ? 'idle_too_long' : 'grace_too_long';
     return fail({ ...evidence, rule });
   }
-  const undecided = results.find((r): r is { unknown: string; locker: string } => 'unknown' in r);
+  const undecided = results.find((r): r is { unknown: Unreadable; locker: string } => 'unknown' in r);
   if (undecided) return unknown(undecided.unknown, evidence);
   if (others.length > 0) return unknown('locker_not_evaluated', evidence);
   return pass({ ...evidence, rule: 'locks' });

@@ -68,7 +68,7 @@ type VolumeState =
   | { kind: 'protected' }
   | { kind: 'unprotected'; state: 'suspended' | 'protection_off' | 'decrypted' | 'decrypting' }
   | { kind: 'encrypting'; state: 'encrypting' | 'encryption_paused' }
-  | { kind: 'undetermined'; reason: string };
+  | { kind: 'undetermined'; reason: 'method_failed' | 'unexpected_value' | 'protection_status_unknown' };
 
 /** What one volume's method results mean (research §1.4 decision table). */
 export function volumeState(volume: EncryptableVolume): VolumeState {
