@@ -77,7 +77,9 @@ function parseServicePrint(result: CommandResult, label: string): 'loaded' | 'no
   return result.exitCode === SERVICE_NOT_FOUND ? 'not_loaded' : undefined;
 }
 
-function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: CommandFailureReason | 'full_disk_access_required' } {
+function sshState(
+  facts: RemoteLoginFacts,
+): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: CommandFailureReason | 'full_disk_access_required' } {
   const services = facts.printDisabled.error ? null : parsePrintDisabled(facts.printDisabled.stdout);
   if (services) {
     const screenSharing = services.get(SCREEN_SHARING_LABEL) ?? 'disabled';

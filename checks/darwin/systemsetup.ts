@@ -10,7 +10,10 @@ export const SYSTEMSETUP = '/usr/sbin/systemsetup';
  * tool... exiting!" without root; "… requires Full Disk Access privileges." when the calling
  * process lacks Full Disk Access (macOS 10.15+).
  */
-export function parseSystemsetup(result: CommandResult, label: string): { value: string } | { reason: CommandFailureReason | 'full_disk_access_required' } {
+export function parseSystemsetup(
+  result: CommandResult,
+  label: string,
+): { value: string } | { reason: CommandFailureReason | 'full_disk_access_required' } {
   if (result.error) return { reason: commandFailureReason(result) };
   const text = `${result.stdout}\n${result.stderr}`;
   const escaped = label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -6,16 +6,17 @@
 // their settings are not read: UNKNOWN, never a PASS because a program exists. A session with
 // no locker at all is a FAIL.
 import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Verdict } from '../types';
 import {
-  defineCheck,
-  type CheckContext,
-  type CommandResult,
-  type DirResult,
-  type Evidence,
-  type FileResult,
-  type Verdict,
-} from '../types';
-import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown, type CommandFailureReason, type FsFailureReason } from '../verdict';
+  commandFailureReason,
+  fail,
+  fsFailureReason,
+  notApplicable,
+  pass,
+  unknown,
+  type CommandFailureReason,
+  type FsFailureReason,
+} from '../verdict';
 import { ownersOf, parseProcessTable, processProbe, runningCommands, type ProcessInfo } from './processes';
 import { PASSWD, parsePasswd, type Account } from '../passwd';
 import { parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';

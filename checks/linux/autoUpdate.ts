@@ -264,11 +264,7 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
   return fail({ ...evidence, rule: u.installed ? 'periodic_disabled' : 'not_installed' });
 }
 
-function evaluateTimers(
-  u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>,
-  evidence: Record<string, unknown>,
-  policy: Policy,
-) {
+function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, evidence: Record<string, unknown>, policy: Policy) {
   if (!u.systemd) return unknown('systemd_not_running', evidence);
   if (!u.timers.ok) return unknown(u.timers.reason, evidence);
   const on = Object.entries(u.timers.value)

@@ -24,11 +24,7 @@ export interface LockSettings {
 
 /** Why a desktop's lock settings could not be read. */
 export type LockUnreadable =
-  | CommandFailureReason
-  | 'gsettings_defaults_only'
-  | 'unsupported_locker'
-  | 'unsupported_desktop'
-  | 'no_user_account';
+  CommandFailureReason | 'gsettings_defaults_only' | 'unsupported_locker' | 'unsupported_desktop' | 'no_user_account';
 
 export type LockReading = { ok: true; settings: LockSettings } | { ok: false; reason: LockUnreadable; desktop: string };
 

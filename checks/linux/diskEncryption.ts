@@ -173,7 +173,8 @@ async function collect(ctx: CheckContext): Promise<DiskEncryptionFacts> {
   return facts;
 }
 
-type UndecidedVolume = CommandFailureReason | 'no_zpool_tooling' | 'zfs_pool_unreadable' | 'network_root' | 'virtual_root' | 'unresolved_device';
+type UndecidedVolume =
+  CommandFailureReason | 'no_zpool_tooling' | 'zfs_pool_unreadable' | 'network_root' | 'virtual_root' | 'unresolved_device';
 
 function volumeProtection(v: VolumeFacts): Protection | { unknownReason: UndecidedVolume } {
   switch (v.kind) {

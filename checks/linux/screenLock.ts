@@ -39,7 +39,8 @@ async function collect(ctx: CheckContext): Promise<ScreenLockFacts> {
 }
 
 type LockTooWeak = 'lock_disabled' | 'idle_activation_disabled' | 'never_idle' | 'idle_too_long' | 'grace_too_long';
-type UserVerdict = { status: 'PASS' } | { status: 'FAIL'; rule: LockTooWeak } | { status: 'UNKNOWN'; reason: LockUnreadable | 'parse_error' };
+type UserVerdict =
+  { status: 'PASS' } | { status: 'FAIL'; rule: LockTooWeak } | { status: 'UNKNOWN'; reason: LockUnreadable | 'parse_error' };
 
 function judgeUser(s: LockSettings, policy: Policy): UserVerdict {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
