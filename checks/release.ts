@@ -1,6 +1,6 @@
 // OS_VERSION's shared rule, used by every platform: numeric version comparison and the
 // lifecycle policy (minimum, end of support, patch lag), in the research's evaluation order.
-import type { Evidence, Verdict } from './types';
+import type { Evidence } from './types';
 import { LIFECYCLE_CHECKED_AT, type Policy } from './policy';
 import { fail, pass, unknown } from './verdict';
 

@@ -3,7 +3,7 @@
 // too unless policy.autoUpdate.acceptDownloadOnly. Checking is not required from macOS 15, which
 // removed its switch (AutomaticCheckEnabled no longer stops checks); a DDM declaration's AlwaysOn
 // is in force over every file.
-import { defineCheck, type Verdict } from '../types';
+import { defineCheck } from '../types';
 import type { Policy } from '../policy';
 import { fail, pass, unknown } from '../verdict';
 import {

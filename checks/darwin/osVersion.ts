@@ -1,6 +1,6 @@
 // OS_VERSION on macOS (research §5.1, §5.5): the release from sw_vers, judged by the shared
 // lifecycle rule against policy.osVersion.minimum.DARWIN and the macOS support dates.
-import { defineCheck, type CommandResult, type Verdict } from '../types';
+import { defineCheck, type CommandResult } from '../types';
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
 import { commandFailureReason, unknown } from '../verdict';

@@ -6,7 +6,7 @@
 // answers only when launchctl cannot. Screen Sharing and Remote Management are reported as
 // evidence. PASS means not exposed: Remote Login whose port-22 sockets (netstat) are all on loopback
 // is not exposure.
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult } from '../types';
 import type { Policy } from '../policy';
 import { isLoopbackAddress } from '../loopback';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';

@@ -2,7 +2,7 @@
 // policy.screenLock.maxGraceSeconds, and the screen saver or display sleep starts within
 // maxIdleSeconds on every power source. All of it is per-user: the console user's values are
 // read in that user's context, configuration-profile (MDM) values first.
-import { defineCheck, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CommandResult, type Evidence } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { plistBool, plistInt, type PlistValue } from './plist';

@@ -4,7 +4,7 @@
 // against the configured server (that costs a network exchange). A Mac kept in time by chrony
 // (Homebrew) shows "Network Time: Off" because timed is off: when systemsetup does not say On,
 // `chronyc -n tracking` is asked, and a synchronised chrony is the time source in force.
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import type { Policy } from '../policy';
 import { fail, pass, unknown } from '../verdict';
 import { chronyTrackingText, type ClockSync } from '../timeDaemons';

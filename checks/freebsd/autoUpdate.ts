@@ -5,7 +5,7 @@
 // ASSUME_ALWAYS_YES). Jobs for a jail or another root (-b, -j, -c, -r) do not update this host.
 import type { Policy } from '../policy';
 import { parseBoolean } from '../text';
-import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult } from '../types';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
 import { parseCrontab, simpleCommands } from './crontab';
 import { jailProbe, jailVerdict } from './sysctl';

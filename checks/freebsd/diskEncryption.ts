@@ -4,7 +4,7 @@
 // dataset with native encryption and its key loaded. GELI providers elsewhere, such as the
 // installer's one-time encrypted swap, do not encrypt the filesystems: they are evidence only.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { jailProbe, jailVerdict } from './sysctl';
 import {

@@ -4,7 +4,7 @@
 // active; a packet must get through each, so one filter that certainly blocks is enough. A
 // filter that is enabled but passes everything ("pass all", firewall_type="open") is a FAIL.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { ipfwDefault, parseIpfwList } from './ipfw';
 import { combine, FAMILIES, type DefaultAction, type Family } from './packetFilter';

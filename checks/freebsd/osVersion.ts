@@ -3,7 +3,7 @@
 // installed but not yet booted kernel protects nothing), judged against the lifecycle table
 // and policy.osVersion.minimum.FREEBSD.
 import { judgeRelease, type Release } from '../release';
-import { defineCheck, type Verdict } from '../types';
+import { defineCheck } from '../types';
 import type { Policy } from '../policy';
 import { unknown } from '../verdict';
 import { interpretVersions, parseFreebsdVersion, readVersions, type FreebsdVersion, type VersionProbe } from './version';

@@ -5,7 +5,7 @@
 // module"): they are reported, never counted. The "default" class's passwd_format and
 // passwordtime are evidence.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type Evidence, type FileResult } from '../types';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
 import { passwdqcConfigFiles, passwdqcMinLength, passwdqcMinText, passwdqcRequiresClasses, passwdqcSettings } from '../passwdqc';
 import { capNumber, capString, expandRecord, parseCapDatabase } from './loginConf';

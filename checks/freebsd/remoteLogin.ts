@@ -5,7 +5,7 @@
 // remoteLogin.allowSshIfHardened, an SSH server that refuses passwords, keyboard-interactive
 // (PAM) logins and root logins passes.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { parseProcessTable, processProbe, runningCommands } from './processes';

@@ -6,7 +6,7 @@
 // their settings are not read: UNKNOWN, never a PASS because a program exists. A session with
 // no locker at all is a FAIL.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult } from '../types';
 import {
   commandFailureReason,
   fail,

@@ -2,7 +2,7 @@
 // GEOM providers, packet filters and clock are out of sight, so host-level controls follow
 // policy.containers.mode (research §0.7, §1.3, §3.3).
 import type { Policy } from '../policy';
-import type { CheckContext, CommandResult, Host, Verdict } from '../types';
+import type { CheckContext, CommandResult, Host } from '../types';
 import { commandFailureReason, containersModeVerdict, type CommandFailureReason } from '../verdict';
 
 const SYSCTL = '/sbin/sysctl';

@@ -3,7 +3,7 @@
 // `service … status`, whose non-zero exit for a service merely not enabled in rc.conf is no
 // evidence; each daemon's own query tool decides "synchronised". rc.conf intent is evidence.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import { chronyTrackingCsv, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { parseProcessTable, processProbe, runningCommands } from './processes';

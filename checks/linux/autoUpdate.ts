@@ -4,7 +4,7 @@
 // runs (systemd timers only when systemd is PID 1, else cron's apt-compat); dnf needs
 // dnf-automatic installing (apply_updates), not only downloading; Arch has no such mechanism.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { defineCheck, type CheckContext } from '../types';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { family, osRelease } from './osRelease';

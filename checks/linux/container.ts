@@ -3,7 +3,7 @@
 // filesystem on a local block device (a machine) or an overlay, a directory or a dataset handed
 // in by a host. Host-level controls in a container follow policy.containers.mode.
 import type { Policy } from '../policy';
-import type { CheckContext, Verdict } from '../types';
+import type { CheckContext } from '../types';
 import { containersModeVerdict } from '../verdict';
 import { BLOCK_FILESYSTEMS, mountTable, rootMount, type MountEntry } from './mounts';
 

@@ -5,7 +5,7 @@
 // CoreOS) is judged by the filesystem holding its data, mounted at /sysroot. /etc/crypttab and
 // "any crypt device" prove nothing.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { defineCheck, type CheckContext } from '../types';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason, type FsFailureReason } from '../verdict';
 import {
   chainOf,

@@ -3,7 +3,7 @@
 // (firewalld, ufw) are reported and decide only when the ruleset cannot be read. Every backend is
 // consulted, so an installed-but-inactive ufw cannot hide an active nftables ruleset.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult } from '../types';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { findTool, runTool } from './tools';

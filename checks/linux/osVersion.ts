@@ -4,7 +4,7 @@
 // have no cycle that ends: they must have been upgraded recently instead.
 import type { Policy } from '../policy';
 import { judgeRelease, type Release } from '../release';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { defineCheck, type CheckContext } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, type ContainerFacts } from './container';
 import { osRelease, preciseVersion, type OsRelease, type OsReleaseFacts } from './osRelease';

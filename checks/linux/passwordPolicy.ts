@@ -4,7 +4,7 @@
 // PASS_MIN_LEN is obsolete under PAM and never decides.
 import type { Policy } from '../policy';
 import { passwdqcConfigFiles, passwdqcMinLength, passwdqcRequiresClasses, passwdqcSettings, type PasswdqcProblem } from '../passwdqc';
-import { defineCheck, type CheckContext, type FileResult, type Host, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type FileResult, type Host } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { enforces, moduleArgs, readPasswordStack, type PamEntry, type PamStack } from './pamStack';
 import { meaningfulLines } from '../text';

@@ -4,7 +4,7 @@
 // "enabled" but never started listens on nothing. Owners come from /proc/<pid>/fd (root).
 import { endianness } from 'node:os';
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { defineCheck, type CheckContext } from '../types';
 import { fail, fsFailureReason, pass, unknown, type FsFailureReason } from '../verdict';
 import { processTable } from './processes';
 import { readListeners, socketOwners, type Bind } from './sockets';

@@ -3,7 +3,7 @@
 // headless root reads. With one, each local session user's settings are read in that user's
 // context; all must lock within policy.screenLock.maxIdleSeconds + maxGraceSeconds.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { defineCheck, type CheckContext } from '../types';
 import { fail, notApplicable, pass, unknown } from '../verdict';
 import { readLockSettings, type LockReading, type LockSettings, type LockUnreadable } from './desktopLock';
 import { accountOf, graphicalSessions, type SessionFacts } from './sessions';

@@ -2,7 +2,7 @@
 // first (the kernel's sync flag via timedatectl, chrony's leap status, ntpd's system variables),
 // then whether any sync daemon runs at all (/proc, so it works without systemd or procps).
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { defineCheck, type CheckContext } from '../types';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { processTable, runningCommands } from './processes';

@@ -4,7 +4,7 @@
 // policy Windows 10/11 download and install automatically. wuauserv is a demand/trigger-start
 // service that is stopped most of the time: only *disabled* services count against the machine.
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import {
   defineProbeCheck,

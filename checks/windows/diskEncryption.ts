@@ -4,7 +4,7 @@
 // sits in the clear on disk) is its own FAIL. No administrator rights: UNKNOWN, never FAIL.
 import * as z from 'zod/mini';
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeSection, sectionUnknown, type Section } from './probe';
 

@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import type { Policy } from '../policy';
 import { isLoopbackAddress } from '../loopback';
 import { sshdConfigDirectives } from '../sshd';
-import type { Evidence, FileResult, Verdict } from '../types';
+import type { Evidence, FileResult } from '../types';
 import { fsFailureReason, fail, pass, unknown } from '../verdict';
 import {
   defineProbeCheck,

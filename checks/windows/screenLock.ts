@@ -6,7 +6,7 @@
 // be SYSTEM's own hive, so users are read under HKU\<SID>. Evidence counts users, never names SIDs.
 import * as z from 'zod/mini';
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeSection, registryKey, sectionUnknown, type Section } from './probe';
 import { asNumber, asText, regNumber, RegistryValues } from './registry';

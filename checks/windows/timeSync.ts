@@ -8,7 +8,7 @@
 // System log say when it last synchronised.
 import * as z from 'zod/mini';
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import {
   defineProbeCheck,
