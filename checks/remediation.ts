@@ -66,7 +66,7 @@ export interface Remedy {
 }
 
 /** One check's entries, by word. */
-export type CheckRemedies = Readonly<Record<string, Remedy>>;
+type CheckRemedies = Readonly<Record<string, Remedy>>;
 
 /** A catalogue as lookups read it: any platform's, by check key and word (a result may come from a newer agent). */
 export interface PlatformRemedies {
@@ -244,7 +244,7 @@ function outcomeWord(status: PostureStatus, evidence: Record<string, unknown> | 
 }
 
 /** The entry a catalogue has for a check's word (its own, else the platform's shared one). */
-export function findRemedy(catalogue: PlatformRemedies, checkKey: string, w: string): Remedy | undefined {
+function findRemedy(catalogue: PlatformRemedies, checkKey: string, w: string): Remedy | undefined {
   const own = Object.hasOwn(catalogue.checks, checkKey) ? catalogue.checks[checkKey as CheckKey] : undefined;
   if (own && Object.hasOwn(own, w)) return own[w];
   return Object.hasOwn(catalogue.shared, w) ? catalogue.shared[w] : undefined;

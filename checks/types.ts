@@ -7,7 +7,7 @@ import type { Policy } from './policy';
 export type Evidence = Record<string, unknown>;
 
 /** What the engine itself answers for any check it runs (checks/engine.ts): a check that ran too long or threw. */
-export type EngineWord = 'timeout' | 'check_error';
+type EngineWord = 'timeout' | 'check_error';
 
 /**
  * A check's answer. Its word (`rule` on PASS/FAIL, `reason` on UNKNOWN/NOT_APPLICABLE) is typed, so

@@ -17,7 +17,7 @@ const CHRONYC = '/usr/local/bin/chronyc';
 /** A daemon that started this recently may not have synchronised yet. */
 const SYNC_GRACE_SECONDS = 1200;
 
-export interface TimeFacts {
+interface TimeFacts {
   jailed: CommandResult;
   ps: CommandResult;
   rc: CommandResult;
