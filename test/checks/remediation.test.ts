@@ -6,7 +6,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, PLATFORMS, type CheckKey, type Platform, type PostureStatus } from '../../src/protocol/schemas';
 import { linuxRemediation } from '../../checks/linux/remediation';
-import { explain, osHintFrom, passing, renderFix, type Remedy } from '../../checks/remediation';
+import { explain, osHintFrom, passing, renderFix, type PlatformCatalogue, type Remedy } from '../../checks/remediation';
+import type { Check } from '../../checks/types';
 import { REMEDIATION, explainResult } from '../../checks/remediationCatalogue';
 import { listFixtures, runFixture } from '../support/checkFixtures';
 
@@ -57,9 +58,17 @@ describe('the catalogue', () => {
       // @ts-expect-error: permission_denied is the platform's shared entry
       permission_denied: linuxRemediation.shared.permission_denied,
     };
+    // A check whose words are typed plain string would accept any entries: its catalogue refuses them all.
+    type LooseCheck = Check<unknown, string, 'FIREWALL_ENABLED'>;
+    const loose: PlatformCatalogue<readonly [LooseCheck], 'timeout'>['checks']['FIREWALL_ENABLED'] = {
+      // @ts-expect-error: no word of a check typed string can be listed
+      anything: passing('Any word at all.'),
+    };
+    // The compiler is the judge (tsc fails on an unused @ts-expect-error); at run time the values are what they say.
     expect(Object.keys(missing)).not.toContain('no_inbound_filtering');
     expect(Object.keys(extra)).toContain('from_a_newer_agent');
     expect(Object.keys(overridden)).toContain('permission_denied');
+    expect(Object.keys(loose)).toEqual(['anything']);
   });
 
   it('every PASS and FAIL on the recorded fixtures carries a rule and every other status a reason', () => {
