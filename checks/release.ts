@@ -1,6 +1,6 @@
 // OS_VERSION's shared rule, used by every platform: numeric version comparison and the
 // lifecycle policy (minimum, end of support, patch lag), in the research's evaluation order.
-import type { Evidence, Verdict } from './types';
+import type { Evidence } from './types';
 import { LIFECYCLE_CHECKED_AT, type Policy } from './policy';
 import { fail, pass, unknown } from './verdict';
 
@@ -48,7 +48,7 @@ export interface ReleaseRules {
 
 const DAY_MS = 86_400_000;
 
-export function judgeRelease(release: Release, rules: ReleaseRules, policy: Policy, now: Date): Verdict {
+export function judgeRelease(release: Release, rules: ReleaseRules, policy: Policy, now: Date) {
   const evidence: Evidence = {
     product: release.product,
     cycle: release.cycle,

@@ -1,12 +1,15 @@
 // What a verdict means and what to do about it, for the person at the keyboard and for the fleet's
 // administrator. One catalogue per platform (checks/<os>/remediation.ts, beside that platform's
 // checks) maps each check's words (`rule` on PASS/FAIL, `reason` on UNKNOWN/NOT_APPLICABLE) to an
-// entry; test/checks/remediation.test.ts keeps the catalogues complete against the evaluators.
+// entry; the compiler keeps each catalogue exactly complete against its checks' typed words
+// (PlatformCatalogue below).
 // Data and pure functions only (no policy, no I/O), so that the server bundles the same texts.
 // No text ever carries a secret, a user name, a home path or command output: interpolations are
 // numbers and the evidence's own short enum words, through `num`/`word` below.
 import type { CheckKey, Platform, PostureResult, PostureStatus } from '../src/protocol/schemas';
 import type { Policy } from './policy';
+import type { judgeRelease } from './release';
+import type { Check, VerdictWord, WordOf } from './types';
 
 /** The OS release the advice is for: the device's OS_VERSION evidence (product/id and version). */
 export interface OsHint {
@@ -63,13 +66,30 @@ export interface Remedy {
 }
 
 /** One check's entries, by word. */
-export type CheckRemedies = Readonly<Record<string, Remedy>>;
+type CheckRemedies = Readonly<Record<string, Remedy>>;
 
+/** A catalogue as lookups read it: any platform's, by check key and word (a result may come from a newer agent). */
 export interface PlatformRemedies {
   platform: Platform;
   /** Entries for words that mean the same for every check of the platform (permission_denied, timeout, …). */
   shared: CheckRemedies;
   checks: Readonly<Record<CheckKey, CheckRemedies>>;
+}
+
+/**
+ * A platform's catalogue as the compiler checks it against `Checks`, that platform's checks
+ * (checks/<os>/index.ts): `shared` explains the words `Shared` for every check (each word returned
+ * by some check), and each check has an entry for every other word it returns and none for a word
+ * it does not. A missing or extra word is a compile error in checks/<os>/remediation.ts.
+ */
+export interface PlatformCatalogue<Checks extends readonly Check[], Shared extends WordOf<Checks[number]>> {
+  platform: Platform;
+  shared: Record<Shared, Remedy>;
+  checks: {
+    [C in Checks[number] as C['key']]: string extends WordOf<C>
+      ? { 'this check returns words typed string, which no catalogue can list': never }
+      : Record<Exclude<WordOf<C>, Shared>, Remedy>;
+  };
 }
 
 export const NOTHING_TO_DO = 'Nothing to do.';
@@ -154,8 +174,11 @@ export interface ServiceWording {
   elevated: string;
 }
 
-/** Words every check of a platform can return, with the same meaning. */
-export function sharedRemedies(s: ServiceWording): Record<string, Remedy> {
+/** Words that mean the same for every check of a platform. */
+export type SharedWord = 'permission_denied' | 'timeout' | 'check_error' | 'parse_error' | 'command_not_found' | 'not_found';
+
+/** Entries for the words every check of a platform can return, with the same meaning. */
+export function sharedRemedies(s: ServiceWording): Record<SharedWord, Remedy> {
   const subject = (ctx: RemedyContext) => subjectOf(ctx.checkKey);
   return {
     permission_denied: {
@@ -221,7 +244,7 @@ function outcomeWord(status: PostureStatus, evidence: Record<string, unknown> | 
 }
 
 /** The entry a catalogue has for a check's word (its own, else the platform's shared one). */
-export function findRemedy(catalogue: PlatformRemedies, checkKey: string, w: string): Remedy | undefined {
+function findRemedy(catalogue: PlatformRemedies, checkKey: string, w: string): Remedy | undefined {
   const own = Object.hasOwn(catalogue.checks, checkKey) ? catalogue.checks[checkKey as CheckKey] : undefined;
   if (own && Object.hasOwn(own, w)) return own[w];
   return Object.hasOwn(catalogue.shared, w) ? catalogue.shared[w] : undefined;
@@ -306,8 +329,11 @@ export function linuxFamily(os: OsHint, ...ids: string[]): boolean {
 
 // ---- entries shared by several platforms' checks --------------------------------------------------
 
+/** OS_VERSION's words from checks/release.ts, and the release its platform could not read. */
+type ReleaseWord = VerdictWord<ReturnType<typeof judgeRelease>> | 'unrecognized_version';
+
 /** OS_VERSION's words from checks/release.ts, with the platform's own upgrade steps. */
-export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Record<string, Remedy> {
+export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Record<ReleaseWord, Remedy> {
   const release = (c: RemedyContext) => {
     const product = label(c, 'name') ?? label(c, 'product_name') ?? word(c, 'product');
     const version = word(c, 'version');

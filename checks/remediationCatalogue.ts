@@ -14,12 +14,6 @@ export const REMEDIATION: Readonly<Record<Platform, PlatformRemedies>> = {
   FREEBSD: freebsdRemediation,
 };
 
-/**
- * Rule words that only qualify an UNKNOWN or NOT_APPLICABLE verdict (whose entry is its reason's):
- * `containers_mode` says policy.containers.mode chose between the two for a container or jail.
- */
-export const QUALIFYING_RULES: readonly string[] = ['containers_mode'];
-
 /** What a result of a device of `platform` means and what to do; generic texts for what the catalogue does not know. */
 export function explainResult(
   platform: string,

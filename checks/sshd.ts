@@ -1,8 +1,8 @@
 // The OpenSSH server's configuration, read the same way on every platform: the effective settings
 // that `sshd -T` / `sshd -G` print, whether they keep passwords and root out (REMOTE_LOGIN with
 // policy.remoteLogin.allowSshIfHardened), and the directives of an sshd_config file.
-import type { CommandResult, Evidence, Reason } from './types';
-import { commandFailureReason } from './verdict';
+import type { CommandResult, Evidence } from './types';
+import { commandFailureReason, type CommandFailureReason } from './verdict';
 
 /** The OpenSSH server on Linux, macOS and FreeBSD alike. */
 export const SSHD = '/usr/sbin/sshd';
@@ -35,7 +35,7 @@ export function parseSshdEffectiveConfig(stdout: string): SshdSettings {
   return settings;
 }
 
-export type SshdReading = { ok: true; settings: SshdSettings } | { ok: false; reason: Reason };
+export type SshdReading = { ok: true; settings: SshdSettings } | { ok: false; reason: CommandFailureReason | 'sshd_config_unreadable' };
 
 /** The effective settings from an `sshd -T`/`-G` run, or why they could not be read. */
 export function readSshdEffectiveConfig(result: CommandResult): SshdReading {

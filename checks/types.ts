@@ -1,37 +1,29 @@
 // The posture-check framework's contracts. Every check on every platform is a collector
 // (touches the machine only through `Host`) plus a pure evaluator (facts -> verdict), so
 // evaluators run on fixtures from any platform on any machine (test/fixtures/checks).
-import type { CheckKey, Platform, PostureStatus } from '../src/protocol/schemas';
+import type { CheckKey, Platform } from '../src/protocol/schemas';
 import type { Policy } from './policy';
 
 export type Evidence = Record<string, unknown>;
 
-/**
- * Why a check could not decide (UNKNOWN) or has no subject (NOT_APPLICABLE).
- * Shared vocabulary from the research's cross-cutting rules; checks may add precise ones.
- */
-export type Reason =
-  | 'command_not_found'
-  | 'permission_denied'
-  | 'timeout'
-  | 'parse_error'
-  | 'not_found'
-  | 'check_error'
-  | 'no_console_user'
-  | 'no_user_hive'
-  | 'unrecognized_version'
-  | 'unknown_release'
-  | 'container'
-  | 'jail'
-  | 'headless'
-  | 'no_builtin_antimalware'
-  | (string & {});
+/** What the engine itself answers for any check it runs (checks/engine.ts): a check that ran too long or threw. */
+type EngineWord = 'timeout' | 'check_error';
 
-export interface Verdict {
-  status: PostureStatus;
-  /** Small, machine-readable, no secrets/usernames/home paths/raw output. Carries `reason` unless PASS/FAIL. */
-  evidence: Evidence;
-}
+/**
+ * A check's answer. Its word (`rule` on PASS/FAIL, `reason` on UNKNOWN/NOT_APPLICABLE) is typed, so
+ * that the words a check can return are its evaluator's return type and the remediation catalogue
+ * (checks/<os>/remediation.ts) is checked against them by the compiler.
+ * Evidence is small, machine-readable, with no secrets, usernames, home paths or raw output.
+ */
+export type Verdict<Word extends string = string> =
+  | { status: 'PASS' | 'FAIL'; evidence: Evidence & { rule: Word } }
+  | { status: 'UNKNOWN' | 'NOT_APPLICABLE'; evidence: Evidence & { reason: Word } };
+
+/** A verdict that passes or fails (and so carries a `rule`). */
+export type PassOrFail<Word extends string = string> = Extract<Verdict<Word>, { status: 'PASS' | 'FAIL' }>;
+
+/** The words a verdict type can carry. */
+export type VerdictWord<V> = V extends Verdict<infer Word> ? Word : never;
 
 export type CommandError = 'not_found' | 'permission_denied' | 'timeout' | 'output_too_large' | 'spawn_failed';
 
@@ -80,16 +72,22 @@ export interface CheckContext {
   shared<T>(key: string, probe: () => Promise<T>): Promise<T>;
 }
 
-export interface Check<Facts = unknown> {
-  key: CheckKey;
+export interface Check<Facts = unknown, Word extends string = string, Key extends CheckKey = CheckKey> {
+  key: Key;
   platform: Platform;
   /** Gathers facts; never throws for expected conditions (missing tool, permission): records them as facts. */
   collect(ctx: CheckContext): Promise<Facts>;
   /** Pure: the same facts, policy and time always give the same verdict. */
-  evaluate(facts: Facts, policy: Policy, now: Date): Verdict;
+  evaluate(facts: Facts, policy: Policy, now: Date): Verdict<Word>;
 }
 
-/** Identity helper so that `defineCheck({...})` infers Facts from collect(). */
-export function defineCheck<Facts>(check: Check<Facts>): Check<Facts> {
+/** The words a check's results can carry: its evaluator's, and the engine's. */
+export type WordOf<C> = C extends { evaluate(...args: never[]): infer V } ? VerdictWord<V> | EngineWord : never;
+
+/**
+ * Identity helper that infers a check's facts from collect(), its words from evaluate() (so that
+ * its catalogue in checks/<os>/remediation.ts is checked against them) and its key.
+ */
+export function defineCheck<Facts, Word extends string, Key extends CheckKey>(check: Check<Facts, Word, Key>): Check<Facts, Word, Key> {
   return check;
 }

@@ -1,14 +1,15 @@
 // Verdict constructors and evidence hygiene shared by every evaluator.
 import type { Policy } from './policy';
-import type { CommandResult, Evidence, FsError, Reason, Verdict } from './types';
+import type { CommandResult, Evidence, FsError, Verdict } from './types';
 
-export const pass = (evidence: Evidence = {}): Verdict => ({ status: 'PASS', evidence });
-export const fail = (evidence: Evidence = {}): Verdict => ({ status: 'FAIL', evidence });
-export const unknown = (reason: Reason, evidence: Evidence = {}): Verdict => ({
+// Each constructor infers the verdict's word from its literal, so an evaluator's return type lists its words.
+export const pass = <Word extends string>(evidence: Evidence & { rule: Word }): Verdict<Word> => ({ status: 'PASS', evidence });
+export const fail = <Word extends string>(evidence: Evidence & { rule: Word }): Verdict<Word> => ({ status: 'FAIL', evidence });
+export const unknown = <Word extends string>(reason: Word, evidence: Evidence = {}): Verdict<Word> => ({
   status: 'UNKNOWN',
   evidence: { reason, ...evidence },
 });
-export const notApplicable = (reason: Reason, evidence: Evidence = {}): Verdict => ({
+export const notApplicable = <Word extends string>(reason: Word, evidence: Evidence = {}): Verdict<Word> => ({
   status: 'NOT_APPLICABLE',
   evidence: { reason, ...evidence },
 });
@@ -17,13 +18,15 @@ export const notApplicable = (reason: Reason, evidence: Evidence = {}): Verdict 
  * A host-level control (disk, firewall, time, updates) seen from inside a container or jail, where
  * the host's state is out of sight: policy.containers.mode decides, `rule: "containers_mode"`.
  */
-export function containersModeVerdict(policy: Policy, reason: Reason, evidence: Evidence): Verdict {
+export function containersModeVerdict<Word extends 'container' | 'jail'>(policy: Policy, reason: Word, evidence: Evidence): Verdict<Word> {
   const withRule = { ...evidence, rule: 'containers_mode' };
   return policy.containers.mode === 'NOT_APPLICABLE' ? notApplicable(reason, withRule) : unknown(reason, withRule);
 }
 
 /** The UNKNOWN reason for a command that did not give a usable answer. */
-export function commandFailureReason(result: CommandResult): Reason {
+export type CommandFailureReason = 'command_not_found' | 'permission_denied' | 'timeout' | 'check_error' | 'parse_error';
+
+export function commandFailureReason(result: CommandResult): CommandFailureReason {
   switch (result.error) {
     case 'not_found':
       return 'command_not_found';
@@ -40,7 +43,9 @@ export function commandFailureReason(result: CommandResult): Reason {
 }
 
 /** The UNKNOWN reason for a file or directory that could not be read. */
-export function fsFailureReason(error: FsError): Reason {
+export type FsFailureReason = 'permission_denied' | 'not_found' | 'check_error';
+
+export function fsFailureReason(error: FsError): FsFailureReason {
   return error === 'permission_denied' ? 'permission_denied' : error === 'not_found' ? 'not_found' : 'check_error';
 }
 

@@ -3,7 +3,7 @@
 // too unless policy.autoUpdate.acceptDownloadOnly. Checking is not required from macOS 15, which
 // removed its switch (AutomaticCheckEnabled no longer stops checks); a DDM declaration's AlwaysOn
 // is in force over every file.
-import { defineCheck, type Verdict } from '../types';
+import { defineCheck } from '../types';
 import type { Policy } from '../policy';
 import { fail, pass, unknown } from '../verdict';
 import {
@@ -24,7 +24,7 @@ function requiredKeys(policy: Policy, facts: SoftwareUpdateFacts): SoftwareUpdat
   );
 }
 
-export function evaluateAutoUpdate(facts: SoftwareUpdateFacts, policy: Policy): Verdict {
+export function evaluateAutoUpdate(facts: SoftwareUpdateFacts, policy: Policy) {
   const settings = Object.fromEntries(SOFTWARE_UPDATE_KEYS.map((key) => [key, resolveSetting(facts, key)]));
   const required = requiredKeys(policy, facts);
   const evidence = {

@@ -1,6 +1,6 @@
 // DISK_ENCRYPTION on macOS: FileVault as `fdesetup status` reports it (research §1.1). Not the
 // APFS "encrypted" flag: Apple-silicon and T2 SSDs are always hardware-encrypted, FileVault or not.
-import { defineCheck, type CommandResult, type Verdict } from '../types';
+import { defineCheck, type CommandResult } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 
@@ -63,7 +63,7 @@ export function parseFdesetupStatus(stdout: string): FileVaultStatus | null {
   return status;
 }
 
-export function evaluateFileVault(result: CommandResult, policy: Policy): Verdict {
+export function evaluateFileVault(result: CommandResult, policy: Policy) {
   const base = { source: 'fdesetup' };
   if (result.error || result.exitCode !== 0) {
     return unknown(commandFailureReason(result), { ...base, exit_code: result.exitCode });

@@ -2,7 +2,7 @@
 // socketfilterfw, whose "(State = N)" number decides. The com.apple.alf plist is not read: macOS 15
 // stopped keeping the state there. A configuration profile's EnableFirewall answers only when
 // socketfilterfw refuses (it does so for some getters on managed Macs).
-import { defineCheck, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CommandResult, type Evidence } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { plistBool } from './plist';
 import { MANAGED_PREFERENCES, readPlistFile, type PlistFile } from './probes';
@@ -52,7 +52,7 @@ export function parseSocketfilterfw(stdout: string): FirewallStatus {
   return status;
 }
 
-export function evaluateFirewall(facts: FirewallFacts): Verdict {
+export function evaluateFirewall(facts: FirewallFacts) {
   const run = facts.socketfilterfw;
   const status = run.error ? undefined : parseSocketfilterfw(run.stdout);
   const managedEnable = facts.managed.state === 'present' ? plistBool(facts.managed.dict.EnableFirewall) : undefined;

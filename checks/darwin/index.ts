@@ -1,5 +1,4 @@
 // This platform's checks, one module each (see checks/registry.ts).
-import type { Check } from '../types';
 import { autoUpdate } from './autoUpdate';
 import { diskEncryption } from './diskEncryption';
 import { firewall } from './firewall';
@@ -10,7 +9,7 @@ import { remoteLogin } from './remoteLogin';
 import { screenLock } from './screenLock';
 import { timeSync } from './timeSync';
 
-export const checks: readonly Check[] = [
+export const checks = [
   diskEncryption,
   screenLock,
   firewall,
@@ -20,4 +19,4 @@ export const checks: readonly Check[] = [
   passwordPolicy,
   remoteLogin,
   malwareProtection,
-] as Check[];
+] as const;

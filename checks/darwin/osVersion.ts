@@ -1,12 +1,12 @@
 // OS_VERSION on macOS (research §5.1, §5.5): the release from sw_vers, judged by the shared
 // lifecycle rule against policy.osVersion.minimum.DARWIN and the macOS support dates.
-import { defineCheck, type CommandResult, type Verdict } from '../types';
+import { defineCheck, type CommandResult } from '../types';
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
 import { commandFailureReason, unknown } from '../verdict';
 import { parseSwVers, runSwVers } from './swVers';
 
-export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Date): Verdict {
+export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Date) {
   if (result.error || result.exitCode !== 0) return unknown(commandFailureReason(result), { source: 'sw_vers' });
   const release = parseSwVers(result.stdout);
   if (!release) return unknown('unrecognized_version', { source: 'sw_vers' });

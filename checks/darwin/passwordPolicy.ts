@@ -4,7 +4,7 @@
 // is at least the largest minimum any rule allows (passwordRules.ts reads each rule, alternatives
 // included: '^$|.{4,}+' allows an empty password). A stock Mac has only
 // com.apple.defaultpasswordpolicy.fde, "policyAttributePassword matches '.{4,}+'": 4 characters.
-import { defineCheck, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CommandResult, type Evidence } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { parsePlist, plistBool, plistDict, plistInt, plistString, type PlistDict } from './plist';
@@ -124,7 +124,7 @@ export function parsePwpolicy(stdout: string, stderr = ''): PwpolicyParse {
   return { state: 'policies', policies };
 }
 
-export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy): Verdict {
+export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy) {
   const required = policy.password.minLength;
   const profile = facts.passcodeProfile.state === 'present' ? facts.passcodeProfile.dict : undefined;
   const mdmMin = plistInt(profile?.minLength);

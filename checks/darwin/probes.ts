@@ -1,7 +1,7 @@
 // Probes several macOS checks share, each run once per cycle through ctx.shared(): property-list
 // files (XML, or binary converted by plutil) and the console user whose settings are per-user.
-import type { CheckContext, CommandResult, Reason } from '../types';
-import { commandFailureReason, fsFailureReason } from '../verdict';
+import type { CheckContext, CommandResult } from '../types';
+import { commandFailureReason, fsFailureReason, type CommandFailureReason, type FsFailureReason } from '../verdict';
 import { parsePlist, plistDict, type PlistDict } from './plist';
 
 const PLUTIL = '/usr/bin/plutil';
@@ -9,7 +9,8 @@ const SCUTIL = '/usr/sbin/scutil';
 /** Configuration profiles (MDM) land here; their values win over the local ones. */
 export const MANAGED_PREFERENCES = '/Library/Managed Preferences';
 
-export type PlistFile = { state: 'present'; dict: PlistDict } | { state: 'absent' } | { state: 'unreadable'; reason: Reason };
+export type PlistFile =
+  { state: 'present'; dict: PlistDict } | { state: 'absent' } | { state: 'unreadable'; reason: CommandFailureReason | FsFailureReason };
 
 /** Reads a property-list file; binary ones (`bplist00…`) go through `plutil -convert xml1 -o -`. */
 export function readPlistFile(ctx: CheckContext, path: string): Promise<PlistFile> {
@@ -32,7 +33,7 @@ export type ConsoleUser =
   | { state: 'user'; name: string; uid: number; gid: number }
   /** Nobody at the screen: the login window, no graphical session, or a system account (Setup Assistant). */
   | { state: 'none'; why: 'login_window' | 'no_session' | 'system_account' | 'ambiguous' }
-  | { state: 'unreadable'; reason: Reason };
+  | { state: 'unreadable'; reason: CommandFailureReason | FsFailureReason };
 
 /** macOS gives people uids from 501; anything lower is root or a system account such as _mbsetupuser (248). */
 const FIRST_PERSON_UID = 501;

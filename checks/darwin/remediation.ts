@@ -1,5 +1,6 @@
 // What each macOS verdict means and what to do (checks/remediation.ts explains the catalogue).
 // System Settings replaced System Preferences in macOS 13; the steps name both where they differ.
+import type { CheckKey } from '../../src/protocol/schemas';
 import {
   duration,
   majorVersion,
@@ -12,12 +13,18 @@ import {
   requires,
   sharedRemedies,
   sshRemedies,
-  type CheckRemedies,
-  type PlatformRemedies,
+  type PlatformCatalogue,
+  type SharedWord,
   type Remedy,
   type RemedyContext,
   type Variant,
 } from '../remediation';
+import type { checks } from './index';
+
+/** The words this platform's shared entries explain for every check. */
+type Shared = SharedWord;
+/** One check's entries: exactly the words it returns that the shared entries do not explain. */
+type Entries<K extends CheckKey> = PlatformCatalogue<typeof checks, Shared>['checks'][K];
 
 const ventura = (c: RemedyContext) => (majorVersion(c.os) ?? 0) >= 13;
 const beforeVentura = (c: RemedyContext) => {
@@ -48,7 +55,7 @@ const FDA_REQUIRED = {
   admin: FDA,
 };
 
-const diskEncryption: CheckRemedies = {
+const diskEncryption: Entries<'DISK_ENCRYPTION'> = {
   filevault_on: passing('FileVault encrypts the startup disk.'),
   encryption_in_progress: {
     summary: (c) =>
@@ -100,7 +107,7 @@ const lockFix = settings(
 const lockAdmin =
   'Push com.apple.screensaver with `askForPassword = true`, `askForPasswordDelay = 0` and `idleTime` ≤ the limit in seconds (macOS 14 and later also honour the DDM declaration com.apple.configuration.passcode.settings with `MaximumInactivityInMinutes`).';
 
-const screenLock: CheckRemedies = {
+const screenLock: Entries<'SCREEN_LOCK'> = {
   within_limits: passing(
     (c) => `The screen locks by itself when the Mac is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`,
   ),
@@ -138,7 +145,7 @@ const screenLock: CheckRemedies = {
 };
 
 const firewallFix = settings('Network > Firewall: turn it on.', 'Security & Privacy > Firewall > Turn On Firewall.');
-const firewall: CheckRemedies = {
+const firewall: Entries<'FIREWALL_ENABLED'> = {
   firewall_on: passing('The macOS application firewall is on.'),
   profile_enables: passing("Your organization's configuration profile turns the macOS firewall on."),
   firewall_off: {
@@ -159,7 +166,7 @@ const firewall: CheckRemedies = {
   },
 };
 
-const timeSync: CheckRemedies = {
+const timeSync: Entries<'TIME_SYNC'> = {
   network_time_on: passing('The Mac sets its clock automatically from a network time server.'),
   profile_forces: passing("Your organization's configuration profile makes the Mac set its time automatically."),
   network_time_off: {
@@ -208,7 +215,7 @@ const osUpgrade: Remedy['fix'] = [
 const osUpgradeAdmin =
   'Use DDM software update enforcement (com.apple.configuration.softwareupdate.enforcement.specific with `TargetOSVersion` and `TargetLocalDateTime`) or the MDM ScheduleOSUpdate command; replace Macs that cannot run a supported macOS.';
 
-const osVersion: CheckRemedies = releaseRemedies(osUpgrade, osUpgradeAdmin);
+const osVersion: Entries<'OS_VERSION'> = releaseRemedies(osUpgrade, osUpgradeAdmin);
 
 const KEY_LABELS: Record<string, string> = {
   AutomaticCheckEnabled: 'Check for updates',
@@ -219,7 +226,7 @@ const KEY_LABELS: Record<string, string> = {
   AutomaticallyInstallAppUpdates: 'Install application updates from the App Store',
 };
 
-const autoUpdate: CheckRemedies = {
+const autoUpdate: Entries<'AUTO_UPDATE'> = {
   required_settings_on: passing('macOS checks for, downloads and installs updates automatically.'),
   required_setting_off: {
     summary: (c) => {
@@ -244,7 +251,7 @@ const passwordFix =
 const passwordAdmin = (c: RemedyContext) =>
   `Push com.apple.mobiledevice.passwordpolicy with \`minLength\` ${minLength(c) ?? 8} or more (and \`requireAlphanumeric\`/\`minComplexChars\` when complexity is required), or the DDM declaration com.apple.configuration.passcode.settings; for local accounts without MDM: \`pwpolicy -setglobalpolicy\`.`;
 
-const passwordPolicy: CheckRemedies = {
+const passwordPolicy: Entries<'PASSWORD_POLICY'> = {
   meets_policy: passing("Account passwords must meet your organization's length and complexity rules."),
   profile_meets_policy: passing("Your organization's profile sets password rules that meet its requirements."),
   no_length_policy: {
@@ -281,7 +288,7 @@ const remoteFix = settings(
   'Sharing: untick "Remote Login" (and "Screen Sharing", "Remote Management").',
 );
 
-const remoteLogin: CheckRemedies = {
+const remoteLogin: Entries<'REMOTE_LOGIN'> = {
   ssh_disabled: passing('Remote Login (SSH) is off.'),
   loopback_only: passing(
     "Remote Login (SSH) is on, but launchd listens for it on this Mac's loopback address only, so no other computer can connect.",
@@ -298,7 +305,7 @@ const remoteLogin: CheckRemedies = {
   full_disk_access_required: FDA_REQUIRED,
 };
 
-const malwareProtection: CheckRemedies = {
+const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
   protected_and_current: passing("Gatekeeper is on and XProtect's malware definitions are current."),
   gatekeeper_disabled: {
     summary: 'Gatekeeper is off, so apps from anywhere can run without being checked.',
@@ -339,7 +346,7 @@ const malwareProtection: CheckRemedies = {
   },
 };
 
-export const darwinRemediation: PlatformRemedies = {
+export const darwinRemediation: PlatformCatalogue<typeof checks, Shared> = {
   platform: 'DARWIN',
   shared: sharedRemedies({
     service: `the launchd daemon (/Library/LaunchDaemons, runs as root). ${FDA}`,

@@ -6,10 +6,10 @@
 // answers only when launchctl cannot. Screen Sharing and Remote Management are reported as
 // evidence. PASS means not exposed: Remote Login whose port-22 sockets (netstat) are all on loopback
 // is not exposure.
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence, type FileResult } from '../types';
 import type { Policy } from '../policy';
 import { isLoopbackAddress } from '../loopback';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
 import { NETSTAT, NETSTAT_ARGS, parseNetstatListeners, type TcpListener } from './listeners';
 import { LAUNCHCTL } from './probes';
@@ -77,7 +77,9 @@ function parseServicePrint(result: CommandResult, label: string): 'loaded' | 'no
   return result.exitCode === SERVICE_NOT_FOUND ? 'not_loaded' : undefined;
 }
 
-function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: string } {
+function sshState(
+  facts: RemoteLoginFacts,
+): { ssh: ServiceState; source: string; screenSharing?: ServiceState } | { reason: CommandFailureReason | 'full_disk_access_required' } {
   const services = facts.printDisabled.error ? null : parsePrintDisabled(facts.printDisabled.stdout);
   if (services) {
     const screenSharing = services.get(SCREEN_SHARING_LABEL) ?? 'disabled';
@@ -96,7 +98,7 @@ function sshState(facts: RemoteLoginFacts): { ssh: ServiceState; source: string;
   return { reason: 'parse_error' };
 }
 
-export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy) {
   const evidence: Evidence = {};
   if (facts.remoteManagement.ok) {
     evidence.remote_management = facts.remoteManagement.text.trim() === 'enabled' ? true : null;

@@ -2,7 +2,7 @@
 // policy.screenLock.maxGraceSeconds, and the screen saver or display sleep starts within
 // maxIdleSeconds on every power source. All of it is per-user: the console user's values are
 // read in that user's context, configuration-profile (MDM) values first.
-import { defineCheck, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CommandResult, type Evidence } from '../types';
 import type { Policy } from '../policy';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { plistBool, plistInt, type PlistValue } from './plist';
@@ -103,7 +103,7 @@ function managedScreenSaver(files: (PlistFile | undefined)[]): ManagedScreenSave
   return out;
 }
 
-export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy) {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
   if (facts.user.state === 'none') return unknown('no_console_user', { console: facts.user.why });
   if (facts.user.state === 'unreadable') return unknown(facts.user.reason, { step: 'console_user' });

@@ -3,7 +3,8 @@
 // software-update declaration (macOS 15+, SoftwareUpdateDDMStatePersistence.plist) that sets a
 // setting AlwaysOn, then a configuration profile's value, then the system file; a key set nowhere
 // has the platform default, reported as from:"default".
-import type { CheckContext, CommandResult, Reason } from '../types';
+import type { CheckContext, CommandResult } from '../types';
+import type { CommandFailureReason, FsFailureReason } from '../verdict';
 import { plistBool, plistDict, plistInt } from './plist';
 import { MANAGED_PREFERENCES, readPlistFile, type PlistFile } from './probes';
 import { releaseFrom, runSwVers } from './swVers';
@@ -66,7 +67,7 @@ export interface SoftwareUpdateFacts {
 export type UpdateSetting =
   | { value: boolean; from: 'ddm' | 'mdm' | 'system' | 'default' }
   /** Set to something that is not a boolean, or the file holding it could not be read. */
-  | { value: null; from: 'ddm' | 'mdm' | 'system'; reason: Reason };
+  | { value: null; from: 'ddm' | 'mdm' | 'system'; reason: CommandFailureReason | FsFailureReason | 'ddm_setting_unrecognized' };
 
 export function collectSoftwareUpdate(ctx: CheckContext): Promise<SoftwareUpdateFacts> {
   return ctx.shared('darwin:software-update', async () => {

@@ -1,7 +1,7 @@
 // systemsetup answers "Label: Value" for TIME_SYNC and REMOTE_LOGIN. It needs root and prints its
 // refusals on stdout, so a refusal must read as "could not tell" (UNKNOWN), never as "off".
-import type { CommandResult, Reason } from '../types';
-import { commandFailureReason } from '../verdict';
+import type { CommandResult } from '../types';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
 
 export const SYSTEMSETUP = '/usr/sbin/systemsetup';
 
@@ -10,7 +10,10 @@ export const SYSTEMSETUP = '/usr/sbin/systemsetup';
  * tool... exiting!" without root; "… requires Full Disk Access privileges." when the calling
  * process lacks Full Disk Access (macOS 10.15+).
  */
-export function parseSystemsetup(result: CommandResult, label: string): { value: string } | { reason: Reason } {
+export function parseSystemsetup(
+  result: CommandResult,
+  label: string,
+): { value: string } | { reason: CommandFailureReason | 'full_disk_access_required' } {
   if (result.error) return { reason: commandFailureReason(result) };
   const text = `${result.stdout}\n${result.stderr}`;
   const escaped = label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -4,7 +4,7 @@
 // against the configured server (that costs a network exchange). A Mac kept in time by chrony
 // (Homebrew) shows "Network Time: Off" because timed is off: when systemsetup does not say On,
 // `chronyc -n tracking` is asked, and a synchronised chrony is the time source in force.
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import type { Policy } from '../policy';
 import { fail, pass, unknown } from '../verdict';
 import { chronyTrackingText, type ClockSync } from '../timeDaemons';
@@ -32,7 +32,7 @@ function parseSntpOffset(stdout: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-function offsetVerdict(facts: TimeSyncFacts, maxOffset: number, evidence: Evidence): Verdict {
+function offsetVerdict(facts: TimeSyncFacts, maxOffset: number, evidence: Evidence) {
   const measured = facts.offset?.sntp && !facts.offset.sntp.error ? parseSntpOffset(facts.offset.sntp.stdout) : undefined;
   const withMax = { ...evidence, max_offset_s: maxOffset };
   if (measured === undefined) return unknown('offset_unknown', withMax);
@@ -40,7 +40,7 @@ function offsetVerdict(facts: TimeSyncFacts, maxOffset: number, evidence: Eviden
   return Math.abs(measured) > maxOffset ? fail({ ...withOffset, rule: 'offset' }) : pass({ ...withOffset, rule: 'network_time_on' });
 }
 
-function chronyVerdict(reading: ClockSync, maxOffset: number | null, evidence: Evidence): Verdict {
+function chronyVerdict(reading: ClockSync, maxOffset: number | null, evidence: Evidence) {
   Object.assign(evidence, { source: 'chronyc', synchronized: reading.synchronized });
   if (reading.stratum !== undefined) evidence.stratum = reading.stratum;
   if (!reading.synchronized) return fail({ ...evidence, rule: 'chrony_unsynchronized' });
@@ -53,7 +53,7 @@ function chronyVerdict(reading: ClockSync, maxOffset: number | null, evidence: E
     : pass({ ...withOffset, rule: 'chrony_synchronized' });
 }
 
-export function evaluateTimeSync(facts: TimeSyncFacts, policy: Policy): Verdict {
+export function evaluateTimeSync(facts: TimeSyncFacts, policy: Policy) {
   const state = parseSystemsetup(facts.usingNetworkTime, 'Network Time');
   const chrony = facts.chrony && !facts.chrony.error && facts.chrony.exitCode === 0 ? chronyTrackingText(facts.chrony.stdout) : undefined;
   const forced = facts.managed.state === 'present' ? plistBool(facts.managed.dict.forceAutomaticDateAndTime) : undefined;

@@ -5,7 +5,7 @@
 // ASSUME_ALWAYS_YES). Jobs for a jail or another root (-b, -j, -c, -r) do not update this host.
 import type { Policy } from '../policy';
 import { parseBoolean } from '../text';
-import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult } from '../types';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
 import { parseCrontab, simpleCommands } from './crontab';
 import { jailProbe, jailVerdict } from './sysctl';
@@ -97,7 +97,7 @@ export function updateJobsOf(commandLine: string, fileEnv: Record<string, string
   }
 }
 
-function evaluateUpdates(facts: UpdateFacts, policy: Policy): Verdict {
+function evaluateUpdates(facts: UpdateFacts, policy: Policy) {
   const jail = jailVerdict(facts.jailed, policy, 'cron');
   if (jail) return jail;
   const jobs: UpdateJobs = { baseFetch: false, baseInstall: false, pkgUpgrade: null, otherRoots: 0 };
@@ -141,7 +141,7 @@ function evaluateUpdates(facts: UpdateFacts, policy: Policy): Verdict {
   return fail({ ...evidence, mode: 'manual', rule: 'manual' });
 }
 
-export const autoUpdateCheck = defineCheck<UpdateFacts>({
+export const autoUpdateCheck = defineCheck({
   key: 'AUTO_UPDATE',
   platform: 'FREEBSD',
   collect: collectUpdates,

@@ -4,7 +4,7 @@
 // dataset with native encryption and its key loaded. GELI providers elsewhere, such as the
 // installer's one-time encrypted swap, do not encrypt the filesystems: they are evidence only.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { jailProbe, jailVerdict } from './sysctl';
 import {
@@ -68,7 +68,8 @@ async function collectDisk(ctx: CheckContext): Promise<DiskFacts> {
   return facts;
 }
 
-type Judgement = { encrypted: true; by: 'geli' | 'zfs_native' } | { encrypted: false } | { unknown: string };
+type Undecided = 'unsupported_filesystem' | 'zfs_key_unavailable' | 'zfs_unreadable' | 'zpool_unreadable' | 'parse_error';
+type Judgement = { encrypted: true; by: 'geli' | 'zfs_native' } | { encrypted: false } | { unknown: Undecided };
 
 interface ZfsView {
   pools: ReturnType<typeof parseZpoolStatus> | null;
@@ -128,7 +129,7 @@ function providersInScope(entries: MountEntry[], zfs: ZfsView): Set<string> {
   return names;
 }
 
-function evaluateDisk(facts: DiskFacts, policy: Policy): Verdict {
+function evaluateDisk(facts: DiskFacts, policy: Policy) {
   const jail = jailVerdict(facts.jailed, policy, 'mount');
   if (jail) return jail;
   const evidence: Evidence = { source: facts.zpool ? 'mount+zpool+zfs+geli' : 'mount+geli', scope: policy.diskEncryption.scope };
@@ -159,14 +160,14 @@ function evaluateDisk(facts: DiskFacts, policy: Policy): Verdict {
   }
 
   if (judgements.some((j) => 'encrypted' in j && !j.encrypted)) return fail({ ...evidence, rule: 'unencrypted_filesystem' });
-  const undecided = judgements.find((j): j is { unknown: string } => 'unknown' in j);
+  const undecided = judgements.find((j): j is { unknown: Undecided } => 'unknown' in j);
   if (undecided) return unknown(undecided.unknown, evidence);
   // A ".eli" device exists only while the ELI class is loaded: geli saying otherwise is not to be trusted.
   if (methods.includes('geli') && geliNotLoaded) return unknown('inconsistent_geli', evidence);
   return pass({ ...evidence, rule: 'encrypted' });
 }
 
-export const diskEncryptionCheck = defineCheck<DiskFacts>({
+export const diskEncryptionCheck = defineCheck({
   key: 'DISK_ENCRYPTION',
   platform: 'FREEBSD',
   collect: (ctx) => collectDisk(ctx),

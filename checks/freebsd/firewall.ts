@@ -4,8 +4,8 @@
 // active; a packet must get through each, so one filter that certainly blocks is enough. A
 // filter that is enabled but passes everything ("pass all", firewall_type="open") is a FAIL.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Reason, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { ipfwDefault, parseIpfwList } from './ipfw';
 import { combine, FAMILIES, type DefaultAction, type Family } from './packetFilter';
 import {
@@ -75,7 +75,7 @@ async function collectFirewall(ctx: CheckContext): Promise<FirewallFacts> {
 interface FilterView {
   state: string;
   defaults: Record<Family, DefaultAction>;
-  reason?: Reason;
+  reason?: CommandFailureReason | 'ipfilter_not_evaluated';
 }
 
 const both = (action: DefaultAction): Record<Family, DefaultAction> => ({ inet: action, inet6: action });
@@ -161,7 +161,7 @@ function firewallType(value: string | undefined): string | null {
   return v.startsWith('/') ? 'file' : 'other';
 }
 
-function evaluateFirewall(facts: FirewallFacts, policy: Policy): Verdict {
+function evaluateFirewall(facts: FirewallFacts, policy: Policy) {
   const vnet = facts.vnet ? interpretSysctl(facts.vnet) : undefined;
   if (!(vnet?.state === 'value' && vnet.value === '1')) {
     const jail = jailVerdict(facts.jailed, policy, 'pfctl+ipfw');
@@ -197,7 +197,7 @@ function evaluateFirewall(facts: FirewallFacts, policy: Policy): Verdict {
   return unknown(reason, evidence);
 }
 
-export const firewallCheck = defineCheck<FirewallFacts>({
+export const firewallCheck = defineCheck({
   key: 'FIREWALL_ENABLED',
   platform: 'FREEBSD',
   collect: collectFirewall,

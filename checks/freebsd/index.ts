@@ -1,5 +1,4 @@
 // This platform's checks, one module each (see checks/registry.ts).
-import type { Check } from '../types';
 import { autoUpdateCheck } from './autoUpdate';
 import { diskEncryptionCheck } from './diskEncryption';
 import { firewallCheck } from './firewall';
@@ -10,7 +9,7 @@ import { remoteLoginCheck } from './remoteLogin';
 import { screenLockCheck } from './screenLock';
 import { timeSyncCheck } from './timeSync';
 
-export const checks: readonly Check[] = [
+export const checks = [
   diskEncryptionCheck,
   screenLockCheck,
   firewallCheck,
@@ -20,4 +19,4 @@ export const checks: readonly Check[] = [
   passwordPolicyCheck,
   remoteLoginCheck,
   malwareProtectionCheck,
-];
+] as const;

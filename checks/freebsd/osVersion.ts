@@ -3,7 +3,7 @@
 // installed but not yet booted kernel protects nothing), judged against the lifecycle table
 // and policy.osVersion.minimum.FREEBSD.
 import { judgeRelease, type Release } from '../release';
-import { defineCheck, type Verdict } from '../types';
+import { defineCheck } from '../types';
 import type { Policy } from '../policy';
 import { unknown } from '../verdict';
 import { interpretVersions, parseFreebsdVersion, readVersions, type FreebsdVersion, type VersionProbe } from './version';
@@ -48,7 +48,7 @@ export function normalizeMinimum(minimum: string): string | null {
   return /^\d+(\.\d+){0,2}$/.test(minimum.trim()) ? minimum.trim() : null;
 }
 
-export function evaluateOsVersion(probe: VersionProbe, policy: Policy, now: Date): Verdict {
+export function evaluateOsVersion(probe: VersionProbe, policy: Policy, now: Date) {
   const base = { source: 'freebsd-version' };
   const versions = interpretVersions(probe);
   if (!versions.ok) return unknown(versions.reason, base);
@@ -71,7 +71,8 @@ export function evaluateOsVersion(probe: VersionProbe, policy: Policy, now: Date
     policy,
     now,
   );
-  return { status: verdict.status, evidence: { ...base, ...verdict.evidence } };
+  // The same status and word, with the source first in the evidence.
+  return { ...verdict, evidence: { ...base, ...verdict.evidence } } as typeof verdict;
 }
 
 export const osVersionCheck = defineCheck({

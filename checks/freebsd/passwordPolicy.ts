@@ -5,7 +5,7 @@
 // module"): they are reported, never counted. The "default" class's passwd_format and
 // passwordtime are evidence.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Evidence, type FileResult, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type Evidence, type FileResult } from '../types';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
 import { passwdqcConfigFiles, passwdqcMinLength, passwdqcMinText, passwdqcRequiresClasses, passwdqcSettings } from '../passwdqc';
 import { capNumber, capString, expandRecord, parseCapDatabase } from './loginConf';
@@ -78,7 +78,7 @@ function accountSources(nsswitch: FileResult): string[] | null {
 
 const ENFORCING = new Set(['required', 'requisite', 'binding']);
 
-function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict {
+function evaluatePassword(facts: PasswordFacts, policy: Policy) {
   const evidence: Evidence = {
     source: 'pam_passwdqc',
     min_length_required: policy.password.minLength,
@@ -110,7 +110,7 @@ function evaluatePassword(facts: PasswordFacts, policy: Policy): Verdict {
   return pass({ ...evidence, rule: 'passwdqc' });
 }
 
-export const passwordPolicyCheck = defineCheck<PasswordFacts>({
+export const passwordPolicyCheck = defineCheck({
   key: 'PASSWORD_POLICY',
   platform: 'FREEBSD',
   collect: collectPassword,

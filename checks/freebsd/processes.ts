@@ -1,8 +1,8 @@
 // The process table from ps(1), read once per cycle: which daemons run (time sync, sshd,
 // anti-malware agents) and which desktop sessions and screen lockers exist, with their owners.
-import type { CheckContext, CommandResult, Reason } from '../types';
+import type { CheckContext, CommandResult } from '../types';
 import { RunningCommands } from '../runningCommands';
-import { commandFailureReason } from '../verdict';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
 
 const PS = '/bin/ps';
 /** `-ax`: every process, with or without a terminal; empty headers suppress the header line. */
@@ -17,7 +17,7 @@ export interface ProcessInfo {
   comm: string;
 }
 
-export type ProcessTable = { ok: true; processes: ProcessInfo[] } | { ok: false; reason: Reason };
+export type ProcessTable = { ok: true; processes: ProcessInfo[] } | { ok: false; reason: CommandFailureReason | 'process_table_partial' };
 
 export function processProbe(ctx: CheckContext): Promise<CommandResult> {
   return ctx.shared('freebsd:ps', () => ctx.host.run(PS, PS_ARGS));

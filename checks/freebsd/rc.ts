@@ -1,8 +1,8 @@
 // rc.conf(5) settings as sysrc(8) resolves them (defaults, rc.conf, rc.conf.local, rc.conf.d):
 // the administrator's intent, which the checks report beside the running state.
-import type { CheckContext, CommandResult, Reason } from '../types';
+import type { CheckContext, CommandResult } from '../types';
 import { parseBoolean } from '../text';
-import { commandFailureReason } from '../verdict';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
 
 const SYSRC = '/usr/sbin/sysrc';
 
@@ -25,7 +25,7 @@ export function rcProbe(ctx: CheckContext): Promise<CommandResult> {
   return ctx.shared('freebsd:sysrc', () => ctx.host.run(SYSRC, ['-i', ...RC_VARIABLES]));
 }
 
-export type RcVars = { ok: true; values: Partial<Record<RcVariable, string>> } | { ok: false; reason: Reason };
+export type RcVars = { ok: true; values: Partial<Record<RcVariable, string>> } | { ok: false; reason: CommandFailureReason };
 
 export function parseRcVars(result: CommandResult): RcVars {
   if (result.error) return { ok: false, reason: commandFailureReason(result) };

@@ -1,5 +1,6 @@
 // What each FreeBSD verdict means and what to do (checks/remediation.ts explains the catalogue).
 // Fleet-wide fixes are rc.conf lines (`sysrc`), root's crontab and files under /etc.
+import type { CheckKey } from '../../src/protocol/schemas';
 import {
   containerRemedy,
   duration,
@@ -12,16 +13,22 @@ import {
   requires,
   sharedRemedies,
   sshRemedies,
-  type CheckRemedies,
-  type PlatformRemedies,
+  type PlatformCatalogue,
+  type SharedWord,
 } from '../remediation';
+import type { checks } from './index';
+
+/** The words this platform's shared entries explain for every check. */
+type Shared = SharedWord | 'process_table_partial';
+/** One check's entries: exactly the words it returns that the shared entries do not explain. */
+type Entries<K extends CheckKey> = PlatformCatalogue<typeof checks, Shared>['checks'][K];
 
 const JAIL = containerRemedy('jail');
 const RUN_AS_ROOT =
   'Run the agent as its rc.d service (root): `sysrc device_agent_enable=YES && service device_agent start`, or `doas device-agent check` / `sudo device-agent check` to see what the service sees.';
 const UNDECIDED = 'Nothing to change; tell your IT team if it persists.';
 
-const diskEncryption: CheckRemedies = {
+const diskEncryption: Entries<'DISK_ENCRYPTION'> = {
   encrypted: passing('Every filesystem the policy covers is encrypted (GELI or ZFS native encryption).'),
   unencrypted_filesystem: {
     summary: (c) => {
@@ -67,7 +74,7 @@ const lockFix =
 const lockAdmin =
   "Ship /usr/local/etc/xscreensaver/XScreenSaver.ad (or ~/.xscreensaver defaults) with `lock: True`, `lockTimeout: 0:00:00` and `timeout` within the limit, and start xscreensaver from the system session scripts (/usr/local/etc/X11/xinit/xinitrc or the display manager's Xsession).";
 
-const screenLock: CheckRemedies = {
+const screenLock: Entries<'SCREEN_LOCK'> = {
   locks: passing('The screen locker locks the screen by itself within the required time.'),
   headless: passing('No graphical session is running, so there is no screen to lock.'),
   no_locker_running: {
@@ -120,7 +127,7 @@ const firewallFix =
 const firewallAdmin =
   'Deploy rc.conf lines (`sysrc pf_enable=YES` with a default-block /etc/pf.conf, or `firewall_enable="YES"` + `firewall_type="workstation"` for ipfw) from your configuration management, and reboot or `service pf start`.';
 
-const firewall: CheckRemedies = {
+const firewall: Entries<'FIREWALL_ENABLED'> = {
   default_block: passing('A packet filter (pf or ipfw) is running and blocks unsolicited incoming traffic by default.'),
   no_firewall_enabled: {
     summary: 'No packet filter (pf, ipfw or ipfilter) is running, so nothing filters incoming connections.',
@@ -146,7 +153,7 @@ const firewall: CheckRemedies = {
   jail: JAIL,
 };
 
-const timeSync: CheckRemedies = {
+const timeSync: Entries<'TIME_SYNC'> = {
   synced: passing('The clock is synchronised with a network time server.'),
   no_time_daemon: {
     summary: 'No time synchronisation daemon (ntpd, chronyd, openntpd) is running, so the clock can drift.',
@@ -177,7 +184,7 @@ const timeSync: CheckRemedies = {
   jail: JAIL,
 };
 
-const osVersion: CheckRemedies = {
+const osVersion: Entries<'OS_VERSION'> = {
   ...releaseRemedies(
     'As root: `freebsd-update fetch install` for patches; for a newer release `freebsd-update -r <RELEASE> upgrade`, then `freebsd-update install` (twice, with a reboot between), then `pkg upgrade`. pkgbase systems: `pkg upgrade -r FreeBSD-base`.',
     'Upgrade hosts to a supported release (`freebsd-update -r` from your automation, or a new boot environment with `bectl`); see the FreeBSD security page for support dates.',
@@ -189,7 +196,7 @@ const osVersion: CheckRemedies = {
   },
 };
 
-const autoUpdate: CheckRemedies = {
+const autoUpdate: Entries<'AUTO_UPDATE'> = {
   installs: passing('Updates are fetched and installed automatically by a scheduled job.'),
   fetch_only_accepted: passing('Updates are fetched automatically and installed by hand, which your organization accepts.'),
   fetch_only: {
@@ -218,7 +225,7 @@ const passwdqcFix = (req?: number) =>
 const passwordAdmin =
   'Deploy /etc/pam.d/passwd with a `requisite` pam_passwdqc line (`enforce=everyone`, `min=` with the required lengths) and, for login classes, `passwd_format`/`minpasswordlen` in /etc/login.conf followed by `cap_mkdb /etc/login.conf`.';
 
-const passwordPolicy: CheckRemedies = {
+const passwordPolicy: Entries<'PASSWORD_POLICY'> = {
   passwdqc: passing("pam_passwdqc enforces password rules that meet your organization's."),
   passwdqc_not_configured: {
     summary: 'No password quality module (pam_passwdqc) is configured, so any password is accepted.',
@@ -270,7 +277,7 @@ const passwordPolicy: CheckRemedies = {
 
 const { ssh_hardened, sshd_config_unreadable } = sshRemedies('/etc/ssh/sshd_config', 'run `service sshd reload`');
 const sshOff = 'If you do not need remote login: `sysrc sshd_enable=NO && service sshd stop` (as root).';
-const remoteLogin: CheckRemedies = {
+const remoteLogin: Entries<'REMOTE_LOGIN'> = {
   not_listening: passing('No remote login service accepts connections from the network.'),
   loopback_only: passing('The SSH server only accepts connections from this machine itself.'),
   ssh_hardened,
@@ -299,7 +306,7 @@ const remoteLogin: CheckRemedies = {
   },
 };
 
-const malwareProtection: CheckRemedies = {
+const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
   no_builtin_antimalware: passing('FreeBSD has no built-in anti-malware and your organization requires no agent here.'),
   agents_running: passing('The security agents your organization requires are running.'),
   agent_not_running: {
@@ -310,7 +317,7 @@ const malwareProtection: CheckRemedies = {
   },
 };
 
-export const freebsdRemediation: PlatformRemedies = {
+export const freebsdRemediation: PlatformCatalogue<typeof checks, Shared> = {
   platform: 'FREEBSD',
   shared: {
     ...sharedRemedies({

@@ -5,7 +5,7 @@
 // remoteLogin.allowSshIfHardened, an SSH server that refuses passwords, keyboard-interactive
 // (PAM) logins and root logins passes.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import { isHardened, readSshdEffectiveConfig, SSHD, sshdEvidence, type SshdReading } from '../sshd';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { parseProcessTable, processProbe, runningCommands } from './processes';
@@ -43,14 +43,14 @@ const isTelnet = (s: Socket) => s.command === 'telnetd' || s.port === 23;
  */
 const isRemoteDesktop = (s: Socket) => s.command === 'xrdp' || s.port === 3389 || (s.port !== null && s.port >= 5900 && s.port <= 5999);
 
-function hardeningVerdict(facts: RemoteLoginFacts, evidence: Evidence, exposure: string): Verdict {
+function hardeningVerdict<Exposed extends string>(facts: RemoteLoginFacts, evidence: Evidence, exposure: Exposed) {
   const config: SshdReading = facts.sshdConfig ? readSshdEffectiveConfig(facts.sshdConfig) : { ok: false, reason: 'check_error' };
   if (!config.ok) return unknown(config.reason, { ...evidence, rule: exposure });
   const details = { ...evidence, ...sshdEvidence(config.settings) };
   return isHardened(config.settings) ? pass({ ...details, rule: 'ssh_hardened' }) : fail({ ...details, rule: exposure });
 }
 
-function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy) {
   const rc = parseRcVars(facts.rc);
   const evidence: Evidence = { source: 'sockstat', rc_enabled: rcEvidence(rc, 'sshd_enable') };
   if (facts.sockstat.error || facts.sockstat.exitCode !== 0) return unknown(commandFailureReason(facts.sockstat), evidence);
@@ -93,7 +93,7 @@ interface Exposure {
   sshdEnabled: boolean;
 }
 
-function exposureVerdict(facts: RemoteLoginFacts, policy: Policy, evidence: Evidence, e: Exposure): Verdict {
+function exposureVerdict(facts: RemoteLoginFacts, policy: Policy, evidence: Evidence, e: Exposure) {
   const hardenedAllowed = policy.remoteLogin.allowSshIfHardened;
   if (e.telnetExposed) return fail({ ...evidence, rule: 'telnet_listening' });
   if (e.desktopExposed) return fail({ ...evidence, rule: 'remote_desktop_listening' });
@@ -104,7 +104,7 @@ function exposureVerdict(facts: RemoteLoginFacts, policy: Policy, evidence: Evid
   return pass({ ...evidence, rule: e.ssh.length > 0 ? 'loopback_only' : 'not_listening' });
 }
 
-export const remoteLoginCheck = defineCheck<RemoteLoginFacts>({
+export const remoteLoginCheck = defineCheck({
   key: 'REMOTE_LOGIN',
   platform: 'FREEBSD',
   collect: collectRemoteLogin,

@@ -6,17 +6,17 @@
 // their settings are not read: UNKNOWN, never a PASS because a program exists. A session with
 // no locker at all is a FAIL.
 import type { Policy } from '../policy';
+import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult } from '../types';
 import {
-  defineCheck,
-  type CheckContext,
-  type CommandResult,
-  type DirResult,
-  type Evidence,
-  type FileResult,
-  type Reason,
-  type Verdict,
-} from '../types';
-import { commandFailureReason, fail, fsFailureReason, notApplicable, pass, unknown } from '../verdict';
+  commandFailureReason,
+  fail,
+  fsFailureReason,
+  notApplicable,
+  pass,
+  unknown,
+  type CommandFailureReason,
+  type FsFailureReason,
+} from '../verdict';
 import { ownersOf, parseProcessTable, processProbe, runningCommands, type ProcessInfo } from './processes';
 import { PASSWD, parsePasswd, type Account } from '../passwd';
 import { parseResources, parseXsetTimeout, xscreensaverSettings, type LockSettings } from './xsession';
@@ -118,10 +118,11 @@ async function collectScreenLock(ctx: CheckContext): Promise<ScreenLockFacts> {
   return facts;
 }
 
-type UserResult = { settings: LockSettings; locker: string } | { unknown: string; locker: string };
+type Unreadable = CommandFailureReason | FsFailureReason | 'no_user_account' | 'no_xscreensaver_settings' | 'no_single_display';
+type UserResult = { settings: LockSettings; locker: string } | { unknown: Unreadable; locker: string };
 
 /** `cat` as the user: the file's text, "absent", or why it could not be read. */
-function userFile(result: CommandResult): { text: string } | 'absent' | { reason: Reason } {
+function userFile(result: CommandResult): { text: string } | 'absent' | { reason: CommandFailureReason } {
   if (!result.error && result.exitCode === 0) return { text: result.stdout };
   if (!result.error && /: No such file or directory$/m.test(result.stderr)) return 'absent';
   if (!result.error && /: Permission denied$/m.test(result.stderr)) return { reason: 'permission_denied' };
@@ -153,7 +154,7 @@ function xssLockUser(facts: ScreenLockFacts, uid: number): UserResult {
   return { settings: { locks: timeout > 0, idleSeconds: timeout, graceSeconds: 0 }, locker };
 }
 
-function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy) {
   const table = parseProcessTable(facts.ps);
   if (!table.ok) return unknown(table.reason, { source: 'ps' });
   const servers = namesOf(table.processes, DISPLAY_SERVERS);
@@ -190,13 +191,13 @@ function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
     const rule = !s.locks ? 'lock_disabled' : s.idleSeconds > policy.screenLock.maxIdleSeconds ? 'idle_too_long' : 'grace_too_long';
     return fail({ ...evidence, rule });
   }
-  const undecided = results.find((r): r is { unknown: string; locker: string } => 'unknown' in r);
+  const undecided = results.find((r): r is { unknown: Unreadable; locker: string } => 'unknown' in r);
   if (undecided) return unknown(undecided.unknown, evidence);
   if (others.length > 0) return unknown('locker_not_evaluated', evidence);
   return pass({ ...evidence, rule: 'locks' });
 }
 
-export const screenLockCheck = defineCheck<ScreenLockFacts>({
+export const screenLockCheck = defineCheck({
   key: 'SCREEN_LOCK',
   platform: 'FREEBSD',
   collect: collectScreenLock,

@@ -2,12 +2,12 @@
 // GEOM providers, packet filters and clock are out of sight, so host-level controls follow
 // policy.containers.mode (research §0.7, §1.3, §3.3).
 import type { Policy } from '../policy';
-import type { CheckContext, CommandResult, Host, Reason, Verdict } from '../types';
-import { commandFailureReason, containersModeVerdict } from '../verdict';
+import type { CheckContext, CommandResult, Host } from '../types';
+import { commandFailureReason, containersModeVerdict, type CommandFailureReason } from '../verdict';
 
 const SYSCTL = '/sbin/sysctl';
 
-export type SysctlValue = { state: 'value'; value: string } | { state: 'absent' } | { state: 'error'; reason: Reason };
+export type SysctlValue = { state: 'value'; value: string } | { state: 'absent' } | { state: 'error'; reason: CommandFailureReason };
 
 export function readSysctl(host: Host, name: string): Promise<CommandResult> {
   return host.run(SYSCTL, ['-n', name]);
@@ -33,7 +33,7 @@ export function jailProbe(ctx: CheckContext): Promise<CommandResult> {
  * The verdict for a host-level control inside a jail, or null when not jailed. An unreadable
  * answer is not taken as "jailed": the check goes on and its own sources decide.
  */
-export function jailVerdict(jailed: CommandResult, policy: Policy, source: string): Verdict | null {
+export function jailVerdict(jailed: CommandResult, policy: Policy, source: string) {
   const read = interpretSysctl(jailed);
   return read.state === 'value' && read.value === '1' ? containersModeVerdict(policy, 'jail', { source, virtualization: 'jail' }) : null;
 }

@@ -3,9 +3,9 @@
 // `service … status`, whose non-zero exit for a service merely not enabled in rc.conf is no
 // evidence; each daemon's own query tool decides "synchronised". rc.conf intent is evidence.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Evidence, type Reason, type Verdict } from '../types';
+import { defineCheck, type CheckContext, type CommandResult, type Evidence } from '../types';
 import { chronyTrackingCsv, ntpctlClockSync, ntpqClockSync, type ClockSync } from '../timeDaemons';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { parseProcessTable, processProbe, runningCommands } from './processes';
 import { parseRcVars, rcEnabled, rcEvidence, rcProbe, type RcVars } from './rc';
 import { interpretSysctl, jailProbe, jailVerdict, readSysctl } from './sysctl';
@@ -17,7 +17,7 @@ const CHRONYC = '/usr/local/bin/chronyc';
 /** A daemon that started this recently may not have synchronised yet. */
 const SYNC_GRACE_SECONDS = 1200;
 
-export interface TimeFacts {
+interface TimeFacts {
   jailed: CommandResult;
   ps: CommandResult;
   rc: CommandResult;
@@ -62,7 +62,7 @@ export interface SyncState {
   synced?: boolean;
   stratum?: number;
   offsetSeconds?: number;
-  reason?: Reason;
+  reason?: CommandFailureReason | 'daemon_not_answering';
 }
 
 /** A daemon's answer through its query tool, or why it gave none. */
@@ -109,7 +109,7 @@ function rcFor(rc: RcVars, daemon: SyncState['daemon']) {
   return rcEvidence(rc, daemon === 'openntpd' ? 'openntpd_enable' : daemon === 'chronyd' ? 'chronyd_enable' : 'ntpd_enable');
 }
 
-function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdict {
+function evaluateTime(facts: TimeFacts, policy: Policy, now: Date) {
   const jail = jailVerdict(facts.jailed, policy, 'ps');
   if (jail) return jail;
   const rc = parseRcVars(facts.rc);
@@ -159,7 +159,7 @@ function evaluateTime(facts: TimeFacts, policy: Policy, now: Date): Verdict {
   return fail({ ...details, rule: 'not_synced' });
 }
 
-export const timeSyncCheck = defineCheck<TimeFacts>({
+export const timeSyncCheck = defineCheck({
   key: 'TIME_SYNC',
   platform: 'FREEBSD',
   collect: collectTime,

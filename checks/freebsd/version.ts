@@ -1,7 +1,7 @@
 // freebsd-version(1): installed kernel (-k), running kernel (-r) and userland (-u), printed in
 // that order whatever the order of the flags. Shared by OS_VERSION and the host identity.
-import type { CommandResult, Host, Reason } from '../types';
-import { commandFailureReason } from '../verdict';
+import type { CommandResult, Host } from '../types';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
 
 const FREEBSD_VERSION = '/bin/freebsd-version';
 
@@ -37,7 +37,7 @@ export async function readVersions(host: Host): Promise<VersionProbe> {
 }
 
 export type Versions =
-  { ok: true; installedKernel: string | null; runningKernel: string; userland: string } | { ok: false; reason: Reason };
+  { ok: true; installedKernel: string | null; runningKernel: string; userland: string } | { ok: false; reason: CommandFailureReason };
 
 export function interpretVersions(probe: VersionProbe): Versions {
   const result = probe.ru ?? probe.kru;

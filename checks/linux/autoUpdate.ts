@@ -4,8 +4,8 @@
 // runs (systemd timers only when systemd is PID 1, else cron's apt-compat); dnf needs
 // dnf-automatic installing (apply_updates), not only downloading; Arch has no such mechanism.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { defineCheck, type CheckContext } from '../types';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { family, osRelease } from './osRelease';
 import { processTable, runningCommands } from './processes';
@@ -17,7 +17,7 @@ const DPKG_QUERY = '/usr/bin/dpkg-query';
 const APT_CONFIG = '/usr/bin/apt-config';
 
 type Tri = boolean | 'unknown';
-type Readable<T> = { ok: true; value: T } | { ok: false; reason: string };
+type Readable<T> = { ok: true; value: T } | { ok: false; reason: CommandFailureReason };
 
 type UpdateFacts =
   | {
@@ -230,7 +230,7 @@ function aptScheduled(scheduler: Extract<UpdateFacts, { manager: 'apt' }>['sched
   return scheduler.cronRunning === null ? 'unknown' : true;
 }
 
-function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date): Verdict {
+function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date) {
   evidence.unattended_upgrades_installed = u.installed;
   if (u.lastRunMs !== undefined) evidence.last_run_age_days = ageInDays(u.lastRunMs, now);
   if (u.scheduler.kind === 'systemd') evidence.timers_enabled = Object.values(u.scheduler.timers).every((t) => t === true);
@@ -264,11 +264,7 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
   return fail({ ...evidence, rule: u.installed ? 'periodic_disabled' : 'not_installed' });
 }
 
-function evaluateTimers(
-  u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>,
-  evidence: Record<string, unknown>,
-  policy: Policy,
-): Verdict {
+function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, evidence: Record<string, unknown>, policy: Policy) {
   if (!u.systemd) return unknown('systemd_not_running', evidence);
   if (!u.timers.ok) return unknown(u.timers.reason, evidence);
   const on = Object.entries(u.timers.value)
@@ -299,7 +295,7 @@ function evaluateTimers(
     : fail({ ...evidence, rule: 'download_only' });
 }
 
-function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date): Verdict {
+function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const u = facts.update;

@@ -3,7 +3,7 @@
 // filesystem on a local block device (a machine) or an overlay, a directory or a dataset handed
 // in by a host. Host-level controls in a container follow policy.containers.mode.
 import type { Policy } from '../policy';
-import type { CheckContext, Verdict } from '../types';
+import type { CheckContext } from '../types';
 import { containersModeVerdict } from '../verdict';
 import { BLOCK_FILESYSTEMS, mountTable, rootMount, type MountEntry } from './mounts';
 
@@ -53,6 +53,6 @@ export function containerEvidence(facts: ContainerFacts): Record<string, unknown
 }
 
 /** The verdict for a host-level control inside a container (policy.containers.mode), or null outside one. */
-export function containerVerdict(facts: ContainerFacts, policy: Policy): Verdict | null {
+export function containerVerdict(facts: ContainerFacts, policy: Policy) {
   return facts.detected ? containersModeVerdict(policy, 'container', containerEvidence(facts)) : null;
 }

@@ -4,7 +4,7 @@
 // the user's home, read without spawning anything).
 import type { Host } from '../types';
 import { parseBoolean, parseIni } from '../text';
-import { commandFailureReason } from '../verdict';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
 import type { Account } from '../passwd';
 import { findTool, runTool } from './tools';
 
@@ -22,7 +22,11 @@ export interface LockSettings {
   defaultsUsed?: boolean;
 }
 
-export type LockReading = { ok: true; settings: LockSettings } | { ok: false; reason: string; desktop: string };
+/** Why a desktop's lock settings could not be read. */
+export type LockUnreadable =
+  CommandFailureReason | 'gsettings_defaults_only' | 'unsupported_locker' | 'unsupported_desktop' | 'no_user_account';
+
+export type LockReading = { ok: true; settings: LockSettings } | { ok: false; reason: LockUnreadable; desktop: string };
 
 const GSETTINGS = '/usr/bin/gsettings';
 const XFCE4_SCREENSAVER = '/usr/bin/xfce4-screensaver';

@@ -5,8 +5,8 @@
 // CoreOS) is judged by the filesystem holding its data, mounted at /sysroot. /etc/crypttab and
 // "any crypt device" prove nothing.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { defineCheck, type CheckContext } from '../types';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason, type FsFailureReason } from '../verdict';
 import {
   chainOf,
   cryptTypesOf,
@@ -24,14 +24,14 @@ import { runTool } from './tools';
 
 type VolumeFacts =
   | { kind: 'block'; fstype: string; tree: BlockNode }
-  | { kind: 'zfs'; encryption?: string; keystatus?: string; error?: string; vdevs?: ZfsVdevs }
+  | { kind: 'zfs'; encryption?: string; keystatus?: string; error?: CommandFailureReason; vdevs?: ZfsVdevs }
   | { kind: 'network'; fstype: string }
   | { kind: 'virtual'; fstype: string }
   | { kind: 'unresolved'; fstype: string };
 
 interface DiskEncryptionFacts {
   container: ContainerFacts;
-  root: VolumeFacts | { kind: 'error'; reason: string };
+  root: VolumeFacts | { kind: 'error'; reason: FsFailureReason | 'parse_error' };
   /** The root is an overlay judged by the filesystem under it (ostree/composefs: /sysroot). */
   rootDataMount?: string;
   /** Other persistent local filesystems (scope all_local only). */
@@ -45,7 +45,7 @@ const ZFS = '/usr/sbin/zfs';
 const ZPOOL = '/usr/sbin/zpool';
 
 /** The block devices of a dataset's pool, walked down to the disks, or why they could not be read. */
-type ZfsVdevs = { ok: true; trees: BlockNode[] } | { ok: false; reason: string };
+type ZfsVdevs = { ok: true; trees: BlockNode[] } | { ok: false; reason: CommandFailureReason | 'unresolved_device' };
 
 /** The device paths of `zpool status -P <pool>`'s config section: data, log, cache and spare vdevs alike. */
 function zpoolDevicePaths(stdout: string): string[] {
@@ -173,7 +173,10 @@ async function collect(ctx: CheckContext): Promise<DiskEncryptionFacts> {
   return facts;
 }
 
-function volumeProtection(v: VolumeFacts): Protection | { unknownReason: string } {
+type UndecidedVolume =
+  CommandFailureReason | 'no_zpool_tooling' | 'zfs_pool_unreadable' | 'network_root' | 'virtual_root' | 'unresolved_device';
+
+function volumeProtection(v: VolumeFacts): Protection | { unknownReason: UndecidedVolume } {
   switch (v.kind) {
     case 'block':
       return protection(v.tree);
@@ -192,7 +195,7 @@ function volumeProtection(v: VolumeFacts): Protection | { unknownReason: string 
   }
 }
 
-function evaluate(facts: DiskEncryptionFacts, policy: Policy): Verdict {
+function evaluate(facts: DiskEncryptionFacts, policy: Policy) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const evidence: Record<string, unknown> = {

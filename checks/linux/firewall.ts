@@ -3,8 +3,8 @@
 // (firewalld, ufw) are reported and decide only when the ruleset cannot be read. Every backend is
 // consulted, so an installed-but-inactive ufw cannot hide an active nftables ruleset.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type CommandResult, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { defineCheck, type CheckContext, type CommandResult } from '../types';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { findTool, runTool } from './tools';
 import { analyzeIptablesInput, analyzeNftRuleset, type InputFiltering } from './firewallRules';
@@ -19,7 +19,7 @@ const FIREWALL_CMD = '/usr/bin/firewall-cmd';
 /** firewalld's errors.NOT_RUNNING, firewall-cmd's exit status when no daemon answers. */
 const FIREWALLD_NOT_RUNNING = 252;
 
-type View<T> = { state: 'ok'; value: T } | { state: 'unavailable'; reason: string };
+type View<T> = { state: 'ok'; value: T } | { state: 'unavailable'; reason: CommandFailureReason };
 
 export interface FirewallFacts {
   container: ContainerFacts;
@@ -32,7 +32,7 @@ export interface FirewallFacts {
   firewalld: { state: 'running'; defaultZone?: string } | { state: 'not_running' | 'unavailable'; defaultZone?: never };
 }
 
-function unavailable(result: CommandResult): { state: 'unavailable'; reason: string } {
+function unavailable(result: CommandResult): { state: 'unavailable'; reason: CommandFailureReason } {
   if (!result.error && /Operation not permitted|Permission denied|must be root|need to be root/i.test(result.stderr)) {
     return { state: 'unavailable', reason: 'permission_denied' };
   }
@@ -101,7 +101,7 @@ async function collect(ctx: CheckContext): Promise<FirewallFacts> {
   };
 }
 
-function evaluate(facts: FirewallFacts, policy: Policy): Verdict {
+function evaluate(facts: FirewallFacts, policy: Policy) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const managers = [...(facts.firewalld.state === 'running' ? ['firewalld'] : []), ...(facts.ufw === 'active' ? ['ufw'] : [])];

@@ -1,7 +1,7 @@
 // /proc/self/mountinfo: what is mounted where, from which device. Shared by DISK_ENCRYPTION and
 // container detection.
 import type { CheckContext } from '../types';
-import { fsFailureReason } from '../verdict';
+import { fsFailureReason, type FsFailureReason } from '../verdict';
 
 export interface MountEntry {
   major: number;
@@ -13,8 +13,7 @@ export interface MountEntry {
   source: string;
 }
 
-/** `reason` is in the checks' vocabulary (fsFailureReason, or parse_error). */
-export type MountTable = { ok: true; mounts: MountEntry[] } | { ok: false; reason: string };
+export type MountTable = { ok: true; mounts: MountEntry[] } | { ok: false; reason: FsFailureReason | 'parse_error' };
 
 /** mountinfo escapes space, tab, newline and backslash as octal (\040). */
 function decode(field: string): string {

@@ -4,8 +4,8 @@
 // have no cycle that ends: they must have been upgraded recently instead.
 import type { Policy } from '../policy';
 import { judgeRelease, type Release } from '../release';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { fail, unknown } from '../verdict';
+import { defineCheck, type CheckContext } from '../types';
+import { fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, type ContainerFacts } from './container';
 import { osRelease, preciseVersion, type OsRelease, type OsReleaseFacts } from './osRelease';
 import { ageInDays } from '../text';
@@ -70,7 +70,7 @@ function snapshotDate(r: OsRelease): number | undefined {
   return m ? Date.parse(`${m[1]}-${m[2]}-${m[3]}T00:00:00Z`) : undefined;
 }
 
-function evaluate(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
+function evaluate(facts: OsVersionFacts, policy: Policy, now: Date) {
   if (!facts.os.ok)
     return unknown(facts.os.error === 'permission_denied' ? 'permission_denied' : 'unrecognized_version', { source: 'os-release' });
   const r = facts.os.release;
@@ -106,7 +106,7 @@ function evaluate(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
   if (upgraded === undefined) return unknown('update_age_unknown', verdict.evidence);
   const age = ageInDays(upgraded, now);
   const evidence = { ...verdict.evidence, last_upgrade_age_days: age, rolling_max_age_days: maxAge };
-  return age > maxAge ? fail({ ...evidence, rule: 'rolling_stale' }) : { status: 'PASS', evidence };
+  return age > maxAge ? fail({ ...evidence, rule: 'rolling_stale' }) : pass(evidence);
 }
 
 export const osVersion = defineCheck({ key: 'OS_VERSION', platform: 'LINUX', collect, evaluate });

@@ -11,7 +11,10 @@ export interface PamEntry {
   file: string;
 }
 
-export type PamStack = { ok: true; service: string; entries: PamEntry[]; files: string[] } | { ok: false; reason: string };
+/** Why the stack could not be read. */
+type PamStackUnreadable = 'permission_denied' | 'pam_file_missing' | 'check_error' | 'parse_error' | 'no_pam_stack';
+
+export type PamStack = { ok: true; service: string; entries: PamEntry[]; files: string[] } | { ok: false; reason: PamStackUnreadable };
 
 const PAM_DIR = '/etc/pam.d';
 const MAX_INCLUDE_DEPTH = 8;
@@ -26,7 +29,7 @@ function moduleName(path: string): string {
 }
 
 /** `password` lines of one file and the files it pulls in, in stack order. */
-async function expand(host: Host, file: string, depth: number, files: string[]): Promise<PamEntry[] | { reason: string }> {
+async function expand(host: Host, file: string, depth: number, files: string[]): Promise<PamEntry[] | { reason: PamStackUnreadable }> {
   const read = await host.readFile(`${PAM_DIR}/${file}`);
   if (!read.ok)
     return {

@@ -3,8 +3,8 @@
 // pam_passwdqc) and pam_unix's own minlen (default 6) all count; the strictest wins. login.defs'
 // PASS_MIN_LEN is obsolete under PAM and never decides.
 import type { Policy } from '../policy';
-import { passwdqcConfigFiles, passwdqcMinLength, passwdqcRequiresClasses, passwdqcSettings } from '../passwdqc';
-import { defineCheck, type CheckContext, type FileResult, type Host, type Verdict } from '../types';
+import { passwdqcConfigFiles, passwdqcMinLength, passwdqcRequiresClasses, passwdqcSettings, type PasswdqcProblem } from '../passwdqc';
+import { defineCheck, type CheckContext, type FileResult, type Host } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { enforces, moduleArgs, readPasswordStack, type PamEntry, type PamStack } from './pamStack';
 import { meaningfulLines } from '../text';
@@ -153,7 +153,7 @@ function creditModule(entry: PamEntry, settings: Record<string, string>, default
  * pam_passwdqc (checks/passwdqc.ts): the shortest length any password class may have; nothing
  * when `enforce=none` (it only warns); a malformed option or unreadable config file is a problem.
  */
-function passwdqc(entry: PamEntry, configs: PasswordPolicyFacts['passwdqcConfigs']): Strength | { problem: string } | null {
+function passwdqc(entry: PamEntry, configs: PasswordPolicyFacts['passwdqcConfigs']): Strength | { problem: PasswdqcProblem } | null {
   const settings = passwdqcSettings(entry.args, configs);
   if ('error' in settings) return { problem: settings.error };
   if (settings.enforce === 'none') return null;
@@ -167,7 +167,7 @@ function unixModule(entry: PamEntry): Strength {
 }
 
 /** What each enforcing module of the stack requires (pam_pwquality as the given libpwquality generation reads it), or the first module whose options cannot be read. */
-function strengths(facts: PasswordPolicyFacts, generation: PwqualityGeneration = 'current'): Strength[] | { problem: string } {
+function strengths(facts: PasswordPolicyFacts, generation: PwqualityGeneration = 'current'): Strength[] | { problem: PasswdqcProblem } {
   if (!facts.stack.ok) return [];
   const out: Strength[] = [];
   for (const entry of facts.stack.entries) {
@@ -188,7 +188,7 @@ function strengths(facts: PasswordPolicyFacts, generation: PwqualityGeneration =
 
 const DIRECTORY_MODULES = ['pam_sss', 'pam_ldap', 'pam_krb5', 'pam_winbind'];
 
-function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
+function evaluate(facts: PasswordPolicyFacts, policy: Policy) {
   if (!facts.stack.ok) return unknown(facts.stack.reason, { source: 'pam' });
   const evidence: Record<string, unknown> = {
     source: 'pam',
@@ -214,7 +214,7 @@ function evaluate(facts: PasswordPolicyFacts, policy: Policy): Verdict {
   return unknown('pwquality_version_unknown', { ...current!.evidence, min_length_if_before_1_3: legacy!.evidence?.min_length ?? null });
 }
 
-function judge(found: Strength[] | { problem: string }, evidence: Record<string, unknown>, directory: boolean, policy: Policy): Verdict {
+function judge(found: Strength[] | { problem: PasswdqcProblem }, evidence: Record<string, unknown>, directory: boolean, policy: Policy) {
   if (!Array.isArray(found)) return unknown(found.problem, { ...evidence, module: 'pam_passwdqc' });
   if (found.length === 0) return unknown(directory ? 'directory_accounts_only' : 'no_password_module', evidence);
   const strongest = found.reduce((a, b) => (b.minLength > a.minLength ? b : a));

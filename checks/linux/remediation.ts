@@ -1,5 +1,6 @@
 // What each Linux verdict means and what to do (checks/remediation.ts explains the catalogue).
 // One section per check, in the order of checks/linux/index.ts; words are the ones that check returns.
+import type { CheckKey } from '../../src/protocol/schemas';
 import {
   containerRemedy,
   duration,
@@ -16,11 +17,17 @@ import {
   sharedRemedies,
   sshRemedies,
   word,
-  type CheckRemedies,
-  type PlatformRemedies,
+  type PlatformCatalogue,
+  type SharedWord,
   type RemedyContext,
   type Variant,
 } from '../remediation';
+import type { checks } from './index';
+
+/** The words this platform's shared entries explain for every check. */
+type Shared = SharedWord;
+/** One check's entries: exactly the words it returns that the shared entries do not explain. */
+type Entries<K extends CheckKey> = PlatformCatalogue<typeof checks, Shared>['checks'][K];
 
 const debian = (c: RemedyContext) => linuxFamily(c.os, 'debian', 'ubuntu');
 const redHat = (c: RemedyContext) => linuxFamily(c.os, 'rhel', 'fedora', 'centos', 'rocky', 'almalinux');
@@ -36,7 +43,7 @@ const PROCESS_TABLE_INCOMPLETE = {
   admin: `${RUN_AS_ROOT} With /proc mounted \`hidepid=\`, only root sees other users' processes.`,
 };
 
-const diskEncryption: CheckRemedies = {
+const diskEncryption: Entries<'DISK_ENCRYPTION'> = {
   root_encrypted: passing('The disk holding the system is encrypted (LUKS/dm-crypt or encrypted ZFS).'),
   root_not_encrypted: {
     summary: (c) =>
@@ -134,7 +141,7 @@ const lockSteps: readonly Variant[] = [
 const lockAdmin =
   'GNOME/Cinnamon: ship a dconf profile with locks (`/etc/dconf/db/local.d/00-screensaver`: `[org/gnome/desktop/screensaver] lock-enabled=true lock-delay=uint32 0`, `[org/gnome/desktop/session] idle-delay=uint32 900`, plus `/etc/dconf/db/local.d/locks/`; then `dconf update`). KDE: `/etc/xdg/kscreenlockerrc` `[Daemon] Autolock=true Timeout=15 LockGrace=0` marked immutable (`[$i]`). XFCE: `/etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfce4-screensaver.xml`.';
 
-const screenLock: CheckRemedies = {
+const screenLock: Entries<'SCREEN_LOCK'> = {
   locks_within_policy: passing(
     (c) => `The screen locks by itself when the computer is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`,
   ),
@@ -234,7 +241,7 @@ const firewallFix: readonly Variant[] = [
 const firewallAdmin =
   'Deploy a host firewall with a default-deny inbound policy for IPv4 and IPv6: the `ufw` package with `ufw default deny incoming` + `ufw enable` (Debian/Ubuntu), `firewalld` enabled with a non-trusted default zone (RHEL/Fedora/SUSE), or an nftables ruleset (`/etc/nftables.conf` with an `inet` input chain, `policy drop`, and `systemctl enable nftables`) from your configuration management.';
 
-const firewall: CheckRemedies = {
+const firewall: Entries<'FIREWALL_ENABLED'> = {
   inbound_filtered: passing('A firewall filters incoming connections for IPv4 and IPv6.'),
   manager_active: passing(
     (c) => `A firewall manager (${word(c, 'source') ?? 'ufw or firewalld'}) is active and filtering incoming connections.`,
@@ -291,7 +298,7 @@ const timeFix: readonly Variant[] = [
   },
 ];
 
-const timeSync: CheckRemedies = {
+const timeSync: Entries<'TIME_SYNC'> = {
   synchronized: passing('The clock is kept in sync with a network time source.'),
   no_time_sync_service: {
     summary:
@@ -362,7 +369,7 @@ const upgradeFix: readonly Variant[] = [
   },
 ];
 
-const osVersion: CheckRemedies = {
+const osVersion: Entries<'OS_VERSION'> = {
   ...releaseRemedies(
     upgradeFix,
     'Upgrade these devices to a supported release (Debian: sources to the new codename + `apt full-upgrade`; Ubuntu: `do-release-upgrade`; RHEL: Leapp), or, where your policy accepts it, enable extended support (Debian LTS / Ubuntu Pro ESM with `osVersion.acceptExtendedSupport`).',
@@ -406,7 +413,7 @@ const autoUpdateFix: readonly Variant[] = [
 const autoUpdateAdmin =
   'Deploy unattended-upgrades with `APT::Periodic::Update-Package-Lists "1"` and `APT::Periodic::Unattended-Upgrade "1"` in /etc/apt/apt.conf.d/20auto-upgrades (Debian/Ubuntu), or dnf-automatic with `apply_updates = yes` and its timer enabled (RHEL/Fedora). Policy `autoUpdate.acceptDownloadOnly` accepts download-only set-ups.';
 
-const autoUpdate: CheckRemedies = {
+const autoUpdate: Entries<'AUTO_UPDATE'> = {
   unattended_upgrades: passing('Security updates are downloaded and installed automatically (unattended-upgrades).'),
   dnf_automatic_apply: passing('Updates are downloaded and installed automatically (dnf-automatic).'),
   dnf_automatic_install: passing('Updates are downloaded and installed automatically (dnf-automatic-install timer).'),
@@ -510,7 +517,7 @@ const passwordFix: readonly Variant[] = [
 const passwordAdmin = (c: RemedyContext) =>
   `Ship /etc/security/pwquality.conf with \`minlen = ${minLength(c) ?? 12}\` (and \`minclass\`/credits when complexity is required) and keep pam_pwquality in the password stack (Debian: libpam-pwquality + pam-auth-update; RHEL: authselect). Directory-managed accounts follow the directory's policy.`;
 
-const passwordPolicy: CheckRemedies = {
+const passwordPolicy: Entries<'PASSWORD_POLICY'> = {
   min_length_met: passing(
     (c) => `New passwords must be at least ${num(c, 'min_length') ?? minLength(c) ?? 'the required'} characters long.`,
   ),
@@ -582,7 +589,7 @@ const { ssh_hardened, sshd_config_unreadable } = sshRemedies(
   'run `sudo systemctl reload ssh`',
 );
 
-const remoteLogin: CheckRemedies = {
+const remoteLogin: Entries<'REMOTE_LOGIN'> = {
   no_remote_login_listening: passing('No remote login service (SSH, VNC, RDP, telnet) accepts connections from the network.'),
   ssh_hardened,
   sshd_config_unreadable,
@@ -595,7 +602,7 @@ const remoteLogin: CheckRemedies = {
   },
 };
 
-const malwareProtection: CheckRemedies = {
+const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
   no_builtin_antimalware: passing('Linux has no built-in anti-malware and your organization requires no agent here.'),
   required_agents_running: passing('The security agents your organization requires are running.'),
   required_agent_not_running: {
@@ -619,7 +626,7 @@ const malwareProtection: CheckRemedies = {
   process_table_incomplete: PROCESS_TABLE_INCOMPLETE,
 };
 
-export const linuxRemediation: PlatformRemedies = {
+export const linuxRemediation: PlatformCatalogue<typeof checks, Shared> = {
   platform: 'LINUX',
   shared: sharedRemedies({
     service: 'the systemd unit `device-agent.service`, which runs as root (`sudo systemctl enable --now device-agent`)',

@@ -4,8 +4,8 @@
 // "enabled" but never started listens on nothing. Owners come from /proc/<pid>/fd (root).
 import { endianness } from 'node:os';
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { fail, fsFailureReason, pass, unknown } from '../verdict';
+import { defineCheck, type CheckContext } from '../types';
+import { fail, fsFailureReason, pass, unknown, type FsFailureReason } from '../verdict';
 import { processTable } from './processes';
 import { readListeners, socketOwners, type Bind } from './sockets';
 import { isHardened, sshdEvidence, type SshdReading } from '../sshd';
@@ -47,7 +47,7 @@ export interface OwnedListener {
 }
 
 interface RemoteLoginFacts {
-  listeners: { ok: true; items: OwnedListener[] } | { ok: false; reason: string };
+  listeners: { ok: true; items: OwnedListener[] } | { ok: false; reason: FsFailureReason };
   ownerMapping: 'complete' | 'partial' | 'unavailable';
   /** Ports configured for SSH besides 22 (sshd_config Port, ListenStream of ssh(d).socket). */
   sshPorts: number[];
@@ -112,7 +112,7 @@ async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
   return facts;
 }
 
-function evaluate(facts: RemoteLoginFacts, policy: Policy): Verdict {
+function evaluate(facts: RemoteLoginFacts, policy: Policy) {
   const evidence: Record<string, unknown> = { source: 'procfs', owner_mapping: facts.ownerMapping };
   if (!facts.listeners.ok) return unknown(facts.listeners.reason, evidence);
   const sshPorts = new Set(facts.sshPorts);

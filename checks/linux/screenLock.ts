@@ -3,9 +3,9 @@
 // headless root reads. With one, each local session user's settings are read in that user's
 // context; all must lock within policy.screenLock.maxIdleSeconds + maxGraceSeconds.
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
+import { defineCheck, type CheckContext } from '../types';
 import { fail, notApplicable, pass, unknown } from '../verdict';
-import { readLockSettings, type LockReading, type LockSettings } from './desktopLock';
+import { readLockSettings, type LockReading, type LockSettings, type LockUnreadable } from './desktopLock';
 import { accountOf, graphicalSessions, type SessionFacts } from './sessions';
 
 interface ScreenLockFacts {
@@ -38,7 +38,9 @@ async function collect(ctx: CheckContext): Promise<ScreenLockFacts> {
   };
 }
 
-type UserVerdict = { status: 'PASS' } | { status: 'FAIL'; rule: string } | { status: 'UNKNOWN'; reason: string };
+type LockTooWeak = 'lock_disabled' | 'idle_activation_disabled' | 'never_idle' | 'idle_too_long' | 'grace_too_long';
+type UserVerdict =
+  { status: 'PASS' } | { status: 'FAIL'; rule: LockTooWeak } | { status: 'UNKNOWN'; reason: LockUnreadable | 'parse_error' };
 
 function judgeUser(s: LockSettings, policy: Policy): UserVerdict {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
@@ -52,7 +54,7 @@ function judgeUser(s: LockSettings, policy: Policy): UserVerdict {
   return { status: 'PASS' };
 }
 
-function evaluate(facts: ScreenLockFacts, policy: Policy): Verdict {
+function evaluate(facts: ScreenLockFacts, policy: Policy) {
   const { sessions } = facts;
   const evidence: Record<string, unknown> = {
     session_source: sessions.source,
@@ -87,9 +89,9 @@ function evaluate(facts: ScreenLockFacts, policy: Policy): Verdict {
     max_idle_seconds: policy.screenLock.maxIdleSeconds,
     max_grace_seconds: policy.screenLock.maxGraceSeconds,
   });
-  const failed = verdicts.find((v): v is { status: 'FAIL'; rule: string } => v.status === 'FAIL');
+  const failed = verdicts.find((v): v is Extract<UserVerdict, { status: 'FAIL' }> => v.status === 'FAIL');
   if (failed) return fail({ ...evidence, rule: failed.rule });
-  const undecided = verdicts.find((v): v is { status: 'UNKNOWN'; reason: string } => v.status === 'UNKNOWN');
+  const undecided = verdicts.find((v): v is Extract<UserVerdict, { status: 'UNKNOWN' }> => v.status === 'UNKNOWN');
   if (undecided) return unknown(undecided.reason, evidence);
   return pass({ ...evidence, rule: 'locks_within_policy' });
 }

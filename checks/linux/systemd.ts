@@ -2,7 +2,7 @@
 // and the enablement state of unit files. Unit files exist on disk even where systemd does not
 // run (containers, other inits), and an enabled timer there never fires.
 import type { CheckContext, Host } from '../types';
-import { commandFailureReason } from '../verdict';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
 import { runTool } from './tools';
 
 export function systemdBooted(ctx: CheckContext): Promise<boolean> {
@@ -14,7 +14,7 @@ export function systemdBooted(ctx: CheckContext): Promise<boolean> {
 
 const SYSTEMCTL = '/usr/bin/systemctl';
 
-export type UnitFileStates = { ok: true; states: Record<string, string> } | { ok: false; reason: string };
+export type UnitFileStates = { ok: true; states: Record<string, string> } | { ok: false; reason: CommandFailureReason };
 
 /**
  * `systemctl list-unit-files` for the given units (works offline, reads unit files). Units that do

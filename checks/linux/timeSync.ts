@@ -2,8 +2,8 @@
 // first (the kernel's sync flag via timedatectl, chrony's leap status, ntpd's system variables),
 // then whether any sync daemon runs at all (/proc, so it works without systemd or procps).
 import type { Policy } from '../policy';
-import { defineCheck, type CheckContext, type Verdict } from '../types';
-import { commandFailureReason, fail, pass, unknown } from '../verdict';
+import { defineCheck, type CheckContext } from '../types';
+import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { processTable, runningCommands } from './processes';
 import { systemdBooted } from './systemd';
@@ -24,7 +24,7 @@ export interface SyncState extends ClockSync {
   /** timedatectl only: a sync service is enabled. */
   ntpEnabled?: boolean;
 }
-type SyncReading = SyncState | { unreadable: string };
+type SyncReading = SyncState | { unreadable: CommandFailureReason };
 
 interface TimeSyncFacts {
   container: ContainerFacts;
@@ -97,7 +97,7 @@ async function collect(ctx: CheckContext): Promise<TimeSyncFacts> {
 
 const STARTUP_GRACE_SECONDS = 15 * 60;
 
-function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
+function evaluate(facts: TimeSyncFacts, policy: Policy) {
   const inContainer = containerVerdict(facts.container, policy);
   if (inContainer) return inContainer;
   const backends = [
@@ -141,7 +141,7 @@ function evaluate(facts: TimeSyncFacts, policy: Policy): Verdict {
       rule: 'no_time_sync_service',
     });
   }
-  const failed = backends.map(([, r]) => r).find((r): r is { unreadable: string } => r !== undefined && 'unreadable' in r);
+  const failed = backends.map(([, r]) => r).find((r): r is { unreadable: CommandFailureReason } => r !== undefined && 'unreadable' in r);
   return unknown(facts.daemons === null ? 'process_table_incomplete' : (failed?.unreadable ?? 'sync_state_unreadable'), evidence);
 }
 

@@ -4,7 +4,7 @@
 // policy Windows 10/11 download and install automatically. wuauserv is a demand/trigger-start
 // service that is stopped most of the time: only *disabled* services count against the machine.
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import {
   defineProbeCheck,
@@ -30,7 +30,7 @@ export interface AutoUpdateFacts {
 /** PauseUpdatesExpiryTime as Windows writes it: an ISO 8601 UTC timestamp. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 
-export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: Date): Verdict {
+export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   const evidence: Evidence = { source: 'registry' };
   const { auPolicy, updateCsp, services } = facts;
   if (!auPolicy.ok) return sectionUnknown(auPolicy, evidence);

@@ -4,7 +4,7 @@
 // sits in the clear on disk) is its own FAIL. No administrator rights: UNKNOWN, never FAIL.
 import * as z from 'zod/mini';
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeSection, sectionUnknown, type Section } from './probe';
 
@@ -68,7 +68,7 @@ type VolumeState =
   | { kind: 'protected' }
   | { kind: 'unprotected'; state: 'suspended' | 'protection_off' | 'decrypted' | 'decrypting' }
   | { kind: 'encrypting'; state: 'encrypting' | 'encryption_paused' }
-  | { kind: 'undetermined'; reason: string };
+  | { kind: 'undetermined'; reason: 'method_failed' | 'unexpected_value' | 'protection_status_unknown' };
 
 /** What one volume's method results mean (research §1.4 decision table). */
 export function volumeState(volume: EncryptableVolume): VolumeState {
@@ -113,7 +113,7 @@ function isOsVolume(volume: EncryptableVolume, systemDrive: string | null): bool
 const compliant = (state: VolumeState, policy: Policy) =>
   state.kind === 'protected' || (state.kind === 'encrypting' && policy.diskEncryption.inProgress === 'PASS');
 
-export function evaluateDiskEncryption(facts: DiskEncryptionFacts, policy: Policy): Verdict {
+export function evaluateDiskEncryption(facts: DiskEncryptionFacts, policy: Policy) {
   const base: Evidence = { source: 'wmi', scope: policy.diskEncryption.scope };
   const { volumes } = facts;
   if (!volumes.ok) {

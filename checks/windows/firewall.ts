@@ -4,7 +4,7 @@
 // cmdlet fails. A third-party firewall registered and on in Security Center passes on its own:
 // such products turn Windows Firewall off on purpose.
 import * as z from 'zod/mini';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import {
   defineProbeCheck,
@@ -85,7 +85,7 @@ function profilesFromRegistry(registry: FirewallFacts['registry']): Record<Profi
   return out as Record<ProfileName, ProfileState>;
 }
 
-export function evaluateFirewall(facts: FirewallFacts): Verdict {
+export function evaluateFirewall(facts: FirewallFacts) {
   const evidence: Evidence = {};
 
   // A registered third-party firewall that is on: Windows Firewall may be off on purpose.

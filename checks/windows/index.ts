@@ -1,6 +1,5 @@
 // This platform's checks, one module each (see checks/registry.ts). All nine read one shared
 // PowerShell probe per cycle (checks/windows/probe.ts).
-import type { Check } from '../types';
 import { autoUpdateCheck } from './autoUpdate';
 import { diskEncryptionCheck } from './diskEncryption';
 import { firewallCheck } from './firewall';
@@ -11,7 +10,7 @@ import { remoteLoginCheck } from './remoteLogin';
 import { screenLockCheck } from './screenLock';
 import { timeSyncCheck } from './timeSync';
 
-export const checks: readonly Check[] = [
+export const checks = [
   diskEncryptionCheck,
   screenLockCheck,
   firewallCheck,
@@ -21,4 +20,4 @@ export const checks: readonly Check[] = [
   passwordPolicyCheck,
   remoteLoginCheck,
   malwareProtectionCheck,
-] as readonly Check[];
+] as const;

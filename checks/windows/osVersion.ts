@@ -7,8 +7,8 @@
 // cumulative update (UBR), from the recorded table in updateHistory.ts.
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
-import type { Evidence, Verdict } from '../types';
-import { fail, unknown } from '../verdict';
+import type { Evidence, PassOrFail } from '../types';
+import { fail, pass, unknown } from '../verdict';
 import { windowsRelease, type WindowsRelease } from './osRelease';
 import { defineProbeCheck, registryKey, sectionUnknown, type Section } from './probe';
 import { type RegistryValues } from './registry';
@@ -27,7 +27,7 @@ function buildFloor(release: WindowsRelease, policy: Policy): number | null {
   return release.family === 'server' ? floors.minServerBuild : floors.minBuild;
 }
 
-export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Date): Verdict {
+export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Date) {
   const base = { source: 'registry' };
   const { currentVersion } = facts;
   if (!currentVersion.ok) return sectionUnknown(currentVersion, base);
@@ -67,9 +67,10 @@ export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Da
  * verdict is the one both bounds agree on, else UNKNOWN; newer than the table, only its newest row's
  * date is known.
  */
-function judgePatchAge(supported: Verdict, release: WindowsRelease, maxAgeDays: number, now: Date): Verdict {
+function judgePatchAge<Word extends string>(supported: PassOrFail<Word>, release: WindowsRelease, maxAgeDays: number, now: Date) {
   const line = updateLineFor(release);
   const evidence: Evidence = { ...supported.evidence, max_patch_age_days: maxAgeDays };
+  const stillSupported = () => pass({ ...evidence, rule: supported.evidence.rule });
   if (line === null) return unknown('patch_line_not_in_table', { ...evidence, rule: 'patch_line_not_in_table' });
   evidence.update_line = line.name;
   if (release.ubr === null) return unknown('ubr_missing', { ...evidence, rule: 'ubr_missing' });
@@ -78,12 +79,12 @@ function judgePatchAge(supported: Verdict, release: WindowsRelease, maxAgeDays: 
   if (patch.exact) {
     evidence.patch_released = patch.released;
     evidence.patch_age_days = Math.floor((now.getTime() - Date.parse(`${patch.released}T00:00:00Z`)) / DAY_MS);
-    return tooOld(patch.released) ? fail({ ...evidence, rule: 'patch_too_old' }) : { ...supported, evidence };
+    return tooOld(patch.released) ? fail({ ...evidence, rule: 'patch_too_old' }) : stillSupported();
   }
   evidence.patch_released_after = patch.notBefore;
   evidence.patch_released_before = patch.notAfter;
   if (patch.notAfter !== null && tooOld(patch.notAfter)) return fail({ ...evidence, rule: 'patch_too_old' });
-  if (patch.notBefore !== null && !tooOld(patch.notBefore)) return { ...supported, evidence };
+  if (patch.notBefore !== null && !tooOld(patch.notBefore)) return stillSupported();
   if (patch.notAfter === null) {
     return unknown('patch_table_outdated', {
       ...evidence,

@@ -5,7 +5,7 @@
 // only, accounts get their password policy from the cloud: a weak local policy is not proof.
 import * as z from 'zod/mini';
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeComputer, probeElevated, probeSection, registryKey, type ComputerFacts, type Section } from './probe';
 import { regNumber, type RegistryValues } from './registry';
@@ -47,7 +47,7 @@ export function parseSystemAccess(lines: string[]): SystemAccess {
   };
 }
 
-export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy): Verdict {
+export function evaluatePasswordPolicy(facts: PasswordPolicyFacts, policy: Policy) {
   const evidence: Evidence = {};
   const lengths: number[] = [];
   const sources: string[] = [];

@@ -1,8 +1,8 @@
 // Runs Windows PowerShell scripts that print one JSON document. Structured output only: cmdlet and
 // CIM property values, registry values and enum names are the same on every display language,
 // while `w32tm`, `netsh`, `manage-bde` and `net accounts` print translated text (research §0.4).
-import type { Host, Reason } from '../types';
-import { commandFailureReason } from '../verdict';
+import type { Host } from '../types';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
 
 /** Windows PowerShell 5.1 ships with every supported Windows here; from a 64-bit process this is the 64-bit one. */
 export const POWERSHELL = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
@@ -69,7 +69,7 @@ export function psStrings(values: readonly string[]): string {
   return `@(${values.map((value) => `'${value}'`).join(', ')})`;
 }
 
-export type PowerShellJson = { ok: true; json: unknown } | { ok: false; reason: Reason; exitCode?: number | null };
+export type PowerShellJson = { ok: true; json: unknown } | { ok: false; reason: CommandFailureReason; exitCode?: number | null };
 
 /** Runs one script and parses its JSON; any failure is a reason for UNKNOWN, never an exception. */
 export async function runPowerShellJson(host: Host, script: string, timeoutMs: number): Promise<PowerShellJson> {

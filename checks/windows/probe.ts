@@ -4,8 +4,8 @@
 // own (`{ok:false,error}`), so a denied BitLocker query never hides the firewall state.
 import * as z from 'zod/mini';
 import type { CheckKey } from '../../src/protocol/schemas';
-import { defineCheck, type Check, type CheckContext, type Evidence, type Reason, type Verdict } from '../types';
-import { unknown } from '../verdict';
+import { defineCheck, type Check, type CheckContext, type Evidence } from '../types';
+import { unknown, type CommandFailureReason } from '../verdict';
 import { CURRENT_VERSION_KEY, CURRENT_VERSION_VALUES } from './osRelease';
 import { PRELUDE, psStrings, runPowerShellJson } from './powershell';
 import { RegistryValues } from './registry';
@@ -295,13 +295,16 @@ const ProbeDocument = z.object({
 type ProbeDocument = z.infer<typeof ProbeDocument>;
 export type SectionName = Exclude<keyof ProbeDocument, 'schema' | 'elevated' | 'systemDrive' | 'registry'>;
 
-export type Probe = { ok: true; doc: ProbeDocument } | { ok: false; reason: Reason };
+/** Why a section could not be read: the command's failure, or a WMI class or namespace this Windows lacks. */
+export type SectionReason = CommandFailureReason | 'not_available';
+
+export type Probe = { ok: true; doc: ProbeDocument } | { ok: false; reason: SectionReason };
 
 /** One section's facts, or why they are missing (`error` is the locale-free kind the script reported). */
-export type Section<T> = { ok: true; value: T } | { ok: false; reason: Reason; error?: string };
+export type Section<T> = { ok: true; value: T } | { ok: false; reason: SectionReason; error?: string };
 
 /** UNKNOWN for a section that could not be read, with the script's error kind as evidence. */
-export function sectionUnknown(section: { reason: Reason; error?: string }, evidence: Evidence): Verdict {
+export function sectionUnknown(section: { reason: SectionReason; error?: string }, evidence: Evidence) {
   return unknown(section.reason, section.error ? { ...evidence, probe_error: section.error } : evidence);
 }
 
@@ -319,16 +322,16 @@ function windowsProbe(ctx: CheckContext): Promise<Probe> {
 }
 
 /** A Windows check: its facts are sections of the one probe per cycle (and, rarely, a read of its own). */
-export function defineProbeCheck<Facts>(
-  key: CheckKey,
+export function defineProbeCheck<Facts, Word extends string, Key extends CheckKey>(
+  key: Key,
   read: (probe: Probe, ctx: CheckContext) => Facts | Promise<Facts>,
-  evaluate: Check<Facts>['evaluate'],
-): Check<Facts> {
+  evaluate: Check<Facts, Word>['evaluate'],
+): Check<Facts, Word, Key> {
   return defineCheck({ key, platform: 'WINDOWS', collect: async (ctx) => read(await windowsProbe(ctx), ctx), evaluate });
 }
 
 /** The UNKNOWN/NOT_APPLICABLE reason for an error kind the script reported. */
-function sectionErrorReason(error: string): Reason {
+function sectionErrorReason(error: string): SectionReason {
   switch (error) {
     case 'access_denied':
     case 'cim_AccessDenied':

@@ -1,5 +1,6 @@
 // What each Windows verdict means and what to do (checks/remediation.ts explains the catalogue).
 // Settings moved between Windows 10 and 11; the steps name both where they differ.
+import type { CheckKey } from '../../src/protocol/schemas';
 import {
   duration,
   maxIdle,
@@ -11,11 +12,17 @@ import {
   word,
   requires,
   sharedRemedies,
-  type CheckRemedies,
-  type PlatformRemedies,
+  type PlatformCatalogue,
+  type SharedWord,
   type RemedyContext,
   type Variant,
 } from '../remediation';
+import type { checks } from './index';
+
+/** The words this platform's shared entries explain for every check. */
+type Shared = SharedWord | 'not_available' | 'unexpected_value';
+/** One check's entries: exactly the words it returns that the shared entries do not explain. */
+type Entries<K extends CheckKey> = PlatformCatalogue<typeof checks, Shared>['checks'][K];
 
 const windows11 = (c: RemedyContext) => /^windows-11/.test(c.os.product ?? '');
 const windows10 = (c: RemedyContext) => /^windows-10/.test(c.os.product ?? '');
@@ -34,7 +41,7 @@ const bitlockerFix = settings(
 const bitlockerAdmin =
   'Intune: Endpoint security > Disk encryption > BitLocker profile ("Require Device Encryption", silent encryption with TPM, recovery key escrow to Entra ID); GPO: Computer Configuration > Administrative Templates > Windows Components > BitLocker Drive Encryption, then `manage-bde -on C: -RecoveryPassword` from a script.';
 
-const diskEncryption: CheckRemedies = {
+const diskEncryption: Entries<'DISK_ENCRYPTION'> = {
   protected: passing('BitLocker protects the system drive.'),
   in_progress_accepted: passing('BitLocker is encrypting the system drive, which your organization accepts until it finishes.'),
   decrypted: {
@@ -109,7 +116,7 @@ const lockFix = settings(
 const lockAdmin = (c: RemedyContext) =>
   `GPO: Computer Configuration > Windows Settings > Security Settings > Local Policies > Security Options > "Interactive logon: Machine inactivity limit" ${maxIdle(c) ?? 900} seconds; Intune: Settings catalog "Local Policies Security Options > Interactive Logon Machine Inactivity Limit" (or Device restrictions > Password > "Maximum minutes of inactivity until screen locks").`;
 
-const screenLock: CheckRemedies = {
+const screenLock: Entries<'SCREEN_LOCK'> = {
   machine_inactivity_limit: passing(
     (c) =>
       `Windows locks after ${num(c, 'inactivity_timeout_secs') !== undefined ? duration(num(c, 'inactivity_timeout_secs')!) : 'a short time'} of inactivity (machine policy).`,
@@ -147,7 +154,7 @@ const firewallFix = [
 const firewallAdmin =
   'Intune: Endpoint security > Firewall > Windows Firewall profile (enable all three profiles, default inbound action Block); GPO: Computer Configuration > Windows Settings > Security Settings > Windows Defender Firewall with Advanced Security > Properties: Firewall state On, Inbound connections Block, for each profile.';
 
-const firewall: CheckRemedies = {
+const firewall: Entries<'FIREWALL_ENABLED'> = {
   all_profiles_enabled: passing('Windows Firewall is on for every network profile and blocks unsolicited incoming connections.'),
   third_party_firewall: passing('Another firewall product, registered with Windows Security, protects this computer.'),
   profile_disabled: {
@@ -177,7 +184,7 @@ const firewall: CheckRemedies = {
   },
 };
 
-const timeSync: CheckRemedies = {
+const timeSync: Entries<'TIME_SYNC'> = {
   synchronized: passing('Windows Time keeps the clock synchronised with its time source.'),
   not_synchronized: {
     summary: 'Windows Time is configured, but the clock is not synchronised with any time source.',
@@ -272,7 +279,7 @@ const windowsUpdateFix = settings(
 const patchTableAdmin =
   "The agent's table of Windows update release dates (checks/windows/updateHistory.ts) does not cover this: update the agent, or unset `osVersion.maxPatchAgeDays.WINDOWS` until it does.";
 
-const osVersion: CheckRemedies = {
+const osVersion: Entries<'OS_VERSION'> = {
   ...releaseRemedies(
     [
       ...settings(
@@ -323,7 +330,7 @@ const wuFix = settings(
   'Settings > Update & Security > Windows Update > Advanced options: "Automatically download updates, even over metered data connections" on.',
 );
 
-const autoUpdate: CheckRemedies = {
+const autoUpdate: Entries<'AUTO_UPDATE'> = {
   automatic_install: passing('Windows Update downloads and installs updates automatically.'),
   default: passing('Windows Update runs with its default, which downloads and installs updates automatically.'),
   download_only_accepted: passing('Windows Update downloads updates and installs them on request, which your organization accepts.'),
@@ -374,7 +381,7 @@ const passwordAdmin = (c: RemedyContext) =>
 const passwordFix =
   'Ask your IT team: password rules are set by an administrator (Local Security Policy > Account Policies > Password Policy on a standalone computer).';
 
-const passwordPolicy: CheckRemedies = {
+const passwordPolicy: Entries<'PASSWORD_POLICY'> = {
   meets_policy: passing("Windows requires passwords that meet your organization's length and complexity rules."),
   min_length: {
     summary: (c) =>
@@ -401,7 +408,7 @@ const passwordPolicy: CheckRemedies = {
 };
 
 const rdpFix = settings('Settings > System > Remote Desktop: off.', 'Settings > System > Remote Desktop: "Enable Remote Desktop" off.');
-const remoteLogin: CheckRemedies = {
+const remoteLogin: Entries<'REMOTE_LOGIN'> = {
   no_remote_login: passing('Remote Desktop and the SSH server are off.'),
   ssh_hardened: passing('The OpenSSH server runs but accepts keys only, which your organization allows.'),
   rdp_enabled: {
@@ -451,7 +458,7 @@ const defenderFix = [
 const defenderAdmin =
   'Intune: Endpoint security > Antivirus > Microsoft Defender Antivirus ("Allow Realtime Monitoring", signature update interval); GPO: Administrative Templates > Windows Components > Microsoft Defender Antivirus > Real-time Protection: "Turn off real-time protection" Disabled. Turn on Tamper Protection so users cannot switch it off.';
 
-const malwareProtection: CheckRemedies = {
+const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
   defender_active: passing('Microsoft Defender Antivirus is on, with real-time protection and current signatures.'),
   third_party_antivirus: passing('Another antivirus product, registered with Windows Security, is on and up to date.'),
   security_center_antivirus: passing('Microsoft antivirus is on and up to date according to Windows Security.'),
@@ -501,7 +508,7 @@ const malwareProtection: CheckRemedies = {
   },
 };
 
-export const windowsRemediation: PlatformRemedies = {
+export const windowsRemediation: PlatformCatalogue<typeof checks, Shared> = {
   platform: 'WINDOWS',
   shared: {
     ...sharedRemedies({

@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import type { Policy } from '../policy';
 import { isLoopbackAddress } from '../loopback';
 import { sshdConfigDirectives } from '../sshd';
-import type { Evidence, FileResult, Verdict } from '../types';
+import type { Evidence, FileResult } from '../types';
 import { fsFailureReason, fail, pass, unknown } from '../verdict';
 import {
   defineProbeCheck,
@@ -58,7 +58,7 @@ export function sshdAcceptsPasswords(config: string): boolean | null {
   return value === 'yes' ? true : value === 'no' ? false : null;
 }
 
-export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Verdict {
+export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy) {
   const evidence: Evidence = { source: 'registry' };
   const { rdpPolicy, rdp, rdpTcp, services, listeningPorts } = facts;
   if (!rdpPolicy.ok) return sectionUnknown(rdpPolicy, evidence);
@@ -103,7 +103,8 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
   if (winrmListening === true) return fail({ ...evidence, rule: 'winrm_listening' });
   // WinRM running with its listeners out of sight: it may well be listening (a Windows Server default).
   const unseenWinrm = winrm !== undefined && serviceState(winrm) === 'running' && !listeningPorts.ok ? listeningPorts : null;
-  const nothingElseOpen = (verdict: Verdict) => (unseenWinrm ? sectionUnknown(unseenWinrm, { ...evidence, value: 'listeners' }) : verdict);
+  const nothingElseOpen = <Word extends string>(rule: Word) =>
+    unseenWinrm ? sectionUnknown(unseenWinrm, { ...evidence, value: 'listeners' }) : pass({ ...evidence, rule });
 
   if (sshd && serviceState(sshd) === 'running') {
     if (!policy.remoteLogin.allowSshIfHardened) return fail({ ...evidence, rule: 'sshd_running' });
@@ -113,10 +114,10 @@ export function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy): Ve
     if (passwords === null) return unknown('unexpected_value', { ...evidence, value: 'PasswordAuthentication' });
     evidence.ssh_password_authentication = passwords;
     if (passwords) return fail({ ...evidence, rule: 'sshd_accepts_passwords' });
-    return nothingElseOpen(pass({ ...evidence, rule: 'ssh_hardened' }));
+    return nothingElseOpen('ssh_hardened');
   }
   // RDP allowed but TermService (which hosts the listener) not running: not reachable now (research §8.4).
-  return nothingElseOpen(pass({ ...evidence, rule: 'no_remote_login' }));
+  return nothingElseOpen('no_remote_login');
 }
 
 export const remoteLoginCheck = defineProbeCheck(

@@ -6,7 +6,7 @@
 // be SYSTEM's own hive, so users are read under HKU\<SID>. Evidence counts users, never names SIDs.
 import * as z from 'zod/mini';
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { defineProbeCheck, probeSection, registryKey, sectionUnknown, type Section } from './probe';
 import { asNumber, asText, regNumber, RegistryValues } from './registry';
@@ -137,7 +137,7 @@ export function sleepLockEngages(lock: SleepLock | 'undetermined', maxIdleSecond
   return ac === true && dc === true ? true : 'undetermined';
 }
 
-export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy): Verdict {
+export function evaluateScreenLock(facts: ScreenLockFacts, policy: Policy) {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
   const evidence: Evidence = { source: 'registry', max_idle_seconds: maxIdleSeconds };
 

@@ -8,7 +8,7 @@
 // System log say when it last synchronised.
 import * as z from 'zod/mini';
 import type { Policy } from '../policy';
-import type { Evidence, Verdict } from '../types';
+import type { Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import {
   defineProbeCheck,
@@ -118,7 +118,7 @@ function referenceKind(reading: W32tmReading): string {
 }
 
 /** What w32tm says about the clock now. */
-function judgeReading(reading: W32tmReading, evidence: Evidence, policy: Policy): Verdict {
+function judgeReading(reading: W32tmReading, evidence: Evidence, policy: Policy) {
   Object.assign(evidence, {
     state_source: 'w32tm',
     leap_indicator: reading.leapIndicator,
@@ -141,7 +141,7 @@ function judgeReading(reading: W32tmReading, evidence: Evidence, policy: Policy)
 }
 
 /** When w32tm cannot say (service stopped between its triggers): the newest Time-Service sync event. */
-function judgeEvents(events: Section<TimeServiceEvent[]>, evidence: Evidence, now: Date): Verdict {
+function judgeEvents(events: Section<TimeServiceEvent[]>, evidence: Evidence, now: Date) {
   if (!events.ok) return sectionUnknown(events, evidence);
   evidence.state_source = 'time_service_events';
   const times = events.value.filter((e) => SYNC_EVENT_IDS.has(e.Id)).map((e) => Date.parse(e.TimeCreated));
@@ -161,7 +161,7 @@ function effective(policy: Section<RegistryValues | null>, local: Section<Regist
   return { ok: true, value: { ...(local.value ?? {}), ...(policy.value ?? {}) } };
 }
 
-export function evaluateTimeSync(facts: TimeSyncFacts, policy: Policy, now: Date): Verdict {
+export function evaluateTimeSync(facts: TimeSyncFacts, policy: Policy, now: Date) {
   const evidence: Evidence = { source: 'w32time' };
   if (policy.timeSync.maxOffsetSeconds !== null) evidence.offset_measured = false;
 

@@ -19,7 +19,7 @@ function delayed(key: Check['key'], ms: number): Check {
       await sleep(ms);
       return { waited: ms };
     },
-    evaluate: (facts) => pass(facts),
+    evaluate: (facts) => pass({ ...facts, rule: 'waited' }),
   });
 }
 
@@ -34,7 +34,7 @@ describe('runChecks', () => {
     expect(results.map((r) => r.check_key)).toEqual(['DISK_ENCRYPTION', 'SCREEN_LOCK', 'FIREWALL_ENABLED']);
     for (const r of results) {
       expect(r.status).toBe('PASS');
-      expect(r.evidence).toEqual({ waited: 300 });
+      expect(r.evidence).toEqual({ waited: 300, rule: 'waited' });
       expect(Rfc3339.safeParse(r.observed_at).success).toBe(true);
     }
   });
@@ -44,8 +44,8 @@ describe('runChecks', () => {
       key: 'TIME_SYNC',
       platform: 'LINUX',
       collect: () => new Promise<never>(() => {}),
-      evaluate: () => pass(),
-    }) as Check;
+      evaluate: () => pass({ rule: 'never' }),
+    });
     const started = Date.now();
     const results = await runChecks([hanging, delayed('OS_VERSION', 10)], { ...options, checkTimeoutMs: 150 });
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -58,8 +58,8 @@ describe('runChecks', () => {
       key: 'AUTO_UPDATE',
       platform: 'LINUX',
       collect: (): Promise<never> => Promise.reject(new TypeError('cannot read /home/alice/.config/secret')),
-      evaluate: () => pass(),
-    }) as Check;
+      evaluate: () => pass({ rule: 'never' }),
+    });
     const throwsInEvaluate = defineCheck({
       key: 'PASSWORD_POLICY',
       platform: 'LINUX',
@@ -67,7 +67,7 @@ describe('runChecks', () => {
       evaluate: () => {
         throw new RangeError('bad');
       },
-    }) as Check;
+    });
     const results = await runChecks([throwsInCollect, delayed('REMOTE_LOGIN', 5), throwsInEvaluate], options);
     expect(results[0]).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'check_error', error: 'TypeError' } });
     expect(JSON.stringify(results[0])).not.toContain('/home/alice');
@@ -81,8 +81,13 @@ describe('runChecks', () => {
       platform: 'LINUX',
       collect: () => Promise.resolve({}),
       evaluate: () =>
-        pass({ text: 'x'.repeat(5_000), items: Array.from({ length: 500 }, (_, i) => i), nested: { a: { b: { c: { d: { e: 1 } } } } } }),
-    }) as Check;
+        pass({
+          text: 'x'.repeat(5_000),
+          items: Array.from({ length: 500 }, (_, i) => i),
+          nested: { a: { b: { c: { d: { e: 1 } } } } },
+          rule: 'noisy',
+        }),
+    });
     const [result] = await runChecks([noisy], options);
     expect(Buffer.byteLength(JSON.stringify(result!.evidence))).toBeLessThanOrEqual(EVIDENCE_LIMITS.totalBytes);
   });
@@ -95,7 +100,8 @@ describe('runChecks', () => {
         await sleep(20);
         return 42;
       });
-    const user = (key: Check['key']) => defineCheck({ key, platform: 'LINUX', collect: probe, evaluate: (v) => pass({ v }) }) as Check;
+    const user = (key: Check['key']) =>
+      defineCheck({ key, platform: 'LINUX', collect: probe, evaluate: (v) => pass({ v, rule: 'probed' }) });
     const results = await runChecks([user('DISK_ENCRYPTION'), user('FIREWALL_ENABLED'), user('TIME_SYNC')], options);
     expect(runs).toBe(1);
     expect(results.every((r) => r.evidence?.v === 42)).toBe(true);

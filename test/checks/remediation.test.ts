@@ -1,19 +1,18 @@
-// The remediation catalogue stays complete and truthful: every word a check can return (read from
-// its code, and seen on every recorded fixture) has an entry for its platform and check, no entry
-// exists for a word nothing returns, and the texts rendered from real evidence carry no personal
-// data and no holes.
+// The remediation catalogue stays complete and truthful. Completeness against the code is the
+// compiler's: each catalogue's entries are typed by its checks' words (PlatformCatalogue), so a
+// missing or extra word fails `tsc`, as the @ts-expect-error lines below pin. Here: every result
+// the evaluators give on the recorded fixtures has its own entry, and the texts rendered from real
+// evidence carry no personal data and no holes.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, PLATFORMS, type CheckKey, type Platform, type PostureStatus } from '../../src/protocol/schemas';
-import { findRemedy, explain, osHintFrom, renderFix, type PlatformRemedies, type Remedy } from '../../checks/remediation';
-import { QUALIFYING_RULES, REMEDIATION, explainResult } from '../../checks/remediationCatalogue';
+import { linuxRemediation } from '../../checks/linux/remediation';
+import { explain, osHintFrom, passing, renderFix, type PlatformCatalogue, type Remedy } from '../../checks/remediation';
+import type { Check } from '../../checks/types';
+import { REMEDIATION, explainResult } from '../../checks/remediationCatalogue';
 import { listFixtures, runFixture } from '../support/checkFixtures';
-import { extractOutcomeWords } from './outcomeWords';
 
 const PERSONAL = [/\/home\/[^/\s"]+/, /\/Users\/[^/\s"]+/, /[A-Za-z]:\\Users\\/, /S-1-5-21-\d+/, /S-1-12-1-\d+/];
 const HOLES = /undefined|NaN|\[object|null\b/;
-
-type Triple = `${Platform} ${CheckKey} ${string}`;
-const triple = (p: Platform, k: CheckKey, w: string): Triple => `${p} ${k} ${w}`;
 
 interface Observed {
   platform: Platform;
@@ -24,35 +23,7 @@ interface Observed {
   evidence: Record<string, unknown>;
 }
 
-/** (platform, check, word) triples with no entry in `catalogues`. */
-export function missingEntries(catalogues: Record<Platform, PlatformRemedies>, words: Map<Triple, unknown>): Triple[] {
-  return [...words.keys()].filter((t) => {
-    const [platform, checkKey, word] = t.split(' ') as [Platform, CheckKey, string];
-    return !findRemedy(catalogues[platform], checkKey, word);
-  });
-}
-
-/** Entries for words nothing returns: a check's own entries, and shared entries no check resolves to. */
-export function deadEntries(catalogues: Record<Platform, PlatformRemedies>, words: Map<Triple, unknown>): string[] {
-  const dead: string[] = [];
-  for (const platform of PLATFORMS) {
-    const catalogue = catalogues[platform];
-    for (const checkKey of CHECK_KEYS) {
-      for (const word of Object.keys(catalogue.checks[checkKey]))
-        if (!words.has(triple(platform, checkKey, word))) dead.push(triple(platform, checkKey, word));
-    }
-    for (const word of Object.keys(catalogue.shared)) {
-      const used = CHECK_KEYS.some((k) => words.has(triple(platform, k, word)) && !Object.hasOwn(catalogue.checks[k], word));
-      if (!used) dead.push(`${platform} (shared) ${word}`);
-    }
-  }
-  return dead;
-}
-
 let observed: Observed[];
-/** Every word each check can return: from its code, and from its fixtures. */
-let words: Map<Triple, string>;
-let extracted: Set<Triple>;
 
 beforeAll(async () => {
   observed = [];
@@ -68,69 +39,40 @@ beforeAll(async () => {
       evidence: verdict.evidence,
     });
   }
-  extracted = new Set();
-  words = new Map();
-  for (const check of extractOutcomeWords()) {
-    for (const word of check.words) {
-      if (QUALIFYING_RULES.includes(word)) continue;
-      extracted.add(triple(check.platform, check.checkKey, word));
-      words.set(triple(check.platform, check.checkKey, word), 'code');
-    }
-  }
-  for (const o of observed) if (o.word !== null) words.set(triple(o.platform, o.checkKey, o.word), `fixture ${o.name}`);
 }, 120_000);
 
-describe('the word extractor', () => {
-  it('finds every check of every platform', () => {
-    for (const platform of PLATFORMS) {
-      for (const checkKey of CHECK_KEYS)
-        expect(
-          [...extracted].some((t) => t.startsWith(`${platform} ${checkKey} `)),
-          `${platform} ${checkKey}`,
-        ).toBe(true);
-    }
-  });
-
-  it('finds every word a fixture returns (it reads the code the fixtures run)', () => {
-    const missed = observed
-      .filter((o) => o.word !== null && !extracted.has(triple(o.platform, o.checkKey, o.word)))
-      .map((o) => `${triple(o.platform, o.checkKey, o.word!)} (${o.name})`);
-    expect(missed).toEqual([]);
-  });
-
-  it('every PASS and FAIL carries a rule and every other status a reason', () => {
-    expect(observed.filter((o) => o.word === null).map((o) => `${o.platform} ${o.checkKey} ${o.name}`)).toEqual([]);
-  });
-});
-
 describe('the catalogue', () => {
-  it('has an entry for every (platform, check, word) a check can return', () => {
-    // On failure: exactly the triples that need an entry (checks/<os>/remediation.ts).
-    expect(missingEntries(REMEDIATION, words)).toEqual([]);
+  it('is typed by the words its checks return: a missing or an extra word does not compile', () => {
+    type FirewallEntries = (typeof linuxRemediation.checks)['FIREWALL_ENABLED'];
+    const { no_inbound_filtering: _removed, ...withoutOne } = linuxRemediation.checks.FIREWALL_ENABLED;
+    // @ts-expect-error: no entry for no_inbound_filtering, a word the Linux firewall check returns
+    const missing: FirewallEntries = withoutOne;
+    const extra: FirewallEntries = {
+      ...linuxRemediation.checks.FIREWALL_ENABLED,
+      // @ts-expect-error: an entry for a word the check does not return
+      from_a_newer_agent: passing('A word no Linux firewall verdict carries.'),
+    };
+    // The shared entries explain their words for every check: a check's own entry for one is extra too.
+    const overridden: FirewallEntries = {
+      ...linuxRemediation.checks.FIREWALL_ENABLED,
+      // @ts-expect-error: permission_denied is the platform's shared entry
+      permission_denied: linuxRemediation.shared.permission_denied,
+    };
+    // A check whose words are typed plain string would accept any entries: its catalogue refuses them all.
+    type LooseCheck = Check<unknown, string, 'FIREWALL_ENABLED'>;
+    const loose: PlatformCatalogue<readonly [LooseCheck], 'timeout'>['checks']['FIREWALL_ENABLED'] = {
+      // @ts-expect-error: no word of a check typed string can be listed
+      anything: passing('Any word at all.'),
+    };
+    // The compiler is the judge (tsc fails on an unused @ts-expect-error); at run time the values are what they say.
+    expect(Object.keys(missing)).not.toContain('no_inbound_filtering');
+    expect(Object.keys(extra)).toContain('from_a_newer_agent');
+    expect(Object.keys(overridden)).toContain('permission_denied');
+    expect(Object.keys(loose)).toEqual(['anything']);
   });
 
-  it('has no entry for a word nothing returns', () => {
-    expect(deadEntries(REMEDIATION, words)).toEqual([]);
-  });
-
-  it('reports a removed entry, a new word without one, and an entry nothing returns, by its triple', () => {
-    const linux = REMEDIATION.LINUX;
-    const { no_inbound_filtering: _removed, ...firewall } = linux.checks.FIREWALL_ENABLED;
-    const without = { ...REMEDIATION, LINUX: { ...linux, checks: { ...linux.checks, FIREWALL_ENABLED: firewall } } };
-    const some = new Map(
-      [
-        triple('LINUX', 'FIREWALL_ENABLED', 'no_inbound_filtering'),
-        triple('LINUX', 'FIREWALL_ENABLED', 'inbound_filtered'),
-        triple('LINUX', 'TIME_SYNC', 'permission_denied'),
-      ].map((t) => [t, 'code']),
-    );
-    expect(missingEntries(without, some)).toEqual(['LINUX FIREWALL_ENABLED no_inbound_filtering']);
-    expect(missingEntries(REMEDIATION, new Map(some).set(triple('DARWIN', 'SCREEN_LOCK', 'brand_new_rule'), 'code'))).toEqual([
-      'DARWIN SCREEN_LOCK brand_new_rule',
-    ]);
-    const dead = new Set(deadEntries(REMEDIATION, words));
-    const withoutSyncPending = new Map([...words].filter(([t]) => t !== 'LINUX TIME_SYNC sync_pending'));
-    expect(deadEntries(REMEDIATION, withoutSyncPending).filter((d) => !dead.has(d))).toEqual(['LINUX TIME_SYNC sync_pending']);
+  it('every PASS and FAIL on the recorded fixtures carries a rule and every other status a reason', () => {
+    expect(observed.filter((o) => o.word === null).map((o) => `${o.platform} ${o.checkKey} ${o.name}`)).toEqual([]);
   });
 
   it('renders every entry, with and without evidence and policy, into plain text without holes', () => {

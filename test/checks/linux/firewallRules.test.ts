@@ -395,7 +395,7 @@ describe('FIREWALL_ENABLED verdict', () => {
   });
 
   it('an unreadable ruleset falls back to an active ufw, then to firewalld with a zone, then UNKNOWN', () => {
-    const unreadable = { state: 'unavailable' as const, reason: 'permission_denied' };
+    const unreadable = { state: 'unavailable' as const, reason: 'permission_denied' as const };
     expect(judge(base({ nft: unreadable, ufw: 'active' }))).toMatchObject({
       status: 'PASS',
       evidence: { source: 'ufw', rule: 'manager_active' },

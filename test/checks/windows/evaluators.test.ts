@@ -3,7 +3,7 @@
 // policy-over-user precedence, Defender running modes, lifecycle groups.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIFECYCLE, resolvePolicy, DEFAULT_POLICY } from '../../../checks/policy';
-import type { Section, ServiceFacts } from '../../../checks/windows/probe';
+import type { Section, SectionReason, ServiceFacts } from '../../../checks/windows/probe';
 import { evaluateAutoUpdate, type AutoUpdateFacts } from '../../../checks/windows/autoUpdate';
 import { evaluateDiskEncryption, volumeState, type EncryptableVolume } from '../../../checks/windows/diskEncryption';
 import { evaluateFirewall, type FirewallFacts } from '../../../checks/windows/firewall';
@@ -34,7 +34,7 @@ import { ENTRA_USER_SID, LOCAL_USER_SID, STOCK_SERVICES, listeners } from './pro
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const ok = <T>(value: T): Section<T> => ({ ok: true, value });
-const failed = (reason: string, error?: string): Section<never> => ({ ok: false, reason, ...(error ? { error } : {}) });
+const failed = (reason: SectionReason, error?: string): Section<never> => ({ ok: false, reason, ...(error ? { error } : {}) });
 const services = (change: Record<string, Partial<ServiceFacts> | null> = {}): Section<ServiceFacts[]> =>
   ok([
     ...STOCK_SERVICES.map((s) => ({ ...s, ...change[s.Name] })).filter((s) => change[s.Name] !== null),
