@@ -136,7 +136,7 @@ export function reportIdsToCheck(results: readonly NewPostureResult[]): PostureR
  * otherwise 400, the first such result named); results without one share one new report.
  */
 export function decidePostures(facts: PostureFacts, results: readonly NewPostureResult[]): PostureDecision<PostureRefusal> {
-  if (facts.state === undefined || !POSTURES_ACCEPTED_IN.includes(facts.state)) return { refuse: { kind: 'not_active' } };
+  if (!POSTURES_ACCEPTED_IN.some((state) => state === facts.state)) return { refuse: { kind: 'not_active' } };
   const index = results.findIndex((r) => r.correlationId !== null && !facts.ownReports.has(r.correlationId));
   if (index !== -1) return { refuse: { kind: 'invalid_correlation_id', index } };
   const newReport = results.some((r) => r.correlationId === null) ? newId('postureReport') : null;

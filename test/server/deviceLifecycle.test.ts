@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { EnrollmentFacts, NewPostureResult, PostureFacts, Store } from '../../src/server/db/store';
-import { decidePostures, mayEnroll, refusalError, reportIdsToCheck, type Refusal } from '../../src/server/deviceLifecycle';
+import { decidePostures, enroll, mayEnroll, refusalError, reportIdsToCheck, type Refusal } from '../../src/server/deviceLifecycle';
 import { lifecycleOnStore, newResult } from './deviceLifecycleSuite';
 
 const NOW = '2026-11-25T12:00:00.000Z';
@@ -139,6 +139,22 @@ describe('decidePostures: what an upload stores', () => {
 
 let dir: string;
 let store: Store;
+
+test('a token that is not a credential is refused without a transaction', async () => {
+  let exchanges = 0;
+  const counting = Object.create(store) as Store;
+  counting.exchangeToken = (...args) => {
+    exchanges += 1;
+    return store.exchangeToken(...args);
+  };
+  for (const token of ['', 'not-a-token', `${'a'.repeat(96)} `, 'a'.repeat(95), 'g'.repeat(96)]) {
+    expect(await enroll(counting, token, NOW)).toEqual({ kind: 'token_refused' });
+  }
+  expect(exchanges).toBe(0);
+  // Hex in either case is a credential (and the same one): it is looked up.
+  expect(await enroll(counting, 'A'.repeat(96), NOW)).toEqual({ kind: 'token_refused' });
+  expect(exchanges).toBe(1);
+});
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'device-agent-lifecycle-'));
