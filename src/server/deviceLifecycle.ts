@@ -39,7 +39,7 @@ const ENROLLABLE: readonly DeviceState[] = ['PENDING'];
  * authenticated). Refused with 409 when the hardware_uuid is another non-REVOKED device's of the
  * organization: the device keeps its state and attributes (contract).
  */
-export const HEARTBEAT: Transition = { from: ['PENDING', 'ACTIVE'], to: 'ACTIVE' };
+const HEARTBEAT: Transition = { from: ['PENDING', 'ACTIVE'], to: 'ACTIVE' };
 
 /** Only an ACTIVE device's results are stored: a PENDING (or REVOKED) device's upload gets 401 (spec §3, §5.6). */
 const POSTURES_ACCEPTED_IN: readonly DeviceState[] = ['ACTIVE'];

@@ -27,6 +27,7 @@ import {
   type DeviceSeen,
   type DeviceState,
   type EnrollmentFacts,
+  type NewDevice,
   type HeartbeatWrite,
   type PoolUse,
   type PostureDecision,
@@ -200,14 +201,7 @@ export class PostgresStore implements Store {
     ]);
   }
 
-  async createDevice(input: {
-    orgName: string;
-    name: string | null;
-    state: DeviceState;
-    tokenHash: string;
-    tokenExpiresAt: string;
-    now: string;
-  }): Promise<DeviceId> {
+  async createDevice(input: NewDevice): Promise<DeviceId> {
     return inTransaction(this.pool, async (db) => {
       // A concurrent creator of the same new organization makes this wait for its commit, then do nothing.
       await db.query('INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [

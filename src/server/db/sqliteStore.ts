@@ -23,6 +23,7 @@ import {
   type DeviceSeen,
   type DeviceState,
   type EnrollmentFacts,
+  type NewDevice,
   type HeartbeatWrite,
   type PostureDecision,
   type PostureFacts,
@@ -272,14 +273,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  createDevice(input: {
-    orgName: string;
-    name: string | null;
-    state: DeviceState;
-    tokenHash: string;
-    tokenExpiresAt: string;
-    now: string;
-  }): Promise<DeviceId> {
+  createDevice(input: NewDevice): Promise<DeviceId> {
     return this.write(() => {
       const st = this.statements;
       return this.db

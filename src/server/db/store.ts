@@ -40,6 +40,16 @@ export interface DeviceRecord {
   tokenExpiresAt: string | null;
 }
 
+/** A device to create, with the hash and expiry of its enrollment token. */
+export interface NewDevice {
+  orgName: string;
+  name: string | null;
+  state: DeviceState;
+  tokenHash: string;
+  tokenExpiresAt: string;
+  now: string;
+}
+
 export interface DeviceAttributes {
   hardwareUuid: string;
   serialNumber: string | null;
@@ -97,7 +107,7 @@ export interface PostureFacts {
 }
 
 /** An upload's results as they are stored: each with its posture report, `newReport` created first when set. */
-export interface PostureWrite {
+interface PostureWrite {
   newReport: PostureReportId | null;
   results: readonly ResultToWrite[];
 }
@@ -241,14 +251,7 @@ export interface Store {
   putSetting(key: string, value: string): Promise<void>;
 
   /** A device in `state` in `orgName` (created when missing) with its enrollment token. */
-  createDevice(input: {
-    orgName: string;
-    name: string | null;
-    state: DeviceState;
-    tokenHash: string;
-    tokenExpiresAt: string;
-    now: string;
-  }): Promise<DeviceId>;
+  createDevice(input: NewDevice): Promise<DeviceId>;
   findDevice(id: string): Promise<DeviceRecord | undefined>;
   /** One page of devices in the order asked for, at most `limit`. */
   listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]>;
