@@ -40,6 +40,9 @@ export const MODULES = {
     coverage: 'off',
   },
   heartbeatBatch: { mutate: ['src/server/heartbeatBatch.ts'], tests: ['test/server/heartbeatBatch.test.ts'] },
+  // The rules, pure and on a real SQLite store, in-process (PostgreSQL's run of the same suite is
+  // not in the mutation run: the narrowed run has the sqlite project only).
+  deviceLifecycle: { mutate: ['src/server/deviceLifecycle.ts'], tests: ['test/server/deviceLifecycle.test.ts'] },
   firewallLinux: {
     mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'],
     // The readers' own tests; machine.test.ts and differential.test.ts run the real tools of this

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import { migrate } from '../../src/server/db/migrations';
 import { SqliteStore } from '../../src/server/db/sqliteStore';
+import { CREATED_STATE, enroll, heartbeat, uploadPostures } from '../../src/server/deviceLifecycle';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -39,14 +40,16 @@ async function seed(db: string): Promise<void> {
     await store.createDevice({
       orgName: ORGS[i % ORGS.length]!,
       name: `device ${i}`,
+      state: CREATED_STATE,
       tokenHash: hashCredential(token),
       tokenExpiresAt: '2999-01-01T00:00:00.000Z',
       now: at,
     });
-    const deviceId = await store.exchangeToken(hashCredential(token), hashCredential(newCredential()), at);
-    if (!deviceId) throw new Error('seeding: the token exchange failed');
-    const ref = { id: deviceId, orgId: (await store.findDevice(deviceId))!.orgId, state: 'ACTIVE' as const };
-    await store.recordHeartbeat(
+    const enrollment = await enroll(store, token, at);
+    if (enrollment.kind !== 'enrolled') throw new Error('seeding: the token exchange failed');
+    const ref = { id: enrollment.deviceId, orgId: (await store.findDevice(enrollment.deviceId))!.orgId };
+    await heartbeat(
+      store,
       ref,
       {
         hardwareUuid: `hw-${i}`,
@@ -58,7 +61,8 @@ async function seed(db: string): Promise<void> {
       },
       at,
     );
-    await store.recordPostures(
+    await uploadPostures(
+      store,
       ref,
       CHECK_KEYS.map((checkKey) => {
         const failing = checkKey === 'FIREWALL_ENABLED' && i % 20 === 0;

@@ -10,10 +10,10 @@ import type {
   DeviceState,
   OrgScope,
   Organization,
-  RevokeOutcome,
   Store,
   StoredPostureResult,
 } from './db/store';
+import { CREATED_STATE, revoke, type RevokeOutcome } from './deviceLifecycle';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
 import { parseId } from './ids';
@@ -98,6 +98,7 @@ export async function createDevice(
   const deviceId = await store.createDevice({
     orgName: org,
     name,
+    state: CREATED_STATE,
     tokenHash: hashCredential(token),
     tokenExpiresAt,
     now: now.toISOString(),
@@ -306,7 +307,7 @@ export async function revokeDevice(
   now = new Date(),
   scope: OrgScope = ALL_ORGANIZATIONS,
 ): Promise<RevokeOutcome> {
-  return store.revokeDevice(await findDevice(store, deviceId, scope), now.toISOString());
+  return revoke(store, await findDevice(store, deviceId, scope), now.toISOString());
 }
 
 async function findDevice(store: Store, deviceId: string, scope: OrgScope): Promise<DeviceRecord> {

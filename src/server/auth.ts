@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashCredential, isCredential } from './credentials';
 import type { AuthenticatedDevice } from './db/store';
 import type { DeviceCache } from './deviceCache';
-import { unauthorized } from './errors';
+import { keyRefused, unauthorized } from './errors';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,7 +27,7 @@ export function authenticateDevice(devices: DeviceCache) {
     if (key === undefined || !isCredential(key))
       throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
     const device = await devices.authenticate(hashCredential(key));
-    if (!device) throw unauthorized('the API key is not valid: unknown, revoked or unenrolled');
+    if (!device) throw keyRefused();
     request.device = device;
   };
 }

@@ -36,6 +36,8 @@ export class HttpError extends Error {
 export const badRequest = (message: string) => new HttpError('bad_request', message);
 /** 401 on a route authenticated by `Authorization: Bearer`. */
 export const unauthorized = (message: string) => new HttpError('unauthorized', message, { 'www-authenticate': 'Bearer' });
+/** 401 for an API key that names no device: unknown, or removed by a revocation or /unenroll. */
+export const keyRefused = () => unauthorized('the API key is not valid: unknown, revoked or unenrolled');
 /** 401 for a refused enrollment token (sent in the body, so no challenge). */
 export const tokenRefused = () => new HttpError('unauthorized', 'the enrollment token is unknown, already used or expired');
 export const conflict = (message: string) => new HttpError('conflict', message);

@@ -1,6 +1,6 @@
 // Heartbeat and last-seen writes. A heartbeat that changes something besides the last-seen time
 // (activation, new attributes, so a possible hardware_uuid conflict) is written before it is
-// answered. One that repeats what this process last wrote for the device (nearly all of them, at
+// answered, by the device lifecycle (deviceLifecycle.ts: `heartbeat`). One that repeats what this process last wrote for the device (nearly all of them, at
 // the real cadence) is answered at once and its last-seen time written with the others of the
 // same moment every FLUSH_INTERVAL_MS, as is a stored posture upload's: so last_seen_at is never
 // more than about that far behind an accepted request. A batch is written in transactions of at
@@ -9,8 +9,9 @@
 // ms. Stopping writes what is pending.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, HeartbeatOutcome, Store } from './db/store';
+import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
+import { SEEN_IN, heartbeat, type HeartbeatOutcome } from './deviceLifecycle';
 import type { DeviceId } from './ids';
 
 /** Well under the one second last_seen_at may lag, leaving room for a busy event loop. */
@@ -40,7 +41,7 @@ export class HeartbeatWriter {
     }
     // Written now, with a later time than anything pending for the device.
     this.pending.delete(device.id);
-    const outcome = await this.store.recordHeartbeat(device, attributes, now);
+    const outcome = await heartbeat(this.store, device, attributes, now);
     this.cache.noteRecorded(device.id, outcome.kind === 'recorded' ? attributes : undefined);
     return outcome;
   }
@@ -62,7 +63,7 @@ export class HeartbeatWriter {
       for (let start = 0; start < batch.length; start += ROWS_PER_WRITE) {
         if (start > 0) await nextTurn();
         try {
-          await this.store.recordDevicesSeen(batch.slice(start, start + ROWS_PER_WRITE));
+          await this.store.recordDevicesSeen(batch.slice(start, start + ROWS_PER_WRITE), SEEN_IN);
         } catch (error) {
           const unwritten = batch.slice(start);
           this.logger.error({ err: error, devices: unwritten.length }, 'writing last-seen times failed; retrying with the next batch');

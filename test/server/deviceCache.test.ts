@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { Store } from '../../src/server/db/store';
 import { DeviceCache } from '../../src/server/deviceCache';
+import { revoke } from '../../src/server/deviceLifecycle';
 import type { DeviceId, OrganizationId } from '../../src/server/ids';
 import { activeStoreDevice } from '../support/storeDevices';
 
@@ -57,7 +58,7 @@ describe('the device cache', () => {
     // The request is received (its authentication starts), then another connection commits the
     // revocation before this turn's reads are over: SQLite commits synchronously in the call.
     const answer = cache.authenticate(device.keyHash);
-    void admin.revokeDevice({ id: device.id, orgId: device.orgId }, new Date().toISOString());
+    void revoke(admin, { id: device.id, orgId: device.orgId }, new Date().toISOString());
 
     expect(await answer).toBeUndefined();
   });

@@ -10,8 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
-import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, Store } from '../../src/server/db/store';
+import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, DeviceState, Store } from '../../src/server/db/store';
 import { DeviceCache } from '../../src/server/deviceCache';
+import { revoke } from '../../src/server/deviceLifecycle';
 import { HeartbeatWriter, MAX_PENDING, ROWS_PER_WRITE } from '../../src/server/heartbeatBatch';
 import { activeStoreDevice, deviceAttributes } from '../support/storeDevices';
 import type { DeviceId, OrganizationId } from '../../src/server/ids';
@@ -54,9 +55,9 @@ function recording(inner: Store, fail: (call: number) => boolean = () => false, 
   };
   setImmediate(tick);
   const wrapped = Object.create(inner) as Store;
-  wrapped.recordDevicesSeen = (seen: readonly DeviceSeen[]) => {
+  wrapped.recordDevicesSeen = (seen: readonly DeviceSeen[], states: readonly DeviceState[]) => {
     calls.push({ rows: seen.length, turn });
-    if (!fail(calls.length)) return inner.recordDevicesSeen(seen);
+    if (!fail(calls.length)) return inner.recordDevicesSeen(seen, states);
     return whileFailing().then(() => Promise.reject(new Error('disk I/O error')));
   };
   wrapped.recordHeartbeat = (...args) => {
@@ -99,7 +100,7 @@ test('a changed heartbeat is written before it is answered; a repeated one is ba
   expect((await store.findDevice(device!.id))?.lastSeenAt).toBe('2026-11-25T00:02:00.000Z');
 
   // Revoked meanwhile: the store refuses it, and the next heartbeat goes to the store again.
-  await store.revokeDevice(device!, '2026-11-25T00:03:00.000Z');
+  await revoke(store, device!, '2026-11-25T00:03:00.000Z');
   cache.noteRecorded(device!.id, attributes(0));
   expect(await writer.record(device!, { ...attributes(0), hostname: 'again' }, '2026-11-25T00:04:00.000Z')).toEqual({ kind: 'revoked' });
   expect(await writer.record(device!, { ...attributes(0), hostname: 'again' }, '2026-11-25T00:05:00.000Z')).toEqual({ kind: 'revoked' });

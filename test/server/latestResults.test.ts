@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
+import { uploadPostures } from '../../src/server/deviceLifecycle';
 import { activeStoreDevice } from '../support/storeDevices';
 
 let dir: string;
@@ -37,14 +38,14 @@ const result = (checkKey: string, status: NewPostureResult['status'], rule: stri
 
 test('the newest result of each check in a batch is its latest result; every result is kept', async () => {
   const device = await activeDevice();
-  await store.recordPostures(device, [result('FIREWALL_ENABLED', 'PASS', 'first')], '2026-01-01T00:00:01.000Z');
+  await uploadPostures(store, device, [result('FIREWALL_ENABLED', 'PASS', 'first')], '2026-01-01T00:00:01.000Z');
   const batch = [
     result('FIREWALL_ENABLED', 'FAIL', 'second'),
     result('DISK_ENCRYPTION', 'PASS', 'only'),
     result('FIREWALL_ENABLED', 'PASS', 'third'),
     result('FIREWALL_ENABLED', 'FAIL', 'fourth'),
   ];
-  expect((await store.recordPostures(device, batch, '2026-01-01T00:00:02.000Z')).kind).toBe('recorded');
+  expect((await uploadPostures(store, device, batch, '2026-01-01T00:00:02.000Z')).kind).toBe('recorded');
 
   const latest = await store.latestResults(device);
   expect(latest.map((r) => [r.checkKey, r.status, r.evidence])).toEqual([
@@ -70,9 +71,9 @@ test('a result with the status already stored replaces the latest row in place; 
         limit: 10,
       })
     ).map((d) => d.id);
-  await store.recordPostures(device, [result('FIREWALL_ENABLED', 'FAIL', 'first')], '2026-01-01T00:00:01.000Z');
+  await uploadPostures(store, device, [result('FIREWALL_ENABLED', 'FAIL', 'first')], '2026-01-01T00:00:01.000Z');
   const repeated = { ...result('FIREWALL_ENABLED', 'FAIL', 'again'), observedAt: '2026-01-01T00:00:05.000Z' };
-  await store.recordPostures(device, [repeated], '2026-01-01T00:00:06.000Z');
+  await uploadPostures(store, device, [repeated], '2026-01-01T00:00:06.000Z');
 
   const [latest] = await store.latestResults(device);
   const all = await store.listPostures(device);
@@ -85,7 +86,7 @@ test('a result with the status already stored replaces the latest row in place; 
   ]);
   expect(await failing()).toEqual([device.id]);
 
-  await store.recordPostures(device, [result('FIREWALL_ENABLED', 'PASS', 'fixed')], '2026-01-01T00:00:07.000Z');
+  await uploadPostures(store, device, [result('FIREWALL_ENABLED', 'PASS', 'fixed')], '2026-01-01T00:00:07.000Z');
   expect((await store.latestResults(device)).map((r) => [r.status, r.evidence])).toEqual([['PASS', { rule: 'fixed' }]]);
   expect(await failing()).toEqual([]);
 });

@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
+import { uploadPostures } from '../../src/server/deviceLifecycle';
 import { SqliteStore } from '../../src/server/db/sqliteStore';
 import { startWalCheckpointer, type WalCheckpointer } from '../../src/server/db/walCheckpointer';
 import { activeStoreDevice } from '../support/storeDevices';
@@ -54,7 +55,7 @@ async function writeResults(store: Store, device: AuthenticatedDevice): Promise<
     observedAt: now,
     correlationId: null,
   }));
-  for (let i = 0; i < 40; i += 1) expect((await store.recordPostures(device, results, now)).kind).toBe('recorded');
+  for (let i = 0; i < 40; i += 1) expect((await uploadPostures(store, device, results, now)).kind).toBe('recorded');
 }
 
 const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);

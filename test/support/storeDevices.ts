@@ -1,10 +1,12 @@
 // Devices made directly on a Store (the server's engine-neutral interface), for the tests of what
 // sits on top of it (device cache, heartbeat writes, checkpoints, latest results): enrolled with a
-// one-time token, then turned ACTIVE by a first heartbeat, as the routes would.
+// one-time token, then turned ACTIVE by a first heartbeat, through the device lifecycle as the
+// routes do.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { hashCredential, newCredential } from '../../src/server/credentials';
 import type { AuthenticatedDevice, DeviceAttributes, Store } from '../../src/server/db/store';
+import { CREATED_STATE, enroll, heartbeat } from '../../src/server/deviceLifecycle';
 
 /** Heartbeat attributes with a hardware_uuid of their own. */
 export function deviceAttributes(overrides: Partial<DeviceAttributes> = {}): DeviceAttributes {
@@ -35,18 +37,20 @@ export async function activeStoreDevice(
 ): Promise<StoreDevice> {
   const now = options.now ?? new Date().toISOString();
   const creator = options.creator ?? store;
-  const tokenHash = hashCredential(newCredential());
+  const token = newCredential();
   const id = await creator.createDevice({
     orgName: options.orgName ?? 'acme',
     name: null,
-    tokenHash,
+    state: CREATED_STATE,
+    tokenHash: hashCredential(token),
     tokenExpiresAt: '2999-01-01T00:00:00.000Z',
     now,
   });
-  const keyHash = hashCredential(newCredential());
-  expect(await creator.exchangeToken(tokenHash, keyHash, now)).toBe(id);
+  const enrollment = await enroll(creator, token, now);
+  expect(enrollment).toMatchObject({ kind: 'enrolled', deviceId: id });
+  const keyHash = hashCredential(enrollment.kind === 'enrolled' ? enrollment.apiKey : '');
   const device = await store.authenticate(keyHash);
   expect(device?.id).toBe(id);
-  expect((await store.recordHeartbeat(device!, options.attributes ?? deviceAttributes(), now)).kind).toBe('recorded');
+  expect(await heartbeat(store, device!, options.attributes ?? deviceAttributes(), now)).toEqual({ kind: 'recorded' });
   return { device: { ...device!, state: 'ACTIVE' }, keyHash };
 }

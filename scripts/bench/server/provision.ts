@@ -5,6 +5,7 @@
 import { hashCredential, newCredential } from '../../../src/server/credentials';
 import { parseDatabaseLocation } from '../../../src/server/db/location';
 import { openStore } from '../../../src/server/db/open';
+import { CREATED_STATE } from '../../../src/server/deviceLifecycle';
 
 const TOKEN_TTL_MS = 24 * 3_600_000;
 
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
     await store.createDevice({
       orgName: org,
       name: `bench-${i}`,
+      state: CREATED_STATE,
       tokenHash: hashCredential(token),
       tokenExpiresAt: new Date(now.getTime() + TOKEN_TTL_MS).toISOString(),
       now: now.toISOString(),

@@ -2,11 +2,14 @@
 // processes and machines on one database. Every guarantee that must hold across processes is the
 // database's: an enrollment token is consumed by one DELETE … RETURNING (a second exchange waits
 // for the first to commit, then finds nothing); a hardware_uuid is decided by the partial unique
-// index; a posture upload locks its device row first, so a revocation committed elsewhere is seen.
+// index; a state change is a conditional UPDATE (READ COMMITTED re-checks its condition on the row
+// a concurrent transaction committed); a posture upload locks its device row first, so a revocation
+// committed elsewhere is seen and one made meanwhile waits. The rules are the device lifecycle's
+// (src/server/deviceLifecycle.ts), passed in as transitions and decisions.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { POSTGRES_SCHEMA_VERSION, schemaVersion } from './postgresMigrations';
-import { newId, parseId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
+import { newId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 import {
   devicesByState,
   type AdminAccountRecord,
@@ -23,14 +26,16 @@ import {
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
-  type HeartbeatOutcome,
-  type NewPostureResult,
+  type EnrollmentFacts,
+  type NewDevice,
+  type HeartbeatWrite,
   type PoolUse,
-  type PosturesOutcome,
-  type RevokeOutcome,
+  type PostureDecision,
+  type PostureFacts,
   type SchemaVersions,
   type Store,
   type StoredPostureResult,
+  type Transition,
 } from './store';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 
@@ -196,13 +201,7 @@ export class PostgresStore implements Store {
     ]);
   }
 
-  async createDevice(input: {
-    orgName: string;
-    name: string | null;
-    tokenHash: string;
-    tokenExpiresAt: string;
-    now: string;
-  }): Promise<DeviceId> {
+  async createDevice(input: NewDevice): Promise<DeviceId> {
     return inTransaction(this.pool, async (db) => {
       // A concurrent creator of the same new organization makes this wait for its commit, then do nothing.
       await db.query('INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [
@@ -213,10 +212,11 @@ export class PostgresStore implements Store {
       const [org] = await rows<{ id: OrganizationId }>(db, 'SELECT id FROM organizations WHERE name = $1', [input.orgName]);
       if (!org) throw new Error('organization vanished while creating a device');
       const deviceId = newId('device');
-      await db.query("INSERT INTO devices (id, org_id, name, state, created_at) VALUES ($1, $2, $3, 'PENDING', $4)", [
+      await db.query('INSERT INTO devices (id, org_id, name, state, created_at) VALUES ($1, $2, $3, $4, $5)', [
         deviceId,
         org.id,
         input.name,
+        input.state,
         input.now,
       ]);
       await db.query('INSERT INTO enrollment_tokens (token_hash, device_id, expires_at) VALUES ($1, $2, $3)', [
@@ -485,22 +485,31 @@ export class PostgresStore implements Store {
     return changes(this.pool, 'DELETE FROM admin_sessions WHERE expires_at <= $1', [now]);
   }
 
-  async exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined> {
+  async exchangeToken(
+    tokenHash: string,
+    apiKeyHash: string,
+    now: string,
+    mayEnroll: (facts: EnrollmentFacts) => boolean,
+  ): Promise<DeviceId | undefined> {
     return inTransaction(this.pool, async (db) => {
       // Single use: deleting the row is what consumes the token. A concurrent exchange of the same
-      // token waits on the row lock and then deletes nothing. An expired token is deleted too.
+      // token waits on the row lock and then deletes nothing. A refused token is deleted too.
       const [token] = await rows<{ device_id: DeviceId; expires_at: Date }>(
         db,
         'DELETE FROM enrollment_tokens WHERE token_hash = $1 RETURNING device_id, expires_at',
         [tokenHash],
       );
-      if (!token || token.expires_at.getTime() <= Date.parse(now)) return undefined;
-      const updated = await changes(
+      if (!token) return undefined;
+      const [device] = await rows<{ state: DeviceState; has_api_key: boolean }>(
         db,
-        "UPDATE devices SET api_key_hash = $1, enrolled_at = $2 WHERE id = $3 AND state = 'PENDING' AND api_key_hash IS NULL",
-        [apiKeyHash, now, token.device_id],
+        'SELECT state, api_key_hash IS NOT NULL AS has_api_key FROM devices WHERE id = $1 FOR UPDATE',
+        [token.device_id],
       );
-      return updated === 1 ? token.device_id : undefined;
+      if (!device) return undefined;
+      if (!mayEnroll({ tokenExpiresAt: token.expires_at.toISOString(), state: device.state, hasApiKey: device.has_api_key }))
+        return undefined;
+      await db.query('UPDATE devices SET api_key_hash = $1, enrolled_at = $2 WHERE id = $3', [apiKeyHash, now, token.device_id]);
+      return token.device_id;
     });
   }
 
@@ -524,25 +533,25 @@ export class PostgresStore implements Store {
     return Promise.resolve(this.calls);
   }
 
-  async recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void> {
+  async recordDevicesSeen(seen: readonly DeviceSeen[], states: readonly DeviceState[]): Promise<void> {
     if (seen.length === 0) return;
     await changes(
       this.pool,
       `UPDATE devices d SET last_seen_at = s.at
        FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS s(id, org_id, at)
-       WHERE d.id = s.id AND d.org_id = s.org_id AND d.state = 'ACTIVE' AND (d.last_seen_at IS NULL OR d.last_seen_at < s.at)`,
-      [seen.map((s) => s.device.id), seen.map((s) => s.device.orgId), seen.map((s) => s.at)],
+       WHERE d.id = s.id AND d.org_id = s.org_id AND d.state = ANY($4::text[]) AND (d.last_seen_at IS NULL OR d.last_seen_at < s.at)`,
+      [seen.map((s) => s.device.id), seen.map((s) => s.device.orgId), seen.map((s) => s.at), states],
     );
   }
 
-  async recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome> {
+  async recordHeartbeat(device: DeviceRef, attributes: DeviceAttributes, now: string, transition: Transition): Promise<HeartbeatWrite> {
     try {
       const updated = await changes(
         this.pool,
         `UPDATE devices SET
            hardware_uuid = $3, serial_number = $4, hostname = $5, platform = $6, os_version = $7, agent_version = $8,
-           state = 'ACTIVE', activated_at = COALESCE(activated_at, $9), last_seen_at = $9
-         WHERE id = $1 AND org_id = $2 AND state <> 'REVOKED'`,
+           state = $11, activated_at = COALESCE(activated_at, $9), last_seen_at = $9
+         WHERE id = $1 AND org_id = $2 AND state = ANY($10::text[])`,
         [
           device.id,
           device.orgId,
@@ -553,41 +562,45 @@ export class PostgresStore implements Store {
           attributes.osVersion,
           attributes.agentVersion,
           now,
+          transition.from,
+          transition.to,
         ],
       );
-      return updated === 1 ? { kind: 'recorded' } : { kind: 'revoked' };
+      return updated === 1 ? 'written' : 'state_refused';
     } catch (error) {
-      if (isUniqueViolationOf(error, HARDWARE_UUID_INDEX)) return { kind: 'conflict' };
+      if (isUniqueViolationOf(error, HARDWARE_UUID_INDEX)) return 'hardware_uuid_taken';
       throw error;
     }
   }
 
-  async recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): Promise<PosturesOutcome> {
+  async recordPostures<Refusal>(
+    device: DeviceRef,
+    reportIds: readonly PostureReportId[],
+    now: string,
+    decide: (facts: PostureFacts) => PostureDecision<Refusal>,
+  ): Promise<PostureDecision<Refusal>> {
     return inTransaction(
       this.pool,
-      async (db): Promise<PosturesOutcome> => {
+      async (db): Promise<PostureDecision<Refusal>> => {
         // First, lock the device row: a revocation committed by another process before this point is
         // seen here, and one made after waits until these results are stored.
-        const active = await rows(db, "SELECT 1 FROM devices WHERE id = $1 AND org_id = $2 AND state = 'ACTIVE' FOR UPDATE", [
+        const [locked] = await rows<{ state: DeviceState }>(db, 'SELECT state FROM devices WHERE id = $1 AND org_id = $2 FOR UPDATE', [
           device.id,
           device.orgId,
         ]);
-        if (active.length !== 1) return { kind: 'not_active' };
-        const known = new Set<string>();
-        for (const [index, result] of results.entries()) {
-          const id = result.correlationId;
-          if (id === null || known.has(id)) continue;
-          const reportId = parseId('postureReport', id);
-          const found =
-            reportId && (await rows(db, 'SELECT 1 FROM posture_reports WHERE id = $1 AND org_id = $2', [reportId, device.orgId]));
-          if (!found || found.length === 0) return { kind: 'invalid_correlation_id', index };
-          known.add(id);
-        }
-        let createdReportId: PostureReportId | null = null;
-        if (results.some((r) => r.correlationId === null)) {
-          createdReportId = newId('postureReport');
+        const own =
+          reportIds.length === 0
+            ? []
+            : await rows<{ id: string }>(db, 'SELECT id FROM posture_reports WHERE id = ANY($1::text[]) AND org_id = $2', [
+                reportIds,
+                device.orgId,
+              ]);
+        const decision = decide({ state: locked?.state, ownReports: new Set(own.map((row) => row.id)) });
+        if ('refuse' in decision) return decision;
+        const { newReport, results } = decision.write;
+        if (newReport !== null) {
           await db.query('INSERT INTO posture_reports (id, org_id, device_id, created_at) VALUES ($1, $2, $3, $4)', [
-            createdReportId,
+            newReport,
             device.orgId,
             device.id,
             now,
@@ -602,9 +615,7 @@ export class PostgresStore implements Store {
           observed: [] as string[],
         };
         for (const r of results) {
-          const reportId = r.correlationId ?? createdReportId;
-          if (reportId === null) throw new Error('result without a posture report');
-          columns.report.push(reportId);
+          columns.report.push(r.reportId);
           columns.key.push(r.checkKey);
           columns.status.push(r.status);
           columns.evidence.push(r.evidence === null ? null : JSON.stringify(r.evidence));
@@ -628,13 +639,13 @@ export class PostgresStore implements Store {
              evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at`,
           [device.orgId, device.id, columns.report, columns.key, columns.status, columns.evidence, columns.observed, now],
         );
-        return { kind: 'recorded', createdReportId };
+        return decision;
       },
-      (outcome) => outcome.kind === 'recorded',
+      (decision) => 'write' in decision,
     );
   }
 
-  async revokeDevice(device: DeviceRef, now: string): Promise<RevokeOutcome> {
+  async revokeDevice(device: DeviceRef, now: string, transition: Transition): Promise<boolean> {
     return inTransaction(this.pool, async (db) => {
       await db.query('DELETE FROM enrollment_tokens WHERE device_id = (SELECT id FROM devices WHERE id = $1 AND org_id = $2)', [
         device.id,
@@ -642,10 +653,10 @@ export class PostgresStore implements Store {
       ]);
       const revoked = await changes(
         db,
-        "UPDATE devices SET state = 'REVOKED', api_key_hash = NULL, revoked_at = $1 WHERE id = $2 AND org_id = $3 AND state <> 'REVOKED'",
-        [now, device.id, device.orgId],
+        'UPDATE devices SET state = $1, api_key_hash = NULL, revoked_at = $2 WHERE id = $3 AND org_id = $4 AND state = ANY($5::text[])',
+        [transition.to, now, device.id, device.orgId, transition.from],
       );
-      return revoked === 1 ? 'revoked' : 'already_revoked';
+      return revoked === 1;
     });
   }
 

@@ -3,7 +3,7 @@
 // synchronous; `settle` turns each call's value or throw into the interface's promise.
 import type { Database, Statement } from 'better-sqlite3';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
-import { newId, parseId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
+import { newId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
 import { SCHEMA_VERSION, userVersion } from './migrations';
 import type { WalCheckpointer } from './walCheckpointer';
 import {
@@ -22,13 +22,16 @@ import {
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
-  type HeartbeatOutcome,
-  type NewPostureResult,
-  type PosturesOutcome,
-  type RevokeOutcome,
+  type EnrollmentFacts,
+  type NewDevice,
+  type HeartbeatWrite,
+  type PostureDecision,
+  type PostureFacts,
+  type ResultToWrite,
   type SchemaVersions,
   type Store,
   type StoredPostureResult,
+  type Transition,
   type WalUse,
 } from './store';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
@@ -92,6 +95,9 @@ function scopeConditions(scope: OrgScope, orgName: string | undefined): { condit
 
 const where = (conditions: readonly string[]) => (conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`);
 
+/** `IN (?, ?)`: one placeholder per state a rule names (the states are bound before any named parameter). */
+const inStates = (states: readonly DeviceState[]) => `IN (${states.map(() => '?').join(', ')})`;
+
 function isUniqueViolation(error: unknown): boolean {
   return error instanceof Error && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
@@ -115,8 +121,8 @@ export class SqliteStore implements Store {
         'INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
       ),
       organizationByName: s<[string], { id: OrganizationId }>('SELECT id FROM organizations WHERE name = ?'),
-      insertDevice: s<[string, string, string | null, string]>(
-        "INSERT INTO devices (id, org_id, name, state, created_at) VALUES (?, ?, ?, 'PENDING', ?)",
+      insertDevice: s<[string, string, string | null, DeviceState, string]>(
+        'INSERT INTO devices (id, org_id, name, state, created_at) VALUES (?, ?, ?, ?, ?)',
       ),
       insertToken: s<[string, string, string]>('INSERT INTO enrollment_tokens (token_hash, device_id, expires_at) VALUES (?, ?, ?)'),
       deviceById: s<[string], DeviceRow<string>>(`SELECT ${DEVICE_COLUMNS} WHERE d.id = ?`),
@@ -126,35 +132,14 @@ export class SqliteStore implements Store {
       consumeToken: s<[string], { device_id: DeviceId; expires_at: string }>(
         'DELETE FROM enrollment_tokens WHERE token_hash = ? RETURNING device_id, expires_at',
       ),
-      setApiKey: s<[string, string, string]>(
-        "UPDATE devices SET api_key_hash = ?, enrolled_at = ? WHERE id = ? AND state = 'PENDING' AND api_key_hash IS NULL",
+      enrollmentOfDevice: s<[string], { state: DeviceState; has_api_key: number }>(
+        'SELECT state, api_key_hash IS NOT NULL AS has_api_key FROM devices WHERE id = ?',
       ),
+      setApiKey: s<[string, string, string]>('UPDATE devices SET api_key_hash = ?, enrolled_at = ? WHERE id = ?'),
       deviceByKey: s<[string], { id: DeviceId; org_id: OrganizationId; state: DeviceState }>(
         'SELECT id, org_id, state FROM devices WHERE api_key_hash = ?',
       ),
       stateOfDevice: s<[string, string], { state: DeviceState }>('SELECT state FROM devices WHERE id = ? AND org_id = ?'),
-      recordHeartbeat: s<
-        [
-          {
-            id: string;
-            org_id: string;
-            now: string;
-            hardware_uuid: string;
-            serial_number: string | null;
-            hostname: string;
-            platform: string;
-            os_version: string;
-            agent_version: string;
-          },
-        ]
-      >(`UPDATE devices SET
-           hardware_uuid = @hardware_uuid, serial_number = @serial_number, hostname = @hostname,
-           platform = @platform, os_version = @os_version, agent_version = @agent_version,
-           state = 'ACTIVE', activated_at = COALESCE(activated_at, @now), last_seen_at = @now
-         WHERE id = @id AND org_id = @org_id AND state <> 'REVOKED'`),
-      deviceSeen: s<[string, string, string, string]>(
-        "UPDATE devices SET last_seen_at = ? WHERE id = ? AND org_id = ? AND state = 'ACTIVE' AND (last_seen_at IS NULL OR last_seen_at < ?)",
-      ),
       // Moves whenever another connection commits (https://sqlite.org/pragma.html#pragma_data_version).
       dataVersion: s<[], number>('PRAGMA data_version').pluck(),
       reportInOrganization: s<[string, string], { id: string }>('SELECT id FROM posture_reports WHERE id = ? AND org_id = ?'),
@@ -215,9 +200,6 @@ export class SqliteStore implements Store {
       deleteSession: s<[string]>('DELETE FROM admin_sessions WHERE session_hash = ?'),
       deleteExpiredSessions: s<[string]>('DELETE FROM admin_sessions WHERE expires_at <= ?'),
       organizationNamed: s<[string], { id: OrganizationId; name: string }>('SELECT id, name FROM organizations WHERE name = ?'),
-      revokeDevice: s<[string, string, string]>(
-        "UPDATE devices SET state = 'REVOKED', api_key_hash = NULL, revoked_at = ? WHERE id = ? AND org_id = ? AND state <> 'REVOKED'",
-      ),
       deleteTokenOfDevice: s<[string, string]>(
         'DELETE FROM enrollment_tokens WHERE device_id = (SELECT id FROM devices WHERE id = ? AND org_id = ?)',
       ),
@@ -291,7 +273,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): Promise<DeviceId> {
+  createDevice(input: NewDevice): Promise<DeviceId> {
     return this.write(() => {
       const st = this.statements;
       return this.db
@@ -300,7 +282,7 @@ export class SqliteStore implements Store {
           const org = st.organizationByName.get(input.orgName);
           if (!org) throw new Error('organization vanished while creating a device');
           const deviceId = newId('device');
-          st.insertDevice.run(deviceId, org.id, input.name, input.now);
+          st.insertDevice.run(deviceId, org.id, input.name, input.state, input.now);
           st.insertToken.run(input.tokenHash, deviceId, input.tokenExpiresAt);
           return deviceId;
         })
@@ -541,24 +523,32 @@ export class SqliteStore implements Store {
     return this.write(() => this.statements.deleteExpiredSessions.run(now).changes);
   }
 
-  /** Statements built from filters, prepared once per distinct text. */
-  private prepared<R>(sql: string): Statement<[Record<string, unknown>], R> {
+  /** Statements built from filters and from the states a rule names, prepared once per distinct text. */
+  private prepared<R, P extends unknown[] = [Record<string, unknown>]>(sql: string): Statement<P, R> {
     let statement = this.dynamic.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
       this.dynamic.set(sql, statement);
     }
-    return statement as Statement<[Record<string, unknown>], R>;
+    return statement as unknown as Statement<P, R>;
   }
 
-  exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined> {
+  exchangeToken(
+    tokenHash: string,
+    apiKeyHash: string,
+    now: string,
+    mayEnroll: (facts: EnrollmentFacts) => boolean,
+  ): Promise<DeviceId | undefined> {
     return this.write(() => {
       const st = this.statements;
       return this.db
         .transaction(() => {
           const token = st.consumeToken.get(tokenHash);
-          if (!token || token.expires_at <= now) return undefined;
-          return st.setApiKey.run(apiKeyHash, now, token.device_id).changes === 1 ? token.device_id : undefined;
+          const device = token && st.enrollmentOfDevice.get(token.device_id);
+          if (!token || !device) return undefined;
+          if (!mayEnroll({ tokenExpiresAt: token.expires_at, state: device.state, hasApiKey: device.has_api_key === 1 })) return undefined;
+          st.setApiKey.run(apiKeyHash, now, token.device_id);
+          return token.device_id;
         })
         .immediate();
     });
@@ -575,24 +565,35 @@ export class SqliteStore implements Store {
     return settle(() => this.statements.dataVersion.get() as number);
   }
 
-  recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void> {
+  recordDevicesSeen(seen: readonly DeviceSeen[], states: readonly DeviceState[]): Promise<void> {
     return this.write(() => {
-      const st = this.statements;
+      const deviceSeen = this.prepared<unknown, unknown[]>(
+        `UPDATE devices SET last_seen_at = ?
+         WHERE state ${inStates(states)} AND id = ? AND org_id = ? AND (last_seen_at IS NULL OR last_seen_at < ?)`,
+      );
       this.db
         .transaction(() => {
-          for (const { device, at } of seen) st.deviceSeen.run(at, device.id, device.orgId, at);
+          for (const { device, at } of seen) deviceSeen.run(at, ...states, device.id, device.orgId, at);
         })
         .immediate();
     });
   }
 
-  recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome> {
+  recordHeartbeat(device: DeviceRef, attributes: DeviceAttributes, now: string, transition: Transition): Promise<HeartbeatWrite> {
     return this.write(() => {
+      const recordHeartbeat = this.prepared<unknown, unknown[]>(
+        `UPDATE devices SET
+           hardware_uuid = @hardware_uuid, serial_number = @serial_number, hostname = @hostname,
+           platform = @platform, os_version = @os_version, agent_version = @agent_version,
+           state = @to, activated_at = COALESCE(activated_at, @now), last_seen_at = @now
+         WHERE state ${inStates(transition.from)} AND id = @id AND org_id = @org_id`,
+      );
       try {
-        const { changes } = this.statements.recordHeartbeat.run({
+        const { changes } = recordHeartbeat.run(...transition.from, {
           id: device.id,
           org_id: device.orgId,
           now,
+          to: transition.to,
           hardware_uuid: attributes.hardwareUuid,
           serial_number: attributes.serialNumber,
           hostname: attributes.hostname,
@@ -600,70 +601,69 @@ export class SqliteStore implements Store {
           os_version: attributes.osVersion,
           agent_version: attributes.agentVersion,
         });
-        return changes === 1 ? { kind: 'recorded' } : { kind: 'revoked' };
+        return changes === 1 ? 'written' : 'state_refused';
       } catch (error) {
-        if (isUniqueViolation(error)) return { kind: 'conflict' };
+        if (isUniqueViolation(error)) return 'hardware_uuid_taken';
         throw error;
       }
     });
   }
 
-  recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): Promise<PosturesOutcome> {
+  recordPostures<Refusal>(
+    device: DeviceRef,
+    reportIds: readonly PostureReportId[],
+    now: string,
+    decide: (facts: PostureFacts) => PostureDecision<Refusal>,
+  ): Promise<PostureDecision<Refusal>> {
     return this.write(() => {
       const st = this.statements;
       return this.db
-        .transaction((): PosturesOutcome => {
-          if (st.stateOfDevice.get(device.id, device.orgId)?.state !== 'ACTIVE') return { kind: 'not_active' };
-          const known = new Set<string>();
-          for (const [index, result] of results.entries()) {
-            const id = result.correlationId;
-            if (id === null || known.has(id)) continue;
-            const reportId = parseId('postureReport', id);
-            if (!reportId || !st.reportInOrganization.get(reportId, device.orgId)) return { kind: 'invalid_correlation_id', index };
-            known.add(id);
-          }
-          let createdReportId: PostureReportId | null = null;
-          if (results.some((r) => r.correlationId === null)) {
-            createdReportId = newId('postureReport');
-            st.insertReport.run(createdReportId, device.orgId, device.id, now);
-          }
+        .transaction((): PostureDecision<Refusal> => {
+          const decision = decide({
+            state: st.stateOfDevice.get(device.id, device.orgId)?.state,
+            ownReports: new Set(reportIds.filter((id) => st.reportInOrganization.get(id, device.orgId))),
+          });
+          if ('refuse' in decision) return decision;
+          const { newReport, results } = decision.write;
+          if (newReport !== null) st.insertReport.run(newReport, device.orgId, device.id, now);
           // The newest of the batch's results of each check becomes that check's latest result:
           // one upsert per check, not one per result (as on PostgreSQL).
-          const latest = new Map<string, { id: number; reportId: string; result: NewPostureResult; evidence: string | null }>();
+          const latest = new Map<string, { id: number; result: ResultToWrite; evidence: string | null }>();
           for (const r of results) {
-            const reportId = r.correlationId ?? createdReportId;
-            if (reportId === null) throw new Error('result without a posture report');
             const evidence = r.evidence === null ? null : JSON.stringify(r.evidence);
             const { lastInsertRowid } = st.insertResult.run(
               device.orgId,
               device.id,
-              reportId,
+              r.reportId,
               r.checkKey,
               r.status,
               evidence,
               r.observedAt,
               now,
             );
-            latest.set(r.checkKey, { id: Number(lastInsertRowid), reportId, result: r, evidence });
+            latest.set(r.checkKey, { id: Number(lastInsertRowid), result: r, evidence });
           }
-          for (const { id, reportId, result: r, evidence } of latest.values()) {
-            const refreshed = st.refreshLatest.run(id, reportId, evidence, r.observedAt, now, device.id, r.checkKey, r.status).changes;
+          for (const { id, result: r, evidence } of latest.values()) {
+            const refreshed = st.refreshLatest.run(id, r.reportId, evidence, r.observedAt, now, device.id, r.checkKey, r.status).changes;
             if (refreshed === 0)
-              st.upsertLatest.run(device.orgId, device.id, r.checkKey, id, reportId, r.status, evidence, r.observedAt, now);
+              st.upsertLatest.run(device.orgId, device.id, r.checkKey, id, r.reportId, r.status, evidence, r.observedAt, now);
           }
-          return { kind: 'recorded', createdReportId };
+          return decision;
         })
         .immediate();
     });
   }
 
-  revokeDevice(device: DeviceRef, now: string): Promise<RevokeOutcome> {
+  revokeDevice(device: DeviceRef, now: string, transition: Transition): Promise<boolean> {
     return this.write(() => {
       const st = this.statements;
+      const revoke = this.prepared<unknown, unknown[]>(
+        `UPDATE devices SET state = ?, api_key_hash = NULL, revoked_at = ? WHERE id = ? AND org_id = ? AND state ${inStates(transition.from)}`,
+      );
       return this.db
-        .transaction((): RevokeOutcome => {
+        .transaction(() => {
           st.deleteTokenOfDevice.run(device.id, device.orgId);
-          return st.revokeDevice.run(now, device.id, device.orgId).changes === 1 ? 'revoked' : 'already_revoked';
+          return revoke.run(transition.to, now, device.id, device.orgId, ...transition.from).changes === 1;
         })
         .immediate();
     });

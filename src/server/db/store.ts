@@ -40,6 +40,16 @@ export interface DeviceRecord {
   tokenExpiresAt: string | null;
 }
 
+/** A device to create, with the hash and expiry of its enrollment token. */
+export interface NewDevice {
+  orgName: string;
+  name: string | null;
+  state: DeviceState;
+  tokenHash: string;
+  tokenExpiresAt: string;
+  now: string;
+}
+
 export interface DeviceAttributes {
   hardwareUuid: string;
   serialNumber: string | null;
@@ -49,6 +59,7 @@ export interface DeviceAttributes {
   agentVersion: string;
 }
 
+/** A result as an upload brings it (the route has validated it), its correlation id not yet checked. */
 export interface NewPostureResult {
   checkKey: string;
   status: PostureStatus;
@@ -68,14 +79,49 @@ export interface StoredPostureResult {
   receivedAt: string;
 }
 
-export type HeartbeatOutcome = { kind: 'recorded' } | { kind: 'conflict' } | { kind: 'revoked' };
+/**
+ * A change of state the device lifecycle allows (src/server/deviceLifecycle.ts): a store applies it
+ * only to a device whose state, when the write happens, is one of `from`.
+ */
+export interface Transition {
+  from: readonly DeviceState[];
+  to: DeviceState;
+}
 
-export type PosturesOutcome =
-  | { kind: 'recorded'; createdReportId: PostureReportId | null }
-  | { kind: 'not_active' }
-  | { kind: 'invalid_correlation_id'; index: number };
+/** What a conditional heartbeat write met: written, a state outside the transition's `from`, or the hardware_uuid index. */
+export type HeartbeatWrite = 'written' | 'state_refused' | 'hardware_uuid_taken';
 
-export type RevokeOutcome = 'revoked' | 'already_revoked';
+/** What an enrollment is decided on: the consumed token and its device, as they are when the token is consumed. */
+export interface EnrollmentFacts {
+  tokenExpiresAt: string;
+  state: DeviceState;
+  hasApiKey: boolean;
+}
+
+/** What a posture upload is decided on, read in its transaction with the device's row locked. */
+export interface PostureFacts {
+  /** Undefined when there is no such device. */
+  state: DeviceState | undefined;
+  /** Those of the report ids asked about that are posture reports of the device's organization. */
+  ownReports: ReadonlySet<string>;
+}
+
+/** An upload's results as they are stored: each with its posture report, `newReport` created first when set. */
+interface PostureWrite {
+  newReport: PostureReportId | null;
+  results: readonly ResultToWrite[];
+}
+
+export interface ResultToWrite {
+  reportId: PostureReportId;
+  checkKey: string;
+  status: PostureStatus;
+  evidence: Record<string, unknown> | null;
+  observedAt: string;
+}
+
+/** The lifecycle's answer to an upload's facts: what to store, or a refusal (nothing is stored). */
+export type PostureDecision<Refusal> = { write: PostureWrite } | { refuse: Refusal };
 
 export interface SchemaVersions {
   found: number;
@@ -185,8 +231,11 @@ export interface AdminAccountRecord {
 
 /**
  * Everything the routes, the admin commands and the retention sweep ask of the database. Engines
- * (today SQLite, `sqliteStore.ts`) implement it; SQL never leaves `src/server/db/`. Every
+ * (`sqliteStore.ts`, `postgresStore.ts`) implement it; SQL never leaves `src/server/db/`. Every
  * operation is asynchronous, so an engine that talks to a database server over the network fits.
+ * The writes that change a device's state hold no rule of their own: the device lifecycle
+ * (src/server/deviceLifecycle.ts) passes each its transition, or decides inside its transaction
+ * (a synchronous `decide`, so that it runs within SQLite's synchronous transactions too).
  */
 export interface Store {
   close(): Promise<void>;
@@ -201,8 +250,8 @@ export interface Store {
   getSetting(key: string): Promise<string | undefined>;
   putSetting(key: string, value: string): Promise<void>;
 
-  /** A PENDING device in `orgName` (created when missing) with its enrollment token. */
-  createDevice(input: { orgName: string; name: string | null; tokenHash: string; tokenExpiresAt: string; now: string }): Promise<DeviceId>;
+  /** A device in `state` in `orgName` (created when missing) with its enrollment token. */
+  createDevice(input: NewDevice): Promise<DeviceId>;
   findDevice(id: string): Promise<DeviceRecord | undefined>;
   /** One page of devices in the order asked for, at most `limit`. */
   listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]>;
@@ -250,14 +299,26 @@ export interface Store {
   listDevices(orgName?: string): Promise<DeviceRecord[]>;
   /** The device's stored results, oldest first. */
   listPostures(device: DeviceRef): Promise<StoredPostureResult[]>;
-  /** Revokes the device's API key and any unused enrollment token. */
-  revokeDevice(device: DeviceRef, now: string): Promise<RevokeOutcome>;
+  /**
+   * In one transaction, when the device's state is one of `transition.from`: moves it to
+   * `transition.to` (revoked_at `now`), removes its API key, and deletes any unused enrollment
+   * token. False when its state was not one of them (or there is no such device). PostgreSQL: the
+   * UPDATE waits for a posture upload holding the device's row (recordPostures).
+   */
+  revokeDevice(device: DeviceRef, now: string, transition: Transition): Promise<boolean>;
 
   /**
-   * Consumes an enrollment token and gives its device the API key. Undefined when the token is
-   * unknown, already used, expired (it is deleted then too) or its device is not PENDING.
+   * In one transaction: consumes the enrollment token (deleting it is what makes it single use: a
+   * concurrent exchange of the same token finds nothing) and reads its device, locked; when
+   * `mayEnroll` says yes, the device gets the API key (enrolled_at `now`). The token is gone
+   * whatever the answer. The device's id when it got the key, else undefined.
    */
-  exchangeToken(tokenHash: string, apiKeyHash: string, now: string): Promise<DeviceId | undefined>;
+  exchangeToken(
+    tokenHash: string,
+    apiKeyHash: string,
+    now: string,
+    mayEnroll: (facts: EnrollmentFacts) => boolean,
+  ): Promise<DeviceId | undefined>;
   authenticate(apiKeyHash: string): Promise<AuthenticatedDevice | undefined>;
   /**
    * A value that differs from the one the previous call returned whenever someone else (another
@@ -267,19 +328,33 @@ export interface Store {
    * requests were authenticated, after they were received (deviceCache.ts): it must be cheap. An engine that cannot tell returns a new value every time (no caching).
    */
   externalChanges(): Promise<number>;
-  recordHeartbeat(device: AuthenticatedDevice, attributes: DeviceAttributes, now: string): Promise<HeartbeatOutcome>;
+  /**
+   * One conditional write: when the device's state is one of `transition.from`, sets its
+   * attributes, last_seen_at `now`, the state `transition.to`, and activated_at `now` the first
+   * time. The hardware_uuid index (unique per organization among devices not REVOKED) decides
+   * between devices racing for one hardware_uuid; the loser's row is left as it was.
+   */
+  recordHeartbeat(device: DeviceRef, attributes: DeviceAttributes, now: string, transition: Transition): Promise<HeartbeatWrite>;
   /**
    * Writes the last-seen times of heartbeats and posture uploads batched by
-   * src/server/heartbeatBatch.ts, in one transaction: only ACTIVE devices, and never moving a time
-   * backwards (a later request may have been written first).
+   * src/server/heartbeatBatch.ts, in one transaction: only to devices in one of `states`, and never
+   * moving a time backwards (a later request may have been written first).
    */
-  recordDevicesSeen(seen: readonly DeviceSeen[]): Promise<void>;
+  recordDevicesSeen(seen: readonly DeviceSeen[], states: readonly DeviceState[]): Promise<void>;
   /**
-   * Stores one request's results atomically. Results without a correlation id share one new
-   * posture report; a given correlation id must name a report of the device's organization.
-   * The device's last-seen time is not written here but batched with the heartbeats' (the route).
+   * One posture upload's transaction: locks the device's row (PostgreSQL: FOR UPDATE, so that a
+   * revocation committed before is seen and one made meanwhile waits for this upload), reads its
+   * state and which of `reportIds` are posture reports of its organization, and asks `decide`.
+   * Stores the write `decide` answers with (received_at `now`, each check's latest result kept in
+   * latest_results) or nothing; returns its answer. The device's last-seen time is not written
+   * here but batched with the heartbeats' (the route).
    */
-  recordPostures(device: AuthenticatedDevice, results: readonly NewPostureResult[], now: string): Promise<PosturesOutcome>;
+  recordPostures<Refusal>(
+    device: DeviceRef,
+    reportIds: readonly PostureReportId[],
+    now: string,
+    decide: (facts: PostureFacts) => PostureDecision<Refusal>,
+  ): Promise<PostureDecision<Refusal>>;
 
   // Retention: each call deletes at most `limit` rows in one short transaction and returns how
   // many it deleted, so that a sweep never holds the write lock for long.

@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { BODY_LIMITS, HeartbeatRequest, ROUTES, type HeartbeatResponse } from '../../protocol/schemas';
 import type { AppContext } from '../context';
 import { authenticateDevice, deviceOf } from '../auth';
-import { conflict, unauthorized } from '../errors';
+import { refusalError } from '../deviceLifecycle';
 import { limitDevice } from '../rateLimit';
 import { parseBody } from '../validation';
 
-/** POST /heartbeat: records the device's attributes, activates a PENDING device, returns the schedule. */
+/** POST /heartbeat: records the device's attributes, activates a PENDING device (deviceLifecycle.ts), returns the schedule. */
 export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, heartbeats }: AppContext): void {
   app.post(
     ROUTES.heartbeat,
@@ -27,10 +27,7 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         },
         now,
       );
-      if (outcome.kind === 'conflict') {
-        throw conflict('the hardware_uuid is already used by another device of this organization');
-      }
-      if (outcome.kind === 'revoked') throw unauthorized('the API key is not valid: unknown, revoked or unenrolled');
+      if (outcome.kind !== 'recorded') throw refusalError(outcome);
       return {
         device_id: device.id,
         heartbeat_interval_seconds: config.heartbeatIntervalSeconds,

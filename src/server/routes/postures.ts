@@ -3,7 +3,7 @@ import { BODY_LIMITS, POSTURE_REPORT_HEADER, PosturesRequest, ROUTES, type Postu
 import type { AppContext } from '../context';
 import { authenticateDevice, deviceOf } from '../auth';
 import type { NewPostureResult } from '../db/store';
-import { badRequest, unauthorized } from '../errors';
+import { refusalError, uploadPostures } from '../deviceLifecycle';
 import { limitDevice } from '../rateLimit';
 import { parseBody } from '../validation';
 
@@ -30,21 +30,16 @@ export function posturesRoute(app: FastifyInstance, { store, limits, devices, he
       const { results } = parseBody(PosturesRequest, request.body);
       const now = new Date();
       const receivedAt = now.toISOString();
-      const outcome = await store.recordPostures(
+      const outcome = await uploadPostures(
+        store,
         device,
         results.map((result) => toNewResult(result, now)),
         receivedAt,
       );
-      switch (outcome.kind) {
-        case 'not_active':
-          throw unauthorized('the device has not completed a heartbeat yet (or was revoked)');
-        case 'invalid_correlation_id':
-          throw badRequest(`results[${outcome.index}].correlation_id is not a posture report of this organization`);
-        case 'recorded':
-          heartbeats.noteSeen(device, receivedAt);
-          if (outcome.createdReportId) reply.header(POSTURE_REPORT_HEADER, outcome.createdReportId);
-          return reply.code(204).send();
-      }
+      if (outcome.kind !== 'recorded') throw refusalError(outcome);
+      heartbeats.noteSeen(device, receivedAt);
+      if (outcome.createdReportId) reply.header(POSTURE_REPORT_HEADER, outcome.createdReportId);
+      return reply.code(204).send();
     },
   );
 }

@@ -1,0 +1,169 @@
+// The device lifecycle (src/server/deviceLifecycle.ts): its rules as pure functions, the HTTP answer
+// of each refusal, and the whole lifecycle on a real SQLite store (deviceLifecycleSuite.ts; the same
+// suite runs on PostgreSQL in postgres/deviceLifecycle.test.ts).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { openStore } from '../../src/server/db/open';
+import type { EnrollmentFacts, NewPostureResult, PostureFacts, Store } from '../../src/server/db/store';
+import { decidePostures, enroll, mayEnroll, refusalError, reportIdsToCheck, type Refusal } from '../../src/server/deviceLifecycle';
+import { lifecycleOnStore, newResult } from './deviceLifecycleSuite';
+
+const NOW = '2026-11-25T12:00:00.000Z';
+const REPORT = 'rpt_0123456789abcdef0123456789abcdef';
+const OTHER_REPORT = 'rpt_fedcba9876543210fedcba9876543210';
+
+describe('refusalError: the agent API answer of each refusal', () => {
+  const answers: [Refusal, number, string, RegExp, boolean][] = [
+    [{ kind: 'token_refused' }, 401, 'unauthorized', /^the enrollment token is unknown, already used or expired$/, false],
+    [{ kind: 'revoked' }, 401, 'unauthorized', /^the API key is not valid: unknown, revoked or unenrolled$/, true],
+    [{ kind: 'hardware_uuid_taken' }, 409, 'conflict', /^the hardware_uuid is already used by another device of this organization$/, false],
+    [{ kind: 'not_active' }, 401, 'unauthorized', /^the device has not completed a heartbeat yet \(or was revoked\)$/, true],
+    [
+      { kind: 'invalid_correlation_id', index: 7 },
+      400,
+      'bad_request',
+      /^results\[7\]\.correlation_id is not a posture report of this organization$/,
+      false,
+    ],
+  ];
+  test.each(answers)('%o → %i %s', (refusal, status, code, message, challenges) => {
+    const error = refusalError(refusal);
+    expect([error.statusCode, error.code]).toEqual([status, code]);
+    expect(error.message).toMatch(message);
+    // A 401 on a route authenticated by the API key challenges for it; the enrollment token is sent in the body.
+    expect(error.headers).toEqual(challenges ? { 'www-authenticate': 'Bearer' } : {});
+  });
+});
+
+describe('mayEnroll: a consumed token gives its device a key', () => {
+  const enrollable: EnrollmentFacts = { tokenExpiresAt: '2026-11-25T12:00:00.001Z', state: 'PENDING', hasApiKey: false };
+
+  test('while the token is unexpired and its device PENDING without a key', () => {
+    expect(mayEnroll(enrollable, NOW)).toBe(true);
+  });
+
+  test('not from the moment it expires', () => {
+    expect(mayEnroll({ ...enrollable, tokenExpiresAt: NOW }, NOW)).toBe(false);
+    expect(mayEnroll({ ...enrollable, tokenExpiresAt: '2026-11-25T11:00:00.000Z' }, NOW)).toBe(false);
+    // Compared as times, not as text.
+    expect(mayEnroll({ ...enrollable, tokenExpiresAt: '2026-11-25T12:00:00.5Z' }, NOW)).toBe(true);
+  });
+
+  test('not to a device that is ACTIVE, REVOKED, or already has a key', () => {
+    expect(mayEnroll({ ...enrollable, state: 'ACTIVE' }, NOW)).toBe(false);
+    expect(mayEnroll({ ...enrollable, state: 'REVOKED' }, NOW)).toBe(false);
+    expect(mayEnroll({ ...enrollable, hasApiKey: true }, NOW)).toBe(false);
+  });
+});
+
+describe('reportIdsToCheck: what the store is asked about', () => {
+  test('each distinct correlation id that is a posture report id, in order; nothing else reaches the database', () => {
+    const results: NewPostureResult[] = [
+      newResult({ correlationId: OTHER_REPORT }),
+      newResult(),
+      newResult({ correlationId: REPORT }),
+      newResult({ correlationId: OTHER_REPORT }),
+      newResult({ correlationId: 'dev_0123456789abcdef0123456789abcdef' }),
+      newResult({ correlationId: REPORT.toUpperCase() }),
+      newResult({ correlationId: `${REPORT}\u0000` }),
+    ];
+    expect(reportIdsToCheck(results)).toEqual([OTHER_REPORT, REPORT]);
+    expect(reportIdsToCheck([newResult()])).toEqual([]);
+  });
+});
+
+describe('decidePostures: what an upload stores', () => {
+  const active = (...own: string[]): PostureFacts => ({ state: 'ACTIVE', ownReports: new Set(own) });
+
+  test('nothing from a device that is not ACTIVE (or not there), before any correlation id is looked at', () => {
+    for (const state of ['PENDING', 'REVOKED', undefined] as const) {
+      expect(decidePostures({ state, ownReports: new Set() }, [newResult({ correlationId: 'bad' })])).toEqual({
+        refuse: { kind: 'not_active' },
+      });
+    }
+  });
+
+  test('results without a correlation id share one new report; named ones keep theirs', () => {
+    const results = [
+      newResult({ checkKey: 'A', status: 'PASS', evidence: null, observedAt: '2026-11-25T11:00:00.000Z' }),
+      newResult({ checkKey: 'B', status: 'FAIL', correlationId: REPORT }),
+      newResult({ checkKey: 'C', status: 'UNKNOWN', evidence: { reason: 'x' } }),
+    ];
+    const decision = decidePostures(active(REPORT), results);
+    if (!('write' in decision)) throw new Error('refused');
+    const created = decision.write.newReport;
+    expect(created).toMatch(/^rpt_[0-9a-f]{32}$/);
+    expect(created).not.toBe(REPORT);
+    expect(decision.write.results).toEqual([
+      { reportId: created, checkKey: 'A', status: 'PASS', evidence: null, observedAt: '2026-11-25T11:00:00.000Z' },
+      { reportId: REPORT, checkKey: 'B', status: 'FAIL', evidence: { enabled: true }, observedAt: newResult().observedAt },
+      { reportId: created, checkKey: 'C', status: 'UNKNOWN', evidence: { reason: 'x' }, observedAt: newResult().observedAt },
+    ]);
+    // A new report each time.
+    const again = decidePostures(active(REPORT), results);
+    expect('write' in again && again.write.newReport).not.toBe(created);
+  });
+
+  test('no new report when every result names one, nor for an empty batch', () => {
+    expect(decidePostures(active(REPORT), [newResult({ correlationId: REPORT })])).toEqual({
+      write: {
+        newReport: null,
+        results: [
+          {
+            reportId: REPORT,
+            checkKey: 'FIREWALL_ENABLED',
+            status: 'PASS',
+            evidence: { enabled: true },
+            observedAt: newResult().observedAt,
+          },
+        ],
+      },
+    });
+    expect(decidePostures(active(), [])).toEqual({ write: { newReport: null, results: [] } });
+  });
+
+  test('a correlation id outside the organization refuses the batch, naming the first such result', () => {
+    const results = [
+      newResult({ correlationId: REPORT }),
+      newResult(),
+      newResult({ correlationId: OTHER_REPORT }),
+      newResult({ correlationId: 'x' }),
+    ];
+    expect(decidePostures(active(REPORT), results)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 2 } });
+    expect(decidePostures(active(), results)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 0 } });
+    expect(decidePostures(active(REPORT, OTHER_REPORT), results)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 3 } });
+  });
+});
+
+let dir: string;
+let store: Store;
+
+test('a token that is not a credential is refused without a transaction', async () => {
+  let exchanges = 0;
+  const counting = Object.create(store) as Store;
+  counting.exchangeToken = (...args) => {
+    exchanges += 1;
+    return store.exchangeToken(...args);
+  };
+  for (const token of ['', 'not-a-token', `${'a'.repeat(96)} `, 'a'.repeat(95), 'g'.repeat(96)]) {
+    expect(await enroll(counting, token, NOW)).toEqual({ kind: 'token_refused' });
+  }
+  expect(exchanges).toBe(0);
+  // Hex in either case is a credential (and the same one): it is looked up.
+  expect(await enroll(counting, 'A'.repeat(96), NOW)).toEqual({ kind: 'token_refused' });
+  expect(exchanges).toBe(1);
+});
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'device-agent-lifecycle-'));
+  store = await openStore({ engine: 'sqlite', path: join(dir, 'server.db') });
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+lifecycleOnStore('SQLite', () => store);
