@@ -131,7 +131,7 @@ export function overviewPage(
 ): Html {
   const { summary } = view;
   const failingLink = (check: string) =>
-    `${CONSOLE_PREFIX}/devices?state=ACTIVE&failing=${check}${view.org ? `&org=${encodeURIComponent(view.org)}` : ''}`;
+    `${CONSOLE_PREFIX}/devices?state=ACTIVE&failing=${encodeURIComponent(check)}${view.org ? `&org=${encodeURIComponent(view.org)}` : ''}`;
   return layout(
     'Overview',
     context,
@@ -350,7 +350,7 @@ function resultBlock(result: PostureView, now: Date): Html {
     </details>
     <p class="muted">
       Observed ${when(result.observed_at, now)}, received ${when(result.received_at, now)} ·
-      <a href="?check=${result.check_key}#history">history</a>
+      <a href="?check=${encodeURIComponent(result.check_key)}#history">history</a>
     </p>
   </article>`;
 }
@@ -421,7 +421,7 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
           )}
         </tbody>
       </table>
-      ${view.history.next_before !== null && html`<p><a href="${base}?${view.check ? `check=${view.check}&` : ''}before=${view.history.next_before}#history">Older results</a></p>`}`,
+      ${view.history.next_before !== null && html`<p><a href="${base}?${view.check ? `check=${encodeURIComponent(view.check)}&` : ''}before=${view.history.next_before}#history">Older results</a></p>`}`,
     'devices',
   );
 }
