@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { InvalidInputError } from '../../src/agent/errors';
-import { MAX_SECRET_INPUT_BYTES, readSecretInput, resolveEnrollmentInput, type RawEnrollmentOptions } from '../../src/cli/enrollmentInput';
+import {
+  LINK_ARGUMENT_WARNING,
+  MAX_SECRET_INPUT_BYTES,
+  readSecretInput,
+  resolveEnrollmentInput,
+  type RawEnrollmentOptions,
+} from '../../src/cli/enrollmentInput';
 import { tempDir } from '../support/agent';
 
 const TOKEN = 'ab'.repeat(48);
@@ -171,6 +177,39 @@ describe('token and link files', () => {
 
   it('reads the link from standard input with --link-file -', async () => {
     expect(await resolveEnrollmentInput({ linkFile: '-', stdin: piped(`${LINK}\n`) })).toEqual(expected);
+  });
+});
+
+/** What resolveEnrollmentInput writes on stderr while it runs, and how it ends. */
+async function stderrOf(raw: RawEnrollmentOptions): Promise<{ written: string[]; outcome: unknown }> {
+  const written: string[] = [];
+  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0);
+  try {
+    return { written, outcome: await resolveEnrollmentInput(raw).catch((err: unknown) => err) };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('the link as an argument (the contract keeps it)', () => {
+  it('still gives the server and token, with one warning naming the safe forms and never the link', async () => {
+    const { written, outcome } = await stderrOf({ link: LINK });
+    expect(outcome).toEqual(expected);
+    expect(written).toEqual([`device-agent: ${LINK_ARGUMENT_WARNING}\n`]);
+    expect(LINK_ARGUMENT_WARNING).toContain('--link-file <path>');
+    expect(LINK_ARGUMENT_WARNING).toContain('--link-file - (standard input)');
+    expect(written.join('')).not.toContain(TOKEN);
+  });
+
+  it('warns even when the link is then refused (it was in the process list all the same)', async () => {
+    const { written, outcome } = await stderrOf({ link: LINK, server: SERVER, serverSource: 'cli' });
+    expect(outcome).toBeInstanceOf(InvalidInputError);
+    expect(written).toEqual([`device-agent: ${LINK_ARGUMENT_WARNING}\n`]);
+  });
+
+  it('--link-file and --server with a token warn of nothing', async () => {
+    expect((await stderrOf({ linkFile: file(LINK) })).written).toEqual([]);
+    expect((await stderrOf({ server: SERVER, serverSource: 'cli', tokenFile: file(TOKEN) })).written).toEqual([]);
   });
 });
 
