@@ -3,11 +3,26 @@
 import { describe, expect, test } from 'vitest';
 import { SIGN_IN_DELAYS, SignInThrottle, type SignInDelayPolicy } from '../../src/server/console/signInThrottle';
 
+/** The defaults but a first delay of 1 s, which keeps the numbers below readable. */
 function throttle(policy: Partial<SignInDelayPolicy> = {}) {
   const clock = { now: 1_000_000 };
-  const limiter = new SignInThrottle({ ...SIGN_IN_DELAYS, ...policy }, () => clock.now);
+  const limiter = new SignInThrottle({ ...SIGN_IN_DELAYS, firstDelayMs: 1000, ...policy }, () => clock.now);
   return { limiter, clock };
 }
+
+test('the defaults: 5 free attempts, then 30 s doubling up to 15 minutes; forgotten after a day; 10,000 accounts', () => {
+  expect(SIGN_IN_DELAYS).toEqual({
+    freeAttempts: 5,
+    firstDelayMs: 30_000,
+    maxDelayMs: 15 * 60_000,
+    forgetAfterMs: 24 * 3_600_000,
+    maxAccounts: 10_000,
+  });
+  const clock = { now: 0 };
+  const limiter = new SignInThrottle(undefined, () => clock.now);
+  attempts(limiter, 5);
+  expect(limiter.attempt('a@x.test', '192.0.2.1')).toBe(30_000);
+});
 
 /** `n` attempts at the current time; the waits answered (undefined: let through and counted). */
 const attempts = (limiter: SignInThrottle, n: number, account = 'a@x.test', address = '192.0.2.1') =>

@@ -1,8 +1,8 @@
 // Console sign-in attempts per account, beside the per-address limit (--rate-limit-sign-ins): behind
 // --trust-proxy every X-Forwarded-For address is a new client, so only a count kept per account
-// bounds the passwords one account's attacker can try. The first FREE_FAILURES attempts are free;
-// each further one makes the account wait twice as long as the one before (1 s, 2 s, 4 s, … at most
-// 15 minutes): about 110 guesses a day per account and process, where a typo costs nothing. An
+// bounds the passwords one account's attacker can try. The first 5 attempts are free; the 5th makes
+// the next wait 30 s, and each one after it doubles the wait (1 min, 2 min, … at most 15 minutes):
+// about 100 guesses a day per account and process, where a few typos cost nothing. An
 // attempt is counted when it starts, so that parallel requests cannot all pass before the first
 // wrong password is known; a successful sign-in clears the account's count. Unknown emails are
 // counted alike, so that a delay does not tell which accounts exist. The counts live in this process,
@@ -22,7 +22,7 @@ export interface SignInDelayPolicy {
 
 export const SIGN_IN_DELAYS: SignInDelayPolicy = {
   freeAttempts: 5,
-  firstDelayMs: 1000,
+  firstDelayMs: 30_000,
   maxDelayMs: 15 * 60_000,
   forgetAfterMs: 24 * 3_600_000,
   maxAccounts: 10_000,
