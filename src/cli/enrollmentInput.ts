@@ -32,7 +32,7 @@ type Stdin = NonNullable<RawEnrollmentOptions['stdin']>;
 /** A token or link file, or piped input, is at most a line; anything longer is not one. */
 export const MAX_SECRET_INPUT_BYTES = 4096;
 
-export const LINK_ARGUMENT_WARNING =
+const LINK_ARGUMENT_WARNING =
   'warning: an enrollment link given as an argument can be read by other local users in the process list while the agent starts; ' +
   'give it with --link-file <path> (a file only you can read) or --link-file - (standard input) instead';
 
