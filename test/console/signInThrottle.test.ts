@@ -92,6 +92,14 @@ describe('per account', () => {
 });
 
 describe('memory', () => {
+  test('an email or an address of any length costs the same: the address is cut to 64 characters', () => {
+    const { limiter } = throttle();
+    const long = `${'x'.repeat(16_000)}@x.test`;
+    limiter.attempt(long, `198.51.100.1${'0'.repeat(1000)}`);
+    expect(limiter.attemptsOf(long)).toMatchObject({ attempts: 1, lastAddress: `198.51.100.1${'0'.repeat(52)}` });
+    expect(limiter.attemptsOf(long.slice(1))).toBeUndefined();
+  });
+
   test('at the bound, a spray of new emails forgets the least attacked account, never the attacked one', () => {
     const { limiter, clock } = throttle({ maxAccounts: 3 });
     attempts(limiter, 5, 'target@x.test');

@@ -8,6 +8,11 @@
 // counted alike, so that a delay does not tell which accounts exist. The counts live in this process,
 // like the per-address budgets (a restart forgets them; each `--workers` process keeps its own).
 
+import { createHash } from 'node:crypto';
+
+/** Longer than any IP address's text; X-Forwarded-For is whatever the client wrote, so it is cut. */
+const MAX_ADDRESS_LENGTH = 64;
+
 export interface SignInDelayPolicy {
   /** Attempts that cost no delay. */
   freeAttempts: number;
@@ -41,6 +46,7 @@ export interface AccountAttempts {
 }
 
 export class SignInThrottle {
+  /** By the SHA-256 of the email: an entry's size does not depend on what a client typed. */
   private readonly accounts = new Map<string, AccountAttempts>();
 
   constructor(
@@ -52,14 +58,16 @@ export class SignInThrottle {
    * One sign-in attempt for `account` (its normalised email) from `address`: the ms to wait when it
    * must not be tried now (it is then not counted), else undefined, and it is counted.
    */
-  attempt(account: string, address: string): number | undefined {
+  attempt(account: string, clientAddress: string): number | undefined {
     const now = this.now();
-    let entry = this.current(account, now);
+    const key = keyOf(account);
+    const address = clientAddress.slice(0, MAX_ADDRESS_LENGTH);
+    let entry = this.current(key, now);
     if (entry !== undefined && now < entry.blockedUntil) return entry.blockedUntil - now;
     if (entry === undefined) {
       this.makeRoom(now);
       entry = { attempts: 0, firstAt: now, lastAt: now, lastAddress: address, blockedUntil: 0 };
-      this.accounts.set(account, entry);
+      this.accounts.set(key, entry);
     }
     entry.attempts += 1;
     entry.lastAt = now;
@@ -71,18 +79,18 @@ export class SignInThrottle {
 
   /** The account signed in: its count starts afresh. */
   succeeded(account: string): void {
-    this.accounts.delete(account);
+    this.accounts.delete(keyOf(account));
   }
 
   /** The attempts counted for `account` since its last sign-in, when there are any. */
   attemptsOf(account: string): Readonly<AccountAttempts> | undefined {
-    return this.current(account, this.now());
+    return this.current(keyOf(account), this.now());
   }
 
-  private current(account: string, now: number): AccountAttempts | undefined {
-    const entry = this.accounts.get(account);
+  private current(key: string, now: number): AccountAttempts | undefined {
+    const entry = this.accounts.get(key);
     if (entry === undefined || now - entry.lastAt < this.policy.forgetAfterMs) return entry;
-    this.accounts.delete(account);
+    this.accounts.delete(key);
     return undefined;
   }
 
@@ -93,10 +101,14 @@ export class SignInThrottle {
   private makeRoom(now: number): void {
     if (this.accounts.size < this.policy.maxAccounts) return;
     let fewest: [string, AccountAttempts] | undefined;
-    for (const [account, entry] of this.accounts) {
-      if (now - entry.lastAt >= this.policy.forgetAfterMs) this.accounts.delete(account);
-      else if (fewest === undefined || entry.attempts < fewest[1].attempts) fewest = [account, entry];
+    for (const [key, entry] of this.accounts) {
+      if (now - entry.lastAt >= this.policy.forgetAfterMs) this.accounts.delete(key);
+      else if (fewest === undefined || entry.attempts < fewest[1].attempts) fewest = [key, entry];
     }
     if (this.accounts.size >= this.policy.maxAccounts && fewest !== undefined) this.accounts.delete(fewest[0]);
   }
+}
+
+function keyOf(account: string): string {
+  return createHash('sha256').update(account).digest('base64url');
 }
