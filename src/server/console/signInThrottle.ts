@@ -105,7 +105,8 @@ export class SignInThrottle {
       if (now - entry.lastAt >= this.policy.forgetAfterMs) this.accounts.delete(key);
       else if (fewest === undefined || entry.attempts < fewest[1].attempts) fewest = [key, entry];
     }
-    if (this.accounts.size >= this.policy.maxAccounts && fewest !== undefined) this.accounts.delete(fewest[0]);
+    // Still full means some entry was not stale: `fewest` is one.
+    if (this.accounts.size >= this.policy.maxAccounts) this.accounts.delete(fewest![0]);
   }
 }
 
