@@ -16,6 +16,7 @@ import {
 } from '../server/adminAccess';
 import { readSecretLine } from './secretInput';
 import { formatCounts, formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
+import { displayJson, displayText } from '../server/displayText';
 import { fleetFailures } from '../server/remediation';
 import { parseDatabaseLocation, type DatabaseLocation } from '../server/db/location';
 import { DatabaseOpenError, openStore, type StoreOptions } from '../server/db/open';
@@ -101,8 +102,9 @@ function print(text: string): void {
   process.stdout.write(text);
 }
 
+/** JSON that parses to `value`, with no character that acts on a terminal (displayText.ts). */
 function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${displayJson(value)}\n`);
 }
 
 // What commander hands each action, as declared by its options (camel-cased flags).
@@ -432,7 +434,8 @@ admin
     if (opts.json) printJson(accounts);
     else
       print(
-        accounts.map((a) => `${a.email}  ${a.org ?? '(all organizations)'}  added ${a.created_at}\n`).join('') || 'No admin accounts.\n',
+        accounts.map((a) => `${displayText(a.email)}  ${displayText(a.org ?? '(all organizations)')}  added ${a.created_at}\n`).join('') ||
+          'No admin accounts.\n',
       );
   });
 
@@ -477,7 +480,7 @@ token
         tokens
           .map(
             (t) =>
-              `${t.token_id}  ${t.org ?? '(all organizations)'}  ${t.label}${t.revoked_at === null ? '' : `  revoked ${t.revoked_at}`}\n`,
+              `${t.token_id}  ${displayText(t.org ?? '(all organizations)')}  ${displayText(t.label)}${t.revoked_at === null ? '' : `  revoked ${t.revoked_at}`}\n`,
           )
           .join('') || 'No admin tokens.\n',
       );
@@ -501,6 +504,6 @@ program.parseAsync(process.argv).catch((error: unknown) => {
   }
   const usage = error instanceof UsageError || error instanceof DatabaseOpenError;
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`device-agent-server: ${usage ? '' : 'unexpected error: '}${message}\n`);
+  process.stderr.write(`device-agent-server: ${usage ? '' : 'unexpected error: '}${displayText(message)}\n`);
   process.exit(usage ? EXIT_USAGE : EXIT_UNEXPECTED);
 });

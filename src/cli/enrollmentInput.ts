@@ -1,7 +1,11 @@
-// Where `enroll` gets its server and token: the link (argument, or --link-file <path> / - for standard
-// input, which keeps it out of the process list), or --server/DEVICE_AGENT_SERVER with a token from
-// --token-file, --token - (standard input), --token <hex> or DEVICE_AGENT_TOKEN. Everything is
-// validated here, before any request. No message repeats a token or a link.
+// Where `enroll` gets its server and token: the link (--link-file <path> / - for standard input,
+// which keeps it out of the process list, or the argument), or --server/DEVICE_AGENT_SERVER with a
+// token from --token-file, --token - (standard input), --token <hex> or DEVICE_AGENT_TOKEN. Everything
+// is validated here, before any request. No message repeats a token or a link.
+//
+// The link as an argument is in the contract's command line (`device-agent enroll '<link>'`), so it
+// keeps working; as it has sat in /proc/<pid>/cmdline until processTitle.ts cleared it, every use is
+// warned about with the safe forms (docs/agent.md, "Secrets and the process list").
 import { open } from 'node:fs/promises';
 import type { OptionValueSource } from 'commander';
 import { parseEnrollmentLink, type EnrollmentInput } from '../agent/enrollmentLink';
@@ -28,7 +32,12 @@ type Stdin = NonNullable<RawEnrollmentOptions['stdin']>;
 /** A token or link file, or piped input, is at most a line; anything longer is not one. */
 export const MAX_SECRET_INPUT_BYTES = 4096;
 
+const LINK_ARGUMENT_WARNING =
+  'warning: an enrollment link given as an argument can be read by other local users in the process list while the agent starts; ' +
+  'give it with --link-file <path> (a file only you can read) or --link-file - (standard input) instead';
+
 export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise<EnrollmentInput> {
+  if (raw.link !== undefined) process.stderr.write(`device-agent: ${LINK_ARGUMENT_WARNING}\n`);
   const tokenOnCommandLine = raw.token !== undefined && raw.tokenSource === 'cli';
   if (raw.link !== undefined && raw.linkFile !== undefined)
     throw new InvalidInputError('give the enrollment link or --link-file, not both');

@@ -29,7 +29,7 @@ addCommonOptions(
   program
     .command('enroll')
     .description("exchange a one-time enrollment token for this device's API key")
-    .argument('[link]', `the enrollment link ${LINK_SCHEME}://enroll?server=<https origin>&token=<96 hex>`)
+    .argument('[link]', `the enrollment link ${LINK_SCHEME}://enroll?server=<https origin>&token=<96 hex>; prefer --link-file`)
     .addOption(new Option('--server <url>', 'server origin (https://, or http:// on loopback)').env('DEVICE_AGENT_SERVER'))
     .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
@@ -39,11 +39,12 @@ addCommonOptions(
   .addHelpText(
     'after',
     '\nA token given with --token, or a link given as the argument, is visible to other local users\n' +
-      '(process list) until the agent starts: prefer --token-file <path>, --token - or --link-file -.\n\nExamples:\n' +
+      '(process list) until the agent starts: prefer --token-file <path>, --token -, --link-file <path>\n' +
+      'or --link-file -. A link given as the argument still enrolls, with a warning.\n\nExamples:\n' +
       '  device-agent enroll --server https://agents.example.com --token-file ./token.txt\n' +
       '  printf %s "$TOKEN" | device-agent enroll --server https://agents.example.com --token -\n' +
-      '  device-agent enroll --link-file - < link.txt\n' +
-      `  device-agent enroll '${LINK_SCHEME}://enroll?server=https%3A%2F%2Fagents.example.com&token=…'\n`,
+      '  device-agent enroll --link-file ./link.txt\n' +
+      '  device-agent enroll --link-file - < link.txt\n',
   )
   .action(async (link: string | undefined, options: EnrollCliOptions, command: Command) => {
     process.exitCode = await (await import('./commands/enroll')).default(link, options, command);

@@ -25,6 +25,8 @@ export interface AdminPrincipal {
   orgName: string | null;
   /** `token:<id>` or `account:<email>`. */
   actor: string;
+  /** A console account's email; null for an admin API token. */
+  account: string | null;
 }
 
 /** `--org <name>` or `--all-orgs`: the scope a new credential gets. */
@@ -85,11 +87,11 @@ export async function revokeAdminToken(store: Store, id: string, now = new Date(
 export async function authenticateAdminToken(store: Store, token: string): Promise<AdminPrincipal | undefined> {
   if (!ADMIN_TOKEN_PATTERN.test(token.toLowerCase())) return undefined;
   const record: AdminTokenRecord | undefined = await store.authenticateAdminToken(hashCredential(token));
-  return record && { scope: { orgId: record.orgId }, orgName: record.orgName, actor: `token:${record.id}` };
+  return record && { scope: { orgId: record.orgId }, orgName: record.orgName, actor: `token:${record.id}`, account: null };
 }
 
 function validEmail(value: string): string {
-  const email = value.trim().toLowerCase();
+  const email = signInEmail(value);
   if (email.length > MAX_EMAIL_LENGTH || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError('--email must be an email address');
   return email;
 }
@@ -156,19 +158,31 @@ export async function listAdminAccounts(store: Store): Promise<{ email: string; 
 }
 
 export interface SignedIn {
+  ok: true;
   /** The cookie's value; the store keeps only its hash. */
   sessionSecret: string;
   expiresAt: Date;
   principal: AdminPrincipal;
 }
 
-/** A new session for the right email and password; undefined otherwise (which one was wrong is not said). */
-export async function signIn(store: Store, emailText: string, password: string, now = new Date()): Promise<SignedIn | undefined> {
-  const email = emailText.trim().toLowerCase();
+export interface SignInRefused {
+  ok: false;
+  /** The account's email when it exists (for the log; the user is never told which part was wrong). */
+  account: string | undefined;
+}
+
+/** How a sign-in email is compared: the key of the account and of its sign-in attempts. */
+export function signInEmail(emailText: string): string {
+  return emailText.trim().toLowerCase();
+}
+
+/** A new session for the right email and password; refused otherwise. */
+export async function signIn(store: Store, emailText: string, password: string, now = new Date()): Promise<SignedIn | SignInRefused> {
+  const email = signInEmail(emailText);
   const account = email.length <= MAX_EMAIL_LENGTH ? await store.findAdminAccount(email) : undefined;
-  if (password.length > MAX_PASSWORD_LENGTH) return undefined;
+  if (password.length > MAX_PASSWORD_LENGTH) return { ok: false, account: account?.email };
   const matches = await passwordMatches(password, account?.passwordHash ?? (await (decoyHash ??= hashPassword(newCredential()))));
-  if (!account || !matches) return undefined;
+  if (!account || !matches) return { ok: false, account: account?.email };
   await store.deleteExpiredSessions(now.toISOString());
   const sessionSecret = newCredential();
   const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS);
@@ -178,7 +192,7 @@ export async function signIn(store: Store, emailText: string, password: string, 
     expiresAt: expiresAt.toISOString(),
     now: now.toISOString(),
   });
-  return { sessionSecret, expiresAt, principal: accountPrincipal(account) };
+  return { ok: true, sessionSecret, expiresAt, principal: accountPrincipal(account) };
 }
 
 export async function sessionPrincipal(store: Store, sessionSecret: string, now = new Date()): Promise<AdminPrincipal | undefined> {
@@ -192,5 +206,5 @@ export async function signOut(store: Store, sessionSecret: string): Promise<void
 }
 
 function accountPrincipal(account: AdminAccountRecord): AdminPrincipal {
-  return { scope: { orgId: account.orgId }, orgName: account.orgName, actor: `account:${account.email}` };
+  return { scope: { orgId: account.orgId }, orgName: account.orgName, actor: `account:${account.email}`, account: account.email };
 }

@@ -1,9 +1,13 @@
-// Human-readable output of the admin commands (the --json forms print the objects as they are).
+// Human-readable output of the admin commands; the --json forms print the objects as they are,
+// through displayJson. Every value shown goes through displayText: a device's hostname, OS version,
+// check keys and evidence words are its own, and must not act on the admin's terminal.
 import type { CreatedDevice, DeviceDetails, DeviceSummary } from './admin';
 import type { TableCount } from './db/migrateData';
+import { displayText } from './displayText';
 import { latestPerCheck, type FleetFailure } from './remediation';
 
-export function formatCreated(created: CreatedDevice): string {
+export function formatCreated(device: CreatedDevice): string {
+  const created = shown(device);
   return [
     `Created device ${created.device_id} in organization "${created.org}" (PENDING).`,
     '',
@@ -55,7 +59,7 @@ export function formatDevice(device: DeviceDetails): string {
     ['Token expires', humanTime(device.token_expires_at)],
   ];
   const width = Math.max(...fields.map(([label]) => label.length));
-  const lines = fields.filter(([, value]) => value !== null).map(([label, value]) => `${label.padEnd(width)}  ${value}`);
+  const lines = fields.filter(([, value]) => value !== null).map(([label, value]) => `${label.padEnd(width)}  ${displayText(value!)}`);
   const reports = new Set(device.postures.map((p) => p.correlation_id)).size;
   lines.push('', `Postures: ${count(device.postures.length, 'result')} in ${count(reports, 'report')}`);
   const body = lines.join('\n') + '\n';
@@ -73,10 +77,12 @@ export function formatDevice(device: DeviceDetails): string {
 /** The newest result of each check with what it means; how to fix it for each one that is not PASS. */
 function formatLatest(postures: DeviceDetails['postures']): string {
   const blocks = latestPerCheck(postures).map((p) => {
-    const { word, summary, fix, admin } = p.remediation;
-    const lines = [`${p.check_key}  ${p.status}${word ? ` (${word})` : ''}`, `  ${summary}`];
+    const { word, summary, admin } = shown(p.remediation);
+    const lines = [`${displayText(p.check_key)}  ${p.status}${word ? ` (${word})` : ''}`, `  ${summary}`];
     if (p.status !== 'PASS' && p.status !== 'NOT_APPLICABLE') {
-      lines.push('  On the device:', ...fix.split('\n').map((l) => `    ${l}`), '  For the fleet:', `    ${admin}`);
+      // The catalogue's steps are lines of their own: split before escaping, which shows line feeds.
+      const steps = p.remediation.fix.split('\n').map((l) => `    ${displayText(l)}`);
+      lines.push('  On the device:', ...steps, '  For the fleet:', `    ${admin}`);
     }
     return lines.join('\n');
   });
@@ -86,14 +92,22 @@ function formatLatest(postures: DeviceDetails['postures']): string {
 /** `device failing`: "3 devices fail FIREWALL_ENABLED (LINUX, no_inbound_filtering): … How to fix: …". */
 export function formatFleetFailures(failures: readonly FleetFailure[]): string {
   if (failures.length === 0) return 'No active device fails a check.\n';
-  const blocks = failures.map((f) =>
-    [
+  const blocks = failures.map((failure) => {
+    const f = shown(failure);
+    return [
       `${count(f.devices.length, 'device')} ${f.devices.length === 1 ? 'fails' : 'fail'} ${f.check_key} (${f.platform || 'unknown platform'}${f.word ? `, ${f.word}` : ''}): ${f.summary}`,
       `  How to fix: ${f.admin}`,
-      `  Devices: ${f.devices.join(' ')}`,
-    ].join('\n'),
-  );
+      `  Devices: ${f.devices.map(displayText).join(' ')}`,
+    ].join('\n');
+  });
   return `${blocks.join('\n\n')}\n`;
+}
+
+/** The object with each string field made displayable (other fields as they are). */
+function shown<T extends object>(value: T): T {
+  return Object.fromEntries(
+    Object.entries(value).map(([key, field]) => [key, typeof field === 'string' ? displayText(field) : field]),
+  ) as T;
 }
 
 function count(n: number, noun: string): string {
@@ -106,7 +120,7 @@ function humanTime(iso: string | null): string | null {
 }
 
 function table(headers: readonly string[], rows: readonly (readonly (string | null)[])[]): string {
-  const cells = rows.map((row) => row.map((cell) => cell ?? '-'));
+  const cells = rows.map((row) => row.map((cell) => (cell === null ? '-' : displayText(cell))));
   const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: readonly string[]) =>
     row

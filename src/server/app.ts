@@ -11,10 +11,8 @@ import Fastify, {
   type HookHandlerDoneFunction,
 } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import cookie from '@fastify/cookie';
-import csrfProtection from '@fastify/csrf-protection';
 import { ROUTES } from '../protocol/schemas';
-import { decorateAdmin } from './adminAuth';
+import { decorateAdmin, registerAdminCookies } from './adminAuth';
 import { decorateDevice } from './auth';
 import { consoleRoutes } from './console/routes';
 import type { AppContext } from './context';
@@ -87,9 +85,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   acceptJson(app);
   decorateDevice(app);
   decorateAdmin(app);
-  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: context.config.tls !== undefined };
-  void app.register(cookie);
-  void app.register(csrfProtection, { cookieKey: 'device_agent_csrf', cookieOpts: cookieOptions });
+  registerAdminCookies(app, context.config.tls !== undefined);
   app.addHook('onRequest', refuseUnroutable);
   if (context.config.forwarded) app.addHook('onRequest', limitForwardedAddresses(context.config.forwarded));
   app.setNotFoundHandler((request) => {

@@ -161,12 +161,16 @@ describe('enroll: the token forms and the link', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, state_dir: dir });
   });
 
-  it('by the enrollment link as the single argument', async () => {
+  it('by the enrollment link as the single argument (the contract keeps it): enrolled, with a warning showing the safe forms', async () => {
     const device = await running.current.createDevice();
     const dir = stateDir();
     const result = await runAgent(['enroll', device.enrollment_link, ...common(dir), '--log-level', 'trace']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Enrolled with ${running.current.url}.`);
+    expect(result.stderr).toContain(
+      'device-agent: warning: an enrollment link given as an argument can be read by other local users in the process list',
+    );
+    expect(result.stderr).toContain('give it with --link-file <path> (a file only you can read) or --link-file - (standard input) instead');
     expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
     expect(await serverAccepts(storedKey(dir))).toBe(true);
   });

@@ -174,6 +174,41 @@ describe('token and link files', () => {
   });
 });
 
+/** What resolveEnrollmentInput writes on stderr while it runs, and how it ends. */
+async function stderrOf(raw: RawEnrollmentOptions): Promise<{ written: string[]; outcome: unknown }> {
+  const written: string[] = [];
+  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0);
+  try {
+    return { written, outcome: await resolveEnrollmentInput(raw).catch((err: unknown) => err) };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+const LINK_ARGUMENT_WARNING =
+  'device-agent: warning: an enrollment link given as an argument can be read by other local users in the process list ' +
+  'while the agent starts; give it with --link-file <path> (a file only you can read) or --link-file - (standard input) instead\n';
+
+describe('the link as an argument (the contract keeps it)', () => {
+  it('still gives the server and token, with one warning naming the safe forms and never the link', async () => {
+    const { written, outcome } = await stderrOf({ link: LINK });
+    expect(outcome).toEqual(expected);
+    expect(written).toEqual([LINK_ARGUMENT_WARNING]);
+    expect(written.join('')).not.toContain(TOKEN);
+  });
+
+  it('warns even when the link is then refused (it was in the process list all the same)', async () => {
+    const { written, outcome } = await stderrOf({ link: LINK, server: SERVER, serverSource: 'cli' });
+    expect(outcome).toBeInstanceOf(InvalidInputError);
+    expect(written).toEqual([LINK_ARGUMENT_WARNING]);
+  });
+
+  it('--link-file and --server with a token warn of nothing', async () => {
+    expect((await stderrOf({ linkFile: file(LINK) })).written).toEqual([]);
+    expect((await stderrOf({ server: SERVER, serverSource: 'cli', tokenFile: file(TOKEN) })).written).toEqual([]);
+  });
+});
+
 describe('which inputs combine', () => {
   it.each<[string, RawEnrollmentOptions, string]>([
     ['the link and --link-file', { link: LINK, linkFile: '-' }, 'give the enrollment link or --link-file, not both'],

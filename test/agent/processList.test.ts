@@ -55,6 +55,7 @@ describe('enroll --link-file', () => {
     const dir = stateDir();
     const result = await runAgent(['enroll', '--link-file', '-', ...common(dir)], { input: `${device.enrollment_link}\n` });
     expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('warning');
     expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
     expect(await serverAccepts(running.current, storedKey(dir))).toBe(true);
   });

@@ -1,11 +1,13 @@
-// The console's defences over real HTTP against the real server: CSRF refused, another
-// organization's session refused, the cookie's attributes, CSP on every page, sign-in rate limit,
-// account management from the CLI, and no secret in any page but the one-time enrollment page, nor
-// in the server's log.
+// The console's defences over real HTTP against the real server: CSRF refused, tokens and sessions
+// renewed at sign-in and sign-out, another organization's session refused, the cookie's attributes,
+// CSP on every page, sign-in limits per address and per account (behind a trusted proxy, rotating
+// X-Forwarded-For), account management from the CLI, and no secret in any page but the one-time
+// enrollment page, nor in the server's log.
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addAccount, ConsoleClient } from '../support/admin';
-import { SERVER_BIN, serverEnv, startServer, type RunningServer } from '../support/server';
+import { anyNumber, anyString, objectContaining } from '../support/matchers';
+import { SERVER_BIN, logEntries, serverEnv, startServer, type RunningServer } from '../support/server';
 import { enrolledDevice, postures, result, type EnrolledDevice } from '../server/client';
 
 const ACME = { email: 'ops@acme.test', password: 'acme console password' };
@@ -94,6 +96,57 @@ describe('CSRF', () => {
     // A sign-in form posted from elsewhere (no CSRF cookie nor token) is refused too.
     const stranger = new ConsoleClient(server);
     expect((await stranger.post('/console/sign-in', { email: ACME.email, password: ACME.password })).status).toBe(403);
+  });
+
+  /** A POST that passes the CSRF check and then changes nothing: 400 (no confirmation); 403 without a valid token. */
+  const probe = (client: ConsoleClient, csrf: string) => client.post(`/console/devices/${acmeDevice.deviceId}/revoke`, { _csrf: csrf });
+
+  test('a token minted before signing in is refused after, even with its own secret cookie sent back; the secret is renewed', async () => {
+    const client = new ConsoleClient(server);
+    const before = await client.csrfToken('/console/sign-in');
+    const secretBefore = client.cookie('device_agent_csrf')!;
+    expect(secretBefore).toBeDefined();
+    const signIn = await client.post('/console/sign-in', { _csrf: before, email: ACME.email, password: ACME.password });
+    expect(signIn.status).toBe(303);
+    expect(client.cookie('device_agent_csrf')).toBeUndefined();
+    const fresh = await client.csrfToken('/console/overview');
+    expect(client.cookie('device_agent_csrf')).not.toBe(secretBefore);
+    expect((await probe(client, fresh)).status).toBe(400);
+    expect((await probe(client, before)).status).toBe(403);
+    // A cookie set from elsewhere (a sibling domain) brings the old secret back: the token is still
+    // bound to no session, so it stays refused.
+    client.setCookie('device_agent_csrf', secretBefore);
+    expect((await probe(client, before)).status).toBe(403);
+    expect((await server.showDevice(acmeDevice.deviceId)).state).toBe('ACTIVE');
+  });
+
+  test("signing out clears the session and the CSRF secret: the session's tokens are refused after", async () => {
+    const client = await signedIn(ACME);
+    const token = await client.csrfToken('/console/overview');
+    const secret = client.cookie('device_agent_csrf')!;
+    expect((await client.post('/console/sign-out', { _csrf: token })).status).toBe(303);
+    expect([client.cookie('device_agent_session'), client.cookie('device_agent_csrf')]).toEqual([undefined, undefined]);
+    client.setCookie('device_agent_csrf', secret);
+    expect((await client.post('/console/sign-in', { _csrf: token, email: ACME.email, password: ACME.password })).status).toBe(403);
+    expect(client.cookie('device_agent_session')).toBeUndefined();
+  });
+
+  test('signing in again gives a new session identifier and ends the one the browser held', async () => {
+    const client = await signedIn(ACME);
+    const first = client.cookie('device_agent_session')!;
+    const again = await client.post('/console/sign-in', {
+      _csrf: await client.csrfToken('/console/overview'),
+      email: ACME.email,
+      password: ACME.password,
+    });
+    expect(again.status).toBe(303);
+    const second = client.cookie('device_agent_session');
+    expect(second).toMatch(/^[0-9a-f]{96}$/);
+    expect(second).not.toBe(first);
+    expect((await client.get('/console/overview')).status).toBe(200);
+    const replay = new ConsoleClient(server);
+    replay.setCookie('device_agent_session', first);
+    expect((await replay.get('/console/overview')).headers.location).toBe('/console/sign-in');
   });
 });
 
@@ -216,15 +269,102 @@ describe('accounts from the CLI', () => {
 });
 
 describe('rate limit', () => {
-  // Last: it spends this address's sign-in budget.
+  // Last: it spends this address's sign-in budget. Each attempt names another email, so that no
+  // account's own limit (below) is what answers.
   test(`sign-in attempts beyond ${RATE_LIMIT} a minute from one address are refused with 429 and Retry-After, even with the right password`, async () => {
     const client = new ConsoleClient(server);
     const statuses: number[] = [];
-    for (let i = 0; i < RATE_LIMIT + 1; i += 1) statuses.push((await client.signIn(GLOBEX.email, 'wrong password!!')).status);
-    expect(statuses.at(-1)).toBe(429);
+    for (let i = 0; i < RATE_LIMIT + 1; i += 1) statuses.push((await client.signIn(`nobody${i}@globex.test`, 'wrong password!!')).status);
+    // Earlier tests signed in from this address too: the budget may run out before the last attempt.
+    const limited = statuses.indexOf(429);
+    expect(limited).toBeGreaterThanOrEqual(0);
+    expect(statuses).toEqual([...Array<number>(limited).fill(401), ...Array<number>(statuses.length - limited).fill(429)]);
     const right = await client.signIn(GLOBEX.email, GLOBEX.password);
     expect(right.status).toBe(429);
+    expect(right.text).toContain('Too many sign-in attempts; try again in');
     expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
     expect(client.cookie('device_agent_session')).toBeUndefined();
+  });
+});
+
+describe('per-account sign-in delay, behind a trusted proxy', () => {
+  const VICTIM = { email: 'victim@acme.test', password: 'the victim console password' };
+  const GUESS = 'a wrong guess 0123';
+  let proxied: RunningServer;
+  let address = 0;
+
+  beforeAll(async () => {
+    // Two attempts a minute per address: only X-Forwarded-For, new for each attempt, gets past it.
+    proxied = await startServer({ args: ['--trust-proxy', '127.0.0.1', '--rate-limit-sign-ins', '2'] });
+    expect((await addAccount(proxied, VICTIM.email, { org: 'acme' }, VICTIM.password)).code).toBe(0);
+  }, 60_000);
+  afterAll(async () => {
+    await proxied?.stop();
+  });
+
+  /** One sign-in through the "proxy", from a client address never used before. */
+  async function attempt(email: string, password: string, client = new ConsoleClient(proxied)) {
+    address += 1;
+    const from = `198.51.100.${address}`;
+    const csrf = await client.csrfToken('/console/sign-in');
+    const answer = await client.post('/console/sign-in', { _csrf: csrf, email, password }, { 'x-forwarded-for': from });
+    return { ...answer, from, client };
+  }
+
+  test('rotating addresses: a sign-in clears the count; after 5 attempts even the right password waits; the other sessions are told', async () => {
+    const other = new ConsoleClient(proxied);
+    expect((await attempt(VICTIM.email, VICTIM.password, other)).status).toBe(303);
+    const guess = () => attempt(' Victim@ACME.test ', GUESS);
+
+    const first: Awaited<ReturnType<typeof attempt>>[] = [];
+    for (let i = 0; i < 4; i += 1) first.push(await guess());
+    expect(first.map((g) => g.status)).toEqual([401, 401, 401, 401]);
+    expect((await attempt(VICTIM.email, VICTIM.password)).status).toBe(303);
+    expect((await other.get('/console/overview')).text).not.toContain('id="sign-in-attempts"');
+
+    const guesses: Awaited<ReturnType<typeof attempt>>[] = [];
+    for (let i = 0; i < 5; i += 1) guesses.push(await guess());
+    expect(guesses.map((g) => g.status)).toEqual([401, 401, 401, 401, 401]);
+    const blocked = await attempt(VICTIM.email, VICTIM.password);
+    expect(blocked.status).toBe(429);
+    const retryAfter = Number(blocked.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(30);
+    expect(blocked.text).toContain(`Too many failed sign-ins for this account; try again in ${retryAfter} s.`);
+    expect(blocked.client.cookie('device_agent_session')).toBeUndefined();
+
+    const notice = (await other.get('/console/overview')).text;
+    expect(notice).toContain('id="sign-in-attempts"');
+    expect(notice).toMatch(/5 sign-in attempts on this account since [-\d: ]+ UTC, the\s+last from 198\.51\.100\.\d+ at/);
+    expect(notice).toContain(`last from ${guesses.at(-1)!.from} at`);
+    expect(notice).toContain('further attempts wait until');
+
+    // The log is written beside the answer, not before it: wait for the last refusal's line.
+    const refusals = () =>
+      logEntries(proxied.logs()).filter((e) => e.event === 'console_sign_in_refused' && e.actor === `account:${VICTIM.email}`);
+    await expect.poll(() => refusals().map((e) => e.attempts)).toEqual([1, 2, 3, 4, 1, 2, 3, 4, 5]);
+    expect(refusals().map((e) => e.address)).toEqual([...first, ...guesses].map((g) => g.from));
+    expect(refusals().filter((e) => e.next_attempt_at !== undefined)).toEqual([
+      objectContaining({ attempts: 5, next_attempt_at: anyString() }),
+    ]);
+    expect(proxied.logs()).not.toContain(GUESS);
+    expect(proxied.logs()).not.toContain(VICTIM.password);
+  });
+
+  test('an unknown email waits the same (the delay tells nothing), and the log does not name it', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await attempt('nobody@acme.test', GUESS)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    const unnamed = () => logEntries(proxied.logs()).filter((e) => e.event === 'console_sign_in_refused' && e.actor === undefined);
+    await expect.poll(() => unnamed().length).toBe(5);
+    expect(unnamed()[0]).toEqual({
+      level: 'warn',
+      time: anyString(),
+      pid: anyNumber(),
+      hostname: anyString(),
+      event: 'console_sign_in_refused',
+      msg: 'console sign-in refused',
+    });
+    expect(proxied.logs()).not.toContain('nobody@acme.test');
   });
 });

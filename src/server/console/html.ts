@@ -1,5 +1,7 @@
 // HTML built from templates whose interpolations are escaped unless they are already Html: the one
-// way the console writes markup, so that no device-reported text (hostname, evidence) becomes markup.
+// way the console writes markup, so that no device-reported text (hostname, evidence) becomes markup,
+// nor reorders the page around it (controls and bidirectional formatting shown visibly: displayText.ts).
+import { displayHtmlText } from '../displayText';
 
 export class Html {
   constructor(readonly text: string) {}
@@ -13,7 +15,7 @@ export type Interpolation = Html | string | number | null | undefined | false | 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return displayHtmlText(text).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 function render(value: Interpolation): string {

@@ -16,6 +16,7 @@ import type { FleetFailure } from '../remediation';
 import { complianceChart } from './chart';
 import type { EnrollWay } from './enrollInstructions';
 import { html, type Html, type Interpolation } from './html';
+import type { AccountAttempts } from './signInThrottle';
 
 export const CONSOLE_PREFIX = '/console';
 export const STYLESHEET_PATH = `${CONSOLE_PREFIX}/static/console.css`;
@@ -24,6 +25,8 @@ export interface PageContext {
   principal: AdminPrincipal | null;
   csrfToken: string;
   now: Date;
+  /** Sign-in attempts on the signed-in account since its last sign-in (signInThrottle.ts). */
+  signInAttempts?: Readonly<AccountAttempts>;
 }
 
 const NAV = [
@@ -51,15 +54,26 @@ function layout(title: string, context: PageContext, body: Html, current?: strin
                 ${NAV.map(([path, label]) => html`<a href="${CONSOLE_PREFIX}/${path}" ${current === path ? html` aria-current="page"` : ''}>${label}</a>`)}
               </nav>
               <form method="post" action="${CONSOLE_PREFIX}/sign-out" class="signout">
-                <span>${principal.actor.replace(/^account:/, '')} · ${principal.orgName ?? 'all organizations'}</span>
+                <span>${principal.account ?? principal.actor} · ${principal.orgName ?? 'all organizations'}</span>
                 <input type="hidden" name="_csrf" value="${context.csrfToken}" />
                 <button type="submit">Sign out</button>
               </form>`
           }
         </header>
-        <main>${body}</main>
+        <main>${context.signInAttempts && signInNotice(context.signInAttempts, context.now)}${body}</main>
       </body>
     </html> `;
+}
+
+/** Shown to an account's sessions: someone else may be guessing its password. */
+function signInNotice(attempts: Readonly<AccountAttempts>, now: Date): Html {
+  const time = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  return html`<p class="error" role="alert" id="sign-in-attempts">
+    ${attempts.attempts} sign-in ${attempts.attempts === 1 ? 'attempt' : 'attempts'} on this account since ${time(attempts.firstAt)}, the
+    last from ${attempts.lastAddress} at
+    ${time(attempts.lastAt)}${attempts.blockedUntil > now.getTime() ? `; further attempts wait until ${time(attempts.blockedUntil)}` : ''}.
+    If they were not yours, change the password (<code>device-agent-server admin passwd</code>).
+  </p>`;
 }
 
 export function signInPage(context: PageContext, error?: string, email = ''): Html {
@@ -131,7 +145,7 @@ export function overviewPage(
 ): Html {
   const { summary } = view;
   const failingLink = (check: string) =>
-    `${CONSOLE_PREFIX}/devices?state=ACTIVE&failing=${check}${view.org ? `&org=${encodeURIComponent(view.org)}` : ''}`;
+    `${CONSOLE_PREFIX}/devices?state=ACTIVE&failing=${encodeURIComponent(check)}${view.org ? `&org=${encodeURIComponent(view.org)}` : ''}`;
   return layout(
     'Overview',
     context,
@@ -350,7 +364,7 @@ function resultBlock(result: PostureView, now: Date): Html {
     </details>
     <p class="muted">
       Observed ${when(result.observed_at, now)}, received ${when(result.received_at, now)} ·
-      <a href="?check=${result.check_key}#history">history</a>
+      <a href="?check=${encodeURIComponent(result.check_key)}#history">history</a>
     </p>
   </article>`;
 }
@@ -421,7 +435,7 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
           )}
         </tbody>
       </table>
-      ${view.history.next_before !== null && html`<p><a href="${base}?${view.check ? `check=${view.check}&` : ''}before=${view.history.next_before}#history">Older results</a></p>`}`,
+      ${view.history.next_before !== null && html`<p><a href="${base}?${view.check ? `check=${encodeURIComponent(view.check)}&` : ''}before=${view.history.next_before}#history">Older results</a></p>`}`,
     'devices',
   );
 }

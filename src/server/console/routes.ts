@@ -1,7 +1,8 @@
 // The admin console under /console: server-rendered pages over the same service layer as the admin
 // API and CLI. Sessions live in the store (HttpOnly, SameSite=Strict cookie, Secure under TLS);
-// every POST carries a CSRF token; helmet sets a strict CSP (nothing but this server's stylesheet);
-// sign-in attempts are rate-limited per client address.
+// every POST carries a CSRF token bound to the session (adminAuth.ts); signing in and out renews the
+// session and the CSRF secret; helmet sets a strict CSP (nothing but this server's stylesheet);
+// sign-in attempts are limited per client address and per account (signInThrottle.ts).
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
@@ -15,14 +16,15 @@ import {
   organizationInScope,
   revokeDevice,
 } from '../admin';
-import { SESSION_LIFETIME_MS, signIn, signOut, type AdminPrincipal } from '../adminAccess';
-import { SESSION_COOKIE, adminOf, sessionOf } from '../adminAuth';
+import { SESSION_LIFETIME_MS, signIn, signInEmail, signOut, type AdminPrincipal } from '../adminAccess';
+import { CSRF_COOKIE, SESSION_COOKIE, adminCookieOptions, adminOf, csrfToken, sessionOf } from '../adminAuth';
 import type { AppContext } from '../context';
 import { HttpError } from '../errors';
 import { fleetFailures } from '../remediation';
 import { NotFoundError, UsageError } from '../usage';
 import { enrollWays } from './enrollInstructions';
 import { trusted, type Html } from './html';
+import { SignInThrottle } from './signInThrottle';
 import {
   CONSOLE_PREFIX,
   STYLESHEET_PATH,
@@ -66,7 +68,8 @@ function formOf(request: FastifyRequest): Form {
 export function consoleRoutes(context: AppContext) {
   const { store, config, limits, logger } = context;
   const secure = config.tls !== undefined;
-  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict' as const, secure };
+  const cookieOptions = adminCookieOptions(secure);
+  const signInAttempts = new SignInThrottle();
 
   return async function consolePlugin(app: FastifyInstance): Promise<void> {
     await app.register(helmet, {
@@ -95,9 +98,16 @@ export function consoleRoutes(context: AppContext) {
     const page = (reply: FastifyReply, markup: Html, code = 200) => reply.code(code).type('text/html; charset=utf-8').send(markup.text);
     const pageContext = (request: FastifyRequest, reply: FastifyReply): PageContext => ({
       principal: request.admin,
-      csrfToken: reply.generateCsrf(),
+      csrfToken: csrfToken(request, reply),
       now: new Date(),
+      // An account's sessions are told of the sign-in attempts made on it since its last sign-in.
+      signInAttempts: request.admin?.account ? signInAttempts.attemptsOf(request.admin.account) : undefined,
     });
+    const tooMany = (request: FastifyRequest, reply: FastifyReply, waitMs: number, why: string) => {
+      const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+      reply.header('retry-after', String(seconds));
+      return page(reply, signInPage(pageContext(request, reply), `${why}; try again in ${seconds} s.`), 429);
+    };
 
     app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
       let status: number;
@@ -139,29 +149,51 @@ export function consoleRoutes(context: AppContext) {
     });
 
     app.post(`${CONSOLE_PREFIX}/sign-in`, { preHandler: csrf }, async (request, reply) => {
-      const wait = limits.signIns.take(request.ip);
-      if (wait !== undefined) {
-        const seconds = Math.max(1, Math.ceil(wait / 1000));
-        reply.header('retry-after', String(seconds));
-        return page(reply, signInPage(pageContext(request, reply), `Too many sign-in attempts; try again in ${seconds} s.`), 429);
-      }
+      const addressWait = limits.signIns.take(request.ip);
+      if (addressWait !== undefined) return tooMany(request, reply, addressWait, 'Too many sign-in attempts');
       const form = formOf(request);
-      const signedInAs = await signIn(store, form.email ?? '', form.password ?? '');
-      if (!signedInAs) {
-        logger.warn({ event: 'console_sign_in_refused' }, 'console sign-in refused');
+      const email = signInEmail(form.email ?? '');
+      const accountWait = signInAttempts.attempt(email, request.ip);
+      if (accountWait !== undefined) return tooMany(request, reply, accountWait, 'Too many failed sign-ins for this account');
+      const outcome = await signIn(store, email, form.password ?? '');
+      if (!outcome.ok) {
+        // The email only when it is an account's: an unknown one may be a password typed in the wrong field.
+        const attempts = outcome.account === undefined ? undefined : signInAttempts.attemptsOf(outcome.account);
+        logger.warn(
+          {
+            event: 'console_sign_in_refused',
+            ...(attempts && {
+              actor: `account:${outcome.account}`,
+              attempts: attempts.attempts,
+              address: request.ip,
+              ...(attempts.blockedUntil > 0 && { next_attempt_at: new Date(attempts.blockedUntil).toISOString() }),
+            }),
+          },
+          'console sign-in refused',
+        );
         return page(reply, signInPage(pageContext(request, reply), 'Wrong email or password.', form.email ?? ''), 401);
       }
-      logger.info({ event: 'console_sign_in', actor: signedInAs.principal.actor }, 'console sign-in');
-      reply.setCookie(SESSION_COOKIE, signedInAs.sessionSecret, { ...cookieOptions, maxAge: SESSION_LIFETIME_MS / 1000 });
+      signInAttempts.succeeded(email);
+      logger.info({ event: 'console_sign_in', actor: outcome.principal.actor }, 'console sign-in');
+      // A new session identifier and a new CSRF secret: the session this browser held ends, and no
+      // token minted before signing in is accepted after (each is bound to its session besides).
+      await endSession(request, reply);
+      reply.setCookie(SESSION_COOKIE, outcome.sessionSecret, { ...cookieOptions, maxAge: SESSION_LIFETIME_MS / 1000 });
       return reply.redirect(`${CONSOLE_PREFIX}/overview`, 303);
     });
 
     app.post(`${CONSOLE_PREFIX}/sign-out`, { preHandler: csrf }, async (request, reply) => {
+      await endSession(request, reply);
+      return reply.redirect(`${CONSOLE_PREFIX}/sign-in`, 303);
+    });
+
+    /** Deletes the request's session, if any, and clears its cookie and the CSRF secret's. */
+    async function endSession(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       const secret = request.cookies[SESSION_COOKIE];
       if (secret !== undefined) await signOut(store, secret);
       reply.clearCookie(SESSION_COOKIE, cookieOptions);
-      return reply.redirect(`${CONSOLE_PREFIX}/sign-in`, 303);
-    });
+      reply.clearCookie(CSRF_COOKIE, cookieOptions);
+    }
 
     app.get(`${CONSOLE_PREFIX}/overview`, signedIn, async (request, reply) => {
       const { scope } = adminOf(request);
