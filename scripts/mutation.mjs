@@ -40,6 +40,8 @@ export const MODULES = {
     coverage: 'off',
   },
   heartbeatBatch: { mutate: ['src/server/heartbeatBatch.ts'], tests: ['test/server/heartbeatBatch.test.ts'] },
+  displayText: { mutate: ['src/server/displayText.ts'], tests: ['test/server/displayText.test.ts'] },
+  signInThrottle: { mutate: ['src/server/console/signInThrottle.ts'], tests: ['test/console/signInThrottle.test.ts'] },
   // The rules, pure and on a real SQLite store, in-process (PostgreSQL's run of the same suite is
   // not in the mutation run: the narrowed run has the sqlite project only).
   deviceLifecycle: { mutate: ['src/server/deviceLifecycle.ts'], tests: ['test/server/deviceLifecycle.test.ts'] },
