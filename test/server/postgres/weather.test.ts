@@ -24,6 +24,8 @@ const ANSWER_BOUND_MS = ACQUIRE_MS + STATEMENT_MS + GRACE_MS + SLACK_MS;
 /** The issue's promise: serving again within this of the database's return. */
 const RECOVERY_BOUND_MS = 5_000;
 const RESTART_DOWN_MS = 5_000;
+/** /readyz's own deadline (2 s) and slack. */
+const READY_BOUND_MS = 4_000;
 const FREEZE_MS = 20_000;
 const POSTURE_LANES = 6;
 const HEARTBEAT_LANES = 2;
@@ -250,6 +252,9 @@ describe.each([
     expect(unavailable.length).toBeGreaterThan(0);
     expect(unavailable.every((o) => o.retryAfter === '5')).toBe(true);
     for (const [event, answers] of Object.entries(readyDuring)) expect(answers, `/readyz during the ${event}`).toContain(503);
+    // The health check is answered promptly throughout, the database frozen or not.
+    const readiness = outcomes.filter((o) => o.route === READY_PATH);
+    expect(Math.max(...readiness.map((o) => o.ended - o.started))).toBeLessThanOrEqual(READY_BOUND_MS);
     for (const [event, ms] of Object.entries(recoveries))
       expect(ms, `serving again after the ${event}`).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
 
@@ -283,3 +288,31 @@ describe.each([
 function readyStatuses(flood: Flood, from: number, to: number): (number | string)[] {
   return flood.outcomes.filter((o) => o.route === READY_PATH && o.started >= from && o.started < to).map((o) => o.status);
 }
+
+describe('--workers 2 while PostgreSQL is down', () => {
+  test('a worker killed during the outage is replaced, with retries, once the database returns', async () => {
+    const url = await newDatabase('replaced');
+    const server = await startServer({ dbPath: url, env: env(), args: ['--workers', '2'] });
+    await until(() => listeningPids(server).size === 2, 'both workers to listen');
+    const [victim] = [...listeningPids(server)] as [number];
+    cluster.halt();
+    try {
+      process.kill(victim, 'SIGKILL');
+      // Replacements fail to start while the database is away: the supervisor tries again, and again.
+      const retries = () => logEntries(server.logs()).filter((l) => l.msg === 'a replacement worker failed to start; trying again');
+      await until(() => retries().length >= 2, 'two failed replacements');
+      // Each failed replacement doubles the wait for the next.
+      expect(
+        retries()
+          .slice(0, 2)
+          .map((l) => l.restart_in_ms),
+      ).toEqual([2_000, 4_000]);
+    } finally {
+      cluster.start();
+    }
+    await until(() => listeningPids(server).size === 3, 'a replacement to listen', 60_000);
+    const device = await enrolledDevice(server);
+    expect((await call(server, ROUTES.postures, { apiKey: device.apiKey, json: { results: [result()] } })).status).toBe(204);
+    await server.stop(); // rejects unless the supervisor exits 0
+  }, 120_000);
+});
