@@ -7,7 +7,7 @@ import { databaseFailure } from './db/failures';
 import { HttpError, badRequest } from './errors';
 
 /** What a client is asked to wait before trying again; agents add their own jitter. */
-export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 /** At most one "database unavailable" line per this interval. */
 const WARNING_INTERVAL_MS = 10_000;
 

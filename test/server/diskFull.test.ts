@@ -70,14 +70,11 @@ describe.skipIf(!CAN_MOUNT)('a full disk under the SQLite database', () => {
 
     // Every acknowledged upload is stored.
     const reports = new Set<string>();
-    for (let before: unknown = undefined; before !== null;) {
-      const page = await call(
-        server,
-        `/api/admin/v1/devices/${device.deviceId}/history?limit=500${before ? `&before=${String(before)}` : ''}`,
-        admin,
-      );
+    for (let before: number | null = 0; before !== null;) {
+      const query = before === 0 ? '' : `&before=${before}`;
+      const page = await call(server, `/api/admin/v1/devices/${device.deviceId}/history?limit=500${query}`, admin);
       for (const row of page.body?.results as { correlation_id: string }[]) reports.add(row.correlation_id);
-      before = page.body?.next_before;
+      before = page.body?.next_before as number | null;
     }
     expect(acknowledged.filter((id) => !reports.has(id))).toEqual([]);
     const logs = server.logs();
