@@ -18,10 +18,11 @@ const REFUSED_VALUE_SQLSTATE = /^22|^54000$/;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /**
  * pg's own errors carry no code: a connection ended or never made, a client-side timeout
- * (query_timeout, the pool's connectionTimeoutMillis), a client already broken by one of these.
+ * (query_timeout; connectionTimeoutMillis, which the pool and its client each enforce, with their
+ * own words), a client already broken by one of these.
  */
 const PG_CONNECTION_MESSAGES =
-  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
+  /^(Connection terminated|timeout expired$|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
 /** SQLite's extended codes start with their primary code: SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_WRITE, … */
 const UNAVAILABLE_SQLITE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR)/;
 

@@ -89,8 +89,15 @@ describe('unavailable', () => {
     const silent = await listening(createServer(() => {}));
     try {
       const { port } = silent.address() as { port: number };
-      const failed = await failureOf(() => new pg.Client({ ...config, port, connectionTimeoutMillis: 100 }).connect());
-      expect(failed.message).toMatch(/^Connection terminated/);
+      // The client's own timer and the pool's each end the attempt, with their own words.
+      const alone = await failureOf(() => new pg.Client({ ...config, port, connectionTimeoutMillis: 100 }).connect());
+      expect(alone.message).toBe('timeout expired');
+      expect(databaseFailure(alone.error)).toBe('unavailable');
+      const pooled = new pg.Pool({ ...config, port, connectionTimeoutMillis: 100 });
+      pooled.on('error', () => {}); // as the server's pools (postgresOpen.ts)
+      const failed = await failureOf(() => pooled.query('SELECT 1'));
+      await pooled.end();
+      expect(failed.message).toMatch(/^Connection terminated due to connection timeout|^timeout expired$/);
       expect(databaseFailure(failed.error)).toBe('unavailable');
     } finally {
       silent.close();
