@@ -1,7 +1,7 @@
 // The answer to a request that a database error ended (db/failures.ts says which kind), shared by
 // the API's and the console's error handlers. An outage is weather: 503 with Retry-After, logged
 // as one warning per interval with the count, not a stack trace per request. A value the database
-// refuses is the client's: 400, logged with its SQLSTATE only (the value may be anything).
+// refuses is the client's: 400, logged at debug with its SQLSTATE only (the value may be anything).
 import type { Logger } from 'pino';
 import { databaseFailure } from './db/failures';
 import { HttpError, badRequest } from './errors';
@@ -21,7 +21,8 @@ export function databaseErrorAnswers(logger: Logger, now: () => number = Date.no
     if (failure === undefined) return undefined;
     const code = (error as { code?: unknown }).code;
     if (failure === 'refused_value') {
-      logger.warn({ sqlstate: code }, 'the database refused a value of a request (400)');
+      // A client's error like any other 400: not worth a line at info, which anyone could fill.
+      logger.debug({ sqlstate: code }, 'the database refused a value of a request (400)');
       return badRequest('a value in the request is not one the database can store (a NUL character, an over-long or malformed value)');
     }
     unwarned += 1;
