@@ -39,8 +39,6 @@ export function databaseFailure(error: unknown): DatabaseFailure | undefined {
       return undefined;
     }
   }
-  if (PG_CONNECTION_MESSAGES.test(error.message)) return 'unavailable';
-  // A pool's connect() that failed on every address reports an AggregateError of the attempts.
-  if (error instanceof AggregateError) return error.errors.some((e) => databaseFailure(e) === 'unavailable') ? 'unavailable' : undefined;
-  return undefined;
+  // (Node's AggregateError of a connection tried on several addresses carries its first attempt's code.)
+  return PG_CONNECTION_MESSAGES.test(error.message) ? 'unavailable' : undefined;
 }

@@ -76,6 +76,50 @@ describe('unavailable', () => {
     }
   });
 
+  test('a role at its connection limit (53300)', async () => {
+    const admin = await connected();
+    try {
+      await admin.query("CREATE ROLE limited LOGIN PASSWORD 'limited' CONNECTION LIMIT 0");
+      const failed = await failureOf(() => new pg.Client({ ...config, user: 'limited', password: 'limited' }).connect());
+      expect(failed.code).toBe('53300');
+      expect(databaseFailure(failed.error)).toBe('unavailable');
+    } finally {
+      await admin.query('DROP ROLE limited');
+      await admin.end();
+    }
+  });
+
+  test('a row lock not granted within lock_timeout (55P03), and a deadlock (40P01)', async () => {
+    const [first, second] = [await connected(), await connected()];
+    try {
+      await first.query('CREATE TABLE locked (id int PRIMARY KEY)');
+      await first.query('INSERT INTO locked VALUES (1), (2)');
+      await first.query('BEGIN');
+      await first.query('SELECT 1 FROM locked WHERE id = 1 FOR UPDATE');
+      await second.query("SET lock_timeout = '50ms'");
+      const timedOut = await failureOf(() => second.query('SELECT 1 FROM locked WHERE id = 1 FOR UPDATE'));
+      expect(timedOut.code).toBe('55P03');
+      expect(databaseFailure(timedOut.error)).toBe('unavailable');
+
+      await second.query('SET lock_timeout = 0');
+      await second.query('BEGIN');
+      await second.query('SELECT 1 FROM locked WHERE id = 2 FOR UPDATE');
+      // Each now waits for the other's row: PostgreSQL ends one of them.
+      const outcomes = await Promise.allSettled([
+        first.query('SELECT 1 FROM locked WHERE id = 2 FOR UPDATE'),
+        second.query('SELECT 1 FROM locked WHERE id = 1 FOR UPDATE'),
+      ]);
+      const deadlock = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
+      expect(deadlock.map((error) => (error as { code?: unknown }).code)).toEqual(['40P01']);
+      expect(databaseFailure(deadlock[0])).toBe('unavailable');
+    } finally {
+      await first.query('ROLLBACK');
+      await second.query('ROLLBACK');
+      await first.end();
+      await second.end();
+    }
+  });
+
   test('a refused connection (ECONNREFUSED)', async () => {
     const closed = await listening(createServer());
     const { port } = closed.address() as { port: number };
@@ -103,7 +147,8 @@ describe('unavailable', () => {
       silent.close();
     }
 
-    const pool = new pg.Pool({ ...config, max: 1, connectionTimeoutMillis: 100 });
+    // Long enough for the first connection on a busy machine; the second waits it out for a free one.
+    const pool = new pg.Pool({ ...config, max: 1, connectionTimeoutMillis: 2_000 });
     const held = await pool.connect();
     try {
       const failed = await failureOf(() => pool.query('SELECT 1'));
