@@ -19,7 +19,7 @@ const ACQUIRE_MS = 5_000;
 const STATEMENT_MS = 10_000;
 const GRACE_MS = 1_000;
 /** Slack for a busy shared machine on top of the server's own bound. */
-const SLACK_MS = 5_000;
+const SLACK_MS = 3_000;
 const ANSWER_BOUND_MS = ACQUIRE_MS + STATEMENT_MS + GRACE_MS + SLACK_MS;
 /** The promise: serving again within this of the database's return. */
 const RECOVERY_BOUND_MS = 5_000;
