@@ -4,7 +4,8 @@
 // Retry-After) within the pool's bounds (--db-acquire-timeout + --db-statement-timeout, defaults);
 // the server serves again within 5 s of the database's return; /readyz says 503 while the database
 // is away and 200 after; and every acknowledged (204) posture upload is in the database. The same
-// with --workers 2.
+// with --workers 2. And a transaction whose connection stops answering mid-way answers 503 once its
+// statement bound has passed, without waiting as long again to roll back.
 import pg from 'pg';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -315,4 +316,53 @@ describe('--workers 2 while PostgreSQL is down', () => {
     expect((await call(server, ROUTES.postures, { apiKey: device.apiKey, json: { results: [result()] } })).status).toBe(204);
     await server.stop(); // rejects unless the supervisor exits 0
   }, 120_000);
+});
+
+describe('a connection that stops answering inside a transaction', () => {
+  test('answers 503 once the statement timeout has passed, without waiting again to roll back', async () => {
+    const url = await newDatabase('stalled');
+    const statementMs = 3_000;
+    const server = await startServer({ dbPath: url, env: env(), args: ['--db-statement-timeout', '3s'] });
+    const device = await enrolledDevice(server);
+    // A row lock held elsewhere parks the upload's transaction on its first statement; then its
+    // backend is stopped, as a frozen or cut-off server would be: only the client's timeout can end it.
+    const holder = new pg.Client({
+      host: cluster.host,
+      port: cluster.port,
+      user: cluster.user,
+      password: cluster.password,
+      database: 'stalled',
+    });
+    await holder.connect();
+    let stalled: number | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [device.deviceId]);
+      const started = Date.now();
+      const upload = call(server, ROUTES.postures, { apiKey: device.apiKey, json: { results: [result()] } });
+      await until(async () => {
+        const [waiting] = await onDatabase<{ pid: number }>(
+          url,
+          "SELECT pid FROM pg_stat_activity WHERE application_name = 'device-agent-server' AND wait_event_type = 'Lock'",
+        );
+        stalled = waiting?.pid;
+        return stalled !== undefined;
+      }, 'the upload to wait for the row lock');
+      process.kill(stalled!, 'SIGSTOP');
+      const answer = await upload;
+      const elapsed = Date.now() - started;
+      expect(answer.status, answer.text).toBe(503);
+      // The statement's bound and the client's grace, once: a rollback queued behind the stalled
+      // statement would wait as long again.
+      expect(elapsed).toBeGreaterThanOrEqual(statementMs);
+      expect(elapsed).toBeLessThan(2 * statementMs + GRACE_MS);
+    } finally {
+      if (stalled !== undefined) process.kill(stalled, 'SIGCONT');
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    const after = await call(server, ROUTES.postures, { apiKey: device.apiKey, json: { results: [result()] } });
+    expect(after.status, after.text).toBe(204);
+    await server.stop();
+  }, 60_000);
 });
