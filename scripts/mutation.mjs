@@ -40,6 +40,11 @@ export const MODULES = {
     coverage: 'off',
   },
   heartbeatBatch: { mutate: ['src/server/heartbeatBatch.ts'], tests: ['test/server/heartbeatBatch.test.ts'] },
+  // SQLite's side only: the PostgreSQL errors are pinned by test/server/postgres/failures.test.ts, which needs the cluster.
+  databaseErrors: {
+    mutate: ['src/server/databaseErrors.ts', 'src/server/db/failures.ts'],
+    tests: ['test/server/databaseFailures.test.ts'],
+  },
   firewallLinux: {
     mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'],
     // The readers' own tests; machine.test.ts and differential.test.ts run the real tools of this

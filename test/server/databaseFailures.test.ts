@@ -70,7 +70,7 @@ describe('SQLite errors', () => {
       db.close();
     }
     expect(databaseFailure(new TypeError('x is not a function'))).toBeUndefined();
-    expect(databaseFailure('SQLITE_BUSY')).toBeUndefined();
+    for (const thrown of ['SQLITE_BUSY', null, undefined, { code: 'SQLITE_BUSY' }]) expect(databaseFailure(thrown)).toBeUndefined();
   });
 });
 
