@@ -215,7 +215,8 @@ describe.each([
 
       for (let round = 1; round <= 3; round += 1) {
         const at = Date.now();
-        expect(await terminateConnections(url)).toBeGreaterThan(0);
+        // At a given instant the pools may hold no connection (all just ended): then again, until one is.
+        await until(async () => (await terminateConnections(url)) > 0, `a connection to terminate (${round})`);
         await until(() => flood.served(ROUTES.postures, at + 1), `serving after termination ${round}`);
       }
 
