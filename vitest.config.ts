@@ -17,6 +17,7 @@ const ON_EVERY_ENGINE = [
   'heartbeat',
   'heartbeatWrites',
   'http',
+  'malformedInput',
   'operations',
   'postures',
   'rateLimits',

@@ -45,6 +45,11 @@ export const MODULES = {
   // The rules, pure and on a real SQLite store, in-process (PostgreSQL's run of the same suite is
   // not in the mutation run: the narrowed run has the sqlite project only).
   deviceLifecycle: { mutate: ['src/server/deviceLifecycle.ts'], tests: ['test/server/deviceLifecycle.test.ts'] },
+  // SQLite's side only: the PostgreSQL errors are pinned by test/server/postgres/failures.test.ts, which needs the cluster.
+  databaseErrors: {
+    mutate: ['src/server/databaseErrors.ts', 'src/server/db/failures.ts'],
+    tests: ['test/server/databaseFailures.test.ts'],
+  },
   firewallLinux: {
     mutate: ['checks/linux/firewall.ts', 'checks/linux/firewallRules.ts'],
     // The readers' own tests; machine.test.ts and differential.test.ts run the real tools of this

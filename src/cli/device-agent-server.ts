@@ -110,6 +110,8 @@ function printJson(value: unknown): void {
 // What commander hands each action, as declared by its options (camel-cased flags).
 interface ServeOptions {
   workers: number;
+  dbStatementTimeout: number;
+  dbAcquireTimeout: number;
   host: string;
   port: number;
   publicUrl?: string;
@@ -238,9 +240,20 @@ program
     DEFAULT_DEVICE_CACHE,
   )
   .option('--db-pool-size <n>', 'PostgreSQL: most connections this process opens', integerIn(1, 1_000), 10)
+  .addOption(
+    new Option('--db-statement-timeout <duration>', 'PostgreSQL: longest statement; a request that meets it answers 503')
+      .argParser(duration)
+      .default(parseDuration('10s'), '10s'),
+  )
+  .addOption(
+    new Option('--db-acquire-timeout <duration>', 'PostgreSQL: longest wait for a pooled connection; a request that meets it answers 503')
+      .argParser(duration)
+      .default(parseDuration('5s'), '5s'),
+  )
   .option('--workers <n>', 'server processes sharing the port on this machine (node:cluster)', integerIn(1, 256), 1)
   .action(async (opts: ServeOptions, command: Command) => {
-    const db = database(command);
+    const { location, options } = database(command);
+    const db = { location, options: { ...options, timeouts: { statementMs: opts.dbStatementTimeout, acquireMs: opts.dbAcquireTimeout } } };
     if (opts.workers > 1 && cluster.isPrimary) {
       const { superviseWorkers } = await import('../server/workers');
       const { createLogger } = await import('../server/logger');

@@ -48,6 +48,7 @@ export const ERROR_CODES = [
   'conflict',
   'too_many_requests',
   'internal_error',
+  'database_unavailable',
 ] as const;
 
 /**

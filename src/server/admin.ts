@@ -419,7 +419,8 @@ export async function complianceSeries(
   const days = new Map<string, ComplianceDay>();
   for (let t = first; t <= today; t += 86_400_000) {
     const day = new Date(t).toISOString().slice(0, 10);
-    days.set(day, { day, checks: {}, pass_ratio: null });
+    // No prototype: a check key is the device's text, and "__proto__" must stay a key like any other.
+    days.set(day, { day, checks: Object.create(null) as ComplianceDay['checks'], pass_ratio: null });
   }
   for (const row of rows) {
     const entry = days.get(row.day);

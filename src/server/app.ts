@@ -16,6 +16,7 @@ import { decorateAdmin, registerAdminCookies } from './adminAuth';
 import { decorateDevice } from './auth';
 import { consoleRoutes } from './console/routes';
 import type { AppContext } from './context';
+import { databaseErrorAnswers, type DatabaseErrorAnswer } from './databaseErrors';
 import { HttpError, badRequest } from './errors';
 import { limitForwardedAddresses } from './forwarded';
 import { adminApiRoutes } from './routes/adminApi';
@@ -91,8 +92,9 @@ export function buildApp(context: AppContext): FastifyInstance {
   app.setNotFoundHandler((request) => {
     throw routingError(request);
   });
+  const databaseError = databaseErrorAnswers(logger);
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
-    const httpError = toHttpError(error, request);
+    const httpError = toHttpError(error, request, databaseError);
     if (httpError.code === 'internal_error') logger.error({ err: error, path: loggedPath(request) }, 'request failed');
     reply.code(httpError.statusCode).headers(httpError.headers).send({ error: httpError.code, message: httpError.message });
   });
@@ -134,7 +136,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   posturesRoute(app, context);
   unenrollRoute(app, context);
   adminApiRoutes(app, context);
-  void app.register(consoleRoutes(context));
+  void app.register(consoleRoutes(context, databaseError));
   return app;
 }
 
@@ -187,8 +189,10 @@ function atLeastWarn(level: string): string {
   return ['fatal', 'error', 'silent'].includes(level) ? level : 'warn';
 }
 
-function toHttpError(error: FastifyError | HttpError, request: FastifyRequest): HttpError {
+function toHttpError(error: FastifyError | HttpError, request: FastifyRequest, databaseError: DatabaseErrorAnswer): HttpError {
   if (error instanceof HttpError) return error;
+  const fromDatabase = databaseError(error);
+  if (fromDatabase) return fromDatabase;
   // The admin service layer's refusals (admin.ts), shared with the CLI.
   if (error instanceof NotFoundError) return new HttpError('not_found', error.message);
   if (error instanceof UsageError) return badRequest(error.message);

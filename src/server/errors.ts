@@ -15,6 +15,7 @@ const STATUS_OF_CODE: Record<HttpErrorCode, number> = {
   payload_too_large: 413,
   too_many_requests: 429,
   internal_error: 500,
+  database_unavailable: 503,
 };
 
 export class HttpError extends Error {

@@ -9,6 +9,7 @@
 // ms. Stopping writes what is pending.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { databaseFailure } from './db/failures';
 import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import { SEEN_IN, heartbeat, type HeartbeatOutcome } from './deviceLifecycle';
@@ -66,7 +67,11 @@ export class HeartbeatWriter {
           await this.store.recordDevicesSeen(batch.slice(start, start + ROWS_PER_WRITE), SEEN_IN);
         } catch (error) {
           const unwritten = batch.slice(start);
-          this.logger.error({ err: error, devices: unwritten.length }, 'writing last-seen times failed; retrying with the next batch');
+          const devices = unwritten.length;
+          const message = 'writing last-seen times failed; retrying with the next batch';
+          // An outage is weather: its reason suffices. Anything else is a defect, logged with its stack.
+          if (databaseFailure(error) === 'unavailable') this.logger.warn({ reason: (error as Error).message, devices }, message);
+          else this.logger.error({ err: error, devices }, message);
           // Newer heartbeats that arrived meanwhile win.
           for (const seen of unwritten) if (!this.pending.has(seen.device.id)) this.pending.set(seen.device.id, seen);
           return;

@@ -21,6 +21,14 @@ export interface RunningCluster extends PostgresCluster {
   /** The postmaster's pid (its backends are its children): what the fleet benchmark reads CPU from. */
   pid: () => number;
   stop(): void;
+  /** Shuts the server down (fast: its connections are ended), keeping its data; `start` brings it back on the same port. */
+  halt(): void;
+  /** Starts a halted server again; returns once it accepts connections. */
+  start(): void;
+  /** SIGSTOP to the postmaster and its backends: connections are accepted by the kernel and never answered. */
+  freeze(): void;
+  /** SIGCONT to the frozen processes. */
+  thaw(): void;
 }
 
 export interface ClusterOptions {
@@ -109,18 +117,42 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
     const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${fsync} -c max_connections=400`;
+    const start = () => run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
     try {
-      run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+      start();
+      // postmaster.pid's first line is the postmaster's pid.
+      const pid = () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      let frozen: number[] = [];
+      const thaw = () => {
+        for (const stopped of frozen) signal(stopped, 'SIGCONT');
+        frozen = [];
+      };
       const stop = () => {
+        thaw();
         try {
           run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
         } finally {
           remove();
         }
       };
-      // postmaster.pid's first line is the postmaster's pid.
-      const pid = () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      return { host: '127.0.0.1', port, user: 'postgres', password, pid, stop };
+      return {
+        host: '127.0.0.1',
+        port,
+        user: 'postgres',
+        password,
+        pid,
+        stop,
+        halt: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']),
+        start,
+        freeze() {
+          // The postmaster first, so that it starts no new backend while its children are stopped.
+          const postmaster = pid();
+          signal(postmaster, 'SIGSTOP');
+          frozen = [postmaster, ...childrenOf(postmaster)];
+          for (const child of frozen.slice(1)) signal(child, 'SIGSTOP');
+        },
+        thaw,
+      };
     } catch (error) {
       // Another process may have taken the port between the probe and the start.
       if (attempt >= 3) {
@@ -128,5 +160,22 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
         throw new Error(`pg_ctl start failed: ${String((error as { stderr?: unknown }).stderr ?? error)}`, { cause: error });
       }
     }
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  const listed = execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' });
+  return listed
+    .split('\n')
+    .map((line) => Number(line.trim()))
+    .filter((child) => child > 0);
+}
+
+/** A process that exited meanwhile (a backend whose client left) needs no signal. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
 }

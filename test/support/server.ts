@@ -63,7 +63,7 @@ export function logEntries(logs: string): LogEntry[] {
 export interface StartOptions {
   /** Extra `serve` flags; they come last, so they override the defaults. */
   args?: string[];
-  /** Added to this process's environment. */
+  /** Added to this process's environment, and to its admin CLI's (createDevice, showDevice, revokeDevice). */
   env?: NodeJS.ProcessEnv;
   /** PEM text or paths of PEM files; the server then serves HTTPS. */
   tls?: { cert: string; key: string };
@@ -168,13 +168,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const flags = ['device', 'create', '--db', dbPath, '--org', device.org ?? 'acme', '--json'];
       if (device.name !== undefined) flags.push('--name', device.name);
       if (device.tokenTtl !== undefined) flags.push('--token-ttl', device.tokenTtl);
-      return JSON.parse((await runServerCli(flags)).stdout) as CreatedDevice;
+      return JSON.parse((await runServerCli(flags, options.env)).stdout) as CreatedDevice;
     },
     async showDevice(deviceId) {
-      return JSON.parse((await runServerCli(['device', 'show', deviceId, '--db', dbPath, '--json'])).stdout) as DeviceDetails;
+      return JSON.parse((await runServerCli(['device', 'show', deviceId, '--db', dbPath, '--json'], options.env)).stdout) as DeviceDetails;
     },
     async revokeDevice(deviceId) {
-      await runServerCli(['device', 'revoke', deviceId, '--db', dbPath]);
+      await runServerCli(['device', 'revoke', deviceId, '--db', dbPath], options.env);
     },
     logs: () => output,
     kill: (signal) => child.kill(signal),

@@ -19,6 +19,7 @@ import {
 import { SESSION_LIFETIME_MS, signIn, signInEmail, signOut, type AdminPrincipal } from '../adminAccess';
 import { CSRF_COOKIE, SESSION_COOKIE, adminCookieOptions, adminOf, csrfToken, sessionOf } from '../adminAuth';
 import type { AppContext } from '../context';
+import type { DatabaseErrorAnswer } from '../databaseErrors';
 import { HttpError } from '../errors';
 import { fleetFailures } from '../remediation';
 import { NotFoundError, UsageError } from '../usage';
@@ -65,7 +66,7 @@ function formOf(request: FastifyRequest): Form {
   return (request.body ?? {}) as Form;
 }
 
-export function consoleRoutes(context: AppContext) {
+export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorAnswer) {
   const { store, config, limits, logger } = context;
   const secure = config.tls !== undefined;
   const cookieOptions = adminCookieOptions(secure);
@@ -112,7 +113,15 @@ export function consoleRoutes(context: AppContext) {
     app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
       let status: number;
       let message: string;
-      if (error instanceof HttpError) [status, message] = [error.statusCode, error.message];
+      const fromDatabase = databaseError(error);
+      if (fromDatabase) {
+        status = fromDatabase.statusCode;
+        message =
+          status === 503
+            ? 'The database is unavailable for a moment; try again shortly.'
+            : 'A value in the address or the form is not one the database can store.';
+        reply.headers(fromDatabase.headers);
+      } else if (error instanceof HttpError) [status, message] = [error.statusCode, error.message];
       else if (error instanceof NotFoundError) [status, message] = [404, error.message];
       else if (error instanceof UsageError) [status, message] = [400, error.message];
       else if (error.code?.startsWith('FST_CSRF'))

@@ -38,11 +38,23 @@ export interface OpenOptions {
   mustExist?: boolean;
 }
 
+export interface QueryTimeouts {
+  /**
+   * Longest statement: PostgreSQL cancels it (statement_timeout); a server that does not answer at
+   * all (frozen, partitioned) is given up on a moment later.
+   */
+  statementMs: number;
+  /** Longest wait for a pooled connection, a new connection's set-up included. */
+  acquireMs: number;
+}
+
 export interface StoreOptions extends OpenOptions {
   /** PostgreSQL: file holding the password. */
   passwordFile?: string;
   /** PostgreSQL: most connections this process opens. */
   poolSize?: number;
+  /** PostgreSQL: bounds on every query (`serve`). */
+  timeouts?: QueryTimeouts;
   /**
    * SQLite: checkpoint the WAL from a worker thread instead of inside commits on the event loop
    * (`serve`: walCheckpointer.ts); called with the reason if that thread fails.

@@ -178,6 +178,10 @@ export async function schemaVersion(client: Pick<PoolClient, 'query'>): Promise<
 /** Applies every pending migration (up to `target`: tests build an older schema); returns the versions applied. */
 export async function migratePostgres(pool: Pool, target = POSTGRES_SCHEMA_VERSION): Promise<number[]> {
   const client = await pool.connect();
+  // A connection lost while checked out is also an 'error' event, which unheard would end the
+  // process: the query in flight fails with it, and so does the start, with a message.
+  const ignore = () => {};
+  client.on('error', ignore);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
@@ -186,6 +190,7 @@ export async function migratePostgres(pool: Pool, target = POSTGRES_SCHEMA_VERSI
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
   } finally {
+    client.removeListener('error', ignore);
     client.release();
   }
 }

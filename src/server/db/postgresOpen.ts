@@ -4,7 +4,7 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
-import { DatabaseOpenError, type OpenOptions } from './open';
+import { DatabaseOpenError, type OpenOptions, type QueryTimeouts } from './open';
 import { SchemaTooNewError } from './migrations';
 import { migratePostgres, schemaVersion } from './postgresMigrations';
 import { PostgresStore } from './postgresStore';
@@ -19,10 +19,17 @@ export interface PostgresOptions extends OpenOptions {
   passwordFile?: string;
   /** Most connections this process opens. */
   poolSize?: number;
+  /** Bounds on every query of the pool (`serve`); none for the admin commands and migrate-data. */
+  timeouts?: QueryTimeouts;
 }
 
 const DEFAULT_POOL_SIZE = 10;
 const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How long after statement_timeout the client gives up on a server that does not answer (frozen,
+ * partitioned): PostgreSQL's own cancellation arrives first whenever the server runs.
+ */
+const UNANSWERED_GRACE_MS = 1_000;
 
 export async function openPostgresStore(options: PostgresOptions): Promise<Store> {
   return new PostgresStore(await connectPostgres(options));
@@ -36,27 +43,46 @@ export async function connectPostgres(options: PostgresOptions): Promise<pg.Pool
     options.passwordFile === undefined
       ? { connectionString: options.url }
       : { ...parseIntoClientConfig(options.url), password: readPasswordFile(options.passwordFile) };
-  const pool = new pg.Pool({
-    ...connection,
-    max: options.poolSize ?? DEFAULT_POOL_SIZE,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    application_name: 'device-agent-server',
-  });
-  // An idle connection that the server drops (restart, failover) must not crash the process; the
-  // pool replaces it, and the next query that fails answers 500 through the app's error handler.
-  pool.on('error', () => {});
+  const common = { ...connection, application_name: 'device-agent-server', connectionTimeoutMillis: CONNECT_TIMEOUT_MS };
+  // The schema is checked and migrated on a connection of its own, without the request timeouts:
+  // a migration may take long, and so may the wait for another instance's migration lock.
+  const setup = quiet(new pg.Pool({ ...common, max: 1 }));
   try {
-    if (options.mustExist && (await schemaVersion(pool)) === 0) {
+    if (options.mustExist && (await schemaVersion(setup)) === 0) {
       throw new DatabaseOpenError(`no device-agent-server schema in ${options.display} (start \`serve --db ${options.display}\` first)`);
     }
-    await migratePostgres(pool);
-    return pool;
+    await migratePostgres(setup);
   } catch (error) {
-    await pool.end().catch(() => {});
     if (error instanceof DatabaseOpenError) throw error;
     if (error instanceof SchemaTooNewError) throw new DatabaseOpenError(`${options.display}: ${error.message}`);
     throw new DatabaseOpenError(`cannot use ${options.display} as a device-agent-server database: ${describe(error)}`);
+  } finally {
+    await setup.end().catch(() => {});
   }
+  const { timeouts } = options;
+  return quiet(
+    new pg.Pool({
+      ...common,
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      // A peer that vanished without closing (a partition, a failover) is noticed by TCP keepalive.
+      keepAlive: true,
+      ...(timeouts && {
+        connectionTimeoutMillis: timeouts.acquireMs,
+        statement_timeout: timeouts.statementMs,
+        query_timeout: timeouts.statementMs + UNANSWERED_GRACE_MS,
+      }),
+    }),
+  );
+}
+
+/**
+ * An idle connection that the server drops (restart, failover, idle_session_timeout) must not end
+ * the process: the pool discards it and connects anew on demand. (A checked-out connection's
+ * errors are its user's: pool.query and postgresStore.ts's transactions handle them.)
+ */
+function quiet(pool: pg.Pool): pg.Pool {
+  pool.on('error', () => {});
+  return pool;
 }
 
 /** pg's and Node's errors say what failed (refused, timeout, authentication); none repeats the password. */

@@ -6,7 +6,7 @@
 // a concurrent transaction committed); a posture upload locks its device row first, so a revocation
 // committed elsewhere is seen and one made meanwhile waits. The rules are the device lifecycle's
 // (src/server/deviceLifecycle.ts), passed in as transitions and decisions.
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { DatabaseError, type Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { POSTGRES_SCHEMA_VERSION, schemaVersion } from './postgresMigrations';
 import { newId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
@@ -38,6 +38,7 @@ import {
   type Transition,
 } from './store';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
+import { databaseFailure } from './failures';
 
 /** What a query runs on: the pool (one statement, its own transaction) or a transaction's client. */
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -142,6 +143,10 @@ async function inTransaction<T>(
   commits: (result: T) => boolean = () => true,
 ): Promise<T> {
   const client = await pool.connect();
+  // A connection lost while checked out (a restart, pg_terminate_backend) is also reported as an
+  // 'error' event, which would end the process unheard: the query in flight fails with it anyway.
+  const ignore = () => {};
+  client.on('error', ignore);
   // Stays set when BEGIN, COMMIT or ROLLBACK fails: the connection is in an unknown state, so it is discarded.
   let broken = true;
   try {
@@ -150,16 +155,25 @@ async function inTransaction<T>(
     try {
       result = await work(client);
     } catch (error) {
-      await client.query('ROLLBACK');
-      broken = false;
+      // A lost or unanswering connection has nothing to roll back on; discarding it ends the transaction.
+      if (!lostConnection(error)) {
+        await client.query('ROLLBACK');
+        broken = false;
+      }
       throw error;
     }
     await client.query(commits(result) ? 'COMMIT' : 'ROLLBACK');
     broken = false;
     return result;
   } finally {
+    client.removeListener('error', ignore);
     client.release(broken);
   }
+}
+
+/** The connection's own failure, not the statement's: no SQLSTATE (pg's DatabaseError carries one), and unavailable. */
+function lostConnection(error: unknown): boolean {
+  return !(error instanceof DatabaseError) && databaseFailure(error) === 'unavailable';
 }
 
 export class PostgresStore implements Store {

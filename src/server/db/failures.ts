@@ -1,0 +1,44 @@
+// What a database error means for the request that met it, on either engine. `unavailable`: the
+// database cannot serve now but may in a moment (a connection lost or refused, a timeout, a
+// restart, SQLite busy, a full or failing disk): 503 and try again. `refused_value`: the database
+// refuses a value the request carried (PostgreSQL's data exceptions: a NUL byte, a malformed
+// number or time, an index entry too long): 400. Anything else is a defect: 500.
+export type DatabaseFailure = 'unavailable' | 'refused_value';
+
+/**
+ * PostgreSQL SQLSTATE classes and codes that pass: connection exceptions (08), insufficient
+ * resources (53: disk full, out of memory, too many connections), operator intervention (57:
+ * query_canceled by statement_timeout, admin_shutdown, crash_shutdown, cannot_connect_now),
+ * serialization failures and deadlocks (40001, 40P01), lock_not_available (55P03).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03)$/;
+/** Data exceptions (22) and program_limit_exceeded (54000: an index row larger than a page allows). */
+const REFUSED_VALUE_SQLSTATE = /^22|^54000$/;
+/** The network's answers on the way to the database server. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/**
+ * pg's own errors carry no code: a connection ended or never made, a client-side timeout
+ * (query_timeout; connectionTimeoutMillis, which the pool and its client each enforce, with their
+ * own words), a client already broken by one of these.
+ */
+const PG_CONNECTION_MESSAGES =
+  /^(Connection terminated|timeout expired$|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
+/** SQLite's extended codes start with their primary code: SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_WRITE, … */
+const UNAVAILABLE_SQLITE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR)/;
+
+export function databaseFailure(error: unknown): DatabaseFailure | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (code.startsWith('SQLITE_')) return UNAVAILABLE_SQLITE.test(code) ? 'unavailable' : undefined;
+    if (NETWORK_CODES.has(code)) return 'unavailable';
+    // A SQLSTATE is five characters of digits and capitals; pg's DatabaseError carries one.
+    if (/^[0-9A-Z]{5}$/.test(code)) {
+      if (UNAVAILABLE_SQLSTATE.test(code)) return 'unavailable';
+      if (REFUSED_VALUE_SQLSTATE.test(code)) return 'refused_value';
+      return undefined;
+    }
+  }
+  // (Node's AggregateError of a connection tried on several addresses carries its first attempt's code.)
+  return PG_CONNECTION_MESSAGES.test(error.message) ? 'unavailable' : undefined;
+}
