@@ -1,4 +1,6 @@
 import { defineConfig } from 'vitest/config';
+// With an extension and nothing local imported in turn: what Vite's loader of this file wants.
+import { postgresBinDirs, requireToolsIn } from './test/support/systemTools.js';
 
 const shared = {
   setupFiles: ['test/support/mutantEnv.ts'],
@@ -33,6 +35,12 @@ const ON_EVERY_ENGINE = [
 // scripts/mutation.mjs uses it.
 const narrowed = process.env.DEVICE_AGENT_TEST_FILES?.split(',');
 
+// Without PostgreSQL's server binaries the `postgres` project is skipped as a whole, and says so.
+const postgres =
+  narrowed === undefined
+    ? requireToolsIn('vitest.config.ts', ['initdb', 'pg_ctl'], 'the `postgres` project (the server suite on PostgreSQL)', postgresBinDirs())
+    : undefined;
+
 export default defineConfig({
   test: {
     // Tests drive the built programs: globalSetup rebuilds them once per run, for every project.
@@ -49,7 +57,7 @@ export default defineConfig({
           exclude: ['test/server/postgres/**'],
         },
       },
-      ...(narrowed
+      ...(postgres === undefined || postgres.skip
         ? []
         : [
             {

@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keystoreForStateDir } from '../../src/platform/serviceKeystore';
 import { AGENT_BIN, agentEnv, runAgent, tempDir } from '../support/agent';
-import { missingSecretServiceTools, startSecretService, type SecretService } from '../support/secretService';
+import { requireTools } from '../support/requireTools';
+import { SECRET_SERVICE_TOOLS, startSecretService, type SecretService } from '../support/secretService';
 import { useServer } from './cliHelpers';
 
 describe('keystoreForStateDir', () => {
@@ -26,13 +27,21 @@ describe('keystoreForStateDir', () => {
   });
 });
 
+const tools = requireTools(
+  [...SECRET_SERVICE_TOOLS, 'unshare'],
+  'root enrolling the system state directory with a Secret Service reachable',
+);
 const isRoot = process.getuid?.() === 0;
-const namespaces = isRoot && spawnSync('unshare', ['--mount', 'true']).status === 0;
-const missing = missingSecretServiceTools();
-const reason = !isRoot ? 'not root' : !namespaces ? 'unshare --mount refused here' : missing.length ? `missing ${missing.join(', ')}` : '';
+const reason = tools.skip
+  ? ''
+  : !isRoot
+    ? 'not root'
+    : spawnSync('unshare', ['--mount', 'true']).status !== 0
+      ? 'unshare --mount refused here'
+      : '';
 if (reason) console.warn(`SKIPPED: system-state keystore test (${reason})`);
 
-describe.skipIf(reason !== '')('root enrolling the system state directory with a Secret Service reachable', () => {
+describe.skipIf(tools.skip || reason !== '')(tools.title, () => {
   const running = useServer();
   let secrets: SecretService;
   beforeAll(async () => {

@@ -9,7 +9,8 @@ import { countQueuedResults } from '../../src/agent/postureQueue';
 import type { HeartbeatResponse } from '../../src/protocol/schemas';
 import { deviceDetails, heartbeatAnswer, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from '../support/faultProxy';
-import { missingSecretServiceTools, startSecretService } from '../support/secretService';
+import { requireTools } from '../support/requireTools';
+import { SECRET_SERVICE_TOOLS, startSecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
 import {
   daemonEnv,
@@ -357,12 +358,8 @@ describe('run (daemon)', () => {
   });
 });
 
-const missingKeyringTools = missingSecretServiceTools();
-if (missingKeyringTools.length > 0) {
-  console.warn(`SKIPPED: the locked-keyring daemon test needs a Secret Service; missing ${missingKeyringTools.join(', ')}`);
-}
-
-describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret Service', () => {
+const realSecretService = requireTools(SECRET_SERVICE_TOOLS, 'run (daemon) with a real Secret Service');
+describe.skipIf(realSecretService.skip)(realSecretService.title, () => {
   // Resuming by itself once the store answers again is shown above with the file store: the same
   // path. Here the test keyring can only be unlocked by replacing its daemon, which races with a
   // client polling it, so the daemon is restarted after the unlock instead.

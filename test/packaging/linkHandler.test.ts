@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, AGENT_BIN, runAgent, tempDir } from '../support/agent';
+import { requireTools } from '../support/requireTools';
 import { startServer, type RunningServer } from '../support/server';
 import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
 import { readJson } from '../support/json';
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 const link = (serverUrl: string, token: string) => `device-agent://enroll?server=${encodeURIComponent(serverUrl)}&token=${token}`;
-const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0;
+const terminal = requireTools(['script'], 'open-link on a pseudo-terminal (the two tests typing at its prompt)');
 
 /** Runs open-link on a pseudo-terminal (script -e), typing `typed`. */
 function onTerminal(args: string[], typed: string, env: NodeJS.ProcessEnv): { code: number | null; output: string } {
@@ -59,7 +60,7 @@ describe('open-link', () => {
     expect((await server.showDevice(device.device_id)).state).toBe('PENDING');
   });
 
-  it.skipIf(!hasScript)(
+  it.skipIf(terminal.skip)(
     'shows the server and asks; "n" sends nothing, "y" enrolls',
     async () => {
       const device = await server.createDevice({ org: 'links' });
@@ -88,7 +89,7 @@ describe('open-link', () => {
     60_000,
   );
 
-  it.skipIf(!hasScript)(
+  it.skipIf(terminal.skip)(
     'a refused token is reported on the terminal before it closes (exit 3)',
     () => {
       const stateDir = join(tempDir(), 'state');

@@ -7,13 +7,10 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tempDir } from './agent';
+import type { Tool } from './systemTools';
 
-const TOOLS = ['dbus-daemon', 'dbus-send', 'gnome-keyring-daemon', 'secret-tool'] as const;
-
-/** The tools this needs that are not installed (empty when the keyring tests can run). */
-export function missingSecretServiceTools(): string[] {
-  return TOOLS.filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0);
-}
+/** What `startSecretService` runs: for `requireTools`. */
+export const SECRET_SERVICE_TOOLS: readonly Tool[] = ['dbus-daemon', 'dbus-send', 'gnome-keyring-daemon', 'secret-tool'];
 
 export interface SecretService {
   /** Environment for child processes that must see this Secret Service (and nothing else). */
