@@ -122,7 +122,7 @@ export function startSkipLog(): void {
 /** The summary that ends a run: one line per skipped suite or test, then the list is removed. */
 export function skipSummary(): string {
   const log = skipLog();
-  if (log === undefined || !existsSync(log)) return 'Every system tool the tests use is installed: nothing was skipped for a missing one.';
+  if (log === undefined || !existsSync(log)) return 'No test was skipped for a missing system tool.';
   const lines = readFileSync(log, 'utf8')
     .split('\n')
     .filter((line) => line !== '')
