@@ -51,7 +51,7 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // Nothing may load from anywhere but this server.
   await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();

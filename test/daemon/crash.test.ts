@@ -70,7 +70,7 @@ it('delivers a backlog across SIGKILLs during uploads: at least once, batches of
   await until(
     () => countQueuedResults(stateDir),
     (n) => n === 0,
-    20_000,
+    60_000,
     'queue drained',
   );
   const stopped = await stopDaemon(daemon);

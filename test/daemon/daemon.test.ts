@@ -61,7 +61,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'waiting_for_enrollment',
-      10_000,
+      60_000,
       'idle',
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -145,7 +145,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => typeof s.clock_skew_ms === 'number',
-      10_000,
+      60_000,
       'skew',
     );
     expect(status.clock_skew_ms).toBeGreaterThan(595_000);
@@ -158,7 +158,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'active',
     );
 
@@ -166,7 +166,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'revoked',
-      10_000,
+      60_000,
       'revoked',
     );
     expect(status.revoked_at).toEqual(expect.any(String));
@@ -184,7 +184,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active' && s.device_id === fresh.device_id,
-      10_000,
+      60_000,
       're-enrolled',
     );
     expect((await deviceDetails(server, fresh.device_id)).state).toBe('ACTIVE');
@@ -199,7 +199,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'revoked',
-      10_000,
+      60_000,
       'revoked',
     );
     expect(status.reason).toMatch(/401 on \/postures/);
@@ -217,7 +217,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'first active',
     );
     await stopDaemon(daemon);
@@ -232,7 +232,7 @@ describe('run (daemon)', () => {
       const status = await until(
         () => runtimeStatus(cloneDir),
         (s) => s.daemon_state === 'conflict',
-        10_000,
+        60_000,
         'conflict',
       );
       expect(status.conflict?.message).toMatch(/hardware_uuid is already used by another device/);
@@ -259,7 +259,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'active',
     );
     proxy.add({
@@ -270,13 +270,13 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'conflict',
-      10_000,
+      60_000,
       'conflict',
     );
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active' && s.conflict === null,
-      10_000,
+      60_000,
       'recovered',
     );
     const conflicts = proxy.seen('heartbeat').filter((r) => r.status === 409);
@@ -295,7 +295,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'keystore_unavailable',
-      10_000,
+      60_000,
       'keystore',
     );
     expect(status.daemon_message).toMatch(/key/);
@@ -306,7 +306,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'active again',
     );
   });
@@ -331,7 +331,7 @@ describe('run (daemon)', () => {
     await until(
       () => flaky().map((r) => r.status),
       (statuses) => statuses.includes(204),
-      15_000,
+      60_000,
       'delivered',
     );
     const keys = (await deviceDetails(server, deviceId)).postures.map((p) => p.check_key);
@@ -381,7 +381,7 @@ describe.skipIf(realSecretService.skip)(realSecretService.title, () => {
       const status = await until(
         () => runtimeStatus(stateDir),
         (s) => s.daemon_state === 'keystore_unavailable',
-        10_000,
+        60_000,
         'locked',
       );
       expect(status.daemon_message).toMatch(/secret store is unavailable.*locked/i);
@@ -395,7 +395,7 @@ describe.skipIf(realSecretService.skip)(realSecretService.title, () => {
       await until(
         () => runtimeStatus(stateDir),
         (s) => s.daemon_state === 'active' && s.device_id === device.device_id,
-        15_000,
+        60_000,
         'unlocked',
       );
       expect(proxy.seen('heartbeat')[0]!.status).toBe(200);

@@ -73,13 +73,13 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => countQueuedResults(stateDir),
       (n) => n === 0,
-      10_000,
+      60_000,
       'queued results delivered',
     );
     await until(
       () => events('queue_write_failed').length,
       (n) => n > 0,
-      10_000,
+      60_000,
       'a cycle that cannot be stored',
     );
     await disk.fill(); // again: the delivered segment's delete gave back a page
@@ -100,7 +100,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => events('status_write_failed_resolved').length,
       (n) => n === statusFailures,
-      10_000,
+      60_000,
       'a status write after each failed one',
     );
     const status = await runtimeStatus(stateDir);
@@ -111,7 +111,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => events('queue_write_failed_resolved').length,
       (n) => n === 1,
-      10_000,
+      60_000,
       'the held cycle stored',
     );
     expect(events('status_write_failed')).toHaveLength(statusFailures);
@@ -126,7 +126,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => countQueuedResults(stateDir),
       (n) => n > 0,
-      10_000,
+      60_000,
       'a stored cycle',
     );
     await disk.fill();
@@ -135,7 +135,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => events('queue_write_failed').length,
       (n) => n > 0,
-      10_000,
+      60_000,
       'a cycle that cannot be stored',
     );
     await sleep(2500);
@@ -149,7 +149,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => countQueuedResults(stateDir),
       (n) => n === 0,
-      15_000,
+      60_000,
       'everything delivered',
     );
     expect(events('queue_full')).toEqual([]);
@@ -161,7 +161,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'active',
     );
     await disk.fill();
@@ -169,7 +169,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     await until(
       () => events('credentials_revoked').length,
       (n) => n > 0,
-      10_000,
+      60_000,
       'the 401',
     );
     const rejected = proxy.requests.findIndex((r) => r.status === 401);
@@ -183,7 +183,7 @@ describe.skipIf(!CAN_MOUNT)('run (daemon) on a full disk', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => typeof s.revoked_at === 'string',
-      10_000,
+      60_000,
       'the reason recorded',
     );
     expect(status).toMatchObject({ daemon_state: 'revoked', reason: expect.stringMatching(/401 on \/(heartbeat|postures)/) as unknown });

@@ -21,7 +21,7 @@ describe.skipIf(msiTools.skip)(msiTools.title, () => {
     for (const name of ['device-agent.exe', 'keyring.node', 'device-agent-service.exe', 'device-agent-service.exe.config'])
       writeFileSync(join(payload, name), `stand-in for ${name}\n`);
     msi = buildMsi({ outDir: tempDir('device-agent-msi-'), seaDir: payload });
-  }, 60_000);
+  });
 
   /** Rows of an MSI table (msiinfo export: header, types, keys, then rows). */
   function table(name: string): string[][] {

@@ -152,7 +152,7 @@ describe.skipIf(sea.skip || withSecretService.skip)(withSecretService.title, () 
   let secrets: SecretService;
   beforeAll(async () => {
     secrets = await startSecretService();
-  }, 30_000);
+  });
   afterAll(async () => {
     await secrets?.stop();
   });
