@@ -27,18 +27,18 @@ function statusesLogged(server: RunningServer): (number | undefined)[] {
 
 describe('per-device rate limits', () => {
   test('heartbeats beyond the budget get 429 too_many_requests with Retry-After; another device is not affected', async () => {
-    const server = await serve(['--rate-limit-heartbeats', '6']);
-    const device = await enrolledDevice(server); // its first heartbeat is one of the six
+    // 3 a minute: one comes back every 20 s, far more than these requests take on a busy machine.
+    const server = await serve(['--rate-limit-heartbeats', '3']);
+    const device = await enrolledDevice(server); // its first heartbeat is one of the three
     const body = heartbeatBody({ hardware_uuid: device.hardwareUuid });
-    for (let i = 0; i < 5; i += 1) expect((await heartbeat(server, device.apiKey, body)).status).toBe(200);
+    for (let i = 0; i < 2; i += 1) expect((await heartbeat(server, device.apiKey, body)).status).toBe(200);
 
     const refused = await heartbeat(server, device.apiKey, body);
     expectError(refused, 429, 'too_many_requests');
     expect(refused.body?.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
-    // 6 per minute: one comes back every 10 s.
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(10);
+    expect(retryAfter).toBeLessThanOrEqual(20);
 
     const other = await enrolledDevice(server);
     expect((await heartbeat(server, other.apiKey, heartbeatBody({ hardware_uuid: other.hardwareUuid }))).status).toBe(200);

@@ -27,7 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function inNamespace(script: string) {
   return spawnSync(UNSHARE, ['--net', '--mount', '/bin/sh', '-c', script], {
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: 120_000,
     env: { ...process.env, NODE: process.execPath, CLI, DEVICE_AGENT_POLICY: '' },
   });
 }
@@ -174,8 +174,8 @@ describe.skipIf(remoteLogin.skip)(remoteLogin.title, () => {
         'pid=$!',
         "trap 'kill $pid 2>/dev/null' EXIT",
         'i=0',
-        // Wait until sshd listens (0016 = port 22 in /proc/net/tcp, LISTEN = 0A).
-        "until grep -q ':0016 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 100 ] || exit 3; sleep 0.05; done",
+        // Wait until sshd listens (0016 = port 22 in /proc/net/tcp, LISTEN = 0A): up to a minute on a busy machine.
+        "until grep -q ':0016 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -lt 1200 ] || exit 3; sleep 0.05; done",
         check,
       ].join('\n');
       const after = inNamespace(script);
