@@ -16,7 +16,7 @@ import { requireTools } from '../support/requireTools';
 import { startServer, type RunningServer } from '../support/server';
 import { makeThrowawayCa } from '../agent/throwawayCa';
 
-const behindNginx = requireTools(['nginx', 'openssl'], 'behind nginx terminating TLS (docs/server.md)');
+const behindNginx = requireTools(['nginx'], 'behind nginx terminating TLS (docs/server.md)');
 const SIGN_INS_PER_MINUTE = 2;
 /** Agents, each on its own loopback address; nginx (and so the configured proxy) is 127.0.0.1. */
 const AGENT_A = '127.0.0.2';

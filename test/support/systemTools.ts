@@ -22,7 +22,6 @@ export const DEBIAN_PACKAGES = {
   msiinfo: 'msitools',
   nft: 'nftables',
   nginx: 'nginx',
-  openssl: 'openssl',
   pg_ctl: 'postgresql',
   readelf: 'binutils',
   rpm: 'rpm',
