@@ -9,7 +9,7 @@ import { CHECK_KEYS, STATUSES } from '../../src/protocol/constants';
 import { VERSION } from '../../src/version';
 import { agentEnv, listStateFiles, tempDir } from '../support/agent';
 import { requireTools } from '../support/requireTools';
-import { SECRET_SERVICE_TOOLS, startSecretService, type SecretService } from '../support/secretService';
+import { SECRET_SERVICE_TOOLS, useSecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
 import { bareCopy, buildLinuxSea, PACKAGE_SCRIPT, runExe, SEA_BUILD_TOOLS } from './seaBuild';
 
@@ -149,19 +149,13 @@ describe.skipIf(sea.skip)(sea.title, () => {
 });
 
 describe.skipIf(sea.skip || withSecretService.skip)(withSecretService.title, () => {
-  let secrets: SecretService;
-  beforeAll(async () => {
-    secrets = await startSecretService();
-  });
-  afterAll(async () => {
-    await secrets?.stop();
-  });
+  const secrets = useSecretService();
 
   it('stores the API key in the secret store, in no file of the state directory', async () => {
     // Another organization: this machine's hardware_uuid is already active in the default one.
     const device = await server.createDevice({ org: 'keyring' });
     const stateDir = join(tempDir(), 'state');
-    const env = { ...agentEnv(), ...secrets.env };
+    const env = { ...agentEnv(), ...secrets.current.env };
     const enrolled = await runExe(
       exe,
       ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'],
@@ -170,7 +164,7 @@ describe.skipIf(sea.skip || withSecretService.skip)(withSecretService.title, () 
     expect(enrolled.code, enrolled.stderr).toBe(0);
     const status: unknown = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
     expect(status).toMatchObject({ enrolled: true, keystore: 'keyring' });
-    expect(secrets.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
+    expect(secrets.current.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
     for (const file of listStateFiles(stateDir)) expect(file.content ?? '').not.toMatch(/[0-9a-f]{96}/);
     const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
     expect(once.code, once.stderr).toBe(0);

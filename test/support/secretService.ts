@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll } from 'vitest';
 import { tempDir } from './agent';
 import type { Tool } from './systemTools';
 
@@ -104,6 +105,18 @@ export async function startSecretService(password = 'device-agent-test-keyring')
     await stop();
     throw err;
   }
+}
+
+/** A Secret Service for the suite it is called in: started before its tests, stopped after them. */
+export function useSecretService(): { readonly current: SecretService } {
+  const holder: { current?: SecretService } = {};
+  beforeAll(async () => {
+    holder.current = await startSecretService();
+  });
+  afterAll(async () => {
+    await holder.current?.stop();
+  });
+  return holder as { readonly current: SecretService };
 }
 
 /**
