@@ -85,7 +85,7 @@ describe('run (daemon)', () => {
   it('applies the heartbeat interval the server sends (1 s), keeping it when a later answer is invalid', async () => {
     await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
-    await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat').length >= 4, 10_000);
+    await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat').length >= 4, 60_000);
     const times = proxy.seen('heartbeat').map((r) => r.at);
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     for (const gap of gaps) {
@@ -105,7 +105,7 @@ describe('run (daemon)', () => {
       },
     });
     const t0 = Date.now();
-    await proxy.waitFor((r) => since(t0)(r).filter((x) => x.route === 'heartbeat').length >= 3, 10_000);
+    await proxy.waitFor((r) => since(t0)(r).filter((x) => x.route === 'heartbeat').length >= 3, 60_000);
     const later = await runtimeStatus(stateDir);
     expect(later.heartbeat_interval_seconds).toBe(1);
     expect(later.posture_interval_seconds).toBe(86_400);
@@ -124,7 +124,7 @@ describe('run (daemon)', () => {
       },
     });
     const t1 = Date.now();
-    await proxy.waitFor((r) => since(t1)(r).filter((x) => x.route === 'heartbeat').length >= 2, 10_000);
+    await proxy.waitFor((r) => since(t1)(r).filter((x) => x.route === 'heartbeat').length >= 2, 60_000);
     const last = await runtimeStatus(stateDir);
     expect(last.daemon_state).toBe('active');
     expect(Date.parse(last.last_heartbeat_at ?? '')).toBeGreaterThanOrEqual(t1);
@@ -347,7 +347,7 @@ describe('run (daemon)', () => {
     await queueResults(stateDir, [fakeResults('SLOW', 10)]);
     proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 20_000 } });
     daemon = startDaemon(stateDir);
-    await proxy.waitFor((r) => r.some((x) => x.route === 'postures'), 10_000);
+    await proxy.waitFor((r) => r.some((x) => x.route === 'postures'), 60_000);
     const stopped = await stopDaemon(daemon);
     expect(stopped.code).toBe(0);
     expect(stopped.ms).toBeLessThan(5000);

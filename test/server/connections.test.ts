@@ -63,7 +63,7 @@ function warnings(server: RunningServer, event: string): LogEntry[] {
   return logEntries(server.logs()).filter((entry) => entry.event === event);
 }
 
-async function waitFor(check: () => boolean, ms = 5_000): Promise<void> {
+async function waitFor(check: () => boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
