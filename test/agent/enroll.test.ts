@@ -4,12 +4,13 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT_BIN, agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
+import { requireTools } from '../support/requireTools';
 import { startConnectProxy } from './connectProxy';
 import {
   common,
@@ -29,6 +30,7 @@ import { parseJson, readJson } from '../support/json';
 const running = useServer();
 const enrolledDir = (device?: CreatedDevice) => enrollIn(running.current, device);
 const serverAccepts = (apiKey: string) => accepts(running.current, apiKey);
+const terminal = requireTools(['script'], 'enroll --token - on a terminal (the two tests typing at its prompt)');
 
 describe('enroll: the token forms and the link', () => {
   it('by --token-file: stores a working key and the server URL, owner-only, and says what comes next', async () => {
@@ -80,58 +82,52 @@ describe('enroll: the token forms and the link', () => {
     expect(await serverAccepts(apiKey)).toBe(true);
   });
 
-  it.skipIf(spawnSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' }).status !== 0)(
-    'by --token - on a terminal: prompts, and does not echo the token',
-    async () => {
-      const device = await running.current.createDevice();
-      const dir = stateDir();
-      // util-linux `script` gives the agent a real pseudo-terminal; the token is typed after the prompt.
-      const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
-      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}`, '/dev/null'], {
-        env: agentEnv(),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let output = '';
-      let typed = false;
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-        if (!typed && output.includes('Enrollment token (not shown): ')) {
-          typed = true;
-          child.stdin.write(`${device.enrollment_token}\r`);
-        }
-      });
-      const [code] = (await once(child, 'close')) as [number];
-      expect(code, output).toBe(0);
-      expect(output).toContain('Enrolled with');
-      expect(output).not.toContain(device.enrollment_token);
-      expect(await serverAccepts(storedKey(dir))).toBe(true);
-    },
-  );
+  it.skipIf(terminal.skip)('by --token - on a terminal: prompts, and does not echo the token', async () => {
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    // util-linux `script` gives the agent a real pseudo-terminal; the token is typed after the prompt.
+    const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qec', `'${process.execPath}' ${command}`, '/dev/null'], {
+      env: agentEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let typed = false;
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      if (!typed && output.includes('Enrollment token (not shown): ')) {
+        typed = true;
+        child.stdin.write(`${device.enrollment_token}\r`);
+      }
+    });
+    const [code] = (await once(child, 'close')) as [number];
+    expect(code, output).toBe(0);
+    expect(output).toContain('Enrolled with');
+    expect(output).not.toContain(device.enrollment_token);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+  });
 
-  it.skipIf(spawnSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' }).status !== 0)(
-    'by --token - on a terminal: Ctrl-C at the prompt exits 2 and leaves the terminal echoing',
-    async () => {
-      const dir = stateDir();
-      // After the agent, `stty -a` on the same pseudo-terminal shows whether echo came back.
-      const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
-      const child = spawn('script', ['-qec', `'${process.execPath}' ${command}; echo "exit=$?"; stty -a`, '/dev/null'], {
-        env: agentEnv(),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        if (!output.includes('(not shown): ') && (output + chunk).includes('(not shown): ')) child.stdin.write('abc\u0003');
-        output += chunk;
-      });
-      await once(child, 'close');
-      expect(output).toContain('no enrollment token entered');
-      expect(output).toContain('exit=2');
-      expect(output).toMatch(/(^|\s)echo(\s|$)/m);
-      expect(output).not.toMatch(/(^|\s)-echo(\s|$)/m);
-      expect(output).toMatch(/(^|\s)icanon(\s|$)/m);
-      expect(existsSync(dir)).toBe(false);
-    },
-  );
+  it.skipIf(terminal.skip)('by --token - on a terminal: Ctrl-C at the prompt exits 2 and leaves the terminal echoing', async () => {
+    const dir = stateDir();
+    // After the agent, `stty -a` on the same pseudo-terminal shows whether echo came back.
+    const command = [AGENT_BIN, 'enroll', '--server', running.current.url, '--token', '-', ...common(dir)].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qec', `'${process.execPath}' ${command}; echo "exit=$?"; stty -a`, '/dev/null'], {
+      env: agentEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      if (!output.includes('(not shown): ') && (output + chunk).includes('(not shown): ')) child.stdin.write('abc\u0003');
+      output += chunk;
+    });
+    await once(child, 'close');
+    expect(output).toContain('no enrollment token entered');
+    expect(output).toContain('exit=2');
+    expect(output).toMatch(/(^|\s)echo(\s|$)/m);
+    expect(output).not.toMatch(/(^|\s)-echo(\s|$)/m);
+    expect(output).toMatch(/(^|\s)icanon(\s|$)/m);
+    expect(existsSync(dir)).toBe(false);
+  });
 
   it('by --token <hex> on the command line', async () => {
     const device = await running.current.createDevice();

@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
-import { missingSecretServiceTools, startBareSessionBus, startSecretService, type SecretService } from '../support/secretService';
+import { SECRET_SERVICE_TOOLS, startBareSessionBus, startSecretService, type SecretService } from '../support/secretService';
+import { requireTools } from '../support/requireTools';
 import { expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, useServer } from './cliHelpers';
 import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
 import { readJson } from '../support/json';
@@ -13,12 +14,8 @@ import { readJson } from '../support/json';
 const running = useServer();
 const serverAccepts = (apiKey: string) => accepts(running.current, apiKey);
 
-const missing = missingSecretServiceTools();
-if (missing.length > 0) {
-  console.warn(
-    `SKIPPED: keyring tests need a Secret Service; missing ${missing.join(', ')} (apt-get install dbus-daemon gnome-keyring libsecret-tools)`,
-  );
-}
+const keyringStore = requireTools(SECRET_SERVICE_TOOLS, 'keyring key store (real Secret Service)');
+const bareBus = requireTools(['dbus-daemon'], 'auto falls back to the file store on a session bus without a Secret Service provider');
 
 /** The keyring entry recorded for a state directory. */
 function entryOf(dir: string): { service: string; username: string } {
@@ -35,7 +32,7 @@ function expectNotInAnyFile(dir: string, secret: string) {
   }
 }
 
-describe.skipIf(missing.length > 0)('keyring key store (real Secret Service)', () => {
+describe.skipIf(keyringStore.skip)(keyringStore.title, () => {
   let secrets: SecretService;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
@@ -173,7 +170,7 @@ describe('key store choice without a Secret Service', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: false, keystore: 'file' });
   });
 
-  it.skipIf(missing.length > 0)('auto falls back to the file store on a session bus without a Secret Service provider', async () => {
+  it.skipIf(bareBus.skip)(bareBus.title, async () => {
     const bus = await startBareSessionBus();
     try {
       const device = await running.current.createDevice();

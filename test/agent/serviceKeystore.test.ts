@@ -4,10 +4,11 @@
 // administrator's keyring. /var/lib is a private tmpfs in a mount namespace, so the host's real
 // system state directory is never touched.
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keystoreForStateDir } from '../../src/platform/serviceKeystore';
 import { AGENT_BIN, agentEnv, runAgent, tempDir } from '../support/agent';
-import { missingSecretServiceTools, startSecretService, type SecretService } from '../support/secretService';
+import { requireTools } from '../support/requireTools';
+import { SECRET_SERVICE_TOOLS, useSecretService } from '../support/secretService';
 import { useServer } from './cliHelpers';
 
 describe('keystoreForStateDir', () => {
@@ -26,33 +27,35 @@ describe('keystoreForStateDir', () => {
   });
 });
 
+const tools = requireTools(
+  [...SECRET_SERVICE_TOOLS, 'unshare'],
+  'root enrolling the system state directory with a Secret Service reachable',
+);
 const isRoot = process.getuid?.() === 0;
-const namespaces = isRoot && spawnSync('unshare', ['--mount', 'true']).status === 0;
-const missing = missingSecretServiceTools();
-const reason = !isRoot ? 'not root' : !namespaces ? 'unshare --mount refused here' : missing.length ? `missing ${missing.join(', ')}` : '';
+const reason = tools.skip
+  ? ''
+  : !isRoot
+    ? 'not root'
+    : spawnSync('unshare', ['--mount', 'true']).status !== 0
+      ? 'unshare --mount refused here'
+      : '';
 if (reason) console.warn(`SKIPPED: system-state keystore test (${reason})`);
 
-describe.skipIf(reason !== '')('root enrolling the system state directory with a Secret Service reachable', () => {
+describe.skipIf(tools.skip || reason !== '')(tools.title, () => {
   const running = useServer();
-  let secrets: SecretService;
-  beforeAll(async () => {
-    secrets = await startSecretService();
-  });
-  afterAll(async () => {
-    await secrets?.stop();
-  });
+  const secrets = useSecretService();
 
   it('keeps the key in the service state directory (0600 file), not in the keyring', async () => {
     // Control: the same environment with a private state directory does reach the keyring.
     const control = await running.current.createDevice();
     const controlDir = tempDir();
     const controlRun = await runAgent(['enroll', '--server', running.current.url, '--token', '-', '--state-dir', controlDir], {
-      env: agentEnv(secrets.env),
+      env: agentEnv(secrets.current.env),
       input: control.enrollment_token,
     });
     expect(controlRun.code, controlRun.stderr).toBe(0);
     expect(controlRun.stdout).toMatch(/OS secret store/);
-    const keyringItems = secrets.count({ service: 'device-agent' });
+    const keyringItems = secrets.current.count({ service: 'device-agent' });
     expect(keyringItems).toBe(1);
 
     const device = await running.current.createDevice();
@@ -65,7 +68,7 @@ describe.skipIf(reason !== '')('root enrolling the system state directory with a
       'exit $rc',
     ].join('\n');
     const inside = spawnSync('unshare', ['--mount', 'sh', '-c', script], {
-      env: { ...agentEnv(secrets.env), ENROLL_TOKEN: device.enrollment_token },
+      env: { ...agentEnv(secrets.current.env), ENROLL_TOKEN: device.enrollment_token },
       encoding: 'utf8',
       timeout: 20_000,
     });
@@ -75,6 +78,6 @@ describe.skipIf(reason !== '')('root enrolling the system state directory with a
     expect(inside.stdout).toMatch(/"keystore":\s*"file"/);
     expect(inside.stdout).not.toContain(device.enrollment_token);
     // Nothing new in the administrator's keyring.
-    expect(secrets.count({ service: 'device-agent' })).toBe(keyringItems);
+    expect(secrets.current.count({ service: 'device-agent' })).toBe(keyringItems);
   });
 });

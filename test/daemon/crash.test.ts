@@ -45,7 +45,7 @@ it('delivers a backlog across SIGKILLs during uploads: at least once, batches of
   // Kill 1: while the first batch is at the server (slow answer): the server stores it, the agent never hears.
   proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 1500 } });
   let daemon = startDaemon(stateDir);
-  await proxy.waitFor((r) => r.some((x) => x.route === 'postures' && isBacklog(x.body)), 15_000);
+  await proxy.waitFor((r) => r.some((x) => x.route === 'postures' && isBacklog(x.body)), 60_000);
   daemon.child.kill('SIGKILL');
   await daemon.exited;
   await queueFiles(stateDir); // every entry parses
@@ -56,7 +56,7 @@ it('delivers a backlog across SIGKILLs during uploads: at least once, batches of
   proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 300 } });
   const before = proxy.seen('postures').length;
   daemon = startDaemon(stateDir); // takes over the lock the killed process left
-  await proxy.waitFor((r) => r.filter((x) => x.route === 'postures' && isBacklog(x.body)).length >= before + 3, 15_000);
+  await proxy.waitFor((r) => r.filter((x) => x.route === 'postures' && isBacklog(x.body)).length >= before + 3, 60_000);
   daemon.child.kill('SIGKILL');
   await daemon.exited;
   await queueFiles(stateDir);
@@ -70,7 +70,7 @@ it('delivers a backlog across SIGKILLs during uploads: at least once, batches of
   await until(
     () => countQueuedResults(stateDir),
     (n) => n === 0,
-    20_000,
+    60_000,
     'queue drained',
   );
   const stopped = await stopDaemon(daemon);

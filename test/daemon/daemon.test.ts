@@ -9,7 +9,8 @@ import { countQueuedResults } from '../../src/agent/postureQueue';
 import type { HeartbeatResponse } from '../../src/protocol/schemas';
 import { deviceDetails, heartbeatAnswer, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from '../support/faultProxy';
-import { missingSecretServiceTools, startSecretService } from '../support/secretService';
+import { requireTools } from '../support/requireTools';
+import { SECRET_SERVICE_TOOLS, startSecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
 import {
   daemonEnv,
@@ -60,7 +61,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'waiting_for_enrollment',
-      10_000,
+      60_000,
       'idle',
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -84,7 +85,7 @@ describe('run (daemon)', () => {
   it('applies the heartbeat interval the server sends (1 s), keeping it when a later answer is invalid', async () => {
     await enrollNewDevice(server, stateDir, proxy.url);
     daemon = startDaemon(stateDir);
-    await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat').length >= 4, 10_000);
+    await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat').length >= 4, 60_000);
     const times = proxy.seen('heartbeat').map((r) => r.at);
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     for (const gap of gaps) {
@@ -104,7 +105,7 @@ describe('run (daemon)', () => {
       },
     });
     const t0 = Date.now();
-    await proxy.waitFor((r) => since(t0)(r).filter((x) => x.route === 'heartbeat').length >= 3, 10_000);
+    await proxy.waitFor((r) => since(t0)(r).filter((x) => x.route === 'heartbeat').length >= 3, 60_000);
     const later = await runtimeStatus(stateDir);
     expect(later.heartbeat_interval_seconds).toBe(1);
     expect(later.posture_interval_seconds).toBe(86_400);
@@ -123,7 +124,7 @@ describe('run (daemon)', () => {
       },
     });
     const t1 = Date.now();
-    await proxy.waitFor((r) => since(t1)(r).filter((x) => x.route === 'heartbeat').length >= 2, 10_000);
+    await proxy.waitFor((r) => since(t1)(r).filter((x) => x.route === 'heartbeat').length >= 2, 60_000);
     const last = await runtimeStatus(stateDir);
     expect(last.daemon_state).toBe('active');
     expect(Date.parse(last.last_heartbeat_at ?? '')).toBeGreaterThanOrEqual(t1);
@@ -144,7 +145,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => typeof s.clock_skew_ms === 'number',
-      10_000,
+      60_000,
       'skew',
     );
     expect(status.clock_skew_ms).toBeGreaterThan(595_000);
@@ -157,7 +158,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'active',
     );
 
@@ -165,7 +166,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'revoked',
-      10_000,
+      60_000,
       'revoked',
     );
     expect(status.revoked_at).toEqual(expect.any(String));
@@ -183,7 +184,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active' && s.device_id === fresh.device_id,
-      10_000,
+      60_000,
       're-enrolled',
     );
     expect((await deviceDetails(server, fresh.device_id)).state).toBe('ACTIVE');
@@ -198,7 +199,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'revoked',
-      10_000,
+      60_000,
       'revoked',
     );
     expect(status.reason).toMatch(/401 on \/postures/);
@@ -216,7 +217,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'first active',
     );
     await stopDaemon(daemon);
@@ -231,7 +232,7 @@ describe('run (daemon)', () => {
       const status = await until(
         () => runtimeStatus(cloneDir),
         (s) => s.daemon_state === 'conflict',
-        10_000,
+        60_000,
         'conflict',
       );
       expect(status.conflict?.message).toMatch(/hardware_uuid is already used by another device/);
@@ -258,7 +259,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'active',
     );
     proxy.add({
@@ -269,13 +270,13 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'conflict',
-      10_000,
+      60_000,
       'conflict',
     );
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active' && s.conflict === null,
-      10_000,
+      60_000,
       'recovered',
     );
     const conflicts = proxy.seen('heartbeat').filter((r) => r.status === 409);
@@ -294,7 +295,7 @@ describe('run (daemon)', () => {
     const status = await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'keystore_unavailable',
-      10_000,
+      60_000,
       'keystore',
     );
     expect(status.daemon_message).toMatch(/key/);
@@ -305,7 +306,7 @@ describe('run (daemon)', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'active',
-      10_000,
+      60_000,
       'active again',
     );
   });
@@ -330,7 +331,7 @@ describe('run (daemon)', () => {
     await until(
       () => flaky().map((r) => r.status),
       (statuses) => statuses.includes(204),
-      15_000,
+      60_000,
       'delivered',
     );
     const keys = (await deviceDetails(server, deviceId)).postures.map((p) => p.check_key);
@@ -346,7 +347,7 @@ describe('run (daemon)', () => {
     await queueResults(stateDir, [fakeResults('SLOW', 10)]);
     proxy.add({ route: 'postures', fault: { kind: 'delay', ms: 20_000 } });
     daemon = startDaemon(stateDir);
-    await proxy.waitFor((r) => r.some((x) => x.route === 'postures'), 10_000);
+    await proxy.waitFor((r) => r.some((x) => x.route === 'postures'), 60_000);
     const stopped = await stopDaemon(daemon);
     expect(stopped.code).toBe(0);
     expect(stopped.ms).toBeLessThan(5000);
@@ -357,12 +358,8 @@ describe('run (daemon)', () => {
   });
 });
 
-const missingKeyringTools = missingSecretServiceTools();
-if (missingKeyringTools.length > 0) {
-  console.warn(`SKIPPED: the locked-keyring daemon test needs a Secret Service; missing ${missingKeyringTools.join(', ')}`);
-}
-
-describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret Service', () => {
+const realSecretService = requireTools(SECRET_SERVICE_TOOLS, 'run (daemon) with a real Secret Service');
+describe.skipIf(realSecretService.skip)(realSecretService.title, () => {
   // Resuming by itself once the store answers again is shown above with the file store: the same
   // path. Here the test keyring can only be unlocked by replacing its daemon, which races with a
   // client polling it, so the daemon is restarted after the unlock instead.
@@ -384,7 +381,7 @@ describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret
       const status = await until(
         () => runtimeStatus(stateDir),
         (s) => s.daemon_state === 'keystore_unavailable',
-        10_000,
+        60_000,
         'locked',
       );
       expect(status.daemon_message).toMatch(/secret store is unavailable.*locked/i);
@@ -398,7 +395,7 @@ describe.skipIf(missingKeyringTools.length > 0)('run (daemon) with a real Secret
       await until(
         () => runtimeStatus(stateDir),
         (s) => s.daemon_state === 'active' && s.device_id === device.device_id,
-        15_000,
+        60_000,
         'unlocked',
       );
       expect(proxy.seen('heartbeat')[0]!.status).toBe(200);

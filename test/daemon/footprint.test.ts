@@ -43,7 +43,7 @@ async function heapSpaces(pid: number, name: string): Promise<Record<string, { m
   const report = await until(
     () => (existsSync(file) ? readFileSync(file, 'utf8') : ''),
     (text) => text.endsWith('}\n') || text.endsWith('}'),
-    10_000,
+    60_000,
     `the diagnostic report ${name}`,
   );
   return (JSON.parse(report) as { javascriptHeap: { heapSpaces: Record<string, { memorySize: number }> } }).javascriptHeap.heapSpaces;
@@ -62,7 +62,7 @@ describe.skipIf(process.platform !== 'linux')('the daemon after its first postur
         const cycle = await until(
           () => daemon.lines.find(isPostureCycle),
           (line) => line !== undefined,
-          30_000,
+          60_000,
           `a posture cycle; output: ${daemon.output().slice(-2000)}`,
         );
         expect(cycle!.outcome).toBe('delivered'); // the real cycle and upload happened
@@ -106,5 +106,5 @@ describe.skipIf(process.platform !== 'linux')('the daemon after its first postur
       idle.kill('SIGKILL');
       await removeStateDir(stateDir);
     }
-  }, 60_000);
+  });
 });

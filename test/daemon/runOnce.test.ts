@@ -167,7 +167,7 @@ describe('run --once', () => {
     await until(
       () => runtimeStatus(stateDir),
       (s) => s.daemon_state === 'waiting_for_enrollment',
-      10_000,
+      60_000,
       'daemon idle',
     );
     const second = await runAgent(['run', '--state-dir', stateDir], { env: daemonEnv() });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, AGENT_BIN, runAgent, tempDir } from '../support/agent';
+import { requireTools } from '../support/requireTools';
 import { startServer, type RunningServer } from '../support/server';
 import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
 import { readJson } from '../support/json';
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 const link = (serverUrl: string, token: string) => `device-agent://enroll?server=${encodeURIComponent(serverUrl)}&token=${token}`;
-const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0;
+const terminal = requireTools(['script'], 'open-link on a pseudo-terminal (the two tests typing at its prompt)');
 
 /** Runs open-link on a pseudo-terminal (script -e), typing `typed`. */
 function onTerminal(args: string[], typed: string, env: NodeJS.ProcessEnv): { code: number | null; output: string } {
@@ -59,47 +60,39 @@ describe('open-link', () => {
     expect((await server.showDevice(device.device_id)).state).toBe('PENDING');
   });
 
-  it.skipIf(!hasScript)(
-    'shows the server and asks; "n" sends nothing, "y" enrolls',
-    async () => {
-      const device = await server.createDevice({ org: 'links' });
-      const stateDir = join(tempDir(), 'state');
-      const args = [link(server.url, device.enrollment_token), '--state-dir', stateDir];
+  it.skipIf(terminal.skip)('shows the server and asks; "n" sends nothing, "y" enrolls', async () => {
+    const device = await server.createDevice({ org: 'links' });
+    const stateDir = join(tempDir(), 'state');
+    const args = [link(server.url, device.enrollment_token), '--state-dir', stateDir];
 
-      const declined = onTerminal(args, 'n\n', agentEnv());
-      expect(declined.code).toBe(0);
-      expect(declined.output).toContain(`This link enrolls this device with the server\r\n\r\n    ${server.url}\r\n`);
-      expect(declined.output).toContain('Enroll this device? [y/N]');
-      expect(declined.output).toContain('Not enrolled: nothing was sent.');
-      expect(existsSync(stateDir)).toBe(false);
+    const declined = onTerminal(args, 'n\n', agentEnv());
+    expect(declined.code).toBe(0);
+    expect(declined.output).toContain(`This link enrolls this device with the server\r\n\r\n    ${server.url}\r\n`);
+    expect(declined.output).toContain('Enroll this device? [y/N]');
+    expect(declined.output).toContain('Not enrolled: nothing was sent.');
+    expect(existsSync(stateDir)).toBe(false);
 
-      const accepted = onTerminal(args, 'y\n\n', agentEnv());
-      expect(accepted.code).toBe(0);
-      expect(accepted.output).toContain(`Enrolled this device with ${server.url}.`);
-      expect(accepted.output).toContain('Press Enter to close.');
-      expect(accepted.output).not.toContain(device.enrollment_token);
-      // Enrolled as root for a service: the key is in the state directory's key file.
-      expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({
-        state: 'enrolled',
-        server_url: server.url,
-        keystore: 'file',
-      });
-    },
-    60_000,
-  );
+    const accepted = onTerminal(args, 'y\n\n', agentEnv());
+    expect(accepted.code).toBe(0);
+    expect(accepted.output).toContain(`Enrolled this device with ${server.url}.`);
+    expect(accepted.output).toContain('Press Enter to close.');
+    expect(accepted.output).not.toContain(device.enrollment_token);
+    // Enrolled as root for a service: the key is in the state directory's key file.
+    expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({
+      state: 'enrolled',
+      server_url: server.url,
+      keystore: 'file',
+    });
+  });
 
-  it.skipIf(!hasScript)(
-    'a refused token is reported on the terminal before it closes (exit 3)',
-    () => {
-      const stateDir = join(tempDir(), 'state');
-      const result = onTerminal([link(server.url, 'e'.repeat(96)), '--state-dir', stateDir], 'y\n\n', agentEnv());
-      expect(result.code).toBe(3);
-      expect(result.output).toContain('the server refused the enrollment token');
-      expect(result.output).toContain('Press Enter to close.');
-      expect(result.output).not.toContain('e'.repeat(96));
-    },
-    60_000,
-  );
+  it.skipIf(terminal.skip)('a refused token is reported on the terminal before it closes (exit 3)', () => {
+    const stateDir = join(tempDir(), 'state');
+    const result = onTerminal([link(server.url, 'e'.repeat(96)), '--state-dir', stateDir], 'y\n\n', agentEnv());
+    expect(result.code).toBe(3);
+    expect(result.output).toContain('the server refused the enrollment token');
+    expect(result.output).toContain('Press Enter to close.');
+    expect(result.output).not.toContain('e'.repeat(96));
+  });
 
   it('--yes --link-file enrolls and deletes the file (the elevated step)', async () => {
     const device = await server.createDevice({ org: 'elevated' });

@@ -11,12 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDeb, buildRpm } from '../../installers/build';
 import { VERSION } from '../../src/version';
 import { agentEnv, tempDir } from '../support/agent';
+import { requireTools } from '../support/requireTools';
 import { startServer, type RunningServer } from '../support/server';
-import { buildLinuxSea, runExe } from './seaBuild';
+import { buildLinuxSea, runExe, SEA_BUILD_TOOLS } from './seaBuild';
 
-function hasTool(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
-}
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 const mode = (path: string) => lstatSync(path).mode & 0o7777;
 
@@ -24,7 +22,15 @@ let seaDir: string;
 let server: RunningServer;
 const out = tempDir('device-agent-packages-');
 
+// Every suite installs or runs the linux-x64 executable, built once for this file.
+const built = requireTools(SEA_BUILD_TOOLS, 'every suite of this file (the packages carry the linux-x64 executable)');
+const debian = requireTools(['dpkg-deb'], 'Debian package');
+const unitVerified = requireTools(['systemd-analyze'], 'its unit passes systemd-analyze verify without a word');
+const linkHandlerValid = requireTools(['desktop-file-validate'], 'its link handler passes desktop-file-validate');
+const rpmPackage = requireTools(['rpmbuild', 'rpm'], 'RPM package');
+
 beforeAll(async () => {
+  if (built.skip) return;
   [seaDir, server] = await Promise.all([buildLinuxSea(), startServer()]);
 }, 240_000);
 afterAll(async () => {
@@ -53,8 +59,8 @@ function expectInstalledTree(root: string, unitDir: string): void {
 
 const isRoot = process.getuid?.() === 0;
 
-describe.skipIf(!hasTool('dpkg-deb') || !isRoot)(
-  `Debian package${isRoot ? '' : ' (skipped: installing into a throwaway root needs root)'}`,
+describe.skipIf(built.skip || debian.skip || !isRoot)(
+  `${debian.title}${isRoot ? '' : ' (skipped: installing into a throwaway root needs root)'}`,
   () => {
     let deb: string;
     let root: string;
@@ -95,7 +101,7 @@ describe.skipIf(!hasTool('dpkg-deb') || !isRoot)(
       expect(result.stdout).toBe(`${VERSION}\n`);
     });
 
-    it.skipIf(!hasTool('systemd-analyze'))('its unit passes systemd-analyze verify without a word', () => {
+    it.skipIf(unitVerified.skip)(unitVerified.title, () => {
       // verify needs ExecStart's program on this machine: point it at the installed copy.
       const unit = readFileSync(join(root, 'lib/systemd/system/device-agent.service'), 'utf8').replace(
         'ExecStart=/usr/lib/',
@@ -107,7 +113,7 @@ describe.skipIf(!hasTool('dpkg-deb') || !isRoot)(
       expect({ code: result.status, output: `${result.stdout}${result.stderr}` }).toEqual({ code: 0, output: '' });
     });
 
-    it.skipIf(!hasTool('desktop-file-validate'))('its link handler passes desktop-file-validate', () => {
+    it.skipIf(linkHandlerValid.skip)(linkHandlerValid.title, () => {
       expect(
         execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/device-agent-link.desktop')], { encoding: 'utf8' }),
       ).toBe('');
@@ -128,34 +134,37 @@ describe.skipIf(!hasTool('dpkg-deb') || !isRoot)(
   },
 );
 
-describe.skipIf(!hasTool('rpmbuild') || !isRoot)('RPM package', () => {
-  let rpm: string;
-  beforeAll(() => {
-    rpm = buildRpm({ arch: 'x64', outDir: out, seaDir, compression: 'gzip' });
-  }, 120_000);
+describe.skipIf(built.skip || rpmPackage.skip || !isRoot)(
+  `${rpmPackage.title}${isRoot ? '' : ' (skipped: installing into a throwaway root needs root)'}`,
+  () => {
+    let rpm: string;
+    beforeAll(() => {
+      rpm = buildRpm({ arch: 'x64', outDir: out, seaDir, compression: 'gzip' });
+    }, 120_000);
 
-  it('names, requires and scripts', () => {
-    const query = (format: string) =>
-      execFileSync('rpm', ['-qp', '--qf', format, rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    expect(query('%{NAME} %{VERSION} %{ARCH}')).toBe(`device-agent ${VERSION} x86_64`);
-    const requires = execFileSync('rpm', ['-qp', '--requires', rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    expect(requires).toContain('glibc >= 2.28');
-    const scripts = execFileSync('rpm', ['-qp', '--scripts', rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    expect(scripts).toContain('postinstall scriptlet (using /bin/sh):\n/usr/lib/device-agent/package-hook configure');
-    expect(scripts).toContain('if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi');
-  });
+    it('names, requires and scripts', () => {
+      const query = (format: string) =>
+        execFileSync('rpm', ['-qp', '--qf', format, rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      expect(query('%{NAME} %{VERSION} %{ARCH}')).toBe(`device-agent ${VERSION} x86_64`);
+      const requires = execFileSync('rpm', ['-qp', '--requires', rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      expect(requires).toContain('glibc >= 2.28');
+      const scripts = execFileSync('rpm', ['-qp', '--scripts', rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      expect(scripts).toContain('postinstall scriptlet (using /bin/sh):\n/usr/lib/device-agent/package-hook configure');
+      expect(scripts).toContain('if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi');
+    });
 
-  it('installs into a throwaway root with rpm (nothing stripped) and erases cleanly', () => {
-    const root = tempDir('device-agent-rpm-root-');
-    const rpmRoot = ['--root', root, '--dbpath', join(root, 'var/lib/rpm')];
-    execFileSync('rpm', ['-i', ...rpmRoot, '--nodeps', '--noscripts', rpm], { stdio: 'ignore' });
-    expectInstalledTree(root, 'usr/lib/systemd/system');
-    execFileSync('rpm', ['-e', ...rpmRoot, '--nodeps', '--noscripts', 'device-agent'], { stdio: 'ignore' });
-    expect(existsSync(join(root, 'usr/lib/device-agent/device-agent'))).toBe(false);
-  });
-});
+    it('installs into a throwaway root with rpm (nothing stripped) and erases cleanly', () => {
+      const root = tempDir('device-agent-rpm-root-');
+      const rpmRoot = ['--root', root, '--dbpath', join(root, 'var/lib/rpm')];
+      execFileSync('rpm', ['-i', ...rpmRoot, '--nodeps', '--noscripts', rpm], { stdio: 'ignore' });
+      expectInstalledTree(root, 'usr/lib/systemd/system');
+      execFileSync('rpm', ['-e', ...rpmRoot, '--nodeps', '--noscripts', 'device-agent'], { stdio: 'ignore' });
+      expect(existsSync(join(root, 'usr/lib/device-agent/device-agent'))).toBe(false);
+    });
+  },
+);
 
-describe('package hook: managed install from enroll.env, then removal', () => {
+describe.skipIf(built.skip)('package hook: managed install from enroll.env, then removal', () => {
   /** The packaged hook, pointed at a copy of the executable and a private enroll.env. */
   function hook(dir: string): { path: string; enrollEnv: string } {
     const enrollEnv = join(dir, 'enroll.env');

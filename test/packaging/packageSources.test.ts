@@ -10,6 +10,7 @@ import { parsePlist, type PlistDict } from '../../checks/darwin/plist';
 import { buildArchive, buildFreebsdSources, buildMacosSources, builtTargets } from '../../installers/build';
 import { VERSION } from '../../src/version';
 import { tempDir } from '../support/agent';
+import { requireTools } from '../support/requireTools';
 
 function dict(xml: string): PlistDict {
   const parsed = parsePlist(xml);
@@ -43,6 +44,11 @@ function listing(archive: string): Map<string, string> {
   );
 }
 
+// Release archives are tar.xz: tar runs xz.
+const macosSources = requireTools(['xz'], 'macOS pkgbuild sources');
+const freebsdSources = requireTools(['xz'], 'FreeBSD pkg sources');
+const unixArchive = requireTools(['xz'], 'a Unix target: a root-owned .tar.xz of its directory under device-agent-<v>-<target>/');
+
 const shellOk = (file: string) => spawnSync('sh', ['-n', file]).status === 0;
 
 /** xz's magic number: release tarballs are xz-compressed like the .deb and .rpm (gzip left the Linux ones over 40 MB). */
@@ -51,7 +57,7 @@ const isXz = (archive: string) =>
     .subarray(0, 6)
     .equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]));
 
-describe('macOS pkgbuild sources', () => {
+describe.skipIf(macosSources.skip)(macosSources.title, () => {
   let archive: string;
   let top: string;
   beforeAll(() => {
@@ -133,7 +139,7 @@ describe('macOS pkgbuild sources', () => {
   });
 });
 
-describe('FreeBSD pkg sources', () => {
+describe.skipIf(freebsdSources.skip)(freebsdSources.title, () => {
   let top: string;
   beforeAll(() => {
     const dir = tempDir('device-agent-bundle-');
@@ -205,7 +211,7 @@ describe('executable archives', () => {
     expect(builtTargets(seaDir)).toEqual(['linux-x64', 'win-x64']);
   });
 
-  it('a Unix target: a root-owned .tar.xz of its directory under device-agent-<v>-<target>/', () => {
+  it.skipIf(unixArchive.skip)(unixArchive.title, () => {
     const seaDir = tempDir('device-agent-sea-');
     mkdirSync(join(seaDir, 'linux-arm64'));
     writeFileSync(join(seaDir, 'linux-arm64', 'device-agent'), '// stand-in for the executable\n', { mode: 0o755 });

@@ -8,15 +8,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, STATUSES } from '../../src/protocol/constants';
 import { VERSION } from '../../src/version';
 import { agentEnv, listStateFiles, tempDir } from '../support/agent';
-import { missingSecretServiceTools, startSecretService, type SecretService } from '../support/secretService';
+import { requireTools } from '../support/requireTools';
+import { SECRET_SERVICE_TOOLS, useSecretService } from '../support/secretService';
 import { startServer, type RunningServer } from '../support/server';
-import { bareCopy, buildLinuxSea, PACKAGE_SCRIPT, runExe } from './seaBuild';
+import { bareCopy, buildLinuxSea, PACKAGE_SCRIPT, runExe, SEA_BUILD_TOOLS } from './seaBuild';
+
+const sea = requireTools(SEA_BUILD_TOOLS, 'single-file executable (linux-x64, Node 24)');
+const symbolTables = requireTools(
+  ['readelf'],
+  'runs on a stripped runtime: no static symbol table or debug sections; every Node-API symbol the addon imports is still exported',
+);
+const withSecretService = requireTools(SECRET_SERVICE_TOOLS, 'keyring addon from beside the executable, with a real Secret Service');
 
 let seaDir: string;
 let exe: string;
 let server: RunningServer;
 
 beforeAll(async () => {
+  if (sea.skip) return;
   [seaDir, server] = await Promise.all([buildLinuxSea(), startServer()]);
   exe = bareCopy(seaDir, { withKeyring: true });
 }, 240_000);
@@ -24,7 +33,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describe('single-file executable (linux-x64, Node 24)', () => {
+describe.skipIf(sea.skip)(sea.title, () => {
   it('prints its version', async () => {
     const result = await runExe(exe, ['--version'], { env: agentEnv() });
     expect(result).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
@@ -40,7 +49,7 @@ describe('single-file executable (linux-x64, Node 24)', () => {
     }
   });
 
-  it('runs on a stripped runtime: no static symbol table or debug sections; every Node-API symbol the addon imports is still exported', () => {
+  it.skipIf(symbolTables.skip)(symbolTables.title, () => {
     const readelf = (...args: string[]) => execFileSync('readelf', ['-W', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
     const sections = [...readelf('-S', exe).matchAll(/^\s*\[\s*\d+\]\s+(\S+)/gm)].map((m) => m[1]!);
     expect(sections).toContain('.dynsym');
@@ -139,39 +148,29 @@ describe('single-file executable (linux-x64, Node 24)', () => {
   });
 });
 
-const missing = missingSecretServiceTools();
-describe.skipIf(missing.length > 0)(
-  `keyring addon from beside the executable, with a real Secret Service${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed)` : ''}`,
-  () => {
-    let secrets: SecretService;
-    beforeAll(async () => {
-      secrets = await startSecretService();
-    }, 30_000);
-    afterAll(async () => {
-      await secrets?.stop();
-    });
+describe.skipIf(sea.skip || withSecretService.skip)(withSecretService.title, () => {
+  const secrets = useSecretService();
 
-    it('stores the API key in the secret store, in no file of the state directory', async () => {
-      // Another organization: this machine's hardware_uuid is already active in the default one.
-      const device = await server.createDevice({ org: 'keyring' });
-      const stateDir = join(tempDir(), 'state');
-      const env = { ...agentEnv(), ...secrets.env };
-      const enrolled = await runExe(
-        exe,
-        ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'],
-        { env, input: device.enrollment_token },
-      );
-      expect(enrolled.code, enrolled.stderr).toBe(0);
-      const status: unknown = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
-      expect(status).toMatchObject({ enrolled: true, keystore: 'keyring' });
-      expect(secrets.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
-      for (const file of listStateFiles(stateDir)) expect(file.content ?? '').not.toMatch(/[0-9a-f]{96}/);
-      const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
-      expect(once.code, once.stderr).toBe(0);
-      expect((await server.showDevice(device.device_id)).state).toBe('ACTIVE');
-    });
-  },
-);
+  it('stores the API key in the secret store, in no file of the state directory', async () => {
+    // Another organization: this machine's hardware_uuid is already active in the default one.
+    const device = await server.createDevice({ org: 'keyring' });
+    const stateDir = join(tempDir(), 'state');
+    const env = { ...agentEnv(), ...secrets.current.env };
+    const enrolled = await runExe(
+      exe,
+      ['enroll', '--server', server.url, '--token', '-', '--state-dir', stateDir, '--keystore', 'keyring'],
+      { env, input: device.enrollment_token },
+    );
+    expect(enrolled.code, enrolled.stderr).toBe(0);
+    const status: unknown = JSON.parse((await runExe(exe, ['status', '--json', '--state-dir', stateDir], { env })).stdout);
+    expect(status).toMatchObject({ enrolled: true, keystore: 'keyring' });
+    expect(secrets.current.count({ service: 'device-agent' })).toBeGreaterThanOrEqual(1);
+    for (const file of listStateFiles(stateDir)) expect(file.content ?? '').not.toMatch(/[0-9a-f]{96}/);
+    const once = await runExe(exe, ['run', '--once', '--state-dir', stateDir], { env });
+    expect(once.code, once.stderr).toBe(0);
+    expect((await server.showDevice(device.device_id)).state).toBe('ACTIVE');
+  });
+});
 
 describe('npm run package without the strip for a target', () => {
   it('refuses the target, naming the tool and its Debian package; writes nothing', () => {

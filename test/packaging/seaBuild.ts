@@ -6,8 +6,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDir } from '../support/agent';
+import type { Tool } from '../support/systemTools';
 
 export const PACKAGE_SCRIPT = fileURLToPath(new URL('../../scripts/package.mjs', import.meta.url));
+
+/** What `buildLinuxSea` runs: linux-x64's strip (scripts/package.mjs strips the runtime before it injects the program). */
+export const SEA_BUILD_TOOLS: readonly Tool[] = ['x86_64-linux-gnu-strip'];
 
 /** The executable and its keyring addon, built fresh; the first build downloads the Node runtime. */
 export async function buildLinuxSea(): Promise<string> {

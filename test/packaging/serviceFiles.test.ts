@@ -14,13 +14,13 @@ import { launchdPlist, LOG_FILE, newsyslogConf } from '../../src/service/launchd
 import { rcScript } from '../../src/service/rcd';
 import { systemdUnit } from '../../src/service/systemd';
 import { winswConfig } from '../../src/service/windows';
+import { requireTools } from '../support/requireTools';
 
 const work = mkdtempSync(join(tmpdir(), 'device-agent-service-files-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function hasTool(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
-}
+const verified = requireTools(['systemd-analyze'], 'checked by systemd-analyze verify');
+const linkHandlerValid = requireTools(['desktop-file-validate'], 'passes desktop-file-validate');
 
 /** A stand-in for the agent: systemd-analyze verify insists that ExecStart names an executable. */
 function stubProgram(name: string): string {
@@ -37,33 +37,35 @@ function dict(xml: string): PlistDict {
 }
 
 describe('systemd unit', () => {
-  const verify = (unit: string, name: string) => {
-    const dir = mkdtempSync(join(work, 'unit-'));
-    const file = join(dir, name);
-    writeFileSync(file, unit);
-    // Warnings (unknown keys, bad values) leave the exit code at 0: any output is a failure.
-    const result = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
-    return { code: result.status, output: `${result.stdout}${result.stderr}` };
-  };
+  describe.skipIf(verified.skip)(verified.title, () => {
+    const verify = (unit: string, name: string) => {
+      const dir = mkdtempSync(join(work, 'unit-'));
+      const file = join(dir, name);
+      writeFileSync(file, unit);
+      // Warnings (unknown keys, bad values) leave the exit code at 0: any output is a failure.
+      const result = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+      return { code: result.status, output: `${result.stdout}${result.stderr}` };
+    };
 
-  it.skipIf(!hasTool('systemd-analyze'))('passes systemd-analyze verify without a word', () => {
-    const unit = systemdUnit({ program: [stubProgram('device-agent')], stateDir: '/var/lib/device-agent', programDir: work });
-    expect(verify(unit, 'device-agent.service')).toEqual({ code: 0, output: '' });
-  });
+    it('passes systemd-analyze verify without a word', () => {
+      const unit = systemdUnit({ program: [stubProgram('device-agent')], stateDir: '/var/lib/device-agent', programDir: work });
+      expect(verify(unit, 'device-agent.service')).toEqual({ code: 0, output: '' });
+    });
 
-  it.skipIf(!hasTool('systemd-analyze'))('quotes and escapes a state directory with a space, % and $', () => {
-    const stateDir = '/srv/agent state/%h$HOME';
-    const unit = systemdUnit({ program: [stubProgram('agent with space')], stateDir, programDir: work });
-    expect(unit).toContain('ReadWritePaths="/srv/agent state/%%h$$HOME"');
-    expect(unit).not.toContain('StateDirectory=');
-    expect(verify(unit, 'device-agent.service')).toEqual({ code: 0, output: '' });
-  });
+    it('quotes and escapes a state directory with a space, % and $', () => {
+      const stateDir = '/srv/agent state/%h$HOME';
+      const unit = systemdUnit({ program: [stubProgram('agent with space')], stateDir, programDir: work });
+      expect(unit).toContain('ReadWritePaths="/srv/agent state/%%h$$HOME"');
+      expect(unit).not.toContain('StateDirectory=');
+      expect(verify(unit, 'device-agent.service')).toEqual({ code: 0, output: '' });
+    });
 
-  it.skipIf(!hasTool('systemd-analyze'))('the check itself catches a typo', () => {
-    const unit = systemdUnit({ program: [stubProgram('device-agent')], stateDir: '/var/lib/device-agent', programDir: work });
-    expect(verify(unit.replace('NoNewPrivileges=', 'NoNewPrivilege='), 'device-agent.service').output).toContain(
-      "Unknown key 'NoNewPrivilege'",
-    );
+    it('the check itself catches a typo', () => {
+      const unit = systemdUnit({ program: [stubProgram('device-agent')], stateDir: '/var/lib/device-agent', programDir: work });
+      expect(verify(unit.replace('NoNewPrivileges=', 'NoNewPrivilege='), 'device-agent.service').output).toContain(
+        "Unknown key 'NoNewPrivilege'",
+      );
+    });
   });
 
   it('uses StateDirectory= for a directory under /var/lib, with owner-only permissions', () => {
@@ -134,7 +136,7 @@ describe('launchd', () => {
 });
 
 describe('FreeBSD rc.d', () => {
-  it.skipIf(!hasTool('sh'))('is valid sh, runs the agent under daemon(8) with restart and syslog', () => {
+  it('is valid sh, runs the agent under daemon(8) with restart and syslog', () => {
     const script = rcScript({
       program: ['/usr/local/bin/node', '/usr/local/libexec/device-agent/device-agent.cjs'],
       stateDir: '/var/lib/device-agent',
@@ -220,7 +222,7 @@ describe('desktop entry', () => {
     expect(entry.Exec).toBe('"/opt/device agent/100%%/device-agent" open-link --via-terminal %u');
   });
 
-  it.skipIf(!hasTool('desktop-file-validate'))('passes desktop-file-validate', () => {
+  it.skipIf(linkHandlerValid.skip)(linkHandlerValid.title, () => {
     const file = join(work, 'device-agent-link.desktop');
     writeFileSync(file, desktopEntry({ program: ['/opt/device agent/device-agent'], programDir: '/opt' }));
     expect(execFileSync('desktop-file-validate', [file], { encoding: 'utf8' })).toBe('');

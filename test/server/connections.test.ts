@@ -63,7 +63,7 @@ function warnings(server: RunningServer, event: string): LogEntry[] {
   return logEntries(server.logs()).filter((entry) => entry.event === event);
 }
 
-async function waitFor(check: () => boolean, ms = 5_000): Promise<void> {
+async function waitFor(check: () => boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
@@ -131,7 +131,7 @@ describe('connection caps', () => {
     const started = Date.now();
     expect(await closedWithin(silent, 14_000)).toBe(true);
     expect(Date.now() - started).toBeGreaterThan(8_000);
-  }, 20_000);
+  });
 
   test('a --max-connections above the open-file limit is lowered to fit it, so a flood never meets EMFILE and heartbeats are answered', async () => {
     const server = await serve(['--max-connections', '100000', '--max-connections-per-address', '0'], 128);

@@ -84,5 +84,5 @@ describe('database files', () => {
       expect(existsSync(path)).toBe(true);
       expect(modeOf(path).toString(8)).toBe('600');
     }
-  }, 60_000);
+  });
 });

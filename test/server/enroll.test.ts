@@ -38,7 +38,7 @@ describe.concurrent('POST /enroll', () => {
     const answer = await enroll(server, device.enrollment_token);
     expect(answer.status).toBe(200);
     const enrolled = () => logEntries(server.logs()).filter((l) => l.msg === 'device enrolled' && l.device_id === device.device_id);
-    await until(enrolled, (lines) => lines.length > 0, 5_000, 'the enrollment logged');
+    await until(enrolled, (lines) => lines.length > 0, 60_000, 'the enrollment logged');
     expect(enrolled()).toHaveLength(1);
     expect(server.logs()).not.toContain(device.enrollment_token);
     expect(server.logs()).not.toContain(String(answer.body?.api_key));

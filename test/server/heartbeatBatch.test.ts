@@ -6,7 +6,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
@@ -14,6 +13,7 @@ import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, DeviceState, St
 import { DeviceCache } from '../../src/server/deviceCache';
 import { revoke } from '../../src/server/deviceLifecycle';
 import { HeartbeatWriter, MAX_PENDING, ROWS_PER_WRITE } from '../../src/server/heartbeatBatch';
+import { until } from '../support/agent';
 import { activeStoreDevice, deviceAttributes } from '../support/storeDevices';
 import type { DeviceId, OrganizationId } from '../../src/server/ids';
 
@@ -115,8 +115,12 @@ test('a pending heartbeat is written on the interval, without a flush or a stop'
   const writer = new HeartbeatWriter(store, cache, pino({ level: 'silent' }));
   await writer.record(device!, attributes(0), '2026-11-25T00:06:00.000Z');
   expect((await store.findDevice(device!.id))?.lastSeenAt).not.toBe('2026-11-25T00:06:00.000Z');
-  await sleep(600);
-  expect((await store.findDevice(device!.id))?.lastSeenAt).toBe('2026-11-25T00:06:00.000Z');
+  await until(
+    async () => (await store.findDevice(device!.id))?.lastSeenAt,
+    (seen) => seen === '2026-11-25T00:06:00.000Z',
+    60_000,
+    'the pending heartbeat written',
+  );
   await writer.stop();
 });
 

@@ -2,7 +2,7 @@
 // Retry-After the agent honours, per device, decided before the body is stored; and defaults that
 // an agent on the server's schedule never meets.
 import { afterEach, describe, expect, test } from 'vitest';
-import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon } from '../support/agent';
+import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon, until } from '../support/agent';
 import { logEntries, startServer, type RunningServer } from '../support/server';
 import { Readable } from 'node:stream';
 import { ROUTES } from '../../src/protocol/schemas';
@@ -27,18 +27,18 @@ function statusesLogged(server: RunningServer): (number | undefined)[] {
 
 describe('per-device rate limits', () => {
   test('heartbeats beyond the budget get 429 too_many_requests with Retry-After; another device is not affected', async () => {
-    const server = await serve(['--rate-limit-heartbeats', '6']);
-    const device = await enrolledDevice(server); // its first heartbeat is one of the six
+    // 3 a minute: one comes back every 20 s, far more than these requests take on a busy machine.
+    const server = await serve(['--rate-limit-heartbeats', '3']);
+    const device = await enrolledDevice(server); // its first heartbeat is one of the three
     const body = heartbeatBody({ hardware_uuid: device.hardwareUuid });
-    for (let i = 0; i < 5; i += 1) expect((await heartbeat(server, device.apiKey, body)).status).toBe(200);
+    for (let i = 0; i < 2; i += 1) expect((await heartbeat(server, device.apiKey, body)).status).toBe(200);
 
     const refused = await heartbeat(server, device.apiKey, body);
     expectError(refused, 429, 'too_many_requests');
     expect(refused.body?.message).toMatch(/sent heartbeats faster than this server allows; retry after \d+ s/);
-    // 6 per minute: one comes back every 10 s.
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(10);
+    expect(retryAfter).toBeLessThanOrEqual(20);
 
     const other = await enrolledDevice(server);
     expect((await heartbeat(server, other.apiKey, heartbeatBody({ hardware_uuid: other.hardwareUuid }))).status).toBe(200);
@@ -104,14 +104,18 @@ describe('per-device rate limits', () => {
     try {
       await enrollWithToken(stateDir, server.url, (await server.createDevice()).enrollment_token);
       const daemon = startDaemon(stateDir);
-      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      // What about 8 s of this schedule sends, however long a busy machine takes for it; a 429 ends the wait.
+      const count = (statuses: (number | undefined)[], status: number) => statuses.filter((logged) => logged === status).length;
+      await until(
+        () => statusesLogged(server),
+        (statuses) => statuses.includes(429) || (count(statuses, 200) >= 8 && count(statuses, 204) >= 1),
+        150_000,
+        '8 heartbeats and a posture upload',
+      );
       expect((await stopDaemon(daemon)).code).toBe(0);
     } finally {
       await removeStateDir(stateDir);
     }
-    const statuses = statusesLogged(server);
-    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(5);
-    expect(statuses.filter((status) => status === 204).length).toBeGreaterThanOrEqual(1);
-    expect(statuses).not.toContain(429);
-  }, 40_000);
+    expect(statusesLogged(server)).not.toContain(429);
+  }, 240_000);
 });

@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { POSTURE_REPORT_HEADER } from '../../src/protocol/schemas';
 import { ON_POSTGRES, queryDatabase } from '../support/postgres';
-import { startServer, type RunningServer } from '../support/server';
+import { until } from '../support/agent';
+import { logEntries, startServer, type RunningServer } from '../support/server';
 import { enrolledDevice, postures, result } from './client';
 
 const servers: RunningServer[] = [];
@@ -20,14 +21,6 @@ async function serve(args: string[]): Promise<RunningServer> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(100);
-  }
-}
 
 /** Read straight from the database: quicker than `device show`, for timing-sensitive checks. */
 async function column(server: RunningServer, sql: string): Promise<string[]> {
@@ -47,19 +40,27 @@ const checkKeys = (server: RunningServer) => column(server, 'SELECT check_key AS
 
 describe('retention', () => {
   test('results older than --retention are deleted in the background, and their emptied reports; newer ones stay', async () => {
-    const server = await serve(['--retention', '4s', '--retention-interval', '1s']);
+    const server = await serve(['--retention', '6s', '--retention-interval', '1s']);
     const device = await enrolledDevice(server);
     const old = await postures(server, device.apiKey, { results: [result({ check_key: 'OLD_1' }), result({ check_key: 'OLD_2' })] });
     expect(old.status).toBe(204);
     const oldReport = old.headers[POSTURE_REPORT_HEADER] as string;
-    await sleep(2_500);
+    // Ages 4 s apart: the sweeps (every second) in between find the old results past --retention, the newer one not.
+    await sleep(4_000);
     expect((await postures(server, device.apiKey, { results: [result({ check_key: 'NEWER' })] })).status).toBe(204);
 
-    await until(async () => (await checkKeys(server)).length < 3, 10_000);
-    expect(await checkKeys(server)).toEqual(['NEWER']);
-    await until(async () => !(await reportIds(server)).includes(oldReport), 5_000);
-    expect(server.logs()).toMatch(/"deleted_results":2.*retention: deleted old posture results/);
-  }, 20_000);
+    // The first sweep that deletes anything takes the two old results and their emptied report, and
+    // keeps NEWER (later sweeps delete it in turn: the database is read after that first one).
+    const [first] = await until(
+      () => logEntries(server.logs()).filter((entry) => entry.msg === 'retention: deleted old posture results'),
+      (sweeps) => sweeps.length > 0,
+      60_000,
+      'a retention sweep that deletes',
+    );
+    expect(first).toMatchObject({ deleted_results: 2, deleted_reports: 1 });
+    expect((await checkKeys(server)).filter((key) => key !== 'NEWER')).toEqual([]);
+    expect(await reportIds(server)).not.toContain(oldReport);
+  }, 120_000);
 
   test('each device keeps at most --retention-results results, the newest; other devices are untouched', async () => {
     const server = await serve(['--retention-results', '5', '--retention-interval', '1s']);
@@ -72,14 +73,16 @@ describe('retention', () => {
     expect((await postures(server, quiet.apiKey, { results: [result({ check_key: 'Q' })] })).status).toBe(204);
 
     await until(
-      async () => (await column(server, `SELECT id AS value FROM posture_results WHERE device_id = '${busy.deviceId}'`)).length === 5,
-      15_000,
+      () => column(server, `SELECT id AS value FROM posture_results WHERE device_id = '${busy.deviceId}'`),
+      (ids) => ids.length === 5,
+      60_000,
+      "the busy device's results trimmed to 5",
     );
     expect((await server.showDevice(busy.deviceId)).postures.map((p) => p.check_key)).toEqual(['B1_3', 'B2_0', 'B2_1', 'B2_2', 'B2_3']);
     expect((await server.showDevice(quiet.deviceId)).postures.map((p) => p.check_key)).toEqual(['Q']);
     // The report whose results were trimmed is young: kept, so a later batch of its cycle is accepted.
     expect(await reportIds(server)).toHaveLength(4);
-  }, 40_000);
+  }, 120_000);
 
   test('bad retention values are refused at start with exit 2', async () => {
     await expect(startServer({ args: ['--retention', '0s'] })).rejects.toThrow(

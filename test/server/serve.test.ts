@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
 import { logEntries, SERVER_BIN, startServer, tryServerCli } from '../support/server';
 import { call, enroll, enrolledDevice, expectUsageError, heartbeatBody } from './client';
+import { makeThrowawayCa } from '../agent/throwawayCa';
 
 const scratch = mkdtempSync(join(tmpdir(), 'device-agent-serve-test-'));
 
@@ -112,38 +113,16 @@ describe.concurrent('invalid serve flags: exit 2 with a clear message', () => {
 describe('TLS', () => {
   let cert: string;
   let key: string;
+  let caCert: string;
   beforeAll(() => {
-    const dir = mkdtempSync(join(tmpdir(), 'device-agent-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-    key = readFileSync(join(dir, 'key.pem'), 'utf8');
+    const ca = makeThrowawayCa();
+    ({ cert, key } = ca);
+    caCert = readFileSync(ca.caFile, 'utf8');
   });
 
   test('--tls-cert/--tls-key serve HTTPS; device create prints the https URL', async () => {
     const server = await startServer({ tls: { cert, key } });
-    const trusting = new Agent({ connect: { ca: cert } });
+    const trusting = new Agent({ connect: { ca: caCert } });
     try {
       expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       expect(server.logs()).not.toContain('production belongs behind TLS');
@@ -174,7 +153,7 @@ describe('stopping', () => {
     socket.setEncoding('utf8').on('data', (chunk: string) => (response += chunk));
     const closed = new Promise((resolve) => socket.on('close', resolve));
     const until = async (condition: () => boolean | Promise<boolean>, what: string) => {
-      for (const deadline = Date.now() + 10_000; !(await condition());) {
+      for (const deadline = Date.now() + 60_000; !(await condition());) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }

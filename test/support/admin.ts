@@ -19,6 +19,18 @@ export async function createAdminToken(
   return parseJson(stdout);
 }
 
+/** `device-agent-server admin <args>` with `input` on standard input; resolves with the exit code and output. */
+export function runAdmin(args: readonly string[], input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  // Never spawnSync: a test blocked on a child cannot see its HTTP connections close meanwhile.
+  const child = spawn(process.execPath, [SERVER_BIN, 'admin', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: serverEnv() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
 /** `admin add` with the password on standard input; resolves with the exit code and output. */
 export function addAccount(
   server: Pick<RunningServer, 'dbPath'>,
@@ -27,17 +39,7 @@ export function addAccount(
   password: string,
   extraFlags: readonly string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(
-    process.execPath,
-    [SERVER_BIN, 'admin', 'add', '--db', server.dbPath, '--email', email, ...reachFlags(reach), ...extraFlags],
-    { stdio: ['pipe', 'pipe', 'pipe'], env: serverEnv() },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end(`${password}\n`);
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  return runAdmin(['add', '--db', server.dbPath, '--email', email, ...reachFlags(reach), ...extraFlags], `${password}\n`);
 }
 
 export interface Page {

@@ -53,7 +53,7 @@ export function runAgent(args: readonly string[], options: RunOptions = {}): Pro
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdin.on('error', () => undefined); // the agent may exit before reading its input
   child.stdin.end(options.input ?? '');
-  const timeoutMs = options.timeoutMs ?? 20_000;
+  const timeoutMs = options.timeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -220,7 +220,7 @@ export async function stopDaemon(daemon: RunningDaemon): Promise<{ code: number 
 export async function until<T>(
   probe: () => Promise<T> | T,
   accept: (value: T) => boolean,
-  timeoutMs = 15_000,
+  timeoutMs = 60_000,
   what = 'condition',
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -133,7 +133,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     seen: (route) => requests.filter((r) => r.route === route),
     add: (rule) => void rules.push({ ...rule, remaining: rule.times ?? Number.POSITIVE_INFINITY }),
     clearRules: () => void (rules = []),
-    async waitFor(predicate, timeoutMs = 15_000) {
+    async waitFor(predicate, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(requests)) {
         if (Date.now() > deadline) {

@@ -4,10 +4,11 @@
 // to an unprivileged user (`nobody` unless DEVICE_AGENT_TEST_PG_USER names another).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findTool, postgresBinDirs } from './systemTools';
 
 /** What tests need to reach the cluster's superuser over TCP; serializable for vitest's `provide`. */
 export interface PostgresCluster {
@@ -39,19 +40,14 @@ export interface ClusterOptions {
   durable?: boolean;
 }
 
-/** Debian's layout (/usr/lib/postgresql/<major>/bin), newest major first; DEVICE_AGENT_TEST_PG_BIN overrides. */
 function binDir(): string {
-  const explicit = process.env.DEVICE_AGENT_TEST_PG_BIN;
-  if (explicit) return explicit;
-  const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).filter((name) => /^\d+$/.test(name)) : [];
-  const newest = majors.sort((a, b) => Number(b) - Number(a)).find((major) => existsSync(join(root, major, 'bin', 'initdb')));
-  if (!newest) {
+  const dir = postgresBinDirs().find((candidate) => findTool('initdb', [candidate]) && findTool('pg_ctl', [candidate]));
+  if (!dir) {
     throw new Error(
-      `no PostgreSQL server binaries under ${root} (install Debian's postgresql package, or set DEVICE_AGENT_TEST_PG_BIN to the directory holding initdb and pg_ctl)`,
+      "no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql nor on the PATH (install Debian's postgresql package, or set DEVICE_AGENT_TEST_PG_BIN to the directory holding them)",
     );
   }
-  return join(root, newest, 'bin');
+  return dir;
 }
 
 function freePort(): Promise<number> {

@@ -6,14 +6,12 @@ import { once } from 'node:events';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll } from 'vitest';
 import { tempDir } from './agent';
+import type { Tool } from './systemTools';
 
-const TOOLS = ['dbus-daemon', 'dbus-send', 'gnome-keyring-daemon', 'secret-tool'] as const;
-
-/** The tools this needs that are not installed (empty when the keyring tests can run). */
-export function missingSecretServiceTools(): string[] {
-  return TOOLS.filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0);
-}
+/** What `startSecretService` runs: for `requireTools`. */
+export const SECRET_SERVICE_TOOLS: readonly Tool[] = ['dbus-daemon', 'dbus-send', 'gnome-keyring-daemon', 'secret-tool'];
 
 export interface SecretService {
   /** Environment for child processes that must see this Secret Service (and nothing else). */
@@ -107,6 +105,18 @@ export async function startSecretService(password = 'device-agent-test-keyring')
     await stop();
     throw err;
   }
+}
+
+/** A Secret Service for the suite it is called in: started before its tests, stopped after them. */
+export function useSecretService(): { readonly current: SecretService } {
+  const holder: { current?: SecretService } = {};
+  beforeAll(async () => {
+    holder.current = await startSecretService();
+  });
+  afterAll(async () => {
+    await holder.current?.stop();
+  });
+  return holder as { readonly current: SecretService };
 }
 
 /**

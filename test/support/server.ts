@@ -79,7 +79,7 @@ export const NO_RATE_LIMITS = ['--rate-limit-heartbeats', '0', '--rate-limit-pos
 export const SERVER_BIN =
   process.env.DEVICE_AGENT_SERVER_TEST_BIN ?? fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
 
-const STARTUP_TIMEOUT_MS = 15_000;
+const STARTUP_TIMEOUT_MS = 60_000;
 const runFile = promisify(execFile);
 
 const cleanups = new Set<() => void>();
