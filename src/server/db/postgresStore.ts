@@ -32,6 +32,7 @@ import {
   type PoolUse,
   type PostureDecision,
   type PostureFacts,
+  type PostureReads,
   type SchemaVersions,
   type Store,
   type StoredPostureResult,
@@ -575,7 +576,7 @@ export class PostgresStore implements Store {
 
   async recordPostures<Refusal>(
     device: DeviceRef,
-    reportIds: readonly PostureReportId[],
+    { reportIds, checkKeys }: PostureReads,
     now: string,
     decide: (facts: PostureFacts) => PostureDecision<Refusal>,
   ): Promise<PostureDecision<Refusal>> {
@@ -595,7 +596,19 @@ export class PostgresStore implements Store {
                 reportIds,
                 device.orgId,
               ]);
-        const decision = decide({ state: locked?.state, ownReports: new Set(own.map((row) => row.id)) });
+        // Read after the lock, in a statement of its own: it sees the keys of an upload that held the
+        // lock before (a statement's snapshot is taken when it starts; READ COMMITTED).
+        const held = checkKeys
+          ? await rows<{ check_key: string }>(db, 'SELECT check_key FROM latest_results WHERE org_id = $1 AND device_id = $2', [
+              device.orgId,
+              device.id,
+            ])
+          : [];
+        const decision = decide({
+          state: locked?.state,
+          ownReports: new Set(own.map((row) => row.id)),
+          checkKeys: new Set(held.map((row) => row.check_key)),
+        });
         if ('refuse' in decision) return decision;
         const { newReport, results } = decision.write;
         if (newReport !== null) {

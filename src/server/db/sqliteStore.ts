@@ -27,6 +27,7 @@ import {
   type HeartbeatWrite,
   type PostureDecision,
   type PostureFacts,
+  type PostureReads,
   type ResultToWrite,
   type SchemaVersions,
   type Store,
@@ -167,6 +168,7 @@ export class SqliteStore implements Store {
            result_id = excluded.result_id, report_id = excluded.report_id, status = excluded.status,
            evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at`,
       ),
+      checkKeysOfDevice: s<[string, string], string>('SELECT check_key FROM latest_results WHERE org_id = ? AND device_id = ?').pluck(),
       latestOfDevice: s<[string, string], PostureRow>(
         `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at
          FROM latest_results WHERE org_id = ? AND device_id = ? ORDER BY check_key`,
@@ -611,7 +613,7 @@ export class SqliteStore implements Store {
 
   recordPostures<Refusal>(
     device: DeviceRef,
-    reportIds: readonly PostureReportId[],
+    reads: PostureReads,
     now: string,
     decide: (facts: PostureFacts) => PostureDecision<Refusal>,
   ): Promise<PostureDecision<Refusal>> {
@@ -621,7 +623,8 @@ export class SqliteStore implements Store {
         .transaction((): PostureDecision<Refusal> => {
           const decision = decide({
             state: st.stateOfDevice.get(device.id, device.orgId)?.state,
-            ownReports: new Set(reportIds.filter((id) => st.reportInOrganization.get(id, device.orgId))),
+            ownReports: new Set(reads.reportIds.filter((id) => st.reportInOrganization.get(id, device.orgId))),
+            checkKeys: new Set(reads.checkKeys ? st.checkKeysOfDevice.all(device.orgId, device.id) : []),
           });
           if ('refuse' in decision) return decision;
           const { newReport, results } = decision.write;
