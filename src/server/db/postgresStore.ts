@@ -706,6 +706,17 @@ export class PostgresStore implements Store {
     );
   }
 
+  async deleteLatestReceivedBefore(cutoff: string, limit: number): Promise<number> {
+    // No index on received_at, as on SQLite: every upload rewrites it. The condition is checked
+    // again on the row as it is when deleted: an upload refreshing it meanwhile keeps it.
+    return changes(
+      this.pool,
+      `DELETE FROM latest_results
+       WHERE ctid = ANY(ARRAY(SELECT ctid FROM latest_results WHERE received_at < $1 LIMIT $2)) AND received_at < $1`,
+      [cutoff, limit],
+    );
+  }
+
   async deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number> {
     return changes(
       this.pool,

@@ -222,6 +222,11 @@ export class SqliteStore implements Store {
                         ORDER BY id DESC LIMIT 1 OFFSET @keep)
            ORDER BY id LIMIT @limit)`,
       ),
+      // No index on received_at: the upload's refresh of a latest result would then rewrite one (see
+      // refreshLatest); the sweep scans the table instead, once per batch.
+      deleteLatestReceivedBefore: s<[string, number]>(
+        `DELETE FROM latest_results WHERE rowid IN (SELECT rowid FROM latest_results WHERE received_at < ? LIMIT ?)`,
+      ),
       deleteEmptyReportsCreatedBefore: s<[string, number]>(
         `DELETE FROM posture_reports WHERE id IN (
            SELECT p.id FROM posture_reports p
@@ -684,6 +689,10 @@ export class SqliteStore implements Store {
 
   deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): Promise<number> {
     return this.write(() => this.statements.deleteResultsBeyond.run({ org_id: device.orgId, device_id: device.id, keep, limit }).changes);
+  }
+
+  deleteLatestReceivedBefore(cutoff: string, limit: number): Promise<number> {
+    return this.write(() => this.statements.deleteLatestReceivedBefore.run(cutoff, limit).changes);
   }
 
   deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number> {

@@ -376,6 +376,11 @@ export interface Store {
   devicesWithMoreResultsThan(keep: number, seenSince: string | null): Promise<DeviceRef[]>;
   /** Deletes the device's oldest results beyond its newest `keep`. */
   deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): Promise<number>;
+  /**
+   * Deletes latest results received before `cutoff`: the check keys a device has not reported
+   * since, which then no longer count towards its cap nor show in the fleet summary.
+   */
+  deleteLatestReceivedBefore(cutoff: string, limit: number): Promise<number>;
   /** Deletes posture reports created before `cutoff` that no longer hold any result. */
   deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number>;
 }
