@@ -12,6 +12,7 @@ const shared = {
 const ON_EVERY_ENGINE = [
   'admin',
   'adminApi',
+  'checkKeyCap',
   'enroll',
   'fuzz',
   'heartbeat',
