@@ -27,7 +27,12 @@ export const MODULES = {
   },
   serverPostures: {
     mutate: ['src/server/routes/postures.ts'],
-    tests: ['test/server/postures.test.ts', 'test/server/rateLimits.test.ts', 'test/server/heartbeatWrites.test.ts'],
+    tests: [
+      'test/server/postures.test.ts',
+      'test/server/rateLimits.test.ts',
+      'test/server/heartbeatWrites.test.ts',
+      'test/server/checkKeyCap.test.ts',
+    ],
     coverage: 'off',
   },
   serverEnroll: { mutate: ['src/server/routes/enroll.ts'], tests: ['test/server/enroll.test.ts'], coverage: 'off' },

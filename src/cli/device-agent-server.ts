@@ -23,6 +23,7 @@ import { DatabaseOpenError, openStore, type StoreOptions } from '../server/db/op
 import type { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
 import { LOG_LEVELS, type LogLevel } from '../server/logLevels';
+import { DEFAULT_MAX_CHECK_KEYS, MIN_MAX_CHECK_KEYS } from '../server/limitDefaults';
 import { TRUST_PROXY_HINT } from '../server/forwarded';
 import { parseOrigin } from '../server/publicUrl';
 import { UsageError } from '../server/usage';
@@ -132,6 +133,7 @@ interface ServeOptions {
   retention: number;
   retentionResults: number;
   retentionInterval: number;
+  maxCheckKeys: number;
   deviceCache: number;
 }
 
@@ -234,6 +236,12 @@ program
       .default(parseDuration('10m'), '10m'),
   )
   .option(
+    '--max-check-keys <n>',
+    `distinct check keys per device: the ${MIN_MAX_CHECK_KEYS} official ones (always accepted) and n - ${MIN_MAX_CHECK_KEYS} others; a new key beyond them is refused with 400`,
+    integerIn(MIN_MAX_CHECK_KEYS, 10_000),
+    DEFAULT_MAX_CHECK_KEYS,
+  )
+  .option(
     '--device-cache <n>',
     'devices whose authentication and last heartbeat are kept in memory (0: none; about 1 KiB each)',
     integerIn(0, MAX_COUNT),
@@ -285,6 +293,7 @@ program
         signIns: opts.rateLimitSignIns,
       },
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
+      maxCheckKeys: opts.maxCheckKeys,
       deviceCacheSize: opts.deviceCache,
       invocation: invocation(),
     });

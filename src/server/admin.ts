@@ -18,7 +18,7 @@ import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './public
 import { withRemediation, type Remediation } from './remediation';
 import { parseId } from './ids';
 import { NotFoundError, UsageError } from './usage';
-import { PLATFORMS, STATUSES } from '../protocol/constants';
+import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
 import { HeartbeatRequest } from '../protocol/schemas';
 
 /** The admin CLI's reach: the whole database. */
@@ -335,6 +335,15 @@ export interface ComplianceOptions {
   now?: Date;
 }
 
+/**
+ * The summary's checks other than the official ones: those reported by the most devices, at most
+ * this many, so that custom keys (up to --max-check-keys − 9 per device, each device its own) cannot
+ * flood every admin's overview. The official checks are always shown.
+ */
+export const MAX_OTHER_CHECKS_SHOWN = 20;
+
+const OFFICIAL_CHECKS: ReadonlySet<string> = new Set(CHECK_KEYS);
+
 /** A device not heard from for this long is offline (stale is twice its heartbeat interval). */
 const OFFLINE_AFTER_MS = 3 * 86_400_000;
 
@@ -346,7 +355,11 @@ export interface ComplianceSummary {
   devices: { total: number; by_state: Record<string, number>; by_platform: Record<string, number> };
   /** ACTIVE devices, and those not seen for longer than twice the heartbeat interval (stale) or OFFLINE_AFTER_MS (offline). */
   presence: { active: number; stale: number; offline: number; stale_after_seconds: number; offline_after_seconds: number };
-  /** Per check, ACTIVE devices by the status of their latest result; older than twice the posture interval counts as stale. */
+  /**
+   * Per check, ACTIVE devices by the status of their latest result; older than twice the posture
+   * interval counts as stale. The official checks, and the MAX_OTHER_CHECKS_SHOWN others that the
+   * most devices report.
+   */
   checks: ({ check_key: string } & StatusCounts)[];
 }
 
@@ -367,11 +380,16 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
     byPlatform[platform] = (byPlatform[platform] ?? 0) + row.count;
   }
   const checks = new Map<string, { check_key: string } & StatusCounts>();
+  const reporting = new Map<string, number>();
   for (const row of counts.checks) {
     const entry = checks.get(row.checkKey) ?? { check_key: row.checkKey, ...emptyCounts() };
     if (row.fresh) entry[row.status] += row.count;
     checks.set(row.checkKey, entry);
+    reporting.set(row.checkKey, (reporting.get(row.checkKey) ?? 0) + row.count);
   }
+  const others = [...reporting.keys()].filter((key) => !OFFICIAL_CHECKS.has(key));
+  others.sort((a, b) => reporting.get(b)! - reporting.get(a)! || a.localeCompare(b));
+  for (const key of others.slice(MAX_OTHER_CHECKS_SHOWN)) checks.delete(key);
   for (const entry of checks.values()) entry.MISSING_OR_STALE = counts.active - STATUSES.reduce((sum, status) => sum + entry[status], 0);
   return {
     org: org ?? null,

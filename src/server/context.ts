@@ -13,6 +13,8 @@ import type { RateLimiter } from './rateLimit';
 export interface AppConfig {
   heartbeatIntervalSeconds: number;
   postureIntervalSeconds: number;
+  /** Distinct check keys a device may hold (deviceLifecycle.ts: firstKeyBeyondCap). */
+  maxCheckKeys: number;
   /** The HTTPS server's options (./tls); plain HTTP without. */
   tls?: TlsOptions;
   /** Behind a TLS-terminating proxy: who it is, and the per-agent-address cap (./forwarded). */

@@ -12,6 +12,7 @@
 // hold them against every concurrent writer: a hardware_uuid is unique per organization among
 // devices that are not REVOKED (a partial unique index), and a REVOKED device has no API key (a
 // CHECK constraint). Answers are typed values; `refusalError` is the HTTP error each refusal gets.
+import { CHECK_KEYS } from '../protocol/constants';
 import { hashCredential, isCredential, newCredential } from './credentials';
 import type {
   DeviceAttributes,
@@ -24,6 +25,7 @@ import type {
   Store,
   Transition,
 } from './db/store';
+import { DEFAULT_MAX_CHECK_KEYS } from './limitDefaults';
 import { HttpError, badRequest, conflict, keyRefused, tokenRefused, unauthorized } from './errors';
 import { newId, parseId, type DeviceId, type PostureReportId } from './ids';
 
@@ -61,7 +63,8 @@ export type Refusal =
   | { kind: 'revoked' }
   | { kind: 'hardware_uuid_taken' }
   | { kind: 'not_active' }
-  | { kind: 'invalid_correlation_id'; index: number };
+  | { kind: 'invalid_correlation_id'; index: number }
+  | { kind: 'check_key_cap'; index: number; cap: number };
 
 /** The agent API's answer to a refusal. */
 export function refusalError(refusal: Refusal): HttpError {
@@ -76,6 +79,10 @@ export function refusalError(refusal: Refusal): HttpError {
       return unauthorized('the device has not completed a heartbeat yet (or was revoked)');
     case 'invalid_correlation_id':
       return badRequest(`results[${refusal.index}].correlation_id is not a posture report of this organization`);
+    case 'check_key_cap':
+      return badRequest(
+        `results[${refusal.index}].check_key is a new check key beyond this device's cap of ${refusal.cap} distinct check keys (the nine official ones and ${refusal.cap - OFFICIAL_KEYS.size} others)`,
+      );
   }
 }
 
@@ -114,7 +121,7 @@ export async function heartbeat(store: Store, device: DeviceRef, attributes: Dev
   }
 }
 
-type PostureRefusal = Extract<Refusal, { kind: 'not_active' | 'invalid_correlation_id' }>;
+type PostureRefusal = Extract<Refusal, { kind: 'not_active' | 'invalid_correlation_id' | 'check_key_cap' }>;
 export type PosturesOutcome = { kind: 'recorded'; createdReportId: PostureReportId | null } | PostureRefusal;
 
 /**
@@ -130,15 +137,52 @@ export function reportIdsToCheck(results: readonly NewPostureResult[]): PostureR
   return [...ids];
 }
 
+const OFFICIAL_KEYS: ReadonlySet<string> = new Set(CHECK_KEYS);
+
+/**
+ * Whether the store must read the device's check keys for an upload: only when it carries a key
+ * other than the official ones (the agent's own uploads never do, so they cost no extra read).
+ */
+export function needsCheckKeys(results: readonly NewPostureResult[]): boolean {
+  return results.some((r) => !OFFICIAL_KEYS.has(r.checkKey));
+}
+
+/**
+ * The first result whose check key would take the device past `cap` distinct check keys, or -1.
+ * The official keys are always accepted (an agent never loses them to custom checks) and keep
+ * their places within the cap: the device may hold `cap` − 9 other keys, those of its latest
+ * results (retention removes a key not reported for longer than results are kept).
+ */
+export function firstKeyBeyondCap(held: ReadonlySet<string>, results: readonly NewPostureResult[], cap: number): number {
+  const allowance = cap - OFFICIAL_KEYS.size;
+  let others = 0;
+  for (const key of held) if (!OFFICIAL_KEYS.has(key)) others += 1;
+  const added = new Set<string>();
+  return results.findIndex(({ checkKey }) => {
+    if (OFFICIAL_KEYS.has(checkKey) || held.has(checkKey) || added.has(checkKey)) return false;
+    added.add(checkKey);
+    others += 1;
+    return others > allowance;
+  });
+}
+
 /**
  * Whether an upload's results are stored, decided on what its transaction read: only an ACTIVE
  * device's; a correlation id must name a posture report of the device's own organization (spec §4:
- * otherwise 400, the first such result named); results without one share one new report.
+ * otherwise 400, the first such result named); a new check key must fit the device's cap (400,
+ * the whole batch: the agent splits a refused batch until the offending results stand alone, so
+ * its other results are stored); results without a correlation id share one new report.
  */
-export function decidePostures(facts: PostureFacts, results: readonly NewPostureResult[]): PostureDecision<PostureRefusal> {
+export function decidePostures(
+  facts: PostureFacts,
+  results: readonly NewPostureResult[],
+  maxCheckKeys: number,
+): PostureDecision<PostureRefusal> {
   if (!POSTURES_ACCEPTED_IN.some((state) => state === facts.state)) return { refuse: { kind: 'not_active' } };
   const index = results.findIndex((r) => r.correlationId !== null && !facts.ownReports.has(r.correlationId));
   if (index !== -1) return { refuse: { kind: 'invalid_correlation_id', index } };
+  const beyond = firstKeyBeyondCap(facts.checkKeys, results, maxCheckKeys);
+  if (beyond !== -1) return { refuse: { kind: 'check_key_cap', index: beyond, cap: maxCheckKeys } };
   const newReport = results.some((r) => r.correlationId === null) ? newId('postureReport') : null;
   return {
     write: {
@@ -161,8 +205,10 @@ export async function uploadPostures(
   device: DeviceRef,
   results: readonly NewPostureResult[],
   now: string,
+  maxCheckKeys = DEFAULT_MAX_CHECK_KEYS,
 ): Promise<PosturesOutcome> {
-  const decision = await store.recordPostures(device, reportIdsToCheck(results), now, (facts) => decidePostures(facts, results));
+  const reads = { reportIds: reportIdsToCheck(results), checkKeys: needsCheckKeys(results) };
+  const decision = await store.recordPostures(device, reads, now, (facts) => decidePostures(facts, results, maxCheckKeys));
   return 'refuse' in decision ? decision.refuse : { kind: 'recorded', createdReportId: decision.write.newReport };
 }
 

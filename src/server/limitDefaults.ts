@@ -1,5 +1,6 @@
 // Defaults of the connection caps and per-device rate limits, derived from the machine and from
 // the schedule this server gives its agents.
+import { CHECK_KEYS } from '../protocol/constants';
 import { openFileLimit } from './openFileLimit';
 
 /** Descriptors kept for the database, its -wal and -shm, logs and the listening socket. */
@@ -34,3 +35,10 @@ export function connectionCap(requested: number | undefined, limit = openFileLim
 export function defaultRequestsPerMinute(intervalSeconds: number, floor: number): number {
   return Math.max(floor, Math.ceil((SCHEDULE_HEADROOM * 60) / intervalSeconds));
 }
+
+/**
+ * Distinct check keys per device (--max-check-keys): the nine official ones and 55 others for an
+ * organization's custom checks. At least the official ones: they are always accepted.
+ */
+export const DEFAULT_MAX_CHECK_KEYS = 64;
+export const MIN_MAX_CHECK_KEYS = CHECK_KEYS.length;

@@ -1,5 +1,5 @@
 // What `GET /metrics` reports, in Prometheus' text format (prom-client): requests by route, method
-// and status, their latency, rate-limit refusals, devices by state and the database pool, read from
+// and status, their latency, rate-limit and check-key-cap refusals, devices by state and the database pool, read from
 // the store at each scrape, SQLite's write-ahead log, and the process' own metrics. Every label has
 // a bounded set of values: routes are the known paths or "(unknown)", never a client's path.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -9,6 +9,8 @@ export interface ServerMetrics {
   registry: Registry;
   /** One answered request. */
   observeRequest(request: { route: string; method: string; status: number; seconds: number }): void;
+  /** One posture upload refused because it would take its device past the check key cap. */
+  observeCheckKeyCap(): void;
 }
 
 export function createMetrics(store: Store): ServerMetrics {
@@ -31,6 +33,11 @@ export function createMetrics(store: Store): ServerMetrics {
     name: 'device_agent_server_rate_limit_refusals_total',
     help: 'Requests refused with 429 by the per-device rate limits of this process, by route',
     labelNames: ['route'] as const,
+    registers: [registry],
+  });
+  const checkKeyCap = new Counter({
+    name: 'device_agent_server_check_key_cap_refusals_total',
+    help: 'Posture uploads refused with 400 by this process because they would take a device past --max-check-keys',
     registers: [registry],
   });
   new Gauge({
@@ -80,6 +87,9 @@ export function createMetrics(store: Store): ServerMetrics {
       requests.inc({ route, method, status: String(status) });
       latency.observe({ route, method }, seconds);
       if (status === 429) refusals.inc({ route });
+    },
+    observeCheckKeyCap() {
+      checkKeyCap.inc();
     },
   };
 }

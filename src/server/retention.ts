@@ -1,6 +1,8 @@
 // Retention of posture results, applied in the background by `serve`: results older than the
 // maximum age, and each device's oldest results beyond its cap, are deleted in small batches (the
-// event loop and the admin CLI get their turn between two); then posture reports past the age that
+// event loop and the admin CLI get their turn between two); then the latest results of check keys
+// a device has not reported within the age (so that a key it no longer sends leaves the fleet
+// summary and frees its place under --max-check-keys), and posture reports past the age that
 // hold no result any more. A report younger than the age is kept even when empty, so that an agent
 // still sending batches of that cycle with its correlation_id is not refused.
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -42,11 +44,12 @@ export function startRetention(
     for (const device of await store.devicesWithMoreResultsThan(policy.maxResultsPerDevice, previousStart)) {
       results += await drain(() => store.deleteResultsBeyond(device, policy.maxResultsPerDevice, BATCH_SIZE));
     }
+    const checkKeys = await drain(() => store.deleteLatestReceivedBefore(cutoff, BATCH_SIZE));
     const reports = await drain(() => store.deleteEmptyReportsCreatedBefore(cutoff, BATCH_SIZE));
     previousStart = started.toISOString();
-    if (results > 0 || reports > 0) {
+    if (results > 0 || checkKeys > 0 || reports > 0) {
       logger.info(
-        { deleted_results: results, deleted_reports: reports, ms: Date.now() - started.getTime() },
+        { deleted_results: results, deleted_check_keys: checkKeys, deleted_reports: reports, ms: Date.now() - started.getTime() },
         'retention: deleted old posture results',
       );
     }

@@ -43,6 +43,8 @@ export interface ServeOptions {
   /** Per device and minute: heartbeats, posture requests, posture bytes (0: unlimited). */
   rateLimits: { heartbeats: number; postures: number; postureBytes: number; signIns: number };
   retention: RetentionPolicy;
+  /** Distinct check keys a device may hold. */
+  maxCheckKeys: number;
   /** Devices whose authentication and last heartbeat this process remembers (0: none). */
   deviceCacheSize: number;
   /** How this program was started, to print a `device create` command that works as is. */
@@ -60,6 +62,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const config: AppConfig = {
     heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
     postureIntervalSeconds: options.postureIntervalSeconds,
+    maxCheckKeys: options.maxCheckKeys,
     tls: tls?.options,
     forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
   };
@@ -114,7 +117,10 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   const createCommand = `${options.invocation} device create --db ${shellQuote(db)} --org <organization>`;
   logger.info({ command: createCommand }, `create a device with: ${createCommand}`);
-  logger.info({ connections, rate_limits_per_minute: options.rateLimits, retention: options.retention }, 'limits');
+  logger.info(
+    { connections, rate_limits_per_minute: options.rateLimits, retention: options.retention, max_check_keys: options.maxCheckKeys },
+    'limits',
+  );
   const retention = startRetention(store, options.retention, logger);
   // Last start-up line: whoever waits for it has seen the others.
   logger.info(

@@ -38,7 +38,8 @@ const log = pino(
 );
 
 beforeAll(async () => {
-  server = await startServer();
+  // Each result has a check key of its own: more distinct keys per device than the default cap allows.
+  server = await startServer({ args: ['--max-check-keys', '10000'] });
   proxy = await startFaultProxy(server.url);
   client = createApiClient({ serverUrl: proxy.url });
 });

@@ -7,12 +7,24 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { EnrollmentFacts, NewPostureResult, PostureFacts, Store } from '../../src/server/db/store';
-import { decidePostures, enroll, mayEnroll, refusalError, reportIdsToCheck, type Refusal } from '../../src/server/deviceLifecycle';
+import { CHECK_KEYS } from '../../src/protocol/constants';
+import {
+  decidePostures,
+  enroll,
+  firstKeyBeyondCap,
+  mayEnroll,
+  needsCheckKeys,
+  refusalError,
+  reportIdsToCheck,
+  type Refusal,
+} from '../../src/server/deviceLifecycle';
 import { lifecycleOnStore, newResult } from './deviceLifecycleSuite';
 
 const NOW = '2026-11-25T12:00:00.000Z';
 const REPORT = 'rpt_0123456789abcdef0123456789abcdef';
 const OTHER_REPORT = 'rpt_fedcba9876543210fedcba9876543210';
+/** Room for the nine official check keys and two others. */
+const CAP = 11;
 
 describe('refusalError: the agent API answer of each refusal', () => {
   const answers: [Refusal, number, string, RegExp, boolean][] = [
@@ -25,6 +37,13 @@ describe('refusalError: the agent API answer of each refusal', () => {
       400,
       'bad_request',
       /^results\[7\]\.correlation_id is not a posture report of this organization$/,
+      false,
+    ],
+    [
+      { kind: 'check_key_cap', index: 3, cap: 64 },
+      400,
+      'bad_request',
+      /^results\[3\]\.check_key is a new check key beyond this device's cap of 64 distinct check keys \(the nine official ones and 55 others\)$/,
       false,
     ],
   ];
@@ -75,11 +94,11 @@ describe('reportIdsToCheck: what the store is asked about', () => {
 });
 
 describe('decidePostures: what an upload stores', () => {
-  const active = (...own: string[]): PostureFacts => ({ state: 'ACTIVE', ownReports: new Set(own) });
+  const active = (...own: string[]): PostureFacts => ({ state: 'ACTIVE', ownReports: new Set(own), checkKeys: new Set() });
 
   test('nothing from a device that is not ACTIVE (or not there), before any correlation id is looked at', () => {
     for (const state of ['PENDING', 'REVOKED', undefined] as const) {
-      expect(decidePostures({ state, ownReports: new Set() }, [newResult({ correlationId: 'bad' })])).toEqual({
+      expect(decidePostures({ state, ownReports: new Set(), checkKeys: new Set() }, [newResult({ correlationId: 'bad' })], CAP)).toEqual({
         refuse: { kind: 'not_active' },
       });
     }
@@ -91,7 +110,8 @@ describe('decidePostures: what an upload stores', () => {
       newResult({ checkKey: 'B', status: 'FAIL', correlationId: REPORT }),
       newResult({ checkKey: 'C', status: 'UNKNOWN', evidence: { reason: 'x' } }),
     ];
-    const decision = decidePostures(active(REPORT), results);
+    // Three keys other than the official ones: one more than CAP leaves room for.
+    const decision = decidePostures(active(REPORT), results, CAP + 1);
     if (!('write' in decision)) throw new Error('refused');
     const created = decision.write.newReport;
     expect(created).toMatch(/^rpt_[0-9a-f]{32}$/);
@@ -102,12 +122,12 @@ describe('decidePostures: what an upload stores', () => {
       { reportId: created, checkKey: 'C', status: 'UNKNOWN', evidence: { reason: 'x' }, observedAt: newResult().observedAt },
     ]);
     // A new report each time.
-    const again = decidePostures(active(REPORT), results);
+    const again = decidePostures(active(REPORT), results, CAP + 1);
     expect('write' in again && again.write.newReport).not.toBe(created);
   });
 
   test('no new report when every result names one, nor for an empty batch', () => {
-    expect(decidePostures(active(REPORT), [newResult({ correlationId: REPORT })])).toEqual({
+    expect(decidePostures(active(REPORT), [newResult({ correlationId: REPORT })], CAP)).toEqual({
       write: {
         newReport: null,
         results: [
@@ -121,7 +141,7 @@ describe('decidePostures: what an upload stores', () => {
         ],
       },
     });
-    expect(decidePostures(active(), [])).toEqual({ write: { newReport: null, results: [] } });
+    expect(decidePostures(active(), [], CAP)).toEqual({ write: { newReport: null, results: [] } });
   });
 
   test('a correlation id outside the organization refuses the batch, naming the first such result', () => {
@@ -131,9 +151,44 @@ describe('decidePostures: what an upload stores', () => {
       newResult({ correlationId: OTHER_REPORT }),
       newResult({ correlationId: 'x' }),
     ];
-    expect(decidePostures(active(REPORT), results)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 2 } });
-    expect(decidePostures(active(), results)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 0 } });
-    expect(decidePostures(active(REPORT, OTHER_REPORT), results)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 3 } });
+    expect(decidePostures(active(REPORT), results, CAP)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 2 } });
+    expect(decidePostures(active(), results, CAP)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 0 } });
+    expect(decidePostures(active(REPORT, OTHER_REPORT), results, CAP)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 3 } });
+  });
+
+  test('a new check key beyond the cap refuses the batch, naming the first such result; after the correlation ids', () => {
+    const held = (...keys: string[]): PostureFacts => ({ state: 'ACTIVE', ownReports: new Set([REPORT]), checkKeys: new Set(keys) });
+    const results = [newResult({ checkKey: 'CUSTOM_A' }), newResult({ checkKey: 'CUSTOM_B' }), newResult({ checkKey: 'CUSTOM_C' })];
+    expect(decidePostures(held(), results, CAP)).toEqual({ refuse: { kind: 'check_key_cap', index: 2, cap: CAP } });
+    expect(decidePostures(held(), results.slice(0, 2), CAP)).toHaveProperty('write');
+    expect(decidePostures(held(), results, CAP + 1)).toHaveProperty('write');
+    const late = [...results, newResult({ correlationId: OTHER_REPORT })];
+    expect(decidePostures(held(), late, CAP)).toEqual({ refuse: { kind: 'invalid_correlation_id', index: 3 } });
+  });
+});
+
+describe('firstKeyBeyondCap: the distinct check keys a device may hold', () => {
+  const keys = (...names: string[]) => names.map((checkKey) => newResult({ checkKey }));
+
+  test('the official keys are always accepted and keep their places: cap − 9 others', () => {
+    expect(firstKeyBeyondCap(new Set(), keys(...CHECK_KEYS, 'A', 'B', 'C'), CAP)).toBe(11);
+    // Held custom keys use the allowance even before the official ones arrive.
+    expect(firstKeyBeyondCap(new Set(['A', 'B']), keys(...CHECK_KEYS), CAP)).toBe(-1);
+    expect(firstKeyBeyondCap(new Set(['A', 'B']), keys(...CHECK_KEYS, 'C'), CAP)).toBe(9);
+    expect(firstKeyBeyondCap(new Set(CHECK_KEYS), keys('A', 'B', 'C'), CAP)).toBe(2);
+    expect(firstKeyBeyondCap(new Set(), keys('A'), CHECK_KEYS.length)).toBe(0);
+  });
+
+  test('a key the device holds, or one already counted in the batch, takes no new place', () => {
+    expect(firstKeyBeyondCap(new Set(['A', 'B']), keys('B', 'A', 'A'), CAP)).toBe(-1);
+    expect(firstKeyBeyondCap(new Set(['A']), keys('B', 'B', 'A', 'B', 'C'), CAP)).toBe(4);
+    expect(firstKeyBeyondCap(new Set(), keys('A', 'A', 'B', 'B', 'C'), CAP)).toBe(4);
+  });
+
+  test('only keys other than the official ones need the store to read the device keys', () => {
+    expect(needsCheckKeys(keys(...CHECK_KEYS))).toBe(false);
+    expect(needsCheckKeys(keys())).toBe(false);
+    expect(needsCheckKeys(keys('DISK_ENCRYPTION', 'disk_encryption'))).toBe(true);
   });
 });
 

@@ -3,7 +3,7 @@
 // postgres/deviceLifecycle.test.ts, each with a real store of its engine and no HTTP in between.
 import { describe, expect, test } from 'vitest';
 import { hashCredential, newCredential } from '../../src/server/credentials';
-import type { DeviceRef, DeviceState, NewPostureResult, Store } from '../../src/server/db/store';
+import type { DeviceRef, DeviceState, NewPostureResult, PostureReads, Store } from '../../src/server/db/store';
 import { CREATED_STATE, SEEN_IN, enroll, heartbeat, revoke, uploadPostures } from '../../src/server/deviceLifecycle';
 import type { DeviceId } from '../../src/server/ids';
 import { deviceAttributes } from '../support/storeDevices';
@@ -232,6 +232,32 @@ export function lifecycleOnStore(name: string, store: () => Store): void {
       // Not ACTIVE comes first.
       await revoke(store(), device, at(3));
       expect(await uploadPostures(store(), device, [newResult({ correlationId: 'x' })], at(4))).toEqual({ kind: 'not_active' });
+    });
+
+    test('a new check key beyond the cap refuses the whole batch; the keys the device holds are read in its transaction', async () => {
+      const device = await activeDevice(store());
+      const other = await activeDevice(store());
+      const keys = (...checkKeys: string[]) => checkKeys.map((checkKey) => newResult({ checkKey }));
+      const reads: PostureReads[] = [];
+      const watched = Object.create(store()) as Store;
+      watched.recordPostures = (...args) => {
+        reads.push(args[1]);
+        return store().recordPostures(...args);
+      };
+      // Room for the nine official keys and one other.
+      expect(await uploadPostures(watched, device, keys('FIREWALL_ENABLED', 'CUSTOM_A'), at(1), 10)).toMatchObject({ kind: 'recorded' });
+      expect(await uploadPostures(watched, other, keys('CUSTOM_B'), at(1), 10)).toMatchObject({ kind: 'recorded' });
+      expect(await uploadPostures(watched, device, keys('SCREEN_LOCK', 'CUSTOM_A', 'CUSTOM_B'), at(2), 10)).toEqual({
+        kind: 'check_key_cap',
+        index: 2,
+        cap: 10,
+      });
+      expect((await store().listPostures(device)).map((r) => r.checkKey)).toEqual(['FIREWALL_ENABLED', 'CUSTOM_A']);
+      expect(await uploadPostures(watched, device, keys('SCREEN_LOCK', 'CUSTOM_A'), at(3), 10)).toMatchObject({ kind: 'recorded' });
+      // Only a batch with a key other than the official ones needs the device's keys.
+      expect(reads.map((read) => read.checkKeys)).toEqual([true, true, true, true]);
+      expect(await uploadPostures(watched, device, keys('SCREEN_LOCK', 'TIME_SYNC'), at(4), 10)).toMatchObject({ kind: 'recorded' });
+      expect(reads.at(-1)).toEqual({ reportIds: [], checkKeys: false });
     });
 
     test('an empty batch is accepted and stores nothing', async () => {

@@ -62,6 +62,29 @@ describe('retention', () => {
     expect(await reportIds(server)).not.toContain(oldReport);
   }, 120_000);
 
+  test('a check key not reported within --retention leaves the latest results and frees its place under --max-check-keys', async () => {
+    const server = await serve(['--retention', '3s', '--retention-interval', '1s', '--max-check-keys', '10', '--rate-limit-postures', '0']);
+    const device = await enrolledDevice(server);
+    const latestKeys = () =>
+      column(server, `SELECT check_key AS value FROM latest_results WHERE device_id = '${device.deviceId}' ORDER BY check_key`);
+    const send = async (...keys: string[]) =>
+      (await postures(server, device.apiKey, { results: keys.map((check_key) => result({ check_key })) })).status;
+    expect(await send('DISK_ENCRYPTION', 'GONE')).toBe(204);
+    // Its one place for a key other than the official ones is taken.
+    expect(await send('NEW')).toBe(400);
+
+    // The device goes on reporting its official check, not GONE.
+    await until(async () => {
+      expect(await send('DISK_ENCRYPTION')).toBe(204);
+      return !(await latestKeys()).includes('GONE');
+    }, 15_000);
+    expect(await send('DISK_ENCRYPTION')).toBe(204);
+    expect(await latestKeys()).toEqual(['DISK_ENCRYPTION']);
+    expect(server.logs()).toMatch(/"deleted_check_keys":1,/);
+    expect(await send('NEW')).toBe(204);
+    expect(await latestKeys()).toEqual(['DISK_ENCRYPTION', 'NEW']);
+  }, 30_000);
+
   test('each device keeps at most --retention-results results, the newest; other devices are untouched', async () => {
     const server = await serve(['--retention-results', '5', '--retention-interval', '1s']);
     const busy = await enrolledDevice(server);

@@ -32,6 +32,7 @@ import {
   type PoolUse,
   type PostureDecision,
   type PostureFacts,
+  type PostureReads,
   type SchemaVersions,
   type Store,
   type StoredPostureResult,
@@ -589,7 +590,7 @@ export class PostgresStore implements Store {
 
   async recordPostures<Refusal>(
     device: DeviceRef,
-    reportIds: readonly PostureReportId[],
+    { reportIds, checkKeys }: PostureReads,
     now: string,
     decide: (facts: PostureFacts) => PostureDecision<Refusal>,
   ): Promise<PostureDecision<Refusal>> {
@@ -609,7 +610,19 @@ export class PostgresStore implements Store {
                 reportIds,
                 device.orgId,
               ]);
-        const decision = decide({ state: locked?.state, ownReports: new Set(own.map((row) => row.id)) });
+        // Read after the lock, in a statement of its own: it sees the keys of an upload that held the
+        // lock before (a statement's snapshot is taken when it starts; READ COMMITTED).
+        const held = checkKeys
+          ? await rows<{ check_key: string }>(db, 'SELECT check_key FROM latest_results WHERE org_id = $1 AND device_id = $2', [
+              device.orgId,
+              device.id,
+            ])
+          : [];
+        const decision = decide({
+          state: locked?.state,
+          ownReports: new Set(own.map((row) => row.id)),
+          checkKeys: new Set(held.map((row) => row.check_key)),
+        });
         if ('refuse' in decision) return decision;
         const { newReport, results } = decision.write;
         if (newReport !== null) {
@@ -704,6 +717,17 @@ export class PostgresStore implements Store {
                       ORDER BY id DESC LIMIT 1 OFFSET $3)
          ORDER BY id LIMIT $4)`,
       [device.orgId, device.id, keep, limit],
+    );
+  }
+
+  async deleteLatestReceivedBefore(cutoff: string, limit: number): Promise<number> {
+    // No index on received_at, as on SQLite: every upload rewrites it. The condition is checked
+    // again on the row as it is when deleted: an upload refreshing it meanwhile keeps it.
+    return changes(
+      this.pool,
+      `DELETE FROM latest_results
+       WHERE ctid = ANY(ARRAY(SELECT ctid FROM latest_results WHERE received_at < $1 LIMIT $2)) AND received_at < $1`,
+      [cutoff, limit],
     );
   }
 

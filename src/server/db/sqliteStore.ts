@@ -27,6 +27,7 @@ import {
   type HeartbeatWrite,
   type PostureDecision,
   type PostureFacts,
+  type PostureReads,
   type ResultToWrite,
   type SchemaVersions,
   type Store,
@@ -167,6 +168,11 @@ export class SqliteStore implements Store {
            result_id = excluded.result_id, report_id = excluded.report_id, status = excluded.status,
            evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at`,
       ),
+      // By device id alone, the primary key's covering index: with org_id = ? as well, SQLite picks
+      // latest_results_by_check (covering too) and reads the whole organization's latest results
+      // (measured: a third of bench:heartbeat's posture throughput). recordPostures reads the keys
+      // only after the device's row was found by id and organization.
+      checkKeysOfDevice: s<[string], string>('SELECT check_key FROM latest_results WHERE device_id = ?').pluck(),
       latestOfDevice: s<[string, string], PostureRow>(
         `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at
          FROM latest_results WHERE org_id = ? AND device_id = ? ORDER BY check_key`,
@@ -219,6 +225,11 @@ export class SqliteStore implements Store {
              AND id <= (SELECT id FROM posture_results WHERE org_id = @org_id AND device_id = @device_id
                         ORDER BY id DESC LIMIT 1 OFFSET @keep)
            ORDER BY id LIMIT @limit)`,
+      ),
+      // No index on received_at: the upload's refresh of a latest result would then rewrite one (see
+      // refreshLatest); the sweep scans the table instead, once per batch.
+      deleteLatestReceivedBefore: s<[string, number]>(
+        `DELETE FROM latest_results WHERE rowid IN (SELECT rowid FROM latest_results WHERE received_at < ? LIMIT ?)`,
       ),
       deleteEmptyReportsCreatedBefore: s<[string, number]>(
         `DELETE FROM posture_reports WHERE id IN (
@@ -611,7 +622,7 @@ export class SqliteStore implements Store {
 
   recordPostures<Refusal>(
     device: DeviceRef,
-    reportIds: readonly PostureReportId[],
+    reads: PostureReads,
     now: string,
     decide: (facts: PostureFacts) => PostureDecision<Refusal>,
   ): Promise<PostureDecision<Refusal>> {
@@ -621,7 +632,8 @@ export class SqliteStore implements Store {
         .transaction((): PostureDecision<Refusal> => {
           const decision = decide({
             state: st.stateOfDevice.get(device.id, device.orgId)?.state,
-            ownReports: new Set(reportIds.filter((id) => st.reportInOrganization.get(id, device.orgId))),
+            ownReports: new Set(reads.reportIds.filter((id) => st.reportInOrganization.get(id, device.orgId))),
+            checkKeys: new Set(reads.checkKeys ? st.checkKeysOfDevice.all(device.id) : []),
           });
           if ('refuse' in decision) return decision;
           const { newReport, results } = decision.write;
@@ -681,6 +693,10 @@ export class SqliteStore implements Store {
 
   deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): Promise<number> {
     return this.write(() => this.statements.deleteResultsBeyond.run({ org_id: device.orgId, device_id: device.id, keep, limit }).changes);
+  }
+
+  deleteLatestReceivedBefore(cutoff: string, limit: number): Promise<number> {
+    return this.write(() => this.statements.deleteLatestReceivedBefore.run(cutoff, limit).changes);
   }
 
   deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number> {

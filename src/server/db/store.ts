@@ -104,6 +104,16 @@ export interface PostureFacts {
   state: DeviceState | undefined;
   /** Those of the report ids asked about that are posture reports of the device's organization. */
   ownReports: ReadonlySet<string>;
+  /** The check keys of the device's latest results, when asked for (PostureReads); else empty. */
+  checkKeys: ReadonlySet<string>;
+}
+
+/** What a posture upload's transaction reads besides the device's state. */
+export interface PostureReads {
+  /** Report ids to look up in the device's organization. */
+  reportIds: readonly PostureReportId[];
+  /** Whether to read the check keys of the device's latest results (their count is the device's cardinality). */
+  checkKeys: boolean;
 }
 
 /** An upload's results as they are stored: each with its posture report, `newReport` created first when set. */
@@ -343,15 +353,17 @@ export interface Store {
   recordDevicesSeen(seen: readonly DeviceSeen[], states: readonly DeviceState[]): Promise<void>;
   /**
    * One posture upload's transaction: locks the device's row (PostgreSQL: FOR UPDATE, so that a
-   * revocation committed before is seen and one made meanwhile waits for this upload), reads its
-   * state and which of `reportIds` are posture reports of its organization, and asks `decide`.
+   * revocation committed before is seen and one made meanwhile waits for this upload, and two
+   * uploads of a device take turns), reads its state, which of `reads.reportIds` are posture
+   * reports of its organization and (when asked) its latest results' check keys, after the lock,
+   * so that an upload racing another sees its keys; and asks `decide`.
    * Stores the write `decide` answers with (received_at `now`, each check's latest result kept in
    * latest_results) or nothing; returns its answer. The device's last-seen time is not written
    * here but batched with the heartbeats' (the route).
    */
   recordPostures<Refusal>(
     device: DeviceRef,
-    reportIds: readonly PostureReportId[],
+    reads: PostureReads,
     now: string,
     decide: (facts: PostureFacts) => PostureDecision<Refusal>,
   ): Promise<PostureDecision<Refusal>>;
@@ -364,6 +376,11 @@ export interface Store {
   devicesWithMoreResultsThan(keep: number, seenSince: string | null): Promise<DeviceRef[]>;
   /** Deletes the device's oldest results beyond its newest `keep`. */
   deleteResultsBeyond(device: DeviceRef, keep: number, limit: number): Promise<number>;
+  /**
+   * Deletes latest results received before `cutoff`: the check keys a device has not reported
+   * since, which then no longer count towards its cap nor show in the fleet summary.
+   */
+  deleteLatestReceivedBefore(cutoff: string, limit: number): Promise<number>;
   /** Deletes posture reports created before `cutoff` that no longer hold any result. */
   deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number>;
 }

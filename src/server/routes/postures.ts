@@ -14,7 +14,7 @@ const MAX_CLOCK_AHEAD_MS = 5 * 60_000;
  * POST /postures: stores a batch of results. 204; when the server created a posture report for
  * the results without correlation_id, its id is in the posture-report-id header (extension).
  */
-export function posturesRoute(app: FastifyInstance, { store, limits, devices, heartbeats }: AppContext): void {
+export function posturesRoute(app: FastifyInstance, { store, config, limits, metrics, devices, heartbeats }: AppContext): void {
   app.post(
     ROUTES.postures,
     {
@@ -35,7 +35,9 @@ export function posturesRoute(app: FastifyInstance, { store, limits, devices, he
         device,
         results.map((result) => toNewResult(result, now)),
         receivedAt,
+        config.maxCheckKeys,
       );
+      if (outcome.kind === 'check_key_cap') metrics.observeCheckKeyCap();
       if (outcome.kind !== 'recorded') throw refusalError(outcome);
       heartbeats.noteSeen(device, receivedAt);
       if (outcome.createdReportId) reply.header(POSTURE_REPORT_HEADER, outcome.createdReportId);
