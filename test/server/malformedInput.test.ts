@@ -273,6 +273,18 @@ describe('malformed input on every route', () => {
       expect(outcome.stderr).toBe(`device-agent-server: no such ${what} and 32 lowercase hexadecimal digits\n`);
     }
 
+    // An email no account can have is never an account's: `admin add` refuses it (C0 and C1 alike;
+    // argv cannot carry a NUL), and a sign-in with it is counted by the account's delay like any
+    // other, so its answers tell nothing an unknown email's would not: 5 free attempts, then 429.
+    for (const invalid of ['a\u0001b@example.com', 'a\u0085b@example.com']) {
+      const refused = await addAccount(server, invalid, { allOrgs: true }, password);
+      expect(refused.code, JSON.stringify(invalid)).toBe(2);
+      expect(refused.stderr).toMatch(/--email must be an email address/);
+    }
+    const attempts: number[] = [];
+    for (let i = 0; i < 6; i += 1) attempts.push((await visitor.signIn('x\u0000@example.com', 'not the password')).status);
+    expect(attempts).toEqual([401, 401, 401, 401, 401, 429]);
+
     const logs = server.logs();
     expect(logEntries(logs).filter((line) => line.msg === 'request failed')).toEqual([]);
     expect(logEntries(logs).filter((line) => line.msg?.startsWith('the database refused a value'))).toEqual([]);
