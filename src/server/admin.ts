@@ -16,7 +16,7 @@ import type {
 import { CREATED_STATE, revoke, type RevokeOutcome } from './deviceLifecycle';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
-import { parseId } from './ids';
+import { idForm, parseId } from './ids';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
 import { HeartbeatRequest } from '../protocol/schemas';
@@ -311,6 +311,10 @@ export async function revokeDevice(
 }
 
 async function findDevice(store: Store, deviceId: string, scope: OrgScope): Promise<DeviceRecord> {
+  // Every edge (admin API, console, CLI) comes through here. A value that is no device id names no
+  // device, and is answered so before any query: each engine would meet it differently (PostgreSQL
+  // refuses a NUL, SQLite looks it up). Not echoed: it may hold control characters.
+  if (parseId('device', deviceId) === undefined) throw new NotFoundError(`no such device: a device id is ${idForm('device')}`);
   const device = await store.findDevice(deviceId);
   // Another organization's device is answered exactly like a missing one.
   if (!device || (scope.orgId !== null && device.orgId !== scope.orgId)) throw outOfReach('device', deviceId);

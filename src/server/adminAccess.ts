@@ -3,6 +3,7 @@
 // sessions. Each credential reaches one organization or all of them (its OrgScope).
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { hashCredential, newCredential } from './credentials';
+import { idForm, parseId } from './ids';
 import type { AdminAccountRecord, AdminTokenRecord, OrgScope, Store } from './db/store';
 import { NotFoundError, UsageError } from './usage';
 
@@ -80,6 +81,8 @@ export async function listAdminTokens(store: Store): Promise<AdminTokenView[]> {
 }
 
 export async function revokeAdminToken(store: Store, id: string, now = new Date()): Promise<void> {
+  // A value that is no token id names no token, on every engine, and is not echoed (control characters).
+  if (parseId('adminToken', id) === undefined) throw new NotFoundError(`no such admin token: a token id is ${idForm('adminToken')}`);
   if (!(await store.revokeAdminToken(id, now.toISOString()))) throw new NotFoundError(`no unrevoked admin token ${JSON.stringify(id)}`);
 }
 
@@ -90,9 +93,20 @@ export async function authenticateAdminToken(store: Store, token: string): Promi
   return record && { scope: { orgId: record.orgId }, orgName: record.orgName, actor: `token:${record.id}`, account: null };
 }
 
+/**
+ * Whether a normalised email can be an account's: at most 254 characters, one "@" between two
+ * non-empty parts, no white space and no control character (C0, DEL, C1; NUL among them, which
+ * PostgreSQL refuses and SQLite stores). The same rule admits accounts and lets sign-ins reach the
+ * database, so an email no account can have is refused alike on every engine, before any query.
+ */
+function isAccountEmail(email: string): boolean {
+  // eslint-disable-next-line no-control-regex -- refusing control characters is what this line is for
+  return email.length <= MAX_EMAIL_LENGTH && /^[^\s@\u0000-\u001f\u007f-\u009f]+@[^\s@\u0000-\u001f\u007f-\u009f]+$/.test(email);
+}
+
 function validEmail(value: string): string {
   const email = signInEmail(value);
-  if (email.length > MAX_EMAIL_LENGTH || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError('--email must be an email address');
+  if (!isAccountEmail(email)) throw new UsageError('--email must be an email address');
   return email;
 }
 
@@ -179,7 +193,8 @@ export function signInEmail(emailText: string): string {
 /** A new session for the right email and password; refused otherwise. */
 export async function signIn(store: Store, emailText: string, password: string, now = new Date()): Promise<SignedIn | SignInRefused> {
   const email = signInEmail(emailText);
-  const account = email.length <= MAX_EMAIL_LENGTH ? await store.findAdminAccount(email) : undefined;
+  // An email no account can have is looked up nowhere, and refused like an unknown one (same answer, same time).
+  const account = isAccountEmail(email) ? await store.findAdminAccount(email) : undefined;
   if (password.length > MAX_PASSWORD_LENGTH) return { ok: false, account: account?.email };
   const matches = await passwordMatches(password, account?.passwordHash ?? (await (decoyHash ??= hashPassword(newCredential()))));
   if (!account || !matches) return { ok: false, account: account?.email };

@@ -3,6 +3,7 @@
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
 import { DEFAULT_PAGE_SIZE, MAX_HISTORY_PAGE, MAX_PAGE_SIZE, MAX_SERIES_DAYS } from './admin';
 import { ADMIN_API_PREFIX } from './routes/adminApi';
+import { idPattern } from './ids';
 
 const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, 'null'], ...extra });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -181,12 +182,20 @@ const query = (name: string, description: string, schema: Record<string, unknown
   description,
   schema,
 });
-const deviceIdParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const deviceIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'A device id; a value not of this form names no device (404)',
+  schema: { type: 'string', pattern: idPattern('device') },
+};
 const ERRORS = {
   400: error('A bad parameter or body (`bad_request`)'),
   401: error('No, a malformed, unknown or revoked admin token, and no console session (`unauthorized`)'),
   403: error('A console-session request that changes something without its CSRF token in `x-csrf-token` (`forbidden`)'),
-  404: error('No such device or organization, or not within the credential’s organization (`not_found`): answered alike'),
+  404: error(
+    'No such device or organization, an id not of a device id’s form, or not within the credential’s organization (`not_found`): answered alike',
+  ),
 };
 const security = [{ adminToken: [] }, { consoleSession: [] }];
 const orgQuery = query('org', 'One organization by name (must be within the credential’s reach)');

@@ -33,3 +33,13 @@ export function newId<K extends IdKind>(kind: K): Id<K> {
 export function parseId<K extends IdKind>(kind: K, value: string): Id<K> | undefined {
   return PATTERNS[kind].test(value) ? (value as Id<K>) : undefined;
 }
+
+/** The form of an id of `kind`, as a regular expression's source (for OpenAPI's `pattern`). */
+export function idPattern(kind: IdKind): string {
+  return PATTERNS[kind].source;
+}
+
+/** The form of an id of `kind`, in words, for a message that must not echo the value refused. */
+export function idForm(kind: IdKind): string {
+  return `"${ID_PREFIXES[kind]}_" and ${RANDOM_BYTES * 2} lowercase hexadecimal digits`;
+}

@@ -1,11 +1,14 @@
 // Malformed input is the client's error on every engine: one table of values (NUL and other
 // characters an engine refuses, over-long identifiers, wrong types) sent through every input of
 // every route of the agent API, the admin API and the console, in paths, queries, JSON and forms.
-// No answer is a 5xx, and the log holds no stack trace.
+// No answer is a 5xx, the log holds no stack trace, and each engine gives each probe the same
+// answer: the statuses are compared with one recording (malformedInput.statuses.json) that both
+// vitest projects, SQLite and PostgreSQL, must match. A value the edge refuses never reaches the
+// database: PostgreSQL's refusal (the 400 safety net of databaseErrors.ts, logged at debug) never happens.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
 import { ConsoleClient, addAccount, createAdminToken } from '../support/admin';
-import { NO_RATE_LIMITS, logEntries, startServer, type RunningServer } from '../support/server';
+import { NO_RATE_LIMITS, logEntries, startServer, tryServerCli, type RunningServer } from '../support/server';
 import { call, enrolledDevice, heartbeatBody, result, type EnrolledDevice } from './client';
 
 /** Text values: each goes into JSON and form fields as is, and percent-encoded into paths and queries. */
@@ -178,14 +181,14 @@ function slots(device: EnrolledDevice): Slot[] {
 
 let server: RunningServer;
 beforeAll(async () => {
-  server = await startServer({ args: [...NO_RATE_LIMITS, '--rate-limit-sign-ins', '0'] });
+  server = await startServer({ args: [...NO_RATE_LIMITS, '--rate-limit-sign-ins', '0', '--log-level', 'debug'] });
 });
 afterAll(async () => {
   await server?.stop();
 });
 
 describe('malformed input on every route', () => {
-  test('is answered 4xx (or accepted), never 5xx, and logs no stack trace', async () => {
+  test('is answered 4xx (or accepted), never 5xx, the same on every engine, and logs no stack trace', async () => {
     const device = await enrolledDevice(server);
     const { admin_token: adminToken } = await createAdminToken(server, { allOrgs: true });
     const email = 'admin@example.com';
@@ -220,6 +223,8 @@ describe('malformed input on every route', () => {
     }
 
     const failures: string[] = [];
+    /** Per slot, the status of each probe in order ('-': not sendable). */
+    const statuses: Record<string, string> = {};
     let sent = 0;
     const pieces = [...TEXTS.map((value) => encodeURIComponent(value)), ...RAW_URL_PIECES];
     for (const slot of slots(device)) {
@@ -228,15 +233,19 @@ describe('malformed input on every route', () => {
         ...(slot.body ? JSON_VALUES.map(slot.body) : []),
         ...(slot.form ? TEXTS.map(slot.form) : []),
       ];
+      const answers: string[] = [];
       for (const probe of probes) {
         const status = await send(probe);
+        answers.push(String(status ?? '-'));
         if (status === undefined) continue;
         sent += 1;
         if (status >= 500) failures.push(`${slot.name}: ${status} for ${JSON.stringify(probe).slice(0, 200)}`);
       }
+      statuses[slot.name] = answers.join(' ');
     }
     expect(failures).toEqual([]);
     expect(sent).toBeGreaterThan(2_000);
+    await expect(`${JSON.stringify(statuses, null, 2)}\n`).toMatchFileSnapshot('./malformedInput.statuses.json');
 
     // A check key is the device's text: "__proto__" (sent above) is counted like any other key, and
     // pollutes no object of the server (which would break its metrics, among others).
@@ -249,8 +258,36 @@ describe('malformed input on every route', () => {
     expect(today!.checks.__proto__!.PASS).toBeGreaterThan(0);
     expect((await call(server, '/metrics', { method: 'GET' })).status).toBe(200);
 
+    // The admin CLI's ids meet the same rule (argv cannot carry a NUL; control characters it can):
+    // exit 2 with the id's form, the value not echoed, on every engine.
+    for (const [command, value] of [
+      ['device show', '\u0001\u001b[2J\u0007'],
+      ['device revoke', '\u009b31m'],
+      ['device show', `dev_${'F'.repeat(32)}`],
+      ['device revoke', `dev_${'f'.repeat(4_000)}`],
+      ['token revoke', '\u001b]52;c;aGk=\u0007'],
+    ] as const) {
+      const outcome = await tryServerCli([...command.split(' '), value, '--db', server.dbPath]);
+      expect(outcome.code, `${command} ${JSON.stringify(value)}`).toBe(2);
+      const what = command === 'token revoke' ? 'admin token: a token id is "adt_"' : 'device: a device id is "dev_"';
+      expect(outcome.stderr).toBe(`device-agent-server: no such ${what} and 32 lowercase hexadecimal digits\n`);
+    }
+
+    // An email no account can have is never an account's: `admin add` refuses it (C0 and C1 alike;
+    // argv cannot carry a NUL), and a sign-in with it is counted by the account's delay like any
+    // other, so its answers tell nothing an unknown email's would not: 5 free attempts, then 429.
+    for (const invalid of ['a\u0001b@example.com', 'a\u0085b@example.com']) {
+      const refused = await addAccount(server, invalid, { allOrgs: true }, password);
+      expect(refused.code, JSON.stringify(invalid)).toBe(2);
+      expect(refused.stderr).toMatch(/--email must be an email address/);
+    }
+    const attempts: number[] = [];
+    for (let i = 0; i < 6; i += 1) attempts.push((await visitor.signIn('x\u0000@example.com', 'not the password')).status);
+    expect(attempts).toEqual([401, 401, 401, 401, 401, 429]);
+
     const logs = server.logs();
     expect(logEntries(logs).filter((line) => line.msg === 'request failed')).toEqual([]);
+    expect(logEntries(logs).filter((line) => line.msg?.startsWith('the database refused a value'))).toEqual([]);
     expect(logs).not.toMatch(/"stack"|\n\s+at /);
   }, 300_000);
 });
