@@ -2,21 +2,9 @@
 // and RPM packages, the Windows MSI, and the macOS and FreeBSD package sources (their package tools
 // run only on their own systems). Every service file comes from the generators that
 // `device-agent install` uses (src/service, src/linkHandler). docs/packaging.md describes the output.
-//   tsx installers/build.ts <out-dir> [deb rpm msi macos freebsd archives]
-import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+//   tsx installers/build.ts <out-dir> [deb rpm msi macos freebsd archives server-deb server-rpm]
+// The server's packages are built by installers/server.ts.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +32,8 @@ import { systemdService, systemdUnit, UNIT_NAME } from '../src/service/systemd';
 import { SERVICE_DESCRIPTION, SERVICE_NAME, type ProgramLayout } from '../src/service/types';
 import { DISPLAY_NAME, RECOVERY, SERVICE_HOST, SERVICE_HOST_CONFIG, winswConfig } from '../src/service/windows';
 import { VERSION } from '../src/version';
+import { buildServerDeb, buildServerRpm } from './server';
+import { ARCH_NAMES, installedKiB, stage, tool, type LinuxArch, type StagedFile } from './stage';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const STATE_DIR = '/var/lib/device-agent';
@@ -53,38 +43,6 @@ const LONG_DESCRIPTION = [
   'synchronisation, OS version, automatic updates, password policy, remote login, malware',
   'protection) to a Device Agent API server, from a background service.',
 ];
-
-interface StagedFile {
-  /** Absolute path on the target system. */
-  path: string;
-  mode: number;
-  /** Text to write, or a file to copy, or a symbolic link target. */
-  content?: string;
-  from?: string;
-  link?: string;
-}
-
-/** Runs a build tool; its output is shown only when it fails. */
-function tool(file: string, args: readonly string[], cwd?: string): void {
-  try {
-    execFileSync(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const { stdout, stderr } = err as { stdout?: Buffer; stderr?: Buffer };
-    throw new Error(`${file} failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`, { cause: err });
-  }
-}
-
-function stage(root: string, files: readonly StagedFile[]): void {
-  for (const file of files) {
-    const target = join(root, file.path);
-    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-    if (file.link !== undefined) symlinkSync(file.link, target);
-    else if (file.from !== undefined) copyFileSync(file.from, target);
-    else if (file.content !== undefined) writeFileSync(target, file.content);
-    else mkdirSync(target, { recursive: true });
-    if (file.link === undefined) chmodSync(target, file.mode);
-  }
-}
 
 /** The package hook (installers/unix/package-hook) with this platform's paths filled in. */
 function packageHook(agent: string, enrollEnv: string): string {
@@ -101,12 +59,6 @@ function documentation(docDir: string): StagedFile[] {
 }
 
 // --- Linux: Debian and RPM ---------------------------------------------------------------------
-
-export type LinuxArch = 'x64' | 'arm64';
-const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = {
-  x64: { deb: 'amd64', rpm: 'x86_64' },
-  arm64: { deb: 'arm64', rpm: 'aarch64' },
-};
 
 /** The executable, its keyring addon and the package hook, where a POSIX package installs them. */
 function programFiles(layout: ProgramLayout, seaDir: string): StagedFile[] {
@@ -129,20 +81,6 @@ export function linuxFiles(seaDir: string, unitDir: string): StagedFile[] {
     { path: '/etc/device-agent', mode: 0o700 },
     ...documentation('/usr/share/doc/device-agent'),
   ];
-}
-
-function installedKiB(root: string): number {
-  let bytes = 0;
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === 'DEBIAN') continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) bytes += statSync(path).size;
-    }
-  };
-  walk(root);
-  return Math.ceil(bytes / 1024);
 }
 
 export interface LinuxPackageOptions {
@@ -582,6 +520,9 @@ const BUILDERS: Record<string, (outDir: string) => string[]> = {
   msi: (outDir) => (existsSync(join(SEA_DIR, 'win-x64')) ? [buildMsi({ outDir })] : []),
   macos: (outDir) => (existsSync(join(SEA_DIR, 'darwin-x64')) ? [buildMacosSources({ outDir })] : []),
   freebsd: (outDir) => [buildFreebsdSources({ outDir })],
+  // The server on the runtime the agent's Linux executables were made from (installers/server.ts).
+  'server-deb': (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildServerDeb({ arch, outDir })),
+  'server-rpm': (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildServerRpm({ arch, outDir })),
 };
 
 function hasSea(arch: LinuxArch): boolean {
@@ -590,7 +531,7 @@ function hasSea(arch: LinuxArch): boolean {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [outDir, ...kinds] = process.argv.slice(2);
-  if (!outDir) throw new Error('usage: tsx installers/build.ts <out-dir> [archives deb rpm msi macos freebsd]');
+  if (!outDir) throw new Error('usage: tsx installers/build.ts <out-dir> [archives deb rpm msi macos freebsd server-deb server-rpm]');
   for (const kind of kinds.length > 0 ? kinds : Object.keys(BUILDERS)) {
     const builder = BUILDERS[kind];
     if (!builder) throw new Error(`unknown artifact kind ${kind}`);
