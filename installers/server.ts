@@ -40,6 +40,15 @@ const LONG_DESCRIPTION = [
   'web console, on SQLite or PostgreSQL; runs as the device-agent-server systemd service.',
 ];
 
+/** ExecReload's shell (\$\$: the shell, not systemd, expands the service's variables). */
+const RELOAD_SCRIPT = [
+  'case " $$DEVICE_AGENT_SERVER_OPTIONS " in',
+  '*" --workers"*) echo "device-agent-server: with --workers, restart the service to load a new certificate" >&2; exit 1 ;;',
+  '*" --tls-cert"*) kill -HUP "$$MAINPID" ;;',
+  '*) echo "device-agent-server: serving without --tls-cert: nothing to reload" >&2 ;;',
+  'esac',
+].join(' ');
+
 /**
  * The hardened unit. The server needs the network, its state directory and the files named in
  * server.env: everything else is read-only or hidden, no capabilities (ports from 1024 up; a
@@ -62,8 +71,10 @@ export function serverUnit(): string {
     `EnvironmentFile=${SERVER_ENV_FILE}`,
     // $DEVICE_AGENT_SERVER_OPTIONS unbraced: systemd splits it into words, one per flag and value.
     `ExecStart=${NODE} ${BUNDLE} serve $DEVICE_AGENT_SERVER_OPTIONS`,
-    // `serve --tls-cert` reads its certificate and key again on SIGHUP (open connections keep theirs).
-    'ExecReload=/bin/kill -HUP $MAINPID',
+    // `serve --tls-cert` reads its certificate and key again on SIGHUP (open connections keep
+    // theirs). Without --tls-cert, and in the --workers supervisor, nothing handles SIGHUP and it
+    // would end the server (a "clean" signal to systemd: no restart), so the reload refuses instead.
+    `ExecReload=/bin/sh -c '${RELOAD_SCRIPT}'`,
     'Restart=on-failure',
     'RestartSec=2s',
     // Exit 2 is a usage error (a bad flag, a database newer than this program): restarting repeats it.
@@ -110,9 +121,9 @@ export function serverEnv(): string {
   return `# device-agent-server settings, read by ${SERVER_UNIT}. After a change:
 #   systemctl restart ${SERVER_PACKAGE}
 # Every \`serve\` flag goes in DEVICE_AGENT_SERVER_OPTIONS (device-agent-server serve --help), one line,
-# no quotes. Files it names must be readable by the ${SERVER_USER} user: this directory is
-# root:${SERVER_USER} 0750, so a TLS key or a PostgreSQL password file here needs mode 0640 and that
-# group. docs/server.md, "Running the server as a service".
+# no quotes. Files it names must be readable by the ${SERVER_USER} user (this directory is
+# root:${SERVER_USER} 0750): a TLS key here with mode 0640 and that group; a PostgreSQL password
+# file owner-only, owned by ${SERVER_USER} (mode 0600). docs/server.md, "Running the server as a service".
 
 # The database: a SQLite file in the state directory, or postgres://user@host:5432/database
 # (with --db-password-file ${SERVER_CONF_DIR}/db-password in the options below).
@@ -195,8 +206,8 @@ export function buildServerDeb(options: ServerPackageOptions): string {
       'Maintainer: device-agent maintainers <maintainers@device-agent.invalid>',
       'Section: net',
       'Priority: optional',
-      // useradd (passwd) creates the service's user where systemd-sysusers is missing; procps: /bin/kill for ExecReload.
-      'Depends: libc6 (>= 2.28), passwd, procps',
+      // useradd (passwd) creates the service's user where systemd-sysusers is missing.
+      'Depends: libc6 (>= 2.28), passwd',
       `Installed-Size: ${installedKiB(root)}`,
       `Description: ${SUMMARY}`,
       ...LONG_DESCRIPTION.map((line) => ` ${line}`),
