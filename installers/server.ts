@@ -17,14 +17,14 @@ import { ARCH_NAMES, installedKiB, stage, tool, type LinuxArch, type StagedFile 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
 
-export const SERVER_PACKAGE = 'device-agent-server';
-export const SERVER_UNIT = `${SERVER_PACKAGE}.service`;
+const SERVER_PACKAGE = 'device-agent-server';
+const SERVER_UNIT = `${SERVER_PACKAGE}.service`;
 /** The service's system user and group. */
-export const SERVER_USER = 'device-agent-server';
-export const SERVER_LIB = '/usr/lib/device-agent-server';
-export const SERVER_CONF_DIR = '/etc/device-agent-server';
+const SERVER_USER = 'device-agent-server';
+const SERVER_LIB = '/usr/lib/device-agent-server';
+const SERVER_CONF_DIR = '/etc/device-agent-server';
 export const SERVER_ENV_FILE = `${SERVER_CONF_DIR}/server.env`;
-export const SERVER_STATE_DIR = '/var/lib/device-agent-server';
+const SERVER_STATE_DIR = '/var/lib/device-agent-server';
 /**
  * Open files allowed to the service. `serve` caps its connections at this limit less 64 descriptors
  * (src/server/limitDefaults.ts): 65,472 connections by default, each agent holding at most one.
@@ -55,7 +55,7 @@ const RELOAD_SCRIPT = [
  * lower port is a drop-in, docs/server.md), system calls of ordinary services only. Not
  * `MemoryDenyWriteExecute=`: V8 compiles JavaScript into executable memory.
  */
-export function serverUnit(): string {
+function serverUnit(): string {
   return [
     '[Unit]',
     `Description=${SUMMARY}`,
@@ -117,7 +117,7 @@ export function serverUnit(): string {
 }
 
 /** The configuration the unit reads; an administrator's file after installation (a conffile). */
-export function serverEnv(): string {
+function serverEnv(): string {
   return `# device-agent-server settings, read by ${SERVER_UNIT}. After a change:
 #   systemctl restart ${SERVER_PACKAGE}
 # Every \`serve\` flag goes in DEVICE_AGENT_SERVER_OPTIONS (device-agent-server serve --help), one line,
@@ -156,7 +156,7 @@ function sqliteModuleFiles(arch: LinuxArch): StagedFile[] {
   ];
 }
 
-export interface ServerPackageOptions {
+interface ServerPackageOptions {
   arch: LinuxArch;
   outDir: string;
   /** The server bundle (scripts/build.mjs); default dist/device-agent-server.cjs. */
@@ -167,7 +167,7 @@ export interface ServerPackageOptions {
 }
 
 /** What both packages install; `unitDir` is where each distribution keeps vendor units. */
-export function serverFiles(options: { arch: LinuxArch; bundle: string; unitDir: string }): StagedFile[] {
+function serverFiles(options: { arch: LinuxArch; bundle: string; unitDir: string }): StagedFile[] {
   return [
     { path: SERVER_LIB, mode: 0o755 },
     { path: NODE, mode: 0o755, from: preparedRuntime(NPM_ARCH[options.arch]) },
@@ -233,13 +233,18 @@ export function buildServerDeb(options: ServerPackageOptions): string {
 }
 
 function serverRpmSpec(files: readonly StagedFile[], version: string): string {
-  const fileLines = files.map((file) => {
-    if (file.link !== undefined) return file.path;
-    const dir = file.from === undefined && file.content === undefined ? '%dir ' : '';
-    const config = file.path === SERVER_ENV_FILE ? '%config(noreplace) ' : '';
-    const doc = file.path.startsWith('/usr/share/doc/') ? '%doc ' : '';
-    return `${dir}${config}${doc}%attr(${file.mode.toString(8).padStart(4, '0')},root,root) ${file.path}`;
-  });
+  // The program's directory as a whole, with the modes staged: its subdirectories belong to the
+  // package too, so erasing it leaves nothing behind.
+  const program = `%attr(-,root,root) ${SERVER_LIB}`;
+  const fileLines = files
+    .filter((file) => !file.path.startsWith(`${SERVER_LIB}`))
+    .map((file) => {
+      if (file.link !== undefined) return file.path;
+      const dir = file.from === undefined && file.content === undefined ? '%dir ' : '';
+      const config = file.path === SERVER_ENV_FILE ? '%config(noreplace) ' : '';
+      const doc = file.path.startsWith('/usr/share/doc/') ? '%doc ' : '';
+      return `${dir}${config}${doc}%attr(${file.mode.toString(8).padStart(4, '0')},root,root) ${file.path}`;
+    });
   const hook = `${SERVER_LIB}/server-hook`;
   return [
     // A Node runtime: nothing stripped or scanned (as the agent's spec, installers/build.ts).
@@ -264,6 +269,7 @@ function serverRpmSpec(files: readonly StagedFile[], version: string): string {
     'cp -a %{stage}/. %{buildroot}/',
     '',
     '%files',
+    program,
     ...fileLines,
     '',
     '%post',
