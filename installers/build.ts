@@ -4,7 +4,7 @@
 // `device-agent install` uses (src/service, src/linkHandler). docs/packaging.md describes the output.
 //   tsx installers/build.ts <out-dir> [deb rpm msi macos freebsd archives server-deb server-rpm]
 // The server's packages are built by installers/server.ts.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,7 @@ import { SERVICE_DESCRIPTION, SERVICE_NAME, type ProgramLayout } from '../src/se
 import { DISPLAY_NAME, RECOVERY, SERVICE_HOST, SERVICE_HOST_CONFIG, winswConfig } from '../src/service/windows';
 import { VERSION } from '../src/version';
 import { buildServerDeb, buildServerRpm } from './server';
-import { ARCH_NAMES, installedKiB, stage, tool, type LinuxArch, type StagedFile } from './stage';
+import { buildDebPackage, buildRpmPackage, stage, tool, type LinuxArch, type LinuxPackage, type StagedFile } from './stage';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const STATE_DIR = '/var/lib/device-agent';
@@ -91,116 +91,43 @@ export interface LinuxPackageOptions {
   compression?: 'xz' | 'gzip';
 }
 
-export function buildDeb(options: LinuxPackageOptions): string {
-  const work = mkdtempSync(join(tmpdir(), 'device-agent-deb-'));
-  try {
-    const root = join(work, 'root');
-    stage(root, linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), '/lib/systemd/system'));
-    const control = [
-      `Package: ${SERVICE_NAME}`,
-      `Version: ${VERSION}`,
-      `Architecture: ${ARCH_NAMES[options.arch].deb}`,
-      'Maintainer: device-agent maintainers <maintainers@device-agent.invalid>',
-      'Section: admin',
-      'Priority: optional',
-      'Depends: libc6 (>= 2.28)',
-      `Installed-Size: ${installedKiB(root)}`,
-      `Description: ${SUMMARY}`,
-      ...LONG_DESCRIPTION.map((line) => ` ${line}`),
-      '',
-    ].join('\n');
-    stage(root, [
-      { path: '/DEBIAN/control', mode: 0o644, content: control },
-      ...['postinst', 'prerm', 'postrm'].map((name) => ({ path: `/DEBIAN/${name}`, mode: 0o755, from: join(HERE, 'debian', name) })),
-    ]);
-    const deb = join(options.outDir, `${SERVICE_NAME}_${VERSION}_${ARCH_NAMES[options.arch].deb}.deb`);
-    mkdirSync(options.outDir, { recursive: true });
-    const compression = options.compression === 'gzip' ? ['-Zgzip', '-z1'] : ['-Zxz'];
-    // dpkg-deb never strips: the executable's injected blob stays intact.
-    tool('dpkg-deb', ['--root-owner-group', ...compression, '--build', root, deb]);
-    return deb;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+function agentPackage(options: LinuxPackageOptions, unitDir: string): LinuxPackage {
+  return {
+    name: SERVICE_NAME,
+    version: VERSION,
+    arch: options.arch,
+    summary: SUMMARY,
+    longDescription: LONG_DESCRIPTION,
+    files: linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), unitDir),
+    outDir: options.outDir,
+    compression: options.compression,
+  };
 }
 
-function rpmSpec(files: readonly StagedFile[]): string {
-  const fileLines = files.map((file) => {
-    if (file.link !== undefined) return file.path;
-    const kind = file.from === undefined && file.content === undefined ? '%dir ' : '';
-    const doc = file.path.startsWith('/usr/share/doc/') ? '%doc ' : '';
-    return `${kind}${doc}%attr(${file.mode.toString(8).padStart(4, '0')},root,root) ${file.path}`;
+export function buildDeb(options: LinuxPackageOptions): string {
+  return buildDebPackage(agentPackage(options, '/lib/systemd/system'), {
+    section: 'admin',
+    depends: 'libc6 (>= 2.28)',
+    scriptsDir: join(HERE, 'debian'),
   });
-  return [
-    // The executable carries its program as an injected blob: no stripping, no debug split, no
-    // build-id links, no dependency scan of a Node runtime (node-ecosystem.md §8).
-    '%global __os_install_post %{nil}',
-    '%global __strip /bin/true',
-    '%global debug_package %{nil}',
-    '%define _build_id_links none',
-    '',
-    `Name: ${SERVICE_NAME}`,
-    `Version: ${VERSION}`,
-    'Release: 1',
-    `Summary: ${SUMMARY}`,
-    'License: Apache-2.0',
-    'AutoReqProv: no',
-    'Requires: glibc >= 2.28',
-    '',
-    '%description',
-    ...LONG_DESCRIPTION,
-    '',
-    '%install',
-    'cp -a %{stage}/. %{buildroot}/',
-    '',
-    '%files',
-    '%dir %attr(0755,root,root) /usr/lib/device-agent',
-    ...fileLines,
-    '',
-    '%post',
-    '/usr/lib/device-agent/package-hook configure',
-    '',
-    '%preun',
-    "# $1 is 0 on removal, 1 on upgrade (the new version's %post restarts the service).",
-    'if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi',
-    '',
-    '%postun',
-    'if [ "$1" -eq 0 ]; then rm -rf /etc/device-agent /var/lib/device-agent; fi',
-    '',
-  ].join('\n');
 }
 
 export function buildRpm(options: LinuxPackageOptions): string {
-  const work = mkdtempSync(join(tmpdir(), 'device-agent-rpm-'));
-  try {
-    const root = join(work, 'root');
-    const files = linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), '/usr/lib/systemd/system');
-    stage(root, files);
-    const spec = join(work, `${SERVICE_NAME}.spec`);
-    writeFileSync(spec, rpmSpec(files));
-    const rpmArch = ARCH_NAMES[options.arch].rpm;
-    const payload = options.compression === 'gzip' ? 'w1.gzdio' : 'w6.xzdio';
-    tool('rpmbuild', [
-      '-bb',
-      '--quiet',
-      '--target',
-      `${rpmArch}-linux`,
-      '--define',
-      `_topdir ${join(work, 'top')}`,
-      '--define',
-      `stage ${root}`,
-      '--define',
-      `_binary_payload ${payload}`,
-      spec,
-    ]);
-    const name = `${SERVICE_NAME}-${VERSION}-1.${rpmArch}.rpm`;
-    const rpm = join(options.outDir, name);
-    mkdirSync(options.outDir, { recursive: true });
-    copyFileSync(join(work, 'top', 'RPMS', rpmArch, name), rpm);
-    return rpm;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  return buildRpmPackage(agentPackage(options, '/usr/lib/systemd/system'), {
+    requires: ['glibc >= 2.28'],
+    wholeDirs: ['/usr/lib/device-agent'],
+    scriptlets: [
+      '%post',
+      '/usr/lib/device-agent/package-hook configure',
+      '',
+      '%preun',
+      "# $1 is 0 on removal, 1 on upgrade (the new version's %post restarts the service).",
+      'if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi',
+      '',
+      '%postun',
+      'if [ "$1" -eq 0 ]; then rm -rf /etc/device-agent /var/lib/device-agent; fi',
+    ],
+  });
 }
 
 // --- Windows: MSI (wixl) -----------------------------------------------------------------------

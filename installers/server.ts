@@ -5,14 +5,13 @@
 // its SQLite addon, the WAL checkpoint thread (which loads that addon by path) and `--workers`
 // (node:cluster forks the main script) want real files. docs/server.md, "Running the server as a
 // service", is the administrator's side.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { preparedRuntime } from '../scripts/package.mjs';
 import { VERSION } from '../src/version';
-import { ARCH_NAMES, installedKiB, stage, tool, type LinuxArch, type StagedFile } from './stage';
+import { buildDebPackage, buildRpmPackage, type LinuxArch, type LinuxPackage, type StagedFile } from './stage';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -193,127 +192,45 @@ function serverFiles(options: { arch: LinuxArch; bundle: string; unitDir: string
 
 const defaultBundle = () => join(ROOT, 'dist', 'device-agent-server.cjs');
 
-export function buildServerDeb(options: ServerPackageOptions): string {
-  const version = options.version ?? VERSION;
-  const work = mkdtempSync(join(tmpdir(), 'device-agent-server-deb-'));
-  try {
-    const root = join(work, 'root');
-    stage(root, serverFiles({ arch: options.arch, bundle: options.bundle ?? defaultBundle(), unitDir: '/lib/systemd/system' }));
-    const control = [
-      `Package: ${SERVER_PACKAGE}`,
-      `Version: ${version}`,
-      `Architecture: ${ARCH_NAMES[options.arch].deb}`,
-      'Maintainer: device-agent maintainers <maintainers@device-agent.invalid>',
-      'Section: net',
-      'Priority: optional',
-      // useradd (passwd) creates the service's user where systemd-sysusers is missing.
-      'Depends: libc6 (>= 2.28), passwd',
-      `Installed-Size: ${installedKiB(root)}`,
-      `Description: ${SUMMARY}`,
-      ...LONG_DESCRIPTION.map((line) => ` ${line}`),
-      '',
-    ].join('\n');
-    stage(root, [
-      { path: '/DEBIAN/control', mode: 0o644, content: control },
-      { path: '/DEBIAN/conffiles', mode: 0o644, content: `${SERVER_ENV_FILE}\n` },
-      ...['postinst', 'prerm', 'postrm'].map((name) => ({
-        path: `/DEBIAN/${name}`,
-        mode: 0o755,
-        from: join(HERE, 'debian-server', name),
-      })),
-    ]);
-    const deb = join(options.outDir, `${SERVER_PACKAGE}_${version}_${ARCH_NAMES[options.arch].deb}.deb`);
-    mkdirSync(options.outDir, { recursive: true });
-    const compression = options.compression === 'gzip' ? ['-Zgzip', '-z1'] : ['-Zxz'];
-    tool('dpkg-deb', ['--root-owner-group', ...compression, '--build', root, deb]);
-    return deb;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+function serverPackage(options: ServerPackageOptions, unitDir: string): LinuxPackage {
+  return {
+    name: SERVER_PACKAGE,
+    version: options.version ?? VERSION,
+    arch: options.arch,
+    summary: SUMMARY,
+    longDescription: LONG_DESCRIPTION,
+    files: serverFiles({ arch: options.arch, bundle: options.bundle ?? defaultBundle(), unitDir }),
+    outDir: options.outDir,
+    compression: options.compression,
+  };
 }
 
-function serverRpmSpec(files: readonly StagedFile[], version: string): string {
-  // The program's directory as a whole, with the modes staged: its subdirectories belong to the
-  // package too, so erasing it leaves nothing behind.
-  const program = `%attr(-,root,root) ${SERVER_LIB}`;
-  const fileLines = files
-    .filter((file) => !file.path.startsWith(`${SERVER_LIB}`))
-    .map((file) => {
-      if (file.link !== undefined) return file.path;
-      const dir = file.from === undefined && file.content === undefined ? '%dir ' : '';
-      const config = file.path === SERVER_ENV_FILE ? '%config(noreplace) ' : '';
-      const doc = file.path.startsWith('/usr/share/doc/') ? '%doc ' : '';
-      return `${dir}${config}${doc}%attr(${file.mode.toString(8).padStart(4, '0')},root,root) ${file.path}`;
-    });
-  const hook = `${SERVER_LIB}/server-hook`;
-  return [
-    // A Node runtime: nothing stripped or scanned (as the agent's spec, installers/build.ts).
-    '%global __os_install_post %{nil}',
-    '%global __strip /bin/true',
-    '%global debug_package %{nil}',
-    '%define _build_id_links none',
-    '',
-    `Name: ${SERVER_PACKAGE}`,
-    `Version: ${version}`,
-    'Release: 1',
-    `Summary: ${SUMMARY}`,
-    'License: Apache-2.0',
-    'AutoReqProv: no',
-    'Requires: glibc >= 2.28',
-    'Requires(pre): shadow-utils',
-    '',
-    '%description',
-    ...LONG_DESCRIPTION,
-    '',
-    '%install',
-    'cp -a %{stage}/. %{buildroot}/',
-    '',
-    '%files',
-    program,
-    ...fileLines,
-    '',
-    '%post',
-    '# $1 is 1 on installation, 2 on upgrade.',
-    `if [ "$1" -eq 1 ]; then ${hook} install; else ${hook} upgrade; fi`,
-    '',
-    '%preun',
-    '# Only on removal; an upgrade keeps the service running until %post restarts it.',
-    `if [ "$1" -eq 0 ]; then ${hook} remove; fi`,
-    '',
-    // RPM has no purge: the database and its configuration stay (docs/server.md).
-    '',
-  ].join('\n');
+export function buildServerDeb(options: ServerPackageOptions): string {
+  return buildDebPackage(serverPackage(options, '/lib/systemd/system'), {
+    section: 'net',
+    // useradd (passwd) creates the service's user where systemd-sysusers is missing.
+    depends: 'libc6 (>= 2.28), passwd',
+    scriptsDir: join(HERE, 'debian-server'),
+    conffiles: [SERVER_ENV_FILE],
+  });
 }
 
 export function buildServerRpm(options: ServerPackageOptions): string {
-  const version = options.version ?? VERSION;
-  const work = mkdtempSync(join(tmpdir(), 'device-agent-server-rpm-'));
-  try {
-    const root = join(work, 'root');
-    const files = serverFiles({ arch: options.arch, bundle: options.bundle ?? defaultBundle(), unitDir: '/usr/lib/systemd/system' });
-    stage(root, files);
-    const spec = join(work, `${SERVER_PACKAGE}.spec`);
-    writeFileSync(spec, serverRpmSpec(files, version));
-    const rpmArch = ARCH_NAMES[options.arch].rpm;
-    tool('rpmbuild', [
-      '-bb',
-      '--quiet',
-      '--target',
-      `${rpmArch}-linux`,
-      '--define',
-      `_topdir ${join(work, 'top')}`,
-      '--define',
-      `stage ${root}`,
-      '--define',
-      `_binary_payload ${options.compression === 'gzip' ? 'w1.gzdio' : 'w6.xzdio'}`,
-      spec,
-    ]);
-    const name = `${SERVER_PACKAGE}-${version}-1.${rpmArch}.rpm`;
-    const rpm = join(options.outDir, name);
-    mkdirSync(options.outDir, { recursive: true });
-    copyFileSync(join(work, 'top', 'RPMS', rpmArch, name), rpm);
-    return rpm;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  const hook = `${SERVER_LIB}/server-hook`;
+  return buildRpmPackage(serverPackage(options, '/usr/lib/systemd/system'), {
+    requires: ['glibc >= 2.28', 'shadow-utils'],
+    // The program's directory as a whole: its subdirectories belong to the package too.
+    wholeDirs: [SERVER_LIB],
+    configFiles: [SERVER_ENV_FILE],
+    scriptlets: [
+      '%post',
+      '# $1 is 1 on installation, 2 on upgrade.',
+      `if [ "$1" -eq 1 ]; then ${hook} install; else ${hook} upgrade; fi`,
+      '',
+      '%preun',
+      '# Only on removal; an upgrade keeps the service running until %post restarts it.',
+      `if [ "$1" -eq 0 ]; then ${hook} remove; fi`,
+      // RPM has no purge: the database and the configuration stay (docs/server.md).
+    ],
+  });
 }

@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServerDeb, buildServerRpm, SERVER_ENV_FILE, SERVER_OPEN_FILES } from '../../installers/server';
+import { makeCertificate } from '../../scripts/bench/server/harness';
 import { VERSION } from '../../src/version';
 import { tempDir } from '../support/agent';
 
@@ -152,34 +153,10 @@ function get(port: number, path: string, tls = false): Promise<Answer> {
   });
 }
 
-/** A self-signed certificate for 127.0.0.1 and its key (openssl), and the certificate's SHA-256 fingerprint. */
-function certificate(dir: string, name: string): { cert: string; key: string; fingerprint: string } {
-  const cert = join(dir, `${name}.pem`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key, fingerprint: new X509Certificate(readFileSync(cert)).fingerprint256 };
+/** A self-signed certificate for 127.0.0.1, its key, and the certificate's SHA-256 fingerprint. */
+function certificate(): { cert: string; key: string; fingerprint: string } {
+  const { certFile, keyFile, cert } = makeCertificate(tempDir('device-agent-server-cert-'));
+  return { cert: certFile, key: keyFile, fingerprint: new X509Certificate(cert).fingerprint256 };
 }
 
 /** The rootfs tarball, built once (about two minutes) and reused by later runs. */
@@ -208,7 +185,6 @@ describe.skipIf(!canRun)(
   `the server's .deb in a booted Debian 12 (systemd-nspawn)${canRun ? '' : ': skipped, needs root, systemd-nspawn, mmdebstrap'}`,
   () => {
     const out = tempDir('device-agent-server-debs-');
-    const certs = tempDir('device-agent-server-certs-');
     let container: Container;
     let port: number;
     let previousDeb: string;
@@ -303,8 +279,8 @@ describe.skipIf(!canRun)(
     });
 
     it('reloads its certificate on SIGHUP (systemctl reload) without dropping a request', async () => {
-      const first = certificate(certs, 'first');
-      const second = certificate(certs, 'second');
+      const first = certificate();
+      const second = certificate();
       // certbot's layout: live/ links into archive/. Rewriting archive/ is invisible to the server's
       // watcher on live/: only the SIGHUP of `systemctl reload` makes it read the files again.
       container.sh(`install -d -m 0750 -g device-agent-server /etc/device-agent-server/tls/archive /etc/device-agent-server/tls/live
