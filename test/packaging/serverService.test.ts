@@ -402,6 +402,24 @@ describe.skipIf(!canRun)(
       expect(admin(`device show ${deviceId}`)).toContain(deviceId);
     });
 
+    it('removal stops and disables it, keeping data and configuration; installing again starts it; a disable outlasts upgrades', async () => {
+      container.run(['dpkg', '--remove', 'device-agent-server']);
+      expect(container.show('LoadState')).toBe('not-found');
+      await expect(get(port, '/readyz', true)).rejects.toThrow(/ECONNREFUSED/);
+      expect(existsSync(container.path(DB))).toBe(true);
+      expect(existsSync(container.path(SERVER_ENV_FILE))).toBe(true);
+
+      container.run(['dpkg', '-i', `/root/${currentDeb.split('/').pop()}`]);
+      expect(container.run(['systemctl', 'is-enabled', UNIT]).stdout.trim()).toBe('enabled');
+      await ready('the reinstalled server', true);
+      expect(admin(`device show ${deviceId}`)).toContain(deviceId);
+
+      container.run(['systemctl', 'disable', '--now', UNIT]);
+      container.run(['dpkg', '-i', `/root/${previousDeb.split('/').pop()}`]);
+      expect(container.run(['systemctl', 'is-enabled', UNIT], { check: false }).stdout.trim()).toBe('disabled');
+      expect(container.show('ActiveState')).toBe('inactive');
+    });
+
     it('purges to nothing: files, configuration, database, user, unit', async () => {
       container.run(['dpkg', '--purge', 'device-agent-server']);
       for (const path of [
