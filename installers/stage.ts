@@ -39,13 +39,13 @@ export function stage(root: string, files: readonly StagedFile[]): void {
 }
 
 export type LinuxArch = 'x64' | 'arm64';
-export const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = {
+const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = {
   x64: { deb: 'amd64', rpm: 'x86_64' },
   arm64: { deb: 'arm64', rpm: 'aarch64' },
 };
 
 /** Installed size of a staged root (Debian's Installed-Size), without its DEBIAN/ directory. */
-export function installedKiB(root: string): number {
+function installedKiB(root: string): number {
   let bytes = 0;
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -73,7 +73,7 @@ export interface LinuxPackage {
 }
 
 /** Debian: the control fields beyond the common ones, the maintainer scripts, the conffiles. */
-export interface DebParts {
+interface DebParts {
   section: string;
   depends: string;
   /** Directory holding postinst, prerm and postrm. */
@@ -116,7 +116,7 @@ export function buildDebPackage(pkg: LinuxPackage, deb: DebParts): string {
 }
 
 /** RPM: requirements, scriptlets (spec text from %post on), and how %files lists the staged files. */
-export interface RpmParts {
+interface RpmParts {
   requires: readonly string[];
   scriptlets: readonly string[];
   /** Directories packaged whole, with the staged modes (their files are not listed one by one). */
