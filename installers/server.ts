@@ -81,6 +81,8 @@ function serverUnit(): string {
     // In-flight requests finish on SIGTERM; the database is closed last.
     'TimeoutStopSec=30s',
     `LimitNOFILE=${SERVER_OPEN_FILES}`,
+    // The journal names the lines after the service, not after the runtime (`node`).
+    `SyslogIdentifier=${SERVER_PACKAGE}`,
     'UMask=0077',
     `StateDirectory=${SERVER_PACKAGE}`,
     'StateDirectoryMode=0700',

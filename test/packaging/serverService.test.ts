@@ -232,6 +232,9 @@ describe.skipIf(!canRun)(
       expect(status).not.toMatch(/^Uid:\s+0\s/m);
       for (const set of ['CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) expect(status).toContain(`${set}:\t0000000000000000`);
       expect(container.show('LimitNOFILE')).toBe(String(SERVER_OPEN_FILES));
+      expect(container.run(['journalctl', '-u', UNIT, '-o', 'short', '--no-pager', '-n', '1']).stdout).toMatch(
+        / device-agent-server\[\d+\]: /,
+      );
       // Its connection cap follows from the limit it got (this machine's hard limit may be lower).
       const limit = Number(/Max open files\s+(\d+)/.exec(container.sh(`cat /proc/${pid}/limits`))![1]);
       expect(container.run(['journalctl', '-u', UNIT, '-o', 'cat', '--no-pager']).stdout).toContain(
