@@ -7,7 +7,7 @@
 // The root filesystem (mmdebstrap, minbase + systemd) is built once into .cache/rootfs/.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -203,6 +203,8 @@ describe.skipIf(!canRun)(
     }, 600_000);
     afterAll(async () => {
       await container?.powerOff().catch(() => container.kill());
+      // 300 MB unpacked: gone now, not at the worker's exit.
+      if (container) rmSync(container.dir, { recursive: true, force: true });
     }, 60_000);
 
     const ready = (what: string, tls = false) =>
