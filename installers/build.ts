@@ -2,21 +2,9 @@
 // and RPM packages, the Windows MSI, and the macOS and FreeBSD package sources (their package tools
 // run only on their own systems). Every service file comes from the generators that
 // `device-agent install` uses (src/service, src/linkHandler). docs/packaging.md describes the output.
-//   tsx installers/build.ts <out-dir> [deb rpm msi macos freebsd archives]
-import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+//   tsx installers/build.ts <out-dir> [deb rpm msi macos freebsd archives server-deb server-rpm]
+// The server's packages are built by installers/server.ts.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +32,8 @@ import { systemdService, systemdUnit, UNIT_NAME } from '../src/service/systemd';
 import { SERVICE_DESCRIPTION, SERVICE_NAME, type ProgramLayout } from '../src/service/types';
 import { DISPLAY_NAME, RECOVERY, SERVICE_HOST, SERVICE_HOST_CONFIG, winswConfig } from '../src/service/windows';
 import { VERSION } from '../src/version';
+import { buildServerDeb, buildServerRpm } from './server';
+import { buildDebPackage, buildRpmPackage, stage, tool, type LinuxArch, type LinuxPackage, type StagedFile } from './stage';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const STATE_DIR = '/var/lib/device-agent';
@@ -53,38 +43,6 @@ const LONG_DESCRIPTION = [
   'synchronisation, OS version, automatic updates, password policy, remote login, malware',
   'protection) to a Device Agent API server, from a background service.',
 ];
-
-interface StagedFile {
-  /** Absolute path on the target system. */
-  path: string;
-  mode: number;
-  /** Text to write, or a file to copy, or a symbolic link target. */
-  content?: string;
-  from?: string;
-  link?: string;
-}
-
-/** Runs a build tool; its output is shown only when it fails. */
-function tool(file: string, args: readonly string[], cwd?: string): void {
-  try {
-    execFileSync(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const { stdout, stderr } = err as { stdout?: Buffer; stderr?: Buffer };
-    throw new Error(`${file} failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`, { cause: err });
-  }
-}
-
-function stage(root: string, files: readonly StagedFile[]): void {
-  for (const file of files) {
-    const target = join(root, file.path);
-    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-    if (file.link !== undefined) symlinkSync(file.link, target);
-    else if (file.from !== undefined) copyFileSync(file.from, target);
-    else if (file.content !== undefined) writeFileSync(target, file.content);
-    else mkdirSync(target, { recursive: true });
-    if (file.link === undefined) chmodSync(target, file.mode);
-  }
-}
 
 /** The package hook (installers/unix/package-hook) with this platform's paths filled in. */
 function packageHook(agent: string, enrollEnv: string): string {
@@ -101,12 +59,6 @@ function documentation(docDir: string): StagedFile[] {
 }
 
 // --- Linux: Debian and RPM ---------------------------------------------------------------------
-
-export type LinuxArch = 'x64' | 'arm64';
-const ARCH_NAMES: Record<LinuxArch, { deb: string; rpm: string }> = {
-  x64: { deb: 'amd64', rpm: 'x86_64' },
-  arm64: { deb: 'arm64', rpm: 'aarch64' },
-};
 
 /** The executable, its keyring addon and the package hook, where a POSIX package installs them. */
 function programFiles(layout: ProgramLayout, seaDir: string): StagedFile[] {
@@ -131,20 +83,6 @@ export function linuxFiles(seaDir: string, unitDir: string): StagedFile[] {
   ];
 }
 
-function installedKiB(root: string): number {
-  let bytes = 0;
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === 'DEBIAN') continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) bytes += statSync(path).size;
-    }
-  };
-  walk(root);
-  return Math.ceil(bytes / 1024);
-}
-
 export interface LinuxPackageOptions {
   arch: LinuxArch;
   outDir: string;
@@ -153,116 +91,43 @@ export interface LinuxPackageOptions {
   compression?: 'xz' | 'gzip';
 }
 
-export function buildDeb(options: LinuxPackageOptions): string {
-  const work = mkdtempSync(join(tmpdir(), 'device-agent-deb-'));
-  try {
-    const root = join(work, 'root');
-    stage(root, linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), '/lib/systemd/system'));
-    const control = [
-      `Package: ${SERVICE_NAME}`,
-      `Version: ${VERSION}`,
-      `Architecture: ${ARCH_NAMES[options.arch].deb}`,
-      'Maintainer: device-agent maintainers <maintainers@device-agent.invalid>',
-      'Section: admin',
-      'Priority: optional',
-      'Depends: libc6 (>= 2.28)',
-      `Installed-Size: ${installedKiB(root)}`,
-      `Description: ${SUMMARY}`,
-      ...LONG_DESCRIPTION.map((line) => ` ${line}`),
-      '',
-    ].join('\n');
-    stage(root, [
-      { path: '/DEBIAN/control', mode: 0o644, content: control },
-      ...['postinst', 'prerm', 'postrm'].map((name) => ({ path: `/DEBIAN/${name}`, mode: 0o755, from: join(HERE, 'debian', name) })),
-    ]);
-    const deb = join(options.outDir, `${SERVICE_NAME}_${VERSION}_${ARCH_NAMES[options.arch].deb}.deb`);
-    mkdirSync(options.outDir, { recursive: true });
-    const compression = options.compression === 'gzip' ? ['-Zgzip', '-z1'] : ['-Zxz'];
-    // dpkg-deb never strips: the executable's injected blob stays intact.
-    tool('dpkg-deb', ['--root-owner-group', ...compression, '--build', root, deb]);
-    return deb;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+function agentPackage(options: LinuxPackageOptions, unitDir: string): LinuxPackage {
+  return {
+    name: SERVICE_NAME,
+    version: VERSION,
+    arch: options.arch,
+    summary: SUMMARY,
+    longDescription: LONG_DESCRIPTION,
+    files: linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), unitDir),
+    outDir: options.outDir,
+    compression: options.compression,
+  };
 }
 
-function rpmSpec(files: readonly StagedFile[]): string {
-  const fileLines = files.map((file) => {
-    if (file.link !== undefined) return file.path;
-    const kind = file.from === undefined && file.content === undefined ? '%dir ' : '';
-    const doc = file.path.startsWith('/usr/share/doc/') ? '%doc ' : '';
-    return `${kind}${doc}%attr(${file.mode.toString(8).padStart(4, '0')},root,root) ${file.path}`;
+export function buildDeb(options: LinuxPackageOptions): string {
+  return buildDebPackage(agentPackage(options, '/lib/systemd/system'), {
+    section: 'admin',
+    depends: 'libc6 (>= 2.28)',
+    scriptsDir: join(HERE, 'debian'),
   });
-  return [
-    // The executable carries its program as an injected blob: no stripping, no debug split, no
-    // build-id links, no dependency scan of a Node runtime (node-ecosystem.md §8).
-    '%global __os_install_post %{nil}',
-    '%global __strip /bin/true',
-    '%global debug_package %{nil}',
-    '%define _build_id_links none',
-    '',
-    `Name: ${SERVICE_NAME}`,
-    `Version: ${VERSION}`,
-    'Release: 1',
-    `Summary: ${SUMMARY}`,
-    'License: Apache-2.0',
-    'AutoReqProv: no',
-    'Requires: glibc >= 2.28',
-    '',
-    '%description',
-    ...LONG_DESCRIPTION,
-    '',
-    '%install',
-    'cp -a %{stage}/. %{buildroot}/',
-    '',
-    '%files',
-    '%dir %attr(0755,root,root) /usr/lib/device-agent',
-    ...fileLines,
-    '',
-    '%post',
-    '/usr/lib/device-agent/package-hook configure',
-    '',
-    '%preun',
-    "# $1 is 0 on removal, 1 on upgrade (the new version's %post restarts the service).",
-    'if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi',
-    '',
-    '%postun',
-    'if [ "$1" -eq 0 ]; then rm -rf /etc/device-agent /var/lib/device-agent; fi',
-    '',
-  ].join('\n');
 }
 
 export function buildRpm(options: LinuxPackageOptions): string {
-  const work = mkdtempSync(join(tmpdir(), 'device-agent-rpm-'));
-  try {
-    const root = join(work, 'root');
-    const files = linuxFiles(options.seaDir ?? join(SEA_DIR, `linux-${options.arch}`), '/usr/lib/systemd/system');
-    stage(root, files);
-    const spec = join(work, `${SERVICE_NAME}.spec`);
-    writeFileSync(spec, rpmSpec(files));
-    const rpmArch = ARCH_NAMES[options.arch].rpm;
-    const payload = options.compression === 'gzip' ? 'w1.gzdio' : 'w6.xzdio';
-    tool('rpmbuild', [
-      '-bb',
-      '--quiet',
-      '--target',
-      `${rpmArch}-linux`,
-      '--define',
-      `_topdir ${join(work, 'top')}`,
-      '--define',
-      `stage ${root}`,
-      '--define',
-      `_binary_payload ${payload}`,
-      spec,
-    ]);
-    const name = `${SERVICE_NAME}-${VERSION}-1.${rpmArch}.rpm`;
-    const rpm = join(options.outDir, name);
-    mkdirSync(options.outDir, { recursive: true });
-    copyFileSync(join(work, 'top', 'RPMS', rpmArch, name), rpm);
-    return rpm;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  return buildRpmPackage(agentPackage(options, '/usr/lib/systemd/system'), {
+    requires: ['glibc >= 2.28'],
+    wholeDirs: ['/usr/lib/device-agent'],
+    scriptlets: [
+      '%post',
+      '/usr/lib/device-agent/package-hook configure',
+      '',
+      '%preun',
+      "# $1 is 0 on removal, 1 on upgrade (the new version's %post restarts the service).",
+      'if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi',
+      '',
+      '%postun',
+      'if [ "$1" -eq 0 ]; then rm -rf /etc/device-agent /var/lib/device-agent; fi',
+    ],
+  });
 }
 
 // --- Windows: MSI (wixl) -----------------------------------------------------------------------
@@ -582,6 +447,9 @@ const BUILDERS: Record<string, (outDir: string) => string[]> = {
   msi: (outDir) => (existsSync(join(SEA_DIR, 'win-x64')) ? [buildMsi({ outDir })] : []),
   macos: (outDir) => (existsSync(join(SEA_DIR, 'darwin-x64')) ? [buildMacosSources({ outDir })] : []),
   freebsd: (outDir) => [buildFreebsdSources({ outDir })],
+  // The server on the runtime the agent's Linux executables were made from (installers/server.ts).
+  'server-deb': (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildServerDeb({ arch, outDir })),
+  'server-rpm': (outDir) => (['x64', 'arm64'] as const).filter(hasSea).map((arch) => buildServerRpm({ arch, outDir })),
 };
 
 function hasSea(arch: LinuxArch): boolean {
@@ -590,7 +458,7 @@ function hasSea(arch: LinuxArch): boolean {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [outDir, ...kinds] = process.argv.slice(2);
-  if (!outDir) throw new Error('usage: tsx installers/build.ts <out-dir> [archives deb rpm msi macos freebsd]');
+  if (!outDir) throw new Error('usage: tsx installers/build.ts <out-dir> [archives deb rpm msi macos freebsd server-deb server-rpm]');
   for (const kind of kinds.length > 0 ? kinds : Object.keys(BUILDERS)) {
     const builder = BUILDERS[kind];
     if (!builder) throw new Error(`unknown artifact kind ${kind}`);

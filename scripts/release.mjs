@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run release`: every artifact that can be built on Linux, into dist/release/ with SHA256SUMS:
-// the single-file executables (archives), Debian and RPM packages, the Windows MSI, and the macOS
+// the single-file executables (archives), Debian and RPM packages of the agent and of the server, the Windows MSI, and the macOS
 // and FreeBSD package sources to finish on those systems. docs/packaging.md lists them.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -20,6 +20,8 @@ const KINDS = {
   msi: ['wixl', 'msibuild'],
   macos: ['tar', 'xz'],
   freebsd: ['tar', 'xz'],
+  'server-deb': ['dpkg-deb'],
+  'server-rpm': ['rpmbuild'],
 };
 
 function hasTool(name) {
@@ -39,6 +41,8 @@ const kinds = Object.entries(KINDS)
   })
   .map(([kind]) => kind);
 
+// The server's packages carry dist/device-agent-server.cjs: built afresh, like the agent's bundle.
+execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
 await packageAll([]);
 rmSync(RELEASE, { recursive: true, force: true });
 mkdirSync(RELEASE, { recursive: true });

@@ -404,6 +404,20 @@ program
     print(`Copied ${opts.from} into ${target.display}.\n`);
   });
 
+program
+  .command('backup')
+  .description('copy a SQLite database into a new file while serve runs (PostgreSQL: pg_dump, docs/server.md)')
+  .addOption(dbOption())
+  .requiredOption('--to <file>', 'the new backup file (never overwritten)')
+  .action(async (opts: { to: string }, command: Command) => {
+    const { location } = database(command);
+    if (location.engine !== 'sqlite')
+      throw new UsageError(`back up ${location.display} with pg_dump (docs/server.md, "Backup and restore")`);
+    const { backupSqlite } = await import('../server/backup');
+    const { pages } = await backupSqlite(location.path, opts.to);
+    print(`Backed up ${location.path} into ${opts.to} (${pages} pages).\n`);
+  });
+
 const admin = program.command('admin').description('console accounts (safe while serve runs)');
 
 admin
