@@ -6,7 +6,7 @@
 // fallback: to a private file and a terminal (xdgTerminal.ts). Only the user's own processes can
 // reach their session bus.
 import { InvalidInputError, firstLine } from '../agent/errors';
-import { redactCredentials } from '../cli/exitCodes';
+import { CommandFailure, EXIT, redactCredentials } from '../cli/exitCodes';
 import { BusConnection, type Message, type Variant, type WireValue } from './dbusWire';
 import { XDG_APP_ID } from './types';
 
@@ -108,7 +108,10 @@ export function sessionBusAddress(env: NodeJS.ProcessEnv): string {
  * `open`. Resolves with the exit code.
  */
 export async function serveLinkHandler(env: NodeJS.ProcessEnv, open: LinkOpener): Promise<number> {
-  const bus = await BusConnection.open(sessionBusAddress(env));
+  const address = sessionBusAddress(env);
+  const bus = await BusConnection.open(address).catch((err: unknown) => {
+    throw new CommandFailure(`cannot reach the session bus at ${address}: ${firstLine(err)}`, EXIT.unreachable);
+  });
   const [owner] = await bus.call(...BUS, 'RequestName', 'su', [XDG_APP_ID, DO_NOT_QUEUE]);
   if (owner !== PRIMARY_OWNER) {
     await bus.close();
