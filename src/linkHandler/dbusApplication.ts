@@ -45,7 +45,7 @@ const INTROSPECTION = `<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object I
 /** The platform_data keys a launcher passes for focus and startup notification, as the terminal's environment. */
 const PLATFORM_ENV: Record<string, string> = { 'activation-token': 'XDG_ACTIVATION_TOKEN', 'desktop-startup-id': 'DESKTOP_STARTUP_ID' };
 
-export function launchEnvironment(platformData: WireValue, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+function launchEnvironment(platformData: WireValue, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const launch = { ...env };
   for (const [key, variant] of platformData as Array<[string, Variant]>) {
     const name = PLATFORM_ENV[key];
@@ -54,7 +54,7 @@ export function launchEnvironment(platformData: WireValue, env: NodeJS.ProcessEn
   return launch;
 }
 
-type Answer = (bus: BusConnection, call: Message, open: LinkOpener, env: NodeJS.ProcessEnv) => Promise<void>;
+type Answer = (bus: BusConnection, call: Message, open: LinkOpener, env: NodeJS.ProcessEnv) => Promise<void> | void;
 
 /** The methods of the object, by member: interface, signature of the arguments, answer. */
 const METHODS: Record<string, readonly [iface: string, signature: string, answer: Answer]> = {
@@ -68,18 +68,18 @@ const METHODS: Record<string, readonly [iface: string, signature: string, answer
     },
   ],
   // Nothing to show without a link: the handler has no window (NoDisplay=true).
-  Activate: [APPLICATION, 'a{sv}', async (bus, call) => bus.reply(call)],
+  Activate: [APPLICATION, 'a{sv}', (bus, call) => bus.reply(call)],
   ActivateAction: [
     APPLICATION,
     'sava{sv}',
-    async (bus, call) => bus.replyError(call, 'org.freedesktop.DBus.Error.InvalidArgs', `no action ${String(call.body[0])}`),
+    (bus, call) => bus.replyError(call, 'org.freedesktop.DBus.Error.InvalidArgs', `no action ${call.body[0] as string}`),
   ],
-  Introspect: ['org.freedesktop.DBus.Introspectable', '', async (bus, call) => bus.reply(call, 's', [INTROSPECTION])],
-  Ping: ['org.freedesktop.DBus.Peer', '', async (bus, call) => bus.reply(call)],
+  Introspect: ['org.freedesktop.DBus.Introspectable', '', (bus, call) => bus.reply(call, 's', [INTROSPECTION])],
+  Ping: ['org.freedesktop.DBus.Peer', '', (bus, call) => bus.reply(call)],
 };
 
 async function answer(bus: BusConnection, call: Message, open: LinkOpener, env: NodeJS.ProcessEnv): Promise<void> {
-  const method = METHODS[call.member ?? ''];
+  const method = call.member !== undefined && Object.hasOwn(METHODS, call.member) ? METHODS[call.member] : undefined;
   if (call.path !== OBJECT_PATH) return bus.replyError(call, 'org.freedesktop.DBus.Error.UnknownObject', `no object ${call.path}`);
   if (!method || (call.interface !== undefined && call.interface !== method[0])) {
     return bus.replyError(call, 'org.freedesktop.DBus.Error.UnknownMethod', `no method ${call.interface ?? ''}.${call.member}`);
@@ -97,8 +97,9 @@ async function answer(bus: BusConnection, call: Message, open: LinkOpener, env: 
 }
 
 /** The session bus: the one that started us (DBUS_STARTER_ADDRESS), else the session's. */
-export function sessionBusAddress(env: NodeJS.ProcessEnv): string {
-  const address = env.DBUS_STARTER_ADDRESS ?? env.DBUS_SESSION_BUS_ADDRESS ?? (env.XDG_RUNTIME_DIR && `unix:path=${env.XDG_RUNTIME_DIR}/bus`);
+function sessionBusAddress(env: NodeJS.ProcessEnv): string {
+  const address =
+    env.DBUS_STARTER_ADDRESS ?? env.DBUS_SESSION_BUS_ADDRESS ?? (env.XDG_RUNTIME_DIR && `unix:path=${env.XDG_RUNTIME_DIR}/bus`);
   if (!address) throw new InvalidInputError('no session bus: DBUS_SESSION_BUS_ADDRESS is not set');
   return address;
 }

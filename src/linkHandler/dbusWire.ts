@@ -14,9 +14,9 @@ export interface Variant {
   readonly value: WireValue;
 }
 
-export const MESSAGE_TYPE = { methodCall: 1, methodReturn: 2, error: 3, signal: 4 } as const;
+const MESSAGE_TYPE = { methodCall: 1, methodReturn: 2, error: 3, signal: 4 } as const;
 /** The caller wants no reply (flags of a message). */
-export const NO_REPLY_EXPECTED = 0x1;
+const NO_REPLY_EXPECTED = 0x1;
 
 export interface Message {
   readonly type: number;
@@ -34,10 +34,10 @@ export interface Message {
 }
 
 /** The bus or a peer broke the protocol: the connection cannot go on. */
-export class DBusProtocolError extends Error {}
+class DBusProtocolError extends Error {}
 
 /** An error reply to a method call. */
-export class DBusError extends Error {
+class DBusError extends Error {
   constructor(
     readonly errorName: string,
     message: string,
@@ -86,9 +86,9 @@ function typeEnd(signature: string, start: number, depth = 0): number {
 }
 
 /** The complete types of a signature, in order. */
-export function splitSignature(signature: string): string[] {
+function splitSignature(signature: string): string[] {
   const types: string[] = [];
-  for (let start = 0; start < signature.length; ) {
+  for (let start = 0; start < signature.length;) {
     const end = typeEnd(signature, start);
     types.push(signature.slice(start, end));
     start = end;
@@ -196,7 +196,7 @@ class Writer {
   }
 
   private text(value: WireValue, lengthSize: 1 | 4): void {
-    const bytes = Buffer.from(String(value), 'utf8');
+    const bytes = Buffer.from(value as string, 'utf8');
     if (lengthSize === 1) this.byte(bytes.length);
     else this.uint32(bytes.length);
     const at = this.room(bytes.length + 1);
@@ -265,7 +265,7 @@ class Writer {
 }
 
 /** A message's bytes (little-endian). */
-export function encodeMessage(message: Message): Buffer {
+function encodeMessage(message: Message): Buffer {
   const body = new Writer();
   splitSignature(message.signature).forEach((type, index) => body.write(type, message.body[index]!));
   const fields: WireValue[] = [];
@@ -283,7 +283,7 @@ export function encodeMessage(message: Message): Buffer {
 }
 
 /** The length of the message at the start of `buffer`, or undefined while its fixed header is incomplete. */
-export function messageLength(buffer: Buffer): number | undefined {
+function messageLength(buffer: Buffer): number | undefined {
   if (buffer.length < 16) return undefined;
   const little = endianness(buffer);
   const bodyLength = little ? buffer.readUInt32LE(4) : buffer.readUInt32BE(4);
@@ -301,7 +301,7 @@ function endianness(buffer: Buffer): boolean {
 }
 
 /** One whole message (its bytes as messageLength measured them). */
-export function decodeMessage(bytes: Buffer): Message {
+function decodeMessage(bytes: Buffer): Message {
   const reader = new Reader(bytes, endianness(bytes));
   reader.read('y'); // endianness, checked above
   const [type, flags] = [reader.read('y') as number, reader.read('y') as number];
@@ -322,7 +322,7 @@ export function decodeMessage(bytes: Buffer): Message {
 }
 
 /** The socket paths of a bus address (unix:path=… or unix:abstract=…; several separated by ;). */
-export function socketPaths(address: string): string[] {
+function socketPaths(address: string): string[] {
   const paths: string[] = [];
   for (const entry of address.split(';')) {
     const colon = entry.indexOf(':');
@@ -441,7 +441,7 @@ export class BusConnection {
   private receive(chunk: Buffer): void {
     this.received = this.received.length === 0 ? chunk : Buffer.concat([this.received, chunk]);
     try {
-      for (let length = messageLength(this.received); length !== undefined && this.received.length >= length; ) {
+      for (let length = messageLength(this.received); length !== undefined && this.received.length >= length;) {
         const message = decodeMessage(this.received.subarray(0, length));
         this.received = this.received.subarray(length);
         this.dispatch(message);
@@ -484,7 +484,15 @@ export class BusConnection {
 
   replyError(call: Message, name: string, text: string): void {
     if (call.flags & NO_REPLY_EXPECTED) return;
-    this.send({ type: MESSAGE_TYPE.error, flags: 0, replySerial: call.serial, destination: call.sender, errorName: name, signature: 's', body: [text] });
+    this.send({
+      type: MESSAGE_TYPE.error,
+      flags: 0,
+      replySerial: call.serial,
+      destination: call.sender,
+      errorName: name,
+      signature: 's',
+      body: [text],
+    });
   }
 
   /** Ends the connection once what was written is sent (the bus then releases our names). */

@@ -107,7 +107,8 @@ class Terminal {
 
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
   if (options.dbusService) {
-    if (link !== undefined || options.linkFile !== undefined) throw new InvalidInputError(`${DBUS_SERVICE_FLAG} takes links over D-Bus only`);
+    if (link !== undefined || options.linkFile !== undefined)
+      throw new InvalidInputError(`${DBUS_SERVICE_FLAG} takes links over D-Bus only`);
     const program = programArgv(runningProgram());
     const { serveLinkHandler } = await import('./dbusApplication');
     return serveLinkHandler(process.env, (received, env) => openLinkInTerminal(received, program, env));

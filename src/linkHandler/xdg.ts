@@ -13,7 +13,7 @@ import { DBUS_SERVICE_FLAG, OPEN_LINK_COMMAND, XDG_APP_ID, type LinkHandlerModul
 
 /** D-Bus activation finds the application by its .desktop file's name: the application id. */
 export const DESKTOP_FILE_NAME = `${XDG_APP_ID}.desktop`;
-export const DBUS_SERVICE_FILE_NAME = `${XDG_APP_ID}.service`;
+const DBUS_SERVICE_FILE_NAME = `${XDG_APP_ID}.service`;
 /** The name of the .desktop file before it was D-Bus activatable: removed on install. */
 const OLD_DESKTOP_FILE_NAME = 'device-agent-link.desktop';
 const SCHEME_MIME_TYPE = `x-scheme-handler/${LINK_SCHEME}`;

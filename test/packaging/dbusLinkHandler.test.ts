@@ -177,7 +177,18 @@ describe.skipIf(!canRun)('the D-Bus link handler on a real session bus', () => {
     return result.stdout;
   }
   const gdbusCall = (method: string, ...args: string[]) =>
-    ['gdbus', 'call', '--session', '--dest', XDG_APP_ID, '--object-path', OBJECT_PATH, '--method', `org.freedesktop.Application.${method}`, ...args]
+    [
+      'gdbus',
+      'call',
+      '--session',
+      '--dest',
+      XDG_APP_ID,
+      '--object-path',
+      OBJECT_PATH,
+      '--method',
+      `org.freedesktop.Application.${method}`,
+      ...args,
+    ]
       .map((part) => (part.includes(' ') || /[[\]{}<>'"]/.test(part) ? `'${part.replace(/'/g, `'\\''`)}'` : part))
       .join(' ') + ' 2>&1';
 

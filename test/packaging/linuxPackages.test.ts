@@ -110,7 +110,9 @@ describe.skipIf(!hasTool('dpkg-deb') || !isRoot)(
 
     it.skipIf(!hasTool('desktop-file-validate'))('its link handler passes desktop-file-validate', () => {
       expect(
-        execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/org.device_agent.LinkHandler.desktop')], { encoding: 'utf8' }),
+        execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/org.device_agent.LinkHandler.desktop')], {
+          encoding: 'utf8',
+        }),
       ).toBe('');
     });
 
