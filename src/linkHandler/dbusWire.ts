@@ -321,22 +321,19 @@ function decodeMessage(bytes: Buffer): Message {
   return { ...(header as Partial<Message>), type, flags, serial, signature, body };
 }
 
-/** The socket paths of a bus address (unix:path=… or unix:abstract=…; several separated by ;). */
+/**
+ * The socket paths of a bus address (unix:path=…; several addresses separated by ;). Abstract sockets
+ * (unix:abstract=…) are skipped: Node 20 passes their names padded with NULs, which the bus does not
+ * match; session buses listen on a path (/run/user/<uid>/bus, or dbus-daemon's unix:tmpdir).
+ */
 function socketPaths(address: string): string[] {
   const paths: string[] = [];
   for (const entry of address.split(';')) {
     const colon = entry.indexOf(':');
     if (entry.slice(0, colon) !== 'unix') continue;
-    const keys = new Map(
-      entry
-        .slice(colon + 1)
-        .split(',')
-        .map((pair) => [pair.slice(0, pair.indexOf('=')), decodeURIComponent(pair.slice(pair.indexOf('=') + 1))]),
-    );
-    const path = keys.get('path');
-    const abstract = keys.get('abstract');
-    if (path) paths.push(path);
-    else if (abstract) paths.push(`\0${abstract}`);
+    for (const pair of entry.slice(colon + 1).split(',')) {
+      if (pair.startsWith('path=')) paths.push(decodeURIComponent(pair.slice('path='.length)));
+    }
   }
   return paths;
 }
@@ -414,7 +411,7 @@ export class BusConnection {
   /** Connects to the bus at `address` and says Hello (the bus's first required call). */
   static async open(address: string): Promise<BusConnection> {
     const paths = socketPaths(address);
-    if (paths.length === 0) throw new DBusProtocolError('no unix socket in the bus address');
+    if (paths.length === 0) throw new DBusProtocolError('no unix socket path in the bus address');
     let lastError: unknown;
     for (const path of paths) {
       let socket: Socket | undefined;
