@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { AGENT_CHUNK_DIR } from '../scripts/build.mjs';
 import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR, TARGETS } from '../scripts/package.mjs';
 import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
+import type { LinkHandlerSpec } from '../src/linkHandler/types';
 import { schemeRegistryValues } from '../src/linkHandler/windows';
-import { desktopEntry, DESKTOP_FILE_NAME } from '../src/linkHandler/xdg';
+import { dbusServiceFile, desktopEntry, xdgLinkHandlerFiles } from '../src/linkHandler/xdg';
 import {
   LAUNCHD_PLIST,
   launchdPlist,
@@ -69,6 +70,15 @@ function programFiles(layout: ProgramLayout, seaDir: string): StagedFile[] {
   ];
 }
 
+/** The desktop link handler (Linux, FreeBSD): its .desktop entry and the D-Bus service that activates it. */
+function linkHandlerFiles(shareDir: string, spec: LinkHandlerSpec): StagedFile[] {
+  const { desktopFile, serviceFile } = xdgLinkHandlerFiles(shareDir);
+  return [
+    { path: desktopFile, mode: 0o644, content: desktopEntry(spec) },
+    { path: serviceFile, mode: 0o644, content: dbusServiceFile(spec) },
+  ];
+}
+
 /** What the Debian and RPM packages install; `unitDir` is where each distribution keeps vendor units. */
 export function linuxFiles(seaDir: string, unitDir: string): StagedFile[] {
   const layout = systemdService.programLayout({});
@@ -77,7 +87,7 @@ export function linuxFiles(seaDir: string, unitDir: string): StagedFile[] {
     ...programFiles(layout, seaDir),
     { path: layout.pathLink!, mode: 0o777, link: '../lib/device-agent/device-agent' },
     { path: `${unitDir}/${UNIT_NAME}`, mode: 0o644, content: systemdUnit({ program, stateDir: STATE_DIR, programDir: layout.dir }) },
-    { path: `/usr/share/applications/${DESKTOP_FILE_NAME}`, mode: 0o644, content: desktopEntry({ program, programDir: layout.dir }) },
+    ...linkHandlerFiles('/usr/share', { program, programDir: layout.dir }),
     { path: '/etc/device-agent', mode: 0o700 },
     ...documentation('/usr/share/doc/device-agent'),
   ];
@@ -351,11 +361,7 @@ export function freebsdFiles(keyringAddon: string, agentBundle: string = BUNDLE)
     { path: RC_SCRIPT, mode: 0o755, content: rcScript({ program, stateDir: STATE_DIR, programDir: FREEBSD_DIR }) },
     { path: SYSLOG_CONF, mode: 0o644, content: syslogConf() },
     { path: FREEBSD_NEWSYSLOG_CONF, mode: 0o644, content: freebsdNewsyslogConf() },
-    {
-      path: `/usr/local/share/applications/${DESKTOP_FILE_NAME}`,
-      mode: 0o644,
-      content: desktopEntry({ program, programDir: FREEBSD_DIR }),
-    },
+    ...linkHandlerFiles('/usr/local/share', { program, programDir: FREEBSD_DIR }),
     { path: '/usr/local/etc/device-agent', mode: 0o700 },
     ...documentation('/usr/local/share/doc/device-agent'),
   ];

@@ -143,7 +143,8 @@ addCommonOptions(
     .option('--describe', 'print the server origin of the link and exit')
     .option('--yes', 'the user already confirmed')
     .option('--via-terminal', 'started by the desktop without a terminal: open one on a private copy of the link')
-    .option('--consume-link-file', 'delete the link file once read'),
+    .option('--consume-link-file', 'delete the link file once read')
+    .option('--dbus-service', 'started by the session bus: take the links over D-Bus (org.freedesktop.Application)'),
 ).action(async (link: string | undefined, options: OpenLinkOptions) => {
   process.exitCode = await (await import('../linkHandler/openLink')).default(link, options);
 });

@@ -6,8 +6,8 @@ import { windowsLinkHandler } from './windows';
 import { xdgLinkHandler } from './xdg';
 
 const HANDLERS: Record<Platform, LinkHandlerModule> = {
-  LINUX: xdgLinkHandler('/usr/share/applications'),
-  FREEBSD: xdgLinkHandler('/usr/local/share/applications'),
+  LINUX: xdgLinkHandler('/usr/share'),
+  FREEBSD: xdgLinkHandler('/usr/local/share'),
   DARWIN: darwinLinkHandler,
   WINDOWS: windowsLinkHandler,
 };

@@ -17,6 +17,7 @@ import { describeFailure, redactCredentials } from '../cli/exitCodes';
 import { keystoreFor } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
 import { elevateWithSudo, elevateWithUac, programArgv } from './elevate';
+import { DBUS_SERVICE_FLAG } from './types';
 import { openLinkInTerminal } from './xdgTerminal';
 
 export interface OpenLinkOptions extends CommonOptions {
@@ -30,6 +31,8 @@ export interface OpenLinkOptions extends CommonOptions {
   viaTerminal?: boolean;
   /** The link file was written for this one use: delete it once read. */
   consumeLinkFile?: boolean;
+  /** Started by the session bus (the D-Bus service file): the links arrive over D-Bus (dbusApplication.ts). */
+  dbusService?: boolean;
 }
 
 async function readLink(link: string | undefined, options: OpenLinkOptions): Promise<string> {
@@ -103,6 +106,13 @@ class Terminal {
 }
 
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
+  if (options.dbusService) {
+    if (link !== undefined || options.linkFile !== undefined)
+      throw new InvalidInputError(`${DBUS_SERVICE_FLAG} takes links over D-Bus only`);
+    const program = programArgv(runningProgram());
+    const { serveLinkHandler } = await import('./dbusApplication');
+    return serveLinkHandler(process.env, (received, env) => openLinkInTerminal(received, program, env));
+  }
   if (options.viaTerminal) {
     if (link === undefined) throw new InvalidInputError('no enrollment link given');
     return openLinkInTerminal(link, programArgv(runningProgram()));

@@ -18,3 +18,13 @@ export interface LinkHandlerModule {
 
 /** The hidden command a link opens: it shows the server and asks before enrolling. */
 export const OPEN_LINK_COMMAND = 'open-link';
+
+/**
+ * The desktop link handler's application id (Linux, FreeBSD): the D-Bus name it claims, the name of
+ * its .desktop file and of its D-Bus service file. Reverse DNS of device-agent.org, with the hyphen
+ * as an underscore as D-Bus names require.
+ */
+export const XDG_APP_ID = 'org.device_agent.LinkHandler';
+
+/** The open-link flag the D-Bus service file starts the agent with: claim XDG_APP_ID, take links over D-Bus. */
+export const DBUS_SERVICE_FLAG = '--dbus-service';

@@ -1,14 +1,21 @@
-// Linux and FreeBSD desktops: a .desktop file declaring the x-scheme-handler/device-agent MIME type.
-// update-desktop-database indexes it for every user; `xdg-mime default` also makes it the default
-// handler of the desktop user who ran `sudo device-agent install` (defaults are per user). The agent
-// starts without a terminal and opens one itself on a private copy of the link (xdgTerminal.ts), so
-// that no long-lived process (the terminal) holds the link in its arguments.
+// Linux and FreeBSD desktops: a .desktop file declaring the x-scheme-handler/device-agent MIME type,
+// and the D-Bus service file that makes it D-Bus activatable. update-desktop-database indexes it for
+// every user; `xdg-mime default` also makes it the default handler of the desktop user who ran
+// `sudo device-agent install` (defaults are per user). A launcher that supports DBusActivatable
+// (GLib's, so GNOME, Firefox, `gio open`; KDE's) asks the session bus to start the agent and hands it
+// the link over D-Bus (dbusApplication.ts): the link is on no command line. Others run Exec= with the
+// link as an argument (docs/agent.md, "Secrets and the process list"). Either way the agent opens a
+// terminal on a private copy of the link (xdgTerminal.ts).
 import { posix } from 'node:path';
 import { LINK_SCHEME } from '../protocol/schemas';
-import type { PlanStep } from '../service/plan';
-import { OPEN_LINK_COMMAND, type LinkHandlerModule, type LinkHandlerSpec } from './types';
+import { quotePosix, type PlanStep } from '../service/plan';
+import { DBUS_SERVICE_FLAG, OPEN_LINK_COMMAND, XDG_APP_ID, type LinkHandlerModule, type LinkHandlerSpec } from './types';
 
-export const DESKTOP_FILE_NAME = 'device-agent-link.desktop';
+/** D-Bus activation finds the application by its .desktop file's name: the application id. */
+export const DESKTOP_FILE_NAME = `${XDG_APP_ID}.desktop`;
+const DBUS_SERVICE_FILE_NAME = `${XDG_APP_ID}.service`;
+/** The name of the .desktop file before it was D-Bus activatable: removed on install. */
+const OLD_DESKTOP_FILE_NAME = 'device-agent-link.desktop';
 const SCHEME_MIME_TYPE = `x-scheme-handler/${LINK_SCHEME}`;
 
 const RESERVED = /[\s"'\\><~|&;$*?#()`]/;
@@ -26,8 +33,11 @@ export function desktopEntry(spec: LinkHandlerSpec): string {
     'Type=Application',
     'Name=Device Agent enrollment',
     'Comment=Enroll this device with the server named in a device-agent:// link, after asking you',
-    // %u: the link, held only by the agent's own arguments, which it clears at start-up; the
-    // terminal it opens shows the server and asks for confirmation (and for sudo).
+    // Launchers that support it call Open on the D-Bus service instead of running Exec.
+    'DBusActivatable=true',
+    // The fallback of the other launchers. %u stays: xdg-open's generic mode appends the link to a
+    // command without a field code anyway, so dropping it would hide nothing and only break those
+    // desktops. The agent clears its arguments first thing (src/cli/processTitle.ts).
     `Exec=${exec} --via-terminal %u`,
     'Terminal=false',
     'NoDisplay=true',
@@ -37,12 +47,34 @@ export function desktopEntry(spec: LinkHandlerSpec): string {
   ].join('\n');
 }
 
-export function xdgLinkHandler(applicationsDir: string): LinkHandlerModule {
-  const desktopFile = posix.join(applicationsDir, DESKTOP_FILE_NAME);
+/** The session bus's service file: it starts the agent, which claims XDG_APP_ID, when a launcher asks for it. */
+export function dbusServiceFile(spec: LinkHandlerSpec): string {
+  // dbus-daemon splits Exec= as a POSIX shell would, quotes included, without expansions.
+  const exec = [...spec.program, OPEN_LINK_COMMAND, DBUS_SERVICE_FLAG].map(quotePosix).join(' ');
+  return ['[D-BUS Service]', `Name=${XDG_APP_ID}`, `Exec=${exec}`, ''].join('\n');
+}
+
+/** The link handler's files under a `share` directory (/usr/share, /usr/local/share). */
+export function xdgLinkHandlerFiles(shareDir: string): { desktopFile: string; serviceFile: string } {
+  return {
+    desktopFile: posix.join(shareDir, 'applications', DESKTOP_FILE_NAME),
+    serviceFile: posix.join(shareDir, 'dbus-1', 'services', DBUS_SERVICE_FILE_NAME),
+  };
+}
+
+export function xdgLinkHandler(shareDir: string): LinkHandlerModule {
+  const applicationsDir = posix.join(shareDir, 'applications');
+  const { desktopFile, serviceFile } = xdgLinkHandlerFiles(shareDir);
+  const oldDesktopFile: PlanStep = { kind: 'remove', path: posix.join(applicationsDir, OLD_DESKTOP_FILE_NAME) };
   const reindex: PlanStep = { kind: 'run', argv: ['update-desktop-database', '-q', applicationsDir], mayFail: true };
   return {
     installSteps(spec) {
-      const steps: PlanStep[] = [{ kind: 'write', path: desktopFile, content: desktopEntry(spec), mode: 0o644 }, reindex];
+      const steps: PlanStep[] = [
+        oldDesktopFile,
+        { kind: 'write', path: serviceFile, content: dbusServiceFile(spec), mode: 0o644 },
+        { kind: 'write', path: desktopFile, content: desktopEntry(spec), mode: 0o644 },
+        reindex,
+      ];
       if (spec.sudoUser) {
         steps.push({
           kind: 'run',
@@ -52,6 +84,6 @@ export function xdgLinkHandler(applicationsDir: string): LinkHandlerModule {
       }
       return steps;
     },
-    uninstallSteps: () => [{ kind: 'remove', path: desktopFile }, reindex],
+    uninstallSteps: () => [{ kind: 'remove', path: desktopFile }, { kind: 'remove', path: serviceFile }, oldDesktopFile, reindex],
   };
 }

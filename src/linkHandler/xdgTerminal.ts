@@ -1,9 +1,9 @@
-// Linux and FreeBSD desktops: the .desktop handler starts the agent without a terminal
-// (Terminal=false), so that the only process holding the link in its arguments is the agent itself,
-// which clears them at start-up (src/cli/processTitle.ts). It writes the link to a 0600 file in the
-// user's private runtime directory and opens a terminal on `open-link --link-file <file>`, whose
-// command line names the file, never the link. With Terminal=true the desktop would start the
-// terminal with the link in its own arguments, readable by every local user while it stays open.
+// Linux and FreeBSD desktops: the handler runs without a terminal (Terminal=false). It gets the link
+// over D-Bus (dbusApplication.ts), or from the .desktop Exec= fallback as its own argument, which it
+// clears at start-up (src/cli/processTitle.ts). It writes the link to a 0600 file in the user's
+// private runtime directory and opens a terminal on `open-link --link-file <file>`, whose command line
+// names the file, never the link. With Terminal=true the desktop would start the terminal with the
+// link in its own arguments, readable by every local user while it stays open.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, statSync } from 'node:fs';

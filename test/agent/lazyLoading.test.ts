@@ -79,7 +79,14 @@ describe('the agent loads only what a command runs', () => {
     const { modules, builtins, code } = await loadedModules(['status', '--state-dir', join(tempDir(), 'never-enrolled')]);
     expect(code).toBe(5);
     expect(from(modules, 'src/cli/commands/')).toEqual(['src/cli/commands/status.ts']);
-    for (const unused of ['node_modules/undici/', 'src/agent/daemon.ts', 'src/agent/client.ts', 'checks/', 'src/server/']) {
+    for (const unused of [
+      'node_modules/undici/',
+      'src/agent/daemon.ts',
+      'src/agent/client.ts',
+      'checks/',
+      'src/server/',
+      'src/linkHandler/',
+    ]) {
       expect(from(modules, unused), unused).toEqual([]);
     }
     // It logs nothing: no logger. It validates its state files with zod/mini, never classic zod, and
@@ -105,6 +112,23 @@ describe('the agent loads only what a command runs', () => {
       await removeStateDir(stateDir);
       await server.stop();
     }
+  });
+
+  it('open-link: the link handler; its D-Bus client only in the mode the session bus starts', async () => {
+    const linkFile = join(tempDir(), 'link');
+    writeFileSync(linkFile, `device-agent://enroll?server=https%3A%2F%2Fagents.example.com&token=${'a'.repeat(96)}`, { mode: 0o600 });
+    const described = await loadedModules(['open-link', '--describe', '--link-file', linkFile]);
+    expect(described.code).toBe(0);
+    expect(described.modules).toContain('src/linkHandler/openLink.ts');
+    expect(from(described.modules, 'src/linkHandler/dbus')).toEqual([]);
+
+    // No session bus here (agentEnv drops DBUS_*): it fails to connect, having loaded the client.
+    const service = await loadedModules(['open-link', '--dbus-service']);
+    expect(service.code).toBe(4);
+    expect(from(service.modules, 'src/linkHandler/dbus').sort()).toEqual([
+      'src/linkHandler/dbusApplication.ts',
+      'src/linkHandler/dbusWire.ts',
+    ]);
   });
 
   it.skipIf(process.platform !== 'linux')("check (Linux): this platform's checks only, never another platform's", async () => {

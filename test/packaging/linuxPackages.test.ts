@@ -45,7 +45,8 @@ function expectInstalledTree(root: string, unitDir: string): void {
   expect(mode(join(lib, 'package-hook'))).toBe(0o755);
   expect(readlinkSync(join(root, 'usr/bin/device-agent'))).toBe('../lib/device-agent/device-agent');
   expect(mode(join(root, unitDir, 'device-agent.service'))).toBe(0o644);
-  expect(mode(join(root, 'usr/share/applications/device-agent-link.desktop'))).toBe(0o644);
+  expect(mode(join(root, 'usr/share/applications/org.device_agent.LinkHandler.desktop'))).toBe(0o644);
+  expect(mode(join(root, 'usr/share/dbus-1/services/org.device_agent.LinkHandler.service'))).toBe(0o644);
   expect(mode(join(root, 'etc/device-agent'))).toBe(0o700);
   for (const path of ['usr/lib/device-agent/device-agent', 'etc/device-agent']) expect(lstatSync(join(root, path)).uid).toBe(0);
   // Never stripped: the executable is the one that was built, byte for byte, and it runs.
@@ -115,7 +116,9 @@ describe.skipIf(built.skip || debian.skip || !isRoot)(
 
     it.skipIf(linkHandlerValid.skip)(linkHandlerValid.title, () => {
       expect(
-        execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/device-agent-link.desktop')], { encoding: 'utf8' }),
+        execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/org.device_agent.LinkHandler.desktop')], {
+          encoding: 'utf8',
+        }),
       ).toBe('');
     });
 
@@ -126,7 +129,8 @@ describe.skipIf(built.skip || debian.skip || !isRoot)(
         'usr/bin/device-agent',
         'lib/systemd/system/device-agent.service',
         'etc/device-agent',
-        'usr/share/applications/device-agent-link.desktop',
+        'usr/share/applications/org.device_agent.LinkHandler.desktop',
+        'usr/share/dbus-1/services/org.device_agent.LinkHandler.service',
       ]) {
         expect(existsSync(join(root, path)), path).toBe(false);
       }

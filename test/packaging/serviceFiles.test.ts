@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parsePlist, type PlistDict } from '../../checks/darwin/plist';
 import { appInfoPlist, linkHandlerScript } from '../../src/linkHandler/darwin';
 import { schemeRegistryValues } from '../../src/linkHandler/windows';
-import { desktopEntry } from '../../src/linkHandler/xdg';
+import { dbusServiceFile, desktopEntry, DESKTOP_FILE_NAME } from '../../src/linkHandler/xdg';
 import { launchdPlist, LOG_FILE, newsyslogConf } from '../../src/service/launchd';
 import { rcScript } from '../../src/service/rcd';
 import { systemdUnit } from '../../src/service/systemd';
@@ -206,10 +206,11 @@ describe('desktop entry', () => {
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
 
-  it('declares the scheme and passes the link as %u to the agent, which opens the terminal itself', () => {
+  it('is D-Bus activatable; its Exec= fallback passes the link as %u to the agent, which opens the terminal itself', () => {
     const entry = parse(desktopEntry({ program: ['/usr/lib/device-agent/device-agent'], programDir: '/usr/lib/device-agent' }));
     expect(entry).toMatchObject({
       Type: 'Application',
+      DBusActivatable: 'true',
       Exec: '/usr/lib/device-agent/device-agent open-link --via-terminal %u',
       Terminal: 'false',
       NoDisplay: 'true',
@@ -222,8 +223,15 @@ describe('desktop entry', () => {
     expect(entry.Exec).toBe('"/opt/device agent/100%%/device-agent" open-link --via-terminal %u');
   });
 
+  it('its D-Bus service file starts the agent in the mode that claims the name, the program quoted as a shell would', () => {
+    expect(dbusServiceFile({ program: ["/opt/device agent/it's/device-agent"], programDir: '/opt' })).toBe(
+      "[D-BUS Service]\nName=org.device_agent.LinkHandler\nExec='/opt/device agent/it'\\''s/device-agent' open-link --dbus-service\n",
+    );
+  });
+
+  // DBusActivatable=true: the validator also requires the file name to be the application id.
   it.skipIf(linkHandlerValid.skip)(linkHandlerValid.title, () => {
-    const file = join(work, 'device-agent-link.desktop');
+    const file = join(work, DESKTOP_FILE_NAME);
     writeFileSync(file, desktopEntry({ program: ['/opt/device agent/device-agent'], programDir: '/opt' }));
     expect(execFileSync('desktop-file-validate', [file], { encoding: 'utf8' })).toBe('');
   });

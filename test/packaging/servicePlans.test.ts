@@ -61,7 +61,9 @@ describe('install --dry-run', () => {
     expect(steps(result.stdout)).toEqual([
       'create directory /var/lib/device-agent (mode 0700)',
       'create directory /usr/lib/device-agent (mode 0755)',
-      'write /usr/share/applications/device-agent-link.desktop (mode 0644)',
+      'remove /usr/share/applications/device-agent-link.desktop',
+      'write /usr/share/dbus-1/services/org.device_agent.LinkHandler.service (mode 0644)',
+      'write /usr/share/applications/org.device_agent.LinkHandler.desktop (mode 0644)',
       'run update-desktop-database -q /usr/share/applications  (a failure here is not fatal)',
       'write /etc/systemd/system/device-agent.service (mode 0644)',
       'run systemctl daemon-reload',
@@ -82,8 +84,11 @@ describe('install --dry-run', () => {
       expect(unit).toContain(`${directive}\n`);
     }
     expect(unit).toMatch(/^CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_NET_ADMIN CAP_SETGID CAP_SETUID$/m);
-    expect(fileText(result.stdout, '/usr/share/applications/device-agent-link.desktop')).toContain(
-      `Exec=${NODE} ${CLI} open-link --via-terminal %u\n`,
+    const desktopEntry = fileText(result.stdout, '/usr/share/applications/org.device_agent.LinkHandler.desktop');
+    expect(desktopEntry).toContain('DBusActivatable=true\n');
+    expect(desktopEntry).toContain(`Exec=${NODE} ${CLI} open-link --via-terminal %u\n`);
+    expect(fileText(result.stdout, '/usr/share/dbus-1/services/org.device_agent.LinkHandler.service')).toContain(
+      `[D-BUS Service]\nName=org.device_agent.LinkHandler\nExec=${NODE} ${CLI} open-link --dbus-service\n`,
     );
   });
 
@@ -118,7 +123,9 @@ describe('install --dry-run', () => {
     expect(steps(result.stdout)).toEqual([
       'create directory /var/lib/device-agent (mode 0700)',
       'create directory /usr/local/libexec/device-agent (mode 0755)',
-      'write /usr/local/share/applications/device-agent-link.desktop (mode 0644)',
+      'remove /usr/local/share/applications/device-agent-link.desktop',
+      'write /usr/local/share/dbus-1/services/org.device_agent.LinkHandler.service (mode 0644)',
+      'write /usr/local/share/applications/org.device_agent.LinkHandler.desktop (mode 0644)',
       'run update-desktop-database -q /usr/local/share/applications  (a failure here is not fatal)',
       'write /usr/local/etc/rc.d/device_agent (mode 0755)',
       'write /usr/local/etc/syslog.d/device-agent.conf (mode 0644)',
@@ -268,6 +275,8 @@ describe('uninstall --dry-run', () => {
       'remove /etc/systemd/system/device-agent.service',
       'run systemctl daemon-reload  (a failure here is not fatal)',
       'run systemctl reset-failed device-agent.service  (a failure here is not fatal)',
+      'remove /usr/share/applications/org.device_agent.LinkHandler.desktop',
+      'remove /usr/share/dbus-1/services/org.device_agent.LinkHandler.service',
       'remove /usr/share/applications/device-agent-link.desktop',
       'run update-desktop-database -q /usr/share/applications  (a failure here is not fatal)',
       ...wipe('/var/lib/device-agent'),
@@ -297,6 +306,8 @@ describe('uninstall --dry-run', () => {
       'remove /usr/local/etc/syslog.d/device-agent.conf',
       'remove /usr/local/etc/newsyslog.conf.d/device-agent.conf',
       'run service syslogd reload  (a failure here is not fatal)',
+      'remove /usr/local/share/applications/org.device_agent.LinkHandler.desktop',
+      'remove /usr/local/share/dbus-1/services/org.device_agent.LinkHandler.service',
       'remove /usr/local/share/applications/device-agent-link.desktop',
       'run update-desktop-database -q /usr/local/share/applications  (a failure here is not fatal)',
       ...wipe('/var/lib/device-agent'),
