@@ -1,13 +1,14 @@
 // The link handler's D-Bus client (src/linkHandler/dbusWire.ts) against a real dbus-daemon: the
 // bus's own methods answer with strings, integers, arrays, dictionaries and variants; another
 // connection calls a name this one claimed, and gets its replies and errors.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireTools } from '../support/requireTools';
 import { BusConnection, type Message, type Variant } from '../../src/linkHandler/dbusWire';
 import { tempDir } from '../support/agent';
 
-const hasDaemon = spawnSync('sh', ['-c', 'command -v dbus-daemon']).status === 0;
+const onBus = requireTools(['dbus-daemon'], 'the D-Bus client on a real bus');
 const BUS = ['org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus'] as const;
 
 /** A session bus of its own on a socket at `address`. */
@@ -19,7 +20,7 @@ async function startBus(address: string): Promise<{ daemon: ChildProcess; addres
   return { daemon, address: first.done ? '' : first.value };
 }
 
-describe.skipIf(!hasDaemon)('the D-Bus client on a real bus', () => {
+describe.skipIf(onBus.skip)(onBus.title, () => {
   let daemon: ChildProcess;
   let address: string;
   beforeAll(async () => {
