@@ -370,7 +370,7 @@ const upgradeFix: readonly Variant[] = [
 ];
 
 const osVersion: Entries<'OS_VERSION'> = {
-  ...releaseRemedies(
+  ...releaseRemedies<keyof Entries<'OS_VERSION'>>(
     upgradeFix,
     'Upgrade these devices to a supported release (Debian: sources to the new codename + `apt full-upgrade`; Ubuntu: `do-release-upgrade`; RHEL: Leapp), or, where your policy accepts it, enable extended support (Debian LTS / Ubuntu Pro ESM with `osVersion.acceptExtendedSupport`).',
   ),
