@@ -33,7 +33,8 @@ type UpdateFacts =
       timers: Readable<Record<string, Tri>>;
       applyUpdates?: boolean;
       upgradeType?: string;
-      configAmbiguous?: boolean;
+      /** The automatic.conf files read, in the order their keys override each other. */
+      configFiles?: string[];
     }
   | { manager: 'zypper'; systemd: boolean; timers: Readable<Record<string, Tri>>; onlineUpdateCron?: boolean }
   | { manager: 'apk'; periodicUpgrade: boolean; cronRunning: boolean | null }
@@ -113,7 +114,7 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   return facts;
 }
 
-/** dnf5's distribution defaults and the two host files its releases have read (see applyUpdatesSetting). */
+/** dnf5's distribution defaults and the two host files it layers over them (see dnf5Commands). */
 const DNF5_DEFAULTS = '/usr/share/dnf5/dnf5-plugins/automatic.conf';
 const DNF5_PLUGIN_CONF = '/etc/dnf/dnf5-plugins/automatic.conf';
 const DNF_AUTOMATIC_CONF = '/etc/dnf/automatic.conf';
@@ -126,17 +127,15 @@ function automaticCommands(text: string): Record<string, string> {
 type Commands = Record<string, string> | undefined;
 
 /**
- * The `[commands]` dnf5 automatic acts on: the distribution defaults, then host overrides from
- * /etc/dnf/automatic.conf (dnf5-automatic(8), the dnf5 of Fedora 41 and later). Earlier dnf5
- * releases instead used the first existing of /etc/dnf/dnf5-plugins/automatic.conf and the
- * defaults, whole. When that older file exists and the two readings disagree, the running
- * release decides, which this reading does not know: undefined.
+ * The `[commands]` dnf5 automatic acts on: every existing file of the three, read in this order, each
+ * key of a later one overriding an earlier one's: the distribution defaults, the deprecated
+ * /etc/dnf/dnf5-plugins/automatic.conf (still read, with a warning), then /etc/dnf/automatic.conf
+ * (rpm-software-management/dnf5 dnf5-plugins/automatic_plugin/automatic.cpp,
+ * AutomaticCommand::pre_configure, since 5.2.6.1 (commit 73ed42f, 2024-09-11); before it the first
+ * two only, layered the same way; dnf5-automatic(8)).
  */
-function dnf5Commands(defaults: Commands, pluginConf: Commands, hostConf: Commands): { commands: Record<string, string> } | undefined {
-  const layered = { ...defaults, ...hostConf };
-  if (!pluginConf) return { commands: layered };
-  const pick = (c: Record<string, string>) => `${parseBoolean(c.apply_updates) === true} ${c.upgrade_type ?? 'default'}`;
-  return pick(pluginConf) === pick(layered) ? { commands: layered } : undefined;
+function dnf5Commands(defaults: Commands, pluginConf: Commands, hostConf: Commands): Record<string, string> {
+  return { ...defaults, ...pluginConf, ...hostConf };
 }
 
 async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
@@ -154,10 +153,15 @@ async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
   const dnf5 = facts.timers.ok && facts.timers.value['dnf5-automatic.timer'] === true;
   let commands: Commands;
   if (dnf5 || defaults) {
-    const effective = dnf5Commands(defaults, pluginConf, hostConf);
-    if (!effective) return { ...facts, configAmbiguous: true };
-    // Neither file present: dnf5's built-in default (apply_updates = no).
-    commands = defaults || pluginConf || hostConf ? effective.commands : undefined;
+    const files: [string, Commands][] = [
+      [DNF5_DEFAULTS, defaults],
+      [DNF5_PLUGIN_CONF, pluginConf],
+      [DNF_AUTOMATIC_CONF, hostConf],
+    ];
+    const present = files.filter(([, c]) => c !== undefined).map(([file]) => file);
+    if (present.length) facts.configFiles = present;
+    // No file present: dnf5's built-in default (apply_updates = no).
+    commands = present.length ? dnf5Commands(defaults, pluginConf, hostConf) : undefined;
   } else {
     // dnf 4's dnf-automatic reads /etc/dnf/automatic.conf only.
     commands = hostConf;
@@ -279,6 +283,7 @@ function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, 
   }
   if (u.applyUpdates !== undefined) evidence.apply_updates = u.applyUpdates;
   if (u.upgradeType) evidence.upgrade_type = u.upgradeType;
+  if (u.configFiles) evidence.config_files = u.configFiles;
   // dnf-automatic-install.timer installs whatever automatic.conf says; the others follow apply_updates.
   if (on.includes('dnf-automatic-install.timer')) return pass({ ...evidence, rule: 'dnf_automatic_install' });
   if (on.length === 0) return fail({ ...evidence, rule: 'no_auto_update' });
@@ -287,7 +292,6 @@ function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, 
       ? pass({ ...evidence, rule: 'download_only_accepted' })
       : fail({ ...evidence, rule: 'download_only' });
   }
-  if (u.configAmbiguous) return unknown('dnf5_config_ambiguous', evidence);
   if (u.applyUpdates === true) return pass({ ...evidence, rule: 'dnf_automatic_apply' });
   if (u.applyUpdates === undefined) return unknown('config_unreadable', evidence);
   return policy.autoUpdate.acceptDownloadOnly

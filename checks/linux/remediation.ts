@@ -427,13 +427,6 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: autoUpdateFix,
     admin: autoUpdateAdmin,
   },
-  dnf5_config_ambiguous: {
-    summary:
-      'dnf5 automatic updates are configured in two places that disagree, and which one this dnf5 release reads could not be told, so the agent cannot decide.',
-    fix: 'Nothing to change; tell your IT team.',
-    admin:
-      'Keep one dnf5-automatic configuration: move the settings of /etc/dnf/dnf5-plugins/automatic.conf into /etc/dnf/automatic.conf (`apply_updates = yes`) and delete the older file.',
-  },
   periodic_disabled: {
     summary: 'unattended-upgrades is installed, but APT is configured not to run it (APT::Periodic is 0).',
     fix: 'Turn it on: `sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes), which writes /etc/apt/apt.conf.d/20auto-upgrades.',
