@@ -66,8 +66,8 @@ const LEGACY_WINDOWS = /^(\d+(?:\.\d+)?)(?:-sp(\d+))?$/;
 
 /**
  * Windows is serviced per feature update and edition group (checks/windows/osRelease.ts names the
- * groups): "(W)" = Home/Pro, "(E)" = Enterprise/Education, "-e-lts" = Enterprise LTSC, "-iot-lts" /
- * "-iot" = IoT Enterprise LTSC; a Windows 10 cycle without a suffix applies to every group.
+ * groups): "(W)" = Home/Pro, "(E)" = Enterprise/Education, "-e-lts" = Enterprise LTSC, "-iot-lts" =
+ * IoT Enterprise LTSC, "-iot" = IoT Core; a Windows 10 cycle without a suffix applies to every group.
  */
 const windows: Target = {
   platform: 'WINDOWS',
@@ -81,7 +81,9 @@ const windows: Target = {
     const [, major, version, suffix] = m as unknown as [string, '10' | '11', string, string | undefined];
     const named = version.toUpperCase();
     const product = (group: string) => `windows-${major}-${group}`;
-    if (suffix === 'e-lts' || suffix === 'iot-lts' || suffix === 'iot') {
+    // "-iot" alone is IoT Core (the data set links windows-10-iot-core), serviced like no other edition.
+    if (suffix === 'iot') return [{ product: product('iot-core'), cycle: named }];
+    if (suffix === 'e-lts' || suffix === 'iot-lts') {
       const year = LTSC_YEARS[version];
       return year ? [{ product: product(suffix === 'e-lts' ? 'ltsc' : 'iot-ltsc'), cycle: year }] : [];
     }
@@ -171,18 +173,26 @@ const PRODUCTS: Record<string, Target | { skip: string }> = {
 };
 
 /**
- * Facts endoflife.date does not carry, each from its vendor page, applied after the data set:
- * Windows 10 22H2 Home's Extended Security Updates are the consumer programme's one year
- * (Microsoft, "Windows 10 Consumer Extended Security Updates (ESU) program",
- * https://learn.microsoft.com/windows/whats-new/extended-security-updates), not the
- * commercial three years the data set gives for the cycle.
+ * Facts endoflife.date does not carry, each from its vendor page, applied after the data set (a
+ * fact for a row the data set later lists fails the update, to be dropped here):
+ * - Windows 10 22H2 Home's Extended Security Updates are the consumer programme's one year
+ *   (Microsoft, "Windows 10 Consumer Extended Security Updates (ESU) program"), not the commercial
+ *   three years the data set gives the cycle;
+ * - Windows 10 IoT Enterprise LTSC 2019 (build 17763), absent from the data set: Microsoft's
+ *   lifecycle page gives its end as 2029-01-09.
  */
-const VENDOR_FACTS: { product: string; cycle: string; set: Partial<LifecycleCycle>; source: string }[] = [
+const VENDOR_FACTS: { product: string; cycle: string; set?: Partial<LifecycleCycle>; add?: LifecycleCycle; source: string }[] = [
   {
     product: 'windows-10-home',
     cycle: '22H2',
     set: { extendedEnd: '2026-10-13' },
     source: 'https://learn.microsoft.com/windows/whats-new/extended-security-updates',
+  },
+  {
+    product: 'windows-10-iot-ltsc',
+    cycle: '2019',
+    add: { cycle: '2019', eol: '2029-01-09', releaseDate: '2018-11-13' },
+    source: 'https://learn.microsoft.com/lifecycle/products/windows-10-iot-enterprise-ltsc-2019',
   },
 ];
 
@@ -316,9 +326,16 @@ export function buildTables(checkout: string): Record<Platform, LifecycleData> {
   if (missing.length) throw new UpdateError(`products this script maps are not OS products of the checkout: ${missing.join(', ')}`);
   for (const fact of VENDOR_FACTS) {
     const table = tables.WINDOWS;
-    const cycle = table.products[fact.product]?.find((c) => c.cycle === fact.cycle);
-    if (!cycle) throw new UpdateError(`vendor fact for ${fact.product} ${fact.cycle}: the data set no longer lists that cycle`);
-    Object.assign(cycle, fact.set);
+    const rows = table.products[fact.product];
+    const cycle = rows?.find((c) => c.cycle === fact.cycle);
+    if (fact.add) {
+      if (!rows || cycle)
+        throw new UpdateError(`vendor row ${fact.product} ${fact.cycle}: the data set lists it now (or not the product): drop it`);
+      rows.push(fact.add);
+    } else {
+      if (!cycle) throw new UpdateError(`vendor fact for ${fact.product} ${fact.cycle}: the data set no longer lists that cycle`);
+      Object.assign(cycle, fact.set);
+    }
     table.sources[fact.product] = [...(table.sources[fact.product] ?? []), fact.source];
   }
   return tables;

@@ -24,8 +24,9 @@ export const windowsLifecycle: LifecycleData = {
     'windows-10-home': ['products/windows.md', 'https://learn.microsoft.com/windows/whats-new/extended-security-updates'],
     'windows-10-pro': ['products/windows.md'],
     'windows-10-enterprise-education': ['products/windows.md'],
-    'windows-10-iot-ltsc': ['products/windows.md'],
+    'windows-10-iot-ltsc': ['products/windows.md', 'https://learn.microsoft.com/lifecycle/products/windows-10-iot-enterprise-ltsc-2019'],
     'windows-10-ltsc': ['products/windows.md'],
+    'windows-10-iot-core': ['products/windows.md'],
     'windows-8.1': ['products/windows.md'],
     'windows-8': ['products/windows.md'],
     'windows-7': ['products/windows.md'],
@@ -162,7 +163,7 @@ export const windowsLifecycle: LifecycleData = {
     ],
     'windows-10-iot-ltsc': [
       { cycle: '2021', eol: '2032-01-13', releaseDate: '2021-11-16' },
-      { cycle: '2015', eol: '2020-11-10', releaseDate: '2015-04-29' },
+      { cycle: '2019', eol: '2029-01-09', releaseDate: '2018-11-13' },
     ],
     'windows-10-ltsc': [
       { cycle: '2021', eol: '2027-01-12', releaseDate: '2021-11-16' },
@@ -170,6 +171,7 @@ export const windowsLifecycle: LifecycleData = {
       { cycle: '2016', eol: '2026-10-13', releaseDate: '2016-08-02' },
       { cycle: '2015', eol: '2025-10-14', releaseDate: '2015-07-29' },
     ],
+    'windows-10-iot-core': [{ cycle: '1507', eol: '2020-11-10', releaseDate: '2015-04-29' }],
     'windows-8.1': [{ cycle: 'rtm', eol: '2023-01-10', releaseDate: '2013-11-13' }],
     'windows-8': [{ cycle: 'rtm', eol: '2016-01-12', releaseDate: '2012-10-30' }],
     'windows-7': [{ cycle: 'sp1', eol: '2020-01-14', releaseDate: '2011-02-22' }],
