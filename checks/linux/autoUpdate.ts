@@ -44,6 +44,8 @@ type UpdateFacts =
 interface AutoUpdateFacts {
   container: ContainerFacts;
   update: UpdateFacts;
+  /** The program that showed which package manager is installed, when os-release's family did not name one. */
+  detectedBy?: string;
 }
 
 /** `apt-config dump APT::Periodic` lines -> key -> value. */
@@ -212,15 +214,33 @@ const COLLECTORS: Record<string, (ctx: CheckContext) => Promise<UpdateFacts>> = 
   arch: () => Promise.resolve({ manager: 'pacman' }),
 };
 
+/**
+ * Package managers by the program that shows them installed, in the order a machine with several is
+ * judged (an apt-based distribution may carry rpm, never dnf), each with the family whose collector reads it.
+ */
+const INSTALLED_MANAGERS: readonly (readonly [program: string, family: string])[] = [
+  ['/usr/bin/apt-get', 'debian'],
+  ['/usr/bin/dnf5', 'fedora'],
+  ['/usr/bin/dnf', 'fedora'],
+  ['/usr/bin/zypper', 'opensuse'],
+  ['/sbin/apk', 'alpine'],
+  ['/usr/bin/pacman', 'arch'],
+];
+
+/** The first package manager installed, for a distribution whose os-release names no family the check knows. */
+async function installedManager(ctx: CheckContext): Promise<(typeof INSTALLED_MANAGERS)[number] | undefined> {
+  const found = await Promise.all(INSTALLED_MANAGERS.map(([program]) => ctx.host.stat(program)));
+  return INSTALLED_MANAGERS.find((_, i) => found[i]!.ok);
+}
+
 async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {
   const [container, os] = await Promise.all([containerFacts(ctx), osRelease(ctx)]);
+  // The distribution's family names the manager; a distribution nobody listed is judged by the one installed.
   const known = os.ok ? family(os.release).find((id) => COLLECTORS[id]) : undefined;
-  const update: UpdateFacts = known
-    ? await COLLECTORS[known]!(ctx)
-    : os.ok
-      ? { manager: 'unknown', id: os.release.id }
-      : { manager: 'unknown' };
-  return { container, update };
+  if (known) return { container, update: await COLLECTORS[known]!(ctx) };
+  const installed = await installedManager(ctx);
+  if (installed) return { container, update: await COLLECTORS[installed[1]]!(ctx), detectedBy: installed[0] };
+  return { container, update: os.ok ? { manager: 'unknown', id: os.release.id } : { manager: 'unknown' } };
 }
 
 /** Whether APT's periodic job will actually run: both timers enabled under systemd, or apt-compat with a cron daemon. */
@@ -304,6 +324,7 @@ function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   if (inContainer) return inContainer;
   const u = facts.update;
   const evidence: Record<string, unknown> = { source: u.manager, ...containerEvidence(facts.container) };
+  if (facts.detectedBy) evidence.detected_by = facts.detectedBy;
   switch (u.manager) {
     case 'apt':
       return evaluateApt(u, evidence, policy, now);
