@@ -50,15 +50,16 @@ const ROLLING = new Set([
 
 /** Why a release is rolling, or undefined for a release with cycles. */
 function rollingMark(r: OsRelease, products: LifecycleTable): string | undefined {
-  if (products[ownProduct(r)]) return undefined;
-  const marked = [r.id, ...r.idLike].find((id) => ROLLING.has(id));
-  if (marked) return marked === r.id ? 'ID' : 'ID_LIKE';
+  // The rolling branches of released distributions first: their ID has rows, none of them theirs.
   if (/rolling/.test(r.versionCodename ?? '')) return 'VERSION_CODENAME';
   if (/rawhide/i.test(r.version ?? '')) return 'VERSION';
-  if (/_(alpha|beta|git)|edge/.test(`${r.versionId ?? ''} ${r.prettyName ?? ''}`) && r.id === 'alpine') return 'VERSION_ID';
+  if (r.id === 'alpine' && /_(alpha|beta|git)|edge/.test(`${r.versionId ?? ''} ${r.prettyName ?? ''}`)) return 'VERSION_ID';
   // Debian testing and unstable: no VERSION_ID, /etc/debian_version "trixie/sid".
   if (!r.versionId && /\/sid$/.test(r.debianVersion ?? '')) return '/etc/debian_version';
-  return undefined;
+  // A distribution with its own rows is released, whatever it derives from (SteamOS 3 is ID_LIKE=arch).
+  if (products[ownProduct(r)]) return undefined;
+  const marked = [r.id, ...r.idLike].find((id) => ROLLING.has(id));
+  return marked === undefined ? undefined : marked === r.id ? 'ID' : 'ID_LIKE';
 }
 
 /** The newest change among the package databases present. */
