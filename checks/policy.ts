@@ -4,21 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
-import { darwinLifecycle } from './darwin/lifecycle';
-import { freebsdLifecycle } from './freebsd/lifecycle';
-import { linuxLifecycle } from './linux/lifecycle';
-import { windowsLifecycle } from './windows/lifecycle';
-import { LifecycleCycle, type LifecycleTable } from './lifecycleTable';
-
-export const DEFAULT_LIFECYCLE: LifecycleTable = {
-  ...linuxLifecycle,
-  ...darwinLifecycle,
-  ...windowsLifecycle,
-  ...freebsdLifecycle,
-};
-
-/** Date the built-in lifecycle table was last checked against its sources (endoflife.date, vendor pages). */
-export const LIFECYCLE_CHECKED_AT = '2026-11-21';
+import { LifecycleCycle } from './lifecycleTable';
 
 /** Whole numbers (within the safe range) above zero, and from zero: every count and threshold below. */
 const positiveInt = z.int().check(z.positive());
@@ -102,7 +88,14 @@ const PolicySchema = z.object({
   ),
   osVersion: z.prefault(
     z.object({
-      acceptExtendedSupport: z.prefault(z.object({ debianLts: flag, ubuntuEsm: flag, windowsEsu: flag }), {}),
+      /**
+       * Count a release's extended support (the lifecycle table's extendedEnd) as support: Debian LTS,
+       * Ubuntu ESM (Ubuntu Pro), RHEL Extended Life Cycle Support, SUSE LTSS, Windows ESU.
+       */
+      acceptExtendedSupport: z.prefault(
+        z.object({ debianLts: flag, ubuntuEsm: flag, rhelEls: flag, suseLtss: flag, windowsEsu: flag }),
+        {},
+      ),
       graceDaysAfterEol: z._default(nonnegativeInt, 0),
       /** FAIL when a newer patch of the installed cycle was released more than this many days ago. */
       maxPatchLagDays: z._default(z.nullable(positiveInt), null),
@@ -135,7 +128,11 @@ const PolicySchema = z.object({
         }),
         {},
       ),
-      lifecycle: z._default(z.record(z.string(), z.array(LifecycleCycle)), DEFAULT_LIFECYCLE),
+      /**
+       * Replaces the built-in lifecycle table (checks/<os>/lifecycle.ts, generated from endoflife.date)
+       * as a whole when given; absent, each platform judges by its own built-in table.
+       */
+      lifecycle: z.optional(z.record(z.string(), z.array(LifecycleCycle))),
     }),
     {},
   ),

@@ -1,7 +1,8 @@
 // OS_VERSION's shared rule, used by every platform: numeric version comparison and the
 // lifecycle policy (minimum, end of support, patch lag), in the research's evaluation order.
 import type { Evidence } from './types';
-import { LIFECYCLE_CHECKED_AT, type Policy } from './policy';
+import type { LifecycleCycle, LifecycleData } from './lifecycleTable';
+import type { Policy } from './policy';
 import { fail, pass, unknown } from './verdict';
 
 /** Compares dotted versions by numeric segments ("14.10" > "14.6.1"); non-numeric parts compare as text. */
@@ -20,7 +21,7 @@ export function compareVersions(a: string, b: string): number {
 }
 
 export interface Release {
-  /** Key of the lifecycle table: "debian", "ubuntu", "macos", "windows-11-pro", "freebsd", … */
+  /** Key of the lifecycle table: "debian", "ubuntu", "macos", "windows-11-home-pro", "freebsd", … */
   product: string;
   /** Cycle within the product: "12", "24.04", "15", "23H2", "14.3". */
   cycle: string;
@@ -30,56 +31,93 @@ export interface Release {
   facts?: Evidence;
 }
 
+/** The extension of support a product has (its cycles' extendedEnd) and the policy setting that accepts it. */
+export interface ExtendedSupport {
+  /** As people call it: "Debian LTS", "Ubuntu ESM", "RHEL ELS", "SUSE LTSS", "Windows ESU". */
+  name: string;
+  /** The policy setting, as the administrator writes it: "osVersion.acceptExtendedSupport.debianLts". */
+  setting: string;
+  accepted: boolean;
+}
+
 export interface ReleaseRules {
   /** Numeric floor for `version` (already chosen from policy.osVersion.minimum by the platform). */
   minimum?: string | undefined;
-  /** Count the cycle's extendedEnd instead of its eol (e.g. policy.osVersion.acceptExtendedSupport.debianLts). */
-  acceptExtendedSupport?: boolean;
+  /** The product's extension of support, when it has one a policy setting can accept. */
+  extendedSupport?: ExtendedSupport | undefined;
   /**
-   * The product's cycles are numbered in release order and its newest cycle is always supported
-   * (macOS): a cycle newer than every listed one is then the current release, PASS
-   * `newer_than_table`, and one older than every listed one whose end has passed is FAIL
-   * `older_than_table`, instead of both being UNKNOWN `unknown_release`.
+   * The product's newest cycle is always supported (macOS): a cycle newer than every listed one is
+   * the current release, PASS `newer_than_table`, whenever the table lists none newer.
    */
-  orderedCycles?: boolean;
+  newestAlwaysSupported?: boolean;
   /** The release's own end of support (YYYY-MM-DD, e.g. os-release SUPPORT_END): used when the lifecycle table lacks the cycle. */
   ownEnd?: string | undefined;
 }
 
 const DAY_MS = 86_400_000;
+const dayMs = (date: string) => Date.parse(`${date}T00:00:00Z`);
 
-export function judgeRelease(release: Release, rules: ReleaseRules, policy: Policy, now: Date) {
+/** Whether an end (a date, true: passed without a date, false: none announced) has passed, grace included. */
+function ended(end: string | boolean, graceMs: number, now: Date): boolean {
+  return typeof end === 'string' ? dayMs(end) + graceMs <= now.getTime() : end;
+}
+
+/**
+ * A cycle newer than every listed one: supported when the product's cadence in the table (the median
+ * gap between its last releases) says a release is due since its newest listed one, and its major
+ * number is at most one step per due release beyond that one's. Anything else may be a number that
+ * was never released (a development build, a typo, a forged file): not decided.
+ */
+function newerIsDue(cycle: string, table: LifecycleCycle[], newest: LifecycleCycle, now: Date): { dueReleases: number } | undefined {
+  const dates = table
+    .map((c) => c.releaseDate)
+    .filter((d): d is string => d !== undefined)
+    .map(dayMs)
+    .sort((a, b) => a - b)
+    .slice(-7);
+  if (dates.length < 2 || newest.releaseDate === undefined) return undefined;
+  const gaps = dates
+    .slice(1)
+    .map((d, i) => d - dates[i]!)
+    .sort((a, b) => a - b);
+  const gap = gaps[Math.floor(gaps.length / 2)]!;
+  const due = gap > 0 ? Math.floor((now.getTime() - dayMs(newest.releaseDate)) / gap) : 0;
+  const major = (c: string) => Number(/^\d+/.exec(c)?.[0] ?? NaN);
+  if (due < 1 || !(major(cycle) - major(newest.cycle) <= due)) return undefined;
+  return { dueReleases: due };
+}
+
+export function judgeRelease(release: Release, rules: ReleaseRules, policy: Policy, now: Date, builtIn: LifecycleData) {
+  const override = policy.osVersion.lifecycle;
   const evidence: Evidence = {
     product: release.product,
     cycle: release.cycle,
     version: release.version,
     ...release.facts,
-    lifecycle_checked_at: LIFECYCLE_CHECKED_AT,
+    lifecycle_checked_at: override ? 'policy' : builtIn.dataset.committedAt,
   };
   if (rules.minimum !== undefined) {
     evidence.minimum = rules.minimum;
     if (compareVersions(release.version, rules.minimum) < 0) return fail({ ...evidence, rule: 'minimum' });
   }
-  const table = policy.osVersion.lifecycle[release.product] ?? [];
+  const table = (override ?? builtIn.products)[release.product] ?? [];
   const cycle = table.find((c) => c.cycle === release.cycle);
   const graceMs = policy.osVersion.graceDaysAfterEol * DAY_MS;
   if (!cycle && rules.ownEnd !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(rules.ownEnd)) {
     Object.assign(evidence, { eol: rules.ownEnd, eol_source: 'release' });
-    return Date.parse(`${rules.ownEnd}T00:00:00Z`) + graceMs <= now.getTime()
-      ? fail({ ...evidence, rule: 'eol' })
-      : pass({ ...evidence, rule: 'supported' });
+    return ended(rules.ownEnd, graceMs, now) ? fail({ ...evidence, rule: 'eol' }) : pass({ ...evidence, rule: 'supported' });
   }
-  if (!cycle && rules.orderedCycles && table.length > 0) {
+  if (!cycle && table.length > 0) {
     const newest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) > 0 ? b : a));
     const oldest = table.reduce((a, b) => (compareVersions(b.cycle, a.cycle) < 0 ? b : a));
-    if (compareVersions(release.cycle, newest.cycle) > 0)
-      return pass({ ...evidence, rule: 'newer_than_table', newest_listed: newest.cycle });
-    if (
-      compareVersions(release.cycle, oldest.cycle) < 0 &&
-      oldest.eol !== false &&
-      Date.parse(`${oldest.eol}T00:00:00Z`) <= now.getTime()
-    ) {
-      return fail({ ...evidence, rule: 'older_than_table', oldest_listed: oldest.cycle });
+    if (compareVersions(release.cycle, newest.cycle) > 0) {
+      if (rules.newestAlwaysSupported) return pass({ ...evidence, rule: 'newer_than_table', newest_listed: newest.cycle });
+      const due = newerIsDue(release.cycle, table, newest, now);
+      if (due) return pass({ ...evidence, rule: 'newer_than_table', newest_listed: newest.cycle, due_releases: due.dueReleases });
+      evidence.newest_listed = newest.cycle;
+    } else if (compareVersions(release.cycle, oldest.cycle) < 0 && ended(oldest.extendedEnd ?? oldest.eol, graceMs, now)) {
+      // Older than a release whose support, extended support included, has ended: nothing can still cover it.
+      return fail({ ...evidence, rule: 'older_than_table', oldest_listed: oldest.cycle, oldest_eol: oldest.extendedEnd ?? oldest.eol });
     }
   }
   if (!cycle) {
@@ -87,18 +125,28 @@ export function judgeRelease(release: Release, rules: ReleaseRules, policy: Poli
       ? fail({ ...evidence, rule: 'unknown_release' })
       : unknown('unknown_release', { ...evidence, rule: 'unknown_release' });
   }
-  const extended = rules.acceptExtendedSupport === true && cycle.extendedEnd !== undefined;
-  const end = extended ? cycle.extendedEnd! : cycle.eol;
-  Object.assign(evidence, { eol: cycle.eol, extended_end: cycle.extendedEnd ?? null, extended_support_accepted: extended });
-  if (end !== false && Date.parse(`${end}T00:00:00Z`) + graceMs <= now.getTime()) {
-    return fail({ ...evidence, rule: extended ? 'extended_eol' : 'eol' });
+  Object.assign(evidence, { eol: cycle.eol, extended_end: cycle.extendedEnd ?? null });
+  const extension = rules.extendedSupport;
+  if (ended(cycle.eol, graceMs, now)) {
+    const extendedRuns = cycle.extendedEnd !== undefined && !ended(cycle.extendedEnd, graceMs, now);
+    if (extension && cycle.extendedEnd !== undefined) {
+      Object.assign(evidence, {
+        extended_support: extension.name,
+        extended_support_setting: extension.setting,
+        extended_support_accepted: extension.accepted,
+      });
+    }
+    if (!extendedRuns) return fail({ ...evidence, rule: cycle.extendedEnd === undefined ? 'eol' : 'extended_eol' });
+    // An extension no policy setting can accept (a derivative's base, a product without one): ended.
+    if (!extension) return fail({ ...evidence, rule: 'eol' });
+    // Regular support is over but an extension still runs: the verdict says both ends and the setting.
+    if (!extension.accepted) return fail({ ...evidence, rule: 'extended_support_not_accepted' });
   }
+  const extended = ended(cycle.eol, graceMs, now);
   const lag = policy.osVersion.maxPatchLagDays;
   if (lag !== null && cycle.latest && cycle.latestReleaseDate && compareVersions(release.version, cycle.latest) < 0) {
     evidence.latest = cycle.latest;
-    if (Date.parse(`${cycle.latestReleaseDate}T00:00:00Z`) + lag * DAY_MS <= now.getTime()) {
-      return fail({ ...evidence, rule: 'patch_lag' });
-    }
+    if (dayMs(cycle.latestReleaseDate) + lag * DAY_MS <= now.getTime()) return fail({ ...evidence, rule: 'patch_lag' });
   }
   return pass({ ...evidence, rule: extended ? 'extended_support' : 'supported' });
 }

@@ -332,25 +332,51 @@ export function linuxFamily(os: OsHint, ...ids: string[]): boolean {
 /** OS_VERSION's words from checks/release.ts, and the release its platform could not read. */
 type ReleaseWord = VerdictWord<ReturnType<typeof judgeRelease>> | 'unrecognized_version';
 
-/** OS_VERSION's words from checks/release.ts, with the platform's own upgrade steps. */
-export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Record<ReleaseWord, Remedy> {
+/**
+ * OS_VERSION's words from checks/release.ts, with the platform's own upgrade steps. `Words` is the
+ * check's own words (`keyof Entries<'OS_VERSION'>`): a release word the check no longer returns
+ * asks for a third argument, which no caller gives, so the compiler reports it where the entries
+ * are spread into the catalogue (spread entries are not checked for extra keys).
+ */
+export function releaseRemedies<Words extends string>(
+  upgrade: Remedy['fix'],
+  adminUpgrade: Text,
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check only: never given
+  ..._everyWordReturned: [Exclude<ReleaseWord, Words>] extends [never]
+    ? []
+    : [`release words the check never returns: ${Exclude<ReleaseWord, Words>}`]
+): Record<ReleaseWord, Remedy> {
   const release = (c: RemedyContext) => {
     const product = label(c, 'name') ?? label(c, 'product_name') ?? word(c, 'product');
     const version = word(c, 'version');
     if (!product || !version) return 'This operating system release';
     return `${product.charAt(0).toUpperCase()}${product.slice(1)} ${version}`;
   };
+  const on = (c: RemedyContext, key: string) => (word(c, key) ? ` on ${word(c, key)}` : '');
+  const until = (c: RemedyContext) => (word(c, 'extended_end') ? ` until ${word(c, 'extended_end')}` : '');
+  const extension = (c: RemedyContext) => label(c, 'extended_support') ?? 'extended support';
+  const setting = (c: RemedyContext) => (word(c, 'extended_support_setting') ? ` (\`${word(c, 'extended_support_setting')}\`)` : '');
   return {
     supported: passing((c) => `${release(c)} is supported and receives security updates.`),
-    extended_support: passing((c) => `${release(c)} is past regular support but in extended support, which your organization accepts.`),
+    extended_support: passing(
+      (c) =>
+        `${release(c)}'s regular security support ended${on(c, 'eol')}; it is covered by ${extension(c)}${until(c)}, which your organization's policy accepts${setting(c)}.`,
+    ),
+    extended_support_not_accepted: {
+      summary: (c) =>
+        `${release(c)}'s regular security support ended${on(c, 'eol')}. ${extension(c)} still covers it${until(c)}, but your organization's policy does not count it${setting(c)}.`,
+      fix: upgrade,
+      admin: (c) =>
+        `${typeof adminUpgrade === 'function' ? adminUpgrade(c) : adminUpgrade} Or, for devices enrolled in ${extension(c)}, accept it in the policy${setting(c)}.`,
+    },
     eol: {
-      summary: (c) => `${release(c)} no longer receives security updates (support ended${word(c, 'eol') ? ` on ${word(c, 'eol')}` : ''}).`,
+      summary: (c) => `${release(c)} no longer receives security updates (support ended${on(c, 'eol')}).`,
       fix: upgrade,
       admin: adminUpgrade,
     },
     extended_eol: {
       summary: (c) =>
-        `${release(c)} is past the end of its extended support too${word(c, 'extended_end') ? ` (${word(c, 'extended_end')})` : ''}.`,
+        `${release(c)} no longer receives security updates: regular support ended${on(c, 'eol')}, and its extended support too${word(c, 'extended_end') ? ` (${word(c, 'extended_end')})` : ''}.`,
       fix: upgrade,
       admin: adminUpgrade,
     },
@@ -366,9 +392,10 @@ export function releaseRemedies(upgrade: Remedy['fix'], adminUpgrade: Text): Rec
       fix: upgrade,
       admin: adminUpgrade,
     },
-    // A release beyond the lifecycle table (checks/release.ts orderedCycles).
+    // A release beyond the lifecycle table (checks/release.ts: always for macOS, when the cadence says one is due elsewhere).
     newer_than_table: passing(
-      (c) => `${release(c)} is newer than every release the agent's table lists, so it is taken as the current release.`,
+      (c) =>
+        `${release(c)} is newer than every release the agent's lifecycle table lists${word(c, 'newest_listed') ? ` (newest: ${word(c, 'newest_listed')})` : ''}; it is taken as a current, supported release.`,
     ),
     older_than_table: {
       summary: (c) =>

@@ -3,6 +3,7 @@
 import { defineCheck, type CommandResult } from '../types';
 import type { Policy } from '../policy';
 import { judgeRelease } from '../release';
+import { darwinLifecycle } from './lifecycle';
 import { commandFailureReason, unknown } from '../verdict';
 import { parseSwVers, runSwVers } from './swVers';
 
@@ -22,9 +23,10 @@ export function evaluateOsVersion(result: CommandResult, policy: Policy, now: Da
         ...(release.productVersionExtra ? { rsr_extra: release.productVersionExtra } : {}),
       },
     },
-    { minimum: policy.osVersion.minimum.DARWIN, orderedCycles: true },
+    { minimum: policy.osVersion.minimum.DARWIN, newestAlwaysSupported: true },
     policy,
     now,
+    darwinLifecycle,
   );
 }
 

@@ -215,7 +215,7 @@ const osUpgrade: Remedy['fix'] = [
 const osUpgradeAdmin =
   'Use DDM software update enforcement (com.apple.configuration.softwareupdate.enforcement.specific with `TargetOSVersion` and `TargetLocalDateTime`) or the MDM ScheduleOSUpdate command; replace Macs that cannot run a supported macOS.';
 
-const osVersion: Entries<'OS_VERSION'> = releaseRemedies(osUpgrade, osUpgradeAdmin);
+const osVersion: Entries<'OS_VERSION'> = releaseRemedies<keyof Entries<'OS_VERSION'>>(osUpgrade, osUpgradeAdmin);
 
 const KEY_LABELS: Record<string, string> = {
   AutomaticCheckEnabled: 'Check for updates',

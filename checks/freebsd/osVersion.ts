@@ -3,6 +3,7 @@
 // installed but not yet booted kernel protects nothing), judged against the lifecycle table
 // and policy.osVersion.minimum.FREEBSD.
 import { judgeRelease, type Release } from '../release';
+import { freebsdLifecycle } from './lifecycle';
 import { defineCheck } from '../types';
 import type { Policy } from '../policy';
 import { unknown } from '../verdict';
@@ -70,6 +71,7 @@ export function evaluateOsVersion(probe: VersionProbe, policy: Policy, now: Date
     { minimum },
     policy,
     now,
+    freebsdLifecycle,
   );
   // The same status and word, with the source first in the evidence.
   return { ...verdict, evidence: { ...base, ...verdict.evidence } } as typeof verdict;

@@ -136,11 +136,22 @@ export interface PfInterfaces {
 /** Interfaces that carry no traffic from the network: loopback, pf's log and sync devices, IPsec's enc, USB capture. */
 const INTERNAL_INTERFACE = /^(?:lo|pflog|pfsync|enc|usbus)\d+$/;
 
+/**
+ * An interface name as the kernel allows it (`ifconfig … name` renames to any string of up to 15
+ * characters: `vnet0:3`, `e0b_bastille0`, `ix1.20`), starting with a letter; a word ending in a colon
+ * is a tool's message ("ifconfig: …"), not a name.
+ */
+const INTERFACE_NAME = /^[A-Za-z]\S{0,14}$/;
+const isInterfaceName = (n: string) => INTERFACE_NAME.test(n) && !n.endsWith(':');
+
+/** pf's address modifiers, which a printed rule may carry after an interface name (`em0:broadcast`). */
+const ADDRESS_MODIFIER = /^(.+):(?:network|broadcast|peer|0)$/;
+
 /** `ifconfig -l`: the interface names on one line; null when the output is not such a line. */
 export function parseInterfaceList(stdout: string): string[] | null {
   // An empty output splits into one empty name, which the pattern refuses.
   const names = stdout.trim().split(/\s+/);
-  return names.every((n) => /^[A-Za-z][\w.-]*$/.test(n)) ? names : null;
+  return names.every(isInterfaceName) ? names : null;
 }
 
 /**
@@ -153,8 +164,8 @@ export function parseSkippedInterfaces(stdout: string): Set<string> | null {
   const skipped = new Set<string>();
   let names = 0;
   for (const line of stdout.split('\n')) {
-    const m = /^([A-Za-z][\w.-]*)( \(skip\))?\s*$/.exec(line);
-    if (!m) continue;
+    const m = /^(\S+)( \(skip\))?\s*$/.exec(line);
+    if (!m || !isInterfaceName(m[1]!)) continue;
     names++;
     if (m[2]) skipped.add(m[1]!);
   }
@@ -163,17 +174,18 @@ export function parseSkippedInterfaces(stdout: string): Set<string> | null {
 
 export function pfInterfaces(list: readonly string[], skipped: ReadonlySet<string> = new Set()): PfInterfaces {
   const external = list.filter((name) => !INTERNAL_INTERFACE.test(name));
-  return {
-    external,
-    skipped: external.filter((name) => skipped.has(name)),
-    members(name) {
-      if (list.includes(name)) return [name];
-      if (name === 'all') return list;
-      if (/\d$/.test(name)) return [];
-      const clones = list.filter((i) => i.replace(/\d+$/, '') === name);
-      return clones.length > 0 && clones.every((i) => INTERNAL_INTERFACE.test(i)) ? clones : undefined;
-    },
+  const members = (name: string): readonly string[] | undefined => {
+    if (list.includes(name)) return [name];
+    // `on em0:broadcast`: the interface is em0, whatever the modifier selects among its addresses.
+    const modified = ADDRESS_MODIFIER.exec(name)?.[1];
+    if (modified !== undefined) return members(modified);
+    if (name === 'all') return list;
+    // A unit number (`tun0`, `vnet0:3`) names one interface, which is not there.
+    if (/\d$/.test(name)) return [];
+    const clones = list.filter((i) => i.replace(/\d+$/, '') === name);
+    return clones.length > 0 && clones.every((i) => INTERNAL_INTERFACE.test(i)) ? clones : undefined;
   };
+  return { external, skipped: external.filter((name) => skipped.has(name)), members };
 }
 
 /** What a packet arriving on `iface` meets: each rule's match on that interface. */

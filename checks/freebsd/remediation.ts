@@ -185,7 +185,7 @@ const timeSync: Entries<'TIME_SYNC'> = {
 };
 
 const osVersion: Entries<'OS_VERSION'> = {
-  ...releaseRemedies(
+  ...releaseRemedies<keyof Entries<'OS_VERSION'>>(
     'As root: `freebsd-update fetch install` for patches; for a newer release `freebsd-update -r <RELEASE> upgrade`, then `freebsd-update install` (twice, with a reboot between), then `pkg upgrade`. pkgbase systems: `pkg upgrade -r FreeBSD-base`.',
     'Upgrade hosts to a supported release (`freebsd-update -r` from your automation, or a new boot environment with `bectl`); see the FreeBSD security page for support dates.',
   ),

@@ -33,7 +33,8 @@ type UpdateFacts =
       timers: Readable<Record<string, Tri>>;
       applyUpdates?: boolean;
       upgradeType?: string;
-      configAmbiguous?: boolean;
+      /** The automatic.conf files read, in the order their keys override each other. */
+      configFiles?: string[];
     }
   | { manager: 'zypper'; systemd: boolean; timers: Readable<Record<string, Tri>>; onlineUpdateCron?: boolean }
   | { manager: 'apk'; periodicUpgrade: boolean; cronRunning: boolean | null }
@@ -43,6 +44,8 @@ type UpdateFacts =
 interface AutoUpdateFacts {
   container: ContainerFacts;
   update: UpdateFacts;
+  /** The program that showed which package manager is installed, when os-release's family did not name one. */
+  detectedBy?: string;
 }
 
 /** `apt-config dump APT::Periodic` lines -> key -> value. */
@@ -113,7 +116,7 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   return facts;
 }
 
-/** dnf5's distribution defaults and the two host files its releases have read (see applyUpdatesSetting). */
+/** dnf5's distribution defaults and the two host files it layers over them (see dnf5Commands). */
 const DNF5_DEFAULTS = '/usr/share/dnf5/dnf5-plugins/automatic.conf';
 const DNF5_PLUGIN_CONF = '/etc/dnf/dnf5-plugins/automatic.conf';
 const DNF_AUTOMATIC_CONF = '/etc/dnf/automatic.conf';
@@ -126,17 +129,15 @@ function automaticCommands(text: string): Record<string, string> {
 type Commands = Record<string, string> | undefined;
 
 /**
- * The `[commands]` dnf5 automatic acts on: the distribution defaults, then host overrides from
- * /etc/dnf/automatic.conf (dnf5-automatic(8), the dnf5 of Fedora 41 and later). Earlier dnf5
- * releases instead used the first existing of /etc/dnf/dnf5-plugins/automatic.conf and the
- * defaults, whole. When that older file exists and the two readings disagree, the running
- * release decides, which this reading does not know: undefined.
+ * The `[commands]` dnf5 automatic acts on: every existing file of the three, read in this order, each
+ * key of a later one overriding an earlier one's: the distribution defaults, the deprecated
+ * /etc/dnf/dnf5-plugins/automatic.conf (still read, with a warning), then /etc/dnf/automatic.conf
+ * (rpm-software-management/dnf5 dnf5-plugins/automatic_plugin/automatic.cpp,
+ * AutomaticCommand::pre_configure, since 5.2.6.1 (commit 73ed42f, 2024-09-11); before it the first
+ * two only, layered the same way; dnf5-automatic(8)).
  */
-function dnf5Commands(defaults: Commands, pluginConf: Commands, hostConf: Commands): { commands: Record<string, string> } | undefined {
-  const layered = { ...defaults, ...hostConf };
-  if (!pluginConf) return { commands: layered };
-  const pick = (c: Record<string, string>) => `${parseBoolean(c.apply_updates) === true} ${c.upgrade_type ?? 'default'}`;
-  return pick(pluginConf) === pick(layered) ? { commands: layered } : undefined;
+function dnf5Commands(defaults: Commands, pluginConf: Commands, hostConf: Commands): Record<string, string> {
+  return { ...defaults, ...pluginConf, ...hostConf };
 }
 
 async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
@@ -154,10 +155,15 @@ async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
   const dnf5 = facts.timers.ok && facts.timers.value['dnf5-automatic.timer'] === true;
   let commands: Commands;
   if (dnf5 || defaults) {
-    const effective = dnf5Commands(defaults, pluginConf, hostConf);
-    if (!effective) return { ...facts, configAmbiguous: true };
-    // Neither file present: dnf5's built-in default (apply_updates = no).
-    commands = defaults || pluginConf || hostConf ? effective.commands : undefined;
+    const files: [string, Commands][] = [
+      [DNF5_DEFAULTS, defaults],
+      [DNF5_PLUGIN_CONF, pluginConf],
+      [DNF_AUTOMATIC_CONF, hostConf],
+    ];
+    const present = files.filter(([, c]) => c !== undefined).map(([file]) => file);
+    if (present.length) facts.configFiles = present;
+    // No file present: dnf5's built-in default (apply_updates = no).
+    commands = present.length ? dnf5Commands(defaults, pluginConf, hostConf) : undefined;
   } else {
     // dnf 4's dnf-automatic reads /etc/dnf/automatic.conf only.
     commands = hostConf;
@@ -208,15 +214,33 @@ const COLLECTORS: Record<string, (ctx: CheckContext) => Promise<UpdateFacts>> = 
   arch: () => Promise.resolve({ manager: 'pacman' }),
 };
 
+/**
+ * Package managers by the program that shows them installed, in the order a machine with several is
+ * judged (an apt-based distribution may carry rpm, never dnf), each with the family whose collector reads it.
+ */
+const INSTALLED_MANAGERS: readonly (readonly [program: string, family: string])[] = [
+  ['/usr/bin/apt-get', 'debian'],
+  ['/usr/bin/dnf5', 'fedora'],
+  ['/usr/bin/dnf', 'fedora'],
+  ['/usr/bin/zypper', 'opensuse'],
+  ['/sbin/apk', 'alpine'],
+  ['/usr/bin/pacman', 'arch'],
+];
+
+/** The first package manager installed, for a distribution whose os-release names no family the check knows. */
+async function installedManager(ctx: CheckContext): Promise<(typeof INSTALLED_MANAGERS)[number] | undefined> {
+  const found = await Promise.all(INSTALLED_MANAGERS.map(([program]) => ctx.host.stat(program)));
+  return INSTALLED_MANAGERS.find((_, i) => found[i]!.ok);
+}
+
 async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {
   const [container, os] = await Promise.all([containerFacts(ctx), osRelease(ctx)]);
+  // The distribution's family names the manager; a distribution nobody listed is judged by the one installed.
   const known = os.ok ? family(os.release).find((id) => COLLECTORS[id]) : undefined;
-  const update: UpdateFacts = known
-    ? await COLLECTORS[known]!(ctx)
-    : os.ok
-      ? { manager: 'unknown', id: os.release.id }
-      : { manager: 'unknown' };
-  return { container, update };
+  if (known) return { container, update: await COLLECTORS[known]!(ctx) };
+  const installed = await installedManager(ctx);
+  if (installed) return { container, update: await COLLECTORS[installed[1]]!(ctx), detectedBy: installed[0] };
+  return { container, update: os.ok ? { manager: 'unknown', id: os.release.id } : { manager: 'unknown' } };
 }
 
 /** Whether APT's periodic job will actually run: both timers enabled under systemd, or apt-compat with a cron daemon. */
@@ -279,6 +303,7 @@ function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, 
   }
   if (u.applyUpdates !== undefined) evidence.apply_updates = u.applyUpdates;
   if (u.upgradeType) evidence.upgrade_type = u.upgradeType;
+  if (u.configFiles) evidence.config_files = u.configFiles;
   // dnf-automatic-install.timer installs whatever automatic.conf says; the others follow apply_updates.
   if (on.includes('dnf-automatic-install.timer')) return pass({ ...evidence, rule: 'dnf_automatic_install' });
   if (on.length === 0) return fail({ ...evidence, rule: 'no_auto_update' });
@@ -287,7 +312,6 @@ function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, 
       ? pass({ ...evidence, rule: 'download_only_accepted' })
       : fail({ ...evidence, rule: 'download_only' });
   }
-  if (u.configAmbiguous) return unknown('dnf5_config_ambiguous', evidence);
   if (u.applyUpdates === true) return pass({ ...evidence, rule: 'dnf_automatic_apply' });
   if (u.applyUpdates === undefined) return unknown('config_unreadable', evidence);
   return policy.autoUpdate.acceptDownloadOnly
@@ -300,6 +324,7 @@ function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   if (inContainer) return inContainer;
   const u = facts.update;
   const evidence: Record<string, unknown> = { source: u.manager, ...containerEvidence(facts.container) };
+  if (facts.detectedBy) evidence.detected_by = facts.detectedBy;
   switch (u.manager) {
     case 'apt':
       return evaluateApt(u, evidence, policy, now);

@@ -16,6 +16,13 @@ export interface OsRelease {
   supportEnd?: string;
   /** /etc/debian_version when it refines VERSION_ID ("12.11" for VERSION_ID "12"). */
   pointRelease?: string;
+  /** The base a derivative declares: UBUNTU_CODENAME, DEBIAN_CODENAME, PLATFORM_ID ("platform:el9"), CPE_NAME. */
+  ubuntuCodename?: string;
+  debianCodename?: string;
+  platformId?: string;
+  cpeName?: string;
+  /** /etc/debian_version on a derivative: "12.5" (a Debian point release) or "bookworm/sid". */
+  debianVersion?: string;
 }
 
 export type OsReleaseFacts = { ok: true; release: OsRelease; kernel?: string } | { ok: false; error: string };
@@ -36,7 +43,12 @@ export function parseOsRelease(text: string, debianVersion?: string): OsRelease 
   if (fields.VERSION_CODENAME) release.versionCodename = fields.VERSION_CODENAME;
   if (fields.BUILD_ID) release.buildId = fields.BUILD_ID;
   if (fields.SUPPORT_END) release.supportEnd = fields.SUPPORT_END;
+  if (fields.UBUNTU_CODENAME) release.ubuntuCodename = fields.UBUNTU_CODENAME.toLowerCase();
+  if (fields.DEBIAN_CODENAME) release.debianCodename = fields.DEBIAN_CODENAME.toLowerCase();
+  if (fields.PLATFORM_ID) release.platformId = fields.PLATFORM_ID;
+  if (fields.CPE_NAME) release.cpeName = fields.CPE_NAME;
   const point = debianVersion?.trim();
+  if (point && /^[\w./-]{1,40}$/.test(point)) release.debianVersion = point;
   // /etc/debian_version holds "12.11" on a release and "trixie/sid" on testing: only a numeric
   // refinement of VERSION_ID is a point release.
   if (point && release.versionId && /^\d+(\.\d+)+$/.test(point) && point.startsWith(`${release.versionId}.`)) {

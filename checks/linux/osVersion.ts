@@ -1,112 +1,257 @@
-// OS_VERSION on Linux (research §5.2, §5.5): os-release (+ the Debian point release) mapped to a
-// lifecycle product and cycle, judged by the shared rule (checks/release.ts) against
-// policy.osVersion.minimum.LINUX[<os-release ID>] and the lifecycle table. Rolling distributions
-// have no cycle that ends: they must have been upgraded recently instead.
+// OS_VERSION on Linux (research §5.2, §5.5): os-release (+ /etc/debian_version) mapped to a
+// lifecycle product and cycle of the built-in table (checks/linux/lifecycle.ts, from endoflife.date),
+// judged by the shared rule (checks/release.ts) against policy.osVersion.minimum.LINUX[<os-release ID>].
+// Derivation, not enumeration: a distribution is judged by its own row when the table has one
+// (Mint, Pop!_OS, Oracle Linux, ...), else by the base it declares (UBUNTU_CODENAME, DEBIAN_CODENAME,
+// /etc/debian_version, PLATFORM_ID, CPE_NAME, ID_LIKE), the evidence naming both. Rolling
+// distributions have no cycle that ends: they must have changed packages recently instead.
+import type { LifecycleCycle, LifecycleTable } from '../lifecycleTable';
 import type { Policy } from '../policy';
-import { judgeRelease, type Release } from '../release';
-import { defineCheck, type CheckContext } from '../types';
+import { compareVersions, judgeRelease, type ExtendedSupport } from '../release';
+import { ageInDays } from '../text';
+import { defineCheck, type CheckContext, type Evidence } from '../types';
 import { fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, type ContainerFacts } from './container';
+import { linuxLifecycle } from './lifecycle';
 import { osRelease, preciseVersion, type OsRelease, type OsReleaseFacts } from './osRelease';
-import { ageInDays } from '../text';
 
 interface OsVersionFacts {
   os: OsReleaseFacts;
   container: ContainerFacts;
-  /** Rolling releases: when packages last changed (pacman's local database), ms since epoch. */
-  lastUpgradeMs?: number;
+  /** Rolling releases: the package database that changed last and when (ms since epoch). */
+  packages?: { manager: string; changedMs: number };
   rebootRequired: boolean;
 }
 
-/** How a distribution's os-release maps to a lifecycle product and cycle. */
-interface Mapping {
-  product: string;
-  cycle: (r: OsRelease) => string | undefined;
-  extendedSupport?: (policy: Policy) => boolean;
+/** Package databases every install or upgrade rewrites, by package manager. */
+const PACKAGE_DATABASES: readonly (readonly [manager: string, path: string])[] = [
+  ['pacman', '/var/lib/pacman/local'],
+  ['portage', '/var/db/pkg'],
+  ['xbps', '/var/db/xbps'],
+  ['apk', '/lib/apk/db/installed'],
+  ['rpm', '/var/lib/rpm'],
+  ['rpm', '/usr/lib/sysimage/rpm'],
+  ['nix', '/nix/var/nix/profiles'],
+  ['dpkg', '/var/lib/dpkg/status'],
+];
+
+/** Distributions that publish no releases, only a continuously updated package set. */
+const ROLLING = new Set([
+  'arch',
+  'gentoo',
+  'void',
+  'opensuse-tumbleweed',
+  'opensuse-slowroll',
+  'kali',
+  'wolfi',
+  'cachyos',
+  'clear-linux-os',
+]);
+
+/** Why a release is rolling, or undefined for a release with cycles. */
+function rollingMark(r: OsRelease, products: LifecycleTable): string | undefined {
+  // The rolling branches of released distributions first: their ID has rows, none of them theirs.
+  if (/rolling/.test(r.versionCodename ?? '')) return 'VERSION_CODENAME';
+  if (/rawhide/i.test(r.version ?? '')) return 'VERSION';
+  if (r.id === 'alpine' && /_(alpha|beta|git)|edge/.test(`${r.versionId ?? ''} ${r.prettyName ?? ''}`)) return 'VERSION_ID';
+  // Debian testing and unstable: no VERSION_ID, /etc/debian_version "trixie/sid".
+  if (!r.versionId && /\/sid$/.test(r.debianVersion ?? '')) return '/etc/debian_version';
+  // A distribution with its own rows is released, whatever it derives from (SteamOS 3 is ID_LIKE=arch).
+  if (products[ownProduct(r)]) return undefined;
+  const marked = [r.id, ...r.idLike].find((id) => ROLLING.has(id));
+  return marked === undefined ? undefined : marked === r.id ? 'ID' : 'ID_LIKE';
 }
 
-const major = (r: OsRelease) => /^(\d+)/.exec(r.versionId ?? '')?.[1];
-const majorMinor = (r: OsRelease) => /^(\d+\.\d+)/.exec(r.versionId ?? '')?.[1];
-const versionId = (r: OsRelease) => (r.versionId && /^\d+(\.\d+)*$/.test(r.versionId) ? r.versionId : undefined);
-const rolling = () => 'rolling';
-
-const MAPPINGS: Record<string, Mapping> = {
-  debian: { product: 'debian', cycle: versionId, extendedSupport: (p) => p.osVersion.acceptExtendedSupport.debianLts },
-  ubuntu: { product: 'ubuntu', cycle: majorMinor, extendedSupport: (p) => p.osVersion.acceptExtendedSupport.ubuntuEsm },
-  rhel: { product: 'rhel', cycle: major },
-  rocky: { product: 'rocky', cycle: major },
-  almalinux: { product: 'almalinux', cycle: major },
-  centos: { product: 'centos', cycle: major },
-  fedora: { product: 'fedora', cycle: versionId },
-  alpine: { product: 'alpine', cycle: majorMinor },
-  'opensuse-leap': { product: 'opensuse-leap', cycle: majorMinor },
-  arch: { product: 'arch', cycle: rolling },
-  'opensuse-tumbleweed': { product: 'opensuse-tumbleweed', cycle: rolling },
-};
-
-/** CentOS Stream shares ID=centos with CentOS Linux but has its own, shorter lifecycle. */
-function mappingFor(r: OsRelease): Mapping | undefined {
-  if (r.id === 'centos' && /stream/i.test(r.name ?? '')) return { product: 'centos-stream', cycle: major };
-  return MAPPINGS[r.id];
+/** The newest change among the package databases present. */
+async function packageChange(ctx: CheckContext): Promise<OsVersionFacts['packages']> {
+  const stats = await Promise.all(PACKAGE_DATABASES.map(([, path]) => ctx.host.stat(path)));
+  let newest: OsVersionFacts['packages'];
+  stats.forEach((s, i) => {
+    if (s.ok && s.mtimeMs !== undefined && (!newest || s.mtimeMs > newest.changedMs)) {
+      newest = { manager: PACKAGE_DATABASES[i]![0], changedMs: s.mtimeMs };
+    }
+  });
+  return newest;
 }
-
-/** Where a rolling distribution records package changes. */
-const PACKAGE_DATABASES: Record<string, string> = { arch: '/var/lib/pacman/local' };
 
 async function collect(ctx: CheckContext): Promise<OsVersionFacts> {
   const [os, container, reboot] = await Promise.all([osRelease(ctx), containerFacts(ctx), ctx.host.stat('/var/run/reboot-required')]);
   const facts: OsVersionFacts = { os, container, rebootRequired: reboot.ok };
-  const database = os.ok ? PACKAGE_DATABASES[os.release.id] : undefined;
-  if (database) {
-    const s = await ctx.host.stat(database);
-    if (s.ok && s.mtimeMs !== undefined) facts.lastUpgradeMs = s.mtimeMs;
+  if (os.ok && rollingMark(os.release, linuxLifecycle.products)) {
+    const packages = await packageChange(ctx);
+    if (packages) facts.packages = packages;
   }
   return facts;
+}
+
+/** os-release IDs the table files under another product. */
+const ALIASES: Record<string, string> = { sled: 'sles', sles_sap: 'sles', opensuse: 'opensuse-leap', 'suse-microos': 'sl-micro' };
+
+/** The table product a release's own ID names (its own row, before any base it declares). */
+function ownProduct(r: OsRelease): string {
+  // CentOS Stream shares ID=centos with CentOS Linux; LMDE shares ID=linuxmint with Mint; XCP-ng 8 says ID=xenenterprise.
+  if (r.id === 'centos' && /stream/i.test(r.name ?? '')) return 'centos-stream';
+  if (r.id === 'linuxmint' && /^LMDE/i.test(r.name ?? '')) return 'lmde';
+  if (r.id === 'xenenterprise' && /^XCP-ng/i.test(r.name ?? '')) return 'xcp-ng';
+  return ALIASES[r.id] ?? r.id;
+}
+
+const majorOf = (v: string) => /^(\d+)/.exec(v)?.[1];
+const majorMinorOf = (v: string) => /^(\d+\.\d+)/.exec(v)?.[1];
+
+/** The listed cycle a version belongs to: the whole version, then major.minor, then major ("8.10" -> "8"). */
+function listedCycle(cycles: LifecycleCycle[], version: string | undefined): string | undefined {
+  if (!version) return undefined;
+  const candidates = [version, majorMinorOf(version), majorOf(version), /^\d+$/.test(version) ? `${version}.0` : undefined];
+  return candidates.find((c) => c !== undefined && cycles.some((row) => row.cycle === c));
+}
+
+/** The cycle an unlisted version would have, shaped like the product's listed cycles ("3.8" for Alpine 3.8.5, "7" for Debian 7). */
+function shapedCycle(cycles: LifecycleCycle[], version: string | undefined): string | undefined {
+  if (!version || !/^\d+(\.\d+)*$/.test(version)) return undefined;
+  const dotted = cycles.some((c) => c.cycle.includes('.'));
+  return (dotted ? majorMinorOf(version) : majorOf(version)) ?? version;
+}
+
+interface Base {
+  product: string;
+  cycle: string;
+  /** The os-release field (or file) that declared it. */
+  via: string;
+}
+
+const CPE_PRODUCTS: Record<string, string> = {
+  'redhat:enterprise_linux': 'rhel',
+  'debian:debian_linux': 'debian',
+  'canonical:ubuntu_linux': 'ubuntu',
+  'fedoraproject:fedora': 'fedora',
+  'suse:sles': 'sles',
+  'opensuse:leap': 'opensuse-leap',
+  'oracle:linux': 'ol',
+};
+/** ID_LIKE values whose derivatives reuse the base's major number (the RHEL rebuild convention). */
+const SAME_MAJOR_LIKE: Record<string, string> = { rhel: 'rhel', centos: 'rhel' };
+
+/** The base release a distribution declares, most specific declaration first. */
+function declaredBase(r: OsRelease, products: LifecycleTable): Base | undefined {
+  const byCodename = (product: string, codename: string | undefined, via: string): Base | undefined => {
+    const row = codename ? products[product]?.find((c) => c.codename === codename) : undefined;
+    return row ? { product, cycle: row.cycle, via } : undefined;
+  };
+  const listed = (product: string, version: string | undefined, via: string): Base | undefined => {
+    const cycle = products[product] ? listedCycle(products[product], version) : undefined;
+    return cycle ? { product, cycle, via } : undefined;
+  };
+  const platform = /^platform:(el|f)(\d+)$/.exec(r.platformId ?? '');
+  const cpe = /^cpe:(?:\/o|2\.3:o):([^:]+):([^:]+):([^:*]+)/.exec(r.cpeName ?? '');
+  const cpeProduct = cpe ? CPE_PRODUCTS[`${cpe[1]}:${cpe[2]}`] : undefined;
+  const debianPoint = /^\d+(\.\d+)*$/.test(r.debianVersion ?? '') ? r.debianVersion : undefined;
+  const debianLike = r.idLike.includes('debian') || r.idLike.includes('ubuntu');
+  const fromLike = r.idLike
+    .map((like) => {
+      const sameMajor = SAME_MAJOR_LIKE[like];
+      if (sameMajor) return listed(sameMajor, r.versionId ? majorOf(r.versionId) : undefined, 'ID_LIKE');
+      // Other bases only when the derivative uses the base's plain release number (Raspbian "10").
+      return /^\d+$/.test(r.versionId ?? '') ? listed(ALIASES[like] ?? like, r.versionId, 'ID_LIKE') : undefined;
+    })
+    .find(Boolean);
+  return (
+    byCodename('ubuntu', r.ubuntuCodename, 'UBUNTU_CODENAME') ??
+    byCodename('debian', r.debianCodename, 'DEBIAN_CODENAME') ??
+    (debianPoint ? listed('debian', debianPoint, '/etc/debian_version') : undefined) ??
+    (platform ? listed(platform[1] === 'el' ? 'rhel' : 'fedora', platform[2], 'PLATFORM_ID') : undefined) ??
+    (cpeProduct && cpeProduct !== ownProduct(r) ? listed(cpeProduct, cpe![3], 'CPE_NAME') : undefined) ??
+    (debianLike
+      ? (byCodename('debian', r.versionCodename, 'VERSION_CODENAME') ?? byCodename('ubuntu', r.versionCodename, 'VERSION_CODENAME'))
+      : undefined) ??
+    fromLike
+  );
+}
+
+/** Extensions a policy setting can accept, by product; only for the distribution itself, never a derivative's base. */
+const EXTENSIONS: Record<string, { name: string; key: keyof Policy['osVersion']['acceptExtendedSupport'] }> = {
+  debian: { name: 'Debian LTS', key: 'debianLts' },
+  ubuntu: { name: 'Ubuntu ESM', key: 'ubuntuEsm' },
+  rhel: { name: 'RHEL ELS', key: 'rhelEls' },
+  sles: { name: 'SUSE LTSS', key: 'suseLtss' },
+};
+
+function extensionFor(product: string, policy: Policy): ExtendedSupport | undefined {
+  const e = EXTENSIONS[product];
+  return (
+    e && { name: e.name, setting: `osVersion.acceptExtendedSupport.${e.key}`, accepted: policy.osVersion.acceptExtendedSupport[e.key] }
+  );
 }
 
 /** Tumbleweed's VERSION_ID is its snapshot date (YYYYMMDD). */
 function snapshotDate(r: OsRelease): number | undefined {
   const m = /^(\d{4})(\d{2})(\d{2})$/.exec(r.versionId ?? '');
-  return m ? Date.parse(`${m[1]}-${m[2]}-${m[3]}T00:00:00Z`) : undefined;
+  return m && r.id.startsWith('opensuse-') ? Date.parse(`${m[1]}-${m[2]}-${m[3]}T00:00:00Z`) : undefined;
+}
+
+function judgeRolling(facts: OsVersionFacts, r: OsRelease, mark: string, base: Evidence, policy: Policy, now: Date) {
+  const evidence: Evidence = { ...base, product: r.id, cycle: 'rolling', version: 'rolling', rolling_by: mark };
+  const snapshot = snapshotDate(r);
+  const upgraded = snapshot ?? facts.packages?.changedMs;
+  if (upgraded === undefined) return unknown('update_age_unknown', evidence);
+  if (snapshot === undefined) evidence.package_manager = facts.packages!.manager;
+  const age = ageInDays(upgraded, now);
+  const maxAge = policy.osVersion.rollingMaxAgeDays;
+  Object.assign(evidence, { last_upgrade_age_days: age, rolling_max_age_days: maxAge });
+  return age > maxAge ? fail({ ...evidence, rule: 'rolling_stale' }) : pass({ ...evidence, rule: 'supported' });
 }
 
 function evaluate(facts: OsVersionFacts, policy: Policy, now: Date) {
   if (!facts.os.ok)
     return unknown(facts.os.error === 'permission_denied' ? 'permission_denied' : 'unrecognized_version', { source: 'os-release' });
   const r = facts.os.release;
-  const base: Record<string, unknown> = { source: 'os-release', id: r.id, ...containerEvidence(facts.container) };
+  const base: Evidence = { source: 'os-release', id: r.id, ...containerEvidence(facts.container) };
   if (r.versionId) base.version_id = r.versionId;
   if (r.pointRelease) base.point_release = r.pointRelease;
   if (r.versionCodename) base.codename = r.versionCodename;
   if (r.idLike.length) base.id_like = r.idLike;
   if (facts.os.kernel) base.kernel = facts.os.kernel;
   if (facts.rebootRequired) base.reboot_required = true;
-  const mapping = mappingFor(r);
-  const cycle = mapping ? mapping.cycle(r) : versionId(r);
-  if (!cycle) return unknown('unrecognized_version', base);
-  const isRolling = cycle === 'rolling';
-  const release: Release = {
-    product: mapping?.product ?? r.id,
-    cycle,
-    version: isRolling ? 'rolling' : (preciseVersion(r) ?? cycle),
-    facts: base,
-  };
-  const minimum = policy.osVersion.minimum.LINUX[r.id];
-  // A release the table does not list still states its own end of support (os-release SUPPORT_END).
-  const rules = {
-    minimum: isRolling ? undefined : minimum,
-    acceptExtendedSupport: mapping?.extendedSupport?.(policy) ?? false,
-    ownEnd: r.supportEnd,
-  };
-  const verdict = judgeRelease(release, rules, policy, now);
-  if (!isRolling || verdict.status !== 'PASS') return verdict;
-  // A rolling release is supported only while it keeps rolling.
-  const upgraded = snapshotDate(r) ?? facts.lastUpgradeMs;
-  const maxAge = policy.osVersion.rollingMaxAgeDays;
-  if (upgraded === undefined) return unknown('update_age_unknown', verdict.evidence);
-  const age = ageInDays(upgraded, now);
-  const evidence = { ...verdict.evidence, last_upgrade_age_days: age, rolling_max_age_days: maxAge };
-  return age > maxAge ? fail({ ...evidence, rule: 'rolling_stale' }) : pass(evidence);
+  const products = policy.osVersion.lifecycle ?? linuxLifecycle.products;
+  const mark = rollingMark(r, products);
+  if (mark) return judgeRolling(facts, r, mark, base, policy, now);
+
+  const own = ownProduct(r);
+  const ownCycles = products[own];
+  const ownListed = ownCycles ? listedCycle(ownCycles, r.versionId) : undefined;
+  const declared = declaredBase(r, products);
+  // Its own row first; then the base it declares; then its own product's order (older or newer than every row).
+  let judged: { product: string; cycle: string; derived?: Base };
+  if (ownListed) {
+    judged = { product: own, cycle: ownListed };
+    if (declared && declared.product !== own) Object.assign(base, { base_product: declared.product, base_cycle: declared.cycle });
+  } else if (declared && declared.product !== own) {
+    judged = { product: declared.product, cycle: declared.cycle, derived: declared };
+  } else {
+    const cycle = ownCycles
+      ? shapedCycle(ownCycles, r.versionId)
+      : r.versionId && /^\d+(\.\d+)*$/.test(r.versionId)
+        ? r.versionId
+        : undefined;
+    if (!cycle) return unknown('unrecognized_version', base);
+    judged = { product: own, cycle };
+  }
+  if (judged.derived) Object.assign(base, { distribution: r.id, derived_from: judged.derived.via });
+  const precise = preciseVersion(r);
+  const version =
+    judged.derived || !precise || !/^\d+(\.\d+)*$/.test(precise) || compareVersions(precise, judged.cycle) < 0 ? judged.cycle : precise;
+  return judgeRelease(
+    { product: judged.product, cycle: judged.cycle, version, facts: base },
+    {
+      minimum: policy.osVersion.minimum.LINUX[r.id],
+      extendedSupport: judged.derived ? undefined : extensionFor(judged.product, policy),
+      // A release the table lacks still states its own end of support (os-release SUPPORT_END).
+      ownEnd: r.supportEnd,
+    },
+    policy,
+    now,
+    linuxLifecycle,
+  );
 }
 
 export const osVersion = defineCheck({ key: 'OS_VERSION', platform: 'LINUX', collect, evaluate });

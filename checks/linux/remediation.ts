@@ -370,7 +370,7 @@ const upgradeFix: readonly Variant[] = [
 ];
 
 const osVersion: Entries<'OS_VERSION'> = {
-  ...releaseRemedies(
+  ...releaseRemedies<keyof Entries<'OS_VERSION'>>(
     upgradeFix,
     'Upgrade these devices to a supported release (Debian: sources to the new codename + `apt full-upgrade`; Ubuntu: `do-release-upgrade`; RHEL: Leapp), or, where your policy accepts it, enable extended support (Debian LTS / Ubuntu Pro ESM with `osVersion.acceptExtendedSupport`).',
   ),
@@ -427,13 +427,6 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: autoUpdateFix,
     admin: autoUpdateAdmin,
   },
-  dnf5_config_ambiguous: {
-    summary:
-      'dnf5 automatic updates are configured in two places that disagree, and which one this dnf5 release reads could not be told, so the agent cannot decide.',
-    fix: 'Nothing to change; tell your IT team.',
-    admin:
-      'Keep one dnf5-automatic configuration: move the settings of /etc/dnf/dnf5-plugins/automatic.conf into /etc/dnf/automatic.conf (`apply_updates = yes`) and delete the older file.',
-  },
   periodic_disabled: {
     summary: 'unattended-upgrades is installed, but APT is configured not to run it (APT::Periodic is 0).',
     fix: 'Turn it on: `sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes), which writes /etc/apt/apt.conf.d/20auto-upgrades.',
@@ -477,7 +470,8 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
   package_manager_unknown: {
     summary: "The agent does not recognise this distribution's package manager, so it cannot read its update settings.",
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: 'Only APT, DNF/YUM, zypper, apk and pacman are read. Accept UNKNOWN for these devices or standardise the distribution.',
+    admin:
+      'Only APT, DNF, zypper, apk and pacman are read, found by the distribution family or by their programs (/usr/bin/apt-get, /usr/bin/dnf, /usr/bin/zypper, /sbin/apk, /usr/bin/pacman). Accept UNKNOWN for these devices or standardise the distribution.',
   },
   config_unreadable: {
     summary: 'The update settings could not be read.',

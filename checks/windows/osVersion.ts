@@ -6,6 +6,7 @@
 // a supported release is also judged by its patch level: the release date of the installed
 // cumulative update (UBR), from the recorded table in updateHistory.ts.
 import type { Policy } from '../policy';
+import { windowsLifecycle } from './lifecycle';
 import { judgeRelease } from '../release';
 import type { Evidence, PassOrFail } from '../types';
 import { fail, pass, unknown } from '../verdict';
@@ -53,9 +54,17 @@ export function evaluateOsVersion(facts: OsVersionFacts, policy: Policy, now: Da
       version: release.ubr === null ? String(release.build) : `${release.build}.${release.ubr}`,
       facts: releaseFacts,
     },
-    { minimum: floor === null ? undefined : String(floor), acceptExtendedSupport: policy.osVersion.acceptExtendedSupport.windowsEsu },
+    {
+      minimum: floor === null ? undefined : String(floor),
+      extendedSupport: {
+        name: 'Windows ESU',
+        setting: 'osVersion.acceptExtendedSupport.windowsEsu',
+        accepted: policy.osVersion.acceptExtendedSupport.windowsEsu,
+      },
+    },
     policy,
     now,
+    windowsLifecycle,
   );
   const maxAgeDays = policy.osVersion.maxPatchAgeDays.WINDOWS;
   return verdict.status === 'PASS' && maxAgeDays !== null ? judgePatchAge(verdict, release, maxAgeDays, now) : verdict;

@@ -280,7 +280,7 @@ const patchTableAdmin =
   "The agent's table of Windows update release dates (checks/windows/updateHistory.ts) does not cover this: update the agent, or unset `osVersion.maxPatchAgeDays.WINDOWS` until it does.";
 
 const osVersion: Entries<'OS_VERSION'> = {
-  ...releaseRemedies(
+  ...releaseRemedies<keyof Entries<'OS_VERSION'>>(
     [
       ...settings(
         'Settings > Windows Update: "Check for updates" and install them (a feature update appears as "Download and install").',

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_KEYS, PLATFORMS, type CheckKey, type Platform, type PostureStatus } from '../../src/protocol/schemas';
 import { linuxRemediation } from '../../checks/linux/remediation';
-import { explain, osHintFrom, passing, renderFix, type PlatformCatalogue, type Remedy } from '../../checks/remediation';
+import { explain, osHintFrom, passing, releaseRemedies, renderFix, type PlatformCatalogue, type Remedy } from '../../checks/remediation';
 import type { Check } from '../../checks/types';
 import { REMEDIATION, explainResult } from '../../checks/remediationCatalogue';
 import { listFixtures, runFixture } from '../support/checkFixtures';
@@ -69,6 +69,16 @@ describe('the catalogue', () => {
     expect(Object.keys(extra)).toContain('from_a_newer_agent');
     expect(Object.keys(overridden)).toContain('permission_denied');
     expect(Object.keys(loose)).toEqual(['anything']);
+  });
+
+  it('catches a release word an OS_VERSION check stopped returning, though spread entries escape the extra-key check', () => {
+    type OsVersionWords = keyof (typeof linuxRemediation.checks)['OS_VERSION'];
+    // The Linux check returns every word of the shared release rule: the call compiles.
+    const complete = releaseRemedies<OsVersionWords>('upgrade', 'upgrade the fleet');
+    // @ts-expect-error: a check that no longer returns extended_support_not_accepted leaves its entry extra
+    const stale = releaseRemedies<Exclude<OsVersionWords, 'extended_support_not_accepted'>>('upgrade', 'upgrade the fleet');
+    expect(Object.keys(complete)).toEqual(Object.keys(stale));
+    expect(Object.keys(complete)).toContain('extended_support_not_accepted');
   });
 
   it('every PASS and FAIL on the recorded fixtures carries a rule and every other status a reason', () => {

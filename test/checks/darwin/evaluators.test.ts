@@ -376,11 +376,11 @@ describe('OS version', () => {
     });
   });
 
-  it('a release older than every listed one is past its end (FAIL), not unknown', () => {
+  it('an old release is judged by its own row, which the data set keeps for every Mac OS X release: FAIL eol, not unknown', () => {
     const noFloor = resolvePolicy({ osVersion: { minimum: { DARWIN: '10.0' } } });
     expect(evaluateOsVersion(ok('ProductName:\tMac OS X\nProductVersion:\t10.12.6\nBuildVersion:\t16G29\n'), noFloor, NOW)).toMatchObject({
       status: 'FAIL',
-      evidence: { rule: 'older_than_table', cycle: '10.12', oldest_listed: '10.13' },
+      evidence: { rule: 'eol', cycle: '10.12', eol: '2019-10-01' },
     });
   });
 });

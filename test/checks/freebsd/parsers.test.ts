@@ -312,6 +312,30 @@ describe('pf', () => {
       expect(pfDefault(blockAll, 'inet6', pfInterfaces(['em0', 'wg0', 'lo0'], new Set(['wg0'])))).toBe('pass');
     });
 
+    it('reads interface names as the kernel allows them: a colon in a name or a modifier after it leaves the rest decided', () => {
+      // A VNET jail's renamed interface and a rule bound to it, beside the external em0.
+      const jailHost = parseInterfaceList('em0 lo0 vnet0:3 pflog0\n');
+      expect(jailHost).toEqual(['em0', 'lo0', 'vnet0:3', 'pflog0']);
+      const jailView = pfInterfaces(jailHost!);
+      expect(jailView.external).toEqual(['em0', 'vnet0:3']);
+      expect(pfDefault(rules('block drop in all', 'pass in quick on vnet0:3 proto tcp from any to any port = 22'), 'inet', jailView)).toBe(
+        'block',
+      );
+      expect(pfDefault(rules('block drop in on em0 all', 'pass in quick on vnet0:3 all'), 'inet', jailView)).toBe('pass');
+      // pf's address modifiers after an interface name select its addresses, never another interface.
+      expect(onlyEm0.members('em0:broadcast')).toEqual(['em0']);
+      expect(onlyEm0.members('em0:network')).toEqual(['em0']);
+      expect(onlyEm0.members('em1:peer')).toEqual([]);
+      expect(pfDefault(rules('block drop in all', 'pass in on em0:broadcast proto udp from any to any port = 67'), 'inet', onlyEm0)).toBe(
+        'block',
+      );
+      expect(pfDefault(rules('block drop in all', 'pass in quick on em0:broadcast all'), 'inet', onlyEm0)).toBe('pass');
+      // An interface that is not there matches nothing, colon or not.
+      expect(pfDefault(rules('block drop in all', 'pass in quick on vnet0:3 all'), 'inet', onlyEm0)).toBe('block');
+      expect(parseSkippedInterfaces('em0\nvnet0:3 (skip)\nlo0 (skip)\n')).toEqual(new Set(['vnet0:3', 'lo0']));
+      expect(parseInterfaceList('em0 averyveryverylongname0\n')).toBeNull();
+    });
+
     it('keeps the rule body: a narrow rule on the interface is still narrow', () => {
       expect(pfDefault(rules('block drop in on em0 all', 'pass in on em0 proto tcp from any to any port = 22'), 'inet', onlyEm0)).toBe(
         'block',

@@ -1,7 +1,12 @@
 // What the Linux collectors ask the machine, on recorded hosts: per-user settings are read in the
 // user's context, headless hosts never consult gsettings, and tools that cannot answer are not run.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { createContext } from '../../../checks/engine';
+import { autoUpdate } from '../../../checks/linux/autoUpdate';
+import { resolvePolicy } from '../../../checks/policy';
 import { loadChecks } from '../../../checks/registry';
+import { FakeHost } from '../../support/fakeHost';
 import { listFixtures, runFixture, type LoadedFixture } from '../../support/checkFixtures';
 
 const fixture = (checkKey: string, name: string): LoadedFixture => {
@@ -65,5 +70,34 @@ describe('collectors skip what cannot answer', () => {
 
   it('DISK_ENCRYPTION walks sysfs without any command for a dm-crypt root', async () => {
     expect((await runFixture(fixture('DISK_ENCRYPTION', 'ubuntu-lvm-on-luks'))).host.commandsRun()).toEqual([]);
+  });
+});
+
+describe('AUTO_UPDATE collector', () => {
+  // openEuler's os-release as chef/os_release @ 198876e records it: ID=openEuler, no ID_LIKE.
+  const openEuler = readFileSync(new URL('../../fixtures/os-release/chef-os_release/openeuler', import.meta.url), 'utf8');
+  const judge = async (stats: Record<string, object>) => {
+    const host = new FakeHost({ files: { '/etc/os-release': openEuler }, stats });
+    const policy = resolvePolicy({});
+    const now = new Date('2026-11-21T12:00:00Z');
+    return { host, verdict: autoUpdate.evaluate(await autoUpdate.collect(createContext(host, policy, now)), policy, now) };
+  };
+
+  it('judges a distribution whose family it does not know by the package manager installed, and says so', async () => {
+    const { verdict } = await judge({ '/usr/bin/dnf': {} });
+    expect(verdict.evidence).toMatchObject({ source: 'dnf', detected_by: '/usr/bin/dnf' });
+    expect(verdict.evidence.reason).not.toBe('package_manager_unknown');
+  });
+
+  it('prefers apt over the others when several are installed, and stays UNKNOWN when none is', async () => {
+    expect((await judge({ '/usr/bin/apt-get': {}, '/usr/bin/dnf': {} })).verdict.evidence).toMatchObject({
+      source: 'apt',
+      detected_by: '/usr/bin/apt-get',
+    });
+    const none = await judge({});
+    expect(none.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'package_manager_unknown', id: 'openeuler' } });
+    expect(none.host.calls.filter((c) => c.kind === 'stat').map((c) => c.target)).toEqual(
+      expect.arrayContaining(['/usr/bin/apt-get', '/usr/bin/dnf5', '/usr/bin/dnf', '/usr/bin/zypper', '/sbin/apk', '/usr/bin/pacman']),
+    );
   });
 });

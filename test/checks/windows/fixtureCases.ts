@@ -456,10 +456,23 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   {
     check: 'OS_VERSION',
     name: 'fail-windows-10-22h2-ended',
-    source: 'research §5.5 (Windows 10 22H2 regular servicing ended 2025-10-14, ESU extra); endoflife.date windows.md',
-    description: 'Windows 10 Pro 22H2 (19045), ESU not accepted by the policy',
+    source:
+      'research §5.5 (Windows 10 22H2 regular servicing ended 2025-10-14, ESU extra); endoflife.date windows.md @ a70eca3 (10 22H2 eol 2025-10-14, eoes 2028-10-10)',
+    description:
+      'Windows 10 Pro 22H2 (19045): regular support over, ESU still running but not accepted by the policy, which the evidence names',
     machine: (doc) => osValues(doc, { CurrentBuild: '19045', CurrentBuildNumber: '19045', UBR: 6456, DisplayVersion: '22H2' }),
-    expect: { status: 'FAIL', evidence: { name: 'Windows 10 Pro', rule: 'eol', eol: '2025-10-14', extended_support_accepted: false } },
+    expect: {
+      status: 'FAIL',
+      evidence: {
+        name: 'Windows 10 Pro',
+        rule: 'extended_support_not_accepted',
+        eol: '2025-10-14',
+        extended_end: '2028-10-10',
+        extended_support: 'Windows ESU',
+        extended_support_setting: 'osVersion.acceptExtendedSupport.windowsEsu',
+        extended_support_accepted: false,
+      },
+    },
   },
   {
     check: 'OS_VERSION',
@@ -489,11 +502,21 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   },
   {
     check: 'OS_VERSION',
-    name: 'unknown-unverified-26h1',
-    source: 'research §5.4 and §12 (26H1 = build 28000 appears in third-party sources only: unverified)',
-    description: 'Build 28000 "26H1": not in the lifecycle table, so UNKNOWN by default',
+    name: 'unknown-unverified-26h2',
+    source:
+      'research §5.4 and §12 (26H2 = build 26300 appears in third-party sources only: unverified); endoflife.date windows.md @ a70eca3 lists 26H1 as the newest',
+    description:
+      'Build 26300 "26H2": newer than the table, and the data set\'s cadence says no release is due since 26H1 (2026-02-10): UNKNOWN',
+    machine: (doc) => osValues(doc, { CurrentBuild: '26300', CurrentBuildNumber: '26300', UBR: 1000, DisplayVersion: '26H2' }),
+    expect: { status: 'UNKNOWN', evidence: { reason: 'unknown_release', cycle: '26H2', newest_listed: '26H1' } },
+  },
+  {
+    check: 'OS_VERSION',
+    name: 'pass-windows-11-26h1',
+    source: 'research §5.4 (26H1 = build 28000); endoflife.date windows.md @ a70eca3 (11 26H1 (W): released 2026-02-10, eol 2028-03-14)',
+    description: 'Build 28000 "26H1" Pro: listed by the data set since its release, supported',
     machine: (doc) => osValues(doc, { CurrentBuild: '28000', CurrentBuildNumber: '28000', UBR: 1000, DisplayVersion: '26H1' }),
-    expect: { status: 'UNKNOWN', evidence: { reason: 'unknown_release', cycle: '26H1' } },
+    expect: { status: 'PASS', evidence: { rule: 'supported', cycle: '26H1', eol: '2028-03-14' } },
   },
   {
     check: 'OS_VERSION',
