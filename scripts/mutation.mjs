@@ -11,7 +11,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 
 /** module name -> files mutated, tests that pin them (globs), coverage analysis. */
 export const MODULES = {
-  postureQueue: { mutate: ['src/agent/postureQueue.ts'], tests: ['test/daemon/postureQueue.test.ts'] },
+  postureQueue: { mutate: ['src/agent/state/postureQueue.ts'], tests: ['test/daemon/postureQueue.test.ts'] },
   uploader: { mutate: ['src/agent/uploader.ts'], tests: ['test/daemon/uploader.test.ts'] },
   backoff: { mutate: ['src/agent/backoff.ts'], tests: ['test/daemon/backoff.test.ts'] },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
