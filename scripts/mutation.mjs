@@ -14,6 +14,13 @@ export const MODULES = {
   postureQueue: { mutate: ['src/agent/state/postureQueue.ts'], tests: ['test/daemon/postureQueue.test.ts'] },
   uploader: { mutate: ['src/agent/uploader.ts'], tests: ['test/daemon/uploader.test.ts'] },
   backoff: { mutate: ['src/agent/backoff.ts'], tests: ['test/daemon/backoff.test.ts'] },
+  // The state owner: its transactions in process, and killed at each step (the child runs the mutant too).
+  agentState: {
+    mutate: ['src/agent/state/agentState.ts', 'src/agent/state/statusFile.ts'],
+    tests: ['test/agent/agentState.test.ts', 'test/agent/stateCrash.test.ts', 'test/agent/stateFiles.test.ts'],
+  },
+  // The daemon's loop and its one-round form (`run --once`), in process with a fake clock.
+  daemon: { mutate: ['src/agent/daemon.ts'], tests: ['test/daemon/stateMachine.test.ts', 'test/daemon/runRound.test.ts'] },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
   serverUrl: {
     mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'],

@@ -193,6 +193,7 @@ export interface HarnessOptions {
   /** Replaces the state owner's wipe (e.g. one that fails as on a full disk). */
   wipe?: AgentState['wipe'];
   collect?: () => Promise<PostureResult[]>;
+  identity?: DaemonDeps['identity'];
   retry?: DaemonDeps['retry'];
   maxQueuedResults?: number;
   /** `run --once`: one round. */
@@ -234,7 +235,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     clock,
     retry: options.retry ?? { baseMs: 1000, maxMs: 60_000, attempts: 3 },
     random: () => 0.5, // no splay and mid-range jitter: due times are exact
-    identity: () => Promise.resolve(IDENTITY),
+    identity: options.identity ?? (() => Promise.resolve(IDENTITY)),
     collect: async () => ({ results: await collect() }),
     ...(options.maxQueuedResults ? { maxQueuedResults: options.maxQueuedResults } : {}),
   });
