@@ -379,7 +379,9 @@ class LocalState implements AgentState {
         .then((store) => store.delete())
         .catch(() => undefined);
     }
-    await fileKeyStore(layout.apiKey).delete();
+    await fileKeyStore(layout.apiKey)
+      .delete()
+      .catch((err: Error) => (keyError ??= err));
     await this.removeKeyTempFiles();
     await this.reached('wipe:key-deleted');
     // The results collected under a rejected key go even when its store refused to delete it.
