@@ -20,7 +20,10 @@ export const MODULES = {
     tests: ['test/agent/agentState.test.ts', 'test/agent/stateCrash.test.ts', 'test/agent/stateFiles.test.ts'],
   },
   // The daemon's loop and its one-round form (`run --once`), in process with a fake clock.
-  daemon: { mutate: ['src/agent/daemon.ts'], tests: ['test/daemon/stateMachine.test.ts', 'test/daemon/runRound.test.ts'] },
+  daemon: {
+    mutate: ['src/agent/daemon.ts'],
+    tests: ['test/daemon/stateMachine.test.ts', 'test/daemon/daemonStates.test.ts', 'test/daemon/runRound.test.ts'],
+  },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
   serverUrl: {
     mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'],

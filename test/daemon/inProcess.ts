@@ -194,6 +194,8 @@ export interface HarnessOptions {
   wipe?: AgentState['wipe'];
   collect?: () => Promise<PostureResult[]>;
   identity?: DaemonDeps['identity'];
+  /** Replaces the connection to `api` (e.g. one that refuses a CA file). */
+  connect?: DaemonDeps['connect'];
   retry?: DaemonDeps['retry'];
   maxQueuedResults?: number;
   /** `run --once`: one round. */
@@ -230,7 +232,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
   const collect = options.collect ?? (() => Promise.resolve(results('CHECK', 3)));
   const daemon = new Daemon({
     state,
-    connect: () => Object.assign(Object.create(options.api) as AgentApi, { close: () => Promise.resolve() }),
+    connect: options.connect ?? (() => Object.assign(Object.create(options.api) as AgentApi, { close: () => Promise.resolve() })),
     log,
     clock,
     retry: options.retry ?? { baseMs: 1000, maxMs: 60_000, attempts: 3 },
