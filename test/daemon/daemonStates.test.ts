@@ -3,8 +3,8 @@
 // schedule or the clock, and when the queue or its own disk misbehaves.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidRequestError, RetryableError } from '../../src/agent/api';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InvalidRequestError, RetryableError, type PosturesAccepted, type RequestOptions } from '../../src/agent/api';
 import { InvalidInputError } from '../../src/agent/errors';
 import { openAgentState } from '../../src/agent/state';
 import { countQueuedResults } from '../../src/agent/state/postureQueue';
@@ -213,5 +213,31 @@ describe('the queue', () => {
     expect(harness.events('queue_write_failed_resolved')).toHaveLength(1);
     expect(api.seen('postures')).toHaveLength(2);
     expect(await countQueuedResults(harness.stateDir)).toBe(0);
+  });
+});
+
+describe('stopping', () => {
+  it('lets the request in flight finish for 3 s, then cuts it: its batch stays queued', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    let inFlight = false;
+    api.postures = (_apiKey: string, _body: PosturesRequest, options?: RequestOptions) =>
+      new Promise<PosturesAccepted>((_resolve, reject) => {
+        inFlight = true;
+        options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
+      });
+    const h = await startInProcess({ clock, api, settle: false });
+    await vi.waitFor(() => expect(inFlight).toBe(true));
+    const stopping = h.stop({ keepStateDir: true });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.events('stop_requested')).toHaveLength(1);
+    expect(clock.fireNext(clock.monotonicMs() + 3000 - 1)).toBe(false); // the grace is not over
+    expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
+    await stopping;
+    expect(h.daemon.state).toBe('stopped');
+    expect(h.events('posture_cycle')).toEqual([expect.objectContaining({ outcome: 'stopped', sent: 0 })]);
+    expect(await countQueuedResults(h.stateDir)).toBe(3);
+    expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
+    await h.stop();
   });
 });

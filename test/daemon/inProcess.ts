@@ -200,6 +200,8 @@ export interface HarnessOptions {
   maxQueuedResults?: number;
   /** `run --once`: one round. */
   once?: boolean;
+  /** False: return at once, without waiting for the daemon to settle (a request the test holds in flight). */
+  settle?: boolean;
 }
 
 export async function makeStateDir(): Promise<string> {
@@ -262,7 +264,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
       quiet = daemon.waiting || outcome ? quiet + 1 : 0;
     }
   };
-  await settled();
+  if (options.settle !== false) await settled();
   return {
     daemon,
     state,
