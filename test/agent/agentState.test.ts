@@ -350,3 +350,41 @@ describe('status.json', () => {
     expect(files(dir)).toEqual([]);
   });
 });
+
+describe('the steps of each transaction', () => {
+  it('passes each step in order, with the disk in the state the crash tests expect there', async () => {
+    const dir = newDir();
+    const seen: string[] = [];
+    const state = await openAgentState(dir, {
+      afterStep: (step) => {
+        seen.push(`${step} ${files(dir).join(',')}`);
+      },
+    });
+    await state.enroll(plan(), protocol());
+    await state.status.update({ device_id: 'd' });
+    await (await state.queue()).append(results('Q', 1));
+    await state.wipe(NOTE);
+    await state.enroll(plan(), protocol());
+    await state.unenroll(() => Promise.resolve('revoked'));
+    // Under the enrollment lock throughout; the old revocation notice goes at enroll:status-cleared.
+    expect(seen).toEqual([
+      'enroll:recorded enrollment.json,enrollment.lock',
+      'enroll:exchanged enrollment.json,enrollment.lock',
+      'enroll:key-stored api-key,enrollment.json,enrollment.lock',
+      'enroll:status-cleared api-key,enrollment.json,enrollment.lock',
+      'wipe:marked api-key,enrollment.json,enrollment.lock,queue,status.json',
+      'wipe:key-deleted enrollment.json,enrollment.lock,queue,status.json',
+      'wipe:queue-deleted enrollment.json,enrollment.lock,status.json',
+      'wipe:status-written enrollment.json,enrollment.lock,status.json',
+      'enroll:recorded enrollment.json,enrollment.lock,status.json',
+      'enroll:exchanged enrollment.json,enrollment.lock,status.json',
+      'enroll:key-stored api-key,enrollment.json,enrollment.lock,status.json',
+      'enroll:status-cleared api-key,enrollment.json,enrollment.lock',
+      'unenroll:revoked api-key,enrollment.json,enrollment.lock',
+      'wipe:marked api-key,enrollment.json,enrollment.lock',
+      'wipe:key-deleted enrollment.json,enrollment.lock',
+      'wipe:queue-deleted enrollment.json,enrollment.lock',
+      'wipe:status-written enrollment.json,enrollment.lock',
+    ]);
+  });
+});
