@@ -23,7 +23,12 @@ export const MODULES = {
   // The daemon's loop and its one-round form (`run --once`), in process with a fake clock.
   daemon: {
     mutate: ['src/agent/daemon.ts'],
-    tests: ['test/daemon/stateMachine.test.ts', 'test/daemon/daemonStates.test.ts', 'test/daemon/runRound.test.ts'],
+    tests: [
+      'test/daemon/stateMachine.test.ts',
+      'test/daemon/daemonStates.test.ts',
+      'test/daemon/daemonLog.test.ts',
+      'test/daemon/runRound.test.ts',
+    ],
   },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
   serverUrl: {
