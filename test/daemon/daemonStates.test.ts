@@ -4,9 +4,15 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidRequestError, RetryableError, type PosturesAccepted, type RequestOptions } from '../../src/agent/api';
+import {
+  CredentialsRejectedError,
+  InvalidRequestError,
+  RetryableError,
+  type PosturesAccepted,
+  type RequestOptions,
+} from '../../src/agent/api';
 import { InvalidInputError } from '../../src/agent/errors';
-import { openAgentState } from '../../src/agent/state';
+import { openAgentState, type AgentState } from '../../src/agent/state';
 import { countQueuedResults } from '../../src/agent/state/postureQueue';
 import type { PosturesRequest } from '../../src/protocol/schemas';
 import { runtimeStatus } from '../support/agent';
@@ -239,5 +245,50 @@ describe('stopping', () => {
     expect(await countQueuedResults(h.stateDir)).toBe(3);
     expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
     await h.stop();
+  });
+});
+
+describe('a 401 whose wipe cannot finish', () => {
+  const diskFull = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+
+  it('stays revoked, not keystore_unavailable, once the key is gone but the record is not', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({
+      clock,
+      api,
+      wipe: () => {
+        rmSync(join(harness!.stateDir, 'api-key'));
+        return Promise.reject(diskFull());
+      },
+    });
+    api.heartbeats.push(new CredentialsRejectedError('heartbeat', '401', 401));
+    await harness.advance(HEARTBEAT_MS);
+    harness.enrollmentChanged();
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.daemon.state).toBe('revoked');
+    expect(harness.events('state').map((l) => l.state)).not.toContain('keystore_unavailable');
+  });
+
+  it('stays revoked, not waiting for an enrollment, once the record is gone but why is not written', async () => {
+    let wipes = 0;
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({
+      clock,
+      api,
+      wipe: async () => {
+        wipes += 1;
+        await (Object.getPrototypeOf(harness!.state) as AgentState).wipe(); // everything but the reason
+        throw diskFull();
+      },
+    });
+    api.heartbeats.push(new CredentialsRejectedError('heartbeat', '401', 401));
+    await harness.advance(HEARTBEAT_MS);
+    harness.enrollmentChanged();
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.daemon.state).toBe('revoked');
+    expect(wipes).toBe(2); // and it goes on trying to record why, at the heartbeat interval
+    expect((await runtimeStatus(harness.stateDir)).reason).toMatch(/401 on \/heartbeat/);
   });
 });
