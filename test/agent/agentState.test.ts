@@ -388,3 +388,46 @@ describe('the steps of each transaction', () => {
     ]);
   });
 });
+
+describe('what a cut-short wipe leaves', () => {
+  const interruptAt = (step: string) => ({
+    afterStep: (reached: string) => {
+      if (reached === step) throw new Error(`interrupted after ${step}`);
+    },
+  });
+
+  it('marks the record wiping with the note before deleting anything, and the next wipe keeps that note', async () => {
+    const { dir } = await enrolled();
+    const interrupted = await openAgentState(dir, interruptAt('wipe:marked'));
+    await expect(interrupted.wipe(NOTE)).rejects.toThrow('interrupted after wipe:marked');
+    expect(record(dir)).toMatchObject({ state: 'wiping', wipe_note: NOTE });
+    expect(files(dir)).toEqual(['api-key', 'enrollment.json']);
+    const state = await openAgentState(dir, { deferRecovery: true });
+    await state.wipe();
+    expect(await state.status.read()).toEqual(NOTE);
+  });
+
+  it('adds a note to a record already wiping without one', async () => {
+    const { dir } = await enrolled();
+    writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'wiping' }));
+    const interrupted = await openAgentState(dir, { deferRecovery: true, ...interruptAt('wipe:marked') });
+    await expect(interrupted.wipe(NOTE)).rejects.toThrow('interrupted');
+    expect(record(dir)).toMatchObject({ state: 'wiping', wipe_note: NOTE });
+  });
+
+  it('never finishes anything in a directory that is enrolled', async () => {
+    const { dir } = await enrolled();
+    const state = await openAgentState(dir);
+    expect(await state.credentials()).toMatchObject({ apiKey: KEY_A });
+    expect(files(dir)).toEqual(['api-key', 'enrollment.json']);
+  });
+
+  it('says why it refuses: already enrolled, not enrolled', async () => {
+    const { dir, state } = await enrolled();
+    await expect(state.enroll(plan(), protocol())).rejects.toThrow(
+      `this device is already enrolled with https://agent-state.invalid (state directory ${dir}): run \`device-agent unenroll\` first, or pass --force to unenroll and enroll again`,
+    );
+    await state.unenroll(() => Promise.resolve('revoked'));
+    await expect(state.unenroll(() => Promise.resolve('revoked'))).rejects.toThrow(`this device is not enrolled (state directory ${dir})`);
+  });
+});
