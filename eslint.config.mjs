@@ -13,4 +13,24 @@ export default tseslint.config(
     // `const { dropped, ...rest } = x` is how a field is left out of a copy.
     rules: { '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }] },
   },
+  {
+    // src/agent/state/ owns the state directory: the rest of the program uses its public interface
+    // (state/index.ts) only, so that no other module knows the layout or writes there. Its own unit
+    // tests (test/) may open the parts they test.
+    files: ['src/**/*.ts', 'checks/**/*.ts', 'scripts/**/*.ts', 'installers/**/*.ts'],
+    ignores: ['src/agent/state/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)state/(?!index$)',
+              message: 'the state directory belongs to src/agent/state/: import its public interface (agent/state) instead',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

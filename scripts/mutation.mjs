@@ -11,9 +11,25 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 
 /** module name -> files mutated, tests that pin them (globs), coverage analysis. */
 export const MODULES = {
-  postureQueue: { mutate: ['src/agent/postureQueue.ts'], tests: ['test/daemon/postureQueue.test.ts'] },
+  postureQueue: { mutate: ['src/agent/state/postureQueue.ts'], tests: ['test/daemon/postureQueue.test.ts'] },
   uploader: { mutate: ['src/agent/uploader.ts'], tests: ['test/daemon/uploader.test.ts'] },
   backoff: { mutate: ['src/agent/backoff.ts'], tests: ['test/daemon/backoff.test.ts'] },
+  // The state owner's transactions, in process. stateCrash.test.ts (each step killed in a child) is
+  // left out: its 13 child processes would run again for nearly every mutant (half a minute each).
+  agentState: {
+    mutate: ['src/agent/state/agentState.ts', 'src/agent/state/statusFile.ts'],
+    tests: ['test/agent/agentState.test.ts', 'test/agent/stateFiles.test.ts'],
+  },
+  // The daemon's loop and its one-round form (`run --once`), in process with a fake clock.
+  daemon: {
+    mutate: ['src/agent/daemon.ts'],
+    tests: [
+      'test/daemon/stateMachine.test.ts',
+      'test/daemon/daemonStates.test.ts',
+      'test/daemon/daemonLog.test.ts',
+      'test/daemon/runRound.test.ts',
+    ],
+  },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
   dbusWire: { mutate: ['src/linkHandler/dbusWire.ts'], tests: ['test/agent/dbusWire.test.ts'] },
   serverUrl: {

@@ -32,6 +32,7 @@ import {
   type Route,
 } from './api';
 import { InvalidInputError, firstLine } from './errors';
+import { MAX_INTERVAL_SECONDS } from './scheduler';
 import { isLoopbackHost } from './serverUrl';
 import { Agent, EnvHttpProxyAgent, buildConnector } from './undiciParts';
 
@@ -59,11 +60,23 @@ export interface ApiClient extends AgentApi {
   close(): Promise<void>;
 }
 
-/** Absent or malformed intervals do not fail a heartbeat: the daemon keeps its previous ones. */
-const lenient = <T extends z.ZodMiniType>(schema: T) => z.catch(z.optional(schema), undefined);
+/**
+ * The schedule a heartbeat sets, validated here and nowhere else: a whole number of seconds, at most
+ * a day (a longer one is clamped). Absent, malformed or non-positive intervals do not fail a
+ * heartbeat: the field reads as absent, and the daemon keeps its previous interval.
+ */
+const IntervalSeconds = z.catch(
+  z.optional(
+    z.pipe(
+      z.int().check(z.positive()),
+      z.transform((seconds: number) => Math.min(seconds, MAX_INTERVAL_SECONDS)),
+    ),
+  ),
+  undefined,
+);
 const HeartbeatAnswer = z.extend(HeartbeatResponse, {
-  heartbeat_interval_seconds: lenient(HeartbeatResponse.shape.heartbeat_interval_seconds),
-  posture_interval_seconds: lenient(HeartbeatResponse.shape.posture_interval_seconds),
+  heartbeat_interval_seconds: IntervalSeconds,
+  posture_interval_seconds: IntervalSeconds,
 });
 
 /** Largest response body read; the API's answers are a few hundred bytes. */

@@ -13,8 +13,11 @@
 //   revoked                 a 401 ended the enrollment: key and queue wiped (or, when the wipe could not
 //                           finish, the key is never sent again); waiting for a new enrollment
 //   stopping, stopped       SIGINT/SIGTERM received; finished
+// `run --once` is this loop run for one round: one heartbeat, one posture cycle, the queue flushed,
+// each failure retried at most `retry.attempts` times; the round's outcome is the command's exit code.
 // Time comes from an injected Clock (daemonClock.ts): monotonic for every due time, wall time for
-// reports; status.json and the state log lines from DaemonStatus (daemonStatus.ts).
+// reports; status.json and the state log lines from DaemonStatus (daemonStatus.ts). Everything on
+// disk goes through the state owner (state/index.ts): credentials, queue, status, the 401 wipe.
 import type { Logger } from 'pino';
 import type { HeartbeatRequest, PostureResult } from '../protocol/schemas';
 import {
@@ -26,47 +29,50 @@ import {
   type AgentApi,
   type Route,
 } from './api';
-import { Backoff, isTransient, withRetries, type RandomSource, type RetryPolicy } from './backoff';
+import { Backoff, isTransient, type RandomSource, type RetryPolicy } from './backoff';
 import { systemClock, type Clock } from './daemonClock';
 import { DaemonStatus, LocalFault, type DaemonState } from './daemonStatus';
 import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
-import { PostureQueue } from './postureQueue';
-import { readRuntimeStatus } from './runtimeStatus';
+import type { LastCycle } from './lastCycle';
 import { CLOCK_SKEW_WARNING_MS, clockSkewMs, INITIAL_INTERVALS, intervalsFrom, withSplay, type Intervals } from './scheduler';
-import { flushQueue, uploadNextBatch, type BatchOutcome } from './uploader';
+import type { AgentState, EnrollmentRecord, PostureQueue } from './state';
+import { uploadNextBatch, type BatchOutcome } from './uploader';
 
 export type { DaemonState } from './daemonStatus';
 
-/** An enrollment the daemon can act on. */
-export interface Session {
-  serverUrl: string;
-  apiKey: string;
-  keystore: string;
-  api: AgentApi;
+/** An API client for one enrollment; closed when the enrollment ends. */
+interface Connection extends AgentApi {
   close(): Promise<void>;
 }
 
+/** What one posture cycle gives the daemon: the results to queue and, for `status`, its summary. */
+interface CollectedCycle {
+  results: PostureResult[];
+  lastCycle?: LastCycle;
+}
+
 export interface DaemonDeps {
-  stateDir: string;
+  /** The state directory's owner: credentials, queue, status.json, the wipe after a 401. */
+  state: AgentState;
+  /** An API client for an enrollment; throws InvalidInputError for a configuration the operator can fix (CA file). */
+  connect(enrollment: EnrollmentRecord): Connection;
   log: Logger;
   retry: RetryPolicy;
   random?: RandomSource;
   /** Monotonic time, wall time and timers; the system's by default. */
   clock?: Clock;
-  /**
-   * Credentials and an API client; null when not enrolled. Throws KeyStoreUnavailableError,
-   * StateCorruptError, InvalidInputError (e.g. an unreadable CA file).
-   */
-  loadSession(): Promise<Session | null>;
-  /** Wipes key, enrollment record and queue; records why. */
-  wipe(reason: string, revokedAt: string): Promise<void>;
   /** The heartbeat body, kept fresh by its provider. */
   identity(): Promise<HeartbeatRequest>;
-  /** One posture cycle's results. */
-  collect(): Promise<PostureResult[]>;
-  /** Calls back when the enrollment may have changed (enroll, unenroll, wipe). */
-  watchEnrollment(onChange: () => void): { close(): void };
+  /** One posture cycle (postureCycle.ts). */
+  collect(): Promise<CollectedCycle>;
   maxQueuedResults?: number;
+}
+
+/** An enrollment the daemon acts on. */
+interface Session {
+  enrollment: EnrollmentRecord;
+  apiKey: string;
+  api: Connection;
 }
 
 const HEARTBEAT_TIMEOUT_MS = 30_000;
@@ -74,16 +80,16 @@ const UPLOAD_TIMEOUT_MS = 60_000;
 /** After SIGTERM, an in-flight request may finish for this long before it is cut (the queue keeps its batch). */
 const STOP_GRACE_MS = 3_000;
 
-/** Why `run --once` ended, mapped to the contract's exit codes by the command. */
-export type OnceOutcome =
-  | { kind: 'ok'; sent: number; queued: number }
+/** Why `run` ended, mapped to the contract's exit codes by the command: `stopped` by a signal, the others end a round. */
+export type RunOutcome =
+  | { kind: 'stopped' }
+  | { kind: 'delivered'; sent: number; queued: number }
   | { kind: 'not_enrolled' }
   | { kind: 'revoked'; message: string }
   | { kind: 'unreachable'; message: string; queued: number }
   | { kind: 'refused'; message: string };
 
-interface Collected {
-  results: PostureResult[];
+interface Collected extends CollectedCycle {
   /** Monotonic ms. */
   startedAt: number;
   durationMs: number;
@@ -97,6 +103,16 @@ interface CycleReport {
   dropped: number;
   sent: number;
   rejected: number;
+}
+
+/** `run --once`: the one round's progress. */
+interface Round {
+  /** Its posture cycle is in the queue. */
+  stored: boolean;
+  /** Results the server accepted during the round. */
+  sent: number;
+  /** Set when the round is over. */
+  outcome: RunOutcome | null;
 }
 
 class Stopped extends Error {
@@ -122,6 +138,8 @@ export class Daemon {
   private status!: DaemonStatus;
   private session: Session | null = null;
   private revocation: Revocation | null = null;
+  /** `run --once`; null for the daemon. */
+  private round: Round | null = null;
 
   // Per session. Due times are monotonic ms.
   private intervals: Intervals = INITIAL_INTERVALS;
@@ -146,7 +164,6 @@ export class Daemon {
   private cycle: CycleReport | null = null;
 
   // Loop control.
-  private mode: 'daemon' | 'once' = 'daemon';
   private stopSignal: AbortSignal | null = null;
   private enrollmentChanged = false;
   private wake: (() => void) | null = null;
@@ -164,7 +181,7 @@ export class Daemon {
     this.wipeFault = new LocalFault(deps.log, 'wipe_incomplete', 'finish wiping the rejected credentials');
   }
 
-  /** The current state (null before `run` or `once` began). */
+  /** The current state (null before `run` began). */
   get state(): DaemonState | null {
     return this.status?.state ?? null;
   }
@@ -174,12 +191,24 @@ export class Daemon {
     return this.wake !== null && !this.wakePending;
   }
 
-  /** Runs until `stop` aborts; resolves when the daemon has stopped cleanly. */
-  async run(stop: AbortSignal): Promise<void> {
+  /**
+   * Runs until `stop` aborts (resolves `stopped` once the daemon has stopped cleanly), or with
+   * `once` for one round: a heartbeat, a posture cycle and the queue flushed, or the failure that
+   * ended the round after the bounded retries.
+   */
+  async run(stop: AbortSignal, options: { once?: boolean } = {}): Promise<RunOutcome> {
     this.stopSignal = stop;
-    this.status = new DaemonStatus(this.deps.stateDir, this.log, true);
-    this.queue = await PostureQueue.open(this.deps.stateDir, { maxResults: this.deps.maxQueuedResults });
-    const watcher = this.deps.watchEnrollment(() => {
+    this.round = options.once ? { stored: false, sent: 0, outcome: null } : null;
+    // `run --once` is not a daemon: it records the status fields but no daemon state.
+    this.status = new DaemonStatus(this.deps.state.status, this.log, !options.once);
+    this.queue = await this.deps.state.queue({
+      ...(this.deps.maxQueuedResults ? { maxResults: this.deps.maxQueuedResults } : {}),
+      onQuarantine: (file) => {
+        this.log.warn({ event: 'queue_entry_quarantined', file }, 'damaged queue entry moved to queue/quarantine');
+        void this.status.write({}, { quarantined_results: 1 });
+      },
+    });
+    const watcher = this.deps.state.watchEnrollment(() => {
       this.enrollmentChanged = true;
       this.wakeUp();
     });
@@ -195,7 +224,7 @@ export class Daemon {
     const keepAlive = setInterval(() => undefined, 2 ** 30);
     await this.status.write({ queued_results: await this.queue.count() });
     try {
-      while (!stop.aborted) {
+      while (!stop.aborted && !this.round?.outcome) {
         if (this.enrollmentChanged) {
           this.enrollmentChanged = false;
           await this.endSession();
@@ -203,12 +232,12 @@ export class Daemon {
         if (!this.session) {
           const retryInMs = await this.startSession();
           if (!this.session) {
-            await this.idle(retryInMs);
+            if (!this.round?.outcome) await this.idle(retryInMs);
             continue;
           }
         }
         const worked = await this.step();
-        if (!worked) await this.idle(this.nextDue() - this.clock.monotonicMs());
+        if (!worked && !this.round?.outcome) await this.idle(this.nextDue() - this.clock.monotonicMs());
       }
     } catch (err) {
       if (!(stop.aborted && this.requests.signal.aborted)) throw err;
@@ -222,43 +251,12 @@ export class Daemon {
       await this.status.set('stopped', null);
       this.log.info({ event: 'stopped' }, 'stopped');
     }
+    return this.round?.outcome ?? { kind: 'stopped' };
   }
 
-  /** `run --once`: one heartbeat, one posture cycle, one flush, each request with bounded retries. */
-  async once(): Promise<OnceOutcome> {
-    this.mode = 'once';
-    this.status = new DaemonStatus(this.deps.stateDir, this.log, false);
-    this.queue = await PostureQueue.open(this.deps.stateDir, { maxResults: this.deps.maxQueuedResults });
-    const session = await this.deps.loadSession();
-    if (!session) return { kind: 'not_enrolled' };
-    this.session = session;
-    try {
-      const send = <T>(request: () => Promise<T>) =>
-        withRetries(request, {
-          policy: this.deps.retry,
-          random: this.random,
-          onRetry: (err, attempt, delayMs) =>
-            this.log.warn({ event: 'retrying', route: err.route, http_status: err.status, attempt, retry_in_ms: delayMs }, firstLine(err)),
-        });
-      const heartbeat = await this.heartbeat(session, send);
-      if (heartbeat !== 'ok') return heartbeat;
-
-      const started = this.clock.monotonicMs();
-      const results = await this.deps.collect();
-      await this.enqueue({ results, startedAt: started, durationMs: this.clock.monotonicMs() - started });
-      let outcome: BatchOutcome;
-      try {
-        outcome = await flushQueue(this.uploadContext(session, send));
-      } catch (err) {
-        return await this.onceUploadFailure(err);
-      }
-      await this.recordUpload(outcome, true);
-      await this.finishCycle('delivered');
-      return { kind: 'ok', sent: outcome.sent, queued: await this.queue.count() };
-    } finally {
-      await this.finishCycle('stopped');
-      await this.endSession();
-    }
+  /** Ends the round of `run --once`; the daemon goes on (its state and log said what happened). */
+  private endRound(outcome: RunOutcome): void {
+    if (this.round) this.round.outcome = outcome;
   }
 
   // ---- the loop -------------------------------------------------------------------------------
@@ -301,8 +299,9 @@ export class Daemon {
 
   private uploadsAllowed(): boolean {
     // The bring-up rule: no upload before a heartbeat succeeded; after a 409 the device may be
-    // PENDING again, where an upload would draw a 401 that wipes a valid key.
-    return this.heartbeatOk && !this.inConflict;
+    // PENDING again, where an upload would draw a 401 that wipes a valid key. A round uploads once
+    // its cycle is stored, so that the cycle's one log line counts all it sent.
+    return this.heartbeatOk && !this.inConflict && (this.round?.stored ?? true);
   }
 
   private idle(ms: number): Promise<void> {
@@ -333,8 +332,10 @@ export class Daemon {
   private async startSession(): Promise<number> {
     let session: Session | null;
     try {
-      session = await this.deps.loadSession();
+      session = await this.connect();
     } catch (err) {
+      // A round reports what stops it; the daemon waits for what may change.
+      if (this.round) throw err;
       if (err instanceof KeyStoreUnavailableError) {
         if (this.revocation) return this.stayRevoked();
         const retryInMs = this.sessionBackoff.fail();
@@ -356,12 +357,13 @@ export class Daemon {
     }
     this.sessionBackoff.reset();
     if (session && this.revocation?.apiKey === session.apiKey) {
-      await session.close().catch(() => undefined);
+      await session.api.close().catch(() => undefined);
       return this.stayRevoked();
     }
     if (!session) {
+      this.endRound({ kind: 'not_enrolled' });
       if (this.revocation) return this.stayRevoked();
-      const status = await readRuntimeStatus(this.deps.stateDir);
+      const status = await this.deps.state.status.read();
       if (status.revoked_at) await this.status.set('revoked', status.reason ?? 'the API key was rejected (401)');
       else await this.status.set('waiting_for_enrollment', 'not enrolled: run `device-agent enroll`');
       return Number.POSITIVE_INFINITY;
@@ -378,9 +380,17 @@ export class Daemon {
     this.heartbeatBackoff.reset();
     this.uploadBackoff.reset();
     this.queueHasWork = (await this.queue.count()) > 0;
-    this.log.info({ event: 'enrollment_loaded', server_url: session.serverUrl, keystore: session.keystore }, 'enrollment found');
+    const { server_url: serverUrl, keystore } = session.enrollment;
+    this.log.info({ event: 'enrollment_loaded', server_url: serverUrl, keystore }, 'enrollment found');
     await this.status.set('starting', null);
     return 0;
+  }
+
+  /** The enrollment's credentials and a client for its server; null when not enrolled. */
+  private async connect(): Promise<Session | null> {
+    const credentials = await this.deps.state.credentials();
+    if (!credentials) return null;
+    return { enrollment: credentials.enrollment, apiKey: credentials.apiKey, api: this.deps.connect(credentials.enrollment) };
   }
 
   /**
@@ -398,12 +408,12 @@ export class Daemon {
     const session = this.session;
     this.session = null;
     this.collected = null;
-    await session?.close().catch(() => undefined);
+    await session?.api.close().catch(() => undefined);
   }
 
   // ---- heartbeat ------------------------------------------------------------------------------
 
-  private async heartbeat(session: Session, send?: <T>(r: () => Promise<T>) => Promise<T>): Promise<'ok' | OnceOutcome> {
+  private async heartbeat(session: Session): Promise<void> {
     let body: HeartbeatRequest;
     try {
       body = await this.deps.identity();
@@ -411,17 +421,16 @@ export class Daemon {
       const retryInMs = this.heartbeatBackoff.fail();
       this.heartbeatDue = this.clock.monotonicMs() + retryInMs;
       this.log.error({ event: 'identity_failed', error: firstLine(err), retry_in_ms: retryInMs }, 'cannot read the device identity');
-      return { kind: 'refused', message: `cannot read the device identity: ${firstLine(err)}` };
+      this.endRound({ kind: 'refused', message: `cannot read the device identity: ${firstLine(err)}` });
+      return;
     }
     const sentAt = this.clock.wallMs();
     try {
-      const request = () => session.api.heartbeat(session.apiKey, body, { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal });
-      const answer = await (send ? send(request) : request());
+      const answer = await session.api.heartbeat(session.apiKey, body, { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal });
       await this.onHeartbeat(answer, sentAt, this.clock.wallMs());
-      return 'ok';
     } catch (err) {
       if (this.requests.signal.aborted) throw err;
-      return this.onHeartbeatFailure(err);
+      await this.onHeartbeatFailure(err);
     }
   }
 
@@ -434,7 +443,8 @@ export class Daemon {
     this.heartbeatOk = true;
     this.inConflict = false;
     this.heartbeatBackoff.reset();
-    this.heartbeatDue = now + withSplay(this.intervals.heartbeatSeconds * 1000, this.random);
+    // A round sends one heartbeat.
+    this.heartbeatDue = this.round ? Number.POSITIVE_INFINITY : now + withSplay(this.intervals.heartbeatSeconds * 1000, this.random);
     if (first) {
       this.postureDue = now; // the first cycle follows the first heartbeat at once
     } else if (this.intervals.postureSeconds !== previous.postureSeconds && this.lastCycleAt !== null) {
@@ -474,7 +484,7 @@ export class Daemon {
     this.skewed = skewed;
   }
 
-  private async onHeartbeatFailure(err: unknown): Promise<OnceOutcome> {
+  private async onHeartbeatFailure(err: unknown): Promise<void> {
     const now = this.clock.monotonicMs();
     const intervalMs = this.intervals.heartbeatSeconds * 1000;
     if (err instanceof CredentialsRejectedError) return this.revoke('heartbeat', err);
@@ -488,23 +498,31 @@ export class Daemon {
         `another organization. Retrying every ${this.intervals.heartbeatSeconds} s.`;
       this.log.warn({ event: 'heartbeat_conflict', http_status: 409, retry_in_ms: this.heartbeatDue - now }, message);
       await this.status.set('conflict', message, { conflict: { message, at: this.wallIso() } });
-      return { kind: 'refused', message };
+      this.endRound({ kind: 'refused', message });
+      return;
     }
     if (isTransient(err)) {
       const retryInMs = Math.min(intervalMs, this.heartbeatBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined));
       this.heartbeatDue = now + retryInMs;
       this.log.warn({ event: 'heartbeat_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
       await this.status.set(this.activeState(), `heartbeat failed: ${firstLine(err)}`, { last_error: firstLine(err) });
-      return { kind: 'unreachable', message: firstLine(err), queued: await this.queue.count() };
+      if (this.heartbeatBackoff.failures >= this.deps.retry.attempts) await this.endRoundUnreachable(err);
+      return;
     }
     if (err instanceof InvalidRequestError || err instanceof PayloadTooLargeError) {
       // The server refuses what this host reports: resending it sooner would not help.
       this.heartbeatDue = now + withSplay(intervalMs, this.random);
       this.log.error({ event: 'heartbeat_refused', http_status: err.status, server_message: err.serverMessage }, firstLine(err));
       await this.status.set(this.activeState(), `heartbeat refused: ${firstLine(err)}`, { last_error: firstLine(err) });
-      return { kind: 'refused', message: firstLine(err) };
+      this.endRound({ kind: 'refused', message: firstLine(err) });
+      return;
     }
     throw err;
+  }
+
+  /** A round's request failed transiently `retry.attempts` times in a row. */
+  private async endRoundUnreachable(err: Error): Promise<void> {
+    if (this.round) this.endRound({ kind: 'unreachable', message: firstLine(err), queued: await this.queue.count() });
   }
 
   // ---- posture cycles and uploads -------------------------------------------------------------
@@ -512,15 +530,19 @@ export class Daemon {
   private startCollection(now: number): void {
     this.collecting = true;
     this.lastCycleAt = now;
-    this.postureDue = now + withSplay(this.intervals.postureSeconds * 1000, this.random);
+    // A round collects one cycle.
+    this.postureDue = this.round ? Number.POSITIVE_INFINITY : now + withSplay(this.intervals.postureSeconds * 1000, this.random);
     const session = this.session;
     this.deps
       .collect()
       .then(
-        (results) => {
-          if (this.session === session) this.collected = { results, startedAt: now, durationMs: this.clock.monotonicMs() - now };
+        (cycle) => {
+          if (this.session === session) this.collected = { ...cycle, startedAt: now, durationMs: this.clock.monotonicMs() - now };
         },
-        (err) => this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed'),
+        (err) => {
+          this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed');
+          this.endRound({ kind: 'refused', message: `posture checks failed: ${firstLine(err)}` });
+        },
       )
       .finally(() => {
         this.collecting = false;
@@ -540,6 +562,7 @@ export class Daemon {
       this.collected = collected;
       this.storeRetryAt = this.clock.monotonicMs() + this.intervals.heartbeatSeconds * 1000;
       this.queueWrite.failed(err, { results: collected.results.length, retry_in_ms: this.intervals.heartbeatSeconds * 1000 });
+      this.endRound({ kind: 'refused', message: `cannot store the posture results in the queue: ${firstLine(err)}` });
       return;
     }
     this.collected = null;
@@ -557,12 +580,14 @@ export class Daemon {
       rejected: 0,
     };
     this.queueHasWork = true;
+    if (this.round) this.round.stored = true;
     if (dropped > 0) {
       this.log.warn({ event: 'queue_full', dropped_results: dropped }, `posture queue full: dropped the ${dropped} oldest results`);
     }
+    // For `status`; informative only, so a failure to record it never loses the cycle.
     await this.status.write(
-      { queued_results: await this.queue.count() },
-      { dropped_results: dropped, quarantined_results: this.takeQuarantined() },
+      { queued_results: await this.queue.count(), ...(collected.lastCycle ? { last_cycle: collected.lastCycle } : {}) },
+      { dropped_results: dropped },
     );
     if (!this.uploadsAllowed()) await this.finishCycle('held');
   }
@@ -570,7 +595,14 @@ export class Daemon {
   private async uploadBatch(session: Session): Promise<void> {
     let outcome: BatchOutcome | null;
     try {
-      outcome = await uploadNextBatch(this.uploadContext(session));
+      outcome = await uploadNextBatch({
+        api: session.api,
+        apiKey: session.apiKey,
+        queue: this.queue,
+        log: this.log,
+        timeoutMs: UPLOAD_TIMEOUT_MS,
+        signal: this.requests.signal,
+      });
     } catch (err) {
       if (this.requests.signal.aborted) throw err;
       if (err instanceof CredentialsRejectedError) {
@@ -588,47 +620,25 @@ export class Daemon {
         last_error: firstLine(err),
         queued_results: await this.queue.count(),
       });
+      if (!isTransient(err)) this.endRound({ kind: 'refused', message: `posture upload failed locally: ${firstLine(err)}` });
+      else if (this.uploadBackoff.failures >= this.deps.retry.attempts) await this.endRoundUnreachable(err);
       return;
     }
     this.uploadBackoff.reset();
     if (!outcome) {
       this.queueHasWork = false;
       await this.finishCycle('delivered');
+      if (this.round) this.endRound({ kind: 'delivered', sent: this.round.sent, queued: await this.queue.count() });
       return;
     }
-    await this.recordUpload(outcome, false);
-  }
-
-  private uploadContext(session: Session, send?: <T>(r: () => Promise<T>) => Promise<T>) {
-    return {
-      api: session.api,
-      apiKey: session.apiKey,
-      queue: this.queue,
-      log: this.log,
-      timeoutMs: UPLOAD_TIMEOUT_MS,
-      signal: this.requests.signal,
-      ...(send ? { send } : {}),
-    };
-  }
-
-  private async recordUpload(outcome: BatchOutcome, flushed: boolean): Promise<void> {
+    if (this.round) this.round.sent += outcome.sent;
     if (this.cycle) {
       this.cycle.sent += outcome.sent;
       this.cycle.rejected += outcome.rejected;
     }
     const patch: Record<string, unknown> = { queued_results: await this.queue.count() };
-    if (outcome.sent > 0 || flushed) patch.last_upload_at = this.wallIso();
-    await this.status.set(this.activeState(), undefined, patch, {
-      rejected_results: outcome.rejected,
-      quarantined_results: this.takeQuarantined(),
-    });
-  }
-
-  private takeQuarantined(): number {
-    const count = this.queue.quarantined;
-    this.queue.quarantined = 0;
-    if (count > 0) this.log.warn({ event: 'queue_entry_quarantined', entries: count }, 'damaged queue entries moved to queue/quarantine');
-    return count;
+    if (outcome.sent > 0) patch.last_upload_at = this.wallIso();
+    await this.status.set(this.activeState(), undefined, patch, { rejected_results: outcome.rejected });
   }
 
   /** One line per cycle, once its upload is over (delivered, deferred by a failure, or held). */
@@ -653,20 +663,9 @@ export class Daemon {
     );
   }
 
-  private async onceUploadFailure(err: unknown): Promise<OnceOutcome> {
-    if (err instanceof CredentialsRejectedError) return this.revoke('postures', err);
-    if (isTransient(err)) {
-      await this.finishCycle('deferred');
-      const queued = await this.queue.count();
-      await this.status.write({ queued_results: queued, last_error: firstLine(err) });
-      return { kind: 'unreachable', message: firstLine(err), queued };
-    }
-    throw err;
-  }
-
   // ---- revocation -----------------------------------------------------------------------------
 
-  private async revoke(route: Route, err: CredentialsRejectedError): Promise<OnceOutcome> {
+  private async revoke(route: Route, err: CredentialsRejectedError): Promise<void> {
     const revokedAt = this.wallIso();
     const reason = `the server rejected the API key (401 on /${route}): the device was revoked or unenrolled`;
     this.log.error(
@@ -679,13 +678,13 @@ export class Daemon {
     await this.endSession();
     await this.wipe(revocation);
     await this.status.set('revoked', reason, { queued_results: 0, revoked_at: revokedAt, reason });
-    return { kind: 'revoked', message: `${firstLine(err)}; local credentials and queued results were wiped` };
+    this.endRound({ kind: 'revoked', message: `${firstLine(err)}; local credentials and queued results were wiped` });
   }
 
-  /** Wipes what the rejected key left; when it cannot finish, sets when to try again. */
+  /** Wipes what the rejected key left (one transaction of the state owner); when it cannot finish, sets when to try again. */
   private async wipe(revocation: Revocation): Promise<void> {
     try {
-      await this.deps.wipe(revocation.reason, revocation.revokedAt);
+      await this.deps.state.wipe({ reason: revocation.reason, revoked_at: revocation.revokedAt });
       this.wipeFault.succeeded();
       revocation.wiped = true;
     } catch (err) {
@@ -693,7 +692,6 @@ export class Daemon {
       // never sent again (this.revocation), and the wipe is retried at the heartbeat interval.
       this.wipeFault.failed(err);
       revocation.wipeDue = this.clock.monotonicMs() + this.intervals.heartbeatSeconds * 1000;
-      await this.queue.clear().catch(() => undefined);
     }
   }
 

@@ -3,7 +3,12 @@
 // the failure is logged once, and once more when writing works again, never on every attempt.
 import type { Logger } from 'pino';
 import { firstLine } from './errors';
-import { readRuntimeStatus, updateRuntimeStatus } from './runtimeStatus';
+import type { StatusPatch } from './state';
+
+/** status.json as the state owner lets the daemon change it (state/statusFile.ts). */
+interface StatusWriter {
+  update(patch: StatusPatch, increments?: Record<string, number>): Promise<unknown>;
+}
 
 export type DaemonState =
   | 'waiting_for_enrollment'
@@ -51,7 +56,7 @@ export class DaemonStatus {
   private readonly writeFault: LocalFault;
 
   constructor(
-    private readonly stateDir: string,
+    private readonly file: StatusWriter,
     private readonly log: Logger,
     /** `run --once` is not a daemon: it records the fields but no daemon state. */
     private readonly recordsState: boolean,
@@ -67,12 +72,7 @@ export class DaemonStatus {
    * Records the state with other status fields and counter increments. `message` explains the state:
    * undefined keeps the current one, except that a change to active/starting clears it; null clears it.
    */
-  async set(
-    state: DaemonState,
-    message?: string | null,
-    patch: Record<string, unknown> = {},
-    increments: Record<string, number> = {},
-  ): Promise<void> {
+  async set(state: DaemonState, message?: string | null, patch: StatusPatch = {}, increments: Record<string, number> = {}): Promise<void> {
     const changed = state !== this.current;
     this.current = state;
     if (!this.recordsState) return this.write(patch, increments);
@@ -84,16 +84,9 @@ export class DaemonStatus {
   }
 
   /** Merges fields and adds to counters; a failure is logged (once), never thrown. */
-  async write(patch: Record<string, unknown>, increments: Record<string, number> = {}): Promise<void> {
+  async write(patch: StatusPatch, increments: Record<string, number> = {}): Promise<void> {
     try {
-      const counters: Record<string, number> = {};
-      const nonZero = Object.entries(increments).filter(([, n]) => n > 0);
-      if (nonZero.length > 0) {
-        const stored = (await readRuntimeStatus(this.stateDir)) as Record<string, unknown>;
-        for (const [field, n] of nonZero) counters[field] = (typeof stored[field] === 'number' ? stored[field] : 0) + n;
-      }
-      if (Object.keys(patch).length + Object.keys(counters).length === 0) return;
-      await updateRuntimeStatus(this.stateDir, { ...patch, ...counters });
+      await this.file.update(patch, increments);
       this.writeFault.succeeded();
     } catch (err) {
       this.writeFault.failed(err);

@@ -7,16 +7,11 @@ import { isIP, connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect, rootCertificates, type DetailedPeerCertificate } from 'node:tls';
 import { CredentialsRejectedError, type ApiError } from './api';
 import { createApiClient } from './client';
-import { readApiKey } from './credentials';
 import { heartbeatBody } from './daemonIdentity';
-import { readEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
 import { KeyStoreUnavailableError, firstLine } from './errors';
-import { lockHolder } from './lock';
-import { countQueuedResults } from './postureQueue';
-import { readRuntimeStatus } from './runtimeStatus';
 import { CLOCK_SKEW_WARNING_MS, clockSkewMs } from './scheduler';
 import { isLoopbackHost } from './serverUrl';
-import { stateLayout, verifyStateDir } from './stateDir';
+import { openAgentState, type AgentState, type EnrollmentRecord } from './state';
 import { readDeviceIdentity } from '../identity';
 import { serviceProbe, type ServiceState } from '../platform/serviceProbe';
 
@@ -47,17 +42,18 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   const checks: DoctorCheck[] = [];
   const add = (check: DoctorCheck) => checks.push(check);
   const skipRest = (ids: string[], why: string) => ids.forEach((id) => add({ id, verdict: 'skip', detail: why }));
-  const layout = stateLayout(options.stateDir);
+  // Read only, and not refused when untrusted: that is a finding here.
+  const state = await openAgentState(options.stateDir, { readOnly: true, verify: false });
   const network = ['server_url', 'proxy', 'dns', 'tcp', 'tls', 'heartbeat', 'clock'];
 
   try {
-    await verifyStateDir(layout.dir);
+    await state.verify();
     add({
       id: 'state_dir',
       verdict: 'pass',
-      detail: existsSync(layout.dir)
-        ? `${layout.dir}: owned by this user, not writable by group or others`
-        : `${layout.dir} does not exist yet (enroll creates it owner-only)`,
+      detail: existsSync(state.dir)
+        ? `${state.dir}: owned by this user, not writable by group or others`
+        : `${state.dir} does not exist yet (enroll creates it owner-only)`,
     });
   } catch (err) {
     add({
@@ -67,14 +63,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
       next: 'fix the ownership and modes as the message says, or use another --state-dir',
     });
     skipRest(['enrollment', 'key_store', ...network], 'the state directory is not trusted');
-    await addLocalChecks(add, layout.dir);
+    await addLocalChecks(add, state);
     return checks;
   }
 
   let record: EnrollmentRecord | null = null;
   let unreadable: string | undefined;
   try {
-    record = await readEnrollmentRecord(layout);
+    record = await state.enrollment();
   } catch (err) {
     unreadable = firstLine(err);
   }
@@ -87,14 +83,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
             verdict: 'fail',
             detail: record
               ? `an ${record.state === 'enrolling' ? 'enrollment' : 'unenrollment'} was cut short`
-              : `not enrolled (state directory ${layout.dir})`,
+              : `not enrolled (state directory ${state.dir})`,
             next: record
               ? 'run `device-agent unenroll` to finish it, then enroll'
               : 'enroll: device-agent enroll --link-file - (or --server <url> --token-file <file>)',
           },
     );
     skipRest(['key_store', ...network], 'not enrolled');
-    await addLocalChecks(add, layout.dir);
+    await addLocalChecks(add, state);
     return checks;
   }
   add({
@@ -105,7 +101,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
 
   let apiKey: string | null = null;
   try {
-    apiKey = await readApiKey(layout, record);
+    apiKey = await state.apiKey(record);
     add({
       id: 'key_store',
       verdict: 'pass',
@@ -159,7 +155,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
         next: 'check the DNS settings, or the server name with IT',
       });
       skipRest(['tcp', 'tls', 'heartbeat', 'clock'], 'the server name does not resolve');
-      await addLocalChecks(add, layout.dir);
+      await addLocalChecks(add, state);
       return checks;
     }
   }
@@ -178,7 +174,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
       next: 'check the network, a firewall, or that the server runs',
     });
     skipRest(['tls', 'heartbeat', 'clock'], 'no TCP connection');
-    await addLocalChecks(add, layout.dir);
+    await addLocalChecks(add, state);
     return checks;
   }
 
@@ -191,7 +187,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   } else {
     await heartbeatCheck(add, record.server_url, caFile, apiKey, timeoutMs);
   }
-  await addLocalChecks(add, layout.dir);
+  await addLocalChecks(add, state);
   return checks;
 }
 
@@ -244,13 +240,14 @@ async function heartbeatCheck(
 }
 
 /** Service, daemon, queue and the daemon's last errors: local, and worth showing whatever failed above. */
-async function addLocalChecks(add: (c: DoctorCheck) => void, stateDir: string): Promise<void> {
+async function addLocalChecks(add: (c: DoctorCheck) => void, state: AgentState): Promise<void> {
   add(serviceCheck(serviceProbe()));
   const [daemonPid, runtime, queued] = await Promise.all([
-    lockHolder(stateLayout(stateDir).daemonLock).catch(() => null),
-    readRuntimeStatus(stateDir),
-    countQueuedResults(stateDir).catch(() => 0),
+    state.daemonPid().catch(() => null),
+    state.status.read(),
+    state.queuedResults().catch(() => 0),
   ]);
+  const stateDir = state.dir;
   add(
     daemonPid === null
       ? {

@@ -1,13 +1,12 @@
 // The last posture cycle as `status` shows it: which checks fail or could not decide, each with the
 // catalogue's one-sentence summary (checks/<os>/remediation.ts) rendered with the policy that judged.
-// Kept in status.json (runtimeStatus.ts keeps fields it does not know), so it is as private as the
-// rest of the state directory and goes with it when the credentials are wiped. Only these texts
-// and the check keys are kept: no evidence.
+// Kept in status.json (state/statusFile.ts keeps fields it does not know), recorded by the daemon,
+// so it is as private as the rest of the state directory and goes with it when the credentials are
+// wiped. Only these texts and the check keys are kept: no evidence.
 import * as z from 'zod/mini';
 import type { Explanation } from '../../checks/remediation';
 import { Rfc3339 } from '../protocol/rfc3339';
 import type { PostureResult } from '../protocol/schemas';
-import { updateRuntimeStatus } from './runtimeStatus';
 
 const SHOWN_STATUSES = ['FAIL', 'UNKNOWN'] as const;
 
@@ -39,10 +38,6 @@ export function lastCycleOf(results: readonly PostureResult[], explanations: rea
         : [],
     ),
   };
-}
-
-export function recordLastCycle(stateDir: string, cycle: LastCycle): Promise<unknown> {
-  return updateRuntimeStatus(stateDir, { last_cycle: cycle });
 }
 
 /** The last cycle in a runtime status, or undefined when none was recorded (or it is damaged). */

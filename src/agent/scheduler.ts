@@ -8,8 +8,8 @@ export interface Intervals {
 
 /** Until a heartbeat answers (the spec's current defaults). */
 export const INITIAL_INTERVALS: Intervals = { heartbeatSeconds: 300, postureSeconds: 3600 };
-const MIN_INTERVAL_SECONDS = 1;
-const MAX_INTERVAL_SECONDS = 86_400;
+/** The longest interval a server may set; the client (client.ts) clamps longer ones to it. */
+export const MAX_INTERVAL_SECONDS = 86_400;
 
 /** Splay: up to ±10 % of an interval, never more than a minute either way. */
 const SPLAY_FRACTION = 0.1;
@@ -19,22 +19,17 @@ const MAX_SPLAY_MS = 60_000;
 export const CLOCK_SKEW_WARNING_MS = 120_000;
 
 /**
- * The intervals after a successful heartbeat: each field independently, clamped to [1 s, 1 day];
- * a missing, non-numeric or non-positive value keeps the previous interval.
+ * The intervals after a successful heartbeat. The client validated the answer (client.ts: a whole
+ * number of seconds in [1 s, 1 day], or absent); an absent field keeps the previous interval.
  */
 export function intervalsFrom(
   previous: Intervals,
-  answer: { heartbeat_interval_seconds?: unknown; posture_interval_seconds?: unknown },
+  answer: { heartbeat_interval_seconds?: number; posture_interval_seconds?: number },
 ): Intervals {
   return {
-    heartbeatSeconds: intervalOr(answer.heartbeat_interval_seconds, previous.heartbeatSeconds),
-    postureSeconds: intervalOr(answer.posture_interval_seconds, previous.postureSeconds),
+    heartbeatSeconds: answer.heartbeat_interval_seconds ?? previous.heartbeatSeconds,
+    postureSeconds: answer.posture_interval_seconds ?? previous.postureSeconds,
   };
-}
-
-function intervalOr(value: unknown, previous: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) return previous;
-  return Math.min(MAX_INTERVAL_SECONDS, Math.max(MIN_INTERVAL_SECONDS, Math.round(value)));
 }
 
 /** `ms` moved by a random amount within the splay, so that agents started together drift apart. */

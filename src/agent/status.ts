@@ -1,12 +1,7 @@
 // What `status` reports: the enrollment record, the key store's answer and the daemon's runtime
 // status. Local only: no network.
-import { readEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
 import { KeyStoreUnavailableError, StateCorruptError, firstLine } from './errors';
-import { readApiKey } from './credentials';
-import { probeEntry, selectKeyStore, type KeyStoreBackend, type KeyStoreChoice } from './keystore';
-import { lockHolder } from './lock';
-import { readRuntimeStatus, type RuntimeStatus } from './runtimeStatus';
-import { stateLayout } from './stateDir';
+import type { AgentState, EnrollmentRecord, KeyStoreBackend, KeyStoreChoice, RuntimeStatus } from './state';
 
 export interface StatusReport extends RuntimeStatus {
   enrolled: boolean;
@@ -29,24 +24,24 @@ export interface StatusReport extends RuntimeStatus {
   daemon_pid: number | null;
 }
 
-export async function collectStatus(stateDir: string, keystoreChoice: KeyStoreChoice): Promise<StatusReport> {
-  const layout = stateLayout(stateDir);
+/** `state` opened read-only: an interrupted operation is reported, not finished. */
+export async function collectStatus(state: AgentState, keystoreChoice: KeyStoreChoice): Promise<StatusReport> {
   const [record, runtime, daemonPid] = await Promise.all([
-    readEnrollmentRecord(layout).catch((err: unknown) => {
+    state.enrollment().catch((err: unknown) => {
       if (err instanceof StateCorruptError) throw err;
       throw new StateCorruptError(firstLine(err));
     }),
-    readRuntimeStatus(stateDir),
-    lockHolder(layout.daemonLock),
+    state.status.read(),
+    state.daemonPid(),
   ]);
   const enrolled: EnrollmentRecord | null = record?.state === 'enrolled' ? record : null;
   const report: StatusReport = {
     ...runtime,
     enrolled: enrolled !== null,
-    state_dir: layout.dir,
+    state_dir: state.dir,
     server_url: enrolled?.server_url ?? null,
     device_id: enrolled ? (runtime.device_id ?? null) : null,
-    keystore: enrolled?.keystore ?? (await prospectiveBackend(keystoreChoice, layout)),
+    keystore: enrolled?.keystore ?? (await state.prospectiveKeyStore(keystoreChoice)),
     enrolled_at: enrolled?.enrolled_at ?? null,
     queued_results: enrolled ? (runtime.queued_results ?? 0) : 0,
     last_heartbeat_at: enrolled ? (runtime.last_heartbeat_at ?? null) : null,
@@ -56,7 +51,7 @@ export async function collectStatus(stateDir: string, keystoreChoice: KeyStoreCh
   if (record !== null && record.state !== 'enrolled') report.interrupted = record.state;
   if (enrolled) {
     try {
-      await readApiKey(layout, enrolled);
+      await state.apiKey(enrolled);
       report.key_available = true;
     } catch (err) {
       if (!(err instanceof KeyStoreUnavailableError)) throw err;
@@ -65,9 +60,4 @@ export async function collectStatus(stateDir: string, keystoreChoice: KeyStoreCh
     }
   }
   return report;
-}
-
-async function prospectiveBackend(choice: KeyStoreChoice, layout: ReturnType<typeof stateLayout>): Promise<KeyStoreBackend> {
-  if (choice !== 'auto') return choice;
-  return (await selectKeyStore('auto', layout, probeEntry())).store.backend;
 }

@@ -1,14 +1,11 @@
-// Unenrollment: ask the server to revoke the key (best effort, short deadline), then always wipe
-// the key, the enrollment record and the queued results.
-import { existsSync } from 'node:fs';
+// Unenrollment: the server's part. Ask the server to revoke the key (best effort, short deadline)
+// inside the state owner's unenroll transaction, which then always wipes the key, the enrollment
+// record and the queued results (state/agentState.ts).
 import { CredentialsRejectedError, RetryableError } from './api';
 import { createApiClient } from './client';
-import { readApiKey, wipeLocked } from './credentials';
-import { readEnrollmentRecord, type EnrollmentRecord } from './enrollmentRecord';
-import { KeyMissingError, NotEnrolledError, StateCorruptError, firstLine } from './errors';
-import { acquireLock } from './lock';
+import { firstLine } from './errors';
 import type { Logger } from './logger';
-import { stateLayout, type StateLayout } from './stateDir';
+import type { AgentState, EnrollmentRecord } from './state';
 
 /** What the server said to /unenroll. */
 export interface ServerRevocation {
@@ -18,7 +15,6 @@ export interface ServerRevocation {
 }
 
 export interface UnenrollOptions {
-  stateDir: string;
   caFile?: string;
   logger: Logger;
   /** Deadline of the /unenroll request (default 5 s). */
@@ -30,42 +26,14 @@ export interface UnenrollResult {
   revocation: ServerRevocation;
 }
 
-export async function unenroll(options: UnenrollOptions): Promise<UnenrollResult> {
-  const layout = stateLayout(options.stateDir);
-  if (!existsSync(layout.enrollment)) throw new NotEnrolledError(`this device is not enrolled (state directory ${layout.dir})`);
-  const lock = await acquireLock(layout.enrollmentLock, { wait: true });
-  try {
-    let record: EnrollmentRecord | null;
-    try {
-      record = await readEnrollmentRecord(layout);
-    } catch (err) {
-      if (!(err instanceof StateCorruptError)) throw err;
-      await wipeLocked(layout);
-      return { serverUrl: null, revocation: { outcome: 'not_contacted', detail: 'the enrollment record was unreadable' } };
-    }
-    if (record === null) throw new NotEnrolledError(`this device is not enrolled (state directory ${layout.dir})`);
-    // An enrollment or wipe cut short may have left a key behind: revoke it like any other.
-    const revocation = await revokeAtServer(record, await readKeyForRevocation(layout, record), options);
-    await wipeLocked(layout);
-    options.logger.debug({ server_url: record.server_url, outcome: revocation.outcome }, 'unenrolled');
-    return { serverUrl: record.server_url, revocation };
-  } finally {
-    await lock.release();
+/** NotEnrolledError when there is no enrollment record; KeyStoreUnavailableError when the key cannot be read or deleted now. */
+export async function unenroll(state: AgentState, options: UnenrollOptions): Promise<UnenrollResult> {
+  const { serverUrl, revocation } = await state.unenroll((record, apiKey) => revokeAtServer(record, apiKey, options));
+  if (revocation === null) {
+    return { serverUrl: null, revocation: { outcome: 'not_contacted', detail: 'the enrollment record was unreadable' } };
   }
-}
-
-/**
- * The key to revoke, or null when the store no longer holds it (the wipe proceeds without the
- * server). A store that cannot answer (locked) throws KeyStoreUnavailableError before anything
- * changed: it could not delete the key either.
- */
-export async function readKeyForRevocation(layout: StateLayout, record: EnrollmentRecord): Promise<string | null> {
-  try {
-    return await readApiKey(layout, record);
-  } catch (err) {
-    if (err instanceof KeyMissingError) return null;
-    throw err;
-  }
+  options.logger.debug({ server_url: serverUrl, outcome: revocation.outcome }, 'unenrolled');
+  return { serverUrl, revocation };
 }
 
 /** Calls /unenroll with the enrollment's key. Never throws: the local wipe happens regardless. */

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { BODY_LIMITS, MAX_RESULTS_PER_REQUEST, type PostureResult } from '../protocol/schemas';
 import { InvalidRequestError, PayloadTooLargeError, type AgentApi, type PosturesAccepted } from './api';
-import type { PostureQueue, Segment } from './postureQueue';
+import type { PostureQueue, Segment } from './state';
 
 /** Evidence above this size is replaced by a marker: far above what a check produces (4 KiB cap), far below the body limit. */
 export const MAX_EVIDENCE_BYTES = 64 * 1024;
@@ -17,15 +17,11 @@ const BATCH_BYTE_BUDGET = BODY_LIMITS.postures - CORRELATION_RESERVE_BYTES - '{"
 /** Server messages are logged for operators, shortened: they never need to be long. */
 const MAX_SERVER_MESSAGE = 300;
 
-/** Runs one request; the daemon sends once, `run --once` wraps it in bounded retries. */
-type Send = <T>(request: () => Promise<T>) => Promise<T>;
-
 export interface UploadContext {
   api: AgentApi;
   apiKey: string;
   queue: PostureQueue;
   log: Logger;
-  send?: Send;
   signal?: AbortSignal;
   timeoutMs?: number;
 }
@@ -51,18 +47,6 @@ export async function uploadNextBatch(ctx: UploadContext): Promise<BatchOutcome 
     await delivery.settle();
   }
   return delivery.outcome;
-}
-
-/** Sends batches until the queue is empty; for `run --once`. */
-export async function flushQueue(ctx: UploadContext): Promise<BatchOutcome> {
-  const total: BatchOutcome = { sent: 0, rejected: 0, requests: 0 };
-  for (;;) {
-    const outcome = await uploadNextBatch(ctx);
-    if (!outcome) return total;
-    total.sent += outcome.sent;
-    total.rejected += outcome.rejected;
-    total.requests += outcome.requests;
-  }
 }
 
 interface Item {
@@ -180,11 +164,12 @@ class SegmentDelivery {
   /** Sends one request; returns the posture report id the server assigned, if any. */
   private async post(items: Item[], reportId: string | undefined): Promise<string | undefined> {
     const results = items.map(({ result }) => withReport(result, reportId));
-    const send = this.ctx.send ?? ((request) => request());
     const { timeoutMs, signal } = this.ctx;
     this.outcome.requests += 1;
-    const accepted: PosturesAccepted = await send(() =>
-      this.ctx.api.postures(this.ctx.apiKey, { results }, { ...(timeoutMs ? { timeoutMs } : {}), ...(signal ? { signal } : {}) }),
+    const accepted: PosturesAccepted = await this.ctx.api.postures(
+      this.ctx.apiKey,
+      { results },
+      { ...(timeoutMs ? { timeoutMs } : {}), ...(signal ? { signal } : {}) },
     );
     return accepted.reportId;
   }

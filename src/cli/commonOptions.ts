@@ -2,7 +2,7 @@
 // environment variable; a flag overrides the environment, which overrides the default. Kept free of
 // heavy imports: every command registers these at start-up.
 import { Command, Option } from 'commander';
-import { KEYSTORE_CHOICES, type KeyStoreChoice } from '../agent/keystore/types';
+import { KEYSTORE_CHOICES, type KeyStoreChoice } from '../agent/state';
 import { LOG_LEVELS, type LogLevel } from '../agent/logLevels';
 
 export interface CommonOptions {

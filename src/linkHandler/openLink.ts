@@ -8,7 +8,7 @@ import { enroll } from '../agent/enrollment';
 import { parseEnrollmentLink } from '../agent/enrollmentLink';
 import { ElevationRequiredError, InvalidInputError } from '../agent/errors';
 import { createLogger } from '../agent/logger';
-import { resolveStateDir } from '../agent/stateDir';
+import { openAgentState, resolveStateDir } from '../agent/state';
 import { currentPlatform } from '../platform/current';
 import type { CommonOptions } from '../cli/commonOptions';
 import { explain as explainEnrollmentFailure } from '../cli/commands/enroll';
@@ -155,8 +155,7 @@ async function openLink(link: string | undefined, options: OpenLinkOptions, term
     await terminal.pause();
     return code;
   }
-  const result = await enroll({
-    stateDir,
+  const result = await enroll(await openAgentState(stateDir), {
     serverUrl: input.serverUrl,
     token: input.token,
     keystore: keystoreFor(options.keystore, stateDir),

@@ -4,7 +4,7 @@
 // service runs as SYSTEM), so the key goes to the file store, owner-only in the service's state
 // directory. On macOS root enrolls into the System keychain, which the LaunchDaemon reads.
 import { resolve } from 'node:path';
-import type { KeyStoreChoice } from '../agent/keystore/types';
+import type { KeyStoreChoice } from '../agent/state';
 import type { Platform } from '../protocol/schemas';
 import { currentPlatform } from './current';
 import { platformPaths } from './paths';

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, lstat, mkdir, realpath, rename, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isCode, writeFileAtomic } from '../agent/atomicFile';
+import { isCode, writeFileAtomic } from '../agent/state';
 import { firstLine } from '../agent/errors';
 import { commandLine, describeStep, type Plan, type PlanStep } from './plan';
 

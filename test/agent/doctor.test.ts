@@ -10,7 +10,7 @@ import { agentEnv, runAgent } from '../support/agent';
 import { common, expectNoSecrets, stateDir, storedKey, useServer } from './cliHelpers';
 import { startConnectProxy } from './connectProxy';
 import { PROXIED_HOST, makeThrowawayCa } from './throwawayCa';
-import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import type { EnrollmentRecord } from '../../src/agent/state';
 import { readJson } from '../support/json';
 import { stringContaining, stringMatching } from '../support/matchers';
 

@@ -23,7 +23,7 @@ import {
   useServer,
 } from './cliHelpers';
 import type { CreatedDevice } from '../support/server';
-import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import type { EnrollmentRecord } from '../../src/agent/state';
 import type { StatusReport } from '../../src/agent/status';
 import { parseJson, readJson } from '../support/json';
 

@@ -8,7 +8,7 @@ import { agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
 import { SECRET_SERVICE_TOOLS, startBareSessionBus, startSecretService, type SecretService } from '../support/secretService';
 import { requireTools } from '../support/requireTools';
 import { expectNoSecrets, expectUserError, serverAccepts as accepts, stateDir, useServer } from './cliHelpers';
-import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import type { EnrollmentRecord } from '../../src/agent/state';
 import { readJson } from '../support/json';
 
 const running = useServer();

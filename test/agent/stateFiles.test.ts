@@ -6,11 +6,11 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { ensurePrivateDirectory, writeFileAtomic } from '../../src/agent/atomicFile';
+import { ensurePrivateDirectory, writeFileAtomic } from '../../src/agent/state/atomicFile';
 import { ElevationRequiredError, LockHeldError } from '../../src/agent/errors';
-import { acquireLock, lockHolder } from '../../src/agent/lock';
-import { readRuntimeStatus, updateRuntimeStatus } from '../../src/agent/runtimeStatus';
-import { resolveStateDir } from '../../src/agent/stateDir';
+import { acquireLock, lockHolder } from '../../src/agent/state/lock';
+import { StatusFile } from '../../src/agent/state/statusFile';
+import { resolveStateDir, stateLayout } from '../../src/agent/state/layout';
 import { platformPaths } from '../../src/platform/paths';
 import { tempDir } from '../support/agent';
 
@@ -123,7 +123,7 @@ describe('exclusive lock', () => {
     const log = join(dir, 'log');
     writeFileSync(file, '999999999\n');
     const script = `
-      const { acquireLock } = await import(${JSON.stringify(new URL('../../src/agent/lock.ts', import.meta.url).href)});
+      const { acquireLock } = await import(${JSON.stringify(new URL('../../src/agent/state/lock.ts', import.meta.url).href)});
       const { appendFileSync } = await import('node:fs');
       const lock = await acquireLock(${JSON.stringify(file)}, { wait: true });
       appendFileSync(${JSON.stringify(log)}, 'in ' + process.pid + '\\n');
@@ -151,27 +151,30 @@ describe('exclusive lock', () => {
 describe('runtime status', () => {
   it('merges patches in call order and keeps fields it does not know', async () => {
     const dir = tempDir();
+    const status = new StatusFile(stateLayout(dir));
     await Promise.all([
-      updateRuntimeStatus(dir, { device_id: 'dev_1', queued_results: 3 }),
-      updateRuntimeStatus(dir, { last_heartbeat_at: '2026-01-02T03:04:05Z', future_field: 'kept' }),
-      updateRuntimeStatus(dir, { queued_results: 4 }),
+      status.update({ device_id: 'dev_1', queued_results: 3 }),
+      status.update({ last_heartbeat_at: '2026-01-02T03:04:05Z', future_field: 'kept' }),
+      status.update({ queued_results: 4 }),
     ]);
-    expect(await readRuntimeStatus(dir)).toEqual({
+    expect(await status.read()).toEqual({
       device_id: 'dev_1',
       queued_results: 4,
       last_heartbeat_at: '2026-01-02T03:04:05Z',
       future_field: 'kept',
     });
     expect(statSync(join(dir, 'status.json')).mode & 0o777).toBe(0o600);
-    await updateRuntimeStatus(dir, { device_id: null });
-    expect((await readRuntimeStatus(dir)).device_id).toBeNull();
+    await status.update({ device_id: null });
+    expect((await status.read()).device_id).toBeNull();
+    expect(existsSync(join(dir, 'status.lock'))).toBe(false); // released after each write
   });
 
   it('reads a missing or damaged file as empty', async () => {
     const dir = tempDir();
-    expect(await readRuntimeStatus(dir)).toEqual({});
+    const status = new StatusFile(stateLayout(dir));
+    expect(await status.read()).toEqual({});
     writeFileSync(join(dir, 'status.json'), '{not json');
-    expect(await readRuntimeStatus(dir)).toEqual({});
+    expect(await status.read()).toEqual({});
   });
 });
 

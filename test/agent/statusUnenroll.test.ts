@@ -2,8 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { wipeCredentials } from '../../src/agent/credentials';
-import { updateRuntimeStatus } from '../../src/agent/runtimeStatus';
+import { openAgentState } from '../../src/agent/state';
 import { listStateFiles, runAgent } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
 import {
@@ -26,7 +25,9 @@ const serverAccepts = (apiKey: string) => accepts(running.current, apiKey);
 describe('status', () => {
   it('reports the contract fields and the runtime status, with exit 0 when enrolled', async () => {
     const { dir, device } = await enrolledDir();
-    await updateRuntimeStatus(dir, {
+    await (
+      await openAgentState(dir)
+    ).status.update({
       device_id: device.device_id,
       last_heartbeat_at: '2026-05-01T10:00:00.000Z',
       last_upload_at: '2026-05-01T10:01:00.000Z',
@@ -80,7 +81,9 @@ describe('status', () => {
     expect(existsSync(dir)).toBe(false); // status creates nothing
 
     const { dir: revokedDir } = await enrolledDir();
-    await wipeCredentials(revokedDir, { reason: 'API key rejected by the server (401) on heartbeat', revokedAt: '2026-05-02T00:00:00Z' });
+    await (
+      await openAgentState(revokedDir)
+    ).wipe({ reason: 'API key rejected by the server (401) on heartbeat', revoked_at: '2026-05-02T00:00:00Z' });
     const revoked = await runAgent(['status', '--json', ...common(revokedDir)]);
     expect(revoked.code).toBe(5);
     expect(JSON.parse(revoked.stdout)).toMatchObject({
@@ -169,12 +172,13 @@ describe('unenroll', () => {
     expect(await serverAccepts(apiKey)).toBe(false);
   });
 
-  it('wipeCredentials is idempotent, also where nothing was ever enrolled', async () => {
+  it('wipe is idempotent, also where nothing was ever enrolled', async () => {
     const { dir } = await enrolledDir();
-    await wipeCredentials(dir);
-    await wipeCredentials(dir);
+    const state = await openAgentState(dir);
+    await state.wipe();
+    await state.wipe();
     expect(listStateFiles(dir)).toEqual([]);
-    await wipeCredentials(join(dir, 'never-created'), { reason: 'x' });
+    await (await openAgentState(join(dir, 'never-created'))).wipe({ reason: 'x', revoked_at: '2026-05-02T00:00:00Z' });
     expect(existsSync(join(dir, 'never-created'))).toBe(false);
   });
 });

@@ -6,10 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../src/agent/client';
 import { Daemon } from '../../src/agent/daemon';
-import { readRuntimeStatus } from '../../src/agent/runtimeStatus';
+import { runtimeStatus as readRuntimeStatus } from '../support/agent';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
-import { IDENTITY, makeStateDir, memoryLogger, results } from './inProcess';
+import { openAgentState } from '../../src/agent/state';
+import { enrollState, IDENTITY, makeStateDir, memoryLogger, results } from './inProcess';
 import { removeStateDir, until } from '../support/agent';
 
 let server: RunningServer;
@@ -32,15 +33,15 @@ it('keeps heartbeating at its interval when the wall clock steps back an hour', 
   const { api_key: apiKey } = await api.enroll(device.enrollment_token);
   const stateDir = await makeStateDir();
   const { log } = memoryLogger();
+  const state = await openAgentState(stateDir);
+  await enrollState(state, apiKey, proxy.url);
   const daemon = new Daemon({
-    stateDir,
+    state,
+    connect: (enrollment) => createApiClient({ serverUrl: enrollment.server_url }),
     log,
     retry: { baseMs: 50, maxMs: 400, attempts: 3 },
-    loadSession: () => Promise.resolve({ serverUrl: proxy.url, apiKey, keystore: 'file', api, close: () => Promise.resolve() }),
-    wipe: () => Promise.resolve(),
     identity: () => Promise.resolve({ ...IDENTITY, hardware_uuid: randomUUID() }),
-    collect: () => Promise.resolve(results('STEP', 2)),
-    watchEnrollment: () => ({ close: () => undefined }),
+    collect: () => Promise.resolve({ results: results('STEP', 2) }),
   });
   const stop = new AbortController();
   const running = daemon.run(stop.signal);

@@ -2,7 +2,7 @@
 // every queued result reached the server at least once, in batches of at most 100, and that the
 // queue on disk stayed sound throughout.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { countQueuedResults } from '../../src/agent/postureQueue';
+import { countQueuedResults } from '../../src/agent/state/postureQueue';
 import { deviceDetails, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { countQueuedResults } from '../../src/agent/postureQueue';
+import { countQueuedResults } from '../../src/agent/state/postureQueue';
 import type { HeartbeatResponse } from '../../src/protocol/schemas';
 import { deviceDetails, heartbeatAnswer, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from '../support/faultProxy';

@@ -6,7 +6,7 @@ import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { countQueuedResults } from '../../src/agent/postureQueue';
+import { countQueuedResults } from '../../src/agent/state/postureQueue';
 import { deviceDetails, WARN_OR_WORSE } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';

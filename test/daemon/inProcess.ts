@@ -1,7 +1,9 @@
 // Runs the daemon in this process with a fake clock, so that its transitions are tested in
 // milliseconds: time moves only when a test advances it, and every timer the daemon sets fires in
-// order. The state directory is real (a temp dir); the API is the caller's (a scripted one below,
-// or the real client against the real server).
+// order. The state directory and its owner are real (a temp dir, enrolled with the file key store);
+// the API is the caller's (a scripted one below, or the real client against the real server). Only
+// the state's file watch is replaced, by a notification the test sends, so that nothing happens
+// in real time behind the fake clock.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +11,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { AgentApi, HeartbeatAnswer, PosturesAccepted } from '../../src/agent/api';
 import type { Clock } from '../../src/agent/daemonClock';
-import { Daemon, type DaemonDeps, type Session } from '../../src/agent/daemon';
+import { Daemon, type DaemonDeps, type RunOutcome } from '../../src/agent/daemon';
+import { openAgentState, type AgentState } from '../../src/agent/state';
 import type { HeartbeatRequest, PosturesRequest, PostureResult } from '../../src/protocol/schemas';
 
 export class FakeClock implements Clock {
@@ -161,6 +164,11 @@ export function results(prefix: string, n: number): PostureResult[] {
 
 export interface Harness {
   daemon: Daemon;
+  state: AgentState;
+  /** How `run` ended, once it has. */
+  outcome: () => RunOutcome | undefined;
+  /** Enrolls the state directory with `apiKey` (replacing any enrollment) and tells the daemon. */
+  enroll(apiKey: string): Promise<void>;
   clock: FakeClock;
   stateDir: string;
   lines: LogLine[];
@@ -178,19 +186,34 @@ export interface Harness {
 export interface HarnessOptions {
   clock?: FakeClock;
   stateDir?: string;
-  loadSession: DaemonDeps['loadSession'];
-  wipe?: DaemonDeps['wipe'];
-  collect?: DaemonDeps['collect'];
+  /** The server every enrollment talks to. */
+  api: AgentApi;
+  /** The key the state directory is enrolled with before the daemon starts (default 'a' × 96); null: not enrolled. */
+  apiKey?: string | null;
+  /** Replaces the state owner's wipe (e.g. one that fails as on a full disk). */
+  wipe?: AgentState['wipe'];
+  collect?: () => Promise<PostureResult[]>;
+  identity?: DaemonDeps['identity'];
+  /** Replaces the connection to `api` (e.g. one that refuses a CA file). */
+  connect?: DaemonDeps['connect'];
   retry?: DaemonDeps['retry'];
   maxQueuedResults?: number;
+  /** `run --once`: one round. */
+  once?: boolean;
+  /** False: return at once, without waiting for the daemon to settle (a request the test holds in flight). */
+  settle?: boolean;
 }
 
 export async function makeStateDir(): Promise<string> {
   return join(await mkdtemp(join(tmpdir(), 'daemon-inprocess-')), 'state');
 }
 
-export function session(api: AgentApi, apiKey = 'a'.repeat(96)): Session {
-  return { serverUrl: api.serverUrl, apiKey, keystore: 'file', api, close: () => Promise.resolve() };
+/** Enrolls `state` with the file key store, as `device-agent enroll` would with a server that answered `apiKey`. */
+export async function enrollState(state: AgentState, apiKey: string, serverUrl = 'https://scripted.invalid'): Promise<void> {
+  await state.enroll(
+    { serverUrl, keystore: 'file', force: true, logger: pino({ level: 'silent' }) },
+    { exchange: () => Promise.resolve(apiKey), discard: () => Promise.resolve(), revoke: () => Promise.resolve(null) },
+  );
 }
 
 export async function startInProcess(options: HarnessOptions): Promise<Harness> {
@@ -198,28 +221,38 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
   const stateDir = options.stateDir ?? (await makeStateDir());
   const { log, lines } = memoryLogger();
   let notify: (() => void) | null = null;
+  const real = await openAgentState(stateDir);
+  if (options.apiKey !== null) await enrollState(real, options.apiKey ?? 'a'.repeat(96));
+  // The real owner, with the test's enrollment notification (and wipe, when given) in place of its own.
+  const state: AgentState = Object.assign(Object.create(real) as AgentState, {
+    watchEnrollment: (onChange: () => void) => {
+      notify = onChange;
+      return { close: () => (notify = null) };
+    },
+    ...(options.wipe ? { wipe: options.wipe } : {}),
+  });
+  const collect = options.collect ?? (() => Promise.resolve(results('CHECK', 3)));
   const daemon = new Daemon({
-    stateDir,
+    state,
+    connect: options.connect ?? (() => Object.assign(Object.create(options.api) as AgentApi, { close: () => Promise.resolve() })),
     log,
     clock,
     retry: options.retry ?? { baseMs: 1000, maxMs: 60_000, attempts: 3 },
     random: () => 0.5, // no splay and mid-range jitter: due times are exact
-    loadSession: options.loadSession,
-    wipe: options.wipe ?? (() => Promise.resolve()),
-    identity: () => Promise.resolve(IDENTITY),
-    collect: options.collect ?? (() => Promise.resolve(results('CHECK', 3))),
-    watchEnrollment: (onChange) => {
-      notify = onChange;
-      return { close: () => (notify = null) };
-    },
+    identity: options.identity ?? (() => Promise.resolve(IDENTITY)),
+    collect: async () => ({ results: await collect() }),
     ...(options.maxQueuedResults ? { maxQueuedResults: options.maxQueuedResults } : {}),
   });
   const stop = new AbortController();
-  const running = daemon.run(stop.signal);
+  const running = daemon.run(stop.signal, { once: options.once === true });
   let failure: Error | undefined;
-  running.catch((err: unknown) => {
-    failure = err instanceof Error ? err : new Error(`the daemon's run failed: ${String(err)}`);
-  });
+  let outcome: RunOutcome | undefined;
+  running.then(
+    (ended) => (outcome = ended),
+    (err: unknown) => {
+      failure = err instanceof Error ? err : new Error(`the daemon's run failed: ${String(err)}`);
+    },
+  );
 
   const settled = async () => {
     const deadline = Date.now() + 5_000;
@@ -228,12 +261,18 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
       if (failure) throw failure;
       if (Date.now() > deadline) throw new Error(`the daemon did not settle (state ${daemon.state})`);
       await new Promise((resolve) => setTimeout(resolve, 1));
-      quiet = daemon.waiting ? quiet + 1 : 0;
+      quiet = daemon.waiting || outcome ? quiet + 1 : 0;
     }
   };
-  await settled();
+  if (options.settle !== false) await settled();
   return {
     daemon,
+    state,
+    outcome: () => outcome,
+    async enroll(apiKey) {
+      await enrollState(real, apiKey);
+      notify?.();
+    },
     clock,
     stateDir,
     lines,

@@ -3,7 +3,7 @@
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { acquireLock, lockHolder } from '../../src/agent/lock';
+import { acquireLock, lockHolder } from '../../src/agent/state/lock';
 import { CAN_MOUNT, mountSmallDisk } from '../support/smallDisk';
 
 if (!CAN_MOUNT) console.warn('SKIPPED: the full-disk lock test mounts a small tmpfs, which needs root');

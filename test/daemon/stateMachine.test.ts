@@ -4,12 +4,10 @@
 // the real server with the spawned bundle.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConflictError, CredentialsRejectedError, RetryableError } from '../../src/agent/api';
-import type { Session } from '../../src/agent/daemon';
-import { wipeCredentials } from '../../src/agent/credentials';
-import { countQueuedResults } from '../../src/agent/postureQueue';
-import { readRuntimeStatus } from '../../src/agent/runtimeStatus';
+import { countQueuedResults } from '../../src/agent/state/postureQueue';
 import type { PostureResult, PosturesRequest } from '../../src/protocol/schemas';
-import { FakeClock, results, ScriptedApi, session, startInProcess, type Harness } from './inProcess';
+import { runtimeStatus as readRuntimeStatus } from '../support/agent';
+import { FakeClock, results, ScriptedApi, startInProcess, type Harness } from './inProcess';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -23,11 +21,7 @@ const POSTURE_MS = 600_000;
 async function enrolled(options: { api?: ScriptedApi; clock?: FakeClock; collect?: () => Promise<PostureResult[]> } = {}) {
   const clock = options.clock ?? new FakeClock();
   const api = options.api ?? new ScriptedApi(clock);
-  harness = await startInProcess({
-    clock,
-    loadSession: () => Promise.resolve(session(api)),
-    ...(options.collect ? { collect: options.collect } : {}),
-  });
+  harness = await startInProcess({ clock, api, ...(options.collect ? { collect: options.collect } : {}) });
   return { api, clock, h: harness };
 }
 
@@ -35,15 +29,13 @@ describe('daemon transitions (in process, fake clock)', () => {
   it('bring-up: idles without an enrollment, then heartbeats, collects and uploads in that order', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    let current: Session | null = null;
-    harness = await startInProcess({ clock, loadSession: () => Promise.resolve(current) });
+    harness = await startInProcess({ clock, api, apiKey: null });
     expect(harness.daemon.state).toBe('waiting_for_enrollment');
     await harness.advance(24 * 3600_000);
     expect(api.calls).toEqual([]);
     expect(clock.nextTimer()).toBeUndefined(); // nothing to wait for but the enrollment
 
-    current = session(api);
-    harness.enrollmentChanged();
+    await harness.enroll('a'.repeat(96));
     await harness.settled();
     expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'postures']);
     expect(harness.daemon.state).toBe('active');
@@ -82,11 +74,7 @@ describe('daemon transitions (in process, fake clock)', () => {
   it('backs off after a transient heartbeat failure, never beyond the heartbeat interval, and recovers', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    harness = await startInProcess({
-      clock,
-      loadSession: () => Promise.resolve(session(api)),
-      retry: { baseMs: 1000, maxMs: 300_000, attempts: 3 },
-    });
+    harness = await startInProcess({ clock, api, retry: { baseMs: 1000, maxMs: 300_000, attempts: 3 } });
     const h = harness;
     api.heartbeats.push(...Array.from({ length: 9 }, () => new RetryableError('heartbeat', 'server answered 503', 503)));
     await h.advance(HEARTBEAT_MS);
@@ -125,14 +113,14 @@ describe('daemon transitions (in process, fake clock)', () => {
   it('after a 401 whose wipe fails (disk full): never sends that key again, retries the wipe, takes a new enrollment', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    let current = session(api, 'a'.repeat(96));
     const wipes: string[] = [];
     let diskFull = true;
     harness = await startInProcess({
       clock,
-      loadSession: () => Promise.resolve(current), // the wipe never removed the record or the key
-      wipe: (reason) => {
-        wipes.push(reason);
+      api,
+      // The wipe never removes the record or the key.
+      wipe: (note) => {
+        wipes.push(note!.reason);
         return diskFull
           ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
           : Promise.resolve();
@@ -155,26 +143,17 @@ describe('daemon transitions (in process, fake clock)', () => {
     await h.advance(10 * HEARTBEAT_MS);
     expect(wipes).toHaveLength(wiped); // finished: no more attempts
 
-    current = session(api, 'b'.repeat(96));
-    h.enrollmentChanged();
+    await h.enroll('b'.repeat(96));
     await h.settled();
     expect(h.daemon.state).toBe('active');
     expect(api.calls.at(-2)).toMatchObject({ route: 'heartbeat', apiKey: 'b'.repeat(96) });
   });
 
-  it('after a 401 on an upload: wipes through its dependency and sends nothing more', async () => {
+  it('after a 401 on an upload: wipes through the state owner and sends nothing more', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
     api.postureAnswers.push(new CredentialsRejectedError('postures', 'server answered 401', 401));
-    let current: Session | null = session(api);
-    harness = await startInProcess({
-      clock,
-      loadSession: () => Promise.resolve(current),
-      wipe: async (reason, revokedAt) => {
-        current = null;
-        await wipeCredentials(harness!.stateDir, { reason, revokedAt });
-      },
-    });
+    harness = await startInProcess({ clock, api });
     expect(harness.daemon.state).toBe('revoked');
     await harness.advance(10 * HEARTBEAT_MS);
     expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'postures']);

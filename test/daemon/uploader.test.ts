@@ -10,14 +10,33 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { capEvidence } from '../../checks/verdict';
 import { CredentialsRejectedError, RetryableError } from '../../src/agent/api';
 import { createApiClient, type ApiClient } from '../../src/agent/client';
-import { PostureQueue } from '../../src/agent/postureQueue';
-import { fitEvidence, flushQueue, MAX_EVIDENCE_BYTES, takeBatch, uploadNextBatch } from '../../src/agent/uploader';
+import { PostureQueue } from '../../src/agent/state/postureQueue';
+import {
+  fitEvidence,
+  MAX_EVIDENCE_BYTES,
+  takeBatch,
+  uploadNextBatch,
+  type BatchOutcome,
+  type UploadContext,
+} from '../../src/agent/uploader';
 import { BODY_LIMITS, MAX_RESULTS_PER_REQUEST, type PostureResult } from '../../src/protocol/schemas';
 import type { PostureView } from '../../src/server/admin';
 import { deviceDetails, postureBody } from '../support/daemonWire';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startServer, type RunningServer } from '../support/server';
 import { CAN_MOUNT, mountSmallDisk } from '../support/smallDisk';
+
+/** Sends batches until the queue is empty (what the daemon's loop does, one batch per step). */
+async function flushQueue(ctx: UploadContext): Promise<BatchOutcome> {
+  const total: BatchOutcome = { sent: 0, rejected: 0, requests: 0 };
+  for (;;) {
+    const outcome = await uploadNextBatch(ctx);
+    if (!outcome) return total;
+    total.sent += outcome.sent;
+    total.rejected += outcome.rejected;
+    total.requests += outcome.requests;
+  }
+}
 
 let server: RunningServer;
 let proxy: FaultProxy;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, AGENT_BIN, runAgent, tempDir } from '../support/agent';
 import { requireTools } from '../support/requireTools';
 import { startServer, type RunningServer } from '../support/server';
-import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import type { EnrollmentRecord } from '../../src/agent/state';
 import { readJson } from '../support/json';
 
 let server: RunningServer;

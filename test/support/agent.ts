@@ -8,8 +8,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PostureQueue } from '../../src/agent/postureQueue';
-import { readRuntimeStatus, type RuntimeStatus } from '../../src/agent/runtimeStatus';
+import { PostureQueue } from '../../src/agent/state/postureQueue';
+import { StatusFile, type RuntimeStatus } from '../../src/agent/state/statusFile';
+import { stateLayout } from '../../src/agent/state/layout';
 import type { PostureResult } from '../../src/protocol/schemas';
 import { parseLogLine, type DaemonLogLine } from './daemonWire';
 import type { RunningServer } from './server';
@@ -265,7 +266,7 @@ export async function enrollWithToken(stateDir: string, serverUrl: string, token
   if (result.code !== 0) throw new Error(`enroll failed (${result.code}): ${result.stderr}`);
 }
 
-export const runtimeStatus = (stateDir: string): Promise<RuntimeStatus> => readRuntimeStatus(stateDir);
+export const runtimeStatus = (stateDir: string): Promise<RuntimeStatus> => new StatusFile(stateLayout(stateDir)).read();
 
 export function fakeResults(prefix: string, n: number): PostureResult[] {
   return Array.from({ length: n }, (_, i) => ({

@@ -3,8 +3,6 @@
 // means and how to fix it (checks/<os>/remediation.ts); sends nothing. Exit 0 whatever the statuses;
 // 2 for an unknown check key or an unusable policy file.
 import type { Explanation } from '../../../checks/remediation';
-import type { Check } from '../../../checks/types';
-import { currentPlatform } from '../../platform/current';
 import { CHECK_KEYS, type PostureResult } from '../../protocol/schemas';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 
@@ -105,38 +103,9 @@ export function renderExplanations(results: readonly PostureResult[], explanatio
 
 export default async function checkCommand(options: CheckCliOptions): Promise<ExitCode> {
   const only = parseOnly(options.only);
-  const [
-    { loadChecks },
-    { runChecks },
-    { createSystemHost },
-    { DEFAULT_POLICY, loadPolicyFile, PolicyError },
-    { explainResult },
-    { osHintFrom, policyValues },
-  ] = await Promise.all([
-    import('../../../checks/registry'),
-    import('../../../checks/engine'),
-    import('../../../checks/host'),
-    import('../../../checks/policy'),
-    import('../../../checks/remediationCatalogue'),
-    import('../../../checks/remediation'),
-  ]);
-  let policy = DEFAULT_POLICY;
-  if (options.policy) {
-    try {
-      policy = loadPolicyFile(options.policy);
-    } catch (err) {
-      if (err instanceof PolicyError) throw new CommandFailure(err.message, EXIT.usage);
-      throw err;
-    }
-  }
-  const platform = currentPlatform();
-  const available = await loadChecks(platform);
-  const selected: readonly Check[] = only ? available.filter((c) => only.includes(c.key)) : available;
-  const missing = only?.filter((k) => !selected.some((c) => c.key === k)) ?? [];
-  if (missing.length > 0) throw new CommandFailure(`no ${missing.join(', ')} check on ${platform}`, EXIT.usage);
-  const results = await runChecks(selected, { host: createSystemHost(), policy });
-  const context = { policy: policyValues(policy), os: osHintFrom(results) };
-  const explanations = results.map((r) => explainResult(platform, r, context));
+  const { postureCollector } = await import('../../agent/postureCycle');
+  const collect = await postureCollector({ policyFile: options.policy, ...(only ? { only } : {}) });
+  const { results, explanations } = await collect();
   if (options.json) {
     // Local only: these texts are never part of what /postures receives.
     const explained = results.map((r, i) => ({

@@ -1,7 +1,7 @@
 // `device-agent doctor [--json]`: the checklist of src/agent/doctor.ts, one line per check with its
 // verdict and next step. Exit 0 when nothing failed or stayed unknown, 1 otherwise.
 import { runDoctor, type DoctorCheck, type Verdict } from '../../agent/doctor';
-import { resolveStateDir } from '../../agent/stateDir';
+import { resolveStateDir } from '../../agent/state';
 import type { CommonOptions } from '../commonOptions';
 import { EXIT, type ExitCode } from '../exitCodes';
 

@@ -29,8 +29,7 @@ export default async function enrollCommand(link: string | undefined, options: E
   });
   let result: EnrollResult;
   try {
-    result = await enroll({
-      stateDir: context.stateDir,
+    result = await enroll(context.state, {
       serverUrl: input.serverUrl,
       token: input.token,
       keystore: context.keystore,

@@ -8,9 +8,8 @@ import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { enroll } from '../../agent/enrollment';
-import { readEnrollmentRecord } from '../../agent/enrollmentRecord';
 import { AlreadyEnrolledError, InvalidInputError, NotEnrolledError, StateCorruptError } from '../../agent/errors';
-import { stateLayout } from '../../agent/stateDir';
+import { openAgentState } from '../../agent/state';
 import { createLogger, type Logger } from '../../agent/logger';
 import { currentPlatform } from '../../platform/current';
 import { platformPaths } from '../../platform/paths';
@@ -132,8 +131,7 @@ export default async function installCommand(options: InstallCliOptions, command
   const stateDirExisted = existsSync(target.stateDir);
   const done = await carryOut(withNotes, target, {
     enroll: async (step) => {
-      const result = await enroll({
-        stateDir: target.stateDir,
+      const result = await enroll(await openAgentState(target.stateDir), {
         serverUrl: step.server,
         token: enrollment!.token,
         keystore: serviceKeystore(target.platform, command.getOptionValueSource('keystore') === 'default' ? undefined : options.keystore),
@@ -192,7 +190,7 @@ async function requestedEnrollment(options: InstallCliOptions, command: Command)
 
 async function existingEnrollment(target: ServiceTarget): Promise<{ serverUrl?: string; unreadable?: boolean }> {
   try {
-    const record = await readEnrollmentRecord(stateLayout(target.stateDir));
+    const record = await (await openAgentState(target.stateDir, { readOnly: true, verify: false })).enrollment();
     return record?.state === 'enrolled' ? { serverUrl: record.server_url } : {};
   } catch (err) {
     // A dry run by a non-root user cannot look inside the service's state; the real run can.

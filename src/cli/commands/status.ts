@@ -11,8 +11,9 @@ export interface StatusCliOptions extends CommonOptions {
 }
 
 export default async function statusCommand(options: StatusCliOptions): Promise<ExitCode> {
-  const context = await stateContext(options);
-  const report = await collectStatus(context.stateDir, context.keystore);
+  // Read only: an enrollment or wipe cut short is reported, not finished.
+  const context = await stateContext(options, { readOnly: true });
+  const report = await collectStatus(context.state, context.keystore);
   process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : humanText(report));
   if (!report.enrolled) return EXIT.notEnrolled;
   if (report.key_available === false) {

@@ -5,8 +5,9 @@ import type { CommonOptions } from '../commonOptions';
 import { EXIT, type ExitCode } from '../exitCodes';
 
 export default async function unenrollCommand(options: CommonOptions): Promise<ExitCode> {
-  const context = await commandContext(options);
-  const result = await unenroll({ stateDir: context.stateDir, caFile: context.caFile, logger: context.logger });
+  // An enrollment or wipe cut short is finished by the unenroll transaction, which revokes its key first.
+  const context = await commandContext(options, { deferRecovery: true });
+  const result = await unenroll(context.state, { caFile: context.caFile, logger: context.logger });
   const from = result.serverUrl ? ` from ${result.serverUrl}` : '';
   const wiped = 'The API key, the enrollment record and any queued results were deleted from this device.';
   const { outcome, detail } = result.revocation;

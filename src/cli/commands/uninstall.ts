@@ -2,6 +2,7 @@
 // the server (best effort), wipe the key, the queue and the state directory, and say what was
 // removed. Every step tolerates what is already gone, so running it again is harmless.
 import { KeyStoreUnavailableError, NotEnrolledError } from '../../agent/errors';
+import { openAgentState } from '../../agent/state';
 import { unenroll } from '../../agent/unenrollment';
 import { uninstallPlan } from '../../service/installPlan';
 import { runningProgram } from '../../service/program';
@@ -22,7 +23,8 @@ export default async function uninstallCommand(options: ServiceCliOptions): Prom
     enroll: () => Promise.reject(new Error('uninstall never enrolls')),
     unenroll: async (step) => {
       try {
-        const result = await unenroll({ stateDir: step.stateDir, caFile: options.caFile, logger: target.logger });
+        const state = await openAgentState(step.stateDir, { deferRecovery: true });
+        const result = await unenroll(state, { caFile: options.caFile, logger: target.logger });
         const from = result.serverUrl ? ` from ${result.serverUrl}` : '';
         return `unenrolled${from}: ${result.revocation.detail}; the API key and the queued results were deleted`;
       } catch (err) {

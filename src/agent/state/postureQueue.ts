@@ -12,14 +12,15 @@
 // - The bound never trusts the count in a name: when the names add up to more than the bound, every
 //   segment is read first, so a damaged or foreign file named as if it held a billion results is
 //   quarantined, never a reason to drop others.
-// Only the daemon writes here, under the run lock; `unenroll` and revocation remove the directory.
+// Only the daemon writes here, under the run lock; a wipe (agentState.ts) removes the directory.
+// Constructed only by the state owner (AgentState.queue), which counts quarantined files in status.json.
 import { readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
-import { PostureResult } from '../protocol/schemas';
+import { PostureResult } from '../../protocol/schemas';
 import { ensurePrivateDirectory, isCode, TEMP_SUFFIX, writeFileAtomic } from './atomicFile';
+import { stateLayout } from './layout';
 
-const QUEUE_DIRECTORY = 'queue';
 const QUARANTINE_DIRECTORY = 'quarantine';
 /** The contract's floor: the queue holds at least this many results before dropping the oldest. */
 export const DEFAULT_MAX_QUEUED_RESULTS = 10_000;
@@ -52,40 +53,42 @@ export interface SegmentEntry {
 
 export interface QueueOptions {
   maxResults?: number;
+  /** Called when a damaged file was moved to queue/quarantine/ (never throws into the queue). */
+  onQuarantine?: (file: string) => void;
 }
 
-export function queueDirectory(stateDir: string): string {
-  return join(stateDir, QUEUE_DIRECTORY);
-}
-
-/** Results waiting in a state directory's queue, from a listing only (for `status`). */
+/** Results waiting in a state directory's queue, from a listing only (for `doctor`). */
 export async function countQueuedResults(stateDir: string): Promise<number> {
-  return sum(await listSegments(queueDirectory(stateDir)));
+  return sum(await listSegments(stateLayout(stateDir).queueDir));
 }
 
 export class PostureQueue {
   private nextSequence: number;
-  /** Damaged files moved aside since open. */
-  quarantined = 0;
 
   private constructor(
     readonly directory: string,
     readonly maxResults: number,
     highestSequence: number,
+    private readonly onQuarantine: (file: string) => void,
   ) {
     this.nextSequence = highestSequence + 1;
   }
 
   /** Opens (creating) the queue and repairs what a crash can leave: temp files, superseded segments. */
   static async open(stateDir: string, options: QueueOptions = {}): Promise<PostureQueue> {
-    const directory = queueDirectory(stateDir);
+    const directory = stateLayout(stateDir).queueDir;
     await ensurePrivateDirectory(directory);
     for (const name of await readdir(directory)) {
       if (name.startsWith('.') && name.endsWith(TEMP_SUFFIX)) await rm(join(directory, name), { force: true });
     }
     const segments = await listSegments(directory, true);
     const highest = segments.reduce((max, s) => Math.max(max, s.sequence), 0);
-    return new PostureQueue(directory, options.maxResults ?? DEFAULT_MAX_QUEUED_RESULTS, highest);
+    return new PostureQueue(
+      directory,
+      options.maxResults ?? DEFAULT_MAX_QUEUED_RESULTS,
+      highest,
+      options.onQuarantine ?? (() => undefined),
+    );
   }
 
   async count(): Promise<number> {
@@ -128,11 +131,6 @@ export class PostureQueue {
       if (remaining.length === segment.results.length) return; // same name: replaced in place
     }
     await unlinkIfExists(segment.file);
-  }
-
-  /** Removes every queued result (revocation, unenroll). */
-  async clear(): Promise<void> {
-    await rm(this.directory, { recursive: true, force: true });
   }
 
   private async write(
@@ -190,7 +188,7 @@ export class PostureQueue {
 
   private async quarantine(name: string): Promise<void> {
     const aside = join(this.directory, QUARANTINE_DIRECTORY);
-    this.quarantined += 1;
+    this.onQuarantine(name);
     try {
       await ensurePrivateDirectory(aside);
       await rename(join(this.directory, name), join(aside, `${Date.now()}-${name}`));

@@ -4,7 +4,7 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { UntrustedStateError } from './errors';
+import { UntrustedStateError } from '../errors';
 
 /** Suffix of temp files; a crash can leave one behind, which wiping removes. */
 export const TEMP_SUFFIX = '.tmp';

@@ -1,9 +1,9 @@
 // Choosing and reopening the key store. `auto` means the OS secret store when one can be reached,
 // else the file; the choice is recorded with the enrollment and later commands reopen that one.
 import { resolve } from 'node:path';
-import { keyringTarget } from '../../platform/keyringModule';
-import { isPrivileged } from '../../platform/privilege';
-import type { StateLayout } from '../stateDir';
+import { keyringTarget } from '../../../platform/keyringModule';
+import { isPrivileged } from '../../../platform/privilege';
+import type { StateLayout } from '../layout';
 import { fileKeyStore } from './file';
 import { KeyringUnreachableError, openKeyringStore, type KeyringEntryId } from './keyring';
 import type { KeyStore, KeyStoreBackend, KeyStoreChoice } from './types';

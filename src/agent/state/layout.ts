@@ -1,13 +1,13 @@
-// The state directory: which one (contract: flag > DEVICE_AGENT_STATE_DIR > per-OS default, per-user
+// The state directory's layout: which one (contract: flag > DEVICE_AGENT_STATE_DIR > per-OS default, per-user
 // for non-root) and what lives in it. docs/agent.md describes the layout.
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { platformPaths, type PlatformPaths } from '../platform/paths';
-import { isPrivileged } from '../platform/privilege';
-import { systemServiceStatePresent } from '../platform/serviceState';
+import { platformPaths, type PlatformPaths } from '../../platform/paths';
+import { isPrivileged } from '../../platform/privilege';
+import { systemServiceStatePresent } from '../../platform/serviceState';
 import { assertTrustedEntry, isCode, ownerUid } from './atomicFile';
-import { ElevationRequiredError } from './errors';
+import { ElevationRequiredError } from '../errors';
 
 export interface StateLayout {
   readonly dir: string;
@@ -15,8 +15,10 @@ export interface StateLayout {
   readonly enrollment: string;
   /** The API key, with the `file` key store only. */
   readonly apiKey: string;
-  /** Runtime status written by the daemon (runtimeStatus.ts). */
+  /** Runtime status (statusFile.ts): written only through StatusFile, under `statusLock`. */
   readonly status: string;
+  /** Serialises writers of status.json across processes (the daemon, enroll, unenroll, wipes). */
+  readonly statusLock: string;
   /** The daemon's posture queue. */
   readonly queueDir: string;
   /** Serialises enroll, unenroll and credential wipes. */
@@ -31,6 +33,7 @@ export function stateLayout(dir: string): StateLayout {
     enrollment: join(dir, 'enrollment.json'),
     apiKey: join(dir, 'api-key'),
     status: join(dir, 'status.json'),
+    statusLock: join(dir, 'status.lock'),
     queueDir: join(dir, 'queue'),
     enrollmentLock: join(dir, 'enrollment.lock'),
     daemonLock: join(dir, 'daemon.lock'),
@@ -77,7 +80,7 @@ export async function verifyStateDir(dir: string): Promise<void> {
   const uid = ownerUid();
   if (uid === undefined) return;
   const layout = stateLayout(dir);
-  const locks = new Set([layout.daemonLock, layout.enrollmentLock]);
+  const locks = new Set([layout.daemonLock, layout.enrollmentLock, layout.statusLock]);
   const walk = async (path: string): Promise<void> => {
     let stats;
     try {

@@ -2,8 +2,8 @@
 // Secret Service). On Linux the entry is pinned to the Secret Service: the library would otherwise
 // fall back silently to the kernel keyring, which forgets keys at reboot.
 import type { AsyncEntry } from '@napi-rs/keyring';
-import { loadKeyring } from '../../platform/keyringModule';
-import { KeyStoreUnavailableError, firstLine } from '../errors';
+import { loadKeyring } from '../../../platform/keyringModule';
+import { KeyStoreUnavailableError, firstLine } from '../../errors';
 import type { KeyStore } from './types';
 
 /** Names the entry; recorded with the enrollment so that later commands find the same one. */

@@ -8,7 +8,7 @@
 import { readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { open, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockHeldError } from './errors';
+import { LockHeldError } from '../errors';
 import { isCode } from './atomicFile';
 
 export interface LockOptions {

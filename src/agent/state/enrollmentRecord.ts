@@ -1,15 +1,20 @@
 // enrollment.json: what an enrollment left in the state directory, apart from the key itself.
 // `state` makes enroll and wipe crash-safe: the record is written as `enrolling` before the key is
-// stored and as `wiping` before the key is removed, so a command that finds either state knows an
-// operation was cut short and where the key may be, and finishes the wipe.
+// stored and as `wiping` (with the wipe's note) before the key is removed, so that whoever finds
+// either state knows an operation was cut short, where the key may be and why it goes, and finishes
+// the wipe (agentState.ts).
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as z from 'zod/mini';
-import { Rfc3339 } from '../protocol/rfc3339';
+import { Rfc3339 } from '../../protocol/rfc3339';
 import { readFileIfExists, syncDirectory, writeFileAtomic } from './atomicFile';
-import { StateCorruptError, firstLine } from './errors';
-import { parseServerUrl } from './serverUrl';
-import type { StateLayout } from './stateDir';
+import { StateCorruptError, firstLine } from '../errors';
+import { parseServerUrl } from '../serverUrl';
+import type { StateLayout } from './layout';
+
+/** Why a wipe removes the enrollment (a 401), kept in status.json once the wipe is done. */
+const WipeNote = z.object({ reason: z.string(), revoked_at: Rfc3339 });
+export type WipeNote = z.infer<typeof WipeNote>;
 
 export const EnrollmentRecord = z.object({
   version: z.literal(1),
@@ -20,6 +25,8 @@ export const EnrollmentRecord = z.object({
   /** --ca-file given at enrollment (absolute path): later commands use it unless given another. */
   ca_file: z.optional(z.string()),
   enrolled_at: z.optional(Rfc3339),
+  /** While `wiping`: the note the wipe leaves in status.json (none: status.json is removed). */
+  wipe_note: z.optional(WipeNote),
 });
 export type EnrollmentRecord = z.infer<typeof EnrollmentRecord>;
 

@@ -1,6 +1,6 @@
 // `file` key store: the key alone in one 0600 file of the 0700 state directory, written atomically.
 import { rm } from 'node:fs/promises';
-import { KeyStoreUnavailableError, firstLine } from '../errors';
+import { KeyStoreUnavailableError, firstLine } from '../../errors';
 import { isCode, readFileIfExists, syncDirectory, writeFileAtomic } from '../atomicFile';
 import type { KeyStore } from './types';
 import { dirname } from 'node:path';

@@ -1,0 +1,294 @@
+// The daemon's other transitions, in process with a fake clock (test/daemon/inProcess.ts): what it
+// does when the state directory cannot give it an enrollment, when the server's answers change the
+// schedule or the clock, and when the queue or its own disk misbehaves.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  CredentialsRejectedError,
+  InvalidRequestError,
+  RetryableError,
+  type PosturesAccepted,
+  type RequestOptions,
+} from '../../src/agent/api';
+import { InvalidInputError } from '../../src/agent/errors';
+import { openAgentState, type AgentState } from '../../src/agent/state';
+import { countQueuedResults } from '../../src/agent/state/postureQueue';
+import type { PosturesRequest } from '../../src/protocol/schemas';
+import { runtimeStatus } from '../support/agent';
+import { enrollState, FakeClock, IDENTITY, makeStateDir, results, ScriptedApi, startInProcess, type Harness } from './inProcess';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stop();
+  harness = undefined;
+});
+
+const HEARTBEAT_MS = 60_000;
+const POSTURE_MS = 600_000;
+const KEY = 'a'.repeat(96);
+
+/** A state directory enrolled with KEY, for a daemon started on it with `apiKey: null`. */
+async function enrolledDir(): Promise<string> {
+  const stateDir = await makeStateDir();
+  await enrollState(await openAgentState(stateDir), KEY);
+  return stateDir;
+}
+
+describe('without a usable enrollment', () => {
+  it('waits in keystore_unavailable while the key cannot be read, retrying with backoff, then starts', async () => {
+    const stateDir = await enrolledDir();
+    writeFileSync(join(stateDir, 'api-key'), 'not a key\n');
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({ clock, api, stateDir, apiKey: null });
+    expect(harness.daemon.state).toBe('keystore_unavailable');
+    expect((await runtimeStatus(stateDir)).daemon_message).toMatch(/malformed.*; retrying in 2 s$/);
+    writeFileSync(join(stateDir, 'api-key'), `${KEY}\n`);
+    await harness.advance(2000 - 1);
+    expect(api.calls).toEqual([]);
+    await harness.advance(1);
+    expect(harness.daemon.state).toBe('active');
+    expect(api.calls[0]).toMatchObject({ route: 'heartbeat', apiKey: KEY });
+  });
+
+  it('waits for a new enrollment, sending nothing, when the record is unreadable', async () => {
+    const stateDir = await makeStateDir();
+    mkdirSync(stateDir, { mode: 0o700 });
+    writeFileSync(join(stateDir, 'enrollment.json'), '{not json', { mode: 0o600 });
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({ clock, api, stateDir, apiKey: null });
+    expect(harness.daemon.state).toBe('waiting_for_enrollment');
+    expect((await runtimeStatus(stateDir)).daemon_message).toMatch(/not a valid enrollment record/);
+    await harness.advance(24 * 3600_000);
+    expect(api.calls).toEqual([]);
+    expect(clock.nextTimer()).toBeUndefined();
+  });
+
+  it('retries a configuration the operator can fix (an unreadable CA file) instead of exiting', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    let caReadable = false;
+    const connect = () => {
+      if (!caReadable) throw new InvalidInputError('cannot read the CA file /etc/ca.pem: ENOENT');
+      return Object.assign(Object.create(api) as ScriptedApi, { close: () => Promise.resolve() });
+    };
+    harness = await startInProcess({ clock, api, connect });
+    expect(harness.daemon.state).toBe('starting');
+    expect((await runtimeStatus(harness.stateDir)).daemon_message).toBe('cannot read the CA file /etc/ca.pem: ENOENT; retrying in 2 s');
+    expect(harness.events('configuration_error')).toEqual([expect.objectContaining({ retry_in_ms: 2000 })]);
+    caReadable = true;
+    await harness.advance(2000);
+    expect(harness.daemon.state).toBe('active');
+  });
+
+  it('says revoked, not merely unenrolled, after a wipe that recorded why', async () => {
+    const stateDir = await enrolledDir();
+    await (
+      await openAgentState(stateDir)
+    ).wipe({ reason: 'the server rejected the API key (401 on /heartbeat)', revoked_at: '2026-01-01T00:00:00.000Z' });
+    const clock = new FakeClock();
+    harness = await startInProcess({ clock, api: new ScriptedApi(clock), stateDir, apiKey: null });
+    expect(harness.daemon.state).toBe('revoked');
+    expect((await runtimeStatus(stateDir)).daemon_message).toBe('the server rejected the API key (401 on /heartbeat)');
+  });
+});
+
+describe("the server's answers", () => {
+  it('moves the next cycle when a heartbeat changes the posture interval, counting from the last cycle', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({ clock, api });
+    const start = api.calls[0]!.at;
+    const answer = api.heartbeatAnswer;
+    api.heartbeatAnswer = (body) => ({ ...answer(body), posture_interval_seconds: 90 });
+    await harness.advance(HEARTBEAT_MS); // the second heartbeat sets 90 s: the next cycle is due at 90 s, not 600 s
+    await harness.advance(90_000 - HEARTBEAT_MS);
+    expect(api.seen('postures').map((c) => c.at - start)).toEqual([0, 90_000]);
+    expect(harness.events('heartbeat_accepted').at(-1)).toMatchObject({ posture_interval_seconds: 90, heartbeat_interval_seconds: 60 });
+  });
+
+  it('warns once about a skewed clock and says when it agrees again', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const answer = api.heartbeatAnswer;
+    let offsetMs = 5 * 60_000;
+    api.heartbeatAnswer = (body) => ({ ...answer(body), server_time: new Date(clock.wallMs() + offsetMs).toISOString() });
+    harness = await startInProcess({ clock, api });
+    expect(harness.events('clock_skew')).toEqual([expect.objectContaining({ clock_skew_ms: 300_000 })]);
+    expect(harness.events('clock_skew')[0]!.msg).toBe('the local clock is 300 s behind the server: check time synchronisation');
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.events('clock_skew')).toHaveLength(2); // still skewed: warned at each heartbeat
+    offsetMs = -200_000;
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.events('clock_skew').at(-1)!.msg).toBe('the local clock is 200 s ahead of the server: check time synchronisation');
+    offsetMs = 1000;
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.events('clock_skew_resolved')).toEqual([expect.objectContaining({ clock_skew_ms: 1000 })]);
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.events('clock_skew_resolved')).toHaveLength(1);
+    expect((await runtimeStatus(harness.stateDir)).clock_skew_ms).toBe(1000);
+  });
+
+  it('after a refused heartbeat (400) waits a full interval, and uploads only once one is accepted', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(new InvalidRequestError('heartbeat', 'the server answered heartbeat with 400: bad hostname', 400, 'bad hostname'));
+    harness = await startInProcess({ clock, api });
+    expect(harness.daemon.state).toBe('starting');
+    expect(harness.events('heartbeat_refused')).toEqual([expect.objectContaining({ http_status: 400, server_message: 'bad hostname' })]);
+    expect((await runtimeStatus(harness.stateDir)).daemon_message).toBe(
+      'heartbeat refused: the server answered heartbeat with 400: bad hostname',
+    );
+    await harness.advance(300_000 - 1); // the spec's default interval: no answer has set one
+    expect(api.calls.map((c) => c.route)).toEqual(['heartbeat']);
+    await harness.advance(1);
+    expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'heartbeat', 'postures']);
+  });
+
+  it('retries reading the device identity with backoff, sending nothing meanwhile', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    let readable = false;
+    const identity = () => (readable ? Promise.resolve(IDENTITY) : Promise.reject(new Error('no machine id')));
+    harness = await startInProcess({ clock, api, identity });
+    expect(harness.events('identity_failed')).toEqual([expect.objectContaining({ error: 'no machine id', retry_in_ms: 2000 })]);
+    readable = true;
+    await harness.advance(2000 - 1);
+    expect(api.calls).toEqual([]);
+    await harness.advance(1);
+    expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'postures']);
+  });
+
+  it('marks uploads failing transiently as backing off, then active again once one succeeds', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.postureAnswers.push(new RetryableError('postures', 'the server answered postures with 503', 503));
+    harness = await startInProcess({ clock, api });
+    expect(harness.daemon.state).toBe('backing_off');
+    expect(await runtimeStatus(harness.stateDir)).toMatchObject({
+      daemon_message: 'posture upload failed: the server answered postures with 503',
+      last_error: 'the server answered postures with 503',
+      queued_results: 3,
+    });
+    expect(harness.events('posture_cycle')).toEqual([expect.objectContaining({ outcome: 'deferred', sent: 0 })]);
+    await harness.advance(2000);
+    expect(harness.daemon.state).toBe('active');
+    expect(await runtimeStatus(harness.stateDir)).toMatchObject({ queued_results: 0, last_upload_at: expect.any(String) as unknown });
+  });
+});
+
+describe('the queue', () => {
+  it('drops the oldest results beyond its bound, says so, and counts them', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.postureAnswers.push(...Array.from({ length: 20 }, () => new RetryableError('postures', 'down', 503)));
+    harness = await startInProcess({ clock, api, maxQueuedResults: 4, retry: { baseMs: 1000, maxMs: 1000_000, attempts: 3 } });
+    await harness.advance(POSTURE_MS);
+    expect(harness.events('queue_full')).toEqual([expect.objectContaining({ dropped_results: 2 })]);
+    expect(await runtimeStatus(harness.stateDir)).toMatchObject({ dropped_results: 2, queued_results: 4 });
+  });
+
+  it('moves a damaged entry aside, logs it and counts it in status.json', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const stateDir = await enrolledDir();
+    await (await (await openAgentState(stateDir)).queue()).append(results('OLD', 2));
+    writeFileSync(join(stateDir, 'queue', '0000000000000001-2.json'), '{"v":1,"results":[', { mode: 0o600 });
+    harness = await startInProcess({ clock, api, stateDir, apiKey: null });
+    expect(harness.events('queue_entry_quarantined')).toEqual([expect.objectContaining({ file: '0000000000000001-2.json' })]);
+    await harness.settled();
+    expect((await runtimeStatus(stateDir)).quarantined_results).toBe(1);
+    expect(api.seen('postures').map((c) => (c.body as PosturesRequest).results.length)).toEqual([3]);
+  });
+
+  it('keeps a cycle it cannot store, retries at the heartbeat interval, and logs the episode once', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({ clock, api });
+    const queueDir = join(harness.stateDir, 'queue');
+    rmSync(queueDir, { recursive: true });
+    writeFileSync(queueDir, 'in the way'); // the queue directory cannot be created
+    await harness.advance(POSTURE_MS);
+    expect(harness.events('queue_write_failed')).toEqual([expect.objectContaining({ results: 3, retry_in_ms: HEARTBEAT_MS })]);
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.events('queue_write_failed')).toHaveLength(1);
+    rmSync(queueDir);
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.events('queue_write_failed_resolved')).toHaveLength(1);
+    expect(api.seen('postures')).toHaveLength(2);
+    expect(await countQueuedResults(harness.stateDir)).toBe(0);
+  });
+});
+
+describe('stopping', () => {
+  it('lets the request in flight finish for 3 s, then cuts it: its batch stays queued', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    let inFlight = false;
+    api.postures = (_apiKey: string, _body: PosturesRequest, options?: RequestOptions) =>
+      new Promise<PosturesAccepted>((_resolve, reject) => {
+        inFlight = true;
+        options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
+      });
+    const h = await startInProcess({ clock, api, settle: false });
+    await vi.waitFor(() => expect(inFlight).toBe(true));
+    const stopping = h.stop({ keepStateDir: true });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.events('stop_requested')).toHaveLength(1);
+    expect(clock.fireNext(clock.monotonicMs() + 3000 - 1)).toBe(false); // the grace is not over
+    expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
+    await stopping;
+    expect(h.daemon.state).toBe('stopped');
+    expect(h.events('posture_cycle')).toEqual([expect.objectContaining({ outcome: 'stopped', sent: 0 })]);
+    expect(await countQueuedResults(h.stateDir)).toBe(3);
+    expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
+    await h.stop();
+  });
+});
+
+describe('a 401 whose wipe cannot finish', () => {
+  const diskFull = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+
+  it('stays revoked, not keystore_unavailable, once the key is gone but the record is not', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({
+      clock,
+      api,
+      wipe: () => {
+        rmSync(join(harness!.stateDir, 'api-key'));
+        return Promise.reject(diskFull());
+      },
+    });
+    api.heartbeats.push(new CredentialsRejectedError('heartbeat', '401', 401));
+    await harness.advance(HEARTBEAT_MS);
+    harness.enrollmentChanged();
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.daemon.state).toBe('revoked');
+    expect(harness.events('state').map((l) => l.state)).not.toContain('keystore_unavailable');
+  });
+
+  it('stays revoked, not waiting for an enrollment, once the record is gone but why is not written', async () => {
+    let wipes = 0;
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({
+      clock,
+      api,
+      wipe: async () => {
+        wipes += 1;
+        await (Object.getPrototypeOf(harness!.state) as AgentState).wipe(); // everything but the reason
+        throw diskFull();
+      },
+    });
+    api.heartbeats.push(new CredentialsRejectedError('heartbeat', '401', 401));
+    await harness.advance(HEARTBEAT_MS);
+    harness.enrollmentChanged();
+    await harness.advance(HEARTBEAT_MS);
+    expect(harness.daemon.state).toBe('revoked');
+    expect(wipes).toBe(2); // and it goes on trying to record why, at the heartbeat interval
+    expect((await runtimeStatus(harness.stateDir)).reason).toMatch(/401 on \/heartbeat/);
+  });
+});
