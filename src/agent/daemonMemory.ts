@@ -2,7 +2,7 @@
 // hour: memory matters more than the speed of code that hardly runs. Applied by the run command
 // before it loads the daemon's modules (a flag read when the heap grows or when WebAssembly compiles
 // must be set before either happens), whether the program runs on a system Node or as the single
-// executable. Measured by `npm run bench:footprint` on Node 20 and 24 (docs/architecture.md).
+// executable. Measured by `npm run bench:footprint` on Node 20 and 24 (docs/performance.md).
 import { setFlagsFromString } from 'node:v8';
 
 const DAEMON_V8_FLAGS: readonly string[] = [

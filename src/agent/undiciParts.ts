@@ -2,7 +2,7 @@
 // undici's index loads all of undici (fetch, WebSocket, EventSource, caches, mocks, interceptors:
 // most of its 1 MB once bundled), and the daemon would keep it compiled for months: loading only
 // these keeps several MiB out of its resident memory (`npm run bench:footprint`,
-// docs/architecture.md). undici 7 has no `exports` map, so its files are importable
+// docs/performance.md). undici 7 has no `exports` map, so its files are importable
 // (src/types/undici-lib.d.ts types them); the version is pinned in package.json, and
 // test/agent/client.test.ts and https.test.ts run every path (direct, TLS, proxies) through them.
 import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';

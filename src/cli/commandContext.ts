@@ -1,6 +1,6 @@
 // What a command built from the common options: its state (opened, so verified), key store and, for
 // a command that logs, its logger. The logger (pino) is loaded only by commands that log: `status`
-// prints a report and logs nothing, so it starts without it (docs/architecture.md, "Start-up").
+// prints a report and logs nothing, so it starts without it (docs/performance.md, "The agent's start-up").
 import type { Logger } from '../agent/logger';
 import { openAgentState, resolveStateDir, type AgentState, type KeyStoreChoice, type OpenOptions } from '../agent/state';
 import { keystoreFor } from '../platform/serviceKeystore';

@@ -2,7 +2,7 @@
 // The reference server validates requests with these schemas and the agent client validates
 // responses with them; docs/openapi.json is generated from them (scripts/openapi.ts).
 // zod/mini, not classic zod: a mini schema carries no methods per instance, so building these
-// schemas costs the agent's start-up about 1 ms instead of 15-30 ms (docs/architecture.md, "Start-up").
+// schemas costs the agent's start-up about 1 ms instead of 15-30 ms (docs/performance.md, "The agent's start-up").
 import * as z from 'zod/mini';
 import { Rfc3339 } from './rfc3339';
 import { CHECK_KEYS, CREDENTIAL_PATTERN, ERROR_CODES, MAX_EVIDENCE_DEPTH, MAX_RESULTS_PER_REQUEST, PLATFORMS, STATUSES } from './constants';

@@ -13,7 +13,7 @@ import { requireTools } from '../support/requireTools';
 import { agentEnv, AGENT_BIN, runAgent, tempDir } from '../support/agent';
 import { readJson } from '../support/json';
 import { startServer, type RunningServer } from '../support/server';
-import type { EnrollmentRecord } from '../../src/agent/enrollmentRecord';
+import type { EnrollmentRecord } from '../../src/agent/state';
 import { OBJECT_PATH } from '../../src/linkHandler/dbusApplication';
 import { XDG_APP_ID } from '../../src/linkHandler/types';
 import { dbusServiceFile, desktopEntry, xdgLinkHandlerFiles } from '../../src/linkHandler/xdg';

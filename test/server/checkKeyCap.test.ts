@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiClient } from '../../src/agent/client';
-import { PostureQueue } from '../../src/agent/postureQueue';
-import { flushQueue } from '../../src/agent/uploader';
+import { PostureQueue } from '../../src/agent/state/postureQueue';
+import { uploadNextBatch } from '../../src/agent/uploader';
 import { CHECK_KEYS } from '../../src/protocol/constants';
 import { startServer, type RunningServer } from '../support/server';
 import { call, enrolledDevice, expectError, postures, result } from './client';
@@ -103,7 +103,7 @@ describe('--max-check-keys', () => {
       // One cycle, custom keys among the official ones: room for two of the four.
       const cycle = [...CHECK_KEYS.slice(0, 4).flatMap((key, i) => [key, `CUSTOM_${i}`]), ...CHECK_KEYS.slice(4)];
       await queue.append(keys(...cycle));
-      const outcome = await flushQueue({ api: client, apiKey: device.apiKey, queue, log: pino({ level: 'silent' }) });
+      const outcome = await uploadNextBatch({ api: client, apiKey: device.apiKey, queue, log: pino({ level: 'silent' }) });
       expect(outcome).toMatchObject({ sent: CHECK_KEYS.length + 2, rejected: 2 });
       expect(await storedKeys(device.deviceId)).toEqual([...CHECK_KEYS, 'CUSTOM_0', 'CUSTOM_1'].sort());
       expect(await queue.count()).toBe(0);

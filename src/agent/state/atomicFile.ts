@@ -18,7 +18,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
   const mode = options.mode ?? 0o600;
   const dir = dirname(file);
   // Loaded here, not at the top: commands that only read the state directory (`status`) start
-  // without node:crypto (docs/architecture.md, "Start-up").
+  // without node:crypto (docs/performance.md, "The agent's start-up").
   const { randomBytes } = await import('node:crypto');
   const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`);
   const handle = await open(temp, 'wx', mode);
