@@ -161,7 +161,14 @@ describe('device show', () => {
   });
 
   test('an unknown device: exit 2, no stack trace', async () => {
-    expectUsageError(await cli(['device', 'show', 'dev_nope', '--db', server.dbPath]), /no device "dev_nope"/);
+    const unknown = `dev_${'0'.repeat(32)}`;
+    expectUsageError(await cli(['device', 'show', unknown, '--db', server.dbPath]), new RegExp(`no device "${unknown}"`));
+  });
+
+  test('a value that is no device id: exit 2, its form named and the value not echoed', async () => {
+    const outcome = await cli(['device', 'show', 'dev_nope', '--db', server.dbPath]);
+    expectUsageError(outcome, /no such device: a device id is "dev_" and 32 lowercase hexadecimal digits/);
+    expect(outcome.stderr).not.toContain('dev_nope');
   });
 });
 
@@ -175,7 +182,12 @@ describe('device revoke', () => {
   });
 
   test('an unknown device: exit 2', async () => {
-    expectUsageError(await cli(['device', 'revoke', 'dev_0', '--db', server.dbPath]), /no device "dev_0"/);
+    const unknown = `dev_${'f'.repeat(32)}`;
+    expectUsageError(await cli(['device', 'revoke', unknown, '--db', server.dbPath]), new RegExp(`no device "${unknown}"`));
+  });
+
+  test('a value that is no device id: exit 2, nothing revoked', async () => {
+    expectUsageError(await cli(['device', 'revoke', 'dev_0', '--db', server.dbPath]), /no such device: a device id is "dev_"/);
   });
 });
 
