@@ -6,6 +6,7 @@
 import { win32 } from 'node:path';
 import { commandLine, type PlanStep } from './plan';
 import { SERVICE_DESCRIPTION, SERVICE_NAME, type ServiceModule, type ServiceSpec } from './types';
+import { serviceLogDir } from '../agent/state';
 
 export const SERVICE_HOST = `${SERVICE_NAME}-service.exe`;
 export const SERVICE_HOST_CONFIG = `${SERVICE_NAME}-service.xml`;
@@ -18,10 +19,6 @@ export const RECOVERY = { resetSeconds: 86_400, delaysMs: [10_000, 30_000, 60_00
 
 function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
-function logDir(stateDir: string): string {
-  return win32.join(stateDir, 'logs');
 }
 
 /** The WinSW configuration (valid for WinSW 1.17 and later). */
@@ -40,7 +37,7 @@ export function winswConfig(spec: ServiceSpec): string {
     '  <stoptimeout>15 sec</stoptimeout>',
     ...RECOVERY.delaysMs.map((ms) => `  <onfailure action="restart" delay="${ms / 1000} sec"/>`),
     '  <resetfailure>1 day</resetfailure>',
-    `  <logpath>${escapeXml(logDir(spec.stateDir))}</logpath>`,
+    `  <logpath>${escapeXml(serviceLogDir(spec.stateDir, win32))}</logpath>`,
     '  <log mode="roll-by-size">',
     '    <sizeThreshold>10240</sizeThreshold>',
     '    <keepFiles>5</keepFiles>',
@@ -103,5 +100,5 @@ export const windowsService: ServiceModule = {
       { kind: 'remove', path: win32.join(spec.programDir, SERVICE_HOST_CONFIG) },
     ];
   },
-  logLocation: (spec) => `${logDir(spec.stateDir)} (rotated at 10 MiB, 5 files kept)`,
+  logLocation: (spec) => `${serviceLogDir(spec.stateDir, win32)} (rotated at 10 MiB, 5 files kept)`,
 };

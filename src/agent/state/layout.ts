@@ -40,6 +40,15 @@ export function stateLayout(dir: string): StateLayout {
   };
 }
 
+/**
+ * Where the Windows service wrapper (WinSW) writes the service's logs: a subdirectory of the state
+ * directory, so the logs share its owner-only ACL. `path` joins in the target's style (win32 when a
+ * Windows unit is generated elsewhere).
+ */
+export function serviceLogDir(stateDir: string, path: { join(...parts: string[]): string } = { join }): string {
+  return path.join(stateDir, 'logs');
+}
+
 export interface StateDirContext {
   /** --state-dir or DEVICE_AGENT_STATE_DIR, when given. */
   explicit?: string;
