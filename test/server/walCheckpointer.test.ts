@@ -150,7 +150,9 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     expect(checkpointer.use().frames).toBeGreaterThan(0);
     expect(largest).toBeGreaterThan(100 * 4096);
     expect(largest).toBeGreaterThan(200 * 4096 + 10 * 4120);
-    expect(largest).toBeLessThan(24_000_000);
+    // Well under the ~60 MB of a WAL never rewound; how far under depends on how fast the worker
+    // copies on a busy machine (24.7 MB was seen at a load average of 8), so the bound leaves room.
+    expect(largest).toBeLessThan(40_000_000);
     // Once the worker has caught up, the next commit rewinds the WAL and cuts the file back to twice
     // the bound (SQLite would leave it at its largest).
     let later = 0;
