@@ -96,6 +96,8 @@ class Flood {
   constructor(
     private readonly server: RunningServer,
     private readonly devices: EnrolledDevice[],
+    /** The server's database. */
+    readonly url: string,
   ) {
     for (let lane = 0; lane < POSTURE_LANES; lane += 1) this.lanes.push(this.loop(() => this.posture(devices[lane]!)));
     for (let lane = 0; lane < HEARTBEAT_LANES; lane += 1) this.lanes.push(this.loop(() => this.heartbeat(devices[lane]!)));
@@ -142,6 +144,16 @@ class Flood {
     return this.outcomes.some((o) => o.route === route && o.started >= since && typeof o.status === 'number' && o.status < 300);
   }
 
+  /** What was answered since `from`, by route and status, and the server's last log lines: why it did not serve. */
+  since(from: number): string {
+    const counts = new Map<string, number>();
+    for (const o of this.outcomes.filter((o) => o.started >= from)) {
+      const key = `${o.route} ${o.status}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return `answers ${JSON.stringify(Object.fromEntries(counts))}; log tail:\n${this.server.logs().split('\n').slice(-40).join('\n')}`;
+  }
+
   async stop(): Promise<void> {
     this.running = false;
     await Promise.all(this.lanes);
@@ -165,7 +177,18 @@ async function timeToServe(flood: Flood, device: EnrolledDevice, back: number): 
       return Math.min(...acknowledged) - back;
     }
   }
-  throw new Error('the server did not serve again within 60 s of the database returning');
+  await Promise.all(probes);
+  throw new Error(`the server did not serve again within 60 s of the database returning: ${await diagnosis(flood, back)}`);
+}
+
+/** Why the server does not serve: its answers since `from`, its log's tail, and its sessions as PostgreSQL sees them. */
+async function diagnosis(flood: Flood, from: number): Promise<string> {
+  const sessions = await onDatabase(
+    flood.url,
+    `SELECT state, wait_event_type, wait_event, left(query, 100) AS query, (now() - state_change)::text AS for
+     FROM pg_stat_activity WHERE application_name = 'device-agent-server'`,
+  ).catch((error: unknown) => String(error));
+  return `${flood.since(from)}\nsessions: ${JSON.stringify(sessions)}`;
 }
 
 async function terminateConnections(url: string): Promise<number> {
@@ -206,7 +229,7 @@ describe.each([
     const pids = listeningPids(server);
     const devices = await Promise.all(Array.from({ length: POSTURE_LANES + 1 }, () => enrolledDevice(server)));
     const probeDevice = devices[POSTURE_LANES]!;
-    const flood = new Flood(server, devices);
+    const flood = new Flood(server, devices, url);
     const recoveries: Record<string, number> = {};
     const readyDuring: Record<string, (number | string)[]> = {};
     try {
@@ -217,7 +240,9 @@ describe.each([
         const at = Date.now();
         // At a given instant the pools may hold no connection (all just ended): then again, until one is.
         await until(async () => (await terminateConnections(url)) > 0, `a connection to terminate (${round})`);
-        await until(() => flood.served(ROUTES.postures, at + 1), `serving after termination ${round}`);
+        await until(() => flood.served(ROUTES.postures, at + 1), `serving after termination ${round}`).catch(async (error: unknown) => {
+          throw new Error(`${String(error)}: ${await diagnosis(flood, at)}`);
+        });
       }
 
       const halted = Date.now();
