@@ -14,6 +14,7 @@ import {
   revokeAdminToken,
   setAdminPassword,
 } from '../server/adminAccess';
+import { endQuietlyOnClosedPipe } from './closedPipe';
 import { readSecretLine } from './secretInput';
 import { formatCounts, formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
 import { displayJson, displayText } from '../server/displayText';
@@ -181,7 +182,12 @@ const program = new Command('device-agent-server')
   .description('Reference server of the Device Agent API, with an admin CLI')
   .version(VERSION)
   .exitOverride()
-  .showHelpAfterError('(add --help for usage)');
+  .showHelpAfterError('(add --help for usage)')
+  // The admin commands' output may go to a reader that stops early (`| head`); `serve` logs to its
+  // standard output, and a closed log pipe there is a failure for its supervisor to see.
+  .hook('preAction', (_program, action) => {
+    if (action.name() !== 'serve') endQuietlyOnClosedPipe();
+  });
 
 program
   .command('serve')

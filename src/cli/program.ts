@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { LINK_SCHEME } from '../protocol/constants';
 import { VERSION } from '../version';
+import { endQuietlyOnClosedPipe } from './closedPipe';
 import { addCommonOptions } from './commonOptions';
 import { describeFailure, redactCredentials } from './exitCodes';
 // Types only (erased): each command's module is still loaded only when that command runs.
@@ -22,7 +23,12 @@ const program = new Command('device-agent')
   .version(VERSION)
   .exitOverride()
   .configureOutput({ writeErr: (text) => process.stderr.write(redactCredentials(text)) })
-  .showHelpAfterError('(run with --help for usage)');
+  .showHelpAfterError('(run with --help for usage)')
+  // A reader that stops early (`device-agent check | head`) ends a one-shot command quietly; the
+  // daemon (`run`) logs to its standard output, where a closed pipe is a failure its supervisor sees.
+  .hook('preAction', (_program, action) => {
+    if (action.name() !== 'run') endQuietlyOnClosedPipe();
+  });
 
 // enroll
 addCommonOptions(
