@@ -76,12 +76,18 @@ export async function connectPostgres(options: PostgresOptions): Promise<pg.Pool
 }
 
 /**
- * An idle connection that the server drops (restart, failover, idle_session_timeout) must not end
- * the process: the pool discards it and connects anew on demand. (A checked-out connection's
- * errors are its user's: pool.query and postgresStore.ts's transactions handle them.)
+ * A connection that the server drops (restart, failover, pg_terminate_backend,
+ * idle_session_timeout) must not end the process. pg reports the loss as an 'error' event on its
+ * client, which throws where no listener is attached, and there are moments with none: between
+ * the pool's handing a released client to a waiting connect() (it removes its idle listener) and
+ * the waiter's next turn, a FATAL read in the same chunk as the last answer is emitted unheard.
+ * So every client carries a listener from its creation to its end. The loss is not hidden: an idle
+ * client is discarded by the pool (its 'error'), a checked-out one fails its next query, and
+ * postgresStore.ts's transactions then discard it.
  */
 function quiet(pool: pg.Pool): pg.Pool {
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

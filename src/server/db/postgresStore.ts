@@ -143,11 +143,9 @@ async function inTransaction<T>(
   work: (client: PoolClient) => Promise<T>,
   commits: (result: T) => boolean = () => true,
 ): Promise<T> {
+  // A connection lost while checked out (a restart, pg_terminate_backend) fails the query in
+  // flight or the next one; its 'error' event is heard by the listener every client carries (postgresOpen.ts).
   const client = await pool.connect();
-  // A connection lost while checked out (a restart, pg_terminate_backend) is also reported as an
-  // 'error' event, which would end the process unheard: the query in flight fails with it anyway.
-  const ignore = () => {};
-  client.on('error', ignore);
   // Stays set when BEGIN, COMMIT or ROLLBACK fails: the connection is in an unknown state, so it is discarded.
   let broken = true;
   try {
@@ -167,7 +165,6 @@ async function inTransaction<T>(
     broken = false;
     return result;
   } finally {
-    client.removeListener('error', ignore);
     client.release(broken);
   }
 }
