@@ -198,6 +198,14 @@ const ERRORS = {
   ),
 };
 const security = [{ adminToken: [] }, { consoleSession: [] }];
+/** `format=csv`: a download for an auditor (src/server/csv.ts: about lines, formula cells made text). */
+const csvFormatQuery = (what: string) =>
+  query(
+    'format',
+    `json (default) or csv: ${what}, as RFC 4180 CSV after # lines naming the organization, filters and export time; cells a spreadsheet would evaluate start with an apostrophe`,
+    { enum: ['json', 'csv'] },
+  );
+const CSV = { 'text/csv': { schema: { type: 'string' } } };
 const orgQuery = query('org', 'One organization by name (must be within the credential’s reach)');
 
 export const ADMIN_PATHS: Record<string, unknown> = {
@@ -218,8 +226,16 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         query('order', 'asc (default) or desc', { enum: ['asc', 'desc'] }),
         query('cursor', 'next_cursor of the previous page'),
         query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
+        csvFormatQuery('every matching device (no cursor or limit)'),
       ],
-      responses: { 200: { description: 'A page of devices', content: jsonOf('AdminDevicePage') }, 400: ERRORS[400], 401: ERRORS[401] },
+      responses: {
+        200: {
+          description: 'A page of devices, or with format=csv every matching device',
+          content: { ...jsonOf('AdminDevicePage'), ...CSV },
+        },
+        400: ERRORS[400],
+        401: ERRORS[401],
+      },
     },
     post: {
       operationId: 'adminCreateDevice',
@@ -256,9 +272,10 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         query('check', 'Only this check'),
         query('before', 'Results with an id below this (next_before of the previous page)', { type: 'integer' }),
         query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_HISTORY_PAGE, default: 100 }),
+        csvFormatQuery('the whole history, without evidence (no before or limit)'),
       ],
       responses: {
-        200: { description: 'A page of results', content: jsonOf('AdminHistory') },
+        200: { description: 'A page of results, or with format=csv every result', content: { ...jsonOf('AdminHistory'), ...CSV } },
         400: ERRORS[400],
         401: ERRORS[401],
         404: ERRORS[404],

@@ -1,6 +1,6 @@
 // The admin API, /api/admin/v1: JSON over the admin service layer (admin.ts), authenticated by an
 // admin token or the console session (adminAuth.ts), each request within the caller's scope.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   complianceSeries,
   complianceSummary,
@@ -13,6 +13,8 @@ import {
   type DeviceListRequest,
 } from '../admin';
 import { adminOf, authenticateAdmin, csrfForSessions } from '../adminAuth';
+import { deviceHistoryCsv, deviceListCsv, type CsvFile } from '../adminExports';
+import { csvFileName } from '../csv';
 import type { AppContext } from '../context';
 import { badRequest } from '../errors';
 import { fleetFailures } from '../remediation';
@@ -42,6 +44,20 @@ function wholeNumber(name: string, value: string | undefined): number | undefine
   return Number(value);
 }
 
+/** `format=csv` answers a list whole as a CSV download instead of a page of JSON. */
+function wantsCsv(format: string | undefined): boolean {
+  if (format === undefined || format === 'json') return false;
+  if (format === 'csv') return true;
+  throw badRequest('format must be json or csv');
+}
+
+function sendCsv(reply: FastifyReply, file: CsvFile, now: Date): FastifyReply {
+  return reply
+    .type('text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${csvFileName(file.subject, now)}"`)
+    .send(file.text);
+}
+
 const LIST_PARAMETERS = [
   'org',
   'state',
@@ -54,6 +70,7 @@ const LIST_PARAMETERS = [
   'order',
   'cursor',
   'limit',
+  'format',
 ] as const;
 
 interface CreateBody {
@@ -68,8 +85,15 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
   const guarded = { onRequest: authenticateAdmin(store), preHandler: csrfForSessions(app), bodyLimit: ADMIN_BODY_LIMIT };
   const p = ADMIN_API_PREFIX;
 
-  app.get(`${p}/devices`, guarded, async (request) => {
-    const q = queryOf(request, LIST_PARAMETERS);
+  app.get(`${p}/devices`, guarded, async (request, reply) => {
+    const { format, ...q } = queryOf(request, LIST_PARAMETERS);
+    if (wantsCsv(format)) {
+      const { cursor, limit, ...filters } = q;
+      if (cursor !== undefined || limit !== undefined)
+        throw badRequest('format=csv exports every matching device: it takes no cursor or limit');
+      const now = new Date();
+      return sendCsv(reply, await deviceListCsv(store, adminOf(request), filters, now), now);
+    }
     const listRequest: DeviceListRequest = { ...q, limit: wholeNumber('limit', q.limit) };
     return listDevicePage(store, adminOf(request).scope, listRequest);
   });
@@ -99,8 +123,14 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     return getDevice(store, adminOf(request).scope, request.params.id);
   });
 
-  app.get<{ Params: { id: string } }>(`${p}/devices/:id/history`, guarded, async (request) => {
-    const q = queryOf(request, ['check', 'before', 'limit']);
+  app.get<{ Params: { id: string } }>(`${p}/devices/:id/history`, guarded, async (request, reply) => {
+    const { format, ...q } = queryOf(request, ['check', 'before', 'limit', 'format']);
+    if (wantsCsv(format)) {
+      if (q.before !== undefined || q.limit !== undefined)
+        throw badRequest('format=csv exports the whole history: it takes no before or limit');
+      const now = new Date();
+      return sendCsv(reply, await deviceHistoryCsv(store, adminOf(request), request.params.id, q.check, now), now);
+    }
     return deviceHistory(store, adminOf(request).scope, request.params.id, {
       check: q.check,
       before: wholeNumber('before', q.before),
