@@ -207,6 +207,21 @@ describe('the log', () => {
     expect(api.seen('postures')).toHaveLength(1);
   });
 
+  it('a stop: requested and done, each at info, and `run` says it stopped', async () => {
+    const clock = new FakeClock();
+    const h = await startInProcess({ clock, api: new ScriptedApi(clock) });
+    await h.stop({ keepStateDir: true });
+    expect(line(h.events('stop_requested')[0])).toEqual({
+      level: INFO,
+      event: 'stop_requested',
+      msg: 'stopping: finishing the request in flight',
+    });
+    expect(line(h.events('stopped')[0])).toEqual({ level: INFO, event: 'stopped', msg: 'stopped' });
+    expect(h.lines.at(-1)?.event).toBe('stopped'); // the last line
+    expect(h.outcome()).toEqual({ kind: 'stopped' });
+    await h.stop();
+  });
+
   it('an unreadable identity: an error line with the retry', async () => {
     const clock = new FakeClock();
     harness = await startInProcess({ clock, api: new ScriptedApi(clock), identity: () => Promise.reject(new Error('no machine id')) });

@@ -83,6 +83,27 @@ describe('without a usable enrollment', () => {
     expect(harness.daemon.state).toBe('active');
   });
 
+  it('says how to enroll while not enrolled, sending nothing', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({ clock, api, apiKey: null });
+    expect(await runtimeStatus(harness.stateDir)).toMatchObject({
+      daemon_state: 'waiting_for_enrollment',
+      daemon_message: 'not enrolled: run `device-agent enroll`',
+    });
+    expect(api.calls).toEqual([]);
+  });
+
+  it('says revoked with a general reason when status.json recorded only when', async () => {
+    const stateDir = await makeStateDir();
+    mkdirSync(stateDir, { mode: 0o700 });
+    writeFileSync(join(stateDir, 'status.json'), JSON.stringify({ revoked_at: '2026-01-01T00:00:00.000Z' }), { mode: 0o600 });
+    const clock = new FakeClock();
+    harness = await startInProcess({ clock, api: new ScriptedApi(clock), stateDir, apiKey: null });
+    expect(harness.daemon.state).toBe('revoked');
+    expect((await runtimeStatus(stateDir)).daemon_message).toBe('the API key was rejected (401)');
+  });
+
   it('says revoked, not merely unenrolled, after a wipe that recorded why', async () => {
     const stateDir = await enrolledDir();
     await (
