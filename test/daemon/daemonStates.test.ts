@@ -313,3 +313,17 @@ describe('a 401 whose wipe cannot finish', () => {
     expect((await runtimeStatus(harness.stateDir)).reason).toMatch(/401 on \/heartbeat/);
   });
 });
+
+describe('an error the daemon has no answer for', () => {
+  it('ends `run` with it, once the daemon has recorded that it stopped (the service manager restarts it)', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(new TypeError('a defect'));
+    const h = await startInProcess({ clock, api, settle: false });
+    await expect(h.settled()).rejects.toThrow('a defect');
+    expect(h.daemon.state).toBe('stopped');
+    expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
+    expect(h.events('stopped')).toHaveLength(1);
+    rmSync(join(h.stateDir, '..'), { recursive: true, force: true });
+  });
+});

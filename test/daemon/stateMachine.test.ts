@@ -88,6 +88,36 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect((await readRuntimeStatus(h.stateDir)).daemon_state).toBe('active');
   });
 
+  it("retries a heartbeat after the server's Retry-After, plus jitter", async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(new RetryableError('heartbeat', 'server answered 503', 503, undefined, 30_000));
+    const { h } = await enrolled({ api, clock });
+    const start = api.calls[0]!.at;
+    await h.advance(30_000 + 500 - 1); // Retry-After 30 s + jitter (0.5 × base)
+    expect(api.seen('heartbeat')).toHaveLength(1);
+    await h.advance(1);
+    expect(api.seen('heartbeat').map((c) => c.at - start)).toEqual([0, 30_500]);
+    expect(h.daemon.state).toBe('active');
+  });
+
+  it('never sends results collected under one enrollment with another', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const collections: ((value: PostureResult[]) => void)[] = [];
+    const { h } = await enrolled({ api, clock, collect: () => new Promise((resolve) => collections.push(resolve)) });
+    expect(collections).toHaveLength(1); // the first cycle's checks are running
+    await h.enroll('b'.repeat(96)); // a new enrollment meanwhile
+    await h.settled();
+    collections[0]!(results('OLD_ENROLLMENT', 2));
+    await h.settled();
+    expect(collections).toHaveLength(2); // the new enrollment's own first cycle
+    collections[1]!(results('NEW_ENROLLMENT', 1));
+    await h.settled();
+    const sent = api.seen('postures').flatMap((c) => (c.body as PosturesRequest).results.map((r) => `${c.apiKey[0]} ${r.check_key}`));
+    expect(sent).toEqual(['b NEW_ENROLLMENT_0']);
+  });
+
   it('on a 409: wipes nothing, uploads nothing, retries at the heartbeat interval, resumes', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
