@@ -428,7 +428,6 @@ export class Daemon {
       const answer = await session.api.heartbeat(session.apiKey, body, { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal });
       await this.onHeartbeat(answer, sentAt, this.clock.wallMs());
     } catch (err) {
-      if (this.requests.signal.aborted) throw err;
       await this.onHeartbeatFailure(err);
     }
   }
@@ -516,7 +515,7 @@ export class Daemon {
       this.endRound({ kind: 'refused', message: firstLine(err) });
       return;
     }
-    throw err;
+    throw err; // a defect, or the stop cutting the request (its reason, Stopped): either ends the loop
   }
 
   /** A round's request failed transiently `retry.attempts` times in a row. */

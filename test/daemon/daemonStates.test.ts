@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CredentialsRejectedError,
   InvalidRequestError,
+  type HeartbeatAnswer,
   RetryableError,
   type PosturesAccepted,
   type RequestOptions,
@@ -14,7 +15,7 @@ import {
 import { InvalidInputError } from '../../src/agent/errors';
 import { openAgentState, type AgentState } from '../../src/agent/state';
 import { countQueuedResults } from '../../src/agent/state/postureQueue';
-import type { PosturesRequest } from '../../src/protocol/schemas';
+import type { HeartbeatRequest, PosturesRequest } from '../../src/protocol/schemas';
 import { runtimeStatus } from '../support/agent';
 import { enrollState, FakeClock, IDENTITY, makeStateDir, results, ScriptedApi, startInProcess, type Harness } from './inProcess';
 
@@ -266,6 +267,28 @@ describe('stopping', () => {
     expect(await countQueuedResults(h.stateDir)).toBe(3);
     expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
     await h.stop();
+  });
+});
+
+describe('stopping during a heartbeat', () => {
+  it('cuts the heartbeat after the grace without counting it as a failure', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    let inFlight = false;
+    api.heartbeat = (_apiKey: string, _body: HeartbeatRequest, options?: RequestOptions) =>
+      new Promise<HeartbeatAnswer>((_resolve, reject) => {
+        inFlight = true;
+        options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
+      });
+    const h = await startInProcess({ clock, api, settle: false });
+    await vi.waitFor(() => expect(inFlight).toBe(true));
+    const stopping = h.stop();
+    await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
+    expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
+    await stopping;
+    expect(h.daemon.state).toBe('stopped');
+    expect(h.events('heartbeat_failed')).toEqual([]);
+    expect(h.events('state').map((l) => l.state)).toEqual(['starting', 'stopping', 'stopped']);
   });
 });
 
