@@ -193,6 +193,8 @@ export interface HarnessOptions {
   /** Replaces the state owner's wipe (e.g. one that fails as on a full disk). */
   wipe?: AgentState['wipe'];
   collect?: () => Promise<PostureResult[]>;
+  /** The whole cycle, with its summary for `status` (in place of `collect`). */
+  collectCycle?: DaemonDeps['collect'];
   identity?: DaemonDeps['identity'];
   /** Replaces the connection to `api` (e.g. one that refuses a CA file). */
   connect?: DaemonDeps['connect'];
@@ -240,7 +242,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     retry: options.retry ?? { baseMs: 1000, maxMs: 60_000, attempts: 3 },
     random: () => 0.5, // no splay and mid-range jitter: due times are exact
     identity: options.identity ?? (() => Promise.resolve(IDENTITY)),
-    collect: async () => ({ results: await collect() }),
+    collect: options.collectCycle ?? (async () => ({ results: await collect() })),
     ...(options.maxQueuedResults ? { maxQueuedResults: options.maxQueuedResults } : {}),
   });
   const stop = new AbortController();
