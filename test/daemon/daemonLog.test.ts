@@ -270,6 +270,9 @@ describe('the log', () => {
     expect(line(h.events('stopped')[0])).toEqual({ level: INFO, event: 'stopped', msg: 'stopped' });
     expect(h.lines.at(-1)?.event).toBe('stopped'); // the last line
     expect(h.outcome()).toEqual({ kind: 'stopped' });
+    // Nothing left behind that would keep a process alive or call back: no timer (the stop's grace), no watch.
+    expect(clock.nextTimer()).toBeUndefined();
+    expect(h.watching()).toBe(false);
     await h.stop();
   });
 

@@ -67,6 +67,30 @@ describe('without a usable enrollment', () => {
     expect(clock.nextTimer()).toBeUndefined();
   });
 
+  it('shows the queue left from before in status.json while it cannot start', async () => {
+    const stateDir = await enrolledDir();
+    await (await (await openAgentState(stateDir)).queue()).append(results('LEFT', 2));
+    writeFileSync(join(stateDir, 'api-key'), 'not a key\n');
+    const clock = new FakeClock();
+    harness = await startInProcess({ clock, api: new ScriptedApi(clock), stateDir, apiKey: null });
+    expect(await runtimeStatus(stateDir)).toMatchObject({ daemon_state: 'keystore_unavailable', queued_results: 2 });
+  });
+
+  it('says when it retries in whole seconds, never sooner than it will', async () => {
+    const stateDir = await enrolledDir();
+    writeFileSync(join(stateDir, 'api-key'), 'not a key\n');
+    const clock = new FakeClock();
+    // random 0.5: the first delay is base + half of (3 × base − base) = 1.4 s
+    harness = await startInProcess({
+      clock,
+      api: new ScriptedApi(clock),
+      stateDir,
+      apiKey: null,
+      retry: { baseMs: 700, maxMs: 60_000, attempts: 3 },
+    });
+    expect((await runtimeStatus(stateDir)).daemon_message).toMatch(/; retrying in 2 s$/);
+  });
+
   it('retries a configuration the operator can fix (an unreadable CA file) instead of exiting', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
@@ -289,6 +313,21 @@ describe('stopping during a heartbeat', () => {
     expect(h.daemon.state).toBe('stopped');
     expect(h.events('heartbeat_failed')).toEqual([]);
     expect(h.events('state').map((l) => l.state)).toEqual(['starting', 'stopping', 'stopped']);
+  });
+
+  it('does not hide an unexpected error that comes during the grace', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    let fail: (err: Error) => void = () => undefined;
+    api.heartbeat = () => new Promise<HeartbeatAnswer>((_resolve, reject) => (fail = reject));
+    const h = await startInProcess({ clock, api, settle: false });
+    await vi.waitFor(() => expect(h.daemon.state).toBe('starting'));
+    const stopping = h.stop({ keepStateDir: true });
+    await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
+    fail(new TypeError('a defect'));
+    await expect(stopping).rejects.toThrow('a defect');
+    expect(h.daemon.state).toBe('stopped');
+    rmSync(join(h.stateDir, '..'), { recursive: true, force: true });
   });
 });
 

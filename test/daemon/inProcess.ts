@@ -175,6 +175,8 @@ export interface Harness {
   events(name: string): LogLine[];
   /** Tells the daemon the enrollment record changed (as its file watch would). */
   enrollmentChanged(): void;
+  /** Whether the daemon's watch of the enrollment is open. */
+  watching(): boolean;
   /** Waits (in real time) until the daemon has nothing to do but wait for its clock. */
   settled(): Promise<void>;
   /** Advances the fake clock by `ms`, letting the daemon run every timer that falls due on the way. */
@@ -280,6 +282,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     lines,
     events: (name) => lines.filter((l) => l.event === name),
     enrollmentChanged: () => notify?.(),
+    watching: () => notify !== null,
     settled,
     async advance(ms) {
       await settled(); // what the test just did (an enrollment change) may set new timers first
