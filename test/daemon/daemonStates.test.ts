@@ -263,6 +263,8 @@ describe('the queue', () => {
     rmSync(queueDir);
     await harness.advance(HEARTBEAT_MS);
     expect(harness.events('queue_write_failed_resolved')).toHaveLength(1);
+    expect(harness.events('queue_write_failed')[0]!.msg).toMatch(/^cannot store posture results in the queue: E[A-Z]+/);
+    expect(harness.events('queue_write_failed_resolved')[0]!.msg).toBe('can store posture results in the queue again');
     expect(api.seen('postures')).toHaveLength(2);
     expect(await countQueuedResults(harness.stateDir)).toBe(0);
   });

@@ -165,6 +165,9 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect(api.seen('heartbeat').filter((c) => c.apiKey === 'a'.repeat(96))).toHaveLength(2); // the accepted one and the 401
     expect(wipes).toHaveLength(11); // at the 401, then once per heartbeat interval: never in a loop
     expect(h.events('wipe_incomplete')).toHaveLength(1);
+    expect(h.events('wipe_incomplete')[0]!.msg).toBe(
+      'cannot finish wiping the rejected credentials: ENOSPC: no space left on device, write',
+    );
     expect(h.daemon.state).toBe('revoked');
 
     diskFull = false;
@@ -172,6 +175,7 @@ describe('daemon transitions (in process, fake clock)', () => {
     const wiped = wipes.length;
     await h.advance(10 * HEARTBEAT_MS);
     expect(wipes).toHaveLength(wiped); // finished: no more attempts
+    expect(h.events('wipe_incomplete_resolved').map((l) => l.msg)).toEqual(['can finish wiping the rejected credentials again']);
 
     await h.enroll('b'.repeat(96));
     await h.settled();
