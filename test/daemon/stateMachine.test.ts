@@ -118,6 +118,22 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect(sent).toEqual(['b NEW_ENROLLMENT_0']);
   });
 
+  it("starts a new enrollment's first cycle as soon as it can, even when the posture interval changed meanwhile", async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const collections: ((value: PostureResult[]) => void)[] = [];
+    const { h } = await enrolled({ api, clock, collect: () => new Promise((resolve) => collections.push(resolve)) });
+    await h.enroll('b'.repeat(96)); // while the old enrollment's checks still run
+    await h.settled();
+    const answer = api.heartbeatAnswer;
+    api.heartbeatAnswer = (body) => ({ ...answer(body), posture_interval_seconds: 90 });
+    await h.advance(HEARTBEAT_MS); // the new enrollment's second heartbeat changes the interval
+    expect(collections).toHaveLength(1);
+    collections[0]!(results('OLD_ENROLLMENT', 1)); // the old checks end: the new enrollment's first cycle is overdue
+    await h.settled();
+    expect(collections).toHaveLength(2);
+  });
+
   it('on a 409: wipes nothing, uploads nothing, retries at the heartbeat interval, resumes', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
