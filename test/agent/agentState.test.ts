@@ -431,6 +431,8 @@ describe('status.json', () => {
     const other = await openAgentState(dir); // a second writer: another process, or the same one
     await Promise.all([state.status.update({}, { dropped_results: 3 }), other.status.update({}, { dropped_results: 4 })]);
     expect(await state.status.read()).toEqual({ device_id: 'd', dropped_results: 9 });
+    await state.status.update({}, { dropped_results: 0, rejected_results: 1 }); // one counter to add is a change
+    expect(await state.status.read()).toEqual({ device_id: 'd', dropped_results: 9, rejected_results: 1 });
     await state.status.replace(null);
     await state.status.replace(null);
     expect(files(dir)).toEqual([]);
