@@ -15,7 +15,7 @@ import {
 import { InvalidInputError } from '../../src/agent/errors';
 import { openAgentState, type AgentState } from '../../src/agent/state';
 import { countQueuedResults } from '../../src/agent/state/postureQueue';
-import type { HeartbeatRequest, PosturesRequest } from '../../src/protocol/schemas';
+import type { PosturesRequest } from '../../src/protocol/schemas';
 import { runtimeStatus } from '../support/agent';
 import { enrollState, FakeClock, IDENTITY, makeStateDir, results, ScriptedApi, startInProcess, type Harness } from './inProcess';
 
@@ -270,21 +270,27 @@ describe('the queue', () => {
   });
 });
 
+/** A request that stays in flight until its signal aborts, then rejects with the abort's reason. */
+function heldRequest<T>(): { request: (apiKey: string, body: unknown, options?: RequestOptions) => Promise<T>; inFlight: () => boolean } {
+  let inFlight = false;
+  const request = (_apiKey: string, _body: unknown, options?: RequestOptions) =>
+    new Promise<T>((_resolve, reject) => {
+      inFlight = true;
+      options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
+    });
+  return { request, inFlight: () => inFlight };
+}
+
 describe('stopping', () => {
   it('lets the request in flight finish for 3 s, then cuts it: its batch stays queued', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    let inFlight = false;
-    api.postures = (_apiKey: string, _body: PosturesRequest, options?: RequestOptions) =>
-      new Promise<PosturesAccepted>((_resolve, reject) => {
-        inFlight = true;
-        options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
-      });
+    const held = heldRequest<PosturesAccepted>();
+    api.postures = held.request;
     const h = await startInProcess({ clock, api, settle: false });
-    await vi.waitFor(() => expect(inFlight).toBe(true));
+    await vi.waitFor(() => expect(held.inFlight()).toBe(true));
     const stopping = h.stop({ keepStateDir: true });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(h.events('stop_requested')).toHaveLength(1);
+    await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
     expect(clock.fireNext(clock.monotonicMs() + 3000 - 1)).toBe(false); // the grace is not over
     expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
     await stopping;
@@ -294,20 +300,14 @@ describe('stopping', () => {
     expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
     await h.stop();
   });
-});
 
-describe('stopping during a heartbeat', () => {
-  it('cuts the heartbeat after the grace without counting it as a failure', async () => {
+  it('cuts a heartbeat after the grace without counting it as a failure', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    let inFlight = false;
-    api.heartbeat = (_apiKey: string, _body: HeartbeatRequest, options?: RequestOptions) =>
-      new Promise<HeartbeatAnswer>((_resolve, reject) => {
-        inFlight = true;
-        options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
-      });
+    const held = heldRequest<HeartbeatAnswer>();
+    api.heartbeat = held.request;
     const h = await startInProcess({ clock, api, settle: false });
-    await vi.waitFor(() => expect(inFlight).toBe(true));
+    await vi.waitFor(() => expect(held.inFlight()).toBe(true));
     const stopping = h.stop();
     await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
     expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
