@@ -177,6 +177,16 @@ describe("the server's answers", () => {
     expect((await runtimeStatus(harness.stateDir)).clock_skew_ms).toBe(1000);
   });
 
+  it('reports a skew only beyond 2 minutes', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const answer = api.heartbeatAnswer;
+    api.heartbeatAnswer = (body) => ({ ...answer(body), server_time: new Date(clock.wallMs() - 120_000).toISOString() });
+    harness = await startInProcess({ clock, api });
+    expect(harness.events('heartbeat_accepted')).toEqual([expect.objectContaining({ clock_skew_ms: -120_000 })]);
+    expect(harness.events('clock_skew')).toEqual([]);
+  });
+
   it('after a refused heartbeat (400) waits a full interval, and uploads only once one is accepted', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
