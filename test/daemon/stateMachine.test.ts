@@ -156,6 +156,19 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'heartbeat', 'heartbeat', 'postures']);
   });
 
+  it('a new enrollment does not inherit the conflict of the one it replaced', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(new ConflictError('heartbeat', 'hardware_uuid in use', 409));
+    const { h } = await enrolled({ api, clock });
+    expect(h.daemon.state).toBe('conflict');
+    api.heartbeats.push(new RetryableError('heartbeat', 'server answered 503', 503));
+    await h.enroll('b'.repeat(96));
+    await h.settled();
+    expect(api.calls.at(-1)).toMatchObject({ route: 'heartbeat', apiKey: 'b'.repeat(96) });
+    expect(h.daemon.state).toBe('backing_off');
+  });
+
   it('after a 401 whose wipe fails (disk full): never sends that key again, retries the wipe, takes a new enrollment', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
