@@ -1,5 +1,6 @@
-// `npm run test:mutation [-- <module> ...]`: mutation testing of the core modules, one Stryker run
-// per module, scoped to the tests that pin that module, then one score line per module.
+// `npm run test:mutation [-- <module> ...] [--<stryker option> <value> ...]`: mutation testing of the
+// core modules, one Stryker run per module, scoped to the tests that pin that module, then one score
+// line per module. Options are passed to each Stryker run (`--concurrency 1` on a shared machine).
 // Not part of `npm test` (minutes per module on two cores).
 //
 // Modules whose tests drive the real programs as child processes (the server routes) run every
@@ -93,10 +94,10 @@ export const MODULES = {
 
 const REPORT = (name) => `reports/mutation/${name}.json`;
 
-function run(name) {
+function run(name, strykerOptions) {
   const spec = MODULES[name];
   rmSync(REPORT(name), { force: true });
-  const result = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], {
+  const result = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs', ...strykerOptions], {
     stdio: 'inherit',
     env: {
       ...process.env,
@@ -130,13 +131,16 @@ function score(report) {
   return { score: (100 * detected) / Math.max(1, detected + undetected), detected, undetected, survivors };
 }
 
-const wanted = process.argv.slice(2);
+const args = process.argv.slice(2);
+const firstOption = args.findIndex((arg) => arg.startsWith('--'));
+const wanted = firstOption === -1 ? args : args.slice(0, firstOption);
+const strykerOptions = firstOption === -1 ? [] : args.slice(firstOption);
 const unknown = wanted.filter((n) => !(n in MODULES));
 if (unknown.length > 0) {
   console.error(`unknown module(s): ${unknown.join(', ')}; known: ${Object.keys(MODULES).join(', ')}`);
   process.exit(2);
 }
-const results = (wanted.length > 0 ? wanted : Object.keys(MODULES)).map(run);
+const results = (wanted.length > 0 ? wanted : Object.keys(MODULES)).map((name) => run(name, strykerOptions));
 console.log('\nmutation score per module (goal: >= 90 %)');
 for (const r of results) {
   if (r.error) console.log(`  ${r.name.padEnd(16)} ERROR ${r.error}`);

@@ -164,7 +164,6 @@ export class Daemon {
   private cycle: CycleReport | null = null;
 
   // Loop control.
-  private stopSignal: AbortSignal | null = null;
   private enrollmentChanged = false;
   private wake: (() => void) | null = null;
   private wakePending = false;
@@ -188,7 +187,7 @@ export class Daemon {
 
   /** True while the loop waits for a timer, a signal, an enrollment change or a collection in progress. */
   get waiting(): boolean {
-    return this.wake !== null && !this.wakePending;
+    return this.wake !== null;
   }
 
   /**
@@ -197,7 +196,6 @@ export class Daemon {
    * ended the round after the bounded retries.
    */
   async run(stop: AbortSignal, options: { once?: boolean } = {}): Promise<RunOutcome> {
-    this.stopSignal = stop;
     this.round = options.once ? { stored: false, sent: 0, outcome: null } : null;
     // `run --once` is not a daemon: it records the status fields but no daemon state.
     this.status = new DaemonStatus(this.deps.state.status, this.log, !options.once);
@@ -312,8 +310,9 @@ export class Daemon {
         this.wake = null;
         resolve();
       };
-      // A wake-up that came while the loop was busy (a collection finishing, a signal) is not lost.
-      if (this.wakePending || this.stopSignal?.aborted || this.enrollmentChanged) this.wakeUp();
+      // A wake-up that came while the loop was busy (a collection finishing, a signal, an enrollment
+      // change: each calls wakeUp) is not lost.
+      if (this.wakePending) this.wakeUp();
     });
   }
 
@@ -429,7 +428,6 @@ export class Daemon {
       const answer = await session.api.heartbeat(session.apiKey, body, { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal });
       await this.onHeartbeat(answer, sentAt, this.clock.wallMs());
     } catch (err) {
-      if (this.requests.signal.aborted) throw err;
       await this.onHeartbeatFailure(err);
     }
   }
@@ -517,7 +515,7 @@ export class Daemon {
       this.endRound({ kind: 'refused', message: firstLine(err) });
       return;
     }
-    throw err;
+    throw err; // a defect, or the stop cutting the request (its reason, Stopped): either ends the loop
   }
 
   /** A round's request failed transiently `retry.attempts` times in a row. */

@@ -1,6 +1,7 @@
 // The state owner's transactions in process, on real temp directories with the file key store
-// (keyring.test.ts drives the keyring through the commands; stateCrash.test.ts kills each transaction
-// at each step). The server's part is a script here: enrollment.ts and unenrollment.ts are tested
+// (keyring.test.ts drives the keyring through the commands: libdbus reads the session bus address
+// once per process, so a Secret Service cannot be swapped in here; stateCrash.test.ts kills each
+// transaction at each step). The server's part is a script here: enrollment.ts and unenrollment.ts are tested
 // against the real server by enroll.test.ts and statusUnenroll.test.ts.
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,6 +70,14 @@ describe('openAgentState', () => {
     expect(state.dir).toBe(dir);
   });
 
+  it('verifies a directory it may write to even when told not to: only a read-only open skips it', async () => {
+    const dir = newDir();
+    mkdirSync(dir, { mode: 0o700 });
+    chmodSync(dir, 0o770);
+    await expect(openAgentState(dir, { verify: false })).rejects.toBeInstanceOf(UntrustedStateError);
+    await expect(openAgentState(dir, { verify: false, deferRecovery: true })).rejects.toBeInstanceOf(UntrustedStateError);
+  });
+
   it('finishes an enrollment cut short, but not read-only, not when deferred, and not while its holder lives', async () => {
     const { dir } = await enrolled();
     writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'enrolling' }));
@@ -123,7 +132,10 @@ describe('enroll', () => {
       enrolled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
     });
     expect(await state.credentials()).toEqual({ enrollment: record(dir), apiKey: KEY_A });
-    expect(log.debug).toHaveBeenCalledWith(expect.objectContaining({ keystore: 'file' }), 'enrolled');
+    expect(log.debug.mock.calls).toEqual([
+      [{ keystore: 'file', state_dir: dir, fallback_reason: undefined }, 'key store selected'],
+      [{ server_url: 'https://agent-state.invalid', keystore: 'file' }, 'enrolled'],
+    ]);
   });
 
   it('refuses an existing enrollment without --force, changing nothing', async () => {
@@ -158,7 +170,9 @@ describe('enroll', () => {
     writeFileSync(join(dir, 'enrollment.json'), '{not json');
     await expect(state.enroll(plan(), protocol())).rejects.toBeInstanceOf(StateCorruptError);
     const replacing = protocol();
-    expect(await state.enroll(plan({ force: true }), replacing)).toEqual({ keystore: 'file' });
+    const log = logger();
+    expect(await state.enroll(plan({ force: true, log }), replacing)).toEqual({ keystore: 'file' });
+    expect(log.info).toHaveBeenCalledWith('the enrollment record is unreadable: --force replaces it');
     expect(replacing.revoke).not.toHaveBeenCalled();
     expect((await state.credentials())?.apiKey).toBe(KEY_A);
   });
@@ -189,7 +203,11 @@ describe('enroll', () => {
     const exchange = protocol();
     const failure = await state.enroll(plan(), exchange).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(KeyStoreUnavailableError);
-    expect((failure as Error).message).toMatch(/the enrollment token was used up: ask for a new one\)$/);
+    const { message } = failure as Error;
+    // The store's own reason, once, then what the user must do.
+    expect(message.startsWith(`the key file cannot be used: ${join(dir, 'api-key')}: E`)).toBe(true);
+    expect(message.match(/the key file cannot be used/g)).toHaveLength(1);
+    expect(message).toMatch(/ \(the enrollment token was used up: ask for a new one\)$/);
     expect(exchange.discard).toHaveBeenCalledWith(KEY_A);
     expect(existsSync(join(dir, 'enrollment.json'))).toBe(false);
   });
@@ -198,7 +216,20 @@ describe('enroll', () => {
     const file = join(tempDir(), 'a-file');
     writeFileSync(file, '');
     const state = await openAgentState(join(file, 'state'));
-    await expect(state.enroll(plan(), protocol())).rejects.toBeInstanceOf(InvalidInputError);
+    const failure = await state.enroll(plan(), protocol()).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(InvalidInputError);
+    expect((failure as Error).message).toMatch(new RegExp(`^cannot use the state directory ${join(file, 'state')}: ENOTDIR`));
+  });
+
+  it('refuses a directory that others may change since it was opened, as untrusted, changing nothing', async () => {
+    const dir = newDir();
+    const state = await openAgentState(dir);
+    mkdirSync(dir, { mode: 0o700 });
+    chmodSync(dir, 0o770);
+    const exchange = protocol();
+    await expect(state.enroll(plan(), exchange)).rejects.toBeInstanceOf(UntrustedStateError);
+    expect(exchange.exchange).not.toHaveBeenCalled();
+    expect(files(dir)).toEqual([]);
   });
 
   it('waits for another enrollment of the same directory, and says so', async () => {
@@ -217,14 +248,23 @@ describe('enroll', () => {
 });
 
 describe('credentials', () => {
+  it('finishes an enrollment another process left cut short, and says not enrolled', async () => {
+    const { dir, state } = await enrolled();
+    writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'enrolling' }));
+    expect(await state.credentials()).toBeNull();
+    expect(files(dir)).toEqual([]);
+    expect(await state.enrollment()).toBeNull();
+  });
+
   it('is null without an enrollment, and reports a missing or malformed key as missing, never as not enrolled', async () => {
     expect(await (await openAgentState(newDir())).credentials()).toBeNull();
     const { dir, state } = await enrolled();
     writeFileSync(join(dir, 'api-key'), 'short\n');
-    await expect(state.credentials()).rejects.toThrow(/the API key it holds is malformed/);
+    const fix = 'run `device-agent unenroll`, then enroll again with a new token';
+    await expect(state.credentials()).rejects.toThrow(`the key file cannot be used: the API key it holds is malformed; ${fix}`);
     await expect(state.credentials()).rejects.toBeInstanceOf(KeyMissingError);
     rmSync(join(dir, 'api-key'));
-    await expect(state.credentials()).rejects.toThrow(/no longer holds this enrollment's API key/);
+    await expect(state.credentials()).rejects.toThrow(`the key file cannot be used: it no longer holds this enrollment's API key; ${fix}`);
   });
 });
 
@@ -251,9 +291,43 @@ describe('unenroll', () => {
     expect(revoke).not.toHaveBeenCalled();
     expect(files(dir)).toEqual([]);
   });
+
+  it('lets one of two concurrent unenrolls revoke and wipe; the other finds nothing to unenroll', async () => {
+    const { dir, state } = await enrolled();
+    const other = await openAgentState(dir); // another process, or the same one
+    const revoke = vi.fn(() => Promise.resolve('revoked'));
+    const outcomes = await Promise.allSettled([state.unenroll(revoke), other.unenroll(revoke)]);
+    expect(revoke).toHaveBeenCalledTimes(1);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const refused = outcomes.find((o) => o.status === 'rejected');
+    expect(refused?.reason).toBeInstanceOf(NotEnrolledError);
+    expect(files(dir)).toEqual([]);
+  });
 });
 
 describe('wipe', () => {
+  it('lets concurrent wipes take turns: both succeed, the note is kept once', async () => {
+    const { dir, state } = await enrolled();
+    const other = await openAgentState(dir);
+    await Promise.all([state.wipe(NOTE), other.wipe(NOTE), state.wipe(NOTE)]);
+    expect(files(dir)).toEqual(['status.json']);
+    expect(await state.status.read()).toEqual(NOTE);
+  });
+
+  it('never leaves a key behind an unreadable record: when the key file cannot go, the wipe fails and keeps the record', async () => {
+    const dir = newDir();
+    mkdirSync(join(dir, 'api-key', 'inside'), { recursive: true, mode: 0o700 }); // a key file the store cannot delete
+    writeFileSync(join(dir, 'enrollment.json'), '{not json', { mode: 0o600 });
+    const state = await openAgentState(dir);
+    await expect(state.wipe(NOTE)).rejects.toBeInstanceOf(KeyStoreUnavailableError);
+    expect(files(dir)).toEqual(['api-key', 'enrollment.json']);
+    expect(await state.status.read()).toEqual({});
+
+    rmSync(join(dir, 'api-key'), { recursive: true });
+    await state.wipe(NOTE);
+    expect(files(dir)).toEqual(['status.json']);
+  });
+
   it('removes key, queue, record and temp files; with a note status.json says why, without one it goes', async () => {
     const { dir, state } = await enrolled();
     await state.status.update({ device_id: 'dev_1', queued_results: 2 });
@@ -335,6 +409,18 @@ describe('the daemon side', () => {
 });
 
 describe('status.json', () => {
+  it('reads as empty when it cannot be read or does not hold a status: it is only informative', async () => {
+    const dir = newDir();
+    mkdirSync(join(dir, 'status.json'), { recursive: true, mode: 0o700 });
+    const state = await openAgentState(dir);
+    expect(await state.status.read()).toEqual({});
+    rmSync(join(dir, 'status.json'), { recursive: true });
+    writeFileSync(join(dir, 'status.json'), JSON.stringify({ device_id: 'd', queued_results: -1 }), { mode: 0o600 });
+    expect(await state.status.read()).toEqual({});
+    writeFileSync(join(dir, 'status.json'), JSON.stringify({ device_id: 'd', queued_results: 1 }), { mode: 0o600 });
+    expect(await state.status.read()).toEqual({ device_id: 'd', queued_results: 1 });
+  });
+
   it('adds increments to counters, ignores zero ones, and writes nothing for an empty change', async () => {
     const dir = newDir();
     mkdirSync(dir, { mode: 0o700 });
@@ -345,6 +431,8 @@ describe('status.json', () => {
     const other = await openAgentState(dir); // a second writer: another process, or the same one
     await Promise.all([state.status.update({}, { dropped_results: 3 }), other.status.update({}, { dropped_results: 4 })]);
     expect(await state.status.read()).toEqual({ device_id: 'd', dropped_results: 9 });
+    await state.status.update({}, { dropped_results: 0, rejected_results: 1 }); // one counter to add is a change
+    expect(await state.status.read()).toEqual({ device_id: 'd', dropped_results: 9, rejected_results: 1 });
     await state.status.replace(null);
     await state.status.replace(null);
     expect(files(dir)).toEqual([]);

@@ -2,6 +2,7 @@
 // driven through the built CLI: the key lives in the secret store and in no file, each state
 // directory has its own entry, unenroll removes it, `auto` chooses by reachability, and a locked
 // store is reported as locked (exit 1), never as "not enrolled".
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEnv, listStateFiles, runAgent, tempDir } from '../support/agent';
@@ -106,6 +107,20 @@ describe.skipIf(keyringStore.skip)(keyringStore.title, () => {
     expect(secrets.lookup(a)).toBeNull();
     expect(secrets.lookup(b)).toBe(keyB);
     expect((await runAgent(['unenroll', '--state-dir', second], { env })).code).toBe(0);
+  });
+
+  it('an unreadable enrollment record: unenroll still removes the key from the secret store', async () => {
+    const dir = stateDir();
+    const { result } = await enroll(dir, ['--keystore', 'keyring']);
+    expect(result.code, result.stderr).toBe(0);
+    const entry = entryOf(dir);
+    expect(secrets.count(entry)).toBe(1);
+    writeFileSync(join(dir, 'enrollment.json'), '{not json'); // the record no longer says where the key is
+    const unenrolled = await runAgent(['unenroll', '--state-dir', dir], { env });
+    expect(unenrolled.code, unenrolled.stderr).toBe(0);
+    expect(unenrolled.stdout).toContain('The server did not confirm (the enrollment record was unreadable)');
+    expect(secrets.count(entry)).toBe(0);
+    expect(listStateFiles(dir)).toEqual([]);
   });
 
   it('a locked store is reported as such (exit 1), not as "not enrolled", and nothing is lost', async () => {

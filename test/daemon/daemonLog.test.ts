@@ -5,7 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConflictError, CredentialsRejectedError, InvalidRequestError, RetryableError } from '../../src/agent/api';
 import type { PosturesRequest } from '../../src/protocol/schemas';
 import { runtimeStatus } from '../support/agent';
-import { FakeClock, results, ScriptedApi, startInProcess, type Harness, type LogLine } from './inProcess';
+import type { LastCycle } from '../../src/agent/lastCycle';
+import { openAgentState } from '../../src/agent/state';
+import { countQueuedResults } from '../../src/agent/state/postureQueue';
+import { FakeClock, makeStateDir, results, ScriptedApi, startInProcess, type Harness, type LogLine } from './inProcess';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -75,15 +78,63 @@ describe('the log', () => {
     expect(await runtimeStatus(h.stateDir)).toMatchObject({ queued_results: 0, last_upload_at: expect.any(String) as unknown });
   });
 
-  it('measures a cycle from its start: the checks and the whole cycle, in ms', async () => {
+  it('measures a cycle from its start: the checks, and the whole cycle up to its delivery, in ms', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    api.postureAnswers.push(new RetryableError('postures', 'down', 503, undefined, 10_000));
-    harness = await startInProcess({ clock, api });
-    expect(line(harness.events('posture_cycle')[0], 'duration_ms', 'checks_ms')).toMatchObject({ duration_ms: 0, checks_ms: 0 });
-    await harness.advance(POSTURE_MS); // the retried upload delivers the first cycle; the second supersedes nothing
-    const second = harness.events('posture_cycle').at(-1)!;
-    expect(second).toMatchObject({ outcome: 'delivered', duration_ms: 0 });
+    const post = api.postures.bind(api);
+    api.postures = (apiKey, body) => {
+      clock.moveTo(clock.monotonicMs() + 200); // the upload takes 0.2 s
+      return post(apiKey, body);
+    };
+    const collect = () => {
+      clock.moveTo(clock.monotonicMs() + 1500); // the checks take 1.5 s
+      return Promise.resolve(results('C', 1));
+    };
+    harness = await startInProcess({ clock, api, collect });
+    expect(harness.events('posture_cycle')).toEqual([
+      expect.objectContaining({ outcome: 'delivered', checks_ms: 1500, duration_ms: 1700 }),
+    ]);
+  });
+
+  it('closes a cycle whose upload a newer cycle overtook as superseded', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const stateDir = await makeStateDir();
+    await (await (await openAgentState(stateDir)).queue()).append(results('BACKLOG', 250)); // three batches
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let cycles = 0;
+    const collect = async () => {
+      cycles += 1;
+      if (cycles > 1) await gate;
+      return results(`CYCLE${cycles}`, 3);
+    };
+    const post = api.postures.bind(api);
+    api.postures = (apiKey, body) => {
+      const call = api.seen('postures').length;
+      if (call === 0) clock.moveTo(clock.monotonicMs() + POSTURE_MS); // the next cycle falls due during the flush
+      if (call === 1) release(); // and its checks finish before the flush is over
+      return post(apiKey, body);
+    };
+    harness = await startInProcess({ clock, api, stateDir, apiKey: 'a'.repeat(96), collect });
+    expect(harness.events('posture_cycle').map((l) => [l.outcome, l.results])).toEqual([
+      ['superseded', 3],
+      ['delivered', 3],
+    ]);
+    expect(await countQueuedResults(stateDir)).toBe(0);
+  });
+
+  it('records the summary of each stored cycle in status.json, for `status`', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.postureAnswers.push(new RetryableError('postures', 'down', 503));
+    const lastCycle: LastCycle = {
+      at: '2026-01-01T00:00:00.000Z',
+      results: 2,
+      failing: [{ check_key: 'C_1', status: 'FAIL', word: 'disk_not_encrypted', summary: 'The disk is not encrypted.' }],
+    };
+    harness = await startInProcess({ clock, api, collectCycle: () => Promise.resolve({ results: results('C', 2), lastCycle }) });
+    expect(await runtimeStatus(harness.stateDir)).toMatchObject({ queued_results: 2, last_cycle: lastCycle });
   });
 
   it('after a 409: the conflict line with its retry, the cycle held, and the state with the whole explanation', async () => {
@@ -205,6 +256,24 @@ describe('the log', () => {
     fail = false;
     await harness.advance(POSTURE_MS);
     expect(api.seen('postures')).toHaveLength(1);
+  });
+
+  it('a stop: requested and done, each at info, and `run` says it stopped', async () => {
+    const clock = new FakeClock();
+    const h = await startInProcess({ clock, api: new ScriptedApi(clock) });
+    await h.stop({ keepStateDir: true });
+    expect(line(h.events('stop_requested')[0])).toEqual({
+      level: INFO,
+      event: 'stop_requested',
+      msg: 'stopping: finishing the request in flight',
+    });
+    expect(line(h.events('stopped')[0])).toEqual({ level: INFO, event: 'stopped', msg: 'stopped' });
+    expect(h.lines.at(-1)?.event).toBe('stopped'); // the last line
+    expect(h.outcome()).toEqual({ kind: 'stopped' });
+    // Nothing left behind that would keep a process alive or call back: no timer (the stop's grace), no watch.
+    expect(clock.nextTimer()).toBeUndefined();
+    expect(h.watching()).toBe(false);
+    await h.stop();
   });
 
   it('an unreadable identity: an error line with the retry', async () => {

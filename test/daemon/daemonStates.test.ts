@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CredentialsRejectedError,
   InvalidRequestError,
+  type HeartbeatAnswer,
   RetryableError,
   type PosturesAccepted,
   type RequestOptions,
@@ -66,6 +67,30 @@ describe('without a usable enrollment', () => {
     expect(clock.nextTimer()).toBeUndefined();
   });
 
+  it('shows the queue left from before in status.json while it cannot start', async () => {
+    const stateDir = await enrolledDir();
+    await (await (await openAgentState(stateDir)).queue()).append(results('LEFT', 2));
+    writeFileSync(join(stateDir, 'api-key'), 'not a key\n');
+    const clock = new FakeClock();
+    harness = await startInProcess({ clock, api: new ScriptedApi(clock), stateDir, apiKey: null });
+    expect(await runtimeStatus(stateDir)).toMatchObject({ daemon_state: 'keystore_unavailable', queued_results: 2 });
+  });
+
+  it('says when it retries in whole seconds, never sooner than it will', async () => {
+    const stateDir = await enrolledDir();
+    writeFileSync(join(stateDir, 'api-key'), 'not a key\n');
+    const clock = new FakeClock();
+    // random 0.5: the first delay is base + half of (3 × base − base) = 1.4 s
+    harness = await startInProcess({
+      clock,
+      api: new ScriptedApi(clock),
+      stateDir,
+      apiKey: null,
+      retry: { baseMs: 700, maxMs: 60_000, attempts: 3 },
+    });
+    expect((await runtimeStatus(stateDir)).daemon_message).toMatch(/; retrying in 2 s$/);
+  });
+
   it('retries a configuration the operator can fix (an unreadable CA file) instead of exiting', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
@@ -81,6 +106,27 @@ describe('without a usable enrollment', () => {
     caReadable = true;
     await harness.advance(2000);
     expect(harness.daemon.state).toBe('active');
+  });
+
+  it('says how to enroll while not enrolled, sending nothing', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    harness = await startInProcess({ clock, api, apiKey: null });
+    expect(await runtimeStatus(harness.stateDir)).toMatchObject({
+      daemon_state: 'waiting_for_enrollment',
+      daemon_message: 'not enrolled: run `device-agent enroll`',
+    });
+    expect(api.calls).toEqual([]);
+  });
+
+  it('says revoked with a general reason when status.json recorded only when', async () => {
+    const stateDir = await makeStateDir();
+    mkdirSync(stateDir, { mode: 0o700 });
+    writeFileSync(join(stateDir, 'status.json'), JSON.stringify({ revoked_at: '2026-01-01T00:00:00.000Z' }), { mode: 0o600 });
+    const clock = new FakeClock();
+    harness = await startInProcess({ clock, api: new ScriptedApi(clock), stateDir, apiKey: null });
+    expect(harness.daemon.state).toBe('revoked');
+    expect((await runtimeStatus(stateDir)).daemon_message).toBe('the API key was rejected (401)');
   });
 
   it('says revoked, not merely unenrolled, after a wipe that recorded why', async () => {
@@ -125,10 +171,22 @@ describe("the server's answers", () => {
     expect(harness.events('clock_skew').at(-1)!.msg).toBe('the local clock is 200 s ahead of the server: check time synchronisation');
     offsetMs = 1000;
     await harness.advance(HEARTBEAT_MS);
-    expect(harness.events('clock_skew_resolved')).toEqual([expect.objectContaining({ clock_skew_ms: 1000 })]);
+    expect(harness.events('clock_skew_resolved')).toEqual([
+      expect.objectContaining({ clock_skew_ms: 1000, msg: 'the local clock agrees with the server again' }),
+    ]);
     await harness.advance(HEARTBEAT_MS);
     expect(harness.events('clock_skew_resolved')).toHaveLength(1);
     expect((await runtimeStatus(harness.stateDir)).clock_skew_ms).toBe(1000);
+  });
+
+  it('reports a skew only beyond 2 minutes', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const answer = api.heartbeatAnswer;
+    api.heartbeatAnswer = (body) => ({ ...answer(body), server_time: new Date(clock.wallMs() - 120_000).toISOString() });
+    harness = await startInProcess({ clock, api });
+    expect(harness.events('heartbeat_accepted')).toEqual([expect.objectContaining({ clock_skew_ms: -120_000 })]);
+    expect(harness.events('clock_skew')).toEqual([]);
   });
 
   it('after a refused heartbeat (400) waits a full interval, and uploads only once one is accepted', async () => {
@@ -217,26 +275,34 @@ describe('the queue', () => {
     rmSync(queueDir);
     await harness.advance(HEARTBEAT_MS);
     expect(harness.events('queue_write_failed_resolved')).toHaveLength(1);
+    expect(harness.events('queue_write_failed')[0]!.msg).toMatch(/^cannot store posture results in the queue: E[A-Z]+/);
+    expect(harness.events('queue_write_failed_resolved')[0]!.msg).toBe('can store posture results in the queue again');
     expect(api.seen('postures')).toHaveLength(2);
     expect(await countQueuedResults(harness.stateDir)).toBe(0);
   });
 });
 
+/** A request that stays in flight until its signal aborts, then rejects with the abort's reason. */
+function heldRequest<T>(): { request: (apiKey: string, body: unknown, options?: RequestOptions) => Promise<T>; inFlight: () => boolean } {
+  let inFlight = false;
+  const request = (_apiKey: string, _body: unknown, options?: RequestOptions) =>
+    new Promise<T>((_resolve, reject) => {
+      inFlight = true;
+      options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
+    });
+  return { request, inFlight: () => inFlight };
+}
+
 describe('stopping', () => {
   it('lets the request in flight finish for 3 s, then cuts it: its batch stays queued', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
-    let inFlight = false;
-    api.postures = (_apiKey: string, _body: PosturesRequest, options?: RequestOptions) =>
-      new Promise<PosturesAccepted>((_resolve, reject) => {
-        inFlight = true;
-        options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
-      });
+    const held = heldRequest<PosturesAccepted>();
+    api.postures = held.request;
     const h = await startInProcess({ clock, api, settle: false });
-    await vi.waitFor(() => expect(inFlight).toBe(true));
+    await vi.waitFor(() => expect(held.inFlight()).toBe(true));
     const stopping = h.stop({ keepStateDir: true });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(h.events('stop_requested')).toHaveLength(1);
+    await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
     expect(clock.fireNext(clock.monotonicMs() + 3000 - 1)).toBe(false); // the grace is not over
     expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
     await stopping;
@@ -245,6 +311,37 @@ describe('stopping', () => {
     expect(await countQueuedResults(h.stateDir)).toBe(3);
     expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
     await h.stop();
+  });
+
+  it('cuts a heartbeat after the grace without counting it as a failure', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const held = heldRequest<HeartbeatAnswer>();
+    api.heartbeat = held.request;
+    const h = await startInProcess({ clock, api, settle: false });
+    await vi.waitFor(() => expect(held.inFlight()).toBe(true));
+    const stopping = h.stop();
+    await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
+    expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
+    await stopping;
+    expect(h.daemon.state).toBe('stopped');
+    expect(h.events('heartbeat_failed')).toEqual([]);
+    expect(h.events('state').map((l) => l.state)).toEqual(['starting', 'stopping', 'stopped']);
+  });
+
+  it('does not hide an unexpected error that comes during the grace', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    let fail: (err: Error) => void = () => undefined;
+    api.heartbeat = () => new Promise<HeartbeatAnswer>((_resolve, reject) => (fail = reject));
+    const h = await startInProcess({ clock, api, settle: false });
+    await vi.waitFor(() => expect(h.daemon.state).toBe('starting'));
+    const stopping = h.stop({ keepStateDir: true });
+    await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
+    fail(new TypeError('a defect'));
+    await expect(stopping).rejects.toThrow('a defect');
+    expect(h.daemon.state).toBe('stopped');
+    rmSync(join(h.stateDir, '..'), { recursive: true, force: true });
   });
 });
 
@@ -290,5 +387,19 @@ describe('a 401 whose wipe cannot finish', () => {
     expect(harness.daemon.state).toBe('revoked');
     expect(wipes).toBe(2); // and it goes on trying to record why, at the heartbeat interval
     expect((await runtimeStatus(harness.stateDir)).reason).toMatch(/401 on \/heartbeat/);
+  });
+});
+
+describe('an error the daemon has no answer for', () => {
+  it('ends `run` with it, once the daemon has recorded that it stopped (the service manager restarts it)', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(new TypeError('a defect'));
+    const h = await startInProcess({ clock, api, settle: false });
+    await expect(h.settled()).rejects.toThrow('a defect');
+    expect(h.daemon.state).toBe('stopped');
+    expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
+    expect(h.events('stopped')).toHaveLength(1);
+    rmSync(join(h.stateDir, '..'), { recursive: true, force: true });
   });
 });

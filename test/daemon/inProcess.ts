@@ -175,6 +175,8 @@ export interface Harness {
   events(name: string): LogLine[];
   /** Tells the daemon the enrollment record changed (as its file watch would). */
   enrollmentChanged(): void;
+  /** Whether the daemon's watch of the enrollment is open. */
+  watching(): boolean;
   /** Waits (in real time) until the daemon has nothing to do but wait for its clock. */
   settled(): Promise<void>;
   /** Advances the fake clock by `ms`, letting the daemon run every timer that falls due on the way. */
@@ -193,6 +195,8 @@ export interface HarnessOptions {
   /** Replaces the state owner's wipe (e.g. one that fails as on a full disk). */
   wipe?: AgentState['wipe'];
   collect?: () => Promise<PostureResult[]>;
+  /** The whole cycle, with its summary for `status` (in place of `collect`). */
+  collectCycle?: DaemonDeps['collect'];
   identity?: DaemonDeps['identity'];
   /** Replaces the connection to `api` (e.g. one that refuses a CA file). */
   connect?: DaemonDeps['connect'];
@@ -240,7 +244,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     retry: options.retry ?? { baseMs: 1000, maxMs: 60_000, attempts: 3 },
     random: () => 0.5, // no splay and mid-range jitter: due times are exact
     identity: options.identity ?? (() => Promise.resolve(IDENTITY)),
-    collect: async () => ({ results: await collect() }),
+    collect: options.collectCycle ?? (async () => ({ results: await collect() })),
     ...(options.maxQueuedResults ? { maxQueuedResults: options.maxQueuedResults } : {}),
   });
   const stop = new AbortController();
@@ -278,6 +282,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     lines,
     events: (name) => lines.filter((l) => l.event === name),
     enrollmentChanged: () => notify?.(),
+    watching: () => notify !== null,
     settled,
     async advance(ms) {
       await settled(); // what the test just did (an enrollment change) may set new timers first

@@ -148,6 +148,38 @@ describe('run --once (the loop, one round)', () => {
     expect(checks.api.seen('postures')).toEqual([]);
   });
 
+  it('ends refused when the queue fails locally: the upload, or storing the cycle', async () => {
+    const local = new ScriptedApi(new FakeClock());
+    local.postureAnswers.push(new Error('EIO: i/o error, read'));
+    expect((await round({ api: local })).outcome).toEqual({
+      kind: 'refused',
+      message: 'posture upload failed locally: EIO: i/o error, read',
+    });
+    await harness!.stop();
+
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const clock = new FakeClock();
+    harness = await startInProcess({
+      clock,
+      api: new ScriptedApi(clock),
+      once: true,
+      collect: async () => {
+        await gate;
+        return results('NOW', 1);
+      },
+    });
+    const queueDir = join(harness.stateDir, 'queue');
+    await rm(queueDir, { recursive: true });
+    writeFileSync(queueDir, 'in the way'); // the queue directory cannot be created
+    release();
+    await harness.settled();
+    expect(harness.outcome()).toMatchObject({
+      kind: 'refused',
+      message: expect.stringMatching(/^cannot store the posture results in the queue: E[A-Z]+/) as unknown,
+    });
+  });
+
   it('fails the round, rather than waiting, when the key store cannot give the key', async () => {
     const clock = new FakeClock();
     const stateDir = await makeStateDir();

@@ -88,6 +88,52 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect((await readRuntimeStatus(h.stateDir)).daemon_state).toBe('active');
   });
 
+  it("retries a heartbeat after the server's Retry-After, plus jitter", async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(new RetryableError('heartbeat', 'server answered 503', 503, undefined, 30_000));
+    const { h } = await enrolled({ api, clock });
+    const start = api.calls[0]!.at;
+    await h.advance(30_000 + 500 - 1); // Retry-After 30 s + jitter (0.5 × base)
+    expect(api.seen('heartbeat')).toHaveLength(1);
+    await h.advance(1);
+    expect(api.seen('heartbeat').map((c) => c.at - start)).toEqual([0, 30_500]);
+    expect(h.daemon.state).toBe('active');
+  });
+
+  it('never sends results collected under one enrollment with another', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const collections: ((value: PostureResult[]) => void)[] = [];
+    const { h } = await enrolled({ api, clock, collect: () => new Promise((resolve) => collections.push(resolve)) });
+    expect(collections).toHaveLength(1); // the first cycle's checks are running
+    await h.enroll('b'.repeat(96)); // a new enrollment meanwhile
+    await h.settled();
+    collections[0]!(results('OLD_ENROLLMENT', 2));
+    await h.settled();
+    expect(collections).toHaveLength(2); // the new enrollment's own first cycle
+    collections[1]!(results('NEW_ENROLLMENT', 1));
+    await h.settled();
+    const sent = api.seen('postures').flatMap((c) => (c.body as PosturesRequest).results.map((r) => `${c.apiKey[0]} ${r.check_key}`));
+    expect(sent).toEqual(['b NEW_ENROLLMENT_0']);
+  });
+
+  it("starts a new enrollment's first cycle as soon as it can, even when the posture interval changed meanwhile", async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    const collections: ((value: PostureResult[]) => void)[] = [];
+    const { h } = await enrolled({ api, clock, collect: () => new Promise((resolve) => collections.push(resolve)) });
+    await h.enroll('b'.repeat(96)); // while the old enrollment's checks still run
+    await h.settled();
+    const answer = api.heartbeatAnswer;
+    api.heartbeatAnswer = (body) => ({ ...answer(body), posture_interval_seconds: 90 });
+    await h.advance(HEARTBEAT_MS); // the new enrollment's second heartbeat changes the interval
+    expect(collections).toHaveLength(1);
+    collections[0]!(results('OLD_ENROLLMENT', 1)); // the old checks end: the new enrollment's first cycle is overdue
+    await h.settled();
+    expect(collections).toHaveLength(2);
+  });
+
   it('on a 409: wipes nothing, uploads nothing, retries at the heartbeat interval, resumes', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
@@ -108,6 +154,19 @@ describe('daemon transitions (in process, fake clock)', () => {
     await h.advance(300_000);
     expect(h.daemon.state).toBe('active');
     expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'heartbeat', 'heartbeat', 'postures']);
+  });
+
+  it('a new enrollment does not inherit the conflict of the one it replaced', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(new ConflictError('heartbeat', 'hardware_uuid in use', 409));
+    const { h } = await enrolled({ api, clock });
+    expect(h.daemon.state).toBe('conflict');
+    api.heartbeats.push(new RetryableError('heartbeat', 'server answered 503', 503));
+    await h.enroll('b'.repeat(96));
+    await h.settled();
+    expect(api.calls.at(-1)).toMatchObject({ route: 'heartbeat', apiKey: 'b'.repeat(96) });
+    expect(h.daemon.state).toBe('backing_off');
   });
 
   it('after a 401 whose wipe fails (disk full): never sends that key again, retries the wipe, takes a new enrollment', async () => {
@@ -135,6 +194,9 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect(api.seen('heartbeat').filter((c) => c.apiKey === 'a'.repeat(96))).toHaveLength(2); // the accepted one and the 401
     expect(wipes).toHaveLength(11); // at the 401, then once per heartbeat interval: never in a loop
     expect(h.events('wipe_incomplete')).toHaveLength(1);
+    expect(h.events('wipe_incomplete')[0]!.msg).toBe(
+      'cannot finish wiping the rejected credentials: ENOSPC: no space left on device, write',
+    );
     expect(h.daemon.state).toBe('revoked');
 
     diskFull = false;
@@ -142,6 +204,7 @@ describe('daemon transitions (in process, fake clock)', () => {
     const wiped = wipes.length;
     await h.advance(10 * HEARTBEAT_MS);
     expect(wipes).toHaveLength(wiped); // finished: no more attempts
+    expect(h.events('wipe_incomplete_resolved').map((l) => l.msg)).toEqual(['can finish wiping the rejected credentials again']);
 
     await h.enroll('b'.repeat(96));
     await h.settled();

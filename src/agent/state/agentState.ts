@@ -15,7 +15,6 @@ import {
   KeyStoreUnavailableError,
   LockHeldError,
   NotEnrolledError,
-  StateCorruptError,
   UntrustedStateError,
   firstLine,
 } from '../errors';
@@ -274,7 +273,8 @@ class LocalState implements AgentState {
     try {
       existing = await this.enrollment();
     } catch (err) {
-      if (!(err instanceof StateCorruptError) || !plan.force) throw err;
+      // Reading fails only with StateCorruptError (enrollmentRecord.ts).
+      if (!plan.force) throw err;
       plan.logger.info('the enrollment record is unreadable: --force replaces it');
       await this.wipeLocked();
       return undefined;
@@ -305,8 +305,8 @@ class LocalState implements AgentState {
       let record: EnrollmentRecord | null;
       try {
         record = await this.enrollment();
-      } catch (err) {
-        if (!(err instanceof StateCorruptError)) throw err;
+      } catch {
+        // Unreadable (StateCorruptError, the only way reading fails): nothing to revoke with.
         await this.wipeLocked();
         return { serverUrl: null, revocation: null };
       }
@@ -357,9 +357,8 @@ class LocalState implements AgentState {
     let unreadable = false;
     try {
       record = await this.enrollment();
-    } catch (err) {
-      if (!(err instanceof StateCorruptError)) throw err;
-      unreadable = true;
+    } catch {
+      unreadable = true; // StateCorruptError, the only way reading fails
     }
     const note = given ?? record?.wipe_note;
     let keyError: Error | null = null;
