@@ -22,9 +22,17 @@ export const ANTIMALWARE_AGENTS = ['clamav', 'microsoft-defender', 'falcon-senso
 
 /** The processes an agent name stands for: a known agent's, else the name itself as a command name. */
 export function agentProcesses(agent: string): readonly string[] {
-  const name = agent.toLowerCase();
-  return AGENT_PROCESSES[ALIASES[name] ?? name] ?? [agent];
+  return AGENT_PROCESSES[canonicalAgent(agent)] ?? [agent];
 }
+
+/** The agent a name stands for, aliases resolved (`mdatp` -> `microsoft-defender`), lower case. */
+export function canonicalAgent(agent: string): string {
+  const name = agent.toLowerCase();
+  return ALIASES[name] ?? name;
+}
+
+/** Is this required agent Microsoft Defender? It reports its own health (`mdatp health`). */
+export const isDefender = (agent: string) => canonicalAgent(agent) === 'microsoft-defender';
 
 /** Is this required agent ClamAV (whatever the case)? Its signatures can be dated. */
 export const isClamav = (agent: string) => agent.toLowerCase() === 'clamav';

@@ -608,7 +608,7 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
   signatures_outdated: {
     summary: (c) =>
       `The anti-malware signatures are ${num(c, 'signature_age_days') !== undefined ? `${num(c, 'signature_age_days')} days` : 'too'} old${requires(maxSignatureAge(c) !== undefined ? `at most ${maxSignatureAge(c)} days` : undefined)}.`,
-    fix: 'Update them: `sudo systemctl restart clamav-freshclam` (or `sudo freshclam`), and keep the freshclam service enabled.',
+    fix: 'Update them: ClamAV `sudo systemctl restart clamav-freshclam` (or `sudo freshclam`), and keep the freshclam service enabled; Microsoft Defender `sudo mdatp definitions update`.',
     admin:
       'Keep clamav-freshclam enabled and allow it to reach the signature mirror (or your local mirror); raise `malware.maxSignatureAgeDays` only if updates are deliberately slower.',
   },
@@ -616,6 +616,38 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     summary: 'The anti-malware agent runs, but the age of its signatures could not be read.',
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin: `${RUN_AS_ROOT} ClamAV's database directory (/var/lib/clamav) must be readable.`,
+  },
+  agent_unlicensed: {
+    summary: 'Microsoft Defender runs but reports no license: it is not onboarded and does not protect this device.',
+    fix: 'Ask your IT team for the onboarding package and run it; `mdatp health --field licensed` then says true.',
+    admin:
+      'Onboard the device with the Defender onboarding script (MicrosoftDefenderATPOnboardingLinuxServer.py) from your configuration management.',
+  },
+  realtime_protection_off: {
+    summary: 'Microsoft Defender runs, but its real-time protection is off.',
+    fix: 'Turn it on: `sudo mdatp config real-time-protection --value enabled`.',
+    admin: 'Set `enableRealTimeProtection: true` in the managed configuration (/etc/opt/microsoft/mdatp/managed/mdatp_managed.json).',
+  },
+  passive_mode: {
+    summary: 'Microsoft Defender runs in passive mode: it detects but does not block or remove threats.',
+    fix: 'Ask your IT team whether another anti-malware product is meant to protect this device; otherwise `sudo mdatp config passive-mode --value disabled`.',
+    admin:
+      'Set `passiveMode: false` (or `enforcementLevel: "real_time"`) in the managed configuration, unless another required agent protects the device.',
+  },
+  agent_unhealthy: {
+    summary: 'Microsoft Defender reports itself unhealthy.',
+    fix: 'Run `mdatp health --field health_issues` to see why, then follow Microsoft\'s "Investigate agent health issues" page.',
+    admin: 'Collect `mdatp health` from the device (the evidence counts its health issues) and fix the issues it lists.',
+  },
+  agent_health_unreadable: {
+    summary: 'The required security agent runs, but its health report could not be read.',
+    fix: 'Run `mdatp health`; if it says it cannot connect to the daemon, restart it with `sudo systemctl restart mdatp`.',
+    admin: `${RUN_AS_ROOT} /usr/bin/mdatp must answer \`mdatp health\` (the evidence's \`health_error\` or \`fields_unread\` says what failed).`,
+  },
+  definitions_status_unrecognized: {
+    summary: 'Microsoft Defender reports a definitions status the agent does not know, so their state is not decided.',
+    fix: 'Update the definitions: `sudo mdatp definitions update`.',
+    admin: "Check the evidence's `defender.definitions_status`; report it so the agent learns its meaning.",
   },
   process_table_incomplete: PROCESS_TABLE_INCOMPLETE,
 };
