@@ -23,6 +23,8 @@ type UpdateFacts =
   | {
       manager: 'apt';
       installed: Tri;
+      /** dpkg's `want flag status` while a dpkg run is part-way (installed is then 'unknown'). */
+      packageState?: string;
       periodic: Readable<Record<string, string>>;
       scheduler: { kind: 'systemd'; timers: Record<string, Tri> } | { kind: 'cron'; script: boolean; cronRunning: boolean | null };
       lastRunMs?: number;
@@ -46,6 +48,26 @@ interface AutoUpdateFacts {
   update: UpdateFacts;
   /** The program that showed which package manager is installed, when os-release's family did not name one. */
   detectedBy?: string;
+}
+
+type PackageState = 'installed' | 'not_installed' | 'transitional' | 'unknown';
+
+/**
+ * A package's `${Status}` as dpkg-query(1) prints it, `want flag status`, by its documented meaning:
+ * `installed` is installed whatever is wanted (`hold ok installed`, `deinstall ok installed` not yet
+ * removed); `not-installed` and `config-files` are not; `half-installed`, `unpacked`,
+ * `half-configured`, `triggers-awaited`, `triggers-pending` and the `reinstreq` flag are what a dpkg
+ * run part-way (or broken off) leaves: the package does not yet (or no longer) work as installed.
+ */
+export function dpkgPackageState(status: string): PackageState {
+  const m = /^(unknown|install|hold|deinstall|purge) (ok|reinstreq) ([a-z-]+)$/.exec(status.trim());
+  if (!m) return 'unknown';
+  const [, , flag, state] = m as unknown as [string, string, string, string];
+  if (['not-installed', 'config-files'].includes(state)) return flag === 'ok' ? 'not_installed' : 'transitional';
+  if (state === 'installed' && flag === 'ok') return 'installed';
+  return ['installed', 'half-installed', 'unpacked', 'half-configured', 'triggers-awaited', 'triggers-pending'].includes(state)
+    ? 'transitional'
+    : 'unknown';
 }
 
 /** `apt-config dump APT::Periodic` lines -> key -> value. */
@@ -91,13 +113,14 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
   ]);
   // dpkg-query exits 1 with "no packages found" for a package dpkg never knew.
-  const installed: Tri = query.error
+  const state: PackageState = query.error
     ? 'unknown'
-    : query.stdout.trim() === 'install ok installed'
-      ? true
-      : query.exitCode === 0 || /no packages found/.test(query.stderr)
-        ? false
+    : query.exitCode === 0
+      ? dpkgPackageState(query.stdout)
+      : /no packages found/.test(query.stderr)
+        ? 'not_installed'
         : 'unknown';
+  const installed: Tri = state === 'installed' ? true : state === 'not_installed' ? false : 'unknown';
   const periodic: Readable<Record<string, string>> =
     dump.error || dump.exitCode !== 0
       ? { ok: false, reason: dump.error ? commandFailureReason(dump) : 'parse_error' }
@@ -112,6 +135,7 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
     scheduler = { kind: 'cron', script: script.ok, cronRunning: cron };
   }
   const facts: UpdateFacts = { manager: 'apt', installed, periodic, scheduler };
+  if (state === 'transitional') facts.packageState = query.stdout.trim();
   if (log.ok && log.mtimeMs !== undefined) facts.lastRunMs = log.mtimeMs;
   return facts;
 }
@@ -256,6 +280,7 @@ function aptScheduled(scheduler: Extract<UpdateFacts, { manager: 'apt' }>['sched
 
 function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date) {
   evidence.unattended_upgrades_installed = u.installed;
+  if (u.packageState) return unknown('package_state_transitional', { ...evidence, package_state: u.packageState });
   if (u.lastRunMs !== undefined) evidence.last_run_age_days = ageInDays(u.lastRunMs, now);
   if (u.scheduler.kind === 'systemd') evidence.timers_enabled = Object.values(u.scheduler.timers).every((t) => t === true);
   else Object.assign(evidence, { scheduler: 'cron', cron_script: u.scheduler.script, cron_running: u.scheduler.cronRunning });

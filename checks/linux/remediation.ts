@@ -427,6 +427,13 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: autoUpdateFix,
     admin: autoUpdateAdmin,
   },
+  package_state_transitional: {
+    summary:
+      'The unattended-upgrades package is part-way through being installed, upgraded or removed (dpkg has not finished with it), so automatic updates are not decided.',
+    fix: 'If no installation is running, finish the interrupted one: `sudo dpkg --configure -a`, then `sudo apt-get -f install`.',
+    admin:
+      "Look for interrupted package runs on these devices (the evidence's `package_state` is dpkg's word for it); `dpkg --configure -a` completes them.",
+  },
   periodic_disabled: {
     summary: 'unattended-upgrades is installed, but APT is configured not to run it (APT::Periodic is 0).',
     fix: 'Turn it on: `sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes), which writes /etc/apt/apt.conf.d/20auto-upgrades.',

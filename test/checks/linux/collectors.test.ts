@@ -89,6 +89,31 @@ describe('AUTO_UPDATE collector', () => {
     expect(verdict.evidence.reason).not.toBe('package_manager_unknown');
   });
 
+  it("reads unattended-upgrades' dpkg state by dpkg-query(1)'s words, not one string", async () => {
+    const recorded = fixture('AUTO_UPDATE', 'ubuntu-unattended-upgrades-on');
+    const withStatus = async (status: string) => {
+      const commands = recorded.fixture.host.commands!.map((c) => (c.argv[0] === '/usr/bin/dpkg-query' ? { ...c, stdout: status } : c));
+      const { verdict } = await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, commands } } });
+      return verdict;
+    };
+    // Held, or selected for removal but not removed yet: installed, and working.
+    expect((await withStatus('hold ok installed')).status).toBe('PASS');
+    expect((await withStatus('deinstall ok installed')).status).toBe('PASS');
+    for (const status of [
+      'install ok unpacked',
+      'install ok half-configured',
+      'install reinstreq half-installed',
+      'install ok triggers-pending',
+    ]) {
+      expect(await withStatus(status)).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'package_state_transitional', package_state: status },
+      });
+    }
+    expect(await withStatus('deinstall ok config-files')).toMatchObject({ status: 'FAIL', evidence: { rule: 'not_installed' } });
+    expect(await withStatus('install ok something-new')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+  });
+
   it('prefers apt over the others when several are installed, and stays UNKNOWN when none is', async () => {
     expect((await judge({ '/usr/bin/apt-get': {}, '/usr/bin/dnf': {} })).verdict.evidence).toMatchObject({
       source: 'apt',
