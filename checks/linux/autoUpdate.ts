@@ -46,7 +46,7 @@ type UpdateFacts =
 interface AutoUpdateFacts {
   container: ContainerFacts;
   update: UpdateFacts;
-  /** The program that showed which package manager is installed, when os-release's family did not name one. */
+  /** The program that showed the package manager installed (absent when none was found and os-release's family named it). */
   detectedBy?: string;
 }
 
@@ -251,19 +251,20 @@ const INSTALLED_MANAGERS: readonly (readonly [program: string, family: string])[
   ['/usr/bin/pacman', 'arch'],
 ];
 
-/** The first package manager installed, for a distribution whose os-release names no family the check knows. */
-async function installedManager(ctx: CheckContext): Promise<(typeof INSTALLED_MANAGERS)[number] | undefined> {
+/** The package managers installed, in INSTALLED_MANAGERS' order. */
+async function installedManagers(ctx: CheckContext): Promise<(typeof INSTALLED_MANAGERS)[number][]> {
   const found = await Promise.all(INSTALLED_MANAGERS.map(([program]) => ctx.host.stat(program)));
-  return INSTALLED_MANAGERS.find((_, i) => found[i]!.ok);
+  return INSTALLED_MANAGERS.filter((_, i) => found[i]!.ok && !found[i]!.isDirectory);
 }
 
 async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {
-  const [container, os] = await Promise.all([containerFacts(ctx), osRelease(ctx)]);
-  // The distribution's family names the manager; a distribution nobody listed is judged by the one installed.
+  const [container, os, installed] = await Promise.all([containerFacts(ctx), osRelease(ctx), installedManagers(ctx)]);
+  // What is installed decides; the distribution's identity only refines: among the managers found,
+  // its own family's; none of them found, the family's (whose tools then answer for themselves).
   const known = os.ok ? family(os.release).find((id) => COLLECTORS[id]) : undefined;
+  const chosen = installed.find(([, fam]) => known && COLLECTORS[fam] === COLLECTORS[known]) ?? installed[0];
+  if (chosen) return { container, update: await COLLECTORS[chosen[1]]!(ctx), detectedBy: chosen[0] };
   if (known) return { container, update: await COLLECTORS[known]!(ctx) };
-  const installed = await installedManager(ctx);
-  if (installed) return { container, update: await COLLECTORS[installed[1]]!(ctx), detectedBy: installed[0] };
   return { container, update: os.ok ? { manager: 'unknown', id: os.release.id } : { manager: 'unknown' } };
 }
 

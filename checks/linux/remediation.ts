@@ -478,7 +478,7 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     summary: "The agent does not recognise this distribution's package manager, so it cannot read its update settings.",
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin:
-      'Only APT, DNF, zypper, apk and pacman are read, found by the distribution family or by their programs (/usr/bin/apt-get, /usr/bin/dnf, /usr/bin/zypper, /sbin/apk, /usr/bin/pacman). Accept UNKNOWN for these devices or standardise the distribution.',
+      'Only APT, DNF, zypper, apk and pacman are read, found by their programs (/usr/bin/apt-get, /usr/bin/dnf5, /usr/bin/dnf, /usr/bin/zypper, /sbin/apk, /usr/bin/pacman), the distribution family choosing among several. Accept UNKNOWN for these devices or standardise the distribution.',
   },
   config_unreadable: {
     summary: 'The update settings could not be read.',

@@ -114,6 +114,29 @@ describe('AUTO_UPDATE collector', () => {
     expect(await withStatus('install ok something-new')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
   });
 
+  it("judges by the package manager installed, the distribution's family only choosing among several", async () => {
+    const osRelease = (name: string) => readFileSync(new URL(`../../fixtures/os-release/chef-os_release/${name}`, import.meta.url), 'utf8');
+    const judgeOn = async (release: string, stats: Record<string, object>) => {
+      const host = new FakeHost({ files: { '/etc/os-release': osRelease(release) }, stats });
+      const policy = resolvePolicy({});
+      const now = new Date('2026-11-21T12:00:00Z');
+      return autoUpdate.evaluate(await autoUpdate.collect(createContext(host, policy, now)), policy, now).evidence;
+    };
+    // Mageia 9 (ID_LIKE="mandriva fedora") with apt-get beside dnf: its family picks dnf.
+    expect(await judgeOn('mageia_9', { '/usr/bin/apt-get': {}, '/usr/bin/dnf': {} })).toMatchObject({
+      source: 'dnf',
+      detected_by: '/usr/bin/dnf',
+    });
+    // Ubuntu whose apt is gone and dnf is there: what is installed decides.
+    expect(await judgeOn('ubuntu_2404', { '/usr/bin/dnf': {} })).toMatchObject({ source: 'dnf', detected_by: '/usr/bin/dnf' });
+    // Nothing found: the family's manager is asked, and its own tools answer (here: not there).
+    const none = await judgeOn('ubuntu_2404', {});
+    expect(none).toMatchObject({ source: 'apt' });
+    expect(none.detected_by).toBeUndefined();
+    // A directory where the program should be is not the program.
+    expect(await judgeOn('ubuntu_2404', { '/usr/bin/apt-get': { isDirectory: true }, '/sbin/apk': {} })).toMatchObject({ source: 'apk' });
+  });
+
   it('prefers apt over the others when several are installed, and stays UNKNOWN when none is', async () => {
     expect((await judge({ '/usr/bin/apt-get': {}, '/usr/bin/dnf': {} })).verdict.evidence).toMatchObject({
       source: 'apt',
