@@ -87,6 +87,22 @@ export function periodicOn(value: string | undefined): Tri {
   return 'unknown';
 }
 
+/**
+ * Days between unattended-upgrade runs for an APT::Periodic::Unattended-Upgrade value that is on:
+ * a day count, or a number with apt.systemd.daily's s/m/h/d unit, or `always` (each daily timer run);
+ * never below one day, the timer's own period.
+ */
+export function periodicDays(value: string | undefined): number {
+  const m = /^(\d+)([smhd]?)$/.exec(value ?? '');
+  if (!m) return 1;
+  const unitSeconds: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, '': 86_400 };
+  const seconds = Number(m[1]) * unitSeconds[m[2]!]!;
+  return Math.max(1, Math.ceil(seconds / 86_400));
+}
+
+/** Days a run may be late: apt-daily-upgrade.timer's random delay, a machine switched off over a weekend. */
+const LAST_RUN_SLACK_DAYS = 2;
+
 const APT_TIMERS = ['apt-daily.timer', 'apt-daily-upgrade.timer'];
 const DNF_TIMERS = ['dnf-automatic-install.timer', 'dnf-automatic.timer', 'dnf-automatic-download.timer', 'dnf5-automatic.timer'];
 const ZYPPER_TIMERS = ['transactional-update.timer'];
@@ -302,7 +318,15 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
   const scheduled = aptScheduled(u.scheduler);
   const installs = u.installed && enabled && lists && upgrade;
   if (installs) {
-    if (scheduled === true) return pass({ ...evidence, rule: 'unattended_upgrades' });
+    if (scheduled === true) {
+      // Configured and scheduled is the intent; the effect is that unattended-upgrade ran: it
+      // appends to its log on every run, whatever it found to install.
+      const maxAge = periodicDays(p['Unattended-Upgrade']) + LAST_RUN_SLACK_DAYS;
+      evidence.max_run_age_days = maxAge;
+      if (u.lastRunMs === undefined) return unknown('no_run_recorded', evidence);
+      if (ageInDays(u.lastRunMs, now) > maxAge) return fail({ ...evidence, rule: 'not_run_recently' });
+      return pass({ ...evidence, rule: 'unattended_upgrades' });
+    }
     if (scheduled === 'unknown') return unknown('scheduler_unreadable', evidence);
     return fail({ ...evidence, rule: 'not_scheduled' });
   }

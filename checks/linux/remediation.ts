@@ -427,6 +427,20 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: autoUpdateFix,
     admin: autoUpdateAdmin,
   },
+  not_run_recently: {
+    summary: (c) =>
+      `Automatic updates are configured, but unattended-upgrades last ran ${num(c, 'last_run_age_days') !== undefined ? `${num(c, 'last_run_age_days')} days ago` : 'too long ago'}${num(c, 'max_run_age_days') !== undefined ? ` (at most ${num(c, 'max_run_age_days')} days expected)` : ''}: updates are not being installed.`,
+    fix: 'Look at why it stopped: `systemctl list-timers apt-daily-upgrade.timer` and `journalctl -u apt-daily-upgrade.service`; run `sudo unattended-upgrade -d` once to see it work.',
+    admin:
+      'Check apt-daily-upgrade.service on these devices (failed runs, a held dpkg lock, no network to the mirror); the evidence gives the days since /var/log/unattended-upgrades/unattended-upgrades.log was last written.',
+  },
+  no_run_recorded: {
+    summary:
+      'Automatic updates are configured, but unattended-upgrades has not run yet (it keeps no log), so whether updates install is not known.',
+    fix: 'Wait a day (it runs daily), or run `sudo unattended-upgrade -d` once; if it still has no log, check `systemctl list-timers apt-daily-upgrade.timer`.',
+    admin:
+      'A first run writes /var/log/unattended-upgrades/unattended-upgrades.log; devices that stay UNKNOWN here never ran it: check their apt-daily-upgrade.timer.',
+  },
   package_state_transitional: {
     summary:
       'The unattended-upgrades package is part-way through being installed, upgraded or removed (dpkg has not finished with it), so automatic updates are not decided.',

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createContext } from '../../../checks/engine';
-import { autoUpdate } from '../../../checks/linux/autoUpdate';
+import { autoUpdate, periodicDays } from '../../../checks/linux/autoUpdate';
 import { resolvePolicy } from '../../../checks/policy';
 import { loadChecks } from '../../../checks/registry';
 import { FakeHost } from '../../support/fakeHost';
@@ -135,6 +135,37 @@ describe('AUTO_UPDATE collector', () => {
     expect(none.detected_by).toBeUndefined();
     // A directory where the program should be is not the program.
     expect(await judgeOn('ubuntu_2404', { '/usr/bin/apt-get': { isDirectory: true }, '/sbin/apk': {} })).toMatchObject({ source: 'apk' });
+  });
+
+  it('needs unattended-upgrades to have run within its period, not only to be configured', async () => {
+    const recorded = fixture('AUTO_UPDATE', 'ubuntu-unattended-upgrades-on');
+    const LOG = '/var/log/unattended-upgrades/unattended-upgrades.log';
+    const withLog = async (mtime: string | undefined, now: string) => {
+      const stats = { ...recorded.fixture.host.stats };
+      if (mtime) stats[LOG] = { mtime };
+      else delete stats[LOG];
+      const { verdict } = await runFixture({
+        ...recorded,
+        fixture: { ...recorded.fixture, now, host: { ...recorded.fixture.host, stats } },
+      });
+      return verdict;
+    };
+    // Unattended-Upgrade "1": a daily run, late by at most two more days.
+    expect(await withLog('2026-11-18T06:25:11Z', '2026-11-21T12:00:00Z')).toMatchObject({
+      status: 'PASS',
+      evidence: { last_run_age_days: 3, max_run_age_days: 3 },
+    });
+    expect(await withLog('2026-11-17T06:25:11Z', '2026-11-21T12:00:00Z')).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'not_run_recently', last_run_age_days: 4, max_run_age_days: 3 },
+    });
+    expect(await withLog(undefined, '2026-11-21T12:00:00Z')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_run_recorded' } });
+  });
+
+  it("reads APT::Periodic::Unattended-Upgrade's period as apt.systemd.daily does", () => {
+    expect([undefined, 'always', '1', '0', '7', '36h', '90m', '2d', '200000s', 'x'].map(periodicDays)).toEqual([
+      1, 1, 1, 1, 7, 2, 1, 2, 3, 1,
+    ]);
   });
 
   it('prefers apt over the others when several are installed, and stays UNKNOWN when none is', async () => {
