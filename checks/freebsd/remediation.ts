@@ -294,6 +294,13 @@ const remoteLogin: Entries<'REMOTE_LOGIN'> = {
     admin:
       'Remove xrdp/VNC servers from the package set or deploy `xrdp_enable="NO"` in rc.conf; where remote desktop is needed, bind it to loopback (`address=127.0.0.1` in xrdp.ini, `-localhost` for VNC) and tunnel it over hardened SSH.',
   },
+  unrecognized_lines: {
+    summary:
+      'Some lines of the listening-socket table could not be read, and the rest shows nothing exposed: one of them may be a remote login service.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin:
+      "The evidence's `unrecognized_lines` numbers the rows of `sockstat -4 -6 -l -P tcp` that were not understood; send them (run sockstat on the device) so the parser can learn their form.",
+  },
   running_enabled: {
     summary: 'The SSH server is enabled and running (though not reachable at the moment), so remote logins can resume at any time.',
     fix: sshOff,
