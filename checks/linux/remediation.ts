@@ -608,6 +608,13 @@ const remoteLogin: Entries<'REMOTE_LOGIN'> = {
   no_remote_login_listening: passing('No remote login service (SSH, VNC, RDP, telnet) accepts connections from the network.'),
   ssh_hardened,
   sshd_config_unreadable,
+  unrecognized_lines: {
+    summary:
+      "Some rows of the kernel's socket table could not be read, and the rest shows nothing exposed: one of them may be a remote login service.",
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin:
+      "The evidence's `unrecognized_lines` numbers the rows of /proc/net/tcp and /proc/net/tcp6 that were not in the kernel's usual columns; send them (`cat /proc/net/tcp6` on the device) so the parser can learn their form.",
+  },
   remote_login_exposed: {
     summary: (c) =>
       `A remote login service accepts connections from the network${c.evidence.ssh_listening === true ? ' (an SSH server)' : ''}, which your organization does not allow on this device.`,

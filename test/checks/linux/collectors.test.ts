@@ -73,6 +73,27 @@ describe('collectors skip what cannot answer', () => {
   });
 });
 
+describe('REMOTE_LOGIN with /proc/net/tcp rows it cannot read', () => {
+  const withUnreadableRow = async (name: string) => {
+    const loaded = fixture('REMOTE_LOGIN', name);
+    const files = { ...loaded.fixture.host.files };
+    const tcp = files['/proc/net/tcp'];
+    const text = Array.isArray(tcp) ? tcp.join('\n') : (tcp as string);
+    files['/proc/net/tcp'] = `${text.replace(/\n$/, '')}\n   9: cut short\n`;
+    const { verdict } = await runFixture({ ...loaded, fixture: { ...loaded.fixture, host: { ...loaded.fixture.host, files } } });
+    return verdict;
+  };
+
+  it('keeps the exposure the readable rows show, and never PASSes beside a row it could not read', async () => {
+    const exposed = await withUnreadableRow('sshd-listening-any');
+    expect(exposed).toMatchObject({ status: 'FAIL', evidence: { rule: 'remote_login_exposed' } });
+    expect(exposed.evidence.unrecognized_lines).toEqual({ tcp: [expect.any(Number)] });
+    for (const name of ['debian-no-ssh-listener', 'sshd-loopback-only', 'ssh-hardened-allowed']) {
+      expect(await withUnreadableRow(name)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_lines' } });
+    }
+  });
+});
+
 describe('AUTO_UPDATE collector', () => {
   // openEuler's os-release as chef/os_release @ 198876e records it: ID=openEuler, no ID_LIKE.
   const openEuler = readFileSync(new URL('../../fixtures/os-release/chef-os_release/openeuler', import.meta.url), 'utf8');
