@@ -145,6 +145,12 @@ const screenLock: Entries<'SCREEN_LOCK'> = {
   locks_within_policy: passing(
     (c) => `The screen locks by itself when the computer is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`,
   ),
+  locker_not_running: {
+    summary: "XFCE's screen saver (xfce4-screensaver) is not running, so its lock settings do nothing: the screen never locks by itself.",
+    fix: 'Start it now with `xfce4-screensaver &`, and keep it in Settings > Session and Startup > Application Autostart ("Screensaver").',
+    admin: 'Keep /etc/xdg/autostart/xfce4-screensaver.desktop enabled (no per-user `Hidden=true` override) on XFCE devices.',
+  },
+  process_table_incomplete: PROCESS_TABLE_INCOMPLETE,
   lock_disabled: {
     summary: 'The screen never locks by itself: the screen saver starts but no password is asked.',
     fix: lockSteps,

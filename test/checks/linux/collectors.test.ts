@@ -73,6 +73,23 @@ describe('collectors skip what cannot answer', () => {
   });
 });
 
+describe('SCREEN_LOCK on XFCE', () => {
+  it("judges xfce4-screensaver's settings only while it runs", async () => {
+    const loaded = fixture('SCREEN_LOCK', 'debian-xfce-sysvinit');
+    const withProcs = async (pids: string[]) => {
+      const host = { ...loaded.fixture.host, dirs: { ...loaded.fixture.host.dirs, '/proc': pids } };
+      return (await runFixture({ ...loaded, fixture: { ...loaded.fixture, host } })).verdict;
+    };
+    expect(await withProcs(['1', '980', '1402', '1510', '1530'])).toMatchObject({ status: 'PASS', evidence: { locker_running: true } });
+    expect(await withProcs(['1', '980', '1402', '1510'])).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'locker_not_running', locker_running: false },
+    });
+    // Without PID 1 the table is not complete: a locker not seen may still run.
+    expect(await withProcs(['980', '1402', '1510'])).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'process_table_incomplete' } });
+  });
+});
+
 describe('REMOTE_LOGIN with /proc/net/tcp rows it cannot read', () => {
   const withUnreadableRow = async (name: string) => {
     const loaded = fixture('REMOTE_LOGIN', name);
