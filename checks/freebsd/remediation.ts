@@ -6,6 +6,7 @@ import {
   duration,
   maxGrace,
   maxIdle,
+  maxSignatureAge,
   minLength,
   num,
   passing,
@@ -321,6 +322,19 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     fix: 'Start it as your IT team explains (ClamAV: `sysrc clamav_clamd_enable=YES clamav_freshclam_enable=YES && service clamav-clamd start && service clamav-freshclam start`).',
     admin:
       "Deploy and enable every agent named in policy `malware.requiredAgents.FREEBSD` (pkg + rc.conf `_enable` lines); the evidence's `agents_missing` lists which are not running.",
+  },
+  signatures_outdated: {
+    summary: (c) =>
+      `ClamAV's signatures are ${num(c, 'signature_age_days') !== undefined ? `${num(c, 'signature_age_days')} days` : 'too'} old${requires(maxSignatureAge(c) !== undefined ? `at most ${maxSignatureAge(c)} days` : undefined)}: freshclam runs but does not update them.`,
+    fix: 'As root, update them now with `freshclam`, and look at /var/log/clamav/freshclam.log for why the updates fail.',
+    admin:
+      'Let freshclam reach the signature mirror (or your local mirror) and keep `clamav_freshclam_enable="YES"`; raise `malware.maxSignatureAgeDays` only if updates are deliberately slower.',
+  },
+  signatures_unreadable: {
+    summary: 'ClamAV runs, but the age of its signatures could not be read.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin:
+      "The agent dates /var/db/clamav/daily.cld or daily.cvd (the port's DatabaseDirectory); run it as root, or keep the database there.",
   },
 };
 

@@ -406,6 +406,26 @@ describe('REMOTE_LOGIN with sockstat rows it cannot read', () => {
   });
 });
 
+describe('MALWARE_PROTECTION with ClamAV', () => {
+  it("dates ClamAV's signatures in the port's /var/db/clamav: a running freshclam is not enough", async () => {
+    const loaded = listFixtures().find((f) => f.platform === 'FREEBSD' && f.name === 'pass-clamav-running')!;
+    const withStats = async (stats: Record<string, { mtime: string }>) =>
+      (await runFixture({ ...loaded, fixture: { ...loaded.fixture, host: { ...loaded.fixture.host, stats } } })).verdict;
+    expect(await withStats({ '/var/db/clamav/daily.cvd': { mtime: '2026-11-10T09:00:00Z' } })).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'signatures_outdated', signature_age_days: 11, max_signature_age_days: 7 },
+    });
+    // The newer of the two forms counts.
+    expect(
+      await withStats({
+        '/var/db/clamav/daily.cvd': { mtime: '2026-11-10T09:00:00Z' },
+        '/var/db/clamav/daily.cld': { mtime: '2026-11-19T09:00:00Z' },
+      }),
+    ).toMatchObject({ status: 'PASS', evidence: { signature_age_days: 2 } });
+    expect(await withStats({})).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'signatures_unreadable' } });
+  });
+});
+
 describe('MALWARE_PROTECTION', () => {
   it('touches nothing unless the policy requires an agent', async () => {
     const none = await collect('MALWARE_PROTECTION', {});
