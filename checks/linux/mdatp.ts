@@ -28,6 +28,14 @@ export type DefenderHealthReading = { ok: true; health: DefenderHealth } | { ok:
 
 const FIELD = /^([a-z][a-z0-9_]*)\s+: (.*)$/;
 
+/** The true/false fields that decide, by their name in the report. */
+const BOOLEAN_FIELDS: Partial<Record<string, 'healthy' | 'licensed' | 'realTimeProtection' | 'passiveMode'>> = {
+  healthy: 'healthy',
+  licensed: 'licensed',
+  real_time_protection_enabled: 'realTimeProtection',
+  passive_mode_enabled: 'passiveMode',
+};
+
 const bool = (value: string) => (value === 'true' ? true : value === 'false' ? false : undefined);
 const unquote = (value: string) => /^"(.*)"$/.exec(value)?.[1] ?? value;
 
@@ -35,38 +43,21 @@ const unquote = (value: string) => /^"(.*)"$/.exec(value)?.[1] ?? value;
 export function parseMdatpHealth(stdout: string): DefenderHealth {
   const health: DefenderHealth = { unrecognizedLines: [] };
   stdout.split('\n').forEach((raw, i) => {
-    const line = raw.trimEnd();
-    if (line.trim() === '') return;
-    const m = FIELD.exec(line.trim());
+    const line = raw.trim();
+    if (line === '') return;
+    const m = FIELD.exec(line);
     if (!m) {
       health.unrecognizedLines.push(i + 1);
       return;
     }
     const [, name, value] = m as unknown as [string, string, string];
-    switch (name) {
-      case 'healthy':
-        health.healthy = bool(value);
-        break;
-      case 'licensed':
-        health.licensed = bool(value);
-        break;
-      case 'real_time_protection_enabled':
-        health.realTimeProtection = bool(value);
-        break;
-      case 'passive_mode_enabled':
-        health.passiveMode = bool(value);
-        break;
-      case 'definitions_status':
-        health.definitionsStatus = unquote(value);
-        break;
-      case 'definitions_updated_minutes_ago':
-        if (/^\d+$/.test(value)) health.definitionsAgeMinutes = Number(value);
-        break;
-      case 'health_issues':
-        // `[]`, or a list of quoted issue names: only their number is kept.
-        if (/^\[.*\]$/.test(value)) health.healthIssues = value === '[]' ? 0 : value.slice(1, -1).split('",').length;
-        break;
-    }
+    const flag = BOOLEAN_FIELDS[name];
+    if (flag) health[flag] = bool(value);
+    else if (name === 'definitions_status') health.definitionsStatus = unquote(value);
+    else if (name === 'definitions_updated_minutes_ago' && /^\d+$/.test(value)) health.definitionsAgeMinutes = Number(value);
+    // `[]`, or a list of quoted issue names: only their number is kept.
+    else if (name === 'health_issues' && /^\[.*\]$/.test(value))
+      health.healthIssues = value === '[]' ? 0 : value.slice(1, -1).split('",').length;
   });
   return health;
 }
