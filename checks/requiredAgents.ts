@@ -27,7 +27,7 @@ export function agentProcesses(agent: string): readonly string[] {
 }
 
 /** The agent a name stands for, aliases resolved (`mdatp` -> `microsoft-defender`), lower case. */
-export function canonicalAgent(agent: string): string {
+function canonicalAgent(agent: string): string {
   const name = agent.toLowerCase();
   return ALIASES[name] ?? name;
 }

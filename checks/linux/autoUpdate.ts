@@ -59,7 +59,7 @@ type PackageState = 'installed' | 'not_installed' | 'transitional' | 'unknown';
  * `half-configured`, `triggers-awaited`, `triggers-pending` and the `reinstreq` flag are what a dpkg
  * run part-way (or broken off) leaves: the package does not yet (or no longer) work as installed.
  */
-export function dpkgPackageState(status: string): PackageState {
+function dpkgPackageState(status: string): PackageState {
   const m = /^(unknown|install|hold|deinstall|purge) (ok|reinstreq) ([a-z-]+)$/.exec(status.trim());
   if (!m) return 'unknown';
   const [, , flag, state] = m as unknown as [string, string, string, string];

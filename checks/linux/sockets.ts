@@ -4,7 +4,7 @@ import type { FsError, Host } from '../types';
 
 export type Bind = 'any' | 'loopback' | 'specific';
 
-export interface Listener {
+interface Listener {
   family: 4 | 6;
   port: number;
   bind: Bind;
