@@ -2,6 +2,7 @@
 // processes stand for a named agent, and which of them are not running. Agents are found by their
 // processes, so the same names work on both platforms.
 import type { RunningCommands } from './runningCommands';
+import type { Host } from './types';
 
 /** Agents whose daemons are not (only) named after them: the processes that must all run ("a|b": either one). */
 const AGENT_PROCESSES: Record<string, readonly string[]> = {
@@ -22,9 +23,17 @@ export const ANTIMALWARE_AGENTS = ['clamav', 'microsoft-defender', 'falcon-senso
 
 /** The processes an agent name stands for: a known agent's, else the name itself as a command name. */
 export function agentProcesses(agent: string): readonly string[] {
-  const name = agent.toLowerCase();
-  return AGENT_PROCESSES[ALIASES[name] ?? name] ?? [agent];
+  return AGENT_PROCESSES[canonicalAgent(agent)] ?? [agent];
 }
+
+/** The agent a name stands for, aliases resolved (`mdatp` -> `microsoft-defender`), lower case. */
+function canonicalAgent(agent: string): string {
+  const name = agent.toLowerCase();
+  return ALIASES[name] ?? name;
+}
+
+/** Is this required agent Microsoft Defender? It reports its own health (`mdatp health`). */
+export const isDefender = (agent: string) => canonicalAgent(agent) === 'microsoft-defender';
 
 /** Is this required agent ClamAV (whatever the case)? Its signatures can be dated. */
 export const isClamav = (agent: string) => agent.toLowerCase() === 'clamav';
@@ -40,4 +49,14 @@ export function agentRunning(agent: string, running: RunningCommands): boolean {
 /** Per agent, its processes that are not running (empty when the agent runs). */
 export function missingProcesses(agents: readonly string[], running: RunningCommands): Record<string, string[]> {
   return Object.fromEntries(agents.map((agent) => [agent, agentProcesses(agent).filter((p) => !processRunning(p, running))]));
+}
+
+/** ClamAV's daily signature database, in either form freshclam writes (`.cld` after incremental updates). */
+const CLAMAV_DAILY = ['daily.cld', 'daily.cvd'];
+
+/** When ClamAV's signatures last changed: the newer of daily.cld and daily.cvd in `directory`; undefined when neither can be dated. */
+export async function clamavSignaturesMs(host: Host, directory: string): Promise<number | undefined> {
+  const dbs = await Promise.all(CLAMAV_DAILY.map((f) => host.stat(`${directory}/${f}`)));
+  const newest = Math.max(...dbs.map((d) => (d.ok && d.mtimeMs !== undefined ? d.mtimeMs : -Infinity)));
+  return Number.isFinite(newest) ? newest : undefined;
 }

@@ -90,6 +90,17 @@ export const MODULES = {
     mutate: ['checks/freebsd/firewall.ts', 'checks/freebsd/pf.ts', 'checks/freebsd/ipfw.ts', 'checks/freebsd/packetFilter.ts'],
     tests: ['test/checks/freebsd/*.test.ts', 'test/checks/fixtures.test.ts'],
   },
+  // OS_VERSION's shared lifecycle rule and the Linux check: the rule's own tests, the os-release
+  // corpus (155 real files) and every recorded fixture (all platforms call the rule).
+  osVersionLinux: {
+    mutate: ['checks/release.ts', 'checks/linux/osVersion.ts'],
+    tests: [
+      'test/checks/release.test.ts',
+      'test/checks/linux/osReleaseCorpus.test.ts',
+      'test/checks/linux/parsers.test.ts',
+      'test/checks/fixtures.test.ts',
+    ],
+  },
 };
 
 const REPORT = (name) => `reports/mutation/${name}.json`;

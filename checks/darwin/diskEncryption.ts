@@ -14,8 +14,8 @@ export interface FileVaultStatus {
   percent?: number;
   /** "Encryption in progress: Pending" (waiting for AC power). */
   pending?: boolean;
-  /** Lines none of the known forms match: a PASS needs none. */
-  unrecognizedLines: number;
+  /** 1-based numbers of the lines none of the known forms match: a PASS needs none. */
+  unrecognizedLines: number[];
 }
 
 /**
@@ -34,8 +34,8 @@ export function parseFdesetupStatus(stdout: string): FileVaultStatus | null {
   let conversion: FileVaultStatus['conversion'] = 'none';
   let percent: number | undefined;
   let pending = false;
-  let unrecognizedLines = 0;
-  for (const raw of stdout.split('\n')) {
+  const unrecognizedLines: number[] = [];
+  for (const [i, raw] of stdout.split('\n').entries()) {
     const line = raw.trim();
     if (line === '' || BENIGN.test(line)) continue;
     let m: RegExpExecArray | null;
@@ -44,13 +44,13 @@ export function parseFdesetupStatus(stdout: string): FileVaultStatus | null {
       if (m[2]?.startsWith('will')) conversion = 'deferred';
       else if (m[2] !== undefined && state === 'on') conversion = 'restart_pending';
       // "Off, but needs to be restarted to finish" (decryption completes at restart) is plainly Off.
-      if (m[3] !== undefined) unrecognizedLines++;
+      if (m[3] !== undefined) unrecognizedLines.push(i + 1);
     } else if (DEFERRED.test(line)) conversion = 'deferred';
     else if ((m = CONVERSION.exec(line))) {
       conversion = m[1] === 'Encryption' ? 'encrypting' : 'decrypting';
       if (m[2] !== undefined && Number(m[2]) <= 100) percent = Number(m[2]);
       pending = m[3] !== undefined;
-    } else unrecognizedLines++;
+    } else unrecognizedLines.push(i + 1);
   }
   if (state === undefined && conversion === 'none') return null;
   const status: FileVaultStatus = {
@@ -85,7 +85,7 @@ export function evaluateFileVault(result: CommandResult, policy: Policy) {
   if (status.conversion === 'encrypting' && policy.diskEncryption.inProgress === 'FAIL') {
     return fail({ ...evidence, rule: 'encryption_in_progress' });
   }
-  if (status.unrecognizedLines > 0) {
+  if (status.unrecognizedLines.length > 0) {
     return unknown('unrecognized_output', { ...evidence, unrecognized_lines: status.unrecognizedLines });
   }
   return pass({ ...evidence, rule: status.conversion === 'encrypting' ? 'encryption_in_progress' : 'filevault_on' });

@@ -6,6 +6,7 @@ import {
   duration,
   maxGrace,
   maxIdle,
+  maxSignatureAge,
   minLength,
   num,
   passing,
@@ -294,6 +295,13 @@ const remoteLogin: Entries<'REMOTE_LOGIN'> = {
     admin:
       'Remove xrdp/VNC servers from the package set or deploy `xrdp_enable="NO"` in rc.conf; where remote desktop is needed, bind it to loopback (`address=127.0.0.1` in xrdp.ini, `-localhost` for VNC) and tunnel it over hardened SSH.',
   },
+  unrecognized_lines: {
+    summary:
+      'Some lines of the listening-socket table could not be read, and the rest shows nothing exposed: one of them may be a remote login service.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin:
+      "The evidence's `unrecognized_lines` numbers the rows of `sockstat -4 -6 -l -P tcp` that were not understood; send them (run sockstat on the device) so the parser can learn their form.",
+  },
   running_enabled: {
     summary: 'The SSH server is enabled and running (though not reachable at the moment), so remote logins can resume at any time.',
     fix: sshOff,
@@ -314,6 +322,19 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     fix: 'Start it as your IT team explains (ClamAV: `sysrc clamav_clamd_enable=YES clamav_freshclam_enable=YES && service clamav-clamd start && service clamav-freshclam start`).',
     admin:
       "Deploy and enable every agent named in policy `malware.requiredAgents.FREEBSD` (pkg + rc.conf `_enable` lines); the evidence's `agents_missing` lists which are not running.",
+  },
+  signatures_outdated: {
+    summary: (c) =>
+      `ClamAV's signatures are ${num(c, 'signature_age_days') !== undefined ? `${num(c, 'signature_age_days')} days` : 'too'} old${requires(maxSignatureAge(c) !== undefined ? `at most ${maxSignatureAge(c)} days` : undefined)}: freshclam runs but does not update them.`,
+    fix: 'As root, update them now with `freshclam`, and look at /var/log/clamav/freshclam.log for why the updates fail.',
+    admin:
+      'Let freshclam reach the signature mirror (or your local mirror) and keep `clamav_freshclam_enable="YES"`; raise `malware.maxSignatureAgeDays` only if updates are deliberately slower.',
+  },
+  signatures_unreadable: {
+    summary: 'ClamAV runs, but the age of its signatures could not be read.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin:
+      "The agent dates /var/db/clamav/daily.cld or daily.cvd (the port's DatabaseDirectory); run it as root, or keep the database there.",
   },
 };
 

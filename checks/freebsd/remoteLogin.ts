@@ -55,7 +55,8 @@ function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy) {
   const evidence: Evidence = { source: 'sockstat', rc_enabled: rcEvidence(rc, 'sshd_enable') };
   if (facts.sockstat.error || facts.sockstat.exitCode !== 0) return unknown(commandFailureReason(facts.sockstat), evidence);
   const table = parseSockstat(facts.sockstat.stdout);
-  if (!table || table.unparsed > 0) return unknown('parse_error', evidence);
+  if (!table) return unknown('parse_error', evidence);
+  if (table.unparsedLines.length > 0) evidence.unrecognized_lines = table.unparsedLines;
   const ssh = table.sockets.filter(isSsh);
   const telnet = table.sockets.filter(isTelnet);
   const sshExposed = ssh.some((s) => !isLoopbackAddress(s.address));
@@ -81,6 +82,11 @@ function evaluateRemoteLogin(facts: RemoteLoginFacts, policy: Policy) {
   // sockstat hides other users' sockets under the same rule that hides their processes: a view
   // that cannot see root's listeners proves exposure, never its absence.
   if (verdict.status === 'PASS' && !ps.ok && ps.reason === 'process_table_partial') return unknown(ps.reason, evidence);
+  // A row sockstat printed that could not be read may be a listener: what the readable rows show
+  // exposed stands, but nothing rests on a socket's absence (a PASS, sshd running with no socket seen).
+  if (table.unparsedLines.length > 0 && (verdict.status === 'PASS' || verdict.evidence.rule === 'running_enabled')) {
+    return unknown('unrecognized_lines', evidence);
+  }
   return verdict;
 }
 

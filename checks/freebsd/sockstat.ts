@@ -10,8 +10,8 @@ export interface Socket {
 
 export interface SocketTable {
   sockets: Socket[];
-  /** Data rows that do not have the seven columns. */
-  unparsed: number;
+  /** 1-based line numbers (in sockstat's output) of data rows that do not have the seven columns. */
+  unparsedLines: number[];
 }
 
 const HEADER = /^USER\s+COMMAND\s+PID\s+FD\s+PROTO\s+LOCAL ADDRESS\s+FOREIGN ADDRESS\b/;
@@ -26,17 +26,18 @@ function splitAddress(local: string): { address: string; port: number | null } {
 
 /** null when the output has no sockstat header. */
 export function parseSockstat(stdout: string): SocketTable | null {
-  const lines = stdout.split('\n').filter((l) => l.trim() !== '');
-  if (!HEADER.test(lines[0] ?? '')) return null;
+  const lines = stdout.split('\n').map((text, i) => ({ text, number: i + 1 }));
+  const rows = lines.filter((l) => l.text.trim() !== '');
+  if (!HEADER.test(rows[0]?.text ?? '')) return null;
   const sockets: Socket[] = [];
-  let unparsed = 0;
-  for (const line of lines.slice(1)) {
-    const m = ROW.exec(line);
+  const unparsedLines: number[] = [];
+  for (const { text, number } of rows.slice(1)) {
+    const m = ROW.exec(text);
     if (!m) {
-      unparsed++;
+      unparsedLines.push(number);
       continue;
     }
     sockets.push({ command: m[2]!, proto: m[5]!, ...splitAddress(m[6]!) });
   }
-  return { sockets, unparsed };
+  return { sockets, unparsedLines };
 }

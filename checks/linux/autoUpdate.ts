@@ -23,6 +23,8 @@ type UpdateFacts =
   | {
       manager: 'apt';
       installed: Tri;
+      /** dpkg's `want flag status` while a dpkg run is part-way (installed is then 'unknown'). */
+      packageState?: string;
       periodic: Readable<Record<string, string>>;
       scheduler: { kind: 'systemd'; timers: Record<string, Tri> } | { kind: 'cron'; script: boolean; cronRunning: boolean | null };
       lastRunMs?: number;
@@ -44,8 +46,28 @@ type UpdateFacts =
 interface AutoUpdateFacts {
   container: ContainerFacts;
   update: UpdateFacts;
-  /** The program that showed which package manager is installed, when os-release's family did not name one. */
+  /** The program that showed the package manager installed (absent when none was found and os-release's family named it). */
   detectedBy?: string;
+}
+
+type PackageState = 'installed' | 'not_installed' | 'transitional' | 'unknown';
+
+/**
+ * A package's `${Status}` as dpkg-query(1) prints it, `want flag status`, by its documented meaning:
+ * `installed` is installed whatever is wanted (`hold ok installed`, `deinstall ok installed` not yet
+ * removed); `not-installed` and `config-files` are not; `half-installed`, `unpacked`,
+ * `half-configured`, `triggers-awaited`, `triggers-pending` and the `reinstreq` flag are what a dpkg
+ * run part-way (or broken off) leaves: the package does not yet (or no longer) work as installed.
+ */
+function dpkgPackageState(status: string): PackageState {
+  const m = /^(unknown|install|hold|deinstall|purge) (ok|reinstreq) ([a-z-]+)$/.exec(status.trim());
+  if (!m) return 'unknown';
+  const [, , flag, state] = m as unknown as [string, string, string, string];
+  if (['not-installed', 'config-files'].includes(state)) return flag === 'ok' ? 'not_installed' : 'transitional';
+  if (state === 'installed' && flag === 'ok') return 'installed';
+  return ['installed', 'half-installed', 'unpacked', 'half-configured', 'triggers-awaited', 'triggers-pending'].includes(state)
+    ? 'transitional'
+    : 'unknown';
 }
 
 /** `apt-config dump APT::Periodic` lines -> key -> value. */
@@ -64,6 +86,22 @@ export function periodicOn(value: string | undefined): Tri {
   if (value === 'always' || /^[1-9]\d*[smhd]?$/.test(value)) return true;
   return 'unknown';
 }
+
+/**
+ * Days between unattended-upgrade runs for an APT::Periodic::Unattended-Upgrade value that is on:
+ * a day count, or a number with apt.systemd.daily's s/m/h/d unit, or `always` (each daily timer run);
+ * never below one day, the timer's own period.
+ */
+export function periodicDays(value: string | undefined): number {
+  const m = /^(\d+)([smhd]?)$/.exec(value ?? '');
+  if (!m) return 1;
+  const unitSeconds: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, '': 86_400 };
+  const seconds = Number(m[1]) * unitSeconds[m[2]!]!;
+  return Math.max(1, Math.ceil(seconds / 86_400));
+}
+
+/** Days a run may be late: apt-daily-upgrade.timer's random delay, a machine switched off over a weekend. */
+const LAST_RUN_SLACK_DAYS = 2;
 
 const APT_TIMERS = ['apt-daily.timer', 'apt-daily-upgrade.timer'];
 const DNF_TIMERS = ['dnf-automatic-install.timer', 'dnf-automatic.timer', 'dnf-automatic-download.timer', 'dnf5-automatic.timer'];
@@ -91,13 +129,14 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
   ]);
   // dpkg-query exits 1 with "no packages found" for a package dpkg never knew.
-  const installed: Tri = query.error
+  const state: PackageState = query.error
     ? 'unknown'
-    : query.stdout.trim() === 'install ok installed'
-      ? true
-      : query.exitCode === 0 || /no packages found/.test(query.stderr)
-        ? false
+    : query.exitCode === 0
+      ? dpkgPackageState(query.stdout)
+      : /no packages found/.test(query.stderr)
+        ? 'not_installed'
         : 'unknown';
+  const installed: Tri = state === 'installed' ? true : state === 'not_installed' ? false : 'unknown';
   const periodic: Readable<Record<string, string>> =
     dump.error || dump.exitCode !== 0
       ? { ok: false, reason: dump.error ? commandFailureReason(dump) : 'parse_error' }
@@ -112,6 +151,7 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
     scheduler = { kind: 'cron', script: script.ok, cronRunning: cron };
   }
   const facts: UpdateFacts = { manager: 'apt', installed, periodic, scheduler };
+  if (state === 'transitional') facts.packageState = query.stdout.trim();
   if (log.ok && log.mtimeMs !== undefined) facts.lastRunMs = log.mtimeMs;
   return facts;
 }
@@ -227,19 +267,20 @@ const INSTALLED_MANAGERS: readonly (readonly [program: string, family: string])[
   ['/usr/bin/pacman', 'arch'],
 ];
 
-/** The first package manager installed, for a distribution whose os-release names no family the check knows. */
-async function installedManager(ctx: CheckContext): Promise<(typeof INSTALLED_MANAGERS)[number] | undefined> {
+/** The package managers installed, in INSTALLED_MANAGERS' order. */
+async function installedManagers(ctx: CheckContext): Promise<(typeof INSTALLED_MANAGERS)[number][]> {
   const found = await Promise.all(INSTALLED_MANAGERS.map(([program]) => ctx.host.stat(program)));
-  return INSTALLED_MANAGERS.find((_, i) => found[i]!.ok);
+  return INSTALLED_MANAGERS.filter((_, i) => found[i]!.ok && !found[i]!.isDirectory);
 }
 
 async function collect(ctx: CheckContext): Promise<AutoUpdateFacts> {
-  const [container, os] = await Promise.all([containerFacts(ctx), osRelease(ctx)]);
-  // The distribution's family names the manager; a distribution nobody listed is judged by the one installed.
+  const [container, os, installed] = await Promise.all([containerFacts(ctx), osRelease(ctx), installedManagers(ctx)]);
+  // What is installed decides; the distribution's identity only refines: among the managers found,
+  // its own family's; none of them found, the family's (whose tools then answer for themselves).
   const known = os.ok ? family(os.release).find((id) => COLLECTORS[id]) : undefined;
+  const chosen = installed.find(([, fam]) => known && COLLECTORS[fam] === COLLECTORS[known]) ?? installed[0];
+  if (chosen) return { container, update: await COLLECTORS[chosen[1]]!(ctx), detectedBy: chosen[0] };
   if (known) return { container, update: await COLLECTORS[known]!(ctx) };
-  const installed = await installedManager(ctx);
-  if (installed) return { container, update: await COLLECTORS[installed[1]]!(ctx), detectedBy: installed[0] };
   return { container, update: os.ok ? { manager: 'unknown', id: os.release.id } : { manager: 'unknown' } };
 }
 
@@ -256,6 +297,7 @@ function aptScheduled(scheduler: Extract<UpdateFacts, { manager: 'apt' }>['sched
 
 function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date) {
   evidence.unattended_upgrades_installed = u.installed;
+  if (u.packageState) return unknown('package_state_transitional', { ...evidence, package_state: u.packageState });
   if (u.lastRunMs !== undefined) evidence.last_run_age_days = ageInDays(u.lastRunMs, now);
   if (u.scheduler.kind === 'systemd') evidence.timers_enabled = Object.values(u.scheduler.timers).every((t) => t === true);
   else Object.assign(evidence, { scheduler: 'cron', cron_script: u.scheduler.script, cron_running: u.scheduler.cronRunning });
@@ -276,7 +318,15 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
   const scheduled = aptScheduled(u.scheduler);
   const installs = u.installed && enabled && lists && upgrade;
   if (installs) {
-    if (scheduled === true) return pass({ ...evidence, rule: 'unattended_upgrades' });
+    if (scheduled === true) {
+      // Configured and scheduled is the intent; the effect is that unattended-upgrade ran: it
+      // appends to its log on every run, whatever it found to install.
+      const maxAge = periodicDays(p['Unattended-Upgrade']) + LAST_RUN_SLACK_DAYS;
+      evidence.max_run_age_days = maxAge;
+      if (u.lastRunMs === undefined) return unknown('no_run_recorded', evidence);
+      if (ageInDays(u.lastRunMs, now) > maxAge) return fail({ ...evidence, rule: 'not_run_recently' });
+      return pass({ ...evidence, rule: 'unattended_upgrades' });
+    }
     if (scheduled === 'unknown') return unknown('scheduler_unreadable', evidence);
     return fail({ ...evidence, rule: 'not_scheduled' });
   }

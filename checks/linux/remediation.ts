@@ -145,6 +145,12 @@ const screenLock: Entries<'SCREEN_LOCK'> = {
   locks_within_policy: passing(
     (c) => `The screen locks by itself when the computer is idle${maxIdle(c) !== undefined ? ` within ${duration(maxIdle(c)!)}` : ''}.`,
   ),
+  locker_not_running: {
+    summary: "XFCE's screen saver (xfce4-screensaver) is not running, so its lock settings do nothing: the screen never locks by itself.",
+    fix: 'Start it now with `xfce4-screensaver &`, and keep it in Settings > Session and Startup > Application Autostart ("Screensaver").',
+    admin: 'Keep /etc/xdg/autostart/xfce4-screensaver.desktop enabled (no per-user `Hidden=true` override) on XFCE devices.',
+  },
+  process_table_incomplete: PROCESS_TABLE_INCOMPLETE,
   lock_disabled: {
     summary: 'The screen never locks by itself: the screen saver starts but no password is asked.',
     fix: lockSteps,
@@ -427,6 +433,27 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: autoUpdateFix,
     admin: autoUpdateAdmin,
   },
+  not_run_recently: {
+    summary: (c) =>
+      `Automatic updates are configured, but unattended-upgrades last ran ${num(c, 'last_run_age_days') !== undefined ? `${num(c, 'last_run_age_days')} days ago` : 'too long ago'}${num(c, 'max_run_age_days') !== undefined ? ` (at most ${num(c, 'max_run_age_days')} days expected)` : ''}: updates are not being installed.`,
+    fix: 'Look at why it stopped: `systemctl list-timers apt-daily-upgrade.timer` and `journalctl -u apt-daily-upgrade.service`; run `sudo unattended-upgrade -d` once to see it work.',
+    admin:
+      'Check apt-daily-upgrade.service on these devices (failed runs, a held dpkg lock, no network to the mirror); the evidence gives the days since /var/log/unattended-upgrades/unattended-upgrades.log was last written.',
+  },
+  no_run_recorded: {
+    summary:
+      'Automatic updates are configured, but unattended-upgrades has not run yet (it keeps no log), so whether updates install is not known.',
+    fix: 'Wait a day (it runs daily), or run `sudo unattended-upgrade -d` once; if it still has no log, check `systemctl list-timers apt-daily-upgrade.timer`.',
+    admin:
+      'A first run writes /var/log/unattended-upgrades/unattended-upgrades.log; devices that stay UNKNOWN here never ran it: check their apt-daily-upgrade.timer.',
+  },
+  package_state_transitional: {
+    summary:
+      'The unattended-upgrades package is part-way through being installed, upgraded or removed (dpkg has not finished with it), so automatic updates are not decided.',
+    fix: 'If no installation is running, finish the interrupted one: `sudo dpkg --configure -a`, then `sudo apt-get -f install`.',
+    admin:
+      "Look for interrupted package runs on these devices (the evidence's `package_state` is dpkg's word for it); `dpkg --configure -a` completes them.",
+  },
   periodic_disabled: {
     summary: 'unattended-upgrades is installed, but APT is configured not to run it (APT::Periodic is 0).',
     fix: 'Turn it on: `sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes), which writes /etc/apt/apt.conf.d/20auto-upgrades.',
@@ -471,7 +498,7 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     summary: "The agent does not recognise this distribution's package manager, so it cannot read its update settings.",
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin:
-      'Only APT, DNF, zypper, apk and pacman are read, found by the distribution family or by their programs (/usr/bin/apt-get, /usr/bin/dnf, /usr/bin/zypper, /sbin/apk, /usr/bin/pacman). Accept UNKNOWN for these devices or standardise the distribution.',
+      'Only APT, DNF, zypper, apk and pacman are read, found by their programs (/usr/bin/apt-get, /usr/bin/dnf5, /usr/bin/dnf, /usr/bin/zypper, /sbin/apk, /usr/bin/pacman), the distribution family choosing among several. Accept UNKNOWN for these devices or standardise the distribution.',
   },
   config_unreadable: {
     summary: 'The update settings could not be read.',
@@ -587,6 +614,13 @@ const remoteLogin: Entries<'REMOTE_LOGIN'> = {
   no_remote_login_listening: passing('No remote login service (SSH, VNC, RDP, telnet) accepts connections from the network.'),
   ssh_hardened,
   sshd_config_unreadable,
+  unrecognized_lines: {
+    summary:
+      "Some rows of the kernel's socket table could not be read, and the rest shows nothing exposed: one of them may be a remote login service.",
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin:
+      "The evidence's `unrecognized_lines` numbers the rows of /proc/net/tcp and /proc/net/tcp6 that were not in the kernel's usual columns; send them (`cat /proc/net/tcp6` on the device) so the parser can learn their form.",
+  },
   remote_login_exposed: {
     summary: (c) =>
       `A remote login service accepts connections from the network${c.evidence.ssh_listening === true ? ' (an SSH server)' : ''}, which your organization does not allow on this device.`,
@@ -608,7 +642,7 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
   signatures_outdated: {
     summary: (c) =>
       `The anti-malware signatures are ${num(c, 'signature_age_days') !== undefined ? `${num(c, 'signature_age_days')} days` : 'too'} old${requires(maxSignatureAge(c) !== undefined ? `at most ${maxSignatureAge(c)} days` : undefined)}.`,
-    fix: 'Update them: `sudo systemctl restart clamav-freshclam` (or `sudo freshclam`), and keep the freshclam service enabled.',
+    fix: 'Update them: ClamAV `sudo systemctl restart clamav-freshclam` (or `sudo freshclam`), and keep the freshclam service enabled; Microsoft Defender `sudo mdatp definitions update`.',
     admin:
       'Keep clamav-freshclam enabled and allow it to reach the signature mirror (or your local mirror); raise `malware.maxSignatureAgeDays` only if updates are deliberately slower.',
   },
@@ -616,6 +650,38 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     summary: 'The anti-malware agent runs, but the age of its signatures could not be read.',
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin: `${RUN_AS_ROOT} ClamAV's database directory (/var/lib/clamav) must be readable.`,
+  },
+  agent_unlicensed: {
+    summary: 'Microsoft Defender runs but reports no license: it is not onboarded and does not protect this device.',
+    fix: 'Ask your IT team for the onboarding package and run it; `mdatp health --field licensed` then says true.',
+    admin:
+      'Onboard the device with the Defender onboarding script (MicrosoftDefenderATPOnboardingLinuxServer.py) from your configuration management.',
+  },
+  realtime_protection_off: {
+    summary: 'Microsoft Defender runs, but its real-time protection is off.',
+    fix: 'Turn it on: `sudo mdatp config real-time-protection --value enabled`.',
+    admin: 'Set `enableRealTimeProtection: true` in the managed configuration (/etc/opt/microsoft/mdatp/managed/mdatp_managed.json).',
+  },
+  passive_mode: {
+    summary: 'Microsoft Defender runs in passive mode: it detects but does not block or remove threats.',
+    fix: 'Ask your IT team whether another anti-malware product is meant to protect this device; otherwise `sudo mdatp config passive-mode --value disabled`.',
+    admin:
+      'Set `passiveMode: false` (or `enforcementLevel: "real_time"`) in the managed configuration, unless another required agent protects the device.',
+  },
+  agent_unhealthy: {
+    summary: 'Microsoft Defender reports itself unhealthy.',
+    fix: 'Run `mdatp health --field health_issues` to see why, then follow Microsoft\'s "Investigate agent health issues" page.',
+    admin: 'Collect `mdatp health` from the device (the evidence counts its health issues) and fix the issues it lists.',
+  },
+  agent_health_unreadable: {
+    summary: 'The required security agent runs, but its health report could not be read.',
+    fix: 'Run `mdatp health`; if it says it cannot connect to the daemon, restart it with `sudo systemctl restart mdatp`.',
+    admin: `${RUN_AS_ROOT} /usr/bin/mdatp must answer \`mdatp health\` (the evidence's \`health_error\` or \`fields_unread\` says what failed).`,
+  },
+  definitions_status_unrecognized: {
+    summary: 'Microsoft Defender reports a definitions status the agent does not know, so their state is not decided.',
+    fix: 'Update the definitions: `sudo mdatp definitions update`.',
+    admin: "Check the evidence's `defender.definitions_status`; report it so the agent learns its meaning.",
   },
   process_table_incomplete: PROCESS_TABLE_INCOMPLETE,
 };

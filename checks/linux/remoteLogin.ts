@@ -47,7 +47,13 @@ export interface OwnedListener {
 }
 
 interface RemoteLoginFacts {
-  listeners: { ok: true; items: OwnedListener[] } | { ok: false; reason: FsFailureReason };
+  listeners:
+    | {
+        ok: true;
+        items: OwnedListener[];
+        /** Rows of /proc/net/tcp{,6} that could not be read, by file. */ unreadable: { tcp?: number[]; tcp6?: number[] };
+      }
+    | { ok: false; reason: FsFailureReason };
   ownerMapping: 'complete' | 'partial' | 'unavailable';
   /** Ports configured for SSH besides 22 (sshd_config Port, ListenStream of ssh(d).socket). */
   sshPorts: number[];
@@ -103,7 +109,7 @@ async function collect(ctx: CheckContext): Promise<RemoteLoginFacts> {
   });
   const mapped = table.complete && mapping.complete;
   const facts: RemoteLoginFacts = {
-    listeners: { ok: true, items },
+    listeners: { ok: true, items, unreadable: listening.unreadable },
     ownerMapping: mapped ? 'complete' : mapping.owners.size > 0 ? 'partial' : 'unavailable',
     sshPorts,
   };
@@ -135,11 +141,20 @@ function evaluate(facts: RemoteLoginFacts, policy: Policy) {
     if (facts.sshd?.ok) Object.assign(evidence, sshdEvidence(facts.sshd.settings));
     else if (facts.sshd) evidence.sshd_config = facts.sshd.reason;
   }
-  if (exposed.length === 0) return pass({ ...evidence, rule: 'no_remote_login_listening' });
+  // A row that could not be read may be a listener: an exposure seen stands, a PASS does not.
+  const unreadable = facts.listeners.unreadable;
+  if (unreadable.tcp || unreadable.tcp6) evidence.unrecognized_lines = unreadable;
+  if (exposed.length === 0) {
+    return unreadable.tcp || unreadable.tcp6
+      ? unknown('unrecognized_lines', evidence)
+      : pass({ ...evidence, rule: 'no_remote_login_listening' });
+  }
   if (policy.remoteLogin.allowSshIfHardened && others.length === 0) {
     // Only SSH is exposed and the policy accepts it when hardened: that needs sshd's answer.
     if (!facts.sshd?.ok) return unknown(facts.sshd?.reason ?? 'check_error', { ...evidence, step: 'sshd_config' });
-    if (isHardened(facts.sshd.settings)) return pass({ ...evidence, rule: 'ssh_hardened' });
+    if (isHardened(facts.sshd.settings)) {
+      return unreadable.tcp || unreadable.tcp6 ? unknown('unrecognized_lines', evidence) : pass({ ...evidence, rule: 'ssh_hardened' });
+    }
   }
   return fail({ ...evidence, rule: 'remote_login_exposed' });
 }

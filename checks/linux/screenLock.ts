@@ -6,13 +6,19 @@ import type { Policy } from '../policy';
 import { defineCheck, type CheckContext } from '../types';
 import { fail, notApplicable, pass, unknown } from '../verdict';
 import { readLockSettings, type LockReading, type LockSettings, type LockUnreadable } from './desktopLock';
+import { processTable, runningCommands } from './processes';
 import { accountOf, graphicalSessions, type SessionFacts } from './sessions';
 
 interface ScreenLockFacts {
   sessions: Omit<SessionFacts, 'sessions'> & { local: number; remote: number; sessionTypes: string[] };
   /** One reading per distinct local session user (no user identity kept). */
   users: LockReading[];
+  /** Whether xfce4-screensaver runs, asked only for XFCE sessions (null: the process table is incomplete). */
+  xfceLockerRunning?: boolean | null;
 }
+
+/** XFCE's settings lock the screen only through xfce4-screensaver's process (comm cut to 15 characters). */
+const XFCE_LOCKER = 'xfce4-screensaver';
 
 async function collect(ctx: CheckContext): Promise<ScreenLockFacts> {
   const found = await graphicalSessions(ctx);
@@ -26,7 +32,7 @@ async function collect(ctx: CheckContext): Promise<ScreenLockFacts> {
       return readLockSettings(ctx.host, account, desktop, uid !== ownUid);
     }),
   );
-  return {
+  const facts: ScreenLockFacts = {
     sessions: {
       source: found.source,
       desktopInstalled: found.desktopInstalled,
@@ -36,11 +42,18 @@ async function collect(ctx: CheckContext): Promise<ScreenLockFacts> {
     },
     users,
   };
+  if (users.some((u) => u.ok && u.settings.desktop === 'xfce')) {
+    const table = await processTable(ctx);
+    facts.xfceLockerRunning = table.complete ? runningCommands(table).has(XFCE_LOCKER) : null;
+  }
+  return facts;
 }
 
-type LockTooWeak = 'lock_disabled' | 'idle_activation_disabled' | 'never_idle' | 'idle_too_long' | 'grace_too_long';
+type LockTooWeak = 'lock_disabled' | 'idle_activation_disabled' | 'never_idle' | 'idle_too_long' | 'grace_too_long' | 'locker_not_running';
 type UserVerdict =
-  { status: 'PASS' } | { status: 'FAIL'; rule: LockTooWeak } | { status: 'UNKNOWN'; reason: LockUnreadable | 'parse_error' };
+  | { status: 'PASS' }
+  | { status: 'FAIL'; rule: LockTooWeak }
+  | { status: 'UNKNOWN'; reason: LockUnreadable | 'parse_error' | 'process_table_incomplete' };
 
 function judgeUser(s: LockSettings, policy: Policy): UserVerdict {
   const { maxIdleSeconds, maxGraceSeconds } = policy.screenLock;
@@ -67,7 +80,14 @@ function evaluate(facts: ScreenLockFacts, policy: Policy) {
     return unknown('no_console_user', { ...evidence, desktop_installed: sessions.desktopInstalled });
   }
   evidence.session_types = sessions.sessionTypes;
-  const verdicts = facts.users.map((u) => (u.ok ? judgeUser(u.settings, policy) : ({ status: 'UNKNOWN', reason: u.reason } as const)));
+  const verdicts = facts.users.map((u): UserVerdict => {
+    if (!u.ok) return { status: 'UNKNOWN', reason: u.reason };
+    // The settings are only the intent: XFCE locks through xfce4-screensaver's running process.
+    if (u.settings.desktop === 'xfce' && facts.xfceLockerRunning === false) return { status: 'FAIL', rule: 'locker_not_running' };
+    if (u.settings.desktop === 'xfce' && facts.xfceLockerRunning === null) return { status: 'UNKNOWN', reason: 'process_table_incomplete' };
+    return judgeUser(u.settings, policy);
+  });
+  if (facts.xfceLockerRunning !== undefined) evidence.locker_running = facts.xfceLockerRunning;
   const first = facts.users[0]!;
   if (first.ok) {
     const s = first.settings;

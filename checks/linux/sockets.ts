@@ -4,7 +4,7 @@ import type { FsError, Host } from '../types';
 
 export type Bind = 'any' | 'loopback' | 'specific';
 
-export interface Listener {
+interface Listener {
   family: 4 | 6;
   port: number;
   bind: Bind;
@@ -34,30 +34,45 @@ export function classifyAddress(bytes: readonly number[]): Bind {
   return loopback ? 'loopback' : 'specific';
 }
 
-/** LISTEN rows of one /proc/net/tcp or tcp6 file. */
-export function parseProcNetTcp(text: string, family: 4 | 6, littleEndian: boolean): Listener[] {
-  const listeners: Listener[] = [];
-  for (const line of text.split('\n').slice(1)) {
-    const cols = line.trim().split(/\s+/);
-    if (cols.length < 10 || cols[3] !== LISTEN) continue;
-    const [addr, port] = cols[1]!.split(':');
-    if (!addr || !port || addr.length !== (family === 4 ? 8 : 32)) continue;
-    listeners.push({ family, port: parseInt(port, 16), bind: classifyAddress(addressBytes(addr, littleEndian)), inode: Number(cols[9]) });
-  }
-  return listeners;
+export interface ProcNetTcp {
+  listeners: Listener[];
+  /** 1-based numbers of rows that are not the kernel's columns (a LISTEN row among them cannot be ruled out). */
+  unreadableLines: number[];
 }
 
-export type ListenerFacts = { ok: true; listeners: Listener[] } | { ok: false; error: FsError };
+/** LISTEN rows of one /proc/net/tcp or tcp6 file; rows it cannot read are numbered, not skipped silently. */
+export function parseProcNetTcp(text: string, family: 4 | 6, littleEndian: boolean): ProcNetTcp {
+  const listeners: Listener[] = [];
+  const unreadableLines: number[] = [];
+  text.split('\n').forEach((line, i) => {
+    // The first line is the column header.
+    if (i === 0 || line.trim() === '') return;
+    const cols = line.trim().split(/\s+/);
+    if (cols.length < 10 || !/^[0-9A-F]{2}$/.test(cols[3]!)) return void unreadableLines.push(i + 1);
+    if (cols[3] !== LISTEN) return;
+    const [addr, port] = cols[1]!.split(':');
+    if (!addr || !port || addr.length !== (family === 4 ? 8 : 32) || !/^[0-9A-F]{4}$/.test(port) || !/^\d+$/.test(cols[9]!)) {
+      return void unreadableLines.push(i + 1);
+    }
+    listeners.push({ family, port: parseInt(port, 16), bind: classifyAddress(addressBytes(addr, littleEndian)), inode: Number(cols[9]) });
+  });
+  return { listeners, unreadableLines };
+}
+
+export type ListenerFacts =
+  { ok: true; listeners: Listener[]; unreadable: { tcp?: number[]; tcp6?: number[] } } | { ok: false; error: FsError };
 
 export async function readListeners(host: Host, littleEndian: boolean): Promise<ListenerFacts> {
   const [tcp, tcp6] = await Promise.all([host.readFile('/proc/net/tcp'), host.readFile('/proc/net/tcp6')]);
   if (!tcp.ok) return { ok: false, error: tcp.error };
   // tcp6 is absent when IPv6 is disabled in the kernel.
   if (!tcp6.ok && tcp6.error !== 'not_found') return { ok: false, error: tcp6.error };
-  return {
-    ok: true,
-    listeners: [...parseProcNetTcp(tcp.text, 4, littleEndian), ...(tcp6.ok ? parseProcNetTcp(tcp6.text, 6, littleEndian) : [])],
-  };
+  const v4 = parseProcNetTcp(tcp.text, 4, littleEndian);
+  const v6 = tcp6.ok ? parseProcNetTcp(tcp6.text, 6, littleEndian) : { listeners: [], unreadableLines: [] };
+  const unreadable: { tcp?: number[]; tcp6?: number[] } = {};
+  if (v4.unreadableLines.length > 0) unreadable.tcp = v4.unreadableLines;
+  if (v6.unreadableLines.length > 0) unreadable.tcp6 = v6.unreadableLines;
+  return { ok: true, listeners: [...v4.listeners, ...v6.listeners], unreadable };
 }
 
 /** inode -> owning pid for the sockets the given processes hold; `complete` is false when a fd table was unreadable. */

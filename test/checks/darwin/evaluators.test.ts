@@ -34,8 +34,9 @@ describe('FileVault', () => {
   it('refuses to PASS beside a line it does not know, but still FAILs on "Off"', () => {
     expect(evaluateFileVault(ok('FileVault is On.\nSomething new in macOS 27.\n'), policy)).toMatchObject({
       status: 'UNKNOWN',
-      evidence: { reason: 'unrecognized_output', unrecognized_lines: 1 },
+      evidence: { reason: 'unrecognized_output', unrecognized_lines: [2] },
     });
+    expect(evaluateFileVault(ok('\nFileVault is On, and more.\n'), policy).evidence.unrecognized_lines).toEqual([2]);
     expect(evaluateFileVault(ok('FileVault is Off.\nSomething new in macOS 27.\n'), policy).status).toBe('FAIL');
   });
 

@@ -7,6 +7,7 @@ import { resolvePolicy, type PolicyOverride } from '../../../checks/policy';
 import { checks } from '../../../checks/freebsd/index';
 import type { Check } from '../../../checks/types';
 import { FakeHost, type HostCall, type HostRecording } from '../../support/fakeHost';
+import { listFixtures, runFixture } from '../../support/checkFixtures';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const byKey = (key: string): Check => {
@@ -375,6 +376,53 @@ describe('REMOTE_LOGIN', () => {
     expect(argvs(plain.host)).toEqual([['/usr/bin/sockstat', '-4', '-6', '-l', '-P', 'tcp'], PS, SYSRC]);
     const hardened = await collect('REMOTE_LOGIN', {}, { remoteLogin: { allowSshIfHardened: true } });
     expect(argvs(hardened.host)).toContainEqual(['/usr/sbin/sshd', '-T']);
+  });
+});
+
+describe('REMOTE_LOGIN with sockstat rows it cannot read', () => {
+  const recorded = (name: string) => listFixtures().find((f) => f.platform === 'FREEBSD' && f.name === name)!;
+  // A row sockstat might print in a form the parser does not know (a command name with a blank).
+  const withUnreadableRow = async (name: string) => {
+    const loaded = recorded(name);
+    const commands = loaded.fixture.host.commands!.map((c) => {
+      if (c.argv[0] !== '/usr/bin/sockstat') return c;
+      const stdout = Array.isArray(c.stdout) ? c.stdout.join('\n') : (c.stdout ?? '');
+      return { ...c, stdout: `${stdout.replace(/\n$/, '')}\nroot     my daemon  900   4  tcp4   *:8022                *:*\n` };
+    });
+    const { verdict } = await runFixture({ ...loaded, fixture: { ...loaded.fixture, host: { ...loaded.fixture.host, commands } } });
+    return verdict;
+  };
+
+  it('keeps a FAIL the readable rows show, naming the unread line', async () => {
+    const verdict = await withUnreadableRow('fail-sshd-listening');
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'listening' } });
+    expect(verdict.evidence.unrecognized_lines).toHaveLength(1);
+  });
+
+  it('never PASSes on the rows it could read alone', async () => {
+    for (const name of ['pass-sshd-loopback-only', 'pass-sshd-not-enabled', 'fail-running-enabled-socket-not-visible']) {
+      expect(await withUnreadableRow(name)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_lines' } });
+    }
+  });
+});
+
+describe('MALWARE_PROTECTION with ClamAV', () => {
+  it("dates ClamAV's signatures in the port's /var/db/clamav: a running freshclam is not enough", async () => {
+    const loaded = listFixtures().find((f) => f.platform === 'FREEBSD' && f.name === 'pass-clamav-running')!;
+    const withStats = async (stats: Record<string, { mtime: string }>) =>
+      (await runFixture({ ...loaded, fixture: { ...loaded.fixture, host: { ...loaded.fixture.host, stats } } })).verdict;
+    expect(await withStats({ '/var/db/clamav/daily.cvd': { mtime: '2026-11-10T09:00:00Z' } })).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'signatures_outdated', signature_age_days: 11, max_signature_age_days: 7 },
+    });
+    // The newer of the two forms counts.
+    expect(
+      await withStats({
+        '/var/db/clamav/daily.cvd': { mtime: '2026-11-10T09:00:00Z' },
+        '/var/db/clamav/daily.cld': { mtime: '2026-11-19T09:00:00Z' },
+      }),
+    ).toMatchObject({ status: 'PASS', evidence: { signature_age_days: 2 } });
+    expect(await withStats({})).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'signatures_unreadable' } });
   });
 });
 

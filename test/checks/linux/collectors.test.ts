@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createContext } from '../../../checks/engine';
-import { autoUpdate } from '../../../checks/linux/autoUpdate';
+import { autoUpdate, periodicDays } from '../../../checks/linux/autoUpdate';
 import { resolvePolicy } from '../../../checks/policy';
 import { loadChecks } from '../../../checks/registry';
 import { FakeHost } from '../../support/fakeHost';
@@ -73,6 +73,44 @@ describe('collectors skip what cannot answer', () => {
   });
 });
 
+describe('SCREEN_LOCK on XFCE', () => {
+  it("judges xfce4-screensaver's settings only while it runs", async () => {
+    const loaded = fixture('SCREEN_LOCK', 'debian-xfce-sysvinit');
+    const withProcs = async (pids: string[]) => {
+      const host = { ...loaded.fixture.host, dirs: { ...loaded.fixture.host.dirs, '/proc': pids } };
+      return (await runFixture({ ...loaded, fixture: { ...loaded.fixture, host } })).verdict;
+    };
+    expect(await withProcs(['1', '980', '1402', '1510', '1530'])).toMatchObject({ status: 'PASS', evidence: { locker_running: true } });
+    expect(await withProcs(['1', '980', '1402', '1510'])).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'locker_not_running', locker_running: false },
+    });
+    // Without PID 1 the table is not complete: a locker not seen may still run.
+    expect(await withProcs(['980', '1402', '1510'])).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'process_table_incomplete' } });
+  });
+});
+
+describe('REMOTE_LOGIN with /proc/net/tcp rows it cannot read', () => {
+  const withUnreadableRow = async (name: string) => {
+    const loaded = fixture('REMOTE_LOGIN', name);
+    const files = { ...loaded.fixture.host.files };
+    const tcp = files['/proc/net/tcp'];
+    const text = Array.isArray(tcp) ? tcp.join('\n') : (tcp as string);
+    files['/proc/net/tcp'] = `${text.replace(/\n$/, '')}\n   9: cut short\n`;
+    const { verdict } = await runFixture({ ...loaded, fixture: { ...loaded.fixture, host: { ...loaded.fixture.host, files } } });
+    return verdict;
+  };
+
+  it('keeps the exposure the readable rows show, and never PASSes beside a row it could not read', async () => {
+    const exposed = await withUnreadableRow('sshd-listening-any');
+    expect(exposed).toMatchObject({ status: 'FAIL', evidence: { rule: 'remote_login_exposed' } });
+    expect(exposed.evidence.unrecognized_lines).toEqual({ tcp: [expect.any(Number)] });
+    for (const name of ['debian-no-ssh-listener', 'sshd-loopback-only', 'ssh-hardened-allowed']) {
+      expect(await withUnreadableRow(name)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unrecognized_lines' } });
+    }
+  });
+});
+
 describe('AUTO_UPDATE collector', () => {
   // openEuler's os-release as chef/os_release @ 198876e records it: ID=openEuler, no ID_LIKE.
   const openEuler = readFileSync(new URL('../../fixtures/os-release/chef-os_release/openeuler', import.meta.url), 'utf8');
@@ -87,6 +125,85 @@ describe('AUTO_UPDATE collector', () => {
     const { verdict } = await judge({ '/usr/bin/dnf': {} });
     expect(verdict.evidence).toMatchObject({ source: 'dnf', detected_by: '/usr/bin/dnf' });
     expect(verdict.evidence.reason).not.toBe('package_manager_unknown');
+  });
+
+  it("reads unattended-upgrades' dpkg state by dpkg-query(1)'s words, not one string", async () => {
+    const recorded = fixture('AUTO_UPDATE', 'ubuntu-unattended-upgrades-on');
+    const withStatus = async (status: string) => {
+      const commands = recorded.fixture.host.commands!.map((c) => (c.argv[0] === '/usr/bin/dpkg-query' ? { ...c, stdout: status } : c));
+      const { verdict } = await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, commands } } });
+      return verdict;
+    };
+    // Held, or selected for removal but not removed yet: installed, and working.
+    expect((await withStatus('hold ok installed')).status).toBe('PASS');
+    expect((await withStatus('deinstall ok installed')).status).toBe('PASS');
+    for (const status of [
+      'install ok unpacked',
+      'install ok half-configured',
+      'install reinstreq half-installed',
+      'install ok triggers-pending',
+    ]) {
+      expect(await withStatus(status)).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'package_state_transitional', package_state: status },
+      });
+    }
+    expect(await withStatus('deinstall ok config-files')).toMatchObject({ status: 'FAIL', evidence: { rule: 'not_installed' } });
+    expect(await withStatus('install ok something-new')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+  });
+
+  it("judges by the package manager installed, the distribution's family only choosing among several", async () => {
+    const osRelease = (name: string) => readFileSync(new URL(`../../fixtures/os-release/chef-os_release/${name}`, import.meta.url), 'utf8');
+    const judgeOn = async (release: string, stats: Record<string, object>) => {
+      const host = new FakeHost({ files: { '/etc/os-release': osRelease(release) }, stats });
+      const policy = resolvePolicy({});
+      const now = new Date('2026-11-21T12:00:00Z');
+      return autoUpdate.evaluate(await autoUpdate.collect(createContext(host, policy, now)), policy, now).evidence;
+    };
+    // Mageia 9 (ID_LIKE="mandriva fedora") with apt-get beside dnf: its family picks dnf.
+    expect(await judgeOn('mageia_9', { '/usr/bin/apt-get': {}, '/usr/bin/dnf': {} })).toMatchObject({
+      source: 'dnf',
+      detected_by: '/usr/bin/dnf',
+    });
+    // Ubuntu whose apt is gone and dnf is there: what is installed decides.
+    expect(await judgeOn('ubuntu_2404', { '/usr/bin/dnf': {} })).toMatchObject({ source: 'dnf', detected_by: '/usr/bin/dnf' });
+    // Nothing found: the family's manager is asked, and its own tools answer (here: not there).
+    const none = await judgeOn('ubuntu_2404', {});
+    expect(none).toMatchObject({ source: 'apt' });
+    expect(none.detected_by).toBeUndefined();
+    // A directory where the program should be is not the program.
+    expect(await judgeOn('ubuntu_2404', { '/usr/bin/apt-get': { isDirectory: true }, '/sbin/apk': {} })).toMatchObject({ source: 'apk' });
+  });
+
+  it('needs unattended-upgrades to have run within its period, not only to be configured', async () => {
+    const recorded = fixture('AUTO_UPDATE', 'ubuntu-unattended-upgrades-on');
+    const LOG = '/var/log/unattended-upgrades/unattended-upgrades.log';
+    const withLog = async (mtime: string | undefined, now: string) => {
+      const stats = { ...recorded.fixture.host.stats };
+      if (mtime) stats[LOG] = { mtime };
+      else delete stats[LOG];
+      const { verdict } = await runFixture({
+        ...recorded,
+        fixture: { ...recorded.fixture, now, host: { ...recorded.fixture.host, stats } },
+      });
+      return verdict;
+    };
+    // Unattended-Upgrade "1": a daily run, late by at most two more days.
+    expect(await withLog('2026-11-18T06:25:11Z', '2026-11-21T12:00:00Z')).toMatchObject({
+      status: 'PASS',
+      evidence: { last_run_age_days: 3, max_run_age_days: 3 },
+    });
+    expect(await withLog('2026-11-17T06:25:11Z', '2026-11-21T12:00:00Z')).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'not_run_recently', last_run_age_days: 4, max_run_age_days: 3 },
+    });
+    expect(await withLog(undefined, '2026-11-21T12:00:00Z')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_run_recorded' } });
+  });
+
+  it("reads APT::Periodic::Unattended-Upgrade's period as apt.systemd.daily does", () => {
+    expect([undefined, 'always', '1', '0', '7', '36h', '90m', '2d', '200000s', 'x'].map(periodicDays)).toEqual([
+      1, 1, 1, 1, 7, 2, 1, 2, 3, 1,
+    ]);
   });
 
   it('prefers apt over the others when several are installed, and stays UNKNOWN when none is', async () => {

@@ -96,10 +96,22 @@ describe('/proc/net/tcp', () => {
       '   1: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1620 1 0 100 0 0 10 0',
       '   2: 0F02000A:0016 0102000A:C350 01 00000000:00000000 00:00000000 00000000     0        0 999 1 0 100 0 0 10 0',
     ].join('\n');
-    expect(parseProcNetTcp(text, 4, true)).toEqual([
-      { family: 4, port: 18080, bind: 'loopback', inode: 38257 },
-      { family: 4, port: 2024, bind: 'any', inode: 1620 },
-    ]);
+    expect(parseProcNetTcp(text, 4, true)).toEqual({
+      listeners: [
+        { family: 4, port: 18080, bind: 'loopback', inode: 38257 },
+        { family: 4, port: 2024, bind: 'any', inode: 1620 },
+      ],
+      unreadableLines: [],
+    });
+  });
+
+  it('numbers the rows it cannot read instead of skipping them', () => {
+    const header = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+    const row = '   0: 0100007F:46A0 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 38257 1 0 100 0 0 10 0';
+    const text = [header, row, '   1: cut short', '', row.replace('0100007F', '7F'), row.replace(' 0A ', ' ?? ')].join('\n');
+    expect(parseProcNetTcp(text, 4, true).unreadableLines).toEqual([3, 5, 6]);
+    // A row that is readable and not LISTEN is simply not a listener.
+    expect(parseProcNetTcp([header, row.replace(' 0A ', ' 01 ')].join('\n'), 4, true)).toEqual({ listeners: [], unreadableLines: [] });
   });
 
   it('classifies IPv6 loopback, v4-mapped and global addresses', () => {

@@ -1,0 +1,70 @@
+// Microsoft Defender for Endpoint on Linux judged by its own health report, `mdatp health`, not by
+// its daemon running: a running wdavdaemon can be unlicensed, have real-time protection off, run in
+// passive mode or carry stale definitions (Microsoft's "Investigate agent health issues" page lists
+// the fields). The report is `name : value` lines; the few fields that decide are read, every other
+// field is ignored, and a line that is no field is reported by its number, never by its text (it can
+// carry organisation and machine ids).
+import type { CommandResult } from '../types';
+import { commandFailureReason, type CommandFailureReason } from '../verdict';
+
+export const MDATP = '/usr/bin/mdatp';
+
+/** The fields of `mdatp health` the verdict rests on. */
+export interface DefenderHealth {
+  healthy?: boolean;
+  licensed?: boolean;
+  realTimeProtection?: boolean;
+  passiveMode?: boolean;
+  /** `definitions_status` as printed (`up_to_date`, …). */
+  definitionsStatus?: string;
+  definitionsAgeMinutes?: number;
+  healthIssues?: number;
+  /** 1-based numbers of the lines that are no `name : value` field (a wrapped value, a notice). */
+  unrecognizedLines: number[];
+}
+
+/** Why the report could not be had: the runner's reason, or `exit_status` (the daemon not answering, mdatp refusing). */
+export type DefenderHealthReading = { ok: true; health: DefenderHealth } | { ok: false; error: CommandFailureReason | 'exit_status' };
+
+const FIELD = /^([a-z][a-z0-9_]*)\s+: (.*)$/;
+
+/** The true/false fields that decide, by their name in the report. */
+const BOOLEAN_FIELDS: Partial<Record<string, 'healthy' | 'licensed' | 'realTimeProtection' | 'passiveMode'>> = {
+  healthy: 'healthy',
+  licensed: 'licensed',
+  real_time_protection_enabled: 'realTimeProtection',
+  passive_mode_enabled: 'passiveMode',
+};
+
+const bool = (value: string) => (value === 'true' ? true : value === 'false' ? false : undefined);
+const unquote = (value: string) => /^"(.*)"$/.exec(value)?.[1] ?? value;
+
+/** Reads `mdatp health`'s text output. */
+export function parseMdatpHealth(stdout: string): DefenderHealth {
+  const health: DefenderHealth = { unrecognizedLines: [] };
+  stdout.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '') return;
+    const m = FIELD.exec(line);
+    if (!m) {
+      health.unrecognizedLines.push(i + 1);
+      return;
+    }
+    const [, name, value] = m as unknown as [string, string, string];
+    const flag = BOOLEAN_FIELDS[name];
+    if (flag) health[flag] = bool(value);
+    else if (name === 'definitions_status') health.definitionsStatus = unquote(value);
+    else if (name === 'definitions_updated_minutes_ago' && /^\d+$/.test(value)) health.definitionsAgeMinutes = Number(value);
+    // `[]`, or a list of quoted issue names: only their number is kept.
+    else if (name === 'health_issues' && /^\[.*\]$/.test(value))
+      health.healthIssues = value === '[]' ? 0 : value.slice(1, -1).split('",').length;
+  });
+  return health;
+}
+
+/** The health report, or why it could not be had (mdatp missing, refused, the daemon not answering). */
+export function readMdatpHealth(result: CommandResult): DefenderHealthReading {
+  if (result.error) return { ok: false, error: commandFailureReason(result) };
+  if (result.exitCode !== 0) return { ok: false, error: 'exit_status' };
+  return { ok: true, health: parseMdatpHealth(result.stdout) };
+}

@@ -1,0 +1,88 @@
+// Microsoft Defender on Linux judged by its own health report (checks/linux/mdatp.ts): each field that
+// decides, the ones that are missing, the report's lines it cannot read, and the ways mdatp fails.
+import { describe, expect, it } from 'vitest';
+import { createContext } from '../../../checks/engine';
+import { malwareProtection } from '../../../checks/linux/malwareProtection';
+import { parseMdatpHealth, readMdatpHealth } from '../../../checks/linux/mdatp';
+import { resolvePolicy } from '../../../checks/policy';
+import { FakeHost } from '../../support/fakeHost';
+import { listFixtures } from '../../support/checkFixtures';
+
+// The healthy report recorded in the fixture (Ubuntu 20.04, app 101.23062.0010).
+const recorded = listFixtures().find((f) => f.platform === 'LINUX' && f.name === 'defender-health-report-healthy')!;
+const healthyReport = recorded.fixture.host.commands![0]!.stdout as string;
+const withField = (name: string, value: string) =>
+  healthyReport.replace(new RegExp(`^${name}( +): .*$`, 'm'), (_, pad: string) => `${name}${pad}: ${value}`);
+const withoutField = (name: string) => healthyReport.replace(new RegExp(`^${name} +: .*\\n`, 'm'), '');
+
+const judge = async (report: { stdout?: string; exitCode?: number; error?: 'not_found' | 'timeout' }, maxSignatureAgeDays = 7) => {
+  const host = new FakeHost({
+    dirs: { '/proc': ['1', '1100'] },
+    files: { '/proc/1/comm': 'systemd', '/proc/1100/comm': 'wdavdaemon' },
+    commands: report.error
+      ? []
+      : [{ argv: ['/usr/bin/mdatp', 'health'], stdout: report.stdout ?? '', stderr: '', exitCode: report.exitCode ?? 0 }],
+  });
+  const policy = resolvePolicy({ malware: { requiredAgents: { LINUX: ['mdatp'] }, maxSignatureAgeDays } });
+  const now = new Date('2026-11-21T12:00:00Z');
+  return malwareProtection.evaluate(await malwareProtection.collect(createContext(host, policy, now)), policy, now);
+};
+
+describe('mdatp health', () => {
+  it('reads the deciding fields and numbers the lines that are no field', () => {
+    const h = parseMdatpHealth(
+      'ATTENTION: notice\nhealthy        : true\nhealth_issues  : ["no active event provider", "x"]\n\n  wrapped"\n',
+    );
+    expect(h).toEqual({ healthy: true, healthIssues: 2, unrecognizedLines: [1, 5] });
+    expect(parseMdatpHealth('healthy : maybe\ndefinitions_updated_minutes_ago : 12.5\n')).toEqual({ unrecognizedLines: [] });
+  });
+
+  it('passes only on the healthy recorded report', async () => {
+    expect((await judge({ stdout: healthyReport })).status).toBe('PASS');
+  });
+
+  it.each([
+    ['licensed', 'false', 'agent_unlicensed'],
+    ['real_time_protection_enabled', 'false', 'realtime_protection_off'],
+    ['passive_mode_enabled', 'true', 'passive_mode'],
+    ['healthy', 'false', 'agent_unhealthy'],
+  ])('FAILs when %s is %s (%s)', async (name, value, rule) => {
+    const verdict = await judge({ stdout: withField(name, value) });
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule } });
+  });
+
+  it('FAILs definitions older than the policy allows, by their age in minutes', async () => {
+    const old = withField('definitions_updated_minutes_ago', String(8 * 1440));
+    expect(await judge({ stdout: old })).toMatchObject({ status: 'FAIL', evidence: { rule: 'signatures_outdated' } });
+    expect((await judge({ stdout: old }, 9)).status).toBe('PASS');
+  });
+
+  it('never PASSes a definitions status it does not know, nor a report missing a deciding field', async () => {
+    const updating = await judge({ stdout: withField('definitions_status', '"updating"') });
+    expect(updating).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'definitions_status_unrecognized' } });
+    for (const field of ['healthy', 'licensed', 'real_time_protection_enabled', 'definitions_updated_minutes_ago']) {
+      const verdict = await judge({ stdout: withoutField(field) });
+      expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'agent_health_unreadable', fields_unread: [field] } });
+    }
+    // Older reports without definitions_status are judged on the definitions' age alone.
+    expect((await judge({ stdout: withoutField('definitions_status') })).status).toBe('PASS');
+  });
+
+  it('is UNKNOWN when mdatp cannot answer, saying how it failed', async () => {
+    expect(await judge({ error: 'not_found' })).toMatchObject({ status: 'UNKNOWN', evidence: { health_error: 'command_not_found' } });
+    expect(await judge({ stdout: '', exitCode: 1 })).toMatchObject({ status: 'UNKNOWN', evidence: { health_error: 'exit_status' } });
+    expect(readMdatpHealth({ exitCode: null, stdout: '', stderr: '', error: 'timeout' })).toEqual({ ok: false, error: 'timeout' });
+  });
+
+  it('does not ask mdatp when Defender is not running', async () => {
+    const host = new FakeHost({ dirs: { '/proc': ['1'] }, files: { '/proc/1/comm': 'systemd' } });
+    const policy = resolvePolicy({ malware: { requiredAgents: { LINUX: ['mdatp'] } } });
+    const verdict = malwareProtection.evaluate(
+      await malwareProtection.collect(createContext(host, policy, new Date())),
+      policy,
+      new Date(),
+    );
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'required_agent_not_running' } });
+    expect(host.commandsRun()).toEqual([]);
+  });
+});
