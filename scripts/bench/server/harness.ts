@@ -136,7 +136,7 @@ export function heartbeatRequest(device: Pick<Device, 'hardwareUuid'>) {
 
 export const heartbeatBody = (device: Device): string => JSON.stringify(heartbeatRequest(device));
 
-export const CHECKS = [
+const CHECKS = [
   'DISK_ENCRYPTION',
   'FIREWALL',
   'SCREEN_LOCK',
@@ -158,6 +158,22 @@ export function posturesBody(count: number): string {
     observed_at: observedAt,
   }));
   return JSON.stringify({ results });
+}
+
+/** The default cadence: per device-hour 12 heartbeats (300 s) and 1 posture upload of 9 results (3,600 s). */
+export const HEARTBEATS_PER_HOUR = 12;
+export const REQUESTS_PER_DEVICE_HOUR = 13;
+export const RESULTS_PER_UPLOAD = 9;
+
+/** The fleet's requests as wrk.lua lines: request i goes to device i mod N; every 13th is that device's posture upload. */
+export function fleetRequests(devices: Device[]): string[] {
+  const upload = posturesBody(RESULTS_PER_UPLOAD);
+  return Array.from({ length: devices.length * REQUESTS_PER_DEVICE_HOUR }, (_, i) => {
+    const device = devices[i % devices.length]!;
+    return i % REQUESTS_PER_DEVICE_HOUR === REQUESTS_PER_DEVICE_HOUR - 1
+      ? requestLine(device.apiKey, ROUTES.postures, upload)
+      : requestLine(device.apiKey, ROUTES.heartbeat, heartbeatBody(device));
+  });
 }
 
 /**
