@@ -11,6 +11,8 @@
 // server's CPU per request against bare node:https's in the same repeat (median, and the spread).
 // Then the share of resumed connections at the agent's cadence, compressed: the agent's own HTTP
 // client (src/agent/client.ts) heartbeating on the interval the server hands out.
+// BENCH_TLS_COMPARE=<another build's device-agent-server.cjs> adds it as a target (its own database
+// and fleet, as many devices): a change measured before and after in the same run.
 //   BENCH_SECTIONS=tls BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_DEVICES=20000 BENCH_REPEATS=3 npm run bench:fleet
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,10 +42,13 @@ const DEVICES = Number(process.env.BENCH_DEVICES ?? 20_000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const TRANSPORTS: TlsTransport[] = ['full', 'resume', 'keep-alive'];
 const BASELINE = 'bare node:https';
+const COMPARE = process.env.BENCH_TLS_COMPARE;
 
 interface Target {
   name: string;
   url: string;
+  /** Its fleet's requests (wrk.lua's format). */
+  requestFile: string;
   /** The server process (behind nginx: the upstream reference server). */
   pids: () => number[];
   /** nginx's master and worker, when the target is behind it: their CPU is reported apart. */
@@ -72,21 +77,32 @@ export async function tlsSection(): Promise<string> {
     const db = join(dir, 'server.db');
     const reference = await spawned(spawnReference(dir, db, ['--tls-cert', certFile, '--tls-key', keyFile]));
     const bare = await spawned(spawnBare(dir, { certFile, keyFile }));
-    process.stderr.write(`tls: enrolling ${DEVICES} devices over HTTPS …\n`);
-    const devices = await enrollFleet(dir, reference.url, db, DEVICES, cert);
-    const requestFile = join(dir, 'requests.tsv');
-    writeFileSync(requestFile, `${fleetRequests(devices).join('\n')}\n`, { mode: 0o600 });
-    const startedOn = machine();
+    const fleet = async (server: Spawned, database: string, name: string) => {
+      process.stderr.write(`tls: enrolling ${DEVICES} devices over HTTPS (${name}) …\n`);
+      const file = join(dir, `requests-${children.length}.tsv`);
+      writeFileSync(file, `${fleetRequests(await enrollFleet(dir, server.url, database, DEVICES, cert)).join('\n')}\n`, { mode: 0o600 });
+      return file;
+    };
+    const requestFile = await fleet(reference, db, 'reference server');
 
     const targets: Target[] = [
-      { name: 'reference server', url: reference.url, pids: () => [reference.child.pid!] },
-      { name: BASELINE, url: bare.url, pids: () => [bare.child.pid!] },
+      { name: 'reference server', url: reference.url, requestFile, pids: () => [reference.child.pid!] },
+      { name: BASELINE, url: bare.url, requestFile, pids: () => [bare.child.pid!] },
     ];
-    const nginx = await startNginx(dir, certFile, keyFile, db, children);
+    if (COMPARE !== undefined) {
+      const compareDb = join(dir, 'compared.db');
+      const compared = await spawned(spawnReference(dir, compareDb, ['--tls-cert', certFile, '--tls-key', keyFile], [], COMPARE));
+      const name = 'reference, compared build';
+      targets.push({ name, url: compared.url, requestFile: await fleet(compared, compareDb, name), pids: () => [compared.child.pid!] });
+    }
+    const nginx = await startNginx(dir, certFile, keyFile, db, requestFile, children);
     if (nginx) targets.push(nginx);
+    const startedOn = machine();
 
     const run = (target: Target, transport: TlsTransport, seconds = SECONDS) =>
-      measure(target, () => tlsLoad(generator, { url: target.url, requestFile, transport, connections: CONNECTIONS, seconds }));
+      measure(target, () =>
+        tlsLoad(generator, { url: target.url, requestFile: target.requestFile, transport, connections: CONNECTIONS, seconds }),
+      );
     // The steady state of a fleet: every device seen once (the server's device cache holds them all), code optimized.
     for (const target of targets) {
       process.stderr.write(`warm-up: ${target.name} …\n`);
@@ -112,6 +128,7 @@ export async function tlsSection(): Promise<string> {
 
     return [
       `device-agent-server over TLS — ${DEVICES.toLocaleString('en-US')} enrolled devices, keys round-robin, 1 posture upload (9 results) per 12 heartbeats, after one warm-up pass over the fleet;`,
+      ...(COMPARE === undefined ? [] : [`compared build: ${COMPARE}`]),
       `load: tlsload (C, OpenSSL, certificates not verified), ${CONNECTIONS} connections in their own processes on the same machine, ${SECONDS} s per row, ${REPEATS} repeats with the targets in alternating order (medians; CPU ratio: median and range over the repeats);`,
       `${startedOn} at the start, ${machine().replace(/^.*load average /, 'load average ')} at the end`,
       `CPU: the server process (behind nginx: the upstream reference server, nginx's own apart) and the load generator, share of one core;`,
@@ -188,6 +205,7 @@ async function startNginx(
   certFile: string,
   keyFile: string,
   db: string,
+  requestFile: string,
   children: ChildProcess[],
 ): Promise<Target | undefined> {
   if (!nginxInstalled()) return undefined;
@@ -200,6 +218,7 @@ async function startNginx(
   return {
     name: 'reference server behind nginx',
     url: `https://127.0.0.1:${site.port}`,
+    requestFile,
     pids: () => [upstream.child.pid!],
     // The master: processUsage adds its workers.
     proxyPids: () => [nginx.child.pid!],

@@ -86,11 +86,17 @@ async function spawnAnnouncing(args: string[], dir: string, name: string, env: N
  * every device send far faster than its schedule, so they are raised (not turned off: their cost
  * stays in the figure), and the load comes from one address.
  */
-export function spawnReference(dir: string, db: string, extra: string[] = [], nodeArgs: string[] = []): Promise<Spawned> {
+export function spawnReference(
+  dir: string,
+  db: string,
+  extra: string[] = [],
+  nodeArgs: string[] = [],
+  serverBin = SERVER_BIN,
+): Promise<Spawned> {
   const limits = ['--rate-limit-heartbeats', '1000000', '--rate-limit-postures', '1000000', '--rate-limit-posture-mib', '1000000'];
   const args = [
     ...nodeArgs,
-    SERVER_BIN,
+    serverBin,
     'serve',
     '--db',
     db,
