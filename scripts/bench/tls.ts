@@ -11,8 +11,8 @@
 // server's CPU per request against bare node:https's in the same repeat (median, and the spread).
 // Then the share of resumed connections at the agent's cadence, compressed: the agent's own HTTP
 // client (src/agent/client.ts) heartbeating on the interval the server hands out.
-// BENCH_TLS_COMPARE=<another build's device-agent-server.cjs> adds it as a target (its own database
-// and fleet, as many devices): a change measured before and after in the same run.
+// BENCH_TLS_COMPARE=<another build's device-agent-server.cjs> adds it as a target (on its own copy
+// of the fleet's database): a change measured before and after in the same run.
 //   BENCH_SECTIONS=tls BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_DEVICES=20000 BENCH_REPEATS=3 npm run bench:fleet
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { createApiClient } from '../../src/agent/client';
 import {
   REQUESTS_PER_DEVICE_HOUR,
+  copyDatabase,
   enrollFleet,
   fleetRequests,
   heartbeatRequest,
@@ -77,25 +78,29 @@ export async function tlsSection(): Promise<string> {
     const db = join(dir, 'server.db');
     const reference = await spawned(spawnReference(dir, db, ['--tls-cert', certFile, '--tls-key', keyFile]));
     const bare = await spawned(spawnBare(dir, { certFile, keyFile }));
-    const fleet = async (server: Spawned, database: string, name: string) => {
-      process.stderr.write(`tls: enrolling ${DEVICES} devices over HTTPS (${name}) …\n`);
-      const file = join(dir, `requests-${children.length}.tsv`);
-      writeFileSync(file, `${fleetRequests(await enrollFleet(dir, server.url, database, DEVICES, cert)).join('\n')}\n`, { mode: 0o600 });
-      return file;
+    process.stderr.write(`tls: enrolling ${DEVICES} devices over HTTPS …\n`);
+    const devices = await enrollFleet(dir, reference.url, db, DEVICES, cert);
+    const requestFile = join(dir, 'requests.tsv');
+    writeFileSync(requestFile, `${fleetRequests(devices).join('\n')}\n`, { mode: 0o600 });
+    // Every other server process gets its own copy of the fleet: the writes of a process sharing the
+    // database would empty the reference server's device cache between its rows.
+    const copyOfFleet = (name: string) => {
+      const copy = join(dir, `${name}.db`);
+      copyDatabase(db, copy);
+      return copy;
     };
-    const requestFile = await fleet(reference, db, 'reference server');
 
     const targets: Target[] = [
       { name: 'reference server', url: reference.url, requestFile, pids: () => [reference.child.pid!] },
       { name: BASELINE, url: bare.url, requestFile, pids: () => [bare.child.pid!] },
     ];
     if (COMPARE !== undefined) {
-      const compareDb = join(dir, 'compared.db');
-      const compared = await spawned(spawnReference(dir, compareDb, ['--tls-cert', certFile, '--tls-key', keyFile], [], COMPARE));
-      const name = 'reference, compared build';
-      targets.push({ name, url: compared.url, requestFile: await fleet(compared, compareDb, name), pids: () => [compared.child.pid!] });
+      const compared = await spawned(
+        spawnReference(dir, copyOfFleet('compared'), ['--tls-cert', certFile, '--tls-key', keyFile], [], COMPARE),
+      );
+      targets.push({ name: 'reference, compared build', url: compared.url, requestFile, pids: () => [compared.child.pid!] });
     }
-    const nginx = await startNginx(dir, certFile, keyFile, db, requestFile, children);
+    const nginx = await startNginx(dir, certFile, keyFile, copyOfFleet('upstream'), requestFile, children);
     if (nginx) targets.push(nginx);
     const startedOn = machine();
 
