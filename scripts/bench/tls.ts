@@ -242,9 +242,9 @@ async function freePort(): Promise<number> {
 
 /**
  * The share of heartbeats that resume a TLS session when agents follow the schedule the server
- * hands out, compressed: heartbeat and posture every 6 s (a grace of 12 s after each key switch),
- * ticket keys rotated every 20 s instead of daily, so the run crosses key switches, graces and the
- * native sealing between them; each agent uses the agent's own API client, and its connection is
+ * hands out, compressed: heartbeat every 6 s and posture every 12 s (a grace of 24 s after each key
+ * switch, four heartbeat intervals: a loaded machine stretches each round), ticket keys rotated every
+ * 40 s instead of daily, so the run crosses a key switch, its grace and the native sealing around it; each agent uses the agent's own API client, and its connection is
  * closed by the server between heartbeats (5 s keep-alive timeout) as at the real cadence.
  */
 async function cadenceShare(
@@ -256,7 +256,7 @@ async function cadenceShare(
   ca: string,
 ): Promise<string> {
   const AGENTS = 50;
-  const ROUNDS = 6;
+  const ROUNDS = 10;
   const INTERVAL_MS = 6_000;
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, ca);
@@ -269,9 +269,9 @@ async function cadenceShare(
     '--heartbeat-interval',
     '6',
     '--posture-interval',
-    '6',
+    '12',
     '--tls-ticket-key-rotation',
-    '20s',
+    '40s',
     '--tls-ticket-keys',
     join(dir, 'cadence-keys'),
     // The per-request lines (debug) say whether each connection resumed a session.
@@ -301,7 +301,7 @@ async function cadenceShare(
   });
   const resumed = later.filter((line) => line.tls_resumed === true).length;
   return [
-    `cadence: ${AGENTS} agents (the agent's own client) × ${ROUNDS} heartbeats, every ${INTERVAL_MS / 1000} s as handed out, ticket keys rotated every 20 s (a grace of 12 s after each switch):`,
+    `cadence: ${AGENTS} agents (the agent's own client) × ${ROUNDS} heartbeats, every ${INTERVAL_MS / 1000} s as handed out, ticket keys rotated every 40 s (a grace of 24 s after each switch):`,
     `  ${resumed} of the ${later.length} heartbeats after each agent's first resumed a TLS session (${((resumed / later.length) * 100).toFixed(1)} %)`,
   ].join('\n');
 }
