@@ -23,23 +23,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ROUTES } from '../../src/protocol/schemas';
 import { startCluster } from '../../test/support/postgresCluster';
 import {
+  HEARTBEATS_PER_HOUR,
+  REQUESTS_PER_DEVICE_HOUR,
+  RESULTS_PER_UPLOAD,
   enrollFleet,
   errorsOf,
-  heartbeatBody,
+  fleetRequests,
   machine,
   mib,
   perSecond,
-  posturesBody,
   processUsage,
-  requestLine,
   requireBuild,
   spawnReference,
   stop,
   wrk,
-  type Device,
   type Spawned,
   type WrkResult,
 } from './server/harness';
@@ -51,11 +50,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SECTIONS = ['sqlite', 'postgres', 'tls'] as const;
 const CONCURRENCY = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const P99_LIMIT_MS = 100;
-/** The default cadence: 300 s heartbeats, 3,600 s posture cycles of 9 results. */
-const HEARTBEATS_PER_HOUR = 12;
-const UPLOADS_PER_HOUR = 1;
-const RESULTS_PER_UPLOAD = 9;
-const REQUESTS_PER_DEVICE_HOUR = HEARTBEATS_PER_HOUR + UPLOADS_PER_HOUR;
+const UPLOADS_PER_HOUR = REQUESTS_PER_DEVICE_HOUR - HEARTBEATS_PER_HOUR;
 const GOAL_DEVICES = 1_000_000;
 
 interface Step {
@@ -81,17 +76,6 @@ function parseSections(value: string | undefined): Set<(typeof SECTIONS)[number]
   const unknown = asked.filter((name) => !(SECTIONS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`BENCH_SECTIONS: unknown ${unknown.join(', ')} (one or more of: ${SECTIONS.join(', ')})`);
   return new Set(asked as (typeof SECTIONS)[number][]);
-}
-
-/** Request i goes to device i mod N; every 13th is that device's posture upload. */
-function fleetRequests(devices: Device[]): string[] {
-  const upload = posturesBody(RESULTS_PER_UPLOAD);
-  return Array.from({ length: devices.length * REQUESTS_PER_DEVICE_HOUR }, (_, i) => {
-    const device = devices[i % devices.length]!;
-    return i % REQUESTS_PER_DEVICE_HOUR === REQUESTS_PER_DEVICE_HOUR - 1
-      ? requestLine(device.apiKey, ROUTES.postures, upload)
-      : requestLine(device.apiKey, ROUTES.heartbeat, heartbeatBody(device));
-  });
 }
 
 /** More and more agents in flight until two steps in a row fail; the table and the best passing rate. */

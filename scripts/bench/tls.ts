@@ -4,19 +4,26 @@
 // answering the same JSON, in the same run:
 //   full handshake per request · resumed session per request · keep-alive (upper bound)
 //   · behind nginx terminating TLS (when nginx is installed), upstream keep-alive
-// each with requests/s, p50/p99, server CPU and devices per process at 13 requests per device-hour.
+// The load comes from tlsload (C and OpenSSL, server/tlsload.c: a client that costs less per
+// connection than the servers it measures, and that makes exactly the handshakes asked for; wrk
+// resumes about half of its connections), each row run BENCH_REPEATS times with the targets in
+// alternating order. Each row: requests/s, p50/p99, the server's CPU, the client's CPU, and the
+// server's CPU per request against bare node:https's in the same repeat (median, and the spread).
 // Then the share of resumed connections at the agent's cadence, compressed: the agent's own HTTP
 // client (src/agent/client.ts) heartbeating on the interval the server hands out.
-//   BENCH_SECTIONS=tls BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_DEVICES=20000 npm run bench:fleet
+// BENCH_TLS_COMPARE=<another build's device-agent-server.cjs> adds it as a target (on its own copy
+// of the fleet's database): a change measured before and after in the same run.
+//   BENCH_SECTIONS=tls BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_DEVICES=20000 BENCH_REPEATS=3 npm run bench:fleet
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiClient } from '../../src/agent/client';
-import { ROUTES } from '../../src/protocol/schemas';
 import {
-  CHECKS,
+  REQUESTS_PER_DEVICE_HOUR,
+  copyDatabase,
   enrollFleet,
+  fleetRequests,
   heartbeatRequest,
   machine,
   makeCertificate,
@@ -25,26 +32,35 @@ import {
   spawnBare,
   spawnReference,
   stop,
-  type Device,
   type Spawned,
 } from './server/harness';
 import { launchNginx, nginxConfig, nginxInstalled } from './server/nginx';
-import { runLoad, type FleetRequest, type LoadResult, type Transport } from './tlsLoad';
+import { buildTlsLoad, tlsLoad, type TlsLoadResult, type TlsTransport } from './server/tlsload';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 20_000);
-/** At the default cadence a device sends 12 heartbeats (300 s) and 1 posture upload (3,600 s) an hour. */
-const REQUESTS_PER_DEVICE_HOUR = 13;
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const TRANSPORTS: TlsTransport[] = ['full', 'resume', 'keep-alive'];
+const BASELINE = 'bare node:https';
+const COMPARE = process.env.BENCH_TLS_COMPARE;
 
 interface Target {
   name: string;
   url: string;
+  /** Its fleet's requests (wrk.lua's format). */
+  requestFile: string;
   /** The server process (behind nginx: the upstream reference server). */
   pids: () => number[];
   /** nginx's master and worker, when the target is behind it: their CPU is reported apart. */
   proxyPids?: () => number[];
-  sessions: Map<number, Buffer>;
+}
+
+interface Sample {
+  load: TlsLoadResult;
+  /** The server's CPU, share of one core. */
+  cpu: number;
+  proxyCpu?: number;
 }
 
 /** The section's report: one row per transport and target, then the share resumed at the cadence. */
@@ -57,66 +73,72 @@ export async function tlsSection(): Promise<string> {
     return running;
   };
   try {
+    const generator = await buildTlsLoad(dir);
     const { certFile, keyFile, cert } = makeCertificate(dir);
     const db = join(dir, 'server.db');
     const reference = await spawned(spawnReference(dir, db, ['--tls-cert', certFile, '--tls-key', keyFile]));
     const bare = await spawned(spawnBare(dir, { certFile, keyFile }));
     process.stderr.write(`tls: enrolling ${DEVICES} devices over HTTPS …\n`);
     const devices = await enrollFleet(dir, reference.url, db, DEVICES, cert);
-    const fleet = fleetRequests(devices);
+    const requestFile = join(dir, 'requests.tsv');
+    writeFileSync(requestFile, `${fleetRequests(devices).join('\n')}\n`, { mode: 0o600 });
+    // Every other server process gets its own copy of the fleet: the writes of a process sharing the
+    // database would empty the reference server's device cache between its rows.
+    const copyOfFleet = (name: string) => {
+      const copy = join(dir, `${name}.db`);
+      copyDatabase(db, copy);
+      return copy;
+    };
 
     const targets: Target[] = [
-      { name: 'reference server', url: reference.url, pids: () => [reference.child.pid!], sessions: new Map() },
-      { name: 'bare node:https', url: bare.url, pids: () => [bare.child.pid!], sessions: new Map() },
+      { name: 'reference server', url: reference.url, requestFile, pids: () => [reference.child.pid!] },
+      { name: BASELINE, url: bare.url, requestFile, pids: () => [bare.child.pid!] },
     ];
-    const nginx = await startNginx(dir, certFile, keyFile, db, children);
+    if (COMPARE !== undefined) {
+      const compared = await spawned(
+        spawnReference(dir, copyOfFleet('compared'), ['--tls-cert', certFile, '--tls-key', keyFile], [], COMPARE),
+      );
+      targets.push({ name: 'reference, compared build', url: compared.url, requestFile, pids: () => [compared.child.pid!] });
+    }
+    const nginx = await startNginx(dir, certFile, keyFile, copyOfFleet('upstream'), requestFile, children);
     if (nginx) targets.push(nginx);
+    const startedOn = machine();
 
-    const rows: string[] = [];
-    for (const transport of ['full', 'resume', 'keep-alive'] as Transport[]) {
-      const results = new Map<string, { load: LoadResult; cpu: number; proxyCpu?: number }>();
-      for (const target of targets) {
-        process.stderr.write(`${transport}: ${target.name} …\n`);
-        results.set(target.name, await measure(target, transport, fleet, cert));
-      }
-      const baseline = results.get('bare node:https')!;
-      for (const [name, { load, cpu, proxyCpu }] of results) {
-        rows.push(
-          [
-            transport.padEnd(10),
-            name.padEnd(34),
-            `${Math.round(load.perSecond).toLocaleString('en-US').padStart(7)} req/s`,
-            `${(load.perSecond / baseline.load.perSecond).toFixed(2)}×`.padStart(6),
-            `p50 ${load.p50Ms.toFixed(1).padStart(5)} ms`,
-            `p99 ${load.p99Ms.toFixed(1).padStart(6)} ms`,
-            `CPU ${Math.round(cpu * 100)
-              .toString()
-              .padStart(3)} %`,
-            ...(proxyCpu === undefined ? [] : [`nginx CPU ${Math.round(proxyCpu * 100)} %`]),
-            `resumed ${Math.round(load.resumedShare * 100)
-              .toString()
-              .padStart(3)} %`,
-            `client CPU ${Math.round(load.clientCpu * 100)
-              .toString()
-              .padStart(3)} %`,
-            `errors ${load.errors}`,
-            `${((load.perSecond * 3600) / REQUESTS_PER_DEVICE_HOUR / 1e6).toFixed(2)} M devices/process`,
-            `server ${((cpu / load.perSecond) * 1000).toFixed(2)} ms CPU/request`,
-            `→ ${(3600 / REQUESTS_PER_DEVICE_HOUR / (cpu / load.perSecond) / 1e6).toFixed(2)} M devices per busy core`,
-          ].join('  '),
-        );
+    const run = (target: Target, transport: TlsTransport, seconds = SECONDS) =>
+      measure(target, () =>
+        tlsLoad(generator, { url: target.url, requestFile: target.requestFile, transport, connections: CONNECTIONS, seconds }),
+      );
+    // The steady state of a fleet: every device seen once (the server's device cache holds them all), code optimized.
+    for (const target of targets) {
+      process.stderr.write(`warm-up: ${target.name} …\n`);
+      for (let served = 0, runs = 0; served < DEVICES && runs < 10; runs += 1) served += (await run(target, 'keep-alive', 5)).load.requests;
+    }
+    const samples = new Map<string, Sample[]>();
+    for (let repeat = 0; repeat < REPEATS; repeat += 1) {
+      for (const transport of TRANSPORTS) {
+        for (const target of repeat % 2 === 0 ? targets : [...targets].reverse()) {
+          process.stderr.write(`${transport} ${repeat + 1}/${REPEATS}: ${target.name} …\n`);
+          const key = `${transport}|${target.name}`;
+          samples.set(key, [...(samples.get(key) ?? []), await run(target, transport)]);
+        }
       }
     }
+    const rows = TRANSPORTS.flatMap((transport) => {
+      const baseline = samples.get(`${transport}|${BASELINE}`)!;
+      return targets.map((target) => row(transport, target.name, samples.get(`${transport}|${target.name}`)!, baseline));
+    });
 
     process.stderr.write('cadence: agents on the schedule the server hands out, compressed …\n');
     const cadence = await cadenceShare(dir, db, certFile, keyFile, children, cert);
 
     return [
-      `device-agent-server over TLS — ${DEVICES.toLocaleString('en-US')} enrolled devices, keys round-robin, 1 posture upload (9 results) per 12 heartbeats;`,
-      `${CONNECTIONS} concurrent clients, ${SECONDS} s per row, client in one Node process on the same machine; ${machine()} at the end`,
-      `ratio: against bare node:https (same certificate, same JSON) in the same run; CPU: the server process (behind nginx: the upstream reference server, nginx's own apart), share of one core;`,
-      `devices/process: requests/s × 3600 / ${REQUESTS_PER_DEVICE_HOUR} (12 heartbeats + 1 posture upload per device-hour);`,
-      `devices per busy core: the same from the server's CPU time per request, for a machine shared with other load (client CPU near 100 %, or server and client CPU far below it, mean the run measured the machine, not the server)`,
+      `device-agent-server over TLS — ${DEVICES.toLocaleString('en-US')} enrolled devices, keys round-robin, 1 posture upload (9 results) per 12 heartbeats, after one warm-up pass over the fleet;`,
+      ...(COMPARE === undefined ? [] : [`compared build: ${COMPARE}`]),
+      `load: tlsload (C, OpenSSL, certificates not verified), ${CONNECTIONS} connections in their own processes on the same machine, ${SECONDS} s per row, ${REPEATS} repeats with the targets in alternating order (medians; CPU ratio: median and range over the repeats);`,
+      `${startedOn} at the start, ${machine().replace(/^.*load average /, 'load average ')} at the end`,
+      `CPU: the server process (behind nginx: the upstream reference server, nginx's own apart) and the load generator, share of one core;`,
+      `CPU/req ×bare: the server's CPU per request over bare node:https's in the same repeat (same certificate, same JSON, same transport);`,
+      `devices per busy core: requests/s × 3600 / ${REQUESTS_PER_DEVICE_HOUR} (12 heartbeats + 1 posture upload per device-hour) from the server's CPU time per request`,
       ...(nginx ? [] : ['(nginx not installed: no row behind nginx)']),
       '',
       ...rows,
@@ -129,57 +151,53 @@ export async function tlsSection(): Promise<string> {
   }
 }
 
-async function measure(
-  target: Target,
-  transport: Transport,
-  fleet: FleetRequest[],
-  ca: string,
-): Promise<{ load: LoadResult; cpu: number; proxyCpu?: number }> {
+async function measure(target: Target, load: () => Promise<TlsLoadResult>): Promise<Sample> {
   const cpuSeconds = (pids: number[]) => pids.reduce((sum, pid) => sum + processUsage(pid).cpuSeconds, 0);
   const before = cpuSeconds(target.pids());
   const proxyBefore = target.proxyPids && cpuSeconds(target.proxyPids());
   const startedAt = performance.now();
-  const load = await runLoad({
-    url: target.url,
-    ca,
-    request: (index) => fleet[index % fleet.length]!,
-    connections: CONNECTIONS,
-    durationMs: SECONDS * 1000,
-    transport,
-    sessions: target.sessions,
-  });
+  const result = await load();
   const wall = (performance.now() - startedAt) / 1000;
   const proxyCpu = target.proxyPids && proxyBefore !== undefined ? (cpuSeconds(target.proxyPids()) - proxyBefore) / wall : undefined;
-  return { load, cpu: (cpuSeconds(target.pids()) - before) / wall, proxyCpu };
+  return { load: result, cpu: (cpuSeconds(target.pids()) - before) / wall, proxyCpu };
 }
 
-/** The fleet's requests in order: devices round-robin, every 13th request a posture upload of 9 results. */
-function fleetRequests(devices: Device[]): FleetRequest[] {
-  return devices.map((device, index) => {
-    const posture = index % REQUESTS_PER_DEVICE_HOUR === REQUESTS_PER_DEVICE_HOUR - 1;
-    const observedAt = new Date().toISOString();
-    const body = JSON.stringify(
-      posture
-        ? {
-            results: CHECKS.map((check_key, i) => ({
-              check_key,
-              status: i === 3 ? 'FAIL' : 'PASS',
-              evidence: { source: 'bench', detail: `result ${i}` },
-              observed_at: observedAt,
-            })),
-          }
-        : heartbeatRequest(device),
-    );
-    const path = posture ? ROUTES.postures : ROUTES.heartbeat;
-    const head = [
-      `POST ${path} HTTP/1.1`,
-      'Host: localhost',
-      `Authorization: Bearer ${device.apiKey}`,
-      'Content-Type: application/json',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-    ].join('\r\n');
-    return { head, body };
-  });
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const percent = (share: number) => `${Math.round(share * 100)} %`.padStart(5);
+
+/** One row: the target's medians, and its CPU per request over the baseline's in the same repeat. */
+function row(transport: TlsTransport, name: string, samples: Sample[], baseline: Sample[]): string {
+  const msPerRequest = (s: Sample) => (s.cpu / s.load.perSecond) * 1000;
+  const ratios = samples.map((s, i) => msPerRequest(s) / msPerRequest(baseline[i]!));
+  const rates = samples.map((s, i) => s.load.perSecond / baseline[i]!.load.perSecond);
+  const ms = median(samples.map(msPerRequest));
+  const proxy = samples.flatMap((s) => (s.proxyCpu === undefined ? [] : [s.proxyCpu]));
+  return [
+    transport.padEnd(10),
+    name.padEnd(29),
+    `${Math.round(median(samples.map((s) => s.load.perSecond)))
+      .toLocaleString('en-US')
+      .padStart(7)} req/s`,
+    `${median(rates).toFixed(2)}×`.padStart(6),
+    `p50 ${median(samples.map((s) => s.load.p50Ms))
+      .toFixed(1)
+      .padStart(6)} ms`,
+    `p99 ${median(samples.map((s) => s.load.p99Ms))
+      .toFixed(1)
+      .padStart(6)} ms`,
+    `CPU ${percent(median(samples.map((s) => s.cpu)))}`,
+    ...(proxy.length === 0 ? [] : [`nginx CPU ${percent(median(proxy))}`]),
+    `client CPU ${percent(median(samples.map((s) => s.load.clientCpu)))}`,
+    `resumed ${percent(median(samples.map((s) => s.load.resumedShare)))}`,
+    `errors ${samples.reduce((sum, s) => sum + s.load.errors, 0)}`,
+    `server ${ms.toFixed(3)} ms CPU/req`,
+    `${median(ratios).toFixed(2)}× bare (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+    `→ ${(3600 / REQUESTS_PER_DEVICE_HOUR / (ms / 1000) / 1e6).toFixed(2)} M devices per busy core`,
+  ].join('  ');
 }
 
 /**
@@ -192,6 +210,7 @@ async function startNginx(
   certFile: string,
   keyFile: string,
   db: string,
+  requestFile: string,
   children: ChildProcess[],
 ): Promise<Target | undefined> {
   if (!nginxInstalled()) return undefined;
@@ -204,10 +223,10 @@ async function startNginx(
   return {
     name: 'reference server behind nginx',
     url: `https://127.0.0.1:${site.port}`,
+    requestFile,
     pids: () => [upstream.child.pid!],
     // The master: processUsage adds its workers.
     proxyPids: () => [nginx.child.pid!],
-    sessions: new Map(),
   };
 }
 
@@ -223,8 +242,9 @@ async function freePort(): Promise<number> {
 
 /**
  * The share of heartbeats that resume a TLS session when agents follow the schedule the server
- * hands out, compressed: heartbeat 6 s and posture 12 s (so tickets live 24 s), ticket keys rotated
- * every 10 s instead of daily; each agent uses the agent's own API client, and its connection is
+ * hands out, compressed: heartbeat every 6 s and posture every 12 s (a grace of 24 s after each key
+ * switch, four heartbeat intervals: a loaded machine stretches each round), ticket keys rotated every
+ * 40 s instead of daily, so the run crosses a key switch, its grace and the native sealing around it; each agent uses the agent's own API client, and its connection is
  * closed by the server between heartbeats (5 s keep-alive timeout) as at the real cadence.
  */
 async function cadenceShare(
@@ -236,7 +256,7 @@ async function cadenceShare(
   ca: string,
 ): Promise<string> {
   const AGENTS = 50;
-  const ROUNDS = 5;
+  const ROUNDS = 10;
   const INTERVAL_MS = 6_000;
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, ca);
@@ -251,7 +271,7 @@ async function cadenceShare(
     '--posture-interval',
     '12',
     '--tls-ticket-key-rotation',
-    '10s',
+    '40s',
     '--tls-ticket-keys',
     join(dir, 'cadence-keys'),
     // The per-request lines (debug) say whether each connection resumed a session.
@@ -281,7 +301,7 @@ async function cadenceShare(
   });
   const resumed = later.filter((line) => line.tls_resumed === true).length;
   return [
-    `cadence: ${AGENTS} agents (the agent's own client) × ${ROUNDS} heartbeats, every ${INTERVAL_MS / 1000} s as handed out, ticket keys rotated every 10 s:`,
+    `cadence: ${AGENTS} agents (the agent's own client) × ${ROUNDS} heartbeats, every ${INTERVAL_MS / 1000} s as handed out, ticket keys rotated every 40 s (a grace of 24 s after each switch):`,
     `  ${resumed} of the ${later.length} heartbeats after each agent's first resumed a TLS session (${((resumed / later.length) * 100).toFixed(1)} %)`,
   ].join('\n');
 }

@@ -2,8 +2,8 @@
 // key file. The file holds the previous, current and next keys, each with the time it becomes the
 // one that encrypts new tickets: every process switches at that time by its own clock, and already
 // knows the next key before any process uses it. A key still decrypts tickets until its successor
-// has been current for one ticket lifetime (no ticket it sealed can be valid after that); then it
-// is refused and dropped from the file. Whichever process finds no next key writes one, under a
+// has been current for the grace (`lifetimeMs`: by then every agent on schedule has come back and
+// had its ticket renewed with the new key); then it is refused and dropped from the file. Whichever process finds no next key writes one, under a
 // lock file, with an atomic rename: the others read the change on their next look. Keys are
 // secrets: never logged, never in an error message.
 import { randomBytes } from 'node:crypto';
@@ -40,7 +40,7 @@ export interface TicketKey {
 export interface TicketKeyPolicy {
   /** How long each key seals new tickets. */
   rotationMs: number;
-  /** Ticket lifetime (the TLS session timeout). */
+  /** How long a key still opens tickets after its successor took over (the grace after a switch). */
   lifetimeMs: number;
 }
 
@@ -72,6 +72,27 @@ export class TicketKeyRing {
     let current = this.keys[0]!;
     for (const key of this.keys) if (key.activatesAt <= now) current = key;
     return current;
+  }
+
+  /**
+   * True while a key older than the current one still opens tickets: the grace after a switch, in
+   * which an agent's ticket sealed with the previous key resumes and is renewed with the current one.
+   */
+  inGrace(): boolean {
+    const now = this.now();
+    const current = this.keys.indexOf(this.current());
+    return this.keys.some((_key, index) => index < current && !isExpired(this.keys, index, this.policy.lifetimeMs, now));
+  }
+
+  /** The next time current() or inGrace() changes (ms since the epoch); undefined when no change is known. */
+  nextChange(): number | undefined {
+    const now = this.now();
+    const times = this.keys.flatMap((key, index) => {
+      const successor = this.keys[index + 1];
+      return successor ? [key.activatesAt, successor.activatesAt + this.policy.lifetimeMs] : [key.activatesAt];
+    });
+    const future = times.filter((time) => time > now);
+    return future.length === 0 ? undefined : Math.min(...future);
   }
 
   /** The key named `name`, when a ticket sealed with it may still be valid; undefined otherwise. */

@@ -3,6 +3,11 @@
 // any process of the deployment across its heartbeat interval; and the certificate reloaded when
 // its files change or on SIGHUP, without a restart: new connections get the new pair, open ones
 // finish on the old, and a pair that does not load is refused with a log line, the old one kept.
+//
+// Tickets cost no JavaScript per connection: OpenSSL seals and opens them natively with the current
+// key (`setTicketKeys`). Only in the grace after a key switch, while tickets sealed with the previous
+// key are still honoured, does a JavaScript callback open tickets of either key and renew them with
+// the current one; when the grace ends the server goes back to the native key alone.
 import { X509Certificate, createHash, randomBytes } from 'node:crypto';
 import { watch, readFileSync, type FSWatcher } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -29,6 +34,8 @@ const MAX_TICKET_LIFETIME_SECONDS = 7 * 86_400;
 const SESSION_ID_CONTEXT = 'device-agent-server';
 /** Certificate renewals write several files (and symlinks): reload once they are all in place. */
 const RELOAD_DEBOUNCE_MS = 500;
+/** setTimeout's longest delay; a later switch is re-planned when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface TlsFiles {
   certFile: string;
@@ -46,25 +53,31 @@ export interface ServerTls {
 }
 
 /**
- * Session lifetime: longer than the longest interval this server hands out, with margin, so that
- * an agent on schedule comes back with a valid ticket (each resumption renews it).
+ * The grace after a ticket-key switch: longer than the longest interval this server hands out, with
+ * margin, so that every agent on schedule comes back within it and leaves with a ticket of the new key.
  */
 export function ticketLifetimeSeconds(heartbeatIntervalSeconds: number, postureIntervalSeconds: number): number {
   return Math.min(MAX_TICKET_LIFETIME_SECONDS, 2 * Math.max(heartbeatIntervalSeconds, postureIntervalSeconds));
 }
 
-/** Reads the pair and the ticket keys; a user error (UsageError) when either is unusable. */
+/**
+ * Reads the pair and the ticket keys; a user error (UsageError) when either is unusable.
+ * `lifetimeSeconds` is the grace after a key switch (ticketLifetimeSeconds).
+ */
 export function prepareTls(files: TlsFiles, lifetimeSeconds: number): ServerTls {
   const pair = readPair(files);
   const policy: TicketKeyPolicy = { rotationMs: files.ticketKeyRotationMs, lifetimeMs: lifetimeSeconds * 1000 };
   const ring = TicketKeyRing.open(files.ticketKeyFile, policy);
+  // Native resumption does not renew a ticket: it must stay valid for its key's whole tenure and the
+  // grace after it, so that an agent resumes on the ticket of its first connection until the switch.
+  const sessionTimeout = Math.min(MAX_TICKET_LIFETIME_SECONDS, lifetimeSeconds + Math.ceil(files.ticketKeyRotationMs / 1000));
   const optionsFor = (cert: Buffer, key: Buffer): TlsOptions => ({
     cert,
     key,
     minVersion: 'TLSv1.2',
     ciphers: [...TLS13_CIPHERS, ...TLS12_CIPHERS].join(':'),
     honorCipherOrder: true,
-    sessionTimeout: lifetimeSeconds,
+    sessionTimeout,
     // Node's default is a hash of the command line, which differs between the processes of one
     // deployment (ports, databases): a ticket would then resume only with the process that issued it.
     sessionIdContext: SESSION_ID_CONTEXT,
@@ -74,19 +87,52 @@ export function prepareTls(files: TlsFiles, lifetimeSeconds: number): ServerTls 
     options: optionsFor(pair.cert, pair.key),
     attach(server, logger) {
       let current = pair;
-      let sharedKeys = sealWithRing(server, ring);
-      if (!sharedKeys) {
+      const canRenew = ticketCallbackOf(server) !== undefined;
+      if (!canRenew) {
         logger.warn(
           { event: 'tls_ticket_keys_single' },
           'this Node cannot decrypt tickets with more than one key: tickets issued before a key rotation cost one full handshake',
         );
       }
+      // What the server's secure context seals with: "native:<key name>" or "grace:<key name>".
+      let sealing: string | undefined;
+      /** Installs the current key, natively or (in the grace) with the callback; `fresh`: the context has no keys yet. */
+      const seal = (fresh: boolean) => {
+        const key = ring.current();
+        const grace = canRenew && ring.inGrace();
+        const wanted = `${grace ? 'grace' : 'native'}:${key.key.subarray(0, 16).toString('hex')}`;
+        if (!fresh && wanted === sealing) return;
+        // A callback once enabled stays on its context: leaving the grace takes a new one.
+        if (!fresh) server.setSecureContext(optionsFor(current.cert, current.key));
+        if (grace) openWithRing(server, ring);
+        else server.setTicketKeys(key.key);
+        sealing = wanted;
+      };
+      let switchAt: NodeJS.Timeout | undefined;
+      /** Seals anew at the next key switch or end of a grace, to the millisecond (every process at the same time). */
+      const schedule = () => {
+        clearTimeout(switchAt);
+        const at = ring.nextChange();
+        if (at === undefined) return;
+        switchAt = setTimeout(
+          () => {
+            seal(false);
+            schedule();
+          },
+          Math.min(Math.max(0, at - Date.now()) + 1, MAX_TIMER_MS),
+        );
+        switchAt.unref();
+      };
+      seal(true);
+      schedule();
       const maintenance = setInterval(
         () => {
           const outcome = ring.maintain();
           if (outcome.error !== undefined) logger.warn({ event: 'tls_ticket_keys_failed', file: ring.file }, outcome.error);
           else if (outcome.rotated) logger.info({ event: 'tls_ticket_keys_rotated', file: ring.file }, 'TLS ticket keys rotated');
-          if (!sharedKeys) server.setTicketKeys(ring.current().key);
+          // Another process may have changed the file: its keys take effect now, and the next switch is theirs.
+          seal(false);
+          schedule();
         },
         Math.min(60_000, Math.max(250, files.ticketKeyRotationMs / 4)),
       );
@@ -105,8 +151,8 @@ export function prepareTls(files: TlsFiles, lifetimeSeconds: number): ServerTls 
         }
         if (next.cert.equals(current.cert) && next.key.equals(current.key)) return;
         server.setSecureContext(optionsFor(next.cert, next.key));
-        sharedKeys = sealWithRing(server, ring);
         current = next;
+        seal(true);
         logger.info({ event: 'tls_reloaded', trigger, ...describe(next.cert) }, 'TLS certificate reloaded');
       };
 
@@ -129,6 +175,7 @@ export function prepareTls(files: TlsFiles, lifetimeSeconds: number): ServerTls 
       return {
         stop() {
           clearInterval(maintenance);
+          clearTimeout(switchAt);
           clearTimeout(pending);
           for (const watcher of watchers) watcher.close();
           process.off('SIGHUP', onHangup);
@@ -173,24 +220,27 @@ function describe(cert: Buffer): Record<string, string> {
 
 /** The internals of Node's SecureContext that let one server decrypt tickets sealed with several keys. */
 interface NativeContext {
-  enableTicketKeyCallback?: () => void;
+  enableTicketKeyCallback: () => void;
   onticketkeycallback?: (name: Buffer, iv: Buffer, encrypt: boolean) => unknown[];
+}
+
+/** The server's secure context when it has the ticket-key callback; undefined on a Node without it. */
+function ticketCallbackOf(server: TlsServer): NativeContext | undefined {
+  const context = (server as unknown as { _sharedCreds?: { context?: Partial<NativeContext> } })._sharedCreds?.context;
+  return typeof context?.enableTicketKeyCallback === 'function' ? (context as NativeContext) : undefined;
 }
 
 const NO_KEY = Buffer.alloc(16);
 
 /**
- * Seals new tickets with the ring's current key and opens those of any key it still accepts,
- * renewing the ticket on every resumption (result 2: the agent always holds a fresh one). This
- * uses the ticket-key callback of Node's secure context, which Node has no public API for (its
- * `ticketKeys` holds a single key); false, after installing the current key alone, where it is missing.
+ * The grace after a key switch: seals new tickets with the ring's current key and opens those of
+ * any key it still accepts, renewing the ticket on every resumption (result 2: the agent leaves
+ * with a ticket of the current key). This uses the ticket-key callback of Node's secure context,
+ * which Node has no public API for (its `ticketKeys` holds a single key); only called when
+ * ticketCallbackOf found it.
  */
-function sealWithRing(server: TlsServer, ring: TicketKeyRing): boolean {
-  const context = (server as unknown as { _sharedCreds?: { context?: NativeContext } })._sharedCreds?.context;
-  if (context === undefined || typeof context.enableTicketKeyCallback !== 'function') {
-    server.setTicketKeys(ring.current().key);
-    return false;
-  }
+function openWithRing(server: TlsServer, ring: TicketKeyRing): void {
+  const context = ticketCallbackOf(server)!;
   context.enableTicketKeyCallback();
   context.onticketkeycallback = (name, _iv, encrypt) => {
     if (encrypt) {
@@ -200,5 +250,4 @@ function sealWithRing(server: TlsServer, ring: TicketKeyRing): boolean {
     const known = ring.accepting(name);
     return known ? [2, known.key.subarray(16, 32), known.key.subarray(32, 48)] : [0, NO_KEY, NO_KEY];
   };
-  return true;
 }

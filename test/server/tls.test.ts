@@ -138,8 +138,31 @@ describe('session tickets', () => {
       await until(() => Date.now() > next + 4_000 + 500, 'the previous key to expire at the checker');
       expect((await probe(checker, trusted, ticket)).reused).toBe(false);
       expect(readKeys(keyFile).length).toBeGreaterThanOrEqual(2);
+      // After the grace OpenSSL seals and opens tickets natively with the current key alone (no
+      // callback per connection): the renewed ticket resumes, and is not renewed again.
+      const native = await probe(checker, trusted, afterRotation.session);
+      expect({ reused: native.reused, renewed: native.session !== undefined }).toEqual({ reused: true, renewed: false });
     } finally {
       await Promise.all([issuer.stop(), checker.stop()]);
+    }
+  });
+
+  test("outside the grace a ticket is opened natively for its key's whole tenure, longer than the grace", async () => {
+    const ca = makeThrowawayCa();
+    const trusted = [readFileSync(ca.caFile, 'utf8')];
+    // A grace of 2 s (twice the 1 s intervals); keys seal for 60 s, so tickets live 62 s.
+    const server = await startServer({
+      tls: ca,
+      args: ['--tls-ticket-key-rotation', '60s', '--heartbeat-interval', '1', '--posture-interval', '1'],
+    });
+    try {
+      const first = await probe(server, trusted);
+      expect(first.session).toBeDefined();
+      await sleep(3_000);
+      const resumed = await probe(server, trusted, first.session);
+      expect({ reused: resumed.reused, renewed: resumed.session !== undefined }).toEqual({ reused: true, renewed: false });
+    } finally {
+      await server.stop();
     }
   });
 

@@ -2,11 +2,13 @@
 // processes, a fleet of devices enrolled over real HTTP, wrk runs, and the server's CPU and memory
 // read from /proc. Load generators run in their own processes so the server under test keeps a core.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { closeSync, existsSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type Database from 'better-sqlite3';
 import { build } from 'esbuild';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ROUTES } from '../../../src/protocol/schemas';
@@ -86,11 +88,17 @@ async function spawnAnnouncing(args: string[], dir: string, name: string, env: N
  * every device send far faster than its schedule, so they are raised (not turned off: their cost
  * stays in the figure), and the load comes from one address.
  */
-export function spawnReference(dir: string, db: string, extra: string[] = [], nodeArgs: string[] = []): Promise<Spawned> {
+export function spawnReference(
+  dir: string,
+  db: string,
+  extra: string[] = [],
+  nodeArgs: string[] = [],
+  serverBin = SERVER_BIN,
+): Promise<Spawned> {
   const limits = ['--rate-limit-heartbeats', '1000000', '--rate-limit-postures', '1000000', '--rate-limit-posture-mib', '1000000'];
   const args = [
     ...nodeArgs,
-    SERVER_BIN,
+    serverBin,
     'serve',
     '--db',
     db,
@@ -136,7 +144,7 @@ export function heartbeatRequest(device: Pick<Device, 'hardwareUuid'>) {
 
 export const heartbeatBody = (device: Device): string => JSON.stringify(heartbeatRequest(device));
 
-export const CHECKS = [
+const CHECKS = [
   'DISK_ENCRYPTION',
   'FIREWALL',
   'SCREEN_LOCK',
@@ -158,6 +166,22 @@ export function posturesBody(count: number): string {
     observed_at: observedAt,
   }));
   return JSON.stringify({ results });
+}
+
+/** The default cadence: per device-hour 12 heartbeats (300 s) and 1 posture upload of 9 results (3,600 s). */
+export const HEARTBEATS_PER_HOUR = 12;
+export const REQUESTS_PER_DEVICE_HOUR = 13;
+export const RESULTS_PER_UPLOAD = 9;
+
+/** The fleet's requests as wrk.lua lines: request i goes to device i mod N; every 13th is that device's posture upload. */
+export function fleetRequests(devices: Device[]): string[] {
+  const upload = posturesBody(RESULTS_PER_UPLOAD);
+  return Array.from({ length: devices.length * REQUESTS_PER_DEVICE_HOUR }, (_, i) => {
+    const device = devices[i % devices.length]!;
+    return i % REQUESTS_PER_DEVICE_HOUR === REQUESTS_PER_DEVICE_HOUR - 1
+      ? requestLine(device.apiKey, ROUTES.postures, upload)
+      : requestLine(device.apiKey, ROUTES.heartbeat, heartbeatBody(device));
+  });
 }
 
 /**
@@ -183,6 +207,21 @@ export async function enrollFleet(dir: string, url: string, db: string, count: n
     await dispatcher.close();
   }
   return devices;
+}
+
+/**
+ * A consistent copy of a SQLite database another process is serving (VACUUM INTO): the same fleet
+ * for a second server process, whose writes then do not empty the first one's device cache.
+ */
+export function copyDatabase(from: string, to: string): void {
+  const require = createRequire(import.meta.url);
+  const Sqlite = require(Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof Database;
+  const source = new Sqlite(from, { readonly: true });
+  try {
+    source.prepare('VACUUM INTO ?').run(to);
+  } finally {
+    source.close();
+  }
 }
 
 /** `count` PENDING devices of organization `bench` created through the server's Store, as `device create` does: their enrollment tokens. */

@@ -1,6 +1,6 @@
 // How wrk (wrk.lua) reaches the server in the plain-HTTP benchmarks: `npm run bench:heartbeat`
 // (BENCH_TRANSPORT) and the plain-HTTP searches of `npm run bench:fleet`. The TLS transports are
-// tlsLoad.ts's.
+// tlsload.ts's.
 export const TRANSPORTS = {
   'keep-alive':
     'plain HTTP, connections kept alive between requests (what the server sees behind a proxy that keeps its upstream connections open; agents on a 300 s schedule reaching it directly hold none open)',
