@@ -30,6 +30,7 @@ const ON_EVERY_ENGINE = [
   'registerLoad',
   'remediation',
   'retention',
+  'secretsAdminApi',
   'textFields',
   'unenroll',
   'workers',
