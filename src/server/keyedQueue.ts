@@ -21,9 +21,4 @@ export class KeyedQueue {
     });
     return result;
   }
-
-  /** Keys with work queued or running. */
-  get size(): number {
-    return this.tails.size;
-  }
 }
