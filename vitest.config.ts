@@ -27,6 +27,7 @@ const ON_EVERY_ENGINE = [
   'postures',
   'rateLimits',
   'register',
+  'registerLimits',
   'registerLoad',
   'remediation',
   'retention',
