@@ -28,7 +28,7 @@ export interface AgentApi {
   unenroll(apiKey: string, options?: RequestOptions): Promise<void>;
 }
 
-export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll';
+export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | 'register';
 
 export abstract class ApiError extends Error {
   abstract readonly kind: 'invalid_request' | 'credentials_rejected' | 'conflict' | 'payload_too_large' | 'retryable' | 'invalid_response';

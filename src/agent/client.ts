@@ -14,9 +14,11 @@ import {
   ErrorBody,
   HeartbeatResponse,
   POSTURE_REPORT_HEADER,
+  RegisterResponse,
   ROUTES,
   type HeartbeatRequest,
   type PosturesRequest,
+  type RegisterRequest,
 } from '../protocol/schemas';
 import { USER_AGENT } from '../version';
 import {
@@ -56,6 +58,8 @@ export interface ClientOptions {
 }
 
 export interface ApiClient extends AgentApi {
+  /** Extension beside the spec's four (enrollment secrets): a device record and its one-time token. */
+  register(body: RegisterRequest, options?: RequestOptions): Promise<RegisterResponse>;
   /** Closes idle connections. */
   close(): Promise<void>;
 }
@@ -173,6 +177,9 @@ export function createApiClient(options: ClientOptions): ApiClient {
     },
     async unenroll(apiKey, o) {
       await callNoContent('unenroll', {}, apiKey, o);
+    },
+    async register(body, o) {
+      return (await call('register', RegisterResponse, body, undefined, o)).value;
     },
     close: () => dispatcher.close(),
   };

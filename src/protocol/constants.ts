@@ -7,6 +7,8 @@ export const ROUTES = {
   heartbeat: `${API_PREFIX}/heartbeat`,
   postures: `${API_PREFIX}/postures`,
   unenroll: `${API_PREFIX}/unenroll`,
+  /** Extension beside the spec's four (enrollment secrets): exchanges a reusable secret for a one-time token. */
+  register: `${API_PREFIX}/register`,
 } as const;
 
 /** Body limits of the spec, section 8. */
@@ -15,6 +17,7 @@ export const BODY_LIMITS = {
   heartbeat: 16 * 1024,
   postures: 1024 * 1024,
   unenroll: 16 * 1024,
+  register: 16 * 1024,
 } as const;
 
 export const MAX_RESULTS_PER_REQUEST = 100;

@@ -67,6 +67,19 @@ export const HeartbeatResponse = z.object({
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
+/** POST /register (extension: enrollment secrets): the device's identity and the organization's reusable secret. */
+export const RegisterRequest = z.extend(HeartbeatRequest, {
+  enroll_secret: z.string().check(z.minLength(1), z.describe('Reusable enrollment secret of the organization')),
+});
+export type RegisterRequest = z.infer<typeof RegisterRequest>;
+
+export const RegisterResponse = z.object({
+  device_id: z.string().check(z.minLength(1), z.describe('The device record created (or superseding one of the same hardware_uuid)')),
+  enrollment_token: Credential.check(z.describe('One-time enrollment token for /enroll')),
+  secret_id: z.string().check(z.minLength(1), z.describe('Identifier of the secret used (never the secret)')),
+});
+export type RegisterResponse = z.infer<typeof RegisterResponse>;
+
 /** True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no stack overflow). */
 function nestsAtMost(value: unknown, maxDepth: number): boolean {
   const pending: [unknown, number][] = [[value, 1]];

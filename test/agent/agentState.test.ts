@@ -32,7 +32,7 @@ function logger() {
 
 function protocol(apiKey = KEY_A) {
   return {
-    exchange: vi.fn(() => Promise.resolve(apiKey)),
+    exchange: vi.fn(() => Promise.resolve({ apiKey, enrolledWith: { method: 'token' as const } })),
     discard: vi.fn(() => Promise.resolve()),
     revoke: vi.fn<(record: EnrollmentRecord, apiKey: string | null) => Promise<string>>(() => Promise.resolve('revoked')),
   };
