@@ -133,11 +133,11 @@ export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise
 
 async function readCredential(given: GivenCredential, stdin: Stdin = process.stdin): Promise<{ value: string; from: string }> {
   const { options, value, source, file } = given;
-  const read = async (origin: string, text: Promise<string> | string) => ({
+  const read = async (origin: string, text: Promise<string> | string, detail = '') => ({
     value: options.parse(await text, origin),
-    from: `${options.kind === 'token' ? 'token' : 'enrollment secret'} from ${origin}`,
+    from: `${options.kind === 'token' ? 'token' : 'enrollment secret'} from ${origin}${detail}`,
   });
-  if (file !== undefined) return read(`${options.fileFlag} ${file}`, readSecretFile(file, options.kind));
+  if (file !== undefined) return read(options.fileFlag, readSecretFile(file, options.kind), ` ${file}`);
   if (value === '-' && source === 'cli') return read('standard input', readSecretStdin(stdin, options.kind));
   if (source === 'cli' && !options.valueOnCommandLine) {
     throw new InvalidInputError(

@@ -105,7 +105,8 @@ describe('enroll', () => {
     mkdirSync(dir, { mode: 0o700 });
     writeFileSync(join(dir, 'status.json'), JSON.stringify(NOTE), { mode: 0o600 });
     const state = await openAgentState(dir);
-    const exchange = protocol();
+    const enrolledWith = { method: 'enroll_secret' as const, secret_id: 'secret-id-1' };
+    const exchange = { ...protocol(), exchange: vi.fn(() => Promise.resolve({ apiKey: KEY_A, enrolledWith })) };
     const log = logger();
     const outcome = await state.enroll(plan({ caFile: 'relative/ca.pem', log }), exchange);
 
@@ -121,6 +122,8 @@ describe('enroll', () => {
       keystore: 'file',
       ca_file: join(process.cwd(), 'relative/ca.pem'),
       enrolled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+      // How it enrolled: the secret's id only (the secret never reaches the state directory).
+      enrolled_with: enrolledWith,
     });
     expect(await state.credentials()).toEqual({ enrollment: record(dir), apiKey: KEY_A });
     expect(log.debug).toHaveBeenCalledWith(expect.objectContaining({ keystore: 'file' }), 'enrolled');
