@@ -26,6 +26,7 @@ const ON_EVERY_ENGINE = [
   'operations',
   'postures',
   'rateLimits',
+  'register',
   'remediation',
   'retention',
   'textFields',

@@ -12,6 +12,7 @@ import {
   Credential,
   EnrollResponse,
   ErrorBody,
+  EXTENSION_ROUTES,
   HeartbeatResponse,
   POSTURE_REPORT_HEADER,
   RegisterResponse,
@@ -83,6 +84,8 @@ const HeartbeatAnswer = z.extend(HeartbeatResponse, {
   posture_interval_seconds: IntervalSeconds,
 });
 
+const PATHS: Record<Route, string> = { ...ROUTES, ...EXTENSION_ROUTES };
+
 /** Largest response body read; the API's answers are a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -122,7 +125,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
     try {
       response = await dispatcher.request({
         origin,
-        path: ROUTES[route],
+        path: PATHS[route],
         method: 'POST',
         headers,
         body: JSON.stringify(body),

@@ -7,8 +7,6 @@ export const ROUTES = {
   heartbeat: `${API_PREFIX}/heartbeat`,
   postures: `${API_PREFIX}/postures`,
   unenroll: `${API_PREFIX}/unenroll`,
-  /** Extension beside the spec's four (enrollment secrets): exchanges a reusable secret for a one-time token. */
-  register: `${API_PREFIX}/register`,
 } as const;
 
 /** Body limits of the spec, section 8. */
@@ -17,6 +15,7 @@ export const BODY_LIMITS = {
   heartbeat: 16 * 1024,
   postures: 1024 * 1024,
   unenroll: 16 * 1024,
+  /** The extension route /register (EXTENSION_ROUTES), as /enroll and /heartbeat. */
   register: 16 * 1024,
 } as const;
 
@@ -66,3 +65,18 @@ export const LINK_SCHEME = 'device-agent';
 
 /** Enrollment tokens and device API keys: 96 hexadecimal characters. */
 export const CREDENTIAL_PATTERN = /^[0-9a-fA-F]{96}$/;
+
+/**
+ * Routes the product adds beside the spec's four (contract, "Extensions beside the spec"). An
+ * agent that finds one missing (404) falls back to the spec's flow.
+ */
+export const EXTENSION_ROUTES = {
+  /** An enrollment secret and the device's identity in, a device record and its one-time enrollment token out. */
+  register: `${API_PREFIX}/register`,
+} as const;
+
+/**
+ * Enrollment secrets: "das_" and 64 hexadecimal characters (256 random bits). The prefix makes one
+ * recognisable to secret scanners and in a misplaced file; the server stores its SHA-256 only.
+ */
+export const ENROLL_SECRET_PATTERN = /^das_[0-9a-fA-F]{64}$/;

@@ -8,6 +8,7 @@ const ID_PREFIXES = {
   postureReport: 'rpt',
   adminToken: 'adt',
   adminAccount: 'adm',
+  enrollSecret: 'ens',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -17,6 +18,7 @@ export type DeviceId = Id<'device'>;
 export type PostureReportId = Id<'postureReport'>;
 export type AdminTokenId = Id<'adminToken'>;
 export type AdminAccountId = Id<'adminAccount'>;
+export type EnrollSecretId = Id<'enrollSecret'>;
 
 /** 128 random bits, hex. */
 const RANDOM_BYTES = 16;
