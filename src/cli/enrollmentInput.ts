@@ -32,6 +32,11 @@ export interface RawEnrollmentOptions {
   enrollSecret?: string;
   enrollSecretSource?: Source;
   enrollSecretFile?: string;
+  /**
+   * --allow-enroll-secret-argument: take --enroll-secret <value> after all. Only for installers that
+   * run the agent where no other user can read its command line (the MSI's LocalSystem action).
+   */
+  allowSecretArgument?: boolean;
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 }
 
@@ -127,11 +132,15 @@ export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise
         'or --enroll-secret-file <path> or --enroll-secret - (standard input), or set DEVICE_AGENT_ENROLL_SECRET',
     );
   }
-  const { value, from } = await readCredential(used, raw.stdin);
+  const { value, from } = await readCredential(used, raw.stdin, raw.allowSecretArgument === true);
   return used === token ? { serverUrl, token: value, from } : { serverUrl, enrollSecret: value, from };
 }
 
-async function readCredential(given: GivenCredential, stdin: Stdin = process.stdin): Promise<{ value: string; from: string }> {
+async function readCredential(
+  given: GivenCredential,
+  stdin: Stdin = process.stdin,
+  allowSecretArgument = false,
+): Promise<{ value: string; from: string }> {
   const { options, value, source, file } = given;
   const read = async (origin: string, text: Promise<string> | string, detail = '') => ({
     value: options.parse(await text, origin),
@@ -139,7 +148,7 @@ async function readCredential(given: GivenCredential, stdin: Stdin = process.std
   });
   if (file !== undefined) return read(options.fileFlag, readSecretFile(file, options.kind), ` ${file}`);
   if (value === '-' && source === 'cli') return read('standard input', readSecretStdin(stdin, options.kind));
-  if (source === 'cli' && !options.valueOnCommandLine) {
+  if (source === 'cli' && !options.valueOnCommandLine && !allowSecretArgument) {
     throw new InvalidInputError(
       `an enrollment ${options.kind} is not accepted as a command-line value (other local users can read the process list): ` +
         `use ${options.fileFlag} <path>, ${options.flag} - (standard input) or ${options.env}`,

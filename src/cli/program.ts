@@ -35,6 +35,7 @@ addCommonOptions(
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
     .addOption(new Option('--enroll-secret-file <path>', "read the organization's enrollment secret from a file"))
     .addOption(new Option('--enroll-secret <->', 'read the enrollment secret from standard input').env('DEVICE_AGENT_ENROLL_SECRET'))
+    .addOption(new Option('--allow-enroll-secret-argument', 'take --enroll-secret <value> (installers running as SYSTEM only)').hideHelp())
     .option('--link-file <path>', 'read the enrollment link from a file, or - for standard input (recommended)')
     .option('--force', 'replace an existing enrollment (unenrolls it first)'),
 )

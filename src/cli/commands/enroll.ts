@@ -16,6 +16,7 @@ export interface EnrollCliOptions extends CommonOptions {
   tokenFile?: string;
   enrollSecret?: string;
   enrollSecretFile?: string;
+  allowEnrollSecretArgument?: boolean;
   linkFile?: string;
   force?: boolean;
 }
@@ -33,6 +34,7 @@ export default async function enrollCommand(link: string | undefined, options: E
     enrollSecret: options.enrollSecret,
     enrollSecretSource: command.getOptionValueSource('enrollSecret'),
     enrollSecretFile: options.enrollSecretFile,
+    allowSecretArgument: options.allowEnrollSecretArgument === true,
   });
   let result: EnrollResult;
   try {
