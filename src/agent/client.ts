@@ -288,7 +288,8 @@ function statusError(route: Route, status: number, headers: Dispatcher.ResponseD
   if (status === 401) return new CredentialsRejectedError(route, message, status, serverMessage);
   if (status === 409) return new ConflictError(route, message, status, serverMessage);
   if (status === 413) return new PayloadTooLargeError(route, message, status, serverMessage);
-  if (status === 429 || status >= 500) {
+  // 408: the server gave up waiting for the request before handling it (RFC 9110: it may be repeated).
+  if (status === 408 || status === 429 || status >= 500) {
     return new RetryableError(route, message, status, serverMessage, parseRetryAfter(headers['retry-after']));
   }
   if (status >= 400) return new InvalidRequestError(route, message, status, serverMessage);
