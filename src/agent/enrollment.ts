@@ -16,7 +16,7 @@ import type { AgentState, EnrolledWith, KeyStoreBackend, KeyStoreChoice } from '
 import { revokeAtServer, type ServerRevocation } from './unenrollment';
 
 /** A validated one-time token, or a validated enrollment secret (exchanged through /register). */
-export type EnrollCredential = { token: string } | { enrollSecret: string };
+type EnrollCredential = { token: string } | { enrollSecret: string };
 
 export interface EnrollOptions {
   /** Validated origin. */

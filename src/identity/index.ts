@@ -39,9 +39,9 @@ const MAX_FIELD = 255;
  * the admin sees it for what it is. Every process that uses it says so on standard error.
  */
 export const TEST_IDENTITY_PREFIX = 'test-override:';
-export const TEST_IDENTITY_ENV = { hardwareUuid: 'DEVICE_AGENT_TEST_HARDWARE_UUID', hostname: 'DEVICE_AGENT_TEST_HOSTNAME' } as const;
+const TEST_IDENTITY_ENV = { hardwareUuid: 'DEVICE_AGENT_TEST_HARDWARE_UUID', hostname: 'DEVICE_AGENT_TEST_HOSTNAME' } as const;
 
-export interface TestIdentity {
+interface TestIdentity {
   hardwareUuid: string;
   hostname?: string;
 }
