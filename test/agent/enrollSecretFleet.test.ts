@@ -20,7 +20,7 @@ const STARTING = 50;
 const running = useServer({ args: ['--log-level', 'debug'] });
 
 test(
-  `${FLEET} agents enroll at once with one secret capped at ${CAP}: exactly ${CAP} devices, ${FLEET - CAP} clean refusals, no 5xx`,
+  `${FLEET} agents (${STARTING} at a time) enroll with one secret capped at ${CAP}: exactly ${CAP} devices, ${FLEET - CAP} clean refusals, no 5xx`,
   async () => {
     const server = running.current;
     const org = `fleet-${process.pid}`;
