@@ -28,7 +28,7 @@ export interface AgentApi {
   unenroll(apiKey: string, options?: RequestOptions): Promise<void>;
 }
 
-export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll';
+export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | 'register';
 
 export abstract class ApiError extends Error {
   abstract readonly kind: 'invalid_request' | 'credentials_rejected' | 'conflict' | 'payload_too_large' | 'retryable' | 'invalid_response';
@@ -68,7 +68,7 @@ export class PayloadTooLargeError extends ApiError {
   readonly kind = 'payload_too_large' as const;
 }
 
-/** Network errors, timeouts, 429 and 5xx: worth retrying later, after `retryAfterMs` when the server said so. */
+/** Network errors, timeouts, 408, 429 and 5xx: worth retrying later, after `retryAfterMs` when the server said so. */
 export class RetryableError extends ApiError {
   override name = 'RetryableError';
   readonly kind = 'retryable' as const;

@@ -12,11 +12,14 @@ import {
   Credential,
   EnrollResponse,
   ErrorBody,
+  EXTENSION_ROUTES,
   HeartbeatResponse,
   POSTURE_REPORT_HEADER,
+  RegisterResponse,
   ROUTES,
   type HeartbeatRequest,
   type PosturesRequest,
+  type RegisterRequest,
 } from '../protocol/schemas';
 import { USER_AGENT } from '../version';
 import {
@@ -56,6 +59,8 @@ export interface ClientOptions {
 }
 
 export interface ApiClient extends AgentApi {
+  /** Extension beside the spec's four (enrollment secrets): a device record and its one-time token. */
+  register(body: RegisterRequest, options?: RequestOptions): Promise<RegisterResponse>;
   /** Closes idle connections. */
   close(): Promise<void>;
 }
@@ -78,6 +83,8 @@ const HeartbeatAnswer = z.extend(HeartbeatResponse, {
   heartbeat_interval_seconds: IntervalSeconds,
   posture_interval_seconds: IntervalSeconds,
 });
+
+const PATHS: Record<Route, string> = { ...ROUTES, ...EXTENSION_ROUTES };
 
 /** Largest response body read; the API's answers are a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -118,7 +125,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
     try {
       response = await dispatcher.request({
         origin,
-        path: ROUTES[route],
+        path: PATHS[route],
         method: 'POST',
         headers,
         body: JSON.stringify(body),
@@ -173,6 +180,9 @@ export function createApiClient(options: ClientOptions): ApiClient {
     },
     async unenroll(apiKey, o) {
       await callNoContent('unenroll', {}, apiKey, o);
+    },
+    async register(body, o) {
+      return (await call('register', RegisterResponse, body, undefined, o)).value;
     },
     close: () => dispatcher.close(),
   };
@@ -278,7 +288,8 @@ function statusError(route: Route, status: number, headers: Dispatcher.ResponseD
   if (status === 401) return new CredentialsRejectedError(route, message, status, serverMessage);
   if (status === 409) return new ConflictError(route, message, status, serverMessage);
   if (status === 413) return new PayloadTooLargeError(route, message, status, serverMessage);
-  if (status === 429 || status >= 500) {
+  // 408: the server gave up waiting for the request before handling it (RFC 9110: it may be repeated).
+  if (status === 408 || status === 429 || status >= 500) {
     return new RetryableError(route, message, status, serverMessage, parseRetryAfter(headers['retry-after']));
   }
   if (status >= 400) return new InvalidRequestError(route, message, status, serverMessage);

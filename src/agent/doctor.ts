@@ -12,6 +12,7 @@ import { KeyStoreUnavailableError, firstLine } from './errors';
 import { CLOCK_SKEW_WARNING_MS, clockSkewMs } from './scheduler';
 import { isLoopbackHost } from './serverUrl';
 import { openAgentState, type AgentState, type EnrollmentRecord } from './state';
+import { enrolledWithText } from './status';
 import { readDeviceIdentity } from '../identity';
 import { serviceProbe, type ServiceState } from '../platform/serviceProbe';
 
@@ -96,7 +97,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   add({
     id: 'enrollment',
     verdict: 'pass',
-    detail: `enrolled with ${record.server_url}${record.enrolled_at ? ` since ${record.enrolled_at}` : ''}`,
+    detail: `enrolled with ${record.server_url}${record.enrolled_at ? ` since ${record.enrolled_at}` : ''}, using ${enrolledWithText(record.enrolled_with)}`,
   });
 
   let apiKey: string | null = null;

@@ -1,7 +1,7 @@
 // What `status` reports: the enrollment record, the key store's answer and the daemon's runtime
 // status. Local only: no network.
 import { KeyStoreUnavailableError, StateCorruptError, firstLine } from './errors';
-import type { AgentState, EnrollmentRecord, KeyStoreBackend, KeyStoreChoice, RuntimeStatus } from './state';
+import type { AgentState, EnrolledWith, EnrollmentRecord, KeyStoreBackend, KeyStoreChoice, RuntimeStatus } from './state';
 
 export interface StatusReport extends RuntimeStatus {
   enrolled: boolean;
@@ -15,6 +15,8 @@ export interface StatusReport extends RuntimeStatus {
   /** Why the key could not be read (enrolled only). */
   keystore_error?: string;
   enrolled_at: string | null;
+  /** How the device enrolled: `{method: "token"}` or `{method: "enroll_secret", secret_id}` (never the secret); null when not enrolled. */
+  enrolled_with: EnrolledWith | null;
   queued_results: number;
   last_heartbeat_at: string | null;
   last_upload_at: string | null;
@@ -43,6 +45,8 @@ export async function collectStatus(state: AgentState, keystoreChoice: KeyStoreC
     device_id: enrolled ? (runtime.device_id ?? null) : null,
     keystore: enrolled?.keystore ?? (await state.prospectiveKeyStore(keystoreChoice)),
     enrolled_at: enrolled?.enrolled_at ?? null,
+    // Records written before enrollment secrets existed came from a token.
+    enrolled_with: enrolled ? (enrolled.enrolled_with ?? { method: 'token' }) : null,
     queued_results: enrolled ? (runtime.queued_results ?? 0) : 0,
     last_heartbeat_at: enrolled ? (runtime.last_heartbeat_at ?? null) : null,
     last_upload_at: enrolled ? (runtime.last_upload_at ?? null) : null,
@@ -60,4 +64,9 @@ export async function collectStatus(state: AgentState, keystoreChoice: KeyStoreC
     }
   }
   return report;
+}
+
+/** How the device enrolled, in words (`status`, `doctor`): the secret's id, never the secret. */
+export function enrolledWithText(enrolledWith: EnrolledWith | undefined): string {
+  return enrolledWith?.method === 'enroll_secret' ? `the enrollment secret ${enrolledWith.secret_id}` : 'a one-time enrollment token';
 }

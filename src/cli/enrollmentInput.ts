@@ -1,7 +1,10 @@
-// Where `enroll` gets its server and token: the link (--link-file <path> / - for standard input,
-// which keeps it out of the process list, or the argument), or --server/DEVICE_AGENT_SERVER with a
-// token from --token-file, --token - (standard input), --token <hex> or DEVICE_AGENT_TOKEN. Everything
-// is validated here, before any request. No message repeats a token or a link.
+// Where `enroll` and `install` get their server and credential: the link (--link-file <path> / - for
+// standard input, which keeps it out of the process list, or the argument), or
+// --server/DEVICE_AGENT_SERVER with either a one-time token (--token-file, --token - for standard
+// input, --token <hex> or DEVICE_AGENT_TOKEN) or the organization's reusable enrollment secret
+// (--enroll-secret-file, --enroll-secret - or DEVICE_AGENT_ENROLL_SECRET; never a command-line
+// value: a secret enrolls any number of devices, so it is refused there rather than warned about).
+// Everything is validated here, before any request. No message repeats a token, secret or link.
 //
 // The link as an argument is in the contract's command line (`device-agent enroll '<link>'`), so it
 // keeps working; as it has sat in /proc/<pid>/cmdline until processTitle.ts cleared it, every use is
@@ -9,6 +12,7 @@
 import { open } from 'node:fs/promises';
 import type { OptionValueSource } from 'commander';
 import { parseEnrollmentLink, type EnrollmentInput } from '../agent/enrollmentLink';
+import { parseEnrollSecret } from '../agent/enrollSecret';
 import { parseEnrollmentToken } from '../agent/enrollmentToken';
 import { InvalidInputError, firstLine } from '../agent/errors';
 import { parseServerUrl } from '../agent/serverUrl';
@@ -24,8 +28,23 @@ export interface RawEnrollmentOptions {
   token?: string;
   tokenSource?: Source;
   tokenFile?: string;
+  /** `-` (standard input) from the command line, or the value of DEVICE_AGENT_ENROLL_SECRET. */
+  enrollSecret?: string;
+  enrollSecretSource?: Source;
+  enrollSecretFile?: string;
+  /**
+   * --allow-enroll-secret-argument: take --enroll-secret <value> after all. Only for installers that
+   * run the agent where no other user can read its command line (the MSI's LocalSystem action).
+   */
+  allowSecretArgument?: boolean;
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 }
+
+/**
+ * A one-time token (from a link or the token options), or an enrollment secret for /register, and
+ * where it came from, for messages ("token from --token-file /path"; never the value).
+ */
+export type EnrollmentCredentials = (EnrollmentInput | { serverUrl: string; enrollSecret: string }) & { from: string };
 
 type Stdin = NonNullable<RawEnrollmentOptions['stdin']>;
 
@@ -36,39 +55,114 @@ const LINK_ARGUMENT_WARNING =
   'warning: an enrollment link given as an argument can be read by other local users in the process list while the agent starts; ' +
   'give it with --link-file <path> (a file only you can read) or --link-file - (standard input) instead';
 
-export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise<EnrollmentInput> {
+/** How one kind of credential is given: its flags, its variable, its format. */
+interface CredentialOptions {
+  kind: 'token' | 'secret';
+  flag: string;
+  fileFlag: string;
+  env: string;
+  parse: (input: string, source: string) => string;
+  /** Whether a value on the command line is accepted (tokens: the contract's form; secrets: never). */
+  valueOnCommandLine: boolean;
+}
+
+const TOKEN: CredentialOptions = {
+  kind: 'token',
+  flag: '--token',
+  fileFlag: '--token-file',
+  env: 'DEVICE_AGENT_TOKEN',
+  parse: parseEnrollmentToken,
+  valueOnCommandLine: true,
+};
+const ENROLL_SECRET: CredentialOptions = {
+  kind: 'secret',
+  flag: '--enroll-secret',
+  fileFlag: '--enroll-secret-file',
+  env: 'DEVICE_AGENT_ENROLL_SECRET',
+  parse: parseEnrollSecret,
+  valueOnCommandLine: false,
+};
+
+/** One credential's inputs: the value and where it came from, and the file option. */
+interface GivenCredential {
+  options: CredentialOptions;
+  value: string | undefined;
+  source: Source;
+  file: string | undefined;
+}
+
+const explicitlyGiven = (given: GivenCredential) => given.file !== undefined || (given.value !== undefined && given.source === 'cli');
+
+export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise<EnrollmentCredentials> {
   if (raw.link !== undefined) process.stderr.write(`device-agent: ${LINK_ARGUMENT_WARNING}\n`);
-  const tokenOnCommandLine = raw.token !== undefined && raw.tokenSource === 'cli';
+  const token: GivenCredential = { options: TOKEN, value: raw.token, source: raw.tokenSource, file: raw.tokenFile };
+  const secret: GivenCredential = {
+    options: ENROLL_SECRET,
+    value: raw.enrollSecret,
+    source: raw.enrollSecretSource,
+    file: raw.enrollSecretFile,
+  };
   if (raw.link !== undefined && raw.linkFile !== undefined)
     throw new InvalidInputError('give the enrollment link or --link-file, not both');
   if (raw.link !== undefined || raw.linkFile !== undefined) {
-    if ((raw.server !== undefined && raw.serverSource === 'cli') || tokenOnCommandLine || raw.tokenFile !== undefined) {
-      throw new InvalidInputError('give either the enrollment link or --server with a token, not both');
+    if ((raw.server !== undefined && raw.serverSource === 'cli') || explicitlyGiven(token) || explicitlyGiven(secret)) {
+      throw new InvalidInputError('give either the enrollment link or --server with a token or an enrollment secret, not both');
     }
-    return parseEnrollmentLink(raw.link ?? (await readSecretInput(raw.linkFile!, 'link', raw.stdin)));
+    const link = parseEnrollmentLink(raw.link ?? (await readSecretInput(raw.linkFile!, 'link', raw.stdin)));
+    return { ...link, from: `token from the enrollment link${raw.linkFile === undefined ? '' : ` (--link-file ${raw.linkFile})`}` };
   }
   if (raw.server === undefined) {
     throw new InvalidInputError('missing the server: pass --server <https-url> (or set DEVICE_AGENT_SERVER), or give the enrollment link');
   }
   const serverUrl = parseServerUrl(raw.server);
-  if (tokenOnCommandLine && raw.tokenFile !== undefined) throw new InvalidInputError('give --token or --token-file, not both');
-
-  if (raw.tokenFile !== undefined) {
-    return { serverUrl, token: parseEnrollmentToken(await readSecretFile(raw.tokenFile, 'token'), '--token-file') };
+  for (const given of [token, secret]) {
+    if (given.value !== undefined && given.source === 'cli' && given.file !== undefined)
+      throw new InvalidInputError(`give ${given.options.flag} or ${given.options.fileFlag}, not both`);
   }
-  if (raw.token === '-' && raw.tokenSource === 'cli') {
-    return { serverUrl, token: parseEnrollmentToken(await readSecretStdin(raw.stdin ?? process.stdin, 'token'), 'standard input') };
+  // A flag overrides the environment; two explicit credentials, or two in the environment, are ambiguous.
+  const both = 'give either an enrollment token or an enrollment secret, not both';
+  if (explicitlyGiven(token) && explicitlyGiven(secret)) throw new InvalidInputError(both);
+  const chosen = explicitlyGiven(token) ? token : explicitlyGiven(secret) ? secret : undefined;
+  if (chosen === undefined && token.value !== undefined && secret.value !== undefined)
+    throw new InvalidInputError(`${both}: DEVICE_AGENT_TOKEN and DEVICE_AGENT_ENROLL_SECRET are both set`);
+  const used = chosen ?? (token.value !== undefined ? token : secret.value !== undefined ? secret : undefined);
+  if (used === undefined) {
+    throw new InvalidInputError(
+      'missing the enrollment token or secret: pass --token-file <path> or --token - (standard input), or --token <hex>, or set DEVICE_AGENT_TOKEN; ' +
+        'or --enroll-secret-file <path> or --enroll-secret - (standard input), or set DEVICE_AGENT_ENROLL_SECRET',
+    );
   }
-  if (raw.token !== undefined) {
-    return { serverUrl, token: parseEnrollmentToken(raw.token, raw.tokenSource === 'env' ? 'DEVICE_AGENT_TOKEN' : '--token') };
-  }
-  throw new InvalidInputError(
-    'missing the enrollment token: pass --token-file <path> or --token - (standard input), or --token <hex>, or set DEVICE_AGENT_TOKEN',
-  );
+  const { value, from } = await readCredential(used, raw.stdin, raw.allowSecretArgument === true);
+  return used === token ? { serverUrl, token: value, from } : { serverUrl, enrollSecret: value, from };
 }
 
-type SecretKind = 'token' | 'link';
-const SECRET_NAME: Record<SecretKind, string> = { token: 'an enrollment token', link: 'an enrollment link' };
+async function readCredential(
+  given: GivenCredential,
+  stdin: Stdin = process.stdin,
+  allowSecretArgument = false,
+): Promise<{ value: string; from: string }> {
+  const { options, value, source, file } = given;
+  const read = async (origin: string, text: Promise<string> | string, detail = '') => ({
+    value: options.parse(await text, origin),
+    from: `${options.kind === 'token' ? 'token' : 'enrollment secret'} from ${origin}${detail}`,
+  });
+  if (file !== undefined) return read(options.fileFlag, readSecretFile(file, options.kind), ` ${file}`);
+  if (value === '-' && source === 'cli') return read('standard input', readSecretStdin(stdin, options.kind));
+  if (source === 'cli' && !options.valueOnCommandLine && !allowSecretArgument) {
+    throw new InvalidInputError(
+      `an enrollment ${options.kind} is not accepted as a command-line value (other local users can read the process list): ` +
+        `use ${options.fileFlag} <path>, ${options.flag} - (standard input) or ${options.env}`,
+    );
+  }
+  return read(source === 'env' ? options.env : options.flag, value!);
+}
+
+type SecretKind = 'token' | 'link' | 'secret';
+const SECRET_NAME: Record<SecretKind, string> = {
+  token: 'an enrollment token',
+  link: 'an enrollment link',
+  secret: 'an enrollment secret',
+};
 
 /** A token or link from a file, or from standard input for `-`; trimmed, at most 4 KiB. */
 export function readSecretInput(path: string, kind: SecretKind, stdin: Stdin = process.stdin): Promise<string> {

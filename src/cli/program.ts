@@ -39,6 +39,9 @@ addCommonOptions(
     .addOption(new Option('--server <url>', 'server origin (https://, or http:// on loopback)').env('DEVICE_AGENT_SERVER'))
     .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
+    .addOption(new Option('--enroll-secret-file <path>', "read the organization's enrollment secret from a file"))
+    .addOption(new Option('--enroll-secret <->', 'read the enrollment secret from standard input').env('DEVICE_AGENT_ENROLL_SECRET'))
+    .addOption(new Option('--allow-enroll-secret-argument', 'take --enroll-secret <value> (installers running as SYSTEM only)').hideHelp())
     .option('--link-file <path>', 'read the enrollment link from a file, or - for standard input (recommended)')
     .option('--force', 'replace an existing enrollment (unenrolls it first)'),
 )
@@ -46,9 +49,11 @@ addCommonOptions(
     'after',
     '\nA token given with --token, or a link given as the argument, is visible to other local users\n' +
       '(process list) until the agent starts: prefer --token-file <path>, --token -, --link-file <path>\n' +
-      'or --link-file -. A link given as the argument still enrolls, with a warning.\n\nExamples:\n' +
+      'or --link-file -. A link given as the argument still enrolls, with a warning. An enrollment secret\n' +
+      'is never taken as a command-line value: --enroll-secret-file, --enroll-secret - or DEVICE_AGENT_ENROLL_SECRET.\n\nExamples:\n' +
       '  device-agent enroll --server https://agents.example.com --token-file ./token.txt\n' +
       '  printf %s "$TOKEN" | device-agent enroll --server https://agents.example.com --token -\n' +
+      '  device-agent enroll --server https://agents.example.com --enroll-secret-file /etc/device-agent/secret\n' +
       '  device-agent enroll --link-file ./link.txt\n' +
       '  device-agent enroll --link-file - < link.txt\n',
   )
@@ -111,17 +116,19 @@ addCommonOptions(
 addCommonOptions(
   program
     .command('install')
-    .description('install the system service (enrolling first when given a server and a token) and the link handler')
+    .description('install the system service (enrolling first when given a server and a token or secret) and the link handler')
     .addOption(new Option('--server <url>', 'enroll with this server first').env('DEVICE_AGENT_SERVER'))
     .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
+    .addOption(new Option('--enroll-secret-file <path>', "enroll with the organization's enrollment secret read from a file"))
+    .addOption(new Option('--enroll-secret <->', 'read the enrollment secret from standard input').env('DEVICE_AGENT_ENROLL_SECRET'))
     .option('--no-enroll', 'install a service that waits for an enrollment')
     .option('--dry-run', 'print every file and command, change nothing')
     .addOption(new Option('--platform <name>', 'with --dry-run: plan for linux, darwin, windows or freebsd').hideHelp()),
 )
   .addHelpText(
     'after',
-    '\nNeeds root (sudo) or an elevated shell. Without --server and a token the state directory must\n' +
+    '\nNeeds root (sudo) or an elevated shell. Without --server and a token or enrollment secret the state directory must\n' +
       'already be enrolled, unless --no-enroll. Running it again updates the program and the service.\n',
   )
   .action(async (options: InstallCliOptions, command: Command) => {

@@ -11,7 +11,16 @@ export function redactCredentials(text: string): string {
   return text.replace(LINK, '[enrollment link]').replace(HEX_RUN, '[redacted]');
 }
 
-/** The process title for these arguments: `device-agent` and every argument that holds no credential. */
+/** Options whose value is a secret of no recognisable shape (refused later, but never shown meanwhile). */
+const SECRET_OPTION = '--enroll-secret';
+
+/**
+ * The process title for these arguments: `device-agent` and every argument that holds no credential
+ * (nor follows --enroll-secret, unless it is `-`).
+ */
 export function processTitle(args: readonly string[]): string {
-  return ['device-agent', ...args.filter((arg) => redactCredentials(arg) === arg)].join(' ');
+  const kept = args.filter(
+    (arg, i) => redactCredentials(arg) === arg && !arg.startsWith(`${SECRET_OPTION}=`) && !(args[i - 1] === SECRET_OPTION && arg !== '-'),
+  );
+  return ['device-agent', ...kept].join(' ');
 }

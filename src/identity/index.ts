@@ -32,7 +32,23 @@ export class DeviceIdentityError extends Error {
 const OS_VERSION_TTL_MS = 60 * 60_000;
 const MAX_FIELD = 255;
 
+/**
+ * TEST ONLY (docs/testing.md): many agents on one machine enrolling as different devices. Read from
+ * the environment here and nowhere else. The hardware_uuid is sent with this prefix, so it can never
+ * equal a real device's identifier (a firmware UUID or machine id): it cannot impersonate one, and
+ * the admin sees it for what it is. Every process that uses it says so on standard error.
+ */
+export const TEST_IDENTITY_PREFIX = 'test-override:';
+const TEST_IDENTITY_ENV = { hardwareUuid: 'DEVICE_AGENT_TEST_HARDWARE_UUID', hostname: 'DEVICE_AGENT_TEST_HOSTNAME' } as const;
+
+interface TestIdentity {
+  hardwareUuid: string;
+  hostname?: string;
+}
+
 export interface IdentityReaderOptions {
+  /** The test-only identity override (see TEST_IDENTITY_ENV). */
+  testIdentity?: TestIdentity;
   platform?: Platform;
   /** How the probe touches the machine (default: the real checks Host). */
   host?: Host;
@@ -104,14 +120,45 @@ export function createIdentityReader(options: IdentityReaderOptions = {}): Ident
       os_version: osVersion!.value,
     };
     if (stable!.serial) identity.serial_number = stable!.serial;
-    return identity;
+    return options.testIdentity ? withTestIdentity(identity, options.testIdentity) : identity;
   };
+}
+
+/** The override applied: prefixed hardware_uuid, no serial (the machine's is shared by every test agent). */
+function withTestIdentity(identity: DeviceIdentity, test: TestIdentity): DeviceIdentity {
+  const { serial_number: _machineSerial, ...rest } = identity;
+  return {
+    ...rest,
+    hardware_uuid: `${TEST_IDENTITY_PREFIX}${test.hardwareUuid}`,
+    hardware_uuid_source: 'test_override',
+    ...(test.hostname ? { hostname: test.hostname } : {}),
+  };
+}
+
+/** The override from the environment, announced on standard error; DeviceIdentityError when malformed. */
+function testIdentityFromEnv(env: NodeJS.ProcessEnv): TestIdentity | undefined {
+  const hardwareUuid = env[TEST_IDENTITY_ENV.hardwareUuid];
+  const hostname = env[TEST_IDENTITY_ENV.hostname];
+  if (hardwareUuid === undefined) {
+    if (hostname !== undefined)
+      throw new DeviceIdentityError('probe_failed', `${TEST_IDENTITY_ENV.hostname} is only used with ${TEST_IDENTITY_ENV.hardwareUuid}`);
+    return undefined;
+  }
+  const shape = /^[\x21-\x7e]{1,128}$/;
+  if (!shape.test(hardwareUuid) || (hostname !== undefined && !shape.test(hostname))) {
+    throw new DeviceIdentityError('probe_failed', 'the test identity override must be 1 to 128 printable ASCII characters without blanks');
+  }
+  process.stderr.write(
+    `device-agent: WARNING: ${TEST_IDENTITY_ENV.hardwareUuid} is set: this agent reports the TEST identity ` +
+      `${TEST_IDENTITY_PREFIX}${hardwareUuid}${hostname ? ` (hostname ${hostname})` : ''}, not this machine's (for tests only)\n`,
+  );
+  return { hardwareUuid, ...(hostname !== undefined ? { hostname } : {}) };
 }
 
 let processReader: IdentityReader | undefined;
 
 /** This machine's identity, cached for the process (see createIdentityReader). */
-export function readDeviceIdentity(options?: ReadDeviceIdentityOptions): Promise<DeviceIdentity> {
-  processReader ??= createIdentityReader();
-  return processReader(options);
+export async function readDeviceIdentity(options?: ReadDeviceIdentityOptions): Promise<DeviceIdentity> {
+  processReader ??= createIdentityReader({ testIdentity: testIdentityFromEnv(process.env) });
+  return await processReader(options);
 }

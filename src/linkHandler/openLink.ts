@@ -157,7 +157,7 @@ async function openLink(link: string | undefined, options: OpenLinkOptions, term
   }
   const result = await enroll(await openAgentState(stateDir), {
     serverUrl: input.serverUrl,
-    token: input.token,
+    credential: { token: input.token },
     keystore: keystoreFor(options.keystore, stateDir),
     force: false,
     caFile: options.caFile,

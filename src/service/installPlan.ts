@@ -17,7 +17,7 @@ export interface PlanContext {
   /** Absolute, for the target platform. */
   stateDir: string;
   /** Present when install must enroll first. */
-  enrollment?: { server: string; tokenSource: string };
+  enrollment?: { server: string; credentialSource: string };
   /** The user who ran sudo (their desktop gets the link handler as default). */
   sudoUser?: string;
 }

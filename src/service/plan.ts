@@ -22,7 +22,7 @@ export type PlanStep =
    */
   | { kind: 'run'; argv: readonly string[]; mayFail?: boolean }
   /** Enroll through the enrollment module before anything is installed. */
-  | { kind: 'enroll'; server: string; tokenSource: string }
+  | { kind: 'enroll'; server: string; credentialSource: string }
   /** Best-effort /unenroll, then wipe the key (secret store or file) and the queue. */
   | { kind: 'unenroll'; stateDir: string };
 
@@ -85,7 +85,7 @@ export function describeStep(step: PlanStep, style: PathStyle): string {
     case 'run':
       return `run ${commandLine(step.argv, style)}${step.mayFail ? '  (a failure here is not fatal)' : ''}`;
     case 'enroll':
-      return `enroll with ${step.server} (token from ${step.tokenSource})`;
+      return `enroll with ${step.server} (${step.credentialSource})`;
     case 'unenroll':
       return `unenroll from the server (best effort), then wipe the API key (secret store or file) and the queue of ${step.stateDir}`;
   }

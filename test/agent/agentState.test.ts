@@ -33,7 +33,7 @@ function logger() {
 
 function protocol(apiKey = KEY_A) {
   return {
-    exchange: vi.fn(() => Promise.resolve(apiKey)),
+    exchange: vi.fn(() => Promise.resolve({ apiKey, enrolledWith: { method: 'token' as const } })),
     discard: vi.fn(() => Promise.resolve()),
     revoke: vi.fn<(record: EnrollmentRecord, apiKey: string | null) => Promise<string>>(() => Promise.resolve('revoked')),
   };
@@ -114,7 +114,8 @@ describe('enroll', () => {
     mkdirSync(dir, { mode: 0o700 });
     writeFileSync(join(dir, 'status.json'), JSON.stringify(NOTE), { mode: 0o600 });
     const state = await openAgentState(dir);
-    const exchange = protocol();
+    const enrolledWith = { method: 'enroll_secret' as const, secret_id: 'secret-id-1' };
+    const exchange = { ...protocol(), exchange: vi.fn(() => Promise.resolve({ apiKey: KEY_A, enrolledWith })) };
     const log = logger();
     const outcome = await state.enroll(plan({ caFile: 'relative/ca.pem', log }), exchange);
 
@@ -130,6 +131,8 @@ describe('enroll', () => {
       keystore: 'file',
       ca_file: join(process.cwd(), 'relative/ca.pem'),
       enrolled_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+      // How it enrolled: the secret's id only (the secret never reaches the state directory).
+      enrolled_with: enrolledWith,
     });
     expect(await state.credentials()).toEqual({ enrollment: record(dir), apiKey: KEY_A });
     expect(log.debug.mock.calls).toEqual([

@@ -13,7 +13,7 @@ import { tempDir } from '../support/agent';
 const TOKEN = 'ab'.repeat(48);
 const SERVER = 'https://agents.example.com';
 const LINK = `device-agent://enroll?server=${encodeURIComponent(SERVER)}&token=${TOKEN}`;
-const expected = { serverUrl: SERVER, token: TOKEN };
+const expected = expect.objectContaining({ serverUrl: SERVER, token: TOKEN });
 
 const piped = (text: string | Buffer[]) => Readable.from(typeof text === 'string' ? [Buffer.from(text)] : text);
 function file(content: string | Buffer): string {
@@ -215,22 +215,22 @@ describe('which inputs combine', () => {
     [
       'the link and --server',
       { link: LINK, server: SERVER, serverSource: 'cli' },
-      'give either the enrollment link or --server with a token, not both',
+      'give either the enrollment link or --server with a token or an enrollment secret, not both',
     ],
     [
       'the link and --token',
       { link: LINK, token: TOKEN, tokenSource: 'cli' },
-      'give either the enrollment link or --server with a token, not both',
+      'give either the enrollment link or --server with a token or an enrollment secret, not both',
     ],
     [
       'the link and --token-file',
       { link: LINK, tokenFile: '/dev/null' },
-      'give either the enrollment link or --server with a token, not both',
+      'give either the enrollment link or --server with a token or an enrollment secret, not both',
     ],
     [
       '--link-file and --token-file',
       { linkFile: '-', tokenFile: '/dev/null' },
-      'give either the enrollment link or --server with a token, not both',
+      'give either the enrollment link or --server with a token or an enrollment secret, not both',
     ],
     [
       '--token and --token-file',

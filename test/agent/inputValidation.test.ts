@@ -6,6 +6,8 @@ import { parseEnrollmentToken } from '../../src/agent/enrollmentToken';
 import { InvalidInputError } from '../../src/agent/errors';
 import { parseServerUrl } from '../../src/agent/serverUrl';
 import { redactCredentials } from '../../src/cli/exitCodes';
+import { parseEnrollSecret } from '../../src/agent/enrollSecret';
+import { processTitle } from '../../src/cli/redaction';
 
 const TOKEN = 'ab'.repeat(48);
 const link = (query: string) => `device-agent://enroll?${query}`;
@@ -144,5 +146,44 @@ describe('redaction of printed failures', () => {
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('device-agent://');
     expect(text).toContain(' here');
+  });
+});
+
+describe('enrollment secret', () => {
+  const SECRET = `das_${'0f'.repeat(32)}`;
+
+  it('accepts 1 to 512 printable ASCII characters, the server deciding the rest', () => {
+    expect(parseEnrollSecret(SECRET, 'test')).toBe(SECRET);
+    expect(parseEnrollSecret('x', 'test')).toBe('x');
+    expect(parseEnrollSecret('~'.repeat(512), 'test')).toBe('~'.repeat(512));
+  });
+
+  it.each([
+    ['', 'it is empty'],
+    ['a'.repeat(513), 'it has 513 characters, more than 512'],
+    [`${SECRET} x`, 'it contains blanks, control or non-ASCII characters'],
+    [`${SECRET}\t`, 'it contains blanks, control or non-ASCII characters'],
+    [`${SECRET}é`, 'it contains blanks, control or non-ASCII characters'],
+    [`"${SECRET}\u007f`, 'it contains blanks, control or non-ASCII characters'],
+  ])('refuses %j, naming the source and never the secret', (input, why) => {
+    const err = (() => {
+      try {
+        parseEnrollSecret(input, 'DEVICE_AGENT_ENROLL_SECRET');
+      } catch (caught) {
+        return caught as Error;
+      }
+    })();
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect(err?.message).toBe(`invalid enrollment secret from DEVICE_AGENT_ENROLL_SECRET: ${why}`);
+  });
+
+  it('is kept out of the process title: the value after --enroll-secret and --enroll-secret=<value> (not -)', () => {
+    expect(processTitle(['enroll', '--server', 'https://a.example', '--enroll-secret', SECRET, '--keystore', 'file'])).toBe(
+      'device-agent enroll --server https://a.example --enroll-secret --keystore file',
+    );
+    expect(processTitle(['enroll', `--enroll-secret=${SECRET}`])).toBe('device-agent enroll');
+    expect(processTitle(['enroll', '--enroll-secret', '-', '--enroll-secret-file', '/etc/secret'])).toBe(
+      'device-agent enroll --enroll-secret - --enroll-secret-file /etc/secret',
+    );
   });
 });

@@ -76,12 +76,12 @@ describe('enroll --link-file', () => {
     [
       '--link-file and --server',
       (_: string, server: string) => ['--link-file', '-', '--server', server],
-      /give either the enrollment link or --server with a token, not both/,
+      /give either the enrollment link or --server with a token or an enrollment secret, not both/,
     ],
     [
       '--link-file and --token-file',
       () => ['--link-file', '-', '--token-file', '/dev/null'],
-      /give either the enrollment link or --server with a token, not both/,
+      /give either the enrollment link or --server with a token or an enrollment secret, not both/,
     ],
   ])('refuses %s (exit 2, nothing sent)', async (_label, extra, message) => {
     const device = await running.current.createDevice();

@@ -31,7 +31,7 @@ function crashAt(dir: string, operation: Operation, step: StateStep): Promise<No
     if (operation === 'enroll') {
       await state.enroll(
         { serverUrl: 'https://crash.invalid', keystore: 'file', force: false, logger },
-        { exchange: async () => ${JSON.stringify(API_KEY)}, discard: async () => {}, revoke: async () => null },
+        { exchange: async () => ({ apiKey: ${JSON.stringify(API_KEY)}, enrolledWith: { method: 'token' } }), discard: async () => {}, revoke: async () => null },
       );
     } else if (operation === 'unenroll') {
       await state.unenroll(async () => 'revoked');

@@ -216,7 +216,11 @@ export async function makeStateDir(): Promise<string> {
 export async function enrollState(state: AgentState, apiKey: string, serverUrl = 'https://scripted.invalid'): Promise<void> {
   await state.enroll(
     { serverUrl, keystore: 'file', force: true, logger: pino({ level: 'silent' }) },
-    { exchange: () => Promise.resolve(apiKey), discard: () => Promise.resolve(), revoke: () => Promise.resolve(null) },
+    {
+      exchange: () => Promise.resolve({ apiKey, enrolledWith: { method: 'token' as const } }),
+      discard: () => Promise.resolve(),
+      revoke: () => Promise.resolve(null),
+    },
   );
 }
 

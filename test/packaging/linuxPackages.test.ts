@@ -12,7 +12,7 @@ import { buildDeb, buildRpm } from '../../installers/build';
 import { VERSION } from '../../src/version';
 import { agentEnv, tempDir } from '../support/agent';
 import { requireTools } from '../support/requireTools';
-import { startServer, type RunningServer } from '../support/server';
+import { runServerCli, startServer, type RunningServer } from '../support/server';
 import { buildLinuxSea, runExe, SEA_BUILD_TOOLS } from './seaBuild';
 
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -218,6 +218,47 @@ describe.skipIf(built.skip)('package hook: managed install from enroll.env, then
     const again = runHook(path, 'remove', env);
     expect(again.status).toBe(0);
     expect(again.stdout).toContain(`no enrollment in ${stateDir}: no API key to revoke or delete`);
+  });
+
+  it('enrolls from enroll.env with DEVICE_AGENT_ENROLL_SECRET (the same file for a whole fleet), deletes it, and the device turns ACTIVE', async () => {
+    const dir = tempDir('device-agent-hook-');
+    const { path, enrollEnv } = hook(dir);
+    const stateDir = join(dir, 'state');
+    const secret = JSON.parse(
+      (await runServerCli(['secret', 'create', '--db', server.dbPath, '--org', 'packages-fleet', '--json'])).stdout,
+    ) as { secret_id: string; enroll_secret: string };
+    writeFileSync(enrollEnv, `DEVICE_AGENT_SERVER=${server.url}\nDEVICE_AGENT_ENROLL_SECRET='${secret.enroll_secret}'\n`, { mode: 0o600 });
+    const env = agentEnv({ DEVICE_AGENT_STATE_DIR: stateDir, DEVICE_AGENT_TEST_HARDWARE_UUID: `hook-${process.pid}` });
+
+    const configured = runHook(path, 'configure', env);
+    expect(configured.status, configured.stderr).toBe(0);
+    expect(existsSync(enrollEnv), 'enroll.env is deleted after use').toBe(false);
+    expect(`${configured.stdout}${configured.stderr}`).not.toContain(secret.enroll_secret.slice(4));
+    expect(JSON.parse(readFileSync(join(stateDir, 'enrollment.json'), 'utf8'))).toMatchObject({
+      enrolled_with: { method: 'enroll_secret', secret_id: secret.secret_id },
+    });
+    const once = await runExe(join(seaDir, 'device-agent'), ['run', '--once'], { env });
+    expect(once.code, once.stderr).toBe(0);
+    const status = JSON.parse((await runExe(join(seaDir, 'device-agent'), ['status', '--json'], { env })).stdout) as { device_id: string };
+    expect(await server.showDevice(status.device_id)).toMatchObject({ state: 'ACTIVE', enroll_secret_id: secret.secret_id });
+    expect(runHook(path, 'remove', env).status).toBe(0);
+  });
+
+  it('refuses enroll.env with both a token and a secret, deleting it and enrolling nothing', () => {
+    const dir = tempDir('device-agent-hook-');
+    const { path, enrollEnv } = hook(dir);
+    writeFileSync(
+      enrollEnv,
+      `DEVICE_AGENT_SERVER=${server.url}\nDEVICE_AGENT_TOKEN=${'e'.repeat(96)}\nDEVICE_AGENT_ENROLL_SECRET=das_${'f'.repeat(64)}\n`,
+      {
+        mode: 0o600,
+      },
+    );
+    const stateDir = join(dir, 'state');
+    const configured = runHook(path, 'configure', agentEnv({ DEVICE_AGENT_STATE_DIR: stateDir }));
+    expect(configured.stderr).toContain('needs DEVICE_AGENT_SERVER and one of DEVICE_AGENT_TOKEN or DEVICE_AGENT_ENROLL_SECRET');
+    expect(existsSync(enrollEnv)).toBe(false);
+    expect(existsSync(join(stateDir, 'enrollment.json'))).toBe(false);
   });
 
   it('keeps enroll.env when the server is unreachable, deletes it when the token is refused', () => {

@@ -80,9 +80,17 @@ describe.skipIf(msiTools.skip)(msiTools.title, () => {
     expect(row('MsiServiceConfig', 'AgentFailureFlag')).toEqual(['AgentFailureFlag', 'device-agent', '5', '4', '1', 'Service']);
   });
 
-  it('takes SERVER_URL and ENROLLMENT_TOKEN from msiexec, keeps the token out of logs', () => {
-    expect(row('Property', 'SecureCustomProperties')![1]!.split(';')).toEqual(expect.arrayContaining(['SERVER_URL', 'ENROLLMENT_TOKEN']));
-    expect(row('Property', 'MsiHiddenProperties')).toEqual(['MsiHiddenProperties', 'ENROLLMENT_TOKEN']);
+  it('takes SERVER_URL with ENROLLMENT_TOKEN or ENROLLSECRET from msiexec, keeps both out of logs', () => {
+    expect(row('Property', 'SecureCustomProperties')![1]!.split(';')).toEqual(
+      expect.arrayContaining(['SERVER_URL', 'ENROLLMENT_TOKEN', 'ENROLLSECRET']),
+    );
+    expect(row('Property', 'MsiHiddenProperties')).toEqual(['MsiHiddenProperties', 'ENROLLMENT_TOKEN;ENROLLSECRET']);
+    const [, secretType, secretSource, secretTarget] = row('CustomAction', 'EnrollDeviceWithSecret')!;
+    expect({ type: Number(secretType), source: secretSource, target: secretTarget }).toEqual({
+      type: 18 + 1024 + 2048 + 8192,
+      source: 'AgentExe',
+      target: 'enroll --keystore file --server "[SERVER_URL]" --allow-enroll-secret-argument --enroll-secret "[ENROLLSECRET]"',
+    });
     const [, type, source, target] = row('CustomAction', 'EnrollDevice')!;
     // 18 exe from a File + 1024 deferred + 2048 no impersonation (runs as LocalSystem) + 8192 hide target.
     expect({ type: Number(type), source, target }).toEqual({
@@ -101,7 +109,13 @@ describe.skipIf(msiTools.skip)(msiTools.title, () => {
     expect(at('InstallServices')).toBeLessThan(at('MsiConfigureServices'));
     expect(at('MsiConfigureServices')).toBeLessThan(at('EnrollDevice'));
     expect(at('EnrollDevice')).toBeLessThan(at('StartServices'));
-    expect(sequence.get('EnrollDevice')!.condition).toBe('SERVER_URL AND NOT Installed AND NOT WIX_UPGRADE_DETECTED');
+    expect(sequence.get('EnrollDevice')!.condition).toBe('SERVER_URL AND NOT ENROLLSECRET AND NOT Installed AND NOT WIX_UPGRADE_DETECTED');
+    // With a secret, the other action, at the same point: exactly one of the two runs.
+    expect(at('MsiConfigureServices')).toBeLessThan(at('EnrollDeviceWithSecret'));
+    expect(at('EnrollDeviceWithSecret')).toBeLessThan(at('StartServices'));
+    expect(sequence.get('EnrollDeviceWithSecret')!.condition).toBe(
+      'SERVER_URL AND ENROLLSECRET AND NOT Installed AND NOT WIX_UPGRADE_DETECTED',
+    );
     expect(at('DeleteServices')).toBeLessThan(at('UninstallAgent'));
     expect(at('UninstallAgent')).toBeLessThan(at('RemoveFiles'));
     expect(sequence.get('UninstallAgent')!.condition).toBe('REMOVE="ALL" AND NOT UPGRADINGPRODUCTCODE');

@@ -107,13 +107,17 @@ describe.skipIf(macosSources.skip)(macosSources.title, () => {
     expect(hook).toContain('launchctl bootstrap system /Library/LaunchDaemons/org.device-agent.agent.plist');
   });
 
-  it('the MDM profile example sets ServerURL and EnrollmentToken in the org.device-agent domain', () => {
+  it('the MDM profile example sets ServerURL and EnrollSecret (one profile for the fleet) in the org.device-agent domain', () => {
     const profile = dict(readFileSync(join(top, 'org.device-agent.mobileconfig'), 'utf8'));
     const payload = (profile.PayloadContent as PlistDict[])[0]!;
     expect(payload.PayloadType).toBe('com.apple.ManagedClient.preferences');
     const settings = (((payload.PayloadContent as PlistDict)['org.device-agent'] as PlistDict).Forced as PlistDict[])[0]!
       .mcx_preference_settings as PlistDict;
-    expect(Object.keys(settings).sort()).toEqual(['EnrollmentToken', 'ServerURL']);
+    expect(Object.keys(settings).sort()).toEqual(['EnrollSecret', 'ServerURL']);
+    // The hook reads that key first, and pipes it to the agent (never an argument).
+    const hook = readFileSync(join(top, 'root/usr/local/libexec/device-agent/package-hook'), 'utf8');
+    expect(hook).toContain('defaults read "$MANAGED_PREFERENCES" EnrollSecret');
+    expect(hook).toContain(`printf '%s' "$3" | "$AGENT" enroll --keystore "$keystore" --server "$1" "$2" -`);
   });
 
   it('the link-handler app declares the device-agent scheme; the build script signs and notarises', () => {

@@ -4,136 +4,28 @@
 // as docs/server.md says, refuses a database newer than it knows, upgrades from the previous
 // package and rolls back with the data kept, and purges to nothing. The container shares this
 // machine's network: the server listens on a free loopback port and the test talks to it from here.
-// The root filesystem (mmdebstrap, minbase + systemd) is built once into .cache/rootfs/.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// The container and its root filesystem: test/support/bootedContainer.ts.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTools } from '../support/requireTools';
+import { BOOTED_TOOLS, Container, freePort, rootfsTarball, until } from '../support/bootedContainer';
 import { buildServerDeb, buildServerRpm, SERVER_ENV_FILE, SERVER_OPEN_FILES } from '../../installers/server';
 import { makeCertificate } from '../../scripts/bench/server/harness';
 import { VERSION } from '../../src/version';
 import { tempDir } from '../support/agent';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const ROOTFS_CACHE = join(ROOT, '.cache', 'rootfs');
-/** What the container needs beyond minbase: an init (and systemd-analyze). */
-const ROOTFS_PACKAGES = ['systemd', 'systemd-sysv', 'dbus'];
-const ROOTFS_TAR = join(ROOTFS_CACHE, `bookworm-minbase-${ROOTFS_PACKAGES.join('-')}.tar`);
 const PREVIOUS = `${VERSION}~previous`;
 const DB = '/var/lib/device-agent-server/server.db';
 const UNIT = 'device-agent-server';
 
 const isRoot = process.getuid?.() === 0;
-const booted = requireTools(
-  ['systemd-nspawn', 'mmdebstrap', 'nsenter', 'dpkg-deb'],
-  "the server's .deb in a booted Debian 12 (systemd-nspawn)",
-);
+const booted = requireTools(BOOTED_TOOLS, "the server's .deb in a booted Debian 12 (systemd-nspawn)");
 const canRun = isRoot && !booted.skip;
 const rpmBuilt = requireTools(['rpmbuild'], "the server's RPM package");
-
-/** Until `probe` returns a value (not undefined), or fails the test after `timeoutMs`. */
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-    probe.once('error', fail);
-  });
-}
-
-/** A booted container on `dir`; commands run inside through nsenter into its PID 1's namespaces. */
-class Container {
-  private nspawn?: ChildProcess;
-  private leader?: number;
-  private log = '';
-  constructor(readonly dir: string) {}
-
-  async boot(): Promise<void> {
-    this.log = '';
-    const nspawn = spawn('systemd-nspawn', ['-D', this.dir, '-b', '--register=no', '--keep-unit', '--console=read-only', '-q'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    nspawn.stdout.on('data', (chunk: Buffer) => (this.log += chunk.toString()));
-    nspawn.stderr.on('data', (chunk: Buffer) => (this.log += chunk.toString()));
-    this.nspawn = nspawn;
-    // The container's init: the child of systemd-nspawn that runs systemd.
-    this.leader = await until('the container to start', () => {
-      const children = readFileSync(`/proc/${nspawn.pid}/task/${nspawn.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-      return children.map(Number).find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'systemd');
-    });
-    // `offline` until systemd listens, `starting` until the boot is done; `degraded`: a unit of the
-    // minimal system failed, which the check below names.
-    const state = await until('systemd in the container', () => {
-      const now = this.run(['systemctl', 'is-system-running'], { check: false }).stdout.trim();
-      return ['running', 'degraded'].includes(now) ? now : undefined;
-    });
-    const failed = this.run(['systemctl', 'list-units', '--failed', '--plain', '--no-legend'], { check: false }).stdout;
-    expect(failed, state).toBe('');
-  }
-
-  run(command: readonly string[], options: { check?: boolean; input?: string } = {}): { code: number; stdout: string; stderr: string } {
-    const result = spawnSync('nsenter', ['-t', String(this.leader), '-a', ...command], {
-      encoding: 'utf8',
-      input: options.input,
-      timeout: 120_000,
-    });
-    const outcome = { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
-    if (options.check !== false && outcome.code !== 0) {
-      throw new Error(`${command.join(' ')} exited with ${outcome.code}:\n${outcome.stdout}${outcome.stderr}`);
-    }
-    return outcome;
-  }
-
-  sh(script: string): string {
-    return this.run(['sh', '-ec', script]).stdout;
-  }
-
-  show(property: string): string {
-    return this.run(['systemctl', 'show', '-p', property, '--value', UNIT]).stdout.trim();
-  }
-
-  /** The file as seen inside (a path in the container). */
-  path(inside: string): string {
-    return join(this.dir, inside);
-  }
-
-  async powerOff(): Promise<void> {
-    const nspawn = this.nspawn;
-    if (!nspawn || nspawn.exitCode !== null) return;
-    const exited = new Promise((done) => nspawn.once('exit', done));
-    this.run(['systemctl', 'poweroff'], { check: false });
-    const timer = setTimeout(() => this.kill(), 60_000);
-    await exited;
-    clearTimeout(timer);
-  }
-
-  /** Ends the container at once: its init, and with it every process in its PID namespace. */
-  kill(): void {
-    if (this.nspawn?.exitCode !== null) return;
-    if (this.leader !== undefined) process.kill(this.leader, 'SIGKILL');
-    this.nspawn.kill('SIGKILL');
-  }
-}
 
 interface Answer {
   status: number;
@@ -162,28 +54,6 @@ function certificate(): { cert: string; key: string; fingerprint: string } {
   return { cert: certFile, key: keyFile, fingerprint: new X509Certificate(cert).fingerprint256 };
 }
 
-/** The rootfs tarball, built once (about two minutes) and reused by later runs. */
-function rootfsTarball(): string {
-  if (existsSync(ROOTFS_TAR)) return ROOTFS_TAR;
-  mkdirSync(ROOTFS_CACHE, { recursive: true });
-  const partial = `${ROOTFS_TAR}.partial-${process.pid}`;
-  execFileSync(
-    'mmdebstrap',
-    [
-      '--quiet',
-      '--format=tar',
-      '--variant=minbase',
-      `--include=${ROOTFS_PACKAGES.join(',')}`,
-      'bookworm',
-      partial,
-      'http://deb.debian.org/debian',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  renameSync(partial, ROOTFS_TAR);
-  return ROOTFS_TAR;
-}
-
 describe.skipIf(!canRun)(isRoot ? booted.title : `${booted.title}: skipped, needs root`, () => {
   const out = tempDir('device-agent-server-debs-');
   let container: Container;
@@ -199,7 +69,7 @@ describe.skipIf(!canRun)(isRoot ? booted.title : `${booted.title}: skipped, need
     execFileSync('tar', ['-xf', rootfsTarball(), '-C', dir]);
     for (const deb of [previousDeb, currentDeb]) execFileSync('cp', [deb, join(dir, 'root')]);
     port = await freePort();
-    container = new Container(dir);
+    container = new Container(dir, UNIT);
     await container.boot();
   }, 600_000);
   afterAll(async () => {

@@ -2,7 +2,7 @@
 // platform injected with the hidden --platform option), run as the real CLI (dist/device-agent.cjs):
 // exactly the expected files and commands, and nothing changed on this machine.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -204,6 +204,41 @@ describe('install --dry-run', () => {
     expect(steps(result.stdout)[1]).toBe('enroll with https://agents.example.com (token from standard input)');
     expect(result.stdout).not.toContain(TOKEN);
   });
+
+  it('enrolls with the enrollment secret from --enroll-secret-file, which stays where it is; a secret as a value is refused', async () => {
+    const secret = `das_${'5e'.repeat(32)}`;
+    const secretFile = join(work, 'enroll-secret');
+    writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
+    const result = await agent([
+      'install',
+      '--dry-run',
+      '--platform',
+      'linux',
+      '--server',
+      'https://agents.example.com',
+      '--enroll-secret-file',
+      secretFile,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(steps(result.stdout)[1]).toBe(
+      `enroll with https://agents.example.com (enrollment secret from --enroll-secret-file ${secretFile})`,
+    );
+    expect(result.stdout + result.stderr).not.toContain(secret);
+    expect(readFileSync(secretFile, 'utf8')).toBe(`${secret}\n`);
+    const asValue = await agent([
+      'install',
+      '--dry-run',
+      '--platform',
+      'linux',
+      '--server',
+      'https://agents.example.com',
+      '--enroll-secret',
+      secret,
+    ]);
+    expect(asValue.code).toBe(2);
+    expect(asValue.stderr).toContain('an enrollment secret is not accepted as a command-line value');
+    expect(asValue.stdout + asValue.stderr).not.toContain(secret);
+  });
 });
 
 describe('install refuses, before doing anything', () => {
@@ -211,7 +246,7 @@ describe('install refuses, before doing anything', () => {
     const result = await agent(['install', '--dry-run', '--platform', 'linux', '--state-dir', join(work, 'empty')]);
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(
-      /holds no enrollment: pass --server <url> with --token-file <path> or --token - to enroll first, or --no-enroll/,
+      /holds no enrollment: pass --server <url> with --enroll-secret-file <path>, --token-file <path> or --token - to enroll first, or --no-enroll/,
     );
     expect(result.stdout).toBe('');
   });

@@ -24,6 +24,7 @@ import {
   readEnrollmentRecord,
   removeEnrollmentRecord,
   writeEnrollmentRecord,
+  type EnrolledWith,
   type EnrollmentRecord,
   type WipeNote,
 } from './enrollmentRecord';
@@ -83,8 +84,11 @@ interface EnrollPlan {
 
 /** The server's part of an enrollment (src/agent/enrollment.ts). */
 interface EnrollProtocol<Revocation> {
-  /** Spends the one-time token; returns the API key. Called once the key store proved it can store one. */
-  exchange(): Promise<string>;
+  /**
+   * Spends the one-time token (registering first with an enrollment secret); returns the API key and
+   * how the device enrolled. Called once the key store proved it can store a key.
+   */
+  exchange(): Promise<{ apiKey: string; enrolledWith: EnrolledWith }>;
   /** Revokes a key that could not be stored (best effort: the token is spent). */
   discard(apiKey: string): Promise<void>;
   /** With --force: revokes the enrollment being replaced (its key, when the store still holds it). */
@@ -234,10 +238,11 @@ class LocalState implements AgentState {
         await removeEnrollmentRecord(layout);
       };
       let apiKey: string;
+      let enrolledWith: EnrolledWith;
       try {
         // Before the one-time token is spent: a store that cannot take the key must fail now.
         await store.prepare();
-        apiKey = await protocol.exchange();
+        ({ apiKey, enrolledWith } = await protocol.exchange());
       } catch (err) {
         await discard();
         throw err;
@@ -255,7 +260,12 @@ class LocalState implements AgentState {
       await this.reached('enroll:key-stored');
       await this.status.replace(null); // a previous revocation notice no longer applies
       await this.reached('enroll:status-cleared');
-      await writeEnrollmentRecord(layout, { ...record, state: 'enrolled', enrolled_at: new Date().toISOString() });
+      await writeEnrollmentRecord(layout, {
+        ...record,
+        state: 'enrolled',
+        enrolled_at: new Date().toISOString(),
+        enrolled_with: enrolledWith,
+      });
       plan.logger.debug({ server_url: plan.serverUrl, keystore: store.backend }, 'enrolled');
       return {
         keystore: store.backend,

@@ -16,6 +16,16 @@ import type { StateLayout } from './layout';
 const WipeNote = z.object({ reason: z.string(), revoked_at: Rfc3339 });
 export type WipeNote = z.infer<typeof WipeNote>;
 
+/**
+ * How the device enrolled: a one-time token, or the organization's enrollment secret (its id only,
+ * never the secret). Records written before secrets existed have none: they enrolled with a token.
+ */
+const EnrolledWith = z.discriminatedUnion('method', [
+  z.object({ method: z.literal('token') }),
+  z.object({ method: z.literal('enroll_secret'), secret_id: z.string().check(z.minLength(1)) }),
+]);
+export type EnrolledWith = z.infer<typeof EnrolledWith>;
+
 export const EnrollmentRecord = z.object({
   version: z.literal(1),
   state: z.enum(['enrolling', 'enrolled', 'wiping']),
@@ -25,6 +35,7 @@ export const EnrollmentRecord = z.object({
   /** --ca-file given at enrollment (absolute path): later commands use it unless given another. */
   ca_file: z.optional(z.string()),
   enrolled_at: z.optional(Rfc3339),
+  enrolled_with: z.optional(EnrolledWith),
   /** While `wiping`: the note the wipe leaves in status.json (none: status.json is removed). */
   wipe_note: z.optional(WipeNote),
 });

@@ -5,7 +5,7 @@
 import type { AgentState, OpenOptions } from './agentState';
 
 export type { AgentState, OpenOptions, StateStep } from './agentState';
-export type { EnrollmentRecord } from './enrollmentRecord';
+export type { EnrolledWith, EnrollmentRecord } from './enrollmentRecord';
 export type { KeyStoreBackend, KeyStoreChoice } from './keystore/types';
 export { KEYSTORE_CHOICES } from './keystore/types';
 export type { PostureQueue, Segment } from './postureQueue';

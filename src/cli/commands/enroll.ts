@@ -1,7 +1,9 @@
-// `device-agent enroll`: validate the inputs, exchange the token, tell the user what comes next.
+// `device-agent enroll`: validate the inputs, exchange the token (registering first with an enrollment
+// secret), tell the user what comes next.
 import type { Command } from 'commander';
-import { ApiError, CredentialsRejectedError, RetryableError } from '../../agent/api';
+import { ApiError, CredentialsRejectedError, InvalidRequestError, RetryableError } from '../../agent/api';
 import { enroll, type EnrollResult } from '../../agent/enrollment';
+import { DeviceIdentityError } from '../../identity';
 import { commandContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
 import { resolveEnrollmentInput } from '../enrollmentInput';
@@ -12,6 +14,9 @@ export interface EnrollCliOptions extends CommonOptions {
   server?: string;
   token?: string;
   tokenFile?: string;
+  enrollSecret?: string;
+  enrollSecretFile?: string;
+  allowEnrollSecretArgument?: boolean;
   linkFile?: string;
   force?: boolean;
 }
@@ -26,12 +31,16 @@ export default async function enrollCommand(link: string | undefined, options: E
     token: options.token,
     tokenSource: command.getOptionValueSource('token'),
     tokenFile: options.tokenFile,
+    enrollSecret: options.enrollSecret,
+    enrollSecretSource: command.getOptionValueSource('enrollSecret'),
+    enrollSecretFile: options.enrollSecretFile,
+    allowSecretArgument: options.allowEnrollSecretArgument === true,
   });
   let result: EnrollResult;
   try {
     result = await enroll(context.state, {
       serverUrl: input.serverUrl,
-      token: input.token,
+      credential: input,
       keystore: context.keystore,
       force: options.force === true,
       caFile: context.caFile,
@@ -45,6 +54,8 @@ export default async function enrollCommand(link: string | undefined, options: E
 }
 
 export function explain(err: unknown): unknown {
+  if (err instanceof ApiError && err.route === 'register') return explainRegister(err);
+  if (err instanceof DeviceIdentityError) return new CommandFailure(`${err.message} (nothing was sent)`, EXIT.internal);
   if (err instanceof CredentialsRejectedError) {
     return new CommandFailure(
       'the server refused the enrollment token: token invalid, expired or already used: ask for a new one (nothing was stored)',
@@ -54,6 +65,24 @@ export function explain(err: unknown): unknown {
   if (err instanceof RetryableError) return new CommandFailure(`${err.message} (nothing was stored; try again later)`, EXIT.unreachable);
   if (err instanceof ApiError) return new CommandFailure(`enrollment failed: ${err.message} (nothing was stored)`, EXIT.internal);
   return err;
+}
+
+/** The extension route's refusals: the secret (401), or a server without enrollment secrets (404/405). */
+function explainRegister(err: ApiError): unknown {
+  if (err instanceof CredentialsRejectedError) {
+    return new CommandFailure(
+      'the server refused the enrollment secret: unknown, revoked, expired or used up: ask for a current secret or a one-time token (nothing was stored)',
+      EXIT.credentialsRejected,
+    );
+  }
+  if (err instanceof InvalidRequestError && (err.status === 404 || err.status === 405)) {
+    return new CommandFailure(
+      `${err.message}: this server does not support enrollment secrets; enroll with a one-time token instead (nothing was stored)`,
+      EXIT.usage,
+    );
+  }
+  if (err instanceof RetryableError) return new CommandFailure(`${err.message} (nothing was stored; try again later)`, EXIT.unreachable);
+  return new CommandFailure(`registration failed: ${err.message} (nothing was stored)`, EXIT.internal);
 }
 
 function successText(result: EnrollResult, explicitStateDir: boolean): string {

@@ -1,4 +1,4 @@
-// `device-agent install`: enroll (when given a server and a token), put the program in the
+// `device-agent install`: enroll (when given a server and a token or enrollment secret), put the program in the
 // platform's standard place, register the link handler, define and start the system service. The
 // parts shared with `uninstall` are exported: the target platform (the running one; another one only
 // for --dry-run, which is how tests print every platform's plan), the service's state directory,
@@ -21,7 +21,7 @@ import { serviceKeystore } from '../../platform/serviceKeystore';
 import { runningProgram } from '../../service/program';
 import { renderDryRun, type Plan, type PlanStep } from '../../service/plan';
 import type { CommonOptions } from '../commonOptions';
-import { resolveEnrollmentInput } from '../enrollmentInput';
+import { resolveEnrollmentInput, type EnrollmentCredentials } from '../enrollmentInput';
 import { explain as explainEnrollmentFailure } from './enroll';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 
@@ -84,14 +84,10 @@ export interface InstallCliOptions extends ServiceCliOptions {
   server?: string;
   token?: string;
   tokenFile?: string;
+  enrollSecret?: string;
+  enrollSecretFile?: string;
   /** False with --no-enroll. */
   enroll: boolean;
-}
-
-interface EnrollmentPlan {
-  serverUrl: string;
-  token: string;
-  tokenSource: string;
 }
 
 export default async function installCommand(options: InstallCliOptions, command: Command): Promise<ExitCode> {
@@ -99,9 +95,9 @@ export default async function installCommand(options: InstallCliOptions, command
   const requested = await requestedEnrollment(options, command);
   const existing = target.native ? await existingEnrollment(target) : null;
   const notes: string[] = [];
-  let enrollment: EnrollmentPlan | undefined;
+  let enrollment: EnrollmentCredentials | undefined;
   if (requested && existing?.serverUrl === requested.serverUrl) {
-    notes.push(`already enrolled with ${existing.serverUrl}: the enrollment token was not used`);
+    notes.push(`already enrolled with ${existing.serverUrl}: the enrollment ${'token' in requested ? 'token' : 'secret'} was not used`);
   } else if (requested && existing?.serverUrl) {
     throw new AlreadyEnrolledError(
       `${target.stateDir} is already enrolled with ${existing.serverUrl}: run \`device-agent uninstall\` (or \`device-agent unenroll\`) first to move this device to ${requested.serverUrl}`,
@@ -111,7 +107,8 @@ export default async function installCommand(options: InstallCliOptions, command
   } else if (!existing?.serverUrl && options.enroll) {
     throw new NotEnrolledError(
       `${target.stateDir} holds no enrollment${existing?.unreadable ? ' (or it cannot be read as this user)' : ''}: ` +
-        'pass --server <url> with --token-file <path> or --token - to enroll first, or --no-enroll to install a service that waits for an enrollment',
+        'pass --server <url> with --enroll-secret-file <path>, --token-file <path> or --token - to enroll first, ' +
+        'or --no-enroll to install a service that waits for an enrollment',
     );
   }
 
@@ -120,7 +117,7 @@ export default async function installCommand(options: InstallCliOptions, command
     env: target.native ? process.env : {},
     running: runningProgram(),
     stateDir: target.stateDir,
-    ...(enrollment ? { enrollment: { server: enrollment.serverUrl, tokenSource: enrollment.tokenSource } } : {}),
+    ...(enrollment ? { enrollment: { server: enrollment.serverUrl, credentialSource: enrollment.from } } : {}),
     ...(process.env.SUDO_USER && process.env.SUDO_USER !== 'root' && target.native ? { sudoUser: process.env.SUDO_USER } : {}),
   });
   const withNotes: Plan = { ...plan, notes: [...notes, ...plan.notes] };
@@ -133,7 +130,7 @@ export default async function installCommand(options: InstallCliOptions, command
     enroll: async (step) => {
       const result = await enroll(await openAgentState(target.stateDir), {
         serverUrl: step.server,
-        token: enrollment!.token,
+        credential: enrollment!,
         keystore: serviceKeystore(target.platform, command.getOptionValueSource('keystore') === 'default' ? undefined : options.keystore),
         force: false,
         caFile: options.caFile,
@@ -160,32 +157,36 @@ export default async function installCommand(options: InstallCliOptions, command
   return EXIT.ok;
 }
 
-/** The server and token, when any of the enrollment inputs was given (flags or environment). */
-async function requestedEnrollment(options: InstallCliOptions, command: Command): Promise<EnrollmentPlan | null> {
+/** The server and credential, when any of the enrollment inputs was given (flags or environment). */
+async function requestedEnrollment(options: InstallCliOptions, command: Command): Promise<EnrollmentCredentials | null> {
   const tokenSource = command.getOptionValueSource('token');
-  const onCommandLine = command.getOptionValueSource('server') === 'cli' || tokenSource === 'cli' || options.tokenFile !== undefined;
+  const secretSource = command.getOptionValueSource('enrollSecret');
+  const onCommandLine =
+    command.getOptionValueSource('server') === 'cli' ||
+    tokenSource === 'cli' ||
+    options.tokenFile !== undefined ||
+    secretSource === 'cli' ||
+    options.enrollSecretFile !== undefined;
   if (!options.enroll) {
-    // DEVICE_AGENT_SERVER/TOKEN in the environment give way to an explicit --no-enroll.
-    if (onCommandLine) throw new InvalidInputError('--no-enroll cannot be combined with --server, --token or --token-file');
+    // DEVICE_AGENT_SERVER/TOKEN/ENROLL_SECRET in the environment give way to an explicit --no-enroll.
+    if (onCommandLine)
+      throw new InvalidInputError(
+        '--no-enroll cannot be combined with --server, --token, --token-file, --enroll-secret or --enroll-secret-file',
+      );
     return null;
   }
-  if (options.server === undefined && options.token === undefined && options.tokenFile === undefined) return null;
-  const input = await resolveEnrollmentInput({
+  const given = [options.server, options.token, options.tokenFile, options.enrollSecret, options.enrollSecretFile];
+  if (given.every((value) => value === undefined)) return null;
+  return resolveEnrollmentInput({
     server: options.server,
     serverSource: command.getOptionValueSource('server'),
     token: options.token,
     tokenSource,
     tokenFile: options.tokenFile,
+    enrollSecret: options.enrollSecret,
+    enrollSecretSource: secretSource,
+    enrollSecretFile: options.enrollSecretFile,
   });
-  const described =
-    options.tokenFile !== undefined
-      ? `--token-file ${options.tokenFile}`
-      : options.token === '-' && tokenSource === 'cli'
-        ? 'standard input'
-        : tokenSource === 'env'
-          ? 'DEVICE_AGENT_TOKEN'
-          : '--token';
-  return { serverUrl: input.serverUrl, token: input.token, tokenSource: described };
 }
 
 async function existingEnrollment(target: ServiceTarget): Promise<{ serverUrl?: string; unreadable?: boolean }> {

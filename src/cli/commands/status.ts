@@ -1,7 +1,7 @@
 // `device-agent status [--json]`: local state only, no network. Exit 0 when enrolled with a readable
 // key, 5 when not enrolled, 1 when the key store cannot be read (the report is printed in all cases).
 import { readLastCycle, type LastCycle } from '../../agent/lastCycle';
-import { collectStatus, type StatusReport } from '../../agent/status';
+import { collectStatus, enrolledWithText, type StatusReport } from '../../agent/status';
 import { stateContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
 import { EXIT, type ExitCode } from '../exitCodes';
@@ -32,6 +32,7 @@ function humanText(report: StatusReport): string {
       ['Key store', report.keystore === 'keyring' ? 'keyring (OS secret store)' : 'file'],
       ['API key', report.key_available ? 'present' : `UNAVAILABLE: ${report.keystore_error}`],
       ['Enrolled at', report.enrolled_at ?? 'unknown'],
+      ['Enrolled with', enrolledWithText(report.enrolled_with ?? undefined)],
       ['Last heartbeat', report.last_heartbeat_at ?? 'never'],
       ['Last upload', report.last_upload_at ?? 'never'],
       ['Queued results', queueText(report)],
@@ -52,7 +53,9 @@ function humanText(report: StatusReport): string {
   if (report.enrolled) rows.push(['Last posture cycle', lastCycle ? cycleText(lastCycle) : 'none yet']);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const text = rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`).join('\n');
-  const hint = report.enrolled ? '' : '\nEnroll with: device-agent enroll --server <url> --token-file <file>  (or the enrollment link)';
+  const hint = report.enrolled
+    ? ''
+    : '\nEnroll with: device-agent enroll --server <url> --token-file <file>  (or --enroll-secret-file <file>, or the enrollment link)';
   return `${text}${hint}\n${lastCycle ? failingText(lastCycle) : ''}`;
 }
 
