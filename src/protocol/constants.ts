@@ -9,12 +9,22 @@ export const ROUTES = {
   unenroll: `${API_PREFIX}/unenroll`,
 } as const;
 
+/**
+ * Routes this server adds to the spec's four (docs/server.md, "Policy"): an agent learns of them
+ * from a heartbeat's extra fields, so a server without them is never asked.
+ */
+export const EXTENSION_ROUTES = {
+  policy: `${API_PREFIX}/policy`,
+} as const;
+
 /** Body limits of the spec, section 8. */
 export const BODY_LIMITS = {
   enroll: 16 * 1024,
   heartbeat: 16 * 1024,
   postures: 1024 * 1024,
   unenroll: 16 * 1024,
+  /** EXTENSION_ROUTES.policy: `{"platform": …}`. */
+  policy: 1024,
 } as const;
 
 export const MAX_RESULTS_PER_REQUEST = 100;

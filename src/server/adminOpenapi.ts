@@ -153,6 +153,47 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       },
     },
   },
+  AdminPolicy: {
+    type: 'object',
+    description:
+      "An organization's policy (or a label's refinement): as set, and every setting with the defaults filled in (docs/checks.md).",
+    required: ['org', 'version', 'label', 'document', 'effective', 'labels'],
+    properties: {
+      org: { type: 'string' },
+      version: { type: 'integer', minimum: 0, description: "The organization's policy version; 0 before any change" },
+      label: nullable('string', { description: 'A device label, key=value; null for the organization' }),
+      document: { type: 'object', description: 'The settings as set (only those that differ from the defaults)' },
+      effective: { type: 'object', description: 'Every setting' },
+      labels: { type: 'array', items: { type: 'string' }, description: 'Labels with a refinement of their own' },
+    },
+  },
+  AdminPolicySet: {
+    type: 'object',
+    required: ['org', 'label', 'version'],
+    properties: { org: { type: 'string' }, label: nullable('string'), version: { type: 'integer', minimum: 1 } },
+  },
+  AdminPolicyHistory: {
+    type: 'object',
+    required: ['changes'],
+    properties: {
+      changes: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['version', 'label', 'changed_by', 'changed_at', 'changed', 'removed', 'document'],
+          properties: {
+            version: { type: 'integer', minimum: 1 },
+            label: nullable('string'),
+            changed_by: { type: 'string', description: '`token:<id>`, `account:<email>` or `cli:<user>`' },
+            changed_at: { type: 'string', format: 'date-time' },
+            changed: { type: 'array', items: { type: 'string' }, description: 'The settings (dotted paths) that changed' },
+            removed: { type: 'boolean' },
+            document: nullable('object'),
+          },
+        },
+      },
+    },
+  },
   AdminFailures: {
     type: 'object',
     properties: {
@@ -199,6 +240,7 @@ const ERRORS = {
 };
 const security = [{ adminToken: [] }, { consoleSession: [] }];
 const orgQuery = query('org', 'One organization by name (must be within the credential’s reach)');
+const labelQuery = query('label', 'A device label (key=value): its refinement of the organization’s policy');
 
 export const ADMIN_PATHS: Record<string, unknown> = {
   [`${ADMIN_API_PREFIX}/devices`]: {
@@ -309,6 +351,55 @@ export const ADMIN_PATHS: Record<string, unknown> = {
       ],
       responses: {
         200: { description: 'One entry per day', content: jsonOf('AdminComplianceSeries') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/policy`]: {
+    get: {
+      operationId: 'adminPolicyShow',
+      summary: "An organization's policy, or a label's refinement of it",
+      security,
+      parameters: [{ ...orgQuery, required: true }, labelQuery],
+      responses: {
+        200: { description: 'The policy', content: jsonOf('AdminPolicy') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+    put: {
+      operationId: 'adminPolicySet',
+      summary: "Replaces an organization's policy (or a label's refinement); an invalid one is refused and nothing is stored",
+      security,
+      parameters: [{ ...orgQuery, required: true }, labelQuery],
+      requestBody: {
+        required: true,
+        description: 'The settings that differ from the defaults (docs/checks.md, "Policy"); an unknown setting is refused',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+      responses: {
+        200: { description: 'Stored: the new version', content: jsonOf('AdminPolicySet') },
+        400: error('Invalid policy: the message names the setting (a dotted path) and why'),
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/policy/history`]: {
+    get: {
+      operationId: 'adminPolicyHistory',
+      summary: "An organization's policy changes, newest first: who, when, which settings",
+      security,
+      parameters: [
+        { ...orgQuery, required: true },
+        labelQuery,
+        query('limit', 'At most this many changes', { type: 'integer', minimum: 1, maximum: 1000, default: 50 }),
+      ],
+      responses: {
+        200: { description: 'The changes', content: jsonOf('AdminPolicyHistory') },
         400: ERRORS[400],
         401: ERRORS[401],
         404: ERRORS[404],

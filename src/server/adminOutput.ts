@@ -115,11 +115,11 @@ function count(n: number, noun: string): string {
 }
 
 /** 2026-11-21 03:59:37 UTC */
-function humanTime(iso: string | null): string | null {
+export function humanTime(iso: string | null): string | null {
   return iso === null ? null : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
-function table(headers: readonly string[], rows: readonly (readonly (string | null)[])[]): string {
+export function table(headers: readonly string[], rows: readonly (readonly (string | null)[])[]): string {
   const cells = rows.map((row) => row.map((cell) => (cell === null ? '-' : displayText(cell))));
   const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: readonly string[]) =>

@@ -8,6 +8,7 @@ const ID_PREFIXES = {
   postureReport: 'rpt',
   adminToken: 'adt',
   adminAccount: 'adm',
+  policyException: 'exc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -16,6 +16,10 @@ import { adminOf, authenticateAdmin, csrfForSessions } from '../adminAuth';
 import type { AppContext } from '../context';
 import { badRequest } from '../errors';
 import { fleetFailures } from '../remediation';
+import { policyHistory, setPolicy, showPolicy } from '../policy';
+
+/** A policy document: small, but a lifecycle override (osVersion.lifecycle) may list many releases. */
+const POLICY_BODY_LIMIT = 256 * 1024;
 
 export const ADMIN_API_PREFIX = '/api/admin/v1';
 /** Admin request bodies are small: a device's organization, label and token lifetime. */
@@ -131,5 +135,29 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const { scope } = adminOf(request);
     const org = q.org === undefined ? undefined : (await organizationInScope(store, scope, q.org)).name;
     return { failures: await fleetFailures(store, org, scope) };
+  });
+
+  app.get(`${p}/policy`, guarded, async (request) => {
+    const q = queryOf(request, ['org', 'label']);
+    if (q.org === undefined) throw badRequest('org is required');
+    return showPolicy(store, adminOf(request).scope, { org: q.org, label: q.label });
+  });
+
+  // The body is the policy document itself; an invalid one is 400 with the setting's path and why, and nothing is stored.
+  app.put(`${p}/policy`, { ...guarded, bodyLimit: POLICY_BODY_LIMIT }, async (request) => {
+    const q = queryOf(request, ['org', 'label']);
+    if (q.org === undefined) throw badRequest('org is required');
+    const principal = adminOf(request);
+    if (request.body === undefined)
+      throw badRequest('the body must be the policy: a JSON object of the settings that differ from the defaults');
+    return setPolicy(store, principal.scope, { org: q.org, label: q.label, document: request.body, actor: principal.actor });
+  });
+
+  app.get(`${p}/policy/history`, guarded, async (request) => {
+    const q = queryOf(request, ['org', 'label', 'limit']);
+    if (q.org === undefined) throw badRequest('org is required');
+    return {
+      changes: await policyHistory(store, adminOf(request).scope, { org: q.org, label: q.label, limit: wholeNumber('limit', q.limit) }),
+    };
   });
 }
