@@ -10,12 +10,16 @@ import type { Dispatcher, buildConnector as BuildConnector } from 'undici';
 import * as z from 'zod/mini';
 import {
   Credential,
+  EXTENSION_ROUTES,
   EnrollResponse,
   ErrorBody,
   HeartbeatResponse,
   POSTURE_REPORT_HEADER,
+  PolicyResponse,
+  PolicyVersion,
   ROUTES,
   type HeartbeatRequest,
+  type PolicyRequest,
   type PosturesRequest,
 } from '../protocol/schemas';
 import { USER_AGENT } from '../version';
@@ -77,10 +81,16 @@ const IntervalSeconds = z.catch(
 const HeartbeatAnswer = z.extend(HeartbeatResponse, {
   heartbeat_interval_seconds: IntervalSeconds,
   posture_interval_seconds: IntervalSeconds,
+  // The policy extension's field: a malformed one reads as absent (the local policy stays), like the intervals.
+  policy_version: z.catch(z.optional(PolicyVersion), undefined),
 });
 
-/** Largest response body read; the API's answers are a few hundred bytes. */
+const PATHS: Record<Route, string> = { ...ROUTES, ...EXTENSION_ROUTES };
+
+/** Largest response body read; the spec's answers are a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/** The policy route's answer carries this platform's lifecycle table (tens of kB). */
+const MAX_POLICY_RESPONSE_BYTES = 2 * 1024 * 1024;
 
 export function createApiClient(options: ClientOptions): ApiClient {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -118,13 +128,13 @@ export function createApiClient(options: ClientOptions): ApiClient {
     try {
       response = await dispatcher.request({
         origin,
-        path: ROUTES[route],
+        path: PATHS[route],
         method: 'POST',
         headers,
         body: JSON.stringify(body),
         signal,
       });
-      text = await readCapped(response.body);
+      text = await readCapped(response.body, route === 'policy' ? MAX_POLICY_RESPONSE_BYTES : MAX_RESPONSE_BYTES);
     } catch (err) {
       if (requestOptions.signal?.aborted) throw requestOptions.signal.reason ?? err;
       throw networkError(route, serverUrl, err);
@@ -173,6 +183,9 @@ export function createApiClient(options: ClientOptions): ApiClient {
     },
     async unenroll(apiKey, o) {
       await callNoContent('unenroll', {}, apiKey, o);
+    },
+    async policy(apiKey, body: PolicyRequest, o) {
+      return (await call('policy', PolicyResponse, body, apiKey, o)).value;
     },
     close: () => dispatcher.close(),
   };
@@ -237,12 +250,12 @@ function readCaBundle(file: string): string[] {
   return certificates;
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) {
+    if (size > maxBytes) {
       body.destroy();
       break; // the schema check reports the truncated body
     }
