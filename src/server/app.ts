@@ -11,7 +11,7 @@ import Fastify, {
   type HookHandlerDoneFunction,
 } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import { EXTENSION_ROUTES, ROUTES } from '../protocol/schemas';
+import { ROUTES } from '../protocol/schemas';
 import { decorateAdmin, registerAdminCookies } from './adminAuth';
 import { decorateDevice } from './auth';
 import { consoleRoutes } from './console/routes';
@@ -36,7 +36,6 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [ROUTES.heartbeat, 'POST'],
   [ROUTES.postures, 'POST'],
   [ROUTES.unenroll, 'POST'],
-  [EXTENSION_ROUTES.policy, 'POST'],
   [HEALTH_PATH, 'GET, HEAD'],
   [READY_PATH, 'GET, HEAD'],
   [METRICS_PATH, 'GET, HEAD'],
