@@ -32,8 +32,6 @@ const PolicySchema = z.object({
     z.object({
       /** Checks not run at all: each is reported NOT_APPLICABLE with reason `disabled_by_policy`. */
       disabled: z._default(z.array(z.enum(CHECK_KEYS)), []),
-      /** Server side: hours a device's new FAIL counts apart ("in grace") before the overview counts it as failing. */
-      failGraceHours: z._default(nonnegativeInt, 0),
     }),
     {},
   ),

@@ -3,14 +3,13 @@
 // by the daemon only after the policy passed validation (postureCycle.ts); removed with the
 // credentials. Only the envelope is checked here: a damaged file reads as none (the local policy
 // applies until the next fetch), never as an error.
-import { rm } from 'node:fs/promises';
 import * as z from 'zod/mini';
 import { Rfc3339 } from '../../protocol/rfc3339';
 import { PolicyResponse, PolicyVersion } from '../../protocol/schemas';
 import { readFileIfExists, writeFileAtomic } from './atomicFile';
 import type { StateLayout } from './layout';
 
-export const StoredServerPolicy = z.object({
+const StoredServerPolicy = z.object({
   /** The heartbeat's `policy_version` this response answers (policyToken). */
   policy_version: PolicyVersion,
   fetched_at: Rfc3339,
@@ -31,8 +30,4 @@ export async function readServerPolicy(layout: Pick<StateLayout, 'serverPolicy'>
 
 export function writeServerPolicy(layout: Pick<StateLayout, 'serverPolicy'>, policy: StoredServerPolicy): Promise<void> {
   return writeFileAtomic(layout.serverPolicy, JSON.stringify(policy));
-}
-
-export function removeServerPolicy(layout: Pick<StateLayout, 'serverPolicy'>): Promise<void> {
-  return rm(layout.serverPolicy, { force: true });
 }
