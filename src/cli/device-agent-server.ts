@@ -30,7 +30,8 @@ import { TRUST_PROXY_HINT } from '../server/forwarded';
 import { parseOrigin } from '../server/publicUrl';
 import { UsageError } from '../server/usage';
 import { importLifecycle, lifecycleVersion, policyHistory, setPolicy, showPolicy } from '../server/policy';
-import { formatLifecycle, formatPolicy, formatPolicyHistory } from '../server/policyOutput';
+import { formatExceptions, formatLifecycle, formatPolicy, formatPolicyHistory } from '../server/policyOutput';
+import { grantException, listExceptions, removeException } from '../server/exceptions';
 
 const EXIT_UNEXPECTED = 1;
 const EXIT_USAGE = 2;
@@ -619,6 +620,58 @@ policy
     const changes = await withStore(command, true, (store) => policyHistory(store, ALL_ORGANIZATIONS, opts));
     if (opts.json) printJson(changes);
     else print(formatPolicyHistory(changes));
+  });
+
+const exception = program
+  .command('exception')
+  .description("accept one check's FAIL on a device until a date: shown as excepted, counted apart (safe while serve runs)");
+
+exception
+  .command('add')
+  .description('grant an exception: the agent still reports the true status; it lapses by itself')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .option('--device <device_id>', 'the device')
+  .option('--label <key=value>', 'every device with this label')
+  .requiredOption('--check <key>', 'the check, e.g. DISK_ENCRYPTION')
+  .requiredOption('--reason <text>', 'why (shown with the exception)')
+  .requiredOption('--expires <when>', 'an ISO 8601 date or time, or a duration such as 30d (at most a year)')
+  .option('--json', 'print the exception as JSON')
+  .action(
+    async (
+      opts: { org: string; device?: string; label?: string; check: string; reason: string; expires: string; json?: true },
+      command: Command,
+    ) => {
+      const granted = await withStore(command, true, (store) => grantException(store, ALL_ORGANIZATIONS, { ...opts, actor: cliActor() }));
+      if (opts.json) printJson(granted);
+      else print(`Exception ${granted.exception_id}: ${granted.check_key} excepted until ${granted.expires_at}.\n`);
+    },
+  );
+
+exception
+  .command('list')
+  .description("an organization's exceptions that have not lapsed, soonest to end first")
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .option('--json', 'print a JSON array')
+  .action(async (opts: { org: string; json?: true }, command: Command) => {
+    const exceptions = await withStore(command, true, (store) => listExceptions(store, ALL_ORGANIZATIONS, opts));
+    if (opts.json) printJson(exceptions);
+    else print(formatExceptions(exceptions));
+  });
+
+exception
+  .command('remove')
+  .description('end an exception now')
+  .argument('<exception_id>')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .action(async (id: string, opts: { org: string }, command: Command) => {
+    await withStore(command, true, (store) => removeException(store, ALL_ORGANIZATIONS, { org: opts.org, id }));
+    print(`Removed exception ${id}.\n`);
   });
 
 const lifecycle = program

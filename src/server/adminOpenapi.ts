@@ -69,6 +69,11 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
           generic: { type: 'boolean', description: 'True when the catalogue had no entry for this word' },
         },
       },
+      excepted_until: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Set on a FAIL an exception covers (`/exceptions`): the status is still FAIL, shown as excepted until then',
+      },
     },
   },
   AdminDeviceView: {
@@ -127,8 +132,10 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       checks: {
         type: 'array',
         description:
-          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE)',
-        items: { allOf: [{ type: 'object', properties: { check_key: { type: 'string' } } }, counts([...STATUSES, 'MISSING_OR_STALE'])] },
+          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE; a FAIL an exception covers: EXCEPTED, not in FAIL)',
+        items: {
+          allOf: [{ type: 'object', properties: { check_key: { type: 'string' } } }, counts([...STATUSES, 'MISSING_OR_STALE', 'EXCEPTED'])],
+        },
       },
     },
   },
@@ -192,6 +199,23 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
           },
         },
       },
+    },
+  },
+  AdminException: {
+    type: 'object',
+    description:
+      "One check's FAIL accepted on a device (or every device with a label) until `expires_at`; the agent still reports the true status.",
+    required: ['exception_id', 'org', 'device_id', 'label', 'check_key', 'reason', 'expires_at', 'created_by', 'created_at'],
+    properties: {
+      exception_id: { type: 'string', pattern: idPattern('policyException') },
+      org: { type: 'string' },
+      device_id: nullable('string'),
+      label: nullable('string'),
+      check_key: { type: 'string', examples: [...CHECK_KEYS] },
+      reason: { type: 'string' },
+      expires_at: { type: 'string', format: 'date-time' },
+      created_by: { type: 'string' },
+      created_at: { type: 'string', format: 'date-time' },
     },
   },
   AdminFailures: {
@@ -404,6 +428,73 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         401: ERRORS[401],
         404: ERRORS[404],
       },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/exceptions`]: {
+    get: {
+      operationId: 'adminExceptionList',
+      summary: "An organization's exceptions that have not lapsed, soonest to end first",
+      security,
+      parameters: [{ ...orgQuery, required: true }],
+      responses: {
+        200: {
+          description: 'The exceptions',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['exceptions'],
+                properties: { exceptions: { type: 'array', items: ref('AdminException') } },
+              },
+            },
+          },
+        },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+    post: {
+      operationId: 'adminExceptionGrant',
+      summary: 'Grants an exception for one check of one device (device_id) or of every device with a label; it lapses by itself',
+      security,
+      parameters: [{ ...orgQuery, required: true }],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['check_key', 'reason', 'expires'],
+              properties: {
+                device_id: { type: 'string' },
+                label: { type: 'string', description: 'key=value' },
+                check_key: { type: 'string' },
+                reason: { type: 'string', maxLength: 500 },
+                expires: { type: 'string', description: 'An ISO 8601 date or time, or a duration such as 30d; at most a year away' },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        201: { description: 'Granted', content: jsonOf('AdminException') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/exceptions/{id}`]: {
+    delete: {
+      operationId: 'adminExceptionRemove',
+      summary: 'Ends an exception now',
+      security,
+      parameters: [
+        { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+        { ...orgQuery, required: true },
+      ],
+      responses: { 204: { description: 'Removed' }, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404] },
     },
   },
   [`${ADMIN_API_PREFIX}/failures`]: {

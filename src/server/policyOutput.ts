@@ -2,6 +2,7 @@
 // the objects as they are (displayJson). Administrators' text still goes through displayText.
 import { humanTime, table } from './adminOutput';
 import { displayJson, displayText } from './displayText';
+import type { ExceptionView } from './exceptions';
 import type { LifecycleVersionView, PolicyChangeView, PolicyView } from './policy';
 
 export function formatPolicy(view: PolicyView): string {
@@ -42,6 +43,14 @@ export function formatLifecycle(view: LifecycleVersionView): string {
       ['PLATFORM', 'DATA AS OF', ''],
       Object.entries(view.platforms).map(([platform, p]) => [platform, p.committed_at, p.built_in ? 'built in' : 'imported']),
     )
+  );
+}
+
+export function formatExceptions(exceptions: readonly ExceptionView[]): string {
+  if (exceptions.length === 0) return 'No exceptions in force.\n';
+  return table(
+    ['EXCEPTION', 'DEVICE OR LABEL', 'CHECK', 'UNTIL', 'BY', 'REASON'],
+    exceptions.map((e) => [e.exception_id, e.device_id ?? e.label, e.check_key, humanTime(e.expires_at), e.created_by, e.reason]),
   );
 }
 

@@ -11,7 +11,10 @@ import type { LifecycleVersionView, PolicyChangeView, PolicyView } from '../../s
 import { createAdminToken } from '../support/admin';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, runServerCli, startServer, tryServerCli, type RunningServer } from '../support/server';
-import { call, enrolledDevice, expectError, heartbeat, type EnrolledDevice } from './client';
+import type { ComplianceSummary, DeviceView } from '../../src/server/admin';
+import type { ExceptionView } from '../../src/server/exceptions';
+import { until } from '../support/agent';
+import { call, enrolledDevice, expectError, heartbeat, postures, result, type EnrolledDevice } from './client';
 
 const API = '/api/admin/v1';
 let server: RunningServer;
@@ -195,6 +198,89 @@ describe('delivery to agents', () => {
     });
     expect(await policyVersion(device.apiKey)).toBe(`${before}.1`);
     expect((await served(device.apiKey)).lifecycle).toEqual({ version: 1, ...newer });
+  });
+});
+
+describe('exceptions', () => {
+  const diskCounts = async () => {
+    const summary = parseJson<ComplianceSummary>((await api('/compliance?org=acme', acmeToken)).text);
+    const disk = summary.checks.find((c) => c.check_key === 'DISK_ENCRYPTION')!;
+    return { FAIL: disk.FAIL, EXCEPTED: disk.EXCEPTED };
+  };
+  const diskResult = async () =>
+    parseJson<DeviceView>((await api(`/devices/${device.deviceId}`, acmeToken)).text).latest.find(
+      (r) => r.check_key === 'DISK_ENCRYPTION',
+    )!;
+
+  test('a FAIL under an exception stays FAIL but shows excepted until its end, counts apart, and lapses by itself', async () => {
+    const uploaded = await postures(server, device.apiKey, {
+      results: [result({ check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'root_not_encrypted' } })],
+    });
+    expect(uploaded.status, uploaded.text).toBe(204);
+    expect(await diskCounts()).toEqual({ FAIL: 1, EXCEPTED: 0 });
+
+    const granted = await api('/exceptions?org=acme', acmeToken, {
+      method: 'POST',
+      json: {
+        device_id: device.deviceId,
+        check_key: 'DISK_ENCRYPTION',
+        reason: 'encryption scheduled with the hardware refresh',
+        expires: '4s',
+      },
+    });
+    expect(granted.status, granted.text).toBe(201);
+    const exception = parseJson<ExceptionView>(granted.text);
+    expect(exception).toMatchObject({
+      org: 'acme',
+      device_id: device.deviceId,
+      label: null,
+      created_by: expect.stringMatching(/^token:/) as string,
+    });
+    expect(await diskResult()).toMatchObject({ status: 'FAIL', excepted_until: exception.expires_at });
+    expect(await diskCounts()).toEqual({ FAIL: 0, EXCEPTED: 1 });
+    const listed = await cli(['exception', 'list', '--org', 'acme', '--json']);
+    expect(parseJson<ExceptionView[]>(listed.stdout)).toEqual([exception]);
+    expect(parseJson<{ exceptions: ExceptionView[] }>((await api('/exceptions?org=globex', globexToken)).text).exceptions).toEqual([]);
+
+    await until(diskCounts, (counts) => counts.FAIL === 1, 30_000, 'the exception to lapse');
+    expect(await diskCounts()).toEqual({ FAIL: 1, EXCEPTED: 0 });
+    expect((await diskResult()).excepted_until).toBeUndefined();
+    expect((await cli(['exception', 'list', '--org', 'acme'])).stdout).toBe('No exceptions in force.\n');
+  });
+
+  test('bad exceptions are refused and store nothing; remove ends one now', async () => {
+    const grant = (json: unknown, token = acmeToken) => api('/exceptions?org=acme', token, { method: 'POST', json });
+    const valid = { device_id: device.deviceId, check_key: 'FIREWALL_ENABLED', reason: 'lab machine', expires: '30d' };
+    expectError(await grant({ ...valid, expires: '2020-01-01' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, expires: '400d' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, reason: ' ' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, check_key: 'disk' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, label: 'team=dev' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, extra: 1 }), 400, 'bad_request');
+    expectError(await grant(valid, globexToken), 404, 'not_found');
+    expectError(await grant({ ...valid, device_id: 'dev_00000000000000000000000000000000' }), 404, 'not_found');
+    expect(parseJson<{ exceptions: ExceptionView[] }>((await api('/exceptions?org=acme', acmeToken)).text).exceptions).toEqual([]);
+
+    const added = await cli([
+      'exception',
+      'add',
+      '--org',
+      'acme',
+      '--device',
+      device.deviceId,
+      '--check',
+      'FIREWALL_ENABLED',
+      '--reason',
+      'lab',
+      '--expires',
+      '30d',
+      '--json',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const { exception_id: id } = parseJson<ExceptionView>(added.stdout);
+    expectError(await api(`/exceptions/${id}?org=globex`, globexToken, { method: 'DELETE' }), 404, 'not_found');
+    expect((await api(`/exceptions/${id}?org=acme`, acmeToken, { method: 'DELETE' })).status).toBe(204);
+    expect((await cli(['exception', 'remove', id, '--org', 'acme'])).code).toBe(2);
   });
 });
 
