@@ -78,7 +78,8 @@ export function formatDevice(device: DeviceDetails): string {
 function formatLatest(postures: DeviceDetails['postures']): string {
   const blocks = latestPerCheck(postures).map((p) => {
     const { word, summary, admin } = shown(p.remediation);
-    const lines = [`${displayText(p.check_key)}  ${p.status}${word ? ` (${word})` : ''}`, `  ${summary}`];
+    const excepted = p.excepted_until ? `, excepted until ${humanTime(p.excepted_until)}` : '';
+    const lines = [`${displayText(p.check_key)}  ${p.status}${word ? ` (${word})` : ''}${excepted}`, `  ${summary}`];
     if (p.status !== 'PASS' && p.status !== 'NOT_APPLICABLE') {
       // The catalogue's steps are lines of their own: split before escaping, which shows line feeds.
       const steps = p.remediation.fix.split('\n').map((l) => `    ${displayText(l)}`);
