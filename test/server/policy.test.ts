@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { linuxLifecycle } from '../../checks/linux/lifecycle';
 import { EXTENSION_ROUTES, type PolicyResponse } from '../../src/protocol/schemas';
 import type { LifecycleVersionView, PolicyChangeView, PolicyView } from '../../src/server/policy';
-import { createAdminToken } from '../support/admin';
+import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, runServerCli, startServer, tryServerCli, type RunningServer } from '../support/server';
 import type { ComplianceSummary, DeviceView } from '../../src/server/admin';
@@ -281,6 +281,47 @@ describe('exceptions', () => {
     expectError(await api(`/exceptions/${id}?org=globex`, globexToken, { method: 'DELETE' }), 404, 'not_found');
     expect((await api(`/exceptions/${id}?org=acme`, acmeToken, { method: 'DELETE' })).status).toBe(204);
     expect((await cli(['exception', 'remove', id, '--org', 'acme'])).code).toBe(2);
+  });
+});
+
+describe('the console’s policy form', () => {
+  test('edits the common settings (POST, then 303 to the page), refuses an invalid value with why, and needs the CSRF token', async () => {
+    expect((await addAccount(server, 'ops@acme.test', { org: 'acme' }, 'acme console password')).code).toBe(0);
+    const client = new ConsoleClient(server);
+    expect((await client.signIn('ops@acme.test', 'acme console password')).status).toBe(303);
+    const form = await client.get('/console/policy');
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('<code>password.minLength</code>');
+    expect(form.text).toMatch(/Debian LTS counts as support<\/td>\s*<td>false<\/td>/);
+    const before = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
+    const csrf = await client.csrfToken('/console/policy');
+    const fields = {
+      _csrf: csrf,
+      'screenLock.maxIdleSeconds': '900',
+      'screenLock.maxGraceSeconds': '5',
+      'password.minLength': '10',
+      'malware.maxSignatureAgeDays': '7',
+      'osVersion.graceDaysAfterEol': '0',
+      'osVersion.acceptExtendedSupport.debianLts': 'on',
+      'disabled.TIME_SYNC': 'on',
+    };
+    const saved = await client.post('/console/policy?org=acme', fields);
+    expect(saved.status, saved.text).toBe(303);
+    expect(saved.headers.location).toBe('/console/policy?org=acme');
+    const after = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
+    expect(after.version).toBe(before.version + 1);
+    expect(after.document).toEqual({
+      password: { minLength: 10 },
+      osVersion: { acceptExtendedSupport: { debianLts: true } },
+      checks: { disabled: ['TIME_SYNC'] },
+    });
+    expect((await history('acme'))[0]!.changed_by).toBe('account:ops@acme.test');
+
+    const refused = await client.post('/console/policy?org=acme', { ...fields, 'password.minLength': '0' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('invalid policy at password.minLength: Too small: expected number to be &gt;0');
+    expect((await client.post('/console/policy?org=acme', { ...fields, _csrf: 'forged' })).status).toBe(403);
+    expect(parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout).version).toBe(after.version);
   });
 });
 

@@ -33,9 +33,10 @@ const NAV = [
   ['overview', 'Overview'],
   ['devices', 'Devices'],
   ['enroll', 'Enroll a device'],
+  ['policy', 'Policy'],
 ] as const;
 
-function layout(title: string, context: PageContext, body: Html, current?: string): Html {
+export function layout(title: string, context: PageContext, body: Html, current?: string): Html {
   const { principal } = context;
   return html`<!doctype html>
     <html lang="en">
