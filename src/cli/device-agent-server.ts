@@ -17,7 +17,17 @@ import {
   setAdminPassword,
 } from '../server/adminAccess';
 import { readSecretLine } from './secretInput';
-import { formatCounts, formatCreated, formatDevice, formatDeviceList, formatFleetFailures } from '../server/adminOutput';
+import { createSecret, listSecrets, parseLabel, revokeSecret } from '../server/enrollSecrets';
+import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING } from '../server/publicUrl';
+import {
+  formatCounts,
+  formatCreated,
+  formatCreatedSecret,
+  formatDevice,
+  formatDeviceList,
+  formatFleetFailures,
+  formatSecretList,
+} from '../server/adminOutput';
 import { displayJson, displayText } from '../server/displayText';
 import { fleetFailures } from '../server/remediation';
 import { parseDatabaseLocation, type DatabaseLocation } from '../server/db/location';
@@ -25,7 +35,12 @@ import { DatabaseOpenError, openStore, type StoreOptions } from '../server/db/op
 import type { Store } from '../server/db/store';
 import { DURATION_HINT, parseDuration } from '../server/duration';
 import { LOG_LEVELS, type LogLevel } from '../server/logLevels';
-import { DEFAULT_MAX_CHECK_KEYS, MIN_MAX_CHECK_KEYS } from '../server/limitDefaults';
+import {
+  DEFAULT_MAX_CHECK_KEYS,
+  DEFAULT_REGISTRATIONS_PER_ADDRESS,
+  DEFAULT_REGISTRATIONS_PER_SECRET,
+  MIN_MAX_CHECK_KEYS,
+} from '../server/limitDefaults';
 import { TRUST_PROXY_HINT } from '../server/forwarded';
 import { parseOrigin } from '../server/publicUrl';
 import { UsageError } from '../server/usage';
@@ -135,6 +150,8 @@ interface ServeOptions {
   rateLimitPostures?: number;
   rateLimitPostureMib: number;
   rateLimitSignIns: number;
+  rateLimitRegistrations: number;
+  rateLimitRegistrationsPerSecret: number;
   retention: number;
   retentionResults: number;
   retentionInterval: number;
@@ -230,6 +247,18 @@ program
   )
   .option('--rate-limit-posture-mib <n>', 'MiB of posture uploads per device per minute; 0: no limit', integerIn(0, MAX_COUNT), 16)
   .option('--rate-limit-sign-ins <n>', 'console sign-in attempts per client address per minute; 0: no limit', integerIn(0, MAX_COUNT), 10)
+  .option(
+    '--rate-limit-registrations <n>',
+    'registrations with an enrollment secret per client address per minute; 0: no limit',
+    integerIn(0, MAX_COUNT),
+    DEFAULT_REGISTRATIONS_PER_ADDRESS,
+  )
+  .option(
+    '--rate-limit-registrations-per-secret <n>',
+    'registrations per enrollment secret per minute; 0: no limit',
+    integerIn(0, MAX_COUNT),
+    DEFAULT_REGISTRATIONS_PER_SECRET,
+  )
   .addOption(
     new Option('--retention <duration>', 'delete posture results received longer ago than this')
       .argParser(duration)
@@ -298,6 +327,8 @@ program
         postures: opts.rateLimitPostures ?? defaultRequestsPerMinute(opts.postureInterval, 60),
         postureBytes: opts.rateLimitPostureMib * MIB,
         signIns: opts.rateLimitSignIns,
+        registrations: opts.rateLimitRegistrations,
+        registrationsPerSecret: opts.rateLimitRegistrationsPerSecret,
       },
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
       maxCheckKeys: opts.maxCheckKeys,
@@ -388,6 +419,79 @@ device
   .action(async (deviceId: string, _opts: unknown, command: Command) => {
     const outcome = await withStore(command, true, (store) => revokeDevice(store, deviceId));
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
+  });
+
+const secret = program.command('secret').description('enrollment secrets for managed installs (safe while serve runs)');
+
+/** Repeated `--label k=v`, collected. */
+function collectLabel(text: string, previous: [string, string][] = []): [string, string][] {
+  try {
+    return [...previous, parseLabel(text)];
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+secret
+  .command('create')
+  .description('create a reusable enrollment secret (shown once; only its hash is stored)')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization of the devices it registers (created when it does not exist)')
+  .addOption(new Option('--expires <duration>', 'it stops working after this: 30s, 15m, 12h, 30d… (default: never)').argParser(duration))
+  .option('--max-uses <n>', 'it registers at most this many devices (default: no cap)', integerIn(1, MAX_COUNT))
+  .option('--label <key=value>', 'a label every device it registers gets (repeatable)', collectLabel)
+  .option('--note <text>', 'what it is for (shown in lists)')
+  .option('--json', 'print {secret_id, enroll_secret, expires_at, max_uses} as JSON')
+  .action(
+    async (
+      opts: { org: string; expires?: number; maxUses?: number; label?: [string, string][]; note?: string; json?: true },
+      command: Command,
+    ) => {
+      if (opts.label !== undefined && new Set(opts.label.map(([key]) => key)).size !== opts.label.length)
+        throw new UsageError('each --label key may be given once');
+      const { created, serverUrl } = await withStore(command, false, async (store) => ({
+        created: await createSecret(
+          store,
+          {
+            org: opts.org,
+            expiresInMs: opts.expires,
+            maxUses: opts.maxUses,
+            labels: Object.fromEntries(opts.label ?? []),
+            note: opts.note,
+          },
+          new Date(),
+          ALL_ORGANIZATIONS,
+        ),
+        serverUrl: (await store.getSetting(PUBLIC_URL_SETTING)) ?? DEFAULT_PUBLIC_URL,
+      }));
+      if (opts.json) printJson(created);
+      else print(formatCreatedSecret(created, opts.org.trim(), serverUrl));
+    },
+  );
+
+secret
+  .command('list')
+  .description('list enrollment secrets with their use counts (never the secrets themselves)')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--org <name>', 'only secrets of this organization')
+  .option('--json', 'print a JSON array')
+  .action(async (opts: ListOptions, command: Command) => {
+    const secrets = await withStore(command, true, (store) => listSecrets(store, ALL_ORGANIZATIONS, opts.org));
+    if (opts.json) printJson(secrets);
+    else print(formatSecretList(secrets));
+  });
+
+secret
+  .command('revoke')
+  .description('revoke an enrollment secret: it registers no device from now on (devices it registered stay)')
+  .argument('<secret_id>')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .action(async (secretId: string, _opts: unknown, command: Command) => {
+    const outcome = await withStore(command, true, (store) => revokeSecret(store, secretId, new Date(), ALL_ORGANIZATIONS));
+    print(outcome === 'revoked' ? `Revoked enrollment secret ${secretId}.\n` : `Enrollment secret ${secretId} was already revoked.\n`);
   });
 
 program

@@ -9,14 +9,6 @@ export const ROUTES = {
   unenroll: `${API_PREFIX}/unenroll`,
 } as const;
 
-/**
- * Routes this server adds to the spec's four (docs/server.md, "Policy"): an agent learns of them
- * from a heartbeat's extra fields, so a server without them is never asked.
- */
-export const EXTENSION_ROUTES = {
-  policy: `${API_PREFIX}/policy`,
-} as const;
-
 /** Body limits of the spec, section 8. */
 export const BODY_LIMITS = {
   enroll: 16 * 1024,
@@ -25,6 +17,8 @@ export const BODY_LIMITS = {
   unenroll: 16 * 1024,
   /** EXTENSION_ROUTES.policy: `{"platform": …}`. */
   policy: 1024,
+  /** The extension route /register (EXTENSION_ROUTES), as /enroll and /heartbeat. */
+  register: 16 * 1024,
 } as const;
 
 export const MAX_RESULTS_PER_REQUEST = 100;
@@ -73,3 +67,23 @@ export const LINK_SCHEME = 'device-agent';
 
 /** Enrollment tokens and device API keys: 96 hexadecimal characters. */
 export const CREDENTIAL_PATTERN = /^[0-9a-fA-F]{96}$/;
+
+/**
+ * Routes the product adds beside the spec's four (contract, "Extensions beside the spec"). An
+ * agent that finds one missing (404) falls back to the spec's flow.
+ */
+export const EXTENSION_ROUTES = {
+  /** An enrollment secret and the device's identity in, a device record and its one-time enrollment token out. */
+  register: `${API_PREFIX}/register`,
+  /**
+   * The server's policy and lifecycle data (docs/server.md, "Policy"): asked only of a server whose
+   * heartbeat carries `policy_version`, so a server without it is never asked.
+   */
+  policy: `${API_PREFIX}/policy`,
+} as const;
+
+/**
+ * Enrollment secrets: "das_" and 64 hexadecimal characters (256 random bits). The prefix makes one
+ * recognisable to secret scanners and in a misplaced file; the server stores its SHA-256 only.
+ */
+export const ENROLL_SECRET_PATTERN = /^das_[0-9a-fA-F]{64}$/;

@@ -59,6 +59,23 @@ export const HeartbeatRequest = z.object({
 });
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 
+/**
+ * POST /register (an extension, contract "Extensions beside the spec"): an enrollment secret and
+ * the device's identity, the heartbeat's fields. A secret of any other shape is refused like an
+ * unknown one (401), so only its type is checked here.
+ */
+export const RegisterRequest = z.extend(HeartbeatRequest, {
+  enroll_secret: z.string().check(z.describe('Enrollment secret: "das_" and 64 hexadecimal characters')),
+});
+export type RegisterRequest = z.infer<typeof RegisterRequest>;
+
+export const RegisterResponse = z.object({
+  device_id: z.string().check(z.minLength(1), z.describe('Identifier of the device record created (or kept) for this registration')),
+  enrollment_token: Credential.check(z.describe("One-time enrollment token (96 hex) for the spec's /enroll")),
+  secret_id: z.string().check(z.minLength(1), z.describe('Identifier of the enrollment secret used (never the secret)')),
+});
+export type RegisterResponse = z.infer<typeof RegisterResponse>;
+
 export const HeartbeatResponse = z.object({
   device_id: z.string().check(z.minLength(1), z.describe('Identifier of the enrolled device')),
   heartbeat_interval_seconds: z.int().check(z.describe('Delay between heartbeat requests')),

@@ -54,6 +54,13 @@ export interface DeviceSummary {
   revoked_at: string | null;
   /** Set while the device still has an unused enrollment token. */
   token_expires_at: string | null;
+  /** The enrollment secret that registered it (null: created by an admin). */
+  enroll_secret_id: string | null;
+  /** Re-enrollment: the record this one replaced, and the one that replaced this one. */
+  supersedes: string | null;
+  superseded_by: string | null;
+  /** Another record reporting this one's hardware_uuid from another host at the same time (a clone). */
+  duplicate_of: string | null;
 }
 
 export interface PostureView {
@@ -513,6 +520,10 @@ function summarize(device: DeviceRecord): DeviceSummary {
     last_seen_at: device.lastSeenAt,
     revoked_at: device.revokedAt,
     token_expires_at: device.tokenExpiresAt,
+    enroll_secret_id: device.enrollSecretId,
+    supersedes: device.supersedes,
+    superseded_by: device.supersededBy,
+    duplicate_of: device.duplicateOf,
   };
 }
 

@@ -4,6 +4,7 @@
 import type { CreatedDevice, DeviceDetails, DeviceSummary } from './admin';
 import type { TableCount } from './db/migrateData';
 import { displayText } from './displayText';
+import type { CreatedSecret, SecretView } from './enrollSecrets';
 import { latestPerCheck, type FleetFailure } from './remediation';
 
 export function formatCreated(device: CreatedDevice): string {
@@ -21,6 +22,42 @@ export function formatCreated(device: CreatedDevice): string {
     'The token and the link are secrets and are not shown again.',
     '',
   ].join('\n');
+}
+
+/** `secret create`: the one time the secret is shown. */
+export function formatCreatedSecret(secret: CreatedSecret, org: string, serverUrl: string): string {
+  const limits = [
+    secret.expires_at === null ? 'no expiry' : `expires ${humanTime(secret.expires_at)}`,
+    secret.max_uses === null ? 'no cap on uses' : `at most ${count(secret.max_uses, 'device')}`,
+  ];
+  return [
+    `Created enrollment secret ${secret.secret_id} for organization "${displayText(org)}" (${limits.join(', ')}).`,
+    '',
+    `  ${secret.enroll_secret}`,
+    '',
+    'Ship it with the agent package the way your MDM or configuration management ships secrets, then on each device:',
+    `  device-agent enroll --server ${displayText(serverUrl)} --enroll-secret-file <file>`,
+    'It is a secret and is not shown again (only its hash is stored); `secret revoke` ends it at once.',
+    '',
+  ].join('\n');
+}
+
+export function formatSecretList(secrets: readonly SecretView[]): string {
+  if (secrets.length === 0) return 'No enrollment secrets.\n';
+  return table(
+    ['SECRET', 'ORG', 'STATUS', 'USES', 'EXPIRES', 'LABELS', 'NOTE'],
+    secrets.map((s) => [
+      s.secret_id,
+      s.org,
+      s.status,
+      s.max_uses === null ? String(s.uses) : `${s.uses}/${s.max_uses}`,
+      humanTime(s.expires_at),
+      Object.entries(s.labels)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(',') || null,
+      s.note,
+    ]),
+  );
 }
 
 export function formatDeviceList(devices: readonly DeviceSummary[]): string {
@@ -57,6 +94,10 @@ export function formatDevice(device: DeviceDetails): string {
     ['Last seen', humanTime(device.last_seen_at)],
     ['Revoked', humanTime(device.revoked_at)],
     ['Token expires', humanTime(device.token_expires_at)],
+    ['Enrollment secret', device.enroll_secret_id],
+    ['Replaces', device.supersedes],
+    ['Replaced by', device.superseded_by],
+    ['Duplicate of', device.duplicate_of],
   ];
   const width = Math.max(...fields.map(([label]) => label.length));
   const lines = fields.filter(([, value]) => value !== null).map(([label, value]) => `${label.padEnd(width)}  ${displayText(value!)}`);

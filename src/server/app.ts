@@ -11,7 +11,7 @@ import Fastify, {
   type HookHandlerDoneFunction,
 } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import { ROUTES } from '../protocol/schemas';
+import { EXTENSION_ROUTES, ROUTES } from '../protocol/schemas';
 import { decorateAdmin, registerAdminCookies } from './adminAuth';
 import { decorateDevice } from './auth';
 import { consoleRoutes } from './console/routes';
@@ -28,6 +28,7 @@ import { heartbeatRoute } from './routes/heartbeat';
 import { RequestLog } from './requestLog';
 import { posturesRoute } from './routes/postures';
 import { policyRoute } from './routes/policy';
+import { registerRoute } from './routes/register';
 import { unenrollRoute } from './routes/unenroll';
 
 /** Methods each known path answers; any other method gets 405 with this Allow header. */
@@ -36,6 +37,7 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [ROUTES.heartbeat, 'POST'],
   [ROUTES.postures, 'POST'],
   [ROUTES.unenroll, 'POST'],
+  [EXTENSION_ROUTES.register, 'POST'],
   [HEALTH_PATH, 'GET, HEAD'],
   [READY_PATH, 'GET, HEAD'],
   [METRICS_PATH, 'GET, HEAD'],
@@ -137,6 +139,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   posturesRoute(app, context);
   unenrollRoute(app, context);
   if (context.config.policy) policyRoute(app, context);
+  registerRoute(app, context);
   adminApiRoutes(app, context);
   void app.register(consoleRoutes(context, databaseError));
   return app;

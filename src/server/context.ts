@@ -33,6 +33,10 @@ export interface RateLimiters {
   postureBytes: RateLimiter;
   /** Console sign-in attempts per client address. */
   signIns: RateLimiter;
+  /** Registrations (/register) per client address. */
+  registrations: RateLimiter;
+  /** Registrations per enrollment secret (keyed by its hash). */
+  registrationsPerSecret: RateLimiter;
 }
 
 export interface AppContext {

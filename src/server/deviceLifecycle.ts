@@ -1,7 +1,8 @@
 // A device's life on the server: every rule about its state, for every engine, in this module.
 //
 //   device create ─▶ PENDING ─/enroll─▶ PENDING with a key ─first /heartbeat─▶ ACTIVE
-//                       └─────────── revocation (admin) or /unenroll ─────────────┴─▶ REVOKED (no key)
+//   /register ───────┘  └─────────── revocation (admin) or /unenroll ─────────────┴─▶ REVOKED (no key)
+//                       (a re-enrollment's /register revokes the record it supersedes, too)
 //
 // The stores (src/server/db/) hold the SQL and the transactions, nothing about which change is
 // allowed. Each operation here asks its store for one transaction that reads what the rule needs
@@ -13,12 +14,15 @@
 // devices that are not REVOKED (a partial unique index), and a REVOKED device has no API key (a
 // CHECK constraint). Answers are typed values; `refusalError` is the HTTP error each refusal gets.
 import { CHECK_KEYS } from '../protocol/constants';
-import { hashCredential, isCredential, newCredential } from './credentials';
+import { hashCredential, isCredential, isEnrollSecret, newCredential } from './credentials';
 import type {
   DeviceAttributes,
   DeviceRef,
   DeviceState,
   EnrollmentFacts,
+  HolderOfHardwareUuid,
+  RegistrationDecision,
+  RegistrationFacts,
   NewPostureResult,
   PostureDecision,
   PostureFacts,
@@ -26,8 +30,8 @@ import type {
   Transition,
 } from './db/store';
 import { DEFAULT_MAX_CHECK_KEYS } from './limitDefaults';
-import { HttpError, badRequest, conflict, keyRefused, tokenRefused, unauthorized } from './errors';
-import { newId, parseId, type DeviceId, type PostureReportId } from './ids';
+import { HttpError, badRequest, conflict, keyRefused, secretRefused, tokenRefused, unauthorized } from './errors';
+import { newId, parseId, type DeviceId, type EnrollSecretId, type PostureReportId } from './ids';
 
 /** A device is created PENDING, with an enrollment token and no API key. */
 export const CREATED_STATE: DeviceState = 'PENDING';
@@ -64,13 +68,16 @@ export type Refusal =
   | { kind: 'hardware_uuid_taken' }
   | { kind: 'not_active' }
   | { kind: 'invalid_correlation_id'; index: number }
-  | { kind: 'check_key_cap'; index: number; cap: number };
+  | { kind: 'check_key_cap'; index: number; cap: number }
+  | { kind: 'secret_refused' };
 
 /** The agent API's answer to a refusal. */
 export function refusalError(refusal: Refusal): HttpError {
   switch (refusal.kind) {
     case 'token_refused':
       return tokenRefused();
+    case 'secret_refused':
+      return secretRefused();
     case 'revoked':
       return keyRefused();
     case 'hardware_uuid_taken':
@@ -217,4 +224,110 @@ export type RevokeOutcome = 'revoked' | 'already_revoked';
 /** Revocation (admin CLI, admin API, console: src/server/admin.ts) and /unenroll. */
 export async function revoke(store: Store, device: DeviceRef, now: string): Promise<RevokeOutcome> {
   return (await store.revokeDevice(device, now, REVOCATION)) ? 'revoked' : 'already_revoked';
+}
+
+/** The one-time token a registration answers with is exchanged at once by the agent (or registered for again). */
+export const REGISTERED_TOKEN_TTL_MS = 60 * 60 * 1000;
+
+/**
+ * A holder of the hardware_uuid counts as live (a clone's twin, not a machine re-imaged) while its
+ * last sign of life is this many heartbeat intervals old or newer.
+ */
+export const LIVE_HEARTBEAT_INTERVALS = 2;
+
+/** Whether a registration comes from the holder's host: the same hostname, and the same serial number when both have one. */
+function sameHost(holder: HolderOfHardwareUuid, attributes: DeviceAttributes): boolean {
+  if (holder.hostname !== attributes.hostname) return false;
+  return holder.serialNumber === null || attributes.serialNumber === null || holder.serialNumber === attributes.serialNumber;
+}
+
+/**
+ * A registration's rule, decided on what its transaction read (docs/server.md, "Enrollment
+ * secrets"). Refused, all alike: no such secret, revoked, expired, or used up (a retry below
+ * costs no use, so it is not refused for that). With a secret that may register:
+ * - no device of the organization holds the hardware_uuid: a new device;
+ * - the holder is this secret's own registration from the same host that never enrolled (the
+ *   agent retried: its answer was lost, or it stopped before /enroll): the holder gets a new token,
+ *   so a retried registration creates nothing twice;
+ * - the holder is live (seen within LIVE_HEARTBEAT_INTERVALS heartbeat intervals) on another host
+ *   (hostname, or serial number): a clone. A new device is recorded as the holder's duplicate,
+ *   without the hardware_uuid, so its heartbeats get the spec's conflict (409) until an admin
+ *   revokes one of the two; neither replaces the other back and forth;
+ * - otherwise the machine enrolled again (re-imaged, state deleted): a new device supersedes the
+ *   holder, which is revoked (its key no longer valid) and keeps its history.
+ */
+export function decideRegistration(
+  facts: RegistrationFacts,
+  attributes: DeviceAttributes,
+  now: string,
+  heartbeatIntervalSeconds: number,
+): RegistrationDecision {
+  const { secret, holder } = facts;
+  const at = Date.parse(now);
+  if (secret === undefined || secret.revokedAt !== null) return { kind: 'refuse' };
+  if (secret.expiresAt !== null && Date.parse(secret.expiresAt) <= at) return { kind: 'refuse' };
+  if (holder === undefined) return mayUse(secret) ? { kind: 'create', supersede: null, duplicateOf: null } : { kind: 'refuse' };
+  const host = sameHost(holder, attributes);
+  if (host && holder.state === 'PENDING' && !holder.hasApiKey && holder.enrollSecretId === secret.id)
+    return { kind: 'reissue', device: holder.id };
+  if (!mayUse(secret)) return { kind: 'refuse' };
+  const lastSign = Date.parse(holder.lastSeenAt ?? holder.enrolledAt ?? holder.createdAt);
+  const live = at - lastSign <= LIVE_HEARTBEAT_INTERVALS * heartbeatIntervalSeconds * 1000;
+  if (!host && live) return { kind: 'create', supersede: null, duplicateOf: holder.id };
+  return { kind: 'create', supersede: holder.id, duplicateOf: null };
+}
+
+function mayUse(secret: NonNullable<RegistrationFacts['secret']>): boolean {
+  return secret.maxUses === null || secret.uses < secret.maxUses;
+}
+
+export type Registration =
+  | {
+      kind: 'registered';
+      deviceId: DeviceId;
+      secretId: EnrollSecretId;
+      enrollmentToken: string;
+      /** What happened to a holder of the hardware_uuid: nothing (none), superseded, or flagged as a duplicate; or a retry. */
+      outcome: 'created' | 'reissued' | 'superseded' | 'duplicate';
+      /** The holder superseded or flagged. */
+      holder: DeviceId | null;
+    }
+  | { kind: 'secret_refused' };
+
+/**
+ * POST /register: an enrollment secret and the device's identity for a device record and its
+ * one-time enrollment token (decideRegistration says which record). A secret not of its shape is
+ * refused before any query, like an unknown one.
+ */
+export async function register(
+  store: Store,
+  secret: string,
+  attributes: DeviceAttributes,
+  now: string,
+  heartbeatIntervalSeconds: number,
+): Promise<Registration> {
+  if (!isEnrollSecret(secret)) return { kind: 'secret_refused' };
+  const token = newCredential();
+  const registration = {
+    attributes,
+    tokenHash: hashCredential(token),
+    tokenExpiresAt: new Date(Date.parse(now) + REGISTERED_TOKEN_TTL_MS).toISOString(),
+    now,
+  };
+  const decide = (facts: RegistrationFacts) => decideRegistration(facts, attributes, now, heartbeatIntervalSeconds);
+  let write = await store.registerDevice(hashCredential(secret), registration, decide);
+  // A registration through another secret took the hardware_uuid meanwhile: decided again, it is now the holder.
+  if (write.kind === 'hardware_uuid_taken') write = await store.registerDevice(hashCredential(secret), registration, decide);
+  if (write.kind !== 'registered') return { kind: 'secret_refused' };
+  const { decision } = write;
+  const outcome =
+    decision.kind === 'reissue'
+      ? 'reissued'
+      : decision.supersede !== null
+        ? 'superseded'
+        : decision.duplicateOf !== null
+          ? 'duplicate'
+          : 'created';
+  const holder = decision.kind === 'reissue' ? null : (decision.supersede ?? decision.duplicateOf);
+  return { kind: 'registered', deviceId: write.device.id, secretId: write.secretId, enrollmentToken: token, outcome, holder };
 }

@@ -42,3 +42,5 @@ export const keyRefused = () => unauthorized('the API key is not valid: unknown,
 /** 401 for a refused enrollment token (sent in the body, so no challenge). */
 export const tokenRefused = () => new HttpError('unauthorized', 'the enrollment token is unknown, already used or expired');
 export const conflict = (message: string) => new HttpError('conflict', message);
+/** 401 for a refused enrollment secret, one body whatever the reason (no oracle: unknown, revoked, expired, used up, malformed). */
+export const secretRefused = () => new HttpError('unauthorized', 'the enrollment secret is not valid');

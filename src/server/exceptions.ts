@@ -102,8 +102,8 @@ function view(e: PolicyExceptionRecord, org: string): ExceptionView {
 }
 
 /**
- * Per device, per check: until when a FAIL is excepted (the latest expiry when several apply).
- * Device exceptions only until devices carry labels (a label's exception then applies to each device with it).
+ * Per device, per check: until when a FAIL is excepted (the latest expiry when several apply), from
+ * the device exceptions (the fleet summary's count; a device's own view adds its labels' exceptions).
  */
 export async function exceptedUntil(store: Store, orgId: OrganizationId | null, now: Date): Promise<Map<string, Map<string, string>>> {
   const byDevice = new Map<string, Map<string, string>>();
@@ -124,8 +124,18 @@ export async function withExceptions<R extends { check_key: string; status: stri
   results: R[],
   now = new Date(),
 ): Promise<(R & { excepted_until?: string })[]> {
-  const checks = (await exceptedUntil(store, device.orgId, now)).get(device.id);
-  if (!checks) return results;
+  const checks = (await exceptedUntil(store, device.orgId, now)).get(device.id) ?? new Map<string, string>();
+  // A label's exceptions apply to this device when it carries the label.
+  const byLabel = (await store.activePolicyExceptions(device.orgId, now.toISOString())).filter((e) => e.label !== null);
+  if (byLabel.length > 0) {
+    const labels = await store.deviceLabels(device.id);
+    for (const e of byLabel) {
+      const [key, value] = [e.label!.slice(0, e.label!.indexOf('=')), e.label!.slice(e.label!.indexOf('=') + 1)];
+      const until = checks.get(e.checkKey);
+      if (labels[key] === value && (until === undefined || until < e.expiresAt)) checks.set(e.checkKey, e.expiresAt);
+    }
+  }
+  if (checks.size === 0) return results;
   return results.map((r) => {
     const until = r.status === 'FAIL' ? checks.get(r.check_key) : undefined;
     return until === undefined ? r : { ...r, excepted_until: until };

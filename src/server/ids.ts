@@ -9,6 +9,7 @@ const ID_PREFIXES = {
   adminToken: 'adt',
   adminAccount: 'adm',
   policyException: 'exc',
+  enrollSecret: 'ens',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -18,6 +19,7 @@ export type DeviceId = Id<'device'>;
 export type PostureReportId = Id<'postureReport'>;
 export type AdminTokenId = Id<'adminToken'>;
 export type AdminAccountId = Id<'adminAccount'>;
+export type EnrollSecretId = Id<'enrollSecret'>;
 
 /** 128 random bits, hex. */
 const RANDOM_BYTES = 16;

@@ -37,6 +37,18 @@ export function defaultRequestsPerMinute(intervalSeconds: number, floor: number)
 }
 
 /**
+ * Registrations (/register) per client address per minute: a site behind one NAT address rolling
+ * out a few hundred machines at once gets through within a minute or two (each retries on 429 with
+ * Retry-After), while one address cannot try secrets at speed.
+ */
+export const DEFAULT_REGISTRATIONS_PER_ADDRESS = 600;
+/**
+ * Registrations per enrollment secret per minute: a fleet of 10,000 pushed by an MDM at once is
+ * registered within a couple of minutes; a leaked secret cannot register more than this.
+ */
+export const DEFAULT_REGISTRATIONS_PER_SECRET = 6_000;
+
+/**
  * Distinct check keys per device (--max-check-keys): the nine official ones and 55 others for an
  * organization's custom checks. At least the official ones: they are always accepted.
  */

@@ -18,6 +18,8 @@ const REDACTED_PATHS = [
   'password',
   'cookie',
   'admin_token',
+  'enroll_secret',
+  'enrollSecret',
   '*.authorization',
   '*.token',
   '*.api_key',
@@ -30,6 +32,8 @@ const REDACTED_PATHS = [
   '*.password',
   '*.cookie',
   '*.admin_token',
+  '*.enroll_secret',
+  '*.enrollSecret',
 ];
 
 export interface LoggerOptions {

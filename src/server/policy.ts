@@ -14,8 +14,8 @@ import { windowsLifecycle } from '../../checks/windows/lifecycle';
 import { PLATFORMS } from '../protocol/constants';
 import { policyToken, type Platform, type PolicyResponse } from '../protocol/schemas';
 import { organizationInScope } from './admin';
-import type { OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
-import type { OrganizationId } from './ids';
+import type { Labels, OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
+import type { DeviceId, OrganizationId } from './ids';
 import { UsageError } from './usage';
 
 /** The data sets this server was built with: lifecycle version 0. */
@@ -32,6 +32,8 @@ const LifecycleFile = z.partialRecord(z.enum(PLATFORMS), LifecycleDataSchema);
 const MAX_LABEL_LENGTH = 128;
 const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}=[^\s=][^\s]{0,62}$/;
 const DEFAULT_HISTORY = 50;
+/** Devices whose labels PolicyCache keeps (about 100 bytes each). */
+const MAX_CACHED_LABELS = 100_000;
 const MAX_HISTORY = 1000;
 
 export interface PolicyView {
@@ -234,6 +236,7 @@ export class PolicyCache {
   private turnsGeneration: Promise<string> | undefined;
   private readonly orgs = new Map<OrganizationId, Promise<OrgEntry>>();
   private lifecycle: Promise<Awaited<ReturnType<typeof currentLifecycle>>> | undefined;
+  private readonly labels = new Map<DeviceId, Labels>();
 
   constructor(private readonly store: Store) {}
 
@@ -244,21 +247,40 @@ export class PolicyCache {
     return policyToken(org.version, lifecycle.version);
   }
 
-  /** The policy route's body (JSON) for a device of the organization on `platform`. */
-  async body(orgId: OrganizationId, platform: Platform): Promise<string> {
+  /**
+   * The policy route's body (JSON) for a device of the organization on `platform`: the organization's
+   * document refined by those of the device's labels that have one (in label order).
+   */
+  async body(orgId: OrganizationId, deviceId: DeviceId, platform: Platform): Promise<string> {
     await this.fresh();
     const [org, lifecycle] = await Promise.all([this.org(orgId), this.lifecycleSets()]);
-    let body = org.bodies.get(platform);
+    // Labels are read only in an organization with refinements, once per device (a device's labels come with its registration).
+    const labels = org.refinements.size === 0 ? {} : await this.labelsOf(deviceId);
+    const matched = [...org.refinements.keys()].filter(
+      (label) => labels[label.slice(0, label.indexOf('='))] === label.slice(label.indexOf('=') + 1),
+    );
+    const key = [platform, ...matched].join('|');
+    let body = org.bodies.get(key);
     if (body === undefined) {
       const response: PolicyResponse = {
         version: org.version,
-        policy: org.base,
+        policy: matched.reduce((document, label) => mergeDocuments(document, org.refinements.get(label)!), org.base),
         lifecycle: { version: lifecycle.version, ...lifecycle.sets[platform] },
       };
       body = JSON.stringify(response);
-      org.bodies.set(platform, body);
+      org.bodies.set(key, body);
     }
     return body;
+  }
+
+  private async labelsOf(deviceId: DeviceId): Promise<Labels> {
+    let labels = this.labels.get(deviceId);
+    if (labels === undefined) {
+      labels = await this.store.deviceLabels(deviceId);
+      if (this.labels.size >= MAX_CACHED_LABELS) this.labels.delete(this.labels.keys().next().value!);
+      this.labels.set(deviceId, labels);
+    }
+    return labels;
   }
 
   /** Drops everything: after this process's own change (the next turn's read would see it too). */

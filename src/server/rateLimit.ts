@@ -1,4 +1,5 @@
-// Per-device request budgets: a token bucket per device that refills continuously. A device that
+// Per-device request budgets (and per address or per enrollment secret for /register): a token
+// bucket per key that refills continuously. A device that
 // empties its bucket is answered 429 with Retry-After until enough budget has come back. The state
 // lives in this process (a restart forgets it; each server process has its own budgets).
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
@@ -60,9 +61,10 @@ export class RateLimiter {
   }
 }
 
-function tooManyRequests(what: string, waitMs: number): HttpError {
+/** 429 with Retry-After; `who` sent too much: this device, this address, this enrollment secret. */
+export function tooManyRequests(what: string, waitMs: number, who = 'this device'): HttpError {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new HttpError('too_many_requests', `this device sent ${what} faster than this server allows; retry after ${seconds} s`, {
+  return new HttpError('too_many_requests', `${who} sent ${what} faster than this server allows; retry after ${seconds} s`, {
     'retry-after': String(seconds),
   });
 }

@@ -42,7 +42,14 @@ export interface ServeOptions {
   /** `total` undefined: as many as the open-file limit allows. */
   connections: { total?: number; perAddress: number };
   /** Per device and minute: heartbeats, posture requests, posture bytes (0: unlimited). */
-  rateLimits: { heartbeats: number; postures: number; postureBytes: number; signIns: number };
+  rateLimits: {
+    heartbeats: number;
+    postures: number;
+    postureBytes: number;
+    signIns: number;
+    registrations: number;
+    registrationsPerSecret: number;
+  };
   retention: RetentionPolicy;
   /** Distinct check keys a device may hold. */
   maxCheckKeys: number;
@@ -83,6 +90,8 @@ export async function serve(options: ServeOptions): Promise<number> {
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
     postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
     signIns: new RateLimiter({ perMinute: options.rateLimits.signIns }),
+    registrations: new RateLimiter({ perMinute: options.rateLimits.registrations }),
+    registrationsPerSecret: new RateLimiter({ perMinute: options.rateLimits.registrationsPerSecret }),
   };
   const devices = new DeviceCache(store, options.deviceCacheSize);
   const heartbeats = new HeartbeatWriter(store, devices, logger);

@@ -1,14 +1,15 @@
 // The device query and row mapping both engines share: the same columns and joins, read back with
 // the engine's own type of timestamp (SQLite: ISO text; PostgreSQL: timestamptz as Date).
 import type { Platform } from '../../protocol/schemas';
-import type { DeviceId, OrganizationId } from '../ids';
+import type { DeviceId, EnrollSecretId, OrganizationId } from '../ids';
 import type { DeviceRecord, DeviceState } from './store';
 
 /** `SELECT ${DEVICE_COLUMNS} WHERE …`: a device with its organization's name and unused token's expiry. */
 export const DEVICE_COLUMNS = `
   d.id, d.org_id, o.name AS org_name, d.name, d.state, d.hardware_uuid, d.serial_number, d.hostname,
   d.platform, d.os_version, d.agent_version, d.created_at, d.enrolled_at, d.activated_at,
-  d.last_seen_at, d.revoked_at, t.expires_at AS token_expires_at
+  d.last_seen_at, d.revoked_at, t.expires_at AS token_expires_at,
+  d.enroll_secret_id, d.supersedes, d.superseded_by, d.duplicate_of
   FROM devices d
   JOIN organizations o ON o.id = d.org_id
   LEFT JOIN enrollment_tokens t ON t.device_id = d.id`;
@@ -31,6 +32,10 @@ export interface DeviceRow<Time> {
   last_seen_at: Time | null;
   revoked_at: Time | null;
   token_expires_at: Time | null;
+  enroll_secret_id: string | null;
+  supersedes: string | null;
+  superseded_by: string | null;
+  duplicate_of: string | null;
 }
 
 export function toDeviceRecord<Time>(row: DeviceRow<Time>, iso: (time: Time) => string): DeviceRecord {
@@ -53,6 +58,10 @@ export function toDeviceRecord<Time>(row: DeviceRow<Time>, iso: (time: Time) => 
     lastSeenAt: optional(row.last_seen_at),
     revokedAt: optional(row.revoked_at),
     tokenExpiresAt: optional(row.token_expires_at),
+    enrollSecretId: row.enroll_secret_id as EnrollSecretId | null,
+    supersedes: row.supersedes as DeviceId | null,
+    supersededBy: row.superseded_by as DeviceId | null,
+    duplicateOf: row.duplicate_of as DeviceId | null,
   };
 }
 

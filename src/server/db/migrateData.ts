@@ -1,5 +1,5 @@
 // `device-agent-server migrate-data --from <sqlite file> --to postgres://…`: copies a SQLite
-// deployment (organizations, devices with their keys' hashes, unused enrollment tokens, posture
+// deployment (organizations, enrollment secrets' hashes, devices with their keys' hashes and labels, unused enrollment tokens, posture
 // reports and results, latest results, admin tokens, console accounts and sessions, settings) into a PostgreSQL database, then compares the row counts of every
 // table. Each batch is one transaction whose rows are inserted with ON CONFLICT DO NOTHING, so an
 // interrupted copy is resumed by running the same command again; posture results keep their ids,
@@ -31,6 +31,22 @@ const TABLES: readonly TableCopy[] = [
     ],
   },
   {
+    table: 'enroll_secrets',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['org_id', 'text[]'],
+      ['secret_hash', 'text[]'],
+      ['labels', 'jsonb[]'],
+      ['note', 'text[]'],
+      ['expires_at', 'timestamptz[]'],
+      ['max_uses', 'integer[]'],
+      ['uses', 'integer[]'],
+      ['revoked_at', 'timestamptz[]'],
+      ['created_at', 'timestamptz[]'],
+    ],
+  },
+  {
     table: 'devices',
     key: 'id',
     columns: [
@@ -50,6 +66,20 @@ const TABLES: readonly TableCopy[] = [
       ['activated_at', 'timestamptz[]'],
       ['last_seen_at', 'timestamptz[]'],
       ['revoked_at', 'timestamptz[]'],
+      ['enroll_secret_id', 'text[]'],
+      ['supersedes', 'text[]'],
+      ['superseded_by', 'text[]'],
+      ['duplicate_of', 'text[]'],
+    ],
+  },
+  {
+    // Its primary key has two columns: paged by SQLite's rowid, which is not copied.
+    table: 'device_labels',
+    key: 'rowid',
+    columns: [
+      ['device_id', 'text[]'],
+      ['key', 'text[]'],
+      ['value', 'text[]'],
     ],
   },
   {
@@ -191,14 +221,15 @@ async function copyTables(source: Database, target: Pool): Promise<TableCount[]>
 async function copyTable(source: Database, target: Pool, copy: TableCopy): Promise<void> {
   const names = copy.columns.map(([name]) => name);
   const page = source.prepare(
-    `SELECT ${names.join(', ')} FROM ${copy.table} WHERE ${copy.key} > ? ORDER BY ${copy.key} LIMIT ${BATCH_ROWS}`,
+    `SELECT ${copy.key} AS page_key, ${names.join(', ')} FROM ${copy.table} WHERE ${copy.key} > ? ORDER BY ${copy.key} LIMIT ${BATCH_ROWS}`,
   );
   const insert = `INSERT INTO ${copy.table} (${names.join(', ')})
     SELECT * FROM unnest(${copy.columns.map(([, type], i) => `$${i + 1}::${type}`).join(', ')})
     ON CONFLICT DO NOTHING`;
   // Results resume after the highest id already copied; the other tables are small enough to page through again.
   // SQLite orders every integer before any text: an integer key starts after 0, not ''.
-  let after: string | number = copy.columns.some(([name, type]) => name === copy.key && type === 'bigint[]') ? 0 : '';
+  let after: string | number =
+    copy.key === 'rowid' || copy.columns.some(([name, type]) => name === copy.key && type === 'bigint[]') ? 0 : '';
   if (copy.table === 'posture_results') {
     const { rows } = await target.query<{ id: string | null }>('SELECT max(id) AS id FROM posture_results');
     after = Number(rows[0]?.id ?? 0);
@@ -210,6 +241,6 @@ async function copyTable(source: Database, target: Pool, copy: TableCopy): Promi
       insert,
       names.map((name) => rows.map((row) => row[name])),
     );
-    after = rows[rows.length - 1]![copy.key] as string | number;
+    after = rows[rows.length - 1]!.page_key as string | number;
   }
 }

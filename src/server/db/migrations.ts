@@ -151,6 +151,48 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 4,
+    description: 'enrollment secrets, device labels, the links of a re-enrolled or duplicate device',
+    sql: `
+      -- Reusable enrollment secrets (issue 28): only the SHA-256 of the secret. labels: a JSON object
+      -- of strings, given to every device the secret registers. uses counts the devices registered;
+      -- max_uses NULL: no cap.
+      CREATE TABLE enroll_secrets (
+        id          TEXT PRIMARY KEY,
+        org_id      TEXT NOT NULL REFERENCES organizations(id),
+        secret_hash TEXT NOT NULL UNIQUE,
+        labels      TEXT NOT NULL DEFAULT '{}',
+        note        TEXT,
+        expires_at  TEXT,
+        max_uses    INTEGER CHECK (max_uses IS NULL OR max_uses > 0),
+        uses        INTEGER NOT NULL DEFAULT 0 CHECK (uses >= 0 AND (max_uses IS NULL OR uses <= max_uses)),
+        revoked_at  TEXT,
+        created_at  TEXT NOT NULL
+      );
+      CREATE INDEX enroll_secrets_by_org ON enroll_secrets(org_id, created_at);
+
+      -- A device's labels (key=value), given by the secret that registered it; policies target them.
+      CREATE TABLE device_labels (
+        device_id TEXT NOT NULL REFERENCES devices(id),
+        key       TEXT NOT NULL,
+        value     TEXT NOT NULL,
+        PRIMARY KEY (device_id, key)
+      );
+      CREATE INDEX device_labels_by_label ON device_labels(key, value);
+
+      -- enroll_secret_id: the secret that registered the device. supersedes / superseded_by: a
+      -- re-enrolled machine's new record and the REVOKED one it replaced. duplicate_of: another
+      -- live record reporting the same hardware_uuid from another host (deviceLifecycle.ts). No
+      -- foreign key on these three: migrate-data copies devices in id order, not in link order.
+      ALTER TABLE devices ADD COLUMN enroll_secret_id TEXT REFERENCES enroll_secrets(id);
+      ALTER TABLE devices ADD COLUMN supersedes TEXT;
+      ALTER TABLE devices ADD COLUMN superseded_by TEXT;
+      ALTER TABLE devices ADD COLUMN duplicate_of TEXT;
+      CREATE INDEX devices_by_enroll_secret ON devices(enroll_secret_id) WHERE enroll_secret_id IS NOT NULL;
+      CREATE INDEX devices_by_hardware_uuid ON devices(org_id, hardware_uuid) WHERE hardware_uuid IS NOT NULL;
+    `,
+  },
+  {
     version: 5,
     description: 'server policy: documents per organization and label, their change history, exceptions, lifecycle data sets',
     sql: `

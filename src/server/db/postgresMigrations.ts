@@ -152,6 +152,40 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 3,
+    description: 'enrollment secrets, device labels, the links of a re-enrolled or duplicate device',
+    sql: `
+      CREATE TABLE enroll_secrets (
+        id          text PRIMARY KEY,
+        org_id      text NOT NULL REFERENCES organizations(id),
+        secret_hash text NOT NULL UNIQUE,
+        labels      jsonb NOT NULL DEFAULT '{}',
+        note        text,
+        expires_at  timestamptz,
+        max_uses    integer CHECK (max_uses IS NULL OR max_uses > 0),
+        uses        integer NOT NULL DEFAULT 0 CHECK (uses >= 0 AND (max_uses IS NULL OR uses <= max_uses)),
+        revoked_at  timestamptz,
+        created_at  timestamptz NOT NULL
+      );
+      CREATE INDEX enroll_secrets_by_org ON enroll_secrets(org_id, created_at);
+
+      CREATE TABLE device_labels (
+        device_id text NOT NULL REFERENCES devices(id),
+        key       text NOT NULL,
+        value     text NOT NULL,
+        PRIMARY KEY (device_id, key)
+      );
+      CREATE INDEX device_labels_by_label ON device_labels(key, value);
+
+      ALTER TABLE devices ADD COLUMN enroll_secret_id text REFERENCES enroll_secrets(id);
+      ALTER TABLE devices ADD COLUMN supersedes text;
+      ALTER TABLE devices ADD COLUMN superseded_by text;
+      ALTER TABLE devices ADD COLUMN duplicate_of text;
+      CREATE INDEX devices_by_enroll_secret ON devices(enroll_secret_id) WHERE enroll_secret_id IS NOT NULL;
+      CREATE INDEX devices_by_hardware_uuid ON devices(org_id, hardware_uuid) WHERE hardware_uuid IS NOT NULL;
+    `,
+  },
+  {
     version: 4,
     description: 'server policy: documents per organization and label, their change history, exceptions, lifecycle data sets',
     sql: `

@@ -9,7 +9,15 @@
 import { DatabaseError, type Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import { POSTGRES_SCHEMA_VERSION, schemaVersion } from './postgresMigrations';
-import { newId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
+import {
+  newId,
+  type AdminAccountId,
+  type AdminTokenId,
+  type DeviceId,
+  type EnrollSecretId,
+  type OrganizationId,
+  type PostureReportId,
+} from '../ids';
 import {
   devicesByState,
   type AdminAccountRecord,
@@ -27,7 +35,14 @@ import {
   type DeviceSeen,
   type DeviceState,
   type EnrollmentFacts,
+  type EnrollSecretRecord,
+  type Labels,
   type NewDevice,
+  type NewEnrollSecret,
+  type NewRegistration,
+  type RegistrationDecision,
+  type RegistrationFacts,
+  type RegistrationWrite,
   type HeartbeatWrite,
   type PoolUse,
   type PostureDecision,
@@ -55,6 +70,7 @@ import {
 } from './policyRows';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { databaseFailure } from './failures';
+import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
 
 /** What a query runs on: the pool (one statement, its own transaction) or a transaction's client. */
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -119,9 +135,9 @@ class Conditions {
   }
 }
 
-function scopeConditions(scope: OrgScope, orgName: string | undefined): Conditions {
+function scopeConditions(scope: OrgScope, orgName: string | undefined, orgColumn = 'd.org_id'): Conditions {
   const conditions = new Conditions();
-  if (scope.orgId !== null) conditions.add((p) => `d.org_id = ${p(scope.orgId)}`);
+  if (scope.orgId !== null) conditions.add((p) => `${orgColumn} = ${p(scope.orgId)}`);
   if (orgName !== undefined) conditions.add((p) => `o.name = ${p(orgName)}`);
   return conditions;
 }
@@ -191,6 +207,20 @@ async function inTransaction<T>(
 function lostConnection(error: unknown): boolean {
   return !(error instanceof DatabaseError) && databaseFailure(error) === 'unavailable';
 }
+
+/** The organization named so, created when missing (a concurrent creator makes the INSERT wait for its commit, then do nothing). */
+async function ensureOrganizationIn(db: Queryable, name: string, now: string): Promise<Organization> {
+  await db.query('INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [
+    newId('organization'),
+    name,
+    now,
+  ]);
+  const [org] = await rows<Organization>(db, 'SELECT id, name FROM organizations WHERE name = $1', [name]);
+  if (!org) throw new Error('organization vanished while creating it');
+  return org;
+}
+
+const isoOf = (time: Date) => time.toISOString();
 
 export class PostgresStore implements Store {
   /** See externalChanges. */
@@ -410,16 +440,7 @@ export class PostgresStore implements Store {
   }
 
   async ensureOrganization(name: string, now: string): Promise<Organization> {
-    return inTransaction(this.pool, async (db) => {
-      await db.query('INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [
-        newId('organization'),
-        name,
-        now,
-      ]);
-      const [org] = await rows<Organization>(db, 'SELECT id, name FROM organizations WHERE name = $1', [name]);
-      if (!org) throw new Error('organization vanished while creating it');
-      return org;
-    });
+    return inTransaction(this.pool, (db) => ensureOrganizationIn(db, name, now));
   }
 
   async createAdminToken(input: { tokenHash: string; orgId: OrganizationId | null; label: string; now: string }): Promise<AdminTokenId> {
@@ -700,6 +721,138 @@ export class PostgresStore implements Store {
       );
       return revoked === 1;
     });
+  }
+
+  async createEnrollSecret(input: NewEnrollSecret): Promise<EnrollSecretId> {
+    return inTransaction(this.pool, async (db) => {
+      const org = await ensureOrganizationIn(db, input.orgName, input.now);
+      const id = newId('enrollSecret');
+      await db.query(
+        `INSERT INTO enroll_secrets (id, org_id, secret_hash, labels, note, expires_at, max_uses, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [id, org.id, input.secretHash, JSON.stringify(input.labels), input.note, input.expiresAt, input.maxUses, input.now],
+      );
+      return id;
+    });
+  }
+
+  async findEnrollSecret(id: string): Promise<EnrollSecretRecord | undefined> {
+    const [row] = await rows<EnrollSecretRow<Date, Labels>>(this.pool, `SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.id = $1`, [id]);
+    return row && toEnrollSecret(row, isoOf, (labels) => labels);
+  }
+
+  async listEnrollSecrets(scope: OrgScope, orgName: string | undefined): Promise<EnrollSecretRecord[]> {
+    const conditions = scopeConditions(scope, orgName, 's.org_id');
+    const found = await rows<EnrollSecretRow<Date, Labels>>(
+      this.pool,
+      `SELECT ${ENROLL_SECRET_COLUMNS} ${conditions.where()} ORDER BY s.created_at, s.id COLLATE "C"`,
+      conditions.values,
+    );
+    return found.map((row) => toEnrollSecret(row, isoOf, (labels) => labels));
+  }
+
+  async revokeEnrollSecret(id: string, now: string): Promise<boolean> {
+    return (await changes(this.pool, 'UPDATE enroll_secrets SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [now, id])) === 1;
+  }
+
+  async registerDevice(
+    secretHash: string,
+    registration: NewRegistration,
+    decide: (facts: RegistrationFacts) => RegistrationDecision,
+  ): Promise<RegistrationWrite> {
+    const { attributes: a, now } = registration;
+    try {
+      return await inTransaction(
+        this.pool,
+        async (db): Promise<RegistrationWrite> => {
+          // The secret's row first, locked: the registrations of one secret take turns, on every server.
+          const [secretRow] = await rows<EnrollSecretRow<Date, Labels>>(
+            db,
+            `SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.secret_hash = $1 FOR UPDATE OF s`,
+            [secretHash],
+          );
+          const secret = secretRow && toEnrollSecret(secretRow, isoOf, (labels) => labels);
+          const [holderRow] = secret
+            ? await rows<HolderRow<Date>>(
+                db,
+                `SELECT ${HOLDER_COLUMNS} FROM devices WHERE org_id = $1 AND hardware_uuid = $2 AND state <> 'REVOKED' FOR UPDATE`,
+                [secret.orgId, a.hardwareUuid],
+              )
+            : [];
+          const decision = decide({ secret, holder: holderRow && toHolder(holderRow, isoOf) });
+          if (decision.kind === 'refuse' || !secret) return { kind: 'refused' };
+          const device = { id: decision.kind === 'reissue' ? decision.device : newId('device'), orgId: secret.orgId };
+          if (decision.kind === 'reissue') {
+            await db.query('DELETE FROM enrollment_tokens WHERE device_id = $1', [device.id]);
+          } else {
+            // The cap's one guard: a use is taken only while one is left, the secret not revoked and not expired.
+            const used = await changes(
+              db,
+              `UPDATE enroll_secrets SET uses = uses + 1
+               WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) AND (max_uses IS NULL OR uses < max_uses)`,
+              [secret.id, now],
+            );
+            if (used !== 1) return { kind: 'refused' };
+            if (decision.supersede !== null) {
+              await db.query('DELETE FROM enrollment_tokens WHERE device_id = $1', [decision.supersede]);
+              await db.query(
+                `UPDATE devices SET state = 'REVOKED', api_key_hash = NULL, revoked_at = $1, superseded_by = $2
+                 WHERE id = $3 AND state <> 'REVOKED'`,
+                [now, device.id, decision.supersede],
+              );
+            }
+            if (decision.duplicateOf !== null)
+              await db.query('UPDATE devices SET duplicate_of = $1 WHERE id = $2', [device.id, decision.duplicateOf]);
+            await db.query(
+              `INSERT INTO devices (id, org_id, state, created_at, hardware_uuid, serial_number, hostname, platform, os_version,
+                                    agent_version, enroll_secret_id, supersedes, duplicate_of)
+               VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+              [
+                device.id,
+                secret.orgId,
+                now,
+                decision.duplicateOf === null ? a.hardwareUuid : null,
+                a.serialNumber,
+                a.hostname,
+                a.platform,
+                a.osVersion,
+                a.agentVersion,
+                secret.id,
+                decision.supersede,
+                decision.duplicateOf,
+              ],
+            );
+            const labels = Object.entries(secret.labels);
+            if (labels.length > 0)
+              await db.query('INSERT INTO device_labels (device_id, key, value) SELECT $1, * FROM unnest($2::text[], $3::text[])', [
+                device.id,
+                labels.map(([key]) => key),
+                labels.map(([, value]) => value),
+              ]);
+          }
+          await db.query('INSERT INTO enrollment_tokens (token_hash, device_id, expires_at) VALUES ($1, $2, $3)', [
+            registration.tokenHash,
+            device.id,
+            registration.tokenExpiresAt,
+          ]);
+          return { kind: 'registered', device, secretId: secret.id, decision };
+        },
+        (write) => write.kind === 'registered',
+      );
+    } catch (error) {
+      // Another secret's registration of this hardware_uuid committed between the read and the insert.
+      if (isUniqueViolationOf(error, HARDWARE_UUID_INDEX)) return { kind: 'hardware_uuid_taken' };
+      throw error;
+    }
+  }
+
+  async deviceLabels(device: DeviceId): Promise<Labels> {
+    const found = await rows<{ key: string; value: string }>(
+      this.pool,
+      'SELECT key, value FROM device_labels WHERE device_id = $1 ORDER BY key COLLATE "C"',
+      [device],
+    );
+    return Object.fromEntries(found.map((row) => [row.key, row.value]));
   }
 
   async deleteResultsReceivedBefore(cutoff: string, limit: number): Promise<number> {

@@ -3,7 +3,15 @@
 // synchronous; `settle` turns each call's value or throw into the interface's promise.
 import type { Database, Statement } from 'better-sqlite3';
 import type { Platform, PostureStatus } from '../../protocol/schemas';
-import { newId, type AdminAccountId, type AdminTokenId, type DeviceId, type OrganizationId, type PostureReportId } from '../ids';
+import {
+  newId,
+  type AdminAccountId,
+  type AdminTokenId,
+  type DeviceId,
+  type EnrollSecretId,
+  type OrganizationId,
+  type PostureReportId,
+} from '../ids';
 import { SCHEMA_VERSION, userVersion } from './migrations';
 import type { WalCheckpointer } from './walCheckpointer';
 import {
@@ -23,11 +31,19 @@ import {
   type DeviceSeen,
   type DeviceState,
   type EnrollmentFacts,
+  type EnrollSecretRecord,
+  type HolderOfHardwareUuid,
+  type Labels,
   type NewDevice,
+  type NewEnrollSecret,
+  type NewRegistration,
+  type RegistrationDecision,
+  type RegistrationWrite,
   type HeartbeatWrite,
   type PostureDecision,
   type PostureFacts,
   type PostureReads,
+  type RegistrationFacts,
   type ResultToWrite,
   type SchemaVersions,
   type Store,
@@ -50,6 +66,7 @@ import {
   type PolicyExceptionRow,
 } from './policyRows';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
+import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
 
 interface PostureRow {
   id: number;
@@ -93,12 +110,16 @@ const ADMIN_TOKEN_COLUMNS = `t.id, t.org_id, o.name AS org_name, t.label, t.crea
 const ADMIN_ACCOUNT_COLUMNS = `a.id, a.email, a.password_hash, a.org_id, o.name AS org_name, a.created_at
   FROM admin_accounts a LEFT JOIN organizations o ON o.id = a.org_id`;
 
-/** `WHERE` conditions and parameters limiting devices `d` joined with organizations `o` to a scope and an organization name. */
-function scopeConditions(scope: OrgScope, orgName: string | undefined): { conditions: string[]; params: Record<string, unknown> } {
+/** `WHERE` conditions and parameters limiting devices `d` (or rows with `orgColumn`) joined with organizations `o` to a scope and an organization name. */
+function scopeConditions(
+  scope: OrgScope,
+  orgName: string | undefined,
+  orgColumn = 'd.org_id',
+): { conditions: string[]; params: Record<string, unknown> } {
   const conditions: string[] = [];
   const params: Record<string, unknown> = {};
   if (scope.orgId !== null) {
-    conditions.push('d.org_id = @scope_org');
+    conditions.push(`${orgColumn} = @scope_org`);
     params.scope_org = scope.orgId;
   }
   if (orgName !== undefined) {
@@ -251,6 +272,35 @@ export class SqliteStore implements Store {
            WHERE p.created_at < ? AND NOT EXISTS (SELECT 1 FROM posture_results r WHERE r.report_id = p.id)
            LIMIT ?)`,
       ),
+      insertEnrollSecret: s<[string, string, string, string, string | null, string | null, number | null, string]>(
+        `INSERT INTO enroll_secrets (id, org_id, secret_hash, labels, note, expires_at, max_uses, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      enrollSecretById: s<[string], EnrollSecretRow<string, string>>(`SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.id = ?`),
+      revokeEnrollSecret: s<[string, string]>('UPDATE enroll_secrets SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+      secretByHash: s<[string], EnrollSecretRow<string, string>>(`SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.secret_hash = ?`),
+      holderOfHardwareUuid: s<[string, string], HolderRow<string>>(
+        `SELECT ${HOLDER_COLUMNS} FROM devices WHERE org_id = ? AND hardware_uuid = ? AND state <> 'REVOKED'`,
+      ),
+      // The cap's one guard: a use is taken only while one is left, the secret is not revoked and not expired.
+      useEnrollSecret: s<{ id: string; now: string }>(
+        `UPDATE enroll_secrets SET uses = uses + 1
+         WHERE id = @id AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > @now) AND (max_uses IS NULL OR uses < max_uses)`,
+      ),
+      supersede: s<{ id: string; by: string; now: string }>(
+        `UPDATE devices SET state = 'REVOKED', api_key_hash = NULL, revoked_at = @now, superseded_by = @by
+         WHERE id = @id AND state <> 'REVOKED'`,
+      ),
+      markDuplicate: s<[string, string]>('UPDATE devices SET duplicate_of = ? WHERE id = ?'),
+      insertRegisteredDevice: s<Record<string, unknown>>(
+        `INSERT INTO devices (id, org_id, state, created_at, hardware_uuid, serial_number, hostname, platform, os_version,
+                              agent_version, enroll_secret_id, supersedes, duplicate_of)
+         VALUES (@id, @org_id, @state, @now, @hardware_uuid, @serial_number, @hostname, @platform, @os_version,
+                 @agent_version, @secret_id, @supersedes, @duplicate_of)`,
+      ),
+      deleteTokenOf: s<[string]>('DELETE FROM enrollment_tokens WHERE device_id = ?'),
+      insertLabel: s<[string, string, string]>('INSERT INTO device_labels (device_id, key, value) VALUES (?, ?, ?)'),
+      labelsOfDevice: s<[string], { key: string; value: string }>('SELECT key, value FROM device_labels WHERE device_id = ? ORDER BY key'),
     };
   }
 
@@ -852,6 +902,96 @@ export class SqliteStore implements Store {
     });
   }
 
+  createEnrollSecret(input: NewEnrollSecret): Promise<EnrollSecretId> {
+    return this.write(() => {
+      const st = this.statements;
+      return this.db
+        .transaction(() => {
+          st.insertOrganization.run(newId('organization'), input.orgName, input.now);
+          const org = st.organizationByName.get(input.orgName);
+          if (!org) throw new Error('organization vanished while creating an enrollment secret');
+          const id = newId('enrollSecret');
+          const labels = JSON.stringify(input.labels);
+          st.insertEnrollSecret.run(id, org.id, input.secretHash, labels, input.note, input.expiresAt, input.maxUses, input.now);
+          return id;
+        })
+        .immediate();
+    });
+  }
+
+  findEnrollSecret(id: string): Promise<EnrollSecretRecord | undefined> {
+    return settle(() => {
+      const row = this.statements.enrollSecretById.get(id);
+      return row && toEnrollSecret(row, (time) => time, parseLabels);
+    });
+  }
+
+  listEnrollSecrets(scope: OrgScope, orgName: string | undefined): Promise<EnrollSecretRecord[]> {
+    return settle(() => {
+      const { conditions, params } = scopeConditions(scope, orgName, 's.org_id');
+      const sql = `SELECT ${ENROLL_SECRET_COLUMNS} ${where(conditions)} ORDER BY s.created_at, s.id`;
+      return this.prepared<EnrollSecretRow<string, string>>(sql)
+        .all(params)
+        .map((row) => toEnrollSecret(row, (time) => time, parseLabels));
+    });
+  }
+
+  revokeEnrollSecret(id: string, now: string): Promise<boolean> {
+    return this.write(() => this.statements.revokeEnrollSecret.run(now, id).changes === 1);
+  }
+
+  registerDevice(
+    secretHash: string,
+    registration: NewRegistration,
+    decide: (facts: RegistrationFacts) => RegistrationDecision,
+  ): Promise<RegistrationWrite> {
+    return this.write(() => {
+      const st = this.statements;
+      const { attributes: a, now } = registration;
+      return this.db
+        .transaction((): RegistrationWrite => {
+          const secretRow = st.secretByHash.get(secretHash);
+          const secret = secretRow && toEnrollSecret(secretRow, (time) => time, parseLabels);
+          const holderRow = secret && st.holderOfHardwareUuid.get(secret.orgId, a.hardwareUuid);
+          const holder: HolderOfHardwareUuid | undefined = holderRow && toHolder(holderRow, (time) => time);
+          const decision = decide({ secret, holder });
+          if (decision.kind === 'refuse' || !secret) return { kind: 'refused' };
+          const device = { id: decision.kind === 'reissue' ? decision.device : newId('device'), orgId: secret.orgId };
+          if (decision.kind === 'reissue') {
+            st.deleteTokenOf.run(device.id);
+          } else {
+            if (st.useEnrollSecret.run({ id: secret.id, now }).changes !== 1) return { kind: 'refused' };
+            if (decision.supersede !== null) st.supersede.run({ id: decision.supersede, by: device.id, now });
+            if (decision.supersede !== null) st.deleteTokenOf.run(decision.supersede);
+            if (decision.duplicateOf !== null) st.markDuplicate.run(device.id, decision.duplicateOf);
+            st.insertRegisteredDevice.run({
+              id: device.id,
+              org_id: secret.orgId,
+              state: 'PENDING',
+              now,
+              hardware_uuid: decision.duplicateOf === null ? a.hardwareUuid : null,
+              serial_number: a.serialNumber,
+              hostname: a.hostname,
+              platform: a.platform,
+              os_version: a.osVersion,
+              agent_version: a.agentVersion,
+              secret_id: secret.id,
+              supersedes: decision.supersede,
+              duplicate_of: decision.duplicateOf,
+            });
+            for (const [key, value] of Object.entries(secret.labels)) st.insertLabel.run(device.id, key, value);
+          }
+          st.insertToken.run(registration.tokenHash, device.id, registration.tokenExpiresAt);
+          return { kind: 'registered', device, secretId: secret.id, decision };
+        })
+        .immediate();
+    });
+  }
+
+  deviceLabels(device: DeviceId): Promise<Labels> {
+    return settle(() => Object.fromEntries(this.statements.labelsOfDevice.all(device).map((row) => [row.key, row.value])));
+  }
+
   deleteResultsReceivedBefore(cutoff: string, limit: number): Promise<number> {
     return this.write(() => this.statements.deleteResultsReceivedBefore.run(cutoff, limit).changes);
   }
@@ -883,6 +1023,8 @@ export function settle<T>(call: () => T): Promise<T> {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 }
+
+const parseLabels = (text: string) => JSON.parse(text) as Labels;
 
 function toStoredResult(row: PostureRow): StoredPostureResult {
   return {

@@ -2,7 +2,7 @@
 // speaks in. Agent-facing operations are scoped by organization (tenant); the store sees only
 // credential hashes, never plaintext.
 import type { Platform, PostureStatus } from '../../protocol/schemas';
-import type { AdminAccountId, AdminTokenId, DeviceId, OrganizationId, PostureReportId } from '../ids';
+import type { AdminAccountId, AdminTokenId, DeviceId, EnrollSecretId, OrganizationId, PostureReportId } from '../ids';
 
 export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
 
@@ -38,6 +38,14 @@ export interface DeviceRecord {
   revokedAt: string | null;
   /** Expiry of the device's unused enrollment token, if it still has one. */
   tokenExpiresAt: string | null;
+  /** The enrollment secret that registered the device (null: created by an admin). */
+  enrollSecretId: EnrollSecretId | null;
+  /** The REVOKED record this one replaced when the machine enrolled again (re-enrollment). */
+  supersedes: DeviceId | null;
+  /** The record that replaced this one (set when it was revoked by a re-enrollment). */
+  supersededBy: DeviceId | null;
+  /** Another record that reported this one's hardware_uuid from another host at the same time (a clone). */
+  duplicateOf: DeviceId | null;
 }
 
 /** A device to create, with the hash and expiry of its enrollment token. */
@@ -288,6 +296,79 @@ export interface PolicyExceptionRecord {
   createdAt: string;
 }
 
+/** Labels: key=value pairs a secret gives the devices it registers (policies target them). */
+export type Labels = Readonly<Record<string, string>>;
+
+export interface NewEnrollSecret {
+  orgName: string;
+  secretHash: string;
+  labels: Labels;
+  note: string | null;
+  expiresAt: string | null;
+  maxUses: number | null;
+  now: string;
+}
+
+export interface EnrollSecretRecord {
+  id: EnrollSecretId;
+  orgId: OrganizationId;
+  orgName: string;
+  labels: Labels;
+  note: string | null;
+  expiresAt: string | null;
+  maxUses: number | null;
+  /** Devices registered with it. */
+  uses: number;
+  revokedAt: string | null;
+  createdAt: string;
+}
+
+/** A registration as the route received it, with the hash and expiry of the token it will answer with. */
+export interface NewRegistration {
+  attributes: DeviceAttributes;
+  tokenHash: string;
+  tokenExpiresAt: string;
+  now: string;
+}
+
+/** The organization's device (not REVOKED) that already holds the hardware_uuid a registration reports. */
+export interface HolderOfHardwareUuid {
+  id: DeviceId;
+  state: DeviceState;
+  hasApiKey: boolean;
+  enrollSecretId: EnrollSecretId | null;
+  hostname: string | null;
+  serialNumber: string | null;
+  createdAt: string;
+  enrolledAt: string | null;
+  lastSeenAt: string | null;
+}
+
+/** What a registration is decided on, read in its transaction (PostgreSQL: both rows locked). */
+export interface RegistrationFacts {
+  /** Undefined when no secret has that hash. */
+  secret: Pick<EnrollSecretRecord, 'id' | 'orgId' | 'expiresAt' | 'maxUses' | 'uses' | 'revokedAt'> | undefined;
+  holder: HolderOfHardwareUuid | undefined;
+}
+
+/**
+ * The lifecycle's answer to a registration's facts (src/server/deviceLifecycle.ts): refuse; give
+ * the holder (a registration retried before it enrolled) a new token; or create a device (one use
+ * of the secret), superseding the holder or recorded as its duplicate.
+ */
+export type RegistrationDecision =
+  { kind: 'refuse' } | { kind: 'reissue'; device: DeviceId } | { kind: 'create'; supersede: DeviceId | null; duplicateOf: DeviceId | null };
+
+/**
+ * What a registration's transaction did: `refused` also when the secret's conditional use count
+ * found it used up; `hardware_uuid_taken` when a concurrent registration through another secret
+ * took the hardware_uuid first (PostgreSQL; nothing was written, the caller decides again).
+ */
+export type RegistrationWrite =
+  | { kind: 'refused' }
+  | { kind: 'hardware_uuid_taken' }
+  | { kind: 'registered'; device: DeviceRef; secretId: EnrollSecretId; decision: Exclude<RegistrationDecision, { kind: 'refuse' }> };
+
 /**
  * Everything the routes, the admin commands and the retention sweep ask of the database. Engines
  * (`sqliteStore.ts`, `postgresStore.ts`) implement it; SQL never leaves `src/server/db/`. Every
@@ -416,6 +497,30 @@ export interface Store {
     now: string,
     decide: (facts: PostureFacts) => PostureDecision<Refusal>,
   ): Promise<PostureDecision<Refusal>>;
+
+  /** A secret in `orgName` (created when missing); its id. */
+  createEnrollSecret(input: NewEnrollSecret): Promise<EnrollSecretId>;
+  findEnrollSecret(id: string): Promise<EnrollSecretRecord | undefined>;
+  /** The secrets within the scope (of one organization, by name, when given), oldest first. */
+  listEnrollSecrets(scope: OrgScope, orgName: string | undefined): Promise<EnrollSecretRecord[]>;
+  /** False when there is no such unrevoked secret. */
+  revokeEnrollSecret(id: string, now: string): Promise<boolean>;
+  /**
+   * One registration's transaction: reads the secret by its hash (PostgreSQL: FOR UPDATE, so the
+   * registrations of one secret take turns on every server) and the organization's device holding
+   * the hardware_uuid (locked), asks `decide`, and writes its answer. A created device costs one
+   * use through one conditional UPDATE (uses < max_uses, not revoked, not expired at `now`), so the
+   * cap holds whatever `decide` saw; it gets the secret's labels, the registration's attributes,
+   * and its enrollment token; a superseded holder is revoked (key and token removed) and linked
+   * both ways; a duplicate pair is linked both ways and the new record holds no hardware_uuid.
+   */
+  registerDevice(
+    secretHash: string,
+    registration: NewRegistration,
+    decide: (facts: RegistrationFacts) => RegistrationDecision,
+  ): Promise<RegistrationWrite>;
+  /** The device's labels. */
+  deviceLabels(device: DeviceId): Promise<Labels>;
 
   // Retention: each call deletes at most `limit` rows in one short transaction and returns how
   // many it deleted, so that a sweep never holds the write lock for long.

@@ -17,7 +17,7 @@ export function policyRoute(app: FastifyInstance, { limits, devices, policies }:
     async (request, reply) => {
       const device = deviceOf(request);
       const body = parseBody(PolicyRequest, request.body);
-      return reply.type('application/json; charset=utf-8').send(await policies.body(device.orgId, body.platform));
+      return reply.type('application/json; charset=utf-8').send(await policies.body(device.orgId, device.id, body.platform));
     },
   );
 }
