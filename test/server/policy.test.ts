@@ -14,7 +14,19 @@ import { NO_RATE_LIMITS, runServerCli, startServer, tryServerCli, type RunningSe
 import type { ComplianceSummary, DeviceView } from '../../src/server/admin';
 import type { ExceptionView } from '../../src/server/exceptions';
 import { until } from '../support/agent';
-import { call, enrolledDevice, expectError, heartbeat, postures, result, type EnrolledDevice } from './client';
+import {
+  call,
+  createSecret,
+  enroll,
+  enrolledDevice,
+  expectError,
+  heartbeat,
+  heartbeatBody,
+  postures,
+  register,
+  result,
+  type EnrolledDevice,
+} from './client';
 
 const API = '/api/admin/v1';
 let server: RunningServer;
@@ -322,6 +334,31 @@ describe('the console’s policy form', () => {
     expect(refused.text).toContain('invalid policy at password.minLength: Too small: expected number to be &gt;0');
     expect((await client.post('/console/policy?org=acme', { ...fields, _csrf: 'forged' })).status).toBe(403);
     expect(parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout).version).toBe(after.version);
+  });
+});
+
+describe('label refinements', () => {
+  test('a device registered with a labelled secret is served the organization’s policy refined by its label; others are not', async () => {
+    const secret = await createSecret(server, ['--label', 'team=lab'], 'labs');
+    const identity = heartbeatBody();
+    const registered = await register(server, secret.enroll_secret, identity);
+    expect(registered.status, registered.text).toBe(200);
+    const enrolled = await enroll(server, registered.body?.enrollment_token);
+    const labelled = String(enrolled.body?.api_key);
+    expect((await heartbeat(server, labelled, identity)).status).toBe(200);
+    const plain = await enrolledDevice(server, { org: 'labs' });
+
+    expect((await cli(['policy', 'set', '--org', 'labs', '--file', policyFile('labs.json', { password: { minLength: 10 } })])).code).toBe(
+      0,
+    );
+    const refinement = policyFile('lab.json', { password: { requireComplexity: true }, checks: { disabled: ['REMOTE_LOGIN'] } });
+    expect((await cli(['policy', 'set', '--org', 'labs', '--label', 'team=lab', '--file', refinement])).code).toBe(0);
+    expect((await served(labelled)).policy).toEqual({
+      password: { minLength: 10, requireComplexity: true },
+      checks: { disabled: ['REMOTE_LOGIN'] },
+    });
+    expect((await served(plain.apiKey)).policy).toEqual({ password: { minLength: 10 } });
+    expect(await policyVersion(labelled)).toBe(await policyVersion(plain.apiKey));
   });
 });
 
