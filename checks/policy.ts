@@ -13,7 +13,7 @@ const nonnegativeInt = z.int().check(z.nonnegative());
 const flag = z._default(z.boolean(), false);
 
 /** The policy's sections: what a server policy's `localOverrides` names. */
-export const POLICY_SECTIONS = [
+const POLICY_SECTIONS = [
   'screenLock',
   'password',
   'timeSync',
@@ -25,7 +25,6 @@ export const POLICY_SECTIONS = [
   'osVersion',
   'checks',
 ] as const;
-export type PolicySection = (typeof POLICY_SECTIONS)[number];
 
 const PolicySchema = z.object({
   checks: z.prefault(

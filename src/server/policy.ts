@@ -19,7 +19,7 @@ import type { DeviceId, OrganizationId } from './ids';
 import { UsageError } from './usage';
 
 /** The data sets this server was built with: lifecycle version 0. */
-export const BUILT_IN_LIFECYCLE: Record<Platform, LifecycleData> = {
+const BUILT_IN_LIFECYCLE: Record<Platform, LifecycleData> = {
   DARWIN: darwinLifecycle,
   LINUX: linuxLifecycle,
   FREEBSD: freebsdLifecycle,
@@ -151,7 +151,7 @@ function changeView(change: PolicyChangeRecord): PolicyChangeView {
 }
 
 /** The dotted paths of the leaves that differ between two documents. */
-export function changedPaths(before: unknown, after: unknown, path: string[]): string[] {
+function changedPaths(before: unknown, after: unknown, path: string[]): string[] {
   if (isPlainObject(before) && isPlainObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((key) => changedPaths(before[key], after[key], [...path, key]));
@@ -164,7 +164,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** A label's refinement over the organization's document: objects merged key by key, anything else replaced. */
-export function mergeDocuments(base: Record<string, unknown>, refinement: Record<string, unknown>): Record<string, unknown> {
+function mergeDocuments(base: Record<string, unknown>, refinement: Record<string, unknown>): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(refinement)) {
     const below = merged[key];
