@@ -24,6 +24,7 @@ const ON_EVERY_ENGINE = [
   'http',
   'malformedInput',
   'operations',
+  'policy',
   'postures',
   'rateLimits',
   'register',

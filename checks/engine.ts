@@ -3,7 +3,7 @@
 import type { PostureResult } from '../src/protocol/schemas';
 import type { Policy } from './policy';
 import type { Check, CheckContext, Host, Verdict } from './types';
-import { capEvidence, unknown } from './verdict';
+import { capEvidence, notApplicable, unknown } from './verdict';
 
 const DEFAULT_CHECK_TIMEOUT_MS = 30_000;
 
@@ -59,7 +59,9 @@ export async function runChecks(checks: readonly Check[], options: CycleOptions)
   const timeoutMs = options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   return Promise.all(
     checks.map(async (check) => {
-      const verdict = await runCheck(check, ctx, timeoutMs);
+      // A disabled check is not run at all: nothing collected, no command started.
+      const disabled = (options.policy.checks.disabled as readonly string[]).includes(check.key);
+      const verdict = disabled ? notApplicable('disabled_by_policy') : await runCheck(check, ctx, timeoutMs);
       return {
         check_key: check.key,
         status: verdict.status,

@@ -26,9 +26,10 @@ export type LifecycleCycle = z.infer<typeof LifecycleCycle>;
 export type LifecycleTable = Record<string, LifecycleCycle[]>;
 
 /** One platform's vendored lifecycle data: the table, where each product's rows come from, and the data set's commit. */
-export interface LifecycleData {
-  dataset: { name: string; repository: string; commit: string; committedAt: string };
+export const LifecycleDataSchema = z.object({
+  dataset: z.object({ name: z.string(), repository: z.string(), commit: z.string(), committedAt: isoDate }),
   /** Per product: the data set's files (products/debian.md) and vendor pages its rows come from. */
-  sources: Record<string, string[]>;
-  products: LifecycleTable;
-}
+  sources: z.record(z.string(), z.array(z.string())),
+  products: z.record(z.string(), z.array(LifecycleCycle)),
+});
+export type LifecycleData = z.infer<typeof LifecycleDataSchema>;

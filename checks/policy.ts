@@ -4,14 +4,41 @@
 import { readFileSync } from 'node:fs';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
-import { LifecycleCycle } from './lifecycleTable';
+import { CHECK_KEYS } from '../src/protocol/constants';
+import { LifecycleCycle, LifecycleDataSchema } from './lifecycleTable';
 
 /** Whole numbers (within the safe range) above zero, and from zero: every count and threshold below. */
 const positiveInt = z.int().check(z.positive());
 const nonnegativeInt = z.int().check(z.nonnegative());
 const flag = z._default(z.boolean(), false);
 
+/** The policy's sections: what a server policy's `localOverrides` names. */
+const POLICY_SECTIONS = [
+  'screenLock',
+  'password',
+  'timeSync',
+  'diskEncryption',
+  'autoUpdate',
+  'malware',
+  'containers',
+  'remoteLogin',
+  'osVersion',
+  'checks',
+] as const;
+
 const PolicySchema = z.object({
+  checks: z.prefault(
+    z.object({
+      /** Checks not run at all: each is reported NOT_APPLICABLE with reason `disabled_by_policy`. */
+      disabled: z._default(z.array(z.enum(CHECK_KEYS)), []),
+    }),
+    {},
+  ),
+  /**
+   * In a server's policy: the sections a device's local policy file (--policy, DEVICE_AGENT_POLICY)
+   * may still set, each taken whole from the file. Empty: the server's policy alone decides.
+   */
+  localOverrides: z._default(z.array(z.enum(POLICY_SECTIONS)), []),
   screenLock: z.prefault(
     z.object({
       maxIdleSeconds: z._default(positiveInt, 900),
@@ -133,6 +160,11 @@ const PolicySchema = z.object({
        * as a whole when given; absent, each platform judges by its own built-in table.
        */
       lifecycle: z.optional(z.record(z.string(), z.array(LifecycleCycle))),
+      /**
+       * Set by the agent from the server's lifecycle data set (`device-agent-server lifecycle import`):
+       * this platform's table with its provenance, replacing the built-in one (`lifecycle` still wins).
+       */
+      lifecycleData: z.optional(LifecycleDataSchema),
     }),
     {},
   ),
@@ -159,8 +191,36 @@ export function resolvePolicy(override: unknown = {}): Policy {
   return parsed.data;
 }
 
-/** Reads an administrator's policy file (JSON); a missing or malformed file is an error, never silently ignored. */
-export function loadPolicyFile(file: string): Policy {
+/**
+ * Validates a policy as an administrator writes it for the server: the schema's rules, and no field
+ * the schema does not know (a misspelt setting would otherwise be dropped silently). Agents stay
+ * lenient (resolvePolicy), so that a newer server's setting never makes an older agent refuse a policy.
+ */
+export function validatePolicyDocument(document: unknown): Policy {
+  if (typeof document !== 'object' || document === null || Array.isArray(document))
+    throw new PolicyError('invalid policy at (root): expected a JSON object');
+  const policy = resolvePolicy(document);
+  const unknownPath = firstUnknownField(document, policy, []);
+  if (unknownPath) throw new PolicyError(`invalid policy at ${unknownPath.join('.')}: unknown setting`);
+  if ((document as { osVersion?: { lifecycleData?: unknown } }).osVersion?.lifecycleData !== undefined)
+    throw new PolicyError('invalid policy at osVersion.lifecycleData: set by the server from `lifecycle import`, not in a policy');
+  return policy;
+}
+
+/** A key of an object in `given` that the parsed policy dropped (records keep every key, so only unknown settings). */
+function firstUnknownField(given: unknown, parsed: unknown, path: string[]): string[] | undefined {
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) return undefined;
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  for (const [key, value] of Object.entries(given)) {
+    if (!Object.hasOwn(parsed, key)) return [...path, key];
+    const deeper = firstUnknownField(value, (parsed as Record<string, unknown>)[key], [...path, key]);
+    if (deeper) return deeper;
+  }
+  return undefined;
+}
+
+/** Reads a policy file's JSON, validated, as written (the sections it sets), for merging under a server's policy. */
+export function readPolicyFile(file: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -173,5 +233,24 @@ export function loadPolicyFile(file: string): Policy {
   } catch {
     throw new PolicyError(`policy file ${file} is not valid JSON`);
   }
-  return resolvePolicy(json);
+  resolvePolicy(json);
+  return typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+}
+
+/**
+ * The policy an agent applies (docs/checks.md, "Where the policy comes from"): without a server
+ * policy, the local file over the defaults; with one, the server's, except the sections its
+ * `localOverrides` lets the local file set, which are taken whole from the file.
+ */
+export function effectivePolicy(server: Record<string, unknown> | undefined, local: Record<string, unknown> | undefined): Policy {
+  if (server === undefined) return resolvePolicy(local ?? {});
+  const allowed = resolvePolicy(server).localOverrides;
+  const merged: Record<string, unknown> = { ...server };
+  for (const section of allowed) if (local && Object.hasOwn(local, section)) merged[section] = local[section];
+  return resolvePolicy(merged);
+}
+
+/** Reads an administrator's policy file (JSON); a missing or malformed file is an error, never silently ignored. */
+export function loadPolicyFile(file: string): Policy {
+  return resolvePolicy(readPolicyFile(file));
 }

@@ -89,18 +89,20 @@ function newerIsDue(cycle: string, table: LifecycleCycle[], newest: LifecycleCyc
 
 export function judgeRelease(release: Release, rules: ReleaseRules, policy: Policy, now: Date, builtIn: LifecycleData) {
   const override = policy.osVersion.lifecycle;
+  // The server's data set (policy.osVersion.lifecycleData) replaces the one built into this agent.
+  const data = policy.osVersion.lifecycleData ?? builtIn;
   const evidence: Evidence = {
     product: release.product,
     cycle: release.cycle,
     version: release.version,
     ...release.facts,
-    lifecycle_checked_at: override ? 'policy' : builtIn.dataset.committedAt,
+    lifecycle_checked_at: override ? 'policy' : data.dataset.committedAt,
   };
   if (rules.minimum !== undefined) {
     evidence.minimum = rules.minimum;
     if (compareVersions(release.version, rules.minimum) < 0) return fail({ ...evidence, rule: 'minimum' });
   }
-  const table = (override ?? builtIn.products)[release.product] ?? [];
+  const table = (override ?? data.products)[release.product] ?? [];
   const cycle = table.find((c) => c.cycle === release.cycle);
   const graceMs = policy.osVersion.graceDaysAfterEol * DAY_MS;
   if (!cycle && rules.ownEnd !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(rules.ownEnd)) {

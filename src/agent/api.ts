@@ -1,13 +1,23 @@
 // What the agent needs from the Device Agent API, and its errors typed by what the caller must
 // do. The HTTP implementation is src/agent/client.ts; retry policy lives with the daemon.
-import type { EnrollResponse, HeartbeatRequest, HeartbeatResponse, PosturesRequest } from '../protocol/schemas';
+import type {
+  EnrollResponse,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  PolicyRequest,
+  PolicyResponse,
+  PosturesRequest,
+} from '../protocol/schemas';
 
 /**
  * A successful heartbeat as the agent reads it: a schedule field the server left out or sent
  * malformed is absent here, and the daemon keeps its previous interval (contract).
  */
 export type HeartbeatAnswer = Omit<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'> &
-  Partial<Pick<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'>>;
+  Partial<Pick<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'>> & {
+    /** The server policy extension's version (docs/agent.md, "Policy"); absent from a server without it. */
+    policy_version?: string;
+  };
 
 export interface PosturesAccepted {
   /** Posture-report id the server assigned (POSTURE_REPORT_HEADER), when it sends one. */
@@ -26,9 +36,11 @@ export interface AgentApi {
   heartbeat(apiKey: string, body: HeartbeatRequest, options?: RequestOptions): Promise<HeartbeatAnswer>;
   postures(apiKey: string, body: PosturesRequest, options?: RequestOptions): Promise<PosturesAccepted>;
   unenroll(apiKey: string, options?: RequestOptions): Promise<void>;
+  /** The server policy extension's route: asked only of a server whose heartbeat carries `policy_version`. */
+  policy(apiKey: string, body: PolicyRequest, options?: RequestOptions): Promise<PolicyResponse>;
 }
 
-export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | 'register';
+export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | 'register' | 'policy';
 
 export abstract class ApiError extends Error {
   abstract readonly kind: 'invalid_request' | 'credentials_rejected' | 'conflict' | 'payload_too_large' | 'retryable' | 'invalid_response';

@@ -15,9 +15,12 @@ import {
   EXTENSION_ROUTES,
   HeartbeatResponse,
   POSTURE_REPORT_HEADER,
+  PolicyResponse,
+  PolicyVersion,
   RegisterResponse,
   ROUTES,
   type HeartbeatRequest,
+  type PolicyRequest,
   type PosturesRequest,
   type RegisterRequest,
 } from '../protocol/schemas';
@@ -82,12 +85,16 @@ const IntervalSeconds = z.catch(
 const HeartbeatAnswer = z.extend(HeartbeatResponse, {
   heartbeat_interval_seconds: IntervalSeconds,
   posture_interval_seconds: IntervalSeconds,
+  // The policy extension's field: a malformed one reads as absent (the local policy stays), like the intervals.
+  policy_version: z.catch(z.optional(PolicyVersion), undefined),
 });
 
 const PATHS: Record<Route, string> = { ...ROUTES, ...EXTENSION_ROUTES };
 
 /** Largest response body read; the API's answers are a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/** The policy route's answer carries this platform's lifecycle table (tens of kB). */
+const MAX_POLICY_RESPONSE_BYTES = 2 * 1024 * 1024;
 
 export function createApiClient(options: ClientOptions): ApiClient {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -131,7 +138,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
         body: JSON.stringify(body),
         signal,
       });
-      text = await readCapped(response.body);
+      text = await readCapped(response.body, route === 'policy' ? MAX_POLICY_RESPONSE_BYTES : MAX_RESPONSE_BYTES);
     } catch (err) {
       if (requestOptions.signal?.aborted) throw requestOptions.signal.reason ?? err;
       throw networkError(route, serverUrl, err);
@@ -183,6 +190,9 @@ export function createApiClient(options: ClientOptions): ApiClient {
     },
     async register(body, o) {
       return (await call('register', RegisterResponse, body, undefined, o)).value;
+    },
+    async policy(apiKey, body: PolicyRequest, o) {
+      return (await call('policy', PolicyResponse, body, apiKey, o)).value;
     },
     close: () => dispatcher.close(),
   };
@@ -247,12 +257,12 @@ function readCaBundle(file: string): string[] {
   return certificates;
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) {
+    if (size > maxBytes) {
       body.destroy();
       break; // the schema check reports the truncated body
     }

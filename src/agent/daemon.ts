@@ -19,7 +19,7 @@
 // reports; status.json and the state log lines from DaemonStatus (daemonStatus.ts). Everything on
 // disk goes through the state owner (state/index.ts): credentials, queue, status, the 401 wipe.
 import type { Logger } from 'pino';
-import type { HeartbeatRequest, PostureResult } from '../protocol/schemas';
+import { policyToken, type HeartbeatRequest, type Platform, type PolicyResponse, type PostureResult } from '../protocol/schemas';
 import {
   ConflictError,
   CredentialsRejectedError,
@@ -35,7 +35,9 @@ import { DaemonStatus, LocalFault, type DaemonState } from './daemonStatus';
 import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
 import type { LastCycle } from './lastCycle';
 import { CLOCK_SKEW_WARNING_MS, clockSkewMs, INITIAL_INTERVALS, intervalsFrom, withSplay, type Intervals } from './scheduler';
-import type { AgentState, EnrollmentRecord, PostureQueue } from './state';
+import type { PolicySource } from './policySource';
+import { servedPolicyProblem } from './postureCycle';
+import type { AgentState, EnrollmentRecord, PostureQueue, StoredServerPolicy } from './state';
 import { uploadNextBatch, type BatchOutcome } from './uploader';
 
 export type { DaemonState } from './daemonStatus';
@@ -49,6 +51,8 @@ interface Connection extends AgentApi {
 interface CollectedCycle {
   results: PostureResult[];
   lastCycle?: LastCycle;
+  /** Which policy judged it (postureCycle.ts), for `status`. */
+  policy?: PolicySource;
 }
 
 export interface DaemonDeps {
@@ -63,8 +67,10 @@ export interface DaemonDeps {
   clock?: Clock;
   /** The heartbeat body, kept fresh by its provider. */
   identity(): Promise<HeartbeatRequest>;
-  /** One posture cycle (postureCycle.ts). */
-  collect(): Promise<CollectedCycle>;
+  /** One posture cycle (postureCycle.ts), with the server's policy when the daemon holds one. */
+  collect(served: StoredServerPolicy | null): Promise<CollectedCycle>;
+  /** Why a served policy cannot be applied, or null (default: postureCycle.ts's servedPolicyProblem). */
+  policyProblem?(response: PolicyResponse): Promise<string | null>;
   maxQueuedResults?: number;
 }
 
@@ -154,7 +160,17 @@ export class Daemon {
   private readonly heartbeatBackoff: Backoff;
   private readonly uploadBackoff: Backoff;
   private readonly sessionBackoff: Backoff;
+  private readonly policyBackoff: Backoff;
   private skewed = false;
+
+  // The server policy extension (docs/agent.md, "Policy"). `served`: the policy applied from the next
+  // cycle; `policyWanted`: a heartbeat's policy_version not yet fetched; `policyRefused`: one whose
+  // policy could not be applied, not fetched again until the server announces another.
+  private served: StoredServerPolicy | null = null;
+  private policyWanted: string | null = null;
+  private policyRefused: string | null = null;
+  private policyDue = 0;
+  private platform: Platform | null = null;
   private readonly queueWrite: LocalFault;
   private readonly wipeFault: LocalFault;
 
@@ -176,6 +192,7 @@ export class Daemon {
     this.heartbeatBackoff = new Backoff(deps.retry, this.random);
     this.uploadBackoff = new Backoff(deps.retry, this.random);
     this.sessionBackoff = new Backoff(deps.retry, this.random);
+    this.policyBackoff = new Backoff(deps.retry, this.random);
     this.queueWrite = new LocalFault(deps.log, 'queue_write_failed', 'store posture results in the queue');
     this.wipeFault = new LocalFault(deps.log, 'wipe_incomplete', 'finish wiping the rejected credentials');
   }
@@ -271,6 +288,11 @@ export class Daemon {
       await this.heartbeat(session);
       return true;
     }
+    // Before a collection: a cycle due with the heartbeat that announced a new policy runs with it.
+    if (this.policyWanted !== null && now >= this.policyDue) {
+      await this.fetchPolicy(session, this.policyWanted);
+      return true;
+    }
     if (this.collectionAllowed() && now >= this.postureDue) {
       this.startCollection(now);
       return true;
@@ -284,6 +306,7 @@ export class Daemon {
 
   private nextDue(): number {
     const dues = [this.heartbeatDue];
+    if (this.policyWanted !== null) dues.push(this.policyDue);
     if (this.collected) dues.push(this.storeRetryAt);
     if (this.collectionAllowed()) dues.push(this.postureDue);
     if (this.uploadsAllowed() && this.queueHasWork) dues.push(this.uploadRetryAt);
@@ -378,6 +401,10 @@ export class Daemon {
     this.uploadRetryAt = 0;
     this.heartbeatBackoff.reset();
     this.uploadBackoff.reset();
+    this.policyBackoff.reset();
+    this.policyWanted = null;
+    this.policyRefused = null;
+    this.served = await this.deps.state.serverPolicy();
     this.queueHasWork = (await this.queue.count()) > 0;
     const { server_url: serverUrl, keystore } = session.enrollment;
     this.log.info({ event: 'enrollment_loaded', server_url: serverUrl, keystore }, 'enrollment found');
@@ -423,6 +450,7 @@ export class Daemon {
       this.endRound({ kind: 'refused', message: `cannot read the device identity: ${firstLine(err)}` });
       return;
     }
+    this.platform = body.platform;
     const sentAt = this.clock.wallMs();
     try {
       const answer = await session.api.heartbeat(session.apiKey, body, { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal });
@@ -448,6 +476,7 @@ export class Daemon {
     } else if (this.intervals.postureSeconds !== previous.postureSeconds && this.lastCycleAt !== null) {
       this.postureDue = this.lastCycleAt + withSplay(this.intervals.postureSeconds * 1000, this.random);
     }
+    await this.notePolicyVersion(answer.policy_version);
     const skewMs = clockSkewMs(answer.server_time, sentAt, receivedAt);
     this.reportSkew(skewMs);
     const fields = {
@@ -467,6 +496,90 @@ export class Daemon {
       heartbeat_interval_seconds: this.intervals.heartbeatSeconds,
       posture_interval_seconds: this.intervals.postureSeconds,
     });
+  }
+
+  // ---- server policy --------------------------------------------------------------------------
+
+  /** A heartbeat's policy_version: fetch a policy the daemon does not have; none at all, the local policy applies. */
+  private async notePolicyVersion(version: string | undefined): Promise<void> {
+    if (version === undefined) {
+      this.policyWanted = null;
+      if (this.served) {
+        // A server without the extension (or with it turned off): exactly as an agent that never had one.
+        this.served = null;
+        this.log.info(
+          { event: 'policy_dropped' },
+          'the server no longer serves a policy: the local policy applies from the next posture cycle',
+        );
+        await this.deps.state
+          .storeServerPolicy(null)
+          .catch((err: unknown) => this.log.warn({ event: 'policy_store_failed' }, firstLine(err)));
+      }
+      return;
+    }
+    if (version === this.served?.policy_version || version === this.policyRefused) {
+      this.policyWanted = null;
+    } else if (version !== this.policyWanted) {
+      this.policyWanted = version;
+      this.policyDue = this.clock.monotonicMs();
+      this.policyBackoff.reset();
+    }
+  }
+
+  /**
+   * Fetches the policy a heartbeat announced and keeps it (through the state owner) once it
+   * validates; a policy that does not is refused with one line and the previous one stays. A
+   * transient failure is retried with backoff; a 401 is a dead key like on any other route.
+   */
+  private async fetchPolicy(session: Session, wanted: string): Promise<void> {
+    let response: PolicyResponse;
+    try {
+      response = await session.api.policy(
+        session.apiKey,
+        { platform: this.platform ?? 'LINUX' },
+        { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal },
+      );
+    } catch (err) {
+      if (this.requests.signal.aborted) throw err;
+      if (err instanceof CredentialsRejectedError) return this.revoke('policy', err);
+      if (isTransient(err)) {
+        const retryInMs = this.policyBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+        this.policyDue = this.clock.monotonicMs() + retryInMs;
+        this.log.warn(
+          { event: 'policy_fetch_failed', http_status: err.status, retry_in_ms: retryInMs },
+          `${firstLine(err)}; the current policy stays`,
+        );
+        return;
+      }
+      if (!(err instanceof InvalidRequestError || err instanceof PayloadTooLargeError)) throw err;
+      // The server refuses the request itself: asking again would not help before it announces another version.
+      this.refusePolicy(wanted, `the server refused the policy request: ${firstLine(err)}`);
+      return;
+    }
+    this.policyBackoff.reset();
+    const version = policyToken(response.version, response.lifecycle.version);
+    const problem = await (this.deps.policyProblem ?? servedPolicyProblem)(response);
+    if (problem !== null) {
+      this.refusePolicy(wanted, `server policy version ${response.version} refused, the current policy stays: ${problem}`);
+      return;
+    }
+    const served: StoredServerPolicy = { policy_version: version, fetched_at: this.wallIso(), response };
+    this.served = served;
+    this.policyWanted = null;
+    this.log.info(
+      { event: 'policy_fetched', policy_version: version, version: response.version, lifecycle_version: response.lifecycle.version },
+      `server policy version ${response.version} fetched: applied from the next posture cycle`,
+    );
+    // Kept for the next start; applied now even when the disk refuses it.
+    await this.deps.state
+      .storeServerPolicy(served)
+      .catch((err: unknown) => this.log.warn({ event: 'policy_store_failed' }, firstLine(err)));
+  }
+
+  private refusePolicy(wanted: string, message: string): void {
+    this.policyRefused = wanted;
+    this.policyWanted = null;
+    this.log.error({ event: 'policy_refused', policy_version: wanted }, message);
   }
 
   private reportSkew(skewMs: number | null): void {
@@ -532,7 +645,7 @@ export class Daemon {
     this.postureDue = this.round ? Number.POSITIVE_INFINITY : now + withSplay(this.intervals.postureSeconds * 1000, this.random);
     const session = this.session;
     this.deps
-      .collect()
+      .collect(this.served)
       .then(
         (cycle) => {
           if (this.session === session) this.collected = { ...cycle, startedAt: now, durationMs: this.clock.monotonicMs() - now };
@@ -584,7 +697,11 @@ export class Daemon {
     }
     // For `status`; informative only, so a failure to record it never loses the cycle.
     await this.status.write(
-      { queued_results: await this.queue.count(), ...(collected.lastCycle ? { last_cycle: collected.lastCycle } : {}) },
+      {
+        queued_results: await this.queue.count(),
+        ...(collected.lastCycle ? { last_cycle: collected.lastCycle } : {}),
+        ...(collected.policy ? { policy: collected.policy } : {}),
+      },
       { dropped_results: dropped },
     );
     if (!this.uploadsAllowed()) await this.finishCycle('held');

@@ -14,6 +14,7 @@ import { isLoopbackHost } from './serverUrl';
 import { openAgentState, type AgentState, type EnrollmentRecord } from './state';
 import { enrolledWithText } from './status';
 import { readDeviceIdentity } from '../identity';
+import { describePolicySource } from './policySource';
 import { serviceProbe, type ServiceState } from '../platform/serviceProbe';
 
 export type Verdict = 'pass' | 'warn' | 'fail' | 'skip' | 'unknown';
@@ -266,6 +267,9 @@ async function addLocalChecks(add: (c: DoctorCheck) => void, state: AgentState):
     detail: `${queued} result(s) waiting to be sent${lost > 0 ? `; ${runtime.dropped_results ?? 0} dropped (queue full), ${runtime.rejected_results ?? 0} refused by the server` : ''}`,
     ...(lost > 0 ? { next: 'results were lost: check the server and the daemon log' } : {}),
   });
+  // Which policy judged the last cycle (docs/agent.md, "Policy"), once the daemon has run one.
+  const policy = describePolicySource(runtime.policy);
+  if (policy) add({ id: 'policy', verdict: 'pass', detail: policy });
   const problems = [
     runtime.reason ? `credentials wiped at ${runtime.revoked_at ?? 'an unknown time'}: ${runtime.reason}` : null,
     runtime.conflict ? `conflict since ${runtime.conflict.at}: ${runtime.conflict.message}` : null,

@@ -1,6 +1,8 @@
 // device-agent-server: the bundled reference server of the Device Agent API and its admin CLI
 // (contract: "Reference server CLI"). Exit codes: 0 ok, 1 unexpected error, 2 invalid input.
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { basename, relative } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { VERSION } from '../version';
@@ -43,6 +45,9 @@ import {
 import { TRUST_PROXY_HINT } from '../server/forwarded';
 import { parseOrigin } from '../server/publicUrl';
 import { UsageError } from '../server/usage';
+import { importLifecycle, lifecycleVersion, policyHistory, setPolicy, showPolicy } from '../server/policy';
+import { formatExceptions, formatLifecycle, formatPolicy, formatPolicyHistory } from '../server/policyOutput';
+import { grantException, listExceptions, removeException } from '../server/exceptions';
 
 const EXIT_UNEXPECTED = 1;
 const EXIT_USAGE = 2;
@@ -153,6 +158,7 @@ interface ServeOptions {
   retentionInterval: number;
   maxCheckKeys: number;
   deviceCache: number;
+  policy: boolean;
 }
 
 interface CreateOptions {
@@ -294,6 +300,7 @@ program
       .default(parseDuration('5s'), '5s'),
   )
   .option('--workers <n>', 'server processes sharing the port on this machine (node:cluster)', integerIn(1, 256), 1)
+  .option('--no-policy', "serve no policy to agents (no policy_version in heartbeats, no policy route): the spec's API only")
   .action(async (opts: ServeOptions, command: Command) => {
     const { location, options } = database(command);
     const db = { location, options: { ...options, timeouts: { statementMs: opts.dbStatementTimeout, acquireMs: opts.dbAcquireTimeout } } };
@@ -333,6 +340,7 @@ program
       maxCheckKeys: opts.maxCheckKeys,
       deviceCacheSize: opts.deviceCache,
       invocation: invocation(),
+      policy: opts.policy,
     });
     // A worker's channel to its primary would keep it alive after the stop.
     cluster.worker?.disconnect();
@@ -641,6 +649,169 @@ token
   .action(async (tokenId: string, _opts: unknown, command: Command) => {
     await withStore(command, true, (store) => revokeAdminToken(store, tokenId));
     print(`Revoked admin token ${tokenId}.\n`);
+  });
+
+/** Who made a change from the CLI, for the policy's history: the operating-system account. */
+function cliActor(): string {
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli';
+  }
+}
+
+/** A JSON file (or "-": standard input) for `policy set` and `lifecycle import`; unreadable or malformed: exit 2. */
+function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} is not valid JSON`);
+  }
+}
+
+interface PolicyOptions {
+  org: string;
+  label?: string;
+  json?: true;
+}
+
+const policy = program.command('policy').description("the posture policy served to an organization's agents (safe while serve runs)");
+
+policy
+  .command('show')
+  .description("show an organization's policy (or a label's refinement) and every setting it results in")
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .option('--label <key=value>', "a device label's refinement")
+  .option('--json', 'print {org, version, label, document, effective, labels} as JSON')
+  .action(async (opts: PolicyOptions, command: Command) => {
+    const view = await withStore(command, true, (store) => showPolicy(store, ALL_ORGANIZATIONS, opts));
+    if (opts.json) printJson(view);
+    else print(formatPolicy(view));
+  });
+
+policy
+  .command('set')
+  .description("replace an organization's policy (or a label's refinement) with a JSON file; --reset removes it")
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization (created when it does not exist)')
+  .option('--label <key=value>', "a device label's refinement")
+  .option('--file <policy.json>', 'the policy (JSON; - reads standard input): only the settings that differ from the defaults')
+  .option('--reset', "remove the document: the organization's defaults, or no refinement for the label")
+  .option('--json', 'print {org, label, version} as JSON')
+  .action(async (opts: PolicyOptions & { file?: string; reset?: true }, command: Command) => {
+    if ((opts.file === undefined) === (opts.reset === undefined)) throw new UsageError('give either --file <policy.json> or --reset');
+    const document = opts.file === undefined ? null : readJsonFile(opts.file);
+    const set = await withStore(command, false, (store) =>
+      setPolicy(store, ALL_ORGANIZATIONS, { org: opts.org, label: opts.label, document, actor: cliActor() }),
+    );
+    if (opts.json) printJson(set);
+    else print(`Policy of ${set.org}${set.label === null ? '' : ` for ${set.label}`} is now version ${set.version}.\n`);
+  });
+
+policy
+  .command('history')
+  .description("an organization's policy changes, newest first: version, who, when, which settings")
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .option('--label <key=value>', "only this label's refinement")
+  .option('--limit <n>', 'at most this many changes', integerIn(1, 1000), 50)
+  .option('--json', 'print a JSON array')
+  .action(async (opts: PolicyOptions & { limit: number }, command: Command) => {
+    const changes = await withStore(command, true, (store) => policyHistory(store, ALL_ORGANIZATIONS, opts));
+    if (opts.json) printJson(changes);
+    else print(formatPolicyHistory(changes));
+  });
+
+const exception = program
+  .command('exception')
+  .description("accept one check's FAIL on a device until a date: shown as excepted, counted apart (safe while serve runs)");
+
+exception
+  .command('add')
+  .description('grant an exception: the agent still reports the true status; it lapses by itself')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .option('--device <device_id>', 'the device')
+  .option('--label <key=value>', 'every device with this label')
+  .requiredOption('--check <key>', 'the check, e.g. DISK_ENCRYPTION')
+  .requiredOption('--reason <text>', 'why (shown with the exception)')
+  .requiredOption('--expires <when>', 'an ISO 8601 date or time, or a duration such as 30d (at most a year)')
+  .option('--json', 'print the exception as JSON')
+  .action(
+    async (
+      opts: { org: string; device?: string; label?: string; check: string; reason: string; expires: string; json?: true },
+      command: Command,
+    ) => {
+      const granted = await withStore(command, true, (store) => grantException(store, ALL_ORGANIZATIONS, { ...opts, actor: cliActor() }));
+      if (opts.json) printJson(granted);
+      else print(`Exception ${granted.exception_id}: ${granted.check_key} excepted until ${granted.expires_at}.\n`);
+    },
+  );
+
+exception
+  .command('list')
+  .description("an organization's exceptions that have not lapsed, soonest to end first")
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .option('--json', 'print a JSON array')
+  .action(async (opts: { org: string; json?: true }, command: Command) => {
+    const exceptions = await withStore(command, true, (store) => listExceptions(store, ALL_ORGANIZATIONS, opts));
+    if (opts.json) printJson(exceptions);
+    else print(formatExceptions(exceptions));
+  });
+
+exception
+  .command('remove')
+  .description('end an exception now')
+  .argument('<exception_id>')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .action(async (id: string, opts: { org: string }, command: Command) => {
+    await withStore(command, true, (store) => removeException(store, ALL_ORGANIZATIONS, { org: opts.org, id }));
+    print(`Removed exception ${id}.\n`);
+  });
+
+const lifecycle = program
+  .command('lifecycle')
+  .description('the OS lifecycle data set served to agents with the policy (safe while serve runs)');
+
+lifecycle
+  .command('import')
+  .description('serve a newer lifecycle data set: JSON keyed by platform, each as checks/<os>/lifecycle.ts (validated, versioned)')
+  .argument('<file>', 'the data set (JSON; - reads standard input)')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--json', 'print the new version as JSON')
+  .action(async (file: string, opts: { json?: true }, command: Command) => {
+    const json = readJsonFile(file);
+    const view = await withStore(command, false, (store) => importLifecycle(store, json, cliActor()));
+    if (opts.json) printJson(view);
+    else print(formatLifecycle(view));
+  });
+
+lifecycle
+  .command('show')
+  .description("which lifecycle data set agents are served: its version and each platform's data date")
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--json', 'print as JSON')
+  .action(async (opts: { json?: true }, command: Command) => {
+    const view = await withStore(command, true, lifecycleVersion);
+    if (opts.json) printJson(view);
+    else print(formatLifecycle(view));
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -15,6 +15,8 @@ export const BODY_LIMITS = {
   heartbeat: 16 * 1024,
   postures: 1024 * 1024,
   unenroll: 16 * 1024,
+  /** EXTENSION_ROUTES.policy: `{"platform": …}`. */
+  policy: 1024,
   /** The extension route /register (EXTENSION_ROUTES), as /enroll and /heartbeat. */
   register: 16 * 1024,
 } as const;
@@ -73,6 +75,11 @@ export const CREDENTIAL_PATTERN = /^[0-9a-fA-F]{96}$/;
 export const EXTENSION_ROUTES = {
   /** An enrollment secret and the device's identity in, a device record and its one-time enrollment token out. */
   register: `${API_PREFIX}/register`,
+  /**
+   * The server's policy and lifecycle data (docs/server.md, "Policy"): asked only of a server whose
+   * heartbeat carries `policy_version`, so a server without it is never asked.
+   */
+  policy: `${API_PREFIX}/policy`,
 } as const;
 
 /**

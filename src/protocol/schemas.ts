@@ -84,6 +84,33 @@ export const HeartbeatResponse = z.object({
 });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
+/**
+ * The server policy extension's field in a heartbeat answer (docs/server.md, "Policy"): the policy
+ * the device should apply, as a token to compare with the one it has. A server without the
+ * extension never sends it, and the agent keeps its local policy.
+ */
+export const PolicyVersion = z.string().check(z.minLength(1), z.maxLength(64));
+
+/** The `policy_version` of a policy response: the organization's policy version and the lifecycle data set's. */
+export function policyToken(version: number, lifecycleVersion: number): string {
+  return `${version}.${lifecycleVersion}`;
+}
+
+/** POST EXTENSION_ROUTES.policy's body: the platform whose lifecycle data set the device judges releases by. */
+export const PolicyRequest = z.object({ platform: Platform });
+export type PolicyRequest = z.infer<typeof PolicyRequest>;
+
+/**
+ * POST EXTENSION_ROUTES.policy's answer: the policy (as the administrator wrote it; the agent
+ * validates it with checks/policy.ts) and this platform's lifecycle data set (checks/lifecycleTable.ts).
+ */
+export const PolicyResponse = z.object({
+  version: z.int().check(z.nonnegative()),
+  policy: z.record(z.string(), z.unknown()),
+  lifecycle: z.looseObject({ version: z.int().check(z.nonnegative()) }),
+});
+export type PolicyResponse = z.infer<typeof PolicyResponse>;
+
 /** True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no stack overflow). */
 function nestsAtMost(value: unknown, maxDepth: number): boolean {
   const pending: [unknown, number][] = [[value, 1]];

@@ -17,6 +17,7 @@ import { CREATED_STATE, revoke, type RevokeOutcome } from './deviceLifecycle';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
 import { idForm, parseId } from './ids';
+import { exceptedUntil, withExceptions } from './exceptions';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
 import { HeartbeatRequest } from '../protocol/schemas';
@@ -73,6 +74,8 @@ export interface PostureView {
   received_at: string;
   /** What the result means and how to fix it (src/server/remediation.ts); rendered here, never sent by devices. */
   remediation: Remediation;
+  /** A FAIL an administrator's exception covers (src/server/exceptions.ts): until when. */
+  excepted_until?: string;
 }
 
 export interface DeviceDetails extends DeviceSummary {
@@ -267,12 +270,14 @@ export interface DeviceView extends DeviceSummary {
 
 export async function getDevice(store: Store, scope: OrgScope, deviceId: string): Promise<DeviceView> {
   const device = await findDevice(store, deviceId, scope);
-  return { ...summarize(device), latest: withRemediation(device.platform, (await store.latestResults(device)).map(postureView)) };
+  const latest = withRemediation(device.platform, (await store.latestResults(device)).map(postureView));
+  return { ...summarize(device), latest: await withExceptions(store, device, latest) };
 }
 
 export async function showDevice(store: Store, deviceId: string): Promise<DeviceDetails> {
   const device = await findDevice(store, deviceId, ALL_ORGANIZATIONS);
-  return { ...summarize(device), postures: withRemediation(device.platform, (await store.listPostures(device)).map(postureView)) };
+  const postures = withRemediation(device.platform, (await store.listPostures(device)).map(postureView));
+  return { ...summarize(device), postures: await withExceptions(store, device, postures) };
 }
 
 export const MAX_HISTORY_PAGE = 500;
@@ -358,7 +363,8 @@ const OFFICIAL_CHECKS: ReadonlySet<string> = new Set(CHECK_KEYS);
 /** A device not heard from for this long is offline (stale is twice its heartbeat interval). */
 const OFFLINE_AFTER_MS = 3 * 86_400_000;
 
-type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE', number>;
+/** EXCEPTED: fresh FAIL results an active exception covers, counted apart from FAIL (src/server/exceptions.ts). */
+type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE' | 'EXCEPTED', number>;
 
 export interface ComplianceSummary {
   org: string | null;
@@ -402,6 +408,14 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
   others.sort((a, b) => reporting.get(b)! - reporting.get(a)! || a.localeCompare(b));
   for (const key of others.slice(MAX_OTHER_CHECKS_SHOWN)) checks.delete(key);
   for (const entry of checks.values()) entry.MISSING_OR_STALE = counts.active - STATUSES.reduce((sum, status) => sum + entry[status], 0);
+  await countExceptedApart(
+    store,
+    scope,
+    org,
+    checks,
+    new Date(now),
+    new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
+  );
   return {
     org: org ?? null,
     generated_at: new Date(now).toISOString(),
@@ -418,7 +432,30 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
 }
 
 function emptyCounts(): StatusCounts {
-  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, MISSING_OR_STALE: 0 };
+  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, MISSING_OR_STALE: 0, EXCEPTED: 0 };
+}
+
+/** Moves each fresh FAIL of an ACTIVE device that an exception covers from FAIL to EXCEPTED. */
+async function countExceptedApart(
+  store: Store,
+  scope: OrgScope,
+  orgName: string | undefined,
+  checks: Map<string, StatusCounts>,
+  now: Date,
+  freshSince: string,
+): Promise<void> {
+  const orgId = orgName === undefined ? scope.orgId : ((await store.findOrganization(orgName))?.id ?? null);
+  for (const [deviceId, excepted] of await exceptedUntil(store, orgId, now)) {
+    const device = await store.findDevice(deviceId);
+    if (!device || device.state !== 'ACTIVE' || (scope.orgId !== null && device.orgId !== scope.orgId)) continue;
+    if (orgName !== undefined && device.orgName !== orgName) continue;
+    for (const result of await store.latestResults(device)) {
+      const entry = checks.get(result.checkKey);
+      if (!entry || result.status !== 'FAIL' || result.receivedAt < freshSince || !excepted.has(result.checkKey)) continue;
+      entry.FAIL -= 1;
+      entry.EXCEPTED += 1;
+    }
+  }
 }
 
 export const MAX_SERIES_DAYS = 90;

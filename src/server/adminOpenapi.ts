@@ -122,6 +122,11 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
           generic: { type: 'boolean', description: 'True when the catalogue had no entry for this word' },
         },
       },
+      excepted_until: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Set on a FAIL an exception covers (`/exceptions`): the status is still FAIL, shown as excepted until then',
+      },
     },
   },
   AdminDeviceView: {
@@ -180,8 +185,10 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       checks: {
         type: 'array',
         description:
-          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE)',
-        items: { allOf: [{ type: 'object', properties: { check_key: { type: 'string' } } }, counts([...STATUSES, 'MISSING_OR_STALE'])] },
+          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE; a FAIL an exception covers: EXCEPTED, not in FAIL)',
+        items: {
+          allOf: [{ type: 'object', properties: { check_key: { type: 'string' } } }, counts([...STATUSES, 'MISSING_OR_STALE', 'EXCEPTED'])],
+        },
       },
     },
   },
@@ -204,6 +211,64 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
           },
         },
       },
+    },
+  },
+  AdminPolicy: {
+    type: 'object',
+    description:
+      "An organization's policy (or a label's refinement): as set, and every setting with the defaults filled in (docs/checks.md).",
+    required: ['org', 'version', 'label', 'document', 'effective', 'labels'],
+    properties: {
+      org: { type: 'string' },
+      version: { type: 'integer', minimum: 0, description: "The organization's policy version; 0 before any change" },
+      label: nullable('string', { description: 'A device label, key=value; null for the organization' }),
+      document: { type: 'object', description: 'The settings as set (only those that differ from the defaults)' },
+      effective: { type: 'object', description: 'Every setting' },
+      labels: { type: 'array', items: { type: 'string' }, description: 'Labels with a refinement of their own' },
+    },
+  },
+  AdminPolicySet: {
+    type: 'object',
+    required: ['org', 'label', 'version'],
+    properties: { org: { type: 'string' }, label: nullable('string'), version: { type: 'integer', minimum: 1 } },
+  },
+  AdminPolicyHistory: {
+    type: 'object',
+    required: ['changes'],
+    properties: {
+      changes: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['version', 'label', 'changed_by', 'changed_at', 'changed', 'removed', 'document'],
+          properties: {
+            version: { type: 'integer', minimum: 1 },
+            label: nullable('string'),
+            changed_by: { type: 'string', description: '`token:<id>`, `account:<email>` or `cli:<user>`' },
+            changed_at: { type: 'string', format: 'date-time' },
+            changed: { type: 'array', items: { type: 'string' }, description: 'The settings (dotted paths) that changed' },
+            removed: { type: 'boolean' },
+            document: nullable('object'),
+          },
+        },
+      },
+    },
+  },
+  AdminException: {
+    type: 'object',
+    description:
+      "One check's FAIL accepted on a device (or every device with a label) until `expires_at`; the agent still reports the true status.",
+    required: ['exception_id', 'org', 'device_id', 'label', 'check_key', 'reason', 'expires_at', 'created_by', 'created_at'],
+    properties: {
+      exception_id: { type: 'string', pattern: idPattern('policyException') },
+      org: { type: 'string' },
+      device_id: nullable('string'),
+      label: nullable('string'),
+      check_key: { type: 'string', examples: [...CHECK_KEYS] },
+      reason: { type: 'string' },
+      expires_at: { type: 'string', format: 'date-time' },
+      created_by: { type: 'string' },
+      created_at: { type: 'string', format: 'date-time' },
     },
   },
   AdminFailures: {
@@ -260,6 +325,7 @@ const csvFormatQuery = (what: string) =>
   );
 const CSV = { 'text/csv': { schema: { type: 'string' } } };
 const orgQuery = query('org', 'One organization by name (must be within the credential’s reach)');
+const labelQuery = query('label', 'A device label (key=value): its refinement of the organization’s policy');
 
 export const ADMIN_PATHS: Record<string, unknown> = {
   [`${ADMIN_API_PREFIX}/devices`]: {
@@ -439,6 +505,122 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         401: ERRORS[401],
         404: ERRORS[404],
       },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/policy`]: {
+    get: {
+      operationId: 'adminPolicyShow',
+      summary: "An organization's policy, or a label's refinement of it",
+      security,
+      parameters: [{ ...orgQuery, required: true }, labelQuery],
+      responses: {
+        200: { description: 'The policy', content: jsonOf('AdminPolicy') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+    put: {
+      operationId: 'adminPolicySet',
+      summary: "Replaces an organization's policy (or a label's refinement); an invalid one is refused and nothing is stored",
+      security,
+      parameters: [{ ...orgQuery, required: true }, labelQuery],
+      requestBody: {
+        required: true,
+        description: 'The settings that differ from the defaults (docs/checks.md, "Policy"); an unknown setting is refused',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+      responses: {
+        200: { description: 'Stored: the new version', content: jsonOf('AdminPolicySet') },
+        400: error('Invalid policy: the message names the setting (a dotted path) and why'),
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/policy/history`]: {
+    get: {
+      operationId: 'adminPolicyHistory',
+      summary: "An organization's policy changes, newest first: who, when, which settings",
+      security,
+      parameters: [
+        { ...orgQuery, required: true },
+        labelQuery,
+        query('limit', 'At most this many changes', { type: 'integer', minimum: 1, maximum: 1000, default: 50 }),
+      ],
+      responses: {
+        200: { description: 'The changes', content: jsonOf('AdminPolicyHistory') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/exceptions`]: {
+    get: {
+      operationId: 'adminExceptionList',
+      summary: "An organization's exceptions that have not lapsed, soonest to end first",
+      security,
+      parameters: [{ ...orgQuery, required: true }],
+      responses: {
+        200: {
+          description: 'The exceptions',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['exceptions'],
+                properties: { exceptions: { type: 'array', items: ref('AdminException') } },
+              },
+            },
+          },
+        },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+    post: {
+      operationId: 'adminExceptionGrant',
+      summary: 'Grants an exception for one check of one device (device_id) or of every device with a label; it lapses by itself',
+      security,
+      parameters: [{ ...orgQuery, required: true }],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['check_key', 'reason', 'expires'],
+              properties: {
+                device_id: { type: 'string' },
+                label: { type: 'string', description: 'key=value' },
+                check_key: { type: 'string' },
+                reason: { type: 'string', maxLength: 500 },
+                expires: { type: 'string', description: 'An ISO 8601 date or time, or a duration such as 30d; at most a year away' },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        201: { description: 'Granted', content: jsonOf('AdminException') },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/exceptions/{id}`]: {
+    delete: {
+      operationId: 'adminExceptionRemove',
+      summary: 'Ends an exception now',
+      security,
+      parameters: [
+        { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+        { ...orgQuery, required: true },
+      ],
+      responses: { 204: { description: 'Removed' }, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404] },
     },
   },
   [`${ADMIN_API_PREFIX}/failures`]: {

@@ -119,7 +119,8 @@ export function formatDevice(device: DeviceDetails): string {
 function formatLatest(postures: DeviceDetails['postures']): string {
   const blocks = latestPerCheck(postures).map((p) => {
     const { word, summary, admin } = shown(p.remediation);
-    const lines = [`${displayText(p.check_key)}  ${p.status}${word ? ` (${word})` : ''}`, `  ${summary}`];
+    const excepted = p.excepted_until ? `, excepted until ${humanTime(p.excepted_until)}` : '';
+    const lines = [`${displayText(p.check_key)}  ${p.status}${word ? ` (${word})` : ''}${excepted}`, `  ${summary}`];
     if (p.status !== 'PASS' && p.status !== 'NOT_APPLICABLE') {
       // The catalogue's steps are lines of their own: split before escaping, which shows line feeds.
       const steps = p.remediation.fix.split('\n').map((l) => `    ${displayText(l)}`);
@@ -156,11 +157,11 @@ function count(n: number, noun: string): string {
 }
 
 /** 2026-11-21 03:59:37 UTC */
-function humanTime(iso: string | null): string | null {
+export function humanTime(iso: string | null): string | null {
   return iso === null ? null : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
-function table(headers: readonly string[], rows: readonly (readonly (string | null)[])[]): string {
+export function table(headers: readonly string[], rows: readonly (readonly (string | null)[])[]): string {
   const cells = rows.map((row) => row.map((cell) => (cell === null ? '-' : displayText(cell))));
   const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: readonly string[]) =>

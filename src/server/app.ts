@@ -27,6 +27,7 @@ import { metricsRoute, METRICS_PATH } from './routes/metrics';
 import { heartbeatRoute } from './routes/heartbeat';
 import { RequestLog } from './requestLog';
 import { posturesRoute } from './routes/postures';
+import { policyRoute } from './routes/policy';
 import { registerRoute } from './routes/register';
 import { unenrollRoute } from './routes/unenroll';
 
@@ -137,6 +138,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   heartbeatRoute(app, context);
   posturesRoute(app, context);
   unenrollRoute(app, context);
+  if (context.config.policy) policyRoute(app, context);
   registerRoute(app, context);
   adminApiRoutes(app, context);
   void app.register(consoleRoutes(context, databaseError));

@@ -7,6 +7,7 @@ import type { Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import type { ForwardedLimits } from './forwarded';
 import type { HeartbeatWriter } from './heartbeatBatch';
+import type { PolicyCache } from './policy';
 import type { ServerMetrics } from './metrics';
 import type { RateLimiter } from './rateLimit';
 
@@ -15,6 +16,8 @@ export interface AppConfig {
   postureIntervalSeconds: number;
   /** Distinct check keys a device may hold (deviceLifecycle.ts: firstKeyBeyondCap). */
   maxCheckKeys: number;
+  /** The policy extension (./policy.ts): `policy_version` in heartbeats and the policy route; off with `serve --no-policy`. */
+  policy: boolean;
   /** The HTTPS server's options (./tls); plain HTTP without. */
   tls?: TlsOptions;
   /** Behind a TLS-terminating proxy: who it is, and the per-agent-address cap (./forwarded). */
@@ -45,4 +48,6 @@ export interface AppContext {
   /** Authentication goes through it (src/server/deviceCache.ts). */
   devices: DeviceCache;
   heartbeats: HeartbeatWriter;
+  /** The policy agents fetch, kept in memory (./policy.ts). */
+  policies: PolicyCache;
 }

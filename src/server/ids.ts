@@ -8,6 +8,7 @@ const ID_PREFIXES = {
   postureReport: 'rpt',
   adminToken: 'adt',
   adminAccount: 'adm',
+  policyException: 'exc',
   enrollSecret: 'ens',
 } as const;
 

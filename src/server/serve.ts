@@ -4,6 +4,7 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import { buildApp } from './app';
+import { PolicyCache } from './policy';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
 import type { AppConfig, RateLimiters } from './context';
@@ -56,6 +57,8 @@ export interface ServeOptions {
   deviceCacheSize: number;
   /** How this program was started, to print a `device create` command that works as is. */
   invocation: string;
+  /** The policy extension (policy.ts); false with `--no-policy`: a server exactly as the spec's. */
+  policy: boolean;
 }
 
 /** Longest wait for in-flight requests at shutdown before their connections are cut. */
@@ -70,6 +73,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
     postureIntervalSeconds: options.postureIntervalSeconds,
     maxCheckKeys: options.maxCheckKeys,
+    policy: options.policy,
     tls: tls?.options,
     forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
   };
@@ -91,7 +95,8 @@ export async function serve(options: ServeOptions): Promise<number> {
   };
   const devices = new DeviceCache(store, options.deviceCacheSize);
   const heartbeats = new HeartbeatWriter(store, devices, logger);
-  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats });
+  const policies = new PolicyCache(store);
+  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats, policies });
 
   try {
     await app.listen({ host: options.host, port: options.port });

@@ -128,6 +128,11 @@ export class ScriptedApi implements AgentApi {
     return Promise.reject(new Error('not used by the daemon'));
   }
 
+  /** Never asked while heartbeats carry no policy_version (the spec's server). */
+  policy(): Promise<never> {
+    return Promise.reject(new Error('the scripted server has no policy extension'));
+  }
+
   heartbeat(apiKey: string, body: HeartbeatRequest): Promise<HeartbeatAnswer> {
     this.calls.push({ route: 'heartbeat', apiKey, body, at: this.clock.monotonicMs() });
     return this.answer(this.heartbeats.shift(), body, () => this.heartbeatAnswer(body));

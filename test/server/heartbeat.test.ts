@@ -24,9 +24,11 @@ describe.concurrent('POST /heartbeat', () => {
     const before = Date.now();
     const answer = await heartbeat(server, device.apiKey, body);
     expect(answer.status).toBe(200);
+    // The spec's four fields, and the policy extension's one (docs/server.md, "Policy"; off with --no-policy: policy.test.ts).
     expect(Object.keys(answer.body ?? {}).sort()).toEqual([
       'device_id',
       'heartbeat_interval_seconds',
+      'policy_version',
       'posture_interval_seconds',
       'server_time',
     ]);

@@ -35,6 +35,7 @@ import type { KeyStoreBackend, KeyStoreChoice } from './keystore/types';
 import { stateLayout, verifyStateDir, type StateLayout } from './layout';
 import { acquireLock, lockHolder, type Lock } from './lock';
 import type { PostureQueue, QueueOptions } from './postureQueue';
+import type { StoredServerPolicy } from './serverPolicy';
 import { StatusFile } from './statusFile';
 import { watchFileChanges, type FileWatch } from './watch';
 
@@ -147,6 +148,10 @@ export interface AgentState {
   daemonPid(): Promise<number | null>;
   /** Calls back when the enrollment may have changed (enroll, unenroll, wipe by another process). */
   watchEnrollment(onChange: () => void): FileWatch;
+  /** The policy the server last served (already validated when stored), or null. */
+  serverPolicy(): Promise<StoredServerPolicy | null>;
+  /** Keeps a served policy (the daemon, after validating it); null forgets it (the server no longer serves one). */
+  storeServerPolicy(policy: StoredServerPolicy | null): Promise<void>;
 }
 
 /** Verifies the directory (UntrustedStateError) and, unless told otherwise, finishes what a crash cut short. */
@@ -395,6 +400,8 @@ class LocalState implements AgentState {
     await this.reached('wipe:key-deleted');
     // The results collected under a rejected key go even when its store refused to delete it.
     await rm(layout.queueDir, { recursive: true, force: true });
+    // The rejected enrollment's server policy goes with it: the next enrollment may be another server's.
+    await rm(layout.serverPolicy, { force: true });
     await this.reached('wipe:queue-deleted');
     if (keyError !== null) throw keyError;
     await this.status.replace(note ? { revoked_at: new Date(note.revoked_at).toISOString(), reason: note.reason } : null);
@@ -457,6 +464,20 @@ class LocalState implements AgentState {
 
   watchEnrollment(onChange: () => void): FileWatch {
     return watchFileChanges(this.layout.enrollment, onChange);
+  }
+
+  async serverPolicy(): Promise<StoredServerPolicy | null> {
+    // Loaded here: it validates with the wire schemas, which `status` never loads.
+    // Stryker disable next-line StringLiteral: the bundler resolves the specifier at build time.
+    const { readServerPolicy } = await import('./serverPolicy');
+    return readServerPolicy(this.layout);
+  }
+
+  async storeServerPolicy(policy: StoredServerPolicy | null): Promise<void> {
+    if (policy === null) return rm(this.layout.serverPolicy, { force: true });
+    // Stryker disable next-line StringLiteral: the bundler resolves the specifier at build time.
+    const { writeServerPolicy } = await import('./serverPolicy');
+    return writeServerPolicy(this.layout, policy);
   }
 
   private async reached(step: StateStep): Promise<void> {

@@ -10,6 +10,7 @@ export type { KeyStoreBackend, KeyStoreChoice } from './keystore/types';
 export { KEYSTORE_CHOICES } from './keystore/types';
 export type { PostureQueue, Segment } from './postureQueue';
 export type { RuntimeStatus, StatusPatch } from './statusFile';
+export type { StoredServerPolicy } from './serverPolicy';
 export { resolveStateDir, serviceLogDir } from './layout';
 // The same crash-safe write, for files outside the state directory (the service's unit files).
 export { isCode, writeFileAtomic } from './atomicFile';

@@ -21,6 +21,8 @@ export interface StateLayout {
   readonly statusLock: string;
   /** The daemon's posture queue. */
   readonly queueDir: string;
+  /** The policy the server last served (serverPolicy.ts). */
+  readonly serverPolicy: string;
   /** Serialises enroll, unenroll and credential wipes. */
   readonly enrollmentLock: string;
   /** Held by the running daemon. */
@@ -35,6 +37,7 @@ export function stateLayout(dir: string): StateLayout {
     status: join(dir, 'status.json'),
     statusLock: join(dir, 'status.lock'),
     queueDir: join(dir, 'queue'),
+    serverPolicy: join(dir, 'server-policy.json'),
     enrollmentLock: join(dir, 'enrollment.lock'),
     daemonLock: join(dir, 'daemon.lock'),
   };

@@ -1,6 +1,7 @@
 // `device-agent status [--json]`: local state only, no network. Exit 0 when enrolled with a readable
 // key, 5 when not enrolled, 1 when the key store cannot be read (the report is printed in all cases).
 import { readLastCycle, type LastCycle } from '../../agent/lastCycle';
+import { describePolicySource } from '../../agent/policySource';
 import { collectStatus, enrolledWithText, type StatusReport } from '../../agent/status';
 import { stateContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
@@ -51,6 +52,8 @@ function humanText(report: StatusReport): string {
   rows.push(['Agent daemon', daemonText(report)], ['State directory', report.state_dir]);
   const lastCycle = report.enrolled ? readLastCycle(report) : undefined;
   if (report.enrolled) rows.push(['Last posture cycle', lastCycle ? cycleText(lastCycle) : 'none yet']);
+  const policy = report.enrolled ? describePolicySource(report.policy) : undefined;
+  if (policy) rows.push(['Policy', policy]);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const text = rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`).join('\n');
   const hint = report.enrolled

@@ -33,6 +33,7 @@ const NAV = [
   ['overview', 'Overview'],
   ['devices', 'Devices'],
   ['enroll', 'Enroll a device'],
+  ['policy', 'Policy'],
   ['secrets', 'Enrollment secrets'],
 ] as const;
 
@@ -195,6 +196,7 @@ export function overviewPage(
             <th>Check</th>
             ${STATUSES.map((s) => html`<th>${status(s)}</th>`)}
             <th>missing or stale</th>
+            <th>FAIL excepted</th>
           </tr>
         </thead>
         <tbody>
@@ -207,6 +209,7 @@ export function overviewPage(
                 <td>${c.UNKNOWN}</td>
                 <td>${c.NOT_APPLICABLE}</td>
                 <td>${c.MISSING_OR_STALE}</td>
+                <td>${c.EXCEPTED}</td>
               </tr>`,
           )}
         </tbody>
@@ -348,7 +351,10 @@ function evidenceList(evidence: Record<string, unknown> | null): Html {
 function resultBlock(result: PostureView, now: Date): Html {
   const r = result.remediation;
   return html`<article class="result result-${result.status.toLowerCase()}" id="check-${result.check_key}">
-    <h3>${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}</h3>
+    <h3>
+      ${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}
+      ${result.excepted_until && html`<span class="status status-excepted">excepted until ${result.excepted_until}</span>`}
+    </h3>
     <p class="summary">${r.summary}</p>
     ${
       result.status !== 'PASS' &&

@@ -44,6 +44,8 @@ import {
   type PageContext,
 } from './pages';
 import { STYLESHEET } from './style';
+import { documentFromForm, policyPage } from './policyForm';
+import { setPolicy, showPolicy } from '../policy';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 const DEVICE_PAGE_SIZE = 50;
@@ -255,6 +257,31 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         'device revoked from the console',
       );
       return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(request.params.id)}`, 303);
+    });
+
+    app.get(`${CONSOLE_PREFIX}/policy`, signedIn, async (request, reply) => {
+      const principal = adminOf(request);
+      const org = principal.orgName ?? pick(request, ['org']).org;
+      const view = org === undefined ? undefined : await showPolicy(store, principal.scope, { org });
+      return page(reply, policyPage(pageContext(request, reply), view, org));
+    });
+
+    // POST→redirect→GET: a stored policy answers 303 to its page; a refused one is the form again, with why (400).
+    app.post(`${CONSOLE_PREFIX}/policy`, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const org = principal.orgName ?? pick(request, ['org']).org;
+      if (org === undefined) throw new UsageError('choose an organization');
+      const view = await showPolicy(store, principal.scope, { org });
+      try {
+        const document = documentFromForm(view.document, formOf(request));
+        const set = await setPolicy(store, principal.scope, { org, document, actor: principal.actor });
+        logger.info({ event: 'policy_set', org: set.org, version: set.version, actor: principal.actor }, 'policy changed from the console');
+      } catch (error) {
+        if (error instanceof UsageError && !(error instanceof NotFoundError))
+          return page(reply, policyPage(pageContext(request, reply), view, org, error.message), 400);
+        throw error;
+      }
+      return reply.redirect(`${CONSOLE_PREFIX}/policy?org=${encodeURIComponent(view.org)}`, 303);
     });
 
     app.get(`${CONSOLE_PREFIX}/enroll`, signedIn, async (request, reply) => page(reply, enrollPage(pageContext(request, reply))));

@@ -175,6 +175,54 @@ const TABLES: readonly TableCopy[] = [
       ['value', 'text[]'],
     ],
   },
+  // The server policy (src/server/policy.ts): documents, their history, exceptions, lifecycle data sets.
+  {
+    table: 'policies',
+    key: 'rowid',
+    columns: [
+      ['org_id', 'text[]'],
+      ['label', 'text[]'],
+      ['document', 'text[]'],
+    ],
+  },
+  {
+    table: 'policy_changes',
+    key: 'rowid',
+    columns: [
+      ['org_id', 'text[]'],
+      ['version', 'integer[]'],
+      ['label', 'text[]'],
+      ['document', 'text[]'],
+      ['previous', 'text[]'],
+      ['changed_by', 'text[]'],
+      ['changed_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'policy_exceptions',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['org_id', 'text[]'],
+      ['device_id', 'text[]'],
+      ['label', 'text[]'],
+      ['check_key', 'text[]'],
+      ['reason', 'text[]'],
+      ['expires_at', 'timestamptz[]'],
+      ['created_by', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'lifecycle_sets',
+    key: 'rowid',
+    columns: [
+      ['version', 'integer[]'],
+      ['data', 'text[]'],
+      ['imported_by', 'text[]'],
+      ['imported_at', 'timestamptz[]'],
+    ],
+  },
 ];
 
 export interface TableCount {

@@ -192,6 +192,51 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX devices_by_hardware_uuid ON devices(org_id, hardware_uuid) WHERE hardware_uuid IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    description: 'server policy: documents per organization and label, their change history, exceptions, lifecycle data sets',
+    sql: `
+      -- The policy of an organization ('' label) and its refinements per device label ('key=value').
+      CREATE TABLE policies (
+        org_id   TEXT NOT NULL REFERENCES organizations(id),
+        label    TEXT NOT NULL,
+        document TEXT NOT NULL,
+        PRIMARY KEY (org_id, label)
+      );
+      -- Every change: the organization's policy version is its newest row's.
+      CREATE TABLE policy_changes (
+        org_id     TEXT NOT NULL REFERENCES organizations(id),
+        version    INTEGER NOT NULL,
+        label      TEXT NOT NULL,
+        document   TEXT,
+        previous   TEXT,
+        changed_by TEXT NOT NULL,
+        changed_at TEXT NOT NULL,
+        PRIMARY KEY (org_id, version)
+      );
+      -- A device's (or a label's) accepted deviation from one check, until it lapses.
+      CREATE TABLE policy_exceptions (
+        id         TEXT PRIMARY KEY,
+        org_id     TEXT NOT NULL REFERENCES organizations(id),
+        device_id  TEXT REFERENCES devices(id),
+        label      TEXT,
+        check_key  TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        CHECK ((device_id IS NULL) <> (label IS NULL))
+      );
+      CREATE INDEX policy_exceptions_by_org ON policy_exceptions(org_id, expires_at);
+      -- Lifecycle data sets imported by \`lifecycle import\`; the newest is served (none: the built-in one).
+      CREATE TABLE lifecycle_sets (
+        version     INTEGER PRIMARY KEY,
+        data        TEXT NOT NULL,
+        imported_by TEXT NOT NULL,
+        imported_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -185,6 +185,51 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX devices_by_hardware_uuid ON devices(org_id, hardware_uuid) WHERE hardware_uuid IS NOT NULL;
     `,
   },
+  {
+    version: 4,
+    description: 'server policy: documents per organization and label, their change history, exceptions, lifecycle data sets',
+    sql: `
+      -- The policy of an organization ('' label) and its refinements per device label ('key=value').
+      CREATE TABLE policies (
+        org_id   text NOT NULL REFERENCES organizations(id),
+        label    text NOT NULL,
+        document text NOT NULL,
+        PRIMARY KEY (org_id, label)
+      );
+      -- Every change: the organization's policy version is its newest row's.
+      CREATE TABLE policy_changes (
+        org_id     text NOT NULL REFERENCES organizations(id),
+        version    integer NOT NULL,
+        label      text NOT NULL,
+        document   text,
+        previous   text,
+        changed_by text NOT NULL,
+        changed_at timestamptz NOT NULL,
+        PRIMARY KEY (org_id, version)
+      );
+      -- A device's (or a label's) accepted deviation from one check, until it lapses.
+      CREATE TABLE policy_exceptions (
+        id         text PRIMARY KEY,
+        org_id     text NOT NULL REFERENCES organizations(id),
+        device_id  text REFERENCES devices(id),
+        label      text,
+        check_key  text NOT NULL,
+        reason     text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        created_by text NOT NULL,
+        created_at timestamptz NOT NULL,
+        CHECK ((device_id IS NULL) <> (label IS NULL))
+      );
+      CREATE INDEX policy_exceptions_by_org ON policy_exceptions(org_id, expires_at);
+      -- Lifecycle data sets imported by \`lifecycle import\`; the newest is served (none: the built-in one).
+      CREATE TABLE lifecycle_sets (
+        version     integer PRIMARY KEY,
+        data        text NOT NULL,
+        imported_by text NOT NULL,
+        imported_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -52,7 +52,22 @@ import {
   type Store,
   type StoredPostureResult,
   type Transition,
+  type LifecycleSetRecord,
+  type PolicyChange,
+  type PolicyChangeRecord,
+  type PolicyDocumentRecord,
+  type PolicyExceptionRecord,
 } from './store';
+import {
+  POLICY_CHANGE_COLUMNS,
+  POLICY_EXCEPTION_COLUMNS,
+  POLICY_GENERATION,
+  isoTime,
+  toPolicyChange,
+  toPolicyException,
+  type PolicyChangeRow,
+  type PolicyExceptionRow,
+} from './policyRows';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { databaseFailure } from './failures';
 import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
@@ -891,6 +906,132 @@ export class PostgresStore implements Store {
       [cutoff, limit],
     );
   }
+
+  // ---- server policy ---------------------------------------------------------------------------
+
+  async policyGeneration(): Promise<string> {
+    const [row] = await rows<{ value: string }>(this.pool, 'SELECT value FROM settings WHERE key = $1', [POLICY_GENERATION]);
+    return row?.value ?? '0';
+  }
+
+  async orgPolicy(orgId: OrganizationId): Promise<{ version: number; documents: PolicyDocumentRecord[] }> {
+    // One statement: the version and the documents from one snapshot.
+    const found = await rows<{ version: number | null; label: string | null; document: string | null }>(
+      this.pool,
+      `SELECT (SELECT max(version) FROM policy_changes WHERE org_id = $1) AS version, p.label, p.document
+       FROM (SELECT 1) one LEFT JOIN policies p ON p.org_id = $1 ORDER BY p.label COLLATE "C"`,
+      [orgId],
+    );
+    return {
+      version: Number(found[0]?.version ?? 0),
+      documents: found.flatMap((row) =>
+        row.document === null ? [] : [{ label: row.label === '' ? null : row.label, document: row.document }],
+      ),
+    };
+  }
+
+  async putPolicy(change: PolicyChange): Promise<number> {
+    return inTransaction(this.pool, async (db) => {
+      const label = change.label ?? '';
+      // Changes of one organization take turns: each takes the next version.
+      await db.query('SELECT id FROM organizations WHERE id = $1 FOR UPDATE', [change.orgId]);
+      const [previous] = await rows<{ document: string }>(db, 'SELECT document FROM policies WHERE org_id = $1 AND label = $2', [
+        change.orgId,
+        label,
+      ]);
+      if (change.document === null) await db.query('DELETE FROM policies WHERE org_id = $1 AND label = $2', [change.orgId, label]);
+      else
+        await db.query(
+          'INSERT INTO policies (org_id, label, document) VALUES ($1, $2, $3) ON CONFLICT (org_id, label) DO UPDATE SET document = excluded.document',
+          [change.orgId, label, change.document],
+        );
+      const [latest] = await rows<{ version: number | null }>(db, 'SELECT max(version) AS version FROM policy_changes WHERE org_id = $1', [
+        change.orgId,
+      ]);
+      const version = Number(latest?.version ?? 0) + 1;
+      await db.query(
+        'INSERT INTO policy_changes (org_id, version, label, document, previous, changed_by, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+        [change.orgId, version, label, change.document, previous?.document ?? null, change.changedBy, change.now],
+      );
+      await movePolicyGeneration(db);
+      return version;
+    });
+  }
+
+  async policyHistory(orgId: OrganizationId, label: string | null | undefined, limit: number): Promise<PolicyChangeRecord[]> {
+    const found =
+      label === undefined
+        ? await rows<PolicyChangeRow>(this.pool, `SELECT ${POLICY_CHANGE_COLUMNS} WHERE org_id = $1 ORDER BY version DESC LIMIT $2`, [
+            orgId,
+            limit,
+          ])
+        : await rows<PolicyChangeRow>(
+            this.pool,
+            `SELECT ${POLICY_CHANGE_COLUMNS} WHERE org_id = $1 AND label = $2 ORDER BY version DESC LIMIT $3`,
+            [orgId, label ?? '', limit],
+          );
+    return found.map(toPolicyChange);
+  }
+
+  async latestLifecycleSet(): Promise<LifecycleSetRecord | undefined> {
+    const [row] = await rows<{ version: number; data: string; imported_by: string; imported_at: Date }>(
+      this.pool,
+      'SELECT version, data, imported_by, imported_at FROM lifecycle_sets ORDER BY version DESC LIMIT 1',
+    );
+    return row && { version: Number(row.version), data: row.data, importedBy: row.imported_by, importedAt: isoTime(row.imported_at) };
+  }
+
+  async importLifecycleSet(input: { data: string; importedBy: string; now: string }): Promise<number> {
+    return inTransaction(this.pool, async (db) => {
+      // Imports take turns: each takes the next version.
+      await db.query('LOCK TABLE lifecycle_sets IN SHARE ROW EXCLUSIVE MODE');
+      const [latest] = await rows<{ version: number | null }>(db, 'SELECT max(version) AS version FROM lifecycle_sets');
+      const version = Number(latest?.version ?? 0) + 1;
+      await db.query('INSERT INTO lifecycle_sets (version, data, imported_by, imported_at) VALUES ($1, $2, $3, $4)', [
+        version,
+        input.data,
+        input.importedBy,
+        input.now,
+      ]);
+      await movePolicyGeneration(db);
+      return version;
+    });
+  }
+
+  async createPolicyException(input: Omit<PolicyExceptionRecord, 'id'>): Promise<string> {
+    return inTransaction(this.pool, async (db) => {
+      const id = newId('policyException');
+      await db.query(
+        `INSERT INTO policy_exceptions (id, org_id, device_id, label, check_key, reason, expires_at, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [id, input.orgId, input.deviceId, input.label, input.checkKey, input.reason, input.expiresAt, input.createdBy, input.createdAt],
+      );
+      await movePolicyGeneration(db);
+      return id;
+    });
+  }
+
+  async activePolicyExceptions(orgId: OrganizationId | null, now: string): Promise<PolicyExceptionRecord[]> {
+    const found =
+      orgId === null
+        ? await rows<PolicyExceptionRow>(this.pool, `SELECT ${POLICY_EXCEPTION_COLUMNS} WHERE expires_at > $1 ORDER BY expires_at, id`, [
+            now,
+          ])
+        : await rows<PolicyExceptionRow>(
+            this.pool,
+            `SELECT ${POLICY_EXCEPTION_COLUMNS} WHERE org_id = $1 AND expires_at > $2 ORDER BY expires_at, id`,
+            [orgId, now],
+          );
+    return found.map(toPolicyException);
+  }
+
+  async deletePolicyException(orgId: OrganizationId, id: string): Promise<boolean> {
+    return inTransaction(this.pool, async (db) => {
+      const deleted = (await changes(db, 'DELETE FROM policy_exceptions WHERE org_id = $1 AND id = $2', [orgId, id])) === 1;
+      if (deleted) await movePolicyGeneration(db);
+      return deleted;
+    });
+  }
 }
 
 function toStoredResult(row: PostureRow): StoredPostureResult {
@@ -925,4 +1066,13 @@ function toAdminAccount(row: AdminAccountRow): AdminAccountRecord {
     orgName: row.org_name,
     createdAt: row.created_at.toISOString(),
   };
+}
+
+/** In the caller's transaction: moves policyGeneration (Store). */
+async function movePolicyGeneration(db: Queryable): Promise<void> {
+  await db.query(
+    `INSERT INTO settings (key, value) VALUES ($1, '1')
+     ON CONFLICT (key) DO UPDATE SET value = (settings.value::bigint + 1)::text`,
+    [POLICY_GENERATION],
+  );
 }

@@ -50,7 +50,21 @@ import {
   type StoredPostureResult,
   type Transition,
   type WalUse,
+  type LifecycleSetRecord,
+  type PolicyChange,
+  type PolicyChangeRecord,
+  type PolicyDocumentRecord,
+  type PolicyExceptionRecord,
 } from './store';
+import {
+  POLICY_CHANGE_COLUMNS,
+  POLICY_EXCEPTION_COLUMNS,
+  POLICY_GENERATION,
+  toPolicyChange,
+  toPolicyException,
+  type PolicyChangeRow,
+  type PolicyExceptionRow,
+} from './policyRows';
 import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
 
@@ -585,6 +599,163 @@ export class SqliteStore implements Store {
   }
 
   /** Statements built from filters and from the states a rule names, prepared once per distinct text. */
+  // ---- server policy ---------------------------------------------------------------------------
+
+  policyGeneration(): Promise<string> {
+    return settle(
+      () => this.prepared<{ value: string }, []>(`SELECT value FROM settings WHERE key = '${POLICY_GENERATION}'`).get()?.value ?? '0',
+    );
+  }
+
+  /** In the caller's transaction: moves policyGeneration. */
+  private movePolicyGeneration(): void {
+    this.prepared<unknown, []>(
+      `INSERT INTO settings (key, value) VALUES ('${POLICY_GENERATION}', '1')
+       ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`,
+    ).run();
+  }
+
+  orgPolicy(orgId: OrganizationId): Promise<{ version: number; documents: PolicyDocumentRecord[] }> {
+    return settle(() =>
+      this.db
+        .transaction(() => {
+          const version = this.prepared<{ version: number | null }, [string]>(
+            'SELECT max(version) AS version FROM policy_changes WHERE org_id = ?',
+          ).get(orgId)?.version;
+          const documents = this.prepared<{ label: string; document: string }, [string]>(
+            'SELECT label, document FROM policies WHERE org_id = ? ORDER BY label',
+          )
+            .all(orgId)
+            .map((row) => ({ label: row.label === '' ? null : row.label, document: row.document }));
+          return { version: version ?? 0, documents };
+        })
+        .deferred(),
+    );
+  }
+
+  putPolicy(change: PolicyChange): Promise<number> {
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const label = change.label ?? '';
+          const previous = this.prepared<{ document: string }, [string, string]>(
+            'SELECT document FROM policies WHERE org_id = ? AND label = ?',
+          ).get(change.orgId, label)?.document;
+          if (change.document === null)
+            this.prepared<unknown, [string, string]>('DELETE FROM policies WHERE org_id = ? AND label = ?').run(change.orgId, label);
+          else
+            this.prepared<unknown, [string, string, string]>(
+              'INSERT INTO policies (org_id, label, document) VALUES (?, ?, ?) ON CONFLICT (org_id, label) DO UPDATE SET document = excluded.document',
+            ).run(change.orgId, label, change.document);
+          const version =
+            (this.prepared<{ version: number | null }, [string]>('SELECT max(version) AS version FROM policy_changes WHERE org_id = ?').get(
+              change.orgId,
+            )?.version ?? 0) + 1;
+          this.prepared<unknown, unknown[]>(
+            `INSERT INTO policy_changes (org_id, version, label, document, previous, changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          ).run(change.orgId, version, label, change.document, previous ?? null, change.changedBy, change.now);
+          this.movePolicyGeneration();
+          return version;
+        })
+        .immediate(),
+    );
+  }
+
+  policyHistory(orgId: OrganizationId, label: string | null | undefined, limit: number): Promise<PolicyChangeRecord[]> {
+    return settle(() => {
+      const rows =
+        label === undefined
+          ? this.prepared<PolicyChangeRow, [string, number]>(
+              `SELECT ${POLICY_CHANGE_COLUMNS} WHERE org_id = ? ORDER BY version DESC LIMIT ?`,
+            ).all(orgId, limit)
+          : this.prepared<PolicyChangeRow, [string, string, number]>(
+              `SELECT ${POLICY_CHANGE_COLUMNS} WHERE org_id = ? AND label = ? ORDER BY version DESC LIMIT ?`,
+            ).all(orgId, label ?? '', limit);
+      return rows.map(toPolicyChange);
+    });
+  }
+
+  latestLifecycleSet(): Promise<LifecycleSetRecord | undefined> {
+    return settle(() => {
+      const row = this.prepared<{ version: number; data: string; imported_by: string; imported_at: string }, []>(
+        'SELECT version, data, imported_by, imported_at FROM lifecycle_sets ORDER BY version DESC LIMIT 1',
+      ).get();
+      return row && { version: row.version, data: row.data, importedBy: row.imported_by, importedAt: row.imported_at };
+    });
+  }
+
+  importLifecycleSet(input: { data: string; importedBy: string; now: string }): Promise<number> {
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const version =
+            (this.prepared<{ version: number | null }, []>('SELECT max(version) AS version FROM lifecycle_sets').get()?.version ?? 0) + 1;
+          this.prepared<unknown, unknown[]>('INSERT INTO lifecycle_sets (version, data, imported_by, imported_at) VALUES (?, ?, ?, ?)').run(
+            version,
+            input.data,
+            input.importedBy,
+            input.now,
+          );
+          this.movePolicyGeneration();
+          return version;
+        })
+        .immediate(),
+    );
+  }
+
+  createPolicyException(input: Omit<PolicyExceptionRecord, 'id'>): Promise<string> {
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const id = newId('policyException');
+          this.prepared<unknown, unknown[]>(
+            `INSERT INTO policy_exceptions (id, org_id, device_id, label, check_key, reason, expires_at, created_by, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          ).run(
+            id,
+            input.orgId,
+            input.deviceId,
+            input.label,
+            input.checkKey,
+            input.reason,
+            input.expiresAt,
+            input.createdBy,
+            input.createdAt,
+          );
+          this.movePolicyGeneration();
+          return id;
+        })
+        .immediate(),
+    );
+  }
+
+  activePolicyExceptions(orgId: OrganizationId | null, now: string): Promise<PolicyExceptionRecord[]> {
+    return settle(() =>
+      (orgId === null
+        ? this.prepared<PolicyExceptionRow, [string]>(
+            `SELECT ${POLICY_EXCEPTION_COLUMNS} WHERE expires_at > ? ORDER BY expires_at, id`,
+          ).all(now)
+        : this.prepared<PolicyExceptionRow, [string, string]>(
+            `SELECT ${POLICY_EXCEPTION_COLUMNS} WHERE org_id = ? AND expires_at > ? ORDER BY expires_at, id`,
+          ).all(orgId, now)
+      ).map(toPolicyException),
+    );
+  }
+
+  deletePolicyException(orgId: OrganizationId, id: string): Promise<boolean> {
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const deleted =
+            this.prepared<unknown, [string, string]>('DELETE FROM policy_exceptions WHERE org_id = ? AND id = ?').run(orgId, id).changes ===
+            1;
+          if (deleted) this.movePolicyGeneration();
+          return deleted;
+        })
+        .immediate(),
+    );
+  }
+
   private prepared<R, P extends unknown[] = [Record<string, unknown>]>(sql: string): Statement<P, R> {
     let statement = this.dynamic.get(sql);
     if (!statement) {

@@ -247,6 +247,55 @@ export interface AdminAccountRecord {
   createdAt: string;
 }
 
+/** One stored policy document: the organization's own (label null) or a label's refinement ("key=value"). */
+export interface PolicyDocumentRecord {
+  label: string | null;
+  /** The policy as the administrator wrote it (JSON, validated by checks/policy.ts). */
+  document: string;
+}
+
+/** One change of an organization's policy: which version it made, of which document, by whom, when. */
+export interface PolicyChangeRecord {
+  version: number;
+  label: string | null;
+  /** The document after the change; null when it was removed. */
+  document: string | null;
+  /** The document before; null when there was none. */
+  previous: string | null;
+  changedBy: string;
+  changedAt: string;
+}
+
+/** A change to make: `document` null removes the label's (or the organization's) document. */
+export interface PolicyChange {
+  orgId: OrganizationId;
+  label: string | null;
+  document: string | null;
+  changedBy: string;
+  now: string;
+}
+
+export interface LifecycleSetRecord {
+  version: number;
+  /** JSON: per platform, the data set as checks/lifecycleTable.ts describes it. */
+  data: string;
+  importedBy: string;
+  importedAt: string;
+}
+
+export interface PolicyExceptionRecord {
+  id: string;
+  orgId: OrganizationId;
+  /** One device, or (deviceId null) every device carrying `label`. */
+  deviceId: DeviceId | null;
+  label: string | null;
+  checkKey: string;
+  reason: string;
+  expiresAt: string;
+  createdBy: string;
+  createdAt: string;
+}
+
 /** Labels: key=value pairs a secret gives the devices it registers (policies target them). */
 export type Labels = Readonly<Record<string, string>>;
 
@@ -488,4 +537,23 @@ export interface Store {
   deleteLatestReceivedBefore(cutoff: string, limit: number): Promise<number>;
   /** Deletes posture reports created before `cutoff` that no longer hold any result. */
   deleteEmptyReportsCreatedBefore(cutoff: string, limit: number): Promise<number>;
+
+  // Server policy (src/server/policy.ts). Every write also moves policyGeneration, in its transaction.
+  /** A value that moves with every committed policy, exception or lifecycle change, whoever made it. */
+  policyGeneration(): Promise<string>;
+  /** The organization's policy version (0 before any change) and its current documents. */
+  orgPolicy(orgId: OrganizationId): Promise<{ version: number; documents: PolicyDocumentRecord[] }>;
+  /** In one transaction: replaces (or removes) one document and records the change; the organization's new version. */
+  putPolicy(change: PolicyChange): Promise<number>;
+  /** The organization's changes, newest first (of one label's document when `label` is given; null: the organization's own). */
+  policyHistory(orgId: OrganizationId, label: string | null | undefined, limit: number): Promise<PolicyChangeRecord[]>;
+  /** The newest imported lifecycle data set. */
+  latestLifecycleSet(): Promise<LifecycleSetRecord | undefined>;
+  /** Stores a data set as the next version; returns it. */
+  importLifecycleSet(input: { data: string; importedBy: string; now: string }): Promise<number>;
+  createPolicyException(input: Omit<PolicyExceptionRecord, 'id'>): Promise<string>;
+  /** The organization's exceptions (all organizations' with null) that have not lapsed at `now`, by expiry. */
+  activePolicyExceptions(orgId: OrganizationId | null, now: string): Promise<PolicyExceptionRecord[]>;
+  /** False when the organization has no such exception. */
+  deletePolicyException(orgId: OrganizationId, id: string): Promise<boolean>;
 }

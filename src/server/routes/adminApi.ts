@@ -20,6 +20,11 @@ import { createSecret, listSecrets, revokeSecret, type NewSecretRequest } from '
 import type { Labels } from '../db/store';
 import { badRequest } from '../errors';
 import { fleetFailures } from '../remediation';
+import { policyHistory, setPolicy, showPolicy } from '../policy';
+import { grantException, listExceptions, removeException } from '../exceptions';
+
+/** A policy document: small, but a lifecycle override (osVersion.lifecycle) may list many releases. */
+const POLICY_BODY_LIMIT = 256 * 1024;
 
 export const ADMIN_API_PREFIX = '/api/admin/v1';
 /** Admin request bodies are small: a device's organization, label and token lifetime. */
@@ -182,8 +187,72 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const org = q.org === undefined ? undefined : (await organizationInScope(store, scope, q.org)).name;
     return { failures: await fleetFailures(store, org, scope) };
   });
+
+  app.get(`${p}/policy`, guarded, async (request) => {
+    const q = queryOf(request, ['org', 'label']);
+    if (q.org === undefined) throw badRequest('org is required');
+    return showPolicy(store, adminOf(request).scope, { org: q.org, label: q.label });
+  });
+
+  // The body is the policy document itself; an invalid one is 400 with the setting's path and why, and nothing is stored.
+  app.put(`${p}/policy`, { ...guarded, bodyLimit: POLICY_BODY_LIMIT }, async (request) => {
+    const q = queryOf(request, ['org', 'label']);
+    if (q.org === undefined) throw badRequest('org is required');
+    const principal = adminOf(request);
+    if (request.body === undefined)
+      throw badRequest('the body must be the policy: a JSON object of the settings that differ from the defaults');
+    return setPolicy(store, principal.scope, { org: q.org, label: q.label, document: request.body, actor: principal.actor });
+  });
+
+  app.get(`${p}/policy/history`, guarded, async (request) => {
+    const q = queryOf(request, ['org', 'label', 'limit']);
+    if (q.org === undefined) throw badRequest('org is required');
+    return {
+      changes: await policyHistory(store, adminOf(request).scope, { org: q.org, label: q.label, limit: wholeNumber('limit', q.limit) }),
+    };
+  });
+
+  app.get(`${p}/exceptions`, guarded, async (request) => {
+    const q = queryOf(request, ['org']);
+    if (q.org === undefined) throw badRequest('org is required');
+    return { exceptions: await listExceptions(store, adminOf(request).scope, { org: q.org }) };
+  });
+
+  app.post(`${p}/exceptions`, guarded, async (request, reply) => {
+    const q = queryOf(request, ['org']);
+    if (q.org === undefined) throw badRequest('org is required');
+    const body = request.body as Record<string, unknown> | undefined;
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw badRequest('the body must be a JSON object {device_id or label, check_key, reason, expires}');
+    const unknown = Object.keys(body).filter((key) => !EXCEPTION_FIELDS.includes(key));
+    if (unknown.length > 0) throw badRequest(`unknown field "${unknown[0]}"`);
+    const text = (name: string): string | undefined => {
+      const value = body[name];
+      if (value !== undefined && typeof value !== 'string') throw badRequest(`${name} must be a string`);
+      return value;
+    };
+    const principal = adminOf(request);
+    const granted = await grantException(store, principal.scope, {
+      org: q.org,
+      device: text('device_id'),
+      label: text('label'),
+      check: text('check_key') ?? '',
+      reason: text('reason') ?? '',
+      expires: text('expires') ?? '',
+      actor: principal.actor,
+    });
+    return reply.code(201).send(granted);
+  });
+
+  app.delete<{ Params: { id: string } }>(`${p}/exceptions/:id`, guarded, async (request, reply) => {
+    const q = queryOf(request, ['org']);
+    if (q.org === undefined) throw badRequest('org is required');
+    await removeException(store, adminOf(request).scope, { org: q.org, id: request.params.id });
+    return reply.code(204).send();
+  });
 }
 
+const EXCEPTION_FIELDS = ['device_id', 'label', 'check_key', 'reason', 'expires'];
 const SECRET_FIELDS = ['org', 'expires_in_seconds', 'max_uses', 'labels', 'note'];
 
 /** POST /enroll-secrets' body as the service layer's request; its values are checked there. */

@@ -7,11 +7,11 @@ import { limitDevice } from '../rateLimit';
 import { parseBody } from '../validation';
 
 /** POST /heartbeat: records the device's attributes, activates a PENDING device (deviceLifecycle.ts), returns the schedule. */
-export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, heartbeats }: AppContext): void {
+export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, heartbeats, policies }: AppContext): void {
   app.post(
     ROUTES.heartbeat,
     { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(devices), limitDevice(limits.heartbeats, 'heartbeats')] },
-    async (request): Promise<HeartbeatResponse> => {
+    async (request): Promise<HeartbeatResponse & { policy_version?: string }> => {
       const device = deviceOf(request);
       const body = parseBody(HeartbeatRequest, request.body);
       const now = new Date().toISOString();
@@ -28,12 +28,14 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         now,
       );
       if (outcome.kind !== 'recorded') throw refusalError(outcome);
-      return {
+      const answer = {
         device_id: device.id,
         heartbeat_interval_seconds: config.heartbeatIntervalSeconds,
         posture_interval_seconds: config.postureIntervalSeconds,
         server_time: now,
       };
+      // The policy extension's one extra field (docs/server.md, "Policy"); the spec's fields stay as they are.
+      return config.policy ? { ...answer, policy_version: await policies.token(device.orgId) } : answer;
     },
   );
 }

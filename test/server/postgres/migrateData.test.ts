@@ -1,10 +1,11 @@
 // migrate-data: a SQLite deployment copied into PostgreSQL keeps working as it was (the same API
 // keys, pending tokens, revocations and posture history), the counts are verified, and a second
 // run resumes an interrupted copy without duplicating anything.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
+import { linuxLifecycle } from '../../../checks/linux/lifecycle';
 import { addAccount, ConsoleClient, createAdminToken } from '../../support/admin';
 import { createDatabase, queryDatabase } from '../../support/postgres';
 import { runServerCli, startServer, tryServerCli } from '../../support/server';
@@ -28,7 +29,21 @@ const TABLES = [
   'admin_accounts',
   'admin_sessions',
   'settings',
+  'policies',
+  'policy_changes',
+  'policy_exceptions',
+  'lifecycle_sets',
 ];
+
+/** The server policy's state as the admin CLI shows it: history, exceptions, lifecycle version. */
+async function policyState(dbPath: string): Promise<string[]> {
+  const run = async (args: string[]) => (await runServerCli([...args, '--db', dbPath, '--json'])).stdout;
+  return Promise.all([
+    run(['policy', 'history', '--org', 'acme']),
+    run(['exception', 'list', '--org', 'acme']),
+    run(['lifecycle', 'show']),
+  ]);
+}
 
 test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations and history; a rerun resumes', async () => {
   const file = join(dir, 'server.db');
@@ -58,6 +73,29 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   const before = await Promise.all([active.deviceId, revoked.deviceId, ...registered].map((id) => sqlite.showDevice(id)));
   const { admin_token: adminToken } = await createAdminToken(sqlite, { org: 'acme' });
   expect((await addAccount(sqlite, 'admin@acme.test', { org: 'acme' }, 'a long console password')).code).toBe(0);
+  const policyFile = join(dir, 'policy.json');
+  writeFileSync(policyFile, JSON.stringify({ password: { minLength: 12 } }));
+  await runServerCli(['policy', 'set', '--db', file, '--org', 'acme', '--file', policyFile]);
+  await runServerCli(['policy', 'set', '--db', file, '--org', 'acme', '--label', 'team=lab', '--file', policyFile]);
+  writeFileSync(policyFile, JSON.stringify({ LINUX: linuxLifecycle }));
+  await runServerCli(['lifecycle', 'import', policyFile, '--db', file]);
+  await runServerCli([
+    'exception',
+    'add',
+    '--db',
+    file,
+    '--org',
+    'acme',
+    '--device',
+    active.deviceId,
+    '--check',
+    'FIREWALL_ENABLED',
+    '--reason',
+    'lab',
+    '--expires',
+    '30d',
+  ]);
+  const policyBefore = await policyState(file);
   const latestBefore = (await call(sqlite, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) }))
     .text;
   await sqlite.stop();
@@ -75,6 +113,7 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
 
   const pg = await startServer({ dbPath: url });
   try {
+    expect(await policyState(url)).toEqual(policyBefore);
     const after = await Promise.all([active.deviceId, revoked.deviceId, ...registered].map((id) => pg.showDevice(id)));
     expect(after).toEqual(before);
     expect(after[3]).toMatchObject({ supersedes: registered[0], enroll_secret_id: secret.secret_id });

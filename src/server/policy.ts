@@ -1,0 +1,331 @@
+// The server's posture policy (docs/server.md, "Policy"): one document per organization, refined
+// per device label, validated with the agent's own schema (checks/policy.ts), versioned with a change
+// history; the lifecycle data set served with it (the agent's built-in tables until an admin imports
+// a newer one). The admin CLI, the admin API and the console share these operations; what agents
+// fetch is served from memory by PolicyCache.
+import * as z from 'zod/mini';
+import { en } from 'zod/locales';
+import { darwinLifecycle } from '../../checks/darwin/lifecycle';
+import { freebsdLifecycle } from '../../checks/freebsd/lifecycle';
+import { LifecycleDataSchema, type LifecycleData } from '../../checks/lifecycleTable';
+import { linuxLifecycle } from '../../checks/linux/lifecycle';
+import { PolicyError, resolvePolicy, validatePolicyDocument, type Policy } from '../../checks/policy';
+import { windowsLifecycle } from '../../checks/windows/lifecycle';
+import { PLATFORMS } from '../protocol/constants';
+import { policyToken, type Platform, type PolicyResponse } from '../protocol/schemas';
+import { organizationInScope } from './admin';
+import type { Labels, OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
+import type { DeviceId, OrganizationId } from './ids';
+import { UsageError } from './usage';
+
+/** The data sets this server was built with: lifecycle version 0. */
+const BUILT_IN_LIFECYCLE: Record<Platform, LifecycleData> = {
+  DARWIN: darwinLifecycle,
+  LINUX: linuxLifecycle,
+  FREEBSD: freebsdLifecycle,
+  WINDOWS: windowsLifecycle,
+};
+
+/** A lifecycle file for `lifecycle import`: per platform, a data set in the agent's format; an absent platform keeps the built-in one. */
+const LifecycleFile = z.partialRecord(z.enum(PLATFORMS), LifecycleDataSchema);
+
+const MAX_LABEL_LENGTH = 128;
+const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}=[^\s=][^\s]{0,62}$/;
+const DEFAULT_HISTORY = 50;
+/** Devices whose labels PolicyCache keeps (about 100 bytes each). */
+const MAX_CACHED_LABELS = 100_000;
+const MAX_HISTORY = 1000;
+
+export interface PolicyView {
+  org: string;
+  /** The organization's policy version: moves with any change of its documents. */
+  version: number;
+  /** null: the organization's own document; "key=value": a label's refinement. */
+  label: string | null;
+  /** The document as the administrator wrote it ({} when none is set). */
+  document: Record<string, unknown>;
+  /** Every setting with the defaults filled in: what an agent with no local overrides applies. */
+  effective: Policy;
+  /** The labels that have a refinement of their own. */
+  labels: string[];
+}
+
+export interface PolicyChangeView {
+  version: number;
+  label: string | null;
+  changed_by: string;
+  changed_at: string;
+  /** The settings (dotted paths) whose values differ from the document before. */
+  changed: string[];
+  removed: boolean;
+  document: Record<string, unknown> | null;
+}
+
+/** A label as `--label` and `?label=` give it: "key=value". */
+export function parseLabel(text: string | undefined): string | null {
+  if (text === undefined || text === '') return null;
+  if (text.length > MAX_LABEL_LENGTH || !LABEL_PATTERN.test(text))
+    throw new UsageError('a label is key=value: a key of letters, digits, ".", "_" and "-", and a value without white space');
+  return text;
+}
+
+function parseDocument(json: string): Record<string, unknown> {
+  return JSON.parse(json) as Record<string, unknown>;
+}
+
+async function orgFor(store: Store, scope: OrgScope, name: string, create: boolean): Promise<Organization> {
+  // The whole database's admin may set the policy of an organization that has no device yet.
+  if (create && scope.orgId === null) return store.ensureOrganization(name.trim(), new Date().toISOString());
+  return organizationInScope(store, scope, name);
+}
+
+export async function showPolicy(store: Store, scope: OrgScope, request: { org: string; label?: string }): Promise<PolicyView> {
+  const label = parseLabel(request.label);
+  const org = await organizationInScope(store, scope, request.org);
+  const { version, documents } = await store.orgPolicy(org.id);
+  const own = documents.find((d) => d.label === null);
+  const refinement = label === null ? undefined : documents.find((d) => d.label === label);
+  const base = own ? parseDocument(own.document) : {};
+  const document = label === null ? base : refinement ? parseDocument(refinement.document) : {};
+  return {
+    org: org.name,
+    version,
+    label,
+    document,
+    effective: resolvePolicy(label === null ? base : mergeDocuments(base, document)),
+    labels: documents.flatMap((d) => (d.label === null ? [] : [d.label])),
+  };
+}
+
+/**
+ * Validates and stores a policy document (null removes a label's refinement, or resets the
+ * organization's to the defaults). An invalid document is refused (UsageError: the CLI's exit 2,
+ * the API's 400) with the field's path and why; nothing is stored.
+ */
+export async function setPolicy(
+  store: Store,
+  scope: OrgScope,
+  request: { org: string; label?: string; document: unknown; actor: string },
+): Promise<{ org: string; label: string | null; version: number }> {
+  const label = parseLabel(request.label);
+  let text: string | null = null;
+  if (request.document !== null) {
+    try {
+      validatePolicyDocument(request.document);
+    } catch (err) {
+      if (err instanceof PolicyError) throw new UsageError(err.message);
+      throw err;
+    }
+    text = JSON.stringify(request.document);
+  }
+  const org = await orgFor(store, scope, request.org, true);
+  const version = await store.putPolicy({ orgId: org.id, label, document: text, changedBy: request.actor, now: new Date().toISOString() });
+  return { org: org.name, label, version };
+}
+
+export async function policyHistory(
+  store: Store,
+  scope: OrgScope,
+  request: { org: string; label?: string; limit?: number },
+): Promise<PolicyChangeView[]> {
+  const limit = request.limit ?? DEFAULT_HISTORY;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY)
+    throw new UsageError(`limit must be a whole number from 1 to ${MAX_HISTORY}`);
+  const org = await organizationInScope(store, scope, request.org);
+  const changes = await store.policyHistory(org.id, request.label === undefined ? undefined : parseLabel(request.label), limit);
+  return changes.map(changeView);
+}
+
+function changeView(change: PolicyChangeRecord): PolicyChangeView {
+  const before = change.previous === null ? {} : parseDocument(change.previous);
+  const after = change.document === null ? {} : parseDocument(change.document);
+  return {
+    version: change.version,
+    label: change.label,
+    changed_by: change.changedBy,
+    changed_at: change.changedAt,
+    changed: changedPaths(before, after, []),
+    removed: change.document === null,
+    document: change.document === null ? null : after,
+  };
+}
+
+/** The dotted paths of the leaves that differ between two documents. */
+function changedPaths(before: unknown, after: unknown, path: string[]): string[] {
+  if (isPlainObject(before) && isPlainObject(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((key) => changedPaths(before[key], after[key], [...path, key]));
+  }
+  return JSON.stringify(before) === JSON.stringify(after) ? [] : [path.join('.') || '(root)'];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A label's refinement over the organization's document: objects merged key by key, anything else replaced. */
+function mergeDocuments(base: Record<string, unknown>, refinement: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(refinement)) {
+    const below = merged[key];
+    merged[key] = isPlainObject(below) && isPlainObject(value) ? mergeDocuments(below, value) : value;
+  }
+  return merged;
+}
+
+// ---- lifecycle data sets ------------------------------------------------------------------------
+
+export interface LifecycleVersionView {
+  version: number;
+  imported_by: string | null;
+  imported_at: string | null;
+  /** Per platform: the data set's commit date, and whether it is the built-in one. */
+  platforms: Record<Platform, { committed_at: string; built_in: boolean }>;
+}
+
+/** Validates a lifecycle file (`lifecycle import`) and stores it as the next version. */
+export async function importLifecycle(store: Store, json: unknown, actor: string): Promise<LifecycleVersionView> {
+  const parsed = LifecycleFile.safeParse(json, { error: en().localeError });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(`invalid lifecycle data at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  if (Object.keys(parsed.data).length === 0) throw new UsageError(`invalid lifecycle data: no platform (${PLATFORMS.join(', ')})`);
+  await store.importLifecycleSet({ data: JSON.stringify(parsed.data), importedBy: actor, now: new Date().toISOString() });
+  return lifecycleVersion(store);
+}
+
+export async function lifecycleVersion(store: Store): Promise<LifecycleVersionView> {
+  const { version, sets, record } = await currentLifecycle(store);
+  return {
+    version,
+    imported_by: record?.importedBy ?? null,
+    imported_at: record?.importedAt ?? null,
+    platforms: Object.fromEntries(
+      PLATFORMS.map((p) => [p, { committed_at: sets[p].dataset.committedAt, built_in: sets[p] === BUILT_IN_LIFECYCLE[p] }]),
+    ) as LifecycleVersionView['platforms'],
+  };
+}
+
+async function currentLifecycle(store: Store) {
+  const record = await store.latestLifecycleSet();
+  const imported = record ? (JSON.parse(record.data) as Partial<Record<Platform, LifecycleData>>) : {};
+  const sets = Object.fromEntries(PLATFORMS.map((p) => [p, imported[p] ?? BUILT_IN_LIFECYCLE[p]])) as Record<Platform, LifecycleData>;
+  return { version: record?.version ?? 0, sets, record };
+}
+
+// ---- what agents fetch --------------------------------------------------------------------------
+
+interface OrgEntry {
+  version: number;
+  /** The organization's own document, and the refinements by label. */
+  base: Record<string, unknown>;
+  refinements: Map<string, Record<string, unknown>>;
+  /** Served bodies by platform (and, once devices carry labels, by label set). */
+  bodies: Map<string, string>;
+}
+
+/**
+ * What `serve` keeps of the policy between requests, so that a heartbeat's `policy_version` and the
+ * policy route cost no database read. Everything is dropped when the store's policyGeneration moves
+ * (any process's policy, exception or lifecycle change, committed in the same transaction), read
+ * at most once per event-loop turn, after the turn's requests were received (as deviceCache.ts does).
+ */
+export class PolicyCache {
+  private generation: string | undefined;
+  private turnsGeneration: Promise<string> | undefined;
+  private readonly orgs = new Map<OrganizationId, Promise<OrgEntry>>();
+  private lifecycle: Promise<Awaited<ReturnType<typeof currentLifecycle>>> | undefined;
+  private readonly labels = new Map<DeviceId, Labels>();
+
+  constructor(private readonly store: Store) {}
+
+  /** The heartbeat's `policy_version` for a device of the organization. */
+  async token(orgId: OrganizationId): Promise<string> {
+    await this.fresh();
+    const [org, lifecycle] = await Promise.all([this.org(orgId), this.lifecycleSets()]);
+    return policyToken(org.version, lifecycle.version);
+  }
+
+  /**
+   * The policy route's body (JSON) for a device of the organization on `platform`: the organization's
+   * document refined by those of the device's labels that have one (in label order).
+   */
+  async body(orgId: OrganizationId, deviceId: DeviceId, platform: Platform): Promise<string> {
+    await this.fresh();
+    const [org, lifecycle] = await Promise.all([this.org(orgId), this.lifecycleSets()]);
+    // Labels are read only in an organization with refinements, once per device (a device's labels come with its registration).
+    const labels = org.refinements.size === 0 ? {} : await this.labelsOf(deviceId);
+    const matched = [...org.refinements.keys()].filter(
+      (label) => labels[label.slice(0, label.indexOf('='))] === label.slice(label.indexOf('=') + 1),
+    );
+    const key = [platform, ...matched].join('|');
+    let body = org.bodies.get(key);
+    if (body === undefined) {
+      const response: PolicyResponse = {
+        version: org.version,
+        policy: matched.reduce((document, label) => mergeDocuments(document, org.refinements.get(label)!), org.base),
+        lifecycle: { version: lifecycle.version, ...lifecycle.sets[platform] },
+      };
+      body = JSON.stringify(response);
+      org.bodies.set(key, body);
+    }
+    return body;
+  }
+
+  private async labelsOf(deviceId: DeviceId): Promise<Labels> {
+    let labels = this.labels.get(deviceId);
+    if (labels === undefined) {
+      labels = await this.store.deviceLabels(deviceId);
+      if (this.labels.size >= MAX_CACHED_LABELS) this.labels.delete(this.labels.keys().next().value!);
+      this.labels.set(deviceId, labels);
+    }
+    return labels;
+  }
+
+  /** Drops everything: after this process's own change (the next turn's read would see it too). */
+  forgetAll(): void {
+    this.orgs.clear();
+    this.lifecycle = undefined;
+  }
+
+  private async fresh(): Promise<void> {
+    this.turnsGeneration ??= new Promise<string>((resolve, reject) => {
+      setImmediate(() => {
+        this.turnsGeneration = undefined;
+        this.store.policyGeneration().then(resolve, reject);
+      });
+    });
+    const generation = await this.turnsGeneration;
+    if (generation !== this.generation) {
+      this.forgetAll();
+      this.generation = generation;
+    }
+  }
+
+  private org(orgId: OrganizationId): Promise<OrgEntry> {
+    let entry = this.orgs.get(orgId);
+    if (!entry) {
+      entry = this.store.orgPolicy(orgId).then(({ version, documents }) => {
+        const own = documents.find((d) => d.label === null);
+        return {
+          version,
+          base: own ? parseDocument(own.document) : {},
+          refinements: new Map(documents.flatMap((d) => (d.label === null ? [] : [[d.label, parseDocument(d.document)] as const]))),
+          bodies: new Map(),
+        };
+      });
+      entry.catch(() => this.orgs.delete(orgId));
+      this.orgs.set(orgId, entry);
+    }
+    return entry;
+  }
+
+  private lifecycleSets() {
+    if (!this.lifecycle) {
+      this.lifecycle = currentLifecycle(this.store);
+      this.lifecycle.catch(() => (this.lifecycle = undefined));
+    }
+    return this.lifecycle;
+  }
+}

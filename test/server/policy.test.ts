@@ -1,0 +1,383 @@
+// The server policy (docs/server.md, "Policy") over the real server and its admin CLI, on every
+// engine: set, show and history through the CLI and the admin API, refusals that store nothing,
+// the heartbeat's policy_version and POST /policy served from memory yet following changes made by
+// other processes, lifecycle import, and `serve --no-policy` (the spec's server: no extra field, no route).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { linuxLifecycle } from '../../checks/linux/lifecycle';
+import { EXTENSION_ROUTES, type PolicyResponse } from '../../src/protocol/schemas';
+import type { LifecycleVersionView, PolicyChangeView, PolicyView } from '../../src/server/policy';
+import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
+import { parseJson } from '../support/json';
+import { NO_RATE_LIMITS, runServerCli, startServer, tryServerCli, type RunningServer } from '../support/server';
+import type { ComplianceSummary, DeviceView } from '../../src/server/admin';
+import type { ExceptionView } from '../../src/server/exceptions';
+import { until } from '../support/agent';
+import {
+  call,
+  createSecret,
+  enroll,
+  enrolledDevice,
+  expectError,
+  heartbeat,
+  heartbeatBody,
+  postures,
+  register,
+  result,
+  type EnrolledDevice,
+} from './client';
+
+const API = '/api/admin/v1';
+let server: RunningServer;
+let device: EnrolledDevice;
+let acmeToken: string;
+let globexToken: string;
+
+beforeAll(async () => {
+  server = await startServer({ args: NO_RATE_LIMITS });
+  device = await enrolledDevice(server, { org: 'acme' });
+  await server.createDevice({ org: 'globex' });
+  acmeToken = (await createAdminToken(server, { org: 'acme' })).admin_token;
+  globexToken = (await createAdminToken(server, { org: 'globex' })).admin_token;
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+function policyFile(name: string, content: unknown): string {
+  const file = join(server.dir, name);
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+const cli = (args: readonly string[]) => tryServerCli([...args, '--db', server.dbPath]);
+const api = (path: string, token: string, options: { method?: string; json?: unknown } = {}) =>
+  call(server, `${API}${path}`, { method: options.method ?? 'GET', json: options.json, headers: { authorization: `Bearer ${token}` } });
+
+async function history(org: string): Promise<PolicyChangeView[]> {
+  return parseJson<PolicyChangeView[]>((await runServerCli(['policy', 'history', '--db', server.dbPath, '--org', org, '--json'])).stdout);
+}
+
+async function policyVersion(apiKey: string): Promise<unknown> {
+  const answer = await heartbeat(server, apiKey);
+  expect(answer.status, answer.text).toBe(200);
+  return answer.body?.policy_version;
+}
+
+async function served(apiKey: string, platform = 'LINUX'): Promise<PolicyResponse> {
+  const answer = await call(server, EXTENSION_ROUTES.policy, { apiKey, json: { platform } });
+  expect(answer.status, answer.text).toBe(200);
+  return parseJson<PolicyResponse>(answer.text);
+}
+
+describe('policy set|show|history (admin CLI)', () => {
+  test('a valid policy is stored as the next version; history says who changed which settings', async () => {
+    const before = await policyVersion(device.apiKey);
+    expect(before).toBe('0.0');
+    const file = policyFile('first.json', { screenLock: { maxIdleSeconds: 300 }, checks: { disabled: ['FIREWALL_ENABLED'] } });
+    const set = await cli(['policy', 'set', '--org', 'acme', '--file', file]);
+    expect(set, set.stderr).toMatchObject({ code: 0, stdout: 'Policy of acme is now version 1.\n' });
+    const second = policyFile('second.json', { screenLock: { maxIdleSeconds: 600 }, checks: { disabled: ['FIREWALL_ENABLED'] } });
+    expect((await cli(['policy', 'set', '--org', 'acme', '--file', second])).code).toBe(0);
+
+    const view = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
+    expect(view).toMatchObject({ org: 'acme', version: 2, label: null, document: { screenLock: { maxIdleSeconds: 600 } }, labels: [] });
+    expect(view.effective.screenLock).toEqual({ maxIdleSeconds: 600, maxGraceSeconds: 5 });
+    expect(view.effective.password.minLength).toBe(8);
+
+    const changes = await history('acme');
+    expect(changes.map((c) => [c.version, c.changed])).toEqual([
+      [2, ['screenLock.maxIdleSeconds']],
+      [1, ['checks', 'screenLock']],
+    ]);
+    expect(changes[0]!.changed_by).toMatch(/^cli(:.+)?$/);
+    expect(Date.parse(changes[0]!.changed_at)).toBeGreaterThan(Date.now() - 600_000);
+    const text = (await cli(['policy', 'history', '--org', 'acme'])).stdout;
+    expect(text).toMatch(/^VERSION +LABEL +CHANGED AT +BY +WHAT CHANGED\n2 +- +\S+ \S+ UTC +cli\S* +screenLock\.maxIdleSeconds\n1 /);
+  });
+
+  test.each([
+    ['an unknown setting', { screenLock: { maxIdleSecs: 60 } }, 'invalid policy at screenLock.maxIdleSecs: unknown setting'],
+    ['a value out of range', { password: { minLength: 0 } }, 'invalid policy at password.minLength: Too small: expected number to be >0'],
+    ['an unknown check', { checks: { disabled: ['FIREWALL'] } }, 'invalid policy at checks.disabled.0: Invalid option'],
+    ['the served lifecycle field', { osVersion: { lifecycleData: {} } }, 'invalid policy at osVersion.lifecycleData'],
+    ['not an object', [1], 'invalid policy at (root): expected a JSON object'],
+  ])('%s is refused with the setting and why (exit 2), and nothing is stored', async (_what, document, message) => {
+    const before = await history('acme');
+    const outcome = await cli(['policy', 'set', '--org', 'acme', '--file', policyFile('bad.json', document)]);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain(`device-agent-server: ${message}`);
+    expect(await history('acme')).toEqual(before);
+  });
+
+  test('a file that is not JSON, and neither or both of --file and --reset, are usage errors', async () => {
+    expect(await cli(['policy', 'set', '--org', 'acme', '--file', policyFile('broken.json', '{"password":')])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('is not valid JSON') as string,
+    });
+    expect((await cli(['policy', 'set', '--org', 'acme'])).stderr).toContain('give either --file <policy.json> or --reset');
+    expect((await cli(['policy', 'show', '--org', 'acme', '--label', 'no label'])).code).toBe(2);
+  });
+
+  test('a label refinement is versioned with the organization and shown merged over it', async () => {
+    const file = policyFile('label.json', { screenLock: { maxGraceSeconds: 0 } });
+    expect((await cli(['policy', 'set', '--org', 'acme', '--label', 'team=dev', '--file', file])).code).toBe(0);
+    const view = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--label', 'team=dev', '--json'])).stdout);
+    expect(view).toMatchObject({ version: 3, label: 'team=dev', document: { screenLock: { maxGraceSeconds: 0 } }, labels: ['team=dev'] });
+    expect(view.effective.screenLock).toEqual({ maxIdleSeconds: 600, maxGraceSeconds: 0 });
+    expect((await cli(['policy', 'set', '--org', 'acme', '--label', 'team=dev', '--reset'])).code).toBe(0);
+    const [removal] = await history('acme');
+    expect(removal).toMatchObject({ version: 4, label: 'team=dev', removed: true, changed: ['screenLock'], document: null });
+  });
+});
+
+describe('the admin API', () => {
+  test('GET and PUT /policy within the token’s organization; PUT records the token as the author', async () => {
+    const shown = await api('/policy?org=acme', acmeToken);
+    expect(shown.status, shown.text).toBe(200);
+    const before = parseJson<PolicyView>(shown.text).version;
+    const put = await api('/policy?org=acme', acmeToken, { method: 'PUT', json: { password: { minLength: 12 } } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toEqual({ org: 'acme', label: null, version: before + 1 });
+    const changes = await api('/policy/history?org=acme&limit=1', acmeToken);
+    expect(parseJson<{ changes: PolicyChangeView[] }>(changes.text).changes).toMatchObject([
+      {
+        version: before + 1,
+        changed_by: expect.stringMatching(/^token:adt_/) as string,
+        changed: expect.arrayContaining(['password']) as string[],
+      },
+    ]);
+    expectError(await api('/policy?org=acme', globexToken), 404, 'not_found');
+    expectError(await api('/policy?org=acme', globexToken, { method: 'PUT', json: {} }), 404, 'not_found');
+  });
+
+  test('an invalid policy is 400 with the setting and why, and nothing is stored', async () => {
+    const before = await history('acme');
+    const answer = await api('/policy?org=acme', acmeToken, { method: 'PUT', json: { osVersion: { graceDaysAfterEol: -1 } } });
+    expectError(answer, 400, 'bad_request');
+    expect(answer.body?.message).toMatch(/^invalid policy at osVersion\.graceDaysAfterEol: /);
+    expectError(await api('/policy', acmeToken), 400, 'bad_request');
+    expect(await history('acme')).toEqual(before);
+  });
+});
+
+describe('delivery to agents', () => {
+  test('policy_version follows changes made by another process; /policy serves the policy and the platform’s lifecycle data', async () => {
+    const version = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout).version;
+    expect(await policyVersion(device.apiKey)).toBe(`${version}.0`);
+    const body = await served(device.apiKey);
+    expect(body).toMatchObject({
+      version,
+      policy: { password: { minLength: 12 } },
+      lifecycle: { version: 0, dataset: linuxLifecycle.dataset },
+    });
+    expect(body.lifecycle).toEqual({ version: 0, ...linuxLifecycle });
+    expect((await served(device.apiKey, 'DARWIN')).lifecycle).toMatchObject({ products: { macos: expect.any(Array) as unknown[] } });
+
+    expect((await cli(['policy', 'set', '--org', 'acme', '--file', policyFile('next.json', { password: { minLength: 14 } })])).code).toBe(
+      0,
+    );
+    expect(await policyVersion(device.apiKey)).toBe(`${version + 1}.0`);
+    expect((await served(device.apiKey)).policy).toEqual({ password: { minLength: 14 } });
+  });
+
+  test('/policy needs the API key and a platform', async () => {
+    expectError(await call(server, EXTENSION_ROUTES.policy, { json: { platform: 'LINUX' } }), 401, 'unauthorized');
+    expectError(await call(server, EXTENSION_ROUTES.policy, { apiKey: device.apiKey, json: { platform: 'BEOS' } }), 400, 'bad_request');
+    // An extension route, so not among the spec's paths that name their methods: another method is no route.
+    expectError(await call(server, EXTENSION_ROUTES.policy, { method: 'GET', apiKey: device.apiKey }), 404, 'not_found');
+  });
+
+  test('lifecycle import: a newer data set is validated, versioned and served; an invalid one changes nothing', async () => {
+    const bad = await cli([
+      'lifecycle',
+      'import',
+      policyFile('bad-lifecycle.json', { LINUX: { ...linuxLifecycle, products: { debian: [{ cycle: '12', eol: 'soon' }] } } }),
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('invalid lifecycle data at LINUX.products.debian.0.eol');
+    expect((await cli(['lifecycle', 'import', policyFile('empty.json', {})])).stderr).toContain('invalid lifecycle data: no platform');
+    const before = (await served(device.apiKey)).version;
+
+    const newer = { ...linuxLifecycle, dataset: { ...linuxLifecycle.dataset, committedAt: '2026-11-01' } };
+    const imported = await cli(['lifecycle', 'import', policyFile('lifecycle.json', { LINUX: newer }), '--json']);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(parseJson<LifecycleVersionView>(imported.stdout)).toMatchObject({
+      version: 1,
+      imported_by: expect.stringMatching(/^cli/) as string,
+      platforms: { LINUX: { committed_at: '2026-11-01', built_in: false }, DARWIN: { built_in: true } },
+    });
+    expect(await policyVersion(device.apiKey)).toBe(`${before}.1`);
+    expect((await served(device.apiKey)).lifecycle).toEqual({ version: 1, ...newer });
+  });
+});
+
+describe('exceptions', () => {
+  const diskCounts = async () => {
+    const summary = parseJson<ComplianceSummary>((await api('/compliance?org=acme', acmeToken)).text);
+    const disk = summary.checks.find((c) => c.check_key === 'DISK_ENCRYPTION')!;
+    return { FAIL: disk.FAIL, EXCEPTED: disk.EXCEPTED };
+  };
+  const diskResult = async () =>
+    parseJson<DeviceView>((await api(`/devices/${device.deviceId}`, acmeToken)).text).latest.find(
+      (r) => r.check_key === 'DISK_ENCRYPTION',
+    )!;
+
+  test('a FAIL under an exception stays FAIL but shows excepted until its end, counts apart, and lapses by itself', async () => {
+    const uploaded = await postures(server, device.apiKey, {
+      results: [result({ check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'root_not_encrypted' } })],
+    });
+    expect(uploaded.status, uploaded.text).toBe(204);
+    expect(await diskCounts()).toEqual({ FAIL: 1, EXCEPTED: 0 });
+
+    const granted = await api('/exceptions?org=acme', acmeToken, {
+      method: 'POST',
+      json: {
+        device_id: device.deviceId,
+        check_key: 'DISK_ENCRYPTION',
+        reason: 'encryption scheduled with the hardware refresh',
+        expires: '4s',
+      },
+    });
+    expect(granted.status, granted.text).toBe(201);
+    const exception = parseJson<ExceptionView>(granted.text);
+    expect(exception).toMatchObject({
+      org: 'acme',
+      device_id: device.deviceId,
+      label: null,
+      created_by: expect.stringMatching(/^token:/) as string,
+    });
+    expect(await diskResult()).toMatchObject({ status: 'FAIL', excepted_until: exception.expires_at });
+    expect(await diskCounts()).toEqual({ FAIL: 0, EXCEPTED: 1 });
+    const listed = await cli(['exception', 'list', '--org', 'acme', '--json']);
+    expect(parseJson<ExceptionView[]>(listed.stdout)).toEqual([exception]);
+    expect(parseJson<{ exceptions: ExceptionView[] }>((await api('/exceptions?org=globex', globexToken)).text).exceptions).toEqual([]);
+
+    await until(diskCounts, (counts) => counts.FAIL === 1, 30_000, 'the exception to lapse');
+    expect(await diskCounts()).toEqual({ FAIL: 1, EXCEPTED: 0 });
+    expect((await diskResult()).excepted_until).toBeUndefined();
+    expect((await cli(['exception', 'list', '--org', 'acme'])).stdout).toBe('No exceptions in force.\n');
+  });
+
+  test('bad exceptions are refused and store nothing; remove ends one now', async () => {
+    const grant = (json: unknown, token = acmeToken) => api('/exceptions?org=acme', token, { method: 'POST', json });
+    const valid = { device_id: device.deviceId, check_key: 'FIREWALL_ENABLED', reason: 'lab machine', expires: '30d' };
+    expectError(await grant({ ...valid, expires: '2020-01-01' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, expires: '400d' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, reason: ' ' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, check_key: 'disk' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, label: 'team=dev' }), 400, 'bad_request');
+    expectError(await grant({ ...valid, extra: 1 }), 400, 'bad_request');
+    expectError(await grant(valid, globexToken), 404, 'not_found');
+    expectError(await grant({ ...valid, device_id: 'dev_00000000000000000000000000000000' }), 404, 'not_found');
+    expect(parseJson<{ exceptions: ExceptionView[] }>((await api('/exceptions?org=acme', acmeToken)).text).exceptions).toEqual([]);
+
+    const added = await cli([
+      'exception',
+      'add',
+      '--org',
+      'acme',
+      '--device',
+      device.deviceId,
+      '--check',
+      'FIREWALL_ENABLED',
+      '--reason',
+      'lab',
+      '--expires',
+      '30d',
+      '--json',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const { exception_id: id } = parseJson<ExceptionView>(added.stdout);
+    expectError(await api(`/exceptions/${id}?org=globex`, globexToken, { method: 'DELETE' }), 404, 'not_found');
+    expect((await api(`/exceptions/${id}?org=acme`, acmeToken, { method: 'DELETE' })).status).toBe(204);
+    expect((await cli(['exception', 'remove', id, '--org', 'acme'])).code).toBe(2);
+  });
+});
+
+describe('the console’s policy form', () => {
+  test('edits the common settings (POST, then 303 to the page), refuses an invalid value with why, and needs the CSRF token', async () => {
+    expect((await addAccount(server, 'ops@acme.test', { org: 'acme' }, 'acme console password')).code).toBe(0);
+    const client = new ConsoleClient(server);
+    expect((await client.signIn('ops@acme.test', 'acme console password')).status).toBe(303);
+    const form = await client.get('/console/policy');
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('<code>password.minLength</code>');
+    expect(form.text).toMatch(/Debian LTS counts as support<\/td>\s*<td>false<\/td>/);
+    const before = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
+    const csrf = await client.csrfToken('/console/policy');
+    const fields = {
+      _csrf: csrf,
+      'screenLock.maxIdleSeconds': '900',
+      'screenLock.maxGraceSeconds': '5',
+      'password.minLength': '10',
+      'malware.maxSignatureAgeDays': '7',
+      'osVersion.graceDaysAfterEol': '0',
+      'osVersion.acceptExtendedSupport.debianLts': 'on',
+      'disabled.TIME_SYNC': 'on',
+    };
+    const saved = await client.post('/console/policy?org=acme', fields);
+    expect(saved.status, saved.text).toBe(303);
+    expect(saved.headers.location).toBe('/console/policy?org=acme');
+    const after = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
+    expect(after.version).toBe(before.version + 1);
+    expect(after.document).toEqual({
+      password: { minLength: 10 },
+      osVersion: { acceptExtendedSupport: { debianLts: true } },
+      checks: { disabled: ['TIME_SYNC'] },
+    });
+    expect((await history('acme'))[0]!.changed_by).toBe('account:ops@acme.test');
+
+    const refused = await client.post('/console/policy?org=acme', { ...fields, 'password.minLength': '0' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('invalid policy at password.minLength: Too small: expected number to be &gt;0');
+    expect((await client.post('/console/policy?org=acme', { ...fields, _csrf: 'forged' })).status).toBe(403);
+    expect(parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout).version).toBe(after.version);
+  });
+});
+
+describe('label refinements', () => {
+  test('a device registered with a labelled secret is served the organization’s policy refined by its label; others are not', async () => {
+    const secret = await createSecret(server, ['--label', 'team=lab'], 'labs');
+    const identity = heartbeatBody();
+    const registered = await register(server, secret.enroll_secret, identity);
+    expect(registered.status, registered.text).toBe(200);
+    const enrolled = await enroll(server, registered.body?.enrollment_token);
+    const labelled = String(enrolled.body?.api_key);
+    expect((await heartbeat(server, labelled, identity)).status).toBe(200);
+    const plain = await enrolledDevice(server, { org: 'labs' });
+
+    expect((await cli(['policy', 'set', '--org', 'labs', '--file', policyFile('labs.json', { password: { minLength: 10 } })])).code).toBe(
+      0,
+    );
+    const refinement = policyFile('lab.json', { password: { requireComplexity: true }, checks: { disabled: ['REMOTE_LOGIN'] } });
+    expect((await cli(['policy', 'set', '--org', 'labs', '--label', 'team=lab', '--file', refinement])).code).toBe(0);
+    expect((await served(labelled)).policy).toEqual({
+      password: { minLength: 10, requireComplexity: true },
+      checks: { disabled: ['REMOTE_LOGIN'] },
+    });
+    expect((await served(plain.apiKey)).policy).toEqual({ password: { minLength: 10 } });
+    expect(await policyVersion(labelled)).toBe(await policyVersion(plain.apiKey));
+  });
+});
+
+describe('serve --no-policy', () => {
+  test('is the spec’s server: no policy_version in heartbeats and no policy route', async () => {
+    const plain = await startServer({ args: ['--no-policy'] });
+    try {
+      const own = await enrolledDevice(plain, { org: 'acme' });
+      const answer = await heartbeat(plain, own.apiKey);
+      expect(answer.status).toBe(200);
+      expect(Object.keys(answer.body ?? {}).sort()).toEqual([
+        'device_id',
+        'heartbeat_interval_seconds',
+        'posture_interval_seconds',
+        'server_time',
+      ]);
+      expectError(await call(plain, EXTENSION_ROUTES.policy, { apiKey: own.apiKey, json: { platform: 'LINUX' } }), 404, 'not_found');
+    } finally {
+      await plain.stop();
+    }
+  });
+});
