@@ -33,7 +33,7 @@ const ON_EVERY_ENGINE = [
   'workers',
 ]
   .map((name) => `test/server/${name}.test.ts`)
-  .concat('test/console/security.test.ts');
+  .concat('test/console/security.test.ts', 'test/console/signInThrottle.test.ts');
 
 // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run to those files on SQLite:
 // scripts/mutation.mjs uses it.

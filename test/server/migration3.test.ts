@@ -67,7 +67,7 @@ test('results stored under schema 2 are the latest results after the upgrade, an
     }
   };
   const backfilled = latestRows();
-  expect(backfilled.version).toBe(3);
+  expect(backfilled.version).toBe(6);
   expect(backfilled.rows).toHaveLength(2);
   server = await startServer({ dbPath });
   expect(latestRows()).toEqual(backfilled);

@@ -25,6 +25,7 @@ const TABLES = [
   'admin_tokens',
   'admin_accounts',
   'admin_sessions',
+  'sign_in_attempts',
   'settings',
 ];
 
@@ -46,6 +47,8 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   const before = await Promise.all([active, revoked].map((d) => sqlite.showDevice(d.deviceId)));
   const { admin_token: adminToken } = await createAdminToken(sqlite, { org: 'acme' });
   expect((await addAccount(sqlite, 'admin@acme.test', { org: 'acme' }, 'a long console password')).code).toBe(0);
+  // A wrong guess: its count moves too (sign_in_attempts 1 1 ok).
+  expect((await new ConsoleClient(sqlite).signIn('admin@acme.test', 'a wrong guess')).status).toBe(401);
   const latestBefore = (await call(sqlite, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) }))
     .text;
   await sqlite.stop();
