@@ -17,6 +17,7 @@ const ON_EVERY_ENGINE = [
   'admin',
   'adminApi',
   'checkKeyCap',
+  'complianceSeries',
   'enroll',
   'fuzz',
   'heartbeat',

@@ -15,6 +15,8 @@ export interface AppConfig {
   postureIntervalSeconds: number;
   /** Distinct check keys a device may hold (deviceLifecycle.ts: firstKeyBeyondCap). */
   maxCheckKeys: number;
+  /** `--retention`: results received longer ago are deleted, so the compliance series stops there (admin.ts). */
+  retentionMs: number;
   /** The HTTPS server's options (./tls); plain HTTP without. */
   tls?: TlsOptions;
   /** Behind a TLS-terminating proxy: who it is, and the per-agent-address cap (./forwarded). */

@@ -66,6 +66,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
     postureIntervalSeconds: options.postureIntervalSeconds,
     maxCheckKeys: options.maxCheckKeys,
+    retentionMs: options.retention.maxAgeMs,
     tls: tls?.options,
     forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
   };

@@ -6,17 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { SIGN_IN_DELAYS, SignInThrottle, decideSignInAttempt, type SignInDelayPolicy } from '../../src/server/console/signInThrottle';
-import { parseDatabaseLocation } from '../../src/server/db/location';
-import { openStore } from '../../src/server/db/open';
 import type { Store } from '../../src/server/db/store';
-import { ON_POSTGRES, createDatabase, postgresEnv } from '../support/postgres';
+import { openTestStore } from '../support/testStore';
 
 let dir: string;
 let store: Store;
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'device-agent-sign-in-'));
-  if (ON_POSTGRES) process.env.PGPASSWORD = postgresEnv().PGPASSWORD;
-  store = await openStore(ON_POSTGRES ? parseDatabaseLocation(await createDatabase()) : { engine: 'sqlite', path: join(dir, 'server.db') });
+  store = await openTestStore(dir);
 });
 afterEach(async () => {
   await store.close();

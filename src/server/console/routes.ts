@@ -217,7 +217,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         postureIntervalSeconds: config.postureIntervalSeconds,
       };
       const summary = await complianceSummary(store, scope, { org, ...intervals });
-      const { days } = await complianceSeries(store, scope, { org, days: 30 });
+      const { days } = await complianceSeries(store, scope, { org, days: 30, retentionMs: config.retentionMs });
       const failures = await fleetFailures(store, org, scope);
       return page(reply, overviewPage(pageContext(request, reply), { org, summary, days, failures }));
     });
