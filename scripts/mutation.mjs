@@ -1,4 +1,4 @@
-// `npm run test:mutation [-- <module> ...]`: mutation testing of the core modules, one Stryker run
+// `npm run test:mutation [-- <module> ...] [--<stryker flag> ...]`: mutation testing of the core modules, one Stryker run
 // per module, scoped to the tests that pin that module, then one score line per module.
 // Not part of `npm test` (minutes per module on two cores).
 //
@@ -97,7 +97,7 @@ const REPORT = (name) => `reports/mutation/${name}.json`;
 function run(name) {
   const spec = MODULES[name];
   rmSync(REPORT(name), { force: true });
-  const result = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], {
+  const result = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs', ...strykerFlags], {
     stdio: 'inherit',
     env: {
       ...process.env,
@@ -131,7 +131,10 @@ function score(report) {
   return { score: (100 * detected) / Math.max(1, detected + undetected), detected, undetected, survivors };
 }
 
-const wanted = process.argv.slice(2);
+// Arguments from the first one starting with `--` on are Stryker's (`-- <module> --concurrency 1`).
+const flagsAt = process.argv.slice(2).findIndex((arg) => arg.startsWith('--'));
+const wanted = flagsAt === -1 ? process.argv.slice(2) : process.argv.slice(2, 2 + flagsAt);
+const strykerFlags = flagsAt === -1 ? [] : process.argv.slice(2 + flagsAt);
 const unknown = wanted.filter((n) => !(n in MODULES));
 if (unknown.length > 0) {
   console.error(`unknown module(s): ${unknown.join(', ')}; known: ${Object.keys(MODULES).join(', ')}`);
