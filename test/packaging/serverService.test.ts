@@ -306,7 +306,7 @@ describe.skipIf(!canRun)(isRoot ? booted.title : `${booted.title}: skipped, need
     install(first, 'first');
     writeFileSync(
       container.path(SERVER_ENV_FILE),
-      `DEVICE_AGENT_SERVER_DB=${DB}\nDEVICE_AGENT_SERVER_OPTIONS=--host 127.0.0.1 --port ${port} --workers 2 --tls-cert /etc/device-agent-server/tls/live/cert.pem --tls-key /etc/device-agent-server/tls/live/key.pem\n`,
+      `DEVICE_AGENT_SERVER_DB=${DB}\nDEVICE_AGENT_SERVER_OPTIONS=--host 127.0.0.1 --port ${port} --tls-cert /etc/device-agent-server/tls/live/cert.pem --tls-key /etc/device-agent-server/tls/live/key.pem --workers 2\n`,
     );
     const since = container.sh('date +%s').trim();
     const journal = () => container.run(['journalctl', '-u', UNIT, '-o', 'cat', '--no-pager', `--since=@${since}`]).stdout;
