@@ -17,6 +17,7 @@ const ON_EVERY_ENGINE = [
   'admin',
   'adminApi',
   'checkKeyCap',
+  'complianceSeries',
   'enroll',
   'fuzz',
   'heartbeat',
@@ -38,7 +39,12 @@ const ON_EVERY_ENGINE = [
   'workers',
 ]
   .map((name) => `test/server/${name}.test.ts`)
-  .concat('test/console/security.test.ts', 'test/console/secretsForms.test.ts', 'test/agent/enrollSecretFleet.test.ts');
+  .concat(
+    'test/console/security.test.ts',
+    'test/console/secretsForms.test.ts',
+    'test/agent/enrollSecretFleet.test.ts',
+    'test/console/signInThrottle.test.ts',
+  );
 
 // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run to those files on SQLite:
 // scripts/mutation.mjs uses it.

@@ -71,7 +71,8 @@ export const MODULES = {
     mutate: ['src/server/deviceLifecycle.ts'],
     tests: ['test/server/deviceLifecycle.test.ts', 'test/server/registrationRules.test.ts'],
   },
-  // SQLite's side only: the PostgreSQL errors are pinned by test/server/postgres/failures.test.ts, which needs the cluster.
+  // Real SQLite errors, and PostgreSQL's and the network's as recorded by
+  // test/server/postgres/failures.test.ts (which checks them live on the cluster) and replayed here.
   databaseErrors: {
     mutate: ['src/server/databaseErrors.ts', 'src/server/db/failures.ts'],
     tests: ['test/server/databaseFailures.test.ts'],

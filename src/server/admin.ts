@@ -459,6 +459,7 @@ async function countExceptedApart(
 }
 
 export const MAX_SERIES_DAYS = 90;
+const DAY_MS = 86_400_000;
 
 export interface ComplianceDay {
   /** YYYY-MM-DD, UTC. */
@@ -469,21 +470,27 @@ export interface ComplianceDay {
   pass_ratio: number | null;
 }
 
-/** One entry per day of the last `days` days, oldest first, days without reports included. */
+/**
+ * One entry per day of the last `days` days, oldest first, days without reports included; but no
+ * day that began before `retentionMs` ago (today aside): retention has deleted all or part of its
+ * results, and what is left of it would pass for the whole day.
+ */
 export async function complianceSeries(
   store: Store,
   scope: OrgScope,
-  options: { org?: string; days?: number; now?: Date },
+  options: { org?: string; days?: number; retentionMs: number; now?: Date },
 ): Promise<{ org: string | null; days: ComplianceDay[] }> {
   const org = options.org === undefined ? undefined : (await organizationInScope(store, scope, options.org)).name;
   const dayCount = options.days ?? 30;
   if (!Number.isInteger(dayCount) || dayCount < 1 || dayCount > MAX_SERIES_DAYS)
     throw new UsageError(`days must be a whole number from 1 to ${MAX_SERIES_DAYS}`);
-  const today = Date.parse((options.now ?? new Date()).toISOString().slice(0, 10));
-  const first = today - (dayCount - 1) * 86_400_000;
+  const now = (options.now ?? new Date()).getTime();
+  const today = now - (now % DAY_MS);
+  const firstWholeDayRetained = Math.ceil((now - options.retentionMs) / DAY_MS) * DAY_MS;
+  const first = Math.max(today - (dayCount - 1) * DAY_MS, Math.min(today, firstWholeDayRetained));
   const rows = await store.dailyCompliance(scope, org, new Date(first).toISOString());
   const days = new Map<string, ComplianceDay>();
-  for (let t = first; t <= today; t += 86_400_000) {
+  for (let t = first; t <= today; t += DAY_MS) {
     const day = new Date(t).toISOString().slice(0, 10);
     // No prototype: a check key is the device's text, and "__proto__" must stay a key like any other.
     days.set(day, { day, checks: Object.create(null) as ComplianceDay['checks'], pass_ratio: null });

@@ -497,7 +497,12 @@ export const ADMIN_PATHS: Record<string, unknown> = {
       security,
       parameters: [
         orgQuery,
-        query('days', 'How many days, today included', { type: 'integer', minimum: 1, maximum: MAX_SERIES_DAYS, default: 30 }),
+        query('days', "How many days, today included; fewer when days before today began before the server's --retention ago", {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_SERIES_DAYS,
+          default: 30,
+        }),
       ],
       responses: {
         200: { description: 'One entry per day', content: jsonOf('AdminComplianceSeries') },

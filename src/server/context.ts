@@ -18,6 +18,8 @@ export interface AppConfig {
   maxCheckKeys: number;
   /** The policy extension (./policy.ts): `policy_version` in heartbeats and the policy route; off with `serve --no-policy`. */
   policy: boolean;
+  /** `--retention`: results received longer ago are deleted, so the compliance series stops there (admin.ts). */
+  retentionMs: number;
   /** The HTTPS server's options (./tls); plain HTTP without. */
   tls?: TlsOptions;
   /** Behind a TLS-terminating proxy: who it is, and the per-agent-address cap (./forwarded). */

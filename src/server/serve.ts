@@ -67,6 +67,9 @@ const DRAIN_TIMEOUT_MS = 10_000;
 /** Runs until a stop signal; resolves with the exit code. */
 export async function serve(options: ServeOptions): Promise<number> {
   const stopSignal = stopRequested();
+  // SIGHUP's default action ends the process: handled from the start, by what there is to reload.
+  let hangup = () => {};
+  process.on('SIGHUP', () => hangup());
   const tls = readTls(options);
   const proxies = options.trustProxy === undefined ? undefined : new TrustedProxies(options.trustProxy);
   const config: AppConfig = {
@@ -74,10 +77,13 @@ export async function serve(options: ServeOptions): Promise<number> {
     postureIntervalSeconds: options.postureIntervalSeconds,
     maxCheckKeys: options.maxCheckKeys,
     policy: options.policy,
+    retentionMs: options.retention.maxAgeMs,
     tls: tls?.options,
     forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
+  // With TLS, ignored until the pair read at start is attached, then a reload (below).
+  if (!tls) hangup = () => logger.info({ event: 'sighup_ignored' }, 'SIGHUP: nothing to reload (serving without --tls-cert); ignored');
   const store = await openStore(options.db.location, {
     ...options.db.options,
     backgroundCheckpoints: {
@@ -119,6 +125,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   guardConnections(app.server, connections, logger, proxies);
   const tlsRuntime = tls?.attach(app.server as unknown as TlsServer, logger);
+  if (tlsRuntime) hangup = () => tlsRuntime.reload('SIGHUP');
 
   const scheme = config.tls ? 'https' : 'http';
   const { port } = app.server.address() as AddressInfo;

@@ -48,8 +48,11 @@ export interface TlsFiles {
 export interface ServerTls {
   /** What the HTTPS server is created with. */
   options: TlsOptions;
-  /** Installs the ticket keys and starts watching the certificate; stop() ends both. */
-  attach(server: TlsServer, logger: Logger): { stop(): void };
+  /**
+   * Installs the ticket keys and starts watching the certificate; reload() reads the pair again
+   * (serve calls it on SIGHUP); stop() ends both.
+   */
+  attach(server: TlsServer, logger: Logger): { reload(trigger: string): void; stop(): void };
 }
 
 /**
@@ -169,16 +172,13 @@ export function prepareTls(files: TlsFiles, lifetimeSeconds: number): ServerTls 
           logger.warn({ event: 'tls_watch_failed', dir }, `cannot watch ${dir}: ${error.message}; reload with SIGHUP`),
         ),
       );
-      const onHangup = () => reload('SIGHUP');
-      process.on('SIGHUP', onHangup);
-
       return {
+        reload,
         stop() {
           clearInterval(maintenance);
           clearTimeout(switchAt);
           clearTimeout(pending);
           for (const watcher of watchers) watcher.close();
-          process.off('SIGHUP', onHangup);
         },
       };
     },

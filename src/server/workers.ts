@@ -1,7 +1,8 @@
 // `serve --workers N`: N server processes on one machine sharing the listening port (node:cluster;
 // the primary accepts connections and hands them to the workers in turn). The primary only
 // supervises: on SIGTERM/SIGINT it tells every worker to stop and waits for their in-flight
-// requests (a second signal kills them at once), and it replaces a worker that dies. A first start
+// requests (a second signal kills them at once), passes SIGHUP on to every serving worker (each
+// reloads its certificate), and it replaces a worker that dies. A first start
 // in which no worker ever listens (a wrong --db, a busy port) fails once, with that worker's exit
 // code, instead of looping. Once the deployment has served, it is kept serving: a replacement that
 // fails before listening (the database restarting) is retried with a growing delay, for as long as
@@ -105,8 +106,17 @@ export async function superviseWorkers(count: number, logger: Logger): Promise<n
     for (const worker of workers()) worker.process.kill('SIGKILL');
   }
 
+  /** SIGHUP (systemctl reload) is each worker's: it reloads the certificate (or is ignored) there. */
+  function onHangup(): void {
+    const serving = workers().filter((worker) => listening.has(worker));
+    logger.info({ event: 'sighup_forwarded', workers: serving.length }, 'SIGHUP: passed to every worker');
+    // A worker still starting reads the files anyway, and may not handle the signal yet.
+    for (const worker of serving) worker.process.kill('SIGHUP');
+  }
+
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on('SIGHUP', onHangup);
   logger.info({ workers: count }, `starting ${count} workers`);
   for (let i = 0; i < count; i += 1) fork();
 

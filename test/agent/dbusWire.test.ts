@@ -1,15 +1,22 @@
 // The link handler's D-Bus client (src/linkHandler/dbusWire.ts) against a real dbus-daemon: the
 // bus's own methods answer with strings, integers, arrays, dictionaries and variants; another
 // connection calls a name this one claimed, and gets its replies and errors.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTools } from '../support/requireTools';
 import { BusConnection, type Message, type Variant } from '../../src/linkHandler/dbusWire';
 import { tempDir } from '../support/agent';
 
-const onBus = requireTools(['dbus-daemon'], 'the D-Bus client on a real bus');
+const onBus = requireTools(['dbus-daemon', 'dbus-send'], 'the D-Bus client on a real bus');
 const BUS = ['org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus'] as const;
+
+/** dbus-send's standard output; rejects when it fails. */
+function sent(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('dbus-send', args, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
+  });
+}
 
 /** A session bus of its own on a socket at `address`. */
 async function startBus(address: string): Promise<{ daemon: ChildProcess; address: string }> {
@@ -97,6 +104,75 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
       expect(received[0]!.sender).toMatch(/^:1\.\d+$/);
     } finally {
       await Promise.all([server.close(), client.close()]);
+    }
+  });
+
+  it('reads every basic type, arrays, a dictionary and a variant as dbus-send writes them; its replies dbus-send reads', async () => {
+    const server = await BusConnection.open(address);
+    try {
+      const [owner] = await server.call(...BUS, 'RequestName', 'su', ['org.example.Types', 4]);
+      expect(owner).toBe(1);
+      const received: Message[] = [];
+      server.handleCalls((call) => {
+        received.push(call);
+        server.reply(call, 'yogbsav', [7, '/org/example/Reply', 'a{sv}', true, 'ok', [{ signature: 'u', value: 4_000_000_000 }]]);
+      });
+      const printed = await sent([
+        `--bus=${address}`,
+        '--print-reply',
+        '--dest=org.example.Types',
+        '/org/example/Types',
+        'org.example.Types.All',
+        'byte:200',
+        'boolean:true',
+        'int16:-12345',
+        'uint16:54321',
+        'int32:-123456789',
+        'uint32:4000000000',
+        'int64:-9007199254740993',
+        'uint64:18446744073709551615',
+        'double:-1.5',
+        'string:text',
+        'objpath:/org/example/Path',
+        'array:int32:1,-2',
+        'dict:string:int64:k,-5',
+        'variant:uint16:7',
+      ]);
+      expect(received.map((call) => [call.member, call.signature])).toEqual([['All', 'ybnqiuxtdsoaia{sx}v']]);
+      expect(received[0]!.body).toEqual([
+        200,
+        true,
+        -12345,
+        54321,
+        -123456789,
+        4_000_000_000,
+        -9007199254740993n,
+        18446744073709551615n,
+        -1.5,
+        'text',
+        '/org/example/Path',
+        [1, -2],
+        [['k', -5n]],
+        { signature: 'q', value: 7 },
+      ]);
+      expect(
+        printed
+          .split('\n')
+          .slice(1)
+          .map((line) => line.trim().replace(/\s+/g, ' '))
+          .filter(Boolean),
+      ).toEqual([
+        'byte 7',
+        'object path "/org/example/Reply"',
+        'signature "a{sv}"',
+        'boolean true',
+        'string "ok"',
+        'array [',
+        'variant uint32 4000000000',
+        ']',
+      ]);
+    } finally {
+      await server.close();
     }
   });
 

@@ -352,6 +352,30 @@ describe('per-account sign-in delay, behind a trusted proxy', () => {
     expect(proxied.logs()).not.toContain(VICTIM.password);
   });
 
+  test('two servers on one database count against one budget: guesses spread over both wait alike', async () => {
+    const SHARED = { email: 'shared@acme.test', password: 'the shared console password' };
+    expect((await addAccount(proxied, SHARED.email, { org: 'acme' }, SHARED.password)).code).toBe(0);
+    const twin = await startServer({ dbPath: proxied.dbPath, args: ['--trust-proxy', '127.0.0.1', '--rate-limit-sign-ins', '2'] });
+    try {
+      const watcher = new ConsoleClient(twin);
+      expect((await attempt(SHARED.email, SHARED.password, watcher)).status).toBe(303);
+      const servers = [proxied, twin];
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i += 1) statuses.push((await attempt(SHARED.email, GUESS, new ConsoleClient(servers[i % 2]!))).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401]);
+      // Either server makes the sixth wait, even for the right password.
+      for (const server of servers) {
+        const blocked = await attempt(SHARED.email, SHARED.password, new ConsoleClient(server));
+        expect(blocked.status).toBe(429);
+        expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+      // The session held on one server is told of the attempts made on both.
+      expect((await watcher.get('/console/overview')).text).toMatch(/5 sign-in attempts on this account since/);
+    } finally {
+      await twin.stop();
+    }
+  });
+
   test('an unknown email waits the same (the delay tells nothing), and the log does not name it', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i += 1) statuses.push((await attempt('nobody@acme.test', GUESS)).status);

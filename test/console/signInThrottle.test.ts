@@ -1,16 +1,33 @@
-// The per-account sign-in delay (src/server/console/signInThrottle.ts), in process with a clock the
-// test moves. Over real HTTP, with rotating X-Forwarded-For addresses: security.test.ts.
-import { describe, expect, test } from 'vitest';
-import { SIGN_IN_DELAYS, SignInThrottle, type SignInDelayPolicy } from '../../src/server/console/signInThrottle';
+// The per-account sign-in delay (src/server/console/signInThrottle.ts) over a real store (SQLite; a
+// real PostgreSQL in the `postgres` project), with a clock the test moves. Over real HTTP, with
+// rotating X-Forwarded-For addresses and two servers on one database: security.test.ts.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { SIGN_IN_DELAYS, SignInThrottle, decideSignInAttempt, type SignInDelayPolicy } from '../../src/server/console/signInThrottle';
+import type { Store } from '../../src/server/db/store';
+import { openTestStore } from '../support/testStore';
+
+let dir: string;
+let store: Store;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'device-agent-sign-in-'));
+  store = await openTestStore(dir);
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** The defaults but a first delay of 1 s, which keeps the numbers below readable. */
 function throttle(policy: Partial<SignInDelayPolicy> = {}) {
   const clock = { now: 1_000_000 };
-  const limiter = new SignInThrottle({ ...SIGN_IN_DELAYS, firstDelayMs: 1000, ...policy }, () => clock.now);
+  const limiter = new SignInThrottle(store, { ...SIGN_IN_DELAYS, firstDelayMs: 1000, ...policy }, () => clock.now);
   return { limiter, clock };
 }
 
-test('the defaults: 5 free attempts, then 30 s doubling up to 15 minutes; forgotten after a day; 10,000 accounts', () => {
+test('the defaults: 5 free attempts, then 30 s doubling up to 15 minutes; forgotten after a day; 10,000 accounts', async () => {
   expect(SIGN_IN_DELAYS).toEqual({
     freeAttempts: 5,
     firstDelayMs: 30_000,
@@ -19,29 +36,32 @@ test('the defaults: 5 free attempts, then 30 s doubling up to 15 minutes; forgot
     maxAccounts: 10_000,
   });
   const clock = { now: 0 };
-  const limiter = new SignInThrottle(undefined, () => clock.now);
-  attempts(limiter, 5);
-  expect(limiter.attempt('a@x.test', '192.0.2.1')).toBe(30_000);
+  const limiter = new SignInThrottle(store, undefined, () => clock.now);
+  await attempts(limiter, 5);
+  expect(await limiter.attempt('a@x.test', '192.0.2.1')).toBe(30_000);
 });
 
-/** `n` attempts at the current time; the waits answered (undefined: let through and counted). */
-const attempts = (limiter: SignInThrottle, n: number, account = 'a@x.test', address = '192.0.2.1') =>
-  Array.from({ length: n }, () => limiter.attempt(account, address));
+/** `n` attempts at the current time, one after the other; the waits answered (undefined: let through and counted). */
+async function attempts(limiter: SignInThrottle, n: number, account = 'a@x.test', address = '192.0.2.1') {
+  const waits: (number | undefined)[] = [];
+  for (let i = 0; i < n; i += 1) waits.push(await limiter.attempt(account, address));
+  return waits;
+}
 
 describe('per account', () => {
-  test('five attempts are free; the fifth makes the next wait 1 s, then 2 s, 4 s: doubling', () => {
+  test('five attempts are free; the fifth makes the next wait 1 s, then 2 s, 4 s: doubling', async () => {
     const { limiter, clock } = throttle();
-    expect(attempts(limiter, 5)).toEqual([undefined, undefined, undefined, undefined, undefined]);
-    expect(limiter.attempt('a@x.test', '192.0.2.1')).toBe(1000);
+    expect(await attempts(limiter, 5)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(await limiter.attempt('a@x.test', '192.0.2.1')).toBe(1000);
     clock.now += 999;
-    expect(limiter.attempt('a@x.test', '192.0.2.1')).toBe(1);
+    expect(await limiter.attempt('a@x.test', '192.0.2.1')).toBe(1);
     clock.now += 1;
     for (const delay of [2000, 4000, 8000]) {
-      expect(limiter.attempt('a@x.test', '192.0.2.1')).toBeUndefined();
-      expect(limiter.attempt('a@x.test', '192.0.2.1')).toBe(delay);
+      expect(await limiter.attempt('a@x.test', '192.0.2.1')).toBeUndefined();
+      expect(await limiter.attempt('a@x.test', '192.0.2.1')).toBe(delay);
       if (delay < 8000) clock.now += delay;
     }
-    expect(limiter.attemptsOf('a@x.test')).toEqual({
+    expect(await limiter.attemptsOf('a@x.test')).toEqual({
       attempts: 8,
       firstAt: 1_000_000,
       lastAt: clock.now,
@@ -50,82 +70,118 @@ describe('per account', () => {
     });
   });
 
-  test('a refused attempt is not counted, and the delay never exceeds 15 minutes', () => {
+  test('a refused attempt is not counted, and the delay never exceeds 15 minutes', async () => {
     const { limiter, clock } = throttle();
-    attempts(limiter, 5);
-    attempts(limiter, 100);
-    expect(limiter.attemptsOf('a@x.test')?.attempts).toBe(5);
+    await attempts(limiter, 5);
+    await attempts(limiter, 20);
+    expect((await limiter.attemptsOf('a@x.test'))?.attempts).toBe(5);
     for (let i = 0; i < 30; i += 1) {
-      clock.now = limiter.attemptsOf('a@x.test')!.blockedUntil;
-      expect(limiter.attempt('a@x.test', '192.0.2.1')).toBeUndefined();
+      clock.now = (await limiter.attemptsOf('a@x.test'))!.blockedUntil;
+      expect(await limiter.attempt('a@x.test', '192.0.2.1')).toBeUndefined();
     }
-    expect(limiter.attemptsOf('a@x.test')!.blockedUntil - clock.now).toBe(15 * 60_000);
+    expect((await limiter.attemptsOf('a@x.test'))!.blockedUntil - clock.now).toBe(15 * 60_000);
   });
 
-  test('every address counts for the same account; another account has its own count', () => {
+  test('every address counts for the same account; another account has its own count', async () => {
     const { limiter } = throttle();
-    for (let i = 0; i < 5; i += 1) expect(limiter.attempt('a@x.test', `198.51.100.${i}`)).toBeUndefined();
-    expect(limiter.attempt('a@x.test', '203.0.113.9')).toBe(1000);
-    expect(limiter.attemptsOf('a@x.test')?.lastAddress).toBe('198.51.100.4');
-    expect(limiter.attempt('b@x.test', '198.51.100.0')).toBeUndefined();
-    expect(limiter.attemptsOf('b@x.test')?.attempts).toBe(1);
+    for (let i = 0; i < 5; i += 1) expect(await limiter.attempt('a@x.test', `198.51.100.${i}`)).toBeUndefined();
+    expect(await limiter.attempt('a@x.test', '203.0.113.9')).toBe(1000);
+    expect((await limiter.attemptsOf('a@x.test'))?.lastAddress).toBe('198.51.100.4');
+    expect(await limiter.attempt('b@x.test', '198.51.100.0')).toBeUndefined();
+    expect((await limiter.attemptsOf('b@x.test'))?.attempts).toBe(1);
   });
 
-  test('a sign-in clears the count', () => {
+  test('a sign-in clears the count', async () => {
     const { limiter } = throttle();
-    attempts(limiter, 4);
-    limiter.succeeded('a@x.test');
-    expect(limiter.attemptsOf('a@x.test')).toBeUndefined();
-    expect(attempts(limiter, 5)).toEqual(Array(5).fill(undefined));
+    await attempts(limiter, 4);
+    await limiter.succeeded('a@x.test');
+    expect(await limiter.attemptsOf('a@x.test')).toBeUndefined();
+    expect(await attempts(limiter, 5)).toEqual(Array(5).fill(undefined));
   });
 
-  test('an account without an attempt for 24 hours starts afresh', () => {
+  test('an account without an attempt for 24 hours starts afresh', async () => {
     const { limiter, clock } = throttle();
-    attempts(limiter, 5);
+    await attempts(limiter, 5);
     clock.now += 24 * 3_600_000 - 1;
-    expect(limiter.attemptsOf('a@x.test')?.attempts).toBe(5);
+    expect((await limiter.attemptsOf('a@x.test'))?.attempts).toBe(5);
     clock.now += 1;
-    expect(limiter.attemptsOf('a@x.test')).toBeUndefined();
-    expect(attempts(limiter, 5)).toEqual(Array(5).fill(undefined));
-    expect(limiter.attempt('a@x.test', '192.0.2.1')).toBe(1000);
+    expect(await limiter.attemptsOf('a@x.test')).toBeUndefined();
+    expect(await attempts(limiter, 5)).toEqual(Array(5).fill(undefined));
+    expect(await limiter.attemptsOf('a@x.test')).toMatchObject({ attempts: 5, firstAt: clock.now });
+    expect(await limiter.attempt('a@x.test', '192.0.2.1')).toBe(1000);
+  });
+
+  test('two throttles on one store (two processes on one database) count against one budget', async () => {
+    const { limiter: first, clock } = throttle();
+    const second = new SignInThrottle(store, { ...SIGN_IN_DELAYS, firstDelayMs: 1000 }, () => clock.now);
+    await attempts(first, 3);
+    await attempts(second, 2);
+    expect(await first.attempt('a@x.test', '192.0.2.1')).toBe(1000);
+    expect((await second.attemptsOf('a@x.test'))?.attempts).toBe(5);
+    await second.succeeded('a@x.test');
+    expect(await first.attemptsOf('a@x.test')).toBeUndefined();
+  });
+
+  test('attempts made at once are each counted: as many are let through as are free, no more', async () => {
+    const { limiter } = throttle();
+    const waits = await Promise.all(Array.from({ length: 12 }, (_, i) => limiter.attempt('a@x.test', `198.51.100.${i}`)));
+    expect(waits.filter((wait) => wait === undefined)).toHaveLength(5);
+    expect((await limiter.attemptsOf('a@x.test'))?.attempts).toBe(5);
   });
 });
 
-describe('memory', () => {
-  test('an email or an address of any length costs the same: the address is cut to 64 characters', () => {
+describe('the decision', () => {
+  const policy = { ...SIGN_IN_DELAYS, firstDelayMs: 1000 };
+  test('a stale record starts afresh; a blocked one waits; the fifth attempt blocks', () => {
+    const stored = { attempts: 7, firstAt: 1, lastAt: 10, lastAddress: 'old', blockedUntil: 10 + 16_000 };
+    expect(decideSignInAttempt(stored, 10 + 24 * 3_600_000, 'new', policy)).toEqual({
+      counted: { attempts: 1, firstAt: 10 + 24 * 3_600_000, lastAt: 10 + 24 * 3_600_000, lastAddress: 'new', blockedUntil: 0 },
+    });
+    expect(decideSignInAttempt(stored, 20, 'new', policy)).toEqual({ waitMs: 16_000 - 10 });
+    expect(decideSignInAttempt({ ...stored, attempts: 4, blockedUntil: 0 }, 20, 'new', policy)).toEqual({
+      counted: { attempts: 5, firstAt: 1, lastAt: 20, lastAddress: 'new', blockedUntil: 1020 },
+    });
+  });
+});
+
+describe('bounded', () => {
+  test('an email or an address of any length costs the same: the address is cut to 64 characters', async () => {
     const { limiter } = throttle();
     const long = `${'x'.repeat(16_000)}@x.test`;
-    limiter.attempt(long, `198.51.100.1${'0'.repeat(1000)}`);
-    expect(limiter.attemptsOf(long)).toMatchObject({ attempts: 1, lastAddress: `198.51.100.1${'0'.repeat(52)}` });
-    expect(limiter.attemptsOf(long.slice(1))).toBeUndefined();
+    await limiter.attempt(long, `198.51.100.1${'0'.repeat(1000)}`);
+    expect(await limiter.attemptsOf(long)).toMatchObject({ attempts: 1, lastAddress: `198.51.100.1${'0'.repeat(52)}` });
+    expect(await limiter.attemptsOf(long.slice(1))).toBeUndefined();
   });
 
-  test('at the bound, a spray of new emails forgets the least attacked account, never the attacked one', () => {
+  test('at the bound, a spray of new emails forgets the least attacked account, never the attacked one', async () => {
     const { limiter, clock } = throttle({ maxAccounts: 3 });
-    attempts(limiter, 5, 'target@x.test');
-    clock.now = limiter.attemptsOf('target@x.test')!.blockedUntil;
-    attempts(limiter, 2, 'second@x.test');
-    for (let i = 0; i < 50; i += 1) limiter.attempt(`spray${i}@x.test`, '192.0.2.1');
-    expect(limiter.attemptsOf('target@x.test')?.attempts).toBe(5);
-    expect(limiter.attemptsOf('second@x.test')?.attempts).toBe(2);
-    expect(limiter.attemptsOf('spray49@x.test')?.attempts).toBe(1);
-    expect(limiter.attemptsOf('spray48@x.test')).toBeUndefined();
+    await attempts(limiter, 5, 'target@x.test');
+    clock.now = (await limiter.attemptsOf('target@x.test'))!.blockedUntil;
+    await attempts(limiter, 2, 'second@x.test');
+    for (let i = 0; i < 20; i += 1) {
+      clock.now += 1;
+      await limiter.attempt(`spray${i}@x.test`, '192.0.2.1');
+    }
+    expect((await limiter.attemptsOf('target@x.test'))?.attempts).toBe(5);
+    expect((await limiter.attemptsOf('second@x.test'))?.attempts).toBe(2);
+    expect((await limiter.attemptsOf('spray19@x.test'))?.attempts).toBe(1);
+    expect(await limiter.attemptsOf('spray18@x.test')).toBeUndefined();
   });
 
-  test('at the bound, stale accounts go first, and the least attacked among ties is the oldest', () => {
+  test('at the bound, stale accounts go first, and the least attacked among ties is the oldest', async () => {
     const { limiter, clock } = throttle({ maxAccounts: 3 });
-    attempts(limiter, 3, 'stale@x.test');
+    await attempts(limiter, 3, 'stale@x.test');
     clock.now += 24 * 3_600_000;
-    limiter.attempt('old@x.test', '192.0.2.1');
-    limiter.attempt('new@x.test', '192.0.2.1');
-    limiter.attempt('next@x.test', '192.0.2.1');
-    expect(limiter.attemptsOf('old@x.test')?.attempts).toBe(1);
-    limiter.attempt('last@x.test', '192.0.2.1');
-    expect(limiter.attemptsOf('old@x.test')).toBeUndefined();
-    expect([limiter.attemptsOf('new@x.test'), limiter.attemptsOf('next@x.test'), limiter.attemptsOf('last@x.test')]).toEqual([
-      expect.objectContaining({ attempts: 1 }),
-      expect.objectContaining({ attempts: 1 }),
-      expect.objectContaining({ attempts: 1 }),
-    ]);
+    for (const account of ['old@x.test', 'new@x.test', 'next@x.test']) {
+      clock.now += 1;
+      await limiter.attempt(account, '192.0.2.1');
+    }
+    expect((await limiter.attemptsOf('old@x.test'))?.attempts).toBe(1);
+    clock.now += 1;
+    await limiter.attempt('last@x.test', '192.0.2.1');
+    expect(await limiter.attemptsOf('old@x.test')).toBeUndefined();
+    expect(
+      await Promise.all(['new@x.test', 'next@x.test', 'last@x.test'].map(async (account) => (await limiter.attemptsOf(account))?.attempts)),
+    ).toEqual([1, 1, 1]);
   });
 });

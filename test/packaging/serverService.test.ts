@@ -142,17 +142,19 @@ describe.skipIf(!canRun)(isRoot ? booted.title : `${booted.title}: skipped, need
     });
     expect(container.show('NRestarts')).toBe('1');
     await ready('the restarted server');
-    // Plain HTTP has nothing to reload: `systemctl reload` says so and the server keeps running.
+    // Plain HTTP has nothing to reload: the server logs the SIGHUP of `systemctl reload` and keeps running.
     const pid = container.show('MainPID');
     container.run(['systemctl', 'reload', UNIT]);
-    expect(container.run(['journalctl', '-u', UNIT, '-o', 'cat', '--no-pager', '-n', '5']).stdout).toContain(
-      'device-agent-server: serving without --tls-cert: nothing to reload',
+    await until('the SIGHUP in the log', () =>
+      container.run(['journalctl', '-u', UNIT, '-o', 'cat', '--no-pager', `_PID=${pid}`]).stdout.includes('"event":"sighup_ignored"')
+        ? true
+        : undefined,
     );
     expect([container.show('MainPID'), container.show('ActiveState')]).toEqual([pid, 'active']);
     await ready('the server after the reload');
   });
 
-  it('reloads its certificate on SIGHUP (systemctl reload) without dropping a request', async () => {
+  it('reloads its certificate on SIGHUP (systemctl reload) in every --workers process without dropping a request', async () => {
     const first = certificate();
     const second = certificate();
     // certbot's layout: live/ links into archive/. Rewriting archive/ is invisible to the server's
@@ -174,9 +176,13 @@ describe.skipIf(!canRun)(isRoot ? booted.title : `${booted.title}: skipped, need
     install(first, 'first');
     writeFileSync(
       container.path(SERVER_ENV_FILE),
-      `DEVICE_AGENT_SERVER_DB=${DB}\nDEVICE_AGENT_SERVER_OPTIONS=--host 127.0.0.1 --port ${port} --tls-cert /etc/device-agent-server/tls/live/cert.pem --tls-key /etc/device-agent-server/tls/live/key.pem\n`,
+      `DEVICE_AGENT_SERVER_DB=${DB}\nDEVICE_AGENT_SERVER_OPTIONS=--host 127.0.0.1 --port ${port} --tls-cert /etc/device-agent-server/tls/live/cert.pem --tls-key /etc/device-agent-server/tls/live/key.pem --workers 2\n`,
     );
+    const since = container.sh('date +%s').trim();
+    const journal = () => container.run(['journalctl', '-u', UNIT, '-o', 'cat', '--no-pager', `--since=@${since}`]).stdout;
     container.run(['systemctl', 'restart', UNIT]);
+    // The supervisor passes SIGHUP to the workers that listen: wait for both.
+    await until('both workers to listen', () => ((journal().match(/"msg":"listening on /g) ?? []).length >= 2 ? true : undefined));
     await ready('the server on HTTPS', true);
     const pid = container.show('MainPID');
 
@@ -207,8 +213,11 @@ describe.skipIf(!canRun)(isRoot ? booted.title : `${booted.title}: skipped, need
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(answers[0]!.fingerprint).toBe(first.fingerprint);
     expect(container.show('MainPID')).toBe(pid);
-    const log = container.run(['journalctl', '-u', UNIT, '-o', 'cat', '--no-pager', `_PID=${pid}`]).stdout;
-    expect(log).toMatch(/"event":"tls_reloaded","trigger":"SIGHUP"/);
+    await until('both workers to reload', () =>
+      (journal().match(/"event":"tls_reloaded","trigger":"SIGHUP"/g) ?? []).length === 2 ? true : undefined,
+    );
+    expect(journal()).toMatch(/"event":"sighup_forwarded","workers":2/);
+    expect(journal()).not.toContain('a worker died');
   });
 
   it('backs up online and restores as docs/server.md says', async () => {

@@ -1,6 +1,7 @@
 // What a SQLite error means for a request (src/server/db/failures.ts), on errors a real SQLite
 // raises: a lock another connection holds and a database that may not grow are weather (503); a
-// constraint is not. PostgreSQL's side: test/server/postgres/failures.test.ts. And the answer the
+// constraint is not. PostgreSQL's and the network's errors replayed from their recordings (made and
+// checked live by test/server/postgres/failures.test.ts). And the answer the
 // error handlers give (src/server/databaseErrors.ts): 503 with Retry-After, warned once per 10 s.
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import pino from 'pino';
-import { databaseFailure } from '../../src/server/db/failures';
+import { DatabaseError } from 'pg';
+import { databaseFailure, type DatabaseFailure } from '../../src/server/db/failures';
+import { recordedErrors, type RecordedError } from '../support/databaseErrorRecordings';
 import { databaseErrorAnswers } from '../../src/server/databaseErrors';
 
 const dir = mkdtempSync(join(tmpdir(), 'device-agent-failures-'));
@@ -74,6 +77,49 @@ describe('SQLite errors', () => {
   });
 });
 
+/** What each recorded PostgreSQL or network error means (test/fixtures/server/databaseErrors.json). */
+const MEANING: Record<string, DatabaseFailure | undefined> = {
+  'statement timeout': 'unavailable',
+  'connection terminated by the server': 'unavailable',
+  'a query on the broken client': 'unavailable',
+  'query timeout': 'unavailable',
+  'role connection limit': 'unavailable',
+  'lock timeout': 'unavailable',
+  deadlock: 'unavailable',
+  'refused connection': 'unavailable',
+  'connection reset': 'unavailable',
+  'broken pipe': 'unavailable',
+  'no route to the host': 'unavailable',
+  'connect timeout of a client': 'unavailable',
+  'connect timeout of a pool': 'unavailable',
+  'a full pool': 'unavailable',
+  'a NUL character': 'refused_value',
+  'a malformed number': 'refused_value',
+  'a number out of range': 'refused_value',
+  'a malformed time': 'refused_value',
+  'an index entry too long': 'refused_value',
+  'syntax error': undefined,
+  'unique violation': undefined,
+  'indeterminate collation': undefined,
+};
+
+/** The recorded error rebuilt as pg raised it: its class, code and message. */
+function replayed(recording: RecordedError): Error {
+  const error = recording.class === 'DatabaseError' ? new DatabaseError(recording.message, 0, 'error') : new Error(recording.message);
+  if (recording.code !== null) Object.assign(error, { code: recording.code });
+  return error;
+}
+
+describe('PostgreSQL and network errors, replayed from their recordings (live: postgres/failures.test.ts)', () => {
+  test('every kind is recorded', () => {
+    expect(new Set(recordedErrors().map((recording) => recording.label))).toEqual(new Set(Object.keys(MEANING)));
+  });
+
+  test.each(recordedErrors().map((recording) => [recording.label, recording] as const))('%s', (label, recording) => {
+    expect(databaseFailure(replayed(recording))).toBe(MEANING[label]);
+  });
+});
+
 describe('the answer to a request that a database error ended', () => {
   test('unavailable: 503 database_unavailable with Retry-After, one warning per 10 s with the count', () => {
     const lines: Record<string, unknown>[] = [];
@@ -82,9 +128,10 @@ describe('the answer to a request that a database error ended', () => {
     const answer = databaseErrorAnswers(logger, () => now);
     const error = busyError();
     const first = answer(error);
-    expect({ status: first?.statusCode, code: first?.code, headers: first?.headers }).toEqual({
+    expect({ status: first?.statusCode, code: first?.code, message: first?.message, headers: first?.headers }).toEqual({
       status: 503,
       code: 'database_unavailable',
+      message: 'the database is unavailable for a moment; try again later',
       headers: { 'retry-after': '5' },
     });
     now += 9_999;
@@ -98,6 +145,22 @@ describe('the answer to a request that a database error ended', () => {
       [40, 'SQLITE_BUSY', 3],
     ]);
     expect(JSON.stringify(lines)).not.toContain('stack');
+  });
+
+  test('a value the database refuses: 400, logged at debug with its SQLSTATE only, no warning', () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const nul = recordedErrors().find((recording) => recording.label === 'a NUL character')!;
+    const refused = databaseErrorAnswers(logger)(replayed(nul));
+    expect({ status: refused?.statusCode, code: refused?.code, message: refused?.message }).toEqual({
+      status: 400,
+      code: 'bad_request',
+      message: 'a value in the request is not one the database can store (a NUL character, an over-long or malformed value)',
+    });
+    expect(lines.map(({ level, msg, sqlstate }) => ({ level, msg, sqlstate }))).toEqual([
+      { level: 20, msg: 'the database refused a value of a request (400)', sqlstate: '22021' },
+    ]);
+    expect(JSON.stringify(lines)).not.toContain(nul.message);
   });
 
   test('anything else is not a database answer', () => {

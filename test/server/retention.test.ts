@@ -5,7 +5,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { POSTURE_REPORT_HEADER } from '../../src/protocol/schemas';
 import { ON_POSTGRES, queryDatabase } from '../support/postgres';
+import { request } from 'undici';
 import { until } from '../support/agent';
+import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
 import { logEntries, startServer, type RunningServer } from '../support/server';
 import { enrolledDevice, postures, result } from './client';
 
@@ -111,6 +113,23 @@ describe('retention', () => {
     // The report whose results were trimmed is young: kept, so a later batch of its cycle is accepted.
     expect(await reportIds(server)).toHaveLength(4);
   }, 120_000);
+
+  test('the daily compliance series (API and console overview) holds no day that began before --retention ago', async () => {
+    const server = await serve(['--retention', '2d']);
+    const { admin_token: token } = await createAdminToken(server, { allOrgs: true });
+    const answer = await request(`${server.url}/api/admin/v1/compliance/daily?days=30`, { headers: { authorization: `Bearer ${token}` } });
+    expect(answer.statusCode).toBe(200);
+    const { days } = (await answer.body.json()) as { days: { day: string }[] };
+    // Two days back began before the cutoff, unless it is midnight exactly: yesterday and today.
+    const today = new Date().toISOString().slice(0, 10);
+    expect(days.at(-1)!.day).toBe(today);
+    expect([2, 3]).toContain(days.length);
+    const account = { email: 'ops@acme.test', password: 'a long console password' };
+    expect((await addAccount(server, account.email, { org: 'acme' }, account.password)).code).toBe(0);
+    const browser = new ConsoleClient(server);
+    expect((await browser.signIn(account.email, account.password)).status).toBe(303);
+    expect((await browser.get('/console/overview')).text).toMatch(/Compliance over the last [23] days/);
+  });
 
   test('bad retention values are refused at start with exit 2', async () => {
     await expect(startServer({ args: ['--retention', '0s'] })).rejects.toThrow(

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { Agent } from 'undici';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
+import { SCHEMA_VERSION } from '../../src/server/db/migrations';
 import { logEntries, SERVER_BIN, startServer, tryServerCli } from '../support/server';
 import { call, enroll, enrolledDevice, expectUsageError, heartbeatBody } from './client';
 import { makeThrowawayCa } from '../agent/throwawayCa';
@@ -36,7 +37,7 @@ describe('start-up', () => {
 
       const db = new Database(server.dbPath, { readonly: true, fileMustExist: true });
       try {
-        expect(db.pragma('user_version', { simple: true })).toBe(4);
+        expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
         expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       } finally {
         db.close();
@@ -65,7 +66,9 @@ describe('start-up', () => {
     const db = new Database(path);
     db.pragma('user_version = 99');
     db.close();
-    await expect(startServer({ args: ['--db', path] })).rejects.toThrow(/schema is version 99, newer than this program knows \(4\)/);
+    await expect(startServer({ args: ['--db', path] })).rejects.toThrow(
+      new RegExp(`schema is version 99, newer than this program knows \\(${SCHEMA_VERSION}\\)`),
+    );
   });
 
   test('a file that is not a database is refused with a clear message', async () => {

@@ -275,7 +275,11 @@ describe('certificate renewal', () => {
     }
   });
 
-  test('SIGHUP reloads a pair whose files changed out of sight of the watcher (certbot-style symlinks into another directory)', async () => {
+  /**
+   * A certbot-style layout: live/ links into archive/, where a renewal rewrites the files in place,
+   * out of sight of the watcher on live/ (the directory the server is given).
+   */
+  function certbotLayout() {
     const old = makeThrowawayCa();
     const renewed = makeThrowawayCa();
     const root = tempDir('device-agent-live-');
@@ -285,12 +289,23 @@ describe('certificate renewal', () => {
     writeFileSync(join(root, 'archive', 'key.pem'), old.key, { mode: 0o600 });
     symlinkSync('../archive/cert.pem', join(root, 'live', 'cert.pem'));
     symlinkSync('../archive/key.pem', join(root, 'live', 'key.pem'));
-    const server = await startServer({ tls: { cert: join(root, 'live', 'cert.pem'), key: join(root, 'live', 'key.pem') } });
-    const trusted = [readFileSync(old.caFile, 'utf8'), readFileSync(renewed.caFile, 'utf8')];
+    return {
+      old,
+      renewed,
+      tls: { cert: join(root, 'live', 'cert.pem'), key: join(root, 'live', 'key.pem') },
+      trusted: [readFileSync(old.caFile, 'utf8'), readFileSync(renewed.caFile, 'utf8')],
+      renew: () => {
+        writeFileSync(join(root, 'archive', 'key.pem'), renewed.key);
+        writeFileSync(join(root, 'archive', 'cert.pem'), renewed.cert);
+      },
+    };
+  }
+
+  test('SIGHUP reloads a pair whose files changed out of sight of the watcher (certbot-style symlinks into another directory)', async () => {
+    const { old, renewed, tls, trusted, renew } = certbotLayout();
+    const server = await startServer({ tls });
     try {
-      // Rewritten in place in archive/: no event in live/, the directory the server watches.
-      writeFileSync(join(root, 'archive', 'key.pem'), renewed.key);
-      writeFileSync(join(root, 'archive', 'cert.pem'), renewed.cert);
+      renew();
       await sleep(1_500);
       expect((await probe(server, trusted)).fingerprint).toBe(fingerprintOf(old.cert));
       server.kill('SIGHUP');
@@ -299,6 +314,62 @@ describe('certificate renewal', () => {
       expect((await probe(server, trusted)).fingerprint).toBe(fingerprintOf(renewed.cert));
     } finally {
       await server.stop();
+    }
+  });
+
+  test('with --workers, the supervisor passes SIGHUP to every worker: each reloads, none stops', async () => {
+    const { old, renewed, tls, trusted, renew } = certbotLayout();
+    const server = await startServer({ tls, args: ['--workers', '2'] });
+    const pidsOf = (event: string) =>
+      new Set(
+        logEntries(server.logs())
+          .filter((line) => line.event === event)
+          .map((line) => line.pid),
+      );
+    const listening = () =>
+      new Set(
+        logEntries(server.logs())
+          .filter((line) => line.msg?.startsWith('listening'))
+          .map((line) => line.pid),
+      );
+    try {
+      await until(() => listening().size === 2, 'both workers to listen', 60_000);
+      renew();
+      expect((await probe(server, trusted)).fingerprint).toBe(fingerprintOf(old.cert));
+      server.kill('SIGHUP');
+      await until(() => pidsOf('tls_reloaded').size === 2, 'both workers to reload', 30_000);
+      expect(pidsOf('tls_reloaded')).toEqual(listening());
+      expect(logEntries(server.logs()).find((line) => line.event === 'sighup_forwarded')).toMatchObject({ workers: 2 });
+      // New connections, handed to the workers in turn: every one gets the renewed certificate.
+      for (let i = 0; i < 6; i += 1) expect((await probe(server, trusted)).fingerprint).toBe(fingerprintOf(renewed.cert));
+      expect(server.logs()).not.toContain('a worker died');
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('SIGHUP without TLS', () => {
+  test('is logged and ignored, by one process and by every worker of --workers; the server serves on and stops cleanly', async () => {
+    for (const args of [[], ['--workers', '2']]) {
+      const server = await startServer({ args });
+      const ignoredBy = () => logEntries(server.logs()).filter((line) => line.event === 'sighup_ignored');
+      const workers = args.length === 0 ? 1 : 2;
+      try {
+        await until(
+          () => logEntries(server.logs()).filter((line) => line.msg?.startsWith('listening')).length === workers,
+          'listening',
+          60_000,
+        );
+        server.kill('SIGHUP');
+        await until(() => ignoredBy().length === workers, 'the SIGHUP to be logged', 30_000);
+        expect(ignoredBy()[0]).toMatchObject({ level: 'info', msg: 'SIGHUP: nothing to reload (serving without --tls-cert); ignored' });
+        const health = await fetch(`${server.url}/healthz`);
+        expect(health.status).toBe(200);
+      } finally {
+        // Exit 0, not killed by the signal.
+        await server.stop();
+      }
     }
   });
 });

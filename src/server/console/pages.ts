@@ -12,11 +12,11 @@ import type {
   PostureView,
 } from '../admin';
 import type { AdminPrincipal } from '../adminAccess';
+import type { SignInAttempts } from '../db/store';
 import type { FleetFailure } from '../remediation';
 import { complianceChart } from './chart';
 import type { EnrollWay } from './enrollInstructions';
 import { html, type Html, type Interpolation } from './html';
-import type { AccountAttempts } from './signInThrottle';
 
 export const CONSOLE_PREFIX = '/console';
 export const STYLESHEET_PATH = `${CONSOLE_PREFIX}/static/console.css`;
@@ -26,7 +26,7 @@ export interface PageContext {
   csrfToken: string;
   now: Date;
   /** Sign-in attempts on the signed-in account since its last sign-in (signInThrottle.ts). */
-  signInAttempts?: Readonly<AccountAttempts>;
+  signInAttempts?: Readonly<SignInAttempts>;
 }
 
 const NAV = [
@@ -68,7 +68,7 @@ export function layout(title: string, context: PageContext, body: Html, current?
 }
 
 /** Shown to an account's sessions: someone else may be guessing its password. */
-function signInNotice(attempts: Readonly<AccountAttempts>, now: Date): Html {
+function signInNotice(attempts: Readonly<SignInAttempts>, now: Date): Html {
   const time = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
   return html`<p class="error" role="alert" id="sign-in-attempts">
     ${attempts.attempts} sign-in ${attempts.attempts === 1 ? 'attempt' : 'attempts'} on this account since ${time(attempts.firstAt)}, the

@@ -20,6 +20,7 @@ import { SESSION_LIFETIME_MS, signIn, signInEmail, signOut, type AdminPrincipal 
 import { CSRF_COOKIE, SESSION_COOKIE, adminCookieOptions, adminOf, csrfToken, sessionOf } from '../adminAuth';
 import type { AppContext } from '../context';
 import type { DatabaseErrorAnswer } from '../databaseErrors';
+import type { SignInAttempts } from '../db/store';
 import { HttpError } from '../errors';
 import { fleetFailures } from '../remediation';
 import { NotFoundError, UsageError } from '../usage';
@@ -75,7 +76,9 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
   const { store, config, limits, logger } = context;
   const secure = config.tls !== undefined;
   const cookieOptions = adminCookieOptions(secure);
-  const signInAttempts = new SignInThrottle();
+  const signInAttempts = new SignInThrottle(store);
+  /** A signed-in request's account's sign-in attempts, read with its session (requireSession). */
+  const attemptsNotice = new WeakMap<FastifyRequest, SignInAttempts>();
 
   return async function consolePlugin(app: FastifyInstance): Promise<void> {
     await app.register(helmet, {
@@ -107,7 +110,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       csrfToken: csrfToken(request, reply),
       now: new Date(),
       // An account's sessions are told of the sign-in attempts made on it since its last sign-in.
-      signInAttempts: request.admin?.account ? signInAttempts.attemptsOf(request.admin.account) : undefined,
+      signInAttempts: attemptsNotice.get(request),
     });
     const tooMany = (request: FastifyRequest, reply: FastifyReply, waitMs: number, why: string) => {
       const seconds = Math.max(1, Math.ceil(waitMs / 1000));
@@ -149,6 +152,8 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         return;
       }
       request.admin = principal;
+      const attempts = principal.account === null ? undefined : await signInAttempts.attemptsOf(principal.account);
+      if (attempts) attemptsNotice.set(request, attempts);
     }
     const csrf = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => app.csrfProtection(request, reply, done);
     const signedIn = { onRequest: requireSession };
@@ -167,12 +172,12 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       if (addressWait !== undefined) return tooMany(request, reply, addressWait, 'Too many sign-in attempts');
       const form = formOf(request);
       const email = signInEmail(form.email ?? '');
-      const accountWait = signInAttempts.attempt(email, request.ip);
+      const accountWait = await signInAttempts.attempt(email, request.ip);
       if (accountWait !== undefined) return tooMany(request, reply, accountWait, 'Too many failed sign-ins for this account');
       const outcome = await signIn(store, email, form.password ?? '');
       if (!outcome.ok) {
         // The email only when it is an account's: an unknown one may be a password typed in the wrong field.
-        const attempts = outcome.account === undefined ? undefined : signInAttempts.attemptsOf(outcome.account);
+        const attempts = outcome.account === undefined ? undefined : await signInAttempts.attemptsOf(outcome.account);
         logger.warn(
           {
             event: 'console_sign_in_refused',
@@ -187,7 +192,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         );
         return page(reply, signInPage(pageContext(request, reply), 'Wrong email or password.', form.email ?? ''), 401);
       }
-      signInAttempts.succeeded(email);
+      await signInAttempts.succeeded(email);
       logger.info({ event: 'console_sign_in', actor: outcome.principal.actor }, 'console sign-in');
       // A new session identifier and a new CSRF secret: the session this browser held ends, and no
       // token minted before signing in is accepted after (each is bound to its session besides).
@@ -217,7 +222,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         postureIntervalSeconds: config.postureIntervalSeconds,
       };
       const summary = await complianceSummary(store, scope, { org, ...intervals });
-      const { days } = await complianceSeries(store, scope, { org, days: 30 });
+      const { days } = await complianceSeries(store, scope, { org, days: 30, retentionMs: config.retentionMs });
       const failures = await fleetFailures(store, org, scope);
       return page(reply, overviewPage(pageContext(request, reply), { org, summary, days, failures }));
     });

@@ -6,14 +6,16 @@
 export type DatabaseFailure = 'unavailable' | 'refused_value';
 
 /**
- * PostgreSQL SQLSTATE classes and codes that pass: connection exceptions (08), insufficient
- * resources (53: disk full, out of memory, too many connections), operator intervention (57:
- * query_canceled by statement_timeout, admin_shutdown, crash_shutdown, cannot_connect_now),
- * serialization failures and deadlocks (40001, 40P01), lock_not_available (55P03).
+ * Codes of errors that pass. SQLite's busy, locked, full and I/O errors (the extended codes start
+ * with their primary code: SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_WRITE, …). PostgreSQL SQLSTATE
+ * classes and codes: connection exceptions (08), insufficient resources (53: disk full, out of
+ * memory, too many connections), operator intervention (57: query_canceled by statement_timeout,
+ * admin_shutdown, crash_shutdown, cannot_connect_now), serialization failures and deadlocks
+ * (40001, 40P01), lock_not_available (55P03).
  */
-const UNAVAILABLE_SQLSTATE = /^(08|53|57)|^(40001|40P01|55P03)$/;
+const UNAVAILABLE_CODE = /^(SQLITE_(BUSY|LOCKED|FULL|IOERR)|08|53|57|40001|40P01|55P03)/;
 /** Data exceptions (22) and program_limit_exceeded (54000: an index row larger than a page allows). */
-const REFUSED_VALUE_SQLSTATE = /^22|^54000$/;
+const REFUSED_VALUE_SQLSTATE = /^(22|54000)/;
 /** The network's answers on the way to the database server. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /**
@@ -23,22 +25,15 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT
  */
 const PG_CONNECTION_MESSAGES =
   /^(Connection terminated|timeout expired$|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
-/** SQLite's extended codes start with their primary code: SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_WRITE, … */
-const UNAVAILABLE_SQLITE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR)/;
 
 export function databaseFailure(error: unknown): DatabaseFailure | undefined {
   if (!(error instanceof Error)) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (code.startsWith('SQLITE_')) return UNAVAILABLE_SQLITE.test(code) ? 'unavailable' : undefined;
-    if (NETWORK_CODES.has(code)) return 'unavailable';
-    // A SQLSTATE is five characters of digits and capitals; pg's DatabaseError carries one.
-    if (/^[0-9A-Z]{5}$/.test(code)) {
-      if (UNAVAILABLE_SQLSTATE.test(code)) return 'unavailable';
-      if (REFUSED_VALUE_SQLSTATE.test(code)) return 'refused_value';
-      return undefined;
-    }
-  }
-  // (Node's AggregateError of a connection tried on several addresses carries its first attempt's code.)
+  // A SQLSTATE (pg's DatabaseError) is five digits and capitals; Node's and SQLite's codes start with
+  // a word (E…, ERR_…, SQLITE_…), so no pattern here matches another kind's code, nor "undefined".
+  const code = String((error as { code?: unknown }).code);
+  if (UNAVAILABLE_CODE.test(code) || NETWORK_CODES.has(code)) return 'unavailable';
+  if (REFUSED_VALUE_SQLSTATE.test(code)) return 'refused_value';
+  // Anything else is judged by its message: pg's own errors carry no code. (Node's AggregateError of
+  // a connection tried on several addresses carries its first attempt's code.)
   return PG_CONNECTION_MESSAGES.test(error.message) ? 'unavailable' : undefined;
 }

@@ -1,6 +1,6 @@
 // `device-agent-server migrate-data --from <sqlite file> --to postgres://…`: copies a SQLite
 // deployment (organizations, enrollment secrets' hashes, devices with their keys' hashes and labels, unused enrollment tokens, posture
-// reports and results, latest results, admin tokens, console accounts and sessions, settings) into a PostgreSQL database, then compares the row counts of every
+// reports and results, latest results, admin tokens, console accounts, sessions and sign-in attempts, settings) into a PostgreSQL database, then compares the row counts of every
 // table. Each batch is one transaction whose rows are inserted with ON CONFLICT DO NOTHING, so an
 // interrupted copy is resumed by running the same command again; posture results keep their ids,
 // and a rerun starts after the highest one already copied.
@@ -165,6 +165,19 @@ const TABLES: readonly TableCopy[] = [
       ['account_id', 'text[]'],
       ['created_at', 'timestamptz[]'],
       ['expires_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    // The per-account sign-in counts, so that a move does not hand an attacker a fresh budget.
+    table: 'sign_in_attempts',
+    key: 'account_key',
+    columns: [
+      ['account_key', 'text[]'],
+      ['attempts', 'integer[]'],
+      ['first_at', 'bigint[]'],
+      ['last_at', 'bigint[]'],
+      ['last_address', 'text[]'],
+      ['blocked_until', 'bigint[]'],
     ],
   },
   {

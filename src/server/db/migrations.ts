@@ -237,6 +237,23 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    description: 'console sign-in attempts per account, shared by every server process on the database',
+    sql: `
+      -- By the SHA-256 of the account's normalised email (src/server/console/signInThrottle.ts);
+      -- times in epoch milliseconds. Bounded: a new row beyond the cap forgets the least attacked.
+      CREATE TABLE sign_in_attempts (
+        account_key   TEXT PRIMARY KEY,
+        attempts      INTEGER NOT NULL,
+        first_at      INTEGER NOT NULL,
+        last_at       INTEGER NOT NULL,
+        last_address  TEXT NOT NULL,
+        blocked_until INTEGER NOT NULL
+      );
+      CREATE INDEX sign_in_attempts_by_attempts ON sign_in_attempts(attempts, last_at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -230,6 +230,23 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    description: 'console sign-in attempts per account, shared by every server process on the database',
+    sql: `
+      -- By the SHA-256 of the account's normalised email (src/server/console/signInThrottle.ts);
+      -- times in epoch milliseconds. Bounded: a new row beyond the cap forgets the least attacked.
+      CREATE TABLE sign_in_attempts (
+        account_key   text PRIMARY KEY,
+        attempts      integer NOT NULL,
+        first_at      bigint NOT NULL,
+        last_at       bigint NOT NULL,
+        last_address  text NOT NULL,
+        blocked_until bigint NOT NULL
+      );
+      CREATE INDEX sign_in_attempts_by_attempts ON sign_in_attempts(attempts, last_at);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -49,6 +49,9 @@ import {
   type PostureFacts,
   type PostureReads,
   type SchemaVersions,
+  type SignInAttemptRoom,
+  type SignInAttempts,
+  type SignInDecision,
   type Store,
   type StoredPostureResult,
   type Transition,
@@ -93,6 +96,18 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   hostname: `COALESCE(d.hostname, '') COLLATE "C"`,
   last_seen_at: "COALESCE(d.last_seen_at, '-infinity')",
 };
+
+interface SignInAttemptsRow {
+  account_key: string;
+  attempts: number;
+  /** bigint: pg reads it as text. */
+  first_at: string;
+  last_at: string;
+  last_address: string;
+  blocked_until: string;
+}
+
+const SIGN_IN_ATTEMPTS_COLUMNS = 'account_key, attempts, first_at, last_at, last_address, blocked_until';
 
 interface AdminTokenRow {
   id: string;
@@ -531,6 +546,73 @@ export class PostgresStore implements Store {
 
   async deleteExpiredSessions(now: string): Promise<number> {
     return changes(this.pool, 'DELETE FROM admin_sessions WHERE expires_at <= $1', [now]);
+  }
+
+  async recordSignInAttempt(
+    accountKey: string,
+    room: SignInAttemptRoom,
+    decide: (stored: SignInAttempts | undefined) => SignInDecision,
+  ): Promise<SignInDecision> {
+    return inTransaction(
+      this.pool,
+      async (db) => {
+        // A row to lock, even for the account's first attempt: inserted empty (attempts 0) when
+        // missing, else locked by the no-op update, so that the account's attempts take turns.
+        const [row] = await rows<SignInAttemptsRow>(
+          db,
+          `INSERT INTO sign_in_attempts (${SIGN_IN_ATTEMPTS_COLUMNS}) VALUES ($1, 0, 0, 0, '', 0)
+           ON CONFLICT (account_key) DO UPDATE SET account_key = excluded.account_key
+           RETURNING ${SIGN_IN_ATTEMPTS_COLUMNS}`,
+          [accountKey],
+        );
+        const stored = row!.attempts === 0 ? undefined : toSignInAttempts(row!);
+        const decision = decide(stored);
+        if (!('counted' in decision)) return decision;
+        const { attempts, firstAt, lastAt, lastAddress, blockedUntil } = decision.counted;
+        await db.query(
+          `UPDATE sign_in_attempts SET attempts = $2, first_at = $3, last_at = $4, last_address = $5, blocked_until = $6
+           WHERE account_key = $1`,
+          [accountKey, attempts, firstAt, lastAt, lastAddress, blockedUntil],
+        );
+        if (!stored && (await this.signInAccountsOver(db, room.maxAccounts))) {
+          // SKIP LOCKED: a row another attempt holds is in use, not the one to forget (and waiting
+          // for it could deadlock two new accounts making room at once).
+          await db.query(
+            `DELETE FROM sign_in_attempts WHERE account_key IN
+               (SELECT account_key FROM sign_in_attempts WHERE last_at < $1 FOR UPDATE SKIP LOCKED)`,
+            [room.staleBefore],
+          );
+          if (await this.signInAccountsOver(db, room.maxAccounts)) {
+            await db.query(
+              `DELETE FROM sign_in_attempts WHERE account_key IN
+                 (SELECT account_key FROM sign_in_attempts WHERE account_key <> $1 ORDER BY attempts, last_at LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+              [accountKey],
+            );
+          }
+        }
+        return decision;
+      },
+      // A wait writes nothing (its row existed: a first attempt is never made to wait).
+      (decision) => 'counted' in decision,
+    );
+  }
+
+  private async signInAccountsOver(db: Queryable, maxAccounts: number): Promise<boolean> {
+    const [count] = await rows<{ n: string }>(db, 'SELECT count(*) AS n FROM sign_in_attempts');
+    return Number(count!.n) > maxAccounts;
+  }
+
+  async signInAttempts(accountKey: string): Promise<SignInAttempts | undefined> {
+    const [row] = await rows<SignInAttemptsRow>(
+      this.pool,
+      `SELECT ${SIGN_IN_ATTEMPTS_COLUMNS} FROM sign_in_attempts WHERE account_key = $1 AND attempts > 0`,
+      [accountKey],
+    );
+    return row && toSignInAttempts(row);
+  }
+
+  async deleteSignInAttempts(accountKey: string): Promise<void> {
+    await this.pool.query('DELETE FROM sign_in_attempts WHERE account_key = $1', [accountKey]);
   }
 
   async exchangeToken(
@@ -1054,6 +1136,16 @@ function toAdminToken(row: AdminTokenRow): AdminTokenRecord {
     label: row.label,
     createdAt: row.created_at.toISOString(),
     revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString(),
+  };
+}
+
+function toSignInAttempts(row: SignInAttemptsRow): SignInAttempts {
+  return {
+    attempts: row.attempts,
+    firstAt: Number(row.first_at),
+    lastAt: Number(row.last_at),
+    lastAddress: row.last_address,
+    blockedUntil: Number(row.blocked_until),
   };
 }
 

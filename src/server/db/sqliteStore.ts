@@ -46,6 +46,9 @@ import {
   type RegistrationFacts,
   type ResultToWrite,
   type SchemaVersions,
+  type SignInAttemptRoom,
+  type SignInAttempts,
+  type SignInDecision,
   type Store,
   type StoredPostureResult,
   type Transition,
@@ -86,6 +89,17 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   hostname: "COALESCE(d.hostname, '')",
   last_seen_at: "COALESCE(d.last_seen_at, '')",
 };
+
+interface SignInAttemptsRow {
+  account_key: string;
+  attempts: number;
+  first_at: number;
+  last_at: number;
+  last_address: string;
+  blocked_until: number;
+}
+
+const SIGN_IN_ATTEMPTS_COLUMNS = 'account_key, attempts, first_at, last_at, last_address, blocked_until';
 
 interface AdminTokenRow {
   id: string;
@@ -240,6 +254,20 @@ export class SqliteStore implements Store {
       ),
       deleteSession: s<[string]>('DELETE FROM admin_sessions WHERE session_hash = ?'),
       deleteExpiredSessions: s<[string]>('DELETE FROM admin_sessions WHERE expires_at <= ?'),
+      signInAttempts: s<[string], SignInAttemptsRow>(`SELECT ${SIGN_IN_ATTEMPTS_COLUMNS} FROM sign_in_attempts WHERE account_key = ?`),
+      putSignInAttempts: s<SignInAttemptsRow>(
+        `INSERT INTO sign_in_attempts (${SIGN_IN_ATTEMPTS_COLUMNS})
+         VALUES (@account_key, @attempts, @first_at, @last_at, @last_address, @blocked_until)
+         ON CONFLICT (account_key) DO UPDATE SET attempts = excluded.attempts, first_at = excluded.first_at,
+           last_at = excluded.last_at, last_address = excluded.last_address, blocked_until = excluded.blocked_until`,
+      ),
+      countSignInAccounts: s<[], { n: number }>('SELECT count(*) AS n FROM sign_in_attempts'),
+      deleteStaleSignInAttempts: s<[number]>('DELETE FROM sign_in_attempts WHERE last_at < ?'),
+      deleteLeastAttemptedSignIns: s<[string]>(
+        `DELETE FROM sign_in_attempts WHERE account_key =
+           (SELECT account_key FROM sign_in_attempts WHERE account_key <> ? ORDER BY attempts, last_at LIMIT 1)`,
+      ),
+      deleteSignInAttempts: s<[string]>('DELETE FROM sign_in_attempts WHERE account_key = ?'),
       organizationNamed: s<[string], { id: OrganizationId; name: string }>('SELECT id, name FROM organizations WHERE name = ?'),
       deleteTokenOfDevice: s<[string, string]>(
         'DELETE FROM enrollment_tokens WHERE device_id = (SELECT id FROM devices WHERE id = ? AND org_id = ?)',
@@ -596,6 +624,42 @@ export class SqliteStore implements Store {
 
   deleteExpiredSessions(now: string): Promise<number> {
     return this.write(() => this.statements.deleteExpiredSessions.run(now).changes);
+  }
+
+  recordSignInAttempt(
+    accountKey: string,
+    room: SignInAttemptRoom,
+    decide: (stored: SignInAttempts | undefined) => SignInDecision,
+  ): Promise<SignInDecision> {
+    const st = this.statements;
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const stored = st.signInAttempts.get(accountKey);
+          const decision = decide(stored && toSignInAttempts(stored));
+          if (!('counted' in decision)) return decision;
+          st.putSignInAttempts.run(signInAttemptsRow(accountKey, decision.counted));
+          if (!stored && st.countSignInAccounts.get()!.n > room.maxAccounts) {
+            st.deleteStaleSignInAttempts.run(room.staleBefore);
+            if (st.countSignInAccounts.get()!.n > room.maxAccounts) st.deleteLeastAttemptedSignIns.run(accountKey);
+          }
+          return decision;
+        })
+        .immediate(),
+    );
+  }
+
+  signInAttempts(accountKey: string): Promise<SignInAttempts | undefined> {
+    return settle(() => {
+      const row = this.statements.signInAttempts.get(accountKey);
+      return row && toSignInAttempts(row);
+    });
+  }
+
+  deleteSignInAttempts(accountKey: string): Promise<void> {
+    return this.write(() => {
+      this.statements.deleteSignInAttempts.run(accountKey);
+    });
   }
 
   /** Statements built from filters and from the states a rule names, prepared once per distinct text. */
@@ -1046,6 +1110,27 @@ function toAdminToken(row: AdminTokenRow): AdminTokenRecord {
     label: row.label,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+  };
+}
+
+function toSignInAttempts(row: SignInAttemptsRow): SignInAttempts {
+  return {
+    attempts: row.attempts,
+    firstAt: row.first_at,
+    lastAt: row.last_at,
+    lastAddress: row.last_address,
+    blockedUntil: row.blocked_until,
+  };
+}
+
+function signInAttemptsRow(accountKey: string, attempts: SignInAttempts): SignInAttemptsRow {
+  return {
+    account_key: accountKey,
+    attempts: attempts.attempts,
+    first_at: attempts.firstAt,
+    last_at: attempts.lastAt,
+    last_address: attempts.lastAddress,
+    blocked_until: attempts.blockedUntil,
   };
 }
 

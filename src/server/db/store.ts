@@ -370,6 +370,30 @@ export type RegistrationWrite =
   | { kind: 'registered'; device: DeviceRef; secretId: EnrollSecretId; decision: Exclude<RegistrationDecision, { kind: 'refuse' }> };
 
 /**
+ * Console sign-in attempts counted on one account since its last sign-in
+ * (src/server/console/signInThrottle.ts decides); times in epoch milliseconds.
+ */
+export interface SignInAttempts {
+  attempts: number;
+  firstAt: number;
+  lastAt: number;
+  /** The client address of the last attempt (X-Forwarded-For's behind a trusted proxy). */
+  lastAddress: string;
+  /** No attempt is let through before this time (0: none). */
+  blockedUntil: number;
+}
+
+/** An attempt let through and counted (`counted`, written), or one that must wait (nothing written). */
+export type SignInDecision = { counted: SignInAttempts } | { waitMs: number };
+
+/** How many accounts' attempts are kept, and which are forgotten first to make room. */
+export interface SignInAttemptRoom {
+  maxAccounts: number;
+  /** Rows last attempted before this time (epoch ms) are stale: they go first. */
+  staleBefore: number;
+}
+
+/**
  * Everything the routes, the admin commands and the retention sweep ask of the database. Engines
  * (`sqliteStore.ts`, `postgresStore.ts`) implement it; SQL never leaves `src/server/db/`. Every
  * operation is asynchronous, so an engine that talks to a database server over the network fits.
@@ -436,6 +460,22 @@ export interface Store {
   deleteSession(sessionHash: string): Promise<void>;
   /** Deletes expired sessions; returns how many. */
   deleteExpiredSessions(now: string): Promise<number>;
+  /**
+   * One console sign-in attempt on the account keyed `accountKey`, in one transaction that takes
+   * the account's attempts in turn across every process on the database (PostgreSQL: its row
+   * locked, created first when missing): asks `decide` with what is stored, writes the attempts it
+   * counted, and returns its decision. When that writes a new account's row and the table then
+   * holds more than `room.maxAccounts`, the stale rows are deleted, then, if it is still over, the
+   * one with the fewest attempts (the least recently attempted among them).
+   */
+  recordSignInAttempt(
+    accountKey: string,
+    room: SignInAttemptRoom,
+    decide: (stored: SignInAttempts | undefined) => SignInDecision,
+  ): Promise<SignInDecision>;
+  signInAttempts(accountKey: string): Promise<SignInAttempts | undefined>;
+  /** The account signed in: its attempts are forgotten. */
+  deleteSignInAttempts(accountKey: string): Promise<void>;
   listDevices(orgName?: string): Promise<DeviceRecord[]>;
   /** The device's stored results, oldest first. */
   listPostures(device: DeviceRef): Promise<StoredPostureResult[]>;

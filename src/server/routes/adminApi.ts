@@ -178,7 +178,11 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
 
   app.get(`${p}/compliance/daily`, guarded, async (request) => {
     const q = queryOf(request, ['org', 'days']);
-    return complianceSeries(store, adminOf(request).scope, { org: q.org, days: wholeNumber('days', q.days) });
+    return complianceSeries(store, adminOf(request).scope, {
+      org: q.org,
+      days: wholeNumber('days', q.days),
+      retentionMs: config.retentionMs,
+    });
   });
 
   app.get(`${p}/failures`, guarded, async (request) => {

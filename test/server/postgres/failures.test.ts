@@ -2,12 +2,18 @@
 // server and pg raise: a cancelled statement, an ended connection, a refused or unanswered
 // connection, a client-side timeout and a full pool are weather (503); a value the database
 // refuses (NUL, malformed number, over-long index entry) is the client's (400); a syntax error or
-// a unique violation is a defect or an outcome (neither).
+// a unique violation is a defect or an outcome (neither). Each error is checked against its
+// recording in test/fixtures/server/databaseErrors.json, which databaseFailures.test.ts replays
+// without a cluster (DEVICE_AGENT_RECORD=1 records them anew).
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { inject } from 'vitest';
-import { databaseFailure } from '../../../src/server/db/failures';
+import { databaseFailure, type DatabaseFailure } from '../../../src/server/db/failures';
+import { RECORDING, recordedErrors, recordingOf, saveRecordings, type RecordedError } from '../../support/databaseErrorRecordings';
 import { createDatabase } from '../../support/postgres';
 
 let config: pg.ClientConfig;
@@ -40,7 +46,7 @@ describe('unavailable', () => {
     try {
       const failed = await failureOf(() => client.query('SELECT pg_sleep(5)'));
       expect(failed.code).toBe('57014');
-      expect(databaseFailure(failed.error)).toBe('unavailable');
+      judged('statement timeout', failed.error, 'unavailable');
     } finally {
       await client.end();
     }
@@ -55,10 +61,10 @@ describe('unavailable', () => {
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
       const failed = await running;
       expect(failed.code).toBe('57P01');
-      expect(databaseFailure(failed.error)).toBe('unavailable');
+      judged('connection terminated by the server', failed.error, 'unavailable');
       const next = await failureOf(() => victim.query('SELECT 1'));
       expect(next.message).toMatch(/^Client has encountered a connection error|^Connection terminated/);
-      expect(databaseFailure(next.error)).toBe('unavailable');
+      judged('a query on the broken client', next.error, 'unavailable');
     } finally {
       await admin.end();
       await victim.end().catch(() => {});
@@ -70,7 +76,7 @@ describe('unavailable', () => {
     try {
       const failed = await failureOf(() => client.query('SELECT pg_sleep(2)'));
       expect(failed.message).toBe('Query read timeout');
-      expect(databaseFailure(failed.error)).toBe('unavailable');
+      judged('query timeout', failed.error, 'unavailable');
     } finally {
       await client.end().catch(() => {});
     }
@@ -82,7 +88,7 @@ describe('unavailable', () => {
       await admin.query("CREATE ROLE limited LOGIN PASSWORD 'limited' CONNECTION LIMIT 0");
       const failed = await failureOf(() => new pg.Client({ ...config, user: 'limited', password: 'limited' }).connect());
       expect(failed.code).toBe('53300');
-      expect(databaseFailure(failed.error)).toBe('unavailable');
+      judged('role connection limit', failed.error, 'unavailable');
     } finally {
       await admin.query('DROP ROLE limited');
       await admin.end();
@@ -99,7 +105,7 @@ describe('unavailable', () => {
       await second.query("SET lock_timeout = '50ms'");
       const timedOut = await failureOf(() => second.query('SELECT 1 FROM locked WHERE id = 1 FOR UPDATE'));
       expect(timedOut.code).toBe('55P03');
-      expect(databaseFailure(timedOut.error)).toBe('unavailable');
+      judged('lock timeout', timedOut.error, 'unavailable');
 
       await second.query('SET lock_timeout = 0');
       await second.query('BEGIN');
@@ -111,7 +117,7 @@ describe('unavailable', () => {
       ]);
       const deadlock = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
       expect(deadlock.map((error) => (error as { code?: unknown }).code)).toEqual(['40P01']);
-      expect(databaseFailure(deadlock[0])).toBe('unavailable');
+      judged('deadlock', deadlock[0], 'unavailable');
     } finally {
       await first.query('ROLLBACK');
       await second.query('ROLLBACK');
@@ -126,7 +132,7 @@ describe('unavailable', () => {
     await new Promise((resolve) => closed.close(resolve));
     const failed = await failureOf(() => new pg.Client({ ...config, port }).connect());
     expect(failed.code).toBe('ECONNREFUSED');
-    expect(databaseFailure(failed.error)).toBe('unavailable');
+    judged('refused connection', failed.error, 'unavailable');
   });
 
   test('a server that accepts and never answers (connection timeout), and a pool with no free connection', async () => {
@@ -136,13 +142,13 @@ describe('unavailable', () => {
       // The client's own timer and the pool's each end the attempt, with their own words.
       const alone = await failureOf(() => new pg.Client({ ...config, port, connectionTimeoutMillis: 100 }).connect());
       expect(alone.message).toBe('timeout expired');
-      expect(databaseFailure(alone.error)).toBe('unavailable');
+      judged('connect timeout of a client', alone.error, 'unavailable');
       const pooled = new pg.Pool({ ...config, port, connectionTimeoutMillis: 100 });
       pooled.on('error', () => {}); // as the server's pools (postgresOpen.ts)
       const failed = await failureOf(() => pooled.query('SELECT 1'));
       await pooled.end();
       expect(failed.message).toMatch(/^Connection terminated due to connection timeout|^timeout expired$/);
-      expect(databaseFailure(failed.error)).toBe('unavailable');
+      judged('connect timeout of a pool', failed.error, 'unavailable');
     } finally {
       silent.close();
     }
@@ -153,7 +159,7 @@ describe('unavailable', () => {
     try {
       const failed = await failureOf(() => pool.query('SELECT 1'));
       expect(failed.message).toMatch(/^timeout exceeded when trying to connect/);
-      expect(databaseFailure(failed.error)).toBe('unavailable');
+      judged('a full pool', failed.error, 'unavailable');
     } finally {
       held.release();
       await pool.end();
@@ -180,22 +186,74 @@ describe('refused values and the rest', () => {
       [Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + i)).join('')],
       '54000',
     ],
-  ])('%s is a refused value', async (_label, sql, values, code) => {
+  ])('%s is a refused value', async (label, sql, values, code) => {
     const failed = await failureOf(() => client.query(sql, values));
     expect(failed.code).toBe(code);
-    expect(databaseFailure(failed.error)).toBe('refused_value');
+    judged(label, failed.error, 'refused_value');
   });
 
   test('a syntax error and a unique violation are neither', async () => {
     const syntax = await failureOf(() => client.query('SELEC 1'));
     expect(syntax.code).toBe('42601');
-    expect(databaseFailure(syntax.error)).toBeUndefined();
+    judged('syntax error', syntax.error, undefined);
     await client.query("INSERT INTO keyed VALUES ('once')");
     const unique = await failureOf(() => client.query("INSERT INTO keyed VALUES ('once')"));
     expect(unique.code).toBe('23505');
-    expect(databaseFailure(unique.error)).toBeUndefined();
+    judged('unique violation', unique.error, undefined);
+    // A SQLSTATE with 22 past its class (indeterminate_collation, 42P22, met when a row is compared): not a data exception.
+    await client.query(`CREATE TABLE collated (a text COLLATE "C", b text COLLATE "POSIX")`);
+    await client.query(`INSERT INTO collated VALUES ('a', 'b')`);
+    const collation = await failureOf(() => client.query('SELECT a < b FROM collated'));
+    expect(collation.code).toBe('42P22');
+    judged('indeterminate collation', collation.error, undefined);
   });
 });
+
+describe('the network on the way', () => {
+  test('a connection reset (ECONNRESET), a socket closed before the start-up message (EPIPE), no route (EHOSTUNREACH)', async () => {
+    const reset = await listening(createServer((socket) => socket.resetAndDestroy()));
+    const { port } = reset.address() as { port: number };
+    const resetFailure = await failureOf(() => new pg.Client({ ...config, port }).connect());
+    reset.close();
+    expect(resetFailure.code).toBe('ECONNRESET');
+    judged('connection reset', resetFailure.error, 'unavailable');
+
+    // pg's Unix socket: <dir>/.s.PGSQL.<port>, closed as soon as accepted.
+    const dir = mkdtempSync(join(tmpdir(), 'device-agent-pgsock-'));
+    const closing = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => closing.listen(join(dir, '.s.PGSQL.5432'), resolve));
+    try {
+      const pipe = await failureOf(() => new pg.Client({ ...config, host: dir, port: 5432 }).connect());
+      expect(pipe.code).toBe('EPIPE');
+      judged('broken pipe', pipe.error, 'unavailable');
+    } finally {
+      closing.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // The documentation prefix: no route where the machine has no IPv6 default route (as where
+    // this was recorded), though neighbour discovery sometimes outlasts the connect timeout first;
+    // elsewhere every attempt times out, which is weather too.
+    let unroutable: Awaited<ReturnType<typeof failureOf>> | undefined;
+    for (let attempt = 0; attempt < 5 && unroutable?.code !== 'EHOSTUNREACH'; attempt += 1)
+      unroutable = await failureOf(() => new pg.Client({ ...config, host: '2001:db8::1', connectionTimeoutMillis: 3_000 }).connect());
+    if (unroutable!.code === 'EHOSTUNREACH') judged('no route to the host', unroutable!.error, 'unavailable');
+    else expect(databaseFailure(unroutable!.error)).toBe('unavailable');
+  });
+});
+
+const seen: RecordedError[] = [];
+afterAll(() => {
+  if (RECORDING) saveRecordings(seen);
+});
+
+/** The live error is as recorded (replayed without a cluster: databaseFailures.test.ts), and means `failure`. */
+function judged(label: string, error: unknown, failure: DatabaseFailure | undefined): void {
+  const recording = recordingOf(label, error);
+  seen.push(recording);
+  if (!RECORDING) expect(recordedErrors()).toContainEqual(recording);
+  expect(databaseFailure(error)).toBe(failure);
+}
 
 function listening(server: Server): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));

@@ -28,6 +28,7 @@ const TABLES = [
   'admin_tokens',
   'admin_accounts',
   'admin_sessions',
+  'sign_in_attempts',
   'settings',
   'policies',
   'policy_changes',
@@ -96,6 +97,8 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
     '30d',
   ]);
   const policyBefore = await policyState(file);
+  // A wrong guess: its count moves too (sign_in_attempts 1 1 ok).
+  expect((await new ConsoleClient(sqlite).signIn('admin@acme.test', 'a wrong guess')).status).toBe(401);
   const latestBefore = (await call(sqlite, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) }))
     .text;
   await sqlite.stop();
