@@ -28,7 +28,9 @@ export interface AgentApi {
   unenroll(apiKey: string, options?: RequestOptions): Promise<void>;
 }
 
-export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll';
+export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | ExtensionRoute;
+/** Routes beside the spec's four (contract, "Extensions beside the spec"): a server may not offer them. */
+export type ExtensionRoute = 'devicePage';
 
 export abstract class ApiError extends Error {
   abstract readonly kind: 'invalid_request' | 'credentials_rejected' | 'conflict' | 'payload_too_large' | 'retryable' | 'invalid_response';

@@ -10,6 +10,8 @@ import type { Dispatcher, buildConnector as BuildConnector } from 'undici';
 import * as z from 'zod/mini';
 import {
   Credential,
+  DEVICE_PAGE_ROUTE,
+  DevicePageResponse,
   EnrollResponse,
   ErrorBody,
   HeartbeatResponse,
@@ -56,6 +58,8 @@ export interface ClientOptions {
 }
 
 export interface ApiClient extends AgentApi {
+  /** The device page extension: a one-time URL of this device's page (InvalidRequestError 404/405 from a server without it). */
+  devicePage(apiKey: string, options?: RequestOptions): Promise<DevicePageResponse>;
   /** Closes idle connections. */
   close(): Promise<void>;
 }
@@ -78,6 +82,8 @@ const HeartbeatAnswer = z.extend(HeartbeatResponse, {
   heartbeat_interval_seconds: IntervalSeconds,
   posture_interval_seconds: IntervalSeconds,
 });
+
+const PATHS: Record<Route, string> = { ...ROUTES, devicePage: DEVICE_PAGE_ROUTE };
 
 /** Largest response body read; the API's answers are a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -118,7 +124,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
     try {
       response = await dispatcher.request({
         origin,
-        path: ROUTES[route],
+        path: PATHS[route],
         method: 'POST',
         headers,
         body: JSON.stringify(body),
@@ -173,6 +179,9 @@ export function createApiClient(options: ClientOptions): ApiClient {
     },
     async unenroll(apiKey, o) {
       await callNoContent('unenroll', {}, apiKey, o);
+    },
+    async devicePage(apiKey, o) {
+      return (await call('devicePage', DevicePageResponse, {}, apiKey, o)).value;
     },
     close: () => dispatcher.close(),
   };

@@ -13,6 +13,7 @@ import type { CheckCliOptions } from './commands/check';
 import type { DoctorCliOptions } from './commands/doctor';
 import type { EnrollCliOptions } from './commands/enroll';
 import type { InstallCliOptions, ServiceCliOptions } from './commands/install';
+import type { MyDeviceCliOptions } from './commands/myDevice';
 import type { RunCliOptions } from './commands/run';
 import type { StatusCliOptions } from './commands/status';
 import type { OpenLinkOptions } from '../linkHandler/openLink';
@@ -164,6 +165,16 @@ program
   .action(async (options: CheckCliOptions) => {
     process.exitCode = await (await import('./commands/check')).default(options);
   });
+
+// my-device
+addCommonOptions(
+  program
+    .command('my-device')
+    .description("open this device's page on the server: its checks, how to fix what fails, who manages it")
+    .option('--print-url', 'print the one-time URL instead of opening it'),
+).action(async (options: MyDeviceCliOptions) => {
+  process.exitCode = await (await import('./commands/myDevice')).default(options);
+});
 
 program.parseAsync(process.argv).catch(async (err: unknown) => {
   const failure = describeFailure(err);

@@ -11,12 +11,14 @@ import Fastify, {
   type HookHandlerDoneFunction,
 } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import { ROUTES } from '../protocol/schemas';
+import { DEVICE_PAGE_ROUTE, ROUTES } from '../protocol/schemas';
 import { decorateAdmin, registerAdminCookies } from './adminAuth';
 import { decorateDevice } from './auth';
+import { devicePageRoutes } from './console/devicePageRoutes';
 import { consoleRoutes } from './console/routes';
 import type { AppContext } from './context';
 import { databaseErrorAnswers, type DatabaseErrorAnswer } from './databaseErrors';
+import { DEVICE_PAGE_PATH } from './devicePage';
 import { HttpError, badRequest } from './errors';
 import { limitForwardedAddresses } from './forwarded';
 import { adminApiRoutes } from './routes/adminApi';
@@ -28,6 +30,7 @@ import { heartbeatRoute } from './routes/heartbeat';
 import { RequestLog } from './requestLog';
 import { posturesRoute } from './routes/postures';
 import { unenrollRoute } from './routes/unenroll';
+import { devicePageRoute } from './routes/devicePage';
 
 /** Methods each known path answers; any other method gets 405 with this Allow header. */
 const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
@@ -35,6 +38,8 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [ROUTES.heartbeat, 'POST'],
   [ROUTES.postures, 'POST'],
   [ROUTES.unenroll, 'POST'],
+  [DEVICE_PAGE_ROUTE, 'POST'],
+  [DEVICE_PAGE_PATH, 'GET'],
   [HEALTH_PATH, 'GET, HEAD'],
   [READY_PATH, 'GET, HEAD'],
   [METRICS_PATH, 'GET, HEAD'],
@@ -137,6 +142,8 @@ export function buildApp(context: AppContext): FastifyInstance {
   unenrollRoute(app, context);
   adminApiRoutes(app, context);
   void app.register(consoleRoutes(context, databaseError));
+  devicePageRoute(app, context);
+  void app.register(devicePageRoutes(context, databaseError));
   return app;
 }
 

@@ -36,7 +36,7 @@ describe('start-up', () => {
 
       const db = new Database(server.dbPath, { readonly: true, fileMustExist: true });
       try {
-        expect(db.pragma('user_version', { simple: true })).toBe(3);
+        expect(db.pragma('user_version', { simple: true })).toBe(7);
         expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       } finally {
         db.close();
@@ -65,7 +65,7 @@ describe('start-up', () => {
     const db = new Database(path);
     db.pragma('user_version = 99');
     db.close();
-    await expect(startServer({ args: ['--db', path] })).rejects.toThrow(/schema is version 99, newer than this program knows \(3\)/);
+    await expect(startServer({ args: ['--db', path] })).rejects.toThrow(/schema is version 99, newer than this program knows \(7\)/);
   });
 
   test('a file that is not a database is refused with a clear message', async () => {
