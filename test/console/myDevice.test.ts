@@ -148,7 +148,8 @@ test('a server without the device page: the command says so and prints the statu
     });
     const stateDir = await makeStateDir();
     stateDirs.push(stateDir);
-    const created = await server.createDevice({ org: 'acme' });
+    // An organization of its own: the agents of this file share this machine's hardware UUID.
+    const created = await server.createDevice({ org: 'initech' });
     await enrollWithToken(stateDir, proxy.url, created.enrollment_token);
     const once = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv(), timeoutMs: 60_000 });
     expect(once.code, once.stderr).toBe(0);
