@@ -12,6 +12,12 @@ export type DevicePageAnswer = { offered: true; url: string; expiresAt: string }
 /** What a page URL may contain: an http(s) URL with none of the characters a command line or shell would treat specially. */
 const SAFE_URL = /^https?:\/\/[A-Za-z0-9\-._~:/?=[\]@]+$/;
 
+/** The URL when it is one to hand to a browser's opener; InvalidResponseError otherwise. */
+export function openableUrl(url: unknown): string {
+  if (typeof url === 'string' && SAFE_URL.test(url)) return url;
+  throw new InvalidResponseError('devicePage', 'the device page URL is not one this agent will open');
+}
+
 /** A one-time URL of this device's page, from the enrollment's server (NotEnrolledError without one). */
 export async function requestDevicePage(state: AgentState, options: { caFile?: string; timeoutMs?: number }): Promise<DevicePageAnswer> {
   const credentials = await state.credentials();
@@ -20,9 +26,7 @@ export async function requestDevicePage(state: AgentState, options: { caFile?: s
   const api = createApiClient({ serverUrl: enrollment.server_url, caFile: options.caFile ?? enrollment.ca_file });
   try {
     const page = await api.devicePage(apiKey, { timeoutMs: options.timeoutMs ?? 30_000 });
-    if (!SAFE_URL.test(page.url))
-      throw new InvalidResponseError('devicePage', 'the server answered device-page with a URL this agent will not open');
-    return { offered: true, url: page.url, expiresAt: page.expires_at };
+    return { offered: true, url: openableUrl(page.url), expiresAt: page.expires_at };
   } catch (err) {
     if (err instanceof InvalidRequestError && (err.status === 404 || err.status === 405)) return { offered: false };
     throw err;

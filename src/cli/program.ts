@@ -161,9 +161,12 @@ program
   .option('--explain', 'explain PASS results too (results that are not PASS are always explained)')
   .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
   .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
+  .option('--report', 'ask the running service to check now and upload the results at once (at most once a minute)')
   .addHelpText('after', '\nExit code 0 whatever the statuses; 2 for an unknown check key or an unusable policy file.')
-  .action(async (options: CheckCliOptions) => {
-    process.exitCode = await (await import('./commands/check')).default(options);
+  .action(async (options: CheckCliOptions & { report?: boolean }) => {
+    process.exitCode = options.report
+      ? await (await import('./commands/checkReport')).default()
+      : await (await import('./commands/check')).default(options);
   });
 
 // my-device
