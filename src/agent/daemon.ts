@@ -66,6 +66,8 @@ export interface DaemonDeps {
   /** One posture cycle (postureCycle.ts). */
   collect(): Promise<CollectedCycle>;
   maxQueuedResults?: number;
+  /** Told of each cycle once it is stored (desktop notifications: notifications.ts); never delays the loop. */
+  onCycle?(cycle: CollectedCycle): void;
 }
 
 /** An enrollment the daemon acts on. */
@@ -611,6 +613,7 @@ export class Daemon {
     };
     this.queueHasWork = true;
     if (this.round) this.round.stored = true;
+    this.deps.onCycle?.(collected);
     if (dropped > 0) {
       this.log.warn({ event: 'queue_full', dropped_results: dropped }, `posture queue full: dropped the ${dropped} oldest results`);
     }

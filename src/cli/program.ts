@@ -90,7 +90,8 @@ addCommonOptions(
     .command('run')
     .description('run the agent: heartbeats, posture checks and uploads until SIGINT/SIGTERM (logs on standard output)')
     .option('--once', 'one heartbeat, one posture cycle and one upload of the queue, then exit')
-    .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY')),
+    .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
+    .option('--no-notifications', 'no desktop notifications when a check turns FAIL or passes again (DEVICE_AGENT_NOTIFICATIONS=off)'),
 )
   .addHelpText(
     'after',
@@ -178,6 +179,14 @@ addCommonOptions(
 ).action(async (options: MyDeviceCliOptions) => {
   process.exitCode = await (await import('./commands/myDevice')).default(options);
 });
+
+// notify (hidden): the service runs it as the user at the screen
+program
+  .command('notify', { hidden: true })
+  .description('show one posture notification, read as JSON from standard input, on this session bus')
+  .action(async () => {
+    process.exitCode = await (await import('./commands/notify')).default();
+  });
 
 program.parseAsync(process.argv).catch(async (err: unknown) => {
   const failure = describeFailure(err);

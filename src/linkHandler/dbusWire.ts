@@ -225,6 +225,11 @@ class Writer {
       case 'u':
         this.uint32(Number(value));
         return;
+      case 'i': {
+        const at = this.room(4);
+        this.buffer.writeInt32LE(Number(value), at);
+        return;
+      }
       case 's':
       case 'o':
         this.text(value, 4);
@@ -254,7 +259,7 @@ class Writer {
         return;
       }
       default:
-        // The handler sends no other types.
+        // The link handler and the notifications send no other types.
         throw new DBusProtocolError(`cannot write type ${type}`);
     }
   }

@@ -9,6 +9,10 @@ import { LockHeldError } from '../../agent/errors';
 import { createLogger, type Logger } from '../../agent/logger';
 import { postureCollector } from '../../agent/postureCycle';
 import { requestDevicePage } from '../../agent/devicePage';
+import type { LastCycle } from '../../agent/lastCycle';
+import { notificationsWanted, type PostureNotification } from '../../agent/notifications';
+import type { PostureResult } from '../../protocol/schemas';
+import { runningProgram } from '../../service/program';
 import { firstLine } from '../../agent/errors';
 import type { LocalEndpoint } from '../../agent/localEndpoint';
 import { openAgentState, resolveStateDir, type AgentState } from '../../agent/state';
@@ -21,6 +25,8 @@ import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 export interface RunCliOptions extends CommonOptions {
   once?: boolean;
   policy?: string;
+  /** False with --no-notifications. */
+  notifications?: boolean;
 }
 
 /** After the daemon stopped, the process exits even if a posture check is still running. */
@@ -61,6 +67,7 @@ export default async function runDaemon(options: RunCliOptions): Promise<ExitCod
       retry,
       identity: async () => heartbeatBody(await readDeviceIdentity()),
       collect,
+      ...(options.once ? {} : { onCycle: await notifierFor(options, log) }),
     });
     log.info({ event: 'starting', state_dir: stateDir, mode: options.once ? 'once' : 'daemon', retry }, 'device-agent run');
     if (options.once) return exitCode(await daemon.run(new AbortController().signal, { once: true }));
@@ -73,6 +80,36 @@ export default async function runDaemon(options: RunCliOptions): Promise<ExitCod
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Desktop notifications of the checks each cycle turned FAIL or PASS again (notifications.ts): to
+ * the user at the screen, through their session bus; a notification that cannot be shown is logged.
+ */
+async function notifierFor(
+  options: RunCliOptions,
+  log: Logger,
+): Promise<((cycle: { results: PostureResult[]; lastCycle?: LastCycle }) => void) | undefined> {
+  if (!notificationsWanted(options.notifications)) return undefined;
+  const { PostureChanges } = await import('../../agent/notifications');
+  const { consoleUserNotifier, sendDesktopNotification } = await import('../../platform/desktopNotify');
+  const program = runningProgram();
+  const self = program.kind === 'executable' ? [program.path] : [program.node, program.script];
+  const address = process.env.DBUS_SESSION_BUS_ADDRESS;
+  const notifier = isPrivileged()
+    ? consoleUserNotifier(self, () => consoleUid())
+    : async (n: PostureNotification) => {
+        if (address) await sendDesktopNotification(address, n);
+      };
+  const changes = new PostureChanges(notifier);
+  return (cycle) => {
+    changes.cycle(cycle.results, cycle.lastCycle, new Date()).then(
+      (sent) => {
+        for (const n of sent) log.info({ event: 'notification', check_key: n.check_key, change: n.change }, 'desktop notification');
+      },
+      (err: unknown) => log.warn({ event: 'notification_failed', error: firstLine(err) }, 'cannot show a desktop notification'),
+    );
+  };
 }
 
 /** At most one posture cycle asked for through the local endpoint per this many ms. */
