@@ -30,7 +30,7 @@ export interface AgentApi {
 
 export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | ExtensionRoute;
 /** Routes beside the spec's four (contract, "Extensions beside the spec"): a server may not offer them. */
-export type ExtensionRoute = 'devicePage';
+type ExtensionRoute = 'devicePage';
 
 export abstract class ApiError extends Error {
   abstract readonly kind: 'invalid_request' | 'credentials_rejected' | 'conflict' | 'payload_too_large' | 'retryable' | 'invalid_response';

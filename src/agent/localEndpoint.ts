@@ -29,7 +29,7 @@ export type EndpointAnswer =
   | { ok: true; cycle: string }
   | { ok: false; error: 'not_offered' | 'refused' | 'bad_request' | 'failed' | 'rate_limited'; message: string };
 
-export interface EndpointHandlers {
+interface EndpointHandlers {
   devicePage(): Promise<DevicePageAnswer>;
   /** A posture cycle now; its outcome (the daemon's requestCycle), or 'rate_limited'. */
   check(): Promise<string>;

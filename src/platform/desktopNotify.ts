@@ -10,7 +10,7 @@ import type { WireValue } from '../linkHandler/dbusWire';
 
 const NOTIFICATIONS = ['org.freedesktop.Notifications', '/org/freedesktop/Notifications', 'org.freedesktop.Notifications'] as const;
 /** The action key of "Open My device" (the spec's "default" is the notification's own click). */
-export const OPEN_MY_DEVICE_ACTION = 'default';
+const OPEN_MY_DEVICE_ACTION = 'default';
 const APP_NAME = 'device-agent';
 
 /** Sends one notification on the session bus at `address`; resolves with the notification's id. */

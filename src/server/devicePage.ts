@@ -13,10 +13,10 @@ import { UsageError } from './usage';
 export const DEVICE_PAGE_PATH = '/my-device';
 /** The page session's cookie (path DEVICE_PAGE_PATH only). */
 export const DEVICE_PAGE_COOKIE = 'device_agent_page';
-export const CODE_LIFETIME_MS = 5 * 60_000;
+const CODE_LIFETIME_MS = 5 * 60_000;
 export const PAGE_SESSION_LIFETIME_MS = 30 * 60_000;
 /** The organization contact's limits: one line an admin types (an address, a URL, a phone number). */
-export const MAX_CONTACT_LENGTH = 256;
+const MAX_CONTACT_LENGTH = 256;
 
 /** 32 random bytes, base64url: what codes and sessions look like. */
 const SECRET_FORM = /^[A-Za-z0-9_-]{43}$/;
