@@ -1,17 +1,21 @@
 // Desktop notifications on a real session bus (dbus-daemon) with a stand-in for the notification
 // server that claims org.freedesktop.Notifications and records each Notify call: what a cycle
 // changed is notified once (FAIL, then PASS again), not again the same day, with the check's summary
-// and the "Open My device" action; `device-agent notify` shows one read from standard input; and
-// the setting that turns them off.
+// and the "Open My device" action; `device-agent notify` shows one read from standard input, and when
+// the user chooses "Open My device" runs `my-device`, whose browser (a recorder) gets the device
+// page's one-time URL from the real server; and the setting that turns them off.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { LastCycle } from '../../src/agent/lastCycle';
 import { notificationsWanted, PostureChanges } from '../../src/agent/notifications';
 import { BusConnection, type Message } from '../../src/linkHandler/dbusWire';
-import { sendDesktopNotification } from '../../src/platform/desktopNotify';
+import { showDesktopNotification } from '../../src/platform/desktopNotify';
 import type { PostureResult } from '../../src/protocol/schemas';
-import { agentEnv, runAgent, tempDir } from '../support/agent';
+import { agentEnv, daemonEnv, enrollNewDevice, makeStateDir, removeStateDir, runAgent, tempDir, until } from '../support/agent';
+import { startServer, type RunningServer } from '../support/server';
 import { requireTools } from '../support/requireTools';
 
 const onBus = requireTools(['dbus-daemon'], 'posture notifications on a real session bus, a notification server stand-in recording Notify');
@@ -20,6 +24,8 @@ let daemon: ChildProcess;
 let address: string;
 let standIn: BusConnection;
 let calls: Message[] = [];
+/** What the stand-in does once it has shown a notification: the user closes it, or chooses "Open My device". */
+let user: 'close' | 'open' = 'close';
 
 beforeAll(async () => {
   if (onBus.skip) return;
@@ -37,7 +43,11 @@ beforeAll(async () => {
   standIn.handleCalls((call) => {
     if (call.member !== 'Notify') return standIn.replyError(call, 'org.freedesktop.DBus.Error.UnknownMethod', 'stand-in');
     calls.push(call);
-    standIn.reply(call, 'u', [calls.length]);
+    const id = calls.length;
+    standIn.reply(call, 'u', [id]);
+    if (user === 'open')
+      standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'ActionInvoked', 'us', [id, 'default']);
+    else standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'NotificationClosed', 'uu', [id, 2]);
   });
 });
 afterAll(async () => {
@@ -46,6 +56,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   calls = [];
+  user = 'close';
 });
 
 const at = (day: string) => new Date(`${day}T10:00:00Z`);
@@ -65,7 +76,9 @@ const shown = () => calls.map((call) => [call.body[3], call.body[4]]);
 
 describe.skipIf(onBus.skip)(onBus.title, () => {
   test('one notification per change: FAIL with its summary, not again that day; PASS again once', async () => {
-    const changes = new PostureChanges((n) => sendDesktopNotification(address, n).then(() => undefined));
+    const changes = new PostureChanges(async (n) => {
+      expect(await showDesktopNotification(address, n, { waitMs: 60_000 })).toBe('closed');
+    });
     const firewallOff = cycleOf([['FIREWALL_ENABLED', 'Nothing filters incoming network connections.']]);
     await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'PASS')], firewallOff, at('2026-11-27'));
     expect(shown()).toEqual([['FIREWALL_ENABLED fails on this device', 'Nothing filters incoming network connections.']]);
@@ -96,18 +109,45 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
     expect(calls).toHaveLength(4);
   });
 
-  test('device-agent notify shows the notification it reads from standard input', async () => {
+  test('device-agent notify shows the notification from standard input; "Open My device" opens the page', async () => {
     const notification = { check_key: 'SCREEN_LOCK', change: 'failing', title: 'SCREEN_LOCK fails on this device', body: 'No idle lock.' };
-    const outcome = await runAgent(['notify'], {
+    const closed = await runAgent(['notify'], {
       env: agentEnv({ DBUS_SESSION_BUS_ADDRESS: address }),
       input: JSON.stringify(notification),
     });
-    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(closed.code, closed.stderr).toBe(0);
+    expect(closed.stdout).toBe('shown\n');
     expect(shown()).toEqual([['SCREEN_LOCK fails on this device', 'No idle lock.']]);
     const refused = await runAgent(['notify'], { env: agentEnv({ DBUS_SESSION_BUS_ADDRESS: address }), input: '{"title": 1}' });
     expect(refused.code).toBe(2);
     expect(calls).toHaveLength(1);
-  });
+
+    // The user chooses "Open My device": my-device runs, and xdg-open hands its URL to the browser.
+    const server: RunningServer = await startServer();
+    const stateDir = await makeStateDir();
+    try {
+      await enrollNewDevice(server, stateDir, server.url);
+      expect((await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv(), timeoutMs: 60_000 })).code).toBe(0);
+      const opened = join(tempDir(), 'opened');
+      const browser = join(tempDir(), 'browser');
+      writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
+      chmodSync(browser, 0o755);
+      user = 'open';
+      const clicked = await runAgent(['notify'], {
+        env: daemonEnv({ DBUS_SESSION_BUS_ADDRESS: address, DEVICE_AGENT_STATE_DIR: stateDir, BROWSER: browser }),
+        input: JSON.stringify(notification),
+        timeoutMs: 60_000,
+      });
+      expect(clicked.code, clicked.stderr).toBe(0);
+      await until(() => existsSync(opened), Boolean, 10_000, 'the browser opened');
+      const url = new URL(readFileSync(opened, 'utf8'));
+      expect(url.origin).toBe(server.url);
+      expect(url.pathname).toBe('/my-device');
+    } finally {
+      await server.stop();
+      await removeStateDir(stateDir);
+    }
+  }, 120_000);
 });
 
 test('turned off by --no-notifications or DEVICE_AGENT_NOTIFICATIONS=off', () => {

@@ -1,10 +1,15 @@
 // `device-agent notify` (hidden): shows one posture notification, read as JSON from standard input,
-// on this user's session bus (DBUS_SESSION_BUS_ADDRESS). The system service runs it as the user at
-// the screen (src/platform/desktopNotify.ts).
+// on this user's session bus (DBUS_SESSION_BUS_ADDRESS); prints "shown" once it is on the screen;
+// then waits (up to an hour) for the user, and runs `device-agent my-device` when they choose
+// "Open My device". The daemon runs it as the user at the screen (src/platform/desktopNotify.ts).
+import { spawn } from 'node:child_process';
 import { text } from 'node:stream/consumers';
 import type { PostureNotification } from '../../agent/notifications';
-import { sendDesktopNotification } from '../../platform/desktopNotify';
+import { showDesktopNotification, shownLine } from '../../platform/desktopNotify';
+import { selfCommand } from '../../service/program';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
+
+const WAIT_FOR_USER_MS = 60 * 60_000;
 
 export default async function notifyCommand(): Promise<ExitCode> {
   const address = process.env.DBUS_SESSION_BUS_ADDRESS;
@@ -23,6 +28,17 @@ export default async function notifyCommand(): Promise<ExitCode> {
   } catch {
     throw new CommandFailure('standard input must be one notification as JSON', EXIT.usage);
   }
-  await sendDesktopNotification(address, notification);
+  const choice = await showDesktopNotification(address, notification, {
+    waitMs: WAIT_FOR_USER_MS,
+    onShown: () => process.stdout.write(shownLine()),
+  });
+  if (choice === 'open') {
+    const self = selfCommand();
+    await new Promise<void>((resolve) => {
+      spawn(self[0]!, [...self.slice(1), 'my-device'], { stdio: 'ignore' })
+        .once('exit', () => resolve())
+        .once('error', () => resolve());
+    });
+  }
   return EXIT.ok;
 }

@@ -10,9 +10,9 @@ import { createLogger, type Logger } from '../../agent/logger';
 import { postureCollector } from '../../agent/postureCycle';
 import { requestDevicePage } from '../../agent/devicePage';
 import type { LastCycle } from '../../agent/lastCycle';
-import { notificationsWanted, type PostureNotification } from '../../agent/notifications';
+import { notificationsWanted } from '../../agent/notifications';
 import type { PostureResult } from '../../protocol/schemas';
-import { runningProgram } from '../../service/program';
+import { selfCommand } from '../../service/program';
 import { firstLine } from '../../agent/errors';
 import type { LocalEndpoint } from '../../agent/localEndpoint';
 import { openAgentState, resolveStateDir, type AgentState } from '../../agent/state';
@@ -92,15 +92,8 @@ async function notifierFor(
 ): Promise<((cycle: { results: PostureResult[]; lastCycle?: LastCycle }) => void) | undefined> {
   if (!notificationsWanted(options.notifications)) return undefined;
   const { PostureChanges } = await import('../../agent/notifications');
-  const { consoleUserNotifier, sendDesktopNotification } = await import('../../platform/desktopNotify');
-  const program = runningProgram();
-  const self = program.kind === 'executable' ? [program.path] : [program.node, program.script];
-  const address = process.env.DBUS_SESSION_BUS_ADDRESS;
-  const notifier = isPrivileged()
-    ? consoleUserNotifier(self, () => consoleUid())
-    : async (n: PostureNotification) => {
-        if (address) await sendDesktopNotification(address, n);
-      };
+  const { desktopNotifier } = await import('../../platform/desktopNotify');
+  const notifier = desktopNotifier(selfCommand(), () => consoleUid(), isPrivileged());
   const changes = new PostureChanges(notifier);
   return (cycle) => {
     changes.cycle(cycle.results, cycle.lastCycle, new Date()).then(
