@@ -88,17 +88,19 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
     expect(notify.body[5]).toEqual(['default', 'Open My device', 'my-device', 'Open My device']);
     expect(notify.body[6]).toEqual([['urgency', { signature: 'y', value: 2 }]]);
 
-    // Still failing: nothing new.
-    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'PASS')], firewallOff, at('2026-11-27'));
+    // Still failing, later that day: nothing new.
+    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'PASS')], firewallOff, new Date('2026-11-27T23:59:00Z'));
     expect(calls).toHaveLength(1);
     // Fixed: told once.
-    await changes.cycle([result('FIREWALL_ENABLED', 'PASS'), result('TIME_SYNC', 'PASS')], cycleOf([]), at('2026-11-27'));
+    const fixed = await changes.cycle([result('FIREWALL_ENABLED', 'PASS'), result('TIME_SYNC', 'PASS')], cycleOf([]), at('2026-11-27'));
+    expect(fixed.map((n) => [n.check_key, n.change])).toEqual([['FIREWALL_ENABLED', 'recovered']]);
     expect(shown().at(-1)).toEqual(['FIREWALL_ENABLED passes again', 'Thank you: this check passes again.']);
     // Failing again the same day: not again; the next day: again.
-    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL')], firewallOff, at('2026-11-27'));
+    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL')], firewallOff, new Date('2026-11-27T18:00:00Z'));
     expect(calls).toHaveLength(2);
-    await changes.cycle([result('FIREWALL_ENABLED', 'PASS')], cycleOf([]), at('2026-11-28'));
-    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL')], firewallOff, at('2026-11-28'));
+    await changes.cycle([result('FIREWALL_ENABLED', 'PASS')], cycleOf([]), new Date('2026-11-28T00:00:01Z'));
+    const again = await changes.cycle([result('FIREWALL_ENABLED', 'FAIL')], firewallOff, at('2026-11-28'));
+    expect(again.map((n) => n.change)).toEqual(['failing']);
     expect(
       shown()
         .slice(2)
@@ -107,6 +109,9 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
     // UNKNOWN and NOT_APPLICABLE are no change to tell.
     await changes.cycle([result('FIREWALL_ENABLED', 'UNKNOWN'), result('TIME_SYNC', 'NOT_APPLICABLE')], cycleOf([]), at('2026-11-29'));
     expect(calls).toHaveLength(4);
+    // A cycle without its explanations: the body says where to look.
+    const bare = await changes.cycle([result('SCREEN_LOCK', 'FAIL')], undefined, at('2026-11-29'));
+    expect(bare.map((n) => n.body)).toEqual(['See My device for what it means and how to fix it.']);
   });
 
   test('device-agent notify shows the notification from standard input; "Open My device" opens the page', async () => {
@@ -156,5 +161,6 @@ test('turned off by --no-notifications or DEVICE_AGENT_NOTIFICATIONS=off', () =>
   expect(notificationsWanted(false, {})).toBe(false);
   for (const off of ['off', 'OFF', '0', 'false', 'no'])
     expect(notificationsWanted(undefined, { DEVICE_AGENT_NOTIFICATIONS: off })).toBe(false);
-  expect(notificationsWanted(undefined, { DEVICE_AGENT_NOTIFICATIONS: 'on' })).toBe(true);
+  for (const on of ['on', 'offline', 'xoff', 'nope', '10'])
+    expect(notificationsWanted(undefined, { DEVICE_AGENT_NOTIFICATIONS: on })).toBe(true);
 });
