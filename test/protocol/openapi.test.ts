@@ -54,6 +54,7 @@ describe('docs/openapi.json', () => {
       '/api/admin/v1/devices/{id}/history',
       '/api/admin/v1/devices/{id}/revoke',
       '/api/admin/v1/failures',
+      '/api/admin/v1/organizations/{org}/contact',
     ]);
   });
 

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEVICE_PAGE_ROUTE } from '../../src/protocol/schemas';
+import { createAdminToken } from '../support/admin';
 import { ON_POSTGRES } from '../support/postgres';
 import { startServer, tryServerCli, type RunningServer } from '../support/server';
 import { call, enrolledDevice, heartbeat, heartbeatBody, postures, result, type Answer, type EnrolledDevice } from './client';
@@ -195,6 +196,32 @@ describe('the page', () => {
     const cleared = await tryServerCli(['org', 'contact', '--org', 'acme', '--clear', ...db]);
     expect(cleared.code, cleared.stderr).toBe(0);
     expect(cleared.stdout).toBe('acme: (no contact set)\n');
+  });
+
+  test("the admin API sets and reads the contact, within the token's organization", async () => {
+    const { admin_token: acmeToken } = await createAdminToken(server, { org: 'acme' });
+    const path = '/api/admin/v1/organizations/acme/contact';
+    const put = await call(server, path, {
+      method: 'PUT',
+      json: { contact: 'desk@acme.test' },
+      headers: { authorization: `Bearer ${acmeToken}` },
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toEqual({ org: 'acme', contact: 'desk@acme.test' });
+    const got = await call(server, path, { method: 'GET', headers: { authorization: `Bearer ${acmeToken}` } });
+    expect(got.body).toEqual({ org: 'acme', contact: 'desk@acme.test' });
+    expect((await get('/my-device', await redeem(await pageUrl(acme)))).text).toContain('desk@acme.test');
+    // Another organization is out of this token's reach; a malformed body changes nothing; no token: 401.
+    const globexPath = '/api/admin/v1/organizations/globex/contact';
+    expect(
+      (await call(server, globexPath, { method: 'PUT', json: { contact: 'x' }, headers: { authorization: `Bearer ${acmeToken}` } })).status,
+    ).toBe(404);
+    expect(
+      (await call(server, path, { method: 'PUT', json: { contact: 42 }, headers: { authorization: `Bearer ${acmeToken}` } })).status,
+    ).toBe(400);
+    expect((await call(server, path, { method: 'PUT', json: { contact: null } })).status).toBe(401);
+    const cleared = await call(server, path, { method: 'PUT', json: { contact: null }, headers: { authorization: `Bearer ${acmeToken}` } });
+    expect(cleared.body).toEqual({ org: 'acme', contact: null });
   });
 
   test('no code nor session secret in the server log', async () => {

@@ -15,6 +15,7 @@ import {
 import { adminOf, authenticateAdmin, csrfForSessions } from '../adminAuth';
 import type { AppContext } from '../context';
 import { badRequest } from '../errors';
+import { organizationContact, setOrganizationContact } from '../devicePage';
 import { fleetFailures } from '../remediation';
 
 export const ADMIN_API_PREFIX = '/api/admin/v1';
@@ -131,5 +132,18 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const { scope } = adminOf(request);
     const org = q.org === undefined ? undefined : (await organizationInScope(store, scope, q.org)).name;
     return { failures: await fleetFailures(store, org, scope) };
+  });
+
+  // The contact the device page shows the organization's device users (devicePage.ts).
+  app.get<{ Params: { org: string } }>(`${p}/organizations/:org/contact`, guarded, async (request) => {
+    queryOf(request, []);
+    return organizationContact(store, adminOf(request).scope, request.params.org);
+  });
+
+  app.put<{ Params: { org: string }; Body: { contact?: unknown } }>(`${p}/organizations/:org/contact`, guarded, async (request) => {
+    queryOf(request, []);
+    const contact = request.body?.contact;
+    if (contact !== null && typeof contact !== 'string') throw badRequest('the body must be {"contact": <text or null>}');
+    return setOrganizationContact(store, adminOf(request).scope, request.params.org, contact, new Date());
   });
 }
