@@ -112,6 +112,8 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
     // A cycle without its explanations: the body says where to look.
     const bare = await changes.cycle([result('SCREEN_LOCK', 'FAIL')], undefined, at('2026-11-29'));
     expect(bare.map((n) => n.body)).toEqual(['See My device for what it means and how to fix it.']);
+    // Still failing the next day: no change, nothing to tell.
+    expect(await changes.cycle([result('SCREEN_LOCK', 'FAIL')], undefined, at('2026-11-30'))).toEqual([]);
   });
 
   test('device-agent notify shows the notification from standard input; "Open My device" opens the page', async () => {
