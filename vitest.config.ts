@@ -15,6 +15,7 @@ const shared = {
 // Files that inspect SQLite's own files stay SQLite-only; test/server/postgres/ is PostgreSQL-only.
 const ON_EVERY_ENGINE = [
   'admin',
+  'devicePage',
   'adminApi',
   'checkKeyCap',
   'complianceSeries',

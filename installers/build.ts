@@ -13,7 +13,13 @@ import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR, TARGETS } from '
 import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
 import type { LinkHandlerSpec } from '../src/linkHandler/types';
 import { schemeRegistryValues } from '../src/linkHandler/windows';
-import { dbusServiceFile, desktopEntry, xdgLinkHandlerFiles } from '../src/linkHandler/xdg';
+import {
+  MY_DEVICE_DESKTOP_FILE_NAME,
+  dbusServiceFile,
+  desktopEntry,
+  myDeviceDesktopEntry,
+  xdgLinkHandlerFiles,
+} from '../src/linkHandler/xdg';
 import {
   LAUNCHD_PLIST,
   launchdPlist,
@@ -76,6 +82,8 @@ function linkHandlerFiles(shareDir: string, spec: LinkHandlerSpec): StagedFile[]
   return [
     { path: desktopFile, mode: 0o644, content: desktopEntry(spec) },
     { path: serviceFile, mode: 0o644, content: dbusServiceFile(spec) },
+    // "My device posture" in the desktop's menu: this device's page for whoever is logged in.
+    { path: `${shareDir}/applications/${MY_DEVICE_DESKTOP_FILE_NAME}`, mode: 0o644, content: myDeviceDesktopEntry(spec) },
   ];
 }
 

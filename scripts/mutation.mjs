@@ -33,6 +33,8 @@ export const MODULES = {
   },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
   dbusWire: { mutate: ['src/linkHandler/dbusWire.ts'], tests: ['test/agent/dbusWire.test.ts'] },
+  // What a cycle changed, notified on a real session bus to a stand-in (issue 31).
+  notifications: { mutate: ['src/agent/notifications.ts'], tests: ['test/agent/notifications.test.ts'] },
   serverUrl: {
     mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'],
     tests: ['test/agent/inputValidation.test.ts', 'test/agent/enrollmentInput.test.ts'],

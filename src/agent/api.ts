@@ -40,7 +40,9 @@ export interface AgentApi {
   policy(apiKey: string, body: PolicyRequest, options?: RequestOptions): Promise<PolicyResponse>;
 }
 
-export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | 'register' | 'policy';
+export type Route = 'enroll' | 'heartbeat' | 'postures' | 'unenroll' | ExtensionRoute;
+/** Routes beside the spec's four (contract, "Extensions beside the spec"): a server may not offer them. */
+type ExtensionRoute = 'register' | 'policy' | 'devicePage';
 
 export abstract class ApiError extends Error {
   abstract readonly kind: 'invalid_request' | 'credentials_rejected' | 'conflict' | 'payload_too_large' | 'retryable' | 'invalid_response';

@@ -10,6 +10,8 @@ import type { Dispatcher, buildConnector as BuildConnector } from 'undici';
 import * as z from 'zod/mini';
 import {
   Credential,
+  DEVICE_PAGE_ROUTE,
+  DevicePageResponse,
   EnrollResponse,
   ErrorBody,
   EXTENSION_ROUTES,
@@ -64,6 +66,8 @@ export interface ClientOptions {
 export interface ApiClient extends AgentApi {
   /** Extension beside the spec's four (enrollment secrets): a device record and its one-time token. */
   register(body: RegisterRequest, options?: RequestOptions): Promise<RegisterResponse>;
+  /** The device page extension: a one-time URL of this device's page (InvalidRequestError 404/405 from a server without it). */
+  devicePage(apiKey: string, options?: RequestOptions): Promise<DevicePageResponse>;
   /** Closes idle connections. */
   close(): Promise<void>;
 }
@@ -193,6 +197,9 @@ export function createApiClient(options: ClientOptions): ApiClient {
     },
     async policy(apiKey, body: PolicyRequest, o) {
       return (await call('policy', PolicyResponse, body, apiKey, o)).value;
+    },
+    async devicePage(apiKey, o) {
+      return (await call('devicePage', DevicePageResponse, {}, apiKey, o)).value;
     },
     close: () => dispatcher.close(),
   };

@@ -72,6 +72,8 @@ export interface DaemonDeps {
   /** Why a served policy cannot be applied, or null (default: postureCycle.ts's servedPolicyProblem). */
   policyProblem?(response: PolicyResponse): Promise<string | null>;
   maxQueuedResults?: number;
+  /** Told of each cycle once it is stored (desktop notifications: notifications.ts); never delays the loop. */
+  onCycle?(cycle: CollectedCycle): void;
 }
 
 /** An enrollment the daemon acts on. */
@@ -99,7 +101,13 @@ interface Collected extends CollectedCycle {
   /** Monotonic ms. */
   startedAt: number;
   durationMs: number;
+  /** Who asked for this cycle (requestCycle), told how it ended. */
+  askedBy: CycleWaiter[];
 }
+
+/** How a cycle asked for with requestCycle ended: its results delivered, or not now, or not stored. */
+export type AskedCycleOutcome = 'delivered' | 'deferred' | 'held' | 'stopped' | 'superseded' | 'failed' | 'not_ready';
+type CycleWaiter = (outcome: AskedCycleOutcome) => void;
 
 interface CycleReport {
   startedAt: number;
@@ -109,6 +117,7 @@ interface CycleReport {
   dropped: number;
   sent: number;
   rejected: number;
+  askedBy: CycleWaiter[];
 }
 
 /** `run --once`: the one round's progress. */
@@ -176,6 +185,8 @@ export class Daemon {
 
   // Background collection, a cycle not yet stored, and the cycle whose upload is in progress.
   private collecting = false;
+  /** Asked for a cycle that has not started yet (requestCycle). */
+  private askedForCycle: CycleWaiter[] = [];
   private collected: Collected | null = null;
   private cycle: CycleReport | null = null;
 
@@ -200,6 +211,22 @@ export class Daemon {
   /** The current state (null before `run` began). */
   get state(): DaemonState | null {
     return this.status?.state ?? null;
+  }
+
+  /**
+   * A posture cycle now, asked for by the device's user (`check --report` through the local
+   * endpoint): due at once, and uploaded as soon as it is stored. Resolves with how that cycle
+   * ended; 'not_ready' at once when there is no session with a successful heartbeat (nothing could
+   * be uploaded). A cycle already being collected is the one the caller gets.
+   */
+  requestCycle(): Promise<AskedCycleOutcome> {
+    if (!this.session || !this.heartbeatOk) return Promise.resolve('not_ready');
+    return new Promise((resolve) => {
+      this.askedForCycle.push(resolve);
+      if (this.collecting) return;
+      this.postureDue = Math.min(this.postureDue, this.clock.monotonicMs());
+      this.wakeUp();
+    });
   }
 
   /** True while the loop waits for a timer, a signal, an enrollment change or a collection in progress. */
@@ -640,6 +667,8 @@ export class Daemon {
 
   private startCollection(now: number): void {
     this.collecting = true;
+    const askedBy = this.askedForCycle;
+    this.askedForCycle = [];
     this.lastCycleAt = now;
     // A round collects one cycle.
     this.postureDue = this.round ? Number.POSITIVE_INFINITY : now + withSplay(this.intervals.postureSeconds * 1000, this.random);
@@ -648,9 +677,11 @@ export class Daemon {
       .collect(this.served)
       .then(
         (cycle) => {
-          if (this.session === session) this.collected = { ...cycle, startedAt: now, durationMs: this.clock.monotonicMs() - now };
+          if (this.session === session) this.collected = { ...cycle, startedAt: now, durationMs: this.clock.monotonicMs() - now, askedBy };
+          else for (const tell of askedBy) tell('superseded');
         },
         (err) => {
+          for (const tell of askedBy) tell('failed');
           this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed');
           this.endRound({ kind: 'refused', message: `posture checks failed: ${firstLine(err)}` });
         },
@@ -689,9 +720,11 @@ export class Daemon {
       dropped,
       sent: 0,
       rejected: 0,
+      askedBy: collected.askedBy,
     };
     this.queueHasWork = true;
     if (this.round) this.round.stored = true;
+    this.deps.onCycle?.(collected);
     if (dropped > 0) {
       this.log.warn({ event: 'queue_full', dropped_results: dropped }, `posture queue full: dropped the ${dropped} oldest results`);
     }
@@ -761,6 +794,7 @@ export class Daemon {
     const cycle = this.cycle;
     if (!cycle) return;
     this.cycle = null;
+    for (const tell of cycle.askedBy) tell(outcome);
     this.log.info(
       {
         event: 'posture_cycle',

@@ -30,6 +30,7 @@ import {
   formatSecretList,
 } from '../server/adminOutput';
 import { displayJson, displayText } from '../server/displayText';
+import { organizationContact, setOrganizationContact } from '../server/devicePage';
 import { fleetFailures } from '../server/remediation';
 import { parseDatabaseLocation, type DatabaseLocation } from '../server/db/location';
 import { DatabaseOpenError, openStore, type StoreOptions } from '../server/db/open';
@@ -812,6 +813,28 @@ lifecycle
     const view = await withStore(command, true, lifecycleVersion);
     if (opts.json) printJson(view);
     else print(formatLifecycle(view));
+  });
+
+const org = program.command('org').description("an organization's settings (safe while serve runs)");
+
+org
+  .command('contact')
+  .description("how the organization's device users reach their admin, shown on the device page (my-device)")
+  .requiredOption('--org <name>', 'organization')
+  .option('--set <text>', 'set the contact: an address, a URL, a phone number (one line)')
+  .option('--clear', 'remove the contact')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--json', 'print {org, contact} as JSON')
+  .action(async (opts: { org: string; set?: string; clear?: boolean; json?: boolean }, command: Command) => {
+    if (opts.set !== undefined && opts.clear) throw new UsageError('give --set <text> or --clear, not both');
+    const result = await withStore(command, true, (store) =>
+      opts.set === undefined && !opts.clear
+        ? organizationContact(store, ALL_ORGANIZATIONS, opts.org)
+        : setOrganizationContact(store, ALL_ORGANIZATIONS, opts.org, opts.set ?? null, new Date()),
+    );
+    if (opts.json) printJson(result);
+    else print(`${displayText(result.org)}: ${result.contact === null ? '(no contact set)' : displayText(result.contact)}\n`);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -14,6 +14,7 @@ import type { CheckCliOptions } from './commands/check';
 import type { DoctorCliOptions } from './commands/doctor';
 import type { EnrollCliOptions } from './commands/enroll';
 import type { InstallCliOptions, ServiceCliOptions } from './commands/install';
+import type { MyDeviceCliOptions } from './commands/myDevice';
 import type { RunCliOptions } from './commands/run';
 import type { StatusCliOptions } from './commands/status';
 import type { OpenLinkOptions } from '../linkHandler/openLink';
@@ -100,7 +101,8 @@ addCommonOptions(
     .command('run')
     .description('run the agent: heartbeats, posture checks and uploads until SIGINT/SIGTERM (logs on standard output)')
     .option('--once', 'one heartbeat, one posture cycle and one upload of the queue, then exit')
-    .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY')),
+    .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
+    .option('--no-notifications', 'no desktop notifications when a check turns FAIL or passes again (DEVICE_AGENT_NOTIFICATIONS=off)'),
 )
   .addHelpText(
     'after',
@@ -173,9 +175,30 @@ program
   .option('--explain', 'explain PASS results too (results that are not PASS are always explained)')
   .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
   .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
+  .option('--report', 'ask the running service to check now and upload the results at once (at most once a minute)')
   .addHelpText('after', '\nExit code 0 whatever the statuses; 2 for an unknown check key or an unusable policy file.')
-  .action(async (options: CheckCliOptions) => {
-    process.exitCode = await (await import('./commands/check')).default(options);
+  .action(async (options: CheckCliOptions & { report?: boolean }) => {
+    process.exitCode = options.report
+      ? await (await import('./commands/checkReport')).default()
+      : await (await import('./commands/check')).default(options);
+  });
+
+// my-device
+addCommonOptions(
+  program
+    .command('my-device')
+    .description("open this device's page on the server: its checks, how to fix what fails, who manages it")
+    .option('--print-url', 'print the one-time URL instead of opening it'),
+).action(async (options: MyDeviceCliOptions) => {
+  process.exitCode = await (await import('./commands/myDevice')).default(options);
+});
+
+// notify (hidden): the service runs it as the user at the screen
+program
+  .command('notify', { hidden: true })
+  .description('show one posture notification, read as JSON from standard input, on this session bus')
+  .action(async () => {
+    process.exitCode = await (await import('./commands/notify')).default();
   });
 
 program.parseAsync(process.argv).catch(async (err: unknown) => {

@@ -225,6 +225,11 @@ class Writer {
       case 'u':
         this.uint32(Number(value));
         return;
+      case 'i': {
+        const at = this.room(4);
+        this.buffer.writeInt32LE(Number(value), at);
+        return;
+      }
       case 's':
       case 'o':
         this.text(value, 4);
@@ -254,7 +259,7 @@ class Writer {
         return;
       }
       default:
-        // The handler sends no other types.
+        // The link handler and the notifications send no other types.
         throw new DBusProtocolError(`cannot write type ${type}`);
     }
   }
@@ -388,6 +393,8 @@ export class BusConnection {
   /** Calls that came before handleCalls: the bus delivers the call that activated us right after RequestName. */
   private early: Message[] | undefined = [];
   private onCall: CallHandler = (call) => this.early?.push(call);
+  /** Signals the bus routes here (after an AddMatch); none are kept before onSignal. */
+  private onSignalHandler: CallHandler | undefined;
   /** Resolves when the connection ends, with the error that ended it if any. */
   readonly ended: Promise<Error | undefined>;
 
@@ -452,7 +459,8 @@ export class BusConnection {
 
   private dispatch(message: Message): void {
     if (message.type === MESSAGE_TYPE.methodCall) return this.onCall(message);
-    if (message.type !== MESSAGE_TYPE.methodReturn && message.type !== MESSAGE_TYPE.error) return; // signals: none subscribed
+    if (message.type === MESSAGE_TYPE.signal) return this.onSignalHandler?.(message);
+    if (message.type !== MESSAGE_TYPE.methodReturn && message.type !== MESSAGE_TYPE.error) return;
     const waiting = message.replySerial === undefined ? undefined : this.pending.get(message.replySerial);
     if (!waiting) return;
     this.pending.delete(message.replySerial!);
@@ -472,6 +480,16 @@ export class BusConnection {
       const serial = this.send({ type: MESSAGE_TYPE.methodCall, flags: 0, destination, path, interface: iface, member, signature, body });
       this.pending.set(serial, { resolve: (reply) => resolve(reply.body), reject });
     });
+  }
+
+  /** Signals this connection subscribed to (org.freedesktop.DBus.AddMatch) go to `handler`. */
+  onSignal(handler: CallHandler): void {
+    this.onSignalHandler = handler;
+  }
+
+  /** Emits a signal from `path` (a service's notifications; the notification server's stand-in in tests). */
+  emit(path: string, iface: string, member: string, signature = '', body: WireValue[] = []): void {
+    this.send({ type: MESSAGE_TYPE.signal, flags: NO_REPLY_EXPECTED, path, interface: iface, member, signature, body });
   }
 
   reply(call: Message, signature = '', body: WireValue[] = []): void {

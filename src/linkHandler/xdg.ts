@@ -47,6 +47,24 @@ export function desktopEntry(spec: LinkHandlerSpec): string {
   ].join('\n');
 }
 
+/** The "My device posture" launcher's file name (in applications/, beside the link handler's). */
+export const MY_DEVICE_DESKTOP_FILE_NAME = 'org.device_agent.MyDevice.desktop';
+
+/** The launcher that opens this device's page for the logged-in user (`device-agent my-device`). */
+export function myDeviceDesktopEntry(spec: Pick<LinkHandlerSpec, 'program'>): string {
+  return [
+    '[Desktop Entry]',
+    'Type=Application',
+    'Name=My device posture',
+    "Comment=See this device's security checks and how to fix what fails",
+    `Exec=${[...spec.program, 'my-device'].map(execArgument).join(' ')}`,
+    'Icon=security-medium',
+    'Terminal=false',
+    'Categories=System;Security;',
+    '',
+  ].join('\n');
+}
+
 /** The session bus's service file: it starts the agent, which claims XDG_APP_ID, when a launcher asks for it. */
 export function dbusServiceFile(spec: LinkHandlerSpec): string {
   // dbus-daemon splits Exec= as a POSIX shell would, quotes included, without expansions.

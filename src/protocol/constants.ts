@@ -9,6 +9,10 @@ export const ROUTES = {
   unenroll: `${API_PREFIX}/unenroll`,
 } as const;
 
+/** The device page extension (contract, "Extensions beside the spec"): a one-time URL of the device's page. */
+export const DEVICE_PAGE_ROUTE = `${API_PREFIX}/device-page`;
+export const DEVICE_PAGE_BODY_LIMIT = 16 * 1024;
+
 /** Body limits of the spec, section 8. */
 export const BODY_LIMITS = {
   enroll: 16 * 1024,
@@ -80,6 +84,8 @@ export const EXTENSION_ROUTES = {
    * heartbeat carries `policy_version`, so a server without it is never asked.
    */
   policy: `${API_PREFIX}/policy`,
+  /** A one-time URL of the device's own page (docs/server.md, "My device"). */
+  devicePage: DEVICE_PAGE_ROUTE,
 } as const;
 
 /**

@@ -111,6 +111,13 @@ export const PolicyResponse = z.object({
 });
 export type PolicyResponse = z.infer<typeof PolicyResponse>;
 
+/** POST /device-page (an extension): the device's page, under a one-time code. */
+export const DevicePageResponse = z.object({
+  url: z.url({ protocol: /^https?$/ }).check(z.describe("The device page's URL with its one-time code")),
+  expires_at: Rfc3339.check(z.describe('When the code expires, RFC 3339 UTC')),
+});
+export type DevicePageResponse = z.infer<typeof DevicePageResponse>;
+
 /** True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no stack overflow). */
 function nestsAtMost(value: unknown, maxDepth: number): boolean {
   const pending: [unknown, number][] = [[value, 1]];

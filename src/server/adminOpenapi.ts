@@ -327,6 +327,17 @@ const CSV = { 'text/csv': { schema: { type: 'string' } } };
 const orgQuery = query('org', 'One organization by name (must be within the credential’s reach)');
 const labelQuery = query('label', 'A device label (key=value): its refinement of the organization’s policy');
 
+const orgPathParameter = { name: 'org', in: 'path', required: true, schema: { type: 'string' }, description: 'Organization name' };
+const CONTACT = {
+  'application/json': {
+    schema: {
+      type: 'object',
+      properties: { org: { type: 'string' }, contact: { type: ['string', 'null'] } },
+      required: ['org', 'contact'],
+    },
+  },
+};
+
 export const ADMIN_PATHS: Record<string, unknown> = {
   [`${ADMIN_API_PREFIX}/devices`]: {
     get: {
@@ -640,6 +651,28 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         401: ERRORS[401],
         404: ERRORS[404],
       },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/organizations/{org}/contact`]: {
+    get: {
+      operationId: 'adminOrganizationContact',
+      summary: "How the organization's device users reach their admin, as the device page (My device) shows it",
+      security,
+      parameters: [orgPathParameter],
+      responses: { 200: { description: 'The contact, or null', content: CONTACT }, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404] },
+    },
+    put: {
+      operationId: 'adminSetOrganizationContact',
+      summary: 'Set the contact (one printable line, at most 256 characters), or remove it with null',
+      security,
+      parameters: [orgPathParameter],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': { schema: { type: 'object', required: ['contact'], properties: { contact: { type: ['string', 'null'] } } } },
+        },
+      },
+      responses: { 200: { description: 'The contact as stored', content: CONTACT }, ...ERRORS },
     },
   },
 };

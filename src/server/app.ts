@@ -14,9 +14,11 @@ import type { TLSSocket } from 'node:tls';
 import { EXTENSION_ROUTES, ROUTES } from '../protocol/schemas';
 import { decorateAdmin, registerAdminCookies } from './adminAuth';
 import { decorateDevice } from './auth';
+import { devicePageRoutes } from './console/devicePageRoutes';
 import { consoleRoutes } from './console/routes';
 import type { AppContext } from './context';
 import { databaseErrorAnswers, type DatabaseErrorAnswer } from './databaseErrors';
+import { DEVICE_PAGE_PATH } from './devicePage';
 import { HttpError, badRequest } from './errors';
 import { limitForwardedAddresses } from './forwarded';
 import { adminApiRoutes } from './routes/adminApi';
@@ -30,6 +32,7 @@ import { posturesRoute } from './routes/postures';
 import { policyRoute } from './routes/policy';
 import { registerRoute } from './routes/register';
 import { unenrollRoute } from './routes/unenroll';
+import { devicePageRoute } from './routes/devicePage';
 
 /** Methods each known path answers; any other method gets 405 with this Allow header. */
 const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
@@ -38,6 +41,8 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [ROUTES.postures, 'POST'],
   [ROUTES.unenroll, 'POST'],
   [EXTENSION_ROUTES.register, 'POST'],
+  [EXTENSION_ROUTES.devicePage, 'POST'],
+  [DEVICE_PAGE_PATH, 'GET'],
   [HEALTH_PATH, 'GET, HEAD'],
   [READY_PATH, 'GET, HEAD'],
   [METRICS_PATH, 'GET, HEAD'],
@@ -142,6 +147,8 @@ export function buildApp(context: AppContext): FastifyInstance {
   registerRoute(app, context);
   adminApiRoutes(app, context);
   void app.register(consoleRoutes(context, databaseError));
+  devicePageRoute(app, context);
+  void app.register(devicePageRoutes(context, databaseError));
   return app;
 }
 

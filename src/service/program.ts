@@ -11,3 +11,9 @@ export function runningProgram(): RunningProgram {
   if (isSea()) return { kind: 'executable', path: process.execPath };
   return { kind: 'script', node: process.execPath, script: realpathSync(process.argv[1] ?? '') };
 }
+
+/** The command line that runs this program again (before its own arguments). */
+export function selfCommand(): string[] {
+  const program = runningProgram();
+  return program.kind === 'executable' ? [program.path] : [program.node, program.script];
+}

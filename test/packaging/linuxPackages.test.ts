@@ -46,6 +46,9 @@ function expectInstalledTree(root: string, unitDir: string): void {
   expect(readlinkSync(join(root, 'usr/bin/device-agent'))).toBe('../lib/device-agent/device-agent');
   expect(mode(join(root, unitDir, 'device-agent.service'))).toBe(0o644);
   expect(mode(join(root, 'usr/share/applications/org.device_agent.LinkHandler.desktop'))).toBe(0o644);
+  expect(readFileSync(join(root, 'usr/share/applications/org.device_agent.MyDevice.desktop'), 'utf8')).toContain(
+    'Exec=/usr/lib/device-agent/device-agent my-device\n',
+  );
   expect(mode(join(root, 'usr/share/dbus-1/services/org.device_agent.LinkHandler.service'))).toBe(0o644);
   expect(mode(join(root, 'etc/device-agent'))).toBe(0o700);
   for (const path of ['usr/lib/device-agent/device-agent', 'etc/device-agent']) expect(lstatSync(join(root, path)).uid).toBe(0);
@@ -120,6 +123,11 @@ describe.skipIf(built.skip || debian.skip || !isRoot)(
           encoding: 'utf8',
         }),
       ).toBe('');
+      expect(
+        execFileSync('desktop-file-validate', [join(root, 'usr/share/applications/org.device_agent.MyDevice.desktop')], {
+          encoding: 'utf8',
+        }),
+      ).toBe('');
     });
 
     it('purging removes every file it installed', () => {
@@ -130,6 +138,7 @@ describe.skipIf(built.skip || debian.skip || !isRoot)(
         'lib/systemd/system/device-agent.service',
         'etc/device-agent',
         'usr/share/applications/org.device_agent.LinkHandler.desktop',
+        'usr/share/applications/org.device_agent.MyDevice.desktop',
         'usr/share/dbus-1/services/org.device_agent.LinkHandler.service',
       ]) {
         expect(existsSync(join(root, path)), path).toBe(false);

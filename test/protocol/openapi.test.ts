@@ -57,6 +57,7 @@ describe('docs/openapi.json', () => {
       '/api/admin/v1/enroll-secrets',
       '/api/admin/v1/enroll-secrets/{id}',
       '/api/admin/v1/failures',
+      '/api/admin/v1/organizations/{org}/contact',
     ]);
   });
 

@@ -8,7 +8,16 @@ import { heartbeatBody } from '../../agent/daemonIdentity';
 import { LockHeldError } from '../../agent/errors';
 import { createLogger, type Logger } from '../../agent/logger';
 import { postureCollector } from '../../agent/postureCycle';
-import { openAgentState, resolveStateDir } from '../../agent/state';
+import { requestDevicePage } from '../../agent/devicePage';
+import type { LastCycle } from '../../agent/lastCycle';
+import { notificationsWanted } from '../../agent/notifications';
+import type { PostureResult } from '../../protocol/schemas';
+import { selfCommand } from '../../service/program';
+import { firstLine } from '../../agent/errors';
+import type { LocalEndpoint } from '../../agent/localEndpoint';
+import { openAgentState, resolveStateDir, type AgentState } from '../../agent/state';
+import { consoleUid, localEndpointDir } from '../../platform/localEndpoint';
+import { isPrivileged } from '../../platform/privilege';
 import { readDeviceIdentity } from '../../identity';
 import type { CommonOptions } from '../commonOptions';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
@@ -16,6 +25,8 @@ import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 export interface RunCliOptions extends CommonOptions {
   once?: boolean;
   policy?: string;
+  /** False with --no-notifications. */
+  notifications?: boolean;
 }
 
 /** After the daemon stopped, the process exits even if a posture check is still running. */
@@ -56,11 +67,82 @@ export default async function runDaemon(options: RunCliOptions): Promise<ExitCod
       retry,
       identity: async () => heartbeatBody(await readDeviceIdentity()),
       collect,
+      ...(options.once ? {} : { onCycle: await notifierFor(options, log) }),
     });
     log.info({ event: 'starting', state_dir: stateDir, mode: options.once ? 'once' : 'daemon', retry }, 'device-agent run');
-    return exitCode(options.once ? await daemon.run(new AbortController().signal, { once: true }) : await runUntilSignal(daemon, log));
+    if (options.once) return exitCode(await daemon.run(new AbortController().signal, { once: true }));
+    const endpoint = await localEndpointFor(daemon, state, options, log);
+    try {
+      return exitCode(await runUntilSignal(daemon, log));
+    } finally {
+      await endpoint?.close();
+    }
   } finally {
     await lock.release();
+  }
+}
+
+/**
+ * Desktop notifications of the checks each cycle turned FAIL or PASS again (notifications.ts): to
+ * the user at the screen, through their session bus; a notification that cannot be shown is logged.
+ */
+async function notifierFor(
+  options: RunCliOptions,
+  log: Logger,
+): Promise<((cycle: { results: PostureResult[]; lastCycle?: LastCycle }) => void) | undefined> {
+  if (!notificationsWanted(options.notifications)) return undefined;
+  const { PostureChanges } = await import('../../agent/notifications');
+  const { desktopNotifier } = await import('../../platform/desktopNotify');
+  const notifier = desktopNotifier(selfCommand(), () => consoleUid(), isPrivileged());
+  const changes = new PostureChanges(notifier);
+  return (cycle) => {
+    changes.cycle(cycle.results, cycle.lastCycle, new Date()).then(
+      (sent) => {
+        for (const n of sent) log.info({ event: 'notification', check_key: n.check_key, change: n.change }, 'desktop notification');
+      },
+      (err: unknown) => log.warn({ event: 'notification_failed', error: firstLine(err) }, 'cannot show a desktop notification'),
+    );
+  };
+}
+
+/** At most one posture cycle asked for through the local endpoint per this many ms. */
+const ASKED_CYCLE_INTERVAL_MS = 60_000;
+
+/**
+ * The service's local endpoint (src/agent/localEndpoint.ts), for users who cannot read its state:
+ * only a daemon running as root (the system service) offers one, where the platform has it.
+ */
+async function localEndpointFor(
+  daemon: Daemon,
+  state: AgentState,
+  options: RunCliOptions,
+  log: Logger,
+): Promise<LocalEndpoint | undefined> {
+  const dir = localEndpointDir();
+  if (dir === null || !isPrivileged()) return undefined;
+  const { startLocalEndpoint } = await import('../../agent/localEndpoint');
+  let lastAsked = Number.NEGATIVE_INFINITY;
+  try {
+    return await startLocalEndpoint({
+      dir,
+      consoleUid: () => consoleUid(),
+      log,
+      handlers: {
+        devicePage: () => requestDevicePage(state, { ...(options.caFile ? { caFile: options.caFile } : {}) }),
+        check: async () => {
+          const now = performance.now();
+          if (now - lastAsked < ASKED_CYCLE_INTERVAL_MS) return 'rate_limited';
+          lastAsked = now;
+          return daemon.requestCycle();
+        },
+      },
+    });
+  } catch (err) {
+    log.warn(
+      { event: 'local_endpoint_unavailable', error: firstLine(err) },
+      'no local endpoint: my-device and check --report work for root only',
+    );
+    return undefined;
   }
 }
 

@@ -13,6 +13,7 @@ import type {
 } from '../admin';
 import type { AdminPrincipal } from '../adminAccess';
 import type { SignInAttempts } from '../db/store';
+import { DEVICE_PAGE_PATH, type DevicePageView } from '../devicePage';
 import type { FleetFailure } from '../remediation';
 import { complianceChart } from './chart';
 import type { EnrollWay } from './enrollInstructions';
@@ -37,34 +38,43 @@ const NAV = [
   ['secrets', 'Enrollment secrets'],
 ] as const;
 
-export function layout(title: string, context: PageContext, body: Html, current?: string): Html {
-  const { principal } = context;
+/** The document every page is: the console's stylesheet, a header, the main part. */
+function documentOf(title: string, header: Html, main: Html): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · device-agent console</title>
+        <title>${title}</title>
         <link rel="stylesheet" href="${STYLESHEET_PATH}" />
       </head>
       <body>
-        <header>
-          <a class="brand" href="${CONSOLE_PREFIX}/overview">device-agent</a>
-          ${
-            principal &&
-            html`<nav>
-                ${NAV.map(([path, label]) => html`<a href="${CONSOLE_PREFIX}/${path}" ${current === path ? html` aria-current="page"` : ''}>${label}</a>`)}
-              </nav>
-              <form method="post" action="${CONSOLE_PREFIX}/sign-out" class="signout">
-                <span>${principal.account ?? principal.actor} · ${principal.orgName ?? 'all organizations'}</span>
-                <input type="hidden" name="_csrf" value="${context.csrfToken}" />
-                <button type="submit">Sign out</button>
-              </form>`
-          }
-        </header>
-        <main>${context.signInAttempts && signInNotice(context.signInAttempts, context.now)}${body}</main>
+        ${header}
+        <main>${main}</main>
       </body>
     </html> `;
+}
+
+export function layout(title: string, context: PageContext, body: Html, current?: string): Html {
+  const { principal } = context;
+  return documentOf(
+    `${title} · device-agent console`,
+    html`<header>
+      <a class="brand" href="${CONSOLE_PREFIX}/overview">device-agent</a>
+      ${
+        principal &&
+        html`<nav>
+            ${NAV.map(([path, label]) => html`<a href="${CONSOLE_PREFIX}/${path}" ${current === path ? html` aria-current="page"` : ''}>${label}</a>`)}
+          </nav>
+          <form method="post" action="${CONSOLE_PREFIX}/sign-out" class="signout">
+            <span>${principal.account ?? principal.actor} · ${principal.orgName ?? 'all organizations'}</span>
+            <input type="hidden" name="_csrf" value="${context.csrfToken}" />
+            <button type="submit">Sign out</button>
+          </form>`
+      }
+    </header>`,
+    html`${context.signInAttempts && signInNotice(context.signInAttempts, context.now)}${body}`,
+  );
 }
 
 /** Shown to an account's sessions: someone else may be guessing its password. */
@@ -348,8 +358,10 @@ function evidenceList(evidence: Record<string, unknown> | null): Html {
   </dl>`;
 }
 
-function resultBlock(result: PostureView, now: Date): Html {
+/** One check's latest result; the device's user (the device page) sees neither the fleet's fix nor the history. */
+function resultBlock(result: PostureView, now: Date, reader: 'admin' | 'user' = 'admin'): Html {
   const r = result.remediation;
+  const admin = reader === 'admin';
   return html`<article class="result result-${result.status.toLowerCase()}" id="check-${result.check_key}">
     <h3>
       ${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}
@@ -362,20 +374,29 @@ function resultBlock(result: PostureView, now: Date): Html {
           <summary>How to fix it on this device</summary>
           <p class="prose">${r.fix}</p>
         </details>
-        <details>
-          <summary>How to fix it for the fleet</summary>
-          <p class="prose">${r.admin}</p>
-        </details>`
+        ${
+          admin &&
+          html`<details>
+            <summary>How to fix it for the fleet</summary>
+            <p class="prose">${r.admin}</p>
+          </details>`
+        }`
     }
     <details>
       <summary>Evidence</summary>
       ${evidenceList(result.evidence)}
     </details>
     <p class="muted">
-      Observed ${when(result.observed_at, now)}, received ${when(result.received_at, now)} ·
-      <a href="?check=${encodeURIComponent(result.check_key)}#history">history</a>
+      Observed ${when(result.observed_at, now)}, received ${when(result.received_at, now)}
+      ${admin && html` · <a href="?check=${encodeURIComponent(result.check_key)}#history">history</a>`}
     </p>
   </article>`;
+}
+
+/** Latest results with failing checks first, then unknown, not applicable and passing ones, each by check key. */
+function failingFirst(latest: readonly PostureView[]): PostureView[] {
+  const order = ['FAIL', 'UNKNOWN', 'NOT_APPLICABLE', 'PASS'];
+  return [...latest].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status) || a.check_key.localeCompare(b.check_key));
 }
 
 export function devicePage(context: PageContext, view: { device: DeviceView; history: PostureHistory; check: string | undefined }): Html {
@@ -399,8 +420,7 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
     ['Enrollment token expires', d.token_expires_at && when(d.token_expires_at, context.now)],
     ['Enrolled with secret', d.enroll_secret_id && html`<code>${d.enroll_secret_id}</code>`],
   ];
-  const order = ['FAIL', 'UNKNOWN', 'NOT_APPLICABLE', 'PASS'];
-  const latest = [...d.latest].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status) || a.check_key.localeCompare(b.check_key));
+  const latest = failingFirst(d.latest);
   const base = `${CONSOLE_PREFIX}/devices/${d.device_id}`;
   return layout(
     d.hostname ?? d.device_id,
@@ -552,5 +572,52 @@ export function enrolledPage(context: PageContext, created: CreatedDevice, qrSvg
           </section>`,
       )}`,
     'enroll',
+  );
+}
+
+/**
+ * "My device" (src/server/devicePage.ts): one device's latest results for the person using it,
+ * failing ones first with this device's fix steps; who manages it and how to reach them.
+ */
+export function myDevicePage(view: DevicePageView, now: Date): Html {
+  const d = view.device;
+  const latest = failingFirst(d.latest);
+  const failing = latest.filter((r) => r.status === 'FAIL').length;
+  const lastReport = d.latest.reduce<string | null>((last, r) => (last === null || r.received_at > last ? r.received_at : last), null);
+  return documentOf(
+    `My device · ${d.hostname ?? d.device_id}`,
+    html`<header><span class="brand">My device</span></header>`,
+    html`<h1>${d.hostname ?? d.device_id}</h1>
+      <p class="${failing > 0 ? 'error' : 'muted'}" id="verdict">
+        ${failing === 0 ? 'No check fails on this device.' : `${failing} ${failing === 1 ? 'check fails' : 'checks fail'} on this device.`}
+      </p>
+      <dl class="identity">
+        <dt>Managed by</dt>
+        <dd id="organization">${d.org}</dd>
+        <dt>Your admin</dt>
+        <dd id="contact">${view.contact ?? html`<span class="muted">your organization has not said how to reach its admin here</span>`}</dd>
+        <dt>Platform</dt>
+        <dd>${d.platform} ${d.os_version}</dd>
+        <dt>Last reported</dt>
+        <dd id="last-report">${when(lastReport, now)}</dd>
+        <dt>Last seen</dt>
+        <dd>${when(d.last_seen_at, now)}</dd>
+      </dl>
+      <p class="hint">
+        Fixed something? Run <code>device-agent check --report</code> to check again now, then
+        <a href="${DEVICE_PAGE_PATH}">reload this page</a>.
+      </p>
+      <h2>Checks</h2>
+      ${latest.length === 0 ? html`<p class="muted">This device has not reported any check yet.</p>` : latest.map((r) => resultBlock(r, now, 'user'))}`,
+  );
+}
+
+/** A used, expired or unknown link, or an ended page session: what to do, nothing else. */
+export function devicePageExpired(): Html {
+  return documentOf(
+    'Link expired · My device',
+    html`<header><span class="brand">My device</span></header>`,
+    html`<h1>This link has expired</h1>
+      <p>Links to this page work once, for a few minutes. Run <code>device-agent my-device</code> again.</p>`,
   );
 }

@@ -72,6 +72,25 @@ function formOf(request: FastifyRequest): Form {
   return (request.body ?? {}) as Form;
 }
 
+/** helmet's options for the console's pages (and the device page): a strict CSP, nothing but this server's stylesheet. */
+export function consoleHeaders(secure: boolean) {
+  return {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+    },
+    hsts: secure ? { maxAge: 15_552_000 } : false,
+    referrerPolicy: { policy: 'no-referrer' as const },
+  };
+}
+
 export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorAnswer) {
   const { store, config, limits, logger } = context;
   const secure = config.tls !== undefined;
@@ -81,21 +100,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
   const attemptsNotice = new WeakMap<FastifyRequest, SignInAttempts>();
 
   return async function consolePlugin(app: FastifyInstance): Promise<void> {
-    await app.register(helmet, {
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'none'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-          baseUri: ["'none'"],
-        },
-      },
-      hsts: secure ? { maxAge: 15_552_000 } : false,
-      referrerPolicy: { policy: 'no-referrer' },
-    });
+    await app.register(helmet, consoleHeaders(secure));
     app.addContentTypeParser(
       'application/x-www-form-urlencoded',
       { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },

@@ -181,6 +181,16 @@ const TABLES: readonly TableCopy[] = [
     ],
   },
   {
+    // The device page's contact (device page codes and sessions last minutes and are not copied).
+    table: 'organization_contacts',
+    key: 'org_id',
+    columns: [
+      ['org_id', 'text[]'],
+      ['contact', 'text[]'],
+      ['updated_at', 'timestamptz[]'],
+    ],
+  },
+  {
     table: 'settings',
     key: 'key',
     columns: [

@@ -247,6 +247,30 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sign_in_attempts_by_attempts ON sign_in_attempts(attempts, last_at);
     `,
   },
+  {
+    version: 6,
+    description: 'the device page: one-time codes and page sessions, the organization contact',
+    sql: `
+      -- "My device" (src/server/devicePage.ts): a one-time code the agent obtained (kind 'code') or
+      -- the browser session it was exchanged for (kind 'session'), each bound to one device; only
+      -- the SHA-256 hash of the secret is stored.
+      CREATE TABLE device_page_grants (
+        grant_hash text PRIMARY KEY,
+        kind       text NOT NULL CHECK (kind IN ('code', 'session')),
+        org_id     text NOT NULL REFERENCES organizations(id),
+        device_id  text NOT NULL REFERENCES devices(id),
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX device_page_grants_by_expiry ON device_page_grants(expires_at);
+
+      -- How a device's user reaches the organization's admin, shown on the device page.
+      CREATE TABLE organization_contacts (
+        org_id     text PRIMARY KEY REFERENCES organizations(id),
+        contact    text NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -24,6 +24,7 @@ import {
   type AdminTokenRecord,
   type ComplianceCounts,
   type DailyCompliance,
+  type DevicePageGrantKind,
   type DevicePageQuery,
   type DeviceSortKey,
   type Organization,
@@ -613,6 +614,57 @@ export class PostgresStore implements Store {
 
   async deleteSignInAttempts(accountKey: string): Promise<void> {
     await this.pool.query('DELETE FROM sign_in_attempts WHERE account_key = $1', [accountKey]);
+  }
+
+  async createDevicePageGrant(input: {
+    grantHash: string;
+    kind: DevicePageGrantKind;
+    device: DeviceRef;
+    expiresAt: string;
+    now: string;
+  }): Promise<void> {
+    await inTransaction(this.pool, async (db) => {
+      await db.query('DELETE FROM device_page_grants WHERE expires_at <= $1', [input.now]);
+      await db.query('INSERT INTO device_page_grants (grant_hash, kind, org_id, device_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+        input.grantHash,
+        input.kind,
+        input.device.orgId,
+        input.device.id,
+        input.expiresAt,
+      ]);
+    });
+  }
+
+  async takeDevicePageCode(codeHash: string): Promise<(DeviceRef & { expiresAt: string }) | undefined> {
+    // Single use: the DELETE consumes the code; a concurrent exchange waits for it, then finds nothing.
+    const [row] = await rows<{ org_id: OrganizationId; device_id: DeviceId; expires_at: Date }>(
+      this.pool,
+      "DELETE FROM device_page_grants WHERE grant_hash = $1 AND kind = 'code' RETURNING org_id, device_id, expires_at",
+      [codeHash],
+    );
+    return row && { id: row.device_id, orgId: row.org_id, expiresAt: row.expires_at.toISOString() };
+  }
+
+  async devicePageSession(sessionHash: string, now: string): Promise<DeviceRef | undefined> {
+    const [row] = await rows<{ org_id: OrganizationId; device_id: DeviceId }>(
+      this.pool,
+      "SELECT org_id, device_id FROM device_page_grants WHERE grant_hash = $1 AND kind = 'session' AND expires_at > $2",
+      [sessionHash, now],
+    );
+    return row && { id: row.device_id, orgId: row.org_id };
+  }
+
+  async organizationContact(orgId: OrganizationId): Promise<string | undefined> {
+    return (await rows<{ contact: string }>(this.pool, 'SELECT contact FROM organization_contacts WHERE org_id = $1', [orgId]))[0]?.contact;
+  }
+
+  async setOrganizationContact(orgId: OrganizationId, contact: string | null, now: string): Promise<void> {
+    if (contact === null) await this.pool.query('DELETE FROM organization_contacts WHERE org_id = $1', [orgId]);
+    else
+      await this.pool.query(
+        'INSERT INTO organization_contacts (org_id, contact, updated_at) VALUES ($1, $2, $3) ON CONFLICT (org_id) DO UPDATE SET contact = excluded.contact, updated_at = excluded.updated_at',
+        [orgId, contact, now],
+      );
   }
 
   async exchangeToken(

@@ -21,6 +21,7 @@ import {
   type AuthenticatedDevice,
   type ComplianceCounts,
   type DailyCompliance,
+  type DevicePageGrantKind,
   type DevicePageQuery,
   type DeviceSortKey,
   type OrgScope,
@@ -268,6 +269,21 @@ export class SqliteStore implements Store {
            (SELECT account_key FROM sign_in_attempts WHERE account_key <> ? ORDER BY attempts, last_at LIMIT 1)`,
       ),
       deleteSignInAttempts: s<[string]>('DELETE FROM sign_in_attempts WHERE account_key = ?'),
+      insertDevicePageGrant: s<[string, DevicePageGrantKind, string, string, string]>(
+        'INSERT INTO device_page_grants (grant_hash, kind, org_id, device_id, expires_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      deleteExpiredDevicePageGrants: s<[string]>('DELETE FROM device_page_grants WHERE expires_at <= ?'),
+      takeDevicePageCode: s<[string], { org_id: OrganizationId; device_id: DeviceId; expires_at: string }>(
+        "DELETE FROM device_page_grants WHERE grant_hash = ? AND kind = 'code' RETURNING org_id, device_id, expires_at",
+      ),
+      devicePageSession: s<[string, string], { org_id: OrganizationId; device_id: DeviceId }>(
+        "SELECT org_id, device_id FROM device_page_grants WHERE grant_hash = ? AND kind = 'session' AND expires_at > ?",
+      ),
+      organizationContact: s<[string], { contact: string }>('SELECT contact FROM organization_contacts WHERE org_id = ?'),
+      putOrganizationContact: s<[string, string, string]>(
+        'INSERT INTO organization_contacts (org_id, contact, updated_at) VALUES (?, ?, ?) ON CONFLICT (org_id) DO UPDATE SET contact = excluded.contact, updated_at = excluded.updated_at',
+      ),
+      deleteOrganizationContact: s<[string]>('DELETE FROM organization_contacts WHERE org_id = ?'),
       organizationNamed: s<[string], { id: OrganizationId; name: string }>('SELECT id, name FROM organizations WHERE name = ?'),
       deleteTokenOfDevice: s<[string, string]>(
         'DELETE FROM enrollment_tokens WHERE device_id = (SELECT id FROM devices WHERE id = ? AND org_id = ?)',
@@ -659,6 +675,46 @@ export class SqliteStore implements Store {
   deleteSignInAttempts(accountKey: string): Promise<void> {
     return this.write(() => {
       this.statements.deleteSignInAttempts.run(accountKey);
+    });
+  }
+
+  createDevicePageGrant(input: {
+    grantHash: string;
+    kind: DevicePageGrantKind;
+    device: DeviceRef;
+    expiresAt: string;
+    now: string;
+  }): Promise<void> {
+    return this.write(() => {
+      this.db.transaction(() => {
+        this.statements.deleteExpiredDevicePageGrants.run(input.now);
+        this.statements.insertDevicePageGrant.run(input.grantHash, input.kind, input.device.orgId, input.device.id, input.expiresAt);
+      })();
+    });
+  }
+
+  takeDevicePageCode(codeHash: string): Promise<(DeviceRef & { expiresAt: string }) | undefined> {
+    return this.write(() => {
+      const row = this.statements.takeDevicePageCode.get(codeHash);
+      return row && { id: row.device_id, orgId: row.org_id, expiresAt: row.expires_at };
+    });
+  }
+
+  devicePageSession(sessionHash: string, now: string): Promise<DeviceRef | undefined> {
+    return settle(() => {
+      const row = this.statements.devicePageSession.get(sessionHash, now);
+      return row && { id: row.device_id, orgId: row.org_id };
+    });
+  }
+
+  organizationContact(orgId: OrganizationId): Promise<string | undefined> {
+    return settle(() => this.statements.organizationContact.get(orgId)?.contact);
+  }
+
+  setOrganizationContact(orgId: OrganizationId, contact: string | null, now: string): Promise<void> {
+    return this.write(() => {
+      if (contact === null) this.statements.deleteOrganizationContact.run(orgId);
+      else this.statements.putOrganizationContact.run(orgId, contact, now);
     });
   }
 

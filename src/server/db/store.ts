@@ -596,4 +596,24 @@ export interface Store {
   activePolicyExceptions(orgId: OrganizationId | null, now: string): Promise<PolicyExceptionRecord[]>;
   /** False when the organization has no such exception. */
   deletePolicyException(orgId: OrganizationId, id: string): Promise<boolean>;
+  // The device page (src/server/devicePage.ts says the rules): grants are stored by hash only.
+  /** Stores a grant bound to the device, and deletes the grants expired at `now`. */
+  createDevicePageGrant(input: {
+    grantHash: string;
+    kind: DevicePageGrantKind;
+    device: DeviceRef;
+    expiresAt: string;
+    now: string;
+  }): Promise<void>;
+  /** Deletes the code (whether or not it has expired: a code is used once) and returns what it was bound to. */
+  takeDevicePageCode(codeHash: string): Promise<(DeviceRef & { expiresAt: string }) | undefined>;
+  /** The device of a session unexpired at `now`. */
+  devicePageSession(sessionHash: string, now: string): Promise<DeviceRef | undefined>;
+  /** The organization's contact for its devices' users, if its admin set one. */
+  organizationContact(orgId: OrganizationId): Promise<string | undefined>;
+  /** Sets (or, with null, removes) the organization's contact. */
+  setOrganizationContact(orgId: OrganizationId, contact: string | null, now: string): Promise<void>;
 }
+
+/** A device page grant: the one-time code in the URL the agent obtained, or the browser session it became. */
+export type DevicePageGrantKind = 'code' | 'session';

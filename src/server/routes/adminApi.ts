@@ -19,6 +19,7 @@ import type { AppContext } from '../context';
 import { createSecret, listSecrets, revokeSecret, type NewSecretRequest } from '../enrollSecrets';
 import type { Labels } from '../db/store';
 import { badRequest } from '../errors';
+import { organizationContact, setOrganizationContact } from '../devicePage';
 import { fleetFailures } from '../remediation';
 import { policyHistory, setPolicy, showPolicy } from '../policy';
 import { grantException, listExceptions, removeException } from '../exceptions';
@@ -253,6 +254,19 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     if (q.org === undefined) throw badRequest('org is required');
     await removeException(store, adminOf(request).scope, { org: q.org, id: request.params.id });
     return reply.code(204).send();
+  });
+
+  // The contact the device page shows the organization's device users (devicePage.ts).
+  app.get<{ Params: { org: string } }>(`${p}/organizations/:org/contact`, guarded, async (request) => {
+    queryOf(request, []);
+    return organizationContact(store, adminOf(request).scope, request.params.org);
+  });
+
+  app.put<{ Params: { org: string }; Body: { contact?: unknown } }>(`${p}/organizations/:org/contact`, guarded, async (request) => {
+    queryOf(request, []);
+    const contact = request.body?.contact;
+    if (contact !== null && typeof contact !== 'string') throw badRequest('the body must be {"contact": <text or null>}');
+    return setOrganizationContact(store, adminOf(request).scope, request.params.org, contact, new Date());
   });
 }
 

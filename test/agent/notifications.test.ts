@@ -1,0 +1,168 @@
+// Desktop notifications on a real session bus (dbus-daemon) with a stand-in for the notification
+// server that claims org.freedesktop.Notifications and records each Notify call: what a cycle
+// changed is notified once (FAIL, then PASS again), not again the same day, with the check's summary
+// and the "Open My device" action; `device-agent notify` shows one read from standard input, and when
+// the user chooses "Open My device" runs `my-device`, whose browser (a recorder) gets the device
+// page's one-time URL from the real server; and the setting that turns them off.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import type { LastCycle } from '../../src/agent/lastCycle';
+import { notificationsWanted, PostureChanges } from '../../src/agent/notifications';
+import { BusConnection, type Message } from '../../src/linkHandler/dbusWire';
+import { showDesktopNotification } from '../../src/platform/desktopNotify';
+import type { PostureResult } from '../../src/protocol/schemas';
+import { agentEnv, daemonEnv, enrollNewDevice, makeStateDir, removeStateDir, runAgent, tempDir, until } from '../support/agent';
+import { startServer, type RunningServer } from '../support/server';
+import { requireTools } from '../support/requireTools';
+
+const onBus = requireTools(['dbus-daemon'], 'posture notifications on a real session bus, a notification server stand-in recording Notify');
+
+let daemon: ChildProcess;
+let address: string;
+let standIn: BusConnection;
+let calls: Message[] = [];
+/** What the stand-in does once it has shown a notification: the user closes it, or chooses "Open My device". */
+let user: 'close' | 'open' = 'close';
+
+beforeAll(async () => {
+  if (onBus.skip) return;
+  daemon = spawn('dbus-daemon', ['--session', '--nofork', `--address=unix:path=${tempDir()}/bus`, '--print-address=1'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const first = await createInterface({ input: daemon.stdout! })[Symbol.asyncIterator]().next();
+  address = first.done ? '' : first.value;
+  standIn = await BusConnection.open(address);
+  const [owner] = await standIn.call('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus', 'RequestName', 'su', [
+    'org.freedesktop.Notifications',
+    4,
+  ]);
+  expect(owner).toBe(1);
+  standIn.handleCalls((call) => {
+    if (call.member !== 'Notify') return standIn.replyError(call, 'org.freedesktop.DBus.Error.UnknownMethod', 'stand-in');
+    calls.push(call);
+    const id = calls.length;
+    standIn.reply(call, 'u', [id]);
+    if (user === 'open')
+      standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'ActionInvoked', 'us', [id, 'default']);
+    else standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'NotificationClosed', 'uu', [id, 2]);
+  });
+});
+afterAll(async () => {
+  await standIn?.close();
+  daemon?.kill();
+});
+beforeEach(() => {
+  calls = [];
+  user = 'close';
+});
+
+const at = (day: string) => new Date(`${day}T10:00:00Z`);
+const result = (check_key: string, status: PostureResult['status']): PostureResult => ({
+  check_key,
+  status,
+  evidence: {},
+  observed_at: '2026-11-27T10:00:00Z',
+});
+const cycleOf = (failing: Array<[string, string]>): LastCycle => ({
+  at: '2026-11-27T10:00:00.000Z',
+  results: failing.length,
+  failing: failing.map(([check_key, summary]) => ({ check_key, status: 'FAIL' as const, word: null, summary })),
+});
+/** The Notify calls' summary and body. */
+const shown = () => calls.map((call) => [call.body[3], call.body[4]]);
+
+describe.skipIf(onBus.skip)(onBus.title, () => {
+  test('one notification per change: FAIL with its summary, not again that day; PASS again once', async () => {
+    const changes = new PostureChanges(async (n) => {
+      expect(await showDesktopNotification(address, n, { waitMs: 60_000 })).toBe('closed');
+    });
+    const firewallOff = cycleOf([['FIREWALL_ENABLED', 'Nothing filters incoming network connections.']]);
+    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'PASS')], firewallOff, at('2026-11-27'));
+    expect(shown()).toEqual([['FIREWALL_ENABLED fails on this device', 'Nothing filters incoming network connections.']]);
+    const notify = calls[0]!;
+    expect(notify.signature).toBe('susssasa{sv}i');
+    expect(notify.body[0]).toBe('device-agent');
+    expect(notify.body[5]).toEqual(['default', 'Open My device', 'my-device', 'Open My device']);
+    expect(notify.body[6]).toEqual([['urgency', { signature: 'y', value: 2 }]]);
+
+    // Still failing, later that day: nothing new.
+    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'PASS')], firewallOff, new Date('2026-11-27T23:59:00Z'));
+    expect(calls).toHaveLength(1);
+    // Fixed: told once.
+    const fixed = await changes.cycle([result('FIREWALL_ENABLED', 'PASS'), result('TIME_SYNC', 'PASS')], cycleOf([]), at('2026-11-27'));
+    expect(fixed.map((n) => [n.check_key, n.change])).toEqual([['FIREWALL_ENABLED', 'recovered']]);
+    expect(shown().at(-1)).toEqual(['FIREWALL_ENABLED passes again', 'Thank you: this check passes again.']);
+    // Failing again the same day: not again; the next day: again.
+    await changes.cycle([result('FIREWALL_ENABLED', 'FAIL')], firewallOff, new Date('2026-11-27T18:00:00Z'));
+    expect(calls).toHaveLength(2);
+    await changes.cycle([result('FIREWALL_ENABLED', 'PASS')], cycleOf([]), new Date('2026-11-28T00:00:01Z'));
+    const again = await changes.cycle([result('FIREWALL_ENABLED', 'FAIL')], firewallOff, at('2026-11-28'));
+    expect(again.map((n) => n.change)).toEqual(['failing']);
+    expect(
+      shown()
+        .slice(2)
+        .map(([title]) => title),
+    ).toEqual(['FIREWALL_ENABLED passes again', 'FIREWALL_ENABLED fails on this device']);
+    // UNKNOWN and NOT_APPLICABLE are no change to tell.
+    await changes.cycle([result('FIREWALL_ENABLED', 'UNKNOWN'), result('TIME_SYNC', 'NOT_APPLICABLE')], cycleOf([]), at('2026-11-29'));
+    expect(calls).toHaveLength(4);
+    // A cycle without its explanations: the body says where to look.
+    const bare = await changes.cycle([result('SCREEN_LOCK', 'FAIL')], undefined, at('2026-11-29'));
+    expect(bare.map((n) => n.body)).toEqual(['See My device for what it means and how to fix it.']);
+    // Still failing the next day: no change, nothing to tell.
+    expect(await changes.cycle([result('SCREEN_LOCK', 'FAIL')], undefined, at('2026-11-30'))).toEqual([]);
+  });
+
+  test('device-agent notify shows the notification from standard input; "Open My device" opens the page', async () => {
+    const notification = { check_key: 'SCREEN_LOCK', change: 'failing', title: 'SCREEN_LOCK fails on this device', body: 'No idle lock.' };
+    const closed = await runAgent(['notify'], {
+      env: agentEnv({ DBUS_SESSION_BUS_ADDRESS: address }),
+      input: JSON.stringify(notification),
+    });
+    expect(closed.code, closed.stderr).toBe(0);
+    expect(closed.stdout).toBe('shown\n');
+    expect(shown()).toEqual([['SCREEN_LOCK fails on this device', 'No idle lock.']]);
+    const refused = await runAgent(['notify'], { env: agentEnv({ DBUS_SESSION_BUS_ADDRESS: address }), input: '{"title": 1}' });
+    expect(refused.code).toBe(2);
+    expect(calls).toHaveLength(1);
+
+    // The user chooses "Open My device": my-device runs, and xdg-open hands its URL to the browser.
+    const server: RunningServer = await startServer();
+    const stateDir = await makeStateDir();
+    try {
+      await enrollNewDevice(server, stateDir, server.url);
+      expect((await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv(), timeoutMs: 60_000 })).code).toBe(0);
+      const opened = join(tempDir(), 'opened');
+      const browser = join(tempDir(), 'browser');
+      writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
+      chmodSync(browser, 0o755);
+      user = 'open';
+      const clicked = await runAgent(['notify'], {
+        env: daemonEnv({ DBUS_SESSION_BUS_ADDRESS: address, DEVICE_AGENT_STATE_DIR: stateDir, BROWSER: browser }),
+        input: JSON.stringify(notification),
+        timeoutMs: 60_000,
+      });
+      expect(clicked.code, clicked.stderr).toBe(0);
+      await until(() => existsSync(opened), Boolean, 10_000, 'the browser opened');
+      const url = new URL(readFileSync(opened, 'utf8'));
+      expect(url.origin).toBe(server.url);
+      expect(url.pathname).toBe('/my-device');
+    } finally {
+      await server.stop();
+      await removeStateDir(stateDir);
+    }
+  }, 120_000);
+});
+
+test('turned off by --no-notifications or DEVICE_AGENT_NOTIFICATIONS=off', () => {
+  expect(notificationsWanted(undefined, {})).toBe(true);
+  expect(notificationsWanted(true, {})).toBe(true);
+  expect(notificationsWanted(false, {})).toBe(false);
+  for (const off of ['off', 'OFF', '0', 'false', 'no'])
+    expect(notificationsWanted(undefined, { DEVICE_AGENT_NOTIFICATIONS: off })).toBe(false);
+  for (const on of ['on', 'offline', 'xoff', 'nope', '10'])
+    expect(notificationsWanted(undefined, { DEVICE_AGENT_NOTIFICATIONS: on })).toBe(true);
+});
