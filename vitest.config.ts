@@ -27,14 +27,17 @@ const ON_EVERY_ENGINE = [
   'postures',
   'rateLimits',
   'register',
+  'registerLimits',
+  'registerLoad',
   'remediation',
   'retention',
+  'secretsAdminApi',
   'textFields',
   'unenroll',
   'workers',
 ]
   .map((name) => `test/server/${name}.test.ts`)
-  .concat('test/console/security.test.ts', 'test/agent/enrollSecretFleet.test.ts');
+  .concat('test/console/security.test.ts', 'test/console/secretsForms.test.ts', 'test/agent/enrollSecretFleet.test.ts');
 
 // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run to those files on SQLite:
 // scripts/mutation.mjs uses it.

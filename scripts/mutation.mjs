@@ -66,7 +66,10 @@ export const MODULES = {
   signInThrottle: { mutate: ['src/server/console/signInThrottle.ts'], tests: ['test/console/signInThrottle.test.ts'] },
   // The rules, pure and on a real SQLite store, in-process (PostgreSQL's run of the same suite is
   // not in the mutation run: the narrowed run has the sqlite project only).
-  deviceLifecycle: { mutate: ['src/server/deviceLifecycle.ts'], tests: ['test/server/deviceLifecycle.test.ts'] },
+  deviceLifecycle: {
+    mutate: ['src/server/deviceLifecycle.ts'],
+    tests: ['test/server/deviceLifecycle.test.ts', 'test/server/registrationRules.test.ts'],
+  },
   // SQLite's side only: the PostgreSQL errors are pinned by test/server/postgres/failures.test.ts, which needs the cluster.
   databaseErrors: {
     mutate: ['src/server/databaseErrors.ts', 'src/server/db/failures.ts'],

@@ -8,6 +8,7 @@ import {
   EnrollRequest,
   EnrollResponse,
   ErrorBody,
+  EXTENSION_ROUTES,
   HeartbeatRequest,
   HeartbeatResponse,
   MAX_RESULTS_PER_REQUEST,
@@ -16,6 +17,8 @@ import {
   PostureResult,
   PostureStatus,
   PosturesRequest,
+  RegisterRequest,
+  RegisterResponse,
   ROUTES,
   UnenrollRequest,
 } from './schemas';
@@ -30,6 +33,8 @@ const COMPONENTS = {
   PostureResult,
   PosturesRequest,
   UnenrollRequest,
+  RegisterRequest,
+  RegisterResponse,
   Error: ErrorBody,
 } as const;
 type ComponentName = keyof typeof COMPONENTS;
@@ -56,6 +61,20 @@ export const EXAMPLES = {
     heartbeat_interval_seconds: 300,
     posture_interval_seconds: 3600,
     server_time: '2026-01-15T09:30:00.000Z',
+  },
+  RegisterRequest: {
+    enroll_secret: `das_${'5e'.repeat(32)}`,
+    hardware_uuid: '4C4C4544-0035-4810-8057-B7C04F4E3533',
+    serial_number: 'C02XK1ABJGH5',
+    hostname: 'alice-laptop',
+    platform: 'DARWIN',
+    os_version: 'macOS 15.1 (24B83)',
+    agent_version: '0.1.0',
+  },
+  RegisterResponse: {
+    device_id: 'dev_0f6f0c1d2e3a4b5c6d7e8f9012345678',
+    enrollment_token: '3f'.repeat(48),
+    secret_id: 'ens_9a8b7c6d5e4f30211203f4e5d6c7b8a9',
   },
   PosturesRequest: {
     results: [
@@ -205,6 +224,34 @@ export function openApiDocument(): Record<string, unknown> {
             400: respond('BadRequest'),
             401: respond('Unauthorized'),
             413: respond('PayloadTooLarge'),
+            500: respond('InternalError'),
+          },
+        },
+      },
+      // An extension of this server beside the spec's four routes (contract, "Extensions beside the spec").
+      [EXTENSION_ROUTES.register]: {
+        post: {
+          operationId: 'register',
+          summary:
+            'Extension: exchange a reusable enrollment secret and the device identity for a device record and its one-time enrollment token',
+          description: `Not part of the Device Agent API: an agent that meets 404 here uses a token from an admin instead. The answer's enrollment_token is then exchanged at /enroll as usual (it expires after an hour). A machine registering again with the same hardware_uuid supersedes its old record (revoked, linked); a registration retried before the token was used gets the same device and a new token; the same hardware_uuid from another host while the first is live is recorded as a duplicate (its heartbeats get 409). An unknown, revoked, expired, used-up or malformed secret gets one identical 401. Rate-limited per client address and per secret (429 with Retry-After). ${limit(BODY_LIMITS.register)}`,
+          security: [],
+          'x-extension': true,
+          'x-body-limit-bytes': BODY_LIMITS.register,
+          requestBody: { required: true, content: json('RegisterRequest', EXAMPLES.RegisterRequest) },
+          responses: {
+            200: { description: 'The device record and its one-time token', content: json('RegisterResponse', EXAMPLES.RegisterResponse) },
+            400: respond('BadRequest'),
+            401: {
+              description: 'The enrollment secret is unknown, revoked, expired, used up or malformed (one body for all)',
+              content: json('Error', { error: 'unauthorized', message: 'the enrollment secret is not valid' }),
+            },
+            413: respond('PayloadTooLarge'),
+            429: {
+              description: 'Too many registrations from this address or with this secret; retry after Retry-After seconds',
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+              content: json('Error'),
+            },
             500: respond('InternalError'),
           },
         },

@@ -1,6 +1,7 @@
 // The admin API's part of docs/openapi.json (paths under /api/admin/v1 and their schemas). The
 // shapes are those of admin.ts; test/server/adminApi.test.ts exercises every route described here.
-import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
+import { CHECK_KEYS, ENROLL_SECRET_PATTERN, PLATFORMS, STATUSES } from '../protocol/constants';
+import { MAX_LABELS, MAX_USES } from './enrollSecrets';
 import { DEFAULT_PAGE_SIZE, MAX_HISTORY_PAGE, MAX_PAGE_SIZE, MAX_SERIES_DAYS } from './admin';
 import { ADMIN_API_PREFIX } from './routes/adminApi';
 import { idPattern } from './ids';
@@ -36,6 +37,58 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       last_seen_at: nullable('string', { format: 'date-time' }),
       revoked_at: nullable('string', { format: 'date-time' }),
       token_expires_at: nullable('string', { format: 'date-time', description: 'Set while an unused enrollment token exists' }),
+      enroll_secret_id: nullable('string', { description: 'The enrollment secret that registered the device (null: created by an admin)' }),
+      supersedes: nullable('string', { description: 'Re-enrollment: the REVOKED record this one replaced' }),
+      superseded_by: nullable('string', { description: 'Re-enrollment: the record that replaced this one' }),
+      duplicate_of: nullable('string', {
+        description: 'Another record that reported this one’s hardware_uuid from another host while this one was live (a cloned machine)',
+      }),
+    },
+  },
+  AdminCreateSecret: {
+    type: 'object',
+    required: ['org'],
+    additionalProperties: false,
+    properties: {
+      org: {
+        type: 'string',
+        description: 'Organization of the devices it registers (created when missing, for an all-organizations credential)',
+      },
+      expires_in_seconds: { type: 'integer', minimum: 1, description: 'It stops working this long from now (default: never)' },
+      max_uses: { type: 'integer', minimum: 1, maximum: MAX_USES, description: 'It registers at most this many devices (default: no cap)' },
+      labels: {
+        type: 'object',
+        maxProperties: MAX_LABELS,
+        additionalProperties: { type: 'string' },
+        description: 'Labels every device it registers gets, e.g. {"team": "finance"}',
+      },
+      note: { type: 'string', description: 'What it is for' },
+    },
+  },
+  AdminCreatedSecret: {
+    type: 'object',
+    description: 'The secret itself appears here only; only its hash is stored.',
+    properties: {
+      secret_id: { type: 'string', pattern: idPattern('enrollSecret') },
+      enroll_secret: { type: 'string', pattern: ENROLL_SECRET_PATTERN.source },
+      expires_at: nullable('string', { format: 'date-time' }),
+      max_uses: nullable('integer'),
+    },
+  },
+  AdminSecret: {
+    type: 'object',
+    description: 'An enrollment secret as listed (never the secret).',
+    properties: {
+      secret_id: { type: 'string', pattern: idPattern('enrollSecret') },
+      org: { type: 'string' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      note: nullable('string'),
+      expires_at: nullable('string', { format: 'date-time' }),
+      max_uses: nullable('integer'),
+      uses: { type: 'integer', minimum: 0, description: 'Devices registered with it' },
+      status: { enum: ['active', 'revoked', 'expired', 'used_up'] },
+      revoked_at: nullable('string', { format: 'date-time' }),
+      created_at: { type: 'string', format: 'date-time' },
     },
   },
   AdminDevicePage: {
@@ -277,6 +330,62 @@ export const ADMIN_PATHS: Record<string, unknown> = {
           content: {
             'application/json': {
               schema: { type: 'object', properties: { device_id: { type: 'string' }, outcome: { enum: ['revoked', 'already_revoked'] } } },
+            },
+          },
+        },
+        ...ERRORS,
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/enroll-secrets`]: {
+    get: {
+      operationId: 'adminListEnrollSecrets',
+      summary: 'Enrollment secrets with their use counts, oldest first (never the secrets themselves)',
+      security,
+      parameters: [orgQuery],
+      responses: {
+        200: {
+          description: 'The secrets',
+          content: {
+            'application/json': { schema: { type: 'object', properties: { secrets: { type: 'array', items: ref('AdminSecret') } } } },
+          },
+        },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+    post: {
+      operationId: 'adminCreateEnrollSecret',
+      summary: 'Create a reusable enrollment secret for managed installs (POST /api/agent/v1/register)',
+      security,
+      requestBody: { required: true, content: jsonOf('AdminCreateSecret') },
+      responses: {
+        201: { description: 'The secret (shown once)', content: jsonOf('AdminCreatedSecret') },
+        ...ERRORS,
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/enroll-secrets/{id}`]: {
+    delete: {
+      operationId: 'adminRevokeEnrollSecret',
+      summary: 'Revoke an enrollment secret: it registers no device from now on (devices it registered stay)',
+      security,
+      parameters: [
+        {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: 'A secret id; a value not of this form names no secret (404)',
+          schema: { type: 'string', pattern: idPattern('enrollSecret') },
+        },
+      ],
+      responses: {
+        200: {
+          description: 'Revoked now, or already',
+          content: {
+            'application/json': {
+              schema: { type: 'object', properties: { secret_id: { type: 'string' }, outcome: { enum: ['revoked', 'already_revoked'] } } },
             },
           },
         },

@@ -32,7 +32,7 @@ export interface CreatedSecret {
   max_uses: number | null;
 }
 
-export type SecretStatus = 'active' | 'revoked' | 'expired' | 'used_up';
+type SecretStatus = 'active' | 'revoked' | 'expired' | 'used_up';
 
 export interface SecretView {
   secret_id: string;
@@ -64,7 +64,7 @@ export function parseLabel(text: string): [string, string] {
   return [text.slice(0, at).trim(), text.slice(at + 1).trim()];
 }
 
-export function validLabels(labels: Labels): Labels {
+function validLabels(labels: Labels): Labels {
   const entries = Object.entries(labels);
   if (entries.length > MAX_LABELS) throw new UsageError(`at most ${MAX_LABELS} labels`);
   for (const [key, value] of entries) {

@@ -36,11 +36,12 @@ describe('docs/openapi.json', () => {
     expect(committed, 'docs/openapi.json is stale: run `npm run openapi` and commit it').toBe(renderOpenApi());
   });
 
-  test('is OpenAPI 3.1 with the four POST routes of the agent API, and the admin API beside them', () => {
+  test('is OpenAPI 3.1 with the four POST routes of the agent API, its extension /register, and the admin API beside them', () => {
     const document = JSON.parse(committed) as OpenApiDocument;
     expect(document.openapi).toBe('3.1.0');
     const agentPaths = Object.keys(document.paths).filter((path) => !path.startsWith('/api/admin/v1/'));
-    expect(agentPaths.sort()).toEqual(Object.values(schemas.ROUTES).sort());
+    expect(agentPaths.sort()).toEqual([...Object.values(schemas.ROUTES), schemas.EXTENSION_ROUTES.register].sort());
+    expect(document.paths[schemas.EXTENSION_ROUTES.register]?.post).toMatchObject({ 'x-extension': true });
     for (const path of agentPaths) expect(Object.keys(document.paths[path]!)).toEqual(['post']);
     expect(
       Object.keys(document.paths)
@@ -53,6 +54,8 @@ describe('docs/openapi.json', () => {
       '/api/admin/v1/devices/{id}',
       '/api/admin/v1/devices/{id}/history',
       '/api/admin/v1/devices/{id}/revoke',
+      '/api/admin/v1/enroll-secrets',
+      '/api/admin/v1/enroll-secrets/{id}',
       '/api/admin/v1/failures',
     ]);
   });

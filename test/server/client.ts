@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { expect } from 'vitest';
 import {
+  EXTENSION_ROUTES,
   ROUTES,
   type EnrollResponse,
   type ErrorBody,
@@ -11,7 +12,7 @@ import {
   type HeartbeatResponse,
   type PostureResult,
 } from '../../src/protocol/schemas';
-import type { CliOutcome, CreatedDevice, RunningServer } from '../support/server';
+import { runServerCli, type CliOutcome, type CreatedDevice, type RunningServer } from '../support/server';
 
 /** A JSON answer's fields: any of the protocol's (each optional: tests assert which are there), or others. */
 type AnswerBody = Partial<EnrollResponse & HeartbeatResponse & ErrorBody> & { [field: string]: unknown };
@@ -153,3 +154,28 @@ export function expectUsageError(outcome: CliOutcome, message: RegExp): void {
   expect(outcome.stderr).not.toMatch(/^\s+at /m);
   expect(outcome.stdout).toBe('');
 }
+
+/** What `secret create --json` prints. */
+export interface CreatedSecret {
+  secret_id: string;
+  enroll_secret: string;
+  expires_at: string | null;
+  max_uses: number | null;
+}
+
+/** A secret in `org` through the real admin CLI (`secret create --json`), with its flags. */
+export async function createSecret(server: Pick<RunningServer, 'dbPath'>, flags: string[] = [], org = 'acme'): Promise<CreatedSecret> {
+  const { stdout } = await runServerCli(['secret', 'create', '--db', server.dbPath, '--org', org, '--json', ...flags]);
+  return JSON.parse(stdout) as CreatedSecret;
+}
+
+/** `secret list --json`, parsed: a secret's fields as the admin sees them (never the secret). */
+export async function listSecrets(
+  server: Pick<RunningServer, 'dbPath'>,
+): Promise<{ secret_id: string; uses: number; status: string; labels: Record<string, string>; note: string | null }[]> {
+  return JSON.parse((await runServerCli(['secret', 'list', '--db', server.dbPath, '--json'])).stdout) as never;
+}
+
+/** POST /register with the secret and a device identity (a fresh one unless given). */
+export const register = (server: Pick<RunningServer, 'url'>, secret: unknown, identity: object = heartbeatBody()) =>
+  call(server, EXTENSION_ROUTES.register, { json: { enroll_secret: secret, ...identity } });

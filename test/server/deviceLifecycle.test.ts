@@ -39,6 +39,7 @@ describe('refusalError: the agent API answer of each refusal', () => {
       /^results\[7\]\.correlation_id is not a posture report of this organization$/,
       false,
     ],
+    [{ kind: 'secret_refused' }, 401, 'unauthorized', /^the enrollment secret is not valid$/, false],
     [
       { kind: 'check_key_cap', index: 3, cap: 64 },
       400,

@@ -5,7 +5,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BODY_LIMITS, EXTENSION_ROUTES } from '../../src/protocol/schemas';
 import { until } from '../support/agent';
 import { logEntries, runServerCli, startServer, tryServerCli, type RunningServer } from '../support/server';
-import { call, enroll, expectError, expectUsageError, heartbeat, heartbeatBody, type Answer } from './client';
+import {
+  call,
+  createSecret,
+  enroll,
+  expectError,
+  expectUsageError,
+  heartbeat,
+  heartbeatBody,
+  listSecrets,
+  register,
+  type Answer,
+} from './client';
 
 let server: RunningServer;
 /** Heartbeat interval 1 s: "seen within two intervals" passes in seconds (the default's 10 minutes are what clones need). */
@@ -16,22 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([server?.stop(), quickServer?.stop()]);
 });
-
-interface CreatedSecret {
-  secret_id: string;
-  enroll_secret: string;
-  expires_at: string | null;
-  max_uses: number | null;
-}
-
-async function createSecret(server: RunningServer, flags: string[] = [], org = 'acme'): Promise<CreatedSecret> {
-  const { stdout } = await runServerCli(['secret', 'create', '--db', server.dbPath, '--org', org, '--json', ...flags]);
-  return JSON.parse(stdout) as CreatedSecret;
-}
-
-export function register(server: Pick<RunningServer, 'url'>, secret: unknown, identity: Record<string, unknown> = heartbeatBody()) {
-  return call(server, EXTENSION_ROUTES.register, { json: { enroll_secret: secret, ...identity } });
-}
 
 /** The one 401 every refused secret gets, whatever the reason. */
 function expectSecretRefused(answer: Answer): void {
@@ -67,13 +62,7 @@ describe.concurrent('POST /register', () => {
     const beat = await heartbeat(server, String(enrolled.body?.api_key), identity);
     expect(beat.status, beat.text).toBe(200);
     expect(beat.body?.device_id).toBe(deviceId);
-    const listed = JSON.parse((await runServerCli(['secret', 'list', '--db', server.dbPath, '--org', 'acme', '--json'])).stdout) as {
-      secret_id: string;
-      uses: number;
-      labels: Record<string, string>;
-      note: string;
-      status: string;
-    }[];
+    const listed = await listSecrets(server);
     expect(listed.find((s) => s.secret_id === secret.secret_id)).toMatchObject({
       uses: 1,
       labels: { team: 'finance', site: 'paris' },
@@ -123,11 +112,7 @@ describe.concurrent('POST /register', () => {
     const answers = await Promise.all(refused.map((secret) => register(server, secret)));
     for (const answer of answers) expectSecretRefused(answer);
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-    const listed = JSON.parse((await runServerCli(['secret', 'list', '--db', server.dbPath, '--json'])).stdout) as {
-      secret_id: string;
-      uses: number;
-      status: string;
-    }[];
+    const listed = await listSecrets(server);
     const byId = new Map(listed.map((s) => [s.secret_id, s]));
     expect(byId.get(revoked.secret_id)).toMatchObject({ uses: 0, status: 'revoked' });
     expect(byId.get(expired.secret_id)).toMatchObject({ uses: 0, status: 'expired' });
@@ -159,10 +144,7 @@ describe.concurrent('POST /register', () => {
       400,
       'bad_request',
     );
-    const listed = JSON.parse((await runServerCli(['secret', 'list', '--db', server.dbPath, '--json'])).stdout) as {
-      secret_id: string;
-      uses: number;
-    }[];
+    const listed = await listSecrets(server);
     expect(listed.find((s) => s.secret_id === secret.secret_id)?.uses).toBe(0);
   });
 

@@ -64,7 +64,7 @@ export interface Spawned {
 let spawned = 0;
 
 /** Spawns a server whose output goes to its own file (nothing in this process drains it) and waits for its URL. */
-async function spawnAnnouncing(args: string[], dir: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<Spawned> {
+export async function spawnAnnouncing(args: string[], dir: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<Spawned> {
   const logFile = join(dir, `${name}-${(spawned += 1)}.log`);
   const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });

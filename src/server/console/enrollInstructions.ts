@@ -88,3 +88,54 @@ export function enrollWays(created: CreatedDevice): EnrollWay[] {
     },
   ];
 }
+
+/**
+ * How a fleet's managed install carries an enrollment secret (docs/deploy.md): the same package
+ * and configuration on every machine. Shown once, on the page that created the secret.
+ */
+export function secretInstallWays(serverUrl: string, secret: string): EnrollWay[] {
+  const envLines = `DEVICE_AGENT_SERVER=${serverUrl}\\nDEVICE_AGENT_ENROLL_SECRET=${secret}\\n`;
+  const envFile = (dir: string, sudo: string) => [
+    `${sudo}install -d -m 0700 ${dir}`,
+    `printf '${envLines}' | ${sudo}install -m 0600 /dev/stdin ${dir}/enroll.env`,
+  ];
+  return [
+    {
+      os: 'macOS, Linux, FreeBSD',
+      way: 'secret file',
+      text: [
+        `(umask 077 && printf '%s\\n' ${sh(secret)} > ./enroll-secret)`,
+        `sudo device-agent install --server ${sh(serverUrl)} --enroll-secret-file ./enroll-secret`,
+      ].join('\n'),
+      note: 'Installs the service and enrolls with the secret; `device-agent enroll --server … --enroll-secret-file …` enrolls without installing.',
+    },
+    {
+      os: 'Linux (Debian, Ubuntu)',
+      way: 'package with enroll.env',
+      text: [...envFile('/etc/device-agent', 'sudo '), `sudo apt install ./device-agent_${VERSION}_amd64.deb`].join('\n'),
+      note: 'The same two files on every machine (apt, Ansible, your configuration management); the package enrolls and starts the service.',
+    },
+    {
+      os: 'Linux (RHEL, Fedora, SUSE)',
+      way: 'package with enroll.env',
+      text: [...envFile('/etc/device-agent', 'sudo '), `sudo dnf install ./device-agent-${VERSION}-1.x86_64.rpm`].join('\n'),
+    },
+    {
+      os: 'FreeBSD',
+      way: 'package with enroll.env',
+      text: [...envFile('/usr/local/etc/device-agent', ''), `pkg add ./device-agent-${VERSION}.pkg`].join('\n'),
+    },
+    {
+      os: 'Windows',
+      way: 'MSI properties',
+      text: `msiexec /i device-agent-${VERSION}-x64.msi /qn SERVER_URL=${serverUrl} ENROLLSECRET=${secret}`,
+      note: 'The install command line of a GPO or Intune app, the same for every machine.',
+    },
+    {
+      os: 'macOS (MDM)',
+      way: 'managed preferences, domain org.device-agent',
+      text: ['<key>ServerURL</key>', `<string>${serverUrl}</string>`, '<key>EnrollSecret</key>', `<string>${secret}</string>`].join('\n'),
+      note: 'Keys of a configuration profile (Jamf, Kandji, Intune) for the domain org.device-agent, deployed with the pkg to every Mac.',
+    },
+  ];
+}

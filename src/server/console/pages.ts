@@ -33,9 +33,10 @@ const NAV = [
   ['overview', 'Overview'],
   ['devices', 'Devices'],
   ['enroll', 'Enroll a device'],
+  ['secrets', 'Enrollment secrets'],
 ] as const;
 
-function layout(title: string, context: PageContext, body: Html, current?: string): Html {
+export function layout(title: string, context: PageContext, body: Html, current?: string): Html {
   const { principal } = context;
   return html`<!doctype html>
     <html lang="en">
@@ -106,7 +107,7 @@ export function errorPage(context: PageContext, status: number, message: string)
 }
 
 /** "2026-11-24 18:59 UTC (5 min ago)", or a dash. */
-function when(iso: string | null, now: Date): Html {
+export function when(iso: string | null, now: Date): Html {
   if (iso === null) return html`<span class="muted">—</span>`;
   const at = new Date(iso);
   return html`<time datetime="${iso}" title="${iso}"
@@ -128,7 +129,7 @@ function ago(ms: number): string {
   return future ? `in ${text}` : `${text} ago`;
 }
 
-function status(value: string): Html {
+export function status(value: string): Html {
   return html`<span class="status status-${value.toLowerCase()}">${value.replace('_', ' ')}</span>`;
 }
 
@@ -322,7 +323,9 @@ function deviceRow(d: DeviceSummary, now: Date): Html {
     <td><a href="${CONSOLE_PREFIX}/devices/${d.device_id}">${d.hostname ?? html`<span class="muted">(${d.device_id})</span>`}</a></td>
     <td>${d.name}</td>
     <td>${d.org}</td>
-    <td>${status(d.state)}</td>
+    <td>
+      ${status(d.state)}${d.duplicate_of && html` <span class="status status-duplicate" title="Another record reports the same hardware UUID">duplicate</span>`}
+    </td>
     <td>${d.platform}</td>
     <td>${d.os_version}</td>
     <td>${when(d.last_seen_at, now)}</td>
@@ -388,6 +391,7 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
     ['Last seen', when(d.last_seen_at, context.now)],
     ['Revoked', when(d.revoked_at, context.now)],
     ['Enrollment token expires', d.token_expires_at && when(d.token_expires_at, context.now)],
+    ['Enrolled with secret', d.enroll_secret_id && html`<code>${d.enroll_secret_id}</code>`],
   ];
   const order = ['FAIL', 'UNKNOWN', 'NOT_APPLICABLE', 'PASS'];
   const latest = [...d.latest].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status) || a.check_key.localeCompare(b.check_key));
@@ -405,6 +409,7 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
                 <dd>${v}</dd>`,
           )}
       </dl>
+      ${lineage(d, context.now)}
       ${d.state !== 'REVOKED' && html`<p><a class="danger button" href="${base}/revoke">Revoke this device…</a></p>`}
       <h2>Latest result of each check</h2>
       ${latest.length === 0 ? html`<p class="muted">No posture results yet.</p>` : latest.map((r) => resultBlock(r, context.now))}
@@ -438,6 +443,20 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
       ${view.history.next_before !== null && html`<p><a href="${base}?${view.check ? `check=${encodeURIComponent(view.check)}&` : ''}before=${view.history.next_before}#history">Older results</a></p>`}`,
     'devices',
   );
+}
+
+/** Re-enrollment and clones (deviceLifecycle.ts, decideRegistration): the records linked to this one. */
+function lineage(d: DeviceView, now: Date): Html {
+  const link = (id: string) => html`<a href="${CONSOLE_PREFIX}/devices/${id}"><code>${id}</code></a>`;
+  return html`${d.supersedes && html`<p class="note">Re-enrolled on ${when(d.created_at, now)}: this machine's previous record is ${link(d.supersedes)}.</p>`}
+  ${d.superseded_by && html`<p class="note">Re-enrolled on ${when(d.revoked_at, now)}: replaced by ${link(d.superseded_by)}; this record keeps its history.</p>`}
+  ${
+    d.duplicate_of &&
+    html`<p class="warning" role="note">
+      Duplicate: ${link(d.duplicate_of)} reported the same hardware UUID from another host while this one was live (a cloned machine or
+      image?). Revoke the one that should not exist; the other then takes the hardware UUID at its next heartbeat.
+    </p>`
+  }`;
 }
 
 export function revokePage(context: PageContext, device: DeviceView): Html {

@@ -23,7 +23,10 @@ import type { DatabaseErrorAnswer } from '../databaseErrors';
 import { HttpError } from '../errors';
 import { fleetFailures } from '../remediation';
 import { NotFoundError, UsageError } from '../usage';
-import { enrollWays } from './enrollInstructions';
+import { enrollWays, secretInstallWays } from './enrollInstructions';
+import { SECRETS_PATH, SECRET_LIFETIMES, createdSecretPage, secretsPage } from './secretPages';
+import { createSecret, listSecrets, parseLabel, revokeSecret } from '../enrollSecrets';
+import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING } from '../publicUrl';
 import { trusted, type Html } from './html';
 import { SignInThrottle } from './signInThrottle';
 import {
@@ -276,6 +279,61 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       logger.info({ event: 'device_created', device_id: created.device_id, actor: principal.actor }, 'device created from the console');
       const qr = await QRCode.toString(created.enrollment_link, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
       return page(reply, enrolledPage(pageContext(request, reply), created, trusted(qr), enrollWays(created)), 201);
+    });
+
+    app.get(SECRETS_PATH, signedIn, async (request, reply) => {
+      const { scope } = adminOf(request);
+      return page(reply, secretsPage(pageContext(request, reply), await listSecrets(store, scope, undefined)));
+    });
+
+    // Like the device's enrollment page, the answer to the POST shows the new secret, once: a
+    // redirect would have to keep it somewhere to show it after.
+    app.post(SECRETS_PATH, signedInPost, async (request, reply) => {
+      const principal: AdminPrincipal = adminOf(request);
+      const form = formOf(request);
+      const org = principal.orgName ?? form.org ?? '';
+      if (principal.scope.orgId !== null) await organizationInScope(store, principal.scope, org);
+      let created;
+      try {
+        const lifetime = SECRET_LIFETIMES.find(([value]) => value === (form.expires ?? ''));
+        if (!lifetime) throw new UsageError('choose an expiry from the list');
+        const maxUses = form.max_uses?.trim() ? Number(form.max_uses) : undefined;
+        const labelLines = (form.labels ?? '').split(/\r?\n/).filter((line) => line.trim() !== '');
+        const labels = labelLines.map(parseLabel);
+        if (new Set(labels.map(([key]) => key)).size !== labels.length) throw new UsageError('each label key may be given once');
+        const note = form.note?.trim() ? form.note : undefined;
+        const expiresInMs = lifetime[2] === undefined ? undefined : lifetime[2] * 1000;
+        created = await createSecret(
+          store,
+          { org, expiresInMs, maxUses, labels: Object.fromEntries(labels), note },
+          new Date(),
+          principal.scope,
+        );
+      } catch (error) {
+        if (error instanceof UsageError && !(error instanceof NotFoundError)) {
+          const secrets = await listSecrets(store, principal.scope, undefined);
+          return page(reply, secretsPage(pageContext(request, reply), secrets, error.message), 400);
+        }
+        throw error;
+      }
+      logger.info(
+        { event: 'enroll_secret_created', secret_id: created.secret_id, actor: principal.actor },
+        'enrollment secret created from the console',
+      );
+      const serverUrl = (await store.getSetting(PUBLIC_URL_SETTING)) ?? DEFAULT_PUBLIC_URL;
+      const ways = secretInstallWays(serverUrl, created.enroll_secret);
+      return page(reply, createdSecretPage(pageContext(request, reply), created, org.trim(), ways), 201);
+    });
+
+    app.post<{ Params: { id: string } }>(`${SECRETS_PATH}/:id/revoke`, signedInPost, async (request, reply) => {
+      if (formOf(request).confirm !== 'yes') throw new UsageError('revoking needs the confirmation');
+      const principal = adminOf(request);
+      const outcome = await revokeSecret(store, request.params.id, new Date(), principal.scope);
+      logger.info(
+        { event: 'enroll_secret_revoked', secret_id: request.params.id, actor: principal.actor, outcome },
+        'enrollment secret revoked from the console',
+      );
+      return reply.redirect(SECRETS_PATH, 303);
     });
   };
 }

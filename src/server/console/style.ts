@@ -18,6 +18,7 @@ th a{color:inherit}
 .status-pass,.status-active{background:#d7f0dc;color:#1b5e20}
 .status-fail,.status-revoked{background:#fbdada;color:#8e1b1b}
 .status-unknown,.status-pending{background:#fff1c2;color:#6d4c00}
+.status-expired,.status-used_up,.status-duplicate{background:#fde4cf;color:#7a3a00}
 .cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{background:#fff;border:1px solid #e3e6ea;border-radius:.5rem;padding:.6rem 1rem;min-width:15rem;flex:1}
 .card h2{margin:.2rem 0;font-size:1rem}
@@ -32,6 +33,7 @@ button,.button{cursor:pointer;border:1px solid #1f6feb;background:#1f6feb;color:
 .danger{background:#b42318;border-color:#b42318;color:#fff}
 .error{color:#8e1b1b;background:#fbdada;padding:.5rem .8rem;border-radius:.3rem}
 .warning{background:#fff1c2;padding:.5rem .8rem;border-radius:.3rem}
+.note{background:#e8f0fe;padding:.5rem .8rem;border-radius:.3rem}
 .result{background:#fff;border:1px solid #e3e6ea;border-left:4px solid #9ca3af;border-radius:.3rem;padding:.5rem .9rem;margin:.6rem 0}
 .result-fail{border-left-color:#c62828}.result-pass{border-left-color:#2e7d32}.result-unknown{border-left-color:#f9a825}
 .prose{white-space:pre-line}

@@ -14,6 +14,8 @@ import {
 } from '../admin';
 import { adminOf, authenticateAdmin, csrfForSessions } from '../adminAuth';
 import type { AppContext } from '../context';
+import { createSecret, listSecrets, revokeSecret, type NewSecretRequest } from '../enrollSecrets';
+import type { Labels } from '../db/store';
 import { badRequest } from '../errors';
 import { fleetFailures } from '../remediation';
 
@@ -116,6 +118,24 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     return { device_id: request.params.id, outcome };
   });
 
+  app.post(`${p}/enroll-secrets`, guarded, async (request, reply) => {
+    queryOf(request, []);
+    return reply.code(201).send(await createSecret(store, secretRequest(request.body), new Date(), adminOf(request).scope));
+  });
+
+  app.get(`${p}/enroll-secrets`, guarded, async (request) => {
+    const q = queryOf(request, ['org']);
+    const { scope } = adminOf(request);
+    const org = q.org === undefined ? undefined : (await organizationInScope(store, scope, q.org)).name;
+    return { secrets: await listSecrets(store, scope, org) };
+  });
+
+  app.delete<{ Params: { id: string } }>(`${p}/enroll-secrets/:id`, guarded, async (request) => {
+    queryOf(request, []);
+    const outcome = await revokeSecret(store, request.params.id, new Date(), adminOf(request).scope);
+    return { secret_id: request.params.id, outcome };
+  });
+
   app.get(`${p}/compliance`, guarded, async (request) => {
     const q = queryOf(request, ['org']);
     return complianceSummary(store, adminOf(request).scope, { org: q.org, ...intervals });
@@ -132,4 +152,24 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const org = q.org === undefined ? undefined : (await organizationInScope(store, scope, q.org)).name;
     return { failures: await fleetFailures(store, org, scope) };
   });
+}
+
+const SECRET_FIELDS = ['org', 'expires_in_seconds', 'max_uses', 'labels', 'note'];
+
+/** POST /enroll-secrets' body as the service layer's request; its values are checked there. */
+function secretRequest(body: unknown): NewSecretRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('the body must be a JSON object {org, expires_in_seconds?, max_uses?, labels?, note?}');
+  const fields = body as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !SECRET_FIELDS.includes(key));
+  if (unknown !== undefined) throw badRequest(`unknown field "${unknown}"`);
+  const { org, expires_in_seconds: expires, max_uses: maxUses, labels, note } = fields;
+  if (typeof org !== 'string') throw badRequest('org must be a string');
+  if (expires !== undefined && (typeof expires !== 'number' || !Number.isInteger(expires)))
+    throw badRequest('expires_in_seconds must be a whole number');
+  if (maxUses !== undefined && typeof maxUses !== 'number') throw badRequest('max_uses must be a whole number');
+  if (labels !== undefined && (typeof labels !== 'object' || labels === null || Array.isArray(labels)))
+    throw badRequest('labels must be an object of strings, e.g. {"team": "finance"}');
+  if (note !== undefined && typeof note !== 'string') throw badRequest('note must be a string');
+  return { org, expiresInMs: expires === undefined ? undefined : expires * 1000, maxUses, labels: labels as Labels | undefined, note };
 }

@@ -8,7 +8,7 @@ import { afterAll, expect, test } from 'vitest';
 import { addAccount, ConsoleClient, createAdminToken } from '../../support/admin';
 import { createDatabase, queryDatabase } from '../../support/postgres';
 import { runServerCli, startServer, tryServerCli } from '../../support/server';
-import { call, enroll, enrolledDevice, heartbeat, heartbeatBody, postures, result } from '../client';
+import { call, createSecret, enroll, enrolledDevice, heartbeat, heartbeatBody, listSecrets, postures, register, result } from '../client';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -17,7 +17,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const TABLES = [
   'organizations',
+  'enroll_secrets',
   'devices',
+  'device_labels',
   'enrollment_tokens',
   'posture_reports',
   'posture_results',
@@ -43,7 +45,17 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   const revoked = await enrolledDevice(sqlite, { org: 'globex' });
   await sqlite.revokeDevice(revoked.deviceId);
   const pending = await sqlite.createDevice({ org: 'acme', name: 'not yet enrolled' });
-  const before = await Promise.all([active, revoked].map((d) => sqlite.showDevice(d.deviceId)));
+  // An enrollment secret with labels, a device it registered, and that device re-enrolled (superseded).
+  const secret = await createSecret(sqlite, ['--label', 'team=finance', '--max-uses', '5'], 'acme');
+  const identity = heartbeatBody();
+  const firstRegistration = await register(sqlite, secret.enroll_secret, identity);
+  const registeredKey = String((await enroll(sqlite, firstRegistration.body?.enrollment_token)).body?.api_key);
+  expect((await heartbeat(sqlite, registeredKey, identity)).status).toBe(200);
+  const reenrolled = await register(sqlite, secret.enroll_secret, identity);
+  expect(reenrolled.status).toBe(200);
+  const registered = [String(firstRegistration.body?.device_id), String(reenrolled.body?.device_id)];
+  const secretsBefore = await listSecrets(sqlite);
+  const before = await Promise.all([active.deviceId, revoked.deviceId, ...registered].map((id) => sqlite.showDevice(id)));
   const { admin_token: adminToken } = await createAdminToken(sqlite, { org: 'acme' });
   expect((await addAccount(sqlite, 'admin@acme.test', { org: 'acme' }, 'a long console password')).code).toBe(0);
   const latestBefore = (await call(sqlite, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) }))
@@ -63,8 +75,13 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
 
   const pg = await startServer({ dbPath: url });
   try {
-    const after = await Promise.all([active, revoked].map((d) => pg.showDevice(d.deviceId)));
+    const after = await Promise.all([active.deviceId, revoked.deviceId, ...registered].map((id) => pg.showDevice(id)));
     expect(after).toEqual(before);
+    expect(after[3]).toMatchObject({ supersedes: registered[0], enroll_secret_id: secret.secret_id });
+    // The secret came along as its hash, with its labels and use count: it registers on PostgreSQL.
+    expect(await listSecrets(pg)).toEqual(secretsBefore);
+    expect((await register(pg, secret.enroll_secret)).status).toBe(200);
+    expect((await listSecrets(pg))[0]).toMatchObject({ uses: 3, labels: { team: 'finance' } });
     // The admin token, the console account and each check's latest result came along.
     const device = await call(pg, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) });
     expect(device.status).toBe(200);
