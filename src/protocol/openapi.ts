@@ -256,6 +256,57 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      // The server policy extension (docs/server.md, "Policy"): asked only when a heartbeat answer carries policy_version.
+      [EXTENSION_ROUTES.policy]: {
+        post: {
+          operationId: 'policy',
+          summary:
+            "Extension: the device's policy and its platform's lifecycle data, when a heartbeat's policy_version differs from the agent's",
+          description: `Not part of the Device Agent API: a server with this extension adds \`policy_version\` ("<policy version>.<lifecycle data version>") to each heartbeat answer; a server without it never sends that field, and its agents keep their local policy. ${limit(BODY_LIMITS.policy)}`,
+          security: bearer,
+          'x-extension': true,
+          'x-body-limit-bytes': BODY_LIMITS.policy,
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: { type: 'object', required: ['platform'], properties: { platform: { enum: [...Platform.options] } } },
+              },
+            },
+          },
+          responses: {
+            200: {
+              description:
+                "The organization's policy refined by the device's labels (as set: the agent fills in the defaults), and the lifecycle data set",
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['version', 'policy', 'lifecycle'],
+                    properties: {
+                      version: { type: 'integer', minimum: 0 },
+                      policy: { type: 'object' },
+                      lifecycle: {
+                        type: 'object',
+                        required: ['version', 'dataset', 'sources', 'products'],
+                        properties: {
+                          version: { type: 'integer', minimum: 0 },
+                          dataset: { type: 'object' },
+                          sources: { type: 'object' },
+                          products: { type: 'object' },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            400: respond('BadRequest'),
+            401: respond('Unauthorized'),
+            500: respond('InternalError'),
+          },
+        },
+      },
       // The reference server's admin API (not part of the Device Agent API).
       ...ADMIN_PATHS,
     },

@@ -40,7 +40,8 @@ describe('docs/openapi.json', () => {
     const document = JSON.parse(committed) as OpenApiDocument;
     expect(document.openapi).toBe('3.1.0');
     const agentPaths = Object.keys(document.paths).filter((path) => !path.startsWith('/api/admin/v1/'));
-    expect(agentPaths.sort()).toEqual([...Object.values(schemas.ROUTES), schemas.EXTENSION_ROUTES.register].sort());
+    expect(agentPaths.sort()).toEqual([...Object.values(schemas.ROUTES), ...Object.values(schemas.EXTENSION_ROUTES)].sort());
+    expect(document.paths[schemas.EXTENSION_ROUTES.policy]?.post).toMatchObject({ 'x-extension': true });
     expect(document.paths[schemas.EXTENSION_ROUTES.register]?.post).toMatchObject({ 'x-extension': true });
     for (const path of agentPaths) expect(Object.keys(document.paths[path]!)).toEqual(['post']);
     expect(
@@ -56,8 +57,12 @@ describe('docs/openapi.json', () => {
       '/api/admin/v1/devices/{id}/revoke',
       '/api/admin/v1/enroll-secrets',
       '/api/admin/v1/enroll-secrets/{id}',
+      '/api/admin/v1/exceptions',
+      '/api/admin/v1/exceptions/{id}',
       '/api/admin/v1/failures',
       '/api/admin/v1/organizations/{org}/contact',
+      '/api/admin/v1/policy',
+      '/api/admin/v1/policy/history',
     ]);
   });
 
