@@ -10,7 +10,6 @@ import type { Dispatcher, buildConnector as BuildConnector } from 'undici';
 import * as z from 'zod/mini';
 import {
   Credential,
-  DEVICE_PAGE_ROUTE,
   DevicePageResponse,
   EnrollResponse,
   ErrorBody,

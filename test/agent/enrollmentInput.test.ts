@@ -13,7 +13,7 @@ import { tempDir } from '../support/agent';
 const TOKEN = 'ab'.repeat(48);
 const SERVER = 'https://agents.example.com';
 const LINK = `device-agent://enroll?server=${encodeURIComponent(SERVER)}&token=${TOKEN}`;
-const expected = expect.objectContaining({ serverUrl: SERVER, token: TOKEN });
+const expected: unknown = expect.objectContaining({ serverUrl: SERVER, token: TOKEN });
 
 const piped = (text: string | Buffer[]) => Readable.from(typeof text === 'string' ? [Buffer.from(text)] : text);
 function file(content: string | Buffer): string {
