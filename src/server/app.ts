@@ -41,7 +41,6 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [ROUTES.postures, 'POST'],
   [ROUTES.unenroll, 'POST'],
   [EXTENSION_ROUTES.register, 'POST'],
-  [EXTENSION_ROUTES.policy, 'POST'],
   [EXTENSION_ROUTES.devicePage, 'POST'],
   [DEVICE_PAGE_PATH, 'GET'],
   [HEALTH_PATH, 'GET, HEAD'],
