@@ -5,6 +5,7 @@ import { ADMIN_PATHS, ADMIN_SCHEMAS, ADMIN_SECURITY_SCHEMES } from '../server/ad
 import {
   API_PREFIX,
   BODY_LIMITS,
+  DEVICE_PAGE_BODY_LIMIT,
   EnrollRequest,
   EnrollResponse,
   ErrorBody,
@@ -17,6 +18,7 @@ import {
   PostureResult,
   PostureStatus,
   PosturesRequest,
+  DevicePageResponse,
   RegisterRequest,
   RegisterResponse,
   ROUTES,
@@ -35,6 +37,7 @@ const COMPONENTS = {
   UnenrollRequest,
   RegisterRequest,
   RegisterResponse,
+  DevicePageResponse,
   Error: ErrorBody,
 } as const;
 type ComponentName = keyof typeof COMPONENTS;
@@ -303,6 +306,27 @@ export function openApiDocument(): Record<string, unknown> {
             },
             400: respond('BadRequest'),
             401: respond('Unauthorized'),
+            500: respond('InternalError'),
+          },
+        },
+      },
+      // The device page extension (docs/server.md, "The device page"): the user's own device in a browser.
+      [EXTENSION_ROUTES.devicePage]: {
+        post: {
+          operationId: 'devicePage',
+          summary: "Extension: a one-time URL of the calling device's own read-only page (My device)",
+          description: `Not part of the Device Agent API: an agent that meets 404 or 405 here says the server offers no device page. The URL carries a one-time code that the server exchanges, at the first visit, for a page session bound to this device; it expires within minutes. Any body is ignored. ${limit(DEVICE_PAGE_BODY_LIMIT)}`,
+          security: bearer,
+          'x-extension': true,
+          'x-body-limit-bytes': DEVICE_PAGE_BODY_LIMIT,
+          responses: {
+            200: { description: "The page's one-time URL and when its code expires", content: json('DevicePageResponse') },
+            401: respond('Unauthorized'),
+            409: {
+              description: 'The device has not sent its first heartbeat yet (its page would be empty)',
+              content: json('Error', { error: 'conflict', message: 'the device has not sent its first heartbeat yet' }),
+            },
+            413: respond('PayloadTooLarge'),
             500: respond('InternalError'),
           },
         },

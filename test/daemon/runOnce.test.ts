@@ -54,7 +54,9 @@ describe('run --once', () => {
     const routes = runRequests().map((r) => r.route);
     expect(routes[0]).toBe('heartbeat');
     expect(routes.filter((r) => r === 'heartbeat')).toHaveLength(1);
-    expect(routes.slice(1).every((r) => r === 'postures')).toBe(true);
+    // The server offers the policy extension: the heartbeat's policy_version is fetched once, then only uploads.
+    expect(routes[1]).toBe('policy');
+    expect(routes.slice(2).every((r) => r === 'postures')).toBe(true);
     const device = await deviceDetails(server, deviceId);
     expect(device.state).toBe('ACTIVE');
     const stored = device.postures.map((p) => p.check_key);

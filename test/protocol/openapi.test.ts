@@ -36,13 +36,14 @@ describe('docs/openapi.json', () => {
     expect(committed, 'docs/openapi.json is stale: run `npm run openapi` and commit it').toBe(renderOpenApi());
   });
 
-  test('is OpenAPI 3.1 with the four POST routes of the agent API, its extension /register, and the admin API beside them', () => {
+  test('is OpenAPI 3.1 with the four POST routes of the agent API, its extensions (register, policy, device page), and the admin API beside them', () => {
     const document = JSON.parse(committed) as OpenApiDocument;
     expect(document.openapi).toBe('3.1.0');
     const agentPaths = Object.keys(document.paths).filter((path) => !path.startsWith('/api/admin/v1/'));
     expect(agentPaths.sort()).toEqual([...Object.values(schemas.ROUTES), ...Object.values(schemas.EXTENSION_ROUTES)].sort());
     expect(document.paths[schemas.EXTENSION_ROUTES.policy]?.post).toMatchObject({ 'x-extension': true });
     expect(document.paths[schemas.EXTENSION_ROUTES.register]?.post).toMatchObject({ 'x-extension': true });
+    expect(document.paths[schemas.EXTENSION_ROUTES.devicePage]?.post).toMatchObject({ 'x-extension': true });
     for (const path of agentPaths) expect(Object.keys(document.paths[path]!)).toEqual(['post']);
     expect(
       Object.keys(document.paths)

@@ -4,6 +4,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
+import { SCHEMA_VERSION } from '../../src/server/db/migrations';
+import { POSTGRES_SCHEMA_VERSION } from '../../src/server/db/postgresMigrations';
 import { ON_POSTGRES, queryDatabase } from '../support/postgres';
 import { startServer, type RunningServer } from '../support/server';
 import { call, enroll, enrolledDevice, heartbeat, heartbeatBody } from './client';
@@ -114,7 +116,7 @@ describe('readiness', () => {
   // Last: it leaves the database migrated "further" than this program.
   test('/readyz answers 503 once a newer program has migrated the database further', async () => {
     await setSchemaVersion(99);
-    const known = ON_POSTGRES ? 2 : 3;
+    const known = ON_POSTGRES ? POSTGRES_SCHEMA_VERSION : SCHEMA_VERSION;
     expect(await get('/readyz')).toMatchObject({
       status: 503,
       body: { status: 'unavailable', reason: `the database schema is version 99; this program runs version ${known}` },
