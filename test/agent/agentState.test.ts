@@ -512,6 +512,17 @@ describe('what a cut-short wipe leaves', () => {
     expect(record(dir).state).toBe('enrolling');
   });
 
+  it('leaves a record already wiping with a note as it is: the mark is written once', async () => {
+    const { dir } = await enrolled();
+    const first = { ...NOTE, revoked_at: '2026-05-01T09:00:00.000Z' };
+    writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'wiping', wipe_note: first }));
+    const before = statSync(join(dir, 'enrollment.json')).ino;
+    const interrupted = await openAgentState(dir, { deferRecovery: true, ...interruptAt('wipe:marked') });
+    await expect(interrupted.wipe(NOTE)).rejects.toThrow('interrupted');
+    expect(record(dir)).toMatchObject({ state: 'wiping', wipe_note: first });
+    expect(statSync(join(dir, 'enrollment.json')).ino).toBe(before); // not replaced
+  });
+
   it('adds a note to a record already wiping without one', async () => {
     const { dir } = await enrolled();
     writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'wiping' }));
