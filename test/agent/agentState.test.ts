@@ -498,6 +498,32 @@ describe('what a cut-short wipe leaves', () => {
     expect(await state.status.read()).toEqual(NOTE);
   });
 
+  it('marks an enrollment in progress as enrolling before the token is spent', async () => {
+    const dir = newDir();
+    const exchange = protocol();
+    const interrupted = await openAgentState(dir, interruptAt('enroll:recorded'));
+    await expect(interrupted.enroll(plan(), exchange)).rejects.toThrow('interrupted after enroll:recorded');
+    expect(record(dir).state).toBe('enrolling');
+    expect(exchange.exchange).not.toHaveBeenCalled();
+  });
+
+  it('fails to open, rather than leave a cut-short operation, when the enrollment lock cannot be read', async () => {
+    const { dir } = await enrolled();
+    writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'enrolling' }));
+    mkdirSync(join(dir, 'enrollment.lock'), { mode: 0o700 }); // not a lock: neither a link nor a file
+    await expect(openAgentState(dir)).rejects.toThrow(/EISDIR/);
+    expect(record(dir).state).toBe('enrolling');
+  });
+
+  it('leaves a record already wiping with a note as it is: the mark is written once', async () => {
+    const { dir } = await enrolled();
+    const first = { ...NOTE, revoked_at: '2026-05-01T09:00:00.000Z' };
+    writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'wiping', wipe_note: first }));
+    const interrupted = await openAgentState(dir, { deferRecovery: true, ...interruptAt('wipe:marked') });
+    await expect(interrupted.wipe(NOTE)).rejects.toThrow('interrupted');
+    expect(record(dir)).toMatchObject({ state: 'wiping', wipe_note: first });
+  });
+
   it('adds a note to a record already wiping without one', async () => {
     const { dir } = await enrolled();
     writeFileSync(join(dir, 'enrollment.json'), JSON.stringify({ ...record(dir), state: 'wiping' }));
