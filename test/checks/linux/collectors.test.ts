@@ -76,11 +76,21 @@ describe('collectors skip what cannot answer', () => {
 describe('SCREEN_LOCK on XFCE', () => {
   it("judges xfce4-screensaver's settings only while it runs", async () => {
     const loaded = fixture('SCREEN_LOCK', 'debian-xfce-sysvinit');
-    const withProcs = async (pids: string[]) => {
-      const host = { ...loaded.fixture.host, dirs: { ...loaded.fixture.host.dirs, '/proc': pids } };
+    const withProcs = async (pids: string[], files: Record<string, string> = {}) => {
+      const host = {
+        ...loaded.fixture.host,
+        dirs: { ...loaded.fixture.host.dirs, '/proc': pids },
+        files: { ...loaded.fixture.host.files, ...files },
+      };
       return (await runFixture({ ...loaded, fixture: { ...loaded.fixture, host } })).verdict;
     };
-    expect(await withProcs(['1', '980', '1402', '1510', '1530'])).toMatchObject({ status: 'PASS', evidence: { locker_running: true } });
+    // The variation under test, not a recording: the recorded session plus a locker process as
+    // xfce4-session's autostart starts it (its comm cut to 15 characters by the kernel).
+    const locker = { '/proc/1530/comm': 'xfce4-screensav', '/proc/1530/cmdline': 'xfce4-screensaver\0' };
+    expect(await withProcs(['1', '980', '1402', '1510', '1530'], locker)).toMatchObject({
+      status: 'PASS',
+      evidence: { locker_running: true },
+    });
     expect(await withProcs(['1', '980', '1402', '1510'])).toMatchObject({
       status: 'FAIL',
       evidence: { rule: 'locker_not_running', locker_running: false },
