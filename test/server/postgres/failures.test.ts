@@ -57,9 +57,12 @@ describe('unavailable', () => {
     const admin = await connected();
     try {
       const pid = (await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      // The next query's error depends on whether pg has seen the connection end: wait for it.
+      const ended = new Promise((resolve) => victim.once('end', resolve));
       const running = failureOf(() => victim.query('SELECT pg_sleep(5)'));
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
       const failed = await running;
+      await ended;
       expect(failed.code).toBe('57P01');
       judged('connection terminated by the server', failed.error, 'unavailable');
       const next = await failureOf(() => victim.query('SELECT 1'));
