@@ -151,7 +151,9 @@ describe('register on a real SQLite store', () => {
     expect(await store.deviceLabels(registered.deviceId)).toEqual({ team: 'finance' });
     const device = await store.findDevice(registered.deviceId);
     expect(device).toMatchObject({ state: 'PENDING', hardwareUuid: 'HW-1', hostname: 'laptop', enrollSecretId: registered.secretId });
-    expect(device?.tokenExpiresAt).toBe(at(REGISTERED_TOKEN_TTL_MS));
+    // One hour: the agent exchanges it at once.
+    expect(device?.tokenExpiresAt).toBe(at(3_600_000));
+    expect(REGISTERED_TOKEN_TTL_MS).toBe(3_600_000);
     expect((await store.findEnrollSecret(registered.secretId))?.uses).toBe(1);
   });
 
