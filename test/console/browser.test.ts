@@ -6,11 +6,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { addAccount } from '../support/admin';
 import { daemonEnv, makeStateDir, removeStateDir, runAgent, enrollWithToken } from '../support/agent';
 import { requireTools } from '../support/requireTools';
+import { launchChromium } from '../support/chromium';
 import { startServer, type RunningServer } from '../support/server';
 import { findTool } from '../support/systemTools';
 
@@ -34,19 +35,7 @@ beforeAll(async () => {
   server = await startServer();
   const added = await addAccount(server, ADMIN.email, { allOrgs: true }, ADMIN.password);
   expect(added.code, added.stderr).toBe(0);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium(CHROMIUM);
   // A fresh profile per context: playwright gives each new context its own.
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   // Nothing may load from anywhere but this server.

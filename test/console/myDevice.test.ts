@@ -7,12 +7,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { DEVICE_PAGE_ROUTE } from '../../src/protocol/schemas';
 import { daemonEnv, enrollWithToken, makeStateDir, removeStateDir, runAgent } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
 import { requireTools } from '../support/requireTools';
+import { launchChromium } from '../support/chromium';
 import { startServer, tryServerCli, type RunningServer } from '../support/server';
 import { findTool } from '../support/systemTools';
 
@@ -31,19 +32,7 @@ beforeAll(async () => {
   server = await startServer();
   if (inChromium.skip) return;
   mkdirSync(SCREENSHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium(CHROMIUM);
 });
 
 afterAll(async () => {

@@ -5,10 +5,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { addAccount } from '../support/admin';
 import { requireTools } from '../support/requireTools';
+import { launchChromium } from '../support/chromium';
 import { startServer, type RunningServer } from '../support/server';
 import { findTool } from '../support/systemTools';
 import { enroll, expectError, heartbeat, heartbeatBody, register } from '../server/client';
@@ -31,11 +32,7 @@ beforeAll(async () => {
   server = await startServer();
   const added = await addAccount(server, ADMIN.email, { org: 'acme' }, ADMIN.password);
   expect(added.code, added.stderr).toBe(0);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-  });
+  browser = await launchChromium(CHROMIUM);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
 });
