@@ -99,8 +99,9 @@ export function formatDevice(device: DeviceDetails): string {
     ['Replaced by', device.superseded_by],
     ['Duplicate of', device.duplicate_of],
   ];
-  const width = Math.max(...fields.map(([label]) => label.length));
-  const lines = fields.filter(([, value]) => value !== null).map(([label, value]) => `${label.padEnd(width)}  ${displayText(value!)}`);
+  const shown = fields.filter((field): field is [string, string] => field[1] !== null);
+  const width = Math.max(...shown.map(([label]) => label.length));
+  const lines = shown.map(([label, value]) => `${label.padEnd(width)}  ${displayText(value)}`);
   const reports = new Set(device.postures.map((p) => p.correlation_id)).size;
   lines.push('', `Postures: ${count(device.postures.length, 'result')} in ${count(reports, 'report')}`);
   const body = lines.join('\n') + '\n';
