@@ -185,8 +185,13 @@ describe('delivery to agents', () => {
   test('/policy needs the API key and a platform', async () => {
     expectError(await call(server, EXTENSION_ROUTES.policy, { json: { platform: 'LINUX' } }), 401, 'unauthorized');
     expectError(await call(server, EXTENSION_ROUTES.policy, { apiKey: device.apiKey, json: { platform: 'BEOS' } }), 400, 'bad_request');
-    // An extension route, so not among the spec's paths that name their methods: another method is no route.
-    expectError(await call(server, EXTENSION_ROUTES.policy, { method: 'GET', apiKey: device.apiKey }), 404, 'not_found');
+    // Another method is refused like on the other extension routes (405 with Allow), before the key is read.
+    for (const method of ['GET', 'PUT', 'HEAD']) {
+      const answer = await call(server, EXTENSION_ROUTES.policy, { method });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.allow).toBe('POST');
+    }
+    expectError(await call(server, EXTENSION_ROUTES.policy, { method: 'GET', apiKey: device.apiKey }), 405, 'method_not_allowed');
   });
 
   test('lifecycle import: a newer data set is validated, versioned and served; an invalid one changes nothing', async () => {
@@ -376,6 +381,8 @@ describe('serve --no-policy', () => {
         'server_time',
       ]);
       expectError(await call(plain, EXTENSION_ROUTES.policy, { apiKey: own.apiKey, json: { platform: 'LINUX' } }), 404, 'not_found');
+      // No route for any method: not even the 405 a server with the extension answers.
+      expectError(await call(plain, EXTENSION_ROUTES.policy, { method: 'GET', apiKey: own.apiKey }), 404, 'not_found');
     } finally {
       await plain.stop();
     }
