@@ -101,39 +101,49 @@ function view(e: PolicyExceptionRecord, org: string): ExceptionView {
   };
 }
 
+/** Keeps the later end when several exceptions cover one check. */
+function extend(checks: Map<string, string>, e: PolicyExceptionRecord): void {
+  const until = checks.get(e.checkKey);
+  if (until === undefined || until < e.expiresAt) checks.set(e.checkKey, e.expiresAt);
+}
+
+/** A label exception's "key=value" (parseLabel's form: the key holds no "="). */
+function labelParts(label: string): [key: string, value: string] {
+  const at = label.indexOf('=');
+  return [label.slice(0, at), label.slice(at + 1)];
+}
+
 /**
  * Per device, per check: until when a FAIL is excepted (the latest expiry when several apply), from
- * the device exceptions (the fleet summary's count; a device's own view adds its labels' exceptions).
+ * the device exceptions and the label exceptions of the devices carrying the label (the fleet summary's count).
  */
 export async function exceptedUntil(store: Store, orgId: OrganizationId | null, now: Date): Promise<Map<string, Map<string, string>>> {
   const byDevice = new Map<string, Map<string, string>>();
+  const add = (deviceId: string, e: PolicyExceptionRecord) => {
+    const checks = byDevice.get(deviceId) ?? new Map<string, string>();
+    extend(checks, e);
+    byDevice.set(deviceId, checks);
+  };
   for (const e of await store.activePolicyExceptions(orgId, now.toISOString())) {
-    if (e.deviceId === null) continue;
-    const checks = byDevice.get(e.deviceId) ?? new Map<string, string>();
-    const until = checks.get(e.checkKey);
-    if (until === undefined || until < e.expiresAt) checks.set(e.checkKey, e.expiresAt);
-    byDevice.set(e.deviceId, checks);
+    if (e.deviceId !== null) add(e.deviceId, e);
+    else for (const deviceId of await store.devicesWithLabel(e.orgId, ...labelParts(e.label!))) add(deviceId, e);
   }
   return byDevice;
 }
 
-/** The results with `excepted_until` set on each FAIL an exception covers. */
+/** The results with `excepted_until` set on each FAIL an exception covers (the device's own, or one of a label it carries). */
 export async function withExceptions<R extends { check_key: string; status: string }>(
   store: Store,
   device: Pick<DeviceRecord, 'id' | 'orgId'>,
   results: R[],
   now = new Date(),
 ): Promise<(R & { excepted_until?: string })[]> {
-  const checks = (await exceptedUntil(store, device.orgId, now)).get(device.id) ?? new Map<string, string>();
-  // A label's exceptions apply to this device when it carries the label.
-  const byLabel = (await store.activePolicyExceptions(device.orgId, now.toISOString())).filter((e) => e.label !== null);
-  if (byLabel.length > 0) {
-    const labels = await store.deviceLabels(device.id);
-    for (const e of byLabel) {
-      const [key, value] = [e.label!.slice(0, e.label!.indexOf('=')), e.label!.slice(e.label!.indexOf('=') + 1)];
-      const until = checks.get(e.checkKey);
-      if (labels[key] === value && (until === undefined || until < e.expiresAt)) checks.set(e.checkKey, e.expiresAt);
-    }
+  const active = await store.activePolicyExceptions(device.orgId, now.toISOString());
+  const labels = active.some((e) => e.label !== null) ? await store.deviceLabels(device.id) : {};
+  const checks = new Map<string, string>();
+  for (const e of active) {
+    const [key, value] = e.label === null ? [] : labelParts(e.label);
+    if (e.deviceId === device.id || (key !== undefined && labels[key] === value)) extend(checks, e);
   }
   if (checks.size === 0) return results;
   return results.map((r) => {

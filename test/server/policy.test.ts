@@ -367,6 +367,60 @@ describe('label refinements', () => {
   });
 });
 
+describe('label exceptions', () => {
+  /** A device of `org` registered with a secret that gives it `label`: its API key and id. */
+  async function labelledDevice(org: string, label: string): Promise<{ apiKey: string; deviceId: string }> {
+    const secret = await createSecret(server, ['--label', label], org);
+    const identity = heartbeatBody();
+    const registered = await register(server, secret.enroll_secret, identity);
+    expect(registered.status, registered.text).toBe(200);
+    const apiKey = String((await enroll(server, registered.body?.enrollment_token)).body?.api_key);
+    const beat = await heartbeat(server, apiKey, identity);
+    expect(beat.status, beat.text).toBe(200);
+    return { apiKey, deviceId: String(beat.body?.device_id) };
+  }
+  const failDisk = async (apiKey: string) => {
+    const uploaded = await postures(server, apiKey, {
+      results: [result({ check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'root_not_encrypted' } })],
+    });
+    expect(uploaded.status, uploaded.text).toBe(204);
+  };
+
+  test('covers the devices of the organization carrying the label: shown excepted and counted apart, until it lapses', async () => {
+    const covered = await labelledDevice('field', 'site=remote');
+    const unlabelled = await enrolledDevice(server, { org: 'field' });
+    const elsewhere = await labelledDevice('acme', 'site=remote');
+    for (const apiKey of [covered.apiKey, unlabelled.apiKey, elsewhere.apiKey]) await failDisk(apiKey);
+    const fieldToken = (await createAdminToken(server, { org: 'field' })).admin_token;
+    const counts = async () => {
+      const summary = parseJson<ComplianceSummary>((await api('/compliance?org=field', fieldToken)).text);
+      const disk = summary.checks.find((c) => c.check_key === 'DISK_ENCRYPTION')!;
+      return { FAIL: disk.FAIL, EXCEPTED: disk.EXCEPTED };
+    };
+    const exceptedUntil = async (deviceId: string, token: string) =>
+      parseJson<DeviceView>((await api(`/devices/${deviceId}`, token)).text).latest.find((r) => r.check_key === 'DISK_ENCRYPTION')!
+        .excepted_until;
+    expect(await counts()).toEqual({ FAIL: 2, EXCEPTED: 0 });
+
+    const granted = await cli([
+      ...['exception', 'add', '--org', 'field', '--label', 'site=remote', '--check', 'DISK_ENCRYPTION'],
+      ...['--reason', 'remote site, encrypted at the next visit', '--expires', '10s', '--json'],
+    ]);
+    expect(granted.code, granted.stderr).toBe(0);
+    const exception = parseJson<ExceptionView>(granted.stdout);
+    expect(exception).toMatchObject({ org: 'field', device_id: null, label: 'site=remote' });
+    expect(await counts()).toEqual({ FAIL: 1, EXCEPTED: 1 });
+    expect(await exceptedUntil(covered.deviceId, fieldToken)).toBe(exception.expires_at);
+    expect(await exceptedUntil(unlabelled.deviceId, fieldToken)).toBeUndefined();
+    // The same label in another organization is not covered.
+    expect(await exceptedUntil(elsewhere.deviceId, acmeToken)).toBeUndefined();
+
+    await until(counts, (c) => c.EXCEPTED === 0, 30_000, 'the label exception to lapse');
+    expect(await counts()).toEqual({ FAIL: 2, EXCEPTED: 0 });
+    expect(await exceptedUntil(covered.deviceId, fieldToken)).toBeUndefined();
+  });
+});
+
 describe('serve --no-policy', () => {
   test('is the spec’s server: no policy_version in heartbeats and no policy route', async () => {
     const plain = await startServer({ args: ['--no-policy'] });
