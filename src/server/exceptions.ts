@@ -3,7 +3,7 @@
 // status; the server shows such a FAIL as "excepted until …", apart from PASS and FAIL, and the fleet
 // overview counts it apart. An exception lapses by itself: only those not yet expired are read.
 import type { DeviceRecord, OrgScope, PolicyExceptionRecord, Store } from './db/store';
-import { organizationInScope } from './admin';
+import { findDevice, organizationInScope } from './admin';
 import { parseDuration } from './duration';
 import { parseId, type DeviceId, type OrganizationId } from './ids';
 import { parseLabel } from './policy';
@@ -83,7 +83,8 @@ export async function listExceptions(store: Store, scope: OrgScope, request: { o
 
 export async function removeException(store: Store, scope: OrgScope, request: { org: string; id: string }): Promise<void> {
   const org = await organizationInScope(store, scope, request.org);
-  if (!(await store.deletePolicyException(org.id, request.id)))
+  // A value that is no exception id names none, and is answered so before any query (as admin.ts's findDevice does).
+  if (parseId('policyException', request.id) === undefined || !(await store.deletePolicyException(org.id, request.id)))
     throw new NotFoundError(`no exception ${JSON.stringify(request.id)} in organization ${org.name}`);
 }
 
@@ -131,6 +132,23 @@ export async function exceptedUntil(store: Store, orgId: OrganizationId | null, 
   return byDevice;
 }
 
+/** The exceptions in force for one device: its own, and those of the labels it carries. */
+async function applyingTo(store: Store, device: Pick<DeviceRecord, 'id' | 'orgId'>, now: Date): Promise<PolicyExceptionRecord[]> {
+  const active = await store.activePolicyExceptions(device.orgId, now.toISOString());
+  const labels = active.some((e) => e.label !== null) ? await store.deviceLabels(device.id) : {};
+  return active.filter((e) => {
+    if (e.label === null) return e.deviceId === device.id;
+    const [key, value] = labelParts(e.label);
+    return labels[key] === value;
+  });
+}
+
+/** The exceptions in force for a device (the console's device page), soonest to end first. */
+export async function deviceExceptions(store: Store, scope: OrgScope, deviceId: string, now = new Date()): Promise<ExceptionView[]> {
+  const device = await findDevice(store, deviceId, scope);
+  return (await applyingTo(store, device, now)).map((e) => view(e, device.orgName));
+}
+
 /** The results with `excepted_until` set on each FAIL an exception covers (the device's own, or one of a label it carries). */
 export async function withExceptions<R extends { check_key: string; status: string }>(
   store: Store,
@@ -138,13 +156,8 @@ export async function withExceptions<R extends { check_key: string; status: stri
   results: R[],
   now = new Date(),
 ): Promise<(R & { excepted_until?: string })[]> {
-  const active = await store.activePolicyExceptions(device.orgId, now.toISOString());
-  const labels = active.some((e) => e.label !== null) ? await store.deviceLabels(device.id) : {};
   const checks = new Map<string, string>();
-  for (const e of active) {
-    const [key, value] = e.label === null ? [] : labelParts(e.label);
-    if (e.deviceId === device.id || (key !== undefined && labels[key] === value)) extend(checks, e);
-  }
+  for (const e of await applyingTo(store, device, now)) extend(checks, e);
   if (checks.size === 0) return results;
   return results.map((r) => {
     const until = r.status === 'FAIL' ? checks.get(r.check_key) : undefined;

@@ -342,6 +342,60 @@ describe('the console’s policy form', () => {
   });
 });
 
+describe('the console’s exception forms', () => {
+  test('grant for a device and for a label (POST, then 303 to the page), refuse bad input with why and store nothing, end one', async () => {
+    expect((await addAccount(server, 'exceptions@acme.test', { org: 'acme' }, 'exceptions password')).code).toBe(0);
+    const client = new ConsoleClient(server);
+    expect((await client.signIn('exceptions@acme.test', 'exceptions password')).status).toBe(303);
+    const listed = async () => parseJson<ExceptionView[]>((await cli(['exception', 'list', '--org', 'acme', '--json'])).stdout);
+    const before = await listed();
+    const devicePath = `/console/devices/${device.deviceId}`;
+    const csrf = await client.csrfToken(devicePath);
+    const fields = { _csrf: csrf, check: 'SCREEN_LOCK', reason: 'kiosk <b>display</b>', expires: '2020-01-01' };
+
+    const refused = await client.post(`${devicePath}/exceptions`, fields);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('expires must be in the future');
+    // What was typed comes back, as text.
+    expect(refused.text).toContain('value="kiosk &lt;b&gt;display&lt;/b&gt;"');
+    expect(refused.text).toContain('value="2020-01-01"');
+    expect(refused.text).toMatch(/<option value="SCREEN_LOCK"\s+selected>/);
+    expect((await client.post(`${devicePath}/exceptions`, { ...fields, expires: '30d', _csrf: 'forged' })).status).toBe(403);
+    expect((await client.post(`${devicePath}/exceptions`, { ...fields, check: 'screen' })).status).toBe(400);
+    expect(await listed()).toEqual(before);
+
+    const granted = await client.post(`${devicePath}/exceptions`, { ...fields, expires: '30d' });
+    expect(granted.status, granted.text).toBe(303);
+    expect(granted.headers.location).toBe(`${devicePath}#exceptions`);
+    const own = (await listed()).find((e) => !before.some((b) => b.exception_id === e.exception_id))!;
+    expect(own).toMatchObject({ device_id: device.deviceId, check_key: 'SCREEN_LOCK', reason: 'kiosk <b>display</b>' });
+    expect(own.created_by).toBe('account:exceptions@acme.test');
+    expect((await client.get(devicePath)).text).toContain(`data-exception="${own.exception_id}"`);
+
+    // A label's, from the policy page.
+    const labelRefused = await client.post('/console/exceptions?org=acme', { ...fields, label: 'site', expires: '30d' });
+    expect(labelRefused.status).toBe(400);
+    expect(labelRefused.text).toContain('a label is key=value');
+    expect(labelRefused.text).toContain('Policy of acme');
+    const labelGranted = await client.post('/console/exceptions?org=acme', { ...fields, label: 'site=kiosk', expires: '7d' });
+    expect(labelGranted.status, labelGranted.text).toBe(303);
+    expect(labelGranted.headers.location).toBe('/console/policy?org=acme#exceptions');
+    const byLabel = (await listed()).find((e) => e.label === 'site=kiosk')!;
+    expect((await client.get('/console/policy')).text).toContain(`data-exception="${byLabel.exception_id}"`);
+
+    // Ending one: back to the page it was ended from; an unknown one is 404 and ends nothing.
+    const end = (id: string, form: Record<string, string>) => client.post(`/console/exceptions/${id}/remove`, { _csrf: csrf, ...form });
+    expect((await end('exc_00000000000000000000000000000000', { org: 'acme' })).status).toBe(404);
+    expect((await end(own.exception_id, { org: 'acme', device: device.deviceId, _csrf: 'forged' })).status).toBe(403);
+    const ended = await end(own.exception_id, { org: 'acme', device: device.deviceId });
+    expect(ended.status).toBe(303);
+    expect(ended.headers.location).toBe(`${devicePath}#exceptions`);
+    const endedLabel = await end(byLabel.exception_id, { org: 'acme' });
+    expect(endedLabel.headers.location).toBe('/console/policy?org=acme#exceptions');
+    expect(await listed()).toEqual(before);
+  });
+});
+
 describe('label refinements', () => {
   test('a device registered with a labelled secret is served the organization’s policy refined by its label; others are not', async () => {
     const secret = await createSecret(server, ['--label', 'team=lab'], 'labs');
