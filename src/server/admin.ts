@@ -322,7 +322,7 @@ export async function revokeDevice(
   return revoke(store, await findDevice(store, deviceId, scope), now.toISOString());
 }
 
-async function findDevice(store: Store, deviceId: string, scope: OrgScope): Promise<DeviceRecord> {
+export async function findDevice(store: Store, deviceId: string, scope: OrgScope): Promise<DeviceRecord> {
   // Every edge (admin API, console, CLI) comes through here. A value that is no device id names no
   // device, and is answered so before any query: each engine would meet it differently (PostgreSQL
   // refuses a NUL, SQLite looks it up). Not echoed: it may hold control characters.

@@ -399,7 +399,10 @@ function failingFirst(latest: readonly PostureView[]): PostureView[] {
   return [...latest].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status) || a.check_key.localeCompare(b.check_key));
 }
 
-export function devicePage(context: PageContext, view: { device: DeviceView; history: PostureHistory; check: string | undefined }): Html {
+export function devicePage(
+  context: PageContext,
+  view: { device: DeviceView; history: PostureHistory; check: string | undefined; exceptions?: Html },
+): Html {
   const d = view.device;
   const fields: [string, Interpolation][] = [
     ['Device ID', html`<code>${d.device_id}</code>`],
@@ -439,6 +442,7 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
       ${d.state !== 'REVOKED' && html`<p><a class="danger button" href="${base}/revoke">Revoke this device…</a></p>`}
       <h2>Latest result of each check</h2>
       ${latest.length === 0 ? html`<p class="muted">No posture results yet.</p>` : latest.map((r) => resultBlock(r, context.now))}
+      ${view.exceptions}
       <h2 id="history">History${view.check && html` of ${view.check}`}</h2>
       <p>
         ${view.check && html`<a href="${base}#history">All checks</a> · `}${CHECK_KEYS.map((c) => html`<a href="${base}?check=${c}#history">${c}</a> `)}

@@ -47,6 +47,9 @@ import {
 import { STYLESHEET } from './style';
 import { documentFromForm, policyPage } from './policyForm';
 import { setPolicy, showPolicy } from '../policy';
+import { deviceExceptions, grantException, listExceptions, removeException, type ExceptionView } from '../exceptions';
+import { parseId } from '../ids';
+import { EXCEPTIONS_PATH, exceptionsSection, type ExceptionFormState } from './exceptionForms';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 const DEVICE_PAGE_SIZE = 50;
@@ -239,7 +242,13 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       return page(reply, devicesPage(pageContext(request, reply), { query, page: listed }));
     });
 
-    app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id`, signedIn, async (request, reply) => {
+    /** A device's page, with its exceptions and the form granting one (refused: what was typed, and why). */
+    async function showDevicePage(
+      request: FastifyRequest<{ Params: { id: string } }>,
+      reply: FastifyReply,
+      exceptionForm?: ExceptionFormState,
+      code = 200,
+    ) {
       const { scope } = adminOf(request);
       const { check, before } = pick(request, ['check', 'before']);
       const device = await getDevice(store, scope, request.params.id);
@@ -248,8 +257,50 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         before: before === undefined || !/^\d{1,15}$/.test(before) ? undefined : Number(before),
         limit: HISTORY_PAGE_SIZE,
       });
-      return page(reply, devicePage(pageContext(request, reply), { device, history, check }));
+      const context = pageContext(request, reply);
+      const target = { device: device.device_id, org: device.org };
+      const exceptions = exceptionsSection(context, target, await deviceExceptions(store, scope, device.device_id), exceptionForm);
+      return page(reply, devicePage(context, { device, history, check, exceptions }), code);
+    }
+
+    app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id`, signedIn, (request, reply) => showDevicePage(request, reply));
+
+    // POST→redirect→GET: a granted exception answers 303 to the device's page; a refused one is the page again, with why (400).
+    app.post<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id/exceptions`, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const device = await getDevice(store, principal.scope, request.params.id);
+      const form = formOf(request);
+      const granted = await grantFromConsole(principal, { org: device.org, device: device.device_id }, form);
+      if (typeof granted === 'string') return showDevicePage(request, reply, { error: granted, values: form }, 400);
+      return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(device.device_id)}#exceptions`, 303);
     });
+
+    /** Grants an exception from a console form: the exception, or why it was refused (nothing stored). */
+    async function grantFromConsole(
+      principal: AdminPrincipal,
+      target: { org: string; device?: string; label?: string },
+      form: Form,
+    ): Promise<ExceptionView | string> {
+      let granted: ExceptionView;
+      try {
+        const request = {
+          ...target,
+          check: form.check ?? '',
+          reason: form.reason ?? '',
+          expires: form.expires ?? '',
+          actor: principal.actor,
+        };
+        granted = await grantException(store, principal.scope, request);
+      } catch (error) {
+        if (error instanceof UsageError && !(error instanceof NotFoundError)) return error.message;
+        throw error;
+      }
+      logger.info(
+        { event: 'policy_exception_granted', exception_id: granted.exception_id, check_key: granted.check_key, actor: principal.actor },
+        'policy exception granted from the console',
+      );
+      return granted;
+    }
 
     app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id/revoke`, signedIn, async (request, reply) => {
       const device = await getDevice(store, adminOf(request).scope, request.params.id);
@@ -269,12 +320,24 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(request.params.id)}`, 303);
     });
 
-    app.get(`${CONSOLE_PREFIX}/policy`, signedIn, async (request, reply) => {
+    /** An organization's policy page, with its exceptions (each form refused: what was typed, and why). */
+    async function showPolicyPage(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      refused: { policy?: string; exceptionForm?: ExceptionFormState } = {},
+      code = 200,
+    ) {
       const principal = adminOf(request);
       const org = principal.orgName ?? pick(request, ['org']).org;
-      const view = org === undefined ? undefined : await showPolicy(store, principal.scope, { org });
-      return page(reply, policyPage(pageContext(request, reply), view, org));
-    });
+      const context = pageContext(request, reply);
+      if (org === undefined) return page(reply, policyPage(context, undefined, org), code);
+      const view = await showPolicy(store, principal.scope, { org });
+      const exceptions = await listExceptions(store, principal.scope, { org });
+      const section = exceptionsSection(context, { org: view.org }, exceptions, refused.exceptionForm);
+      return page(reply, policyPage(context, view, org, refused.policy, section), code);
+    }
+
+    app.get(`${CONSOLE_PREFIX}/policy`, signedIn, (request, reply) => showPolicyPage(request, reply));
 
     // POST→redirect→GET: a stored policy answers 303 to its page; a refused one is the form again, with why (400).
     app.post(`${CONSOLE_PREFIX}/policy`, signedInPost, async (request, reply) => {
@@ -288,10 +351,40 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         logger.info({ event: 'policy_set', org: set.org, version: set.version, actor: principal.actor }, 'policy changed from the console');
       } catch (error) {
         if (error instanceof UsageError && !(error instanceof NotFoundError))
-          return page(reply, policyPage(pageContext(request, reply), view, org, error.message), 400);
+          return showPolicyPage(request, reply, { policy: error.message }, 400);
         throw error;
       }
       return reply.redirect(`${CONSOLE_PREFIX}/policy?org=${encodeURIComponent(view.org)}`, 303);
+    });
+
+    // A label's exception, from the policy page: 303 back to it, or the page again with why (400).
+    app.post(EXCEPTIONS_PATH, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const org = principal.orgName ?? pick(request, ['org']).org;
+      if (org === undefined) throw new UsageError('choose an organization');
+      const form = formOf(request);
+      const granted = await grantFromConsole(principal, { org, label: form.label ?? '' }, form);
+      if (typeof granted === 'string') return showPolicyPage(request, reply, { exceptionForm: { error: granted, values: form } }, 400);
+      return reply.redirect(`${CONSOLE_PREFIX}/policy?org=${encodeURIComponent(granted.org)}#exceptions`, 303);
+    });
+
+    // Ends an exception now, then back to the page it was ended from: the device's, or the policy page.
+    app.post<{ Params: { id: string } }>(`${EXCEPTIONS_PATH}/:id/remove`, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const form = formOf(request);
+      const org = principal.orgName ?? form.org ?? '';
+      await removeException(store, principal.scope, { org, id: request.params.id });
+      logger.info(
+        { event: 'policy_exception_removed', exception_id: request.params.id, actor: principal.actor },
+        'policy exception ended from the console',
+      );
+      const device = form.device === undefined ? undefined : parseId('device', form.device);
+      return reply.redirect(
+        device === undefined
+          ? `${CONSOLE_PREFIX}/policy?org=${encodeURIComponent(org)}#exceptions`
+          : `${CONSOLE_PREFIX}/devices/${encodeURIComponent(device)}#exceptions`,
+        303,
+      );
     });
 
     app.get(`${CONSOLE_PREFIX}/enroll`, signedIn, async (request, reply) => page(reply, enrollPage(pageContext(request, reply))));

@@ -19,6 +19,7 @@ th a{color:inherit}
 .status-fail,.status-revoked{background:#fbdada;color:#8e1b1b}
 .status-unknown,.status-pending{background:#fff1c2;color:#6d4c00}
 .status-expired,.status-used_up,.status-duplicate{background:#fde4cf;color:#7a3a00}
+.status-excepted{background:#e0e7ff;color:#3730a3}
 .cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{background:#fff;border:1px solid #e3e6ea;border-radius:.5rem;padding:.6rem 1rem;min-width:15rem;flex:1}
 .card h2{margin:.2rem 0;font-size:1rem}

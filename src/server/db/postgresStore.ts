@@ -1166,6 +1166,15 @@ export class PostgresStore implements Store {
       return deleted;
     });
   }
+
+  async devicesWithLabel(orgId: OrganizationId, key: string, value: string): Promise<DeviceId[]> {
+    const found = await rows<{ id: DeviceId }>(
+      this.pool,
+      'SELECT d.id FROM device_labels l JOIN devices d ON d.id = l.device_id WHERE d.org_id = $1 AND l.key = $2 AND l.value = $3 ORDER BY d.id COLLATE "C"',
+      [orgId, key, value],
+    );
+    return found.map((row) => row.id);
+  }
 }
 
 function toStoredResult(row: PostureRow): StoredPostureResult {
