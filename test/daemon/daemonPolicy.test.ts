@@ -3,7 +3,7 @@
 // posture cycle, kept through the state owner, applied to every cycle until another is announced,
 // refused with one line when it cannot be applied, retried with backoff when the fetch fails, and
 // forgotten when the server stops serving one. policy.test.ts runs the same against the real server.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CredentialsRejectedError, InvalidRequestError, PayloadTooLargeError, RetryableError } from '../../src/agent/api';
@@ -253,5 +253,19 @@ describe('a policy fetch that fails', () => {
       reason: 'the server rejected the API key (401 on /policy): the device was revoked or unenrolled',
     });
     expect(await h.state.enrollment()).toBeNull();
+  });
+});
+
+describe('a policy answer the daemon has no rule for', () => {
+  it('ends `run` with it (a defect), once the daemon has recorded that it stopped', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.servedPolicy = served(3);
+    api.policyAnswers.push(new TypeError('a defect'));
+    const h = await startInProcess({ clock, api, settle: false });
+    await expect(h.settled()).rejects.toThrow('a defect');
+    expect(h.daemon.state).toBe('stopped');
+    expect(h.events('policy_refused')).toEqual([]);
+    rmSync(join(h.stateDir, '..'), { recursive: true, force: true });
   });
 });
