@@ -31,6 +31,7 @@ export const MODULES = {
       'test/daemon/daemonLog.test.ts',
       'test/daemon/runRound.test.ts',
       'test/daemon/daemonPolicy.test.ts',
+      'test/daemon/requestCycle.test.ts',
     ],
   },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },

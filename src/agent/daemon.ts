@@ -177,7 +177,7 @@ export class Daemon {
 
   // Background collection, a cycle not yet stored, and the cycle whose upload is in progress.
   private collecting = false;
-  /** Asked for a cycle that has not started yet (requestCycle). */
+  /** Asked for a cycle (requestCycle): the one being collected, or else the next. */
   private askedForCycle: CycleWaiter[] = [];
   private collected: Collected | null = null;
   private cycle: CycleReport | null = null;
@@ -660,8 +660,6 @@ export class Daemon {
 
   private startCollection(now: number): void {
     this.collecting = true;
-    const askedBy = this.askedForCycle;
-    this.askedForCycle = [];
     this.lastCycleAt = now;
     // A round collects one cycle.
     this.postureDue = this.round ? Number.POSITIVE_INFINITY : now + withSplay(this.intervals.postureSeconds * 1000, this.random);
@@ -670,11 +668,12 @@ export class Daemon {
       .collect(this.served)
       .then(
         (cycle) => {
+          const askedBy = this.takeAskedBy();
           if (this.session === session) this.collected = { ...cycle, startedAt: now, durationMs: this.clock.monotonicMs() - now, askedBy };
           else for (const tell of askedBy) tell('superseded');
         },
         (err) => {
-          for (const tell of askedBy) tell('failed');
+          for (const tell of this.takeAskedBy()) tell('failed');
           this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed');
           this.endRound({ kind: 'refused', message: `posture checks failed: ${firstLine(err)}` });
         },
@@ -683,6 +682,13 @@ export class Daemon {
         this.collecting = false;
         this.wakeUp();
       });
+  }
+
+  /** Who asked for the cycle whose collection just ended: those who asked while it ran get it too. */
+  private takeAskedBy(): CycleWaiter[] {
+    const askedBy = this.askedForCycle;
+    this.askedForCycle = [];
+    return askedBy;
   }
 
   /**
