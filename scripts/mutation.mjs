@@ -21,7 +21,8 @@ export const MODULES = {
     mutate: ['src/agent/state/agentState.ts', 'src/agent/state/statusFile.ts'],
     tests: ['test/agent/agentState.test.ts', 'test/agent/stateFiles.test.ts'],
   },
-  // The daemon's loop and its one-round form (`run --once`), in process with a fake clock.
+  // The daemon's loop, its one-round form (`run --once`) and the server policy it follows, in process
+  // with a fake clock.
   daemon: {
     mutate: ['src/agent/daemon.ts'],
     tests: [
@@ -29,6 +30,8 @@ export const MODULES = {
       'test/daemon/daemonStates.test.ts',
       'test/daemon/daemonLog.test.ts',
       'test/daemon/runRound.test.ts',
+      'test/daemon/daemonPolicy.test.ts',
+      'test/daemon/requestCycle.test.ts',
     ],
   },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },

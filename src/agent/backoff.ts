@@ -93,6 +93,11 @@ export class Backoff {
   }
 }
 
+/** The server's Retry-After, in ms, when the failure is an answer that gave one. */
+export function retryAfterMs(err: unknown): number | undefined {
+  return err instanceof RetryableError ? err.retryAfterMs : undefined;
+}
+
 /** Failures that a later identical attempt may not meet: network, timeouts, 429, 5xx, a garbled answer. */
 export function isTransient(err: unknown): err is RetryableError | InvalidResponseError {
   return err instanceof RetryableError || err instanceof InvalidResponseError;
@@ -142,7 +147,7 @@ export async function withRetries<T>(operation: () => Promise<T>, options: Retry
       return await operation();
     } catch (err) {
       if (!isTransient(err) || attempt >= options.policy.attempts) throw err;
-      const delay = backoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+      const delay = backoff.fail(retryAfterMs(err));
       options.onRetry?.(err, attempt, delay);
       await wait(delay, options.signal);
     }

@@ -20,16 +20,8 @@
 // disk goes through the state owner (state/index.ts): credentials, queue, status, the 401 wipe.
 import type { Logger } from 'pino';
 import { policyToken, type HeartbeatRequest, type Platform, type PolicyResponse, type PostureResult } from '../protocol/schemas';
-import {
-  ConflictError,
-  CredentialsRejectedError,
-  InvalidRequestError,
-  PayloadTooLargeError,
-  RetryableError,
-  type AgentApi,
-  type Route,
-} from './api';
-import { Backoff, isTransient, type RandomSource, type RetryPolicy } from './backoff';
+import { ConflictError, CredentialsRejectedError, InvalidRequestError, PayloadTooLargeError, type AgentApi, type Route } from './api';
+import { Backoff, isTransient, retryAfterMs, type RandomSource, type RetryPolicy } from './backoff';
 import { systemClock, type Clock } from './daemonClock';
 import { DaemonStatus, LocalFault, type DaemonState } from './daemonStatus';
 import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
@@ -185,7 +177,7 @@ export class Daemon {
 
   // Background collection, a cycle not yet stored, and the cycle whose upload is in progress.
   private collecting = false;
-  /** Asked for a cycle that has not started yet (requestCycle). */
+  /** Asked for a cycle (requestCycle): the one being collected, or else the next. */
   private askedForCycle: CycleWaiter[] = [];
   private collected: Collected | null = null;
   private cycle: CycleReport | null = null;
@@ -244,7 +236,7 @@ export class Daemon {
     // `run --once` is not a daemon: it records the status fields but no daemon state.
     this.status = new DaemonStatus(this.deps.state.status, this.log, !options.once);
     this.queue = await this.deps.state.queue({
-      ...(this.deps.maxQueuedResults ? { maxResults: this.deps.maxQueuedResults } : {}),
+      maxResults: this.deps.maxQueuedResults,
       onQuarantine: (file) => {
         this.log.warn({ event: 'queue_entry_quarantined', file }, 'damaged queue entry moved to queue/quarantine');
         void this.status.write({}, { quarantined_results: 1 });
@@ -261,7 +253,7 @@ export class Daemon {
       cancelGrace = this.clock.schedule(() => this.requests.abort(new Stopped('stopping')), STOP_GRACE_MS);
       this.wakeUp();
     };
-    stop.addEventListener('abort', onStop, { once: true });
+    stop.addEventListener('abort', onStop); // an AbortSignal aborts once
     // While idle the daemon waits on a file watch and signals only, which do not keep Node alive.
     const keepAlive = setInterval(() => undefined, 2 ** 30);
     await this.status.write({ queued_results: await this.queue.count() });
@@ -570,7 +562,7 @@ export class Daemon {
       if (this.requests.signal.aborted) throw err;
       if (err instanceof CredentialsRejectedError) return this.revoke('policy', err);
       if (isTransient(err)) {
-        const retryInMs = this.policyBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+        const retryInMs = this.policyBackoff.fail(retryAfterMs(err));
         this.policyDue = this.clock.monotonicMs() + retryInMs;
         this.log.warn(
           { event: 'policy_fetch_failed', http_status: err.status, retry_in_ms: retryInMs },
@@ -610,11 +602,12 @@ export class Daemon {
   }
 
   private reportSkew(skewMs: number | null): void {
-    const skewed = skewMs !== null && Math.abs(skewMs) > CLOCK_SKEW_WARNING_MS;
+    const skew = skewMs ?? 0; // no readable server time: nothing to report
+    const skewed = Math.abs(skew) > CLOCK_SKEW_WARNING_MS;
     if (skewed) {
       this.log.warn(
         { event: 'clock_skew', clock_skew_ms: skewMs },
-        `the local clock is ${Math.round(Math.abs(skewMs) / 1000)} s ${skewMs > 0 ? 'behind' : 'ahead of'} the server: check time synchronisation`,
+        `the local clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'behind' : 'ahead of'} the server: check time synchronisation`,
       );
     } else if (this.skewed) {
       this.log.info({ event: 'clock_skew_resolved', clock_skew_ms: skewMs }, 'the local clock agrees with the server again');
@@ -640,7 +633,7 @@ export class Daemon {
       return;
     }
     if (isTransient(err)) {
-      const retryInMs = Math.min(intervalMs, this.heartbeatBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined));
+      const retryInMs = Math.min(intervalMs, this.heartbeatBackoff.fail(retryAfterMs(err)));
       this.heartbeatDue = now + retryInMs;
       this.log.warn({ event: 'heartbeat_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
       await this.status.set(this.activeState(), `heartbeat failed: ${firstLine(err)}`, { last_error: firstLine(err) });
@@ -667,8 +660,6 @@ export class Daemon {
 
   private startCollection(now: number): void {
     this.collecting = true;
-    const askedBy = this.askedForCycle;
-    this.askedForCycle = [];
     this.lastCycleAt = now;
     // A round collects one cycle.
     this.postureDue = this.round ? Number.POSITIVE_INFINITY : now + withSplay(this.intervals.postureSeconds * 1000, this.random);
@@ -677,11 +668,12 @@ export class Daemon {
       .collect(this.served)
       .then(
         (cycle) => {
+          const askedBy = this.takeAskedBy();
           if (this.session === session) this.collected = { ...cycle, startedAt: now, durationMs: this.clock.monotonicMs() - now, askedBy };
           else for (const tell of askedBy) tell('superseded');
         },
         (err) => {
-          for (const tell of askedBy) tell('failed');
+          for (const tell of this.takeAskedBy()) tell('failed');
           this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed');
           this.endRound({ kind: 'refused', message: `posture checks failed: ${firstLine(err)}` });
         },
@@ -690,6 +682,13 @@ export class Daemon {
         this.collecting = false;
         this.wakeUp();
       });
+  }
+
+  /** Who asked for the cycle whose collection just ended: those who asked while it ran get it too. */
+  private takeAskedBy(): CycleWaiter[] {
+    const askedBy = this.askedForCycle;
+    this.askedForCycle = [];
+    return askedBy;
   }
 
   /**
@@ -758,11 +757,10 @@ export class Daemon {
         return;
       }
       // Transient answers, and local failures (queue I/O): both wait and retry; nothing is dropped.
-      const retryInMs = this.uploadBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+      const retryInMs = this.uploadBackoff.fail(retryAfterMs(err));
       this.uploadRetryAt = this.clock.monotonicMs() + retryInMs;
-      const fields = { event: 'upload_failed', http_status: isTransient(err) ? err.status : undefined, retry_in_ms: retryInMs };
-      if (isTransient(err)) this.log.warn(fields, firstLine(err));
-      else this.log.error(fields, `posture upload failed locally: ${firstLine(err)}`);
+      if (isTransient(err)) this.log.warn({ event: 'upload_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
+      else this.log.error({ event: 'upload_failed', retry_in_ms: retryInMs }, `posture upload failed locally: ${firstLine(err)}`);
       await this.finishCycle('deferred');
       await this.status.set(this.activeState(), `posture upload failed: ${firstLine(err)}`, {
         last_error: firstLine(err),

@@ -424,6 +424,16 @@ describe('status.json', () => {
     expect(await state.status.read()).toEqual({ device_id: 'd', queued_results: 1 });
   });
 
+  it('keeps the last conflict with its message and time, and clears it with null', async () => {
+    const dir = newDir();
+    mkdirSync(dir, { mode: 0o700 });
+    const state = await openAgentState(dir);
+    const conflict = { message: "the server refused this device's heartbeat (409)", at: '2026-05-02T10:00:00.000Z' };
+    expect(await state.status.update({ device_id: 'd', conflict })).toEqual({ device_id: 'd', conflict });
+    expect(await state.status.read()).toEqual({ device_id: 'd', conflict });
+    expect(await state.status.update({ conflict: null })).toEqual({ device_id: 'd', conflict: null });
+  });
+
   it('adds increments to counters, ignores zero ones, and writes nothing for an empty change', async () => {
     const dir = newDir();
     mkdirSync(dir, { mode: 0o700 });

@@ -414,7 +414,7 @@ class LocalState implements AgentState {
     if (!existsSync(this.layout.enrollment)) return;
     let lock;
     try {
-      lock = await acquireLock(this.layout.enrollmentLock, { wait: false });
+      lock = await acquireLock(this.layout.enrollmentLock);
     } catch (err) {
       if (err instanceof LockHeldError) return;
       throw err;
@@ -432,7 +432,7 @@ class LocalState implements AgentState {
   /** Temp files a crash during an atomic write of the key file can leave. */
   private async removeKeyTempFiles(): Promise<void> {
     const prefix = `.${basename(this.layout.apiKey)}.`;
-    const names = await readdir(this.layout.dir).catch(() => [] as string[]);
+    const names = await readdir(this.layout.dir);
     await Promise.all(
       names
         .filter((name) => name.startsWith(prefix) && name.endsWith(TEMP_SUFFIX))
@@ -455,7 +455,7 @@ class LocalState implements AgentState {
 
   async holdDaemonLock(): Promise<Lock> {
     await ensurePrivateDirectory(this.layout.dir);
-    return acquireLock(this.layout.daemonLock, { wait: false });
+    return acquireLock(this.layout.daemonLock);
   }
 
   daemonPid(): Promise<number | null> {
