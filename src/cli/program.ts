@@ -36,7 +36,7 @@ addCommonOptions(
   program
     .command('enroll')
     .description("exchange a one-time enrollment token for this device's API key")
-    .argument('[link]', `the enrollment link ${LINK_SCHEME}://enroll?server=<https origin>&token=<96 hex>; prefer --link-file`)
+    .argument('[link]', `refused (process list): give the ${LINK_SCHEME}://enroll?… link with --link-file <path> or --link-file -`)
     .addOption(new Option('--server <url>', 'server origin (https://, or http:// on loopback)').env('DEVICE_AGENT_SERVER'))
     .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
@@ -48,9 +48,9 @@ addCommonOptions(
 )
   .addHelpText(
     'after',
-    '\nA token given with --token, or a link given as the argument, is visible to other local users\n' +
-      '(process list) until the agent starts: prefer --token-file <path>, --token -, --link-file <path>\n' +
-      'or --link-file -. A link given as the argument still enrolls, with a warning. An enrollment secret\n' +
+    '\nA token given with --token is visible to other local users (process list) until the agent starts:\n' +
+      'prefer --token-file <path> or --token -. A link given as the argument is refused (exit 2, nothing sent):\n' +
+      'give it with --link-file <path> or --link-file - (DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 takes it, for old scripts). An enrollment secret\n' +
       'is never taken as a command-line value: --enroll-secret-file, --enroll-secret - or DEVICE_AGENT_ENROLL_SECRET.\n\nExamples:\n' +
       '  device-agent enroll --server https://agents.example.com --token-file ./token.txt\n' +
       '  printf %s "$TOKEN" | device-agent enroll --server https://agents.example.com --token -\n' +

@@ -157,10 +157,29 @@ describe('enroll: the token forms and the link', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, state_dir: dir });
   });
 
-  it('by the enrollment link as the single argument (the contract keeps it): enrolled, with a warning showing the safe forms', async () => {
+  it('refuses the enrollment link as the single argument (exit 2) with the safe forms, and spends nothing', async () => {
     const device = await running.current.createDevice();
     const dir = stateDir();
-    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir), '--log-level', 'trace']);
+    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir)]);
+    expectUserError(result, 2, /an enrollment link is not accepted as an argument: other local users can read it in the process list/);
+    expect(result.stderr).toContain(
+      'Nothing was sent; give it with --link-file <path> (a file only you can read) or --link-file - (standard input)',
+    );
+    expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
+    expect(existsSync(dir)).toBe(false); // nothing written, not even the state directory
+    expect((await running.current.showDevice(device.device_id)).state).toBe('PENDING');
+    // The token is unspent: the safe form enrolls with it.
+    const safe = await runAgent(['enroll', '--link-file', '-', ...common(dir)], { input: device.enrollment_link });
+    expect(safe.code, safe.stderr).toBe(0);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+  });
+
+  it('with DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 (old scripts) takes the link as the argument: enrolled, with a warning showing the safe forms', async () => {
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir), '--log-level', 'trace'], {
+      env: agentEnv({ DEVICE_AGENT_ALLOW_LINK_ARGUMENT: '1' }),
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Enrolled with ${running.current.url}.`);
     expect(result.stderr).toContain(

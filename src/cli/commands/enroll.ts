@@ -6,7 +6,7 @@ import { enroll, type EnrollResult } from '../../agent/enrollment';
 import { DeviceIdentityError } from '../../identity';
 import { commandContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
-import { resolveEnrollmentInput } from '../enrollmentInput';
+import { ALLOW_LINK_ARGUMENT_ENV, resolveEnrollmentInput } from '../enrollmentInput';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 import { shellQuote } from '../shellQuote';
 
@@ -25,6 +25,7 @@ export default async function enrollCommand(link: string | undefined, options: E
   const context = await commandContext(options);
   const input = await resolveEnrollmentInput({
     link,
+    allowLinkArgument: process.env[ALLOW_LINK_ARGUMENT_ENV] === '1',
     linkFile: options.linkFile,
     server: options.server,
     serverSource: command.getOptionValueSource('server'),
