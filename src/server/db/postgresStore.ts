@@ -896,12 +896,12 @@ export class PostgresStore implements Store {
       return await inTransaction(
         this.pool,
         async (db): Promise<RegistrationWrite> => {
-          // The secret's row first, locked: the registrations of one secret take turns, on every server.
-          const [secretRow] = await rows<EnrollSecretRow<Date, Labels>>(
-            db,
-            `SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.secret_hash = $1 FOR UPDATE OF s`,
-            [secretHash],
-          );
+          // The secret is read unlocked: its one guard is the conditional UPDATE at the end, so that
+          // its row is locked (the registrations of one secret take turns, on every server) only from
+          // that UPDATE to the COMMIT, not while this transaction does the rest of its work.
+          const [secretRow] = await rows<EnrollSecretRow<Date, Labels>>(db, `SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.secret_hash = $1`, [
+            secretHash,
+          ]);
           const secret = secretRow && toEnrollSecret(secretRow, isoOf, (labels) => labels);
           const [holderRow] = secret
             ? await rows<HolderRow<Date>>(
@@ -915,15 +915,9 @@ export class PostgresStore implements Store {
           const device = { id: decision.kind === 'reissue' ? decision.device : newId('device'), orgId: secret.orgId };
           if (decision.kind === 'reissue') {
             await db.query('DELETE FROM enrollment_tokens WHERE device_id = $1', [device.id]);
+            // A key its host never received (the /enroll answer lost) is no longer valid.
+            await db.query('UPDATE devices SET api_key_hash = NULL, enrolled_at = NULL WHERE id = $1', [device.id]);
           } else {
-            // The cap's one guard: a use is taken only while one is left, the secret not revoked and not expired.
-            const used = await changes(
-              db,
-              `UPDATE enroll_secrets SET uses = uses + 1
-               WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) AND (max_uses IS NULL OR uses < max_uses)`,
-              [secret.id, now],
-            );
-            if (used !== 1) return { kind: 'refused' };
             if (decision.supersede !== null) {
               await db.query('DELETE FROM enrollment_tokens WHERE device_id = $1', [decision.supersede]);
               await db.query(
@@ -966,6 +960,16 @@ export class PostgresStore implements Store {
             device.id,
             registration.tokenExpiresAt,
           ]);
+          // The cap's one guard, last: a use is taken (none for a reissue) only while one is left, the
+          // secret not revoked and not expired, as committed when the row lock is granted; else
+          // everything above is rolled back.
+          const used = await changes(
+            db,
+            `UPDATE enroll_secrets SET uses = uses + $3
+             WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) AND (max_uses IS NULL OR uses + $3 <= max_uses)`,
+            [secret.id, now, decision.kind === 'reissue' ? 0 : 1],
+          );
+          if (used !== 1) return { kind: 'refused' };
           return { kind: 'registered', device, secretId: secret.id, decision };
         },
         (write) => write.kind === 'registered',

@@ -336,6 +336,8 @@ export class SqliteStore implements Store {
          WHERE id = @id AND state <> 'REVOKED'`,
       ),
       markDuplicate: s<[string, string]>('UPDATE devices SET duplicate_of = ? WHERE id = ?'),
+      // A reissue: a key its host never received (the /enroll answer lost) is no longer valid.
+      dropUnreceivedKey: s<[string]>('UPDATE devices SET api_key_hash = NULL, enrolled_at = NULL WHERE id = ?'),
       insertRegisteredDevice: s<Record<string, unknown>>(
         `INSERT INTO devices (id, org_id, state, created_at, hardware_uuid, serial_number, hostname, platform, os_version,
                               agent_version, enroll_secret_id, supersedes, duplicate_of)
@@ -1089,6 +1091,7 @@ export class SqliteStore implements Store {
           const device = { id: decision.kind === 'reissue' ? decision.device : newId('device'), orgId: secret.orgId };
           if (decision.kind === 'reissue') {
             st.deleteTokenOf.run(device.id);
+            st.dropUnreceivedKey.run(device.id);
           } else {
             if (st.useEnrollSecret.run({ id: secret.id, now }).changes !== 1) return { kind: 'refused' };
             if (decision.supersede !== null) st.supersede.run({ id: decision.supersede, by: device.id, now });

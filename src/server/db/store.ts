@@ -335,7 +335,6 @@ export interface NewRegistration {
 export interface HolderOfHardwareUuid {
   id: DeviceId;
   state: DeviceState;
-  hasApiKey: boolean;
   enrollSecretId: EnrollSecretId | null;
   hostname: string | null;
   serialNumber: string | null;
@@ -344,7 +343,7 @@ export interface HolderOfHardwareUuid {
   lastSeenAt: string | null;
 }
 
-/** What a registration is decided on, read in its transaction (PostgreSQL: both rows locked). */
+/** What a registration is decided on, read in its transaction (PostgreSQL: the holder locked; the secret guarded by its conditional UPDATE). */
 export interface RegistrationFacts {
   /** Undefined when no secret has that hash. */
   secret: Pick<EnrollSecretRecord, 'id' | 'orgId' | 'expiresAt' | 'maxUses' | 'uses' | 'revokedAt'> | undefined;
