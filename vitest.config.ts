@@ -20,6 +20,7 @@ const ON_EVERY_ENGINE = [
   'checkKeyCap',
   'complianceSeries',
   'enroll',
+  'failingSince',
   'fuzz',
   'heartbeat',
   'heartbeatWrites',
