@@ -17,6 +17,7 @@ const ON_EVERY_ENGINE = [
   'admin',
   'devicePage',
   'adminApi',
+  'audit',
   'checkKeyCap',
   'complianceSeries',
   'enroll',

@@ -49,6 +49,8 @@ import { UsageError } from '../server/usage';
 import { importLifecycle, lifecycleVersion, policyHistory, setPolicy, showPolicy } from '../server/policy';
 import { formatExceptions, formatLifecycle, formatPolicy, formatPolicyHistory } from '../server/policyOutput';
 import { grantException, listExceptions, removeException } from '../server/exceptions';
+import { listAudit, recordAudit, type AuditEvent } from '../server/audit';
+import { formatAudit } from '../server/adminOutput';
 
 const EXIT_UNEXPECTED = 1;
 const EXIT_USAGE = 2;
@@ -364,9 +366,16 @@ device
   .option('--public-url <url>', 'server URL to print (default: the one the last `serve` announced)', origin)
   .option('--json', 'print {device_id, org, enrollment_token, server_url, enrollment_link} as JSON')
   .action(async (opts: CreateOptions, command: Command) => {
-    const created = await withStore(command, false, (store) =>
-      createDevice(store, { org: opts.org, name: opts.name, tokenTtlMs: opts.tokenTtl, publicUrl: opts.publicUrl }),
-    );
+    const created = await withStore(command, false, async (store) => {
+      const made = await createDevice(store, { org: opts.org, name: opts.name, tokenTtlMs: opts.tokenTtl, publicUrl: opts.publicUrl });
+      await auditCli(store, {
+        action: 'device.create',
+        org: made.org,
+        target: { type: 'device', id: made.device_id },
+        detail: { token_expires_at: made.token_expires_at },
+      });
+      return made;
+    });
     if (opts.json) printJson(created);
     else print(formatCreated(created));
   });
@@ -424,7 +433,11 @@ device
   .addOption(dbOption())
   .addOption(dbPasswordFileOption())
   .action(async (deviceId: string, _opts: unknown, command: Command) => {
-    const outcome = await withStore(command, true, (store) => revokeDevice(store, deviceId));
+    const outcome = await withStore(command, true, async (store) => {
+      const revoked = await revokeDevice(store, deviceId);
+      await auditCli(store, { action: 'device.revoke', target: { type: 'device', id: deviceId }, detail: { outcome: revoked } });
+      return revoked;
+    });
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
   });
 
@@ -457,8 +470,8 @@ secret
     ) => {
       if (opts.label !== undefined && new Set(opts.label.map(([key]) => key)).size !== opts.label.length)
         throw new UsageError('each --label key may be given once');
-      const { created, serverUrl } = await withStore(command, false, async (store) => ({
-        created: await createSecret(
+      const { created, serverUrl } = await withStore(command, false, async (store) => {
+        const made = await createSecret(
           store,
           {
             org: opts.org,
@@ -469,9 +482,15 @@ secret
           },
           new Date(),
           ALL_ORGANIZATIONS,
-        ),
-        serverUrl: (await store.getSetting(PUBLIC_URL_SETTING)) ?? DEFAULT_PUBLIC_URL,
-      }));
+        );
+        await auditCli(store, {
+          action: 'enroll_secret.create',
+          org: opts.org,
+          target: { type: 'enroll_secret', id: made.secret_id },
+          detail: { expires_at: made.expires_at, max_uses: made.max_uses },
+        });
+        return { created: made, serverUrl: (await store.getSetting(PUBLIC_URL_SETTING)) ?? DEFAULT_PUBLIC_URL };
+      });
       if (opts.json) printJson(created);
       else print(formatCreatedSecret(created, opts.org.trim(), serverUrl));
     },
@@ -497,7 +516,15 @@ secret
   .addOption(dbOption())
   .addOption(dbPasswordFileOption())
   .action(async (secretId: string, _opts: unknown, command: Command) => {
-    const outcome = await withStore(command, true, (store) => revokeSecret(store, secretId, new Date(), ALL_ORGANIZATIONS));
+    const outcome = await withStore(command, true, async (store) => {
+      const revoked = await revokeSecret(store, secretId, new Date(), ALL_ORGANIZATIONS);
+      await auditCli(store, {
+        action: 'enroll_secret.revoke',
+        target: { type: 'enroll_secret', id: secretId },
+        detail: { outcome: revoked },
+      });
+      return revoked;
+    });
     print(outcome === 'revoked' ? `Revoked enrollment secret ${secretId}.\n` : `Enrollment secret ${secretId} was already revoked.\n`);
   });
 
@@ -549,9 +576,11 @@ admin
   .option('--all-orgs', 'it may see and change every organization')
   .action(async (opts: ScopeOptions & { email: string }, command: Command) => {
     const password = await readSecretLine('Password for the new account: ');
-    const added = await withStore(command, false, (store) =>
-      addAdminAccount(store, { email: opts.email, password, org: opts.org, allOrgs: opts.allOrgs === true }),
-    );
+    const added = await withStore(command, false, async (store) => {
+      const account = await addAdminAccount(store, { email: opts.email, password, org: opts.org, allOrgs: opts.allOrgs === true });
+      await auditCli(store, { action: 'admin_account.add', org: account.org, target: { type: 'admin_account', id: account.email } });
+      return account;
+    });
     print(`Added admin account ${added.email} (${added.org === null ? 'all organizations' : `organization "${added.org}"`}).\n`);
   });
 
@@ -563,7 +592,10 @@ admin
   .requiredOption('--email <email>', 'the account')
   .action(async (opts: { email: string }, command: Command) => {
     const password = await readSecretLine('New password: ');
-    await withStore(command, true, (store) => setAdminPassword(store, opts.email, password));
+    await withStore(command, true, async (store) => {
+      await setAdminPassword(store, opts.email, password);
+      await auditCli(store, { action: 'admin_account.passwd', target: { type: 'admin_account', id: opts.email.trim().toLowerCase() } });
+    });
     print(`Changed the password of ${opts.email.trim().toLowerCase()}; its sessions ended.\n`);
   });
 
@@ -574,7 +606,10 @@ admin
   .addOption(dbPasswordFileOption())
   .requiredOption('--email <email>', 'the account')
   .action(async (opts: { email: string }, command: Command) => {
-    await withStore(command, true, (store) => removeAdminAccount(store, opts.email));
+    await withStore(command, true, async (store) => {
+      await removeAdminAccount(store, opts.email);
+      await auditCli(store, { action: 'admin_account.remove', target: { type: 'admin_account', id: opts.email.trim().toLowerCase() } });
+    });
     print(`Removed admin account ${opts.email.trim().toLowerCase()}.\n`);
   });
 
@@ -606,9 +641,11 @@ token
   .option('--all-orgs', 'it may see and change every organization')
   .option('--json', 'print {token_id, admin_token, org, label} as JSON')
   .action(async (opts: ScopeOptions & { label: string; json?: true }, command: Command) => {
-    const created = await withStore(command, false, (store) =>
-      createAdminToken(store, { label: opts.label, org: opts.org, allOrgs: opts.allOrgs === true }),
-    );
+    const created = await withStore(command, false, async (store) => {
+      const made = await createAdminToken(store, { label: opts.label, org: opts.org, allOrgs: opts.allOrgs === true });
+      await auditCli(store, { action: 'admin_token.create', org: made.org, target: { type: 'admin_token', id: made.token_id } });
+      return made;
+    });
     if (opts.json) printJson(created);
     else
       print(
@@ -648,7 +685,10 @@ token
   .addOption(dbOption())
   .addOption(dbPasswordFileOption())
   .action(async (tokenId: string, _opts: unknown, command: Command) => {
-    await withStore(command, true, (store) => revokeAdminToken(store, tokenId));
+    await withStore(command, true, async (store) => {
+      await revokeAdminToken(store, tokenId);
+      await auditCli(store, { action: 'admin_token.revoke', target: { type: 'admin_token', id: tokenId } });
+    });
     print(`Revoked admin token ${tokenId}.\n`);
   });
 
@@ -659,6 +699,11 @@ function cliActor(): string {
   } catch {
     return 'cli';
   }
+}
+
+/** Records an action of the admin CLI in the audit log (audit.ts): who is `cli:<user>`, from no address. */
+function auditCli(store: Store, event: AuditEvent): Promise<void> {
+  return recordAudit(store, { actor: cliActor(), address: null }, event);
 }
 
 /** A JSON file (or "-": standard input) for `policy set` and `lifecycle import`; unreadable or malformed: exit 2. */
@@ -711,9 +756,11 @@ policy
   .action(async (opts: PolicyOptions & { file?: string; reset?: true }, command: Command) => {
     if ((opts.file === undefined) === (opts.reset === undefined)) throw new UsageError('give either --file <policy.json> or --reset');
     const document = opts.file === undefined ? null : readJsonFile(opts.file);
-    const set = await withStore(command, false, (store) =>
-      setPolicy(store, ALL_ORGANIZATIONS, { org: opts.org, label: opts.label, document, actor: cliActor() }),
-    );
+    const set = await withStore(command, false, async (store) => {
+      const changed = await setPolicy(store, ALL_ORGANIZATIONS, { org: opts.org, label: opts.label, document, actor: cliActor() });
+      await auditCli(store, { action: 'policy.set', org: changed.org, detail: { label: changed.label, version: changed.version } });
+      return changed;
+    });
     if (opts.json) printJson(set);
     else print(`Policy of ${set.org}${set.label === null ? '' : ` for ${set.label}`} is now version ${set.version}.\n`);
   });
@@ -754,7 +801,16 @@ exception
       opts: { org: string; device?: string; label?: string; check: string; reason: string; expires: string; json?: true },
       command: Command,
     ) => {
-      const granted = await withStore(command, true, (store) => grantException(store, ALL_ORGANIZATIONS, { ...opts, actor: cliActor() }));
+      const granted = await withStore(command, true, async (store) => {
+        const made = await grantException(store, ALL_ORGANIZATIONS, { ...opts, actor: cliActor() });
+        await auditCli(store, {
+          action: 'exception.grant',
+          org: made.org,
+          target: { type: 'exception', id: made.exception_id },
+          detail: { check_key: made.check_key, device_id: made.device_id, label: made.label, expires_at: made.expires_at },
+        });
+        return made;
+      });
       if (opts.json) printJson(granted);
       else print(`Exception ${granted.exception_id}: ${granted.check_key} excepted until ${granted.expires_at}.\n`);
     },
@@ -781,7 +837,10 @@ exception
   .addOption(dbPasswordFileOption())
   .requiredOption('--org <name>', 'organization')
   .action(async (id: string, opts: { org: string }, command: Command) => {
-    await withStore(command, true, (store) => removeException(store, ALL_ORGANIZATIONS, { org: opts.org, id }));
+    await withStore(command, true, async (store) => {
+      await removeException(store, ALL_ORGANIZATIONS, { org: opts.org, id });
+      await auditCli(store, { action: 'exception.revoke', org: opts.org, target: { type: 'exception', id } });
+    });
     print(`Removed exception ${id}.\n`);
   });
 
@@ -798,7 +857,11 @@ lifecycle
   .option('--json', 'print the new version as JSON')
   .action(async (file: string, opts: { json?: true }, command: Command) => {
     const json = readJsonFile(file);
-    const view = await withStore(command, false, (store) => importLifecycle(store, json, cliActor()));
+    const view = await withStore(command, false, async (store) => {
+      const imported = await importLifecycle(store, json, cliActor());
+      await auditCli(store, { action: 'lifecycle.import', detail: { version: imported.version } });
+      return imported;
+    });
     if (opts.json) printJson(view);
     else print(formatLifecycle(view));
   });
@@ -828,13 +891,31 @@ org
   .option('--json', 'print {org, contact} as JSON')
   .action(async (opts: { org: string; set?: string; clear?: boolean; json?: boolean }, command: Command) => {
     if (opts.set !== undefined && opts.clear) throw new UsageError('give --set <text> or --clear, not both');
-    const result = await withStore(command, true, (store) =>
-      opts.set === undefined && !opts.clear
-        ? organizationContact(store, ALL_ORGANIZATIONS, opts.org)
-        : setOrganizationContact(store, ALL_ORGANIZATIONS, opts.org, opts.set ?? null, new Date()),
-    );
+    const result = await withStore(command, true, async (store) => {
+      if (opts.set === undefined && !opts.clear) return organizationContact(store, ALL_ORGANIZATIONS, opts.org);
+      const set = await setOrganizationContact(store, ALL_ORGANIZATIONS, opts.org, opts.set ?? null, new Date());
+      await auditCli(store, { action: 'org.contact', org: set.org, detail: { cleared: set.contact === null } });
+      return set;
+    });
     if (opts.json) printJson(result);
     else print(`${displayText(result.org)}: ${result.contact === null ? '(no contact set)' : displayText(result.contact)}\n`);
+  });
+
+program
+  .command('audit')
+  .description('the audit log: admin actions newest first, with who, when, what and from where (safe while serve runs)')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--org <name>', "only this organization's entries")
+  .option('--action <action>', 'only this action, e.g. device.revoke or sign_in_refused')
+  .option('--limit <n>', 'at most this many entries', integerIn(1, 500), 100)
+  .option('--json', 'print {entries, next_before} as JSON')
+  .action(async (opts: { org?: string; action?: string; limit: number; json?: true }, command: Command) => {
+    const page = await withStore(command, true, (store) =>
+      listAudit(store, ALL_ORGANIZATIONS, { org: opts.org, action: opts.action, limit: opts.limit }),
+    );
+    if (opts.json) printJson(page);
+    else print(formatAudit(page.entries));
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -5,6 +5,7 @@ import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateAdminToken, sessionPrincipal, type AdminPrincipal } from './adminAccess';
+import type { AuditWho } from './audit';
 import type { Store } from './db/store';
 import { unauthorized } from './errors';
 
@@ -102,4 +103,9 @@ export function csrfForSessions(app: FastifyInstance) {
 export function adminOf(request: FastifyRequest): AdminPrincipal {
   if (!request.admin) throw new Error('admin route reached without an authenticated admin');
   return request.admin;
+}
+
+/** The audit log's who and where of an authenticated admin request (request.ip honours --trust-proxy). */
+export function auditWho(request: FastifyRequest): AuditWho {
+  return { actor: adminOf(request).actor, address: request.ip };
 }

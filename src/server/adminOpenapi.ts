@@ -5,6 +5,7 @@ import { MAX_LABELS, MAX_USES } from './enrollSecrets';
 import { DEFAULT_PAGE_SIZE, MAX_HISTORY_PAGE, MAX_PAGE_SIZE, MAX_SERIES_DAYS } from './admin';
 import { ADMIN_API_PREFIX } from './routes/adminApi';
 import { idPattern } from './ids';
+import { AUDIT_ACTIONS, MAX_AUDIT_PAGE } from './audit';
 
 const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, 'null'], ...extra });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -309,6 +310,36 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
           },
         },
       },
+    },
+  },
+  AdminAuditPage: {
+    type: 'object',
+    required: ['entries', 'next_before'],
+    properties: {
+      entries: {
+        type: 'array',
+        items: {
+          type: 'object',
+          description: 'One admin action (src/server/audit.ts); never a secret',
+          properties: {
+            id: { type: 'integer', description: 'Order of recording; pages with `before`' },
+            at: { type: 'string', format: 'date-time' },
+            actor: {
+              type: 'string',
+              description: '`account:<email>`, `token:<id>`, `cli:<user>`, or `unknown` (a refused sign-in of no account)',
+            },
+            address: nullable('string', {
+              description: 'The client address (X-Forwarded-For’s behind a --trust-proxy proxy); null from the CLI',
+            }),
+            action: { enum: [...AUDIT_ACTIONS] },
+            org: nullable('string'),
+            target_type: nullable('string'),
+            target_id: nullable('string'),
+            detail: nullable('object', { description: 'Ids, counts and outcomes of the action' }),
+          },
+        },
+      },
+      next_before: nullable('integer', { description: 'Pass as `before` for older entries; null on the last page' }),
     },
   },
 };
@@ -693,6 +724,26 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         },
       },
       responses: { 200: { description: 'The contact as stored', content: CONTACT }, ...ERRORS },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/audit`]: {
+    get: {
+      operationId: 'adminAuditLog',
+      summary: 'The audit log: admin actions newest first (within the credential’s organization), kept per --retention',
+      security,
+      parameters: [
+        orgQuery,
+        query('action', 'Only this action', { enum: [...AUDIT_ACTIONS] }),
+        query('before', 'Entries with an id below this (next_before of the previous page)', { type: 'integer' }),
+        query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_AUDIT_PAGE, default: 100 }),
+        csvFormatQuery('every matching entry (no before or limit)'),
+      ],
+      responses: {
+        200: { description: 'A page of entries, or with format=csv every entry', content: { ...jsonOf('AdminAuditPage'), ...CSV } },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
     },
   },
 };

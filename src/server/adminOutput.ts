@@ -2,6 +2,7 @@
 // through displayJson. Every value shown goes through displayText: a device's hostname, OS version,
 // check keys and evidence words are its own, and must not act on the admin's terminal.
 import type { CreatedDevice, DeviceDetails, DeviceSummary } from './admin';
+import type { AuditView } from './audit';
 import type { TableCount } from './db/migrateData';
 import { displayText } from './displayText';
 import type { CreatedSecret, SecretView } from './enrollSecrets';
@@ -172,4 +173,25 @@ export function table(headers: readonly string[], rows: readonly (readonly (stri
       .join('  ')
       .trimEnd();
   return [line(headers), ...cells.map(line)].join('\n') + '\n';
+}
+
+/** `audit`: one line per entry, newest first. */
+export function formatAudit(entries: readonly AuditView[]): string {
+  if (entries.length === 0) return 'No audit entries.\n';
+  return table(
+    ['WHEN', 'WHO', 'ACTION', 'ORG', 'TARGET', 'DETAILS', 'FROM'],
+    entries.map((e) => [
+      humanTime(e.at),
+      e.actor,
+      e.action,
+      e.org,
+      e.target_id === null ? null : `${e.target_type} ${e.target_id}`,
+      e.detail === null
+        ? null
+        : Object.entries(e.detail)
+            .map(([key, value]) => `${key}=${String(value)}`)
+            .join(' '),
+      e.address ?? 'cli',
+    ]),
+  );
 }

@@ -50,6 +50,7 @@ describe('docs/openapi.json', () => {
         .filter((path) => path.startsWith('/api/admin/v1/'))
         .sort(),
     ).toEqual([
+      '/api/admin/v1/audit',
       '/api/admin/v1/compliance',
       '/api/admin/v1/compliance/daily',
       '/api/admin/v1/devices',

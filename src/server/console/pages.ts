@@ -36,6 +36,8 @@ const NAV = [
   ['enroll', 'Enroll a device'],
   ['policy', 'Policy'],
   ['secrets', 'Enrollment secrets'],
+  ['webhooks', 'Webhooks'],
+  ['audit', 'Audit log'],
 ] as const;
 
 /** The document every page is: the console's stylesheet, a header, the main part. */

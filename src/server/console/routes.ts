@@ -17,7 +17,9 @@ import {
   revokeDevice,
 } from '../admin';
 import { SESSION_LIFETIME_MS, signIn, signInEmail, signOut, type AdminPrincipal } from '../adminAccess';
-import { CSRF_COOKIE, SESSION_COOKIE, adminCookieOptions, adminOf, csrfToken, sessionOf } from '../adminAuth';
+import { CSRF_COOKIE, SESSION_COOKIE, adminCookieOptions, adminOf, auditWho, csrfToken, sessionOf } from '../adminAuth';
+import { listAudit, recordAudit, type AuditEvent } from '../audit';
+import { AUDIT_PATH, auditPage } from './auditPage';
 import type { AppContext } from '../context';
 import type { DatabaseErrorAnswer } from '../databaseErrors';
 import type { SignInAttempts } from '../db/store';
@@ -54,6 +56,7 @@ import { EXCEPTIONS_PATH, exceptionsSection, type ExceptionFormState } from './e
 const FORM_BODY_LIMIT = 16 * 1024;
 const DEVICE_PAGE_SIZE = 50;
 const HISTORY_PAGE_SIZE = 50;
+const AUDIT_PAGE_SIZE = 50;
 const LIST_FIELDS = ['org', 'state', 'platform', 'failing', 'hostname', 'last_seen_before', 'last_seen_after', 'sort', 'order', 'cursor'];
 
 type Form = Record<string, string>;
@@ -101,6 +104,8 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
   const signInAttempts = new SignInThrottle(store);
   /** A signed-in request's account's sign-in attempts, read with its session (requireSession). */
   const attemptsNotice = new WeakMap<FastifyRequest, SignInAttempts>();
+  /** Records an action the signed-in admin has just done (audit.ts). */
+  const audit = (request: FastifyRequest, event: AuditEvent) => recordAudit(store, auditWho(request), event);
 
   return async function consolePlugin(app: FastifyInstance): Promise<void> {
     await app.register(helmet, consoleHeaders(secure));
@@ -198,10 +203,22 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
           },
           'console sign-in refused',
         );
+        // Who: the account when the email is one (an unknown email may be a password typed in the wrong field: never recorded).
+        const account = outcome.account === undefined ? undefined : await store.findAdminAccount(outcome.account);
+        await recordAudit(
+          store,
+          { actor: account === undefined ? 'unknown' : `account:${account.email}`, address: request.ip },
+          { action: 'sign_in_refused', orgId: account?.orgId ?? null, detail: { attempts: attempts?.attempts ?? null } },
+        );
         return page(reply, signInPage(pageContext(request, reply), 'Wrong email or password.', form.email ?? ''), 401);
       }
       await signInAttempts.succeeded(email);
       logger.info({ event: 'console_sign_in', actor: outcome.principal.actor }, 'console sign-in');
+      await recordAudit(
+        store,
+        { actor: outcome.principal.actor, address: request.ip },
+        { action: 'sign_in', orgId: outcome.principal.scope.orgId },
+      );
       // A new session identifier and a new CSRF secret: the session this browser held ends, and no
       // token minted before signing in is accepted after (each is bound to its session besides).
       await endSession(request, reply);
@@ -210,7 +227,10 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
     });
 
     app.post(`${CONSOLE_PREFIX}/sign-out`, { preHandler: csrf }, async (request, reply) => {
+      const principal = await sessionOf(store, request);
       await endSession(request, reply);
+      if (principal)
+        await recordAudit(store, { actor: principal.actor, address: request.ip }, { action: 'sign_out', orgId: principal.scope.orgId });
       return reply.redirect(`${CONSOLE_PREFIX}/sign-in`, 303);
     });
 
@@ -317,6 +337,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         { event: 'device_revoked', device_id: request.params.id, actor: principal.actor, outcome },
         'device revoked from the console',
       );
+      await audit(request, { action: 'device.revoke', target: { type: 'device', id: request.params.id }, detail: { outcome } });
       return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(request.params.id)}`, 303);
     });
 
@@ -349,6 +370,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         const document = documentFromForm(view.document, formOf(request));
         const set = await setPolicy(store, principal.scope, { org, document, actor: principal.actor });
         logger.info({ event: 'policy_set', org: set.org, version: set.version, actor: principal.actor }, 'policy changed from the console');
+        await audit(request, { action: 'policy.set', org: set.org, detail: { label: set.label, version: set.version } });
       } catch (error) {
         if (error instanceof UsageError && !(error instanceof NotFoundError))
           return showPolicyPage(request, reply, { policy: error.message }, 400);
@@ -407,6 +429,12 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         throw error;
       }
       logger.info({ event: 'device_created', device_id: created.device_id, actor: principal.actor }, 'device created from the console');
+      await audit(request, {
+        action: 'device.create',
+        org: created.org,
+        target: { type: 'device', id: created.device_id },
+        detail: { token_expires_at: created.token_expires_at },
+      });
       const qr = await QRCode.toString(created.enrollment_link, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
       return page(reply, enrolledPage(pageContext(request, reply), created, trusted(qr), enrollWays(created)), 201);
     });
@@ -450,6 +478,12 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         { event: 'enroll_secret_created', secret_id: created.secret_id, actor: principal.actor },
         'enrollment secret created from the console',
       );
+      await audit(request, {
+        action: 'enroll_secret.create',
+        org,
+        target: { type: 'enroll_secret', id: created.secret_id },
+        detail: { expires_at: created.expires_at, max_uses: created.max_uses },
+      });
       const serverUrl = (await store.getSetting(PUBLIC_URL_SETTING)) ?? DEFAULT_PUBLIC_URL;
       const ways = secretInstallWays(serverUrl, created.enroll_secret);
       return page(reply, createdSecretPage(pageContext(request, reply), created, org.trim(), ways), 201);
@@ -463,7 +497,19 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         { event: 'enroll_secret_revoked', secret_id: request.params.id, actor: principal.actor, outcome },
         'enrollment secret revoked from the console',
       );
+      await audit(request, {
+        action: 'enroll_secret.revoke',
+        target: { type: 'enroll_secret', id: request.params.id },
+        detail: { outcome },
+      });
       return reply.redirect(SECRETS_PATH, 303);
+    });
+
+    app.get(AUDIT_PATH, signedIn, async (request, reply) => {
+      const { action, before } = pick(request, ['action', 'before']);
+      const olderThan = before === undefined || !/^\d{1,15}$/.test(before) ? undefined : Number(before);
+      const entries = await listAudit(store, adminOf(request).scope, { action, before: olderThan, limit: AUDIT_PAGE_SIZE });
+      return page(reply, auditPage(pageContext(request, reply), { action, before: olderThan, page: entries }));
     });
   };
 }

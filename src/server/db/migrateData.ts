@@ -1,6 +1,6 @@
 // `device-agent-server migrate-data --from <sqlite file> --to postgres://…`: copies a SQLite
 // deployment (organizations, enrollment secrets' hashes, devices with their keys' hashes and labels, unused enrollment tokens, posture
-// reports and results, latest results, admin tokens, console accounts, sessions and sign-in attempts, settings) into a PostgreSQL database, then compares the row counts of every
+// reports and results, latest results, admin tokens, console accounts, sessions and sign-in attempts, settings, the audit log) into a PostgreSQL database, then compares the row counts of every
 // table. Each batch is one transaction whose rows are inserted with ON CONFLICT DO NOTHING, so an
 // interrupted copy is resumed by running the same command again; posture results keep their ids,
 // and a rerun starts after the highest one already copied.
@@ -247,6 +247,22 @@ const TABLES: readonly TableCopy[] = [
       ['imported_at', 'timestamptz[]'],
     ],
   },
+  // The audit log (src/server/audit.ts), ids kept.
+  {
+    table: 'audit_log',
+    key: 'id',
+    columns: [
+      ['id', 'bigint[]'],
+      ['at', 'timestamptz[]'],
+      ['actor', 'text[]'],
+      ['address', 'text[]'],
+      ['action', 'text[]'],
+      ['org_id', 'text[]'],
+      ['target_type', 'text[]'],
+      ['target_id', 'text[]'],
+      ['detail', 'text[]'],
+    ],
+  },
 ];
 
 export interface TableCount {
@@ -278,6 +294,7 @@ async function copyTables(source: Database, target: Pool): Promise<TableCount[]>
     await target.query(
       "SELECT setval(pg_get_serial_sequence('posture_results', 'id'), COALESCE((SELECT max(id) FROM posture_results), 0) + 1, false)",
     );
+    await target.query("SELECT setval(pg_get_serial_sequence('audit_log', 'id'), COALESCE((SELECT max(id) FROM audit_log), 0) + 1, false)");
     const counts: TableCount[] = [];
     for (const { table } of TABLES) {
       const sourceCount = (source.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;

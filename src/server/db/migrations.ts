@@ -300,6 +300,28 @@ const MIGRATIONS: readonly Migration[] = [
         observed_at);
     `,
   },
+  {
+    version: 9,
+    description: 'the audit log of admin actions',
+    sql: `
+      -- Who did what, when, from where (src/server/audit.ts); never a secret. org_id: the
+      -- organization acted on (null: none, e.g. a refused sign-in of an unknown email).
+      CREATE TABLE audit_log (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        at          TEXT NOT NULL,
+        actor       TEXT NOT NULL,
+        address     TEXT,
+        action      TEXT NOT NULL,
+        org_id      TEXT REFERENCES organizations(id),
+        target_type TEXT,
+        target_id   TEXT,
+        detail      TEXT
+      );
+      CREATE INDEX audit_log_by_org ON audit_log(org_id, id);
+      CREATE INDEX audit_log_by_action ON audit_log(action, id);
+      CREATE INDEX audit_log_by_time ON audit_log(at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

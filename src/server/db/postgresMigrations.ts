@@ -294,6 +294,28 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE latest_results ALTER COLUMN status_since SET NOT NULL;
     `,
   },
+  {
+    version: 8,
+    description: 'the audit log of admin actions',
+    sql: `
+      -- Who did what, when, from where (src/server/audit.ts); never a secret. org_id: the
+      -- organization acted on (null: none, e.g. a refused sign-in of an unknown email).
+      CREATE TABLE audit_log (
+        id          bigserial PRIMARY KEY,
+        at          timestamptz NOT NULL,
+        actor       text NOT NULL,
+        address     text,
+        action      text NOT NULL,
+        org_id      text REFERENCES organizations(id),
+        target_type text,
+        target_id   text,
+        detail      text
+      );
+      CREATE INDEX audit_log_by_org ON audit_log(org_id, id);
+      CREATE INDEX audit_log_by_action ON audit_log(action, id);
+      CREATE INDEX audit_log_by_time ON audit_log(at);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

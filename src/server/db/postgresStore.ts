@@ -62,7 +62,11 @@ import {
   type PolicyChangeRecord,
   type PolicyDocumentRecord,
   type PolicyExceptionRecord,
+  type AuditEntryRecord,
+  type AuditQuery,
+  type NewAuditEntry,
 } from './store';
+import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
 import {
   POLICY_CHANGE_COLUMNS,
   POLICY_EXCEPTION_COLUMNS,
@@ -1204,6 +1208,28 @@ export class PostgresStore implements Store {
       [orgId, key, value],
     );
     return found.map((row) => row.id);
+  }
+
+  // ---- audit log -------------------------------------------------------------------------------
+
+  async appendAudit(entry: NewAuditEntry): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO audit_log (at, actor, address, action, org_id, target_type, target_id, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [entry.at, entry.actor, entry.address, entry.action, entry.orgId, entry.targetType, entry.targetId, entry.detail],
+    );
+  }
+
+  async auditPage(query: AuditQuery): Promise<AuditEntryRecord[]> {
+    const { where, values } = auditConditions(query, (index) => `$${index + 1}`);
+    const found = await rows<AuditRow>(this.pool, `SELECT ${AUDIT_COLUMNS} ${where} ORDER BY a.id DESC LIMIT $${values.length + 1}`, [
+      ...values,
+      query.limit,
+    ]);
+    return found.map(toAuditEntry);
+  }
+
+  async deleteAuditBefore(cutoff: string, limit: number): Promise<number> {
+    return changes(this.pool, 'DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 LIMIT $2)', [cutoff, limit]);
   }
 }
 

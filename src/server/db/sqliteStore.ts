@@ -60,7 +60,11 @@ import {
   type PolicyChangeRecord,
   type PolicyDocumentRecord,
   type PolicyExceptionRecord,
+  type AuditEntryRecord,
+  type AuditQuery,
+  type NewAuditEntry,
 } from './store';
+import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
 import {
   POLICY_CHANGE_COLUMNS,
   POLICY_EXCEPTION_COLUMNS,
@@ -891,6 +895,35 @@ export class SqliteStore implements Store {
       )
         .all(orgId, key, value)
         .map((row) => row.id),
+    );
+  }
+
+  // ---- audit log -------------------------------------------------------------------------------
+
+  appendAudit(entry: NewAuditEntry): Promise<void> {
+    return this.write(() => {
+      this.prepared<unknown, unknown[]>(
+        'INSERT INTO audit_log (at, actor, address, action, org_id, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(entry.at, entry.actor, entry.address, entry.action, entry.orgId, entry.targetType, entry.targetId, entry.detail);
+    });
+  }
+
+  auditPage(query: AuditQuery): Promise<AuditEntryRecord[]> {
+    return settle(() => {
+      const { where, values } = auditConditions(query, () => '?');
+      return this.prepared<AuditRow, unknown[]>(`SELECT ${AUDIT_COLUMNS} ${where} ORDER BY a.id DESC LIMIT ?`)
+        .all(...values, query.limit)
+        .map(toAuditEntry);
+    });
+  }
+
+  deleteAuditBefore(cutoff: string, limit: number): Promise<number> {
+    return this.write(
+      () =>
+        this.prepared<unknown, [string, number]>('DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? LIMIT ?)').run(
+          cutoff,
+          limit,
+        ).changes,
     );
   }
 

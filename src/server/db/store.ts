@@ -622,6 +622,40 @@ export interface Store {
   organizationContact(orgId: OrganizationId): Promise<string | undefined>;
   /** Sets (or, with null, removes) the organization's contact. */
   setOrganizationContact(orgId: OrganizationId, contact: string | null, now: string): Promise<void>;
+
+  // The audit log (src/server/audit.ts): admin actions, never a secret.
+  appendAudit(entry: NewAuditEntry): Promise<void>;
+  /** Entries newest first: of one organization (all with null), of one action when given, with an id below `beforeId` when given. */
+  auditPage(query: AuditQuery): Promise<AuditEntryRecord[]>;
+  /** Retention: deletes entries made before `cutoff` (at most `limit`); how many. */
+  deleteAuditBefore(cutoff: string, limit: number): Promise<number>;
+}
+
+export interface NewAuditEntry {
+  at: string;
+  /** `account:<email>`, `token:<id>`, `cli:<user>`, or `unknown` (a refused sign-in of no account). */
+  actor: string;
+  /** The client address (X-Forwarded-For's behind a trusted proxy); null from the CLI. */
+  address: string | null;
+  action: string;
+  orgId: OrganizationId | null;
+  targetType: string | null;
+  targetId: string | null;
+  /** A small JSON object of ids and outcomes (audit.ts keeps secrets out). */
+  detail: string | null;
+}
+
+export interface AuditEntryRecord extends NewAuditEntry {
+  /** Order of recording: larger is later. */
+  id: number;
+  orgName: string | null;
+}
+
+export interface AuditQuery {
+  orgId: OrganizationId | null;
+  action?: string;
+  beforeId?: number;
+  limit: number;
 }
 
 /** A device page grant: the one-time code in the URL the agent obtained, or the browser session it became. */

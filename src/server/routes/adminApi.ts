@@ -12,7 +12,8 @@ import {
   revokeDevice,
   type DeviceListRequest,
 } from '../admin';
-import { adminOf, authenticateAdmin, csrfForSessions } from '../adminAuth';
+import { adminOf, auditWho, authenticateAdmin, csrfForSessions } from '../adminAuth';
+import { auditCsv, listAudit, recordAudit, type AuditEvent } from '../audit';
 import { deviceHistoryCsv, deviceListCsv, type CsvFile } from '../adminExports';
 import { csvFileName } from '../csv';
 import type { AppContext } from '../context';
@@ -92,6 +93,8 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
   const intervals = { heartbeatIntervalSeconds: config.heartbeatIntervalSeconds, postureIntervalSeconds: config.postureIntervalSeconds };
   const guarded = { onRequest: authenticateAdmin(store), preHandler: csrfForSessions(app), bodyLimit: ADMIN_BODY_LIMIT };
   const p = ADMIN_API_PREFIX;
+  /** Records an action the request's admin has just done (audit.ts). */
+  const audit = (request: FastifyRequest, event: AuditEvent) => recordAudit(store, auditWho(request), event);
 
   app.get(`${p}/devices`, guarded, async (request, reply) => {
     const { format, ...q } = queryOf(request, LIST_PARAMETERS);
@@ -123,6 +126,12 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
       new Date(),
       adminOf(request).scope,
     );
+    await audit(request, {
+      action: 'device.create',
+      org: created.org,
+      target: { type: 'device', id: created.device_id },
+      detail: { token_expires_at: created.token_expires_at },
+    });
     return reply.code(201).send(created);
   });
 
@@ -151,12 +160,21 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const outcome = await revokeDevice(store, request.params.id, new Date(), adminOf(request).scope);
     // This process's own commit does not move the store's change counter: drop the device cache here.
     context.devices.forgetAll();
+    await audit(request, { action: 'device.revoke', target: { type: 'device', id: request.params.id }, detail: { outcome } });
     return { device_id: request.params.id, outcome };
   });
 
   app.post(`${p}/enroll-secrets`, guarded, async (request, reply) => {
     queryOf(request, []);
-    return reply.code(201).send(await createSecret(store, secretRequest(request.body), new Date(), adminOf(request).scope));
+    const secretAsked = secretRequest(request.body);
+    const created = await createSecret(store, secretAsked, new Date(), adminOf(request).scope);
+    await audit(request, {
+      action: 'enroll_secret.create',
+      org: secretAsked.org,
+      target: { type: 'enroll_secret', id: created.secret_id },
+      detail: { expires_at: created.expires_at, max_uses: created.max_uses },
+    });
+    return reply.code(201).send(created);
   });
 
   app.get(`${p}/enroll-secrets`, guarded, async (request) => {
@@ -169,6 +187,7 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
   app.delete<{ Params: { id: string } }>(`${p}/enroll-secrets/:id`, guarded, async (request) => {
     queryOf(request, []);
     const outcome = await revokeSecret(store, request.params.id, new Date(), adminOf(request).scope);
+    await audit(request, { action: 'enroll_secret.revoke', target: { type: 'enroll_secret', id: request.params.id }, detail: { outcome } });
     return { secret_id: request.params.id, outcome };
   });
 
@@ -206,7 +225,9 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const principal = adminOf(request);
     if (request.body === undefined)
       throw badRequest('the body must be the policy: a JSON object of the settings that differ from the defaults');
-    return setPolicy(store, principal.scope, { org: q.org, label: q.label, document: request.body, actor: principal.actor });
+    const set = await setPolicy(store, principal.scope, { org: q.org, label: q.label, document: request.body, actor: principal.actor });
+    await audit(request, { action: 'policy.set', org: set.org, detail: { label: set.label, version: set.version } });
+    return set;
   });
 
   app.get(`${p}/policy/history`, guarded, async (request) => {
@@ -246,6 +267,12 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
       expires: text('expires') ?? '',
       actor: principal.actor,
     });
+    await audit(request, {
+      action: 'exception.grant',
+      org: granted.org,
+      target: { type: 'exception', id: granted.exception_id },
+      detail: { check_key: granted.check_key, device_id: granted.device_id, label: granted.label, expires_at: granted.expires_at },
+    });
     return reply.code(201).send(granted);
   });
 
@@ -253,6 +280,7 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const q = queryOf(request, ['org']);
     if (q.org === undefined) throw badRequest('org is required');
     await removeException(store, adminOf(request).scope, { org: q.org, id: request.params.id });
+    await audit(request, { action: 'exception.revoke', org: q.org, target: { type: 'exception', id: request.params.id } });
     return reply.code(204).send();
   });
 
@@ -266,7 +294,25 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     queryOf(request, []);
     const contact = request.body?.contact;
     if (contact !== null && typeof contact !== 'string') throw badRequest('the body must be {"contact": <text or null>}');
-    return setOrganizationContact(store, adminOf(request).scope, request.params.org, contact, new Date());
+    const set = await setOrganizationContact(store, adminOf(request).scope, request.params.org, contact, new Date());
+    await audit(request, { action: 'org.contact', org: set.org, detail: { cleared: set.contact === null } });
+    return set;
+  });
+
+  app.get(`${p}/audit`, guarded, async (request, reply) => {
+    const { format, ...q } = queryOf(request, ['org', 'action', 'before', 'limit', 'format']);
+    if (wantsCsv(format)) {
+      if (q.before !== undefined || q.limit !== undefined)
+        throw badRequest('format=csv exports every matching entry: it takes no before or limit');
+      const now = new Date();
+      return sendCsv(reply, await auditCsv(store, adminOf(request), { org: q.org, action: q.action }, now), now);
+    }
+    return listAudit(store, adminOf(request).scope, {
+      org: q.org,
+      action: q.action,
+      before: wholeNumber('before', q.before),
+      limit: wholeNumber('limit', q.limit),
+    });
   });
 }
 

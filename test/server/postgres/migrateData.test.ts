@@ -34,6 +34,7 @@ const TABLES = [
   'policy_changes',
   'policy_exceptions',
   'lifecycle_sets',
+  'audit_log',
 ];
 
 /** The server policy's state as the admin CLI shows it: history, exceptions, lifecycle version. */
@@ -101,6 +102,8 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   expect((await new ConsoleClient(sqlite).signIn('admin@acme.test', 'a wrong guess')).status).toBe(401);
   const latestBefore = (await call(sqlite, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) }))
     .text;
+  const auditOf = async (dbPath: string) => (await runServerCli(['audit', '--db', dbPath, '--json'])).stdout;
+  const auditBefore = await auditOf(file);
   await sqlite.stop();
 
   const url = await createDatabase();
@@ -117,6 +120,7 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   const pg = await startServer({ dbPath: url });
   try {
     expect(await policyState(url)).toEqual(policyBefore);
+    expect(await auditOf(url)).toEqual(auditBefore);
     const after = await Promise.all([active.deviceId, revoked.deviceId, ...registered].map((id) => pg.showDevice(id)));
     expect(after).toEqual(before);
     expect(after[3]).toMatchObject({ supersedes: registered[0], enroll_secret_id: secret.secret_id });
@@ -129,6 +133,9 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
     expect(device.status).toBe(200);
     expect(JSON.parse(device.text)).toEqual(JSON.parse(latestBefore));
     expect((await new ConsoleClient(pg).signIn('admin@acme.test', 'a long console password')).status).toBe(303);
+    // The audit log goes on after the copied entries.
+    const audit = (JSON.parse(await auditOf(url)) as { entries: { id: number; action: string }[] }).entries;
+    expect(audit[0]).toMatchObject({ action: 'sign_in', id: audit[1]!.id + 1 });
     expect((await heartbeat(pg, active.apiKey, heartbeatBody({ hardware_uuid: active.hardwareUuid }))).status).toBe(200);
     expect((await heartbeat(pg, revoked.apiKey)).status).toBe(401);
     expect((await enroll(pg, pending.enrollment_token)).status).toBe(200);
