@@ -3,6 +3,7 @@
 // own module so that no route imports app.ts.
 import type { TlsOptions } from 'node:tls';
 import type { Logger } from 'pino';
+import type { CheckRequests } from './checkRequests';
 import type { Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import type { ForwardedLimits } from './forwarded';
@@ -52,4 +53,6 @@ export interface AppContext {
   heartbeats: HeartbeatWriter;
   /** The policy agents fetch, kept in memory (./policy.ts). */
   policies: PolicyCache;
+  /** "Check again" requests from device pages (./checkRequests.ts). */
+  checks: CheckRequests;
 }

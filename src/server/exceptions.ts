@@ -117,6 +117,28 @@ export async function exceptedUntil(store: Store, orgId: OrganizationId | null, 
   return byDevice;
 }
 
+/**
+ * The exceptions that apply to the device, per check: its own and those of the labels it carries,
+ * the one that lasts longest where several do.
+ */
+export async function deviceExceptions(
+  store: Store,
+  device: Pick<DeviceRecord, 'id' | 'orgId'>,
+  now = new Date(),
+): Promise<Map<string, PolicyExceptionRecord>> {
+  const active = await store.activePolicyExceptions(device.orgId, now.toISOString());
+  // Labels are read only when a label's exception exists.
+  const labels = active.some((e) => e.label !== null) ? await store.deviceLabels(device.id) : {};
+  const byCheck = new Map<string, PolicyExceptionRecord>();
+  for (const e of active) {
+    const split = e.label?.indexOf('=') ?? -1;
+    const applies = e.deviceId === device.id || (e.label !== null && labels[e.label.slice(0, split)] === e.label.slice(split + 1));
+    const held = byCheck.get(e.checkKey);
+    if (applies && (held === undefined || held.expiresAt < e.expiresAt)) byCheck.set(e.checkKey, e);
+  }
+  return byCheck;
+}
+
 /** The results with `excepted_until` set on each FAIL an exception covers. */
 export async function withExceptions<R extends { check_key: string; status: string }>(
   store: Store,
@@ -124,20 +146,10 @@ export async function withExceptions<R extends { check_key: string; status: stri
   results: R[],
   now = new Date(),
 ): Promise<(R & { excepted_until?: string })[]> {
-  const checks = (await exceptedUntil(store, device.orgId, now)).get(device.id) ?? new Map<string, string>();
-  // A label's exceptions apply to this device when it carries the label.
-  const byLabel = (await store.activePolicyExceptions(device.orgId, now.toISOString())).filter((e) => e.label !== null);
-  if (byLabel.length > 0) {
-    const labels = await store.deviceLabels(device.id);
-    for (const e of byLabel) {
-      const [key, value] = [e.label!.slice(0, e.label!.indexOf('=')), e.label!.slice(e.label!.indexOf('=') + 1)];
-      const until = checks.get(e.checkKey);
-      if (labels[key] === value && (until === undefined || until < e.expiresAt)) checks.set(e.checkKey, e.expiresAt);
-    }
-  }
+  const checks = await deviceExceptions(store, device, now);
   if (checks.size === 0) return results;
   return results.map((r) => {
-    const until = r.status === 'FAIL' ? checks.get(r.check_key) : undefined;
+    const until = r.status === 'FAIL' ? checks.get(r.check_key)?.expiresAt : undefined;
     return until === undefined ? r : { ...r, excepted_until: until };
   });
 }

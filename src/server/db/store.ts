@@ -613,6 +613,14 @@ export interface Store {
   organizationContact(orgId: OrganizationId): Promise<string | undefined>;
   /** Sets (or, with null, removes) the organization's contact. */
   setOrganizationContact(orgId: OrganizationId, contact: string | null, now: string): Promise<void>;
+  // "Check again" from the device page (src/server/checkRequests.ts says the rules).
+  /**
+   * Records a check request of the device at `now` unless one was recorded after `notBefore`;
+   * returns the request now on record (`now` when this one was), and deletes those older than `lapsedBefore`.
+   */
+  requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string>;
+  /** The check requests recorded after `since`, by device. */
+  deviceCheckRequests(since: string): Promise<Map<DeviceId, string>>;
 }
 
 /** A device page grant: the one-time code in the URL the agent obtained, or the browser session it became. */
