@@ -40,6 +40,8 @@ export interface RateLimiters {
   registrations: RateLimiter;
   /** Registrations per enrollment secret (keyed by its hash). */
   registrationsPerSecret: RateLimiter;
+  /** Device page links (POST /device-page) per device. */
+  devicePages: RateLimiter;
 }
 
 export interface AppContext {

@@ -50,6 +50,7 @@ export interface ServeOptions {
     signIns: number;
     registrations: number;
     registrationsPerSecret: number;
+    devicePages: number;
   };
   retention: RetentionPolicy;
   /** Distinct check keys a device may hold. */
@@ -99,6 +100,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     signIns: new RateLimiter({ perMinute: options.rateLimits.signIns }),
     registrations: new RateLimiter({ perMinute: options.rateLimits.registrations }),
     registrationsPerSecret: new RateLimiter({ perMinute: options.rateLimits.registrationsPerSecret }),
+    devicePages: new RateLimiter({ perMinute: options.rateLimits.devicePages }),
   };
   const devices = new DeviceCache(store, options.deviceCacheSize);
   const heartbeats = new HeartbeatWriter(store, devices, logger);
