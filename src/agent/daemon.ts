@@ -77,6 +77,8 @@ interface Session {
 
 const HEARTBEAT_TIMEOUT_MS = 30_000;
 const UPLOAD_TIMEOUT_MS = 60_000;
+/** Cycles a server asks for ("check again" on the device page) start at most this often. */
+const SERVER_ASKED_CYCLE_GAP_MS = 60_000;
 /** After SIGTERM, an in-flight request may finish for this long before it is cut (the queue keeps its batch). */
 const STOP_GRACE_MS = 3_000;
 
@@ -163,6 +165,9 @@ export class Daemon {
   private readonly sessionBackoff: Backoff;
   private readonly policyBackoff: Backoff;
   private skewed = false;
+  /** The last "check again" value a heartbeat carried, and when the cycle it asked for was due (monotonic ms). */
+  private checkRequestSeen: string | undefined;
+  private serverAskedCycleAt = Number.NEGATIVE_INFINITY;
 
   // The server policy extension (docs/agent.md, "Policy"). `served`: the policy applied from the next
   // cycle; `policyWanted`: a heartbeat's policy_version not yet fetched; `policyRefused`: one whose
@@ -496,6 +501,7 @@ export class Daemon {
       this.postureDue = this.lastCycleAt + withSplay(this.intervals.postureSeconds * 1000, this.random);
     }
     await this.notePolicyVersion(answer.policy_version);
+    this.noteCheckRequest(answer.check_requested_at, now);
     const skewMs = clockSkewMs(answer.server_time, sentAt, receivedAt);
     this.reportSkew(skewMs);
     const fields = {
@@ -515,6 +521,21 @@ export class Daemon {
       heartbeat_interval_seconds: this.intervals.heartbeatSeconds,
       posture_interval_seconds: this.intervals.postureSeconds,
     });
+  }
+
+  /**
+   * A heartbeat's check_requested_at (the device page's "check again", docs/agent.md, "My device"):
+   * a value not seen before makes a posture cycle due now (a cycle in progress started before the
+   * ask, so another follows it), uploaded as soon as it is stored. At most one such cycle per
+   * SERVER_ASKED_CYCLE_GAP_MS, whatever the server sends; a round has its own cycle.
+   */
+  private noteCheckRequest(requestedAt: string | undefined, now: number): void {
+    if (requestedAt === undefined || requestedAt === this.checkRequestSeen || this.round) return;
+    this.checkRequestSeen = requestedAt;
+    const due = Math.max(now, this.serverAskedCycleAt + SERVER_ASKED_CYCLE_GAP_MS);
+    this.serverAskedCycleAt = due;
+    this.postureDue = Math.min(this.postureDue, due);
+    this.log.info({ event: 'check_requested', requested_at: requestedAt }, "a new check asked for on the device's page");
   }
 
   // ---- server policy --------------------------------------------------------------------------

@@ -41,6 +41,7 @@ import {
   DEFAULT_MAX_CHECK_KEYS,
   DEFAULT_REGISTRATIONS_PER_ADDRESS,
   DEFAULT_REGISTRATIONS_PER_SECRET,
+  DEFAULT_DEVICE_PAGES_PER_DEVICE,
   MIN_MAX_CHECK_KEYS,
 } from '../server/limitDefaults';
 import { TRUST_PROXY_HINT } from '../server/forwarded';
@@ -156,6 +157,7 @@ interface ServeOptions {
   rateLimitSignIns: number;
   rateLimitRegistrations: number;
   rateLimitRegistrationsPerSecret: number;
+  rateLimitDevicePages: number;
   retention: number;
   retentionResults: number;
   retentionInterval: number;
@@ -268,6 +270,12 @@ program
     integerIn(0, MAX_COUNT),
     DEFAULT_REGISTRATIONS_PER_SECRET,
   )
+  .option(
+    '--rate-limit-device-pages <n>',
+    'device page links (POST /device-page) per device per minute; 0: no limit',
+    integerIn(0, MAX_COUNT),
+    DEFAULT_DEVICE_PAGES_PER_DEVICE,
+  )
   .addOption(
     new Option('--retention <duration>', 'delete posture results received longer ago than this')
       .argParser(duration)
@@ -338,6 +346,7 @@ program
         signIns: opts.rateLimitSignIns,
         registrations: opts.rateLimitRegistrations,
         registrationsPerSecret: opts.rateLimitRegistrationsPerSecret,
+        devicePages: opts.rateLimitDevicePages,
       },
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
       maxCheckKeys: opts.maxCheckKeys,

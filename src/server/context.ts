@@ -3,6 +3,7 @@
 // own module so that no route imports app.ts.
 import type { TlsOptions } from 'node:tls';
 import type { Logger } from 'pino';
+import type { CheckRequests } from './checkRequests';
 import type { Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import type { ForwardedLimits } from './forwarded';
@@ -39,6 +40,8 @@ export interface RateLimiters {
   registrations: RateLimiter;
   /** Registrations per enrollment secret (keyed by its hash). */
   registrationsPerSecret: RateLimiter;
+  /** Device page links (POST /device-page) per device. */
+  devicePages: RateLimiter;
 }
 
 export interface AppContext {
@@ -52,4 +55,6 @@ export interface AppContext {
   heartbeats: HeartbeatWriter;
   /** The policy agents fetch, kept in memory (./policy.ts). */
   policies: PolicyCache;
+  /** "Check again" requests from device pages (./checkRequests.ts). */
+  checks: CheckRequests;
 }

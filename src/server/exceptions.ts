@@ -149,6 +149,20 @@ export async function deviceExceptions(store: Store, scope: OrgScope, deviceId: 
   return (await applyingTo(store, device, now)).map((e) => view(e, device.orgName));
 }
 
+/** The exception that lasts longest, per check, of those in force for the device (the device page shows its reason). */
+export async function exceptionsByCheck(
+  store: Store,
+  device: Pick<DeviceRecord, 'id' | 'orgId'>,
+  now = new Date(),
+): Promise<Map<string, PolicyExceptionRecord>> {
+  const byCheck = new Map<string, PolicyExceptionRecord>();
+  for (const e of await applyingTo(store, device, now)) {
+    const held = byCheck.get(e.checkKey);
+    if (held === undefined || held.expiresAt < e.expiresAt) byCheck.set(e.checkKey, e);
+  }
+  return byCheck;
+}
+
 /** The results with `excepted_until` set on each FAIL an exception covers (the device's own, or one of a label it carries). */
 export async function withExceptions<R extends { check_key: string; status: string }>(
   store: Store,
@@ -156,11 +170,10 @@ export async function withExceptions<R extends { check_key: string; status: stri
   results: R[],
   now = new Date(),
 ): Promise<(R & { excepted_until?: string })[]> {
-  const checks = new Map<string, string>();
-  for (const e of await applyingTo(store, device, now)) extend(checks, e);
+  const checks = await exceptionsByCheck(store, device, now);
   if (checks.size === 0) return results;
   return results.map((r) => {
-    const until = r.status === 'FAIL' ? checks.get(r.check_key) : undefined;
+    const until = r.status === 'FAIL' ? checks.get(r.check_key)?.expiresAt : undefined;
     return until === undefined ? r : { ...r, excepted_until: until };
   });
 }

@@ -7,6 +7,7 @@ import { buildApp } from './app';
 import { PolicyCache } from './policy';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
+import { CheckRequests } from './checkRequests';
 import type { AppConfig, RateLimiters } from './context';
 import { displayLocation, type DatabaseLocation } from './db/location';
 import { openStore, type StoreOptions } from './db/open';
@@ -49,6 +50,7 @@ export interface ServeOptions {
     signIns: number;
     registrations: number;
     registrationsPerSecret: number;
+    devicePages: number;
   };
   retention: RetentionPolicy;
   /** Distinct check keys a device may hold. */
@@ -98,11 +100,13 @@ export async function serve(options: ServeOptions): Promise<number> {
     signIns: new RateLimiter({ perMinute: options.rateLimits.signIns }),
     registrations: new RateLimiter({ perMinute: options.rateLimits.registrations }),
     registrationsPerSecret: new RateLimiter({ perMinute: options.rateLimits.registrationsPerSecret }),
+    devicePages: new RateLimiter({ perMinute: options.rateLimits.devicePages }),
   };
   const devices = new DeviceCache(store, options.deviceCacheSize);
   const heartbeats = new HeartbeatWriter(store, devices, logger);
   const policies = new PolicyCache(store);
-  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats, policies });
+  const checks = new CheckRequests(store);
+  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats, policies, checks });
 
   try {
     await app.listen({ host: options.host, port: options.port });

@@ -13,7 +13,7 @@ import type {
 } from '../admin';
 import type { AdminPrincipal } from '../adminAccess';
 import type { SignInAttempts } from '../db/store';
-import { DEVICE_PAGE_PATH, type DevicePageView } from '../devicePage';
+import { CHECK_AGAIN_PATH, type DevicePageView } from '../devicePage';
 import type { FleetFailure } from '../remediation';
 import { complianceChart } from './chart';
 import type { EnrollWay } from './enrollInstructions';
@@ -41,7 +41,7 @@ const NAV = [
 ] as const;
 
 /** The document every page is: the console's stylesheet, a header, the main part. */
-function documentOf(title: string, header: Html, main: Html): Html {
+function documentOf(title: string, header: Html, main: Html, head: Interpolation = null): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -49,6 +49,7 @@ function documentOf(title: string, header: Html, main: Html): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title}</title>
         <link rel="stylesheet" href="${STYLESHEET_PATH}" />
+        ${head}
       </head>
       <body>
         ${header}
@@ -361,9 +362,13 @@ function evidenceList(evidence: Record<string, unknown> | null): Html {
 }
 
 /** One check's latest result; the device's user (the device page) sees neither the fleet's fix nor the history. */
-function resultBlock(result: LatestView, now: Date, reader: 'admin' | 'user' = 'admin'): Html {
+/** The device page's reader: the admin of the console, or the device's user with the admin's exception of the check, if any. */
+type Reader = 'admin' | { user: { exception?: { reason: string; expires_at: string } } };
+
+function resultBlock(result: LatestView, now: Date, reader: Reader = 'admin'): Html {
   const r = result.remediation;
   const admin = reader === 'admin';
+  const exception = reader !== 'admin' && result.excepted_until !== undefined ? reader.user.exception : undefined;
   return html`<article class="result result-${result.status.toLowerCase()}" id="check-${result.check_key}">
     <h3>
       ${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}
@@ -371,6 +376,7 @@ function resultBlock(result: LatestView, now: Date, reader: 'admin' | 'user' = '
     </h3>
     ${result.failing_since && html`<p class="since">Failing since ${when(result.failing_since, now)}</p>`}
     <p class="summary">${r.summary}</p>
+    ${exception && html`<p class="note exception">Your admin accepts this until ${when(exception.expires_at, now)}: ${exception.reason}</p>`}
     ${
       result.status !== 'PASS' &&
       html`<details open>
@@ -586,11 +592,16 @@ export function enrolledPage(context: PageContext, created: CreatedDevice, qrSvg
  * "My device" (src/server/devicePage.ts): one device's latest results for the person using it,
  * failing ones first with this device's fix steps; who manages it and how to reach them.
  */
-export function myDevicePage(view: DevicePageView, now: Date): Html {
+/** How often the device page reloads itself while a "check again" request waits for its results. */
+const CHECK_AGAIN_RELOAD_SECONDS = 10;
+
+export function myDevicePage(view: DevicePageView, now: Date, settings: { heartbeatIntervalSeconds: number; notice?: string }): Html {
   const d = view.device;
   const latest = failingFirst(d.latest);
   const failing = latest.filter((r) => r.status === 'FAIL').length;
   const lastReport = d.latest.reduce<string | null>((last, r) => (last === null || r.received_at > last ? r.received_at : last), null);
+  const asked = view.check_requested_at;
+  const waiting = asked !== null && (lastReport === null || lastReport < asked);
   return documentOf(
     `My device · ${d.hostname ?? d.device_id}`,
     html`<header><span class="brand">My device</span></header>`,
@@ -610,13 +621,45 @@ export function myDevicePage(view: DevicePageView, now: Date): Html {
         <dt>Last seen</dt>
         <dd>${when(d.last_seen_at, now)}</dd>
       </dl>
-      <p class="hint">
-        Fixed something? Run <code>device-agent check --report</code> to check again now, then
-        <a href="${DEVICE_PAGE_PATH}">reload this page</a>.
-      </p>
+      <section id="check-again">
+        ${settings.notice && html`<p class="error" id="notice">${settings.notice}</p>`}
+        ${
+          waiting
+            ? html`<p class="warning" id="check-again-status">
+                You asked for a new check ${when(asked, now)}. Your device picks the request up when it next checks in with the server
+                (every ${interval(settings.heartbeatIntervalSeconds)}, while it is on and online), checks at once and reports. This page
+                reloads itself until the new results are here.
+              </p>`
+            : html`${
+                  asked !== null &&
+                  html`<p class="note" id="check-again-status">
+                    These are the results of the new check you asked for ${when(asked, now)}.
+                  </p>`
+                }
+                <form method="post" action="${CHECK_AGAIN_PATH}" class="inline">
+                  <button type="submit" id="check-again-button">Check again</button>
+                </form>
+                <p class="hint">
+                  Fixed something? Check again: your device runs its checks when it next checks in with the server (every
+                  ${interval(settings.heartbeatIntervalSeconds)}). On the device, <code>device-agent check --report</code> checks and
+                  reports at once.
+                </p>`
+        }
+      </section>
       <h2>Checks</h2>
-      ${latest.length === 0 ? html`<p class="muted">This device has not reported any check yet.</p>` : latest.map((r) => resultBlock(r, now, 'user'))}`,
+      ${
+        latest.length === 0
+          ? html`<p class="muted">This device has not reported any check yet.</p>`
+          : latest.map((r) => resultBlock(r, now, { user: { exception: view.exceptions.get(r.check_key) } }))
+      }`,
+    waiting && html`<meta http-equiv="refresh" content="${CHECK_AGAIN_RELOAD_SECONDS}" />`,
   );
+}
+
+/** A heartbeat interval as the page says it: "5 minutes", "90 seconds". */
+function interval(seconds: number): string {
+  const [count, unit] = seconds % 60 === 0 ? [seconds / 60, 'minute'] : [seconds, 'second'];
+  return count === 1 ? unit : `${count} ${unit}s`;
 }
 
 /** A used, expired or unknown link, or an ended page session: what to do, nothing else. */

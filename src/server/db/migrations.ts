@@ -322,6 +322,19 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_by_time ON audit_log(at);
     `,
   },
+  {
+    version: 13,
+    description: 'the device page: "check again" requests',
+    sql: `
+      -- A device's user asked from its page for a new check (src/server/checkRequests.ts): the
+      -- device's heartbeat answers carry it until it lapses. One row per device, the newest ask.
+      CREATE TABLE device_check_requests (
+        device_id    TEXT PRIMARY KEY REFERENCES devices(id),
+        requested_at TEXT NOT NULL
+      );
+      CREATE INDEX device_check_requests_by_time ON device_check_requests(requested_at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -316,6 +316,19 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_by_time ON audit_log(at);
     `,
   },
+  {
+    version: 12,
+    description: 'the device page: "check again" requests',
+    sql: `
+      -- A device's user asked from its page for a new check (src/server/checkRequests.ts): the
+      -- device's heartbeat answers carry it until it lapses. One row per device, the newest ask.
+      CREATE TABLE device_check_requests (
+        device_id    text PRIMARY KEY REFERENCES devices(id),
+        requested_at timestamptz NOT NULL
+      );
+      CREATE INDEX device_check_requests_by_time ON device_check_requests(requested_at);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -672,6 +672,31 @@ export class PostgresStore implements Store {
       );
   }
 
+  async requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string> {
+    return inTransaction(this.pool, async (db) => {
+      await db.query('DELETE FROM device_check_requests WHERE requested_at < $1', [lapsedBefore]);
+      // A concurrent request waits on the row and then finds the newer time: one of the two is recorded.
+      await db.query(
+        `INSERT INTO device_check_requests (device_id, requested_at) VALUES ($1, $2)
+         ON CONFLICT (device_id) DO UPDATE SET requested_at = excluded.requested_at WHERE device_check_requests.requested_at <= $3`,
+        [deviceId, now, notBefore],
+      );
+      const [row] = await rows<{ requested_at: Date }>(db, 'SELECT requested_at FROM device_check_requests WHERE device_id = $1', [
+        deviceId,
+      ]);
+      return row!.requested_at.toISOString();
+    });
+  }
+
+  async deviceCheckRequests(since: string): Promise<Map<DeviceId, string>> {
+    const found = await rows<{ device_id: DeviceId; requested_at: Date }>(
+      this.pool,
+      'SELECT device_id, requested_at FROM device_check_requests WHERE requested_at > $1',
+      [since],
+    );
+    return new Map(found.map((r) => [r.device_id, r.requested_at.toISOString()]));
+  }
+
   async exchangeToken(
     tokenHash: string,
     apiKeyHash: string,

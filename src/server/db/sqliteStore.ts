@@ -292,6 +292,15 @@ export class SqliteStore implements Store {
         'INSERT INTO organization_contacts (org_id, contact, updated_at) VALUES (?, ?, ?) ON CONFLICT (org_id) DO UPDATE SET contact = excluded.contact, updated_at = excluded.updated_at',
       ),
       deleteOrganizationContact: s<[string]>('DELETE FROM organization_contacts WHERE org_id = ?'),
+      putDeviceCheckRequest: s<[string, string, string]>(
+        `INSERT INTO device_check_requests (device_id, requested_at) VALUES (?, ?)
+         ON CONFLICT (device_id) DO UPDATE SET requested_at = excluded.requested_at WHERE device_check_requests.requested_at <= ?`,
+      ),
+      deviceCheckRequest: s<[string], { requested_at: string }>('SELECT requested_at FROM device_check_requests WHERE device_id = ?'),
+      deleteLapsedCheckRequests: s<[string]>('DELETE FROM device_check_requests WHERE requested_at < ?'),
+      deviceCheckRequestsSince: s<[string], { device_id: DeviceId; requested_at: string }>(
+        'SELECT device_id, requested_at FROM device_check_requests WHERE requested_at > ?',
+      ),
       organizationNamed: s<[string], { id: OrganizationId; name: string }>('SELECT id, name FROM organizations WHERE name = ?'),
       deleteTokenOfDevice: s<[string, string]>(
         'DELETE FROM enrollment_tokens WHERE device_id = (SELECT id FROM devices WHERE id = ? AND org_id = ?)',
@@ -728,6 +737,20 @@ export class SqliteStore implements Store {
       if (contact === null) this.statements.deleteOrganizationContact.run(orgId);
       else this.statements.putOrganizationContact.run(orgId, contact, now);
     });
+  }
+
+  requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string> {
+    return this.write(() =>
+      this.db.transaction(() => {
+        this.statements.deleteLapsedCheckRequests.run(lapsedBefore);
+        this.statements.putDeviceCheckRequest.run(deviceId, now, notBefore);
+        return this.statements.deviceCheckRequest.get(deviceId)!.requested_at;
+      })(),
+    );
+  }
+
+  deviceCheckRequests(since: string): Promise<Map<DeviceId, string>> {
+    return settle(() => new Map(this.statements.deviceCheckRequestsSince.all(since).map((r) => [r.device_id, r.requested_at])));
   }
 
   /** Statements built from filters and from the states a rule names, prepared once per distinct text. */

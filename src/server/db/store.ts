@@ -629,6 +629,14 @@ export interface Store {
   auditPage(query: AuditQuery): Promise<AuditEntryRecord[]>;
   /** Retention: deletes entries made before `cutoff` (at most `limit`); how many. */
   deleteAuditBefore(cutoff: string, limit: number): Promise<number>;
+  // "Check again" from the device page (src/server/checkRequests.ts says the rules).
+  /**
+   * Records a check request of the device at `now` unless one was recorded after `notBefore`;
+   * returns the request now on record (`now` when this one was), and deletes those older than `lapsedBefore`.
+   */
+  requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string>;
+  /** The check requests recorded after `since`, by device. */
+  deviceCheckRequests(since: string): Promise<Map<DeviceId, string>>;
 }
 
 export interface NewAuditEntry {
