@@ -122,10 +122,6 @@ interface Round {
   outcome: RunOutcome | null;
 }
 
-class Stopped extends Error {
-  override name = 'Stopped';
-}
-
 /** A key the server rejected (401): never sent again, whatever the disk still holds, until another enrollment. */
 interface Revocation {
   apiKey: string;
@@ -250,7 +246,7 @@ export class Daemon {
     const onStop = () => {
       this.log.info({ event: 'stop_requested' }, 'stopping: finishing the request in flight');
       void this.status.set('stopping');
-      cancelGrace = this.clock.schedule(() => this.requests.abort(new Stopped('stopping')), STOP_GRACE_MS);
+      cancelGrace = this.clock.schedule(() => this.requests.abort(), STOP_GRACE_MS);
       this.wakeUp();
     };
     stop.addEventListener('abort', onStop); // an AbortSignal aborts once
@@ -648,7 +644,7 @@ export class Daemon {
       this.endRound({ kind: 'refused', message: firstLine(err) });
       return;
     }
-    throw err; // a defect, or the stop cutting the request (its reason, Stopped): either ends the loop
+    throw err; // a defect, or the stop cutting the request (the abort's reason): either ends the loop
   }
 
   /** A round's request failed transiently `retry.attempts` times in a row. */
