@@ -404,6 +404,27 @@ describe('the daemon side', () => {
     }
   });
 
+  it('keeps the policy the server served owner-only, forgets it with null, and wipes it with the key', async () => {
+    const { dir, state } = await enrolled();
+    expect(await state.serverPolicy()).toBeNull();
+    const policy = {
+      policy_version: '3.7',
+      fetched_at: '2026-05-02T10:00:00.000Z',
+      response: { version: 3, policy: { screenLock: { maxIdleSeconds: 300 } }, lifecycle: { version: 7 } },
+    };
+    await state.storeServerPolicy(policy);
+    expect(statSync(join(dir, 'server-policy.json')).mode & 0o777).toBe(0o600);
+    expect(await state.serverPolicy()).toEqual(policy);
+    await state.storeServerPolicy(null);
+    expect(await state.serverPolicy()).toBeNull();
+    expect(files(dir)).toEqual(['api-key', 'enrollment.json']);
+    await state.storeServerPolicy(null); // none to forget: no error
+
+    await state.storeServerPolicy(policy);
+    await state.wipe(NOTE);
+    expect(files(dir)).toEqual(['status.json']);
+  });
+
   it('names the key store an enrollment would use', async () => {
     const state = await openAgentState(newDir());
     expect(await state.prospectiveKeyStore('file')).toBe('file');
