@@ -141,6 +141,22 @@ describe('enroll', () => {
     ]);
   });
 
+  it('with `auto` and no secret store to reach, stores the key in the file and says why', async () => {
+    const bus = process.env.DBUS_SESSION_BUS_ADDRESS;
+    delete process.env.DBUS_SESSION_BUS_ADDRESS; // keyring.test.ts runs the keyring on a private bus
+    try {
+      const dir = newDir();
+      const state = await openAgentState(dir);
+      expect(await state.prospectiveKeyStore('auto')).toBe('file');
+      const outcome = await state.enroll({ ...plan(), keystore: 'auto' }, protocol());
+      expect(outcome).toEqual({ keystore: 'file', keystoreFallbackReason: 'no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)' });
+      expect(record(dir)).not.toHaveProperty('keyring_entry');
+      expect((await state.credentials())?.apiKey).toBe(KEY_A);
+    } finally {
+      if (bus !== undefined) process.env.DBUS_SESSION_BUS_ADDRESS = bus;
+    }
+  });
+
   it('refuses an existing enrollment without --force, changing nothing', async () => {
     const { dir, state } = await enrolled();
     const before = readFileSync(join(dir, 'enrollment.json'), 'utf8');
