@@ -551,11 +551,11 @@ export class Daemon {
     try {
       response = await session.api.policy(
         session.apiKey,
-        { platform: this.platform ?? 'LINUX' },
+        { platform: this.platform! }, // set by the heartbeat that announced the policy
         { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal },
       );
     } catch (err) {
-      if (this.requests.signal.aborted) throw err;
+      // The stop cutting the request is not transient nor refused: thrown below, it ends the loop.
       if (err instanceof CredentialsRejectedError) return this.revoke('policy', err);
       if (isTransient(err)) {
         const retryInMs = this.policyBackoff.fail(retryAfterMs(err));
