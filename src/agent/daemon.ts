@@ -416,8 +416,7 @@ export class Daemon {
     this.uploadRetryAt = 0;
     this.heartbeatBackoff.reset();
     this.uploadBackoff.reset();
-    this.policyBackoff.reset();
-    this.policyWanted = null;
+    this.policyWanted = null; // the next announced version starts its own backoff (notePolicyVersion)
     this.policyRefused = null;
     this.served = await this.deps.state.serverPolicy();
     this.queueHasWork = (await this.queue.count()) > 0;
@@ -571,7 +570,6 @@ export class Daemon {
       this.refusePolicy(wanted, `the server refused the policy request: ${firstLine(err)}`);
       return;
     }
-    this.policyBackoff.reset();
     const version = policyToken(response.version, response.lifecycle.version);
     const problem = await (this.deps.policyProblem ?? servedPolicyProblem)(response);
     if (problem !== null) {
