@@ -124,10 +124,6 @@ interface Round {
   outcome: RunOutcome | null;
 }
 
-class Stopped extends Error {
-  override name = 'Stopped';
-}
-
 /** A key the server rejected (401): never sent again, whatever the disk still holds, until another enrollment. */
 interface Revocation {
   apiKey: string;
@@ -255,7 +251,7 @@ export class Daemon {
     const onStop = () => {
       this.log.info({ event: 'stop_requested' }, 'stopping: finishing the request in flight');
       void this.status.set('stopping');
-      cancelGrace = this.clock.schedule(() => this.requests.abort(new Stopped('stopping')), STOP_GRACE_MS);
+      cancelGrace = this.clock.schedule(() => this.requests.abort(), STOP_GRACE_MS);
       this.wakeUp();
     };
     stop.addEventListener('abort', onStop); // an AbortSignal aborts once
@@ -425,8 +421,7 @@ export class Daemon {
     this.uploadRetryAt = 0;
     this.heartbeatBackoff.reset();
     this.uploadBackoff.reset();
-    this.policyBackoff.reset();
-    this.policyWanted = null;
+    this.policyWanted = null; // the next announced version starts its own backoff (notePolicyVersion)
     this.policyRefused = null;
     this.served = await this.deps.state.serverPolicy();
     this.queueHasWork = (await this.queue.count()) > 0;
@@ -576,11 +571,11 @@ export class Daemon {
     try {
       response = await session.api.policy(
         session.apiKey,
-        { platform: this.platform ?? 'LINUX' },
+        { platform: this.platform! }, // set by the heartbeat that announced the policy
         { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal },
       );
     } catch (err) {
-      if (this.requests.signal.aborted) throw err;
+      // The stop cutting the request is not transient nor refused: thrown below, it ends the loop.
       if (err instanceof CredentialsRejectedError) return this.revoke('policy', err);
       if (isTransient(err)) {
         const retryInMs = this.policyBackoff.fail(retryAfterMs(err));
@@ -596,7 +591,6 @@ export class Daemon {
       this.refusePolicy(wanted, `the server refused the policy request: ${firstLine(err)}`);
       return;
     }
-    this.policyBackoff.reset();
     const version = policyToken(response.version, response.lifecycle.version);
     const problem = await (this.deps.policyProblem ?? servedPolicyProblem)(response);
     if (problem !== null) {
@@ -669,7 +663,7 @@ export class Daemon {
       this.endRound({ kind: 'refused', message: firstLine(err) });
       return;
     }
-    throw err; // a defect, or the stop cutting the request (its reason, Stopped): either ends the loop
+    throw err; // a defect, or the stop cutting the request (the abort's reason): either ends the loop
   }
 
   /** A round's request failed transiently `retry.attempts` times in a row. */

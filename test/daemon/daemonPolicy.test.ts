@@ -5,8 +5,14 @@
 // forgotten when the server stops serving one. policy.test.ts runs the same against the real server.
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { CredentialsRejectedError, InvalidRequestError, PayloadTooLargeError, RetryableError } from '../../src/agent/api';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  CredentialsRejectedError,
+  InvalidRequestError,
+  PayloadTooLargeError,
+  RetryableError,
+  type RequestOptions,
+} from '../../src/agent/api';
 import type { StoredServerPolicy } from '../../src/agent/state';
 import { linuxLifecycle } from '../../checks/linux/lifecycle';
 import type { PolicyResponse } from '../../src/protocol/schemas';
@@ -253,6 +259,28 @@ describe('a policy fetch that fails', () => {
       reason: 'the server rejected the API key (401 on /policy): the device was revoked or unenrolled',
     });
     expect(await h.state.enrollment()).toBeNull();
+  });
+});
+
+describe('stopping during a policy fetch', () => {
+  it('cuts the request after the grace: nothing refused, nothing retried, the daemon stopped', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.servedPolicy = served(3);
+    let inFlight = false;
+    api.policy = (_apiKey: string, _body: unknown, options?: RequestOptions) =>
+      new Promise<PolicyResponse>((_resolve, reject) => {
+        inFlight = true;
+        options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error));
+      });
+    const h = await startInProcess({ clock, api, settle: false });
+    await vi.waitFor(() => expect(inFlight).toBe(true), { timeout: 30_000 });
+    const stopping = h.stop();
+    await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1), { timeout: 30_000 });
+    expect(clock.fireNext(clock.monotonicMs() + 3000)).toBe(true);
+    await stopping;
+    expect(h.daemon.state).toBe('stopped');
+    expect([...h.events('policy_fetch_failed'), ...h.events('policy_refused')]).toEqual([]);
   });
 });
 
