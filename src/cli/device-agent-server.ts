@@ -257,7 +257,12 @@ program
     integerIn(0, MAX_COUNT),
   )
   .option('--rate-limit-posture-mib <n>', 'MiB of posture uploads per device per minute; 0: no limit', integerIn(0, MAX_COUNT), 16)
-  .option('--rate-limit-sign-ins <n>', 'console sign-in attempts per client address per minute; 0: no limit', integerIn(0, MAX_COUNT), 10)
+  .option(
+    '--rate-limit-sign-ins <n>',
+    'console sign-in attempts per client address per minute, across every process on the database; 0: no limit',
+    integerIn(0, MAX_COUNT),
+    10,
+  )
   .option(
     '--rate-limit-registrations <n>',
     'registrations with an enrollment secret per client address per minute; 0: no limit',

@@ -25,6 +25,8 @@ export interface AppConfig {
   tls?: TlsOptions;
   /** Behind a TLS-terminating proxy: who it is, and the per-agent-address cap (./forwarded). */
   forwarded?: ForwardedLimits;
+  /** Console sign-in attempts per client address a minute, counted in the database (console/signInThrottle.ts); 0: no limit. */
+  signInsPerAddressPerMinute: number;
 }
 
 export interface RateLimiters {
@@ -34,8 +36,6 @@ export interface RateLimiters {
   postures: RateLimiter;
   /** Posture request bytes per device. */
   postureBytes: RateLimiter;
-  /** Console sign-in attempts per client address. */
-  signIns: RateLimiter;
   /** Registrations (/register) per client address. */
   registrations: RateLimiter;
   /** Registrations per enrollment secret (keyed by its hash). */

@@ -82,6 +82,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     retentionMs: options.retention.maxAgeMs,
     tls: tls?.options,
     forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
+    signInsPerAddressPerMinute: options.rateLimits.signIns,
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
   // With TLS, ignored until the pair read at start is attached, then a reload (below).
@@ -97,7 +98,6 @@ export async function serve(options: ServeOptions): Promise<number> {
     heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
     postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
-    signIns: new RateLimiter({ perMinute: options.rateLimits.signIns }),
     registrations: new RateLimiter({ perMinute: options.rateLimits.registrations }),
     registrationsPerSecret: new RateLimiter({ perMinute: options.rateLimits.registrationsPerSecret }),
     devicePages: new RateLimiter({ perMinute: options.rateLimits.devicePages }),

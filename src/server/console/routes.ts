@@ -31,7 +31,7 @@ import { SECRETS_PATH, SECRET_LIFETIMES, createdSecretPage, secretsPage } from '
 import { createSecret, listSecrets, parseLabel, revokeSecret } from '../enrollSecrets';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING } from '../publicUrl';
 import { trusted, type Html } from './html';
-import { SignInThrottle } from './signInThrottle';
+import { SignInAddressLimit, SignInThrottle } from './signInThrottle';
 import {
   CONSOLE_PREFIX,
   STYLESHEET_PATH,
@@ -98,10 +98,11 @@ export function consoleHeaders(secure: boolean) {
 }
 
 export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorAnswer) {
-  const { store, config, limits, logger } = context;
+  const { store, config, logger } = context;
   const secure = config.tls !== undefined;
   const cookieOptions = adminCookieOptions(secure);
   const signInAttempts = new SignInThrottle(store);
+  const signInAddresses = new SignInAddressLimit(store, config.signInsPerAddressPerMinute);
   /** A signed-in request's account's sign-in attempts, read with its session (requireSession). */
   const attemptsNotice = new WeakMap<FastifyRequest, SignInAttempts>();
   /** Records an action the signed-in admin has just done (audit.ts). */
@@ -181,7 +182,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
     });
 
     app.post(`${CONSOLE_PREFIX}/sign-in`, { preHandler: csrf }, async (request, reply) => {
-      const addressWait = limits.signIns.take(request.ip);
+      const addressWait = await signInAddresses.attempt(request.ip);
       if (addressWait !== undefined) return tooMany(request, reply, addressWait, 'Too many sign-in attempts');
       const form = formOf(request);
       const email = signInEmail(form.email ?? '');

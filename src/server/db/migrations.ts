@@ -323,6 +323,20 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 12,
+    description: 'console sign-in budgets per client address, shared by every server process on the database',
+    sql: `
+      -- By the SHA-256 of the client address (src/server/console/signInThrottle.ts): when its budget
+      -- is full again, in epoch milliseconds. Bounded: a row full again carries nothing and is
+      -- deleted when a new address arrives, so only the addresses of the last minute stay.
+      CREATE TABLE sign_in_address_budgets (
+        address_key TEXT PRIMARY KEY,
+        full_at     REAL NOT NULL
+      );
+      CREATE INDEX sign_in_address_budgets_by_full_at ON sign_in_address_budgets(full_at);
+    `,
+  },
+  {
     version: 13,
     description: 'the device page: "check again" requests',
     sql: `

@@ -50,6 +50,7 @@ import {
   type PostureFacts,
   type PostureReads,
   type SchemaVersions,
+  type SignInAddressDecision,
   type SignInAttemptRoom,
   type SignInAttempts,
   type SignInDecision,
@@ -600,6 +601,40 @@ export class PostgresStore implements Store {
       },
       // A wait writes nothing (its row existed: a first attempt is never made to wait).
       (decision) => 'counted' in decision,
+    );
+  }
+
+  async takeSignInAddressBudget(
+    addressKey: string,
+    now: number,
+    decide: (fullAt: number | undefined) => SignInAddressDecision,
+  ): Promise<SignInAddressDecision> {
+    return inTransaction(
+      this.pool,
+      async (db) => {
+        // A row to lock, as for the accounts' attempts: inserted with full_at 0 when missing.
+        const [row] = await rows<{ full_at: number }>(
+          db,
+          `INSERT INTO sign_in_address_budgets (address_key, full_at) VALUES ($1, 0)
+           ON CONFLICT (address_key) DO UPDATE SET address_key = excluded.address_key
+           RETURNING full_at`,
+          [addressKey],
+        );
+        const decision = decide(row!.full_at > now ? row!.full_at : undefined);
+        if (!('fullAt' in decision)) return decision;
+        if (row!.full_at === 0) {
+          // SKIP LOCKED: a row another attempt holds is in use, not one to forget.
+          await db.query(
+            `DELETE FROM sign_in_address_budgets WHERE address_key IN
+               (SELECT address_key FROM sign_in_address_budgets WHERE full_at <= $1 AND address_key <> $2 FOR UPDATE SKIP LOCKED)`,
+            [now, addressKey],
+          );
+        }
+        await db.query('UPDATE sign_in_address_budgets SET full_at = $2 WHERE address_key = $1', [addressKey, decision.fullAt]);
+        return decision;
+      },
+      // A wait writes nothing (its row existed: a first attempt is never made to wait).
+      (decision) => 'fullAt' in decision,
     );
   }
 

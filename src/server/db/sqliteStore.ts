@@ -47,6 +47,7 @@ import {
   type RegistrationFacts,
   type ResultToWrite,
   type SchemaVersions,
+  type SignInAddressDecision,
   type SignInAttemptRoom,
   type SignInAttempts,
   type SignInDecision,
@@ -277,6 +278,12 @@ export class SqliteStore implements Store {
            (SELECT account_key FROM sign_in_attempts WHERE account_key <> ? ORDER BY attempts, last_at LIMIT 1)`,
       ),
       deleteSignInAttempts: s<[string]>('DELETE FROM sign_in_attempts WHERE account_key = ?'),
+      signInAddressBudget: s<[string], { full_at: number }>('SELECT full_at FROM sign_in_address_budgets WHERE address_key = ?'),
+      putSignInAddressBudget: s<[string, number]>(
+        `INSERT INTO sign_in_address_budgets (address_key, full_at) VALUES (?, ?)
+         ON CONFLICT (address_key) DO UPDATE SET full_at = excluded.full_at`,
+      ),
+      deleteFullSignInAddressBudgets: s<[number]>('DELETE FROM sign_in_address_budgets WHERE full_at <= ?'),
       insertDevicePageGrant: s<[string, DevicePageGrantKind, string, string, string]>(
         'INSERT INTO device_page_grants (grant_hash, kind, org_id, device_id, expires_at) VALUES (?, ?, ?, ?, ?)',
       ),
@@ -697,6 +704,26 @@ export class SqliteStore implements Store {
     return this.write(() => {
       this.statements.deleteSignInAttempts.run(accountKey);
     });
+  }
+
+  takeSignInAddressBudget(
+    addressKey: string,
+    now: number,
+    decide: (fullAt: number | undefined) => SignInAddressDecision,
+  ): Promise<SignInAddressDecision> {
+    const st = this.statements;
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const stored = st.signInAddressBudget.get(addressKey);
+          const decision = decide(stored && stored.full_at > now ? stored.full_at : undefined);
+          if (!('fullAt' in decision)) return decision;
+          if (!stored) st.deleteFullSignInAddressBudgets.run(now);
+          st.putSignInAddressBudget.run(addressKey, decision.fullAt);
+          return decision;
+        })
+        .immediate(),
+    );
   }
 
   createDevicePageGrant(input: {

@@ -391,6 +391,13 @@ export interface SignInAttempts {
 /** An attempt let through and counted (`counted`, written), or one that must wait (nothing written). */
 export type SignInDecision = { counted: SignInAttempts } | { waitMs: number };
 
+/**
+ * One console sign-in attempt from a client address: let through, its budget then full again at
+ * `fullAt` (epoch ms, fractional: the generic cell rate algorithm's theoretical arrival time,
+ * src/server/console/signInThrottle.ts decides), or to wait `waitMs` (nothing written).
+ */
+export type SignInAddressDecision = { fullAt: number } | { waitMs: number };
+
 /** How many accounts' attempts are kept, and which are forgotten first to make room. */
 export interface SignInAttemptRoom {
   maxAccounts: number;
@@ -479,6 +486,18 @@ export interface Store {
     decide: (stored: SignInAttempts | undefined) => SignInDecision,
   ): Promise<SignInDecision>;
   signInAttempts(accountKey: string): Promise<SignInAttempts | undefined>;
+  /**
+   * One console sign-in attempt from the client address keyed `addressKey`, in one transaction that
+   * takes the address's attempts in turn across every process on the database: asks `decide` with
+   * the time its budget is full again (undefined when none is stored, or it is not after `now`),
+   * writes the one it answers. An address new to the table first deletes every row full again by
+   * `now` (they carry nothing), so the table holds only the addresses that tried within a minute.
+   */
+  takeSignInAddressBudget(
+    addressKey: string,
+    now: number,
+    decide: (fullAt: number | undefined) => SignInAddressDecision,
+  ): Promise<SignInAddressDecision>;
   /** The account signed in: its attempts are forgotten. */
   deleteSignInAttempts(accountKey: string): Promise<void>;
   listDevices(orgName?: string): Promise<DeviceRecord[]>;
