@@ -33,8 +33,8 @@ const ENV_NAMES = {
  * The retry policy from the environment; a malformed value is an error, never silently replaced.
  * Each value is at most MAX_TIMER_MS: beyond it a timer would fire at once (a retry storm).
  */
-export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
-  const policy = { ...DEFAULT_RETRY_POLICY };
+export function retryPolicyFromEnv(env: NodeJS.ProcessEnv, defaults: RetryPolicy = DEFAULT_RETRY_POLICY): RetryPolicy {
+  const policy = { ...defaults };
   for (const field of Object.keys(ENV_NAMES) as (keyof RetryPolicy)[]) {
     const raw = env[ENV_NAMES[field]];
     if (raw === undefined || raw.trim() === '') continue;

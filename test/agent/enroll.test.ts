@@ -248,14 +248,16 @@ describe('enroll: refused tokens and unreachable servers store nothing', () => {
     const result = await runAgent(['enroll', '--server', `http://127.0.0.1:${closedPort}`, '--token', '-', ...common(dir)], {
       input: device.enrollment_token,
     });
-    expectUserError(result, 4, /cannot reach http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED.*nothing was stored/);
+    expectUserError(result, 4, /cannot reach http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED.*not enrolled; try again later/);
     expect(listStateFiles(dir)).toEqual([]);
     await enrolledDir(device); // not spent
   });
 
-  it('a 503 exits 4', async () => {
+  it('a 503 is retried after its Retry-After, three attempts in all, then exits 4', async () => {
+    const arrivals: number[] = [];
     const stub: Server = createServer((_req, res) => {
-      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' });
+      arrivals.push(Date.now());
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
       res.end(JSON.stringify({ error: 'internal_error', message: 'maintenance' }));
     });
     await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
@@ -263,6 +265,8 @@ describe('enroll: refused tokens and unreachable servers store nothing', () => {
     const dir = stateDir();
     const result = await runAgent(['enroll', '--server', url, '--token', '-', ...common(dir)], { input: 'a'.repeat(96) });
     expectUserError(result, 4, /the server answered enroll with 503: maintenance/);
+    expect(arrivals).toHaveLength(3);
+    for (let i = 1; i < arrivals.length; i++) expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(1_000);
     expect(listStateFiles(dir)).toEqual([]);
     await new Promise<void>((resolve) => stub.close(() => resolve()));
   });
