@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { LINK_SCHEME } from '../protocol/constants';
 import { VERSION } from '../version';
 import { endQuietlyOnClosedPipe } from './closedPipe';
-import { addCommonOptions } from './commonOptions';
+import { addCommonOptions, stateDirOption } from './commonOptions';
 import { describeFailure, redactCredentials } from './exitCodes';
 // Types only (erased): each command's module is still loaded only when that command runs.
 import type { CommonOptions } from './commonOptions';
@@ -170,11 +170,12 @@ program
   .description('run the posture checks on this machine and print what would be reported (sends nothing)')
   .option(
     '--json',
-    'print a JSON array of posture results {check_key, status, evidence, observed_at} with their summary, fix and admin texts',
+    'print a JSON array of posture results {check_key, status, evidence, observed_at} with their summary, fix and admin texts and the policy that judged them',
   )
   .option('--explain', 'explain PASS results too (results that are not PASS are always explained)')
   .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
   .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
+  .addOption(stateDirOption("the agent's state directory: the server policy it holds applies"))
   .option('--report', 'ask the running service to check now and upload the results at once (at most once a minute)')
   .addHelpText('after', '\nExit code 0 whatever the statuses; 2 for an unknown check key or an unusable policy file.')
   .action(async (options: CheckCliOptions & { report?: boolean }) => {

@@ -16,7 +16,7 @@ export interface ExceptionFormState {
 }
 
 /** Where the exceptions are shown and granted: one device's page, or an organization's policy page. */
-export type ExceptionTarget = { device: string; org: string } | { org: string };
+type ExceptionTarget = { device: string; org: string } | { org: string };
 
 function grantAction(target: ExceptionTarget): string {
   return 'device' in target
