@@ -341,7 +341,7 @@ const CHECK_ABBREVIATIONS: Record<string, string> = {
   OS_VERSION: 'OS',
   AUTO_UPDATE: 'UPD',
   PASSWORD_POLICY: 'PWD',
-  ANTIVIRUS: 'AV',
+  MALWARE_PROTECTION: 'AV',
   REMOTE_LOGIN: 'RMT',
   TIME_SYNC: 'NTP',
 };
@@ -400,7 +400,7 @@ export function devicesPage(context: PageContext, view: DeviceListView): Html {
             ${option('', q.status, 'any')}${[...STATUSES, 'MISSING'].map((s) => option(s, q.status))}
           </select></label
         >
-        <label>Failing at least <input name="min_failing" value="${q.min_failing ?? ''}" inputmode="numeric" size="3" /></label>
+        <label>Min. failing checks <input name="min_failing" value="${q.min_failing ?? ''}" inputmode="numeric" size="3" /></label>
         <label>Agent version <input name="agent_version" value="${q.agent_version ?? ''}" size="8" /></label>
         <label>Label <input name="label" value="${q.label ?? ''}" placeholder="key=value" size="12" /></label>
         <label>Hostname <input name="hostname" value="${q.hostname ?? ''}" placeholder="contains…" /></label>
