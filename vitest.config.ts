@@ -21,6 +21,7 @@ const ON_EVERY_ENGINE = [
   'complianceSeries',
   'enroll',
   'failingSince',
+  'deviceList',
   'fuzz',
   'heartbeat',
   'heartbeatWrites',
