@@ -184,6 +184,13 @@ interface DeviceListOptions extends ListOptions {
   platform?: string;
   failing?: string;
   hostname?: string;
+  check?: string;
+  status?: string;
+  agentVersion?: string;
+  label?: string;
+  minFailing?: string;
+  sort?: string;
+  order?: string;
 }
 
 interface ScopeOptions {
@@ -404,11 +411,19 @@ device
   .option('--platform <platform>', 'only devices of this platform: DARWIN, LINUX, FREEBSD or WINDOWS')
   .option('--failing <check>', 'only devices whose latest result of this check (or "any") is FAIL')
   .option('--hostname <text>', 'only devices whose hostname contains this')
+  .option('--check <check>', 'with --status: only devices whose latest result of this check has that status')
+  .option('--status <status>', 'PASS, FAIL, UNKNOWN, NOT_APPLICABLE, or MISSING (no result)')
+  .option('--agent-version <version>', 'only devices running this agent version')
+  .option('--label <key=value>', 'only devices carrying this label')
+  .option('--min-failing <n>', 'only devices failing at least this many checks')
+  .option('--sort <key>', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version')
+  .option('--order <order>', 'asc (default) or desc')
   .option('--json', 'print a JSON array')
   .action(async (opts: DeviceListOptions, command: Command) => {
-    const { org, state, platform, failing, hostname } = opts;
+    const { org, state, platform, failing, hostname, check, status, label, sort, order } = opts;
+    const request = { org, state, platform, failing, hostname, check, status, label, sort, order };
     const devices = await withStore(command, true, (store) =>
-      listAllDevices(store, ALL_ORGANIZATIONS, { org, state, platform, failing, hostname }),
+      listAllDevices(store, ALL_ORGANIZATIONS, { ...request, agent_version: opts.agentVersion, min_failing: opts.minFailing }),
     );
     if (opts.json) printJson(devices);
     else print(formatDeviceList(devices));

@@ -107,7 +107,7 @@ describe('device list', () => {
       expect.objectContaining({ device_id: globex.deviceId, org: 'list-globex', state: 'ACTIVE', hostname: 'test-host' }),
     ]);
     const table = (await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-initech'])).stdout;
-    expect(table.split('\n')[0]).toMatch(/^DEVICE\s+ORG\s+STATE\s+NAME\s+HOSTNAME\s+PLATFORM\s+LAST SEEN$/);
+    expect(table.split('\n')[0]).toMatch(/^DEVICE\s+ORG\s+STATE\s+NAME\s+HOSTNAME\s+PLATFORM\s+LAST SEEN\s+OS\s+AGENT\s+FAILING\s+LABELS$/);
     expect(table).toMatch(new RegExp(`^${initech.device_id}\\s+list-initech\\s+PENDING\\s+printer\\s+-`, 'm'));
     expect((await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'nobody'])).stdout).toBe('No devices.\n');
   });

@@ -57,7 +57,28 @@ const FORM_BODY_LIMIT = 16 * 1024;
 const DEVICE_PAGE_SIZE = 50;
 const HISTORY_PAGE_SIZE = 50;
 const AUDIT_PAGE_SIZE = 50;
-const LIST_FIELDS = ['org', 'state', 'platform', 'failing', 'hostname', 'last_seen_before', 'last_seen_after', 'sort', 'order', 'cursor'];
+const LIST_FIELDS = [
+  'org',
+  'state',
+  'platform',
+  'failing',
+  'hostname',
+  'last_seen_before',
+  'last_seen_after',
+  'sort',
+  'order',
+  'cursor',
+  // The working screen's (admin.ts DeviceListRequest): every overview number links with them.
+  'check',
+  'status',
+  'result_before',
+  'rule',
+  'excepted',
+  'agent_version',
+  'os_version',
+  'label',
+  'min_failing',
+];
 
 type Form = Record<string, string>;
 type Query = Record<string, string | string[] | undefined>;
@@ -258,7 +279,6 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
 
     app.get(`${CONSOLE_PREFIX}/devices`, signedIn, async (request, reply) => {
       const query = pick(request, LIST_FIELDS);
-      // Dates from the form's date inputs are whole days.
       const listed = await listDevicePage(store, adminOf(request).scope, { ...query, limit: DEVICE_PAGE_SIZE });
       return page(reply, devicesPage(pageContext(request, reply), { query, page: listed }));
     });

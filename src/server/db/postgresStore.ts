@@ -32,6 +32,7 @@ import {
   type AuthenticatedDevice,
   type DeviceAttributes,
   type DeviceRecord,
+  type DeviceListRow,
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
@@ -78,7 +79,16 @@ import {
   type PolicyChangeRow,
   type PolicyExceptionRow,
 } from './policyRows';
-import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
+import {
+  FAILING_CHECKS,
+  exceptedCondition,
+  listConditions,
+  summaryColumns,
+  toSummary,
+  type Dialect,
+  type SummaryRow,
+} from './deviceListSql';
+import { DEVICE_COLUMNS, containsPattern, deviceColumnsAnd, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { databaseFailure } from './failures';
 import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
 
@@ -102,7 +112,28 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   created_at: 'd.created_at',
   hostname: `COALESCE(d.hostname, '') COLLATE "C"`,
   last_seen_at: "COALESCE(d.last_seen_at, '-infinity')",
+  // No index: computed per device (deviceListSql.ts); bench:list measures it.
+  failing_checks: FAILING_CHECKS,
+  agent_version: `COALESCE(d.agent_version, '') COLLATE "C"`,
 };
+
+/** The type of each sort's cursor value as a parameter. */
+const SORT_TYPES: Record<DeviceSortKey, string> = {
+  created_at: 'timestamptz',
+  hostname: 'text',
+  last_seen_at: 'timestamptz',
+  failing_checks: 'bigint',
+  agent_version: 'text',
+};
+
+/** deviceListSql.ts's SQL in PostgreSQL's terms. */
+function postgresDialect(conditions: Conditions): Dialect {
+  return {
+    param: (value) => conditions.param(value),
+    objectOf: (key, value) => `json_object_agg(${key}, ${value})`,
+    evidenceRule: "l.evidence->>'rule'",
+  };
+}
 
 interface SignInAttemptsRow {
   account_key: string;
@@ -167,7 +198,7 @@ function scopeConditions(scope: OrgScope, orgName: string | undefined, orgColumn
 /** A cursor's sort value as the sort expression's type: a timestamp sort's '' (never seen) is -infinity. */
 /** The cursor's sort value as a parameter (admin.ts validated it): '' is a device never seen, sorted first. */
 function cursorValue(sort: DeviceSortKey, value: string): string {
-  return sort !== 'hostname' && value === '' ? '-infinity' : value;
+  return SORT_TYPES[sort] === 'timestamptz' && value === '' ? '-infinity' : value;
 }
 
 const HARDWARE_UUID_INDEX = 'devices_hardware_uuid_per_org';
@@ -332,7 +363,7 @@ export class PostgresStore implements Store {
     return found.map(toStoredResult);
   }
 
-  async listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]> {
+  async listDevicePage(query: DevicePageQuery): Promise<DeviceListRow[]> {
     const { filter } = query;
     const conditions = scopeConditions(query.scope, filter.orgName);
     if (filter.state !== undefined) conditions.add((p) => `d.state = ${p(filter.state)}`);
@@ -350,23 +381,26 @@ export class PostgresStore implements Store {
           `EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = ${p(failingCheck)} AND l.status = 'FAIL')`,
       );
     }
+    const dialect = postgresDialect(conditions);
+    for (const condition of listConditions(filter, dialect)) conditions.add(() => condition);
     const sort = SORT_EXPRESSIONS[query.sort];
     const direction = query.descending ? 'DESC' : 'ASC';
     const { after } = query;
     if (after !== null) {
-      const type = query.sort === 'hostname' ? 'text' : 'timestamptz';
+      const type = SORT_TYPES[query.sort];
       conditions.add(
         (p) =>
           `(${sort}, d.id COLLATE "C") ${query.descending ? '<' : '>'} (${p(cursorValue(query.sort, after.value))}::${type}, ${p(after.id)})`,
       );
     }
     const limit = conditions.param(query.limit);
-    const found = await rows<DeviceRow<Date>>(
+    const found = await rows<DeviceRow<Date> & SummaryRow>(
       this.pool,
-      `SELECT ${DEVICE_COLUMNS} ${conditions.where()} ORDER BY ${sort} ${direction}, d.id COLLATE "C" ${direction} LIMIT ${limit}`,
+      `SELECT ${deviceColumnsAnd(summaryColumns(dialect))} ${conditions.where()}
+       ORDER BY ${sort} ${direction}, d.id COLLATE "C" ${direction} LIMIT ${limit}`,
       conditions.values,
     );
-    return found.map((row) => toDeviceRecord(row, (time) => time.toISOString()));
+    return found.map((row) => ({ ...toDeviceRecord(row, (time) => time.toISOString()), ...toSummary(row) }));
   }
 
   async latestResults(device: DeviceRef): Promise<LatestPostureResult[]> {
@@ -397,7 +431,7 @@ export class PostgresStore implements Store {
   async complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
   ): Promise<ComplianceCounts> {
     const scoped = scopeConditions(scope, orgName);
     const devices = await rows<{ state: DeviceState; platform: Platform | null; count: string }>(
@@ -419,20 +453,44 @@ export class PostgresStore implements Store {
     );
     const checkConditions = scopeConditions(scope, orgName);
     const freshSince = checkConditions.param(cutoffs.resultsFreshSince);
-    const checks = await rows<{ check_key: string; status: PostureStatus; fresh: boolean; count: string }>(
+    const excepted = exceptedCondition(postgresDialect(checkConditions), cutoffs.exceptionsAt);
+    const checks = await rows<{ check_key: string; status: PostureStatus; fresh: boolean; excepted: boolean; count: string }>(
       this.pool,
-      `SELECT l.check_key, l.status, l.received_at >= ${freshSince} AS fresh, COUNT(*) AS count
+      `SELECT l.check_key, l.status, l.received_at >= ${freshSince} AS fresh,
+              (l.status = 'FAIL' AND ${excepted}) AS excepted, COUNT(*) AS count
        FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-       ${checkConditions.where(["d.state = 'ACTIVE'"])} GROUP BY l.check_key, l.status, fresh
+       ${checkConditions.where(["d.state = 'ACTIVE'"])} GROUP BY l.check_key, l.status, fresh, excepted
        ORDER BY l.check_key COLLATE "C", l.status COLLATE "C", fresh`,
       checkConditions.values,
+    );
+    const activeConditions = scopeConditions(scope, orgName);
+    const agentVersions = await rows<{ agent_version: string | null; count: string }>(
+      this.pool,
+      `SELECT d.agent_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+       ${activeConditions.where(["d.state = 'ACTIVE'"])} GROUP BY d.agent_version ORDER BY count DESC, d.agent_version COLLATE "C"`,
+      activeConditions.values,
+    );
+    const osReleases = await rows<{ platform: Platform | null; os_version: string | null; count: string }>(
+      this.pool,
+      `SELECT d.platform, d.os_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+       ${activeConditions.where(["d.state = 'ACTIVE'"])} GROUP BY d.platform, d.os_version
+       ORDER BY count DESC, d.platform COLLATE "C", d.os_version COLLATE "C"`,
+      activeConditions.values,
     );
     return {
       devices: devices.map((d) => ({ state: d.state, platform: d.platform, count: Number(d.count) })),
       active: Number(presence?.active ?? 0),
       stale: Number(presence?.stale ?? 0),
       offline: Number(presence?.offline ?? 0),
-      checks: checks.map((c) => ({ checkKey: c.check_key, status: c.status, fresh: c.fresh, count: Number(c.count) })),
+      checks: checks.map((c) => ({
+        checkKey: c.check_key,
+        status: c.status,
+        fresh: c.fresh,
+        excepted: c.excepted,
+        count: Number(c.count),
+      })),
+      agentVersions: agentVersions.map((v) => ({ agentVersion: v.agent_version, count: Number(v.count) })),
+      osReleases: osReleases.map((r) => ({ platform: r.platform, osVersion: r.os_version, count: Number(r.count) })),
     };
   }
 

@@ -28,6 +28,7 @@ import {
   type Organization,
   type DeviceAttributes,
   type DeviceRecord,
+  type DeviceListRow,
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
@@ -75,7 +76,16 @@ import {
   type PolicyChangeRow,
   type PolicyExceptionRow,
 } from './policyRows';
-import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
+import {
+  FAILING_CHECKS,
+  exceptedCondition,
+  listConditions,
+  summaryColumns,
+  toSummary,
+  type Dialect,
+  type SummaryRow,
+} from './deviceListSql';
+import { DEVICE_COLUMNS, containsPattern, deviceColumnsAnd, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
 
 interface PostureRow {
@@ -95,6 +105,9 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   created_at: 'd.created_at',
   hostname: "COALESCE(d.hostname, '')",
   last_seen_at: "COALESCE(d.last_seen_at, '')",
+  // No index: computed per device (deviceListSql.ts); bench:list measures it.
+  failing_checks: FAILING_CHECKS,
+  agent_version: "COALESCE(d.agent_version, '')",
 };
 
 interface SignInAttemptsRow {
@@ -148,6 +161,20 @@ function scopeConditions(
     params.org_name = orgName;
   }
   return { conditions, params };
+}
+
+/** deviceListSql.ts's SQL in SQLite's terms: named parameters @l0, @l1, … added to `params`. */
+function sqliteDialect(params: Record<string, unknown>): Dialect {
+  let next = 0;
+  return {
+    param(value) {
+      const name = `l${next++}`;
+      params[name] = value;
+      return `@${name}`;
+    },
+    objectOf: (key, value) => `json_group_object(${key}, ${value})`,
+    evidenceRule: "json_extract(l.evidence, '$.rule')",
+  };
 }
 
 const where = (conditions: readonly string[]) => (conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`);
@@ -453,7 +480,7 @@ export class SqliteStore implements Store {
     return settle(() => this.statements.posturesOfDevice.all(device.orgId, device.id).map(toStoredResult));
   }
 
-  listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]> {
+  listDevicePage(query: DevicePageQuery): Promise<DeviceListRow[]> {
     return settle(() => {
       const { filter } = query;
       const { conditions, params } = scopeConditions(query.scope, filter.orgName);
@@ -476,18 +503,21 @@ export class SqliteStore implements Store {
           filter.failingCheck,
         );
       }
+      const dialect = sqliteDialect(params);
+      conditions.push(...listConditions(filter, dialect));
       const sort = SORT_EXPRESSIONS[query.sort];
       const direction = query.descending ? 'DESC' : 'ASC';
       if (query.after !== null) {
         conditions.push(`(${sort}, d.id) ${query.descending ? '<' : '>'} (@after_value, @after_id)`);
-        params.after_value = query.after.value;
+        // A count compares as a number: SQLite orders every number before any text.
+        params.after_value = query.sort === 'failing_checks' ? Number(query.after.value) : query.after.value;
         params.after_id = query.after.id;
       }
       params.limit = query.limit;
-      const sql = `SELECT ${DEVICE_COLUMNS} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
-      return this.prepared<DeviceRow<string>>(sql)
+      const sql = `SELECT ${deviceColumnsAnd(summaryColumns(dialect))} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
+      return this.prepared<DeviceRow<string> & SummaryRow>(sql)
         .all(params)
-        .map((row) => toDeviceRecord(row, (time) => time));
+        .map((row) => ({ ...toDeviceRecord(row, (time) => time), ...toSummary(row) }));
     });
   }
 
@@ -514,7 +544,7 @@ export class SqliteStore implements Store {
   complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
   ): Promise<ComplianceCounts> {
     return settle(() => {
       const { conditions, params } = scopeConditions(scope, orgName);
@@ -529,17 +559,36 @@ export class SqliteStore implements Store {
                 SUM(CASE WHEN d.last_seen_at < @offline_before THEN 1 ELSE 0 END) AS offline
          FROM devices d JOIN organizations o ON o.id = d.org_id ${where(active)}`,
       ).get({ ...params, stale_before: cutoffs.staleBefore, offline_before: cutoffs.offlineBefore });
-      const checks = this.prepared<{ check_key: string; status: PostureStatus; fresh: number; count: number }>(
-        `SELECT l.check_key, l.status, CASE WHEN l.received_at >= @fresh_since THEN 1 ELSE 0 END AS fresh, COUNT(*) AS count
+      const checkParams: Record<string, unknown> = { ...params, fresh_since: cutoffs.resultsFreshSince };
+      const excepted = exceptedCondition(sqliteDialect(checkParams), cutoffs.exceptionsAt);
+      const checks = this.prepared<{ check_key: string; status: PostureStatus; fresh: number; excepted: number; count: number }>(
+        `SELECT l.check_key, l.status, CASE WHEN l.received_at >= @fresh_since THEN 1 ELSE 0 END AS fresh,
+                CASE WHEN l.status = 'FAIL' AND ${excepted} THEN 1 ELSE 0 END AS excepted, COUNT(*) AS count
          FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-         ${where(active)} GROUP BY l.check_key, l.status, fresh ORDER BY l.check_key, l.status`,
-      ).all({ ...params, fresh_since: cutoffs.resultsFreshSince });
+         ${where(active)} GROUP BY l.check_key, l.status, fresh, excepted ORDER BY l.check_key, l.status`,
+      ).all(checkParams);
+      const agentVersions = this.prepared<{ agent_version: string | null; count: number }>(
+        `SELECT d.agent_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+         ${where(active)} GROUP BY d.agent_version ORDER BY count DESC, d.agent_version`,
+      ).all(params);
+      const osReleases = this.prepared<{ platform: Platform | null; os_version: string | null; count: number }>(
+        `SELECT d.platform, d.os_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+         ${where(active)} GROUP BY d.platform, d.os_version ORDER BY count DESC, d.platform, d.os_version`,
+      ).all(params);
       return {
         devices,
         active: presence?.active ?? 0,
         stale: presence?.stale ?? 0,
         offline: presence?.offline ?? 0,
-        checks: checks.map((c) => ({ checkKey: c.check_key, status: c.status, fresh: c.fresh === 1, count: c.count })),
+        checks: checks.map((c) => ({
+          checkKey: c.check_key,
+          status: c.status,
+          fresh: c.fresh === 1,
+          excepted: c.excepted === 1,
+          count: c.count,
+        })),
+        agentVersions: agentVersions.map((v) => ({ agentVersion: v.agent_version, count: v.count })),
+        osReleases: osReleases.map((r) => ({ platform: r.platform, osVersion: r.os_version, count: r.count })),
       };
     });
   }

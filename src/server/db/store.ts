@@ -196,9 +196,33 @@ export interface DeviceFilter {
   hostnameContains?: string;
   lastSeenBefore?: string;
   lastSeenAfter?: string;
+  agentVersion?: string;
+  osVersion?: string;
+  /** Devices carrying this label. */
+  label?: { key: string; value: string };
+  /** Devices with at least this many checks whose latest result is FAIL. */
+  minFailing?: number;
+  /**
+   * One check's latest result: its status (MISSING: the device has none), received before a time
+   * (stale), its evidence's rule, a FAIL an exception covers at `now` or not.
+   */
+  check?: {
+    key: string;
+    status?: PostureStatus | 'MISSING';
+    receivedBefore?: string;
+    rule?: string;
+    excepted?: { is: boolean; now: string };
+  };
 }
 
-export type DeviceSortKey = 'created_at' | 'hostname' | 'last_seen_at';
+export type DeviceSortKey = 'created_at' | 'hostname' | 'last_seen_at' | 'failing_checks' | 'agent_version';
+
+/** A device as the list shows it: with its latest status per check, how many fail, and its labels. */
+export interface DeviceListRow extends DeviceRecord {
+  failingChecks: number;
+  checks: Record<string, PostureStatus>;
+  labels: Labels;
+}
 
 export interface DevicePageQuery {
   scope: OrgScope;
@@ -222,8 +246,14 @@ export interface ComplianceCounts {
   active: number;
   stale: number;
   offline: number;
-  /** Latest results of ACTIVE devices per check and status; `fresh` when received at or after `resultsFreshSince`. */
-  checks: { checkKey: string; status: PostureStatus; fresh: boolean; count: number }[];
+  /**
+   * Latest results of ACTIVE devices per check and status; `fresh` when received at or after
+   * `resultsFreshSince`; `excepted`: a FAIL an exception of the device or its labels covers at `exceptionsAt`.
+   */
+  checks: { checkKey: string; status: PostureStatus; fresh: boolean; excepted: boolean; count: number }[];
+  /** ACTIVE devices per agent version, and per platform and OS version. */
+  agentVersions: { agentVersion: string | null; count: number }[];
+  osReleases: { platform: Platform | null; osVersion: string | null; count: number }[];
 }
 
 export interface DailyCompliance {
@@ -429,8 +459,8 @@ export interface Store {
   /** A device in `state` in `orgName` (created when missing) with its enrollment token. */
   createDevice(input: NewDevice): Promise<DeviceId>;
   findDevice(id: string): Promise<DeviceRecord | undefined>;
-  /** One page of devices in the order asked for, at most `limit`. */
-  listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]>;
+  /** One page of devices in the order asked for, at most `limit`, in one query. */
+  listDevicePage(query: DevicePageQuery): Promise<DeviceListRow[]>;
   /** The newest result of each check of the device, by check key. */
   latestResults(device: DeviceRef): Promise<LatestPostureResult[]>;
   /** The device's results newest first, those with an id below `beforeId` when given, optionally of one check. */
@@ -438,7 +468,7 @@ export interface Store {
   complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
   ): Promise<ComplianceCounts>;
   /** Per day since `since` (UTC), per check and status. */
   dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]>;
