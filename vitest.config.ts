@@ -21,6 +21,7 @@ const ON_EVERY_ENGINE = [
   'checkKeyCap',
   'complianceSeries',
   'enroll',
+  'failingSince',
   'fuzz',
   'heartbeat',
   'heartbeatWrites',

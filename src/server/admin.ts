@@ -8,6 +8,7 @@ import type {
   DeviceRecord,
   DeviceSortKey,
   DeviceState,
+  LatestPostureResult,
   OrgScope,
   Organization,
   Store,
@@ -80,6 +81,8 @@ export interface PostureView {
 
 export interface DeviceDetails extends DeviceSummary {
   postures: PostureView[];
+  /** Per check key: since when its latest result fails (null when it does not). */
+  failing_since: Record<string, string | null>;
 }
 
 function validLabel(what: string, value: string): string {
@@ -263,21 +266,42 @@ function isStoredTime(value: string): boolean {
   return !Number.isNaN(time) && new Date(time).toISOString() === value;
 }
 
+/** A check's latest result, with when its status began (src/server/statusSince.ts). */
+export interface LatestView extends PostureView {
+  /** The first observation of the current status after a different one (RFC 3339). */
+  status_since: string;
+  /** status_since while the check fails; null when its latest status is not FAIL. */
+  failing_since: string | null;
+}
+
 /** A device with the latest result of each of its checks, and what each means. */
 export interface DeviceView extends DeviceSummary {
-  latest: PostureView[];
+  latest: LatestView[];
 }
 
 export async function getDevice(store: Store, scope: OrgScope, deviceId: string): Promise<DeviceView> {
   const device = await findDevice(store, deviceId, scope);
-  const latest = withRemediation(device.platform, (await store.latestResults(device)).map(postureView));
+  const latest = withRemediation(device.platform, (await store.latestResults(device)).map(latestView));
   return { ...summarize(device), latest: await withExceptions(store, device, latest) };
+}
+
+function latestView(result: LatestPostureResult): Omit<LatestView, 'remediation'> {
+  return {
+    ...postureView(result),
+    status_since: result.statusSince,
+    failing_since: result.status === 'FAIL' ? result.statusSince : null,
+  };
 }
 
 export async function showDevice(store: Store, deviceId: string): Promise<DeviceDetails> {
   const device = await findDevice(store, deviceId, ALL_ORGANIZATIONS);
   const postures = withRemediation(device.platform, (await store.listPostures(device)).map(postureView));
-  return { ...summarize(device), postures: await withExceptions(store, device, postures) };
+  const latest = await store.latestResults(device);
+  return {
+    ...summarize(device),
+    postures: await withExceptions(store, device, postures),
+    failing_since: Object.fromEntries(latest.map((r) => [r.checkKey, latestView(r).failing_since])),
+  };
 }
 
 export const MAX_HISTORY_PAGE = 500;

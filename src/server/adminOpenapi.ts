@@ -130,8 +130,28 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       },
     },
   },
+  AdminLatestResult: {
+    allOf: [
+      ref('AdminResult'),
+      {
+        type: 'object',
+        required: ['status_since', 'failing_since'],
+        properties: {
+          status_since: {
+            type: 'string',
+            format: 'date-time',
+            description: 'When the current status began: the first observation of it after a different one (observed_at)',
+          },
+          failing_since: nullable('string', {
+            format: 'date-time',
+            description: 'status_since while the latest status is FAIL; null when the check does not fail',
+          }),
+        },
+      },
+    ],
+  },
   AdminDeviceView: {
-    allOf: [ref('AdminDevice'), { type: 'object', properties: { latest: { type: 'array', items: ref('AdminResult') } } }],
+    allOf: [ref('AdminDevice'), { type: 'object', properties: { latest: { type: 'array', items: ref('AdminLatestResult') } } }],
   },
   AdminHistory: {
     type: 'object',

@@ -112,16 +112,17 @@ export function formatDevice(device: DeviceDetails): string {
       ['OBSERVED', 'CHECK', 'STATUS', 'REPORT'],
       device.postures.map((p) => [humanTime(p.observed_at), p.check_key, p.status, p.correlation_id]),
     ) +
-    formatLatest(device.postures)
+    formatLatest(device.postures, device.failing_since)
   );
 }
 
 /** The newest result of each check with what it means; how to fix it for each one that is not PASS. */
-function formatLatest(postures: DeviceDetails['postures']): string {
+function formatLatest(postures: DeviceDetails['postures'], failingSince: DeviceDetails['failing_since']): string {
   const blocks = latestPerCheck(postures).map((p) => {
     const { word, summary, admin } = shown(p.remediation);
     const excepted = p.excepted_until ? `, excepted until ${humanTime(p.excepted_until)}` : '';
-    const lines = [`${displayText(p.check_key)}  ${p.status}${word ? ` (${word})` : ''}${excepted}`, `  ${summary}`];
+    const since = failingSince[p.check_key] ? `, failing since ${humanTime(failingSince[p.check_key]!)}` : '';
+    const lines = [`${displayText(p.check_key)}  ${p.status}${word ? ` (${word})` : ''}${since}${excepted}`, `  ${summary}`];
     if (p.status !== 'PASS' && p.status !== 'NOT_APPLICABLE') {
       // The catalogue's steps are lines of their own: split before escaping, which shows line feeds.
       const steps = p.remediation.fix.split('\n').map((l) => `    ${displayText(l)}`);

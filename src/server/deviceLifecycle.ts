@@ -31,6 +31,7 @@ import type {
 } from './db/store';
 import { DEFAULT_MAX_CHECK_KEYS } from './limitDefaults';
 import { HttpError, badRequest, conflict, keyRefused, secretRefused, tokenRefused, unauthorized } from './errors';
+import { statusRuns } from './statusSince';
 import { newId, parseId, type DeviceId, type EnrollSecretId, type PostureReportId } from './ids';
 
 /** A device is created PENDING, with an enrollment token and no API key. */
@@ -191,16 +192,18 @@ export function decidePostures(
   const beyond = firstKeyBeyondCap(facts.checkKeys, results, maxCheckKeys);
   if (beyond !== -1) return { refuse: { kind: 'check_key_cap', index: beyond, cap: maxCheckKeys } };
   const newReport = results.some((r) => r.correlationId === null) ? newId('postureReport') : null;
+  const runs = statusRuns(results);
   return {
     write: {
       newReport,
-      results: results.map((r) => ({
+      results: results.map((r, i) => ({
         // Checked just above: a correlation id is one of ownReports, which hold only report ids.
         reportId: (r.correlationId ?? newReport) as PostureReportId,
         checkKey: r.checkKey,
         status: r.status,
         evidence: r.evidence,
         observedAt: r.observedAt,
+        ...runs[i]!,
       })),
     },
   };

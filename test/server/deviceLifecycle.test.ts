@@ -105,6 +105,9 @@ describe('decidePostures: what an upload stores', () => {
     }
   });
 
+  /** Each result's status run (src/server/statusSince.ts, tested there): here each check's only result. */
+  const opens = (at: string) => ({ runStartedAt: at, runOpensUpload: true });
+
   test('results without a correlation id share one new report; named ones keep theirs', () => {
     const results = [
       newResult({ checkKey: 'A', status: 'PASS', evidence: null, observedAt: '2026-11-25T11:00:00.000Z' }),
@@ -118,9 +121,30 @@ describe('decidePostures: what an upload stores', () => {
     expect(created).toMatch(/^rpt_[0-9a-f]{32}$/);
     expect(created).not.toBe(REPORT);
     expect(decision.write.results).toEqual([
-      { reportId: created, checkKey: 'A', status: 'PASS', evidence: null, observedAt: '2026-11-25T11:00:00.000Z' },
-      { reportId: REPORT, checkKey: 'B', status: 'FAIL', evidence: { enabled: true }, observedAt: newResult().observedAt },
-      { reportId: created, checkKey: 'C', status: 'UNKNOWN', evidence: { reason: 'x' }, observedAt: newResult().observedAt },
+      {
+        reportId: created,
+        checkKey: 'A',
+        status: 'PASS',
+        evidence: null,
+        observedAt: '2026-11-25T11:00:00.000Z',
+        ...opens('2026-11-25T11:00:00.000Z'),
+      },
+      {
+        reportId: REPORT,
+        checkKey: 'B',
+        status: 'FAIL',
+        evidence: { enabled: true },
+        observedAt: newResult().observedAt,
+        ...opens(newResult().observedAt),
+      },
+      {
+        reportId: created,
+        checkKey: 'C',
+        status: 'UNKNOWN',
+        evidence: { reason: 'x' },
+        observedAt: newResult().observedAt,
+        ...opens(newResult().observedAt),
+      },
     ]);
     // A new report each time.
     const again = decidePostures(active(REPORT), results, CAP + 1);
@@ -138,6 +162,7 @@ describe('decidePostures: what an upload stores', () => {
             status: 'PASS',
             evidence: { enabled: true },
             observedAt: newResult().observedAt,
+            ...opens(newResult().observedAt),
           },
         ],
       },

@@ -77,7 +77,8 @@ test('a result with the status already stored replaces the latest row in place; 
 
   const [latest] = await store.latestResults(device);
   const all = await store.listPostures(device);
-  expect(latest).toEqual({ ...all.at(-1)!, checkKey: 'FIREWALL_ENABLED' });
+  // The repeated status keeps the time it began: the first result's observation.
+  expect(latest).toEqual({ ...all.at(-1)!, checkKey: 'FIREWALL_ENABLED', statusSince: all[0]!.observedAt });
   expect([latest!.status, latest!.evidence, latest!.observedAt, latest!.receivedAt]).toEqual([
     'FAIL',
     { rule: 'again' },

@@ -8,8 +8,8 @@ import type {
   DevicePage,
   DeviceSummary,
   DeviceView,
+  LatestView,
   PostureHistory,
-  PostureView,
 } from '../admin';
 import type { AdminPrincipal } from '../adminAccess';
 import type { SignInAttempts } from '../db/store';
@@ -361,7 +361,7 @@ function evidenceList(evidence: Record<string, unknown> | null): Html {
 }
 
 /** One check's latest result; the device's user (the device page) sees neither the fleet's fix nor the history. */
-function resultBlock(result: PostureView, now: Date, reader: 'admin' | 'user' = 'admin'): Html {
+function resultBlock(result: LatestView, now: Date, reader: 'admin' | 'user' = 'admin'): Html {
   const r = result.remediation;
   const admin = reader === 'admin';
   return html`<article class="result result-${result.status.toLowerCase()}" id="check-${result.check_key}">
@@ -369,6 +369,7 @@ function resultBlock(result: PostureView, now: Date, reader: 'admin' | 'user' = 
       ${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}
       ${result.excepted_until && html`<span class="status status-excepted">excepted until ${result.excepted_until}</span>`}
     </h3>
+    ${result.failing_since && html`<p class="since">Failing since ${when(result.failing_since, now)}</p>`}
     <p class="summary">${r.summary}</p>
     ${
       result.status !== 'PASS' &&
@@ -396,7 +397,7 @@ function resultBlock(result: PostureView, now: Date, reader: 'admin' | 'user' = 
 }
 
 /** Latest results with failing checks first, then unknown, not applicable and passing ones, each by check key. */
-function failingFirst(latest: readonly PostureView[]): PostureView[] {
+function failingFirst(latest: readonly LatestView[]): LatestView[] {
   const order = ['FAIL', 'UNKNOWN', 'NOT_APPLICABLE', 'PASS'];
   return [...latest].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status) || a.check_key.localeCompare(b.check_key));
 }

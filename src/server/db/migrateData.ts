@@ -131,6 +131,7 @@ const TABLES: readonly TableCopy[] = [
       ['evidence', 'json[]'],
       ['observed_at', 'text[]'],
       ['received_at', 'timestamptz[]'],
+      ['status_since', 'text[]'],
     ],
   },
   {

@@ -54,6 +54,7 @@ import {
   type SignInAttempts,
   type SignInDecision,
   type Store,
+  type LatestPostureResult,
   type StoredPostureResult,
   type Transition,
   type LifecycleSetRecord,
@@ -375,14 +376,14 @@ export class PostgresStore implements Store {
     return found.map((row) => toDeviceRecord(row, (time) => time.toISOString()));
   }
 
-  async latestResults(device: DeviceRef): Promise<StoredPostureResult[]> {
-    const found = await rows<PostureRow>(
+  async latestResults(device: DeviceRef): Promise<LatestPostureResult[]> {
+    const found = await rows<PostureRow & { status_since: string }>(
       this.pool,
-      `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at
+      `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at, status_since
        FROM latest_results WHERE org_id = $1 AND device_id = $2 ORDER BY check_key COLLATE "C"`,
       [device.orgId, device.id],
     );
-    return found.map(toStoredResult);
+    return found.map((row) => ({ ...toStoredResult(row), statusSince: row.status_since }));
   }
 
   async postureHistory(
@@ -819,6 +820,8 @@ export class PostgresStore implements Store {
           status: [] as string[],
           evidence: [] as (string | null)[],
           observed: [] as string[],
+          runStarted: [] as string[],
+          runOpens: [] as boolean[],
         };
         for (const r of results) {
           columns.report.push(r.reportId);
@@ -826,9 +829,13 @@ export class PostgresStore implements Store {
           columns.status.push(r.status);
           columns.evidence.push(r.evidence === null ? null : JSON.stringify(r.evidence));
           columns.observed.push(r.observedAt);
+          columns.runStarted.push(r.runStartedAt);
+          columns.runOpens.push(r.runOpensUpload);
         }
         // The newest of the batch's results of each check (the largest id RETURNING gives) becomes
         // that check's latest result: one row per check, as ON CONFLICT may touch a row only once.
+        // Its status_since: the stored one (read under the device's lock) when the status continues.
+        // The batch's runs are joined by check key: a check's last run is the one its latest ends.
         await db.query(
           `WITH inserted AS (
              INSERT INTO posture_results (org_id, device_id, report_id, check_key, status, evidence, observed_at, received_at)
@@ -836,14 +843,33 @@ export class PostgresStore implements Store {
              FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
                   WITH ORDINALITY AS r(report_id, check_key, status, evidence, observed_at, position)
              ORDER BY r.position
-             RETURNING id, report_id, check_key, status, evidence, observed_at, received_at)
-           INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at)
-           SELECT DISTINCT ON (i.check_key) $1, $2, i.check_key, i.id, i.report_id, i.status, i.evidence, i.observed_at, i.received_at
-           FROM inserted i ORDER BY i.check_key, i.id DESC
+             RETURNING id, report_id, check_key, status, evidence, observed_at, received_at),
+           runs AS (
+             SELECT DISTINCT ON (r.check_key) r.check_key, r.started, r.opens
+             FROM unnest($4::text[], $9::text[], $10::boolean[]) WITH ORDINALITY AS r(check_key, started, opens, position)
+             ORDER BY r.check_key, r.position DESC)
+           INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at, status_since)
+           SELECT DISTINCT ON (i.check_key) $1, $2, i.check_key, i.id, i.report_id, i.status, i.evidence, i.observed_at, i.received_at,
+                  CASE WHEN runs.opens AND stored.status = i.status THEN stored.status_since ELSE runs.started END
+           FROM inserted i JOIN runs ON runs.check_key = i.check_key
+                LEFT JOIN latest_results stored ON stored.device_id = $2 AND stored.check_key = i.check_key
+           ORDER BY i.check_key, i.id DESC
            ON CONFLICT (device_id, check_key) DO UPDATE SET
              result_id = excluded.result_id, report_id = excluded.report_id, status = excluded.status,
-             evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at`,
-          [device.orgId, device.id, columns.report, columns.key, columns.status, columns.evidence, columns.observed, now],
+             evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at,
+             status_since = excluded.status_since`,
+          [
+            device.orgId,
+            device.id,
+            columns.report,
+            columns.key,
+            columns.status,
+            columns.evidence,
+            columns.observed,
+            now,
+            columns.runStarted,
+            columns.runOpens,
+          ],
         );
         return decision;
       },

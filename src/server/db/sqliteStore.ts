@@ -51,6 +51,7 @@ import {
   type SignInAttempts,
   type SignInDecision,
   type Store,
+  type LatestPostureResult,
   type StoredPostureResult,
   type Transition,
   type WalUse,
@@ -219,24 +220,27 @@ export class SqliteStore implements Store {
       // The same status as stored: only columns no index covers change, so SQLite rewrites the row
       // and none of latest_results' indexes (at the real cadence nearly every result; the upsert
       // below moved about 12 more pages of an upload's ~35 into the WAL).
-      refreshLatest: s<[number, string, string | null, string, string, string, string, string]>(
-        `UPDATE latest_results SET result_id = ?, report_id = ?, evidence = ?, observed_at = ?, received_at = ?
+      // status_since: the stored one continues when the upload's run of the status opened it (null here).
+      refreshLatest: s<[number, string, string | null, string, string, string | null, string, string, string]>(
+        `UPDATE latest_results SET result_id = ?, report_id = ?, evidence = ?, observed_at = ?, received_at = ?,
+           status_since = COALESCE(?, status_since)
          WHERE device_id = ? AND check_key = ? AND status = ?`,
       ),
-      upsertLatest: s<[string, string, string, number, string, string, string | null, string, string]>(
-        `INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      upsertLatest: s<[string, string, string, number, string, string, string | null, string, string, string]>(
+        `INSERT INTO latest_results (org_id, device_id, check_key, result_id, report_id, status, evidence, observed_at, received_at, status_since)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (device_id, check_key) DO UPDATE SET
            result_id = excluded.result_id, report_id = excluded.report_id, status = excluded.status,
-           evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at`,
+           evidence = excluded.evidence, observed_at = excluded.observed_at, received_at = excluded.received_at,
+           status_since = excluded.status_since`,
       ),
       // By device id alone, the primary key's covering index: with org_id = ? as well, SQLite picks
       // latest_results_by_check (covering too) and reads the whole organization's latest results
       // (measured: a third of bench:heartbeat's posture throughput). recordPostures reads the keys
       // only after the device's row was found by id and organization.
       checkKeysOfDevice: s<[string], string>('SELECT check_key FROM latest_results WHERE device_id = ?').pluck(),
-      latestOfDevice: s<[string, string], PostureRow>(
-        `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at
+      latestOfDevice: s<[string, string], PostureRow & { status_since: string }>(
+        `SELECT result_id AS id, report_id, check_key, status, evidence, observed_at, received_at, status_since
          FROM latest_results WHERE org_id = ? AND device_id = ? ORDER BY check_key`,
       ),
       history: s<{ org_id: string; device_id: string; check_key: string | null; before: number | null; limit: number }, PostureRow>(
@@ -477,8 +481,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  latestResults(device: DeviceRef): Promise<StoredPostureResult[]> {
-    return settle(() => this.statements.latestOfDevice.all(device.orgId, device.id).map(toStoredResult));
+  latestResults(device: DeviceRef): Promise<LatestPostureResult[]> {
+    return settle(() =>
+      this.statements.latestOfDevice.all(device.orgId, device.id).map((row) => ({ ...toStoredResult(row), statusSince: row.status_since })),
+    );
   }
 
   postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]> {
@@ -1209,9 +1215,31 @@ export class SqliteStore implements Store {
             latest.set(r.checkKey, { id: Number(lastInsertRowid), result: r, evidence });
           }
           for (const { id, result: r, evidence } of latest.values()) {
-            const refreshed = st.refreshLatest.run(id, r.reportId, evidence, r.observedAt, now, device.id, r.checkKey, r.status).changes;
+            const continued = r.runOpensUpload ? null : r.runStartedAt;
+            const refreshed = st.refreshLatest.run(
+              id,
+              r.reportId,
+              evidence,
+              r.observedAt,
+              now,
+              continued,
+              device.id,
+              r.checkKey,
+              r.status,
+            ).changes;
             if (refreshed === 0)
-              st.upsertLatest.run(device.orgId, device.id, r.checkKey, id, r.reportId, r.status, evidence, r.observedAt, now);
+              st.upsertLatest.run(
+                device.orgId,
+                device.id,
+                r.checkKey,
+                id,
+                r.reportId,
+                r.status,
+                evidence,
+                r.observedAt,
+                now,
+                r.runStartedAt,
+              );
           }
           return decision;
         })

@@ -2,6 +2,7 @@
 // speaks in. Agent-facing operations are scoped by organization (tenant); the store sees only
 // credential hashes, never plaintext.
 import type { Platform, PostureStatus } from '../../protocol/schemas';
+import type { StatusRun } from '../statusSince';
 import type { AdminAccountId, AdminTokenId, DeviceId, EnrollSecretId, OrganizationId, PostureReportId, WebhookId } from '../ids';
 
 export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
@@ -87,6 +88,11 @@ export interface StoredPostureResult {
   receivedAt: string;
 }
 
+/** A check's latest result, with when its status began (src/server/statusSince.ts). */
+export interface LatestPostureResult extends StoredPostureResult {
+  statusSince: string;
+}
+
 /**
  * A change of state the device lifecycle allows (src/server/deviceLifecycle.ts): a store applies it
  * only to a device whose state, when the write happens, is one of `from`.
@@ -130,7 +136,7 @@ interface PostureWrite {
   results: readonly ResultToWrite[];
 }
 
-export interface ResultToWrite {
+export interface ResultToWrite extends StatusRun {
   reportId: PostureReportId;
   checkKey: string;
   status: PostureStatus;
@@ -420,7 +426,7 @@ export interface Store {
   /** One page of devices in the order asked for, at most `limit`. */
   listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]>;
   /** The newest result of each check of the device, by check key. */
-  latestResults(device: DeviceRef): Promise<StoredPostureResult[]>;
+  latestResults(device: DeviceRef): Promise<LatestPostureResult[]>;
   /** The device's results newest first, those with an id below `beforeId` when given, optionally of one check. */
   postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]>;
   complianceCounts(
@@ -528,7 +534,9 @@ export interface Store {
    * reports of its organization and (when asked) its latest results' check keys, after the lock,
    * so that an upload racing another sees its keys; and asks `decide`.
    * Stores the write `decide` answers with (received_at `now`, each check's latest result kept in
-   * latest_results) or nothing; returns its answer. The device's last-seen time is not written
+   * latest_results) or nothing; returns its answer. A check's status_since becomes the stored one
+   * when the stored status is the latest result's and its run opens the upload, else its
+   * runStartedAt (StatusRun). The device's last-seen time is not written
    * here but batched with the heartbeats' (the route).
    */
   recordPostures<Refusal>(
