@@ -39,6 +39,7 @@ const ON_EVERY_ENGINE = [
   'secretsAdminApi',
   'textFields',
   'unenroll',
+  'webhooks',
   'workers',
 ]
   .map((name) => `test/server/${name}.test.ts`)
