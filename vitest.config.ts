@@ -40,6 +40,7 @@ const ON_EVERY_ENGINE = [
   'secretsAdminApi',
   'textFields',
   'unenroll',
+  'webhooks',
   'workers',
 ]
   .map((name) => `test/server/${name}.test.ts`)

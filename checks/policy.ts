@@ -31,6 +31,13 @@ const PolicySchema = z.object({
     z.object({
       /** Checks not run at all: each is reported NOT_APPLICABLE with reason `disabled_by_policy`. */
       disabled: z._default(z.array(z.enum(CHECK_KEYS)), []),
+      /**
+       * The server's, not the agent's (agents ignore them): how long a check's new FAIL is "in grace"
+       * before it counts as failing in the overview, the device list and webhooks; a check's own
+       * setting, else this one; 0: none (docs/server.md, "Grace periods").
+       */
+      graceSeconds: z._default(nonnegativeInt, 0),
+      graceSecondsByCheck: z._default(z.partialRecord(z.enum(CHECK_KEYS), nonnegativeInt), {}),
     }),
     {},
   ),

@@ -51,6 +51,7 @@ import { importLifecycle, lifecycleVersion, policyHistory, setPolicy, showPolicy
 import { formatExceptions, formatLifecycle, formatPolicy, formatPolicyHistory } from '../server/policyOutput';
 import { grantException, listExceptions, removeException } from '../server/exceptions';
 import { listAudit, recordAudit, type AuditEvent } from '../server/audit';
+import { WEBHOOK_EVENTS, createWebhook, deleteWebhook, deliveryLog, listWebhooks } from '../server/webhooks';
 import { formatAudit } from '../server/adminOutput';
 
 const EXIT_UNEXPECTED = 1;
@@ -164,6 +165,7 @@ interface ServeOptions {
   maxCheckKeys: number;
   deviceCache: number;
   policy: boolean;
+  webhookInterval: number;
 }
 
 interface CreateOptions {
@@ -324,6 +326,14 @@ program
   )
   .option('--workers <n>', 'server processes sharing the port on this machine (node:cluster)', integerIn(1, 256), 1)
   .option('--no-policy', "serve no policy to agents (no policy_version in heartbeats, no policy route): the spec's API only")
+  .addOption(
+    new Option(
+      '--webhook-interval <duration>',
+      'time between two webhook sweeps (grace ends, stale devices, deliveries due); the first retry waits as long',
+    )
+      .argParser(duration)
+      .default(parseDuration('10s'), '10s'),
+  )
   .action(async (opts: ServeOptions, command: Command) => {
     const { location, options } = database(command);
     const db = { location, options: { ...options, timeouts: { statementMs: opts.dbStatementTimeout, acquireMs: opts.dbAcquireTimeout } } };
@@ -365,6 +375,7 @@ program
       deviceCacheSize: opts.deviceCache,
       invocation: invocation(),
       policy: opts.policy,
+      webhookIntervalMs: opts.webhookInterval,
     });
     // A worker's channel to its primary would keep it alive after the stop.
     cluster.worker?.disconnect();
@@ -928,6 +939,114 @@ org
     });
     if (opts.json) printJson(result);
     else print(`${displayText(result.org)}: ${result.contact === null ? '(no contact set)' : displayText(result.contact)}\n`);
+  });
+
+const webhook = program
+  .command('webhook')
+  .description("an organization's outgoing webhooks: failing checks, recoveries, stale and re-enrolled devices (safe while serve runs)");
+
+/** Repeated `--event <type>`, collected. */
+function collectEvent(text: string, previous: string[] = []): string[] {
+  return [...previous, text];
+}
+
+webhook
+  .command('create')
+  .description('add a webhook; its signing secret is shown once')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .requiredOption('--org <name>', 'organization')
+  .requiredOption('--url <url>', 'where events are POSTed (http or https)')
+  .addOption(new Option('--format <format>', 'generic JSON, or a Slack incoming webhook').choices(['json', 'slack']).default('json'))
+  .option('--event <type>', `an event to send (repeatable; default: all of ${WEBHOOK_EVENTS.join(', ')})`, collectEvent)
+  .option('--include-evidence', "send the failing check's evidence in check events (JSON format)")
+  .option('--json', 'print the webhook, with its secret, as JSON')
+  .action(
+    async (opts: { org: string; url: string; format: string; event?: string[]; includeEvidence?: true; json?: true }, command: Command) => {
+      const created = await withStore(command, true, async (store) => {
+        const made = await createWebhook(store, ALL_ORGANIZATIONS, {
+          org: opts.org,
+          url: opts.url,
+          format: opts.format,
+          events: opts.event,
+          includeEvidence: opts.includeEvidence === true,
+          actor: cliActor(),
+        });
+        await auditCli(store, {
+          action: 'webhook.create',
+          org: made.org,
+          target: { type: 'webhook', id: made.webhook_id },
+          detail: { url: made.url, format: made.format, events: made.events.join(','), include_evidence: made.include_evidence },
+        });
+        return made;
+      });
+      if (opts.json) printJson(created);
+      else
+        print(
+          [
+            `Created webhook ${created.webhook_id} (${created.format}: ${created.events.join(', ')}).`,
+            `  signing secret: ${created.secret}`,
+            'Verify X-Device-Agent-Signature with it (docs/server.md, "Webhooks"). It is not shown again.',
+            '',
+          ].join('\n'),
+        );
+    },
+  );
+
+webhook
+  .command('list')
+  .description('list webhooks (never their secrets)')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--org <name>', 'only this organization')
+  .option('--json', 'print a JSON array')
+  .action(async (opts: ListOptions, command: Command) => {
+    const hooks = await withStore(command, true, (store) => listWebhooks(store, ALL_ORGANIZATIONS, opts.org));
+    if (opts.json) printJson(hooks);
+    else
+      print(
+        hooks
+          .map(
+            (w) =>
+              `${w.webhook_id}  ${displayText(w.org)}  ${w.format}  ${displayText(w.url)}  ${w.events.join(',')}${w.include_evidence ? '  +evidence' : ''}\n`,
+          )
+          .join('') || 'No webhooks.\n',
+      );
+  });
+
+webhook
+  .command('delete')
+  .description('delete a webhook and its delivery log')
+  .argument('<webhook_id>')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .action(async (id: string, _opts: unknown, command: Command) => {
+    await withStore(command, true, async (store) => {
+      const { org } = await deleteWebhook(store, ALL_ORGANIZATIONS, id);
+      await auditCli(store, { action: 'webhook.delete', org, target: { type: 'webhook', id } });
+    });
+    print(`Deleted webhook ${id}.\n`);
+  });
+
+webhook
+  .command('deliveries')
+  .description('the delivery log, newest first: each event, its attempts and the last answer')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--webhook <webhook_id>', 'only this webhook')
+  .option('--json', 'print a JSON array')
+  .action(async (opts: { webhook?: string; json?: true }, command: Command) => {
+    const log = await withStore(command, true, (store) => deliveryLog(store, ALL_ORGANIZATIONS, opts.webhook));
+    if (opts.json) printJson(log);
+    else
+      print(
+        log
+          .map(
+            (d) =>
+              `${d.created_at}  ${d.event_type}  ${d.device_id ?? '-'}  ${d.state}  attempts ${d.attempts}  ${d.last_status ?? '-'}${d.last_error === null ? '' : `  ${displayText(d.last_error)}`}\n`,
+          )
+          .join('') || 'No deliveries.\n',
+      );
   });
 
 program

@@ -6,6 +6,7 @@ import { DEFAULT_PAGE_SIZE, MAX_HISTORY_PAGE, MAX_PAGE_SIZE, MAX_SERIES_DAYS } f
 import { ADMIN_API_PREFIX } from './routes/adminApi';
 import { idPattern } from './ids';
 import { AUDIT_ACTIONS, MAX_AUDIT_PAGE } from './audit';
+import { WEBHOOK_EVENTS, WEBHOOK_FORMATS } from './webhooks';
 
 const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ type: [type, 'null'], ...extra });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -351,6 +352,38 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
           },
         },
       },
+    },
+  },
+  AdminWebhook: {
+    type: 'object',
+    description: 'A webhook as listed (never its secret; the URL’s path elided: a Slack URL’s path is itself a secret)',
+    properties: {
+      webhook_id: { type: 'string', pattern: idPattern('webhook') },
+      org: { type: 'string' },
+      url: { type: 'string', description: 'The origin, and "/…" when the URL has a path' },
+      format: { enum: [...WEBHOOK_FORMATS] },
+      events: { type: 'array', items: { enum: [...WEBHOOK_EVENTS] } },
+      include_evidence: { type: 'boolean' },
+      created_by: { type: 'string' },
+      created_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  AdminWebhookDelivery: {
+    type: 'object',
+    description: 'One event sent (or being sent) to one webhook: the delivery log',
+    properties: {
+      delivery_id: { type: 'integer' },
+      webhook_id: { type: 'string' },
+      event_id: { type: 'string', description: 'The event’s id, also X-Device-Agent-Delivery: the same on every attempt' },
+      event_type: { enum: [...WEBHOOK_EVENTS] },
+      device_id: nullable('string'),
+      state: { enum: ['pending', 'delivered', 'failed'] },
+      attempts: { type: 'integer', minimum: 0 },
+      next_attempt_at: nullable('string', { format: 'date-time' }),
+      last_status: nullable('integer', { description: 'The receiver’s last HTTP status (null: no answer)' }),
+      last_error: nullable('string'),
+      created_at: { type: 'string', format: 'date-time' },
+      finished_at: nullable('string', { format: 'date-time' }),
     },
   },
   AdminAuditPage: {
@@ -779,6 +812,99 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         },
       },
       responses: { 200: { description: 'The contact as stored', content: CONTACT }, ...ERRORS },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/webhooks`]: {
+    get: {
+      operationId: 'adminListWebhooks',
+      summary: 'The webhooks within the credential’s reach, oldest first',
+      security,
+      parameters: [orgQuery],
+      responses: {
+        200: {
+          description: 'The webhooks',
+          content: {
+            'application/json': { schema: { type: 'object', properties: { webhooks: { type: 'array', items: ref('AdminWebhook') } } } },
+          },
+        },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+    post: {
+      operationId: 'adminCreateWebhook',
+      summary: 'Add a webhook: events are POSTed to its URL, signed with its secret (docs/server.md, "Webhooks")',
+      security,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['org', 'url'],
+              additionalProperties: false,
+              properties: {
+                org: { type: 'string' },
+                url: { type: 'string', format: 'uri', description: 'http or https, no credentials' },
+                format: {
+                  enum: [...WEBHOOK_FORMATS],
+                  default: 'json',
+                  description: 'json: the event object; slack: {"text"} for an incoming webhook',
+                },
+                events: { type: 'array', items: { enum: [...WEBHOOK_EVENTS] }, description: 'Default: all' },
+                include_evidence: { type: 'boolean', default: false, description: 'Send the check’s evidence in check events' },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        201: {
+          description: 'The webhook, with its signing secret (shown once)',
+          content: {
+            'application/json': {
+              schema: {
+                allOf: [
+                  ref('AdminWebhook'),
+                  { type: 'object', properties: { secret: { type: 'string', pattern: '^whsec_[0-9a-f]{64}$' } } },
+                ],
+              },
+            },
+          },
+        },
+        ...ERRORS,
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/webhooks/{id}`]: {
+    delete: {
+      operationId: 'adminDeleteWebhook',
+      summary: 'Delete a webhook and its delivery log; events not yet delivered are dropped',
+      security,
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: idPattern('webhook') } }],
+      responses: { 200: { description: 'Deleted' }, ...ERRORS },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/webhooks/{id}/deliveries`]: {
+    get: {
+      operationId: 'adminWebhookDeliveries',
+      summary: 'The webhook’s delivery log, newest first (the last 100)',
+      security,
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: idPattern('webhook') } }],
+      responses: {
+        200: {
+          description: 'The deliveries',
+          content: {
+            'application/json': {
+              schema: { type: 'object', properties: { deliveries: { type: 'array', items: ref('AdminWebhookDelivery') } } },
+            },
+          },
+        },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
     },
   },
   [`${ADMIN_API_PREFIX}/audit`]: {

@@ -335,3 +335,34 @@ export async function register(
   const holder = decision.kind === 'reissue' ? null : (decision.supersede ?? decision.duplicateOf);
   return { kind: 'registered', deviceId: write.device.id, secretId: write.secretId, enrollmentToken: token, outcome, holder };
 }
+
+/** The grace settings of a policy (checks/policy.ts): a check's own, else the policy's. */
+export interface GraceSettings {
+  graceSeconds: number;
+  graceSecondsByCheck: Partial<Record<string, number>>;
+}
+
+/** How long a new FAIL of `checkKey` is in grace (seconds; 0: none). */
+export function graceSecondsFor(settings: GraceSettings, checkKey: string): number {
+  return settings.graceSecondsByCheck[checkKey] ?? settings.graceSeconds;
+}
+
+/** A check's standing for the overview, the device list and webhooks (docs/server.md, "Grace periods"). */
+export type FailStanding = 'failing' | 'in_grace' | 'not_failing';
+
+/**
+ * The grace rule, for every engine and every view: a FAIL counts as failing once `graceSeconds`
+ * have passed since the FAIL began (status_since, when its status began); before that it is in
+ * grace. A FAIL whose beginning cannot be read counts as failing: a grace is never guessed.
+ */
+export function failStanding(status: string, statusSince: string | null, graceSeconds: number, now: Date): FailStanding {
+  if (status !== 'FAIL') return 'not_failing';
+  const ends = graceEndsAt(statusSince, graceSeconds);
+  return ends !== undefined && now.getTime() < ends ? 'in_grace' : 'failing';
+}
+
+/** When a FAIL that began at `statusSince` starts counting as failing (epoch ms); undefined when that time cannot be read. */
+export function graceEndsAt(statusSince: string | null, graceSeconds: number): number | undefined {
+  const began = statusSince === null ? Number.NaN : Date.parse(statusSince);
+  return Number.isNaN(began) ? undefined : began + graceSeconds * 1000;
+}

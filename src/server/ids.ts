@@ -10,6 +10,8 @@ const ID_PREFIXES = {
   adminAccount: 'adm',
   policyException: 'exc',
   enrollSecret: 'ens',
+  webhook: 'whk',
+  webhookEvent: 'evt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -20,6 +22,7 @@ export type PostureReportId = Id<'postureReport'>;
 export type AdminTokenId = Id<'adminToken'>;
 export type AdminAccountId = Id<'adminAccount'>;
 export type EnrollSecretId = Id<'enrollSecret'>;
+export type WebhookId = Id<'webhook'>;
 
 /** 128 random bits, hex. */
 const RANDOM_BYTES = 16;

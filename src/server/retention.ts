@@ -5,7 +5,7 @@
 // summary and frees its place under --max-check-keys), and posture reports past the age that
 // hold no result any more. A report younger than the age is kept even when empty, so that an agent
 // still sending batches of that cycle with its correlation_id is not refused. Audit log entries
-// older than the age go too.
+// and finished webhook deliveries older than the age go too.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Store } from './db/store';
@@ -49,14 +49,16 @@ export function startRetention(
     const reports = await drain(() => store.deleteEmptyReportsCreatedBefore(cutoff, BATCH_SIZE));
     // The audit log is kept as long as the results it may explain.
     const auditEntries = await drain(() => store.deleteAuditBefore(cutoff, BATCH_SIZE));
+    const deliveries = await drain(() => store.deleteDeliveriesBefore(cutoff, BATCH_SIZE));
     previousStart = started.toISOString();
-    if (results > 0 || checkKeys > 0 || reports > 0 || auditEntries > 0) {
+    if (results > 0 || checkKeys > 0 || reports > 0 || auditEntries > 0 || deliveries > 0) {
       logger.info(
         {
           deleted_results: results,
           deleted_check_keys: checkKeys,
           deleted_reports: reports,
           deleted_audit_entries: auditEntries,
+          deleted_webhook_deliveries: deliveries,
           ms: Date.now() - started.getTime(),
         },
         'retention: deleted old posture results',

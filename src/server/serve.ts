@@ -19,6 +19,7 @@ import type { LogLevel } from './logLevels';
 import { PUBLIC_URL_SETTING, originFor } from './publicUrl';
 import { RateLimiter } from './rateLimit';
 import { startRetention, type RetentionPolicy } from './retention';
+import { startAlerts } from './alerts';
 import { TrustedProxies } from './forwarded';
 import { defaultTicketKeyFile } from './ticketKeys';
 import { prepareTls, ticketLifetimeSeconds, type ServerTls } from './tls';
@@ -61,6 +62,8 @@ export interface ServeOptions {
   invocation: string;
   /** The policy extension (policy.ts); false with `--no-policy`: a server exactly as the spec's. */
   policy: boolean;
+  /** Time between two webhook sweeps (alerts.ts), and the first retry's delay. */
+  webhookIntervalMs: number;
 }
 
 /** Longest wait for in-flight requests at shutdown before their connections are cut. */
@@ -147,6 +150,11 @@ export async function serve(options: ServeOptions): Promise<number> {
     'limits',
   );
   const retention = startRetention(store, options.retention, logger);
+  const alerts = startAlerts(
+    store,
+    { intervalMs: options.webhookIntervalMs, heartbeatIntervalSeconds: options.heartbeatIntervalSeconds },
+    logger,
+  );
   // Last start-up line: whoever waits for it has seen the others.
   logger.info(
     { console_url: `${url}/console` },
@@ -166,6 +174,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   // After the last request: every accepted heartbeat's last-seen time is written before the database closes.
   await heartbeats.stop();
   await retention.stop();
+  await alerts.stop();
   await store.close();
   logger.info('stopped');
   await flushLogger(logger);

@@ -65,6 +65,9 @@ describe('docs/openapi.json', () => {
       '/api/admin/v1/organizations/{org}/contact',
       '/api/admin/v1/policy',
       '/api/admin/v1/policy/history',
+      '/api/admin/v1/webhooks',
+      '/api/admin/v1/webhooks/{id}',
+      '/api/admin/v1/webhooks/{id}/deliveries',
     ]);
   });
 

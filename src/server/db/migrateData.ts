@@ -1,6 +1,6 @@
 // `device-agent-server migrate-data --from <sqlite file> --to postgres://…`: copies a SQLite
 // deployment (organizations, enrollment secrets' hashes, devices with their keys' hashes and labels, unused enrollment tokens, posture
-// reports and results, latest results, admin tokens, console accounts, sessions and sign-in attempts, settings, the audit log) into a PostgreSQL database, then compares the row counts of every
+// reports and results, latest results, admin tokens, console accounts, sessions and sign-in attempts, settings, the audit log, webhooks and their deliveries) into a PostgreSQL database, then compares the row counts of every
 // table. Each batch is one transaction whose rows are inserted with ON CONFLICT DO NOTHING, so an
 // interrupted copy is resumed by running the same command again; posture results keep their ids,
 // and a rerun starts after the highest one already copied.
@@ -264,6 +264,53 @@ const TABLES: readonly TableCopy[] = [
       ['detail', 'text[]'],
     ],
   },
+  // Webhooks (src/server/webhooks.ts) with their secrets, the outbox and delivery log (ids kept), the alert marks.
+  {
+    table: 'webhooks',
+    key: 'id',
+    columns: [
+      ['id', 'text[]'],
+      ['org_id', 'text[]'],
+      ['url', 'text[]'],
+      ['format', 'text[]'],
+      ['events', 'text[]'],
+      ['include_evidence', 'boolean[]'],
+      ['secret', 'text[]'],
+      ['created_by', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'webhook_deliveries',
+    key: 'id',
+    columns: [
+      ['id', 'bigint[]'],
+      ['webhook_id', 'text[]'],
+      ['org_id', 'text[]'],
+      ['event_id', 'text[]'],
+      ['event_type', 'text[]'],
+      ['device_id', 'text[]'],
+      ['body', 'text[]'],
+      ['state', 'text[]'],
+      ['attempts', 'integer[]'],
+      ['next_attempt_at', 'timestamptz[]'],
+      ['last_status', 'integer[]'],
+      ['last_error', 'text[]'],
+      ['created_at', 'timestamptz[]'],
+      ['finished_at', 'timestamptz[]'],
+    ],
+  },
+  {
+    table: 'alert_marks',
+    key: 'rowid',
+    columns: [
+      ['org_id', 'text[]'],
+      ['device_id', 'text[]'],
+      ['kind', 'text[]'],
+      ['subject', 'text[]'],
+      ['since', 'text[]'],
+    ],
+  },
 ];
 
 export interface TableCount {
@@ -295,7 +342,8 @@ async function copyTables(source: Database, target: Pool): Promise<TableCount[]>
     await target.query(
       "SELECT setval(pg_get_serial_sequence('posture_results', 'id'), COALESCE((SELECT max(id) FROM posture_results), 0) + 1, false)",
     );
-    await target.query("SELECT setval(pg_get_serial_sequence('audit_log', 'id'), COALESCE((SELECT max(id) FROM audit_log), 0) + 1, false)");
+    for (const table of ['audit_log', 'webhook_deliveries'])
+      await target.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), COALESCE((SELECT max(id) FROM ${table}), 0) + 1, false)`);
     const counts: TableCount[] = [];
     for (const { table } of TABLES) {
       const sourceCount = (source.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;

@@ -296,7 +296,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
-    description: 'the audit log of admin actions',
+    description: 'the audit log of admin actions; webhooks, their outbox and the alert marks',
     sql: `
       -- Who did what, when, from where (src/server/audit.ts); never a secret. org_id: the
       -- organization acted on (null: none, e.g. a refused sign-in of an unknown email).
@@ -314,6 +314,56 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_by_org ON audit_log(org_id, id);
       CREATE INDEX audit_log_by_action ON audit_log(action, id);
       CREATE INDEX audit_log_by_time ON audit_log(at);
+
+      -- Outgoing webhooks (src/server/webhooks.ts). secret: the HMAC-SHA256 key itself, which
+      -- signing needs (shown once at creation; docs/server.md, "Webhooks"). events: comma-separated.
+      CREATE TABLE webhooks (
+        id               text PRIMARY KEY,
+        org_id           text NOT NULL REFERENCES organizations(id),
+        url              text NOT NULL,
+        format           text NOT NULL CHECK (format IN ('json', 'slack')),
+        events           text NOT NULL,
+        include_evidence boolean NOT NULL,
+        secret           text NOT NULL,
+        created_by       text NOT NULL,
+        created_at       timestamptz NOT NULL
+      );
+      CREATE INDEX webhooks_by_org ON webhooks(org_id);
+      -- The outbox: one row per event and webhook, written in the transaction that raised the event,
+      -- so a restart loses none; pending rows are sent when next_attempt_at comes (a claim moves it
+      -- on first, so another process leaves the row alone), and kept as the delivery log afterwards.
+      CREATE TABLE webhook_deliveries (
+        id              bigserial PRIMARY KEY,
+        webhook_id      text NOT NULL REFERENCES webhooks(id),
+        org_id          text NOT NULL REFERENCES organizations(id),
+        event_id        text NOT NULL,
+        event_type      text NOT NULL,
+        device_id       text,
+        body            text NOT NULL,
+        state           text NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts        integer NOT NULL,
+        next_attempt_at timestamptz,
+        last_status     integer,
+        last_error      text,
+        created_at      timestamptz NOT NULL,
+        finished_at     timestamptz
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at);
+      CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, id);
+      CREATE INDEX webhook_deliveries_by_org ON webhook_deliveries(org_id, id);
+      CREATE INDEX webhook_deliveries_by_time ON webhook_deliveries(created_at);
+      -- What the alert sweep has raised: a device's check failing (subject: the check key; since:
+      -- when the FAIL began), a device stale or re-enrolled (subject ''). One event per mark: a
+      -- mark is inserted (or deleted, for a recovery) in the transaction that queues its deliveries.
+      CREATE TABLE alert_marks (
+        org_id    text NOT NULL REFERENCES organizations(id),
+        device_id text NOT NULL REFERENCES devices(id),
+        kind      text NOT NULL CHECK (kind IN ('failing', 'stale', 'reenrolled')),
+        subject   text NOT NULL,
+        since     text NOT NULL,
+        PRIMARY KEY (device_id, kind, subject)
+      );
+      CREATE INDEX alert_marks_by_org ON alert_marks(org_id, kind);
     `,
   },
   {

@@ -67,7 +67,15 @@ import {
   type AuditEntryRecord,
   type AuditQuery,
   type NewAuditEntry,
+  type AlertCandidates,
+  type AlertMark,
+  type DeliveryOutcome,
+  type DeliveryRecord,
+  type DueDelivery,
+  type NewDelivery,
+  type WebhookRecord,
 } from './store';
+import { DELIVERY_COLUMNS, WEBHOOK_COLUMNS, toDelivery, toDueDelivery, toWebhook, type DeliveryRow, type WebhookRow } from './webhookRows';
 import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
 import {
   POLICY_CHANGE_COLUMNS,
@@ -1348,6 +1356,188 @@ export class PostgresStore implements Store {
 
   async deleteAuditBefore(cutoff: string, limit: number): Promise<number> {
     return changes(this.pool, 'DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 LIMIT $2)', [cutoff, limit]);
+  }
+
+  // ---- webhooks and the alert sweep --------------------------------------------------------------
+
+  async createWebhook(record: Omit<WebhookRecord, 'orgName'>): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO webhooks (id, org_id, url, format, events, include_evidence, secret, created_by, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        record.id,
+        record.orgId,
+        record.url,
+        record.format,
+        record.events.join(','),
+        record.includeEvidence,
+        record.secret,
+        record.createdBy,
+        record.createdAt,
+      ],
+    );
+  }
+
+  async listWebhooks(orgId: OrganizationId | null): Promise<WebhookRecord[]> {
+    const found =
+      orgId === null
+        ? await rows<WebhookRow>(this.pool, `SELECT ${WEBHOOK_COLUMNS} ORDER BY w.created_at, w.id`)
+        : await rows<WebhookRow>(this.pool, `SELECT ${WEBHOOK_COLUMNS} WHERE w.org_id = $1 ORDER BY w.created_at, w.id`, [orgId]);
+    return found.map(toWebhook);
+  }
+
+  async deleteWebhook(orgId: OrganizationId | null, id: string): Promise<boolean> {
+    return inTransaction(this.pool, async (db) => {
+      const [found] = await rows<{ id: string }>(
+        db,
+        'SELECT id FROM webhooks WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) FOR UPDATE',
+        [id, orgId],
+      );
+      if (!found) return false;
+      await db.query('DELETE FROM webhook_deliveries WHERE webhook_id = $1', [id]);
+      await db.query('DELETE FROM webhooks WHERE id = $1', [id]);
+      return true;
+    });
+  }
+
+  async alertCandidates(orgId: OrganizationId, cutoffs: { staleBefore: string; reenrolledAfter: string }): Promise<AlertCandidates> {
+    // One snapshot for the five reads.
+    return inTransaction(this.pool, async (db) => {
+      await db.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const failing = await rows<{ device_id: string; check_key: string; since: string }>(
+        db,
+        `SELECT lr.device_id, lr.check_key, lr.status_since AS since FROM latest_results lr JOIN devices d ON d.id = lr.device_id
+         WHERE lr.org_id = $1 AND lr.status = 'FAIL' AND d.state = 'ACTIVE' AND NOT EXISTS (
+           SELECT 1 FROM alert_marks m WHERE m.device_id = lr.device_id AND m.kind = 'failing' AND m.subject = lr.check_key)`,
+        [orgId],
+      );
+      const ended = await rows<{ device_id: string; subject: string; since: string; status: PostureStatus | null; state: DeviceState }>(
+        db,
+        `SELECT m.device_id, m.subject, m.since, lr.status, d.state FROM alert_marks m JOIN devices d ON d.id = m.device_id
+         LEFT JOIN latest_results lr ON lr.device_id = m.device_id AND lr.check_key = m.subject
+         WHERE m.org_id = $1 AND m.kind = 'failing'
+           AND (lr.status IS NULL OR lr.status <> 'FAIL' OR lr.status_since <> m.since OR d.state <> 'ACTIVE')`,
+        [orgId],
+      );
+      const stale = await rows<{ id: string; last_seen_at: Date }>(
+        db,
+        `SELECT d.id, d.last_seen_at FROM devices d WHERE d.org_id = $1 AND d.state = 'ACTIVE' AND d.last_seen_at < $2
+           AND NOT EXISTS (SELECT 1 FROM alert_marks m WHERE m.device_id = d.id AND m.kind = 'stale')`,
+        [orgId, cutoffs.staleBefore],
+      );
+      const staleEnded = await rows<{ device_id: string; since: string }>(
+        db,
+        `SELECT m.device_id, m.since FROM alert_marks m JOIN devices d ON d.id = m.device_id
+         WHERE m.org_id = $1 AND m.kind = 'stale' AND (d.state <> 'ACTIVE' OR d.last_seen_at > m.since::timestamptz)`,
+        [orgId],
+      );
+      const reenrolled = await rows<{ id: string; supersedes: string; created_at: Date }>(
+        db,
+        `SELECT d.id, d.supersedes, d.created_at FROM devices d WHERE d.org_id = $1 AND d.supersedes IS NOT NULL AND d.created_at > $2
+           AND NOT EXISTS (SELECT 1 FROM alert_marks m WHERE m.device_id = d.id AND m.kind = 'reenrolled')`,
+        [orgId, cutoffs.reenrolledAfter],
+      );
+      return {
+        failing: failing.map((r) => ({ deviceId: r.device_id as DeviceId, checkKey: r.check_key, since: r.since })),
+        ended: ended.map((r) => ({
+          mark: { orgId, deviceId: r.device_id as DeviceId, kind: 'failing' as const, subject: r.subject, since: r.since },
+          status: r.status,
+          deviceState: r.state,
+        })),
+        stale: stale.map((r) => ({ deviceId: r.id as DeviceId, lastSeenAt: isoOf(r.last_seen_at) })),
+        staleEnded: staleEnded.map((r) => ({
+          orgId,
+          deviceId: r.device_id as DeviceId,
+          kind: 'stale' as const,
+          subject: '',
+          since: r.since,
+        })),
+        reenrolled: reenrolled.map((r) => ({
+          deviceId: r.id as DeviceId,
+          supersedes: r.supersedes as DeviceId,
+          createdAt: isoOf(r.created_at),
+        })),
+      };
+    });
+  }
+
+  async recordAlert(
+    change: { raise: AlertMark } | { clear: AlertMark },
+    deliveries: readonly NewDelivery[],
+    now: string,
+  ): Promise<boolean> {
+    return inTransaction(this.pool, async (db) => {
+      // Of processes raising the same mark at once, one inserts; the others wait for its commit, then insert nothing.
+      const changed =
+        'raise' in change
+          ? await changes(
+              db,
+              `INSERT INTO alert_marks (org_id, device_id, kind, subject, since) VALUES ($1, $2, $3, $4, $5)
+               ON CONFLICT (device_id, kind, subject) DO NOTHING`,
+              [change.raise.orgId, change.raise.deviceId, change.raise.kind, change.raise.subject, change.raise.since],
+            )
+          : await changes(db, 'DELETE FROM alert_marks WHERE device_id = $1 AND kind = $2 AND subject = $3 AND since = $4', [
+              change.clear.deviceId,
+              change.clear.kind,
+              change.clear.subject,
+              change.clear.since,
+            ]);
+      if (changed !== 1) return false;
+      for (const d of deliveries)
+        await db.query(
+          `INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, event_type, device_id, body, state, attempts, next_attempt_at, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7)`,
+          [d.webhookId, d.orgId, d.eventId, d.eventType, d.deviceId, d.body, now],
+        );
+      return true;
+    });
+  }
+
+  async dueDeliveries(now: string, limit: number): Promise<DueDelivery[]> {
+    const found = await rows<DeliveryRow>(
+      this.pool,
+      `SELECT ${DELIVERY_COLUMNS}, w.url, w.secret FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       WHERE d.state = 'pending' AND d.next_attempt_at <= $1 ORDER BY d.next_attempt_at, d.id LIMIT $2`,
+      [now, limit],
+    );
+    return found.map(toDueDelivery);
+  }
+
+  async claimDelivery(id: number, now: string, leaseUntil: string): Promise<boolean> {
+    return (
+      (await changes(
+        this.pool,
+        `UPDATE webhook_deliveries SET next_attempt_at = $1, attempts = attempts + 1
+         WHERE id = $2 AND state = 'pending' AND next_attempt_at <= $3`,
+        [leaseUntil, id, now],
+      )) === 1
+    );
+  }
+
+  async finishDelivery(id: number, outcome: DeliveryOutcome): Promise<void> {
+    await this.pool.query(
+      'UPDATE webhook_deliveries SET state = $1, last_status = $2, last_error = $3, next_attempt_at = $4, finished_at = $5 WHERE id = $6',
+      [outcome.state, outcome.lastStatus, outcome.lastError, outcome.nextAttemptAt, outcome.finishedAt, id],
+    );
+  }
+
+  async deliveryLog(orgId: OrganizationId | null, webhookId: string | undefined, limit: number): Promise<DeliveryRecord[]> {
+    const found = await rows<DeliveryRow>(
+      this.pool,
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d
+       WHERE ($1::text IS NULL OR d.org_id = $1) AND ($2::text IS NULL OR d.webhook_id = $2) ORDER BY d.id DESC LIMIT $3`,
+      [orgId, webhookId ?? null, limit],
+    );
+    return found.map(toDelivery);
+  }
+
+  async deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number> {
+    return changes(
+      this.pool,
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE state <> 'pending' AND created_at < $1 LIMIT $2)`,
+      [cutoff, limit],
+    );
   }
 }
 

@@ -65,7 +65,15 @@ import {
   type AuditEntryRecord,
   type AuditQuery,
   type NewAuditEntry,
+  type AlertCandidates,
+  type AlertMark,
+  type DeliveryOutcome,
+  type DeliveryRecord,
+  type DueDelivery,
+  type NewDelivery,
+  type WebhookRecord,
 } from './store';
+import { DELIVERY_COLUMNS, WEBHOOK_COLUMNS, toDelivery, toDueDelivery, toWebhook, type DeliveryRow, type WebhookRow } from './webhookRows';
 import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
 import {
   POLICY_CHANGE_COLUMNS,
@@ -1023,6 +1031,177 @@ export class SqliteStore implements Store {
           cutoff,
           limit,
         ).changes,
+    );
+  }
+
+  // ---- webhooks and the alert sweep --------------------------------------------------------------
+
+  createWebhook(record: Omit<WebhookRecord, 'orgName'>): Promise<void> {
+    return this.write(() => {
+      this.prepared<unknown, unknown[]>(
+        `INSERT INTO webhooks (id, org_id, url, format, events, include_evidence, secret, created_by, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        record.id,
+        record.orgId,
+        record.url,
+        record.format,
+        record.events.join(','),
+        record.includeEvidence ? 1 : 0,
+        record.secret,
+        record.createdBy,
+        record.createdAt,
+      );
+    });
+  }
+
+  listWebhooks(orgId: OrganizationId | null): Promise<WebhookRecord[]> {
+    return settle(() =>
+      (orgId === null
+        ? this.prepared<WebhookRow, []>(`SELECT ${WEBHOOK_COLUMNS} ORDER BY w.created_at, w.id`).all()
+        : this.prepared<WebhookRow, [string]>(`SELECT ${WEBHOOK_COLUMNS} WHERE w.org_id = ? ORDER BY w.created_at, w.id`).all(orgId)
+      ).map(toWebhook),
+    );
+  }
+
+  deleteWebhook(orgId: OrganizationId | null, id: string): Promise<boolean> {
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const found = this.prepared<{ id: string }, [string, string | null, string | null]>(
+            'SELECT id FROM webhooks WHERE id = ? AND (? IS NULL OR org_id = ?)',
+          ).get(id, orgId, orgId);
+          if (!found) return false;
+          this.prepared<unknown, [string]>('DELETE FROM webhook_deliveries WHERE webhook_id = ?').run(id);
+          this.prepared<unknown, [string]>('DELETE FROM webhooks WHERE id = ?').run(id);
+          return true;
+        })
+        .immediate(),
+    );
+  }
+
+  alertCandidates(orgId: OrganizationId, cutoffs: { staleBefore: string; reenrolledAfter: string }): Promise<AlertCandidates> {
+    return settle(() =>
+      this.db
+        .transaction((): AlertCandidates => {
+          const failing = this.prepared<{ device_id: string; check_key: string; since: string }, [string]>(
+            `SELECT lr.device_id, lr.check_key, lr.status_since AS since FROM latest_results lr JOIN devices d ON d.id = lr.device_id
+             WHERE lr.org_id = ? AND lr.status = 'FAIL' AND d.state = 'ACTIVE' AND NOT EXISTS (
+               SELECT 1 FROM alert_marks m WHERE m.device_id = lr.device_id AND m.kind = 'failing' AND m.subject = lr.check_key)`,
+          ).all(orgId);
+          const ended = this.prepared<
+            { device_id: string; subject: string; since: string; status: PostureStatus | null; state: DeviceState },
+            [string]
+          >(
+            `SELECT m.device_id, m.subject, m.since, lr.status, d.state FROM alert_marks m JOIN devices d ON d.id = m.device_id
+             LEFT JOIN latest_results lr ON lr.device_id = m.device_id AND lr.check_key = m.subject
+             WHERE m.org_id = ? AND m.kind = 'failing'
+               AND (lr.status IS NULL OR lr.status <> 'FAIL' OR lr.status_since <> m.since OR d.state <> 'ACTIVE')`,
+          ).all(orgId);
+          const stale = this.prepared<{ id: string; last_seen_at: string }, [string, string]>(
+            `SELECT d.id, d.last_seen_at FROM devices d WHERE d.org_id = ? AND d.state = 'ACTIVE' AND d.last_seen_at < ?
+               AND NOT EXISTS (SELECT 1 FROM alert_marks m WHERE m.device_id = d.id AND m.kind = 'stale')`,
+          ).all(orgId, cutoffs.staleBefore);
+          const staleEnded = this.prepared<{ device_id: string; since: string }, [string]>(
+            `SELECT m.device_id, m.since FROM alert_marks m JOIN devices d ON d.id = m.device_id
+             WHERE m.org_id = ? AND m.kind = 'stale' AND (d.state <> 'ACTIVE' OR d.last_seen_at > m.since)`,
+          ).all(orgId);
+          const reenrolled = this.prepared<{ id: string; supersedes: string; created_at: string }, [string, string]>(
+            `SELECT d.id, d.supersedes, d.created_at FROM devices d WHERE d.org_id = ? AND d.supersedes IS NOT NULL AND d.created_at > ?
+               AND NOT EXISTS (SELECT 1 FROM alert_marks m WHERE m.device_id = d.id AND m.kind = 'reenrolled')`,
+          ).all(orgId, cutoffs.reenrolledAfter);
+          return {
+            failing: failing.map((r) => ({ deviceId: r.device_id as DeviceId, checkKey: r.check_key, since: r.since })),
+            ended: ended.map((r) => ({
+              mark: { orgId, deviceId: r.device_id as DeviceId, kind: 'failing', subject: r.subject, since: r.since },
+              status: r.status,
+              deviceState: r.state,
+            })),
+            stale: stale.map((r) => ({ deviceId: r.id as DeviceId, lastSeenAt: r.last_seen_at })),
+            staleEnded: staleEnded.map((r) => ({ orgId, deviceId: r.device_id as DeviceId, kind: 'stale', subject: '', since: r.since })),
+            reenrolled: reenrolled.map((r) => ({
+              deviceId: r.id as DeviceId,
+              supersedes: r.supersedes as DeviceId,
+              createdAt: r.created_at,
+            })),
+          };
+        })
+        .deferred(),
+    );
+  }
+
+  recordAlert(change: { raise: AlertMark } | { clear: AlertMark }, deliveries: readonly NewDelivery[], now: string): Promise<boolean> {
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const changed =
+            'raise' in change
+              ? this.prepared<unknown, unknown[]>(
+                  `INSERT INTO alert_marks (org_id, device_id, kind, subject, since) VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT (device_id, kind, subject) DO NOTHING`,
+                ).run(change.raise.orgId, change.raise.deviceId, change.raise.kind, change.raise.subject, change.raise.since).changes
+              : this.prepared<unknown, unknown[]>(
+                  'DELETE FROM alert_marks WHERE device_id = ? AND kind = ? AND subject = ? AND since = ?',
+                ).run(change.clear.deviceId, change.clear.kind, change.clear.subject, change.clear.since).changes;
+          if (changed !== 1) return false;
+          const insert = this.prepared<unknown, unknown[]>(
+            `INSERT INTO webhook_deliveries (webhook_id, org_id, event_id, event_type, device_id, body, state, attempts, next_attempt_at, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
+          );
+          for (const d of deliveries) insert.run(d.webhookId, d.orgId, d.eventId, d.eventType, d.deviceId, d.body, now, now);
+          return true;
+        })
+        .immediate(),
+    );
+  }
+
+  dueDeliveries(now: string, limit: number): Promise<DueDelivery[]> {
+    return settle(() =>
+      this.prepared<DeliveryRow, [string, number]>(
+        `SELECT ${DELIVERY_COLUMNS}, w.url, w.secret FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.state = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+      )
+        .all(now, limit)
+        .map(toDueDelivery),
+    );
+  }
+
+  claimDelivery(id: number, now: string, leaseUntil: string): Promise<boolean> {
+    return this.write(
+      () =>
+        this.prepared<unknown, [string, number, string]>(
+          `UPDATE webhook_deliveries SET next_attempt_at = ?, attempts = attempts + 1
+           WHERE id = ? AND state = 'pending' AND next_attempt_at <= ?`,
+        ).run(leaseUntil, id, now).changes === 1,
+    );
+  }
+
+  finishDelivery(id: number, outcome: DeliveryOutcome): Promise<void> {
+    return this.write(() => {
+      this.prepared<unknown, unknown[]>(
+        'UPDATE webhook_deliveries SET state = ?, last_status = ?, last_error = ?, next_attempt_at = ?, finished_at = ? WHERE id = ?',
+      ).run(outcome.state, outcome.lastStatus, outcome.lastError, outcome.nextAttemptAt, outcome.finishedAt, id);
+    });
+  }
+
+  deliveryLog(orgId: OrganizationId | null, webhookId: string | undefined, limit: number): Promise<DeliveryRecord[]> {
+    return settle(() =>
+      this.prepared<DeliveryRow, [string | null, string | null, string | null, string | null, number]>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d
+         WHERE (? IS NULL OR d.org_id = ?) AND (? IS NULL OR d.webhook_id = ?) ORDER BY d.id DESC LIMIT ?`,
+      )
+        .all(orgId, orgId, webhookId ?? null, webhookId ?? null, limit)
+        .map(toDelivery),
+    );
+  }
+
+  deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number> {
+    return this.write(
+      () =>
+        this.prepared<unknown, [string, number]>(
+          `DELETE FROM webhook_deliveries WHERE id IN (
+             SELECT id FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ? LIMIT ?)`,
+        ).run(cutoff, limit).changes,
     );
   }
 

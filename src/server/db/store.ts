@@ -3,7 +3,7 @@
 // credential hashes, never plaintext.
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import type { StatusRun } from '../statusSince';
-import type { AdminAccountId, AdminTokenId, DeviceId, EnrollSecretId, OrganizationId, PostureReportId } from '../ids';
+import type { AdminAccountId, AdminTokenId, DeviceId, EnrollSecretId, OrganizationId, PostureReportId, WebhookId } from '../ids';
 
 export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
 
@@ -686,6 +686,107 @@ export interface Store {
   requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string>;
   /** The check requests recorded after `since`, by device. */
   deviceCheckRequests(since: string): Promise<Map<DeviceId, string>>;
+
+  // Webhooks (src/server/webhooks.ts) and the alert sweep that feeds their outbox (src/server/alerts.ts).
+  createWebhook(record: Omit<WebhookRecord, 'orgName'>): Promise<void>;
+  /** The organization's webhooks (every organization's with null), oldest first. */
+  listWebhooks(orgId: OrganizationId | null): Promise<WebhookRecord[]>;
+  /** Deletes the organization's webhook and its deliveries, in one transaction; false when there is no such webhook. */
+  deleteWebhook(orgId: OrganizationId | null, id: string): Promise<boolean>;
+  /** What the alert sweep may raise or clear in the organization, from its devices, latest results and marks. */
+  alertCandidates(orgId: OrganizationId, cutoffs: { staleBefore: string; reenrolledAfter: string }): Promise<AlertCandidates>;
+  /**
+   * In one transaction: inserts the mark to raise (nothing when one of that device, kind and subject
+   * exists) or deletes the mark to clear (nothing when it is gone); only when it did, queues
+   * `deliveries` (pending, due at `now`). Whether it did: of several processes sweeping at once, one does.
+   */
+  recordAlert(change: { raise: AlertMark } | { clear: AlertMark }, deliveries: readonly NewDelivery[], now: string): Promise<boolean>;
+  /** Pending deliveries due at `now`, soonest first, with their webhook's URL, format and secret. */
+  dueDeliveries(now: string, limit: number): Promise<DueDelivery[]>;
+  /** Takes a due delivery for one attempt: counts the attempt and moves it to `leaseUntil`, unless another process took it first (false). */
+  claimDelivery(id: number, now: string, leaseUntil: string): Promise<boolean>;
+  /** An attempt's outcome: delivered or failed (finished), or pending again at `nextAttemptAt`. */
+  finishDelivery(id: number, outcome: DeliveryOutcome): Promise<void>;
+  /** The delivery log, newest first: the organization's (all with null), of one webhook when given. */
+  deliveryLog(orgId: OrganizationId | null, webhookId: string | undefined, limit: number): Promise<DeliveryRecord[]>;
+  /** Retention: deletes finished deliveries created before `cutoff` (at most `limit`); how many. */
+  deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number>;
+}
+
+export type WebhookFormat = 'json' | 'slack';
+
+export interface WebhookRecord {
+  id: WebhookId;
+  orgId: OrganizationId;
+  orgName: string;
+  url: string;
+  format: WebhookFormat;
+  events: string[];
+  includeEvidence: boolean;
+  /** The HMAC key (signing needs the key itself); never listed. */
+  secret: string;
+  createdBy: string;
+  createdAt: string;
+}
+
+export interface NewDelivery {
+  webhookId: WebhookId;
+  orgId: OrganizationId;
+  eventId: string;
+  eventType: string;
+  deviceId: DeviceId | null;
+  /** The request body, exactly as sent and signed. */
+  body: string;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+export interface DeliveryRecord extends NewDelivery {
+  id: number;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export interface DueDelivery extends DeliveryRecord {
+  url: string;
+  secret: string;
+}
+
+export interface DeliveryOutcome {
+  state: DeliveryState;
+  lastStatus: number | null;
+  lastError: string | null;
+  /** Pending: when the next attempt is due. */
+  nextAttemptAt: string | null;
+  /** Delivered or failed: when. */
+  finishedAt: string | null;
+}
+
+/** What the alert sweep has raised (alerts.ts): a check failing since a time, a device stale or re-enrolled (subject ''). */
+export interface AlertMark {
+  orgId: OrganizationId;
+  deviceId: DeviceId;
+  kind: 'failing' | 'stale' | 'reenrolled';
+  subject: string;
+  since: string;
+}
+
+export interface AlertCandidates {
+  /** Latest results FAIL of ACTIVE devices with no failing mark of the same check and status_since. */
+  failing: { deviceId: DeviceId; checkKey: string; since: string }[];
+  /** Failing marks whose run ended: the latest result is another status, another run, gone, or the device is not ACTIVE. */
+  ended: { mark: AlertMark; status: PostureStatus | null; deviceState: DeviceState }[];
+  /** ACTIVE devices last seen before the stale cutoff, with no stale mark. */
+  stale: { deviceId: DeviceId; lastSeenAt: string }[];
+  /** Stale marks of devices seen since (or no longer ACTIVE). */
+  staleEnded: AlertMark[];
+  /** Devices that replaced a REVOKED record (re-enrollment), created after the cutoff, with no mark. */
+  reenrolled: { deviceId: DeviceId; supersedes: DeviceId; createdAt: string }[];
 }
 
 export interface NewAuditEntry {

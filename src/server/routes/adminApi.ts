@@ -20,10 +20,12 @@ import type { AppContext } from '../context';
 import { createSecret, listSecrets, revokeSecret, type NewSecretRequest } from '../enrollSecrets';
 import type { Labels } from '../db/store';
 import { badRequest } from '../errors';
+import { NotFoundError } from '../usage';
 import { organizationContact, setOrganizationContact } from '../devicePage';
 import { fleetFailures } from '../remediation';
 import { policyHistory, setPolicy, showPolicy } from '../policy';
 import { grantException, listExceptions, removeException } from '../exceptions';
+import { createWebhook, deleteWebhook, deliveryLog, listWebhooks, type NewWebhookRequest } from '../webhooks';
 
 /** A policy document: small, but a lifecycle override (osVersion.lifecycle) may list many releases. */
 const POLICY_BODY_LIMIT = 256 * 1024;
@@ -308,6 +310,39 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     return set;
   });
 
+  app.post(`${p}/webhooks`, guarded, async (request, reply) => {
+    queryOf(request, []);
+    const principal = adminOf(request);
+    const created = await createWebhook(store, principal.scope, { ...webhookRequest(request.body), actor: principal.actor });
+    await audit(request, {
+      action: 'webhook.create',
+      org: created.org,
+      target: { type: 'webhook', id: created.webhook_id },
+      detail: { url: created.url, format: created.format, events: created.events.join(','), include_evidence: created.include_evidence },
+    });
+    return reply.code(201).send(created);
+  });
+
+  app.get(`${p}/webhooks`, guarded, async (request) => {
+    const q = queryOf(request, ['org']);
+    return { webhooks: await listWebhooks(store, adminOf(request).scope, q.org) };
+  });
+
+  app.delete<{ Params: { id: string } }>(`${p}/webhooks/:id`, guarded, async (request) => {
+    queryOf(request, []);
+    const { org } = await deleteWebhook(store, adminOf(request).scope, request.params.id);
+    await audit(request, { action: 'webhook.delete', org, target: { type: 'webhook', id: request.params.id } });
+    return { webhook_id: request.params.id, outcome: 'deleted' };
+  });
+
+  app.get<{ Params: { id: string } }>(`${p}/webhooks/:id/deliveries`, guarded, async (request) => {
+    queryOf(request, []);
+    const { scope } = adminOf(request);
+    if (!(await listWebhooks(store, scope, undefined)).some((w) => w.webhook_id === request.params.id))
+      throw new NotFoundError(`no webhook ${JSON.stringify(request.params.id)} within your reach`);
+    return { deliveries: await deliveryLog(store, scope, request.params.id) };
+  });
+
   app.get(`${p}/audit`, guarded, async (request, reply) => {
     const { format, ...q } = queryOf(request, ['org', 'action', 'before', 'limit', 'format']);
     if (wantsCsv(format)) {
@@ -326,6 +361,24 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
 }
 
 const EXCEPTION_FIELDS = ['device_id', 'label', 'check_key', 'reason', 'expires'];
+const WEBHOOK_FIELDS = ['org', 'url', 'format', 'events', 'include_evidence'];
+
+/** POST /webhooks' body as the service layer's request; its values are checked there. */
+function webhookRequest(body: unknown): NewWebhookRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('the body must be a JSON object {org, url, format?, events?, include_evidence?}');
+  const fields = body as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !WEBHOOK_FIELDS.includes(key));
+  if (unknown !== undefined) throw badRequest(`unknown field "${unknown}"`);
+  const { org, url, format, events, include_evidence: includeEvidence } = fields;
+  if (typeof org !== 'string') throw badRequest('org must be a string');
+  if (typeof url !== 'string') throw badRequest('url must be a string');
+  if (format !== undefined && typeof format !== 'string') throw badRequest('format must be json or slack');
+  if (events !== undefined && (!Array.isArray(events) || events.some((e) => typeof e !== 'string')))
+    throw badRequest('events must be an array of event types');
+  if (includeEvidence !== undefined && typeof includeEvidence !== 'boolean') throw badRequest('include_evidence must be true or false');
+  return { org, url, format, events: events as string[] | undefined, includeEvidence };
+}
 const SECRET_FIELDS = ['org', 'expires_in_seconds', 'max_uses', 'labels', 'note'];
 
 /** POST /enroll-secrets' body as the service layer's request; its values are checked there. */

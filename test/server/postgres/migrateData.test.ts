@@ -35,6 +35,9 @@ const TABLES = [
   'policy_exceptions',
   'lifecycle_sets',
   'audit_log',
+  'webhooks',
+  'webhook_deliveries',
+  'alert_marks',
 ];
 
 /** The server policy's state as the admin CLI shows it: history, exceptions, lifecycle version. */
@@ -102,6 +105,9 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   expect((await new ConsoleClient(sqlite).signIn('admin@acme.test', 'a wrong guess')).status).toBe(401);
   const latestBefore = (await call(sqlite, `/api/admin/v1/devices/${active.deviceId}`, { method: 'GET', headers: bearer(adminToken) }))
     .text;
+  await runServerCli(['webhook', 'create', '--db', file, '--org', 'acme', '--url', 'https://hooks.example.test/device-agent', '--json']);
+  const webhooksOf = async (dbPath: string) => (await runServerCli(['webhook', 'list', '--db', dbPath, '--json'])).stdout;
+  const webhooksBefore = await webhooksOf(file);
   const auditOf = async (dbPath: string) => (await runServerCli(['audit', '--db', dbPath, '--json'])).stdout;
   const auditBefore = await auditOf(file);
   await sqlite.stop();
@@ -121,6 +127,8 @@ test('a SQLite deployment moves to PostgreSQL: same keys, tokens, revocations an
   try {
     expect(await policyState(url)).toEqual(policyBefore);
     expect(await auditOf(url)).toEqual(auditBefore);
+    expect(await webhooksOf(url)).toEqual(webhooksBefore);
+    expect(webhooksBefore).toContain('"format": "json"');
     const after = await Promise.all([active.deviceId, revoked.deviceId, ...registered].map((id) => pg.showDevice(id)));
     expect(after).toEqual(before);
     expect(after[3]).toMatchObject({ supersedes: registered[0], enroll_secret_id: secret.secret_id });
