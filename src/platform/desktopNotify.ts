@@ -81,15 +81,15 @@ export function shownLine(): string {
 export function desktopNotifier(program: readonly string[], consoleUid: () => Promise<number | null>, privileged: boolean): Notifier {
   return async (notification) => {
     const uid = privileged ? await consoleUid() : (process.getuid?.() ?? null);
-    if (uid === null) return;
+    if (uid === null) return false;
     const runtime = `/run/user/${uid}`;
     const address = privileged ? `unix:path=${runtime}/bus` : process.env.DBUS_SESSION_BUS_ADDRESS;
-    if (!address) return;
+    if (!address) return false;
     const identity = privileged ? { uid, gid: (await stat(runtime)).gid } : {};
     const env = privileged
       ? { PATH: '/usr/bin:/bin', XDG_RUNTIME_DIR: runtime, DBUS_SESSION_BUS_ADDRESS: address }
       : { ...process.env, DBUS_SESSION_BUS_ADDRESS: address };
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<boolean>((resolve, reject) => {
       const child = spawn(program[0]!, [...program.slice(1), 'notify'], {
         ...identity,
         env,
@@ -104,7 +104,7 @@ export function desktopNotifier(program: readonly string[], consoleUid: () => Pr
         child.removeAllListeners('exit');
         child.stdout.destroy();
         child.unref();
-        resolve();
+        resolve(true);
       });
       child.stdin.end(JSON.stringify(notification));
     });
