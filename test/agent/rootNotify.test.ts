@@ -99,7 +99,7 @@ beforeAll(async () => {
         .split('\0')
         .filter(Boolean);
       recorded.push({
-        title: String(call.body[3]),
+        title: call.body[3] as string,
         senderUid: Number(senderUid),
         uids: field('Uid'),
         gids: field('Gid'),
