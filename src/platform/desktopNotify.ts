@@ -4,7 +4,7 @@
 // the hidden `device-agent notify` as that user (the system service: their uid, on their bus), with
 // the notification on standard input. It shows it, says so on its standard output, and waits for
 // the user: "Open My device" (or a click on the notification) runs `device-agent my-device`, which
-// for that user asks the service's local endpoint. macOS and Windows: not implemented.
+// for that user asks the service's local endpoint. macOS and Windows: darwinNotify.ts, windowsNotify.ts.
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';

@@ -92,8 +92,9 @@ async function notifierFor(
 ): Promise<((cycle: { results: PostureResult[]; lastCycle?: LastCycle; notifications?: boolean }) => void) | undefined> {
   if (!notificationsWanted(options.notifications)) return undefined;
   const { PostureChanges } = await import('../../agent/notifications');
-  const { desktopNotifier } = await import('../../platform/desktopNotify');
-  const notifier = desktopNotifier(selfCommand(), () => consoleUid(), isPrivileged());
+  const { platformNotifier } = await import('../../platform/notifier');
+  const notifier = await platformNotifier(process.platform, selfCommand(), isPrivileged());
+  if (notifier === undefined) return undefined;
   const changes = new PostureChanges(notifier);
   return (cycle) => {
     const enabled = cycle.notifications !== false;
