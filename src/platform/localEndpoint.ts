@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 
 /**
  * The root-owned runtime directory that holds the endpoint's socket, or null where the endpoint is
- * not implemented (Windows: a named pipe with an ACL is not written yet). DEVICE_AGENT_RUNTIME_DIR
+ * not implemented (Windows: no named pipe, docs/agent.md says why). DEVICE_AGENT_RUNTIME_DIR
  * overrides it (a second agent on one machine, tests).
  */
 export function localEndpointDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string | null {
