@@ -24,6 +24,7 @@ const POLICY_SECTIONS = [
   'remoteLogin',
   'osVersion',
   'checks',
+  'notifications',
 ] as const;
 
 const PolicySchema = z.object({
@@ -179,6 +180,13 @@ const PolicySchema = z.object({
        * this platform's table with its provenance, replacing the built-in one (`lifecycle` still wins).
        */
       lifecycleData: z.optional(LifecycleDataSchema),
+    }),
+    {},
+  ),
+  notifications: z.prefault(
+    z.object({
+      /** Desktop notifications on the device when a check turns FAIL or passes again (docs/agent.md); false: none. */
+      enabled: z._default(z.boolean(), true),
     }),
     {},
   ),

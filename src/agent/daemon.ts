@@ -45,6 +45,8 @@ interface CollectedCycle {
   lastCycle?: LastCycle;
   /** Which policy judged it (postureCycle.ts), for `status`. */
   policy?: PolicySource;
+  /** False when the applied policy turns desktop notifications off (postureCycle.ts). */
+  notifications?: boolean;
 }
 
 export interface DaemonDeps {

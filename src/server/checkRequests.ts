@@ -11,9 +11,9 @@ import type { Store } from './db/store';
 import type { DeviceId } from './ids';
 
 /** A device's user may ask once a minute. */
-export const CHECK_REQUEST_INTERVAL_MS = 60_000;
+const CHECK_REQUEST_INTERVAL_MS = 60_000;
 /** How long heartbeat answers carry a request: a device off or offline longer reports at its next cycle anyway. */
-export const CHECK_REQUEST_LIFETIME_MS = 15 * 60_000;
+const CHECK_REQUEST_LIFETIME_MS = 15 * 60_000;
 /** A request recorded by another server process reaches this one's heartbeat answers within this. */
 const REFRESH_MS = 1_000;
 
