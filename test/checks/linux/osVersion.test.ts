@@ -185,3 +185,80 @@ describe('rolling releases', () => {
     expect(sid.evidence).toMatchObject({ rolling_by: '/etc/debian_version', product: 'debian' });
   });
 });
+
+/** `cat /etc/os-release` on a StarFive VisionFive board (a RISC-V support matrix' test report, asciinema ui1P6rp5yjFTxO7YehuV7jC8s). */
+const ALPINE_EDGE = `NAME="Alpine Linux"
+ID=alpine
+VERSION_ID=3.20.0_alpha20231219
+PRETTY_NAME="Alpine Linux edge"
+HOME_URL="https://alpinelinux.org/"
+BUG_REPORT_URL="https://gitlab.alpinelinux.org/alpine/aports/-/issues"
+`;
+/** `cat /etc/os-release` in a Fedora RISC-V boot log (a RISC-V support matrix' test report, 2024-07). */
+const FEDORA_RAWHIDE = `NAME="Fedora Linux"
+VERSION="41 (Rawhide Prerelease)"
+ID=fedora
+VERSION_ID=41
+VERSION_CODENAME=""
+PLATFORM_ID="platform:f41"
+PRETTY_NAME="Fedora Linux 41 (Rawhide Prerelease)"
+CPE_NAME="cpe:/o:fedoraproject:fedora:41"
+`;
+/** LMDE 7's os-release as a public Dockerfile rebuilding it writes it (NAME="LMDE", ID=linuxmint, DEBIAN_CODENAME=trixie). */
+const LMDE_7 = `PRETTY_NAME="LMDE 7 (gigi)"
+NAME="LMDE"
+VERSION_ID="7"
+VERSION="7 (gigi)"
+VERSION_CODENAME=gigi
+ID=linuxmint
+ID_LIKE=debian
+DEBIAN_CODENAME=trixie
+`;
+
+describe('rolling releases: every package database, every mark', () => {
+  it.each([
+    ['portage', '/var/db/pkg'],
+    ['xbps', '/var/db/xbps'],
+    ['apk', '/lib/apk/db/installed'],
+    ['rpm', '/var/lib/rpm'],
+    ['rpm', '/usr/lib/sysimage/rpm'],
+    ['nix', '/nix/var/nix/profiles'],
+    ['dpkg', '/var/lib/dpkg/status'],
+    ['pacman', '/var/lib/pacman/local'],
+  ])('dates a rolling release by %s (%s)', async (manager, path) => {
+    const verdict = await judge(corpus('gentoo_218'), { stats: { [path]: { mtime: '2026-11-11T12:00:00Z' } } });
+    expect(verdict.evidence).toMatchObject({ package_manager: manager, last_upgrade_age_days: 10, rule: 'supported' });
+  });
+
+  it('takes the newest database whatever its place in the list', async () => {
+    const older = { mtime: '2026-01-01T00:00:00Z' };
+    const newer = { mtime: '2026-11-01T00:00:00Z' };
+    expect(
+      (await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': older, '/var/lib/dpkg/status': newer } })).evidence.package_manager,
+    ).toBe('dpkg');
+    expect(
+      (await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': newer, '/var/lib/dpkg/status': older } })).evidence.package_manager,
+    ).toBe('portage');
+    // A database without a modification time dates nothing.
+    expect((await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': {} } })).evidence.reason).toBe('update_age_unknown');
+  });
+
+  it('knows Alpine edge by its VERSION_ID and Fedora Rawhide by its VERSION', async () => {
+    const edge = await judge(ALPINE_EDGE, { stats: { '/lib/apk/db/installed': { mtime: '2026-11-20T00:00:00Z' } } });
+    expect(edge).toMatchObject({ status: 'PASS', evidence: { product: 'alpine', rolling_by: 'VERSION_ID', package_manager: 'apk' } });
+    const rawhide = await judge(FEDORA_RAWHIDE, { stats: { '/usr/lib/sysimage/rpm': { mtime: '2026-11-20T00:00:00Z' } } });
+    expect(rawhide).toMatchObject({ status: 'PASS', evidence: { product: 'fedora', rolling_by: 'VERSION', package_manager: 'rpm' } });
+    // Fedora 41 released is judged by its row, not as rolling.
+    const released = await judge(FEDORA_RAWHIDE.replace(' (Rawhide Prerelease)', ' (Workstation Edition)'));
+    expect(released.evidence).toMatchObject({ product: 'fedora', cycle: '41', rule: 'eol' });
+  });
+});
+
+describe('products keyed by NAME', () => {
+  it('files LMDE under its own product, not Linux Mint', async () => {
+    expect(await judge(LMDE_7)).toMatchObject({
+      status: 'PASS',
+      evidence: { id: 'linuxmint', product: 'lmde', cycle: '7', base_product: 'debian' },
+    });
+  });
+});
