@@ -106,6 +106,7 @@ export const MODULES = {
     mutate: ['checks/release.ts', 'checks/linux/osVersion.ts'],
     tests: [
       'test/checks/release.test.ts',
+      'test/checks/linux/osVersion.test.ts',
       'test/checks/linux/osReleaseCorpus.test.ts',
       'test/checks/linux/parsers.test.ts',
       'test/checks/fixtures.test.ts',

@@ -131,7 +131,8 @@ function evaluateSettings(facts: AutoUpdateFacts, policy: Policy, now: Date) {
  */
 function judgeInstalled<Word extends string>(intent: PassOrFail<Word>, facts: AutoUpdateFacts, policy: Policy, now: Date) {
   const maxPendingDays = policy.autoUpdate.maxPendingDays;
-  const evidence: Evidence = { ...intent.evidence, max_pending_days: maxPendingDays };
+  const { rule, ...settings } = intent.evidence;
+  const evidence: Evidence = { ...settings, max_pending_days: maxPendingDays };
   if (!facts.currentVersion.ok) return sectionUnknown(facts.currentVersion, evidence);
   const release = facts.currentVersion.value === null ? null : windowsRelease(facts.currentVersion.value);
   if (release === null) return unknown('unrecognized_version', evidence);
@@ -148,7 +149,7 @@ function judgeInstalled<Word extends string>(intent: PassOrFail<Word>, facts: Au
     // Updates released since the table ends could be pending longer than allowed: not decided.
     return unknown('patch_table_outdated', { ...evidence, table_recorded_through: UPDATE_HISTORY_RECORDED_THROUGH });
   }
-  return pass({ ...evidence, rule: intent.evidence.rule });
+  return pass({ ...evidence, rule });
 }
 
 export const autoUpdateCheck = defineProbeCheck(

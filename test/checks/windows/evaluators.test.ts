@@ -1026,7 +1026,18 @@ describe('AUTO_UPDATE', () => {
         status: 'UNKNOWN',
         evidence: { reason: 'ubr_missing' },
       });
-      expect(evaluateAutoUpdate(facts({ currentVersion: ok(null) }), DEFAULT_POLICY, NOW).evidence.reason).toBe('unrecognized_version');
+      expect(evaluateAutoUpdate(facts({ currentVersion: ok(null) }), DEFAULT_POLICY, NOW).evidence).toEqual({
+        source: 'default',
+        no_auto_update: null,
+        au_options: null,
+        allow_auto_update_csp: null,
+        wsus: false,
+        wuauserv_start: 'trigger',
+        wuauserv_status: 'stopped',
+        usosvc_start: 'auto',
+        max_pending_days: 45,
+        reason: 'unrecognized_version',
+      });
       expect(evaluateAutoUpdate(facts({ currentVersion: failed('permission_denied', 'access_denied') }), DEFAULT_POLICY, NOW).status).toBe(
         'UNKNOWN',
       );
