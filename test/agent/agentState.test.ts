@@ -311,6 +311,16 @@ describe('unenroll', () => {
     expect(files(dir)).toEqual([]);
   });
 
+  it('changes nothing when the key store cannot answer: an unreadable key file is not a missing key', async () => {
+    const { dir, state } = await enrolled();
+    rmSync(join(dir, 'api-key'));
+    mkdirSync(join(dir, 'api-key'), { mode: 0o700 });
+    const revoke = vi.fn(() => Promise.resolve('revoked'));
+    await expect(state.unenroll(revoke)).rejects.toBeInstanceOf(KeyStoreUnavailableError);
+    expect(revoke).not.toHaveBeenCalled();
+    expect(record(dir).state).toBe('enrolled');
+  });
+
   it('lets one of two concurrent unenrolls revoke and wipe; the other finds nothing to unenroll', async () => {
     const { dir, state } = await enrolled();
     const other = await openAgentState(dir); // another process, or the same one
@@ -543,6 +553,15 @@ describe('what a cut-short wipe leaves', () => {
     const state = await openAgentState(dir, { deferRecovery: true });
     await state.wipe();
     expect(await state.status.read()).toEqual(NOTE);
+  });
+
+  it('marks the record wiping before deleting anything without a note too (unenroll)', async () => {
+    const { dir } = await enrolled();
+    const interrupted = await openAgentState(dir, interruptAt('wipe:marked'));
+    await expect(interrupted.unenroll(() => Promise.resolve('revoked'))).rejects.toThrow('interrupted after wipe:marked');
+    expect(record(dir).state).toBe('wiping');
+    expect(record(dir)).not.toHaveProperty('wipe_note');
+    expect(files(dir)).toEqual(['api-key', 'enrollment.json']);
   });
 
   it('marks an enrollment in progress as enrolling before the token is spent', async () => {
