@@ -11,7 +11,7 @@ import { BUS, clientSession, expectClientSession, expectServiceSession, serviceS
 const { sessions } = loadRecordings();
 /**
  * A replay takes a few ms. A client that stops short (a mutant that never writes, or misreads a
- * reply's serial) would otherwise wait out the 2-minute default: the bound fails it at once instead.
+ * reply's serial) would otherwise wait out the 2-minute default: the bound fails it in 15 s instead.
  */
 const REPLAY = { timeout: 15_000 };
 /** The replayed bus is the other party: nothing to run. */
