@@ -9,6 +9,11 @@ import { busBytes, loadRecordings, replayingBus, type Chunk } from '../support/d
 import { BUS, clientSession, expectClientSession, expectServiceSession, serviceSession, type Peer } from '../support/dbusWireSessions';
 
 const { sessions } = loadRecordings();
+/**
+ * A replay takes a few ms. A client that stops short (a mutant that never writes, or misreads a
+ * reply's serial) would otherwise wait out the 2-minute default: the bound fails it in 15 s instead.
+ */
+const REPLAY = { timeout: 15_000 };
 /** The replayed bus is the other party: nothing to run. */
 const REPLAYED: Peer = { run: () => Promise.resolve(undefined), delivered: () => Promise.resolve() };
 /** The recording ran as root: the daemon's credentials name uid 0. */
@@ -41,7 +46,7 @@ async function replay<T>(session: Chunk[], run: (address: string) => Promise<T>)
   }
 }
 
-describe('the recorded sessions, replayed', () => {
+describe('the recorded sessions, replayed', REPLAY, () => {
   it('the bus’s methods: the client writes what it wrote live and reads strings, arrays, variants, an error', async () => {
     const { read, mismatch, received } = await replay(sessions.client!, clientSession);
     expect(mismatch).toBeUndefined();
@@ -115,7 +120,7 @@ describe('messages', () => {
   });
 });
 
-describe('malformed input: a recorded message with one thing broken', () => {
+describe('malformed input: a recorded message with one thing broken', REPLAY, () => {
   const hello = messages(afterAuth(busBytes(sessions.client!, 'client'), 'client'))[0]!;
   const broken = (edit: (bytes: Buffer) => void) => {
     const copy = Buffer.from(hello);

@@ -14,13 +14,13 @@ export interface Chunk {
   hex: string;
 }
 
-export interface Recordings {
+interface Recordings {
   /** Where and with what the sessions were recorded. */
   source: string;
   sessions: Record<string, Chunk[]>;
 }
 
-export const RECORDINGS_FILE = join(__dirname, '..', 'fixtures', 'dbus', 'sessions.json');
+const RECORDINGS_FILE = join(__dirname, '..', 'fixtures', 'dbus', 'sessions.json');
 
 export const RECORDING = process.env.DEVICE_AGENT_RECORD === '1';
 
@@ -111,7 +111,7 @@ export async function replayingBus(session: Chunk[]): Promise<{ address: string;
   return { address: `unix:path=${path}`, result: () => state, close: () => closed(server, sockets) };
 }
 
-export interface ReplayResult {
+interface ReplayResult {
   /** What the client wrote when recorded, up to the last bus chunk written or due. */
   expected: Buffer;
   received: Buffer;

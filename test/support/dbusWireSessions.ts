@@ -29,7 +29,7 @@ export async function clientSession(address: string) {
   return { id, names, credentials, hasOwner, refused };
 }
 
-export const ALL_TYPES_ARGS = [
+const ALL_TYPES_ARGS = [
   'byte:200',
   'boolean:true',
   'int16:-12345',
