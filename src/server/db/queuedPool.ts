@@ -73,10 +73,12 @@ export class QueuedPool extends pg.Pool {
         client = await super.connect();
         break;
       } catch (error) {
-        // A new connection not set up in time while other connections came back healthy meanwhile:
+        // A new connection not set up in time while other connections came back healthy meanwhile (or
+        // within the acquire timeout before):
         // the machine is slow (a loaded host's fork and authentication), the database is there. The
         // request keeps its turn and tries again, a few times; a database away fails it as before.
-        if (attempt < NEW_CONNECTION_ATTEMPTS && databaseFailure(error) === 'unavailable' && this.lastHealthyReturn >= started) continue;
+        const servedLately = this.lastHealthyReturn >= started - (this.stallMs ?? 0);
+        if (attempt < NEW_CONNECTION_ATTEMPTS && databaseFailure(error) === 'unavailable' && servedLately) continue;
         this.returned(false);
         throw error;
       }
