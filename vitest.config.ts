@@ -44,8 +44,7 @@ const ON_EVERY_ENGINE = [
   'workers',
 ]
   .map((name) => `test/server/${name}.test.ts`)
-  // (test/agent/enrollSecretFleet.test.ts runs on SQLite only: on PostgreSQL, 200 agent processes
-  // on two loaded cores met pool-acquire 503s; docs/testing.md.)
+  .concat('test/agent/enrollSecretFleet.test.ts')
   .concat('test/console/security.test.ts', 'test/console/secretsForms.test.ts', 'test/console/signInThrottle.test.ts');
 
 // DEVICE_AGENT_TEST_FILES (comma-separated globs) narrows the run to those files on SQLite:

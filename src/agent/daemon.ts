@@ -11,7 +11,9 @@
 //   backing_off             the last heartbeat or upload failed transiently; retrying with backoff
 //   conflict                the server refused the heartbeat with 409 (hardware_uuid in use): nothing wiped
 //   revoked                 a 401 ended the enrollment: key and queue wiped (or, when the wipe could not
-//                           finish, the key is never sent again); waiting for a new enrollment
+//                           finish, the key is never sent again); waiting for a new enrollment, or, when
+//                           the admin opted in (enrollment.json `reenroll_secret_file`), enrolling again
+//                           with that secret file, with backoff, until the server refuses the secret
 //   stopping, stopped       SIGINT/SIGTERM received; finished
 // `run --once` is this loop run for one round: one heartbeat, one posture cycle, the queue flushed,
 // each failure retried at most `retry.attempts` times; the round's outcome is the command's exit code.
@@ -24,7 +26,7 @@ import { ConflictError, CredentialsRejectedError, InvalidRequestError, PayloadTo
 import { Backoff, isTransient, retryAfterMs, type RandomSource, type RetryPolicy } from './backoff';
 import { systemClock, type Clock } from './daemonClock';
 import { DaemonStatus, LocalFault, type DaemonState } from './daemonStatus';
-import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
+import { AlreadyEnrolledError, firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
 import type { LastCycle } from './lastCycle';
 import { CLOCK_SKEW_WARNING_MS, clockSkewMs, INITIAL_INTERVALS, intervalsFrom, withSplay, type Intervals } from './scheduler';
 import type { PolicySource } from './policySource';
@@ -68,6 +70,11 @@ export interface DaemonDeps {
   maxQueuedResults?: number;
   /** Told of each cycle once it is stored (desktop notifications: notifications.ts); never delays the loop. */
   onCycle?(cycle: CollectedCycle): void;
+  /**
+   * Enrolls again as the revoked enrollment recorded (its server, key store and
+   * `reenroll_secret_file`: the admin's opt-in), after its wipe. Not called by `run --once`.
+   */
+  reenroll?(revoked: EnrollmentRecord): Promise<void>;
 }
 
 /** An enrollment the daemon acts on. */
@@ -135,6 +142,10 @@ interface Revocation {
   wiped: boolean;
   /** Monotonic ms of the next attempt to finish the wipe. */
   wipeDue: number;
+  /** The revoked enrollment, while the daemon is to enroll again with its secret file (the admin's opt-in). */
+  reenrollAs: EnrollmentRecord | null;
+  /** Monotonic ms of the next re-enrollment attempt. */
+  reenrollDue: number;
 }
 
 export class Daemon {
@@ -161,6 +172,7 @@ export class Daemon {
   private readonly heartbeatBackoff: Backoff;
   private readonly uploadBackoff: Backoff;
   private readonly sessionBackoff: Backoff;
+  private readonly reenrollBackoff: Backoff;
   private readonly policyBackoff: Backoff;
   private skewed = false;
   /** The last "check again" value a heartbeat carried, and when the cycle it asked for was due (monotonic ms). */
@@ -198,6 +210,7 @@ export class Daemon {
     this.heartbeatBackoff = new Backoff(deps.retry, this.random);
     this.uploadBackoff = new Backoff(deps.retry, this.random);
     this.sessionBackoff = new Backoff(deps.retry, this.random);
+    this.reenrollBackoff = new Backoff(deps.retry, this.random);
     this.policyBackoff = new Backoff(deps.retry, this.random);
     this.queueWrite = new LocalFault(deps.log, 'queue_write_failed', 'store posture results in the queue');
     this.wipeFault = new LocalFault(deps.log, 'wipe_incomplete', 'finish wiping the rejected credentials');
@@ -447,8 +460,51 @@ export class Daemon {
   private async stayRevoked(): Promise<number> {
     const revocation = this.revocation!;
     if (!revocation.wiped && this.clock.monotonicMs() >= revocation.wipeDue) await this.wipe(revocation);
+    if (revocation.wiped && revocation.reenrollAs && this.clock.monotonicMs() >= revocation.reenrollDue) {
+      if (await this.reenroll(revocation, revocation.reenrollAs)) return 0;
+    }
     await this.status.set('revoked', revocation.reason, { queued_results: 0, revoked_at: revocation.revokedAt, reason: revocation.reason });
-    return revocation.wiped ? Number.POSITIVE_INFINITY : revocation.wipeDue - this.clock.monotonicMs();
+    if (!revocation.wiped) return revocation.wipeDue - this.clock.monotonicMs();
+    return revocation.reenrollAs ? revocation.reenrollDue - this.clock.monotonicMs() : Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * The admin's opt-in after a 401: enroll again with the secret file (read again, never copied).
+   * True once enrolled (the loop then loads the new enrollment). A refused secret (401), a server
+   * without /register (404/405) or an enrollment made meanwhile by someone else ends the attempts:
+   * the daemon then waits for a new enrollment as without the opt-in. Anything else (the server
+   * unreachable, the file unreadable) is retried with backoff, never in a hot loop.
+   */
+  private async reenroll(revocation: Revocation, revoked: EnrollmentRecord): Promise<boolean> {
+    this.log.info(
+      { event: 'reenrolling', server_url: revoked.server_url, attempt: this.reenrollBackoff.failures + 1 },
+      'enrolling again with the enrollment secret file (the admin opted in to re-enrollment after a 401)',
+    );
+    try {
+      await this.deps.reenroll!(revoked);
+    } catch (err) {
+      if (err instanceof AlreadyEnrolledError) {
+        revocation.reenrollAs = null;
+        return true;
+      }
+      if (err instanceof CredentialsRejectedError || (err instanceof InvalidRequestError && (err.status === 404 || err.status === 405))) {
+        revocation.reenrollAs = null;
+        revocation.reason = `${revocation.reason}; enrolling again with the enrollment secret was refused (${firstLine(err)}): enroll with a current secret or a new token`;
+        this.log.error(
+          { event: 'reenroll_refused', http_status: err.status },
+          'the server refused to enroll this device again: waiting for a new enrollment',
+        );
+        return false;
+      }
+      const delay = this.reenrollBackoff.fail(retryAfterMs(err));
+      revocation.reenrollDue = this.clock.monotonicMs() + delay;
+      this.log.warn({ event: 'reenroll_failed', retry_in_ms: delay, error: firstLine(err) }, 'could not enroll again: retrying later');
+      return false;
+    }
+    this.reenrollBackoff.reset();
+    revocation.reenrollAs = null;
+    this.log.info({ event: 'reenrolled', server_url: revoked.server_url }, 'enrolled again with the enrollment secret');
+    return true;
   }
 
   private async endSession(): Promise<void> {
@@ -836,7 +892,17 @@ export class Daemon {
       { event: 'credentials_revoked', route, http_status: 401, revoked_at: revokedAt },
       'API key rejected (401): wiping the local key and queued results; waiting for a new enrollment',
     );
-    const revocation: Revocation = { apiKey: this.session!.apiKey, reason, revokedAt, wiped: false, wipeDue: 0 };
+    const { enrollment } = this.session!;
+    const revocation: Revocation = {
+      apiKey: this.session!.apiKey,
+      reason,
+      revokedAt,
+      wiped: false,
+      wipeDue: 0,
+      // Only the daemon enrolls again; `run --once` reports the revocation (exit 3).
+      reenrollAs: enrollment.reenroll_secret_file && this.deps.reenroll && !this.round ? enrollment : null,
+      reenrollDue: 0,
+    };
     this.revocation = revocation;
     this.cycle = null;
     await this.endSession();

@@ -43,6 +43,8 @@ export interface EnrollOptions {
   identity?: () => Promise<HeartbeatRequest>;
   /** Retries of /register and /enroll (default: ENROLL_RETRY_POLICY with DEVICE_AGENT_RETRY_* over it). */
   retry?: RetryPolicy;
+  /** The admin's opt-in: the daemon re-enrolls with the secret in this file after a 401 (docs/agent.md). */
+  reenrollSecretFile?: string;
 }
 
 export interface EnrollResult {
@@ -62,7 +64,14 @@ export async function enroll(state: AgentState, options: EnrollOptions): Promise
   const retry = options.retry ?? retryPolicyFromEnv(process.env, ENROLL_RETRY_POLICY);
   try {
     const outcome = await state.enroll(
-      { serverUrl: options.serverUrl, keystore: options.keystore, force: options.force, caFile: options.caFile, logger },
+      {
+        serverUrl: options.serverUrl,
+        keystore: options.keystore,
+        force: options.force,
+        caFile: options.caFile,
+        logger,
+        reenrollSecretFile: options.reenrollSecretFile,
+      },
       {
         exchange: (registrations) => exchange(api, options, retry, registrations),
         discard: (apiKey) => api.unenroll(apiKey, { timeoutMs: 5_000 }),

@@ -169,6 +169,31 @@ async function readCredential(
   return read(source === 'env' ? options.env : options.flag, value!);
 }
 
+const REENROLL_ENV = 'DEVICE_AGENT_REENROLL_WITH_SECRET';
+
+/**
+ * The secret file the daemon re-enrolls with after a 401, when the admin opted in
+ * (--reenroll-with-secret, or DEVICE_AGENT_REENROLL_WITH_SECRET=1 for managed installs); undefined
+ * otherwise. The secret must then come from --enroll-secret-file: the daemon reads that file again
+ * each time (docs/agent.md, "Re-enrollment after a 401"), nothing is copied.
+ */
+export function reenrollSecretFile(flag: boolean | undefined, enrollSecretFile: string | undefined, env = process.env): string | undefined {
+  const value = env[REENROLL_ENV]?.trim().toLowerCase() ?? '';
+  if (!['', '0', '1', 'false', 'true', 'no', 'yes'].includes(value))
+    throw new InvalidInputError(`${REENROLL_ENV} must be 1 or 0 (true/false, yes/no), got "${env[REENROLL_ENV]}"`);
+  if (flag !== true && !['1', 'true', 'yes'].includes(value)) return undefined;
+  if (enrollSecretFile === undefined || enrollSecretFile === '-')
+    throw new InvalidInputError(
+      `--reenroll-with-secret (${REENROLL_ENV}) needs --enroll-secret-file <path>: the service reads the secret from that file again after a 401`,
+    );
+  return enrollSecretFile;
+}
+
+/** The enrollment secret in `path` (the daemon's re-enrollment); InvalidInputError when it cannot be read or is not one. */
+export async function readEnrollSecretFile(path: string): Promise<string> {
+  return parseEnrollSecret(await readSecretFile(path, 'secret'), `--enroll-secret-file ${path}`);
+}
+
 type SecretKind = 'token' | 'link' | 'secret';
 const SECRET_NAME: Record<SecretKind, string> = {
   token: 'an enrollment token',

@@ -43,6 +43,10 @@ addCommonOptions(
     .addOption(new Option('--enroll-secret-file <path>', "read the organization's enrollment secret from a file"))
     .addOption(new Option('--enroll-secret <->', 'read the enrollment secret from standard input').env('DEVICE_AGENT_ENROLL_SECRET'))
     .addOption(new Option('--allow-enroll-secret-argument', 'take --enroll-secret <value> (installers running as SYSTEM only)').hideHelp())
+    .option(
+      '--reenroll-with-secret',
+      'after a 401 the service enrolls again with --enroll-secret-file (admin opt-in; DEVICE_AGENT_REENROLL_WITH_SECRET=1)',
+    )
     .option('--link-file <path>', 'read the enrollment link from a file, or - for standard input (recommended)')
     .option('--force', 'replace an existing enrollment (unenrolls it first)'),
 )
@@ -124,6 +128,10 @@ addCommonOptions(
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
     .addOption(new Option('--enroll-secret-file <path>', "enroll with the organization's enrollment secret read from a file"))
     .addOption(new Option('--enroll-secret <->', 'read the enrollment secret from standard input').env('DEVICE_AGENT_ENROLL_SECRET'))
+    .option(
+      '--reenroll-with-secret',
+      'after a 401 the service enrolls again with --enroll-secret-file (admin opt-in; DEVICE_AGENT_REENROLL_WITH_SECRET=1)',
+    )
     .option('--no-enroll', 'install a service that waits for an enrollment')
     .option('--dry-run', 'print every file and command, change nothing')
     .addOption(new Option('--platform <name>', 'with --dry-run: plan for linux, darwin, windows or freebsd').hideHelp()),

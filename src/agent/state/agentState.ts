@@ -87,6 +87,8 @@ interface EnrollPlan {
   /** Replace an existing enrollment (revoking it through `protocol.revoke` first). */
   force: boolean;
   logger: Logger;
+  /** Recorded (absolute): the daemon re-enrolls with the secret in this file after a 401 (enrollmentRecord.ts). */
+  reenrollSecretFile?: string;
 }
 
 /**
@@ -251,6 +253,7 @@ class LocalState implements AgentState {
         keystore: store.backend,
         ...(keyringEntry ? { keyring_entry: keyringEntry } : {}),
         ...(caFile ? { ca_file: caFile } : {}),
+        ...(plan.reenrollSecretFile ? { reenroll_secret_file: resolve(plan.reenrollSecretFile) } : {}),
       };
       await writeEnrollmentRecord(layout, record);
       await this.reached('enroll:recorded');

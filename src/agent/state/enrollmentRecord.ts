@@ -36,6 +36,12 @@ export const EnrollmentRecord = z.object({
   ca_file: z.optional(z.string()),
   enrolled_at: z.optional(Rfc3339),
   enrolled_with: z.optional(EnrolledWith),
+  /**
+   * The admin's opt-in to re-enrollment (--reenroll-with-secret, DEVICE_AGENT_REENROLL_WITH_SECRET):
+   * after a 401 wipe the daemon enrolls again with the enrollment secret in this file (absolute),
+   * read again each time and never copied.
+   */
+  reenroll_secret_file: z.optional(z.string().check(z.minLength(1))),
   /** While `wiping`: the note the wipe leaves in status.json (none: status.json is removed). */
   wipe_note: z.optional(WipeNote),
 });

@@ -7,7 +7,7 @@ import { enroll, type EnrollResult } from '../../agent/enrollment';
 import { DeviceIdentityError } from '../../identity';
 import { commandContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
-import { ALLOW_LINK_ARGUMENT_ENV, resolveEnrollmentInput } from '../enrollmentInput';
+import { ALLOW_LINK_ARGUMENT_ENV, reenrollSecretFile, resolveEnrollmentInput } from '../enrollmentInput';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 import { shellQuote } from '../shellQuote';
 
@@ -18,12 +18,14 @@ export interface EnrollCliOptions extends CommonOptions {
   enrollSecret?: string;
   enrollSecretFile?: string;
   allowEnrollSecretArgument?: boolean;
+  reenrollWithSecret?: boolean;
   linkFile?: string;
   force?: boolean;
 }
 
 export default async function enrollCommand(link: string | undefined, options: EnrollCliOptions, command: Command): Promise<ExitCode> {
   const context = await commandContext(options);
+  const reenrollFrom = reenrollSecretFile(options.reenrollWithSecret, options.enrollSecretFile);
   const input = await resolveEnrollmentInput({
     link,
     allowLinkArgument: process.env[ALLOW_LINK_ARGUMENT_ENV] === '1',
@@ -47,6 +49,7 @@ export default async function enrollCommand(link: string | undefined, options: E
       force: options.force === true,
       caFile: context.caFile,
       logger: context.logger,
+      reenrollSecretFile: reenrollFrom,
     });
   } catch (err) {
     throw explain(err);

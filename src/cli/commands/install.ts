@@ -21,7 +21,7 @@ import { serviceKeystore } from '../../platform/serviceKeystore';
 import { runningProgram } from '../../service/program';
 import { renderDryRun, type Plan, type PlanStep } from '../../service/plan';
 import type { CommonOptions } from '../commonOptions';
-import { resolveEnrollmentInput, type EnrollmentCredentials } from '../enrollmentInput';
+import { reenrollSecretFile, resolveEnrollmentInput, type EnrollmentCredentials } from '../enrollmentInput';
 import { explain as explainEnrollmentFailure } from './enroll';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 
@@ -86,6 +86,7 @@ export interface InstallCliOptions extends ServiceCliOptions {
   tokenFile?: string;
   enrollSecret?: string;
   enrollSecretFile?: string;
+  reenrollWithSecret?: boolean;
   /** False with --no-enroll. */
   enroll: boolean;
 }
@@ -93,6 +94,7 @@ export interface InstallCliOptions extends ServiceCliOptions {
 export default async function installCommand(options: InstallCliOptions, command: Command): Promise<ExitCode> {
   const target = await serviceTarget(options, 'install');
   const requested = await requestedEnrollment(options, command);
+  const reenrollFrom = requested ? reenrollSecretFile(options.reenrollWithSecret, options.enrollSecretFile) : undefined;
   const existing = target.native ? await existingEnrollment(target) : null;
   const notes: string[] = [];
   let enrollment: EnrollmentCredentials | undefined;
@@ -135,6 +137,7 @@ export default async function installCommand(options: InstallCliOptions, command
         force: false,
         caFile: options.caFile,
         logger: target.logger,
+        reenrollSecretFile: reenrollFrom,
       }).catch(async (err: unknown) => {
         // Leave no service state directory behind a refused enrollment (it would make later
         // non-root commands ask for elevation).

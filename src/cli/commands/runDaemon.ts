@@ -1,7 +1,7 @@
 // `device-agent run [--once]`: the daemon, or its loop run for one round (one heartbeat + posture
 // cycle + flush), loaded by ./run once the daemon's V8 settings are applied. Logs go to standard
 // output (JSON, or human-readable on a terminal) for journald, launchd or the service wrapper.
-import { retryPolicyFromEnv, RetrySettingError } from '../../agent/backoff';
+import { retryPolicyFromEnv, RetrySettingError, type RetryPolicy } from '../../agent/backoff';
 import { createApiClient } from '../../agent/client';
 import { Daemon, type RunOutcome } from '../../agent/daemon';
 import { heartbeatBody } from '../../agent/daemonIdentity';
@@ -15,7 +15,7 @@ import type { PostureResult } from '../../protocol/schemas';
 import { selfCommand } from '../../service/program';
 import { firstLine } from '../../agent/errors';
 import type { LocalEndpoint } from '../../agent/localEndpoint';
-import { openAgentState, resolveStateDir, type AgentState } from '../../agent/state';
+import { openAgentState, resolveStateDir, type AgentState, type EnrollmentRecord } from '../../agent/state';
 import { consoleUid, localEndpointDir } from '../../platform/localEndpoint';
 import { isPrivileged } from '../../platform/privilege';
 import { readDeviceIdentity } from '../../identity';
@@ -68,6 +68,7 @@ export default async function runDaemon(options: RunCliOptions): Promise<ExitCod
       identity: async () => heartbeatBody(await readDeviceIdentity()),
       collect,
       ...(options.once ? {} : { onCycle: await notifierFor(options, log) }),
+      reenroll: (revoked) => reenroll(state, revoked, { caFile: options.caFile, log, retry }),
     });
     log.info({ event: 'starting', state_dir: stateDir, mode: options.once ? 'once' : 'daemon', retry }, 'device-agent run');
     if (options.once) return exitCode(await daemon.run(new AbortController().signal, { once: true }));
@@ -80,6 +81,30 @@ export default async function runDaemon(options: RunCliOptions): Promise<ExitCod
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * The admin's opt-in after a 401 (docs/agent.md, "Re-enrollment after a 401"): the same enrollment
+ * again, with the secret read afresh from the recorded file. Loaded only when it happens.
+ */
+async function reenroll(
+  state: AgentState,
+  revoked: EnrollmentRecord,
+  options: { caFile?: string; log: Logger; retry: RetryPolicy },
+): Promise<void> {
+  const { readEnrollSecretFile } = await import('../enrollmentInput');
+  const { enroll } = await import('../../agent/enrollment');
+  const secretFile = revoked.reenroll_secret_file!;
+  await enroll(state, {
+    serverUrl: revoked.server_url,
+    credential: { enrollSecret: await readEnrollSecretFile(secretFile) },
+    keystore: revoked.keystore,
+    force: false,
+    caFile: options.caFile ?? revoked.ca_file,
+    logger: options.log,
+    retry: options.retry,
+    reenrollSecretFile: secretFile,
+  });
 }
 
 /**

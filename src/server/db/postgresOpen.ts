@@ -71,6 +71,9 @@ export async function connectPostgres(options: PostgresOptions): Promise<pg.Pool
         // A peer that vanished without closing (a partition, a failover) is noticed by TCP keepalive.
         keepAlive: true,
         ...(timeouts && {
+          // `serve` keeps its connections open once made: a new one costs the database a process and
+          // an authentication, seconds on a loaded machine. A lost one is discarded (quiet() below).
+          idleTimeoutMillis: 0,
           connectionTimeoutMillis: timeouts.acquireMs,
           statement_timeout: timeouts.statementMs,
           query_timeout: timeouts.statementMs + UNANSWERED_GRACE_MS,

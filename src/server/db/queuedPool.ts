@@ -7,8 +7,13 @@
 // stuck) are the waiting requests failed, with pg's own timeout error, which is a 503
 // (failures.ts). pg's pool never queues behind this line: a turn is given only while fewer
 // connections than its maximum are checked out, so its connectionTimeoutMillis bounds only the
-// opening of a new connection, as it did.
+// opening of a new connection; one that times out while other connections come back healthy (a
+// loaded machine, not a database away) is tried again.
 import pg from 'pg';
+import { databaseFailure } from './failures';
+
+/** Attempts at setting up a new connection for one request while the database is seen to serve. */
+const NEW_CONNECTION_ATTEMPTS = 3;
 
 type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
 
@@ -22,6 +27,8 @@ export class QueuedPool extends pg.Pool {
   private readonly line: Waiter[] = [];
   /** Since when the line has waited without a connection coming back healthy. */
   private stalledSince = 0;
+  /** When a connection last came back healthy. */
+  private lastHealthyReturn = 0;
   private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
@@ -60,11 +67,21 @@ export class QueuedPool extends pg.Pool {
 
   private async checkout(): Promise<pg.PoolClient> {
     let client: pg.PoolClient;
-    try {
-      client = await super.connect();
-    } catch (error) {
-      this.returned(false);
-      throw error;
+    for (let attempt = 1; ; attempt += 1) {
+      const started = Date.now();
+      try {
+        client = await super.connect();
+        break;
+      } catch (error) {
+        // A new connection not set up in time while other connections came back healthy meanwhile (or
+        // within the acquire timeout before):
+        // the machine is slow (a loaded host's fork and authentication), the database is there. The
+        // request keeps its turn and tries again, a few times; a database away fails it as before.
+        const servedLately = this.lastHealthyReturn >= started - (this.stallMs ?? 0);
+        if (attempt < NEW_CONNECTION_ATTEMPTS && databaseFailure(error) === 'unavailable' && servedLately) continue;
+        this.returned(false);
+        throw error;
+      }
     }
     // pg sets release per checkout, a closure over the client: no `this` to keep.
     const release = client.release.bind(client);
@@ -82,7 +99,7 @@ export class QueuedPool extends pg.Pool {
 
   /** A checked-out connection came back (or could not be had): its turn passes to the first in line. */
   private returned(healthy: boolean): void {
-    if (healthy) this.stalledSince = Date.now();
+    if (healthy) this.stalledSince = this.lastHealthyReturn = Date.now();
     const next = this.line.shift();
     if (next === undefined) this.checkedOut -= 1;
     else next.go();
