@@ -15,6 +15,7 @@ import { PLATFORMS } from '../protocol/constants';
 import { policyToken, type Platform, type PolicyResponse } from '../protocol/schemas';
 import { organizationInScope } from './admin';
 import type { Labels, OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
+import type { DeviceCache } from './deviceCache';
 import type { DeviceId, OrganizationId } from './ids';
 import { UsageError } from './usage';
 
@@ -228,17 +229,27 @@ interface OrgEntry {
 /**
  * What `serve` keeps of the policy between requests, so that a heartbeat's `policy_version` and the
  * policy route cost no database read. Everything is dropped when the store's policyGeneration moves
- * (any process's policy, exception or lifecycle change, committed in the same transaction), read
- * at most once per event-loop turn, after the turn's requests were received (as deviceCache.ts does).
+ * (any process's policy, exception or lifecycle change, committed in the same transaction). It is
+ * read again only after the device cache saw someone else commit (DeviceCache.onExternalChange:
+ * its one read per event-loop turn, which every request here was authenticated through), so a
+ * change made elsewhere is served from the next request on; this process's own changes call forgetAll.
  */
 export class PolicyCache {
   private generation: string | undefined;
-  private turnsGeneration: Promise<string> | undefined;
+  /** Whether someone else may have committed since policyGeneration was last read. */
+  private stale = true;
+  /** The read of policyGeneration the requests that came after the latest external change wait for. */
+  private generationRead: Promise<void> = Promise.resolve();
   private readonly orgs = new Map<OrganizationId, Promise<OrgEntry>>();
   private lifecycle: Promise<Awaited<ReturnType<typeof currentLifecycle>>> | undefined;
   private readonly labels = new Map<DeviceId, Labels>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    devices: Pick<DeviceCache, 'onExternalChange'>,
+  ) {
+    devices.onExternalChange(() => (this.stale = true));
+  }
 
   /** The heartbeat's `policy_version` for a device of the organization. */
   async token(orgId: OrganizationId): Promise<string> {
@@ -283,24 +294,29 @@ export class PolicyCache {
     return labels;
   }
 
-  /** Drops everything: after this process's own change (the next turn's read would see it too). */
+  /** Drops everything: after this process's own change, which the device cache does not report as an external one. */
   forgetAll(): void {
     this.orgs.clear();
     this.lifecycle = undefined;
   }
 
   private async fresh(): Promise<void> {
-    this.turnsGeneration ??= new Promise<string>((resolve, reject) => {
-      setImmediate(() => {
-        this.turnsGeneration = undefined;
-        this.store.policyGeneration().then(resolve, reject);
-      });
-    });
-    const generation = await this.turnsGeneration;
-    if (generation !== this.generation) {
-      this.forgetAll();
-      this.generation = generation;
+    if (this.stale) {
+      this.stale = false;
+      this.generationRead = this.store.policyGeneration().then(
+        (generation) => {
+          if (generation !== this.generation) {
+            this.forgetAll();
+            this.generation = generation;
+          }
+        },
+        (error: unknown) => {
+          this.stale = true;
+          throw error;
+        },
+      );
     }
+    await this.generationRead;
   }
 
   private org(orgId: OrganizationId): Promise<OrgEntry> {

@@ -206,7 +206,10 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     const principal = adminOf(request);
     if (request.body === undefined)
       throw badRequest('the body must be the policy: a JSON object of the settings that differ from the defaults');
-    return setPolicy(store, principal.scope, { org: q.org, label: q.label, document: request.body, actor: principal.actor });
+    const set = await setPolicy(store, principal.scope, { org: q.org, label: q.label, document: request.body, actor: principal.actor });
+    // This process's own commit is no external change: the policy cache is dropped here.
+    context.policies.forgetAll();
+    return set;
   });
 
   app.get(`${p}/policy/history`, guarded, async (request) => {
