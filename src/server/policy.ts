@@ -240,6 +240,11 @@ export class PolicyCache {
   private stale = true;
   /** The read of policyGeneration the requests that came after the latest external change wait for. */
   private generationRead: Promise<void> = Promise.resolve();
+  private generationSettled = true;
+  /** Moves at every forgetAll. */
+  private epoch = 0;
+  /** policy_version by organization, computed since the last forgetAll. */
+  private readonly tokens = new Map<OrganizationId, string>();
   private readonly orgs = new Map<OrganizationId, Promise<OrgEntry>>();
   private lifecycle: Promise<Awaited<ReturnType<typeof currentLifecycle>>> | undefined;
   private readonly labels = new Map<DeviceId, Labels>();
@@ -251,11 +256,22 @@ export class PolicyCache {
     devices.onExternalChange(() => (this.stale = true));
   }
 
-  /** The heartbeat's `policy_version` for a device of the organization. */
-  async token(orgId: OrganizationId): Promise<string> {
+  /**
+   * The heartbeat's `policy_version` for a device of the organization, without waiting when it is
+   * known (no change seen since it was computed): a heartbeat then costs no promise for it.
+   */
+  token(orgId: OrganizationId): string | Promise<string> {
+    return (!this.stale && this.generationSettled && this.tokens.get(orgId)) || this.computeToken(orgId);
+  }
+
+  private async computeToken(orgId: OrganizationId): Promise<string> {
     await this.fresh();
+    const epoch = this.epoch;
     const [org, lifecycle] = await Promise.all([this.org(orgId), this.lifecycleSets()]);
-    return policyToken(org.version, lifecycle.version);
+    const token = policyToken(org.version, lifecycle.version);
+    // Not kept when a change was seen meanwhile: it may have been computed from what came before.
+    if (epoch === this.epoch && !this.stale) this.tokens.set(orgId, token);
+    return token;
   }
 
   /**
@@ -296,6 +312,8 @@ export class PolicyCache {
 
   /** Drops everything: after this process's own change, which the device cache does not report as an external one. */
   forgetAll(): void {
+    this.epoch += 1;
+    this.tokens.clear();
     this.orgs.clear();
     this.lifecycle = undefined;
   }
@@ -303,14 +321,17 @@ export class PolicyCache {
   private async fresh(): Promise<void> {
     if (this.stale) {
       this.stale = false;
+      this.generationSettled = false;
       this.generationRead = this.store.policyGeneration().then(
         (generation) => {
+          this.generationSettled = true;
           if (generation !== this.generation) {
             this.forgetAll();
             this.generation = generation;
           }
         },
         (error: unknown) => {
+          this.generationSettled = true;
           this.stale = true;
           throw error;
         },

@@ -28,14 +28,18 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         now,
       );
       if (outcome.kind !== 'recorded') throw refusalError(outcome);
-      const answer = {
+      const answer: HeartbeatResponse & { policy_version?: string } = {
         device_id: device.id,
         heartbeat_interval_seconds: config.heartbeatIntervalSeconds,
         posture_interval_seconds: config.postureIntervalSeconds,
         server_time: now,
       };
       // The policy extension's one extra field (docs/server.md, "Policy"); the spec's fields stay as they are.
-      return config.policy ? { ...answer, policy_version: await policies.token(device.orgId) } : answer;
+      if (config.policy) {
+        const token = policies.token(device.orgId);
+        answer.policy_version = typeof token === 'string' ? token : await token;
+      }
+      return answer;
     },
   );
 }
