@@ -1,8 +1,9 @@
 // Heartbeat and posture throughput of the reference server beside a bare node:http server that
 // parses the same JSON and answers the same way, measured the same way in the same run: wrk (one
 // thread, its own process), keys round-robin over a fleet enrolled through /enroll, each device
-// with its own hardware_uuid; loopback only. The heartbeats also go to a second server process on a
-// copy of the fleet with `--no-policy`, for what the policy extension's `policy_version` costs.
+// with its own hardware_uuid; loopback only. For what the policy extension's `policy_version`
+// costs, the heartbeats also go to two fresh server processes on copies of the fleet, one with
+// `--no-policy`.
 // Uses dist/: run `npm run build` first.
 //   npm run bench:heartbeat
 //   BENCH_DEVICES=10000 BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_TRANSPORT=keep-alive|close npm run bench:heartbeat
@@ -72,15 +73,18 @@ async function main(): Promise<void> {
     };
 
     const bare = await spawnBare(dir);
-    // A copy of the fleet: a second process's writes on the same database would empty the first one's device cache.
-    const noPolicyDb = join(dir, 'no-policy.db');
-    copyDatabase(db, noPolicyDb);
-    const noPolicy = await spawnReference(dir, noPolicyDb, ['--no-policy']);
+    // The extension's cost: two fresh servers, each on its own copy of the fleet (a second process's
+    // writes on one database would empty the other's device cache), the same but for --no-policy.
+    const copies = ['policy.db', 'no-policy.db'].map((name) => join(dir, name));
+    for (const copy of copies) copyDatabase(db, copy);
+    const withPolicy = await spawnReference(dir, copies[0]!);
+    const noPolicy = await spawnReference(dir, copies[1]!, ['--no-policy']);
     // The machine is shared: the two servers take turns, round after round, so that a change in the
     // load from elsewhere hits both; each figure is the median of its rounds.
     const runs = {
       serverHeartbeats: [] as Run[],
       bareHeartbeats: [] as Run[],
+      withPolicyHeartbeats: [] as Run[],
       noPolicyHeartbeats: [] as Run[],
       serverPostures: [] as Run[],
       barePostures: [] as Run[],
@@ -89,6 +93,7 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round}/${ROUNDS}: heartbeats, then postures, ${SECONDS} s per server …\n`);
       runs.serverHeartbeats.push(await load(reference, heartbeats));
       runs.bareHeartbeats.push(await load(bare, heartbeats));
+      runs.withPolicyHeartbeats.push(await load(withPolicy, heartbeats));
       runs.noPolicyHeartbeats.push(await load(noPolicy, heartbeats));
       runs.serverPostures.push(await load(reference, uploads));
       runs.barePostures.push(await load(bare, uploads));
@@ -96,9 +101,11 @@ async function main(): Promise<void> {
     const exit = await stop(reference.child);
     if (exit !== 0) throw new Error(`the reference server exited with ${exit}`);
     await stop(bare.child);
-    if ((await stop(noPolicy.child)) !== 0) throw new Error('the --no-policy server did not exit cleanly');
+    for (const copy of [withPolicy, noPolicy])
+      if ((await stop(copy.child)) !== 0) throw new Error('a server on a copy did not exit cleanly');
     const serverHeartbeats = median(runs.serverHeartbeats);
     const bareHeartbeats = median(runs.bareHeartbeats);
+    const withPolicyHeartbeats = median(runs.withPolicyHeartbeats);
     const noPolicyHeartbeats = median(runs.noPolicyHeartbeats);
     const serverPostures = median(runs.serverPostures);
     const barePostures = median(runs.barePostures);
@@ -122,8 +129,9 @@ async function main(): Promise<void> {
         row('heartbeats: device-agent-server (SQLite)', serverHeartbeats, runs.serverHeartbeats),
         row('heartbeats: bare node:http (same JSON)', bareHeartbeats, runs.bareHeartbeats),
         `heartbeat throughput: ${ratio(serverHeartbeats, bareHeartbeats)} bare node:http (rounds: ${rounds(runs.serverHeartbeats, runs.bareHeartbeats)}); per CPU second: ${cpuRatio(serverHeartbeats, bareHeartbeats)}`,
-        row('heartbeats: device-agent-server --no-policy', noPolicyHeartbeats, runs.noPolicyHeartbeats),
-        `without the policy extension: ${ratio(noPolicyHeartbeats, bareHeartbeats)} bare node:http (rounds: ${rounds(runs.noPolicyHeartbeats, runs.bareHeartbeats)}); with it / without: ${ratio(serverHeartbeats, noPolicyHeartbeats)} (rounds: ${rounds(runs.serverHeartbeats, runs.noPolicyHeartbeats)}), per CPU second: ${cpuRatio(serverHeartbeats, noPolicyHeartbeats)}`,
+        row('heartbeats: a fresh server on a copy', withPolicyHeartbeats, runs.withPolicyHeartbeats),
+        row('heartbeats: the same with --no-policy', noPolicyHeartbeats, runs.noPolicyHeartbeats),
+        `policy extension: with it / without ${ratio(withPolicyHeartbeats, noPolicyHeartbeats)} (rounds: ${rounds(runs.withPolicyHeartbeats, runs.noPolicyHeartbeats)}); per CPU second: ${cpuRatio(withPolicyHeartbeats, noPolicyHeartbeats)}; to bare node:http ${ratio(withPolicyHeartbeats, bareHeartbeats)} and ${ratio(noPolicyHeartbeats, bareHeartbeats)}`,
         row(`results (${RESULTS_PER_UPLOAD}/upload): device-agent-server`, serverPostures, runs.serverPostures, RESULTS_PER_UPLOAD),
         row(`results (${RESULTS_PER_UPLOAD}/upload): bare node:http`, barePostures, runs.barePostures, RESULTS_PER_UPLOAD),
         `posture ingestion: ${ratio(serverPostures, barePostures)} bare node:http, results stored per second (rounds: ${rounds(runs.serverPostures, runs.barePostures)}); per CPU second: ${cpuRatio(serverPostures, barePostures)}`,

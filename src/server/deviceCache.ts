@@ -4,7 +4,8 @@
 // from the admin CLI, another server process): the next request after such a commit reads the
 // database again, so a revoked key is refused on the very next request. Changes this process
 // makes itself are dropped by whoever makes them (forgetAll). Only ACTIVE devices are kept: a
-// PENDING device's state changes at its first heartbeat.
+// PENDING device's state changes at its first heartbeat. Other caches that must follow commits made
+// elsewhere (PolicyCache) are told through onExternalChange, so they need no read of their own.
 import type { AuthenticatedDevice, DeviceAttributes, Store } from './db/store';
 import type { DeviceId } from './ids';
 
@@ -16,6 +17,7 @@ export class DeviceCache {
   private turnsVersion: Promise<number> | undefined;
   /** Moves at every forgetAll, so that a read that raced with one is not cached. */
   private generation = 0;
+  private readonly externalChangeListeners: (() => void)[] = [];
 
   /** `capacity` devices at most (0: nothing cached); beyond it the oldest entry goes. */
   constructor(
@@ -23,12 +25,24 @@ export class DeviceCache {
     private readonly capacity: number,
   ) {}
 
+  /**
+   * `listener` is called before a request is authenticated whenever someone else may have committed
+   * since the previous one was (at every request when nothing is cached: capacity 0).
+   */
+  onExternalChange(listener: () => void): void {
+    this.externalChangeListeners.push(listener);
+  }
+
   async authenticate(apiKeyHash: string): Promise<AuthenticatedDevice | undefined> {
-    if (this.capacity === 0) return this.store.authenticate(apiKeyHash);
+    if (this.capacity === 0) {
+      for (const listener of this.externalChangeListeners) listener();
+      return this.store.authenticate(apiKeyHash);
+    }
     const version = await this.externalChangesAfterThisTurnsReads();
     if (version !== this.seenVersion) {
       this.forgetAll();
       this.seenVersion = version;
+      for (const listener of this.externalChangeListeners) listener();
     }
     const cached = this.byKeyHash.get(apiKeyHash);
     if (cached) return cached;

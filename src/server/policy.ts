@@ -15,6 +15,7 @@ import { PLATFORMS } from '../protocol/constants';
 import { policyToken, type Platform, type PolicyResponse } from '../protocol/schemas';
 import { organizationInScope } from './admin';
 import type { Labels, OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
+import type { DeviceCache } from './deviceCache';
 import type { DeviceId, OrganizationId } from './ids';
 import { UsageError } from './usage';
 
@@ -228,23 +229,49 @@ interface OrgEntry {
 /**
  * What `serve` keeps of the policy between requests, so that a heartbeat's `policy_version` and the
  * policy route cost no database read. Everything is dropped when the store's policyGeneration moves
- * (any process's policy, exception or lifecycle change, committed in the same transaction), read
- * at most once per event-loop turn, after the turn's requests were received (as deviceCache.ts does).
+ * (any process's policy, exception or lifecycle change, committed in the same transaction). It is
+ * read again only after the device cache saw someone else commit (DeviceCache.onExternalChange:
+ * its one read per event-loop turn, which every request here was authenticated through), so a
+ * change made elsewhere is served from the next request on; this process's own changes call forgetAll.
  */
 export class PolicyCache {
   private generation: string | undefined;
-  private turnsGeneration: Promise<string> | undefined;
+  /** Whether someone else may have committed since policyGeneration was last read. */
+  private stale = true;
+  /** The read of policyGeneration the requests that came after the latest external change wait for. */
+  private generationRead: Promise<void> = Promise.resolve();
+  private generationSettled = true;
+  /** Moves at every forgetAll. */
+  private epoch = 0;
+  /** policy_version by organization, computed since the last forgetAll. */
+  private readonly tokens = new Map<OrganizationId, string>();
   private readonly orgs = new Map<OrganizationId, Promise<OrgEntry>>();
   private lifecycle: Promise<Awaited<ReturnType<typeof currentLifecycle>>> | undefined;
   private readonly labels = new Map<DeviceId, Labels>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    devices: Pick<DeviceCache, 'onExternalChange'>,
+  ) {
+    devices.onExternalChange(() => (this.stale = true));
+  }
 
-  /** The heartbeat's `policy_version` for a device of the organization. */
-  async token(orgId: OrganizationId): Promise<string> {
+  /**
+   * The heartbeat's `policy_version` for a device of the organization, without waiting when it is
+   * known (no change seen since it was computed): a heartbeat then costs no promise for it.
+   */
+  token(orgId: OrganizationId): string | Promise<string> {
+    return (!this.stale && this.generationSettled && this.tokens.get(orgId)) || this.computeToken(orgId);
+  }
+
+  private async computeToken(orgId: OrganizationId): Promise<string> {
     await this.fresh();
+    const epoch = this.epoch;
     const [org, lifecycle] = await Promise.all([this.org(orgId), this.lifecycleSets()]);
-    return policyToken(org.version, lifecycle.version);
+    const token = policyToken(org.version, lifecycle.version);
+    // Not kept when a change was seen meanwhile: it may have been computed from what came before.
+    if (epoch === this.epoch && !this.stale) this.tokens.set(orgId, token);
+    return token;
   }
 
   /**
@@ -283,24 +310,34 @@ export class PolicyCache {
     return labels;
   }
 
-  /** Drops everything: after this process's own change (the next turn's read would see it too). */
+  /** Drops everything: after this process's own change, which the device cache does not report as an external one. */
   forgetAll(): void {
+    this.epoch += 1;
+    this.tokens.clear();
     this.orgs.clear();
     this.lifecycle = undefined;
   }
 
   private async fresh(): Promise<void> {
-    this.turnsGeneration ??= new Promise<string>((resolve, reject) => {
-      setImmediate(() => {
-        this.turnsGeneration = undefined;
-        this.store.policyGeneration().then(resolve, reject);
-      });
-    });
-    const generation = await this.turnsGeneration;
-    if (generation !== this.generation) {
-      this.forgetAll();
-      this.generation = generation;
+    if (this.stale) {
+      this.stale = false;
+      this.generationSettled = false;
+      this.generationRead = this.store.policyGeneration().then(
+        (generation) => {
+          this.generationSettled = true;
+          if (generation !== this.generation) {
+            this.forgetAll();
+            this.generation = generation;
+          }
+        },
+        (error: unknown) => {
+          this.generationSettled = true;
+          this.stale = true;
+          throw error;
+        },
+      );
     }
+    await this.generationRead;
   }
 
   private org(orgId: OrganizationId): Promise<OrgEntry> {

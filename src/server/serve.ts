@@ -107,7 +107,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   };
   const devices = new DeviceCache(store, options.deviceCacheSize);
   const heartbeats = new HeartbeatWriter(store, devices, logger);
-  const policies = new PolicyCache(store);
+  const policies = new PolicyCache(store, devices);
   const checks = new CheckRequests(store);
   const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats, policies, checks });
 

@@ -92,4 +92,32 @@ describe('the device cache', () => {
     fail = false;
     expect((await cache.authenticate(device.keyHash))?.id).toBe(device.id);
   });
+
+  test('tells its listeners (the policy cache) when another connection committed, once per change; at every request when it caches nothing', async () => {
+    const device = await activeDevice();
+    const cache = new DeviceCache(store, 100);
+    let told = 0;
+    cache.onExternalChange(() => (told += 1));
+    await cache.authenticate(device.keyHash);
+    expect(told).toBe(1);
+    await nextTurn();
+    await cache.authenticate(device.keyHash);
+    expect(told).toBe(1);
+    // This connection's own commit is not someone else's.
+    await store.ensureOrganization('own', new Date().toISOString());
+    await nextTurn();
+    await cache.authenticate(device.keyHash);
+    expect(told).toBe(1);
+    await admin.ensureOrganization('elsewhere', new Date().toISOString());
+    await nextTurn();
+    await cache.authenticate(device.keyHash);
+    expect(told).toBe(2);
+
+    const uncached = new DeviceCache(store, 0);
+    let toldUncached = 0;
+    uncached.onExternalChange(() => (toldUncached += 1));
+    await uncached.authenticate(device.keyHash);
+    await uncached.authenticate(device.keyHash);
+    expect(toldUncached).toBe(2);
+  });
 });

@@ -137,9 +137,13 @@ describe('the admin API', () => {
     const shown = await api('/policy?org=acme', acmeToken);
     expect(shown.status, shown.text).toBe(200);
     const before = parseJson<PolicyView>(shown.text).version;
+    expect(await policyVersion(device.apiKey)).toBe(`${before}.0`);
     const put = await api('/policy?org=acme', acmeToken, { method: 'PUT', json: { password: { minLength: 12 } } });
     expect(put.status, put.text).toBe(200);
     expect(put.body).toEqual({ org: 'acme', label: null, version: before + 1 });
+    // The server's own change (no other process committed) is served from the next request on.
+    expect(await policyVersion(device.apiKey)).toBe(`${before + 1}.0`);
+    expect((await served(device.apiKey)).policy).toEqual({ password: { minLength: 12 } });
     const changes = await api('/policy/history?org=acme&limit=1', acmeToken);
     expect(parseJson<{ changes: PolicyChangeView[] }>(changes.text).changes).toMatchObject([
       {
@@ -322,11 +326,13 @@ describe('the console’s policy form', () => {
       'osVersion.acceptExtendedSupport.debianLts': 'on',
       'disabled.TIME_SYNC': 'on',
     };
+    expect(await policyVersion(device.apiKey)).toMatch(new RegExp(`^${before.version}\\.`));
     const saved = await client.post('/console/policy?org=acme', fields);
     expect(saved.status, saved.text).toBe(303);
     expect(saved.headers.location).toBe('/console/policy?org=acme');
     const after = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
     expect(after.version).toBe(before.version + 1);
+    expect(await policyVersion(device.apiKey)).toMatch(new RegExp(`^${after.version}\\.`));
     expect(after.document).toEqual({
       password: { minLength: 10 },
       osVersion: { acceptExtendedSupport: { debianLts: true } },

@@ -390,6 +390,8 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       try {
         const document = documentFromForm(view.document, formOf(request));
         const set = await setPolicy(store, principal.scope, { org, document, actor: principal.actor });
+        // This process's own commit is no external change: the policy cache is dropped here.
+        context.policies.forgetAll();
         logger.info({ event: 'policy_set', org: set.org, version: set.version, actor: principal.actor }, 'policy changed from the console');
         await audit(request, { action: 'policy.set', org: set.org, detail: { label: set.label, version: set.version } });
       } catch (error) {

@@ -238,6 +238,8 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
       throw badRequest('the body must be the policy: a JSON object of the settings that differ from the defaults');
     const set = await setPolicy(store, principal.scope, { org: q.org, label: q.label, document: request.body, actor: principal.actor });
     await audit(request, { action: 'policy.set', org: set.org, detail: { label: set.label, version: set.version } });
+    // This process's own commit is no external change: the policy cache is dropped here.
+    context.policies.forgetAll();
     return set;
   });
 

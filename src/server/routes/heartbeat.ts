@@ -28,7 +28,7 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         now,
       );
       if (outcome.kind !== 'recorded') throw refusalError(outcome);
-      const answer = {
+      const answer: HeartbeatResponse & { policy_version?: string; check_requested_at?: string } = {
         device_id: device.id,
         heartbeat_interval_seconds: config.heartbeatIntervalSeconds,
         posture_interval_seconds: config.postureIntervalSeconds,
@@ -36,8 +36,12 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
       };
       // The extensions' extra fields (docs/server.md, "Policy" and "Check again"); the spec's fields stay as they are.
       const checkRequestedAt = await checks.pending(device.id, new Date(now));
-      const withCheck = checkRequestedAt === undefined ? answer : { ...answer, check_requested_at: checkRequestedAt };
-      return config.policy ? { ...withCheck, policy_version: await policies.token(device.orgId) } : withCheck;
+      if (checkRequestedAt !== undefined) answer.check_requested_at = checkRequestedAt;
+      if (config.policy) {
+        const token = policies.token(device.orgId);
+        answer.policy_version = typeof token === 'string' ? token : await token;
+      }
+      return answer;
     },
   );
 }
