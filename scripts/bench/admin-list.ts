@@ -4,17 +4,15 @@
 // HTTP. A measurement, not a test: it prints the figures.
 //   npx tsx scripts/bench/admin-list.ts        (uses dist/: run `npm run build` first)
 //   BENCH_DEVICES=20000 BENCH_DB=/tmp/fleet.db npx tsx scripts/bench/admin-list.ts   (an existing BENCH_DB is reused)
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { seedFleet } from './seedFleet';
+import { SERVER_BIN, seedFleet, serveFleet } from './seedFleet';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
-const SERVER_BIN = fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
@@ -29,17 +27,7 @@ async function main(): Promise<void> {
       admin_token: string;
     }
   ).admin_token;
-  const server = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', db, '--port', '0', '--retention', '3650d'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) => {
-    let output = '';
-    server.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-  });
+  const { server, url } = await serveFleet(db);
   // The retention sweep runs once at start; let it finish before timing.
   await new Promise((resolve) => setTimeout(resolve, 5000));
   const queries = [

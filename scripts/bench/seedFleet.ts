@@ -1,7 +1,10 @@
 // A fleet database for the admin benches, seeded through the Store as the server writes it: each
 // device created, enrolled, heartbeating (four platforms, three agent versions) and one report of
-// every check; about 1 in 20 fails FIREWALL_ENABLED, 1 in 7 DISK_ENCRYPTION.
+// every check; about 1 in 20 fails FIREWALL_ENABLED, 1 in 7 DISK_ENCRYPTION. And the built server
+// serving it.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { CHECK_KEYS, PLATFORMS } from '../../src/protocol/constants';
 import { hashCredential, newCredential } from '../../src/server/credentials';
@@ -68,4 +71,22 @@ export async function seedFleet(db: string, devices: number): Promise<void> {
     if (i % 10_000 === 9_999) process.stderr.write(`seeded ${i + 1} devices (${Math.round((Date.now() - started) / 1000)} s)\n`);
   }
   await store.close();
+}
+
+export const SERVER_BIN = fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
+
+/** `serve` on the database (retention far off: nothing is swept), once it listens. */
+export async function serveFleet(db: string): Promise<{ server: ChildProcess; url: string }> {
+  const server = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', db, '--port', '0', '--retention', '3650d'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve) => {
+    let output = '';
+    server.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+  });
+  return { server, url };
 }

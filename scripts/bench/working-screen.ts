@@ -10,14 +10,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { ConsoleClient } from '../../test/support/admin';
-import { seedFleet } from './seedFleet';
+import { SERVER_BIN, seedFleet, serveFleet } from './seedFleet';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
-const SERVER_BIN = fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
 const ADMIN = { email: 'bench@example.test', password: 'bench password of the console' };
 
 /** Median milliseconds of `rounds` runs after one warm-up. */
@@ -47,17 +45,7 @@ async function main(): Promise<void> {
   const db = process.env.BENCH_DB ?? join(dir, 'fleet.db');
   if (!existsSync(db)) await seedFleet(db, DEVICES);
   await addAccount(db).catch(() => undefined); // a reused BENCH_DB has the account already
-  const server = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', db, '--port', '0', '--retention', '3650d'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) => {
-    let output = '';
-    server.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-  });
+  const { server, url } = await serveFleet(db);
   const client = new ConsoleClient({ url });
   const signedIn = await client.signIn(ADMIN.email, ADMIN.password);
   if (signedIn.status !== 303) throw new Error(`sign-in: ${signedIn.status}`);
@@ -69,11 +57,15 @@ async function main(): Promise<void> {
     if (answer.status !== 200) throw new Error(`${path}: ${answer.status}`);
   };
   // The same 50 rows a list page shows, read bare: the devices, and their latest results.
-  const listRows = (order: string) => () => {
-    const devices = bare.prepare(`SELECT * FROM devices WHERE state = 'ACTIVE' ORDER BY ${order} LIMIT 50`).all() as { id: string }[];
-    const latest = bare.prepare('SELECT * FROM latest_results WHERE device_id = ?');
-    for (const device of devices) latest.all(device.id);
-  };
+  const listRows =
+    (order: string, where = '') =>
+    () => {
+      const devices = bare.prepare(`SELECT * FROM devices WHERE state = 'ACTIVE' ${where} ORDER BY ${order} LIMIT 50`).all() as {
+        id: string;
+      }[];
+      const latest = bare.prepare('SELECT * FROM latest_results WHERE device_id = ?');
+      for (const device of devices) latest.all(device.id);
+    };
   // The overview's counts, read bare: devices by state and platform, latest results by check and status.
   const overviewRows = () => {
     bare.prepare('SELECT state, platform, COUNT(*) FROM devices GROUP BY state, platform').all();
@@ -89,7 +81,10 @@ async function main(): Promise<void> {
     [
       '/console/devices (FIREWALL_ENABLED FAIL)',
       page('/console/devices?state=ACTIVE&check=FIREWALL_ENABLED&status=FAIL'),
-      listRows('created_at, id'),
+      listRows(
+        'created_at, id',
+        "AND EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = devices.id AND l.check_key = 'FIREWALL_ENABLED' AND l.status = 'FAIL')",
+      ),
     ],
     ['/console/overview', page('/console/overview'), overviewRows],
   ];
