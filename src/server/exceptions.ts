@@ -1,7 +1,7 @@
 // Policy exceptions (docs/server.md, "Policy"): an administrator accepts one check's FAIL on one
 // device (or every device with a label) for a reason, until a date. The agent still reports the true
 // status; the server shows such a FAIL as "excepted until …", apart from PASS and FAIL, and the fleet
-// overview counts it apart. An exception lapses by itself: only those not yet expired are read.
+// overview counts it apart (deviceListSql.ts's exceptedCondition, for both engines). An exception lapses by itself: only those not yet expired are read.
 import type { DeviceRecord, OrgScope, PolicyExceptionRecord, Store } from './db/store';
 import { organizationInScope } from './admin';
 import { parseDuration } from './duration';
@@ -103,9 +103,10 @@ function view(e: PolicyExceptionRecord, org: string): ExceptionView {
 
 /**
  * Per device, per check: until when a FAIL is excepted (the latest expiry when several apply), from
- * the device exceptions (the fleet summary's count; a device's own view adds its labels' exceptions).
+ * the device exceptions (a device's own view adds its labels' exceptions; the fleet summary counts
+ * both in SQL, src/server/db/deviceListSql.ts).
  */
-export async function exceptedUntil(store: Store, orgId: OrganizationId | null, now: Date): Promise<Map<string, Map<string, string>>> {
+async function exceptedUntil(store: Store, orgId: OrganizationId | null, now: Date): Promise<Map<string, Map<string, string>>> {
   const byDevice = new Map<string, Map<string, string>>();
   for (const e of await store.activePolicyExceptions(orgId, now.toISOString())) {
     if (e.deviceId === null) continue;
