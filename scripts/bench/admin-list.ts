@@ -4,87 +4,20 @@
 // HTTP. A measurement, not a test: it prints the figures.
 //   npx tsx scripts/bench/admin-list.ts        (uses dist/: run `npm run build` first)
 //   BENCH_DEVICES=20000 BENCH_DB=/tmp/fleet.db npx tsx scripts/bench/admin-list.ts   (an existing BENCH_DB is reused)
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { CHECK_KEYS, PLATFORMS } from '../../src/protocol/constants';
-import { hashCredential, newCredential } from '../../src/server/credentials';
-import { createRequire } from 'node:module';
-import type Database from 'better-sqlite3';
-import { migrate } from '../../src/server/db/migrations';
-import { SqliteStore } from '../../src/server/db/sqliteStore';
-import { CREATED_STATE, enroll, heartbeat, uploadPostures } from '../../src/server/deviceLifecycle';
+import { SERVER_BIN, seedFleet, serveFleet } from './seedFleet';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
-const SERVER_BIN = fileURLToPath(new URL('../../dist/device-agent-server.cjs', import.meta.url));
-const ORGS = ['acme', 'globex', 'initech', 'umbrella'];
-
-async function seed(db: string): Promise<void> {
-  // open.ts loads the driver with require(), which this ESM script has not: the same driver, here.
-  const require = createRequire(import.meta.url);
-  const Sqlite = require(Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof Database;
-  const database = new Sqlite(db);
-  database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = NORMAL');
-  migrate(database);
-  const store = new SqliteStore(database);
-  const started = Date.now();
-  const now = new Date();
-  for (let i = 0; i < DEVICES; i += 1) {
-    const token = newCredential();
-    const at = new Date(now.getTime() - (DEVICES - i) * 1000).toISOString();
-    await store.createDevice({
-      orgName: ORGS[i % ORGS.length]!,
-      name: `device ${i}`,
-      state: CREATED_STATE,
-      tokenHash: hashCredential(token),
-      tokenExpiresAt: '2999-01-01T00:00:00.000Z',
-      now: at,
-    });
-    const enrollment = await enroll(store, token, at);
-    if (enrollment.kind !== 'enrolled') throw new Error('seeding: the token exchange failed');
-    const ref = { id: enrollment.deviceId, orgId: (await store.findDevice(enrollment.deviceId))!.orgId };
-    await heartbeat(
-      store,
-      ref,
-      {
-        hardwareUuid: `hw-${i}`,
-        serialNumber: `SN${i}`,
-        hostname: `host-${String(i).padStart(6, '0')}`,
-        platform: PLATFORMS[i % PLATFORMS.length]!,
-        osVersion: '1.0',
-        agentVersion: '0.1.0',
-      },
-      at,
-    );
-    await uploadPostures(
-      store,
-      ref,
-      CHECK_KEYS.map((checkKey) => {
-        const failing = checkKey === 'FIREWALL_ENABLED' && i % 20 === 0;
-        return {
-          checkKey,
-          status: failing ? 'FAIL' : 'PASS',
-          evidence: { rule: failing ? 'firewall_off' : 'ok' },
-          observedAt: at,
-          correlationId: null,
-        };
-      }),
-      at,
-    );
-    if (i % 10_000 === 9_999) process.stderr.write(`seeded ${i + 1} devices (${Math.round((Date.now() - started) / 1000)} s)\n`);
-  }
-  await store.close();
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
   const db = process.env.BENCH_DB ?? join(dir, 'fleet.db');
-  if (!existsSync(db)) await seed(db);
+  if (!existsSync(db)) await seedFleet(db, DEVICES);
   const token = (
     JSON.parse(
       execFileSync(process.execPath, [SERVER_BIN, 'token', 'create', '--db', db, '--all-orgs', '--label', 'bench', '--json'], {
@@ -94,17 +27,7 @@ async function main(): Promise<void> {
       admin_token: string;
     }
   ).admin_token;
-  const server = spawn(process.execPath, [SERVER_BIN, 'serve', '--db', db, '--port', '0', '--retention', '3650d'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) => {
-    let output = '';
-    server.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-  });
+  const { server, url } = await serveFleet(db);
   // The retention sweep runs once at start; let it finish before timing.
   await new Promise((resolve) => setTimeout(resolve, 5000));
   const queries = [

@@ -135,6 +135,29 @@ export const DEFAULT_PAGE_SIZE = 50;
 const DEVICE_STATES: readonly DeviceState[] = ['PENDING', 'ACTIVE', 'REVOKED'];
 const SORT_KEYS: readonly DeviceSortKey[] = ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'];
 
+/** The device list's query parameters, as the admin API and the console name them (besides the API's limit and format). */
+export const DEVICE_LIST_PARAMETERS = [
+  'org',
+  'state',
+  'platform',
+  'failing',
+  'hostname',
+  'last_seen_before',
+  'last_seen_after',
+  'check',
+  'status',
+  'result_before',
+  'rule',
+  'excepted',
+  'agent_version',
+  'os_version',
+  'label',
+  'min_failing',
+  'sort',
+  'order',
+  'cursor',
+] as const;
+
 /** What a device list asks for, as the CLI flags and the API's query parameters name it. */
 export interface DeviceListRequest {
   org?: string;

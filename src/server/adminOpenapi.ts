@@ -346,6 +346,7 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
             check_key: { type: 'string' },
             word: nullable('string'),
             devices: { type: 'array', items: { type: 'string' } },
+            hostnames: { type: 'array', items: nullable('string'), description: 'Each device’s hostname, in the order of devices' },
             summary: { type: 'string' },
             admin: { type: 'string' },
             generic: { type: 'boolean' },

@@ -164,7 +164,7 @@ export function formatFleetFailures(failures: readonly FleetFailure[]): string {
     return [
       `${count(f.devices.length, 'device')} ${f.devices.length === 1 ? 'fails' : 'fail'} ${f.check_key} (${f.platform || 'unknown platform'}${f.word ? `, ${f.word}` : ''}): ${f.summary}`,
       `  How to fix: ${f.admin}`,
-      `  Devices: ${f.devices.map(displayText).join(' ')}`,
+      `  Devices: ${f.devices.map((id, i) => displayText(f.hostnames[i] === null ? id : `${f.hostnames[i]} (${id})`)).join(' ')}`,
     ].join('\n');
   });
   return `${blocks.join('\n\n')}\n`;

@@ -1,11 +1,11 @@
 // Policy exceptions (docs/server.md, "Policy"): an administrator accepts one check's FAIL on one
 // device (or every device with a label) for a reason, until a date. The agent still reports the true
 // status; the server shows such a FAIL as "excepted until …", apart from PASS and FAIL, and the fleet
-// overview counts it apart. An exception lapses by itself: only those not yet expired are read.
+// overview counts it apart (deviceListSql.ts's exceptedCondition, for both engines). An exception lapses by itself: only those not yet expired are read.
 import type { DeviceRecord, OrgScope, PolicyExceptionRecord, Store } from './db/store';
 import { findDevice, organizationInScope } from './admin';
 import { parseDuration } from './duration';
-import { parseId, type DeviceId, type OrganizationId } from './ids';
+import { parseId, type DeviceId } from './ids';
 import { parseLabel } from './policy';
 import { NotFoundError, UsageError } from './usage';
 
@@ -102,34 +102,10 @@ function view(e: PolicyExceptionRecord, org: string): ExceptionView {
   };
 }
 
-/** Keeps the later end when several exceptions cover one check. */
-function extend(checks: Map<string, string>, e: PolicyExceptionRecord): void {
-  const until = checks.get(e.checkKey);
-  if (until === undefined || until < e.expiresAt) checks.set(e.checkKey, e.expiresAt);
-}
-
 /** A label exception's "key=value" (parseLabel's form: the key holds no "="). */
 function labelParts(label: string): [key: string, value: string] {
   const at = label.indexOf('=');
   return [label.slice(0, at), label.slice(at + 1)];
-}
-
-/**
- * Per device, per check: until when a FAIL is excepted (the latest expiry when several apply), from
- * the device exceptions and the label exceptions of the devices carrying the label (the fleet summary's count).
- */
-export async function exceptedUntil(store: Store, orgId: OrganizationId | null, now: Date): Promise<Map<string, Map<string, string>>> {
-  const byDevice = new Map<string, Map<string, string>>();
-  const add = (deviceId: string, e: PolicyExceptionRecord) => {
-    const checks = byDevice.get(deviceId) ?? new Map<string, string>();
-    extend(checks, e);
-    byDevice.set(deviceId, checks);
-  };
-  for (const e of await store.activePolicyExceptions(orgId, now.toISOString())) {
-    if (e.deviceId !== null) add(e.deviceId, e);
-    else for (const deviceId of await store.devicesWithLabel(e.orgId, ...labelParts(e.label!))) add(deviceId, e);
-  }
-  return byDevice;
 }
 
 /** The exceptions in force for one device: its own, and those of the labels it carries. */

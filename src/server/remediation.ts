@@ -5,7 +5,7 @@
 import { osHintFrom } from '../../checks/remediation';
 import { explainResult } from '../../checks/remediationCatalogue';
 import type { PostureStatus } from '../protocol/schemas';
-import type { DeviceRecord, OrgScope, Store } from './db/store';
+import type { OrgScope, Store } from './db/store';
 
 export interface Remediation {
   /** The entry's word: `rule` on PASS/FAIL, `reason` otherwise (null when the result has none). */
@@ -56,6 +56,8 @@ export interface FleetFailure {
   check_key: string;
   word: string | null;
   devices: string[];
+  /** Each device's hostname, in the order of `devices` (null before its first heartbeat). */
+  hostnames: (string | null)[];
   summary: string;
   admin: string;
   generic: boolean;
@@ -63,45 +65,26 @@ export interface FleetFailure {
 
 /**
  * Which active devices fail which check, by their latest result, grouped by platform, check and
- * rule, most devices first. The summary is the entry's, without any one device's figures.
+ * rule, most devices first: one query, whatever the fleet's size. The summary is the entry's,
+ * without any one device's figures.
  */
 export async function fleetFailures(store: Store, org?: string, scope: OrgScope = { orgId: null }): Promise<FleetFailure[]> {
-  const groups = new Map<string, FleetFailure>();
-  for await (const device of failingDevices(store, scope, org)) {
-    const platform = device.platform ?? '';
-    for (const result of (await store.latestResults(device)).filter((r) => r.status === 'FAIL')) {
-      const { word, summary, admin, generic } = explainResult(platform, {
-        check_key: result.checkKey,
-        status: 'FAIL',
-        evidence: { rule: result.evidence?.rule },
-      });
-      const key = JSON.stringify([platform, result.checkKey, word]);
-      const group = groups.get(key) ?? { platform, check_key: result.checkKey, word, devices: [], summary, admin, generic };
-      group.devices.push(device.id);
-      groups.set(key, group);
-    }
-  }
-  for (const group of groups.values()) group.devices.sort();
-  return [...groups.values()].sort((a, b) => b.devices.length - a.devices.length || a.check_key.localeCompare(b.check_key));
-}
-
-const FAILING_PAGE = 500;
-
-/** ACTIVE devices with at least one FAIL as their latest result, page by page. */
-async function* failingDevices(store: Store, scope: OrgScope, orgName: string | undefined): AsyncGenerator<DeviceRecord> {
-  let after: { value: string; id: string } | null = null;
-  for (;;) {
-    const page = await store.listDevicePage({
-      scope,
-      filter: { orgName, state: 'ACTIVE', failingCheck: '*' },
-      sort: 'created_at',
-      descending: false,
-      after,
-      limit: FAILING_PAGE,
+  const groups = new Map<string, { failure: Omit<FleetFailure, 'devices' | 'hostnames'>; devices: [string, string | null][] }>();
+  for (const result of await store.failingResults(scope, org)) {
+    const platform = result.platform ?? '';
+    const { word, summary, admin, generic } = explainResult(platform, {
+      check_key: result.checkKey,
+      status: 'FAIL',
+      evidence: { rule: result.rule },
     });
-    yield* page;
-    const last = page.at(-1);
-    if (page.length < FAILING_PAGE || !last) return;
-    after = { value: last.createdAt, id: last.id };
+    const key = JSON.stringify([platform, result.checkKey, word]);
+    const group = groups.get(key) ?? { failure: { platform, check_key: result.checkKey, word, summary, admin, generic }, devices: [] };
+    group.devices.push([result.deviceId, result.hostname]);
+    groups.set(key, group);
   }
+  const failures = [...groups.values()].map(({ failure, devices }) => {
+    devices.sort(([a], [b]) => (a < b ? -1 : 1));
+    return { ...failure, devices: devices.map(([id]) => id), hostnames: devices.map(([, hostname]) => hostname) };
+  });
+  return failures.sort((a, b) => b.devices.length - a.devices.length || a.check_key.localeCompare(b.check_key));
 }

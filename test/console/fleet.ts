@@ -34,7 +34,7 @@ function statusOf(i: number, c: number, observation: 0 | 1): PostureStatus {
   return h < 2 ? 'FAIL' : h === 2 ? 'UNKNOWN' : h === 3 && c % 4 === 1 ? 'NOT_APPLICABLE' : 'PASS';
 }
 
-export function fleetDevice(index: number, observedBase: number): Omit<FleetDevice, 'deviceId'> & { results: object[] } {
+function fleetDevice(index: number, observedBase: number): Omit<FleetDevice, 'deviceId'> & { results: object[] } {
   const platform = PLATFORMS[index % PLATFORMS.length]!;
   const hostname = `${HOSTS[platform]}-${String(index).padStart(4, '0')}`;
   const results: object[] = [];

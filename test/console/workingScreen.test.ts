@@ -107,12 +107,15 @@ test.skipIf(inChromium.skip)(
   `${inChromium.title} (1280 px)`,
   async () => {
     const page = await signedInPage(1280);
-    await page.screenshot({ path: join(SCREENSHOTS, 'working-overview.png'), fullPage: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'working-overview.png'), fullPage: false });
 
     // Every number on the overview is a link to the list of exactly the devices it counts.
-    const links = await page
-      .locator('main a.count')
-      .evaluateAll((anchors) => anchors.map((a) => ({ text: a.textContent!.trim(), href: a.getAttribute('href')! })));
+    const links = await Promise.all(
+      (await page.locator('main a.count').all()).map(async (a) => ({
+        text: (await a.textContent())!.trim(),
+        href: (await a.getAttribute('href'))!,
+      })),
+    );
     expect(links.length).toBeGreaterThan(40);
     for (const { text, href } of links) {
       const count = Number(/^\d+/.exec(text)![0]);
@@ -154,17 +157,18 @@ test.skipIf(inChromium.skip)(
       'Organization',
       'Created',
     ]);
-    const failingCounts = await page
-      .locator('table.devices td.failing')
-      .evaluateAll((cells) => cells.map((c) => Number(c.getAttribute('data-failing'))));
+    const failingCounts = (await page.locator('table.devices td.failing').all()).map(async (c) =>
+      Number(await c.getAttribute('data-failing')),
+    );
+    const counts = await Promise.all(failingCounts);
     const expectedCounts = fleet.map((d) => Object.values(d.latest).filter((r) => r.status === 'FAIL').length).sort((a, b) => b - a);
-    expect(failingCounts).toEqual(expectedCounts.slice(0, failingCounts.length));
+    expect(counts).toEqual(expectedCounts.slice(0, counts.length));
     const first = page.locator('table.devices tbody tr').first();
     const firstId = await first.getAttribute('data-device');
     const firstDevice = fleet.find((d) => d.deviceId === firstId)!;
-    const cells = await first
-      .locator('.cell')
-      .evaluateAll((spans) => spans.map((s) => [s.getAttribute('data-check'), s.getAttribute('data-status')]));
+    const cells = await Promise.all(
+      (await first.locator('.cell').all()).map(async (c) => [await c.getAttribute('data-check'), await c.getAttribute('data-status')]),
+    );
     expect(Object.fromEntries(cells)).toEqual(
       Object.fromEntries(Object.entries(firstDevice.latest).map(([check, r]) => [check, r.status])),
     );

@@ -77,14 +77,16 @@ describe('device show', () => {
     const device = await enrolledDevice(server, { org: 'remedy-human' });
     await postures(server, device.apiKey, {
       results: [
-        result({ ...FIREWALL_FAIL, evidence: { ...FIREWALL_FAIL.evidence } }),
+        result({ ...FIREWALL_FAIL, evidence: { ...FIREWALL_FAIL.evidence }, observed_at: '2026-01-02T03:04:05.000Z' }),
         result({ check_key: 'TIME_SYNC', status: 'PASS', evidence: { rule: 'synchronized' } }),
       ],
     });
     const { stdout } = await runServerCli(['device', 'show', device.deviceId, '--db', server.dbPath]);
     const latest = stdout.slice(stdout.indexOf('Latest result of each check:'));
     const expected = explainResult('LINUX', FIREWALL_FAIL);
-    expect(latest).toContain(`FIREWALL_ENABLED  FAIL (no_inbound_filtering)\n  ${expected.summary}\n  On the device:\n`);
+    expect(latest).toContain(
+      `FIREWALL_ENABLED  FAIL (no_inbound_filtering), failing since 2026-01-02 03:04:05 UTC\n  ${expected.summary}\n  On the device:\n`,
+    );
     expect(latest).toContain(`  For the fleet:\n    ${expected.admin}`);
     expect(latest).toContain('TIME_SYNC  PASS (synchronized)\n  The clock is kept in sync with a network time source.');
     expect(latest).not.toMatch(/TIME_SYNC[^]*On the device/);
@@ -94,7 +96,12 @@ describe('device show', () => {
     const device = await enrolledDevice(server, { org: 'remedy-newer' });
     const sent = await postures(server, device.apiKey, {
       results: [
-        result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'rule_of_a_newer_agent' } }),
+        result({
+          check_key: 'FIREWALL_ENABLED',
+          status: 'FAIL',
+          evidence: { rule: 'rule_of_a_newer_agent' },
+          observed_at: '2026-01-02T03:04:05.000Z',
+        }),
         result({ check_key: 'CUSTOM_VENDOR_CHECK', status: 'UNKNOWN', evidence: { reason: 'vendor_reason' } }),
         result({ check_key: 'SCREEN_LOCK', status: 'PASS', evidence: {} }),
       ],
@@ -107,7 +114,7 @@ describe('device show', () => {
       expect.objectContaining({ word: null, generic: true, summary: 'This check passes.' }),
     ]);
     const { stdout } = await runServerCli(['device', 'show', device.deviceId, '--db', server.dbPath]);
-    expect(stdout).toContain('FIREWALL_ENABLED  FAIL (rule_of_a_newer_agent)\n  This check fails.');
+    expect(stdout).toContain('FIREWALL_ENABLED  FAIL (rule_of_a_newer_agent), failing since 2026-01-02 03:04:05 UTC\n  This check fails.');
   });
 });
 
@@ -133,6 +140,7 @@ describe('device failing', () => {
         check_key: 'FIREWALL_ENABLED',
         word: 'no_inbound_filtering',
         devices: [a.deviceId, b.deviceId].sort(),
+        hostnames: ['test-host', 'test-host'],
         summary: firewall.summary,
         admin: firewall.admin,
         generic: false,
@@ -144,5 +152,7 @@ describe('device failing', () => {
       `2 devices fail FIREWALL_ENABLED (LINUX, no_inbound_filtering): ${firewall.summary}\n  How to fix: ${firewall.admin}`,
     );
     expect(stdout).toContain('1 device fails OS_VERSION (LINUX, eol)');
+    // Hostnames beside the ids.
+    expect(stdout).toContain(`  Devices: test-host (${a.deviceId})\n`);
   });
 });

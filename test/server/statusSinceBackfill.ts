@@ -9,9 +9,9 @@ import type { RunningServer } from '../support/server';
 import { call } from './client';
 
 const ORG = 'org_00000000000000000000000000000001';
-export const DEVICE = 'dev_00000000000000000000000000000001';
+const DEVICE = 'dev_00000000000000000000000000000001';
 const REPORT = 'rpt_00000000000000000000000000000001';
-export const at = (minute: number) => `2026-11-20T10:${String(minute).padStart(2, '0')}:00.000Z`;
+const at = (minute: number) => `2026-11-20T10:${String(minute).padStart(2, '0')}:00.000Z`;
 
 /** Runs one statement with `?` placeholders; answers the id a posture_results insert got. */
 export type Run = (sql: string, params: unknown[]) => Promise<number | undefined>;

@@ -403,7 +403,7 @@ export function devicesPage(context: PageContext, view: DeviceListView): Html {
             ${option('', q.status, 'any')}${[...STATUSES, 'MISSING'].map((s) => option(s, q.status))}
           </select></label
         >
-        <label>Min. failing checks <input name="min_failing" value="${q.min_failing ?? ''}" inputmode="numeric" size="3" /></label>
+        <label>Fails at least (checks) <input name="min_failing" value="${q.min_failing ?? ''}" inputmode="numeric" size="3" /></label>
         <label>Agent version <input name="agent_version" value="${q.agent_version ?? ''}" size="8" /></label>
         <label>Label <input name="label" value="${q.label ?? ''}" placeholder="key=value" size="12" /></label>
         <label>Hostname <input name="hostname" value="${q.hostname ?? ''}" placeholder="contains…" /></label>

@@ -10,6 +10,7 @@ import {
   complianceSeries,
   complianceSummary,
   createDevice,
+  DEVICE_LIST_PARAMETERS,
   deviceHistory,
   getDevice,
   listDevicePage,
@@ -57,28 +58,7 @@ const FORM_BODY_LIMIT = 16 * 1024;
 const DEVICE_PAGE_SIZE = 50;
 const HISTORY_PAGE_SIZE = 50;
 const AUDIT_PAGE_SIZE = 50;
-const LIST_FIELDS = [
-  'org',
-  'state',
-  'platform',
-  'failing',
-  'hostname',
-  'last_seen_before',
-  'last_seen_after',
-  'sort',
-  'order',
-  'cursor',
-  // The working screen's (admin.ts DeviceListRequest): every overview number links with them.
-  'check',
-  'status',
-  'result_before',
-  'rule',
-  'excepted',
-  'agent_version',
-  'os_version',
-  'label',
-  'min_failing',
-];
+const LIST_FIELDS = DEVICE_LIST_PARAMETERS;
 
 type Form = Record<string, string>;
 type Query = Record<string, string | string[] | undefined>;

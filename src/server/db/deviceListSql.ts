@@ -2,15 +2,24 @@
 // filters on latest results, labels and exceptions, and the overview's counts that link to them):
 // one query per page, the engine giving only its placeholders and its JSON functions.
 import type { PostureStatus } from '../../protocol/schemas';
-import type { DeviceFilter, Labels } from './store';
+import type { Platform } from '../../protocol/schemas';
+import type { DeviceId } from '../ids';
+import type { DeviceFilter, FailingResult, Labels } from './store';
 
 export interface Dialect {
   /** A placeholder bound to `value`. */
   param: (value: unknown) => string;
   /** An object of `key` → `value` over the rows of a subquery (SQLite json_group_object, PostgreSQL json_object_agg). */
   objectOf(key: string, value: string): string;
-  /** The `rule` of a latest result `l`'s evidence, as text. */
+  /** The `rule` of a latest result `l`'s evidence when it is a string, else NULL. */
   evidenceRule: string;
+}
+
+/** The latest FAIL results of ACTIVE devices `d` (joined with organizations `o`), with the device's platform and hostname. */
+export function failingResultsQuery(dialect: Dialect, conditions: readonly string[]): string {
+  return `SELECT d.id AS device_id, d.platform, d.hostname, l.check_key, ${dialect.evidenceRule} AS rule
+    FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
+    WHERE ${[...conditions, "d.state = 'ACTIVE'", "l.status = 'FAIL'"].join(' AND ')}`;
 }
 
 /** How many checks of device `d` fail by their latest result. */
@@ -68,4 +77,16 @@ export function toSummary(row: SummaryRow): { failingChecks: number; checks: Rec
   const object = <T>(value: string | T | null, empty: T): T =>
     value === null ? empty : typeof value === 'string' ? (JSON.parse(value) as T) : value;
   return { failingChecks: Number(row.failing_checks), checks: object(row.checks, {}), labels: object(row.labels, {}) };
+}
+
+export interface FailingResultRow {
+  device_id: string;
+  platform: Platform | null;
+  hostname: string | null;
+  check_key: string;
+  rule: string | null;
+}
+
+export function toFailingResult(row: FailingResultRow): FailingResult {
+  return { deviceId: row.device_id as DeviceId, platform: row.platform, hostname: row.hostname, checkKey: row.check_key, rule: row.rule };
 }

@@ -9,6 +9,26 @@ interface Migration {
   sql: string;
 }
 
+/**
+ * Migration SQLite 8 / PostgreSQL 7 (the same statement on both): latest_results.status_since of
+ * the rows already there, from the history still held.
+ */
+export const STATUS_SINCE_BACKFILL = `
+      -- Rows already there, from the history still held: the first result after the newest one of
+      -- another status (the oldest one kept when retention deleted the change; the latest result's
+      -- own time when none is left).
+      UPDATE latest_results SET status_since = COALESCE(
+        (SELECT r.observed_at FROM posture_results r
+         WHERE r.org_id = latest_results.org_id AND r.device_id = latest_results.device_id
+           AND r.check_key = latest_results.check_key AND r.id <= latest_results.result_id
+           AND r.id > COALESCE(
+             (SELECT MAX(o.id) FROM posture_results o
+              WHERE o.org_id = latest_results.org_id AND o.device_id = latest_results.device_id
+                AND o.check_key = latest_results.check_key AND o.id < latest_results.result_id
+                AND o.status <> latest_results.status), 0)
+         ORDER BY r.id LIMIT 1),
+        observed_at);`;
+
 const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -284,20 +304,7 @@ const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- Kept by recordPostures (src/server/statusSince.ts says the rule); never NULL once written.
       ALTER TABLE latest_results ADD COLUMN status_since TEXT;
-      -- Rows already there, from the history still held: the first result after the newest one of
-      -- another status (the oldest one kept when retention deleted the change; the latest result's
-      -- own time when none is left).
-      UPDATE latest_results SET status_since = COALESCE(
-        (SELECT r.observed_at FROM posture_results r
-         WHERE r.org_id = latest_results.org_id AND r.device_id = latest_results.device_id
-           AND r.check_key = latest_results.check_key AND r.id <= latest_results.result_id
-           AND r.id > COALESCE(
-             (SELECT MAX(o.id) FROM posture_results o
-              WHERE o.org_id = latest_results.org_id AND o.device_id = latest_results.device_id
-                AND o.check_key = latest_results.check_key AND o.id < latest_results.result_id
-                AND o.status <> latest_results.status), 0)
-         ORDER BY r.id LIMIT 1),
-        observed_at);
+      ${STATUS_SINCE_BACKFILL}
     `,
   },
   {

@@ -3,7 +3,7 @@
 // start runs the pending ones while holding a session advisory lock, so that instances starting
 // together on one database apply each migration exactly once, each in its own transaction.
 import type { Pool, PoolClient } from 'pg';
-import { SchemaTooNewError } from './migrations';
+import { STATUS_SINCE_BACKFILL, SchemaTooNewError } from './migrations';
 
 interface Migration {
   version: number;
@@ -277,20 +277,7 @@ const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- Kept by recordPostures (src/server/statusSince.ts says the rule).
       ALTER TABLE latest_results ADD COLUMN status_since text;
-      -- Rows already there, from the history still held: the first result after the newest one of
-      -- another status (the oldest one kept when retention deleted the change; the latest result's
-      -- own time when none is left).
-      UPDATE latest_results SET status_since = COALESCE(
-        (SELECT r.observed_at FROM posture_results r
-         WHERE r.org_id = latest_results.org_id AND r.device_id = latest_results.device_id
-           AND r.check_key = latest_results.check_key AND r.id <= latest_results.result_id
-           AND r.id > COALESCE(
-             (SELECT MAX(o.id) FROM posture_results o
-              WHERE o.org_id = latest_results.org_id AND o.device_id = latest_results.device_id
-                AND o.check_key = latest_results.check_key AND o.id < latest_results.result_id
-                AND o.status <> latest_results.status), 0)
-         ORDER BY r.id LIMIT 1),
-        observed_at);
+      ${STATUS_SINCE_BACKFILL}
       ALTER TABLE latest_results ALTER COLUMN status_since SET NOT NULL;
     `,
   },

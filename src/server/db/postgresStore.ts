@@ -33,6 +33,7 @@ import {
   type DeviceAttributes,
   type DeviceRecord,
   type DeviceListRow,
+  type FailingResult,
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
@@ -90,10 +91,13 @@ import {
 import {
   FAILING_CHECKS,
   exceptedCondition,
+  failingResultsQuery,
   listConditions,
   summaryColumns,
+  toFailingResult,
   toSummary,
   type Dialect,
+  type FailingResultRow,
   type SummaryRow,
 } from './deviceListSql';
 import { DEVICE_COLUMNS, containsPattern, deviceColumnsAnd, toDeviceRecord, type DeviceRow } from './deviceRows';
@@ -139,7 +143,7 @@ function postgresDialect(conditions: Conditions): Dialect {
   return {
     param: (value) => conditions.param(value),
     objectOf: (key, value) => `json_object_agg(${key}, ${value})`,
-    evidenceRule: "l.evidence->>'rule'",
+    evidenceRule: "CASE WHEN json_typeof(l.evidence->'rule') = 'string' THEN l.evidence->>'rule' END",
   };
 }
 
@@ -500,6 +504,16 @@ export class PostgresStore implements Store {
       agentVersions: agentVersions.map((v) => ({ agentVersion: v.agent_version, count: Number(v.count) })),
       osReleases: osReleases.map((r) => ({ platform: r.platform, osVersion: r.os_version, count: Number(r.count) })),
     };
+  }
+
+  async failingResults(scope: OrgScope, orgName: string | undefined): Promise<FailingResult[]> {
+    const conditions = scopeConditions(scope, orgName);
+    const found = await rows<FailingResultRow>(
+      this.pool,
+      failingResultsQuery(postgresDialect(conditions), conditions.list),
+      conditions.values,
+    );
+    return found.map(toFailingResult);
   }
 
   async dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]> {

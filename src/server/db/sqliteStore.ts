@@ -29,6 +29,7 @@ import {
   type DeviceAttributes,
   type DeviceRecord,
   type DeviceListRow,
+  type FailingResult,
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
@@ -87,10 +88,13 @@ import {
 import {
   FAILING_CHECKS,
   exceptedCondition,
+  failingResultsQuery,
   listConditions,
   summaryColumns,
+  toFailingResult,
   toSummary,
   type Dialect,
+  type FailingResultRow,
   type SummaryRow,
 } from './deviceListSql';
 import { DEVICE_COLUMNS, containsPattern, deviceColumnsAnd, toDeviceRecord, type DeviceRow } from './deviceRows';
@@ -181,7 +185,7 @@ function sqliteDialect(params: Record<string, unknown>): Dialect {
       return `@${name}`;
     },
     objectOf: (key, value) => `json_group_object(${key}, ${value})`,
-    evidenceRule: "json_extract(l.evidence, '$.rule')",
+    evidenceRule: "CASE WHEN json_type(l.evidence, '$.rule') = 'text' THEN json_extract(l.evidence, '$.rule') END",
   };
 }
 
@@ -598,6 +602,15 @@ export class SqliteStore implements Store {
         agentVersions: agentVersions.map((v) => ({ agentVersion: v.agent_version, count: v.count })),
         osReleases: osReleases.map((r) => ({ platform: r.platform, osVersion: r.os_version, count: r.count })),
       };
+    });
+  }
+
+  failingResults(scope: OrgScope, orgName: string | undefined): Promise<FailingResult[]> {
+    return settle(() => {
+      const { conditions, params } = scopeConditions(scope, orgName);
+      return this.prepared<FailingResultRow>(failingResultsQuery(sqliteDialect(params), conditions))
+        .all(params)
+        .map(toFailingResult);
     });
   }
 

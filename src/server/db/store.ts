@@ -256,6 +256,15 @@ export interface ComplianceCounts {
   osReleases: { platform: Platform | null; osVersion: string | null; count: number }[];
 }
 
+export interface FailingResult {
+  deviceId: DeviceId;
+  platform: Platform | null;
+  hostname: string | null;
+  checkKey: string;
+  /** The evidence's `rule` when it is a string. */
+  rule: string | null;
+}
+
 export interface DailyCompliance {
   /** YYYY-MM-DD (UTC). */
   day: string;
@@ -470,6 +479,8 @@ export interface Store {
     orgName: string | undefined,
     cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
   ): Promise<ComplianceCounts>;
+  /** The latest FAIL results of the ACTIVE devices within the scope (of one organization, by name, when given), in one query. */
+  failingResults(scope: OrgScope, orgName: string | undefined): Promise<FailingResult[]>;
   /** Per day since `since` (UTC), per check and status. */
   dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]>;
   findOrganization(name: string): Promise<Organization | undefined>;

@@ -5,6 +5,7 @@ import {
   complianceSeries,
   complianceSummary,
   createDevice,
+  DEVICE_LIST_PARAMETERS,
   deviceHistory,
   getDevice,
   listDevicePage,
@@ -69,29 +70,7 @@ function sendCsv(reply: FastifyReply, file: CsvFile, now: Date): FastifyReply {
     .send(file.text);
 }
 
-const LIST_PARAMETERS = [
-  'org',
-  'state',
-  'platform',
-  'failing',
-  'hostname',
-  'last_seen_before',
-  'last_seen_after',
-  'check',
-  'status',
-  'result_before',
-  'rule',
-  'excepted',
-  'agent_version',
-  'os_version',
-  'label',
-  'min_failing',
-  'sort',
-  'order',
-  'cursor',
-  'limit',
-  'format',
-] as const;
+const LIST_PARAMETERS = [...DEVICE_LIST_PARAMETERS, 'limit', 'format'];
 
 interface CreateBody {
   org?: unknown;
