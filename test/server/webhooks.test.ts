@@ -9,7 +9,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { CreatedWebhook, DeliveryView } from '../../src/server/webhooks';
-import { createAdminToken } from '../support/admin';
+import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
+import type { AuditPage } from '../../src/server/audit';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
 import { call, enrolledDevice, heartbeat, heartbeatBody, postures, result, type Answer } from './client';
@@ -278,5 +279,48 @@ describe('webhooks', () => {
     } finally {
       await quick.stop().catch(() => undefined);
     }
+  });
+
+  test('the console adds a webhook (its secret shown once), shows the delivery log, and deletes it; both audited', async () => {
+    expect((await addAccount(server, 'hooks@acme.test', { org: 'acme' }, 'a long console password')).code).toBe(0);
+    const browser = new ConsoleClient(server);
+    expect((await browser.signIn('hooks@acme.test', 'a long console password')).status).toBe(303);
+    const csrf = await browser.csrfToken('/console/webhooks');
+    const refused = await browser.post('/console/webhooks', {
+      _csrf: csrf,
+      url: 'ftp://example.test/',
+      format: 'json',
+      'event_check.failing': 'yes',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('url must be an http(s) URL');
+    const created = await browser.post('/console/webhooks', {
+      _csrf: csrf,
+      url: receiver.url('/console'),
+      format: 'slack',
+      'event_device.stale': 'yes',
+    });
+    expect(created.status).toBe(201);
+    const secret = /id="webhook-secret">(whsec_[0-9a-f]{64})</.exec(created.text)?.[1];
+    expect(secret).toBeDefined();
+    const id = /<code>(whk_[0-9a-f]{32})<\/code>/.exec(created.text)?.[1];
+    const list = await browser.get('/console/webhooks');
+    expect(list.text).toContain(`data-webhook="${id}"`);
+    expect(list.text).not.toContain(secret);
+    // The delivery log lists what the first test sent.
+    expect(list.text).toMatch(/data-delivery="\d+"/);
+    expect(list.text).toContain('<code>check.recovered</code>');
+    const deleted = await browser.post(`/console/webhooks/${id}/delete`, {
+      _csrf: await browser.csrfToken('/console/webhooks'),
+      confirm: 'yes',
+    });
+    expect(deleted.status).toBe(303);
+    expect((await browser.get('/console/webhooks')).text).not.toContain(`data-webhook="${id}"`);
+    const audit = ok<AuditPage>(await api('/audit?limit=10')).entries.filter((e) => e.target_id === id);
+    expect(audit.map((e) => [e.action, e.actor, e.detail?.format ?? null])).toEqual([
+      ['webhook.delete', 'account:hooks@acme.test', null],
+      ['webhook.create', 'account:hooks@acme.test', 'slack'],
+    ]);
+    expect(JSON.stringify(audit)).not.toContain(secret);
   });
 });
