@@ -14,10 +14,20 @@ import type {
   Store,
   StoredPostureResult,
 } from './db/store';
-import { CREATED_STATE, revoke, type RevokeOutcome } from './deviceLifecycle';
+import {
+  CREATED_STATE,
+  failStanding,
+  graceEndsAt,
+  graceSecondsFor,
+  revoke,
+  type GraceSettings,
+  type RevokeOutcome,
+} from './deviceLifecycle';
+import { MAX_GRACE_SECONDS } from '../../checks/policy';
+import { orgGrace } from './policy';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
-import { idForm, parseId } from './ids';
+import { idForm, parseId, type OrganizationId } from './ids';
 import { exceptedUntil, withExceptions } from './exceptions';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
@@ -272,6 +282,8 @@ export interface LatestView extends PostureView {
   status_since: string;
   /** status_since while the check fails; null when its latest status is not FAIL. */
   failing_since: string | null;
+  /** A FAIL within its grace period: when the grace ends (it counts as failing from then on). */
+  in_grace_until?: string;
 }
 
 /** A device with the latest result of each of its checks, and what each means. */
@@ -282,7 +294,16 @@ export interface DeviceView extends DeviceSummary {
 export async function getDevice(store: Store, scope: OrgScope, deviceId: string): Promise<DeviceView> {
   const device = await findDevice(store, deviceId, scope);
   const latest = withRemediation(device.platform, (await store.latestResults(device)).map(latestView));
-  return { ...summarize(device), latest: await withExceptions(store, device, latest) };
+  return { ...summarize(device), latest: withGrace(await withExceptions(store, device, latest), await orgGrace(store, device.orgId)) };
+}
+
+/** Each FAIL within its grace period gets `in_grace_until` (failStanding). */
+function withGrace<R extends LatestView>(latest: R[], grace: GraceSettings, now = new Date()): R[] {
+  return latest.map((r) => {
+    const graceSeconds = graceSecondsFor(grace, r.check_key);
+    if (failStanding(r.status, r.status_since, graceSeconds, now) !== 'in_grace') return r;
+    return { ...r, in_grace_until: new Date(graceEndsAt(r.status_since, graceSeconds)!).toISOString() };
+  });
 }
 
 function latestView(result: LatestPostureResult): Omit<LatestView, 'remediation'> {
@@ -387,8 +408,11 @@ const OFFICIAL_CHECKS: ReadonlySet<string> = new Set(CHECK_KEYS);
 /** A device not heard from for this long is offline (stale is twice its heartbeat interval). */
 const OFFLINE_AFTER_MS = 3 * 86_400_000;
 
-/** EXCEPTED: fresh FAIL results an active exception covers, counted apart from FAIL (src/server/exceptions.ts). */
-type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE' | 'EXCEPTED', number>;
+/**
+ * EXCEPTED: fresh FAIL results an active exception covers, counted apart from FAIL (src/server/exceptions.ts).
+ * IN_GRACE: fresh FAIL results within their check's grace period (deviceLifecycle.ts, failStanding), not failing yet.
+ */
+type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE' | 'EXCEPTED' | 'IN_GRACE', number>;
 
 export interface ComplianceSummary {
   org: string | null;
@@ -440,6 +464,14 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
     new Date(now),
     new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
   );
+  await countInGraceApart(
+    store,
+    scope,
+    org,
+    checks,
+    new Date(now),
+    new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
+  );
   return {
     org: org ?? null,
     generated_at: new Date(now).toISOString(),
@@ -456,7 +488,7 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
 }
 
 function emptyCounts(): StatusCounts {
-  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, MISSING_OR_STALE: 0, EXCEPTED: 0 };
+  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, MISSING_OR_STALE: 0, EXCEPTED: 0, IN_GRACE: 0 };
 }
 
 /** Moves each fresh FAIL of an ACTIVE device that an exception covers from FAIL to EXCEPTED. */
@@ -479,6 +511,36 @@ async function countExceptedApart(
       entry.FAIL -= 1;
       entry.EXCEPTED += 1;
     }
+  }
+}
+
+/**
+ * Moves each fresh FAIL of an ACTIVE device still within its check's grace period from FAIL to
+ * IN_GRACE (an excepted one is EXCEPTED already). Only FAILs that began within the longest grace
+ * (and a day, for the agent's time offset) are read.
+ */
+async function countInGraceApart(
+  store: Store,
+  scope: OrgScope,
+  orgName: string | undefined,
+  checks: Map<string, StatusCounts>,
+  now: Date,
+  freshSince: string,
+): Promise<void> {
+  const candidates = await store.recentFails(scope, orgName, new Date(now.getTime() - MAX_GRACE_SECONDS * 1000 - DAY_MS).toISOString());
+  if (candidates.length === 0) return;
+  const graces = new Map<OrganizationId, Promise<GraceSettings>>();
+  const excepted = new Map<OrganizationId, Promise<Map<string, Map<string, string>>>>();
+  for (const fail of candidates) {
+    const entry = checks.get(fail.checkKey);
+    if (!entry || fail.receivedAt < freshSince) continue;
+    if (!graces.has(fail.orgId)) graces.set(fail.orgId, orgGrace(store, fail.orgId));
+    const graceSeconds = graceSecondsFor(await graces.get(fail.orgId)!, fail.checkKey);
+    if (failStanding('FAIL', fail.statusSince, graceSeconds, now) !== 'in_grace') continue;
+    if (!excepted.has(fail.orgId)) excepted.set(fail.orgId, exceptedUntil(store, fail.orgId, now));
+    if ((await excepted.get(fail.orgId)!).get(fail.deviceId)?.has(fail.checkKey)) continue;
+    entry.FAIL -= 1;
+    entry.IN_GRACE += 1;
   }
 }
 

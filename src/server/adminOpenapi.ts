@@ -147,6 +147,12 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
             format: 'date-time',
             description: 'status_since while the latest status is FAIL; null when the check does not fail',
           }),
+          in_grace_until: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'Present on a FAIL within its grace period (the policy’s checks.graceSeconds): when it starts counting as failing in the overview and webhooks',
+          },
         },
       },
     ],
@@ -207,9 +213,12 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       checks: {
         type: 'array',
         description:
-          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE; a FAIL an exception covers: EXCEPTED, not in FAIL)',
+          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE; a FAIL an exception covers: EXCEPTED, not in FAIL; a FAIL within its grace period: IN_GRACE, not in FAIL)',
         items: {
-          allOf: [{ type: 'object', properties: { check_key: { type: 'string' } } }, counts([...STATUSES, 'MISSING_OR_STALE', 'EXCEPTED'])],
+          allOf: [
+            { type: 'object', properties: { check_key: { type: 'string' } } },
+            counts([...STATUSES, 'MISSING_OR_STALE', 'EXCEPTED', 'IN_GRACE']),
+          ],
         },
       },
     },

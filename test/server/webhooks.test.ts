@@ -152,6 +152,10 @@ describe('webhooks', () => {
       expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/…$/),
     ]);
     receiver.script('/plain', [503]);
+    // A grace period is the organization's: a label's refinement may not set one.
+    const refused = await api('/policy?org=acme&label=team=lab', { method: 'PUT', json: { checks: { graceSeconds: 60 } } });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('checks.graceSeconds');
 
     const device = await enrolledDevice(server, { org: 'acme' });
     const failedAt = new Date().toISOString();
@@ -163,6 +167,17 @@ describe('webhooks', () => {
       ],
     });
     expect(uploaded.status, uploaded.text).toBe(204);
+    // The overview and the device page count a FAIL within its grace apart (the same rule the webhooks follow).
+    const inGrace = (summary: { checks: { check_key: string; FAIL: number; IN_GRACE: number }[] }, key: string) =>
+      summary.checks.filter((c) => c.check_key === key).map((c) => [c.FAIL, c.IN_GRACE])[0];
+    const early = ok<{ checks: { check_key: string; FAIL: number; IN_GRACE: number }[] }>(await api('/compliance?org=acme'));
+    expect(inGrace(early, 'SCREEN_LOCK')).toEqual([0, 1]);
+    expect(inGrace(early, 'FIREWALL_ENABLED')).toEqual([1, 0]);
+    const view = ok<{ latest: { check_key: string; in_grace_until?: string }[] }>(await api(`/devices/${device.deviceId}`));
+    expect(Object.fromEntries(view.latest.map((r) => [r.check_key, r.in_grace_until ?? null]))).toMatchObject({
+      SCREEN_LOCK: new Date(Date.parse(failedAt) + 3_600_000).toISOString(),
+      FIREWALL_ENABLED: null,
+    });
 
     // The FIREWALL_ENABLED FAIL (no grace): answered 503, then sent again, the same event, signed afresh.
     const firewall = await receiver.until(
@@ -205,6 +220,7 @@ describe('webhooks', () => {
     ).filter((r) => r.body.includes('DISK_ENCRYPTION'));
     const graceEnds = Date.parse(failedAt) + 4_000;
     expect(disk!.at).toBeGreaterThanOrEqual(graceEnds);
+    expect(inGrace(ok(await api('/compliance?org=acme')), 'DISK_ENCRYPTION')).toEqual([1, 0]);
     expect(parseJson<Payload>(disk!.body)).toMatchObject({
       occurred_at: new Date(graceEnds).toISOString(),
       check: { check_key: 'DISK_ENCRYPTION', grace_seconds: 4 },

@@ -209,6 +209,7 @@ export function overviewPage(
             ${STATUSES.map((s) => html`<th>${status(s)}</th>`)}
             <th>missing or stale</th>
             <th>FAIL excepted</th>
+            <th>FAIL in grace</th>
           </tr>
         </thead>
         <tbody>
@@ -222,6 +223,7 @@ export function overviewPage(
                 <td>${c.NOT_APPLICABLE}</td>
                 <td>${c.MISSING_OR_STALE}</td>
                 <td>${c.EXCEPTED}</td>
+                <td>${c.IN_GRACE}</td>
               </tr>`,
           )}
         </tbody>
@@ -368,6 +370,7 @@ function resultBlock(result: LatestView, now: Date, reader: 'admin' | 'user' = '
     <h3>
       ${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}
       ${result.excepted_until && html`<span class="status status-excepted">excepted until ${result.excepted_until}</span>`}
+      ${result.in_grace_until && html`<span class="status status-in-grace">in grace until ${result.in_grace_until}</span>`}
     </h3>
     ${result.failing_since && html`<p class="since">Failing since ${when(result.failing_since, now)}</p>`}
     <p class="summary">${r.summary}</p>
