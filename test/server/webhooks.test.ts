@@ -13,7 +13,7 @@ import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
 import type { AuditPage } from '../../src/server/audit';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
-import { call, enrolledDevice, heartbeat, heartbeatBody, postures, result, type Answer } from './client';
+import { call, createSecret, enroll, enrolledDevice, heartbeat, heartbeatBody, postures, register, result, type Answer } from './client';
 
 interface Received {
   path: string;
@@ -338,5 +338,25 @@ describe('webhooks', () => {
       ['webhook.create', 'account:hooks@acme.test', 'slack'],
     ]);
     expect(JSON.stringify(audit)).not.toContain(secret);
+  });
+
+  test('a machine that enrolls again with an enrollment secret raises device.reenrolled, naming the record it replaced', async () => {
+    const hook = ok<CreatedWebhook>(
+      await api('/webhooks', { method: 'POST', json: { org: 'acme', url: receiver.url('/reenrolled'), events: ['device.reenrolled'] } }),
+    );
+    const secret = await createSecret(server, [], 'acme');
+    const identity = heartbeatBody({ hostname: 'reimaged-host' });
+    const first = await register(server, secret.enroll_secret, identity);
+    const key = String((await enroll(server, first.body?.enrollment_token)).body?.api_key);
+    expect((await heartbeat(server, key, identity)).status).toBe(200);
+    const again = await register(server, secret.enroll_secret, identity);
+    expect(again.status).toBe(200);
+    const [event] = await receiver.until('/reenrolled', (requests) => requests.length >= 1, 'the re-enrollment');
+    expect(verified(event!, hook.secret)).toBe(true);
+    expect(parseJson<Payload & { supersedes: string }>(event!.body)).toMatchObject({
+      type: 'device.reenrolled',
+      device: { device_id: String(again.body?.device_id), hostname: 'reimaged-host' },
+      supersedes: String(first.body?.device_id),
+    });
   });
 });
