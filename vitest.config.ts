@@ -22,6 +22,7 @@ const ON_EVERY_ENGINE = [
   'complianceSeries',
   'enroll',
   'failingSince',
+  'deviceList',
   'fuzz',
   'heartbeat',
   'heartbeatWrites',

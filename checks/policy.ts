@@ -27,6 +27,7 @@ const POLICY_SECTIONS = [
   'remoteLogin',
   'osVersion',
   'checks',
+  'notifications',
 ] as const;
 
 const PolicySchema = z.object({
@@ -85,6 +86,13 @@ const PolicySchema = z.object({
     z.object({
       /** Count "download automatically, install by hand" as compliant. */
       acceptDownloadOnly: flag,
+      /**
+       * The effect of automatic updating: a security update released this many days ago and still not
+       * installed FAILs AUTO_UPDATE whatever the settings say (WINDOWS: the monthly cumulative update,
+       * by the installed UBR). 45: Windows Update for Business may defer a quality update 30 days,
+       * then give up to 7 days before its install deadline and 2 days of grace.
+       */
+      maxPendingDays: z._default(positiveInt, 45),
     }),
     {},
   ),
@@ -175,6 +183,13 @@ const PolicySchema = z.object({
        * this platform's table with its provenance, replacing the built-in one (`lifecycle` still wins).
        */
       lifecycleData: z.optional(LifecycleDataSchema),
+    }),
+    {},
+  ),
+  notifications: z.prefault(
+    z.object({
+      /** Desktop notifications on the device when a check turns FAIL or passes again (docs/agent.md); false: none. */
+      enabled: z._default(z.boolean(), true),
     }),
     {},
   ),

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_CHUNK_DIR } from '../scripts/build.mjs';
 import { BUNDLE, fetchPackage, KEYRING_VERSION, OUT as SEA_DIR, TARGETS } from '../scripts/package.mjs';
-import { appInfoPlist, linkHandlerScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
+import { appInfoPlist, linkHandlerScript, MY_DEVICE_SCRIPT_NAME, myDeviceAppleScript, SCRIPT_NAME } from '../src/linkHandler/darwin';
 import type { LinkHandlerSpec } from '../src/linkHandler/types';
 import { schemeRegistryValues } from '../src/linkHandler/windows';
 import {
@@ -154,6 +154,7 @@ export function buildRpm(options: LinuxPackageOptions): string {
 export const MSI_UPGRADE_CODE = '6A8F1D2C-3B4E-4F5A-9C7D-2E1B0A9F8D63';
 /** A component without a file needs a fixed GUID. */
 const STATE_DIR_COMPONENT_GUID = 'B3C1E6A4-2F7D-4E8B-A5C9-7D1E3F2A6B84';
+const MY_DEVICE_SHORTCUT_GUID = '5E2D8C1A-7B4F-4A3E-9D6C-1F0B2A3C4D5E';
 /** SYSTEM and Administrators only, nothing inherited (SDDL). */
 export const STATE_DIR_SDDL = 'D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)';
 
@@ -197,6 +198,15 @@ ${file('ServiceHostConfig', SERVICE_HOST_CONFIG, `${sourceDir}/${SERVICE_HOST_CO
           </Component>
         </Directory>
       </Directory>
+      <Directory Id="ProgramMenuFolder">
+        <!-- "My device posture" for every user: this device's page (device-agent my-device, as the user
+             who clicks it). Through cmd, so that a failure (a user without administrator rights:
+             docs/agent.md) stays on the screen until a key is pressed. -->
+        <Component Id="MyDeviceShortcut" Guid="${MY_DEVICE_SHORTCUT_GUID}" Win64="yes">
+          <Shortcut Id="MyDeviceStartMenu" Name="My device posture" Description="See this device's security checks and how to fix what fails" Target="[System64Folder]cmd.exe" Arguments="/c &quot;&quot;[INSTALLFOLDER]device-agent.exe&quot; my-device || pause&quot;" WorkingDirectory="INSTALLFOLDER" />
+          <RegistryValue Root="HKLM" Key="Software\\device-agent" Name="MyDeviceShortcut" Type="integer" Value="1" KeyPath="yes" />
+        </Component>
+      </Directory>
       <Directory Id="CommonAppDataFolder">
         <Directory Id="STATEDIR" Name="${SERVICE_NAME}">
           <Component Id="StateDirectory" Guid="${STATE_DIR_COMPONENT_GUID}" Win64="yes">
@@ -223,6 +233,7 @@ ${file('ServiceHostConfig', SERVICE_HOST_CONFIG, `${sourceDir}/${SERVICE_HOST_CO
       <ComponentRef Id="Agent" />
       <ComponentRef Id="Service" />
       <ComponentRef Id="StateDirectory" />
+      <ComponentRef Id="MyDeviceShortcut" />
     </Feature>
   </Product>
 </Wix>
@@ -288,6 +299,8 @@ export function macosFiles(seaDir: string): StagedFile[] {
   return [
     ...programFiles(layout, seaDir),
     { path: `${layout.dir}/${SCRIPT_NAME}`, mode: 0o644, content: linkHandlerScript({ program, programDir: layout.dir }) },
+    // Compiled into /Applications/My device posture.app by build-pkg.sh.
+    { path: `${layout.dir}/${MY_DEVICE_SCRIPT_NAME}`, mode: 0o644, content: myDeviceAppleScript({ program }) },
     { path: layout.pathLink!, mode: 0o777, link: layout.executable },
     {
       path: LAUNCHD_PLIST,

@@ -21,7 +21,8 @@ export const MODULES = {
     mutate: ['src/agent/state/agentState.ts', 'src/agent/state/statusFile.ts'],
     tests: ['test/agent/agentState.test.ts', 'test/agent/stateFiles.test.ts'],
   },
-  // The daemon's loop and its one-round form (`run --once`), in process with a fake clock.
+  // The daemon's loop, its one-round form (`run --once`) and the server policy it follows, in process
+  // with a fake clock.
   daemon: {
     mutate: ['src/agent/daemon.ts'],
     tests: [
@@ -29,10 +30,13 @@ export const MODULES = {
       'test/daemon/daemonStates.test.ts',
       'test/daemon/daemonLog.test.ts',
       'test/daemon/runRound.test.ts',
+      'test/daemon/daemonPolicy.test.ts',
+      'test/daemon/requestCycle.test.ts',
     ],
   },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },
-  dbusWire: { mutate: ['src/linkHandler/dbusWire.ts'], tests: ['test/agent/dbusWire.test.ts'] },
+  // Recorded sessions replayed, no bus: dbusWire.test.ts (a dbus-daemon for every mutant) is left out.
+  dbusWire: { mutate: ['src/linkHandler/dbusWire.ts'], tests: ['test/agent/dbusWireBytes.test.ts'] },
   // What a cycle changed, notified on a real session bus to a stand-in (issue 31).
   notifications: { mutate: ['src/agent/notifications.ts'], tests: ['test/agent/notifications.test.ts'] },
   serverUrl: {
@@ -102,6 +106,7 @@ export const MODULES = {
     mutate: ['checks/release.ts', 'checks/linux/osVersion.ts'],
     tests: [
       'test/checks/release.test.ts',
+      'test/checks/linux/osVersion.test.ts',
       'test/checks/linux/osReleaseCorpus.test.ts',
       'test/checks/linux/parsers.test.ts',
       'test/checks/fixtures.test.ts',

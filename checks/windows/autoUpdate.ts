@@ -3,9 +3,13 @@
 // the policy key, the MDM Update CSP (AllowAutoUpdate) and the start types of wuauserv and UsoSvc. Without any
 // policy Windows 10/11 download and install automatically. wuauserv is a demand/trigger-start
 // service that is stopped most of the time: only *disabled* services count against the machine.
+// Settings are the intent; the effect is what the machine installed: when they say updates install
+// by themselves, the installed cumulative update (build.UBR) must not be older than a monthly
+// security update released more than policy.autoUpdate.maxPendingDays ago (updateHistory.ts).
 import type { Policy } from '../policy';
-import type { Evidence } from '../types';
+import type { Evidence, PassOrFail } from '../types';
 import { fail, pass, unknown } from '../verdict';
+import { windowsRelease } from './osRelease';
 import {
   defineProbeCheck,
   probeServices,
@@ -17,6 +21,9 @@ import {
   type ServiceFacts,
 } from './probe';
 import { regNumber, regString, type RegistryValues } from './registry';
+import { nextSecurityUpdate, updateLineFor, UPDATE_HISTORY_RECORDED_THROUGH } from './updateHistory';
+
+const DAY_MS = 86_400_000;
 
 export interface AutoUpdateFacts {
   auPolicy: Section<RegistryValues | null>;
@@ -25,12 +32,21 @@ export interface AutoUpdateFacts {
   updateCsp: Section<RegistryValues | null>;
   pause: Section<RegistryValues | null>;
   services: Section<ServiceFacts[]>;
+  /** HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion: the installed build and patch level (UBR). */
+  currentVersion: Section<RegistryValues | null>;
 }
 
 /** PauseUpdatesExpiryTime as Windows writes it: an ISO 8601 UTC timestamp. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 
 export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
+  const intent = evaluateSettings(facts, policy, now);
+  return intent.status === 'PASS' && intent.evidence.rule !== 'download_only_accepted'
+    ? judgeInstalled(intent, facts, policy, now)
+    : intent;
+}
+
+function evaluateSettings(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   const evidence: Evidence = { source: 'registry' };
   const { auPolicy, updateCsp, services } = facts;
   if (!auPolicy.ok) return sectionUnknown(auPolicy, evidence);
@@ -107,6 +123,35 @@ export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: 
   return pass({ ...evidence, source: 'default', rule: 'default' });
 }
 
+/**
+ * The settings say updates install by themselves: the installed cumulative update shows whether they
+ * did. FAIL `update_not_installed` when a monthly security update newer than the installed UBR was
+ * released more than maxPendingDays ago; UNKNOWN when the table cannot tell (a line it lacks, no UBR,
+ * or no newer row while the table itself ends more than maxPendingDays ago).
+ */
+function judgeInstalled<Word extends string>(intent: PassOrFail<Word>, facts: AutoUpdateFacts, policy: Policy, now: Date) {
+  const maxPendingDays = policy.autoUpdate.maxPendingDays;
+  const { rule, ...settings } = intent.evidence;
+  const evidence: Evidence = { ...settings, max_pending_days: maxPendingDays };
+  if (!facts.currentVersion.ok) return sectionUnknown(facts.currentVersion, evidence);
+  const release = facts.currentVersion.value === null ? null : windowsRelease(facts.currentVersion.value);
+  if (release === null) return unknown('unrecognized_version', evidence);
+  const line = updateLineFor(release);
+  if (line === null) return unknown('update_line_not_in_table', { ...evidence, build: release.build });
+  if (release.ubr === null) return unknown('ubr_missing', { ...evidence, build: release.build });
+  Object.assign(evidence, { installed_update: `${release.build}.${release.ubr}`, update_line: line.name });
+  const pendingTooLong = (released: string) => Date.parse(`${released}T00:00:00Z`) + maxPendingDays * DAY_MS <= now.getTime();
+  const next = nextSecurityUpdate(line, release.ubr);
+  if (next) {
+    Object.assign(evidence, { newer_update: `${release.build}.${next.ubr}`, newer_update_released: next.released });
+    if (pendingTooLong(next.released)) return fail({ ...evidence, rule: 'update_not_installed' });
+  } else if (pendingTooLong(UPDATE_HISTORY_RECORDED_THROUGH)) {
+    // Updates released since the table ends could be pending longer than allowed: not decided.
+    return unknown('patch_table_outdated', { ...evidence, table_recorded_through: UPDATE_HISTORY_RECORDED_THROUGH });
+  }
+  return pass({ ...evidence, rule });
+}
+
 export const autoUpdateCheck = defineProbeCheck(
   'AUTO_UPDATE',
   (probe): AutoUpdateFacts => ({
@@ -115,6 +160,7 @@ export const autoUpdateCheck = defineProbeCheck(
     updateCsp: registryKey(probe, 'updateCsp'),
     pause: registryKey(probe, 'updatePause'),
     services: probeServices(probe),
+    currentVersion: registryKey(probe, 'os'),
   }),
   evaluateAutoUpdate,
 );

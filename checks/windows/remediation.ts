@@ -279,6 +279,9 @@ const windowsUpdateFix = settings(
 const patchTableAdmin =
   "The agent's table of Windows update release dates (checks/windows/updateHistory.ts) does not cover this: update the agent, or unset `osVersion.maxPatchAgeDays.WINDOWS` until it does.";
 
+const installedTableAdmin =
+  "The agent's table of Windows update release dates (checks/windows/updateHistory.ts) does not cover this: update the agent.";
+
 const osVersion: Entries<'OS_VERSION'> = {
   ...releaseRemedies<keyof Entries<'OS_VERSION'>>(
     [
@@ -373,6 +376,34 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     summary: 'Windows Update is set to let the local administrator choose how updates install, so the agent cannot tell what happens.',
     fix: wuFix,
     admin: `AUOptions 5 delegates the choice: ${wuAdmin}`,
+  },
+  update_not_installed: {
+    summary: (c) =>
+      `Windows Update is set to install updates, but the security update of ${word(c, 'newer_update_released') ?? 'an earlier month'} is still not installed.`,
+    fix: 'Settings > Windows Update: "Check for updates", install what it offers and restart. If it fails, ask your IT team.',
+    admin:
+      'The device installs no monthly cumulative update although its settings allow it: check Windows Update history and errors (`Get-WindowsUpdateLog`), WSUS/Intune approvals and deferrals, free disk space and pending restarts. Policy `autoUpdate.maxPendingDays` sets how long an update may wait.',
+  },
+  patch_table_outdated: {
+    summary: 'The agent cannot tell whether a newer Windows update is waiting: its list of updates ends too long ago.',
+    fix: UNDECIDED,
+    admin: installedTableAdmin,
+  },
+  update_line_not_in_table: {
+    summary: 'The agent does not know the updates of this Windows release, so it cannot tell whether they install.',
+    fix: UNDECIDED,
+    admin: installedTableAdmin,
+  },
+  ubr_missing: {
+    summary: 'The agent could not read the patch level (UBR) of this Windows installation, so it cannot tell whether updates install.',
+    fix: UNDECIDED,
+    admin:
+      'HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion has no UBR value: check the registry is intact (`Get-ItemProperty` on that key).',
+  },
+  unrecognized_version: {
+    summary: 'The agent could not read which Windows build is installed, so it cannot tell whether updates install.',
+    fix: UNDECIDED,
+    admin: 'HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion lacks CurrentBuild: check the registry is intact.',
   },
 };
 

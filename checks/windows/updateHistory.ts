@@ -358,3 +358,19 @@ export function patchRelease(line: UpdateLine, ubr: number): PatchRelease {
     newestListed: after === undefined && newest ? `${newest[0]} (${newest[1]})` : null,
   };
 }
+
+/**
+ * Whether a release day is Patch Tuesday (the second Tuesday of its month): the monthly security
+ * update ("B") that Windows Update installs by itself. Previews ("D", fourth week) are optional
+ * and out-of-band releases are offered to the machines they fix, so neither shows an updater failing.
+ */
+function patchTuesday(date: string): boolean {
+  const day = new Date(`${date}T00:00:00Z`);
+  return day.getUTCDay() === 2 && day.getUTCDate() >= 8 && day.getUTCDate() <= 14;
+}
+
+/** The first monthly security update of the line newer than the installed UBR, or null when the table lists none. */
+export function nextSecurityUpdate(line: UpdateLine, ubr: number): { ubr: number; released: string } | null {
+  const row = line.rows.find(([u, released]) => u > ubr && patchTuesday(released));
+  return row ? { ubr: row[0], released: row[1] } : null;
+}

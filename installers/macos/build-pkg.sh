@@ -19,6 +19,10 @@ rm -rf "$APP"
 mkdir -p root/Applications
 osacompile -o "$APP" "$LIBEXEC/link-handler.applescript"
 cp app-Info.plist "$APP/Contents/Info.plist"
+# "My device posture": this Mac's page for the user who opens it (device-agent my-device).
+MY_DEVICE_APP="root/Applications/My device posture.app"
+rm -rf "$MY_DEVICE_APP"
+osacompile -o "$MY_DEVICE_APP" "$LIBEXEC/my-device.applescript"
 
 # 2. Code signatures. postject (on Linux) invalidated Node's own signature: remove it, sign again.
 #    A Developer ID signature uses the hardened runtime, which Node's JIT needs entitlements for.
@@ -31,6 +35,7 @@ fi
 codesign "$@" "$LIBEXEC/keyring.node"
 codesign "$@" --entitlements entitlements.plist "$LIBEXEC/device-agent"
 codesign "$@" "$APP"
+codesign "$@" "$MY_DEVICE_APP"
 
 # 3. The package (pkgbuild records every file as root:wheel).
 pkgbuild --root root --scripts scripts --identifier org.device-agent.pkg --version "$VERSION" \

@@ -6,6 +6,6 @@ set -u
 if [ -x /usr/local/libexec/device-agent/device-agent ]; then
 	/usr/local/libexec/device-agent/device-agent uninstall
 fi
-rm -rf /usr/local/libexec/device-agent /usr/local/bin/device-agent
+rm -rf /usr/local/libexec/device-agent /usr/local/bin/device-agent "/Applications/My device posture.app"
 pkgutil --forget org.device-agent.pkg >/dev/null 2>&1
 echo "device-agent removed (its logs stay in /Library/Logs/device-agent)."

@@ -1,7 +1,9 @@
 // Heartbeat and posture throughput of the reference server beside a bare node:http server that
 // parses the same JSON and answers the same way, measured the same way in the same run: wrk (one
 // thread, its own process), keys round-robin over a fleet enrolled through /enroll, each device
-// with its own hardware_uuid; loopback only. Uses dist/: run `npm run build` first.
+// with its own hardware_uuid; loopback only. The heartbeats also go to a second server process on a
+// copy of the fleet with `--no-policy`, for what the policy extension's `policy_version` costs.
+// Uses dist/: run `npm run build` first.
 //   npm run bench:heartbeat
 //   BENCH_DEVICES=10000 BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_TRANSPORT=keep-alive|close npm run bench:heartbeat
 //   BENCH_PROFILE=<dir> npm run bench:heartbeat      (the server writes a V8 CPU profile there: node --cpu-prof)
@@ -10,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROUTES } from '../../src/protocol/schemas';
 import {
+  copyDatabase,
   enrollFleet,
   errorsOf,
   heartbeatBody,
@@ -69,11 +72,16 @@ async function main(): Promise<void> {
     };
 
     const bare = await spawnBare(dir);
+    // A copy of the fleet: a second process's writes on the same database would empty the first one's device cache.
+    const noPolicyDb = join(dir, 'no-policy.db');
+    copyDatabase(db, noPolicyDb);
+    const noPolicy = await spawnReference(dir, noPolicyDb, ['--no-policy']);
     // The machine is shared: the two servers take turns, round after round, so that a change in the
     // load from elsewhere hits both; each figure is the median of its rounds.
     const runs = {
       serverHeartbeats: [] as Run[],
       bareHeartbeats: [] as Run[],
+      noPolicyHeartbeats: [] as Run[],
       serverPostures: [] as Run[],
       barePostures: [] as Run[],
     };
@@ -81,14 +89,17 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round}/${ROUNDS}: heartbeats, then postures, ${SECONDS} s per server …\n`);
       runs.serverHeartbeats.push(await load(reference, heartbeats));
       runs.bareHeartbeats.push(await load(bare, heartbeats));
+      runs.noPolicyHeartbeats.push(await load(noPolicy, heartbeats));
       runs.serverPostures.push(await load(reference, uploads));
       runs.barePostures.push(await load(bare, uploads));
     }
     const exit = await stop(reference.child);
     if (exit !== 0) throw new Error(`the reference server exited with ${exit}`);
     await stop(bare.child);
+    if ((await stop(noPolicy.child)) !== 0) throw new Error('the --no-policy server did not exit cleanly');
     const serverHeartbeats = median(runs.serverHeartbeats);
     const bareHeartbeats = median(runs.bareHeartbeats);
+    const noPolicyHeartbeats = median(runs.noPolicyHeartbeats);
     const serverPostures = median(runs.serverPostures);
     const barePostures = median(runs.barePostures);
 
@@ -111,6 +122,8 @@ async function main(): Promise<void> {
         row('heartbeats: device-agent-server (SQLite)', serverHeartbeats, runs.serverHeartbeats),
         row('heartbeats: bare node:http (same JSON)', bareHeartbeats, runs.bareHeartbeats),
         `heartbeat throughput: ${ratio(serverHeartbeats, bareHeartbeats)} bare node:http (rounds: ${rounds(runs.serverHeartbeats, runs.bareHeartbeats)}); per CPU second: ${cpuRatio(serverHeartbeats, bareHeartbeats)}`,
+        row('heartbeats: device-agent-server --no-policy', noPolicyHeartbeats, runs.noPolicyHeartbeats),
+        `without the policy extension: ${ratio(noPolicyHeartbeats, bareHeartbeats)} bare node:http (rounds: ${rounds(runs.noPolicyHeartbeats, runs.bareHeartbeats)}); with it / without: ${ratio(serverHeartbeats, noPolicyHeartbeats)} (rounds: ${rounds(runs.serverHeartbeats, runs.noPolicyHeartbeats)}), per CPU second: ${cpuRatio(serverHeartbeats, noPolicyHeartbeats)}`,
         row(`results (${RESULTS_PER_UPLOAD}/upload): device-agent-server`, serverPostures, runs.serverPostures, RESULTS_PER_UPLOAD),
         row(`results (${RESULTS_PER_UPLOAD}/upload): bare node:http`, barePostures, runs.barePostures, RESULTS_PER_UPLOAD),
         `posture ingestion: ${ratio(serverPostures, barePostures)} bare node:http, results stored per second (rounds: ${rounds(runs.serverPostures, runs.barePostures)}); per CPU second: ${cpuRatio(serverPostures, barePostures)}`,

@@ -17,6 +17,8 @@ export type HeartbeatAnswer = Omit<HeartbeatResponse, 'heartbeat_interval_second
   Partial<Pick<HeartbeatResponse, 'heartbeat_interval_seconds' | 'posture_interval_seconds'>> & {
     /** The server policy extension's version (docs/agent.md, "Policy"); absent from a server without it. */
     policy_version?: string;
+    /** A "check again" the device's user asked for on its page (docs/agent.md, "My device"); absent from a server without it. */
+    check_requested_at?: string;
   };
 
 export interface PosturesAccepted {

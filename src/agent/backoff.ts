@@ -33,8 +33,8 @@ const ENV_NAMES = {
  * The retry policy from the environment; a malformed value is an error, never silently replaced.
  * Each value is at most MAX_TIMER_MS: beyond it a timer would fire at once (a retry storm).
  */
-export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
-  const policy = { ...DEFAULT_RETRY_POLICY };
+export function retryPolicyFromEnv(env: NodeJS.ProcessEnv, defaults: RetryPolicy = DEFAULT_RETRY_POLICY): RetryPolicy {
+  const policy = { ...defaults };
   for (const field of Object.keys(ENV_NAMES) as (keyof RetryPolicy)[]) {
     const raw = env[ENV_NAMES[field]];
     if (raw === undefined || raw.trim() === '') continue;
@@ -93,6 +93,11 @@ export class Backoff {
   }
 }
 
+/** The server's Retry-After, in ms, when the failure is an answer that gave one. */
+export function retryAfterMs(err: unknown): number | undefined {
+  return err instanceof RetryableError ? err.retryAfterMs : undefined;
+}
+
 /** Failures that a later identical attempt may not meet: network, timeouts, 429, 5xx, a garbled answer. */
 export function isTransient(err: unknown): err is RetryableError | InvalidResponseError {
   return err instanceof RetryableError || err instanceof InvalidResponseError;
@@ -142,7 +147,7 @@ export async function withRetries<T>(operation: () => Promise<T>, options: Retry
       return await operation();
     } catch (err) {
       if (!isTransient(err) || attempt >= options.policy.attempts) throw err;
-      const delay = backoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+      const delay = backoff.fail(retryAfterMs(err));
       options.onRetry?.(err, attempt, delay);
       await wait(delay, options.signal);
     }

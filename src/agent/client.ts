@@ -25,6 +25,7 @@ import {
   type PosturesRequest,
   type RegisterRequest,
 } from '../protocol/schemas';
+import { Rfc3339 } from '../protocol/rfc3339';
 import { USER_AGENT } from '../version';
 import {
   ConflictError,
@@ -90,6 +91,8 @@ const HeartbeatAnswer = z.extend(HeartbeatResponse, {
   posture_interval_seconds: IntervalSeconds,
   // The policy extension's field: a malformed one reads as absent (the local policy stays), like the intervals.
   policy_version: z.catch(z.optional(PolicyVersion), undefined),
+  // The "check again" extension's field (docs/agent.md, "My device"): malformed reads as absent.
+  check_requested_at: z.catch(z.optional(Rfc3339), undefined),
 });
 
 const PATHS: Record<Route, string> = { ...ROUTES, ...EXTENSION_ROUTES };

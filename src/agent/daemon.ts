@@ -20,16 +20,8 @@
 // disk goes through the state owner (state/index.ts): credentials, queue, status, the 401 wipe.
 import type { Logger } from 'pino';
 import { policyToken, type HeartbeatRequest, type Platform, type PolicyResponse, type PostureResult } from '../protocol/schemas';
-import {
-  ConflictError,
-  CredentialsRejectedError,
-  InvalidRequestError,
-  PayloadTooLargeError,
-  RetryableError,
-  type AgentApi,
-  type Route,
-} from './api';
-import { Backoff, isTransient, type RandomSource, type RetryPolicy } from './backoff';
+import { ConflictError, CredentialsRejectedError, InvalidRequestError, PayloadTooLargeError, type AgentApi, type Route } from './api';
+import { Backoff, isTransient, retryAfterMs, type RandomSource, type RetryPolicy } from './backoff';
 import { systemClock, type Clock } from './daemonClock';
 import { DaemonStatus, LocalFault, type DaemonState } from './daemonStatus';
 import { firstLine, InvalidInputError, KeyStoreUnavailableError, StateCorruptError } from './errors';
@@ -53,6 +45,8 @@ interface CollectedCycle {
   lastCycle?: LastCycle;
   /** Which policy judged it (postureCycle.ts), for `status`. */
   policy?: PolicySource;
+  /** False when the applied policy turns desktop notifications off (postureCycle.ts). */
+  notifications?: boolean;
 }
 
 export interface DaemonDeps {
@@ -85,6 +79,8 @@ interface Session {
 
 const HEARTBEAT_TIMEOUT_MS = 30_000;
 const UPLOAD_TIMEOUT_MS = 60_000;
+/** Cycles a server asks for ("check again" on the device page) start at most this often. */
+const SERVER_ASKED_CYCLE_GAP_MS = 60_000;
 /** After SIGTERM, an in-flight request may finish for this long before it is cut (the queue keeps its batch). */
 const STOP_GRACE_MS = 3_000;
 
@@ -130,10 +126,6 @@ interface Round {
   outcome: RunOutcome | null;
 }
 
-class Stopped extends Error {
-  override name = 'Stopped';
-}
-
 /** A key the server rejected (401): never sent again, whatever the disk still holds, until another enrollment. */
 interface Revocation {
   apiKey: string;
@@ -171,6 +163,9 @@ export class Daemon {
   private readonly sessionBackoff: Backoff;
   private readonly policyBackoff: Backoff;
   private skewed = false;
+  /** The last "check again" value a heartbeat carried, and when the cycle it asked for was due (monotonic ms). */
+  private checkRequestSeen: string | undefined;
+  private serverAskedCycleAt = Number.NEGATIVE_INFINITY;
 
   // The server policy extension (docs/agent.md, "Policy"). `served`: the policy applied from the next
   // cycle; `policyWanted`: a heartbeat's policy_version not yet fetched; `policyRefused`: one whose
@@ -185,7 +180,7 @@ export class Daemon {
 
   // Background collection, a cycle not yet stored, and the cycle whose upload is in progress.
   private collecting = false;
-  /** Asked for a cycle that has not started yet (requestCycle). */
+  /** Asked for a cycle (requestCycle): the one being collected, or else the next. */
   private askedForCycle: CycleWaiter[] = [];
   private collected: Collected | null = null;
   private cycle: CycleReport | null = null;
@@ -244,7 +239,7 @@ export class Daemon {
     // `run --once` is not a daemon: it records the status fields but no daemon state.
     this.status = new DaemonStatus(this.deps.state.status, this.log, !options.once);
     this.queue = await this.deps.state.queue({
-      ...(this.deps.maxQueuedResults ? { maxResults: this.deps.maxQueuedResults } : {}),
+      maxResults: this.deps.maxQueuedResults,
       onQuarantine: (file) => {
         this.log.warn({ event: 'queue_entry_quarantined', file }, 'damaged queue entry moved to queue/quarantine');
         void this.status.write({}, { quarantined_results: 1 });
@@ -258,10 +253,10 @@ export class Daemon {
     const onStop = () => {
       this.log.info({ event: 'stop_requested' }, 'stopping: finishing the request in flight');
       void this.status.set('stopping');
-      cancelGrace = this.clock.schedule(() => this.requests.abort(new Stopped('stopping')), STOP_GRACE_MS);
+      cancelGrace = this.clock.schedule(() => this.requests.abort(), STOP_GRACE_MS);
       this.wakeUp();
     };
-    stop.addEventListener('abort', onStop, { once: true });
+    stop.addEventListener('abort', onStop); // an AbortSignal aborts once
     // While idle the daemon waits on a file watch and signals only, which do not keep Node alive.
     const keepAlive = setInterval(() => undefined, 2 ** 30);
     await this.status.write({ queued_results: await this.queue.count() });
@@ -428,8 +423,7 @@ export class Daemon {
     this.uploadRetryAt = 0;
     this.heartbeatBackoff.reset();
     this.uploadBackoff.reset();
-    this.policyBackoff.reset();
-    this.policyWanted = null;
+    this.policyWanted = null; // the next announced version starts its own backoff (notePolicyVersion)
     this.policyRefused = null;
     this.served = await this.deps.state.serverPolicy();
     this.queueHasWork = (await this.queue.count()) > 0;
@@ -504,6 +498,7 @@ export class Daemon {
       this.postureDue = this.lastCycleAt + withSplay(this.intervals.postureSeconds * 1000, this.random);
     }
     await this.notePolicyVersion(answer.policy_version);
+    this.noteCheckRequest(answer.check_requested_at, now);
     const skewMs = clockSkewMs(answer.server_time, sentAt, receivedAt);
     this.reportSkew(skewMs);
     const fields = {
@@ -523,6 +518,21 @@ export class Daemon {
       heartbeat_interval_seconds: this.intervals.heartbeatSeconds,
       posture_interval_seconds: this.intervals.postureSeconds,
     });
+  }
+
+  /**
+   * A heartbeat's check_requested_at (the device page's "check again", docs/agent.md, "My device"):
+   * a value not seen before makes a posture cycle due now (a cycle in progress started before the
+   * ask, so another follows it), uploaded as soon as it is stored. At most one such cycle per
+   * SERVER_ASKED_CYCLE_GAP_MS, whatever the server sends; a round has its own cycle.
+   */
+  private noteCheckRequest(requestedAt: string | undefined, now: number): void {
+    if (requestedAt === undefined || requestedAt === this.checkRequestSeen || this.round) return;
+    this.checkRequestSeen = requestedAt;
+    const due = Math.max(now, this.serverAskedCycleAt + SERVER_ASKED_CYCLE_GAP_MS);
+    this.serverAskedCycleAt = due;
+    this.postureDue = Math.min(this.postureDue, due);
+    this.log.info({ event: 'check_requested', requested_at: requestedAt }, "a new check asked for on the device's page");
   }
 
   // ---- server policy --------------------------------------------------------------------------
@@ -563,14 +573,14 @@ export class Daemon {
     try {
       response = await session.api.policy(
         session.apiKey,
-        { platform: this.platform ?? 'LINUX' },
+        { platform: this.platform! }, // set by the heartbeat that announced the policy
         { timeoutMs: HEARTBEAT_TIMEOUT_MS, signal: this.requests.signal },
       );
     } catch (err) {
-      if (this.requests.signal.aborted) throw err;
+      // The stop cutting the request is not transient nor refused: thrown below, it ends the loop.
       if (err instanceof CredentialsRejectedError) return this.revoke('policy', err);
       if (isTransient(err)) {
-        const retryInMs = this.policyBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+        const retryInMs = this.policyBackoff.fail(retryAfterMs(err));
         this.policyDue = this.clock.monotonicMs() + retryInMs;
         this.log.warn(
           { event: 'policy_fetch_failed', http_status: err.status, retry_in_ms: retryInMs },
@@ -583,7 +593,6 @@ export class Daemon {
       this.refusePolicy(wanted, `the server refused the policy request: ${firstLine(err)}`);
       return;
     }
-    this.policyBackoff.reset();
     const version = policyToken(response.version, response.lifecycle.version);
     const problem = await (this.deps.policyProblem ?? servedPolicyProblem)(response);
     if (problem !== null) {
@@ -610,11 +619,12 @@ export class Daemon {
   }
 
   private reportSkew(skewMs: number | null): void {
-    const skewed = skewMs !== null && Math.abs(skewMs) > CLOCK_SKEW_WARNING_MS;
+    const skew = skewMs ?? 0; // no readable server time: nothing to report
+    const skewed = Math.abs(skew) > CLOCK_SKEW_WARNING_MS;
     if (skewed) {
       this.log.warn(
         { event: 'clock_skew', clock_skew_ms: skewMs },
-        `the local clock is ${Math.round(Math.abs(skewMs) / 1000)} s ${skewMs > 0 ? 'behind' : 'ahead of'} the server: check time synchronisation`,
+        `the local clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'behind' : 'ahead of'} the server: check time synchronisation`,
       );
     } else if (this.skewed) {
       this.log.info({ event: 'clock_skew_resolved', clock_skew_ms: skewMs }, 'the local clock agrees with the server again');
@@ -640,7 +650,7 @@ export class Daemon {
       return;
     }
     if (isTransient(err)) {
-      const retryInMs = Math.min(intervalMs, this.heartbeatBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined));
+      const retryInMs = Math.min(intervalMs, this.heartbeatBackoff.fail(retryAfterMs(err)));
       this.heartbeatDue = now + retryInMs;
       this.log.warn({ event: 'heartbeat_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
       await this.status.set(this.activeState(), `heartbeat failed: ${firstLine(err)}`, { last_error: firstLine(err) });
@@ -655,7 +665,7 @@ export class Daemon {
       this.endRound({ kind: 'refused', message: firstLine(err) });
       return;
     }
-    throw err; // a defect, or the stop cutting the request (its reason, Stopped): either ends the loop
+    throw err; // a defect, or the stop cutting the request (the abort's reason): either ends the loop
   }
 
   /** A round's request failed transiently `retry.attempts` times in a row. */
@@ -667,8 +677,6 @@ export class Daemon {
 
   private startCollection(now: number): void {
     this.collecting = true;
-    const askedBy = this.askedForCycle;
-    this.askedForCycle = [];
     this.lastCycleAt = now;
     // A round collects one cycle.
     this.postureDue = this.round ? Number.POSITIVE_INFINITY : now + withSplay(this.intervals.postureSeconds * 1000, this.random);
@@ -677,11 +685,12 @@ export class Daemon {
       .collect(this.served)
       .then(
         (cycle) => {
+          const askedBy = this.takeAskedBy();
           if (this.session === session) this.collected = { ...cycle, startedAt: now, durationMs: this.clock.monotonicMs() - now, askedBy };
           else for (const tell of askedBy) tell('superseded');
         },
         (err) => {
-          for (const tell of askedBy) tell('failed');
+          for (const tell of this.takeAskedBy()) tell('failed');
           this.log.error({ event: 'collect_failed', error: firstLine(err) }, 'posture checks failed');
           this.endRound({ kind: 'refused', message: `posture checks failed: ${firstLine(err)}` });
         },
@@ -690,6 +699,13 @@ export class Daemon {
         this.collecting = false;
         this.wakeUp();
       });
+  }
+
+  /** Who asked for the cycle whose collection just ended: those who asked while it ran get it too. */
+  private takeAskedBy(): CycleWaiter[] {
+    const askedBy = this.askedForCycle;
+    this.askedForCycle = [];
+    return askedBy;
   }
 
   /**
@@ -758,11 +774,10 @@ export class Daemon {
         return;
       }
       // Transient answers, and local failures (queue I/O): both wait and retry; nothing is dropped.
-      const retryInMs = this.uploadBackoff.fail(err instanceof RetryableError ? err.retryAfterMs : undefined);
+      const retryInMs = this.uploadBackoff.fail(retryAfterMs(err));
       this.uploadRetryAt = this.clock.monotonicMs() + retryInMs;
-      const fields = { event: 'upload_failed', http_status: isTransient(err) ? err.status : undefined, retry_in_ms: retryInMs };
-      if (isTransient(err)) this.log.warn(fields, firstLine(err));
-      else this.log.error(fields, `posture upload failed locally: ${firstLine(err)}`);
+      if (isTransient(err)) this.log.warn({ event: 'upload_failed', http_status: err.status, retry_in_ms: retryInMs }, firstLine(err));
+      else this.log.error({ event: 'upload_failed', retry_in_ms: retryInMs }, `posture upload failed locally: ${firstLine(err)}`);
       await this.finishCycle('deferred');
       await this.status.set(this.activeState(), `posture upload failed: ${firstLine(err)}`, {
         last_error: firstLine(err),

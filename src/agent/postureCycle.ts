@@ -21,6 +21,8 @@ export interface PostureCycle {
   /** What `status` shows of this cycle. */
   lastCycle: LastCycle;
   policy: PolicySource;
+  /** The applied policy's `notifications.enabled`: whether the daemon tells the user of changes. */
+  notifications: boolean;
 }
 
 /** The reason a served policy cannot be applied (one line, naming the setting), or null when it can. */
@@ -115,6 +117,12 @@ export async function postureCollector(
     const results = await runChecks(checks, { host, policy });
     const context = { policy: policyValues(policy), os: osHintFrom(results) };
     const explanations = results.map((r) => explain(remedies, r, context));
-    return { results, explanations, lastCycle: lastCycleOf(results, explanations, startedAt), policy: source };
+    return {
+      results,
+      explanations,
+      lastCycle: lastCycleOf(results, explanations, startedAt),
+      policy: source,
+      notifications: policy.notifications.enabled,
+    };
   };
 }

@@ -12,9 +12,14 @@ export interface CommonOptions {
   logLevel: LogLevel;
 }
 
+/** --state-dir: also `check`'s, which reads the server policy the state holds and nothing else. */
+export function stateDirOption(description = 'state directory'): Option {
+  return new Option('--state-dir <dir>', description).env('DEVICE_AGENT_STATE_DIR');
+}
+
 export function addCommonOptions(command: Command): Command {
   return command
-    .addOption(new Option('--state-dir <dir>', 'state directory').env('DEVICE_AGENT_STATE_DIR'))
+    .addOption(stateDirOption())
     .addOption(
       new Option('--keystore <backend>', 'where the API key is kept')
         .choices(KEYSTORE_CHOICES)

@@ -41,6 +41,7 @@ import {
   DEFAULT_MAX_CHECK_KEYS,
   DEFAULT_REGISTRATIONS_PER_ADDRESS,
   DEFAULT_REGISTRATIONS_PER_SECRET,
+  DEFAULT_DEVICE_PAGES_PER_DEVICE,
   MIN_MAX_CHECK_KEYS,
 } from '../server/limitDefaults';
 import { TRUST_PROXY_HINT } from '../server/forwarded';
@@ -157,6 +158,7 @@ interface ServeOptions {
   rateLimitSignIns: number;
   rateLimitRegistrations: number;
   rateLimitRegistrationsPerSecret: number;
+  rateLimitDevicePages: number;
   retention: number;
   retentionResults: number;
   retentionInterval: number;
@@ -184,6 +186,13 @@ interface DeviceListOptions extends ListOptions {
   platform?: string;
   failing?: string;
   hostname?: string;
+  check?: string;
+  status?: string;
+  agentVersion?: string;
+  label?: string;
+  minFailing?: string;
+  sort?: string;
+  order?: string;
 }
 
 interface ScopeOptions {
@@ -257,7 +266,12 @@ program
     integerIn(0, MAX_COUNT),
   )
   .option('--rate-limit-posture-mib <n>', 'MiB of posture uploads per device per minute; 0: no limit', integerIn(0, MAX_COUNT), 16)
-  .option('--rate-limit-sign-ins <n>', 'console sign-in attempts per client address per minute; 0: no limit', integerIn(0, MAX_COUNT), 10)
+  .option(
+    '--rate-limit-sign-ins <n>',
+    'console sign-in attempts per client address per minute, across every process on the database; 0: no limit',
+    integerIn(0, MAX_COUNT),
+    10,
+  )
   .option(
     '--rate-limit-registrations <n>',
     'registrations with an enrollment secret per client address per minute; 0: no limit',
@@ -269,6 +283,12 @@ program
     'registrations per enrollment secret per minute; 0: no limit',
     integerIn(0, MAX_COUNT),
     DEFAULT_REGISTRATIONS_PER_SECRET,
+  )
+  .option(
+    '--rate-limit-device-pages <n>',
+    'device page links (POST /device-page) per device per minute; 0: no limit',
+    integerIn(0, MAX_COUNT),
+    DEFAULT_DEVICE_PAGES_PER_DEVICE,
   )
   .addOption(
     new Option('--retention <duration>', 'delete posture results received longer ago than this')
@@ -348,6 +368,7 @@ program
         signIns: opts.rateLimitSignIns,
         registrations: opts.rateLimitRegistrations,
         registrationsPerSecret: opts.rateLimitRegistrationsPerSecret,
+        devicePages: opts.rateLimitDevicePages,
       },
       retention: { maxAgeMs: opts.retention, maxResultsPerDevice: opts.retentionResults, sweepIntervalMs: opts.retentionInterval },
       maxCheckKeys: opts.maxCheckKeys,
@@ -401,11 +422,19 @@ device
   .option('--platform <platform>', 'only devices of this platform: DARWIN, LINUX, FREEBSD or WINDOWS')
   .option('--failing <check>', 'only devices whose latest result of this check (or "any") is FAIL')
   .option('--hostname <text>', 'only devices whose hostname contains this')
+  .option('--check <check>', 'with --status: only devices whose latest result of this check has that status')
+  .option('--status <status>', 'PASS, FAIL, UNKNOWN, NOT_APPLICABLE, or MISSING (no result)')
+  .option('--agent-version <version>', 'only devices running this agent version')
+  .option('--label <key=value>', 'only devices carrying this label')
+  .option('--min-failing <n>', 'only devices failing at least this many checks')
+  .option('--sort <key>', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version')
+  .option('--order <order>', 'asc (default) or desc')
   .option('--json', 'print a JSON array')
   .action(async (opts: DeviceListOptions, command: Command) => {
-    const { org, state, platform, failing, hostname } = opts;
+    const { org, state, platform, failing, hostname, check, status, label, sort, order } = opts;
+    const request = { org, state, platform, failing, hostname, check, status, label, sort, order };
     const devices = await withStore(command, true, (store) =>
-      listAllDevices(store, ALL_ORGANIZATIONS, { org, state, platform, failing, hostname }),
+      listAllDevices(store, ALL_ORGANIZATIONS, { ...request, agent_version: opts.agentVersion, min_failing: opts.minFailing }),
     );
     if (opts.json) printJson(devices);
     else print(formatDeviceList(devices));

@@ -1,14 +1,15 @@
 // Where `enroll` and `install` get their server and credential: the link (--link-file <path> / - for
-// standard input, which keeps it out of the process list, or the argument), or
+// standard input, which keeps it out of the process list), or
 // --server/DEVICE_AGENT_SERVER with either a one-time token (--token-file, --token - for standard
 // input, --token <hex> or DEVICE_AGENT_TOKEN) or the organization's reusable enrollment secret
 // (--enroll-secret-file, --enroll-secret - or DEVICE_AGENT_ENROLL_SECRET; never a command-line
 // value: a secret enrolls any number of devices, so it is refused there rather than warned about).
 // Everything is validated here, before any request. No message repeats a token, secret or link.
 //
-// The link as an argument is in the contract's command line (`device-agent enroll '<link>'`), so it
-// keeps working; as it has sat in /proc/<pid>/cmdline until processTitle.ts cleared it, every use is
-// warned about with the safe forms (docs/agent.md, "Secrets and the process list").
+// The link as an argument is in the contract's command line (`device-agent enroll '<link>'`), but it
+// sits in /proc/<pid>/cmdline until processTitle.ts clears it, where another local user can race it
+// and spend the token first: it is refused with the safe forms, and taken (with a warning) only when
+// DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 asks for the old form (docs/agent.md, "Secrets and the process list").
 import { open } from 'node:fs/promises';
 import type { OptionValueSource } from 'commander';
 import { parseEnrollmentLink, type EnrollmentInput } from '../agent/enrollmentLink';
@@ -21,6 +22,8 @@ type Source = OptionValueSource | undefined;
 
 export interface RawEnrollmentOptions {
   link?: string;
+  /** DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1: take the link as an argument after all (old scripts). */
+  allowLinkArgument?: boolean;
   /** A file holding the link, or `-` for standard input. */
   linkFile?: string;
   server?: string;
@@ -51,9 +54,15 @@ type Stdin = NonNullable<RawEnrollmentOptions['stdin']>;
 /** A token or link file, or piped input, is at most a line; anything longer is not one. */
 export const MAX_SECRET_INPUT_BYTES = 4096;
 
-const LINK_ARGUMENT_WARNING =
-  'warning: an enrollment link given as an argument can be read by other local users in the process list while the agent starts; ' +
-  'give it with --link-file <path> (a file only you can read) or --link-file - (standard input) instead';
+/** The variable that lets old scripts give the link as an argument. */
+export const ALLOW_LINK_ARGUMENT_ENV = 'DEVICE_AGENT_ALLOW_LINK_ARGUMENT';
+
+const LINK_SAFE_FORMS = 'give it with --link-file <path> (a file only you can read) or --link-file - (standard input)';
+const LINK_ARGUMENT_WARNING = `warning: an enrollment link given as an argument can be read by other local users in the process list while the agent starts; ${LINK_SAFE_FORMS} instead`;
+const LINK_ARGUMENT_REFUSED =
+  'an enrollment link is not accepted as an argument: other local users can read it in the process list and spend its token first. ' +
+  `Nothing was sent; ${LINK_SAFE_FORMS}, e.g. device-agent enroll --link-file - < link.txt ` +
+  `(old scripts may set ${ALLOW_LINK_ARGUMENT_ENV}=1 meanwhile)`;
 
 /** How one kind of credential is given: its flags, its variable, its format. */
 interface CredentialOptions {
@@ -94,7 +103,10 @@ interface GivenCredential {
 const explicitlyGiven = (given: GivenCredential) => given.file !== undefined || (given.value !== undefined && given.source === 'cli');
 
 export async function resolveEnrollmentInput(raw: RawEnrollmentOptions): Promise<EnrollmentCredentials> {
-  if (raw.link !== undefined) process.stderr.write(`device-agent: ${LINK_ARGUMENT_WARNING}\n`);
+  if (raw.link !== undefined) {
+    if (raw.allowLinkArgument !== true) throw new InvalidInputError(LINK_ARGUMENT_REFUSED);
+    process.stderr.write(`device-agent: ${LINK_ARGUMENT_WARNING}\n`);
+  }
   const token: GivenCredential = { options: TOKEN, value: raw.token, source: raw.tokenSource, file: raw.tokenFile };
   const secret: GivenCredential = {
     options: ENROLL_SECRET,

@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { LINK_SCHEME } from '../protocol/constants';
 import { VERSION } from '../version';
 import { endQuietlyOnClosedPipe } from './closedPipe';
-import { addCommonOptions } from './commonOptions';
+import { addCommonOptions, stateDirOption } from './commonOptions';
 import { describeFailure, redactCredentials } from './exitCodes';
 // Types only (erased): each command's module is still loaded only when that command runs.
 import type { CommonOptions } from './commonOptions';
@@ -36,7 +36,7 @@ addCommonOptions(
   program
     .command('enroll')
     .description("exchange a one-time enrollment token for this device's API key")
-    .argument('[link]', `the enrollment link ${LINK_SCHEME}://enroll?server=<https origin>&token=<96 hex>; prefer --link-file`)
+    .argument('[link]', `refused (process list): give the ${LINK_SCHEME}://enroll?… link with --link-file <path> or --link-file -`)
     .addOption(new Option('--server <url>', 'server origin (https://, or http:// on loopback)').env('DEVICE_AGENT_SERVER'))
     .addOption(new Option('--token-file <path>', 'read the enrollment token from a file (recommended)'))
     .addOption(new Option('--token <hex>', 'the enrollment token, or - to read it from standard input').env('DEVICE_AGENT_TOKEN'))
@@ -48,9 +48,9 @@ addCommonOptions(
 )
   .addHelpText(
     'after',
-    '\nA token given with --token, or a link given as the argument, is visible to other local users\n' +
-      '(process list) until the agent starts: prefer --token-file <path>, --token -, --link-file <path>\n' +
-      'or --link-file -. A link given as the argument still enrolls, with a warning. An enrollment secret\n' +
+    '\nA token given with --token is visible to other local users (process list) until the agent starts:\n' +
+      'prefer --token-file <path> or --token -. A link given as the argument is refused (exit 2, nothing sent):\n' +
+      'give it with --link-file <path> or --link-file - (DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 takes it, for old scripts). An enrollment secret\n' +
       'is never taken as a command-line value: --enroll-secret-file, --enroll-secret - or DEVICE_AGENT_ENROLL_SECRET.\n\nExamples:\n' +
       '  device-agent enroll --server https://agents.example.com --token-file ./token.txt\n' +
       '  printf %s "$TOKEN" | device-agent enroll --server https://agents.example.com --token -\n' +
@@ -170,11 +170,12 @@ program
   .description('run the posture checks on this machine and print what would be reported (sends nothing)')
   .option(
     '--json',
-    'print a JSON array of posture results {check_key, status, evidence, observed_at} with their summary, fix and admin texts',
+    'print a JSON array of posture results {check_key, status, evidence, observed_at} with their summary, fix and admin texts and the policy that judged them',
   )
   .option('--explain', 'explain PASS results too (results that are not PASS are always explained)')
   .option('--only <keys>', 'comma-separated check keys, e.g. DISK_ENCRYPTION,FIREWALL_ENABLED')
   .addOption(new Option('--policy <file>', 'posture policy (JSON) overriding the defaults').env('DEVICE_AGENT_POLICY'))
+  .addOption(stateDirOption("the agent's state directory: the server policy it holds applies"))
   .option('--report', 'ask the running service to check now and upload the results at once (at most once a minute)')
   .addHelpText('after', '\nExit code 0 whatever the statuses; 2 for an unknown check key or an unusable policy file.')
   .action(async (options: CheckCliOptions & { report?: boolean }) => {

@@ -19,6 +19,27 @@ function appleScriptString(text: string): string {
   return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
+/** The "My device posture" app's script, compiled by the package's build script into /Applications. */
+export const MY_DEVICE_SCRIPT_NAME = 'my-device.applescript';
+
+/**
+ * "My device posture" (an applet the macOS package installs): runs `device-agent my-device` as the
+ * user who opens it (the service's local endpoint gives them the URL); a failure is shown in a dialog.
+ */
+export function myDeviceAppleScript(spec: Pick<LinkHandlerSpec, 'program'>): string {
+  const command = appleScriptString([...spec.program, 'my-device'].map(quotePosix).join(' '));
+  return `-- My device posture: this Mac's page on the device-agent server, for the user who opens it.
+on run
+\ttry
+\t\tdo shell script ${command}
+\ton error message
+\t\tactivate
+\t\tdisplay dialog message buttons {"OK"} default button "OK" with title "My device posture" with icon caution
+\tend try
+end run
+`;
+}
+
 export function linkHandlerScript(spec: LinkHandlerSpec): string {
   const agent = appleScriptString([...spec.program, OPEN_LINK_COMMAND].map(quotePosix).join(' '));
   return `-- Device Agent: handler of ${LINK_SCHEME}:// enrollment links (written by device-agent install).

@@ -270,7 +270,7 @@ class Writer {
 }
 
 /** A message's bytes (little-endian). */
-function encodeMessage(message: Message): Buffer {
+export function encodeMessage(message: Message): Buffer {
   const body = new Writer();
   splitSignature(message.signature).forEach((type, index) => body.write(type, message.body[index]!));
   const fields: WireValue[] = [];
@@ -288,7 +288,7 @@ function encodeMessage(message: Message): Buffer {
 }
 
 /** The length of the message at the start of `buffer`, or undefined while its fixed header is incomplete. */
-function messageLength(buffer: Buffer): number | undefined {
+export function messageLength(buffer: Buffer): number | undefined {
   if (buffer.length < 16) return undefined;
   const little = endianness(buffer);
   const bodyLength = little ? buffer.readUInt32LE(4) : buffer.readUInt32BE(4);
@@ -306,7 +306,7 @@ function endianness(buffer: Buffer): boolean {
 }
 
 /** One whole message (its bytes as messageLength measured them). */
-function decodeMessage(bytes: Buffer): Message {
+export function decodeMessage(bytes: Buffer): Message {
   const reader = new Reader(bytes, endianness(bytes));
   reader.read('y'); // endianness, checked above
   const [type, flags] = [reader.read('y') as number, reader.read('y') as number];

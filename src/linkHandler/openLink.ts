@@ -2,6 +2,9 @@
 // It shows the server the link would enroll this device with and asks before doing anything; the
 // link is never printed or logged. When the service's state needs administrator rights, the
 // confirmed link goes to an elevated copy of this command (elevate.ts), never on a command line.
+// The link comes over D-Bus (Linux, FreeBSD) or in a file (macOS); only Windows' registry handler
+// gives it as an argument ("%1", which Windows offers nothing else for); elsewhere an argument is
+// refused unless DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 (docs/agent.md, "Secrets and the process list").
 import { createInterface, type Interface } from 'node:readline';
 import { rm } from 'node:fs/promises';
 import { enroll } from '../agent/enrollment';
@@ -12,7 +15,7 @@ import { openAgentState, resolveStateDir } from '../agent/state';
 import { currentPlatform } from '../platform/current';
 import type { CommonOptions } from '../cli/commonOptions';
 import { explain as explainEnrollmentFailure } from '../cli/commands/enroll';
-import { readSecretInput } from '../cli/enrollmentInput';
+import { ALLOW_LINK_ARGUMENT_ENV, readSecretInput } from '../cli/enrollmentInput';
 import { describeFailure, redactCredentials } from '../cli/exitCodes';
 import { keystoreFor } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
@@ -105,7 +108,19 @@ class Terminal {
   }
 }
 
+/** Windows' URL handler can only take the link as an argument; elsewhere it is an old form, opted into. */
+function linkArgumentAllowed(env: NodeJS.ProcessEnv): boolean {
+  return currentPlatform() === 'WINDOWS' || env[ALLOW_LINK_ARGUMENT_ENV] === '1';
+}
+
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
+  if (link !== undefined && !options.dbusService && !linkArgumentAllowed(process.env)) {
+    throw new InvalidInputError(
+      'an enrollment link is not accepted as an argument: other local users can read it in the process list and spend its token first. ' +
+        'Nothing was sent. Desktops that support D-Bus activation hand the link over D-Bus; otherwise save it in a file ' +
+        `and run device-agent enroll --link-file <file> (or set ${ALLOW_LINK_ARGUMENT_ENV}=1 in the session for this launcher)`,
+    );
+  }
   if (options.dbusService) {
     if (link !== undefined || options.linkFile !== undefined)
       throw new InvalidInputError(`${DBUS_SERVICE_FLAG} takes links over D-Bus only`);

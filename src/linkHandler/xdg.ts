@@ -4,8 +4,9 @@
 // `sudo device-agent install` (defaults are per user). A launcher that supports DBusActivatable
 // (GLib's, so GNOME, Firefox, `gio open`; KDE's) asks the session bus to start the agent and hands it
 // the link over D-Bus (dbusApplication.ts): the link is on no command line. Others run Exec= with the
-// link as an argument (docs/agent.md, "Secrets and the process list"). Either way the agent opens a
-// terminal on a private copy of the link (xdgTerminal.ts).
+// link as an argument, which the agent refuses unless the session sets DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1
+// (docs/agent.md, "Secrets and the process list"). The agent then opens a terminal on a private copy
+// of the link (xdgTerminal.ts).
 import { posix } from 'node:path';
 import { LINK_SCHEME } from '../protocol/schemas';
 import { quotePosix, type PlanStep } from '../service/plan';
@@ -35,9 +36,9 @@ export function desktopEntry(spec: LinkHandlerSpec): string {
     'Comment=Enroll this device with the server named in a device-agent:// link, after asking you',
     // Launchers that support it call Open on the D-Bus service instead of running Exec.
     'DBusActivatable=true',
-    // The fallback of the other launchers. %u stays: xdg-open's generic mode appends the link to a
-    // command without a field code anyway, so dropping it would hide nothing and only break those
-    // desktops. The agent clears its arguments first thing (src/cli/processTitle.ts).
+    // The fallback of the other launchers: the agent refuses the link there unless the session opts
+    // in with DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1. %u stays for those: xdg-open's generic mode appends
+    // the link to a command without a field code anyway, so dropping it would hide nothing.
     `Exec=${exec} --via-terminal %u`,
     'Terminal=false',
     'NoDisplay=true',

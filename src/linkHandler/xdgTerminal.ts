@@ -1,5 +1,6 @@
 // Linux and FreeBSD desktops: the handler runs without a terminal (Terminal=false). It gets the link
-// over D-Bus (dbusApplication.ts), or from the .desktop Exec= fallback as its own argument, which it
+// over D-Bus (dbusApplication.ts), or, when the session opted into the old form
+// (DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1), from the .desktop Exec= fallback as its own argument, which it
 // clears at start-up (src/cli/processTitle.ts). It writes the link to a 0600 file in the user's
 // private runtime directory and opens a terminal on `open-link --link-file <file>`, whose command line
 // names the file, never the link. With Terminal=true the desktop would start the terminal with the

@@ -4,7 +4,7 @@
 // the hidden `device-agent notify` as that user (the system service: their uid, on their bus), with
 // the notification on standard input. It shows it, says so on its standard output, and waits for
 // the user: "Open My device" (or a click on the notification) runs `device-agent my-device`, which
-// for that user asks the service's local endpoint. macOS and Windows: not implemented.
+// for that user asks the service's local endpoint. macOS and Windows: darwinNotify.ts, windowsNotify.ts.
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -81,15 +81,15 @@ export function shownLine(): string {
 export function desktopNotifier(program: readonly string[], consoleUid: () => Promise<number | null>, privileged: boolean): Notifier {
   return async (notification) => {
     const uid = privileged ? await consoleUid() : (process.getuid?.() ?? null);
-    if (uid === null) return;
+    if (uid === null) return false;
     const runtime = `/run/user/${uid}`;
     const address = privileged ? `unix:path=${runtime}/bus` : process.env.DBUS_SESSION_BUS_ADDRESS;
-    if (!address) return;
+    if (!address) return false;
     const identity = privileged ? { uid, gid: (await stat(runtime)).gid } : {};
     const env = privileged
       ? { PATH: '/usr/bin:/bin', XDG_RUNTIME_DIR: runtime, DBUS_SESSION_BUS_ADDRESS: address }
       : { ...process.env, DBUS_SESSION_BUS_ADDRESS: address };
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<boolean>((resolve, reject) => {
       const child = spawn(program[0]!, [...program.slice(1), 'notify'], {
         ...identity,
         env,
@@ -104,7 +104,7 @@ export function desktopNotifier(program: readonly string[], consoleUid: () => Pr
         child.removeAllListeners('exit');
         child.stdout.destroy();
         child.unref();
-        resolve();
+        resolve(true);
       });
       child.stdin.end(JSON.stringify(notification));
     });

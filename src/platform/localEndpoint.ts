@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 
 /**
  * The root-owned runtime directory that holds the endpoint's socket, or null where the endpoint is
- * not implemented (Windows: a named pipe with an ACL is not written yet). DEVICE_AGENT_RUNTIME_DIR
+ * not implemented (Windows: no named pipe, docs/agent.md says why). DEVICE_AGENT_RUNTIME_DIR
  * overrides it (a second agent on one machine, tests).
  */
 export function localEndpointDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string | null {
@@ -18,17 +18,21 @@ export function localEndpointDir(env: NodeJS.ProcessEnv = process.env, platform:
   return null;
 }
 
-/** logind's record of a seat (what sd_seat_get_active reads): `ACTIVE_UID=` names the user of its active session. */
-const LOGIND_SEAT = '/run/systemd/seats/seat0';
+/**
+ * logind's record of a seat (what sd_seat_get_active reads): `ACTIVE_UID=` names the user of its
+ * active session. DEVICE_AGENT_TEST_SEAT_FILE replaces its path in tests only: a container has no
+ * logind (docs/testing.md).
+ */
+const logindSeat = (env: NodeJS.ProcessEnv) => env.DEVICE_AGENT_TEST_SEAT_FILE || '/run/systemd/seats/seat0';
 
 /**
  * The uid of the user logged in at the screen, or null when there is none or it cannot be told.
  * Linux: logind's seat0 (no logind, as in a container or on a server: nobody). macOS: the owner of
  * /dev/console (root when nobody is logged in). FreeBSD and Windows: not implemented (nobody).
  */
-export async function consoleUid(platform: NodeJS.Platform = process.platform): Promise<number | null> {
+export async function consoleUid(platform: NodeJS.Platform = process.platform, env = process.env): Promise<number | null> {
   try {
-    if (platform === 'linux') return activeUid(await readFile(LOGIND_SEAT, 'utf8'));
+    if (platform === 'linux') return activeUid(await readFile(logindSeat(env), 'utf8'));
     if (platform === 'darwin') {
       const { uid } = await lstat('/dev/console');
       return uid === 0 ? null : uid;

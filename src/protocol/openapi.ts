@@ -315,7 +315,7 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           operationId: 'devicePage',
           summary: "Extension: a one-time URL of the calling device's own read-only page (My device)",
-          description: `Not part of the Device Agent API: an agent that meets 404 or 405 here says the server offers no device page. The URL carries a one-time code that the server exchanges, at the first visit, for a page session bound to this device; it expires within minutes. Any body is ignored. ${limit(DEVICE_PAGE_BODY_LIMIT)}`,
+          description: `Not part of the Device Agent API: an agent that meets 404 or 405 here says the server offers no device page. The URL carries a one-time code that the server exchanges, at the first visit, for a page session bound to this device; it expires within minutes. When the page's user asks for a new check, the device's heartbeat answers carry \`check_requested_at\` (RFC 3339) for 15 minutes: an agent runs a posture cycle and uploads it when the value is new to it. Any body is ignored. ${limit(DEVICE_PAGE_BODY_LIMIT)}`,
           security: bearer,
           'x-extension': true,
           'x-body-limit-bytes': DEVICE_PAGE_BODY_LIMIT,

@@ -5,6 +5,7 @@
 import { hashCredential, newCredential } from './credentials';
 import type {
   DeviceFilter,
+  DeviceListRow,
   DeviceRecord,
   DeviceSortKey,
   DeviceState,
@@ -28,7 +29,7 @@ import { orgGrace } from './policy';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
 import { idForm, parseId, type OrganizationId } from './ids';
-import { exceptedUntil, withExceptions } from './exceptions';
+import { withExceptions } from './exceptions';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
 import { HeartbeatRequest } from '../protocol/schemas';
@@ -142,7 +143,7 @@ const MAX_TOKEN_TTL_MS = 365 * 86_400_000;
 export const MAX_PAGE_SIZE = 500;
 export const DEFAULT_PAGE_SIZE = 50;
 const DEVICE_STATES: readonly DeviceState[] = ['PENDING', 'ACTIVE', 'REVOKED'];
-const SORT_KEYS: readonly DeviceSortKey[] = ['created_at', 'hostname', 'last_seen_at'];
+const SORT_KEYS: readonly DeviceSortKey[] = ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'];
 
 /** What a device list asks for, as the CLI flags and the API's query parameters name it. */
 export interface DeviceListRequest {
@@ -154,20 +155,42 @@ export interface DeviceListRequest {
   hostname?: string;
   last_seen_before?: string;
   last_seen_after?: string;
+  /** One check's latest result: `status` (or MISSING), received before `result_before` (stale), its `rule`, `excepted`. */
+  check?: string;
+  status?: string;
+  result_before?: string;
+  rule?: string;
+  /** true or false: a FAIL an exception covers (or not). */
+  excepted?: string;
+  agent_version?: string;
+  os_version?: string;
+  /** key=value */
+  label?: string;
+  /** At least this many failing checks. */
+  min_failing?: string;
   sort?: string;
   order?: string;
   cursor?: string;
   limit?: number;
 }
 
+/** A device as the list shows it: the working screen's columns beside the record's. */
+export interface DeviceListItem extends DeviceSummary {
+  /** How many checks fail by their latest result (stale ones included: their last known status). */
+  failing_checks: number;
+  /** Check key → the status of its latest result. */
+  checks: Record<string, string>;
+  labels: Record<string, string>;
+}
+
 export interface DevicePage {
-  devices: DeviceSummary[];
+  devices: DeviceListItem[];
   /** Pass as `cursor` for the next page; null on the last page. */
   next_cursor: string | null;
 }
 
-export async function listDevicePage(store: Store, scope: OrgScope, request: DeviceListRequest): Promise<DevicePage> {
-  const filter = deviceFilter(request);
+export async function listDevicePage(store: Store, scope: OrgScope, request: DeviceListRequest, now = new Date()): Promise<DevicePage> {
+  const filter = deviceFilter(request, now);
   const sort = oneOf('sort', request.sort ?? 'created_at', SORT_KEYS);
   const order = oneOf('order', request.order ?? 'asc', ['asc', 'desc'] as const);
   const limit = request.limit ?? DEFAULT_PAGE_SIZE;
@@ -178,7 +201,7 @@ export async function listDevicePage(store: Store, scope: OrgScope, request: Dev
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
-    devices: page.map(summarize),
+    devices: page.map(listItem),
     next_cursor: rows.length > limit && last ? encodeCursor(sort, order, sortValue(last, sort), last.id) : null,
   };
 }
@@ -188,8 +211,8 @@ export async function listAllDevices(
   store: Store,
   scope: OrgScope,
   request: Omit<DeviceListRequest, 'cursor' | 'limit'>,
-): Promise<DeviceSummary[]> {
-  const devices: DeviceSummary[] = [];
+): Promise<DeviceListItem[]> {
+  const devices: DeviceListItem[] = [];
   let cursor: string | undefined;
   do {
     const page = await listDevicePage(store, scope, { ...request, cursor, limit: MAX_PAGE_SIZE });
@@ -199,7 +222,7 @@ export async function listAllDevices(
   return devices;
 }
 
-function deviceFilter(request: DeviceListRequest): DeviceFilter {
+function deviceFilter(request: DeviceListRequest, now: Date): DeviceFilter {
   const filter: DeviceFilter = {};
   if (request.org !== undefined) filter.orgName = validLabel('org', request.org);
   if (request.state !== undefined) filter.state = oneOf('state', request.state.toUpperCase(), DEVICE_STATES);
@@ -208,7 +231,34 @@ function deviceFilter(request: DeviceListRequest): DeviceFilter {
   if (request.hostname !== undefined && request.hostname !== '') filter.hostnameContains = validLabel('hostname', request.hostname);
   if (request.last_seen_before !== undefined) filter.lastSeenBefore = validTime('last_seen_before', request.last_seen_before);
   if (request.last_seen_after !== undefined) filter.lastSeenAfter = validTime('last_seen_after', request.last_seen_after);
+  if (request.agent_version !== undefined) filter.agentVersion = validLabel('agent_version', request.agent_version);
+  if (request.os_version !== undefined) filter.osVersion = validLabel('os_version', request.os_version);
+  if (request.label !== undefined) filter.label = parseLabelFilter(request.label);
+  if (request.min_failing !== undefined) {
+    if (!/^[1-9]\d{0,3}$/.test(request.min_failing)) throw new UsageError('min_failing must be a whole number from 1 to 9999');
+    filter.minFailing = Number(request.min_failing);
+  }
+  const { check, status, result_before: before, rule, excepted } = request;
+  if (check === undefined) {
+    if (status !== undefined || before !== undefined || rule !== undefined || excepted !== undefined)
+      throw new UsageError('status, result_before, rule and excepted filter one check: give check too');
+    return filter;
+  }
+  filter.check = { key: validCheckKey(check, 'check') };
+  if (status !== undefined) filter.check.status = oneOf('status', status.toUpperCase(), [...STATUSES, 'MISSING'] as const);
+  if (filter.check.status === 'MISSING' && (before !== undefined || rule !== undefined || excepted !== undefined))
+    throw new UsageError('status MISSING (no result) takes no result_before, rule or excepted');
+  if (before !== undefined) filter.check.receivedBefore = validTime('result_before', before);
+  if (rule !== undefined) filter.check.rule = validLabel('rule', rule);
+  if (excepted !== undefined)
+    filter.check.excepted = { is: oneOf('excepted', excepted, ['true', 'false'] as const) === 'true', now: now.toISOString() };
   return filter;
+}
+
+function parseLabelFilter(text: string): { key: string; value: string } {
+  const at = text.indexOf('=');
+  if (at < 1) throw new UsageError('label must be key=value, e.g. team=finance');
+  return { key: text.slice(0, at), value: text.slice(at + 1) };
 }
 
 function oneOf<T extends string>(what: string, value: string, allowed: readonly T[]): T {
@@ -216,8 +266,9 @@ function oneOf<T extends string>(what: string, value: string, allowed: readonly 
   return value as T;
 }
 
-function validCheckKey(value: string): string {
-  if (!/^[A-Z][A-Z0-9_]{0,63}$/.test(value)) throw new UsageError('failing must be a check key such as DISK_ENCRYPTION, or "any"');
+function validCheckKey(value: string, what: 'failing' | 'check' = 'failing'): string {
+  if (!/^[A-Z][A-Z0-9_]{0,63}$/.test(value))
+    throw new UsageError(`${what} must be a check key such as DISK_ENCRYPTION${what === 'failing' ? ', or "any"' : ''}`);
   return value;
 }
 
@@ -227,9 +278,10 @@ function validTime(what: string, value: string): string {
   return new Date(time).toISOString();
 }
 
-function sortValue(device: DeviceRecord, sort: DeviceSortKey): string {
+function sortValue(device: DeviceListRow, sort: DeviceSortKey): string {
   if (sort === 'created_at') return device.createdAt;
-  return (sort === 'hostname' ? device.hostname : device.lastSeenAt) ?? '';
+  if (sort === 'failing_checks') return String(device.failingChecks);
+  return (sort === 'hostname' ? device.hostname : sort === 'agent_version' ? device.agentVersion : device.lastSeenAt) ?? '';
 }
 
 /** Opaque to clients: the sort it belongs to and the last row's (sort value, id). */
@@ -263,6 +315,11 @@ const CURSOR_VALUES: Record<DeviceSortKey, { valid(value: string): boolean; othe
   last_seen_at: { valid: (value) => value === '' || isStoredTime(value), otherwise: 'neither a timestamp nor empty' },
   hostname: {
     valid: (value) => value === '' || HeartbeatRequest.shape.hostname.safeParse(value).success,
+    otherwise: 'not one a device can report',
+  },
+  failing_checks: { valid: (value) => /^(0|[1-9]\d{0,5})$/.test(value), otherwise: 'not a count' },
+  agent_version: {
+    valid: (value) => value === '' || HeartbeatRequest.shape.agent_version.safeParse(value).success,
     otherwise: 'not one a device can report',
   },
 };
@@ -367,7 +424,7 @@ export async function revokeDevice(
   return revoke(store, await findDevice(store, deviceId, scope), now.toISOString());
 }
 
-async function findDevice(store: Store, deviceId: string, scope: OrgScope): Promise<DeviceRecord> {
+export async function findDevice(store: Store, deviceId: string, scope: OrgScope): Promise<DeviceRecord> {
   // Every edge (admin API, console, CLI) comes through here. A value that is no device id names no
   // device, and is answered so before any query: each engine would meet it differently (PostgreSQL
   // refuses a NUL, SQLite looks it up). Not echoed: it may hold control characters.
@@ -409,17 +466,35 @@ const OFFICIAL_CHECKS: ReadonlySet<string> = new Set(CHECK_KEYS);
 const OFFLINE_AFTER_MS = 3 * 86_400_000;
 
 /**
- * EXCEPTED: fresh FAIL results an active exception covers, counted apart from FAIL (src/server/exceptions.ts).
- * IN_GRACE: fresh FAIL results within their check's grace period (deviceLifecycle.ts, failStanding), not failing yet.
+ * Per check, ACTIVE devices by the status of their latest result, whatever its age (a stale result
+ * counts with its last known status); EXCEPTED: FAIL results an active exception of the device or
+ * one of its labels covers, counted apart from FAIL (src/server/exceptions.ts); MISSING: no result;
+ * STALE: of those counted, the results older than twice the posture interval. Each number is the
+ * row count of one device list (complianceLinks). IN_GRACE: of the FAIL counted, those still within
+ * their check's grace period (deviceLifecycle.ts, failStanding): not failing yet.
  */
-type StatusCounts = Record<(typeof STATUSES)[number] | 'MISSING_OR_STALE' | 'EXCEPTED' | 'IN_GRACE', number>;
+type StatusCounts = Record<(typeof STATUSES)[number] | 'EXCEPTED' | 'MISSING' | 'STALE' | 'IN_GRACE', number>;
 
 export interface ComplianceSummary {
   org: string | null;
   generated_at: string;
   devices: { total: number; by_state: Record<string, number>; by_platform: Record<string, number> };
   /** ACTIVE devices, and those not seen for longer than twice the heartbeat interval (stale) or OFFLINE_AFTER_MS (offline). */
-  presence: { active: number; stale: number; offline: number; stale_after_seconds: number; offline_after_seconds: number };
+  presence: {
+    active: number;
+    stale: number;
+    offline: number;
+    stale_after_seconds: number;
+    offline_after_seconds: number;
+    /** The cutoffs these counts used: a device list with last_seen_before set to one lists exactly them. */
+    stale_before: string;
+    offline_before: string;
+  };
+  /** A check's result received before this is stale (twice the posture interval). */
+  results_stale_before: string;
+  /** ACTIVE devices per agent version, and per platform and OS version, most first. */
+  agent_versions: { agent_version: string | null; devices: number }[];
+  os_releases: { platform: string | null; os_version: string | null; devices: number }[];
   /**
    * Per check, ACTIVE devices by the status of their latest result; older than twice the posture
    * interval counts as stale. The official checks, and the MAX_OTHER_CHECKS_SHOWN others that the
@@ -432,11 +507,13 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
   const org = options.org === undefined ? undefined : (await organizationInScope(store, scope, options.org)).name;
   const now = (options.now ?? new Date()).getTime();
   const staleAfterMs = 2 * options.heartbeatIntervalSeconds * 1000;
-  const counts = await store.complianceCounts(scope, org, {
+  const cutoffs = {
     staleBefore: new Date(now - staleAfterMs).toISOString(),
     offlineBefore: new Date(now - OFFLINE_AFTER_MS).toISOString(),
     resultsFreshSince: new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
-  });
+    exceptionsAt: new Date(now).toISOString(),
+  };
+  const counts = await store.complianceCounts(scope, org, cutoffs);
   const byState: Record<string, number> = Object.fromEntries(DEVICE_STATES.map((state) => [state, 0]));
   const byPlatform: Record<string, number> = {};
   for (const row of counts.devices) {
@@ -448,30 +525,17 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
   const reporting = new Map<string, number>();
   for (const row of counts.checks) {
     const entry = checks.get(row.checkKey) ?? { check_key: row.checkKey, ...emptyCounts() };
-    if (row.fresh) entry[row.status] += row.count;
+    entry[row.excepted ? 'EXCEPTED' : row.status] += row.count;
+    if (!row.fresh) entry.STALE += row.count;
     checks.set(row.checkKey, entry);
     reporting.set(row.checkKey, (reporting.get(row.checkKey) ?? 0) + row.count);
   }
   const others = [...reporting.keys()].filter((key) => !OFFICIAL_CHECKS.has(key));
   others.sort((a, b) => reporting.get(b)! - reporting.get(a)! || a.localeCompare(b));
   for (const key of others.slice(MAX_OTHER_CHECKS_SHOWN)) checks.delete(key);
-  for (const entry of checks.values()) entry.MISSING_OR_STALE = counts.active - STATUSES.reduce((sum, status) => sum + entry[status], 0);
-  await countExceptedApart(
-    store,
-    scope,
-    org,
-    checks,
-    new Date(now),
-    new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
-  );
-  await countInGraceApart(
-    store,
-    scope,
-    org,
-    checks,
-    new Date(now),
-    new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
-  );
+  for (const entry of checks.values())
+    entry.MISSING = counts.active - entry.EXCEPTED - STATUSES.reduce((sum, status) => sum + entry[status], 0);
+  await countInGrace(store, scope, org, checks, new Date(now));
   return {
     org: org ?? null,
     generated_at: new Date(now).toISOString(),
@@ -482,65 +546,47 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
       offline: counts.offline,
       stale_after_seconds: staleAfterMs / 1000,
       offline_after_seconds: OFFLINE_AFTER_MS / 1000,
+      stale_before: cutoffs.staleBefore,
+      offline_before: cutoffs.offlineBefore,
     },
+    results_stale_before: cutoffs.resultsFreshSince,
+    agent_versions: counts.agentVersions.map((v) => ({ agent_version: v.agentVersion, devices: v.count })),
+    os_releases: counts.osReleases.map((r) => ({ platform: r.platform, os_version: r.osVersion, devices: r.count })),
     checks: [...checks.values()].sort((a, b) => a.check_key.localeCompare(b.check_key)),
   };
 }
 
 function emptyCounts(): StatusCounts {
-  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, MISSING_OR_STALE: 0, EXCEPTED: 0, IN_GRACE: 0 };
-}
-
-/** Moves each fresh FAIL of an ACTIVE device that an exception covers from FAIL to EXCEPTED. */
-async function countExceptedApart(
-  store: Store,
-  scope: OrgScope,
-  orgName: string | undefined,
-  checks: Map<string, StatusCounts>,
-  now: Date,
-  freshSince: string,
-): Promise<void> {
-  const orgId = orgName === undefined ? scope.orgId : ((await store.findOrganization(orgName))?.id ?? null);
-  for (const [deviceId, excepted] of await exceptedUntil(store, orgId, now)) {
-    const device = await store.findDevice(deviceId);
-    if (!device || device.state !== 'ACTIVE' || (scope.orgId !== null && device.orgId !== scope.orgId)) continue;
-    if (orgName !== undefined && device.orgName !== orgName) continue;
-    for (const result of await store.latestResults(device)) {
-      const entry = checks.get(result.checkKey);
-      if (!entry || result.status !== 'FAIL' || result.receivedAt < freshSince || !excepted.has(result.checkKey)) continue;
-      entry.FAIL -= 1;
-      entry.EXCEPTED += 1;
-    }
-  }
+  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, EXCEPTED: 0, MISSING: 0, STALE: 0, IN_GRACE: 0 };
 }
 
 /**
- * Moves each fresh FAIL of an ACTIVE device still within its check's grace period from FAIL to
- * IN_GRACE (an excepted one is EXCEPTED already). Only FAILs that began within the longest grace
- * (and a day, for the agent's time offset) are read.
+ * Counts, of each check's FAIL (an excepted one is EXCEPTED, not FAIL), those of ACTIVE devices
+ * still within the check's grace period. Only FAILs that began within the longest grace (and a
+ * day, for the agent's time offset) are read.
  */
-async function countInGraceApart(
+async function countInGrace(
   store: Store,
   scope: OrgScope,
   orgName: string | undefined,
   checks: Map<string, StatusCounts>,
   now: Date,
-  freshSince: string,
 ): Promise<void> {
   const candidates = await store.recentFails(scope, orgName, new Date(now.getTime() - MAX_GRACE_SECONDS * 1000 - DAY_MS).toISOString());
-  if (candidates.length === 0) return;
   const graces = new Map<OrganizationId, Promise<GraceSettings>>();
-  const excepted = new Map<OrganizationId, Promise<Map<string, Map<string, string>>>>();
   for (const fail of candidates) {
     const entry = checks.get(fail.checkKey);
-    if (!entry || fail.receivedAt < freshSince) continue;
+    if (!entry) continue;
     if (!graces.has(fail.orgId)) graces.set(fail.orgId, orgGrace(store, fail.orgId));
     const graceSeconds = graceSecondsFor(await graces.get(fail.orgId)!, fail.checkKey);
     if (failStanding('FAIL', fail.statusSince, graceSeconds, now) !== 'in_grace') continue;
-    if (!excepted.has(fail.orgId)) excepted.set(fail.orgId, exceptedUntil(store, fail.orgId, now));
-    if ((await excepted.get(fail.orgId)!).get(fail.deviceId)?.has(fail.checkKey)) continue;
-    entry.FAIL -= 1;
-    entry.IN_GRACE += 1;
+    const [result] = await withExceptions(
+      store,
+      { id: fail.deviceId, orgId: fail.orgId },
+      [{ check_key: fail.checkKey, status: 'FAIL' }],
+      now,
+    );
+    if (result?.excepted_until === undefined) entry.IN_GRACE += 1;
   }
 }
 
@@ -618,6 +664,10 @@ function summarize(device: DeviceRecord): DeviceSummary {
     superseded_by: device.supersededBy,
     duplicate_of: device.duplicateOf,
   };
+}
+
+function listItem(device: DeviceListRow): DeviceListItem {
+  return { ...summarize(device), failing_checks: device.failingChecks, checks: device.checks, labels: device.labels };
 }
 
 function postureView(result: StoredPostureResult): Omit<PostureView, 'remediation'> {

@@ -93,11 +93,29 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       created_at: { type: 'string', format: 'date-time' },
     },
   },
+  AdminDeviceListItem: {
+    allOf: [
+      ref('AdminDevice'),
+      {
+        type: 'object',
+        required: ['failing_checks', 'checks', 'labels'],
+        properties: {
+          failing_checks: { type: 'integer', minimum: 0, description: 'How many checks fail by their latest result (however old)' },
+          checks: {
+            type: 'object',
+            description: 'Check key → the status of its latest result',
+            additionalProperties: { enum: [...STATUSES] },
+          },
+          labels: { type: 'object', additionalProperties: { type: 'string' } },
+        },
+      },
+    ],
+  },
   AdminDevicePage: {
     type: 'object',
     required: ['devices', 'next_cursor'],
     properties: {
-      devices: { type: 'array', items: ref('AdminDevice') },
+      devices: { type: 'array', items: ref('AdminDeviceListItem') },
       next_cursor: nullable('string', {
         description: 'Pass as `cursor` (with the same sort and order) for the next page; null on the last page',
       }),
@@ -205,19 +223,42 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       },
       presence: {
         type: 'object',
-        description: 'ACTIVE devices; stale: not seen for twice the heartbeat interval; offline: not seen for offline_after_seconds',
-        properties: Object.fromEntries(
-          ['active', 'stale', 'offline', 'stale_after_seconds', 'offline_after_seconds'].map((k) => [k, { type: 'integer' }]),
-        ),
+        description:
+          'ACTIVE devices; stale: not seen for twice the heartbeat interval; offline: not seen for offline_after_seconds. The cutoffs used: `GET /devices?state=ACTIVE&last_seen_before=<stale_before>` lists exactly the stale ones',
+        properties: {
+          ...Object.fromEntries(
+            ['active', 'stale', 'offline', 'stale_after_seconds', 'offline_after_seconds'].map((k) => [k, { type: 'integer' }]),
+          ),
+          stale_before: { type: 'string', format: 'date-time' },
+          offline_before: { type: 'string', format: 'date-time' },
+        },
+      },
+      results_stale_before: {
+        type: 'string',
+        format: 'date-time',
+        description: 'A latest result received before this (twice the posture interval ago) is stale',
+      },
+      agent_versions: {
+        type: 'array',
+        description: 'ACTIVE devices per agent version, most first',
+        items: { type: 'object', properties: { agent_version: nullable('string'), devices: { type: 'integer' } } },
+      },
+      os_releases: {
+        type: 'array',
+        description: 'ACTIVE devices per platform and OS version, most first',
+        items: {
+          type: 'object',
+          properties: { platform: nullable('string'), os_version: nullable('string'), devices: { type: 'integer' } },
+        },
       },
       checks: {
         type: 'array',
         description:
-          'Per check, ACTIVE devices by the status of their latest result (older than twice the posture interval, or none: MISSING_OR_STALE; a FAIL an exception covers: EXCEPTED, not in FAIL; a FAIL within its grace period: IN_GRACE, not in FAIL)',
+          'Per check, ACTIVE devices by the status of their latest result, however old (a stale result keeps its last known status). EXCEPTED: a FAIL an exception of the device or its labels covers (not in FAIL); MISSING: no result; STALE: of those counted, the results received before results_stale_before. Each count is the length of one device list: `check=<key>&status=<status>` (FAIL: `&excepted=false`; EXCEPTED: `status=FAIL&excepted=true`; MISSING: `status=MISSING`; STALE: `result_before=<results_stale_before>`), with `state=ACTIVE`. IN_GRACE: of the FAIL counted, those within their check’s grace period (the policy’s checks.graceSeconds): not failing yet, not notified',
         items: {
           allOf: [
             { type: 'object', properties: { check_key: { type: 'string' } } },
-            counts([...STATUSES, 'MISSING_OR_STALE', 'EXCEPTED', 'IN_GRACE']),
+            counts([...STATUSES, 'EXCEPTED', 'MISSING', 'STALE', 'IN_GRACE']),
           ],
         },
       },
@@ -445,7 +486,21 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         query('hostname', 'A substring of the hostname (case-insensitive)'),
         query('last_seen_before', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
         query('last_seen_after', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
-        query('sort', 'created_at (default), hostname or last_seen_at', { enum: ['created_at', 'hostname', 'last_seen_at'] }),
+        query('check', 'A check key: the filters status, result_before, rule and excepted apply to its latest result'),
+        query('status', 'With check: the status of its latest result, or MISSING (none)', { enum: [...STATUSES, 'MISSING'] }),
+        query('result_before', 'With check: its latest result was received before this time (stale)', {
+          type: 'string',
+          format: 'date-time',
+        }),
+        query('rule', 'With check: the `rule` of its latest result’s evidence'),
+        query('excepted', 'With check: a FAIL an exception covers (true) or not (false)', { enum: ['true', 'false'] }),
+        query('agent_version', 'The agent version the device runs'),
+        query('os_version', 'The OS version the device reports'),
+        query('label', 'A label the device carries, key=value'),
+        query('min_failing', 'At least this many checks fail by their latest result', { type: 'integer', minimum: 1 }),
+        query('sort', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version', {
+          enum: ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'],
+        }),
         query('order', 'asc (default) or desc', { enum: ['asc', 'desc'] }),
         query('cursor', 'next_cursor of the previous page'),
         query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),

@@ -1,7 +1,7 @@
 // Human-readable output of the admin commands; the --json forms print the objects as they are,
 // through displayJson. Every value shown goes through displayText: a device's hostname, OS version,
 // check keys and evidence words are its own, and must not act on the admin's terminal.
-import type { CreatedDevice, DeviceDetails, DeviceSummary } from './admin';
+import type { CreatedDevice, DeviceDetails, DeviceListItem } from './admin';
 import type { AuditView } from './audit';
 import type { TableCount } from './db/migrateData';
 import { displayText } from './displayText';
@@ -53,20 +53,42 @@ export function formatSecretList(secrets: readonly SecretView[]): string {
       s.status,
       s.max_uses === null ? String(s.uses) : `${s.uses}/${s.max_uses}`,
       humanTime(s.expires_at),
-      Object.entries(s.labels)
-        .map(([key, value]) => `${key}=${value}`)
-        .join(',') || null,
+      labelsText(s.labels) || null,
       s.note,
     ]),
   );
 }
 
-export function formatDeviceList(devices: readonly DeviceSummary[]): string {
+export function formatDeviceList(devices: readonly DeviceListItem[]): string {
   if (devices.length === 0) return 'No devices.\n';
   return table(
-    ['DEVICE', 'ORG', 'STATE', 'NAME', 'HOSTNAME', 'PLATFORM', 'LAST SEEN'],
-    devices.map((d) => [d.device_id, d.org, d.state, d.name, d.hostname, d.platform, humanTime(d.last_seen_at)]),
+    ['DEVICE', 'ORG', 'STATE', 'NAME', 'HOSTNAME', 'PLATFORM', 'LAST SEEN', 'OS', 'AGENT', 'FAILING', 'LABELS'],
+    devices.map((d) => [
+      d.device_id,
+      d.org,
+      d.state,
+      d.name,
+      d.hostname,
+      d.platform,
+      humanTime(d.last_seen_at),
+      d.os_version,
+      d.agent_version,
+      failingCell(d),
+      labelsText(d.labels) || null,
+    ]),
   );
+}
+
+/** "0", or "2: DISK_ENCRYPTION,FIREWALL_ENABLED". */
+function failingCell(device: DeviceListItem): string {
+  const failing = Object.keys(device.checks).filter((key) => device.checks[key] === 'FAIL');
+  return failing.length === 0 ? '0' : `${failing.length}: ${failing.sort().join(',')}`;
+}
+
+function labelsText(labels: Readonly<Record<string, string>>): string {
+  return Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
 }
 
 /** migrate-data's verification: each table's rows in the SQLite file and in PostgreSQL. */
@@ -100,8 +122,9 @@ export function formatDevice(device: DeviceDetails): string {
     ['Replaced by', device.superseded_by],
     ['Duplicate of', device.duplicate_of],
   ];
-  const width = Math.max(...fields.map(([label]) => label.length));
-  const lines = fields.filter(([, value]) => value !== null).map(([label, value]) => `${label.padEnd(width)}  ${displayText(value!)}`);
+  const shown = fields.filter((field): field is [string, string] => field[1] !== null);
+  const width = Math.max(...shown.map(([label]) => label.length));
+  const lines = shown.map(([label, value]) => `${label.padEnd(width)}  ${displayText(value)}`);
   const reports = new Set(device.postures.map((p) => p.correlation_id)).size;
   lines.push('', `Postures: ${count(device.postures.length, 'result')} in ${count(reports, 'report')}`);
   const body = lines.join('\n') + '\n';

@@ -35,7 +35,7 @@ import { unenrollRoute } from './routes/unenroll';
 import { devicePageRoute } from './routes/devicePage';
 
 /** Methods each known path answers; any other method gets 405 with this Allow header. */
-const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
+const ALWAYS_ALLOWED: ReadonlyArray<readonly [string, string]> = [
   [ROUTES.enroll, 'POST'],
   [ROUTES.heartbeat, 'POST'],
   [ROUTES.postures, 'POST'],
@@ -46,7 +46,9 @@ const ALLOWED_METHODS: ReadonlyMap<string, string> = new Map([
   [HEALTH_PATH, 'GET, HEAD'],
   [READY_PATH, 'GET, HEAD'],
   [METRICS_PATH, 'GET, HEAD'],
-]);
+];
+/** With the policy extension on; with `serve --no-policy` its path is no route at all (404), as on the spec's server. */
+const POLICY_ALLOWED: ReadonlyArray<readonly [string, string]> = [[EXTENSION_ROUTES.policy, 'POST']];
 
 /** Whole-request deadline: generous for 1 MiB on a slow link, bounded against slow-loris clients. */
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -64,6 +66,7 @@ const NODE_SERVER_OPTIONS = { headersTimeout: HEADERS_TIMEOUT_MS, connectionsChe
 
 export function buildApp(context: AppContext): FastifyInstance {
   const { logger } = context;
+  const allowed: ReadonlyMap<string, string> = new Map([...ALWAYS_ALLOWED, ...(context.config.policy ? POLICY_ALLOWED : [])]);
   const options = {
     // fastify's own lines (its listening banner, per-request lines) stay quiet: the app logs one
     // allow-listed line per request itself, and serve.ts announces the URL.
@@ -95,15 +98,15 @@ export function buildApp(context: AppContext): FastifyInstance {
   decorateDevice(app);
   decorateAdmin(app);
   registerAdminCookies(app, context.config.tls !== undefined);
-  app.addHook('onRequest', refuseUnroutable);
+  app.addHook('onRequest', refuseUnroutable(allowed));
   if (context.config.forwarded) app.addHook('onRequest', limitForwardedAddresses(context.config.forwarded));
   app.setNotFoundHandler((request) => {
-    throw routingError(request);
+    throw routingError(request, allowed);
   });
   const databaseError = databaseErrorAnswers(logger);
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     const httpError = toHttpError(error, request, databaseError);
-    if (httpError.code === 'internal_error') logger.error({ err: error, path: loggedPath(request) }, 'request failed');
+    if (httpError.code === 'internal_error') logger.error({ err: error, path: loggedPath(request, allowed) }, 'request failed');
     reply.code(httpError.statusCode).headers(httpError.headers).send({ error: httpError.code, message: httpError.message });
   });
   // Callback hooks: an async one costs each request a promise and a turn of the microtask queue.
@@ -113,7 +116,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   });
   const requests = new RequestLog(logger);
   app.addHook('onResponse', (request, reply, done) => {
-    const path = loggedPath(request);
+    const path = loggedPath(request, allowed);
     const status = reply.statusCode;
     const ms = reply.elapsedTime;
     context.metrics.observeRequest({ route: path, method: request.method, status, seconds: ms / 1000 });
@@ -175,14 +178,14 @@ function pathOf(request: FastifyRequest): string {
  * Known routes only, as their patterns (`/api/admin/v1/devices/:id`): an unknown path may carry
  * anything, even a credential, and a query string may too.
  */
-function loggedPath(request: FastifyRequest): string {
+function loggedPath(request: FastifyRequest, allowed: ReadonlyMap<string, string>): string {
   const path = pathOf(request);
-  if (ALLOWED_METHODS.has(path)) return path;
+  if (allowed.has(path)) return path;
   return request.is404 ? '(unknown)' : (request.routeOptions.url ?? '(unknown)');
 }
 
-function routingError(request: FastifyRequest): HttpError {
-  const allowed = ALLOWED_METHODS.get(pathOf(request));
+function routingError(request: FastifyRequest, allowedMethods: ReadonlyMap<string, string>): HttpError {
+  const allowed = allowedMethods.get(pathOf(request));
   if (allowed === undefined)
     return new HttpError(
       'not_found',
@@ -192,9 +195,11 @@ function routingError(request: FastifyRequest): HttpError {
 }
 
 /** Unknown paths and wrong methods are answered before any body is read (a callback hook: fastify answers its throw). */
-function refuseUnroutable(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  if (request.is404) throw routingError(request);
-  done();
+function refuseUnroutable(allowed: ReadonlyMap<string, string>) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    if (request.is404) throw routingError(request, allowed);
+    done();
+  };
 }
 
 function atLeastWarn(level: string): string {

@@ -3,6 +3,7 @@
 // own module so that no route imports app.ts.
 import type { TlsOptions } from 'node:tls';
 import type { Logger } from 'pino';
+import type { CheckRequests } from './checkRequests';
 import type { Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import type { ForwardedLimits } from './forwarded';
@@ -24,6 +25,8 @@ export interface AppConfig {
   tls?: TlsOptions;
   /** Behind a TLS-terminating proxy: who it is, and the per-agent-address cap (./forwarded). */
   forwarded?: ForwardedLimits;
+  /** Console sign-in attempts per client address a minute, counted in the database (console/signInThrottle.ts); 0: no limit. */
+  signInsPerAddressPerMinute: number;
 }
 
 export interface RateLimiters {
@@ -33,12 +36,12 @@ export interface RateLimiters {
   postures: RateLimiter;
   /** Posture request bytes per device. */
   postureBytes: RateLimiter;
-  /** Console sign-in attempts per client address. */
-  signIns: RateLimiter;
   /** Registrations (/register) per client address. */
   registrations: RateLimiter;
   /** Registrations per enrollment secret (keyed by its hash). */
   registrationsPerSecret: RateLimiter;
+  /** Device page links (POST /device-page) per device. */
+  devicePages: RateLimiter;
 }
 
 export interface AppContext {
@@ -52,4 +55,6 @@ export interface AppContext {
   heartbeats: HeartbeatWriter;
   /** The policy agents fetch, kept in memory (./policy.ts). */
   policies: PolicyCache;
+  /** "Check again" requests from device pages (./checkRequests.ts). */
+  checks: CheckRequests;
 }

@@ -249,9 +249,11 @@ function sameHost(holder: HolderOfHardwareUuid, attributes: DeviceAttributes): b
  * secrets"). Refused, all alike: no such secret, revoked, expired, or used up (a retry below
  * costs no use, so it is not refused for that). With a secret that may register:
  * - no device of the organization holds the hardware_uuid: a new device;
- * - the holder is this secret's own registration from the same host that never enrolled (the
- *   agent retried: its answer was lost, or it stopped before /enroll): the holder gets a new token,
- *   so a retried registration creates nothing twice;
+ * - the holder is this secret's own registration from the same host that never completed a
+ *   heartbeat (still PENDING: the agent retried, its /register or /enroll answer lost, or it
+ *   stopped before /enroll): the holder gets a new token, and loses a key it may have been given
+ *   (its host never received it), so a retried registration spends no second use and creates
+ *   nothing twice;
  * - the holder is live (seen within LIVE_HEARTBEAT_INTERVALS heartbeat intervals) on another host
  *   (hostname, or serial number): a clone. A new device is recorded as the holder's duplicate,
  *   without the hardware_uuid, so its heartbeats get the spec's conflict (409) until an admin
@@ -271,8 +273,7 @@ export function decideRegistration(
   if (secret.expiresAt !== null && Date.parse(secret.expiresAt) <= at) return { kind: 'refuse' };
   if (holder === undefined) return mayUse(secret) ? { kind: 'create', supersede: null, duplicateOf: null } : { kind: 'refuse' };
   const host = sameHost(holder, attributes);
-  if (host && holder.state === 'PENDING' && !holder.hasApiKey && holder.enrollSecretId === secret.id)
-    return { kind: 'reissue', device: holder.id };
+  if (host && holder.state === 'PENDING' && holder.enrollSecretId === secret.id) return { kind: 'reissue', device: holder.id };
   if (!mayUse(secret)) return { kind: 'refuse' };
   const lastSign = Date.parse(holder.lastSeenAt ?? holder.enrolledAt ?? holder.createdAt);
   const live = at - lastSign <= LIVE_HEARTBEAT_INTERVALS * heartbeatIntervalSeconds * 1000;

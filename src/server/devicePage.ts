@@ -6,11 +6,15 @@
 // SHA-256 hashes of codes and sessions are stored; a revoked device's page is gone with its key.
 import { randomBytes } from 'node:crypto';
 import { getDevice, organizationInScope, type DeviceView } from './admin';
+import type { CheckRequestOutcome, CheckRequests } from './checkRequests';
 import { hashCredential } from './credentials';
 import type { DeviceRef, OrgScope, Store } from './db/store';
+import { exceptionsByCheck } from './exceptions';
 import { UsageError } from './usage';
 
 export const DEVICE_PAGE_PATH = '/my-device';
+/** The page's "Check again" form posts here (./checkRequests.ts). */
+export const CHECK_AGAIN_PATH = `${DEVICE_PAGE_PATH}/check`;
 /** The page session's cookie (path DEVICE_PAGE_PATH only). */
 export const DEVICE_PAGE_COOKIE = 'device_agent_page';
 const CODE_LIFETIME_MS = 5 * 60_000;
@@ -59,16 +63,50 @@ export interface DevicePageView {
   device: DeviceView;
   /** How to reach the organization's admin; null when none is set. */
   contact: string | null;
+  /** Per check key, the admin's exception that covers it: why, and until when. */
+  exceptions: Map<string, { reason: string; expires_at: string }>;
+  /** The user's "check again" request not lapsed yet (./checkRequests.ts), or null. */
+  check_requested_at: string | null;
+}
+
+/** The device of a valid page session; undefined when the session is not valid or its device was revoked. */
+async function sessionDevice(store: Store, session: string | undefined, now: Date): Promise<DeviceRef | undefined> {
+  if (session === undefined || !SECRET_FORM.test(session)) return undefined;
+  const ref = await store.devicePageSession(hashCredential(session), now.toISOString());
+  if (!ref || (await store.findDevice(ref.id))?.state === 'REVOKED') return undefined;
+  return ref;
 }
 
 /** The page a session shows: its device (never another) and its organization's contact; undefined when the session is not valid. */
-export async function devicePageView(store: Store, session: string | undefined, now: Date): Promise<DevicePageView | undefined> {
-  if (session === undefined || !SECRET_FORM.test(session)) return undefined;
-  const ref = await store.devicePageSession(hashCredential(session), now.toISOString());
+export async function devicePageView(
+  store: Store,
+  checks: CheckRequests,
+  session: string | undefined,
+  now: Date,
+): Promise<DevicePageView | undefined> {
+  const ref = await sessionDevice(store, session, now);
   if (!ref) return undefined;
   const device = await getDevice(store, { orgId: ref.orgId }, ref.id);
-  if (device.state === 'REVOKED') return undefined;
-  return { device, contact: (await store.organizationContact(ref.orgId)) ?? null };
+  const exceptions = new Map(
+    [...(await exceptionsByCheck(store, ref, now))].map(([key, e]) => [key, { reason: e.reason, expires_at: e.expiresAt }]),
+  );
+  return {
+    device,
+    contact: (await store.organizationContact(ref.orgId)) ?? null,
+    exceptions,
+    check_requested_at: (await checks.current(ref.id, now)) ?? null,
+  };
+}
+
+/** "Check again" from the page: records a request for the session's device; undefined when the session is not valid. */
+export async function requestCheckFromPage(
+  store: Store,
+  checks: CheckRequests,
+  session: string | undefined,
+  now: Date,
+): Promise<CheckRequestOutcome | undefined> {
+  const ref = await sessionDevice(store, session, now);
+  return ref && checks.request(ref.id, now);
 }
 
 /**

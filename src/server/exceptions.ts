@@ -3,7 +3,7 @@
 // status; the server shows such a FAIL as "excepted until …", apart from PASS and FAIL, and the fleet
 // overview counts it apart. An exception lapses by itself: only those not yet expired are read.
 import type { DeviceRecord, OrgScope, PolicyExceptionRecord, Store } from './db/store';
-import { organizationInScope } from './admin';
+import { findDevice, organizationInScope } from './admin';
 import { parseDuration } from './duration';
 import { parseId, type DeviceId, type OrganizationId } from './ids';
 import { parseLabel } from './policy';
@@ -83,7 +83,8 @@ export async function listExceptions(store: Store, scope: OrgScope, request: { o
 
 export async function removeException(store: Store, scope: OrgScope, request: { org: string; id: string }): Promise<void> {
   const org = await organizationInScope(store, scope, request.org);
-  if (!(await store.deletePolicyException(org.id, request.id)))
+  // A value that is no exception id names none, and is answered so before any query (as admin.ts's findDevice does).
+  if (parseId('policyException', request.id) === undefined || !(await store.deletePolicyException(org.id, request.id)))
     throw new NotFoundError(`no exception ${JSON.stringify(request.id)} in organization ${org.name}`);
 }
 
@@ -101,43 +102,78 @@ function view(e: PolicyExceptionRecord, org: string): ExceptionView {
   };
 }
 
+/** Keeps the later end when several exceptions cover one check. */
+function extend(checks: Map<string, string>, e: PolicyExceptionRecord): void {
+  const until = checks.get(e.checkKey);
+  if (until === undefined || until < e.expiresAt) checks.set(e.checkKey, e.expiresAt);
+}
+
+/** A label exception's "key=value" (parseLabel's form: the key holds no "="). */
+function labelParts(label: string): [key: string, value: string] {
+  const at = label.indexOf('=');
+  return [label.slice(0, at), label.slice(at + 1)];
+}
+
 /**
  * Per device, per check: until when a FAIL is excepted (the latest expiry when several apply), from
- * the device exceptions (the fleet summary's count; a device's own view adds its labels' exceptions).
+ * the device exceptions and the label exceptions of the devices carrying the label (the fleet summary's count).
  */
 export async function exceptedUntil(store: Store, orgId: OrganizationId | null, now: Date): Promise<Map<string, Map<string, string>>> {
   const byDevice = new Map<string, Map<string, string>>();
+  const add = (deviceId: string, e: PolicyExceptionRecord) => {
+    const checks = byDevice.get(deviceId) ?? new Map<string, string>();
+    extend(checks, e);
+    byDevice.set(deviceId, checks);
+  };
   for (const e of await store.activePolicyExceptions(orgId, now.toISOString())) {
-    if (e.deviceId === null) continue;
-    const checks = byDevice.get(e.deviceId) ?? new Map<string, string>();
-    const until = checks.get(e.checkKey);
-    if (until === undefined || until < e.expiresAt) checks.set(e.checkKey, e.expiresAt);
-    byDevice.set(e.deviceId, checks);
+    if (e.deviceId !== null) add(e.deviceId, e);
+    else for (const deviceId of await store.devicesWithLabel(e.orgId, ...labelParts(e.label!))) add(deviceId, e);
   }
   return byDevice;
 }
 
-/** The results with `excepted_until` set on each FAIL an exception covers. */
+/** The exceptions in force for one device: its own, and those of the labels it carries. */
+async function applyingTo(store: Store, device: Pick<DeviceRecord, 'id' | 'orgId'>, now: Date): Promise<PolicyExceptionRecord[]> {
+  const active = await store.activePolicyExceptions(device.orgId, now.toISOString());
+  const labels = active.some((e) => e.label !== null) ? await store.deviceLabels(device.id) : {};
+  return active.filter((e) => {
+    if (e.label === null) return e.deviceId === device.id;
+    const [key, value] = labelParts(e.label);
+    return labels[key] === value;
+  });
+}
+
+/** The exceptions in force for a device (the console's device page), soonest to end first. */
+export async function deviceExceptions(store: Store, scope: OrgScope, deviceId: string, now = new Date()): Promise<ExceptionView[]> {
+  const device = await findDevice(store, deviceId, scope);
+  return (await applyingTo(store, device, now)).map((e) => view(e, device.orgName));
+}
+
+/** The exception that lasts longest, per check, of those in force for the device (the device page shows its reason). */
+export async function exceptionsByCheck(
+  store: Store,
+  device: Pick<DeviceRecord, 'id' | 'orgId'>,
+  now = new Date(),
+): Promise<Map<string, PolicyExceptionRecord>> {
+  const byCheck = new Map<string, PolicyExceptionRecord>();
+  for (const e of await applyingTo(store, device, now)) {
+    const held = byCheck.get(e.checkKey);
+    if (held === undefined || held.expiresAt < e.expiresAt) byCheck.set(e.checkKey, e);
+  }
+  return byCheck;
+}
+
+/** The results with `excepted_until` set on each FAIL an exception covers (the device's own, or one of a label it carries). */
 export async function withExceptions<R extends { check_key: string; status: string }>(
   store: Store,
   device: Pick<DeviceRecord, 'id' | 'orgId'>,
   results: R[],
   now = new Date(),
 ): Promise<(R & { excepted_until?: string })[]> {
-  const checks = (await exceptedUntil(store, device.orgId, now)).get(device.id) ?? new Map<string, string>();
-  // A label's exceptions apply to this device when it carries the label.
-  const byLabel = (await store.activePolicyExceptions(device.orgId, now.toISOString())).filter((e) => e.label !== null);
-  if (byLabel.length > 0) {
-    const labels = await store.deviceLabels(device.id);
-    for (const e of byLabel) {
-      const [key, value] = [e.label!.slice(0, e.label!.indexOf('=')), e.label!.slice(e.label!.indexOf('=') + 1)];
-      const until = checks.get(e.checkKey);
-      if (labels[key] === value && (until === undefined || until < e.expiresAt)) checks.set(e.checkKey, e.expiresAt);
-    }
-  }
+  const checks = await exceptionsByCheck(store, device, now);
   if (checks.size === 0) return results;
   return results.map((r) => {
-    const until = r.status === 'FAIL' ? checks.get(r.check_key) : undefined;
+    const until = r.status === 'FAIL' ? checks.get(r.check_key)?.expiresAt : undefined;
     return until === undefined ? r : { ...r, excepted_until: until };
   });
 }

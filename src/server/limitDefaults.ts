@@ -47,6 +47,12 @@ export const DEFAULT_REGISTRATIONS_PER_ADDRESS = 600;
  * registered within a couple of minutes; a leaked secret cannot register more than this.
  */
 export const DEFAULT_REGISTRATIONS_PER_SECRET = 6_000;
+/**
+ * Device page links (POST /device-page) per device per minute: a user opens their page a few times
+ * at most (a click on a notification, `my-device` again after a link expired); each link stores a
+ * code, so a device stuck in a loop cannot fill the table.
+ */
+export const DEFAULT_DEVICE_PAGES_PER_DEVICE = 6;
 
 /**
  * Distinct check keys per device (--max-check-keys): the nine official ones and 55 others for an

@@ -7,6 +7,7 @@ import { buildApp } from './app';
 import { PolicyCache } from './policy';
 import { guardConnections, type ConnectionLimits } from './connectionGuard';
 import { connectionCap } from './limitDefaults';
+import { CheckRequests } from './checkRequests';
 import type { AppConfig, RateLimiters } from './context';
 import { displayLocation, type DatabaseLocation } from './db/location';
 import { openStore, type StoreOptions } from './db/open';
@@ -50,6 +51,7 @@ export interface ServeOptions {
     signIns: number;
     registrations: number;
     registrationsPerSecret: number;
+    devicePages: number;
   };
   retention: RetentionPolicy;
   /** Distinct check keys a device may hold. */
@@ -83,6 +85,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     retentionMs: options.retention.maxAgeMs,
     tls: tls?.options,
     forwarded: proxies && { proxies, perAddress: options.connections.perAddress },
+    signInsPerAddressPerMinute: options.rateLimits.signIns,
   };
   const logger = createLogger({ level: options.logLevel, pretty: process.stdout.isTTY === true });
   // With TLS, ignored until the pair read at start is attached, then a reload (below).
@@ -98,14 +101,15 @@ export async function serve(options: ServeOptions): Promise<number> {
     heartbeats: new RateLimiter({ perMinute: options.rateLimits.heartbeats }),
     postures: new RateLimiter({ perMinute: options.rateLimits.postures }),
     postureBytes: new RateLimiter({ perMinute: options.rateLimits.postureBytes }),
-    signIns: new RateLimiter({ perMinute: options.rateLimits.signIns }),
     registrations: new RateLimiter({ perMinute: options.rateLimits.registrations }),
     registrationsPerSecret: new RateLimiter({ perMinute: options.rateLimits.registrationsPerSecret }),
+    devicePages: new RateLimiter({ perMinute: options.rateLimits.devicePages }),
   };
   const devices = new DeviceCache(store, options.deviceCacheSize);
   const heartbeats = new HeartbeatWriter(store, devices, logger);
   const policies = new PolicyCache(store);
-  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats, policies });
+  const checks = new CheckRequests(store);
+  const app = buildApp({ store, config, logger, limits, metrics: createMetrics(store), devices, heartbeats, policies, checks });
 
   try {
     await app.listen({ host: options.host, port: options.port });

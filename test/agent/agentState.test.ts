@@ -141,6 +141,22 @@ describe('enroll', () => {
     ]);
   });
 
+  it('with `auto` and no secret store to reach, stores the key in the file and says why', async () => {
+    const bus = process.env.DBUS_SESSION_BUS_ADDRESS;
+    delete process.env.DBUS_SESSION_BUS_ADDRESS; // keyring.test.ts runs the keyring on a private bus
+    try {
+      const dir = newDir();
+      const state = await openAgentState(dir);
+      expect(await state.prospectiveKeyStore('auto')).toBe('file');
+      const outcome = await state.enroll({ ...plan(), keystore: 'auto' }, protocol());
+      expect(outcome).toEqual({ keystore: 'file', keystoreFallbackReason: 'no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)' });
+      expect(record(dir)).not.toHaveProperty('keyring_entry');
+      expect((await state.credentials())?.apiKey).toBe(KEY_A);
+    } finally {
+      if (bus !== undefined) process.env.DBUS_SESSION_BUS_ADDRESS = bus;
+    }
+  });
+
   it('refuses an existing enrollment without --force, changing nothing', async () => {
     const { dir, state } = await enrolled();
     const before = readFileSync(join(dir, 'enrollment.json'), 'utf8');
@@ -404,6 +420,27 @@ describe('the daemon side', () => {
     }
   });
 
+  it('keeps the policy the server served owner-only, forgets it with null, and wipes it with the key', async () => {
+    const { dir, state } = await enrolled();
+    expect(await state.serverPolicy()).toBeNull();
+    const policy = {
+      policy_version: '3.7',
+      fetched_at: '2026-05-02T10:00:00.000Z',
+      response: { version: 3, policy: { screenLock: { maxIdleSeconds: 300 } }, lifecycle: { version: 7 } },
+    };
+    await state.storeServerPolicy(policy);
+    expect(statSync(join(dir, 'server-policy.json')).mode & 0o777).toBe(0o600);
+    expect(await state.serverPolicy()).toEqual(policy);
+    await state.storeServerPolicy(null);
+    expect(await state.serverPolicy()).toBeNull();
+    expect(files(dir)).toEqual(['api-key', 'enrollment.json']);
+    await state.storeServerPolicy(null); // none to forget: no error
+
+    await state.storeServerPolicy(policy);
+    await state.wipe(NOTE);
+    expect(files(dir)).toEqual(['status.json']);
+  });
+
   it('names the key store an enrollment would use', async () => {
     const state = await openAgentState(newDir());
     expect(await state.prospectiveKeyStore('file')).toBe('file');
@@ -422,6 +459,16 @@ describe('status.json', () => {
     expect(await state.status.read()).toEqual({});
     writeFileSync(join(dir, 'status.json'), JSON.stringify({ device_id: 'd', queued_results: 1 }), { mode: 0o600 });
     expect(await state.status.read()).toEqual({ device_id: 'd', queued_results: 1 });
+  });
+
+  it('keeps the last conflict with its message and time, and clears it with null', async () => {
+    const dir = newDir();
+    mkdirSync(dir, { mode: 0o700 });
+    const state = await openAgentState(dir);
+    const conflict = { message: "the server refused this device's heartbeat (409)", at: '2026-05-02T10:00:00.000Z' };
+    expect(await state.status.update({ device_id: 'd', conflict })).toEqual({ device_id: 'd', conflict });
+    expect(await state.status.read()).toEqual({ device_id: 'd', conflict });
+    expect(await state.status.update({ conflict: null })).toEqual({ device_id: 'd', conflict: null });
   });
 
   it('adds increments to counters, ignores zero ones, and writes nothing for an empty change', async () => {

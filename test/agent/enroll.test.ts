@@ -157,10 +157,29 @@ describe('enroll: the token forms and the link', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ enrolled: true, state_dir: dir });
   });
 
-  it('by the enrollment link as the single argument (the contract keeps it): enrolled, with a warning showing the safe forms', async () => {
+  it('refuses the enrollment link as the single argument (exit 2) with the safe forms, and spends nothing', async () => {
     const device = await running.current.createDevice();
     const dir = stateDir();
-    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir), '--log-level', 'trace']);
+    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir)]);
+    expectUserError(result, 2, /an enrollment link is not accepted as an argument: other local users can read it in the process list/);
+    expect(result.stderr).toContain(
+      'Nothing was sent; give it with --link-file <path> (a file only you can read) or --link-file - (standard input)',
+    );
+    expectNoSecrets(result, device.enrollment_token, device.enrollment_link);
+    expect(existsSync(dir)).toBe(false); // nothing written, not even the state directory
+    expect((await running.current.showDevice(device.device_id)).state).toBe('PENDING');
+    // The token is unspent: the safe form enrolls with it.
+    const safe = await runAgent(['enroll', '--link-file', '-', ...common(dir)], { input: device.enrollment_link });
+    expect(safe.code, safe.stderr).toBe(0);
+    expect(await serverAccepts(storedKey(dir))).toBe(true);
+  });
+
+  it('with DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 (old scripts) takes the link as the argument: enrolled, with a warning showing the safe forms', async () => {
+    const device = await running.current.createDevice();
+    const dir = stateDir();
+    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir), '--log-level', 'trace'], {
+      env: agentEnv({ DEVICE_AGENT_ALLOW_LINK_ARGUMENT: '1' }),
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Enrolled with ${running.current.url}.`);
     expect(result.stderr).toContain(
@@ -229,14 +248,16 @@ describe('enroll: refused tokens and unreachable servers store nothing', () => {
     const result = await runAgent(['enroll', '--server', `http://127.0.0.1:${closedPort}`, '--token', '-', ...common(dir)], {
       input: device.enrollment_token,
     });
-    expectUserError(result, 4, /cannot reach http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED.*nothing was stored/);
+    expectUserError(result, 4, /cannot reach http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED.*not enrolled; try again later/);
     expect(listStateFiles(dir)).toEqual([]);
     await enrolledDir(device); // not spent
   });
 
-  it('a 503 exits 4', async () => {
+  it('a 503 is retried after its Retry-After, three attempts in all, then exits 4', async () => {
+    const arrivals: number[] = [];
     const stub: Server = createServer((_req, res) => {
-      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' });
+      arrivals.push(Date.now());
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
       res.end(JSON.stringify({ error: 'internal_error', message: 'maintenance' }));
     });
     await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
@@ -244,6 +265,8 @@ describe('enroll: refused tokens and unreachable servers store nothing', () => {
     const dir = stateDir();
     const result = await runAgent(['enroll', '--server', url, '--token', '-', ...common(dir)], { input: 'a'.repeat(96) });
     expectUserError(result, 4, /the server answered enroll with 503: maintenance/);
+    expect(arrivals).toHaveLength(3);
+    for (let i = 1; i < arrivals.length; i++) expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(1_000);
     expect(listStateFiles(dir)).toEqual([]);
     await new Promise<void>((resolve) => stub.close(() => resolve()));
   });

@@ -59,6 +59,11 @@ async function enrollWithSecret(dir: string, secret: CreatedSecret, env = machin
   return runAgent(['enroll', '--server', server, '--enroll-secret-file', secretFile(secret), ...common(dir)], { env });
 }
 
+async function secretUses(secret: CreatedSecret): Promise<number | undefined> {
+  const { stdout } = await runServerCli(['secret', 'list', '--db', running.current.dbPath, '--json']);
+  return (JSON.parse(stdout) as { secret_id: string; uses: number }[]).find((s) => s.secret_id === secret.secret_id)?.uses;
+}
+
 async function status(dir: string, env: NodeJS.ProcessEnv): Promise<StatusReport> {
   const result = await runAgent(['status', '--json', ...common(dir)], { env });
   return parseJson<StatusReport>(result.stdout);
@@ -226,41 +231,117 @@ describe('enroll with an enrollment secret', () => {
     }
   });
 
-  it('killed between /register and /enroll: nothing half-enrolled; the next attempt registers again and makes no second device', async () => {
+  it('killed between /register and /enroll: nothing half-enrolled; the next attempt spends the kept registration, no second registration or device', async () => {
     const secret = await createSecret(running.current);
     const proxy = await startFaultProxy(running.current.url);
     try {
-      proxy.add({ route: 'enroll', fault: { kind: 'delay', ms: 60_000 }, times: 1 });
+      // Never answered: the agent is killed while it waits, and the server never sees this one.
+      proxy.add({ route: 'enroll', fault: { kind: 'hang' }, times: 1 });
       const dir = stateDir();
       const env = machine();
       const child = spawn(
         process.execPath,
         [AGENT_BIN, 'enroll', '--server', proxy.url, '--enroll-secret-file', secretFile(secret), ...common(dir)],
-        {
-          env,
-          stdio: 'ignore',
-        },
+        { env, stdio: 'ignore' },
       );
       await proxy.waitFor((seen) => seen.some((r) => r.route === 'enroll'), 60_000);
       child.kill('SIGKILL');
       await once(child, 'close');
       expect(readJson<EnrollmentRecord>(join(dir, 'enrollment.json')).state).toBe('enrolling');
+      // The registration is kept for the next attempt: owner-only, its token but never the secret.
+      const kept = listStateFiles(dir).find((f) => f.path === 'registration.json');
+      expect(kept?.mode).toBe(0o600);
+      expect(kept?.content).not.toContain(secret.enroll_secret.slice(4));
       // Not enrolled meanwhile: status says an enrollment was cut short.
       expect((await status(dir, env)).interrupted).toBe('enrolling');
 
       const again = await enrollWithSecret(dir, secret, env, proxy.url);
       expect(again.code, again.stderr).toBe(0);
-      expect(proxy.seen('register')).toHaveLength(2);
-      const registered = proxy.seen('register').map((r) => r.status);
-      expect(registered).toEqual([200, 200]);
-      // The server reissued a token to the registration that never enrolled: one device, one use.
-      const listed = JSON.parse((await runServerCli(['secret', 'list', '--db', running.current.dbPath, '--json'])).stdout) as {
-        secret_id: string;
-        uses: number;
-      }[];
-      expect(listed.find((s) => s.secret_id === secret.secret_id)?.uses).toBe(1);
+      expect(proxy.seen('register').map((r) => r.status)).toEqual([200]);
+      expect(proxy.seen('enroll').map((r) => r.status)).toEqual([0, 200]);
+      expect(await secretUses(secret)).toBe(1);
+      expect(existsSync(join(dir, 'registration.json'))).toBe(false);
       expect((await runAgent(['run', '--once', ...common(dir)], { env: { ...env, DEVICE_AGENT_SERVER: proxy.url } })).code).toBe(0);
       expectSecretNowhere(secret, dir, again);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('an /enroll answer lost after the server issued the key: retried with the same token (refused: spent), registered again without a second use or device, then ACTIVE', async () => {
+    const secret = await createSecret(running.current);
+    const proxy = await startFaultProxy(running.current.url);
+    try {
+      proxy.add({ route: 'enroll', fault: { kind: 'drop' }, times: 1 });
+      const dir = stateDir();
+      const env = { ...machine(), DEVICE_AGENT_RETRY_BASE_MS: '200' };
+      const result = await enrollWithSecret(dir, secret, env, proxy.url);
+      expect(result.code, result.stderr).toBe(0);
+      // The server processed the dropped /enroll (its key is never received); the retry with the same
+      // token is refused as spent; this host registers again and the server gives its record a new token.
+      expect(proxy.seen('enroll').map((r) => r.status)).toEqual([0, 401, 200]);
+      const registered = proxy.seen('register');
+      expect(registered.map((r) => r.status)).toEqual([200, 200]);
+      expect(await secretUses(secret)).toBe(1);
+      const hardwareUuid = (registered[0]!.body as { hardware_uuid: string }).hardware_uuid;
+      const devices = JSON.parse(
+        (await runServerCli(['device', 'list', '--db', running.current.dbPath, '--org', 'acme', '--json'])).stdout,
+      ) as {
+        hardware_uuid: string | null;
+      }[];
+      expect(devices.filter((d) => d.hardware_uuid?.endsWith(hardwareUuid))).toHaveLength(1);
+      expect(listStateFiles(dir).map((f) => f.path)).not.toContain('registration.json');
+      expect((await runAgent(['run', '--once', ...common(dir)], { env: { ...env, DEVICE_AGENT_SERVER: proxy.url } })).code).toBe(0);
+      const deviceId = String((await status(dir, env)).device_id);
+      expect(await running.current.showDevice(deviceId)).toMatchObject({ state: 'ACTIVE', supersedes: null });
+      expectSecretNowhere(secret, dir, result);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('the same across runs: an enroll that gave up (exit 4) keeps its registration, and the next run spends no second use', async () => {
+    const secret = await createSecret(running.current);
+    const proxy = await startFaultProxy(running.current.url);
+    try {
+      proxy.add({ route: 'enroll', fault: { kind: 'drop' }, times: 1 });
+      const dir = stateDir();
+      const env = machine();
+      const first = await enrollWithSecret(dir, secret, { ...env, DEVICE_AGENT_RETRY_ATTEMPTS: '1' }, proxy.url);
+      expectUserError(first, 4, /^device-agent: cannot reach .*\(not enrolled; try again later\)$/m);
+      expect(
+        listStateFiles(dir)
+          .filter((f) => !f.isDirectory)
+          .map((f) => f.path),
+      ).toEqual(['registration.json']);
+
+      const second = await enrollWithSecret(dir, secret, env, proxy.url);
+      expect(second.code, second.stderr).toBe(0);
+      expect(proxy.seen('register').map((r) => r.status)).toEqual([200, 200]);
+      expect(proxy.seen('enroll').map((r) => r.status)).toEqual([0, 401, 200]);
+      expect(await secretUses(secret)).toBe(1);
+      expectSecretNowhere(secret, dir, first, second);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('503 with Retry-After on /register and on /enroll: retried after the server’s delay, then enrolled', async () => {
+    const secret = await createSecret(running.current);
+    const proxy = await startFaultProxy(running.current.url);
+    try {
+      const unavailable = { error: 'database_unavailable', message: 'the database is unavailable for a moment; try again later' };
+      for (const route of ['register', 'enroll'])
+        proxy.add({ route, fault: { kind: 'answer', status: 503, headers: { 'retry-after': '1' }, body: unavailable }, times: 1 });
+      const dir = stateDir();
+      const result = await enrollWithSecret(dir, secret, machine(), proxy.url);
+      expect(result.code, result.stderr).toBe(0);
+      for (const route of ['register', 'enroll']) {
+        const seen = proxy.seen(route);
+        expect(seen.map((r) => r.status)).toEqual([503, 200]);
+        expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(1_000);
+      }
+      expect(await secretUses(secret)).toBe(1);
     } finally {
       await proxy.stop();
     }

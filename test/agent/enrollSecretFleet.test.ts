@@ -45,7 +45,8 @@ test(
           timeoutMs: 15 * 60_000,
         });
         if (result.code !== 4 || attempt === MAX_ATTEMPTS) return result;
-        expect(listStateFiles(dir).filter((f) => !f.isDirectory)).toEqual([]);
+        // Not enrolled; at most the registration kept for the next run (its token not yet spent).
+        expect(listStateFiles(dir).filter((f) => !f.isDirectory && f.path !== 'registration.json')).toEqual([]);
         retried.push(i);
       }
     };
@@ -100,10 +101,10 @@ test(
     const statuses = (path: string) => answered.filter((line) => line.path === path).map((line) => line.status);
     expect(answered.filter((line) => (line.status as number) >= 500)).toEqual([]);
     const registers = statuses('/api/agent/v1/register');
-    expect({ ok: registers.filter((s) => s === 200).length, refused: registers.filter((s) => s === 401).length }).toEqual({
-      ok: CAP,
-      refused: FLEET - CAP,
-    });
+    // More than CAP answers 200 only where an agent registered again after its /enroll answer was
+    // lost: the server gave its record a new token (no second use, no second device: counted above).
+    expect(registers.filter((s) => s === 200).length).toBeGreaterThanOrEqual(CAP);
+    expect(registers.filter((s) => s === 401)).toHaveLength(FLEET - CAP);
     expect(statuses('/api/agent/v1/enroll').filter((s) => s === 200)).toHaveLength(CAP);
 
     const secretText = created.enroll_secret.slice(4);

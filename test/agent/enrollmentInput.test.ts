@@ -189,16 +189,34 @@ const LINK_ARGUMENT_WARNING =
   'device-agent: warning: an enrollment link given as an argument can be read by other local users in the process list ' +
   'while the agent starts; give it with --link-file <path> (a file only you can read) or --link-file - (standard input) instead\n';
 
-describe('the link as an argument (the contract keeps it)', () => {
-  it('still gives the server and token, with one warning naming the safe forms and never the link', async () => {
-    const { written, outcome } = await stderrOf({ link: LINK });
+const LINK_ARGUMENT_REFUSED =
+  'an enrollment link is not accepted as an argument: other local users can read it in the process list and spend its token first. ' +
+  'Nothing was sent; give it with --link-file <path> (a file only you can read) or --link-file - (standard input), ' +
+  'e.g. device-agent enroll --link-file - < link.txt (old scripts may set DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 meanwhile)';
+
+describe('the link as an argument', () => {
+  it('is refused with the safe forms, before anything else is looked at, and warns of nothing', async () => {
+    for (const raw of [{ link: LINK }, { link: LINK, linkFile: '-' }, { link: LINK, server: SERVER, serverSource: 'cli' as const }]) {
+      const { written, outcome } = await stderrOf(raw);
+      expect(outcome).toBeInstanceOf(InvalidInputError);
+      expect((outcome as Error).message).toBe(LINK_ARGUMENT_REFUSED);
+      expect(written).toEqual([]);
+    }
+  });
+
+  it('is refused unless the opt-in is exactly true', async () => {
+    expect(await refusal({ link: LINK, allowLinkArgument: false })).toBe(LINK_ARGUMENT_REFUSED);
+  });
+
+  it('with DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1 (old scripts): gives the server and token, with one warning naming the safe forms', async () => {
+    const { written, outcome } = await stderrOf({ link: LINK, allowLinkArgument: true });
     expect(outcome).toEqual(expected);
     expect(written).toEqual([LINK_ARGUMENT_WARNING]);
     expect(written.join('')).not.toContain(TOKEN);
   });
 
-  it('warns even when the link is then refused (it was in the process list all the same)', async () => {
-    const { written, outcome } = await stderrOf({ link: LINK, server: SERVER, serverSource: 'cli' });
+  it('with the opt-in, warns even when the link is then refused (it was in the process list all the same)', async () => {
+    const { written, outcome } = await stderrOf({ link: LINK, allowLinkArgument: true, server: SERVER, serverSource: 'cli' });
     expect(outcome).toBeInstanceOf(InvalidInputError);
     expect(written).toEqual([LINK_ARGUMENT_WARNING]);
   });
@@ -211,20 +229,24 @@ describe('the link as an argument (the contract keeps it)', () => {
 
 describe('which inputs combine', () => {
   it.each<[string, RawEnrollmentOptions, string]>([
-    ['the link and --link-file', { link: LINK, linkFile: '-' }, 'give the enrollment link or --link-file, not both'],
+    [
+      'the link and --link-file',
+      { link: LINK, allowLinkArgument: true, linkFile: '-' },
+      'give the enrollment link or --link-file, not both',
+    ],
     [
       'the link and --server',
-      { link: LINK, server: SERVER, serverSource: 'cli' },
+      { link: LINK, allowLinkArgument: true, server: SERVER, serverSource: 'cli' },
       'give either the enrollment link or --server with a token or an enrollment secret, not both',
     ],
     [
       'the link and --token',
-      { link: LINK, token: TOKEN, tokenSource: 'cli' },
+      { link: LINK, allowLinkArgument: true, token: TOKEN, tokenSource: 'cli' },
       'give either the enrollment link or --server with a token or an enrollment secret, not both',
     ],
     [
       'the link and --token-file',
-      { link: LINK, tokenFile: '/dev/null' },
+      { link: LINK, allowLinkArgument: true, tokenFile: '/dev/null' },
       'give either the enrollment link or --server with a token or an enrollment secret, not both',
     ],
     [
@@ -248,6 +270,7 @@ describe('which inputs combine', () => {
     expect(
       await resolveEnrollmentInput({
         link: LINK,
+        allowLinkArgument: true,
         server: 'https://elsewhere.example',
         serverSource: 'env',
         token: other,

@@ -45,7 +45,8 @@ describe('enroll over HTTPS with a private CA', () => {
     const device = await running.current.createDevice();
     expect(device.enrollment_link).toContain(encodeURIComponent(running.current.url));
     const dir = stateDir();
-    const result = await runAgent(['enroll', device.enrollment_link, ...common(dir)], {
+    const result = await runAgent(['enroll', '--link-file', '-', ...common(dir)], {
+      input: device.enrollment_link,
       env: agentEnv({ DEVICE_AGENT_CA_FILE: ca.caFile }),
     });
     expect(result.code, result.stderr).toBe(0);

@@ -26,6 +26,7 @@ import {
 } from '../support/agent';
 import { startServer, type RunningServer } from '../support/server';
 import { call } from '../server/client';
+import { systemUser } from '../support/users';
 
 const asRoot = process.getuid?.() === 0;
 const SECOND_USER = 'da-mydevice';
@@ -38,12 +39,7 @@ let runtimeParent: string;
 
 beforeAll(async () => {
   if (!asRoot) return;
-  try {
-    execFileSync('id', ['-u', SECOND_USER], { stdio: 'ignore' });
-  } catch {
-    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', SECOND_USER]);
-  }
-  other = Number(execFileSync('id', ['-u', SECOND_USER], { encoding: 'utf8' }).trim());
+  other = systemUser(SECOND_USER).uid;
   server = await startServer();
   stateDir = await makeStateDir();
   await enrollNewDevice(server, stateDir, server.url);

@@ -3,7 +3,8 @@
 // changed is notified once (FAIL, then PASS again), not again the same day, with the check's summary
 // and the "Open My device" action; `device-agent notify` shows one read from standard input, and when
 // the user chooses "Open My device" runs `my-device`, whose browser (a recorder) gets the device
-// page's one-time URL from the real server; and the setting that turns them off.
+// page's one-time URL from the real server; and the settings that turn them off (the flag, the
+// environment, the policy; the policy with a real root daemon: rootNotify.test.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -78,6 +79,7 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
   test('one notification per change: FAIL with its summary, not again that day; PASS again once', async () => {
     const changes = new PostureChanges(async (n) => {
       expect(await showDesktopNotification(address, n, { waitMs: 60_000 })).toBe('closed');
+      return true;
     });
     const firewallOff = cycleOf([['FIREWALL_ENABLED', 'Nothing filters incoming network connections.']]);
     await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'PASS')], firewallOff, at('2026-11-27'));
@@ -155,6 +157,25 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
       await removeStateDir(stateDir);
     }
   }, 120_000);
+});
+
+describe.skipIf(onBus.skip)('turned off by the policy', () => {
+  test('nothing reaches the bus while the policy says off; turned on again, only what changes from then on is told', async () => {
+    const changes = new PostureChanges((n) => showDesktopNotification(address, n, { waitMs: 60_000 }).then(() => true));
+    const failing = cycleOf([['FIREWALL_ENABLED', 'Nothing filters incoming network connections.']]);
+    const off = await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'PASS')], failing, at('2026-11-27'), false);
+    expect(off).toEqual([]);
+    expect(calls).toEqual([]);
+    // On again: the FAIL seen while off is no change; a new one is.
+    const on = await changes.cycle([result('FIREWALL_ENABLED', 'FAIL'), result('TIME_SYNC', 'FAIL')], failing, at('2026-11-27'));
+    expect(on.map((n) => n.check_key)).toEqual(['TIME_SYNC']);
+    expect(shown().map(([title]) => title)).toEqual(['TIME_SYNC fails on this device']);
+  });
+
+  test('nobody at the screen: nothing counts as shown', async () => {
+    const changes = new PostureChanges(() => Promise.resolve(false));
+    expect(await changes.cycle([result('FIREWALL_ENABLED', 'FAIL')], undefined, at('2026-11-27'))).toEqual([]);
+  });
 });
 
 test('turned off by --no-notifications or DEVICE_AGENT_NOTIFICATIONS=off', () => {

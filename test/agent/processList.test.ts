@@ -1,6 +1,7 @@
 // The enrollment link and token never sit in the process list: read from standard input or a file
-// (--link-file, --token-file, --token -), and, when given as arguments anyway, wiped from
-// /proc/<pid>/cmdline by the process title set before any other module loads.
+// (--link-file, --token-file, --token -); a link as an argument is refused unless
+// DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1, and arguments given anyway are wiped from /proc/<pid>/cmdline by
+// the process title set before any other module loads.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -15,12 +16,12 @@ const running = useServer();
 const linkFor = (server: string, token: string) => `${LINK_SCHEME}://enroll?server=${encodeURIComponent(server)}&token=${token}`;
 
 /** Runs the agent against a server that accepts and never answers, and returns its cmdline while it waits. */
-async function cmdlineWhileWaiting(args: (serverUrl: string) => string[]): Promise<string> {
+async function cmdlineWhileWaiting(args: (serverUrl: string) => string[], env: NodeJS.ProcessEnv = agentEnv()): Promise<string> {
   const sockets: Socket[] = [];
   const silent: Server = createServer((socket) => sockets.push(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
-  const child = spawn(process.execPath, [AGENT_BIN, ...args(url)], { env: agentEnv(), stdio: 'ignore' });
+  const child = spawn(process.execPath, [AGENT_BIN, ...args(url)], { env, stdio: 'ignore' });
   try {
     for (let i = 0; i < 200 && sockets.length === 0; i += 1) await sleep(50);
     expect(sockets.length, 'the agent connected').toBeGreaterThan(0);
@@ -33,10 +34,13 @@ async function cmdlineWhileWaiting(args: (serverUrl: string) => string[]): Promi
 }
 
 describe.skipIf(process.platform !== 'linux')('the link and the token are not in the process list', () => {
-  it('a link given as the argument is wiped from /proc/<pid>/cmdline while enroll works', async () => {
+  it('a link given as the argument (DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1) is wiped from /proc/<pid>/cmdline while enroll works', async () => {
     const token = 'a'.repeat(96);
     const dir = stateDir();
-    const cmdline = await cmdlineWhileWaiting((url) => ['enroll', linkFor(url, token), ...common(dir)]);
+    const cmdline = await cmdlineWhileWaiting(
+      (url) => ['enroll', linkFor(url, token), ...common(dir)],
+      agentEnv({ DEVICE_AGENT_ALLOW_LINK_ARGUMENT: '1' }),
+    );
     expect(cmdline).toBe(`device-agent enroll --state-dir ${dir} --keystore file`);
   });
 
@@ -72,7 +76,11 @@ describe('enroll --link-file', () => {
   });
 
   it.each([
-    ['the link and --link-file', (link: string) => [link, '--link-file', '-'], /give the enrollment link or --link-file, not both/],
+    [
+      'the link as an argument with --link-file',
+      (link: string) => [link, '--link-file', '-'],
+      /an enrollment link is not accepted as an argument/,
+    ],
     [
       '--link-file and --server',
       (_: string, server: string) => ['--link-file', '-', '--server', server],

@@ -21,7 +21,7 @@ function cli(args: string[]) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-type Explained = PostureResult & { summary: string; fix: string; admin: string };
+type Explained = PostureResult & { summary: string; fix: string; admin: string; policy: unknown };
 
 describe('device-agent check on this machine', () => {
   let json: ReturnType<typeof cli>;
@@ -39,7 +39,9 @@ describe('device-agent check on this machine', () => {
     expect(json.code).toBe(0);
     for (const r of results) {
       const e = explainResult(currentPlatform(), r, { policy: policyValues(DEFAULT_POLICY), os: osHintFrom(results) });
-      expect(Object.keys(r)).toEqual(['check_key', 'status', 'evidence', 'observed_at', 'summary', 'fix', 'admin']);
+      expect(Object.keys(r)).toEqual(['check_key', 'status', 'evidence', 'observed_at', 'summary', 'fix', 'admin', 'policy']);
+      // No agent state here (nor a policy file): the built-in defaults judged (test/daemon/policy.test.ts: a server's).
+      expect(r.policy).toEqual({ source: 'default' });
       expect(e.generic).toBe(false);
       expect({ summary: r.summary, fix: r.fix, admin: r.admin }).toEqual({ summary: e.summary, fix: e.fix, admin: e.admin });
     }
@@ -62,6 +64,7 @@ describe('device-agent check on this machine', () => {
     }
     // The admin's fleet-wide text is for --json and the console, not the person at the keyboard.
     for (const r of results.filter((x) => x.status === 'FAIL')) expect(below).not.toContain(r.admin);
+    expect(human.stdout.endsWith('\n\nPolicy: built-in defaults\n')).toBe(true);
   });
 
   it('--explain explains PASS results too', () => {

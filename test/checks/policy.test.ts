@@ -19,7 +19,7 @@ describe('default policy', () => {
     expect(DEFAULT_POLICY.password).toEqual({ minLength: 8, requireComplexity: false });
     expect(DEFAULT_POLICY.timeSync).toEqual({ maxOffsetSeconds: null });
     expect(DEFAULT_POLICY.diskEncryption).toEqual({ scope: 'root', inProgress: 'FAIL', failUnencryptedSwap: false });
-    expect(DEFAULT_POLICY.autoUpdate).toEqual({ acceptDownloadOnly: false });
+    expect(DEFAULT_POLICY.autoUpdate).toEqual({ acceptDownloadOnly: false, maxPendingDays: 45 });
     expect(DEFAULT_POLICY.malware).toEqual({ requiredAgents: { LINUX: [], FREEBSD: [] }, maxSignatureAgeDays: 7, xprotectMaxAgeDays: 30 });
     expect(DEFAULT_POLICY.containers).toEqual({ mode: 'UNKNOWN' });
     expect(DEFAULT_POLICY.remoteLogin).toEqual({ allowSshIfHardened: false });

@@ -154,3 +154,177 @@ describe('judgeRelease', () => {
     );
   });
 });
+
+describe('compareVersions: the separators and text segments', () => {
+  it('splits on dots, hyphens and underscores', () => {
+    expect(compareVersions('1-10', '1-9')).toBe(1);
+    expect(compareVersions('1_10', '1_9')).toBe(1);
+    expect(compareVersions('1-10', '1.10')).toBe(0);
+  });
+
+  it('compares a text segment against a number as text, never as NaN', () => {
+    expect(compareVersions('1.a', '1.2')).toBe(1);
+    expect(compareVersions('1.2', '1.a')).toBe(-1);
+    expect(compareVersions('14.1-RELEASE-p10', '14.1-RELEASE-p9')).toBe(-1);
+  });
+});
+
+describe('judgeRelease: edges', () => {
+  const plain = resolvePolicy({});
+  const table = (rows: LifecycleData['products'][string]): LifecycleData => ({ ...builtIn, products: { demo: rows } });
+
+  it('passes a version equal to the minimum', () => {
+    expect(judgeRelease(release('2', '2.10'), { minimum: '2.10' }, policy(), now, builtIn).evidence.rule).toBe('supported');
+  });
+
+  it("judges by the server's data set when the policy carries one, and says which", () => {
+    const served: LifecycleData = {
+      ...builtIn,
+      dataset: { ...builtIn.dataset, committedAt: '2026-11-01' },
+      products: { demo: [{ cycle: '2', eol: false }] },
+    };
+    const withServed = { ...plain, osVersion: { ...plain.osVersion, lifecycleData: served } };
+    expect(judgeRelease(release('2', '2.0'), {}, withServed, now, builtIn)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'supported', lifecycle_checked_at: '2026-11-01' },
+    });
+  });
+
+  it("uses the release's own end of support only for a cycle the table lacks, and only a date", () => {
+    const own = (ownEnd: string, cycle = '9') => judgeRelease(release(cycle, `${cycle}.0`), { ownEnd }, plain, now, builtIn);
+    expect(own('2027-06-30')).toMatchObject({ status: 'PASS', evidence: { rule: 'supported', eol: '2027-06-30', eol_source: 'release' } });
+    expect(own('2026-11-21')).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol', eol: '2026-11-21', eol_source: 'release' } });
+    expect(own('2026-11-22').status).toBe('PASS');
+    // The table's row wins over the release's own date; a malformed date is no date.
+    expect(own('2030-01-01', '2').evidence).toMatchObject({ rule: 'eol', eol: '2026-01-01' });
+    expect(own('2030-01-01', '2').evidence).not.toHaveProperty('eol_source');
+    expect(own('June 2027').evidence).toMatchObject({ reason: 'unknown_release' });
+    expect(own('2027-06-30x').evidence).toMatchObject({ reason: 'unknown_release' });
+    // Grace counts for it too.
+    const lenient = resolvePolicy({ osVersion: { graceDaysAfterEol: 30 } });
+    expect(judgeRelease(release('9', '9.0'), { ownEnd: '2026-11-01' }, lenient, now, builtIn).status).toBe('PASS');
+  });
+
+  it('ends support at the start of the end day, grace days after it', () => {
+    const onTheDay = table([{ cycle: '5', eol: '2026-11-21' }]);
+    expect(judgeRelease(release('5', '5.0'), {}, plain, now, onTheDay).evidence.rule).toBe('eol');
+    const dayAfter = table([{ cycle: '5', eol: '2026-11-22' }]);
+    expect(judgeRelease(release('5', '5.0'), {}, plain, now, dayAfter)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'supported', eol: '2026-11-22', extended_end: null },
+    });
+    const graced = resolvePolicy({ osVersion: { graceDaysAfterEol: 1 } });
+    expect(judgeRelease(release('5', '5.0'), {}, graced, new Date('2026-11-22T00:00:00Z'), onTheDay).evidence.rule).toBe('eol');
+    expect(judgeRelease(release('5', '5.0'), {}, graced, new Date('2026-11-21T23:59:59Z'), onTheDay).status).toBe('PASS');
+  });
+
+  it('answers unknown_release for a product the table lacks', () => {
+    expect(judgeRelease({ product: 'nowhere', cycle: '1', version: '1' }, {}, plain, now, builtIn)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release', product: 'nowhere' },
+    });
+  });
+
+  it('names no extension when the cycle has no extended end, whatever the rules offer', () => {
+    const v = judgeRelease(release('2', '2.0'), { extendedSupport: lts(true) }, plain, now, builtIn);
+    expect(v).toMatchObject({ status: 'FAIL', evidence: { rule: 'eol', extended_end: null } });
+    expect(v.evidence).not.toHaveProperty('extended_support');
+  });
+
+  it('FAILs an older release from the oldest listed end, extended end first', () => {
+    const ended = table([{ cycle: '3', eol: '2020-01-01' }]);
+    expect(judgeRelease(release('2', '2.0'), {}, plain, now, ended)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'older_than_table', oldest_listed: '3', oldest_eol: '2020-01-01' },
+    });
+    const extended = table([{ cycle: '3', eol: '2020-01-01', extendedEnd: '2030-01-01' }]);
+    expect(judgeRelease(release('2', '2.0'), {}, plain, now, extended).evidence.reason).toBe('unknown_release');
+    const extensionOver = table([{ cycle: '3', eol: '2020-01-01', extendedEnd: '2025-01-01' }]);
+    expect(judgeRelease(release('2', '2.0'), {}, plain, now, extensionOver).evidence).toMatchObject({ oldest_eol: '2025-01-01' });
+  });
+
+  it('judges the patch level only against a dated latest release, after the allowed lag', () => {
+    const strict = resolvePolicy({ osVersion: { maxPatchLagDays: 30 } });
+    const lagging = (latestReleaseDate?: string) =>
+      judgeRelease(
+        release('5', '5.1'),
+        {},
+        strict,
+        now,
+        table([{ cycle: '5', eol: false, latest: '5.3', ...(latestReleaseDate ? { latestReleaseDate } : {}) }]),
+      );
+    expect(lagging('2026-10-22')).toMatchObject({ status: 'FAIL', evidence: { rule: 'patch_lag', latest: '5.3' } });
+    expect(lagging('2026-10-23')).toMatchObject({ status: 'PASS', evidence: { rule: 'supported', latest: '5.3' } });
+    expect(lagging().evidence).not.toHaveProperty('latest');
+    expect(lagging().status).toBe('PASS');
+  });
+});
+
+describe('judgeRelease: a cycle newer than the table', () => {
+  const plain = resolvePolicy({});
+  const data = (rows: LifecycleData['products'][string]): LifecycleData => ({ ...builtIn, products: { demo: rows } });
+  const newer = (cycle: string, rows: LifecycleData['products'][string], at = now) =>
+    judgeRelease(release(cycle, cycle), {}, plain, at, data(rows));
+
+  it('names the newest listed cycle when the product is always current', () => {
+    expect(judgeRelease(release('9', '9.0'), { newestAlwaysSupported: true }, plain, now, builtIn)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'newer_than_table', newest_listed: '3' },
+    });
+  });
+
+  it('needs two dated releases, the newest among them, and a cadence above zero', () => {
+    expect(newer('4', [{ cycle: '3', releaseDate: '2020-01-01', eol: false }]).evidence.reason).toBe('unknown_release');
+    expect(
+      newer('4', [
+        { cycle: '3', eol: false },
+        { cycle: '2', releaseDate: '2019-01-01', eol: false },
+        { cycle: '1', releaseDate: '2018-01-01', eol: false },
+      ]).evidence.reason,
+    ).toBe('unknown_release');
+    expect(
+      newer('4', [
+        { cycle: '3', releaseDate: '2020-01-01', eol: false },
+        { cycle: '2', releaseDate: '2020-01-01', eol: false },
+      ]).evidence.reason,
+    ).toBe('unknown_release');
+    // Two dated releases a year apart, and undated rows ignored: due by now.
+    expect(
+      newer('4', [
+        { cycle: '3', releaseDate: '2025-01-01', eol: false },
+        { cycle: '2', releaseDate: '2024-01-01', eol: false },
+        { cycle: '1', eol: false },
+      ]),
+    ).toMatchObject({ status: 'PASS', evidence: { rule: 'newer_than_table', due_releases: 1 } });
+  });
+
+  it('counts due releases from the median gap of the last seven releases', () => {
+    // Eight releases 1000 days apart, then six yearly ones: the last seven give a 365-day gap (two
+    // due by now since 2024-01-01), all fifteen would give 1000 days (one due).
+    const day = (n: number) => new Date(Date.parse('2024-01-01T00:00:00Z') - n * 86_400_000).toISOString().slice(0, 10);
+    const offsets = [...[6, 5, 4, 3, 2, 1].map((k) => k * 365), ...[1, 2, 3, 4, 5, 6, 7, 8].map((k) => 6 * 365 + k * 1000)];
+    const rows = [0, ...offsets].map((offset, i) => ({ cycle: String(15 - i), releaseDate: day(offset), eol: false as const }));
+    expect(newer('17', rows)).toMatchObject({ status: 'PASS', evidence: { newest_listed: '15', due_releases: 2 } });
+    expect(newer('18', rows).evidence.reason).toBe('unknown_release');
+  });
+
+  it('takes the upper middle gap when there is an even number of gaps', () => {
+    // Gaps 100 and 400 days: the median taken is 400, so one release is due 400 days after the newest.
+    const rows = [
+      { cycle: '1', releaseDate: '2025-01-01', eol: false as const },
+      { cycle: '2', releaseDate: '2026-02-05', eol: false as const },
+      { cycle: '3', releaseDate: '2026-05-16', eol: false as const },
+    ];
+    expect(newer('4', rows, new Date('2027-06-20T00:00:00Z'))).toMatchObject({ status: 'PASS', evidence: { due_releases: 1 } });
+    expect(newer('4', rows, new Date('2026-11-21T00:00:00Z')).evidence.reason).toBe('unknown_release');
+  });
+
+  it('never passes a cycle without a leading number', () => {
+    expect(
+      newer('x', [
+        { cycle: '3', releaseDate: '2020-01-01', eol: false },
+        { cycle: '2', releaseDate: '2019-01-01', eol: false },
+      ]).evidence.reason,
+    ).toBe('unknown_release');
+  });
+});

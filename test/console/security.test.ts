@@ -286,6 +286,29 @@ describe('rate limit', () => {
       await limited.stop();
     }
   });
+
+  test('two servers on one database share one budget per address: attempts spread over both are refused alike', async () => {
+    // What --workers and servers behind one load balancer do: each process answers a share of one address's attempts.
+    const first = await startServer({ args: ['--rate-limit-sign-ins', '2'] });
+    const second = await startServer({ dbPath: first.dbPath, args: ['--rate-limit-sign-ins', '2'] });
+    try {
+      expect((await addAccount(first, GLOBEX.email, { org: 'globex' }, GLOBEX.password)).code).toBe(0);
+      const started = Date.now();
+      const statuses: number[] = [];
+      for (const server of [first, second, first, second]) {
+        statuses.push((await new ConsoleClient(server).signIn(GLOBEX.email, 'wrong password!!')).status);
+      }
+      expect(Date.now() - started, 'no attempt came back meanwhile').toBeLessThan(30_000);
+      expect(statuses).toEqual([401, 401, 429, 429]);
+      const right = await new ConsoleClient(first).signIn(GLOBEX.email, GLOBEX.password);
+      expect(right.status).toBe(429);
+      expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(right.headers['retry-after'])).toBeLessThanOrEqual(30);
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+  });
 });
 
 describe('per-account sign-in delay, behind a trusted proxy', () => {

@@ -1,19 +1,27 @@
-// The per-account sign-in delay (src/server/console/signInThrottle.ts) over a real store (SQLite; a
-// real PostgreSQL in the `postgres` project), with a clock the test moves. Over real HTTP, with
-// rotating X-Forwarded-For addresses and two servers on one database: security.test.ts.
+// The per-account sign-in delay and the per-address limit (src/server/console/signInThrottle.ts) over
+// a real store (SQLite; a real PostgreSQL in the `postgres` project), with a clock the test moves.
+// Over real HTTP, with rotating X-Forwarded-For addresses and two servers on one database: security.test.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { SIGN_IN_DELAYS, SignInThrottle, decideSignInAttempt, type SignInDelayPolicy } from '../../src/server/console/signInThrottle';
+import {
+  SIGN_IN_DELAYS,
+  SignInAddressLimit,
+  SignInThrottle,
+  decideAddressAttempt,
+  decideSignInAttempt,
+  type SignInDelayPolicy,
+} from '../../src/server/console/signInThrottle';
 import type { Store } from '../../src/server/db/store';
-import { openTestStore } from '../support/testStore';
+import { openInspectedTestStore } from '../support/testStore';
 
 let dir: string;
 let store: Store;
+let countRows: (table: string) => Promise<number>;
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'device-agent-sign-in-'));
-  store = await openTestStore(dir);
+  ({ store, countRows } = await openInspectedTestStore(dir));
 });
 afterEach(async () => {
   await store.close();
@@ -183,5 +191,71 @@ describe('bounded', () => {
     expect(
       await Promise.all(['new@x.test', 'next@x.test', 'last@x.test'].map(async (account) => (await limiter.attemptsOf(account))?.attempts)),
     ).toEqual([1, 1, 1]);
+  });
+});
+
+describe('per client address', () => {
+  function addressLimit(perMinute: number) {
+    const clock = { now: 1_000_000 };
+    return { limit: new SignInAddressLimit(store, perMinute, () => clock.now), clock };
+  }
+  async function tries(limit: SignInAddressLimit, n: number, address = '192.0.2.1') {
+    const waits: (number | undefined)[] = [];
+    for (let i = 0; i < n; i += 1) waits.push(await limit.attempt(address));
+    return waits;
+  }
+  const BUDGETS = 'sign_in_address_budgets';
+
+  test('the budget at once, then one attempt back every 1/n minute; a refused one is not counted; other addresses untouched', async () => {
+    const { limit, clock } = addressLimit(3);
+    expect(await tries(limit, 5)).toEqual([undefined, undefined, undefined, 20_000, 20_000]);
+    expect(await limit.attempt('192.0.2.2')).toBeUndefined();
+    clock.now += 19_999;
+    expect(await limit.attempt('192.0.2.1')).toBe(1);
+    clock.now += 1;
+    expect(await tries(limit, 2)).toEqual([undefined, 20_000]);
+    clock.now += 60_000;
+    expect(await tries(limit, 4)).toEqual([undefined, undefined, undefined, 20_000]);
+  });
+
+  test('attempts made at once are each counted: as many are let through as the budget, no more', async () => {
+    const { limit } = addressLimit(3);
+    const waits = await Promise.all(Array.from({ length: 8 }, () => limit.attempt('192.0.2.1')));
+    expect(waits.filter((wait) => wait === undefined)).toHaveLength(3);
+  });
+
+  test('0: no limit, and nothing is stored', async () => {
+    const { limit } = addressLimit(0);
+    expect(await tries(limit, 30)).toEqual(Array.from({ length: 30 }, () => undefined));
+    expect(await countRows(BUDGETS)).toBe(0);
+  });
+
+  test('bounded: an address full again is deleted when a new one arrives, one still limited never is', async () => {
+    const { limit, clock } = addressLimit(10); // one attempt back every 6 s
+    expect((await tries(limit, 11, 'busy')).at(-1)).toBe(6000);
+    // An attacker rotating addresses, one every 50 ms for 5 s: each row is full again 6 s after its attempt.
+    for (let i = 0; i < 100; i += 1) {
+      clock.now += 50;
+      expect(await limit.attempt(`198.51.100.${i}`)).toBeUndefined();
+    }
+    expect(await countRows(BUDGETS)).toBe(101);
+    expect(await limit.attempt('busy')).toBe(1000);
+    // One a second from now on: only the addresses of the last 6 s stay.
+    for (let i = 0; i < 100; i += 1) {
+      clock.now += 1000;
+      await limit.attempt(`203.0.113.${i}`);
+    }
+    expect(await countRows(BUDGETS)).toBe(6);
+    clock.now += 6000;
+    await limit.attempt('192.0.2.9');
+    expect(await countRows(BUDGETS)).toBe(1);
+  });
+
+  test('the decision: a time passed is a full budget; exactly a minute ahead is allowed; waits are whole ms', () => {
+    expect(decideAddressAttempt(undefined, 1000, 3)).toEqual({ fullAt: 21_000 });
+    expect(decideAddressAttempt(500, 1000, 3)).toEqual({ fullAt: 21_000 });
+    expect(decideAddressAttempt(41_000, 1000, 3)).toEqual({ fullAt: 61_000 });
+    expect(decideAddressAttempt(41_001, 1000, 3)).toEqual({ waitMs: 1 });
+    expect(decideAddressAttempt(61_000, 1000, 7)).toEqual({ waitMs: 8572 });
   });
 });

@@ -7,6 +7,7 @@ import {
   retryPolicyFromEnv,
   RetrySettingError,
   sleep,
+  retryAfterMs,
   withRetries,
 } from '../../src/agent/backoff';
 import { getEventListeners } from 'node:events';
@@ -117,6 +118,15 @@ describe('retryPolicyFromEnv', () => {
   ])('refuses %j', (env, message) => {
     expect(() => retryPolicyFromEnv(env)).toThrow(RetrySettingError);
     expect(() => retryPolicyFromEnv(env)).toThrow(message);
+  });
+});
+
+describe('retryAfterMs', () => {
+  it('is the Retry-After of a retryable answer, and nothing for any other failure', () => {
+    expect(retryAfterMs(new RetryableError('heartbeat', 'server answered 503', 503, undefined, 5000))).toBe(5000);
+    expect(retryAfterMs(new RetryableError('heartbeat', 'connection reset'))).toBeUndefined();
+    const garbled = Object.assign(new InvalidResponseError('heartbeat', 'not the protocol', 200), { retryAfterMs: 5000 });
+    expect(retryAfterMs(garbled)).toBeUndefined();
   });
 });
 

@@ -17,7 +17,19 @@ import { openAgentState, type AgentState } from '../../src/agent/state';
 import { countQueuedResults } from '../../src/agent/state/postureQueue';
 import type { PosturesRequest } from '../../src/protocol/schemas';
 import { runtimeStatus } from '../support/agent';
-import { enrollState, FakeClock, IDENTITY, makeStateDir, results, ScriptedApi, startInProcess, type Harness } from './inProcess';
+import { DEFAULT_RETRY_POLICY } from '../../src/agent/backoff';
+import { Daemon } from '../../src/agent/daemon';
+import {
+  enrollState,
+  FakeClock,
+  IDENTITY,
+  makeStateDir,
+  memoryLogger,
+  results,
+  ScriptedApi,
+  startInProcess,
+  type Harness,
+} from './inProcess';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -401,5 +413,24 @@ describe('an error the daemon has no answer for', () => {
     expect((await runtimeStatus(h.stateDir)).daemon_state).toBe('stopped');
     expect(h.events('stopped')).toHaveLength(1);
     rmSync(join(h.stateDir, '..'), { recursive: true, force: true });
+  });
+});
+
+describe('before `run`', () => {
+  it('has no state, waits for nothing and has no cycle to give', async () => {
+    const daemon = new Daemon({
+      state: await openAgentState(await makeStateDir()),
+      connect: () => {
+        throw new Error('nothing connects before run');
+      },
+      log: memoryLogger().log,
+      retry: DEFAULT_RETRY_POLICY,
+      clock: new FakeClock(),
+      identity: () => Promise.resolve(IDENTITY),
+      collect: () => Promise.resolve({ results: [] }),
+    });
+    expect(daemon.state).toBeNull();
+    expect(daemon.waiting).toBe(false);
+    expect(await daemon.requestCycle()).toBe('not_ready');
   });
 });

@@ -13,7 +13,14 @@ import type { AgentApi, HeartbeatAnswer, PosturesAccepted } from '../../src/agen
 import type { Clock } from '../../src/agent/daemonClock';
 import { Daemon, type DaemonDeps, type RunOutcome } from '../../src/agent/daemon';
 import { openAgentState, type AgentState } from '../../src/agent/state';
-import type { HeartbeatRequest, PosturesRequest, PostureResult } from '../../src/protocol/schemas';
+import {
+  policyToken,
+  type HeartbeatRequest,
+  type PolicyRequest,
+  type PolicyResponse,
+  type PosturesRequest,
+  type PostureResult,
+} from '../../src/protocol/schemas';
 
 export class FakeClock implements Clock {
   private mono = 1_000;
@@ -88,9 +95,9 @@ export function memoryLogger(): { log: DaemonDeps['log']; lines: LogLine[] } {
 export type Answer<T> = T | Error | ((body: unknown) => T | Error);
 
 export interface SeenCall {
-  route: 'heartbeat' | 'postures';
+  route: 'heartbeat' | 'postures' | 'policy';
   apiKey: string;
-  body: HeartbeatRequest | PosturesRequest;
+  body: HeartbeatRequest | PosturesRequest | PolicyRequest;
   /** Monotonic ms of the fake clock. */
   at: number;
 }
@@ -101,6 +108,10 @@ export class ScriptedApi implements AgentApi {
   readonly calls: SeenCall[] = [];
   heartbeats: Answer<HeartbeatAnswer>[] = [];
   postureAnswers: Answer<PosturesAccepted>[] = [];
+  /** Answers of the policy extension's route, in order; when none is left it answers `policy`. */
+  policyAnswers: Answer<PolicyResponse>[] = [];
+  /** The policy served; null (the default): a server without the extension (no policy_version, no route). */
+  servedPolicy: PolicyResponse | null = null;
   heartbeatAnswer: (body: HeartbeatRequest) => HeartbeatAnswer;
 
   constructor(
@@ -113,6 +124,7 @@ export class ScriptedApi implements AgentApi {
       server_time: new Date(clock.wallMs()).toISOString(),
       heartbeat_interval_seconds: intervals.heartbeat,
       posture_interval_seconds: intervals.posture,
+      ...(this.servedPolicy ? { policy_version: policyToken(this.servedPolicy.version, this.servedPolicy.lifecycle.version) } : {}),
     });
   }
 
@@ -128,9 +140,13 @@ export class ScriptedApi implements AgentApi {
     return Promise.reject(new Error('not used by the daemon'));
   }
 
-  /** Never asked while heartbeats carry no policy_version (the spec's server). */
-  policy(): Promise<never> {
-    return Promise.reject(new Error('the scripted server has no policy extension'));
+  policy(apiKey: string, body: PolicyRequest): Promise<PolicyResponse> {
+    this.calls.push({ route: 'policy', apiKey, body, at: this.clock.monotonicMs() });
+    return this.answer(
+      this.policyAnswers.shift(),
+      body,
+      () => this.servedPolicy ?? new Error('the scripted server has no policy extension'),
+    );
   }
 
   heartbeat(apiKey: string, body: HeartbeatRequest): Promise<HeartbeatAnswer> {
@@ -144,7 +160,7 @@ export class ScriptedApi implements AgentApi {
   }
 
   /** The scripted answer (or the fallback) as the promise a real client returns: an Error rejects it. */
-  private answer<T>(scripted: Answer<T> | undefined, body: unknown, fallback: () => T): Promise<T> {
+  private answer<T>(scripted: Answer<T> | undefined, body: unknown, fallback: () => T | Error): Promise<T> {
     const value = typeof scripted === 'function' ? (scripted as (b: unknown) => T | Error)(body) : (scripted ?? fallback());
     return value instanceof Error ? Promise.reject(value) : Promise.resolve(value);
   }

@@ -2,7 +2,7 @@
 // real server (heartbeat every second) behind the fault proxy, policies set with the real admin CLI,
 // results read back from the server. This machine's own checks run: the OS_VERSION assertions need
 // a Debian release the lifecycle data knows, as the harness is (Debian 12).
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { linuxLifecycle } from '../../checks/linux/lifecycle';
@@ -128,6 +128,46 @@ describe('a policy set on the server', () => {
     expect(parseJson<PolicyChangeView[]>(stdout)).toMatchObject([{ version: 1, changed: ['checks', 'osVersion', 'password'] }]);
     // Fetched once per version announced, not at every heartbeat.
     expect(proxy.seen('policy').length).toBeLessThanOrEqual(3);
+  });
+
+  it('judges `device-agent check` too, once the agent holds it; check says which policy it used', async () => {
+    const { org } = await enrollNewDevice(server, stateDir, proxy.url);
+    await setPolicy(server, org, { password: { minLength: 3 }, checks: { disabled: ['FIREWALL_ENABLED'] } });
+    const once = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
+    expect(once.code, once.stderr).toBe(0);
+    expect(existsSync(join(stateDir, 'server-policy.json'))).toBe(true);
+    type Checked = { check_key: string; status: string; evidence?: Record<string, unknown>; policy: Record<string, unknown> };
+    const check = async (args: string[]) => {
+      const run = await runAgent(['check', '--only', 'FIREWALL_ENABLED,PASSWORD_POLICY', ...args], { env: daemonEnv() });
+      expect(run.code, run.stderr).toBe(0);
+      return run.stdout;
+    };
+    const byKey = (text: string) => new Map(parseJson<Checked[]>(text).map((r) => [r.check_key, r]));
+
+    const served = byKey(await check(['--json', '--state-dir', stateDir]));
+    expect(served.get('FIREWALL_ENABLED')).toMatchObject({ status: 'NOT_APPLICABLE', evidence: { reason: 'disabled_by_policy' } });
+    expect(served.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(3);
+    expect(served.get('PASSWORD_POLICY')?.policy).toMatchObject({ source: 'server', version: 1, lifecycle_version: 0 });
+    expect(await check(['--state-dir', stateDir])).toMatch(
+      /\nPolicy: server version 1, fetched \S+ \(the server's built-in lifecycle data\)\n$/,
+    );
+
+    // Another state directory (none here): the local policy, as before.
+    const local = byKey(await check(['--json', '--state-dir', join(stateDir, '..', 'no-state')]));
+    expect(local.get('FIREWALL_ENABLED')?.evidence?.reason).not.toBe('disabled_by_policy');
+    expect(local.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(8);
+    expect(local.get('PASSWORD_POLICY')?.policy).toEqual({ source: 'default' });
+
+    // A stored policy this agent cannot apply (changed on disk): the local one judges, and check says why.
+    const file = join(stateDir, 'server-policy.json');
+    const stored = parseJson<{ response: { policy: unknown } }>(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...stored, response: { ...stored.response, policy: { password: { minLength: -1 } } } }));
+    const refused = byKey(await check(['--json', '--state-dir', stateDir]));
+    expect(refused.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(8);
+    expect(refused.get('PASSWORD_POLICY')?.policy).toEqual({
+      source: 'default',
+      note: 'the stored server policy cannot be applied (invalid policy at password.minLength: Too small: expected number to be >0)',
+    });
   });
 
   it('is refused when the agent cannot apply it (one line; the previous one stays) and not fetched again until another version', async () => {

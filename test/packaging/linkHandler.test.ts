@@ -22,6 +22,14 @@ afterAll(async () => {
 });
 
 const link = (serverUrl: string, token: string) => `device-agent://enroll?server=${encodeURIComponent(serverUrl)}&token=${token}`;
+/** A private file holding the link, as the D-Bus handler and the macOS applet hand it over. */
+function linkFile(text: string): string {
+  const file = join(tempDir(), 'link');
+  writeFileSync(file, text, { mode: 0o600 });
+  return file;
+}
+/** The old form, a link as an argument, which Linux refuses unless the session opts in. */
+const OLD_FORM = { DEVICE_AGENT_ALLOW_LINK_ARGUMENT: '1' };
 const terminal = requireTools(['script'], 'open-link on a pseudo-terminal (the two tests typing at its prompt)');
 
 /** Runs open-link on a pseudo-terminal (script -e), typing `typed`. */
@@ -43,7 +51,7 @@ describe('open-link', () => {
   it('refuses a malformed link or a link to plain http without echoing the token (exit 2)', async () => {
     const token = 'b'.repeat(96);
     for (const bad of [link('http://agents.example.com', token), `device-agent://other?server=x&token=${token}`]) {
-      const result = await runAgent(['open-link', '--describe', bad]);
+      const result = await runAgent(['open-link', '--describe', bad], { env: agentEnv(OLD_FORM) });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/^device-agent: invalid/);
       expect(result.stdout + result.stderr).not.toContain(token);
@@ -53,17 +61,46 @@ describe('open-link', () => {
   it('never enrolls without a confirmation: no terminal and no --yes is refused (exit 2)', async () => {
     const device = await server.createDevice();
     const stateDir = join(tempDir(), 'state');
-    const result = await runAgent(['open-link', link(server.url, device.enrollment_token), '--state-dir', stateDir]);
+    const result = await runAgent([
+      'open-link',
+      '--link-file',
+      linkFile(link(server.url, device.enrollment_token)),
+      '--state-dir',
+      stateDir,
+    ]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('opening an enrollment link needs your confirmation');
     expect(existsSync(stateDir)).toBe(false);
     expect((await server.showDevice(device.device_id)).state).toBe('PENDING');
   });
 
+  it('refuses a link given as an argument (exit 2), from a shell or the desktop’s Exec= fallback: no terminal, no file, the token unspent', async () => {
+    const device = await server.createDevice();
+    const bin = tempDir();
+    const runtime = tempDir();
+    const recorded = join(tempDir(), 'terminal-argv');
+    writeFileSync(join(bin, 'x-terminal-emulator'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${recorded}'\n`, { mode: 0o755 });
+    const env = agentEnv({ PATH: `${bin}:/usr/bin:/bin`, XDG_RUNTIME_DIR: runtime });
+    const enrollmentLink = link(server.url, device.enrollment_token);
+    for (const args of [[enrollmentLink], ['--yes', enrollmentLink], ['--describe', enrollmentLink], ['--via-terminal', enrollmentLink]]) {
+      const result = await runAgent(['open-link', ...args, '--state-dir', join(tempDir(), 'state')], { env });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(
+        'device-agent: an enrollment link is not accepted as an argument: other local users can read it in the process list and spend its token first. Nothing was sent.',
+      );
+      expect(result.stderr).toContain('run device-agent enroll --link-file <file>');
+      expect(result.stderr).not.toContain(device.enrollment_token);
+    }
+    expect(existsSync(recorded)).toBe(false);
+    expect(readdirSync(runtime)).toEqual([]);
+    expect((await server.showDevice(device.device_id)).state).toBe('PENDING');
+  });
+
   it.skipIf(terminal.skip)('shows the server and asks; "n" sends nothing, "y" enrolls', async () => {
     const device = await server.createDevice({ org: 'links' });
     const stateDir = join(tempDir(), 'state');
-    const args = [link(server.url, device.enrollment_token), '--state-dir', stateDir];
+    const args = ['--link-file', linkFile(link(server.url, device.enrollment_token)), '--state-dir', stateDir];
 
     const declined = onTerminal(args, 'n\n', agentEnv());
     expect(declined.code).toBe(0);
@@ -87,7 +124,7 @@ describe('open-link', () => {
 
   it.skipIf(terminal.skip)('a refused token is reported on the terminal before it closes (exit 3)', () => {
     const stateDir = join(tempDir(), 'state');
-    const result = onTerminal([link(server.url, 'e'.repeat(96)), '--state-dir', stateDir], 'y\n\n', agentEnv());
+    const result = onTerminal(['--link-file', linkFile(link(server.url, 'e'.repeat(96))), '--state-dir', stateDir], 'y\n\n', agentEnv());
     expect(result.code).toBe(3);
     expect(result.output).toContain('the server refused the enrollment token');
     expect(result.output).toContain('Press Enter to close.');
@@ -105,7 +142,7 @@ describe('open-link', () => {
     expect(result.stdout + result.stderr).not.toContain(device.enrollment_token);
   });
 
-  it('the link is gone from the process list while the agent works', async () => {
+  it('a link given as an argument anyway (DEVICE_AGENT_ALLOW_LINK_ARGUMENT=1) is gone from the process list while the agent works', async () => {
     // A server that accepts and never answers keeps the agent waiting long enough to look at it.
     const sockets: Socket[] = [];
     const silent: Server = createServer((socket) => sockets.push(socket));
@@ -116,7 +153,7 @@ describe('open-link', () => {
       process.execPath,
       [AGENT_BIN, 'open-link', '--yes', link(`http://127.0.0.1:${port}`, token), '--state-dir', join(tempDir(), 'state')],
       {
-        env: agentEnv(),
+        env: agentEnv(OLD_FORM),
         stdio: 'ignore',
       },
     );
@@ -133,14 +170,14 @@ describe('open-link', () => {
     }
   });
 
-  it('from the desktop: only the agent gets the link as an argument; the terminal it opens gets a private file', async () => {
+  it('from the desktop’s Exec= fallback, opted into: only the agent gets the link as an argument; the terminal it opens gets a private file', async () => {
     const device = await server.createDevice({ org: 'desktop' });
     const bin = tempDir();
     const runtime = tempDir();
     const recorded = join(tempDir(), 'terminal-argv');
     // The desktop's terminal, recorded: what it was started with (one argument per line).
     writeFileSync(join(bin, 'x-terminal-emulator'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${recorded}'\n`, { mode: 0o755 });
-    const env = agentEnv({ PATH: `${bin}:/usr/bin:/bin`, XDG_RUNTIME_DIR: runtime });
+    const env = agentEnv({ PATH: `${bin}:/usr/bin:/bin`, XDG_RUNTIME_DIR: runtime, ...OLD_FORM });
     const enrollmentLink = link(server.url, device.enrollment_token);
     const result = await runAgent(['open-link', '--via-terminal', enrollmentLink], { env });
     expect(result.code, result.stderr).toBe(0);
@@ -165,7 +202,7 @@ describe('open-link', () => {
   it('from the desktop without any terminal emulator: exit 2, and no link file is left', async () => {
     const runtime = tempDir();
     const result = await runAgent(['open-link', '--via-terminal', link(server.url, 'd'.repeat(96))], {
-      env: agentEnv({ PATH: tempDir(), XDG_RUNTIME_DIR: runtime }),
+      env: agentEnv({ PATH: tempDir(), XDG_RUNTIME_DIR: runtime, ...OLD_FORM }),
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('no terminal emulator found');

@@ -131,6 +131,28 @@ describe.skipIf(msiTools.skip)(msiTools.title, () => {
     );
   });
 
+  it('puts "My device posture" in every user\'s Start menu: device-agent my-device through cmd, which waits on a failure', () => {
+    const shortcut = row('Shortcut', 'MyDeviceStartMenu')!;
+    const [, directory, name, component, target, args, description] = shortcut;
+    expect({ directory, name: name!.split('|').pop(), component, target, args, description }).toEqual({
+      directory: 'ProgramMenuFolder',
+      name: 'My device posture',
+      component: 'MyDeviceShortcut',
+      target: '[System64Folder]cmd.exe',
+      args: '/c ""[INSTALLFOLDER]device-agent.exe" my-device || pause"',
+      description: "See this device's security checks and how to fix what fails",
+    });
+    // WkDir: the program's folder.
+    expect(shortcut[11]).toBe('INSTALLFOLDER');
+    expect(table('FeatureComponents').map(([, c]) => c)).toContain('MyDeviceShortcut');
+    // Its key path: a per-machine value of our own.
+    expect(
+      table('Registry')
+        .find((r) => r[5] === 'MyDeviceShortcut')
+        ?.slice(1, 5),
+    ).toEqual(['2', 'Software\\device-agent', 'MyDeviceShortcut', '#1']);
+  });
+
   it('creates the state directory for SYSTEM and Administrators only', () => {
     expect(row('Directory', 'STATEDIR')).toEqual(['STATEDIR', 'CommonAppDataFolder', 'device-agent']);
     expect(row('MsiLockPermissionsEx', 'StateDirectoryAcl')).toEqual(['StateDirectoryAcl', 'STATEDIR', 'CreateFolder', STATE_DIR_SDDL, '']);

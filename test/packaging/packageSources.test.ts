@@ -89,6 +89,17 @@ describe.skipIf(macosSources.skip)(macosSources.title, () => {
     }
   });
 
+  it('"My device posture": an applet built from its script, running device-agent my-device as the user, errors in a dialog', () => {
+    const script = readFileSync(join(top, 'root/usr/local/libexec/device-agent/my-device.applescript'), 'utf8');
+    expect(script).toContain('\t\tdo shell script "/usr/local/libexec/device-agent/device-agent my-device"\n');
+    expect(script).toContain('\ton error message\n\t\tactivate\n\t\tdisplay dialog message');
+    const build = readFileSync(join(top, 'build-pkg.sh'), 'utf8');
+    expect(build).toContain('MY_DEVICE_APP="root/Applications/My device posture.app"');
+    expect(build).toContain('osacompile -o "$MY_DEVICE_APP" "$LIBEXEC/my-device.applescript"');
+    expect(build).toContain('codesign "$@" "$MY_DEVICE_APP"');
+    expect(readFileSync(join(top, 'uninstall.sh'), 'utf8')).toContain('"/Applications/My device posture.app"');
+  });
+
   it('the LaunchDaemon runs the installed agent on the System state directory', () => {
     const job = dict(readFileSync(join(top, 'root/Library/LaunchDaemons/org.device-agent.agent.plist'), 'utf8'));
     expect(job).toMatchObject({

@@ -206,7 +206,7 @@ describe('desktop entry', () => {
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
 
-  it('is D-Bus activatable; its Exec= fallback passes the link as %u to the agent, which opens the terminal itself', () => {
+  it('is D-Bus activatable; its Exec= fallback passes the link as %u to the agent, which refuses it unless the session opted in', () => {
     const entry = parse(desktopEntry({ program: ['/usr/lib/device-agent/device-agent'], programDir: '/usr/lib/device-agent' }));
     expect(entry).toMatchObject({
       Type: 'Application',

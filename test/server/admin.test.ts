@@ -107,7 +107,7 @@ describe('device list', () => {
       expect.objectContaining({ device_id: globex.deviceId, org: 'list-globex', state: 'ACTIVE', hostname: 'test-host' }),
     ]);
     const table = (await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'list-initech'])).stdout;
-    expect(table.split('\n')[0]).toMatch(/^DEVICE\s+ORG\s+STATE\s+NAME\s+HOSTNAME\s+PLATFORM\s+LAST SEEN$/);
+    expect(table.split('\n')[0]).toMatch(/^DEVICE\s+ORG\s+STATE\s+NAME\s+HOSTNAME\s+PLATFORM\s+LAST SEEN\s+OS\s+AGENT\s+FAILING\s+LABELS$/);
     expect(table).toMatch(new RegExp(`^${initech.device_id}\\s+list-initech\\s+PENDING\\s+printer\\s+-`, 'm'));
     expect((await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'nobody'])).stdout).toBe('No devices.\n');
   });
@@ -158,6 +158,12 @@ describe('device show', () => {
     expect(stdout).toMatch(/^State\s+ACTIVE$/m);
     expect(stdout).toContain('Postures: 1 result in 1 report');
     expect(stdout).toMatch(/TIME_SYNC\s+PASS\s+rpt_[0-9a-f]{32}/);
+    // The label column is as wide as the longest label shown, not the longest one there is.
+    const fields = stdout.slice(0, stdout.indexOf('\n\n')).split('\n');
+    const labels = fields.map((line) => /^(.+?)\s{2,}/.exec(line)![1]!);
+    expect(labels).not.toContain('Enrollment secret');
+    const width = Math.max(...labels.map((label) => label.length));
+    for (const line of fields) expect(line.slice(width)).toMatch(/^ {2}\S/);
   });
 
   test('an unknown device: exit 2, no stack trace', async () => {

@@ -233,3 +233,137 @@ describe('the page', () => {
     expect(logs).not.toContain(cookie.split('=')[1]!);
   });
 });
+
+describe("the admin's exception on the page", () => {
+  test("a FAIL the admin accepted shows the admin's reason and its end; another device's exception is not shown", async () => {
+    const device = await enrolledDevice(server, { org: 'acme' });
+    const sent = await postures(server, device.apiKey, {
+      results: [
+        result({ check_key: 'FIREWALL_ENABLED', status: 'FAIL', evidence: { rule: 'no_inbound_filtering' } }),
+        result({ check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'root_not_encrypted' } }),
+      ],
+    });
+    expect(sent.status, sent.text).toBe(204);
+    const db = ['--db', server.dbPath];
+    const reason = 'Replacement laptop <ordered> for May';
+    const granted = await tryServerCli([
+      'exception',
+      'add',
+      '--org',
+      'acme',
+      '--device',
+      device.deviceId,
+      '--check',
+      'DISK_ENCRYPTION',
+      '--reason',
+      reason,
+      '--expires',
+      '30d',
+      '--json',
+      ...db,
+    ]);
+    expect(granted.code, granted.stderr).toBe(0);
+    const expiresAt = (JSON.parse(granted.stdout) as { expires_at: string }).expires_at;
+    const elsewhere = await tryServerCli([
+      'exception',
+      'add',
+      '--org',
+      'acme',
+      '--device',
+      acme.deviceId,
+      '--check',
+      'FIREWALL_ENABLED',
+      '--reason',
+      'not this device',
+      '--expires',
+      '30d',
+      ...db,
+    ]);
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+
+    const page = (await get('/my-device', await redeem(await pageUrl(device)))).text;
+    const disk = page.slice(page.indexOf('id="check-DISK_ENCRYPTION"'));
+    const note = /<p class="note exception">Your admin accepts this until <time datetime="([^"]+)"[^]*?<\/time\s*>: ([^<]*)<\/p>/.exec(
+      disk,
+    );
+    expect(note?.[1]).toBe(expiresAt);
+    expect(note?.[2]).toBe('Replacement laptop &lt;ordered&gt; for May');
+    // Exactly one note on the page: the firewall FAIL of this device has no exception.
+    expect(page.match(/class="note exception"/g)).toHaveLength(1);
+    expect(page).not.toContain('not this device');
+  });
+});
+
+describe('check again', () => {
+  const checkAgain = (cookie?: string) =>
+    call(server, '/my-device/check', {
+      raw: '',
+      headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+    });
+
+  test("the page's request reaches the device's heartbeat answers, once a minute, and the page follows it to its results", async () => {
+    const device = await enrolledDevice(server, { org: 'acme' });
+    const beatOf = () => heartbeat(server, device.apiKey, heartbeatBody({ hardware_uuid: device.hardwareUuid }));
+    const first = await beatOf();
+    expect(first.body).not.toHaveProperty('check_requested_at');
+    const cookie = await redeem(await pageUrl(device));
+    const before = await get('/my-device', cookie);
+    expect(before.text).toContain('id="check-again-button"');
+    expect(before.text).not.toContain('http-equiv="refresh"');
+
+    const asked = await checkAgain(cookie);
+    expect(asked.status, asked.text).toBe(303);
+    expect(asked.headers.location).toBe('/my-device');
+    const beat = await beatOf();
+    expect(beat.status, beat.text).toBe(200);
+    const requestedAt = (beat.body as { check_requested_at?: string }).check_requested_at!;
+    expect(Date.now() - Date.parse(requestedAt)).toBeLessThan(60_000);
+    // The spec's fields are all there, unchanged.
+    expect(Object.keys(beat.body!)).toEqual(
+      expect.arrayContaining(['device_id', 'heartbeat_interval_seconds', 'posture_interval_seconds', 'server_time']),
+    );
+    // Another device's heartbeat does not carry it.
+    expect((await heartbeat(server, globex.apiKey, heartbeatBody({ hardware_uuid: globex.hardwareUuid }))).body).not.toHaveProperty(
+      'check_requested_at',
+    );
+
+    // Waiting: the page says so, reloads itself, and offers no second request.
+    const waiting = await get('/my-device', cookie);
+    expect(waiting.text).toMatch(/id="check-again-status"[^>]*>\s*You asked for a new check/);
+    expect(waiting.text).toContain('<meta http-equiv="refresh" content="10" />');
+    expect(waiting.text).not.toContain('id="check-again-button"');
+    expect(waiting.text).toContain('every 5 minutes');
+
+    // A second request within the minute: 429 with Retry-After, the page with a notice; nothing recorded.
+    const again = await checkAgain(cookie);
+    expect(again.status).toBe(429);
+    const retryAfter = Number(again.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(again.text).toContain(`try again in ${retryAfter} s`);
+    expect((await beatOf()).body).toMatchObject({ check_requested_at: requestedAt });
+
+    // The device reports: the page shows the results as those of the check asked for, and the button again.
+    const sent = await postures(server, device.apiKey, { results: [result({ check_key: 'FIREWALL_ENABLED', status: 'PASS' })] });
+    expect(sent.status, sent.text).toBe(204);
+    const answered = await get('/my-device', cookie);
+    expect(answered.text).toMatch(/id="check-again-status">\s*These are the results of the new check you asked for/);
+    expect(answered.text).not.toContain('http-equiv="refresh"');
+    expect(answered.text).toContain('id="check-again-button"');
+  });
+
+  test('without a valid session the request is refused with the expired page and records nothing', async () => {
+    expectExpired(await checkAgain());
+    expectExpired(await checkAgain('device_agent_page=not-a-session'));
+    const device = await enrolledDevice(server, { org: 'acme' });
+    const cookie = await redeem(await pageUrl(device));
+    await server.revokeDevice(device.deviceId);
+    expectExpired(await checkAgain(cookie));
+    // A body is not read: a large one is refused before the session is.
+    const huge = await call(server, '/my-device/check', {
+      raw: 'x'.repeat(4096),
+      headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(huge.status).toBe(413);
+  });
+});

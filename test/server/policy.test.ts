@@ -185,8 +185,13 @@ describe('delivery to agents', () => {
   test('/policy needs the API key and a platform', async () => {
     expectError(await call(server, EXTENSION_ROUTES.policy, { json: { platform: 'LINUX' } }), 401, 'unauthorized');
     expectError(await call(server, EXTENSION_ROUTES.policy, { apiKey: device.apiKey, json: { platform: 'BEOS' } }), 400, 'bad_request');
-    // An extension route, so not among the spec's paths that name their methods: another method is no route.
-    expectError(await call(server, EXTENSION_ROUTES.policy, { method: 'GET', apiKey: device.apiKey }), 404, 'not_found');
+    // Another method is refused like on the other extension routes (405 with Allow), before the key is read.
+    for (const method of ['GET', 'PUT', 'HEAD']) {
+      const answer = await call(server, EXTENSION_ROUTES.policy, { method });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.allow).toBe('POST');
+    }
+    expectError(await call(server, EXTENSION_ROUTES.policy, { method: 'GET', apiKey: device.apiKey }), 405, 'method_not_allowed');
   });
 
   test('lifecycle import: a newer data set is validated, versioned and served; an invalid one changes nothing', async () => {
@@ -337,6 +342,60 @@ describe('the console’s policy form', () => {
   });
 });
 
+describe('the console’s exception forms', () => {
+  test('grant for a device and for a label (POST, then 303 to the page), refuse bad input with why and store nothing, end one', async () => {
+    expect((await addAccount(server, 'exceptions@acme.test', { org: 'acme' }, 'exceptions password')).code).toBe(0);
+    const client = new ConsoleClient(server);
+    expect((await client.signIn('exceptions@acme.test', 'exceptions password')).status).toBe(303);
+    const listed = async () => parseJson<ExceptionView[]>((await cli(['exception', 'list', '--org', 'acme', '--json'])).stdout);
+    const before = await listed();
+    const devicePath = `/console/devices/${device.deviceId}`;
+    const csrf = await client.csrfToken(devicePath);
+    const fields = { _csrf: csrf, check: 'SCREEN_LOCK', reason: 'kiosk <b>display</b>', expires: '2020-01-01' };
+
+    const refused = await client.post(`${devicePath}/exceptions`, fields);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('expires must be in the future');
+    // What was typed comes back, as text.
+    expect(refused.text).toContain('value="kiosk &lt;b&gt;display&lt;/b&gt;"');
+    expect(refused.text).toContain('value="2020-01-01"');
+    expect(refused.text).toMatch(/<option value="SCREEN_LOCK"\s+selected>/);
+    expect((await client.post(`${devicePath}/exceptions`, { ...fields, expires: '30d', _csrf: 'forged' })).status).toBe(403);
+    expect((await client.post(`${devicePath}/exceptions`, { ...fields, check: 'screen' })).status).toBe(400);
+    expect(await listed()).toEqual(before);
+
+    const granted = await client.post(`${devicePath}/exceptions`, { ...fields, expires: '30d' });
+    expect(granted.status, granted.text).toBe(303);
+    expect(granted.headers.location).toBe(`${devicePath}#exceptions`);
+    const own = (await listed()).find((e) => !before.some((b) => b.exception_id === e.exception_id))!;
+    expect(own).toMatchObject({ device_id: device.deviceId, check_key: 'SCREEN_LOCK', reason: 'kiosk <b>display</b>' });
+    expect(own.created_by).toBe('account:exceptions@acme.test');
+    expect((await client.get(devicePath)).text).toContain(`data-exception="${own.exception_id}"`);
+
+    // A label's, from the policy page.
+    const labelRefused = await client.post('/console/exceptions?org=acme', { ...fields, label: 'site', expires: '30d' });
+    expect(labelRefused.status).toBe(400);
+    expect(labelRefused.text).toContain('a label is key=value');
+    expect(labelRefused.text).toContain('Policy of acme');
+    const labelGranted = await client.post('/console/exceptions?org=acme', { ...fields, label: 'site=kiosk', expires: '7d' });
+    expect(labelGranted.status, labelGranted.text).toBe(303);
+    expect(labelGranted.headers.location).toBe('/console/policy?org=acme#exceptions');
+    const byLabel = (await listed()).find((e) => e.label === 'site=kiosk')!;
+    expect((await client.get('/console/policy')).text).toContain(`data-exception="${byLabel.exception_id}"`);
+
+    // Ending one: back to the page it was ended from; an unknown one is 404 and ends nothing.
+    const end = (id: string, form: Record<string, string>) => client.post(`/console/exceptions/${id}/remove`, { _csrf: csrf, ...form });
+    expect((await end('exc_00000000000000000000000000000000', { org: 'acme' })).status).toBe(404);
+    expect((await end(own.exception_id, { org: 'acme', device: device.deviceId, _csrf: 'forged' })).status).toBe(403);
+    const ended = await end(own.exception_id, { org: 'acme', device: device.deviceId });
+    expect(ended.status).toBe(303);
+    expect(ended.headers.location).toBe(`${devicePath}#exceptions`);
+    const endedLabel = await end(byLabel.exception_id, { org: 'acme' });
+    expect(endedLabel.headers.location).toBe('/console/policy?org=acme#exceptions');
+    expect(await listed()).toEqual(before);
+  });
+});
+
 describe('label refinements', () => {
   test('a device registered with a labelled secret is served the organization’s policy refined by its label; others are not', async () => {
     const secret = await createSecret(server, ['--label', 'team=lab'], 'labs');
@@ -362,6 +421,60 @@ describe('label refinements', () => {
   });
 });
 
+describe('label exceptions', () => {
+  /** A device of `org` registered with a secret that gives it `label`: its API key and id. */
+  async function labelledDevice(org: string, label: string): Promise<{ apiKey: string; deviceId: string }> {
+    const secret = await createSecret(server, ['--label', label], org);
+    const identity = heartbeatBody();
+    const registered = await register(server, secret.enroll_secret, identity);
+    expect(registered.status, registered.text).toBe(200);
+    const apiKey = String((await enroll(server, registered.body?.enrollment_token)).body?.api_key);
+    const beat = await heartbeat(server, apiKey, identity);
+    expect(beat.status, beat.text).toBe(200);
+    return { apiKey, deviceId: String(beat.body?.device_id) };
+  }
+  const failDisk = async (apiKey: string) => {
+    const uploaded = await postures(server, apiKey, {
+      results: [result({ check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'root_not_encrypted' } })],
+    });
+    expect(uploaded.status, uploaded.text).toBe(204);
+  };
+
+  test('covers the devices of the organization carrying the label: shown excepted and counted apart, until it lapses', async () => {
+    const covered = await labelledDevice('field', 'site=remote');
+    const unlabelled = await enrolledDevice(server, { org: 'field' });
+    const elsewhere = await labelledDevice('acme', 'site=remote');
+    for (const apiKey of [covered.apiKey, unlabelled.apiKey, elsewhere.apiKey]) await failDisk(apiKey);
+    const fieldToken = (await createAdminToken(server, { org: 'field' })).admin_token;
+    const counts = async () => {
+      const summary = parseJson<ComplianceSummary>((await api('/compliance?org=field', fieldToken)).text);
+      const disk = summary.checks.find((c) => c.check_key === 'DISK_ENCRYPTION')!;
+      return { FAIL: disk.FAIL, EXCEPTED: disk.EXCEPTED };
+    };
+    const exceptedUntil = async (deviceId: string, token: string) =>
+      parseJson<DeviceView>((await api(`/devices/${deviceId}`, token)).text).latest.find((r) => r.check_key === 'DISK_ENCRYPTION')!
+        .excepted_until;
+    expect(await counts()).toEqual({ FAIL: 2, EXCEPTED: 0 });
+
+    const granted = await cli([
+      ...['exception', 'add', '--org', 'field', '--label', 'site=remote', '--check', 'DISK_ENCRYPTION'],
+      ...['--reason', 'remote site, encrypted at the next visit', '--expires', '10s', '--json'],
+    ]);
+    expect(granted.code, granted.stderr).toBe(0);
+    const exception = parseJson<ExceptionView>(granted.stdout);
+    expect(exception).toMatchObject({ org: 'field', device_id: null, label: 'site=remote' });
+    expect(await counts()).toEqual({ FAIL: 1, EXCEPTED: 1 });
+    expect(await exceptedUntil(covered.deviceId, fieldToken)).toBe(exception.expires_at);
+    expect(await exceptedUntil(unlabelled.deviceId, fieldToken)).toBeUndefined();
+    // The same label in another organization is not covered.
+    expect(await exceptedUntil(elsewhere.deviceId, acmeToken)).toBeUndefined();
+
+    await until(counts, (c) => c.EXCEPTED === 0, 30_000, 'the label exception to lapse');
+    expect(await counts()).toEqual({ FAIL: 2, EXCEPTED: 0 });
+    expect(await exceptedUntil(covered.deviceId, fieldToken)).toBeUndefined();
+  });
+});
+
 describe('serve --no-policy', () => {
   test('is the spec’s server: no policy_version in heartbeats and no policy route', async () => {
     const plain = await startServer({ args: ['--no-policy'] });
@@ -376,6 +489,8 @@ describe('serve --no-policy', () => {
         'server_time',
       ]);
       expectError(await call(plain, EXTENSION_ROUTES.policy, { apiKey: own.apiKey, json: { platform: 'LINUX' } }), 404, 'not_found');
+      // No route for any method: not even the 405 a server with the extension answers.
+      expectError(await call(plain, EXTENSION_ROUTES.policy, { method: 'GET', apiKey: own.apiKey }), 404, 'not_found');
     } finally {
       await plain.stop();
     }

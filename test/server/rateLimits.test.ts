@@ -1,11 +1,13 @@
 // Per-device rate limits against the real server: 429 with the contract's error body and a
 // Retry-After the agent honours, per device, decided before the body is stored; and defaults that
 // an agent on the server's schedule never meets.
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon, until } from '../support/agent';
+import { ON_POSTGRES, queryDatabase } from '../support/postgres';
 import { logEntries, startServer, type RunningServer } from '../support/server';
 import { Readable } from 'node:stream';
-import { ROUTES } from '../../src/protocol/schemas';
+import { DEVICE_PAGE_ROUTE, ROUTES } from '../../src/protocol/schemas';
 import { call, enrolledDevice, expectError, heartbeat, heartbeatBody, postures, result } from './client';
 
 const servers: RunningServer[] = [];
@@ -17,6 +19,18 @@ async function serve(args: string[]): Promise<RunningServer> {
   const server = await startServer({ args });
   servers.push(server);
   return server;
+}
+
+/** One-time codes the server has stored, on either engine. */
+async function codesStored(server: RunningServer): Promise<number> {
+  const sql = "SELECT count(*) AS n FROM device_page_grants WHERE kind = 'code'";
+  if (ON_POSTGRES) return Number((await queryDatabase<{ n: string }>(server.dbPath, sql))[0]!.n);
+  const db = new Database(server.dbPath, { readonly: true });
+  try {
+    return (db.prepare(sql).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
 }
 
 function statusesLogged(server: RunningServer): (number | undefined)[] {
@@ -95,6 +109,29 @@ describe('per-device rate limits', () => {
       429,
       'too_many_requests',
     );
+  });
+
+  test('device page links beyond the budget get 429 with Retry-After and store no code; the default is 6 a minute', async () => {
+    const server = await serve(['--rate-limit-device-pages', '2']);
+    const device = await enrolledDevice(server);
+    const link = () => call(server, DEVICE_PAGE_ROUTE, { apiKey: device.apiKey, json: {} });
+    for (let i = 0; i < 2; i += 1) expect((await link()).status).toBe(200);
+    const refused = await link();
+    expectError(refused, 429, 'too_many_requests');
+    expect(refused.body?.message).toMatch(/sent device page requests faster than this server allows; retry after \d+ s/);
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(30);
+    expect(await codesStored(server)).toBe(2);
+    const other = await enrolledDevice(server);
+    expect((await call(server, DEVICE_PAGE_ROUTE, { apiKey: other.apiKey, json: {} })).status).toBe(200);
+
+    // The default: six in a row pass, the seventh waits.
+    const defaults = await serve([]);
+    const user = await enrolledDevice(defaults);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1) statuses.push((await call(defaults, DEVICE_PAGE_ROUTE, { apiKey: user.apiKey, json: {} })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429]);
   });
 
   test('an agent daemon on a 1 s schedule never meets the default limits', async () => {

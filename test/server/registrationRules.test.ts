@@ -8,7 +8,14 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { hashCredential, newEnrollSecret } from '../../src/server/credentials';
 import { openStore } from '../../src/server/db/open';
 import type { DeviceAttributes, HolderOfHardwareUuid, RegistrationFacts, Store } from '../../src/server/db/store';
-import { LIVE_HEARTBEAT_INTERVALS, REGISTERED_TOKEN_TTL_MS, decideRegistration, register } from '../../src/server/deviceLifecycle';
+import {
+  LIVE_HEARTBEAT_INTERVALS,
+  REGISTERED_TOKEN_TTL_MS,
+  decideRegistration,
+  heartbeat,
+  mayEnroll,
+  register,
+} from '../../src/server/deviceLifecycle';
 import type { DeviceId, EnrollSecretId, OrganizationId } from '../../src/server/ids';
 
 const NOW = '2026-11-25T12:00:00.000Z';
@@ -35,7 +42,6 @@ const SECRET: NonNullable<RegistrationFacts['secret']> = {
 const HOLDER: HolderOfHardwareUuid = {
   id: HOLDER_ID,
   state: 'ACTIVE',
-  hasApiKey: true,
   enrollSecretId: SECRET_ID,
   hostname: 'laptop',
   serialNumber: 'SN-1',
@@ -67,19 +73,20 @@ describe('decideRegistration', () => {
     expect(decide({ secret: { ...SECRET, maxUses: 2, uses: 2 } })).toEqual(refuse);
     expect(decide({ secret: { ...SECRET, maxUses: 2, uses: 2 }, holder: HOLDER })).toEqual(refuse);
     // A revoked or expired secret does not even give a retry its token again.
-    const retry = { ...HOLDER, state: 'PENDING' as const, hasApiKey: false };
+    const retry = { ...HOLDER, state: 'PENDING' as const };
     expect(decide({ secret: { ...SECRET, revokedAt: at(-1) }, holder: retry })).toEqual(refuse);
     expect(decide({ secret: { ...SECRET, expiresAt: at(-1) }, holder: retry })).toEqual(refuse);
   });
 
-  test('a retry before enrolling (this secret, same host, PENDING without a key) gets its device again, even when used up', () => {
-    const retry = { ...HOLDER, state: 'PENDING' as const, hasApiKey: false, lastSeenAt: null, enrolledAt: null };
+  test('a retry before the first heartbeat (this secret, same host, PENDING) gets its device again, even when used up', () => {
+    const retry = { ...HOLDER, state: 'PENDING' as const, lastSeenAt: null, enrolledAt: null };
     expect(decide({ holder: retry })).toEqual(reissue);
+    // Its /enroll answer lost: the device was given a key its host never received.
+    expect(decide({ holder: { ...retry, enrolledAt: at(-1000) } })).toEqual(reissue);
     expect(decide({ holder: retry, secret: { ...SECRET, maxUses: 1, uses: 1 } })).toEqual(reissue);
     expect(decide({ holder: { ...retry, serialNumber: null } })).toEqual(reissue);
     expect(decide({ holder: retry }, { serialNumber: null })).toEqual(reissue);
-    // Not a retry: enrolled already, another secret's, or an admin's device.
-    expect(decide({ holder: { ...retry, hasApiKey: true } })).toEqual(supersede);
+    // Not a retry: another secret's, an admin's device, or one that heartbeated.
     expect(decide({ holder: { ...retry, enrollSecretId: 'ens_ffffffffffffffffffffffffffffffff' as EnrollSecretId } })).toEqual(supersede);
     expect(decide({ holder: { ...retry, enrollSecretId: null } })).toEqual(supersede);
     expect(decide({ holder: { ...retry, state: 'ACTIVE' } })).toEqual(supersede);
@@ -160,15 +167,30 @@ describe('register on a real SQLite store', () => {
   test('outcomes: reissued (no use), superseded, duplicate; each holder named', async () => {
     const secret = await newSecret();
     const first = await register(store, secret, ATTRIBUTES, NOW, INTERVAL);
+    if (first.kind !== 'registered') throw new Error(first.kind);
     const again = await register(store, secret, ATTRIBUTES, NOW, INTERVAL);
-    expect(again).toMatchObject({ outcome: 'reissued', holder: null, deviceId: first.kind === 'registered' && first.deviceId });
-    const key = hashCredential('k'.repeat(96));
-    expect(await store.exchangeToken(hashCredential(again.kind === 'registered' ? again.enrollmentToken : ''), key, NOW, () => true)).toBe(
-      again.kind === 'registered' && again.deviceId,
+    if (again.kind !== 'registered') throw new Error(again.kind);
+    expect(again).toMatchObject({ outcome: 'reissued', holder: null, deviceId: first.deviceId });
+    const device = { id: again.deviceId, orgId: (await store.findDevice(again.deviceId))!.orgId };
+    const lostKey = hashCredential('k'.repeat(96));
+    expect(await store.exchangeToken(hashCredential(again.enrollmentToken), lostKey, NOW, () => true)).toBe(again.deviceId);
+    // The /enroll answer was lost: the host registers again before any heartbeat. The same device,
+    // no second use, and the key it never received is gone, so its new token can enroll it.
+    const retried = await register(store, secret, ATTRIBUTES, at(1000), INTERVAL);
+    if (retried.kind !== 'registered') throw new Error(retried.kind);
+    expect(retried).toMatchObject({ outcome: 'reissued', holder: null, deviceId: first.deviceId });
+    expect(await store.authenticate(lostKey)).toBeUndefined();
+    expect(await store.findDevice(first.deviceId)).toMatchObject({ state: 'PENDING', enrolledAt: null });
+    const key = hashCredential('j'.repeat(96));
+    expect(await store.exchangeToken(hashCredential(retried.enrollmentToken), key, at(1000), (facts) => mayEnroll(facts, at(1000)))).toBe(
+      first.deviceId,
     );
-    const reenrolled = await register(store, secret, ATTRIBUTES, NOW, INTERVAL);
-    expect(reenrolled).toMatchObject({ outcome: 'superseded', holder: again.kind === 'registered' && again.deviceId });
-    const clone = await register(store, secret, { ...ATTRIBUTES, hostname: 'clone' }, at(1000), INTERVAL);
+    expect((await store.listEnrollSecrets({ orgId: null }, 'acme'))[0]?.uses).toBe(1);
+    // After its first heartbeat the device is no longer a retry: registering again supersedes it.
+    expect(await heartbeat(store, device, ATTRIBUTES, at(2000))).toEqual({ kind: 'recorded' });
+    const reenrolled = await register(store, secret, ATTRIBUTES, at(3000), INTERVAL);
+    expect(reenrolled).toMatchObject({ outcome: 'superseded', holder: first.deviceId });
+    const clone = await register(store, secret, { ...ATTRIBUTES, hostname: 'clone' }, at(4000), INTERVAL);
     expect(clone).toMatchObject({ outcome: 'duplicate', holder: reenrolled.kind === 'registered' && reenrolled.deviceId });
     expect((await store.listEnrollSecrets({ orgId: null }, 'acme'))[0]?.uses).toBe(3);
   });

@@ -31,6 +31,8 @@ type Fault =
   | { kind: 'drop' }
   /** Forward after a delay. */
   | { kind: 'delay'; ms: number }
+  /** Never forwarded nor answered: the connection stays open until the client or the proxy ends it. */
+  | { kind: 'hang' }
   /** Forward and rewrite the JSON answer. */
   | { kind: 'rewrite'; transform: (body: unknown) => unknown };
 
@@ -90,6 +92,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         res.end(body);
         return;
       }
+      if (fault?.kind === 'hang') return;
       const forward = () =>
         forwardTo(
           upstream,

@@ -10,6 +10,7 @@ import { delimiter, join } from 'node:path';
 
 /** Each tool a test runs, with the Debian 12 package that installs it. */
 export const DEBIAN_PACKAGES = {
+  busctl: 'systemd',
   chromium: 'chromium',
   'dbus-daemon': 'dbus-daemon',
   'dbus-run-session': 'dbus-daemon',

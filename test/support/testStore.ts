@@ -2,13 +2,32 @@
 // project, a new database on the run's PostgreSQL cluster. For tests of engine-neutral code over a
 // real store, each engine's SQL included.
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { parseDatabaseLocation } from '../../src/server/db/location';
 import { openStore } from '../../src/server/db/open';
 import type { Store } from '../../src/server/db/store';
-import { ON_POSTGRES, createDatabase, postgresEnv } from './postgres';
+import { ON_POSTGRES, createDatabase, postgresEnv, queryDatabase } from './postgres';
 
 export async function openTestStore(dir: string): Promise<Store> {
-  if (!ON_POSTGRES) return openStore({ engine: 'sqlite', path: join(dir, 'server.db') });
+  return (await openInspectedTestStore(dir)).store;
+}
+
+/** The same, with a count of a table's rows read beside the store (what its interface does not tell). */
+export async function openInspectedTestStore(dir: string): Promise<{ store: Store; countRows: (table: string) => Promise<number> }> {
+  if (!ON_POSTGRES) {
+    const path = join(dir, 'server.db');
+    const countRows = (table: string) => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return Promise.resolve((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+      } finally {
+        db.close();
+      }
+    };
+    return { store: await openStore({ engine: 'sqlite', path }), countRows };
+  }
   process.env.PGPASSWORD = postgresEnv().PGPASSWORD;
-  return openStore(parseDatabaseLocation(await createDatabase()));
+  const url = await createDatabase();
+  const countRows = async (table: string) => Number((await queryDatabase<{ n: string }>(url, `SELECT count(*) AS n FROM ${table}`))[0]!.n);
+  return { store: await openStore(parseDatabaseLocation(url)), countRows };
 }

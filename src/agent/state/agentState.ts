@@ -29,6 +29,12 @@ import {
   type WipeNote,
 } from './enrollmentRecord';
 import { keyringEntryFor, openRecordedKeyStore, probeEntry, selectKeyStore } from './keystore';
+import {
+  readPendingRegistration,
+  removePendingRegistration,
+  writePendingRegistration,
+  type PendingRegistration,
+} from './pendingRegistration';
 import { fileKeyStore } from './keystore/file';
 import { openKeyringStore } from './keystore/keyring';
 import type { KeyStoreBackend, KeyStoreChoice } from './keystore/types';
@@ -83,13 +89,24 @@ interface EnrollPlan {
   logger: Logger;
 }
 
+/**
+ * An enrollment secret's registration, kept from /register until the enrollment completes
+ * (pendingRegistration.ts), for the enrollment's server.
+ */
+export interface Registrations {
+  /** The registration kept for the secret with this SHA-256 (hex), or null. */
+  kept(secretSha256: string): Promise<PendingRegistration | null>;
+  keep(registration: Omit<PendingRegistration, 'server_url'>): Promise<void>;
+}
+
 /** The server's part of an enrollment (src/agent/enrollment.ts). */
 interface EnrollProtocol<Revocation> {
   /**
-   * Spends the one-time token (registering first with an enrollment secret); returns the API key and
-   * how the device enrolled. Called once the key store proved it can store a key.
+   * Spends the one-time token (registering first with an enrollment secret, or spending the
+   * registration kept from an earlier attempt); returns the API key and how the device enrolled.
+   * Called once the key store proved it can store a key.
    */
-  exchange(): Promise<{ apiKey: string; enrolledWith: EnrolledWith }>;
+  exchange(registrations: Registrations): Promise<{ apiKey: string; enrolledWith: EnrolledWith }>;
   /** Revokes a key that could not be stored (best effort: the token is spent). */
   discard(apiKey: string): Promise<void>;
   /** With --force: revokes the enrollment being replaced (its key, when the store still holds it). */
@@ -247,7 +264,10 @@ class LocalState implements AgentState {
       try {
         // Before the one-time token is spent: a store that cannot take the key must fail now.
         await store.prepare();
-        ({ apiKey, enrolledWith } = await protocol.exchange());
+        ({ apiKey, enrolledWith } = await protocol.exchange({
+          kept: (secretSha256) => readPendingRegistration(layout, plan.serverUrl, secretSha256),
+          keep: (registration) => writePendingRegistration(layout, { server_url: plan.serverUrl, ...registration }),
+        }));
       } catch (err) {
         await discard();
         throw err;
@@ -263,6 +283,8 @@ class LocalState implements AgentState {
         throw new KeyStoreUnavailableError(store.backend, `${reason} (the enrollment token was used up: ask for a new one)`);
       }
       await this.reached('enroll:key-stored');
+      // Its token is spent and the key stored: a registration kept for a retry has served.
+      await removePendingRegistration(layout);
       await this.status.replace(null); // a previous revocation notice no longer applies
       await this.reached('enroll:status-cleared');
       await writeEnrollmentRecord(layout, {
@@ -414,7 +436,7 @@ class LocalState implements AgentState {
     if (!existsSync(this.layout.enrollment)) return;
     let lock;
     try {
-      lock = await acquireLock(this.layout.enrollmentLock, { wait: false });
+      lock = await acquireLock(this.layout.enrollmentLock);
     } catch (err) {
       if (err instanceof LockHeldError) return;
       throw err;
@@ -432,7 +454,7 @@ class LocalState implements AgentState {
   /** Temp files a crash during an atomic write of the key file can leave. */
   private async removeKeyTempFiles(): Promise<void> {
     const prefix = `.${basename(this.layout.apiKey)}.`;
-    const names = await readdir(this.layout.dir).catch(() => [] as string[]);
+    const names = await readdir(this.layout.dir);
     await Promise.all(
       names
         .filter((name) => name.startsWith(prefix) && name.endsWith(TEMP_SUFFIX))
@@ -455,7 +477,7 @@ class LocalState implements AgentState {
 
   async holdDaemonLock(): Promise<Lock> {
     await ensurePrivateDirectory(this.layout.dir);
-    return acquireLock(this.layout.daemonLock, { wait: false });
+    return acquireLock(this.layout.daemonLock);
   }
 
   daemonPid(): Promise<number | null> {

@@ -4,7 +4,8 @@
 // Kept light: `--help` and `status` load this file; the owner itself (agentState.ts) is loaded on open.
 import type { AgentState, OpenOptions } from './agentState';
 
-export type { AgentState, OpenOptions, StateStep } from './agentState';
+export type { AgentState, OpenOptions, Registrations, StateStep } from './agentState';
+export type { PendingRegistration } from './pendingRegistration';
 export type { EnrolledWith, EnrollmentRecord } from './enrollmentRecord';
 export type { KeyStoreBackend, KeyStoreChoice } from './keystore/types';
 export { KEYSTORE_CHOICES } from './keystore/types';

@@ -23,6 +23,8 @@ export interface StateLayout {
   readonly queueDir: string;
   /** The policy the server last served (serverPolicy.ts). */
   readonly serverPolicy: string;
+  /** An enrollment secret's registration whose token is not yet spent (pendingRegistration.ts). */
+  readonly registration: string;
   /** Serialises enroll, unenroll and credential wipes. */
   readonly enrollmentLock: string;
   /** Held by the running daemon. */
@@ -38,6 +40,7 @@ export function stateLayout(dir: string): StateLayout {
     statusLock: join(dir, 'status.lock'),
     queueDir: join(dir, 'queue'),
     serverPolicy: join(dir, 'server-policy.json'),
+    registration: join(dir, 'registration.json'),
     enrollmentLock: join(dir, 'enrollment.lock'),
     daemonLock: join(dir, 'daemon.lock'),
   };

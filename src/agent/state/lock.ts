@@ -12,8 +12,8 @@ import { LockHeldError } from '../errors';
 import { isCode } from './atomicFile';
 
 export interface LockOptions {
-  /** Wait for a live holder to release it (true) or throw LockHeldError at once (false). */
-  wait: boolean;
+  /** Wait for a live holder to release it; without, LockHeldError at once. */
+  wait?: boolean;
   /** Upper bound of the wait, in ms (default 120 s); LockHeldError afterwards. */
   timeoutMs?: number;
   /** Called once when the lock is found held and the caller waits. */
@@ -27,7 +27,7 @@ export interface Lock {
 
 const POLL_MS = 50;
 
-export async function acquireLock(file: string, options: LockOptions): Promise<Lock> {
+export async function acquireLock(file: string, options: LockOptions = {}): Promise<Lock> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   let announced = false;
   for (;;) {

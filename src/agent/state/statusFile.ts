@@ -2,11 +2,11 @@
 // kept, so a newer daemon's additions survive an older CLI's update. StatusFile is its only writer:
 // every change is a read-modify-write under status.lock, so the daemon, `enroll`, `unenroll` and a
 // wipe never lose each other's updates, whichever process they run in.
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as z from 'zod/mini';
 import { Rfc3339 } from '../../protocol/rfc3339';
-import { readFileIfExists, syncDirectory, writeFileAtomic } from './atomicFile';
+import { syncDirectory, writeFileAtomic } from './atomicFile';
 import type { StateLayout } from './layout';
 import { acquireLock } from './lock';
 
@@ -52,13 +52,11 @@ export class StatusFile {
 
   /** The runtime status, or `{}` when none was written (or it is unreadable: it is only informative). */
   async read(): Promise<RuntimeStatus> {
-    const text = await readFileIfExists(this.layout.status).catch(() => null);
-    if (text === null) return {};
     try {
-      const parsed = RuntimeStatus.safeParse(JSON.parse(text));
+      const parsed = RuntimeStatus.safeParse(JSON.parse(await readFile(this.layout.status, 'utf8')));
       return parsed.success ? parsed.data : {};
     } catch {
-      return {};
+      return {}; // none written, unreadable, or not JSON
     }
   }
 

@@ -1,8 +1,14 @@
-// `device-agent check [--json] [--explain] [--only KEY[,KEY…]] [--policy <file>]`: runs this platform's
-// posture checks locally and prints what would be reported, then what each result that is not PASS
-// means and how to fix it (checks/<os>/remediation.ts); sends nothing. Exit 0 whatever the statuses;
-// 2 for an unknown check key or an unusable policy file.
+// `device-agent check [--json] [--explain] [--only KEY[,KEY…]] [--policy <file>] [--state-dir <dir>]`:
+// runs this platform's posture checks locally and prints what would be reported, then what each
+// result that is not PASS means and how to fix it (checks/<os>/remediation.ts), and which policy
+// judged them: the server's when the agent's state holds one (as the daemon's next cycle would),
+// else the local file, else the defaults. Sends nothing. Exit 0 whatever the statuses; 2 for an
+// unknown check key, an unusable policy file or an untrusted state directory.
+import { existsSync } from 'node:fs';
 import type { Explanation } from '../../../checks/remediation';
+import { ElevationRequiredError } from '../../agent/errors';
+import { describePolicySource, type PolicySource } from '../../agent/policySource';
+import type { StoredServerPolicy } from '../../agent/state';
 import { CHECK_KEYS, type PostureResult } from '../../protocol/schemas';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 
@@ -12,6 +18,29 @@ export interface CheckCliOptions {
   explain?: boolean;
   only?: string;
   policy?: string;
+  stateDir?: string;
+}
+
+/** The server policy the agent's state holds (stored by the daemon once validated), or none and why. */
+async function storedServerPolicy(stateDir: string | undefined): Promise<{ served: StoredServerPolicy | null; note?: string }> {
+  const [{ openAgentState, resolveStateDir }, { servedPolicyProblem }] = await Promise.all([
+    import('../../agent/state'),
+    import('../../agent/postureCycle'),
+  ]);
+  let dir: string;
+  try {
+    dir = resolveStateDir({ explicit: stateDir });
+  } catch (err) {
+    // A user beside the installed service: its state is root's; the check still runs, and says so.
+    if (err instanceof ElevationRequiredError)
+      return { served: null, note: "the service's server policy is readable by an administrator only: sudo device-agent check" };
+    throw err;
+  }
+  if (!existsSync(dir)) return { served: null };
+  const served = await (await openAgentState(dir, { readOnly: true })).serverPolicy();
+  const problem = served && (await servedPolicyProblem(served.response));
+  if (problem) return { served: null, note: `the stored server policy cannot be applied (${problem})` };
+  return { served };
 }
 
 /** The keys named by --only, validated against the official nine. */
@@ -104,19 +133,25 @@ export function renderExplanations(results: readonly PostureResult[], explanatio
 export default async function checkCommand(options: CheckCliOptions): Promise<ExitCode> {
   const only = parseOnly(options.only);
   const { postureCollector } = await import('../../agent/postureCycle');
-  const collect = await postureCollector({ policyFile: options.policy, ...(only ? { only } : {}) });
-  const { results, explanations } = await collect();
+  const [collect, { served, note }] = await Promise.all([
+    postureCollector({ policyFile: options.policy, ...(only ? { only } : {}) }),
+    storedServerPolicy(options.stateDir),
+  ]);
+  const { results, explanations, policy } = await collect(served);
   if (options.json) {
-    // Local only: these texts are never part of what /postures receives.
+    // Local only: these texts are never part of what /postures receives; nor is the policy that judged each result.
+    const judgedBy: PolicySource & { note?: string } = { ...policy, ...(note ? { note } : {}) };
     const explained = results.map((r, i) => ({
       ...r,
       summary: explanations[i]!.summary,
       fix: explanations[i]!.fix,
       admin: explanations[i]!.admin,
+      policy: judgedBy,
     }));
     process.stdout.write(`${JSON.stringify(explained, null, 2)}\n`);
   } else {
-    process.stdout.write(renderTable(results) + renderExplanations(results, explanations, options.explain === true));
+    const policyLine = `\nPolicy: ${describePolicySource(policy)!}${note ? ` (${note})` : ''}\n`;
+    process.stdout.write(renderTable(results) + renderExplanations(results, explanations, options.explain === true) + policyLine);
   }
   return EXIT.ok;
 }

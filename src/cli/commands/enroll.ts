@@ -2,11 +2,12 @@
 // secret), tell the user what comes next.
 import type { Command } from 'commander';
 import { ApiError, CredentialsRejectedError, InvalidRequestError, RetryableError } from '../../agent/api';
+import { RetrySettingError } from '../../agent/backoff';
 import { enroll, type EnrollResult } from '../../agent/enrollment';
 import { DeviceIdentityError } from '../../identity';
 import { commandContext } from '../commandContext';
 import type { CommonOptions } from '../commonOptions';
-import { resolveEnrollmentInput } from '../enrollmentInput';
+import { ALLOW_LINK_ARGUMENT_ENV, resolveEnrollmentInput } from '../enrollmentInput';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 import { shellQuote } from '../shellQuote';
 
@@ -25,6 +26,7 @@ export default async function enrollCommand(link: string | undefined, options: E
   const context = await commandContext(options);
   const input = await resolveEnrollmentInput({
     link,
+    allowLinkArgument: process.env[ALLOW_LINK_ARGUMENT_ENV] === '1',
     linkFile: options.linkFile,
     server: options.server,
     serverSource: command.getOptionValueSource('server'),
@@ -56,13 +58,15 @@ export default async function enrollCommand(link: string | undefined, options: E
 export function explain(err: unknown): unknown {
   if (err instanceof ApiError && err.route === 'register') return explainRegister(err);
   if (err instanceof DeviceIdentityError) return new CommandFailure(`${err.message} (nothing was sent)`, EXIT.internal);
+  if (err instanceof RetrySettingError) return new CommandFailure(`${err.message} (nothing was sent)`, EXIT.usage);
   if (err instanceof CredentialsRejectedError) {
     return new CommandFailure(
       'the server refused the enrollment token: token invalid, expired or already used: ask for a new one (nothing was stored)',
       EXIT.credentialsRejected,
     );
   }
-  if (err instanceof RetryableError) return new CommandFailure(`${err.message} (nothing was stored; try again later)`, EXIT.unreachable);
+  // Not "nothing was stored": an enrollment secret's registration is kept for the next attempt.
+  if (err instanceof RetryableError) return new CommandFailure(`${err.message} (not enrolled; try again later)`, EXIT.unreachable);
   if (err instanceof ApiError) return new CommandFailure(`enrollment failed: ${err.message} (nothing was stored)`, EXIT.internal);
   return err;
 }

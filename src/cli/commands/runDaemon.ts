@@ -89,14 +89,17 @@ export default async function runDaemon(options: RunCliOptions): Promise<ExitCod
 async function notifierFor(
   options: RunCliOptions,
   log: Logger,
-): Promise<((cycle: { results: PostureResult[]; lastCycle?: LastCycle }) => void) | undefined> {
+): Promise<((cycle: { results: PostureResult[]; lastCycle?: LastCycle; notifications?: boolean }) => void) | undefined> {
   if (!notificationsWanted(options.notifications)) return undefined;
   const { PostureChanges } = await import('../../agent/notifications');
-  const { desktopNotifier } = await import('../../platform/desktopNotify');
-  const notifier = desktopNotifier(selfCommand(), () => consoleUid(), isPrivileged());
+  const { platformNotifier } = await import('../../platform/notifier');
+  const notifier = await platformNotifier(process.platform, selfCommand(), isPrivileged());
+  if (notifier === undefined) return undefined;
   const changes = new PostureChanges(notifier);
   return (cycle) => {
-    changes.cycle(cycle.results, cycle.lastCycle, new Date()).then(
+    const enabled = cycle.notifications !== false;
+    if (!enabled) log.debug({ event: 'notifications_off' }, 'desktop notifications: turned off by the policy');
+    changes.cycle(cycle.results, cycle.lastCycle, new Date(), enabled).then(
       (sent) => {
         for (const n of sent) log.info({ event: 'notification', check_key: n.check_key, change: n.change }, 'desktop notification');
       },

@@ -5,15 +5,15 @@ import type {
   ComplianceDay,
   ComplianceSummary,
   CreatedDevice,
+  DeviceListItem,
   DevicePage,
-  DeviceSummary,
   DeviceView,
   LatestView,
   PostureHistory,
 } from '../admin';
 import type { AdminPrincipal } from '../adminAccess';
 import type { SignInAttempts } from '../db/store';
-import { DEVICE_PAGE_PATH, type DevicePageView } from '../devicePage';
+import { CHECK_AGAIN_PATH, type DevicePageView } from '../devicePage';
 import type { FleetFailure } from '../remediation';
 import { complianceChart } from './chart';
 import type { EnrollWay } from './enrollInstructions';
@@ -41,7 +41,7 @@ const NAV = [
 ] as const;
 
 /** The document every page is: the console's stylesheet, a header, the main part. */
-function documentOf(title: string, header: Html, main: Html): Html {
+function documentOf(title: string, header: Html, main: Html, head: Interpolation = null): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -49,6 +49,7 @@ function documentOf(title: string, header: Html, main: Html): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title}</title>
         <link rel="stylesheet" href="${STYLESHEET_PATH}" />
+        ${head}
       </head>
       <body>
         ${header}
@@ -153,13 +154,36 @@ function orgPicker(context: PageContext, org: string | undefined, action: string
   </form>`;
 }
 
+/** A device list's address with these filters (and the organization shown, if one is). */
+function listLink(org: string | undefined, filters: Record<string, string | null | undefined>): string {
+  const params = new URLSearchParams();
+  if (org) params.set('org', org);
+  for (const [key, value] of Object.entries(filters)) if (value !== undefined && value !== null) params.set(key, value);
+  const text = params.toString();
+  return `${CONSOLE_PREFIX}/devices${text ? `?${text}` : ''}`;
+}
+
+/** A count linking to the list of exactly the devices it counts (0 is not a link: that list is empty). */
+function countLink(count: number, href: string, label?: string): Html {
+  const text = label === undefined ? String(count) : `${count} ${label}`;
+  return count === 0 ? html`<span class="count">${text}</span>` : html`<a class="count" href="${href}">${text}</a>`;
+}
+
 export function overviewPage(
   context: PageContext,
   view: { org: string | undefined; summary: ComplianceSummary; days: ComplianceDay[]; failures: FleetFailure[] },
 ): Html {
   const { summary } = view;
-  const failingLink = (check: string) =>
-    `${CONSOLE_PREFIX}/devices?state=ACTIVE&failing=${encodeURIComponent(check)}${view.org ? `&org=${encodeURIComponent(view.org)}` : ''}`;
+  const to = (filters: Record<string, string | null | undefined>) => listLink(view.org, filters);
+  const checkLink = (check: string, filters: Record<string, string>) => to({ state: 'ACTIVE', check, ...filters });
+  if (summary.devices.total === 0)
+    return layout(
+      'Overview',
+      context,
+      html`<h1>Fleet overview${view.org && html` · ${view.org}`}</h1>
+        ${orgPicker(context, view.org, `${CONSOLE_PREFIX}/overview`)} ${firstDeviceSteps()}`,
+      'overview',
+    );
   return layout(
     'Overview',
     context,
@@ -168,74 +192,109 @@ export function overviewPage(
       <section class="cards">
         <div class="card">
           <h2>Devices</h2>
-          <p class="big">${summary.devices.total}</p>
-          <p>${Object.entries(summary.devices.by_state).map(([state, n]) => html`${status(state)} ${n} `)}</p>
+          <p class="big">${countLink(summary.devices.total, to({}))}</p>
+          <p>${Object.entries(summary.devices.by_state).map(([state, n]) => html`${status(state)} ${countLink(n, to({ state }))} `)}</p>
         </div>
         <div class="card">
           <h2>Platforms</h2>
           <ul class="plain">
-            ${Object.entries(summary.devices.by_platform).map(([platform, n]) => html`<li>${platform}: ${n}</li>`)}
+            ${Object.entries(summary.devices.by_platform).map(
+              ([platform, n]) =>
+                html`<li>
+                  ${platform}:
+                  ${platform === 'UNKNOWN' ? html`<span class="count">${n}</span> <span class="muted">(no heartbeat yet)</span>` : countLink(n, to({ platform }))}
+                </li>`,
+            )}
           </ul>
         </div>
         <div class="card">
           <h2>Presence</h2>
-          <p>${summary.presence.active} active</p>
+          <p>${countLink(summary.presence.active, to({ state: 'ACTIVE' }), 'active')}</p>
           <p>
-            <a
-              href="${CONSOLE_PREFIX}/devices?state=ACTIVE&last_seen_before=${new Date(context.now.getTime() - summary.presence.stale_after_seconds * 1000).toISOString()}"
-              >${summary.presence.stale} stale</a
-            >
+            ${countLink(summary.presence.stale, to({ state: 'ACTIVE', last_seen_before: summary.presence.stale_before }), 'stale')}
             <span class="muted"
               >(not seen for ${Math.round(summary.presence.stale_after_seconds / 60)} min, twice the heartbeat interval)</span
             >
           </p>
           <p>
-            <a
-              href="${CONSOLE_PREFIX}/devices?state=ACTIVE&last_seen_before=${new Date(context.now.getTime() - summary.presence.offline_after_seconds * 1000).toISOString()}"
-              >${summary.presence.offline} offline</a
-            >
+            ${countLink(summary.presence.offline, to({ state: 'ACTIVE', last_seen_before: summary.presence.offline_before }), 'offline')}
             <span class="muted">(not seen for ${summary.presence.offline_after_seconds / 86_400} days)</span>
           </p>
+        </div>
+        <div class="card">
+          <h2>Agent versions</h2>
+          <ul class="plain">
+            ${summary.agent_versions.map(
+              (v) =>
+                html`<li>
+                  ${v.agent_version ?? 'unknown'}:
+                  ${v.agent_version === null ? v.devices : countLink(v.devices, to({ state: 'ACTIVE', agent_version: v.agent_version }))}
+                </li>`,
+            )}
+          </ul>
+        </div>
+        <div class="card">
+          <h2>OS releases</h2>
+          <ul class="plain">
+            ${summary.os_releases.map(
+              (r) =>
+                html`<li>
+                  ${r.platform ?? 'unknown'} ${r.os_version ?? ''}:
+                  ${r.platform === null || r.os_version === null ? r.devices : countLink(r.devices, to({ state: 'ACTIVE', platform: r.platform, os_version: r.os_version }))}
+                </li>`,
+            )}
+          </ul>
         </div>
       </section>
       <h2>Compliance over the last ${view.days.length} days</h2>
       ${complianceChart(view.days)}
       <h2>Compliance per check</h2>
-      <p class="muted">Active devices by their latest result; a result older than twice the posture interval counts as stale.</p>
-      <table>
-        <thead>
-          <tr>
-            <th>Check</th>
-            ${STATUSES.map((s) => html`<th>${status(s)}</th>`)}
-            <th>missing or stale</th>
-            <th>FAIL excepted</th>
-            <th>FAIL in grace</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${summary.checks.map(
-            (c) =>
-              html`<tr>
-                <th scope="row">${c.check_key}</th>
-                <td>${c.PASS}</td>
-                <td>${c.FAIL > 0 ? html`<a href="${failingLink(c.check_key)}">${c.FAIL}</a>` : '0'}</td>
-                <td>${c.UNKNOWN}</td>
-                <td>${c.NOT_APPLICABLE}</td>
-                <td>${c.MISSING_OR_STALE}</td>
-                <td>${c.EXCEPTED}</td>
-                <td>${c.IN_GRACE}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      ${summary.checks.length === 0 && html`<p class="muted">No posture results yet.</p>`}
+      <p class="muted">
+        Active devices by the status of their latest result, however old: a device that stopped reporting keeps its last known status, and
+        "stale" counts those whose result is older than twice the posture interval. Each number opens the list of exactly those devices.
+      </p>
+      <div class="scroll">
+        <table class="checks">
+          <thead>
+            <tr>
+              <th>Check</th>
+              ${STATUSES.map((s) => html`<th>${status(s)}</th>`)}
+              <th>FAIL excepted</th>
+              <th>no result</th>
+              <th>of which stale</th>
+              <th>FAIL of which in grace</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${summary.checks.map(
+              (c) =>
+                html`<tr>
+                  <th scope="row">${c.check_key}</th>
+                  ${STATUSES.map(
+                    (s) =>
+                      html`<td>
+                        ${countLink(c[s], checkLink(c.check_key, s === 'FAIL' ? { status: s, excepted: 'false' } : { status: s }))}
+                      </td>`,
+                  )}
+                  <td>${countLink(c.EXCEPTED, checkLink(c.check_key, { status: 'FAIL', excepted: 'true' }))}</td>
+                  <td>${countLink(c.MISSING, checkLink(c.check_key, { status: 'MISSING' }))}</td>
+                  <td>${countLink(c.STALE, checkLink(c.check_key, { result_before: summary.results_stale_before }))}</td>
+                  <td>${c.IN_GRACE}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+      ${summary.checks.length === 0 && html`<p class="muted">No posture results yet: an enrolled agent reports its checks within a posture interval.</p>`}
       <h2>What fails, and how to fix it for the fleet</h2>
       ${view.failures.length === 0 ? html`<p class="muted">No active device fails a check.</p>` : ''}
       ${view.failures.map(
         (f) =>
           html`<article class="failure">
             <h3>
-              <a href="${failingLink(f.check_key)}"
+              <a
+                class="count"
+                href="${to({ state: 'ACTIVE', platform: f.platform || undefined, check: f.check_key, status: 'FAIL', rule: f.word })}"
                 >${f.devices.length} ${f.devices.length === 1 ? 'device fails' : 'devices fail'} ${f.check_key}</a
               >
               on ${f.platform || 'an unknown platform'}${f.word && html`: <code>${f.word}</code>`}
@@ -251,6 +310,18 @@ export function overviewPage(
   );
 }
 
+/** The empty fleet's first step. */
+function firstDeviceSteps(): Html {
+  return html`<section class="note" id="first-device">
+    <h2>No devices yet</h2>
+    <p>
+      Enroll the first one: <a href="${CONSOLE_PREFIX}/enroll">create a device and its one-time enrollment link</a>, or, to enroll many
+      machines from your MDM or configuration management, <a href="${CONSOLE_PREFIX}/secrets">create an enrollment secret</a>. Each device
+      then reports its checks here.
+    </p>
+  </section>`;
+}
+
 export interface DeviceListView {
   query: Record<string, string | undefined>;
   page: DevicePage;
@@ -260,7 +331,25 @@ const SORTABLE = [
   ['hostname', 'Hostname'],
   ['last_seen_at', 'Last seen'],
   ['created_at', 'Created'],
+  ['failing_checks', 'Failing'],
+  ['agent_version', 'Agent'],
 ] as const;
+
+/** Filters the list's form has no field for (set by an overview link): kept as they are when the form is sent. */
+const CARRIED_FILTERS = ['result_before', 'rule', 'excepted', 'os_version', 'last_seen_before', 'last_seen_after'] as const;
+
+/** The checks' short names in the list's status column, in the order of CHECK_KEYS. */
+const CHECK_ABBREVIATIONS: Record<string, string> = {
+  DISK_ENCRYPTION: 'DSK',
+  SCREEN_LOCK: 'SCR',
+  FIREWALL_ENABLED: 'FW',
+  OS_VERSION: 'OS',
+  AUTO_UPDATE: 'UPD',
+  PASSWORD_POLICY: 'PWD',
+  MALWARE_PROTECTION: 'AV',
+  REMOTE_LOGIN: 'RMT',
+  TIME_SYNC: 'NTP',
+};
 
 export function devicesPage(context: PageContext, view: DeviceListView): Html {
   const q = view.query;
@@ -275,11 +364,11 @@ export function devicesPage(context: PageContext, view: DeviceListView): Html {
   const sortHeader = (key: string, label: string) => {
     const active = sort === key;
     const next = active && order === 'asc' ? 'desc' : 'asc';
-    return html`<th${active ? html` aria-sort="${order === 'asc' ? 'ascending' : 'descending'}"` : ''}><a href="${link({ sort: key, order: next, cursor: undefined })}">${label}${active ? (order === 'asc' ? ' ▲' : ' ▼') : ''}</a></th>`;
+    return html`<th${active ? html` aria-sort="${order === 'asc' ? 'ascending' : 'descending'}"` : ''} data-sort="${key}"><a href="${link({ sort: key, order: next, cursor: undefined })}">${label}${active ? (order === 'asc' ? ' ▲' : ' ▼') : ''}</a></th>`;
   };
   const option = (value: string, current: string | undefined, label = value) =>
     html`<option value="${value}" ${value === (current ?? '') ? html` selected` : ''}>${label}</option>`;
-  const dateValue = (iso: string | undefined) => iso?.slice(0, 10) ?? '';
+  const filtered = Object.keys(q).some((key) => key !== 'sort' && key !== 'order' && key !== 'cursor');
   return layout(
     'Devices',
     context,
@@ -304,29 +393,48 @@ export function devicesPage(context: PageContext, view: DeviceListView): Html {
             ${option('', q.failing, '—')}${option('any', q.failing, 'any check')}${CHECK_KEYS.map((c) => option(c, q.failing))}
           </select></label
         >
+        <label
+          >Check
+          <select name="check">
+            ${option('', q.check, '—')}${CHECK_KEYS.map((c) => option(c, q.check))}
+          </select></label
+        >
+        <label
+          >Its status
+          <select name="status">
+            ${option('', q.status, 'any')}${[...STATUSES, 'MISSING'].map((s) => option(s, q.status))}
+          </select></label
+        >
+        <label>Min. failing checks <input name="min_failing" value="${q.min_failing ?? ''}" inputmode="numeric" size="3" /></label>
+        <label>Agent version <input name="agent_version" value="${q.agent_version ?? ''}" size="8" /></label>
+        <label>Label <input name="label" value="${q.label ?? ''}" placeholder="key=value" size="12" /></label>
         <label>Hostname <input name="hostname" value="${q.hostname ?? ''}" placeholder="contains…" /></label>
-        <label>Seen after <input type="date" name="last_seen_after" value="${dateValue(q.last_seen_after)}" /></label>
-        <label>Not seen since <input type="date" name="last_seen_before" value="${dateValue(q.last_seen_before)}" /></label>
+        ${CARRIED_FILTERS.filter((key) => q[key] !== undefined).map(
+          (key) => html`<label>${key.replaceAll('_', ' ')} <input name="${key}" value="${q[key] ?? ''}" /></label>`,
+        )}
         <input type="hidden" name="sort" value="${sort}" /><input type="hidden" name="order" value="${order}" />
         <button type="submit">Filter</button> <a href="${CONSOLE_PREFIX}/devices">Clear</a>
       </form>
-      <table class="devices">
-        <thead>
-          <tr>
-            ${sortHeader('hostname', SORTABLE[0][1])}
-            <th>Name</th>
-            <th>Organization</th>
-            <th>State</th>
-            <th>Platform</th>
-            <th>OS</th>
-            ${sortHeader('last_seen_at', SORTABLE[1][1])}${sortHeader('created_at', SORTABLE[2][1])}
-          </tr>
-        </thead>
-        <tbody>
-          ${view.page.devices.map((d) => deviceRow(d, context.now))}
-        </tbody>
-      </table>
-      ${view.page.devices.length === 0 && html`<p class="muted">No device matches.</p>`}
+      <div class="scroll">
+        <table class="devices">
+          <thead>
+            <tr>
+              ${sortHeader('hostname', SORTABLE[0][1])} ${sortHeader('failing_checks', SORTABLE[3][1])}
+              <th>Checks</th>
+              <th>Platform and OS</th>
+              ${sortHeader('agent_version', SORTABLE[4][1])}${sortHeader('last_seen_at', SORTABLE[1][1])}
+              <th>Labels</th>
+              <th>State</th>
+              <th>Organization</th>
+              ${sortHeader('created_at', SORTABLE[2][1])}
+            </tr>
+          </thead>
+          <tbody>
+            ${view.page.devices.map((d) => deviceRow(d, context.now))}
+          </tbody>
+        </table>
+      </div>
+      ${view.page.devices.length === 0 && (filtered ? html`<p class="muted">No device matches.</p>` : firstDeviceSteps())}
       <nav class="pager">
         ${q.cursor !== undefined && html`<a href="${link({ cursor: undefined })}">First page</a>`}
         ${view.page.next_cursor !== null && html`<a rel="next" href="${link({ cursor: view.page.next_cursor })}">Next page</a>`}
@@ -335,19 +443,49 @@ export function devicesPage(context: PageContext, view: DeviceListView): Html {
   );
 }
 
-function deviceRow(d: DeviceSummary, now: Date): Html {
-  return html`<tr>
-    <td><a href="${CONSOLE_PREFIX}/devices/${d.device_id}">${d.hostname ?? html`<span class="muted">(${d.device_id})</span>`}</a></td>
-    <td>${d.name}</td>
-    <td>${d.org}</td>
+function deviceRow(d: DeviceListItem, now: Date): Html {
+  return html`<tr data-device="${d.device_id}">
+    <td class="host">
+      <a href="${CONSOLE_PREFIX}/devices/${d.device_id}">${d.hostname ?? html`<span class="muted">(${d.device_id})</span>`}</a>
+      ${d.name && html`<br /><span class="muted">${d.name}</span>`}
+    </td>
+    <td class="failing" data-failing="${d.failing_checks}">
+      ${d.failing_checks === 0 ? html`<span class="muted">0</span>` : html`<strong>${d.failing_checks}</strong>`}
+    </td>
+    <td class="checks">${checkCells(d.checks)}</td>
+    <td>${d.platform}${d.os_version && html`<br /><span class="muted">${d.os_version}</span>`}</td>
+    <td>${d.agent_version}</td>
+    <td>${when(d.last_seen_at, now)}</td>
+    <td>${Object.entries(d.labels).map(([key, value]) => html`<code class="label">${key}=${value}</code> `)}</td>
     <td>
       ${status(d.state)}${d.duplicate_of && html` <span class="status status-duplicate" title="Another record reports the same hardware UUID">duplicate</span>`}
     </td>
-    <td>${d.platform}</td>
-    <td>${d.os_version}</td>
-    <td>${when(d.last_seen_at, now)}</td>
+    <td>${d.org}</td>
     <td>${when(d.created_at, now)}</td>
   </tr>`;
+}
+
+/** Each check's latest status as a short cell: the official checks in their order, then the others. */
+function checkCells(checks: Record<string, string>): Html {
+  const keys = [
+    ...CHECK_KEYS.filter((key) => Object.hasOwn(checks, key)),
+    ...Object.keys(checks)
+      .filter((key) => !CHECK_KEYS.includes(key as never))
+      .sort(),
+  ];
+  if (keys.length === 0) return html`<span class="muted">no results</span>`;
+  return html`<span class="cells"
+    >${keys.map(
+      (key) =>
+        html`<span
+          class="cell status-${checks[key]!.toLowerCase()}"
+          title="${key}: ${checks[key]}"
+          data-check="${key}"
+          data-status="${checks[key]}"
+          >${CHECK_ABBREVIATIONS[key] ?? key.slice(0, 3)}</span
+        >`,
+    )}</span
+  >`;
 }
 
 /** Evidence as a definition list of its fields (nested values as compact JSON). */
@@ -363,9 +501,13 @@ function evidenceList(evidence: Record<string, unknown> | null): Html {
 }
 
 /** One check's latest result; the device's user (the device page) sees neither the fleet's fix nor the history. */
-function resultBlock(result: LatestView, now: Date, reader: 'admin' | 'user' = 'admin'): Html {
+/** The device page's reader: the admin of the console, or the device's user with the admin's exception of the check, if any. */
+type Reader = 'admin' | { user: { exception?: { reason: string; expires_at: string } } };
+
+function resultBlock(result: LatestView, now: Date, reader: Reader = 'admin'): Html {
   const r = result.remediation;
   const admin = reader === 'admin';
+  const exception = reader !== 'admin' && result.excepted_until !== undefined ? reader.user.exception : undefined;
   return html`<article class="result result-${result.status.toLowerCase()}" id="check-${result.check_key}">
     <h3>
       ${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}
@@ -374,6 +516,7 @@ function resultBlock(result: LatestView, now: Date, reader: 'admin' | 'user' = '
     </h3>
     ${result.failing_since && html`<p class="since">Failing since ${when(result.failing_since, now)}</p>`}
     <p class="summary">${r.summary}</p>
+    ${exception && html`<p class="note exception">Your admin accepts this until ${when(exception.expires_at, now)}: ${exception.reason}</p>`}
     ${
       result.status !== 'PASS' &&
       html`<details open>
@@ -405,7 +548,10 @@ function failingFirst(latest: readonly LatestView[]): LatestView[] {
   return [...latest].sort((a, b) => order.indexOf(a.status) - order.indexOf(b.status) || a.check_key.localeCompare(b.check_key));
 }
 
-export function devicePage(context: PageContext, view: { device: DeviceView; history: PostureHistory; check: string | undefined }): Html {
+export function devicePage(
+  context: PageContext,
+  view: { device: DeviceView; history: PostureHistory; check: string | undefined; exceptions?: Html },
+): Html {
   const d = view.device;
   const fields: [string, Interpolation][] = [
     ['Device ID', html`<code>${d.device_id}</code>`],
@@ -445,33 +591,36 @@ export function devicePage(context: PageContext, view: { device: DeviceView; his
       ${d.state !== 'REVOKED' && html`<p><a class="danger button" href="${base}/revoke">Revoke this device…</a></p>`}
       <h2>Latest result of each check</h2>
       ${latest.length === 0 ? html`<p class="muted">No posture results yet.</p>` : latest.map((r) => resultBlock(r, context.now))}
+      ${view.exceptions}
       <h2 id="history">History${view.check && html` of ${view.check}`}</h2>
       <p>
         ${view.check && html`<a href="${base}#history">All checks</a> · `}${CHECK_KEYS.map((c) => html`<a href="${base}?check=${c}#history">${c}</a> `)}
       </p>
-      <table>
-        <thead>
-          <tr>
-            <th>Received</th>
-            <th>Check</th>
-            <th>Status</th>
-            <th>Rule or reason</th>
-            <th>Summary</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${view.history.results.map(
-            (r) =>
-              html`<tr>
-                <td>${when(r.received_at, context.now)}</td>
-                <td>${r.check_key}</td>
-                <td>${status(r.status)}</td>
-                <td><code>${r.remediation.word}</code></td>
-                <td>${r.remediation.summary}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th>Received</th>
+              <th>Check</th>
+              <th>Status</th>
+              <th>Rule or reason</th>
+              <th>Summary</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${view.history.results.map(
+              (r) =>
+                html`<tr>
+                  <td>${when(r.received_at, context.now)}</td>
+                  <td>${r.check_key}</td>
+                  <td>${status(r.status)}</td>
+                  <td><code>${r.remediation.word}</code></td>
+                  <td>${r.remediation.summary}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
       ${view.history.next_before !== null && html`<p><a href="${base}?${view.check ? `check=${encodeURIComponent(view.check)}&` : ''}before=${view.history.next_before}#history">Older results</a></p>`}`,
     'devices',
   );
@@ -585,11 +734,16 @@ export function enrolledPage(context: PageContext, created: CreatedDevice, qrSvg
  * "My device" (src/server/devicePage.ts): one device's latest results for the person using it,
  * failing ones first with this device's fix steps; who manages it and how to reach them.
  */
-export function myDevicePage(view: DevicePageView, now: Date): Html {
+/** How often the device page reloads itself while a "check again" request waits for its results. */
+const CHECK_AGAIN_RELOAD_SECONDS = 10;
+
+export function myDevicePage(view: DevicePageView, now: Date, settings: { heartbeatIntervalSeconds: number; notice?: string }): Html {
   const d = view.device;
   const latest = failingFirst(d.latest);
   const failing = latest.filter((r) => r.status === 'FAIL').length;
   const lastReport = d.latest.reduce<string | null>((last, r) => (last === null || r.received_at > last ? r.received_at : last), null);
+  const asked = view.check_requested_at;
+  const waiting = asked !== null && (lastReport === null || lastReport < asked);
   return documentOf(
     `My device · ${d.hostname ?? d.device_id}`,
     html`<header><span class="brand">My device</span></header>`,
@@ -609,13 +763,45 @@ export function myDevicePage(view: DevicePageView, now: Date): Html {
         <dt>Last seen</dt>
         <dd>${when(d.last_seen_at, now)}</dd>
       </dl>
-      <p class="hint">
-        Fixed something? Run <code>device-agent check --report</code> to check again now, then
-        <a href="${DEVICE_PAGE_PATH}">reload this page</a>.
-      </p>
+      <section id="check-again">
+        ${settings.notice && html`<p class="error" id="notice">${settings.notice}</p>`}
+        ${
+          waiting
+            ? html`<p class="warning" id="check-again-status">
+                You asked for a new check ${when(asked, now)}. Your device picks the request up when it next checks in with the server
+                (every ${interval(settings.heartbeatIntervalSeconds)}, while it is on and online), checks at once and reports. This page
+                reloads itself until the new results are here.
+              </p>`
+            : html`${
+                  asked !== null &&
+                  html`<p class="note" id="check-again-status">
+                    These are the results of the new check you asked for ${when(asked, now)}.
+                  </p>`
+                }
+                <form method="post" action="${CHECK_AGAIN_PATH}" class="inline">
+                  <button type="submit" id="check-again-button">Check again</button>
+                </form>
+                <p class="hint">
+                  Fixed something? Check again: your device runs its checks when it next checks in with the server (every
+                  ${interval(settings.heartbeatIntervalSeconds)}). On the device, <code>device-agent check --report</code> checks and
+                  reports at once.
+                </p>`
+        }
+      </section>
       <h2>Checks</h2>
-      ${latest.length === 0 ? html`<p class="muted">This device has not reported any check yet.</p>` : latest.map((r) => resultBlock(r, now, 'user'))}`,
+      ${
+        latest.length === 0
+          ? html`<p class="muted">This device has not reported any check yet.</p>`
+          : latest.map((r) => resultBlock(r, now, { user: { exception: view.exceptions.get(r.check_key) } }))
+      }`,
+    waiting && html`<meta http-equiv="refresh" content="${CHECK_AGAIN_RELOAD_SECONDS}" />`,
   );
+}
+
+/** A heartbeat interval as the page says it: "5 minutes", "90 seconds". */
+function interval(seconds: number): string {
+  const [count, unit] = seconds % 60 === 0 ? [seconds / 60, 'minute'] : [seconds, 'second'];
+  return count === 1 ? unit : `${count} ${unit}s`;
 }
 
 /** A used, expired or unknown link, or an ended page session: what to do, nothing else. */

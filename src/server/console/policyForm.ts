@@ -136,7 +136,13 @@ export function documentFromForm(current: Record<string, unknown>, form: Record<
   return pruned(document);
 }
 
-export function policyPage(context: PageContext, view: PolicyView | undefined, org: string | undefined, error?: string): Html {
+export function policyPage(
+  context: PageContext,
+  view: PolicyView | undefined,
+  org: string | undefined,
+  error?: string,
+  exceptions?: Html,
+): Html {
   const scopedOrg = context.principal?.orgName ?? undefined;
   const chooser = html`<form method="get" action="${CONSOLE_PREFIX}/policy" class="stack">
     <label
@@ -203,7 +209,8 @@ export function policyPage(context: PageContext, view: PolicyView | undefined, o
           </tbody>
         </table>
         <button type="submit">Save as version ${view.version + 1}</button>
-      </form>`,
+      </form>
+      ${exceptions}`,
     'policy',
   );
 }

@@ -33,7 +33,7 @@ import { SECRETS_PATH, SECRET_LIFETIMES, createdSecretPage, secretsPage } from '
 import { createSecret, listSecrets, parseLabel, revokeSecret } from '../enrollSecrets';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING } from '../publicUrl';
 import { trusted, type Html } from './html';
-import { SignInThrottle } from './signInThrottle';
+import { SignInAddressLimit, SignInThrottle } from './signInThrottle';
 import {
   CONSOLE_PREFIX,
   STYLESHEET_PATH,
@@ -51,12 +51,36 @@ import {
 import { STYLESHEET } from './style';
 import { documentFromForm, policyPage } from './policyForm';
 import { setPolicy, showPolicy } from '../policy';
+import { deviceExceptions, grantException, listExceptions, removeException, type ExceptionView } from '../exceptions';
+import { parseId } from '../ids';
+import { EXCEPTIONS_PATH, exceptionsSection, type ExceptionFormState } from './exceptionForms';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 const DEVICE_PAGE_SIZE = 50;
 const HISTORY_PAGE_SIZE = 50;
 const AUDIT_PAGE_SIZE = 50;
-const LIST_FIELDS = ['org', 'state', 'platform', 'failing', 'hostname', 'last_seen_before', 'last_seen_after', 'sort', 'order', 'cursor'];
+const LIST_FIELDS = [
+  'org',
+  'state',
+  'platform',
+  'failing',
+  'hostname',
+  'last_seen_before',
+  'last_seen_after',
+  'sort',
+  'order',
+  'cursor',
+  // The working screen's (admin.ts DeviceListRequest): every overview number links with them.
+  'check',
+  'status',
+  'result_before',
+  'rule',
+  'excepted',
+  'agent_version',
+  'os_version',
+  'label',
+  'min_failing',
+];
 
 type Form = Record<string, string>;
 type Query = Record<string, string | string[] | undefined>;
@@ -97,10 +121,11 @@ export function consoleHeaders(secure: boolean) {
 }
 
 export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorAnswer) {
-  const { store, config, limits, logger } = context;
+  const { store, config, logger } = context;
   const secure = config.tls !== undefined;
   const cookieOptions = adminCookieOptions(secure);
   const signInAttempts = new SignInThrottle(store);
+  const signInAddresses = new SignInAddressLimit(store, config.signInsPerAddressPerMinute);
   /** A signed-in request's account's sign-in attempts, read with its session (requireSession). */
   const attemptsNotice = new WeakMap<FastifyRequest, SignInAttempts>();
   /** Records an action the signed-in admin has just done (audit.ts). */
@@ -180,7 +205,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
     });
 
     app.post(`${CONSOLE_PREFIX}/sign-in`, { preHandler: csrf }, async (request, reply) => {
-      const addressWait = limits.signIns.take(request.ip);
+      const addressWait = await signInAddresses.attempt(request.ip);
       if (addressWait !== undefined) return tooMany(request, reply, addressWait, 'Too many sign-in attempts');
       const form = formOf(request);
       const email = signInEmail(form.email ?? '');
@@ -256,12 +281,17 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
 
     app.get(`${CONSOLE_PREFIX}/devices`, signedIn, async (request, reply) => {
       const query = pick(request, LIST_FIELDS);
-      // Dates from the form's date inputs are whole days.
       const listed = await listDevicePage(store, adminOf(request).scope, { ...query, limit: DEVICE_PAGE_SIZE });
       return page(reply, devicesPage(pageContext(request, reply), { query, page: listed }));
     });
 
-    app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id`, signedIn, async (request, reply) => {
+    /** A device's page, with its exceptions and the form granting one (refused: what was typed, and why). */
+    async function showDevicePage(
+      request: FastifyRequest<{ Params: { id: string } }>,
+      reply: FastifyReply,
+      exceptionForm?: ExceptionFormState,
+      code = 200,
+    ) {
       const { scope } = adminOf(request);
       const { check, before } = pick(request, ['check', 'before']);
       const device = await getDevice(store, scope, request.params.id);
@@ -270,8 +300,50 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         before: before === undefined || !/^\d{1,15}$/.test(before) ? undefined : Number(before),
         limit: HISTORY_PAGE_SIZE,
       });
-      return page(reply, devicePage(pageContext(request, reply), { device, history, check }));
+      const context = pageContext(request, reply);
+      const target = { device: device.device_id, org: device.org };
+      const exceptions = exceptionsSection(context, target, await deviceExceptions(store, scope, device.device_id), exceptionForm);
+      return page(reply, devicePage(context, { device, history, check, exceptions }), code);
+    }
+
+    app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id`, signedIn, (request, reply) => showDevicePage(request, reply));
+
+    // POST→redirect→GET: a granted exception answers 303 to the device's page; a refused one is the page again, with why (400).
+    app.post<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id/exceptions`, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const device = await getDevice(store, principal.scope, request.params.id);
+      const form = formOf(request);
+      const granted = await grantFromConsole(principal, { org: device.org, device: device.device_id }, form);
+      if (typeof granted === 'string') return showDevicePage(request, reply, { error: granted, values: form }, 400);
+      return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(device.device_id)}#exceptions`, 303);
     });
+
+    /** Grants an exception from a console form: the exception, or why it was refused (nothing stored). */
+    async function grantFromConsole(
+      principal: AdminPrincipal,
+      target: { org: string; device?: string; label?: string },
+      form: Form,
+    ): Promise<ExceptionView | string> {
+      let granted: ExceptionView;
+      try {
+        const request = {
+          ...target,
+          check: form.check ?? '',
+          reason: form.reason ?? '',
+          expires: form.expires ?? '',
+          actor: principal.actor,
+        };
+        granted = await grantException(store, principal.scope, request);
+      } catch (error) {
+        if (error instanceof UsageError && !(error instanceof NotFoundError)) return error.message;
+        throw error;
+      }
+      logger.info(
+        { event: 'policy_exception_granted', exception_id: granted.exception_id, check_key: granted.check_key, actor: principal.actor },
+        'policy exception granted from the console',
+      );
+      return granted;
+    }
 
     app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id/revoke`, signedIn, async (request, reply) => {
       const device = await getDevice(store, adminOf(request).scope, request.params.id);
@@ -292,12 +364,24 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(request.params.id)}`, 303);
     });
 
-    app.get(`${CONSOLE_PREFIX}/policy`, signedIn, async (request, reply) => {
+    /** An organization's policy page, with its exceptions (each form refused: what was typed, and why). */
+    async function showPolicyPage(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      refused: { policy?: string; exceptionForm?: ExceptionFormState } = {},
+      code = 200,
+    ) {
       const principal = adminOf(request);
       const org = principal.orgName ?? pick(request, ['org']).org;
-      const view = org === undefined ? undefined : await showPolicy(store, principal.scope, { org });
-      return page(reply, policyPage(pageContext(request, reply), view, org));
-    });
+      const context = pageContext(request, reply);
+      if (org === undefined) return page(reply, policyPage(context, undefined, org), code);
+      const view = await showPolicy(store, principal.scope, { org });
+      const exceptions = await listExceptions(store, principal.scope, { org });
+      const section = exceptionsSection(context, { org: view.org }, exceptions, refused.exceptionForm);
+      return page(reply, policyPage(context, view, org, refused.policy, section), code);
+    }
+
+    app.get(`${CONSOLE_PREFIX}/policy`, signedIn, (request, reply) => showPolicyPage(request, reply));
 
     // POST→redirect→GET: a stored policy answers 303 to its page; a refused one is the form again, with why (400).
     app.post(`${CONSOLE_PREFIX}/policy`, signedInPost, async (request, reply) => {
@@ -312,10 +396,40 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         await audit(request, { action: 'policy.set', org: set.org, detail: { label: set.label, version: set.version } });
       } catch (error) {
         if (error instanceof UsageError && !(error instanceof NotFoundError))
-          return page(reply, policyPage(pageContext(request, reply), view, org, error.message), 400);
+          return showPolicyPage(request, reply, { policy: error.message }, 400);
         throw error;
       }
       return reply.redirect(`${CONSOLE_PREFIX}/policy?org=${encodeURIComponent(view.org)}`, 303);
+    });
+
+    // A label's exception, from the policy page: 303 back to it, or the page again with why (400).
+    app.post(EXCEPTIONS_PATH, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const org = principal.orgName ?? pick(request, ['org']).org;
+      if (org === undefined) throw new UsageError('choose an organization');
+      const form = formOf(request);
+      const granted = await grantFromConsole(principal, { org, label: form.label ?? '' }, form);
+      if (typeof granted === 'string') return showPolicyPage(request, reply, { exceptionForm: { error: granted, values: form } }, 400);
+      return reply.redirect(`${CONSOLE_PREFIX}/policy?org=${encodeURIComponent(granted.org)}#exceptions`, 303);
+    });
+
+    // Ends an exception now, then back to the page it was ended from: the device's, or the policy page.
+    app.post<{ Params: { id: string } }>(`${EXCEPTIONS_PATH}/:id/remove`, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const form = formOf(request);
+      const org = principal.orgName ?? form.org ?? '';
+      await removeException(store, principal.scope, { org, id: request.params.id });
+      logger.info(
+        { event: 'policy_exception_removed', exception_id: request.params.id, actor: principal.actor },
+        'policy exception ended from the console',
+      );
+      const device = form.device === undefined ? undefined : parseId('device', form.device);
+      return reply.redirect(
+        device === undefined
+          ? `${CONSOLE_PREFIX}/policy?org=${encodeURIComponent(org)}#exceptions`
+          : `${CONSOLE_PREFIX}/devices/${encodeURIComponent(device)}#exceptions`,
+        303,
+      );
     });
 
     app.get(`${CONSOLE_PREFIX}/enroll`, signedIn, async (request, reply) => page(reply, enrollPage(pageContext(request, reply))));

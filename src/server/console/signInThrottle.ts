@@ -1,4 +1,4 @@
-// Console sign-in attempts per account, beside the per-address limit (--rate-limit-sign-ins): behind
+// Console sign-in attempts per account, beside the per-address limit (--rate-limit-sign-ins, below): behind
 // --trust-proxy every X-Forwarded-For address is a new client, so only a count kept per account
 // bounds the passwords one account's attacker can try. The first 5 attempts are free; the 5th makes
 // the next wait 30 s, and each one after it doubles the wait (1 min, 2 min, … at most 15 minutes):
@@ -8,9 +8,14 @@
 // does not tell which accounts exist. The counts are kept in the database (the store's
 // recordSignInAttempt, one transaction per attempt), so every process serving the console, the
 // `--workers` and other servers on the same database, counts against one budget; the rules are here.
+//
+// The per-address limit is kept in the database too (the store's takeSignInAddressBudget), for the
+// same reason: n attempts a minute per client address, whichever process answers. A token bucket of
+// n that refills continuously, kept as one number per address: the time its bucket is full again
+// (the generic cell rate algorithm), so a row whose time has passed carries nothing and is deleted.
 
 import { createHash } from 'node:crypto';
-import type { SignInAttempts, SignInDecision, Store } from '../db/store';
+import type { SignInAddressDecision, SignInAttempts, SignInDecision, Store } from '../db/store';
 
 /** Longer than any IP address's text; X-Forwarded-For is whatever the client wrote, so it is cut. */
 const MAX_ADDRESS_LENGTH = 64;
@@ -97,7 +102,40 @@ export class SignInThrottle {
   }
 }
 
-/** By the SHA-256 of the email: a row's size does not depend on what a client typed. */
+const MINUTE_MS = 60_000;
+
+/**
+ * One attempt at `now` from an address whose budget of `perMinute` attempts (also the burst) is full
+ * again at `fullAt` (undefined: full now): let through, each attempt moving that time a
+ * 1/perMinute minute later, as long as it stays within a minute of now; else the wait until it would.
+ */
+export function decideAddressAttempt(fullAt: number | undefined, now: number, perMinute: number): SignInAddressDecision {
+  const after = Math.max(fullAt ?? now, now) + MINUTE_MS / perMinute;
+  const overdraft = after - now - MINUTE_MS;
+  return overdraft > 0 ? { waitMs: Math.ceil(overdraft) } : { fullAt: after };
+}
+
+/** Console sign-in attempts per client address (--rate-limit-sign-ins), across every process on the database. */
+export class SignInAddressLimit {
+  constructor(
+    private readonly store: Store,
+    /** 0: no limit. */
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** One attempt from `clientAddress`: the ms to wait when it must not be tried now (not counted), else undefined. */
+  async attempt(clientAddress: string): Promise<number | undefined> {
+    if (this.perMinute === 0) return undefined;
+    const now = this.now();
+    const decision = await this.store.takeSignInAddressBudget(keyOf(clientAddress), now, (fullAt) =>
+      decideAddressAttempt(fullAt, now, this.perMinute),
+    );
+    return 'waitMs' in decision ? decision.waitMs : undefined;
+  }
+}
+
+/** By the SHA-256 of the email or address: a row's size does not depend on what a client typed. */
 function keyOf(account: string): string {
   return createHash('sha256').update(account).digest('base64url');
 }

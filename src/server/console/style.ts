@@ -19,6 +19,7 @@ th a{color:inherit}
 .status-fail,.status-revoked{background:#fbdada;color:#8e1b1b}
 .status-unknown,.status-pending{background:#fff1c2;color:#6d4c00}
 .status-expired,.status-used_up,.status-duplicate{background:#fde4cf;color:#7a3a00}
+.status-excepted{background:#e0e7ff;color:#3730a3}
 .cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{background:#fff;border:1px solid #e3e6ea;border-radius:.5rem;padding:.6rem 1rem;min-width:15rem;flex:1}
 .card h2{margin:.2rem 0;font-size:1rem}
@@ -49,4 +50,15 @@ pre.copy{background:#0f172a;color:#e2e8f0;padding:.6rem .8rem;border-radius:.3re
 .pager{margin-top:1rem;display:flex;gap:1rem}
 .inline{margin:.5rem 0}
 code{font-family:ui-monospace,monospace;font-size:.9em}
+.scroll{overflow-x:auto;max-width:100%}
+.cells{display:inline-flex;gap:2px}
+.cell{font:600 .68rem/1.5 ui-monospace,monospace;padding:0 .25rem;border-radius:.2rem;background:#e5e7eb}
+.status-not_applicable{background:#eef0f3;color:#4b5563}
+.devices td{white-space:nowrap}
+.label{background:#eef2ff;border-radius:.2rem;padding:0 .25rem;font-size:.8rem}
+.since{margin:.2rem 0;font-weight:600;color:#8e1b1b}
+.identity dd,.identity code{overflow-wrap:anywhere;min-width:0}
+@media (max-width:640px){main{padding:.6rem .7rem 2rem}header{gap:.6rem;padding:.5rem .7rem}header nav{flex-wrap:wrap;gap:.6rem}
+.identity{grid-template-columns:1fr}.identity dt{font-weight:600;margin-top:.3rem}.card{min-width:100%}
+.enroll>div{min-width:100%}.signout{margin-left:0;flex-wrap:wrap}}
 `;

@@ -4,15 +4,21 @@ import type { Platform } from '../../protocol/schemas';
 import type { DeviceId, EnrollSecretId, OrganizationId } from '../ids';
 import type { DeviceRecord, DeviceState } from './store';
 
-/** `SELECT ${DEVICE_COLUMNS} WHERE …`: a device with its organization's name and unused token's expiry. */
-export const DEVICE_COLUMNS = `
+const DEVICE_FIELDS = `
   d.id, d.org_id, o.name AS org_name, d.name, d.state, d.hardware_uuid, d.serial_number, d.hostname,
   d.platform, d.os_version, d.agent_version, d.created_at, d.enrolled_at, d.activated_at,
   d.last_seen_at, d.revoked_at, t.expires_at AS token_expires_at,
-  d.enroll_secret_id, d.supersedes, d.superseded_by, d.duplicate_of
+  d.enroll_secret_id, d.supersedes, d.superseded_by, d.duplicate_of`;
+const DEVICE_FROM = `
   FROM devices d
   JOIN organizations o ON o.id = d.org_id
   LEFT JOIN enrollment_tokens t ON t.device_id = d.id`;
+
+/** `SELECT ${DEVICE_COLUMNS} WHERE …`: a device with its organization's name and unused token's expiry. */
+export const DEVICE_COLUMNS = DEVICE_FIELDS + DEVICE_FROM;
+
+/** DEVICE_COLUMNS with more columns of the same rows (the list's, deviceListSql.ts). */
+export const deviceColumnsAnd = (extra: string) => `${DEVICE_FIELDS}, ${extra}${DEVICE_FROM}`;
 
 export interface DeviceRow<Time> {
   id: string;

@@ -169,7 +169,8 @@ const TABLES: readonly TableCopy[] = [
     ],
   },
   {
-    // The per-account sign-in counts, so that a move does not hand an attacker a fresh budget.
+    // The per-account sign-in counts, so that a move does not hand an attacker a fresh budget (the
+    // per-address budgets, sign_in_address_budgets, last a minute and are not copied).
     table: 'sign_in_attempts',
     key: 'account_key',
     columns: [

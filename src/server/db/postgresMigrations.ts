@@ -366,6 +366,33 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX alert_marks_by_org ON alert_marks(org_id, kind);
     `,
   },
+  {
+    version: 11,
+    description: 'console sign-in budgets per client address, shared by every server process on the database',
+    sql: `
+      -- By the SHA-256 of the client address (src/server/console/signInThrottle.ts): when its budget
+      -- is full again, in epoch milliseconds. Bounded: a row full again carries nothing and is
+      -- deleted when a new address arrives, so only the addresses of the last minute stay.
+      CREATE TABLE sign_in_address_budgets (
+        address_key text PRIMARY KEY,
+        full_at     double precision NOT NULL
+      );
+      CREATE INDEX sign_in_address_budgets_by_full_at ON sign_in_address_budgets(full_at);
+    `,
+  },
+  {
+    version: 12,
+    description: 'the device page: "check again" requests',
+    sql: `
+      -- A device's user asked from its page for a new check (src/server/checkRequests.ts): the
+      -- device's heartbeat answers carry it until it lapses. One row per device, the newest ask.
+      CREATE TABLE device_check_requests (
+        device_id    text PRIMARY KEY REFERENCES devices(id),
+        requested_at timestamptz NOT NULL
+      );
+      CREATE INDEX device_check_requests_by_time ON device_check_requests(requested_at);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -8,6 +8,7 @@ import { DatabaseOpenError, type OpenOptions, type QueryTimeouts } from './open'
 import { SchemaTooNewError } from './migrations';
 import { migratePostgres, schemaVersion } from './postgresMigrations';
 import { PostgresStore } from './postgresStore';
+import { QueuedPool } from './queuedPool';
 import type { Store } from './store';
 
 export interface PostgresOptions extends OpenOptions {
@@ -60,18 +61,23 @@ export async function connectPostgres(options: PostgresOptions): Promise<pg.Pool
     await setup.end().catch(() => {});
   }
   const { timeouts } = options;
+  // Requests beyond the pool's size wait in line while connections keep coming back (queuedPool.ts);
+  // the acquire timeout fails them once none has come back for that long, and bounds a new connection's set-up.
   return quiet(
-    new pg.Pool({
-      ...common,
-      max: options.poolSize ?? DEFAULT_POOL_SIZE,
-      // A peer that vanished without closing (a partition, a failover) is noticed by TCP keepalive.
-      keepAlive: true,
-      ...(timeouts && {
-        connectionTimeoutMillis: timeouts.acquireMs,
-        statement_timeout: timeouts.statementMs,
-        query_timeout: timeouts.statementMs + UNANSWERED_GRACE_MS,
-      }),
-    }),
+    new QueuedPool(
+      {
+        ...common,
+        max: options.poolSize ?? DEFAULT_POOL_SIZE,
+        // A peer that vanished without closing (a partition, a failover) is noticed by TCP keepalive.
+        keepAlive: true,
+        ...(timeouts && {
+          connectionTimeoutMillis: timeouts.acquireMs,
+          statement_timeout: timeouts.statementMs,
+          query_timeout: timeouts.statementMs + UNANSWERED_GRACE_MS,
+        }),
+      },
+      timeouts?.acquireMs,
+    ),
   );
 }
 

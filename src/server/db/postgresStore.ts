@@ -32,6 +32,7 @@ import {
   type AuthenticatedDevice,
   type DeviceAttributes,
   type DeviceRecord,
+  type DeviceListRow,
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
@@ -50,6 +51,7 @@ import {
   type PostureFacts,
   type PostureReads,
   type SchemaVersions,
+  type SignInAddressDecision,
   type SignInAttemptRoom,
   type SignInAttempts,
   type SignInDecision,
@@ -86,7 +88,16 @@ import {
   type PolicyChangeRow,
   type PolicyExceptionRow,
 } from './policyRows';
-import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
+import {
+  FAILING_CHECKS,
+  exceptedCondition,
+  listConditions,
+  summaryColumns,
+  toSummary,
+  type Dialect,
+  type SummaryRow,
+} from './deviceListSql';
+import { DEVICE_COLUMNS, containsPattern, deviceColumnsAnd, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { databaseFailure } from './failures';
 import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
 
@@ -110,7 +121,28 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   created_at: 'd.created_at',
   hostname: `COALESCE(d.hostname, '') COLLATE "C"`,
   last_seen_at: "COALESCE(d.last_seen_at, '-infinity')",
+  // No index: computed per device (deviceListSql.ts); bench:list measures it.
+  failing_checks: FAILING_CHECKS,
+  agent_version: `COALESCE(d.agent_version, '') COLLATE "C"`,
 };
+
+/** The type of each sort's cursor value as a parameter. */
+const SORT_TYPES: Record<DeviceSortKey, string> = {
+  created_at: 'timestamptz',
+  hostname: 'text',
+  last_seen_at: 'timestamptz',
+  failing_checks: 'bigint',
+  agent_version: 'text',
+};
+
+/** deviceListSql.ts's SQL in PostgreSQL's terms. */
+function postgresDialect(conditions: Conditions): Dialect {
+  return {
+    param: (value) => conditions.param(value),
+    objectOf: (key, value) => `json_object_agg(${key}, ${value})`,
+    evidenceRule: "l.evidence->>'rule'",
+  };
+}
 
 interface SignInAttemptsRow {
   account_key: string;
@@ -175,7 +207,7 @@ function scopeConditions(scope: OrgScope, orgName: string | undefined, orgColumn
 /** A cursor's sort value as the sort expression's type: a timestamp sort's '' (never seen) is -infinity. */
 /** The cursor's sort value as a parameter (admin.ts validated it): '' is a device never seen, sorted first. */
 function cursorValue(sort: DeviceSortKey, value: string): string {
-  return sort !== 'hostname' && value === '' ? '-infinity' : value;
+  return SORT_TYPES[sort] === 'timestamptz' && value === '' ? '-infinity' : value;
 }
 
 const HARDWARE_UUID_INDEX = 'devices_hardware_uuid_per_org';
@@ -340,7 +372,7 @@ export class PostgresStore implements Store {
     return found.map(toStoredResult);
   }
 
-  async listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]> {
+  async listDevicePage(query: DevicePageQuery): Promise<DeviceListRow[]> {
     const { filter } = query;
     const conditions = scopeConditions(query.scope, filter.orgName);
     if (filter.state !== undefined) conditions.add((p) => `d.state = ${p(filter.state)}`);
@@ -358,23 +390,26 @@ export class PostgresStore implements Store {
           `EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = ${p(failingCheck)} AND l.status = 'FAIL')`,
       );
     }
+    const dialect = postgresDialect(conditions);
+    for (const condition of listConditions(filter, dialect)) conditions.add(() => condition);
     const sort = SORT_EXPRESSIONS[query.sort];
     const direction = query.descending ? 'DESC' : 'ASC';
     const { after } = query;
     if (after !== null) {
-      const type = query.sort === 'hostname' ? 'text' : 'timestamptz';
+      const type = SORT_TYPES[query.sort];
       conditions.add(
         (p) =>
           `(${sort}, d.id COLLATE "C") ${query.descending ? '<' : '>'} (${p(cursorValue(query.sort, after.value))}::${type}, ${p(after.id)})`,
       );
     }
     const limit = conditions.param(query.limit);
-    const found = await rows<DeviceRow<Date>>(
+    const found = await rows<DeviceRow<Date> & SummaryRow>(
       this.pool,
-      `SELECT ${DEVICE_COLUMNS} ${conditions.where()} ORDER BY ${sort} ${direction}, d.id COLLATE "C" ${direction} LIMIT ${limit}`,
+      `SELECT ${deviceColumnsAnd(summaryColumns(dialect))} ${conditions.where()}
+       ORDER BY ${sort} ${direction}, d.id COLLATE "C" ${direction} LIMIT ${limit}`,
       conditions.values,
     );
-    return found.map((row) => toDeviceRecord(row, (time) => time.toISOString()));
+    return found.map((row) => ({ ...toDeviceRecord(row, (time) => time.toISOString()), ...toSummary(row) }));
   }
 
   async latestResults(device: DeviceRef): Promise<LatestPostureResult[]> {
@@ -405,7 +440,7 @@ export class PostgresStore implements Store {
   async complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
   ): Promise<ComplianceCounts> {
     const scoped = scopeConditions(scope, orgName);
     const devices = await rows<{ state: DeviceState; platform: Platform | null; count: string }>(
@@ -427,20 +462,44 @@ export class PostgresStore implements Store {
     );
     const checkConditions = scopeConditions(scope, orgName);
     const freshSince = checkConditions.param(cutoffs.resultsFreshSince);
-    const checks = await rows<{ check_key: string; status: PostureStatus; fresh: boolean; count: string }>(
+    const excepted = exceptedCondition(postgresDialect(checkConditions), cutoffs.exceptionsAt);
+    const checks = await rows<{ check_key: string; status: PostureStatus; fresh: boolean; excepted: boolean; count: string }>(
       this.pool,
-      `SELECT l.check_key, l.status, l.received_at >= ${freshSince} AS fresh, COUNT(*) AS count
+      `SELECT l.check_key, l.status, l.received_at >= ${freshSince} AS fresh,
+              (l.status = 'FAIL' AND ${excepted}) AS excepted, COUNT(*) AS count
        FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-       ${checkConditions.where(["d.state = 'ACTIVE'"])} GROUP BY l.check_key, l.status, fresh
+       ${checkConditions.where(["d.state = 'ACTIVE'"])} GROUP BY l.check_key, l.status, fresh, excepted
        ORDER BY l.check_key COLLATE "C", l.status COLLATE "C", fresh`,
       checkConditions.values,
+    );
+    const activeConditions = scopeConditions(scope, orgName);
+    const agentVersions = await rows<{ agent_version: string | null; count: string }>(
+      this.pool,
+      `SELECT d.agent_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+       ${activeConditions.where(["d.state = 'ACTIVE'"])} GROUP BY d.agent_version ORDER BY count DESC, d.agent_version COLLATE "C"`,
+      activeConditions.values,
+    );
+    const osReleases = await rows<{ platform: Platform | null; os_version: string | null; count: string }>(
+      this.pool,
+      `SELECT d.platform, d.os_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+       ${activeConditions.where(["d.state = 'ACTIVE'"])} GROUP BY d.platform, d.os_version
+       ORDER BY count DESC, d.platform COLLATE "C", d.os_version COLLATE "C"`,
+      activeConditions.values,
     );
     return {
       devices: devices.map((d) => ({ state: d.state, platform: d.platform, count: Number(d.count) })),
       active: Number(presence?.active ?? 0),
       stale: Number(presence?.stale ?? 0),
       offline: Number(presence?.offline ?? 0),
-      checks: checks.map((c) => ({ checkKey: c.check_key, status: c.status, fresh: c.fresh, count: Number(c.count) })),
+      checks: checks.map((c) => ({
+        checkKey: c.check_key,
+        status: c.status,
+        fresh: c.fresh,
+        excepted: c.excepted,
+        count: Number(c.count),
+      })),
+      agentVersions: agentVersions.map((v) => ({ agentVersion: v.agent_version, count: Number(v.count) })),
+      osReleases: osReleases.map((r) => ({ platform: r.platform, osVersion: r.os_version, count: Number(r.count) })),
     };
   }
 
@@ -612,6 +671,40 @@ export class PostgresStore implements Store {
     );
   }
 
+  async takeSignInAddressBudget(
+    addressKey: string,
+    now: number,
+    decide: (fullAt: number | undefined) => SignInAddressDecision,
+  ): Promise<SignInAddressDecision> {
+    return inTransaction(
+      this.pool,
+      async (db) => {
+        // A row to lock, as for the accounts' attempts: inserted with full_at 0 when missing.
+        const [row] = await rows<{ full_at: number }>(
+          db,
+          `INSERT INTO sign_in_address_budgets (address_key, full_at) VALUES ($1, 0)
+           ON CONFLICT (address_key) DO UPDATE SET address_key = excluded.address_key
+           RETURNING full_at`,
+          [addressKey],
+        );
+        const decision = decide(row!.full_at > now ? row!.full_at : undefined);
+        if (!('fullAt' in decision)) return decision;
+        if (row!.full_at === 0) {
+          // SKIP LOCKED: a row another attempt holds is in use, not one to forget.
+          await db.query(
+            `DELETE FROM sign_in_address_budgets WHERE address_key IN
+               (SELECT address_key FROM sign_in_address_budgets WHERE full_at <= $1 AND address_key <> $2 FOR UPDATE SKIP LOCKED)`,
+            [now, addressKey],
+          );
+        }
+        await db.query('UPDATE sign_in_address_budgets SET full_at = $2 WHERE address_key = $1', [addressKey, decision.fullAt]);
+        return decision;
+      },
+      // A wait writes nothing (its row existed: a first attempt is never made to wait).
+      (decision) => 'fullAt' in decision,
+    );
+  }
+
   private async signInAccountsOver(db: Queryable, maxAccounts: number): Promise<boolean> {
     const [count] = await rows<{ n: string }>(db, 'SELECT count(*) AS n FROM sign_in_attempts');
     return Number(count!.n) > maxAccounts;
@@ -679,6 +772,31 @@ export class PostgresStore implements Store {
         'INSERT INTO organization_contacts (org_id, contact, updated_at) VALUES ($1, $2, $3) ON CONFLICT (org_id) DO UPDATE SET contact = excluded.contact, updated_at = excluded.updated_at',
         [orgId, contact, now],
       );
+  }
+
+  async requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string> {
+    return inTransaction(this.pool, async (db) => {
+      await db.query('DELETE FROM device_check_requests WHERE requested_at < $1', [lapsedBefore]);
+      // A concurrent request waits on the row and then finds the newer time: one of the two is recorded.
+      await db.query(
+        `INSERT INTO device_check_requests (device_id, requested_at) VALUES ($1, $2)
+         ON CONFLICT (device_id) DO UPDATE SET requested_at = excluded.requested_at WHERE device_check_requests.requested_at <= $3`,
+        [deviceId, now, notBefore],
+      );
+      const [row] = await rows<{ requested_at: Date }>(db, 'SELECT requested_at FROM device_check_requests WHERE device_id = $1', [
+        deviceId,
+      ]);
+      return row!.requested_at.toISOString();
+    });
+  }
+
+  async deviceCheckRequests(since: string): Promise<Map<DeviceId, string>> {
+    const found = await rows<{ device_id: DeviceId; requested_at: Date }>(
+      this.pool,
+      'SELECT device_id, requested_at FROM device_check_requests WHERE requested_at > $1',
+      [since],
+    );
+    return new Map(found.map((r) => [r.device_id, r.requested_at.toISOString()]));
   }
 
   async exchangeToken(
@@ -935,12 +1053,12 @@ export class PostgresStore implements Store {
       return await inTransaction(
         this.pool,
         async (db): Promise<RegistrationWrite> => {
-          // The secret's row first, locked: the registrations of one secret take turns, on every server.
-          const [secretRow] = await rows<EnrollSecretRow<Date, Labels>>(
-            db,
-            `SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.secret_hash = $1 FOR UPDATE OF s`,
-            [secretHash],
-          );
+          // The secret is read unlocked: its one guard is the conditional UPDATE at the end, so that
+          // its row is locked (the registrations of one secret take turns, on every server) only from
+          // that UPDATE to the COMMIT, not while this transaction does the rest of its work.
+          const [secretRow] = await rows<EnrollSecretRow<Date, Labels>>(db, `SELECT ${ENROLL_SECRET_COLUMNS} WHERE s.secret_hash = $1`, [
+            secretHash,
+          ]);
           const secret = secretRow && toEnrollSecret(secretRow, isoOf, (labels) => labels);
           const [holderRow] = secret
             ? await rows<HolderRow<Date>>(
@@ -954,15 +1072,9 @@ export class PostgresStore implements Store {
           const device = { id: decision.kind === 'reissue' ? decision.device : newId('device'), orgId: secret.orgId };
           if (decision.kind === 'reissue') {
             await db.query('DELETE FROM enrollment_tokens WHERE device_id = $1', [device.id]);
+            // A key its host never received (the /enroll answer lost) is no longer valid.
+            await db.query('UPDATE devices SET api_key_hash = NULL, enrolled_at = NULL WHERE id = $1', [device.id]);
           } else {
-            // The cap's one guard: a use is taken only while one is left, the secret not revoked and not expired.
-            const used = await changes(
-              db,
-              `UPDATE enroll_secrets SET uses = uses + 1
-               WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) AND (max_uses IS NULL OR uses < max_uses)`,
-              [secret.id, now],
-            );
-            if (used !== 1) return { kind: 'refused' };
             if (decision.supersede !== null) {
               await db.query('DELETE FROM enrollment_tokens WHERE device_id = $1', [decision.supersede]);
               await db.query(
@@ -1005,6 +1117,16 @@ export class PostgresStore implements Store {
             device.id,
             registration.tokenExpiresAt,
           ]);
+          // The cap's one guard, last: a use is taken (none for a reissue) only while one is left, the
+          // secret not revoked and not expired, as committed when the row lock is granted; else
+          // everything above is rolled back.
+          const used = await changes(
+            db,
+            `UPDATE enroll_secrets SET uses = uses + $3
+             WHERE id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) AND (max_uses IS NULL OR uses + $3 <= max_uses)`,
+            [secret.id, now, decision.kind === 'reissue' ? 0 : 1],
+          );
+          if (used !== 1) return { kind: 'refused' };
           return { kind: 'registered', device, secretId: secret.id, decision };
         },
         (write) => write.kind === 'registered',
@@ -1204,6 +1326,15 @@ export class PostgresStore implements Store {
       if (deleted) await movePolicyGeneration(db);
       return deleted;
     });
+  }
+
+  async devicesWithLabel(orgId: OrganizationId, key: string, value: string): Promise<DeviceId[]> {
+    const found = await rows<{ id: DeviceId }>(
+      this.pool,
+      'SELECT d.id FROM device_labels l JOIN devices d ON d.id = l.device_id WHERE d.org_id = $1 AND l.key = $2 AND l.value = $3 ORDER BY d.id COLLATE "C"',
+      [orgId, key, value],
+    );
+    return found.map((row) => row.id);
   }
 
   // ---- audit log -------------------------------------------------------------------------------

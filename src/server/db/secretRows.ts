@@ -42,14 +42,11 @@ export function toEnrollSecret<Time, LabelsColumn>(
 }
 
 /** `SELECT ${HOLDER_COLUMNS} FROM devices WHERE …`: what a registration reads of the device holding its hardware_uuid. */
-export const HOLDER_COLUMNS = `id, state, api_key_hash IS NOT NULL AS has_api_key, enroll_secret_id, hostname, serial_number,
-  created_at, enrolled_at, last_seen_at`;
+export const HOLDER_COLUMNS = `id, state, enroll_secret_id, hostname, serial_number, created_at, enrolled_at, last_seen_at`;
 
 export interface HolderRow<Time> {
   id: string;
   state: DeviceState;
-  /** SQLite: 0 or 1; PostgreSQL: boolean. */
-  has_api_key: number | boolean;
   enroll_secret_id: string | null;
   hostname: string | null;
   serial_number: string | null;
@@ -62,7 +59,6 @@ export function toHolder<Time>(row: HolderRow<Time>, iso: (time: Time) => string
   return {
     id: row.id as DeviceId,
     state: row.state,
-    hasApiKey: row.has_api_key === true || row.has_api_key === 1,
     enrollSecretId: row.enroll_secret_id as EnrollSecretId | null,
     hostname: row.hostname,
     serialNumber: row.serial_number,

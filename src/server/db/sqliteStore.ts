@@ -28,6 +28,7 @@ import {
   type Organization,
   type DeviceAttributes,
   type DeviceRecord,
+  type DeviceListRow,
   type DeviceRef,
   type DeviceSeen,
   type DeviceState,
@@ -47,6 +48,7 @@ import {
   type RegistrationFacts,
   type ResultToWrite,
   type SchemaVersions,
+  type SignInAddressDecision,
   type SignInAttemptRoom,
   type SignInAttempts,
   type SignInDecision,
@@ -83,7 +85,16 @@ import {
   type PolicyChangeRow,
   type PolicyExceptionRow,
 } from './policyRows';
-import { DEVICE_COLUMNS, containsPattern, toDeviceRecord, type DeviceRow } from './deviceRows';
+import {
+  FAILING_CHECKS,
+  exceptedCondition,
+  listConditions,
+  summaryColumns,
+  toSummary,
+  type Dialect,
+  type SummaryRow,
+} from './deviceListSql';
+import { DEVICE_COLUMNS, containsPattern, deviceColumnsAnd, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
 
 interface PostureRow {
@@ -103,6 +114,9 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   created_at: 'd.created_at',
   hostname: "COALESCE(d.hostname, '')",
   last_seen_at: "COALESCE(d.last_seen_at, '')",
+  // No index: computed per device (deviceListSql.ts); bench:list measures it.
+  failing_checks: FAILING_CHECKS,
+  agent_version: "COALESCE(d.agent_version, '')",
 };
 
 interface SignInAttemptsRow {
@@ -156,6 +170,20 @@ function scopeConditions(
     params.org_name = orgName;
   }
   return { conditions, params };
+}
+
+/** deviceListSql.ts's SQL in SQLite's terms: named parameters @l0, @l1, … added to `params`. */
+function sqliteDialect(params: Record<string, unknown>): Dialect {
+  let next = 0;
+  return {
+    param(value) {
+      const name = `l${next++}`;
+      params[name] = value;
+      return `@${name}`;
+    },
+    objectOf: (key, value) => `json_group_object(${key}, ${value})`,
+    evidenceRule: "json_extract(l.evidence, '$.rule')",
+  };
 }
 
 const where = (conditions: readonly string[]) => (conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`);
@@ -286,6 +314,12 @@ export class SqliteStore implements Store {
            (SELECT account_key FROM sign_in_attempts WHERE account_key <> ? ORDER BY attempts, last_at LIMIT 1)`,
       ),
       deleteSignInAttempts: s<[string]>('DELETE FROM sign_in_attempts WHERE account_key = ?'),
+      signInAddressBudget: s<[string], { full_at: number }>('SELECT full_at FROM sign_in_address_budgets WHERE address_key = ?'),
+      putSignInAddressBudget: s<[string, number]>(
+        `INSERT INTO sign_in_address_budgets (address_key, full_at) VALUES (?, ?)
+         ON CONFLICT (address_key) DO UPDATE SET full_at = excluded.full_at`,
+      ),
+      deleteFullSignInAddressBudgets: s<[number]>('DELETE FROM sign_in_address_budgets WHERE full_at <= ?'),
       insertDevicePageGrant: s<[string, DevicePageGrantKind, string, string, string]>(
         'INSERT INTO device_page_grants (grant_hash, kind, org_id, device_id, expires_at) VALUES (?, ?, ?, ?, ?)',
       ),
@@ -301,6 +335,15 @@ export class SqliteStore implements Store {
         'INSERT INTO organization_contacts (org_id, contact, updated_at) VALUES (?, ?, ?) ON CONFLICT (org_id) DO UPDATE SET contact = excluded.contact, updated_at = excluded.updated_at',
       ),
       deleteOrganizationContact: s<[string]>('DELETE FROM organization_contacts WHERE org_id = ?'),
+      putDeviceCheckRequest: s<[string, string, string]>(
+        `INSERT INTO device_check_requests (device_id, requested_at) VALUES (?, ?)
+         ON CONFLICT (device_id) DO UPDATE SET requested_at = excluded.requested_at WHERE device_check_requests.requested_at <= ?`,
+      ),
+      deviceCheckRequest: s<[string], { requested_at: string }>('SELECT requested_at FROM device_check_requests WHERE device_id = ?'),
+      deleteLapsedCheckRequests: s<[string]>('DELETE FROM device_check_requests WHERE requested_at < ?'),
+      deviceCheckRequestsSince: s<[string], { device_id: DeviceId; requested_at: string }>(
+        'SELECT device_id, requested_at FROM device_check_requests WHERE requested_at > ?',
+      ),
       organizationNamed: s<[string], { id: OrganizationId; name: string }>('SELECT id, name FROM organizations WHERE name = ?'),
       deleteTokenOfDevice: s<[string, string]>(
         'DELETE FROM enrollment_tokens WHERE device_id = (SELECT id FROM devices WHERE id = ? AND org_id = ?)',
@@ -353,6 +396,8 @@ export class SqliteStore implements Store {
          WHERE id = @id AND state <> 'REVOKED'`,
       ),
       markDuplicate: s<[string, string]>('UPDATE devices SET duplicate_of = ? WHERE id = ?'),
+      // A reissue: a key its host never received (the /enroll answer lost) is no longer valid.
+      dropUnreceivedKey: s<[string]>('UPDATE devices SET api_key_hash = NULL, enrolled_at = NULL WHERE id = ?'),
       insertRegisteredDevice: s<Record<string, unknown>>(
         `INSERT INTO devices (id, org_id, state, created_at, hardware_uuid, serial_number, hostname, platform, os_version,
                               agent_version, enroll_secret_id, supersedes, duplicate_of)
@@ -444,7 +489,7 @@ export class SqliteStore implements Store {
     return settle(() => this.statements.posturesOfDevice.all(device.orgId, device.id).map(toStoredResult));
   }
 
-  listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]> {
+  listDevicePage(query: DevicePageQuery): Promise<DeviceListRow[]> {
     return settle(() => {
       const { filter } = query;
       const { conditions, params } = scopeConditions(query.scope, filter.orgName);
@@ -467,18 +512,21 @@ export class SqliteStore implements Store {
           filter.failingCheck,
         );
       }
+      const dialect = sqliteDialect(params);
+      conditions.push(...listConditions(filter, dialect));
       const sort = SORT_EXPRESSIONS[query.sort];
       const direction = query.descending ? 'DESC' : 'ASC';
       if (query.after !== null) {
         conditions.push(`(${sort}, d.id) ${query.descending ? '<' : '>'} (@after_value, @after_id)`);
-        params.after_value = query.after.value;
+        // A count compares as a number: SQLite orders every number before any text.
+        params.after_value = query.sort === 'failing_checks' ? Number(query.after.value) : query.after.value;
         params.after_id = query.after.id;
       }
       params.limit = query.limit;
-      const sql = `SELECT ${DEVICE_COLUMNS} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
-      return this.prepared<DeviceRow<string>>(sql)
+      const sql = `SELECT ${deviceColumnsAnd(summaryColumns(dialect))} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
+      return this.prepared<DeviceRow<string> & SummaryRow>(sql)
         .all(params)
-        .map((row) => toDeviceRecord(row, (time) => time));
+        .map((row) => ({ ...toDeviceRecord(row, (time) => time), ...toSummary(row) }));
     });
   }
 
@@ -505,7 +553,7 @@ export class SqliteStore implements Store {
   complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
   ): Promise<ComplianceCounts> {
     return settle(() => {
       const { conditions, params } = scopeConditions(scope, orgName);
@@ -520,17 +568,36 @@ export class SqliteStore implements Store {
                 SUM(CASE WHEN d.last_seen_at < @offline_before THEN 1 ELSE 0 END) AS offline
          FROM devices d JOIN organizations o ON o.id = d.org_id ${where(active)}`,
       ).get({ ...params, stale_before: cutoffs.staleBefore, offline_before: cutoffs.offlineBefore });
-      const checks = this.prepared<{ check_key: string; status: PostureStatus; fresh: number; count: number }>(
-        `SELECT l.check_key, l.status, CASE WHEN l.received_at >= @fresh_since THEN 1 ELSE 0 END AS fresh, COUNT(*) AS count
+      const checkParams: Record<string, unknown> = { ...params, fresh_since: cutoffs.resultsFreshSince };
+      const excepted = exceptedCondition(sqliteDialect(checkParams), cutoffs.exceptionsAt);
+      const checks = this.prepared<{ check_key: string; status: PostureStatus; fresh: number; excepted: number; count: number }>(
+        `SELECT l.check_key, l.status, CASE WHEN l.received_at >= @fresh_since THEN 1 ELSE 0 END AS fresh,
+                CASE WHEN l.status = 'FAIL' AND ${excepted} THEN 1 ELSE 0 END AS excepted, COUNT(*) AS count
          FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-         ${where(active)} GROUP BY l.check_key, l.status, fresh ORDER BY l.check_key, l.status`,
-      ).all({ ...params, fresh_since: cutoffs.resultsFreshSince });
+         ${where(active)} GROUP BY l.check_key, l.status, fresh, excepted ORDER BY l.check_key, l.status`,
+      ).all(checkParams);
+      const agentVersions = this.prepared<{ agent_version: string | null; count: number }>(
+        `SELECT d.agent_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+         ${where(active)} GROUP BY d.agent_version ORDER BY count DESC, d.agent_version`,
+      ).all(params);
+      const osReleases = this.prepared<{ platform: Platform | null; os_version: string | null; count: number }>(
+        `SELECT d.platform, d.os_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
+         ${where(active)} GROUP BY d.platform, d.os_version ORDER BY count DESC, d.platform, d.os_version`,
+      ).all(params);
       return {
         devices,
         active: presence?.active ?? 0,
         stale: presence?.stale ?? 0,
         offline: presence?.offline ?? 0,
-        checks: checks.map((c) => ({ checkKey: c.check_key, status: c.status, fresh: c.fresh === 1, count: c.count })),
+        checks: checks.map((c) => ({
+          checkKey: c.check_key,
+          status: c.status,
+          fresh: c.fresh === 1,
+          excepted: c.excepted === 1,
+          count: c.count,
+        })),
+        agentVersions: agentVersions.map((v) => ({ agentVersion: v.agent_version, count: v.count })),
+        osReleases: osReleases.map((r) => ({ platform: r.platform, osVersion: r.os_version, count: r.count })),
       };
     });
   }
@@ -697,6 +764,26 @@ export class SqliteStore implements Store {
     });
   }
 
+  takeSignInAddressBudget(
+    addressKey: string,
+    now: number,
+    decide: (fullAt: number | undefined) => SignInAddressDecision,
+  ): Promise<SignInAddressDecision> {
+    const st = this.statements;
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const stored = st.signInAddressBudget.get(addressKey);
+          const decision = decide(stored && stored.full_at > now ? stored.full_at : undefined);
+          if (!('fullAt' in decision)) return decision;
+          if (!stored) st.deleteFullSignInAddressBudgets.run(now);
+          st.putSignInAddressBudget.run(addressKey, decision.fullAt);
+          return decision;
+        })
+        .immediate(),
+    );
+  }
+
   createDevicePageGrant(input: {
     grantHash: string;
     kind: DevicePageGrantKind;
@@ -735,6 +822,20 @@ export class SqliteStore implements Store {
       if (contact === null) this.statements.deleteOrganizationContact.run(orgId);
       else this.statements.putOrganizationContact.run(orgId, contact, now);
     });
+  }
+
+  requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string> {
+    return this.write(() =>
+      this.db.transaction(() => {
+        this.statements.deleteLapsedCheckRequests.run(lapsedBefore);
+        this.statements.putDeviceCheckRequest.run(deviceId, now, notBefore);
+        return this.statements.deviceCheckRequest.get(deviceId)!.requested_at;
+      })(),
+    );
+  }
+
+  deviceCheckRequests(since: string): Promise<Map<DeviceId, string>> {
+    return settle(() => new Map(this.statements.deviceCheckRequestsSince.all(since).map((r) => [r.device_id, r.requested_at])));
   }
 
   /** Statements built from filters and from the states a rule names, prepared once per distinct text. */
@@ -892,6 +993,16 @@ export class SqliteStore implements Store {
           return deleted;
         })
         .immediate(),
+    );
+  }
+
+  devicesWithLabel(orgId: OrganizationId, key: string, value: string): Promise<DeviceId[]> {
+    return settle(() =>
+      this.prepared<{ id: DeviceId }, [string, string, string]>(
+        'SELECT d.id FROM device_labels l JOIN devices d ON d.id = l.device_id WHERE d.org_id = ? AND l.key = ? AND l.value = ? ORDER BY d.id',
+      )
+        .all(orgId, key, value)
+        .map((row) => row.id),
     );
   }
 
@@ -1339,6 +1450,7 @@ export class SqliteStore implements Store {
           const device = { id: decision.kind === 'reissue' ? decision.device : newId('device'), orgId: secret.orgId };
           if (decision.kind === 'reissue') {
             st.deleteTokenOf.run(device.id);
+            st.dropUnreceivedKey.run(device.id);
           } else {
             if (st.useEnrollSecret.run({ id: secret.id, now }).changes !== 1) return { kind: 'refused' };
             if (decision.supersede !== null) st.supersede.run({ id: decision.supersede, by: device.id, now });

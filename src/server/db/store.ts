@@ -196,9 +196,33 @@ export interface DeviceFilter {
   hostnameContains?: string;
   lastSeenBefore?: string;
   lastSeenAfter?: string;
+  agentVersion?: string;
+  osVersion?: string;
+  /** Devices carrying this label. */
+  label?: { key: string; value: string };
+  /** Devices with at least this many checks whose latest result is FAIL. */
+  minFailing?: number;
+  /**
+   * One check's latest result: its status (MISSING: the device has none), received before a time
+   * (stale), its evidence's rule, a FAIL an exception covers at `now` or not.
+   */
+  check?: {
+    key: string;
+    status?: PostureStatus | 'MISSING';
+    receivedBefore?: string;
+    rule?: string;
+    excepted?: { is: boolean; now: string };
+  };
 }
 
-export type DeviceSortKey = 'created_at' | 'hostname' | 'last_seen_at';
+export type DeviceSortKey = 'created_at' | 'hostname' | 'last_seen_at' | 'failing_checks' | 'agent_version';
+
+/** A device as the list shows it: with its latest status per check, how many fail, and its labels. */
+export interface DeviceListRow extends DeviceRecord {
+  failingChecks: number;
+  checks: Record<string, PostureStatus>;
+  labels: Labels;
+}
 
 export interface DevicePageQuery {
   scope: OrgScope;
@@ -222,8 +246,14 @@ export interface ComplianceCounts {
   active: number;
   stale: number;
   offline: number;
-  /** Latest results of ACTIVE devices per check and status; `fresh` when received at or after `resultsFreshSince`. */
-  checks: { checkKey: string; status: PostureStatus; fresh: boolean; count: number }[];
+  /**
+   * Latest results of ACTIVE devices per check and status; `fresh` when received at or after
+   * `resultsFreshSince`; `excepted`: a FAIL an exception of the device or its labels covers at `exceptionsAt`.
+   */
+  checks: { checkKey: string; status: PostureStatus; fresh: boolean; excepted: boolean; count: number }[];
+  /** ACTIVE devices per agent version, and per platform and OS version. */
+  agentVersions: { agentVersion: string | null; count: number }[];
+  osReleases: { platform: Platform | null; osVersion: string | null; count: number }[];
 }
 
 export interface DailyCompliance {
@@ -341,7 +371,6 @@ export interface NewRegistration {
 export interface HolderOfHardwareUuid {
   id: DeviceId;
   state: DeviceState;
-  hasApiKey: boolean;
   enrollSecretId: EnrollSecretId | null;
   hostname: string | null;
   serialNumber: string | null;
@@ -350,7 +379,7 @@ export interface HolderOfHardwareUuid {
   lastSeenAt: string | null;
 }
 
-/** What a registration is decided on, read in its transaction (PostgreSQL: both rows locked). */
+/** What a registration is decided on, read in its transaction (PostgreSQL: the holder locked; the secret guarded by its conditional UPDATE). */
 export interface RegistrationFacts {
   /** Undefined when no secret has that hash. */
   secret: Pick<EnrollSecretRecord, 'id' | 'orgId' | 'expiresAt' | 'maxUses' | 'uses' | 'revokedAt'> | undefined;
@@ -392,6 +421,13 @@ export interface SignInAttempts {
 /** An attempt let through and counted (`counted`, written), or one that must wait (nothing written). */
 export type SignInDecision = { counted: SignInAttempts } | { waitMs: number };
 
+/**
+ * One console sign-in attempt from a client address: let through, its budget then full again at
+ * `fullAt` (epoch ms, fractional: the generic cell rate algorithm's theoretical arrival time,
+ * src/server/console/signInThrottle.ts decides), or to wait `waitMs` (nothing written).
+ */
+export type SignInAddressDecision = { fullAt: number } | { waitMs: number };
+
 /** How many accounts' attempts are kept, and which are forgotten first to make room. */
 export interface SignInAttemptRoom {
   maxAccounts: number;
@@ -423,8 +459,8 @@ export interface Store {
   /** A device in `state` in `orgName` (created when missing) with its enrollment token. */
   createDevice(input: NewDevice): Promise<DeviceId>;
   findDevice(id: string): Promise<DeviceRecord | undefined>;
-  /** One page of devices in the order asked for, at most `limit`. */
-  listDevicePage(query: DevicePageQuery): Promise<DeviceRecord[]>;
+  /** One page of devices in the order asked for, at most `limit`, in one query. */
+  listDevicePage(query: DevicePageQuery): Promise<DeviceListRow[]>;
   /** The newest result of each check of the device, by check key. */
   latestResults(device: DeviceRef): Promise<LatestPostureResult[]>;
   /** The device's results newest first, those with an id below `beforeId` when given, optionally of one check. */
@@ -432,7 +468,7 @@ export interface Store {
   complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string },
+    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
   ): Promise<ComplianceCounts>;
   /** Per day since `since` (UTC), per check and status. */
   dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]>;
@@ -480,6 +516,18 @@ export interface Store {
     decide: (stored: SignInAttempts | undefined) => SignInDecision,
   ): Promise<SignInDecision>;
   signInAttempts(accountKey: string): Promise<SignInAttempts | undefined>;
+  /**
+   * One console sign-in attempt from the client address keyed `addressKey`, in one transaction that
+   * takes the address's attempts in turn across every process on the database: asks `decide` with
+   * the time its budget is full again (undefined when none is stored, or it is not after `now`),
+   * writes the one it answers. An address new to the table first deletes every row full again by
+   * `now` (they carry nothing), so the table holds only the addresses that tried within a minute.
+   */
+  takeSignInAddressBudget(
+    addressKey: string,
+    now: number,
+    decide: (fullAt: number | undefined) => SignInAddressDecision,
+  ): Promise<SignInAddressDecision>;
   /** The account signed in: its attempts are forgotten. */
   deleteSignInAttempts(accountKey: string): Promise<void>;
   listDevices(orgName?: string): Promise<DeviceRecord[]>;
@@ -604,6 +652,8 @@ export interface Store {
   activePolicyExceptions(orgId: OrganizationId | null, now: string): Promise<PolicyExceptionRecord[]>;
   /** False when the organization has no such exception. */
   deletePolicyException(orgId: OrganizationId, id: string): Promise<boolean>;
+  /** The organization's devices carrying the label `key=value` (a label exception's devices), by id. */
+  devicesWithLabel(orgId: OrganizationId, key: string, value: string): Promise<DeviceId[]>;
   // The device page (src/server/devicePage.ts says the rules): grants are stored by hash only.
   /** Stores a grant bound to the device, and deletes the grants expired at `now`. */
   createDevicePageGrant(input: {
@@ -628,6 +678,14 @@ export interface Store {
   auditPage(query: AuditQuery): Promise<AuditEntryRecord[]>;
   /** Retention: deletes entries made before `cutoff` (at most `limit`); how many. */
   deleteAuditBefore(cutoff: string, limit: number): Promise<number>;
+  // "Check again" from the device page (src/server/checkRequests.ts says the rules).
+  /**
+   * Records a check request of the device at `now` unless one was recorded after `notBefore`;
+   * returns the request now on record (`now` when this one was), and deletes those older than `lapsedBefore`.
+   */
+  requestDeviceCheck(deviceId: DeviceId, now: string, notBefore: string, lapsedBefore: string): Promise<string>;
+  /** The check requests recorded after `since`, by device. */
+  deviceCheckRequests(since: string): Promise<Map<DeviceId, string>>;
 
   // Webhooks (src/server/webhooks.ts) and the alert sweep that feeds their outbox (src/server/alerts.ts).
   createWebhook(record: Omit<WebhookRecord, 'orgName'>): Promise<void>;

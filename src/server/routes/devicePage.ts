@@ -4,15 +4,20 @@ import { authenticateDevice, deviceOf } from '../auth';
 import type { AppContext } from '../context';
 import { issueDevicePageLink } from '../devicePage';
 import { HttpError, badRequest } from '../errors';
+import { limitDevice } from '../rateLimit';
 
 /**
  * POST /device-page (an extension beside the spec's routes): a one-time URL of the calling device's
  * page (src/server/devicePage.ts), under the origin the agent reached. Any body is ignored.
  */
-export function devicePageRoute(app: FastifyInstance, { store, devices, logger }: AppContext): void {
+export function devicePageRoute(app: FastifyInstance, { store, devices, limits, logger }: AppContext): void {
   app.post(
     DEVICE_PAGE_ROUTE,
-    { bodyLimit: DEVICE_PAGE_BODY_LIMIT, onRequest: authenticateDevice(devices) },
+    // Rate-limited per device (--rate-limit-device-pages): each link stores a code.
+    {
+      bodyLimit: DEVICE_PAGE_BODY_LIMIT,
+      onRequest: [authenticateDevice(devices), limitDevice(limits.devicePages, 'device page requests')],
+    },
     async (request): Promise<DevicePageResponse> => {
       const device = deviceOf(request);
       // A page of a device that never reported would be empty; a revoked key never gets here.

@@ -7,11 +7,11 @@ import { limitDevice } from '../rateLimit';
 import { parseBody } from '../validation';
 
 /** POST /heartbeat: records the device's attributes, activates a PENDING device (deviceLifecycle.ts), returns the schedule. */
-export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, heartbeats, policies }: AppContext): void {
+export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, heartbeats, policies, checks }: AppContext): void {
   app.post(
     ROUTES.heartbeat,
     { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(devices), limitDevice(limits.heartbeats, 'heartbeats')] },
-    async (request): Promise<HeartbeatResponse & { policy_version?: string }> => {
+    async (request): Promise<HeartbeatResponse & { policy_version?: string; check_requested_at?: string }> => {
       const device = deviceOf(request);
       const body = parseBody(HeartbeatRequest, request.body);
       const now = new Date().toISOString();
@@ -34,8 +34,10 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         posture_interval_seconds: config.postureIntervalSeconds,
         server_time: now,
       };
-      // The policy extension's one extra field (docs/server.md, "Policy"); the spec's fields stay as they are.
-      return config.policy ? { ...answer, policy_version: await policies.token(device.orgId) } : answer;
+      // The extensions' extra fields (docs/server.md, "Policy" and "Check again"); the spec's fields stay as they are.
+      const checkRequestedAt = await checks.pending(device.id, new Date(now));
+      const withCheck = checkRequestedAt === undefined ? answer : { ...answer, check_requested_at: checkRequestedAt };
+      return config.policy ? { ...withCheck, policy_version: await policies.token(device.orgId) } : withCheck;
     },
   );
 }

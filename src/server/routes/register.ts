@@ -3,7 +3,6 @@ import { BODY_LIMITS, EXTENSION_ROUTES, RegisterRequest, type RegisterResponse }
 import type { AppContext } from '../context';
 import { hashCredential } from '../credentials';
 import { refusalError, register } from '../deviceLifecycle';
-import { KeyedQueue } from '../keyedQueue';
 import { tooManyRequests } from '../rateLimit';
 import { parseBody } from '../validation';
 
@@ -11,8 +10,8 @@ import { parseBody } from '../validation';
  * POST /register (an extension beside the spec's routes): an enrollment secret and the device's
  * identity for a device record and its one-time token, which the agent then exchanges at /enroll.
  * Limited per client address before the body is read, and per secret (by its hash, whatever it
- * names: the limit answers alike for a valid and an unknown secret) after. The registrations of one
- * secret run one at a time in this process (keyedQueue.ts).
+ * names: the limit answers alike for a valid and an unknown secret) after. Registrations run side by
+ * side: the store locks the secret's row only for its final conditional UPDATE (the cap's guard).
  */
 export function registerRoute(app: FastifyInstance, { store, logger, limits, config }: AppContext): void {
   const limitAddress = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
@@ -20,7 +19,6 @@ export function registerRoute(app: FastifyInstance, { store, logger, limits, con
     if (wait !== undefined) throw tooManyRequests('registrations', wait, 'this address');
     done();
   };
-  const bySecret = new KeyedQueue();
   app.post(
     EXTENSION_ROUTES.register,
     { bodyLimit: BODY_LIMITS.register, onRequest: limitAddress },
@@ -37,9 +35,7 @@ export function registerRoute(app: FastifyInstance, { store, logger, limits, con
         osVersion: body.os_version,
         agentVersion: body.agent_version,
       };
-      const registration = await bySecret.run(secretHash, () =>
-        register(store, body.enroll_secret, attributes, new Date().toISOString(), config.heartbeatIntervalSeconds),
-      );
+      const registration = await register(store, body.enroll_secret, attributes, new Date().toISOString(), config.heartbeatIntervalSeconds);
       if (registration.kind !== 'registered') {
         logger.info({ event: 'registration_refused' }, 'registration refused: the enrollment secret is not valid');
         throw refusalError(registration);

@@ -50,14 +50,15 @@ describe('Windows collectors', () => {
       { kind: 'run', target: POWERSHELL, args: powershellArgs(PROBE_SCRIPT), options: { timeoutMs: PROBE_TIMEOUT_MS } },
     ]);
     expect(host.commandsRun()).toEqual([PROBE_ARGV]);
-    // The stock laptop: everything but the screen lock (sleeps after 30 min on AC) and the local password policy (length 0).
+    // The stock laptop: everything but the screen lock (sleeps after 30 min on AC), the local password
+    // policy (length 0) and updating: its settings install updates, but it still has the November 2025 one.
     expect(Object.fromEntries(Object.entries(byKey).map(([k, r]) => [k, r.status]))).toEqual({
       DISK_ENCRYPTION: 'PASS',
       SCREEN_LOCK: 'FAIL',
       FIREWALL_ENABLED: 'PASS',
       TIME_SYNC: 'PASS',
       OS_VERSION: 'PASS',
-      AUTO_UPDATE: 'PASS',
+      AUTO_UPDATE: 'FAIL',
       PASSWORD_POLICY: 'FAIL',
       REMOTE_LOGIN: 'PASS',
       MALWARE_PROTECTION: 'PASS',

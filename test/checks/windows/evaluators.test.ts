@@ -910,6 +910,17 @@ describe('OS_VERSION patch age (policy.osVersion.maxPatchAgeDays.WINDOWS)', () =
   });
 });
 
+/** CurrentVersion of a Windows 11 25H2 machine at the October 2026 security update (updateHistory.ts). */
+const CURRENT_25H2 = {
+  CurrentBuild: '26200',
+  CurrentBuildNumber: '26200',
+  UBR: 9711,
+  DisplayVersion: '25H2',
+  EditionID: 'Professional',
+  ProductName: 'Windows 10 Pro',
+  InstallationType: 'Client',
+};
+
 describe('AUTO_UPDATE', () => {
   const facts = (change: Partial<AutoUpdateFacts> = {}): AutoUpdateFacts => ({
     auPolicy: ok(null),
@@ -917,6 +928,7 @@ describe('AUTO_UPDATE', () => {
     updateCsp: ok(null),
     pause: ok({}),
     services: services(),
+    currentVersion: ok(CURRENT_25H2),
     ...change,
   });
 
@@ -948,6 +960,100 @@ describe('AUTO_UPDATE', () => {
     const verdict = evaluateAutoUpdate(facts(change), DEFAULT_POLICY, NOW);
     expect(verdict.status).toBe(status);
     if (rule) expect(verdict.evidence.rule).toBe(rule);
+  });
+
+  describe('the effect: the installed cumulative update', () => {
+    const at = (ubr: number | undefined, build = '26200'): Section<RegistryValues | null> => {
+      const { UBR: _installed, ...others } = CURRENT_25H2;
+      return ok({ ...others, CurrentBuild: build, CurrentBuildNumber: build, ...(ubr === undefined ? {} : { UBR: ubr }) });
+    };
+
+    it('PASSes the settings when no newer monthly security update has waited longer than maxPendingDays', () => {
+      expect(evaluateAutoUpdate(facts(), DEFAULT_POLICY, NOW)).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'default', installed_update: '26200.9711', update_line: '26200', max_pending_days: 45 },
+      });
+      // The October 2026 update is pending, but only since 2026-10-13: 39 days.
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(9445) }), DEFAULT_POLICY, NOW)).toMatchObject({
+        status: 'PASS',
+        evidence: { newer_update: '26200.9711', newer_update_released: '2026-10-13' },
+      });
+    });
+
+    it('FAILs settings that install updates when a security update has waited longer (update_not_installed)', () => {
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(9168) }), DEFAULT_POLICY, NOW)).toMatchObject({
+        status: 'FAIL',
+        evidence: {
+          rule: 'update_not_installed',
+          installed_update: '26200.9168',
+          newer_update: '26200.9445',
+          newer_update_released: '2026-09-08',
+        },
+      });
+      const strict = resolvePolicy({ autoUpdate: { maxPendingDays: 30 } });
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(9445) }), strict, NOW).evidence.rule).toBe('update_not_installed');
+      expect(evaluateAutoUpdate(facts({ auPolicy: ok({ AUOptions: 4 }), currentVersion: at(9168) }), DEFAULT_POLICY, NOW).status).toBe(
+        'FAIL',
+      );
+    });
+
+    it('counts only Patch Tuesday releases: an optional preview or out-of-band update left uninstalled is no failure', () => {
+      // 26200.7922 is the 2026-02-24 preview; 7840 the 2026-02-10 security update before it.
+      const feb = new Date('2026-04-20T12:00:00Z');
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(7840) }), DEFAULT_POLICY, feb)).toMatchObject({
+        status: 'PASS',
+        evidence: { newer_update: '26200.8037', newer_update_released: '2026-03-10' },
+      });
+      // 26200.7627 and .7628 (2026-01-17, -24) are out-of-band releases after the 2026-01-13 update.
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(7623) }), DEFAULT_POLICY, new Date('2026-03-20T12:00:00Z'))).toMatchObject({
+        status: 'PASS',
+        evidence: { newer_update: '26200.7840' },
+      });
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(7623) }), DEFAULT_POLICY, new Date('2026-03-27T12:00:00Z')).status).toBe('FAIL');
+    });
+
+    it('does not decide what the table cannot tell', () => {
+      const later = new Date('2027-01-10T12:00:00Z');
+      expect(evaluateAutoUpdate(facts(), DEFAULT_POLICY, later)).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'patch_table_outdated', table_recorded_through: UPDATE_HISTORY_RECORDED_THROUGH },
+      });
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(1000, '22000') }), DEFAULT_POLICY, NOW)).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'update_line_not_in_table', build: 22000 },
+      });
+      expect(evaluateAutoUpdate(facts({ currentVersion: at(undefined) }), DEFAULT_POLICY, NOW)).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'ubr_missing' },
+      });
+      expect(evaluateAutoUpdate(facts({ currentVersion: ok(null) }), DEFAULT_POLICY, NOW).evidence).toEqual({
+        source: 'default',
+        no_auto_update: null,
+        au_options: null,
+        allow_auto_update_csp: null,
+        wsus: false,
+        wuauserv_start: 'trigger',
+        wuauserv_status: 'stopped',
+        usosvc_start: 'auto',
+        max_pending_days: 45,
+        reason: 'unrecognized_version',
+      });
+      expect(evaluateAutoUpdate(facts({ currentVersion: failed('permission_denied', 'access_denied') }), DEFAULT_POLICY, NOW).status).toBe(
+        'UNKNOWN',
+      );
+    });
+
+    it('leaves settings that do not install by themselves to the settings', () => {
+      const old = { currentVersion: at(7171) };
+      expect(evaluateAutoUpdate(facts({ ...old, auPolicy: ok({ AUOptions: 2 }) }), DEFAULT_POLICY, NOW).evidence.rule).toBe(
+        'notify_before_download',
+      );
+      const accepted = resolvePolicy({ autoUpdate: { acceptDownloadOnly: true } });
+      expect(evaluateAutoUpdate(facts({ ...old, auPolicy: ok({ AUOptions: 3 }) }), accepted, NOW)).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'download_only_accepted' },
+      });
+    });
   });
 
   it('reports a pause that has not expired, and only that', () => {

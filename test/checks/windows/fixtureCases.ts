@@ -603,6 +603,8 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     source:
       'research §6.4 (no policy, services not disabled → PASS source default; trigger-start services are normally stopped) and §11 #16',
     description: 'No Windows Update policy; wuauserv trigger-start and stopped, UsoSvc running',
+    // The settings are the intent; the installed update is the effect (completed: the newest listed 26200 UBR).
+    machine: (doc) => osValues(doc, { UBR: 9711 }),
     expect: {
       status: 'PASS',
       evidence: { source: 'default', rule: 'default', wuauserv_start: 'trigger', wuauserv_status: 'stopped', au_options: null },
@@ -613,8 +615,12 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
     name: 'pass-auoptions-4',
     source: '[probo] fixture {"no_auto_update":"0","au_options":"4"} → PASS; research §6.4',
     description: 'Group Policy: NoAutoUpdate 0, AUOptions 4 (download and schedule the install)',
-    machine: (doc) => registry(doc, 'auPolicy', { NoAutoUpdate: 0, AUOptions: 4 }),
-    expect: { status: 'PASS', evidence: { rule: 'automatic_install', au_options: 4, no_auto_update: 0 } },
+    machine: (doc) => {
+      registry(doc, 'auPolicy', { NoAutoUpdate: 0, AUOptions: 4 });
+      // Completed: the newest listed 26200 UBR (the installed update is the effect the settings aim at).
+      osValues(doc, { UBR: 9711 });
+    },
+    expect: { status: 'PASS', evidence: { rule: 'automatic_install', au_options: 4, no_auto_update: 0, installed_update: '26200.9711' } },
   },
   {
     check: 'AUTO_UPDATE',

@@ -393,13 +393,51 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
     check: 'AUTO_UPDATE',
     name: 'pass-server-sconfig-automatic',
     source:
-      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it',
+      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it, and the UBR as the newest listed 20348 update',
     description: 'Windows Server 2022 set to Automatic in sconfig, no Group Policy',
     machine: (doc) => {
-      osValues(doc, WINDOWS_SERVER_2022);
+      osValues(doc, { ...WINDOWS_SERVER_2022, UBR: 5761 });
       registry(doc, 'auLocal', { AUOptions: 4 });
     },
     expect: { status: 'PASS', evidence: { au_options: 4, au_options_source: 'local', rule: 'automatic_install' } },
+  },
+
+  // ---- AUTO_UPDATE: what the settings installed (the UBR against the monthly security updates) ---
+  {
+    check: 'AUTO_UPDATE',
+    name: 'pass-installed-june-2026-update',
+    source: `stascorp/rdpwrap#4308 ("OS: Windows 11 Pro, Version: 25H2, Build: 10.0.26200.8655", reported 2026-06-21); 26200.8655 = the 2026-06-09 security update, the next one 2026-07-14 (${UPDATE_TABLE}); completed: no Windows Update policy (the default) and the CurrentVersion values other than build, UBR, edition and display version`,
+    description: 'Windows 11 Pro 25H2 with the default settings and the June 2026 security update installed twelve days after its release',
+    now: '2026-06-21T12:00:00Z',
+    machine: (doc) => client(doc, { ...windows11(26200, 8655, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
+    expect: { status: 'PASS', evidence: { rule: 'default', installed_update: '26200.8655', update_line: '26200' } },
+  },
+  {
+    check: 'AUTO_UPDATE',
+    name: 'fail-default-settings-updates-not-installing',
+    source: `stascorp/rdpwrap#4247 ("Windows 10 22H2 19045.6466", reported 2026-05-11); 19045.6466 = the out-of-band ESU enrollment fix of 2025-11-11, and 19045.6575 the security update of the same day (${UPDATE_TABLE}); completed: no Windows Update policy (the default) and EditionID Professional and the other CurrentVersion values`,
+    description:
+      'Windows 10 Pro 22H2 whose settings install updates by themselves, yet in May 2026 still without the November 2025 security update: the intent looks fine, the effect is not',
+    now: '2026-05-11T12:00:00Z',
+    machine: (doc) =>
+      client(doc, {
+        CurrentBuild: '19045',
+        CurrentBuildNumber: '19045',
+        UBR: 6466,
+        DisplayVersion: '22H2',
+        EditionID: 'Professional',
+        ProductName: 'Windows 10 Pro',
+      }),
+    expect: {
+      status: 'FAIL',
+      evidence: {
+        rule: 'update_not_installed',
+        installed_update: '19045.6466',
+        newer_update: '19045.6575',
+        newer_update_released: '2025-11-11',
+        max_pending_days: 45,
+      },
+    },
   },
 
   // ---- FIREWALL_ENABLED: the legacy Standard Profile policy -------------------------------------

@@ -1,0 +1,114 @@
+// macOS and Windows notifications cannot run here (no osascript, no Windows PowerShell): what is
+// tested is what the daemon hands the OS. The exact commands and arguments; the user-session
+// targeting (launchctl asuser + sudo to the console uid; a scheduled task with the Interactive logon
+// type for the console user); and that device text, however hostile, is data and never code: after
+// osascript's script as separate arguments, inside PowerShell only as base64 of JSON, put in the
+// toast's XML by CreateTextNode. What stays untested: that macOS and Windows show them (docs/agent.md).
+import { describe, expect, test } from 'vitest';
+import type { PostureNotification } from '../../src/agent/notifications';
+import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifyCommand } from '../../src/platform/darwinNotify';
+import { platformNotifier } from '../../src/platform/notifier';
+import { encodedCommand, serviceNotifyScript, TASK_PATH, toastScript, windowsNotifyCommand } from '../../src/platform/windowsNotify';
+
+/** Text a compromised catalogue or a hostile server could try: quotes, escapes, line breaks, markup, substitutions. */
+const HOSTILE = `-e "x" & do shell script "id" & "\n'; Remove-Item C:\\ -Recurse; '$(whoami)\`<toast>&amp;</toast>\u202e`;
+const notification: PostureNotification = {
+  check_key: 'FIREWALL_ENABLED',
+  change: 'failing',
+  title: 'FIREWALL_ENABLED fails on this device',
+  body: HOSTILE,
+};
+
+describe('macOS: osascript in the console user session', () => {
+  test('the root service: launchctl asuser <uid>, sudo to that uid, osascript with the text as arguments after the script', () => {
+    const [command, args] = darwinNotifyCommand(notification, 501);
+    expect(command).toBe('/bin/launchctl');
+    expect(args.slice(0, 6)).toEqual(['asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501']);
+    const osascript = args.slice(6);
+    expect(osascript).toEqual([
+      '/usr/bin/osascript',
+      '-e',
+      'on run argv',
+      '-e',
+      'display notification (item 3 of argv) with title (item 2 of argv) subtitle "My device: run device-agent my-device"',
+      '-e',
+      'end run',
+      'device-agent',
+      'FIREWALL_ENABLED fails on this device',
+      bannerText(HOSTILE),
+    ]);
+    // The script is fixed: nothing of the text is in it.
+    expect(osascript.slice(1, 7).filter((a) => a !== '-e')).toEqual([...DARWIN_NOTIFY_SCRIPT]);
+  });
+
+  test("a user's own agent runs osascript itself", () => {
+    const [command, args] = darwinNotifyCommand(notification, null);
+    expect(command).toBe('/usr/bin/osascript');
+    expect(args[0]).toBe('-e');
+    expect(args.at(-3)).toBe('device-agent');
+  });
+
+  test('banner text: one line without control characters, at most 240 characters', () => {
+    expect(bannerText(HOSTILE)).toBe(HOSTILE.replace('\n', ' ').replace('\u202e', '').trim());
+    expect(bannerText('a\u202eb\u2066c')).toBe('a b c');
+    expect(bannerText('a\u0000b\u001b[31mc\r\nd\u2028e')).toBe('a b [31mc d e');
+    expect(bannerText(`  ${'x'.repeat(300)} `)).toBe(`${'x'.repeat(239)}…`);
+    expect(bannerText('x'.repeat(240))).toBe('x'.repeat(240));
+  });
+});
+
+/** The text of a PowerShell -EncodedCommand. */
+const decoded = (base64: string) => Buffer.from(base64, 'base64').toString('utf16le');
+
+describe('Windows: a toast in the console user session', () => {
+  test('the service: Windows PowerShell by its path, the script as -EncodedCommand', () => {
+    const [command, args] = windowsNotifyCommand(notification, true, { SystemRoot: 'D:\\Win' });
+    expect(command).toBe('D:\\Win\\System32\\WindowsPowerShell\\v1.0\\powershell.exe');
+    expect(args.slice(0, -1)).toEqual(['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand']);
+    expect(decoded(args.at(-1)!)).toBe(serviceNotifyScript(notification));
+    expect(windowsNotifyCommand(notification, true, {})[0]).toBe('C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe');
+  });
+
+  test('the service targets the console user: a one-off task, Interactive logon, not elevated, removed afterwards', () => {
+    const script = serviceNotifyScript(notification);
+    const lines = script.split('\n');
+    expect(lines).toContain('$user = (Get-CimInstance -ClassName Win32_ComputerSystem).UserName');
+    expect(lines).toContain("if (-not $user) { 'nobody'; exit 0 }");
+    expect(lines).toContain('$principal = New-ScheduledTaskPrincipal -UserId $user -LogonType Interactive -RunLevel Limited');
+    expect(lines).toContain(
+      `Register-ScheduledTask -TaskName $name -TaskPath '${TASK_PATH}' -Action $action -Principal $principal -Force | Out-Null`,
+    );
+    expect(script).toMatch(
+      /try \{\n {2}Start-ScheduledTask .*\n {2}'started'\n {2}Start-Sleep -Seconds 60\n\} finally \{\n {2}Unregister-ScheduledTask /,
+    );
+    // The task runs the toast script, hidden, as -EncodedCommand inside a single-quoted argument.
+    const argument = /-Argument '([^']*)'$/m.exec(script)![1]!;
+    const [flags, encoded] = [argument.split(' ').slice(0, -1), argument.split(' ').at(-1)!];
+    expect(flags).toEqual(['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-WindowStyle', 'Hidden', '-EncodedCommand']);
+    expect(decoded(encoded)).toBe(toastScript(notification));
+  });
+
+  test('the text is data: base64 of its JSON in the toast script, into the XML by CreateTextNode, in neither script as code', () => {
+    const toast = toastScript(notification);
+    const data = /FromBase64String\('([A-Za-z0-9+/=]+)'\)/.exec(toast)![1]!;
+    expect(JSON.parse(Buffer.from(data, 'base64').toString('utf8'))).toEqual({ title: notification.title, body: HOSTILE });
+    for (const script of [toast, serviceNotifyScript(notification)]) {
+      for (const piece of ['do shell script', 'Remove-Item', '$(whoami)', '<toast>&amp;', '\u202e']) expect(script).not.toContain(piece);
+    }
+    expect(toast).toContain('$texts.Item(0).AppendChild($xml.CreateTextNode($n.title)) | Out-Null');
+    expect(toast).toContain('$texts.Item(1).AppendChild($xml.CreateTextNode($n.body)) | Out-Null');
+    expect(toast).toContain("CreateToastNotifier('{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe')");
+    expect(encodedCommand('é$')).toBe(Buffer.from('é$', 'utf16le').toString('base64'));
+  });
+
+  test("a user's own agent shows the toast itself, without a task", () => {
+    const [, args] = windowsNotifyCommand(notification, false, {});
+    expect(decoded(args.at(-1)!)).toBe(toastScript(notification));
+  });
+});
+
+test('one notifier per platform; none elsewhere', async () => {
+  for (const platform of ['linux', 'freebsd', 'darwin', 'win32'] as const)
+    expect(typeof (await platformNotifier(platform, ['device-agent'], false))).toBe('function');
+  expect(await platformNotifier('aix', ['device-agent'], false)).toBeUndefined();
+});

@@ -1,0 +1,213 @@
+// The service running as root notifies the console user on that user's own session bus. This machine
+// has no logind, so the test makes what logind would: a console user (a second real uid), their
+// runtime directory /run/user/<uid> (0700, theirs) and a real dbus-daemon started as them listening
+// at /run/user/<uid>/bus, and a seat file in logind's format naming them (DEVICE_AGENT_TEST_SEAT_FILE,
+// read only by consoleUid). The notification server stand-in connects as root, which the bus's
+// configuration allows for it alone, and records each Notify with who sent it: the kernel's uid of the
+// sender's connection (GetConnectionUnixUser) and the sending process's uids, gids, groups and
+// environment from /proc. Then the policy that turns notifications off, with the same real daemon.
+// Not covered: logind itself (a real seat, session switches), and a graphical notification server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { BusConnection } from '../../src/linkHandler/dbusWire';
+import {
+  enrollWithToken,
+  makeStateDir,
+  removeStateDir,
+  startDaemon,
+  stopDaemon,
+  tempDir,
+  until,
+  type RunningDaemon,
+} from '../support/agent';
+import { requireTools } from '../support/requireTools';
+import { startServer, tryServerCli, type RunningServer } from '../support/server';
+import { systemUser } from '../support/users';
+
+const asRoot = process.getuid?.() === 0;
+const tools = requireTools(['dbus-daemon'], 'the root service notifies the console user on their own session bus, running as them');
+const skip = !asRoot || tools.skip;
+const USER = 'da-notify';
+
+interface Recorded {
+  title: string;
+  senderUid: number;
+  /** From /proc/<pid>/status of the sending process. */
+  uids: string;
+  gids: string;
+  groups: string;
+  environ: string[];
+}
+
+let user: { uid: number; gid: number };
+let runtime: string;
+let busDaemon: ChildProcess;
+let standIn: BusConnection;
+let recorded: Recorded[] = [];
+let seatFile: string;
+let endpointDir: string;
+let server: RunningServer;
+const stateDirs: string[] = [];
+
+beforeAll(async () => {
+  if (skip) return;
+  user = systemUser(USER);
+  runtime = `/run/user/${user.uid}`;
+  expect(existsSync(runtime), `${runtime} exists already: not this test's to use`).toBe(false);
+  mkdirSync(runtime, { mode: 0o700 });
+  chownSync(runtime, user.uid, user.gid);
+  // A session bus (the session.conf defaults) that also lets root in, for the recording stand-in only.
+  const config = join(runtime, 'bus.conf');
+  writeFileSync(
+    config,
+    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=${runtime}/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+    <allow user="root"/>
+  </policy>
+</busconfig>
+`,
+  );
+  busDaemon = spawn('dbus-daemon', ['--config-file', config, '--nofork', '--print-address=1'], {
+    uid: user.uid,
+    gid: user.gid,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const first = await createInterface({ input: busDaemon.stdout! })[Symbol.asyncIterator]().next();
+  expect(first.done).toBe(false);
+  standIn = await BusConnection.open(`unix:path=${runtime}/bus`);
+  const dbus = ['org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus'] as const;
+  expect(await standIn.call(...dbus, 'RequestName', 'su', ['org.freedesktop.Notifications', 4])).toEqual([1]);
+  standIn.handleCalls((call) => {
+    if (call.member !== 'Notify') return standIn.replyError(call, 'org.freedesktop.DBus.Error.UnknownMethod', 'stand-in');
+    void (async () => {
+      const [senderUid] = await standIn.call(...dbus, 'GetConnectionUnixUser', 's', [call.sender!]);
+      const [pid] = await standIn.call(...dbus, 'GetConnectionUnixProcessID', 's', [call.sender!]);
+      const status = readFileSync(`/proc/${Number(pid)}/status`, 'utf8');
+      const field = (name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim() ?? '';
+      const environ = readFileSync(`/proc/${Number(pid)}/environ`, 'utf8')
+        .split('\0')
+        .filter(Boolean);
+      recorded.push({
+        title: call.body[3] as string,
+        senderUid: Number(senderUid),
+        uids: field('Uid'),
+        gids: field('Gid'),
+        groups: field('Groups'),
+        environ,
+      });
+      const id = recorded.length;
+      standIn.reply(call, 'u', [id]);
+      standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'NotificationClosed', 'uu', [id, 2]);
+    })();
+  });
+  seatFile = join(tempDir(), 'seat0');
+  // logind's format (test/agent/platformSeams.test.ts has the same lines).
+  writeFileSync(
+    seatFile,
+    `# This is private data. Do not parse.\nIS_SEAT0=1\nCAN_MULTI_SESSION=1\nCAN_TTY=1\nCAN_GRAPHICAL=1\nACTIVE=2\nACTIVE_UID=${user.uid}\nSESSIONS=2\n`,
+  );
+  // The service's local endpoint, which a root daemon opens, away from /run/device-agent.
+  endpointDir = join(tempDir(), 'run');
+  server = await startServer();
+}, 60_000);
+
+afterAll(async () => {
+  await standIn?.close();
+  busDaemon?.kill();
+  await server?.stop();
+  for (const dir of stateDirs) await removeStateDir(dir);
+  if (runtime && existsSync(runtime)) rmSync(runtime, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  recorded = [];
+});
+
+/** The root daemon enrolled in `org`, running until `event` is logged; its log lines. */
+async function rootDaemonUntil(org: string, event: string, args: string[] = []): Promise<RunningDaemon['lines']> {
+  const stateDir = await makeStateDir();
+  stateDirs.push(stateDir);
+  const created = await server.createDevice({ org });
+  await enrollWithToken(stateDir, server.url, created.enrollment_token);
+  const daemon = startDaemon(stateDir, { DEVICE_AGENT_TEST_SEAT_FILE: seatFile, DEVICE_AGENT_RUNTIME_DIR: endpointDir }, args);
+  try {
+    await until(() => daemon.lines.some((line) => line.event === event), Boolean, 120_000, event);
+  } finally {
+    expect((await stopDaemon(daemon)).code, daemon.output()).toBe(0);
+  }
+  return daemon.lines;
+}
+
+const policyFile = (document: unknown) => {
+  const file = join(tempDir(), 'policy.json');
+  writeFileSync(file, JSON.stringify(document));
+  return file;
+};
+
+describe.skipIf(skip)(asRoot ? tools.title : 'needs root: the root service notifies the console user (two real uids)', () => {
+  test("the root daemon's notification reaches the console user's bus, sent by a process that is that user only", async () => {
+    const lines = await rootDaemonUntil('notify-on', 'notification');
+    // This machine fails at least one check (a container filters no inbound traffic).
+    await until(
+      () => recorded.length,
+      (n) => n > 0,
+      30_000,
+      'a Notify call recorded',
+    );
+    const shown = lines.filter((line) => line.event === 'notification').map((line) => `${String(line.check_key)} fails on this device`);
+    expect(recorded.map((r) => r.title)).toEqual(expect.arrayContaining(shown.slice(0, recorded.length)));
+    const { uid, gid } = user;
+    for (const r of recorded) {
+      // The bus's view (the kernel's credentials of the connection) and the process's own.
+      expect(r.senderUid).toBe(uid);
+      expect(r.uids).toBe(`${uid}\t${uid}\t${uid}\t${uid}`);
+      expect(r.gids).toBe(`${gid}\t${gid}\t${gid}\t${gid}`);
+      // None of root's supplementary groups kept.
+      expect(r.groups).toBe('');
+      // Only what the helper needs: nothing of the service's environment (its state, its settings).
+      expect(r.environ.sort()).toEqual([
+        `DBUS_SESSION_BUS_ADDRESS=unix:path=${runtime}/bus`,
+        'PATH=/usr/bin:/bin',
+        `XDG_RUNTIME_DIR=${runtime}`,
+      ]);
+    }
+  }, 180_000);
+
+  test("the server's policy turns them off: the daemon says so and nothing reaches the bus", async () => {
+    const set = await tryServerCli([
+      'policy',
+      'set',
+      '--org',
+      'notify-off',
+      '--file',
+      policyFile({ notifications: { enabled: false } }),
+      '--db',
+      server.dbPath,
+    ]);
+    expect(set.code, set.stderr).toBe(0);
+    const lines = await rootDaemonUntil('notify-off', 'notifications_off');
+    expect(lines.some((line) => line.event === 'policy_fetched')).toBe(true);
+    expect(lines.some((line) => line.event === 'notification')).toBe(false);
+    expect(recorded).toEqual([]);
+  }, 180_000);
+
+  test('a local policy file turns them off where the server sets no policy', async () => {
+    const lines = await rootDaemonUntil('notify-local', 'notifications_off', [
+      '--policy',
+      policyFile({ notifications: { enabled: false } }),
+    ]);
+    expect(lines.some((line) => line.event === 'notification')).toBe(false);
+    expect(recorded).toEqual([]);
+  }, 180_000);
+});

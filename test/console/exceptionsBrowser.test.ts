@@ -1,0 +1,144 @@
+// Policy exceptions in the console in a real browser (Debian's Chromium driven by playwright-core)
+// against the real server: a refused grant shows why in the form with what was typed and stores
+// nothing; a device's exception and a label's are granted (POST, redirect, the page again), show as
+// "excepted until" and count apart in the overview; ending one puts the FAIL back. Screenshots go to
+// test-output/console/.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { ExceptionView } from '../../src/server/exceptions';
+import { addAccount } from '../support/admin';
+import { parseJson } from '../support/json';
+import { requireTools } from '../support/requireTools';
+import { launchChromium } from '../support/chromium';
+import { runServerCli, startServer, type RunningServer } from '../support/server';
+import { findTool } from '../support/systemTools';
+import { createSecret, enroll, enrolledDevice, heartbeat, heartbeatBody, postures, register, result } from '../server/client';
+
+const exceptionsInChromium = requireTools(
+  process.env.CHROMIUM_PATH === undefined ? ['chromium'] : [],
+  'grant exceptions for a device and a label in the console, see a refused one, see them counted apart, end one',
+);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? findTool('chromium');
+const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
+const ADMIN = { email: 'exceptions@example.test', password: 'browser test password' };
+
+let server: RunningServer;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  if (exceptionsInChromium.skip) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  server = await startServer();
+  const added = await addAccount(server, ADMIN.email, { org: 'acme' }, ADMIN.password);
+  expect(added.code, added.stderr).toBe(0);
+  browser = await launchChromium(CHROMIUM);
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const shoot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+async function failsDiskEncryption(apiKey: string): Promise<void> {
+  const uploaded = await postures(server, apiKey, {
+    results: [result({ check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'root_not_encrypted' } })],
+  });
+  expect(uploaded.status, uploaded.text).toBe(204);
+}
+
+async function exceptionsInForce(): Promise<ExceptionView[]> {
+  return parseJson<ExceptionView[]>((await runServerCli(['exception', 'list', '--db', server.dbPath, '--org', 'acme', '--json'])).stdout);
+}
+
+/** The overview's DISK_ENCRYPTION row: [FAIL, FAIL excepted]. */
+async function diskRow(): Promise<[string, string]> {
+  await page.goto(`${server.url}/console/overview`);
+  const cells = await page
+    .locator('tr', { has: page.locator('th', { hasText: 'DISK_ENCRYPTION' }) })
+    .locator('td')
+    .allTextContents();
+  return [cells[1]!.trim(), cells[5]!.trim()];
+}
+
+async function grant(form: Locator, fields: { label?: string; check: string; reason: string; until: string }): Promise<void> {
+  if (fields.label !== undefined) await form.getByLabel(/^Label/).fill(fields.label);
+  await form.getByLabel('Check').selectOption(fields.check);
+  await form.getByLabel('Reason').fill(fields.reason);
+  await form.getByLabel(/^Until/).fill(fields.until);
+  await form.getByRole('button', { name: 'Grant the exception' }).click();
+}
+
+test.skipIf(exceptionsInChromium.skip)(
+  exceptionsInChromium.title,
+  async () => {
+    const laptop = await enrolledDevice(server, { org: 'acme' });
+    const secret = await createSecret(server, ['--label', 'site=remote'], 'acme');
+    const identity = heartbeatBody({ hostname: 'remote-kiosk' });
+    const registered = await register(server, secret.enroll_secret, identity);
+    const kioskKey = String((await enroll(server, registered.body?.enrollment_token)).body?.api_key);
+    const kioskId = String((await heartbeat(server, kioskKey, identity)).body?.device_id);
+    for (const apiKey of [laptop.apiKey, kioskKey]) await failsDiskEncryption(apiKey);
+
+    await page.goto(`${server.url}/console/sign-in`);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${server.url}/console/overview`);
+    expect(await diskRow()).toEqual(['2', '0']);
+
+    // A refused grant: the form again, with why and what was typed; nothing stored.
+    const laptopPage = `${server.url}/console/devices/${laptop.deviceId}`;
+    await page.goto(laptopPage);
+    const deviceForm = page.locator('#exceptions form.stack');
+    await grant(deviceForm, { check: 'DISK_ENCRYPTION', reason: 'encrypted at the <b>hardware</b> refresh', until: '2020-01-01' });
+    await page.waitForURL(`${laptopPage}/exceptions`);
+    expect(await page.locator('#exceptions [role=alert]').textContent()).toBe('expires must be in the future');
+    expect(await deviceForm.getByLabel('Check').inputValue()).toBe('DISK_ENCRYPTION');
+    expect(await deviceForm.getByLabel('Reason').inputValue()).toBe('encrypted at the <b>hardware</b> refresh');
+    expect(await deviceForm.getByLabel(/^Until/).inputValue()).toBe('2020-01-01');
+    await shoot('exception-refused');
+    expect(await exceptionsInForce()).toEqual([]);
+
+    // Granted: POST, redirect, the device's page; its FAIL shows excepted until the end.
+    await deviceForm.getByLabel(/^Until/).fill('30d');
+    await deviceForm.getByRole('button', { name: 'Grant the exception' }).click();
+    await page.waitForURL(`${laptopPage}#exceptions`);
+    const [own] = await exceptionsInForce();
+    expect(own).toMatchObject({ device_id: laptop.deviceId, check_key: 'DISK_ENCRYPTION', created_by: `account:${ADMIN.email}` });
+    expect(await page.locator(`tr[data-exception="${own!.exception_id}"]`).textContent()).toContain(
+      'encrypted at the <b>hardware</b> refresh',
+    );
+    expect(await page.locator('#check-DISK_ENCRYPTION .status-excepted').textContent()).toBe(`excepted until ${own!.expires_at}`);
+    await shoot('exception-granted');
+    expect(await diskRow()).toEqual(['1', '1']);
+
+    // A label's, from the policy page: the kiosk carries the label.
+    await page.getByRole('link', { name: 'Policy' }).click();
+    const labelForm = page.locator('#exceptions form.stack');
+    await grant(labelForm, { label: 'site=remote', check: 'DISK_ENCRYPTION', reason: 'remote site', until: '90d' });
+    await page.waitForURL(`${server.url}/console/policy?org=acme#exceptions`);
+    expect(await page.locator('#exceptions tbody').textContent()).toContain('devices with site=remote');
+    await shoot('exception-label');
+    expect(await diskRow()).toEqual(['0', '2']);
+    await page.goto(`${server.url}/console/devices/${kioskId}`);
+    expect(await page.locator('#check-DISK_ENCRYPTION .status-excepted').count()).toBe(1);
+
+    // Ending the device's exception from its page: its FAIL counts as FAIL again.
+    await page.goto(laptopPage);
+    await page.locator(`tr[data-exception="${own!.exception_id}"]`).getByRole('button', { name: 'End now' }).click();
+    await page.waitForURL(`${laptopPage}#exceptions`);
+    expect(await page.locator(`tr[data-exception="${own!.exception_id}"]`).count()).toBe(0);
+    expect(await page.locator('#check-DISK_ENCRYPTION .status-excepted').count()).toBe(0);
+    expect(await diskRow()).toEqual(['1', '1']);
+    expect((await exceptionsInForce()).map((e) => e.label)).toEqual(['site=remote']);
+  },
+  180_000,
+);

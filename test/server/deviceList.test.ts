@@ -1,0 +1,163 @@
+// The device list as the working screen through the admin API, on every engine: each device's
+// failing count, statuses and labels in one page; the filters by a check's status (MISSING, stale,
+// rule, excepted), agent and OS version, label and failing count; the sorts by failing count and
+// agent version, page after page; and the overview's counts equal to the lists they name.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { ComplianceSummary, DeviceListItem, DevicePage } from '../../src/server/admin';
+import { createAdminToken } from '../support/admin';
+import { parseJson } from '../support/json';
+import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
+import { enrollFleet, type FleetDevice } from '../console/fleet';
+import { call, createSecret, expectError } from './client';
+
+let server: RunningServer;
+let token: string;
+let fleet: FleetDevice[];
+const FLEET = 24;
+
+beforeAll(async () => {
+  server = await startServer({
+    args: [...NO_RATE_LIMITS, '--rate-limit-registrations', '0', '--rate-limit-registrations-per-secret', '0'],
+  });
+  token = (await createAdminToken(server, { org: 'acme' })).admin_token;
+  const secrets = {
+    finance: (await createSecret(server, ['--label', 'team=finance'])).enroll_secret,
+    eng: (await createSecret(server, ['--label', 'team=eng'])).enroll_secret,
+  };
+  fleet = await enrollFleet(server, secrets, 0, FLEET, Date.now());
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const get = (path: string) => call(server, `/api/admin/v1${path}`, { method: 'GET', headers: { authorization: `Bearer ${token}` } });
+
+async function list(query: string): Promise<DeviceListItem[]> {
+  const devices: DeviceListItem[] = [];
+  let cursor: string | null = null;
+  do {
+    const answer = await get(`/devices?${query}&limit=5${cursor === null ? '' : `&cursor=${cursor}`}`);
+    expect(answer.status, answer.text).toBe(200);
+    const page = parseJson<DevicePage>(answer.text);
+    devices.push(...page.devices);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return devices;
+}
+
+const ids = (devices: readonly { deviceId: string }[]) => devices.map((d) => d.deviceId).sort();
+const listedIds = (devices: readonly DeviceListItem[]) => devices.map((d) => d.device_id).sort();
+const failing = (d: FleetDevice) => Object.values(d.latest).filter((r) => r.status === 'FAIL').length;
+
+describe.concurrent('the list', () => {
+  test("each device carries its failing count, each check's status, its labels and versions", async () => {
+    const byId = new Map(fleet.map((d) => [d.deviceId, d]));
+    const devices = await list('sort=created_at');
+    expect(devices).toHaveLength(FLEET);
+    for (const item of devices) {
+      const d = byId.get(item.device_id)!;
+      expect(item).toMatchObject({
+        failing_checks: failing(d),
+        checks: Object.fromEntries(Object.entries(d.latest).map(([check, r]) => [check, r.status])),
+        labels: { team: d.team },
+        agent_version: d.agentVersion,
+        os_version: d.osVersion,
+        platform: d.platform,
+      });
+    }
+  });
+
+  test('filters: a check status (or none), a label, versions, a failing count', async () => {
+    const expect_ = async (query: string, want: FleetDevice[]) => expect(listedIds(await list(query)), query).toEqual(ids(want));
+    await expect_(
+      'check=SCREEN_LOCK&status=FAIL',
+      fleet.filter((d) => d.latest.SCREEN_LOCK?.status === 'FAIL'),
+    );
+    await expect_(
+      'check=SCREEN_LOCK&status=pass',
+      fleet.filter((d) => d.latest.SCREEN_LOCK?.status === 'PASS'),
+    );
+    await expect_(
+      'check=MALWARE_PROTECTION&status=MISSING',
+      fleet.filter((d) => d.latest.MALWARE_PROTECTION === undefined),
+    );
+    await expect_(
+      'check=OS_VERSION&status=FAIL&rule=not_enforced',
+      fleet.filter((d) => d.latest.OS_VERSION?.status === 'FAIL'),
+    );
+    await expect_('check=OS_VERSION&rule=disabled', []);
+    await expect_(
+      'label=team%3Dfinance',
+      fleet.filter((d) => d.team === 'finance'),
+    );
+    await expect_(
+      'agent_version=0.2.1',
+      fleet.filter((d) => d.agentVersion === '0.2.1'),
+    );
+    await expect_(
+      `os_version=${encodeURIComponent('15.1')}&platform=DARWIN`,
+      fleet.filter((d) => d.osVersion === '15.1'),
+    );
+    await expect_(
+      'min_failing=2',
+      fleet.filter((d) => failing(d) >= 2),
+    );
+    // Every result was received just now: none before this test began, all before a minute from now.
+    await expect_(`check=TIME_SYNC&result_before=2000-01-01T00:00:00Z`, []);
+    await expect_(
+      `check=TIME_SYNC&result_before=${new Date(Date.now() + 60_000).toISOString()}`,
+      fleet.filter((d) => d.latest.TIME_SYNC),
+    );
+  });
+
+  test('sorted by failing count and by agent version, page after page, with ties by id', async () => {
+    const byFailing = await list('sort=failing_checks&order=desc');
+    expect(byFailing.map((d) => d.failing_checks)).toEqual(fleet.map(failing).sort((a, b) => b - a));
+    const ascending = await list('sort=failing_checks');
+    expect(ascending.map((d) => d.device_id)).toEqual(byFailing.map((d) => d.device_id).reverse());
+    const byVersion = await list('sort=agent_version');
+    expect(byVersion.map((d) => d.agent_version)).toEqual(fleet.map((d) => d.agentVersion).sort());
+  });
+
+  test('refused: a check filter without its check, an unknown status, a label without =, a tampered count cursor', async () => {
+    expectError(await get('/devices?status=FAIL'), 400, 'bad_request');
+    expectError(await get('/devices?check=SCREEN_LOCK&status=BROKEN'), 400, 'bad_request');
+    expectError(await get('/devices?check=SCREEN_LOCK&status=MISSING&rule=x'), 400, 'bad_request');
+    expectError(await get('/devices?label=team'), 400, 'bad_request');
+    expectError(await get('/devices?min_failing=0'), 400, 'bad_request');
+    const cursor = Buffer.from(JSON.stringify(['failing_checks', 'asc', 'x', 'dev_00000000000000000000000000000001'])).toString(
+      'base64url',
+    );
+    expectError(await get(`/devices?sort=failing_checks&cursor=${cursor}`), 400, 'bad_request');
+  });
+});
+
+describe('the overview counts what its lists list', () => {
+  test('per check and status (exceptions apart), stale results, agent versions and OS releases', async () => {
+    const exception = await call(server, '/api/admin/v1/exceptions?org=acme', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      json: { label: 'team=eng', check_key: 'FIREWALL_ENABLED', reason: 'test', expires: '30d' },
+    });
+    expect(exception.status, exception.text).toBe(201);
+    const summary = parseJson<ComplianceSummary>((await get('/compliance')).text);
+    for (const c of summary.checks) {
+      const count = async (query: string) => (await list(`state=ACTIVE&check=${c.check_key}&${query}`)).length;
+      expect(await count('status=PASS'), c.check_key).toBe(c.PASS);
+      expect(await count('status=FAIL&excepted=false'), c.check_key).toBe(c.FAIL);
+      expect(await count('status=FAIL&excepted=true'), c.check_key).toBe(c.EXCEPTED);
+      expect(await count('status=UNKNOWN'), c.check_key).toBe(c.UNKNOWN);
+      expect(await count('status=NOT_APPLICABLE'), c.check_key).toBe(c.NOT_APPLICABLE);
+      expect(await count('status=MISSING'), c.check_key).toBe(c.MISSING);
+      expect(await count(`result_before=${summary.results_stale_before}`), c.check_key).toBe(c.STALE);
+    }
+    const firewall = summary.checks.find((c) => c.check_key === 'FIREWALL_ENABLED')!;
+    expect(firewall.EXCEPTED).toBe(fleet.filter((d) => d.team === 'eng' && d.latest.FIREWALL_ENABLED?.status === 'FAIL').length);
+    expect(firewall.EXCEPTED).toBeGreaterThan(0);
+    expect(summary.agent_versions.reduce((sum, v) => sum + v.devices, 0)).toBe(FLEET);
+    for (const v of summary.agent_versions) expect((await list(`state=ACTIVE&agent_version=${v.agent_version}`)).length).toBe(v.devices);
+    for (const r of summary.os_releases)
+      expect((await list(`state=ACTIVE&platform=${r.platform}&os_version=${encodeURIComponent(r.os_version!)}`)).length).toBe(r.devices);
+    expect((await list(`state=ACTIVE&last_seen_before=${summary.presence.stale_before}`)).length).toBe(summary.presence.stale);
+  });
+});
