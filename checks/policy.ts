@@ -11,6 +11,9 @@ import { LifecycleCycle, LifecycleDataSchema } from './lifecycleTable';
 const positiveInt = z.int().check(z.positive());
 const nonnegativeInt = z.int().check(z.nonnegative());
 const flag = z._default(z.boolean(), false);
+/** The longest grace period a policy may give a new FAIL (checks.graceSeconds): 30 days. */
+export const MAX_GRACE_SECONDS = 30 * 86_400;
+const graceSeconds = nonnegativeInt.check(z.lte(MAX_GRACE_SECONDS));
 
 /** The policy's sections: what a server policy's `localOverrides` names. */
 const POLICY_SECTIONS = [
@@ -37,8 +40,8 @@ const PolicySchema = z.object({
        * before it counts as failing in the overview, the device list and webhooks; a check's own
        * setting, else this one; 0: none (docs/server.md, "Grace periods").
        */
-      graceSeconds: z._default(nonnegativeInt, 0),
-      graceSecondsByCheck: z._default(z.partialRecord(z.enum(CHECK_KEYS), nonnegativeInt), {}),
+      graceSeconds: z._default(graceSeconds, 0),
+      graceSecondsByCheck: z._default(z.partialRecord(z.enum(CHECK_KEYS), graceSeconds), {}),
     }),
     {},
   ),

@@ -15,10 +15,20 @@ import type {
   Store,
   StoredPostureResult,
 } from './db/store';
-import { CREATED_STATE, revoke, type RevokeOutcome } from './deviceLifecycle';
+import {
+  CREATED_STATE,
+  failStanding,
+  graceEndsAt,
+  graceSecondsFor,
+  revoke,
+  type GraceSettings,
+  type RevokeOutcome,
+} from './deviceLifecycle';
+import { MAX_GRACE_SECONDS } from '../../checks/policy';
+import { orgGrace } from './policy';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
-import { idForm, parseId } from './ids';
+import { idForm, parseId, type OrganizationId } from './ids';
 import { withExceptions } from './exceptions';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
@@ -352,6 +362,8 @@ export interface LatestView extends PostureView {
   status_since: string;
   /** status_since while the check fails; null when its latest status is not FAIL. */
   failing_since: string | null;
+  /** A FAIL within its grace period: when the grace ends (it counts as failing from then on). */
+  in_grace_until?: string;
 }
 
 /** A device with the latest result of each of its checks, and what each means. */
@@ -362,7 +374,16 @@ export interface DeviceView extends DeviceSummary {
 export async function getDevice(store: Store, scope: OrgScope, deviceId: string): Promise<DeviceView> {
   const device = await findDevice(store, deviceId, scope);
   const latest = withRemediation(device.platform, (await store.latestResults(device)).map(latestView));
-  return { ...summarize(device), latest: await withExceptions(store, device, latest) };
+  return { ...summarize(device), latest: withGrace(await withExceptions(store, device, latest), await orgGrace(store, device.orgId)) };
+}
+
+/** Each FAIL within its grace period gets `in_grace_until` (failStanding). */
+function withGrace<R extends LatestView>(latest: R[], grace: GraceSettings, now = new Date()): R[] {
+  return latest.map((r) => {
+    const graceSeconds = graceSecondsFor(grace, r.check_key);
+    if (failStanding(r.status, r.status_since, graceSeconds, now) !== 'in_grace') return r;
+    return { ...r, in_grace_until: new Date(graceEndsAt(r.status_since, graceSeconds)!).toISOString() };
+  });
 }
 
 function latestView(result: LatestPostureResult): Omit<LatestView, 'remediation'> {
@@ -472,9 +493,10 @@ const OFFLINE_AFTER_MS = 3 * 86_400_000;
  * counts with its last known status); EXCEPTED: FAIL results an active exception of the device or
  * one of its labels covers, counted apart from FAIL (src/server/exceptions.ts); MISSING: no result;
  * STALE: of those counted, the results older than twice the posture interval. Each number is the
- * row count of one device list (complianceLinks).
+ * row count of one device list (complianceLinks). IN_GRACE: of the FAIL counted, those still within
+ * their check's grace period (deviceLifecycle.ts, failStanding): not failing yet.
  */
-type StatusCounts = Record<(typeof STATUSES)[number] | 'EXCEPTED' | 'MISSING' | 'STALE', number>;
+type StatusCounts = Record<(typeof STATUSES)[number] | 'EXCEPTED' | 'MISSING' | 'STALE' | 'IN_GRACE', number>;
 
 export interface ComplianceSummary {
   org: string | null;
@@ -536,6 +558,7 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
   for (const key of others.slice(MAX_OTHER_CHECKS_SHOWN)) checks.delete(key);
   for (const entry of checks.values())
     entry.MISSING = counts.active - entry.EXCEPTED - STATUSES.reduce((sum, status) => sum + entry[status], 0);
+  await countInGrace(store, scope, org, checks, new Date(now));
   return {
     org: org ?? null,
     generated_at: new Date(now).toISOString(),
@@ -557,7 +580,37 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
 }
 
 function emptyCounts(): StatusCounts {
-  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, EXCEPTED: 0, MISSING: 0, STALE: 0 };
+  return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, EXCEPTED: 0, MISSING: 0, STALE: 0, IN_GRACE: 0 };
+}
+
+/**
+ * Counts, of each check's FAIL (an excepted one is EXCEPTED, not FAIL), those of ACTIVE devices
+ * still within the check's grace period. Only FAILs that began within the longest grace (and a
+ * day, for the agent's time offset) are read.
+ */
+async function countInGrace(
+  store: Store,
+  scope: OrgScope,
+  orgName: string | undefined,
+  checks: Map<string, StatusCounts>,
+  now: Date,
+): Promise<void> {
+  const candidates = await store.recentFails(scope, orgName, new Date(now.getTime() - MAX_GRACE_SECONDS * 1000 - DAY_MS).toISOString());
+  const graces = new Map<OrganizationId, Promise<GraceSettings>>();
+  for (const fail of candidates) {
+    const entry = checks.get(fail.checkKey);
+    if (!entry) continue;
+    if (!graces.has(fail.orgId)) graces.set(fail.orgId, orgGrace(store, fail.orgId));
+    const graceSeconds = graceSecondsFor(await graces.get(fail.orgId)!, fail.checkKey);
+    if (failStanding('FAIL', fail.statusSince, graceSeconds, now) !== 'in_grace') continue;
+    const [result] = await withExceptions(
+      store,
+      { id: fail.deviceId, orgId: fail.orgId },
+      [{ check_key: fail.checkKey, status: 'FAIL' }],
+      now,
+    );
+    if (result?.excepted_until === undefined) entry.IN_GRACE += 1;
+  }
 }
 
 export const MAX_SERIES_DAYS = 90;

@@ -165,6 +165,12 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
             format: 'date-time',
             description: 'status_since while the latest status is FAIL; null when the check does not fail',
           }),
+          in_grace_until: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'Present on a FAIL within its grace period (the policy’s checks.graceSeconds): when it starts counting as failing in the overview and webhooks',
+          },
         },
       },
     ],
@@ -248,9 +254,12 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       checks: {
         type: 'array',
         description:
-          'Per check, ACTIVE devices by the status of their latest result, however old (a stale result keeps its last known status). EXCEPTED: a FAIL an exception of the device or its labels covers (not in FAIL); MISSING: no result; STALE: of those counted, the results received before results_stale_before. Each count is the length of one device list: `check=<key>&status=<status>` (FAIL: `&excepted=false`; EXCEPTED: `status=FAIL&excepted=true`; MISSING: `status=MISSING`; STALE: `result_before=<results_stale_before>`), with `state=ACTIVE`',
+          'Per check, ACTIVE devices by the status of their latest result, however old (a stale result keeps its last known status). EXCEPTED: a FAIL an exception of the device or its labels covers (not in FAIL); MISSING: no result; STALE: of those counted, the results received before results_stale_before. Each count is the length of one device list: `check=<key>&status=<status>` (FAIL: `&excepted=false`; EXCEPTED: `status=FAIL&excepted=true`; MISSING: `status=MISSING`; STALE: `result_before=<results_stale_before>`), with `state=ACTIVE`. IN_GRACE: of the FAIL counted, those within their check’s grace period (the policy’s checks.graceSeconds): not failing yet, not notified',
         items: {
-          allOf: [{ type: 'object', properties: { check_key: { type: 'string' } } }, counts([...STATUSES, 'EXCEPTED', 'MISSING', 'STALE'])],
+          allOf: [
+            { type: 'object', properties: { check_key: { type: 'string' } } },
+            counts([...STATUSES, 'EXCEPTED', 'MISSING', 'STALE', 'IN_GRACE']),
+          ],
         },
       },
     },

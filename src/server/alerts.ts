@@ -15,11 +15,11 @@
 // sent again once its claim lapses (a minute): at least once, so receivers deduplicate by event id.
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import { resolvePolicy } from '../../checks/policy';
 import { VERSION } from '../version';
 import type { AlertMark, DeviceRecord, DueDelivery, NewDelivery, Store, WebhookRecord } from './db/store';
 import type { OrganizationId } from './ids';
-import { graceEndsAt, graceSecondsFor, type GraceSettings } from './deviceLifecycle';
+import { graceEndsAt, graceSecondsFor } from './deviceLifecycle';
+import { orgGrace } from './policy';
 import { withExceptions } from './exceptions';
 import {
   DELIVERY_HEADER,
@@ -96,12 +96,6 @@ async function sweep(store: Store, options: AlertOptions, now: Date, logger: Log
   }
 }
 
-/** The organization's own policy's grace settings (label refinements carry none: policy.ts refuses them). */
-async function graceOf(store: Store, orgId: OrganizationId): Promise<GraceSettings> {
-  const own = (await store.orgPolicy(orgId)).documents.find((d) => d.label === null);
-  return resolvePolicy(own === undefined ? {} : JSON.parse(own.document)).checks;
-}
-
 async function sweepOrganization(
   store: Store,
   orgId: OrganizationId,
@@ -115,7 +109,7 @@ async function sweepOrganization(
     staleBefore: new Date(now.getTime() - staleAfterMs).toISOString(),
     reenrolledAfter: oldest,
   });
-  const grace = await graceOf(store, orgId);
+  const grace = await orgGrace(store, orgId);
   const devices = new Map<string, Promise<DeviceRecord | undefined>>();
   const deviceOf = (id: string) => {
     if (!devices.has(id)) devices.set(id, store.findDevice(id));

@@ -34,7 +34,7 @@ export const AUDIT_ACTIONS = [
   'webhook.delete',
 ] as const;
 
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** Who acts, and from where: an admin's `actor` (adminAccess.ts) and the request's address, or the CLI's (no address). */
 export interface AuditWho {
@@ -132,7 +132,7 @@ export async function listAudit(store: Store, scope: OrgScope, request: AuditReq
 }
 
 /** Every entry within the scope matching the filters, newest first. */
-export async function listAllAudit(store: Store, scope: OrgScope, request: Omit<AuditRequest, 'before' | 'limit'>): Promise<AuditView[]> {
+async function listAllAudit(store: Store, scope: OrgScope, request: Omit<AuditRequest, 'before' | 'limit'>): Promise<AuditView[]> {
   const entries: AuditView[] = [];
   let before: number | undefined;
   do {

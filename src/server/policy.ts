@@ -17,6 +17,7 @@ import { organizationInScope } from './admin';
 import type { Labels, OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import type { DeviceId, OrganizationId } from './ids';
+import type { GraceSettings } from './deviceLifecycle';
 import { UsageError } from './usage';
 
 /** The data sets this server was built with: lifecycle version 0. */
@@ -118,6 +119,11 @@ export async function setPolicy(
       throw err;
     }
     text = JSON.stringify(request.document);
+    // The overview counts a grace period organization-wide: it is the organization's setting, not a label's.
+    const checks = (request.document as { checks?: Record<string, unknown> }).checks;
+    const graceSetting = ['graceSeconds', 'graceSecondsByCheck'].find((key) => checks !== undefined && Object.hasOwn(checks, key));
+    if (label !== null && graceSetting !== undefined)
+      throw new UsageError(`invalid policy at checks.${graceSetting}: a grace period is the organization's setting, not a label's`);
   }
   const org = await orgFor(store, scope, request.org, true);
   const version = await store.putPolicy({ orgId: org.id, label, document: text, changedBy: request.actor, now: new Date().toISOString() });
@@ -365,4 +371,13 @@ export class PolicyCache {
     }
     return this.lifecycle;
   }
+}
+
+/**
+ * The organization's grace settings (checks.graceSeconds, graceSecondsByCheck): from its own
+ * document, which alone may set them (setPolicy refuses them in a label's refinement).
+ */
+export async function orgGrace(store: Store, orgId: OrganizationId): Promise<GraceSettings> {
+  const own = (await store.orgPolicy(orgId)).documents.find((d) => d.label === null);
+  return resolvePolicy(own === undefined ? {} : parseDocument(own.document)).checks;
 }

@@ -65,7 +65,7 @@ export interface DeliveryView {
 }
 
 /** The URL as shown: origin, and "/…" when it has a path or query. */
-export function shownUrl(url: string): string {
+function shownUrl(url: string): string {
   const parsed = new URL(url);
   return parsed.pathname === '/' && parsed.search === '' ? parsed.origin : `${parsed.origin}/…`;
 }
@@ -139,7 +139,7 @@ export async function deleteWebhook(store: Store, scope: OrgScope, id: string): 
   return { org: found.orgName };
 }
 
-export const DELIVERY_LOG_SIZE = 100;
+const DELIVERY_LOG_SIZE = 100;
 
 export async function deliveryLog(store: Store, scope: OrgScope, webhookId: string | undefined): Promise<DeliveryView[]> {
   if (webhookId !== undefined && parseId('webhook', webhookId) === undefined)

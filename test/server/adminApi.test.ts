@@ -319,11 +319,12 @@ describe.concurrent('compliance', () => {
       EXCEPTED: 0,
       MISSING: 0,
       STALE: 0,
+      IN_GRACE: 0,
     });
     expect(summary.checks.find((c) => c.check_key === 'DISK_ENCRYPTION')).toMatchObject({ PASS: 1, MISSING: 1, STALE: 0 });
     expectError(await api('/compliance?org=globex', acmeToken), 404, 'not_found');
     expect(body<ComplianceSummary>(await api('/compliance?org=globex', allToken)).checks).toEqual([
-      { check_key: 'FIREWALL_ENABLED', PASS: 0, FAIL: 1, UNKNOWN: 0, NOT_APPLICABLE: 0, EXCEPTED: 0, MISSING: 0, STALE: 0 },
+      { check_key: 'FIREWALL_ENABLED', PASS: 0, FAIL: 1, UNKNOWN: 0, NOT_APPLICABLE: 0, EXCEPTED: 0, MISSING: 0, STALE: 0, IN_GRACE: 0 },
     ]);
   });
 

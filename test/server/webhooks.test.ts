@@ -9,10 +9,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { CreatedWebhook, DeliveryView } from '../../src/server/webhooks';
-import { createAdminToken } from '../support/admin';
+import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
+import type { AuditPage } from '../../src/server/audit';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
-import { call, enrolledDevice, heartbeat, heartbeatBody, postures, result, type Answer } from './client';
+import { call, createSecret, enroll, enrolledDevice, heartbeat, heartbeatBody, postures, register, result, type Answer } from './client';
 
 interface Received {
   path: string;
@@ -151,6 +152,10 @@ describe('webhooks', () => {
       expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/…$/),
     ]);
     receiver.script('/plain', [503]);
+    // A grace period is the organization's: a label's refinement may not set one.
+    const refused = await api('/policy?org=acme&label=team=lab', { method: 'PUT', json: { checks: { graceSeconds: 60 } } });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('checks.graceSeconds');
 
     const device = await enrolledDevice(server, { org: 'acme' });
     const failedAt = new Date().toISOString();
@@ -162,6 +167,17 @@ describe('webhooks', () => {
       ],
     });
     expect(uploaded.status, uploaded.text).toBe(204);
+    // The overview counts, of a check's FAILs, those within their grace, and the device page shows until when (the webhooks' rule).
+    const inGrace = (summary: { checks: { check_key: string; FAIL: number; IN_GRACE: number }[] }, key: string) =>
+      summary.checks.filter((c) => c.check_key === key).map((c) => [c.FAIL, c.IN_GRACE])[0];
+    const early = ok<{ checks: { check_key: string; FAIL: number; IN_GRACE: number }[] }>(await api('/compliance?org=acme'));
+    expect(inGrace(early, 'SCREEN_LOCK')).toEqual([1, 1]);
+    expect(inGrace(early, 'FIREWALL_ENABLED')).toEqual([1, 0]);
+    const view = ok<{ latest: { check_key: string; in_grace_until?: string }[] }>(await api(`/devices/${device.deviceId}`));
+    expect(Object.fromEntries(view.latest.map((r) => [r.check_key, r.in_grace_until ?? null]))).toMatchObject({
+      SCREEN_LOCK: new Date(Date.parse(failedAt) + 3_600_000).toISOString(),
+      FIREWALL_ENABLED: null,
+    });
 
     // The FIREWALL_ENABLED FAIL (no grace): answered 503, then sent again, the same event, signed afresh.
     const firewall = await receiver.until(
@@ -204,6 +220,7 @@ describe('webhooks', () => {
     ).filter((r) => r.body.includes('DISK_ENCRYPTION'));
     const graceEnds = Date.parse(failedAt) + 4_000;
     expect(disk!.at).toBeGreaterThanOrEqual(graceEnds);
+    expect(inGrace(ok(await api('/compliance?org=acme')), 'DISK_ENCRYPTION')).toEqual([1, 0]);
     expect(parseJson<Payload>(disk!.body)).toMatchObject({
       occurred_at: new Date(graceEnds).toISOString(),
       check: { check_key: 'DISK_ENCRYPTION', grace_seconds: 4 },
@@ -278,5 +295,68 @@ describe('webhooks', () => {
     } finally {
       await quick.stop().catch(() => undefined);
     }
+  });
+
+  test('the console adds a webhook (its secret shown once), shows the delivery log, and deletes it; both audited', async () => {
+    expect((await addAccount(server, 'hooks@acme.test', { org: 'acme' }, 'a long console password')).code).toBe(0);
+    const browser = new ConsoleClient(server);
+    expect((await browser.signIn('hooks@acme.test', 'a long console password')).status).toBe(303);
+    const csrf = await browser.csrfToken('/console/webhooks');
+    const refused = await browser.post('/console/webhooks', {
+      _csrf: csrf,
+      url: 'ftp://example.test/',
+      format: 'json',
+      'event_check.failing': 'yes',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('url must be an http(s) URL');
+    const created = await browser.post('/console/webhooks', {
+      _csrf: csrf,
+      url: receiver.url('/console'),
+      format: 'slack',
+      'event_device.stale': 'yes',
+    });
+    expect(created.status).toBe(201);
+    const secret = /id="webhook-secret">(whsec_[0-9a-f]{64})</.exec(created.text)?.[1];
+    expect(secret).toBeDefined();
+    const id = /<code>(whk_[0-9a-f]{32})<\/code>/.exec(created.text)?.[1];
+    const list = await browser.get('/console/webhooks');
+    expect(list.text).toContain(`data-webhook="${id}"`);
+    expect(list.text).not.toContain(secret);
+    // The delivery log lists what the first test sent.
+    expect(list.text).toMatch(/data-delivery="\d+"/);
+    expect(list.text).toContain('<code>check.recovered</code>');
+    const deleted = await browser.post(`/console/webhooks/${id}/delete`, {
+      _csrf: await browser.csrfToken('/console/webhooks'),
+      confirm: 'yes',
+    });
+    expect(deleted.status).toBe(303);
+    expect((await browser.get('/console/webhooks')).text).not.toContain(`data-webhook="${id}"`);
+    const audit = ok<AuditPage>(await api('/audit?limit=10')).entries.filter((e) => e.target_id === id);
+    expect(audit.map((e) => [e.action, e.actor, e.detail?.format ?? null])).toEqual([
+      ['webhook.delete', 'account:hooks@acme.test', null],
+      ['webhook.create', 'account:hooks@acme.test', 'slack'],
+    ]);
+    expect(JSON.stringify(audit)).not.toContain(secret);
+  });
+
+  test('a machine that enrolls again with an enrollment secret raises device.reenrolled, naming the record it replaced', async () => {
+    const hook = ok<CreatedWebhook>(
+      await api('/webhooks', { method: 'POST', json: { org: 'acme', url: receiver.url('/reenrolled'), events: ['device.reenrolled'] } }),
+    );
+    const secret = await createSecret(server, [], 'acme');
+    const identity = heartbeatBody({ hostname: 'reimaged-host' });
+    const first = await register(server, secret.enroll_secret, identity);
+    const key = String((await enroll(server, first.body?.enrollment_token)).body?.api_key);
+    expect((await heartbeat(server, key, identity)).status).toBe(200);
+    const again = await register(server, secret.enroll_secret, identity);
+    expect(again.status).toBe(200);
+    const [event] = await receiver.until('/reenrolled', (requests) => requests.length >= 1, 'the re-enrollment');
+    expect(verified(event!, hook.secret)).toBe(true);
+    expect(parseJson<Payload & { supersedes: string }>(event!.body)).toMatchObject({
+      type: 'device.reenrolled',
+      device: { device_id: String(again.body?.device_id), hostname: 'reimaged-host' },
+      supersedes: String(first.body?.device_id),
+    });
   });
 });

@@ -262,6 +262,7 @@ export function overviewPage(
               <th>FAIL excepted</th>
               <th>no result</th>
               <th>of which stale</th>
+              <th>FAIL of which in grace</th>
             </tr>
           </thead>
           <tbody>
@@ -278,6 +279,7 @@ export function overviewPage(
                   <td>${countLink(c.EXCEPTED, checkLink(c.check_key, { status: 'FAIL', excepted: 'true' }))}</td>
                   <td>${countLink(c.MISSING, checkLink(c.check_key, { status: 'MISSING' }))}</td>
                   <td>${countLink(c.STALE, checkLink(c.check_key, { result_before: summary.results_stale_before }))}</td>
+                  <td>${c.IN_GRACE}</td>
                 </tr>`,
             )}
           </tbody>
@@ -510,6 +512,7 @@ function resultBlock(result: LatestView, now: Date, reader: Reader = 'admin'): H
     <h3>
       ${result.check_key} ${status(result.status)} ${r.word && html`<code>${r.word}</code>`}
       ${result.excepted_until && html`<span class="status status-excepted">excepted until ${result.excepted_until}</span>`}
+      ${result.in_grace_until && html`<span class="status status-in-grace">in grace until ${result.in_grace_until}</span>`}
     </h3>
     ${result.failing_since && html`<p class="since">Failing since ${when(result.failing_since, now)}</p>`}
     <p class="summary">${r.summary}</p>

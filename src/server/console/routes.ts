@@ -21,6 +21,8 @@ import { SESSION_LIFETIME_MS, signIn, signInEmail, signOut, type AdminPrincipal 
 import { CSRF_COOKIE, SESSION_COOKIE, adminCookieOptions, adminOf, auditWho, csrfToken, sessionOf } from '../adminAuth';
 import { listAudit, recordAudit, type AuditEvent } from '../audit';
 import { AUDIT_PATH, auditPage } from './auditPage';
+import { WEBHOOKS_PATH, createdWebhookPage, webhooksPage } from './webhookPages';
+import { WEBHOOK_EVENTS, createWebhook, deleteWebhook, deliveryLog, listWebhooks } from '../webhooks';
 import type { AppContext } from '../context';
 import type { DatabaseErrorAnswer } from '../databaseErrors';
 import type { SignInAttempts } from '../db/store';
@@ -506,6 +508,50 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         detail: { outcome },
       });
       return reply.redirect(SECRETS_PATH, 303);
+    });
+
+    const webhooksView = async (request: FastifyRequest) => {
+      const { scope } = adminOf(request);
+      return { webhooks: await listWebhooks(store, scope, undefined), deliveries: await deliveryLog(store, scope, undefined) };
+    };
+
+    app.get(WEBHOOKS_PATH, signedIn, async (request, reply) =>
+      page(reply, webhooksPage(pageContext(request, reply), await webhooksView(request))),
+    );
+
+    // Like a new secret, the answer to the POST shows the webhook's signing secret, once.
+    app.post(WEBHOOKS_PATH, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const form = formOf(request);
+      let created;
+      try {
+        created = await createWebhook(store, principal.scope, {
+          org: principal.orgName ?? form.org ?? '',
+          url: (form.url ?? '').trim(),
+          format: form.format,
+          events: WEBHOOK_EVENTS.filter((e) => form[`event_${e}`] === 'yes'),
+          includeEvidence: form.include_evidence === 'yes',
+          actor: principal.actor,
+        });
+      } catch (error) {
+        if (error instanceof UsageError && !(error instanceof NotFoundError))
+          return page(reply, webhooksPage(pageContext(request, reply), await webhooksView(request), error.message), 400);
+        throw error;
+      }
+      await audit(request, {
+        action: 'webhook.create',
+        org: created.org,
+        target: { type: 'webhook', id: created.webhook_id },
+        detail: { url: created.url, format: created.format, events: created.events.join(','), include_evidence: created.include_evidence },
+      });
+      return page(reply, createdWebhookPage(pageContext(request, reply), created), 201);
+    });
+
+    app.post<{ Params: { id: string } }>(`${WEBHOOKS_PATH}/:id/delete`, signedInPost, async (request, reply) => {
+      if (formOf(request).confirm !== 'yes') throw new UsageError('deleting needs the confirmation');
+      const { org } = await deleteWebhook(store, adminOf(request).scope, request.params.id);
+      await audit(request, { action: 'webhook.delete', org, target: { type: 'webhook', id: request.params.id } });
+      return reply.redirect(WEBHOOKS_PATH, 303);
     });
 
     app.get(AUDIT_PATH, signedIn, async (request, reply) => {

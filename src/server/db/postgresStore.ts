@@ -75,6 +75,7 @@ import {
   type DueDelivery,
   type NewDelivery,
   type WebhookRecord,
+  type RecentFail,
 } from './store';
 import { DELIVERY_COLUMNS, WEBHOOK_COLUMNS, toDelivery, toDueDelivery, toWebhook, type DeliveryRow, type WebhookRow } from './webhookRows';
 import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
@@ -1543,6 +1544,25 @@ export class PostgresStore implements Store {
       [orgId, webhookId ?? null, limit],
     );
     return found.map(toDelivery);
+  }
+
+  async recentFails(scope: OrgScope, orgName: string | undefined, startedSince: string): Promise<RecentFail[]> {
+    const conditions = scopeConditions(scope, orgName);
+    const since = conditions.param(startedSince);
+    const found = await rows<{ device_id: string; org_id: string; check_key: string; status_since: string; received_at: Date }>(
+      this.pool,
+      `SELECT l.device_id, d.org_id, l.check_key, l.status_since, l.received_at
+       FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
+       ${conditions.where(["d.state = 'ACTIVE'", "l.status = 'FAIL'", `l.status_since >= ${since}`])}`,
+      conditions.values,
+    );
+    return found.map((r) => ({
+      deviceId: r.device_id as DeviceId,
+      orgId: r.org_id as OrganizationId,
+      checkKey: r.check_key,
+      statusSince: r.status_since,
+      receivedAt: isoOf(r.received_at),
+    }));
   }
 
   async deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number> {

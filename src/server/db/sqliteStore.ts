@@ -73,6 +73,7 @@ import {
   type DueDelivery,
   type NewDelivery,
   type WebhookRecord,
+  type RecentFail,
 } from './store';
 import { DELIVERY_COLUMNS, WEBHOOK_COLUMNS, toDelivery, toDueDelivery, toWebhook, type DeliveryRow, type WebhookRow } from './webhookRows';
 import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
@@ -1206,6 +1207,25 @@ export class SqliteStore implements Store {
         .all(orgId, orgId, webhookId ?? null, webhookId ?? null, limit)
         .map(toDelivery),
     );
+  }
+
+  recentFails(scope: OrgScope, orgName: string | undefined, startedSince: string): Promise<RecentFail[]> {
+    return settle(() => {
+      const { conditions, params } = scopeConditions(scope, orgName);
+      return this.prepared<{ device_id: string; org_id: string; check_key: string; status_since: string; received_at: string }>(
+        `SELECT l.device_id, d.org_id, l.check_key, l.status_since, l.received_at
+         FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
+         ${where([...conditions, "d.state = 'ACTIVE'", "l.status = 'FAIL'", 'l.status_since >= @started_since'])}`,
+      )
+        .all({ ...params, started_since: startedSince })
+        .map((r) => ({
+          deviceId: r.device_id as DeviceId,
+          orgId: r.org_id as OrganizationId,
+          checkKey: r.check_key,
+          statusSince: r.status_since,
+          receivedAt: r.received_at,
+        }));
+    });
   }
 
   deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number> {

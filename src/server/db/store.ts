@@ -722,6 +722,20 @@ export interface Store {
   deliveryLog(orgId: OrganizationId | null, webhookId: string | undefined, limit: number): Promise<DeliveryRecord[]>;
   /** Retention: deletes finished deliveries created before `cutoff` (at most `limit`); how many. */
   deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number>;
+  /**
+   * The FAIL latest results of ACTIVE devices within the scope whose status_since is at or after
+   * `startedSince` as text (a superset for the caller to judge: status_since is the agent's RFC 3339
+   * text, its offset unknown): the candidates for a grace period (deviceLifecycle.ts, failStanding).
+   */
+  recentFails(scope: OrgScope, orgName: string | undefined, startedSince: string): Promise<RecentFail[]>;
+}
+
+export interface RecentFail {
+  deviceId: DeviceId;
+  orgId: OrganizationId;
+  checkKey: string;
+  statusSince: string;
+  receivedAt: string;
 }
 
 export type WebhookFormat = 'json' | 'slack';
