@@ -101,6 +101,44 @@ describe('Windows: a toast in the console user session', () => {
     expect(encodedCommand('é$')).toBe(Buffer.from('é$', 'utf16le').toString('base64'));
   });
 
+  test('the two scripts, line by line (what Windows PowerShell runs)', () => {
+    const plain: PostureNotification = { check_key: 'SCREEN_LOCK', change: 'failing', title: 'T', body: 'B' };
+    const data = Buffer.from('{"title":"T","body":"B"}').toString('base64');
+    const toast = [
+      "$ErrorActionPreference = 'Stop'",
+      `$n = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String('${data}')) | ConvertFrom-Json`,
+      '[Windows.UI.Notifications.ToastNotificationManager, Windows.UI.Notifications, ContentType = WindowsRuntime] | Out-Null',
+      '[Windows.Data.Xml.Dom.XmlDocument, Windows.Data.Xml.Dom.XmlDocument, ContentType = WindowsRuntime] | Out-Null',
+      '$xml = New-Object Windows.Data.Xml.Dom.XmlDocument',
+      `$xml.LoadXml('<toast><visual><binding template="ToastGeneric"><text/><text/><text/></binding></visual></toast>')`,
+      "$texts = $xml.GetElementsByTagName('text')",
+      '$texts.Item(0).AppendChild($xml.CreateTextNode($n.title)) | Out-Null',
+      '$texts.Item(1).AppendChild($xml.CreateTextNode($n.body)) | Out-Null',
+      "$texts.Item(2).AppendChild($xml.CreateTextNode('My device: Start menu > My device posture')) | Out-Null",
+      "[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe').Show([Windows.UI.Notifications.ToastNotification]::new($xml))",
+    ].join('\n');
+    expect(toastScript(plain)).toBe(toast);
+    const argument = `-NoProfile -NonInteractive -ExecutionPolicy Bypass -WindowStyle Hidden -EncodedCommand ${encodedCommand(toast)}`;
+    expect(serviceNotifyScript(plain)).toBe(
+      [
+        "$ErrorActionPreference = 'Stop'",
+        '$user = (Get-CimInstance -ClassName Win32_ComputerSystem).UserName',
+        "if (-not $user) { 'nobody'; exit 0 }",
+        "$name = 'notify-' + [guid]::NewGuid()",
+        `$action = New-ScheduledTaskAction -Execute "$env:SystemRoot\\System32\\WindowsPowerShell\\v1.0\\powershell.exe" -Argument '${argument}'`,
+        '$principal = New-ScheduledTaskPrincipal -UserId $user -LogonType Interactive -RunLevel Limited',
+        "Register-ScheduledTask -TaskName $name -TaskPath '\\device-agent\\' -Action $action -Principal $principal -Force | Out-Null",
+        'try {',
+        "  Start-ScheduledTask -TaskName $name -TaskPath '\\device-agent\\'",
+        "  'started'",
+        '  Start-Sleep -Seconds 60',
+        '} finally {',
+        "  Unregister-ScheduledTask -TaskName $name -TaskPath '\\device-agent\\' -Confirm:$false",
+        '}',
+      ].join('\n'),
+    );
+  });
+
   test("a user's own agent shows the toast itself, without a task", () => {
     const [, args] = windowsNotifyCommand(notification, false, {});
     expect(decoded(args.at(-1)!)).toBe(toastScript(notification));
