@@ -6,9 +6,16 @@
 // toast's XML by CreateTextNode. What stays untested: that macOS and Windows show them (docs/agent.md).
 import { describe, expect, test } from 'vitest';
 import type { PostureNotification } from '../../src/agent/notifications';
-import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifyCommand } from '../../src/platform/darwinNotify';
+import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifier, darwinNotifyCommand } from '../../src/platform/darwinNotify';
 import { platformNotifier } from '../../src/platform/notifier';
-import { encodedCommand, serviceNotifyScript, TASK_PATH, toastScript, windowsNotifyCommand } from '../../src/platform/windowsNotify';
+import {
+  encodedCommand,
+  serviceNotifyScript,
+  TASK_PATH,
+  toastScript,
+  windowsNotifier,
+  windowsNotifyCommand,
+} from '../../src/platform/windowsNotify';
 
 /** Text a compromised catalogue or a hostile server could try: quotes, escapes, line breaks, markup, substitutions. */
 const HOSTILE = `-e "x" & do shell script "id" & "\n'; Remove-Item C:\\ -Recurse; '$(whoami)\`<toast>&amp;</toast>\u202e`;
@@ -142,6 +149,55 @@ describe('Windows: a toast in the console user session', () => {
   test("a user's own agent shows the toast itself, without a task", () => {
     const [, args] = windowsNotifyCommand(notification, false, {});
     expect(decoded(args.at(-1)!)).toBe(toastScript(notification));
+  });
+});
+
+/** A stand-in for osascript or Windows PowerShell (neither runs here): a shell script of the test's. */
+const shell = (script: string): [string, string[]] => ['/bin/sh', ['-c', script]];
+
+describe("the notifiers' control flow, with a shell script standing in for osascript and PowerShell", () => {
+  test('macOS: nobody at the screen: nothing run; the console user: the command for their uid; a failure rejects', async () => {
+    const asked: (number | null)[] = [];
+    const runs = (script: string) => (n: PostureNotification, uid: number | null) => {
+      asked.push(uid);
+      expect(n).toBe(notification);
+      return shell(script);
+    };
+    expect(await darwinNotifier(() => Promise.resolve(null), true, runs('exit 0'))(notification)).toBe(false);
+    expect(asked).toEqual([]);
+    expect(await darwinNotifier(() => Promise.resolve(501), true, runs('exit 0'))(notification)).toBe(true);
+    // A user's own agent: no console user asked, osascript itself.
+    const noConsole = () => Promise.reject(new Error('not asked'));
+    expect(await darwinNotifier(noConsole, false, runs('test "$PATH" = /usr/bin:/bin'))(notification)).toBe(true);
+    expect(asked).toEqual([501, null]);
+    await expect(darwinNotifier(() => Promise.resolve(501), true, runs('exit 3'))(notification)).rejects.toThrow('osascript exited with 3');
+  });
+
+  test('Windows, the service: shown once the script says the task started; nobody: false; an end before either rejects', async () => {
+    const runs = (script: string) => (n: PostureNotification, privileged: boolean) => {
+      expect(privileged).toBe(true);
+      return shell(script);
+    };
+    const started = Date.now();
+    // The script goes on (it removes its task a minute later): the notifier does not wait for it.
+    expect(await windowsNotifier(true, runs('echo started; exec sleep 2'))(notification)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await windowsNotifier(true, runs('echo nobody'))(notification)).toBe(false);
+    await expect(windowsNotifier(true, runs('exit 4'))(notification)).rejects.toThrow(
+      'the notification task script ended (4) before starting the task',
+    );
+    await expect(windowsNotifier(true, runs('echo Register-ScheduledTask: access denied; exit 1'))(notification)).rejects.toThrow(
+      'ended (1) before starting',
+    );
+  });
+
+  test("Windows, a user's own agent: shown when the toast script succeeds; a failure rejects", async () => {
+    const runs = (script: string) => (_n: PostureNotification, privileged: boolean) => {
+      expect(privileged).toBe(false);
+      return shell(script);
+    };
+    expect(await windowsNotifier(false, runs('exit 0'))(notification)).toBe(true);
+    await expect(windowsNotifier(false, runs('exit 2'))(notification)).rejects.toThrow('the toast script exited with 2');
   });
 });
 
