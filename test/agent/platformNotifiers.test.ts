@@ -171,6 +171,11 @@ describe("the notifiers' control flow, with a shell script standing in for osasc
     expect(await darwinNotifier(noConsole, false, runs('test "$PATH" = /usr/bin:/bin'))(notification)).toBe(true);
     expect(asked).toEqual([501, null]);
     await expect(darwinNotifier(() => Promise.resolve(501), true, runs('exit 3'))(notification)).rejects.toThrow('osascript exited with 3');
+    // No such program (an osascript removed): the spawn error, not a hang.
+    const missing = (): [string, string[]] => ['/nonexistent/osascript', []];
+    await expect(darwinNotifier(() => Promise.resolve(501), true, missing)(notification)).rejects.toThrow(/ENOENT/);
+    await expect(windowsNotifier(true, () => ['/nonexistent/powershell.exe', []])(notification)).rejects.toThrow(/ENOENT/);
+    await expect(windowsNotifier(false, () => ['/nonexistent/powershell.exe', []])(notification)).rejects.toThrow(/ENOENT/);
   });
 
   test('Windows, the service: shown once the script says the task started; nobody: false; an end before either rejects', async () => {
