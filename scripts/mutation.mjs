@@ -39,6 +39,11 @@ export const MODULES = {
   dbusWire: { mutate: ['src/linkHandler/dbusWire.ts'], tests: ['test/agent/dbusWireBytes.test.ts'] },
   // What a cycle changed, notified on a real session bus to a stand-in (issue 31).
   notifications: { mutate: ['src/agent/notifications.ts'], tests: ['test/agent/notifications.test.ts'] },
+  // The macOS and Windows notification commands, scripts and escaping (issue 31; neither OS runs here).
+  platformNotifiers: {
+    mutate: ['src/platform/darwinNotify.ts', 'src/platform/windowsNotify.ts'],
+    tests: ['test/agent/platformNotifiers.test.ts'],
+  },
   serverUrl: {
     mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'],
     tests: ['test/agent/inputValidation.test.ts', 'test/agent/enrollmentInput.test.ts'],

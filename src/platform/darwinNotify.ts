@@ -53,12 +53,19 @@ export function darwinNotifyCommand(notification: PostureNotification, asUser: n
   return ['/bin/launchctl', ['asuser', String(asUser), '/usr/bin/sudo', '-n', '-u', `#${asUser}`, ...osascript]];
 }
 
-/** The daemon's notifier on macOS: shown once osascript has posted the banner; nothing when nobody is at the screen. */
-export function darwinNotifier(consoleUid: () => Promise<number | null>, privileged: boolean): Notifier {
+/**
+ * The daemon's notifier on macOS: shown once osascript has posted the banner; nothing when nobody is
+ * at the screen. `commandOf` is darwinNotifyCommand but in tests, which cannot run osascript.
+ */
+export function darwinNotifier(
+  consoleUid: () => Promise<number | null>,
+  privileged: boolean,
+  commandOf: typeof darwinNotifyCommand = darwinNotifyCommand,
+): Notifier {
   return async (notification) => {
     const uid = privileged ? await consoleUid() : null;
     if (privileged && uid === null) return false;
-    const [command, args] = darwinNotifyCommand(notification, uid);
+    const [command, args] = commandOf(notification, uid);
     await new Promise<void>((resolve, reject) => {
       const child = spawn(command, args, { stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } });
       child.once('error', reject);

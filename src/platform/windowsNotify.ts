@@ -89,10 +89,11 @@ export function windowsNotifyCommand(notification: PostureNotification, privileg
 /**
  * The daemon's notifier on Windows: shown once the task runs in the user's session (the service) or
  * the toast was shown (a user's own agent); false when nobody is logged on at the console.
+ * `commandOf` is windowsNotifyCommand but in tests, which cannot run Windows PowerShell.
  */
-export function windowsNotifier(privileged: boolean): Notifier {
+export function windowsNotifier(privileged: boolean, commandOf: typeof windowsNotifyCommand = windowsNotifyCommand): Notifier {
   return (notification) => {
-    const [command, args] = windowsNotifyCommand(notification, privileged);
+    const [command, args] = commandOf(notification, privileged);
     return new Promise<boolean>((resolve, reject) => {
       const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true, detached: privileged });
       child.once('error', reject);

@@ -6,9 +6,16 @@
 // toast's XML by CreateTextNode. What stays untested: that macOS and Windows show them (docs/agent.md).
 import { describe, expect, test } from 'vitest';
 import type { PostureNotification } from '../../src/agent/notifications';
-import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifyCommand } from '../../src/platform/darwinNotify';
+import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifier, darwinNotifyCommand } from '../../src/platform/darwinNotify';
 import { platformNotifier } from '../../src/platform/notifier';
-import { encodedCommand, serviceNotifyScript, TASK_PATH, toastScript, windowsNotifyCommand } from '../../src/platform/windowsNotify';
+import {
+  encodedCommand,
+  serviceNotifyScript,
+  TASK_PATH,
+  toastScript,
+  windowsNotifier,
+  windowsNotifyCommand,
+} from '../../src/platform/windowsNotify';
 
 /** Text a compromised catalogue or a hostile server could try: quotes, escapes, line breaks, markup, substitutions. */
 const HOSTILE = `-e "x" & do shell script "id" & "\n'; Remove-Item C:\\ -Recurse; '$(whoami)\`<toast>&amp;</toast>\u202e`;
@@ -101,9 +108,101 @@ describe('Windows: a toast in the console user session', () => {
     expect(encodedCommand('é$')).toBe(Buffer.from('é$', 'utf16le').toString('base64'));
   });
 
+  test('the two scripts, line by line (what Windows PowerShell runs)', () => {
+    const plain: PostureNotification = { check_key: 'SCREEN_LOCK', change: 'failing', title: 'T', body: 'B' };
+    const data = Buffer.from('{"title":"T","body":"B"}').toString('base64');
+    const toast = [
+      "$ErrorActionPreference = 'Stop'",
+      `$n = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String('${data}')) | ConvertFrom-Json`,
+      '[Windows.UI.Notifications.ToastNotificationManager, Windows.UI.Notifications, ContentType = WindowsRuntime] | Out-Null',
+      '[Windows.Data.Xml.Dom.XmlDocument, Windows.Data.Xml.Dom.XmlDocument, ContentType = WindowsRuntime] | Out-Null',
+      '$xml = New-Object Windows.Data.Xml.Dom.XmlDocument',
+      `$xml.LoadXml('<toast><visual><binding template="ToastGeneric"><text/><text/><text/></binding></visual></toast>')`,
+      "$texts = $xml.GetElementsByTagName('text')",
+      '$texts.Item(0).AppendChild($xml.CreateTextNode($n.title)) | Out-Null',
+      '$texts.Item(1).AppendChild($xml.CreateTextNode($n.body)) | Out-Null',
+      "$texts.Item(2).AppendChild($xml.CreateTextNode('My device: Start menu > My device posture')) | Out-Null",
+      "[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe').Show([Windows.UI.Notifications.ToastNotification]::new($xml))",
+    ].join('\n');
+    expect(toastScript(plain)).toBe(toast);
+    const argument = `-NoProfile -NonInteractive -ExecutionPolicy Bypass -WindowStyle Hidden -EncodedCommand ${encodedCommand(toast)}`;
+    expect(serviceNotifyScript(plain)).toBe(
+      [
+        "$ErrorActionPreference = 'Stop'",
+        '$user = (Get-CimInstance -ClassName Win32_ComputerSystem).UserName',
+        "if (-not $user) { 'nobody'; exit 0 }",
+        "$name = 'notify-' + [guid]::NewGuid()",
+        `$action = New-ScheduledTaskAction -Execute "$env:SystemRoot\\System32\\WindowsPowerShell\\v1.0\\powershell.exe" -Argument '${argument}'`,
+        '$principal = New-ScheduledTaskPrincipal -UserId $user -LogonType Interactive -RunLevel Limited',
+        "Register-ScheduledTask -TaskName $name -TaskPath '\\device-agent\\' -Action $action -Principal $principal -Force | Out-Null",
+        'try {',
+        "  Start-ScheduledTask -TaskName $name -TaskPath '\\device-agent\\'",
+        "  'started'",
+        '  Start-Sleep -Seconds 60',
+        '} finally {',
+        "  Unregister-ScheduledTask -TaskName $name -TaskPath '\\device-agent\\' -Confirm:$false",
+        '}',
+      ].join('\n'),
+    );
+  });
+
   test("a user's own agent shows the toast itself, without a task", () => {
     const [, args] = windowsNotifyCommand(notification, false, {});
     expect(decoded(args.at(-1)!)).toBe(toastScript(notification));
+  });
+});
+
+/** A stand-in for osascript or Windows PowerShell (neither runs here): a shell script of the test's. */
+const shell = (script: string): [string, string[]] => ['/bin/sh', ['-c', script]];
+
+describe("the notifiers' control flow, with a shell script standing in for osascript and PowerShell", () => {
+  test('macOS: nobody at the screen: nothing run; the console user: the command for their uid; a failure rejects', async () => {
+    const asked: (number | null)[] = [];
+    const runs = (script: string) => (n: PostureNotification, uid: number | null) => {
+      asked.push(uid);
+      expect(n).toBe(notification);
+      return shell(script);
+    };
+    expect(await darwinNotifier(() => Promise.resolve(null), true, runs('exit 0'))(notification)).toBe(false);
+    expect(asked).toEqual([]);
+    expect(await darwinNotifier(() => Promise.resolve(501), true, runs('exit 0'))(notification)).toBe(true);
+    // A user's own agent: no console user asked, osascript itself.
+    const noConsole = () => Promise.reject(new Error('not asked'));
+    expect(await darwinNotifier(noConsole, false, runs('test "$PATH" = /usr/bin:/bin'))(notification)).toBe(true);
+    expect(asked).toEqual([501, null]);
+    await expect(darwinNotifier(() => Promise.resolve(501), true, runs('exit 3'))(notification)).rejects.toThrow('osascript exited with 3');
+    // No such program (an osascript removed): the spawn error, not a hang.
+    const missing = (): [string, string[]] => ['/nonexistent/osascript', []];
+    await expect(darwinNotifier(() => Promise.resolve(501), true, missing)(notification)).rejects.toThrow(/ENOENT/);
+    await expect(windowsNotifier(true, () => ['/nonexistent/powershell.exe', []])(notification)).rejects.toThrow(/ENOENT/);
+    await expect(windowsNotifier(false, () => ['/nonexistent/powershell.exe', []])(notification)).rejects.toThrow(/ENOENT/);
+  });
+
+  test('Windows, the service: shown once the script says the task started; nobody: false; an end before either rejects', async () => {
+    const runs = (script: string) => (n: PostureNotification, privileged: boolean) => {
+      expect(privileged).toBe(true);
+      return shell(script);
+    };
+    const started = Date.now();
+    // The script goes on (it removes its task a minute later): the notifier does not wait for it.
+    expect(await windowsNotifier(true, runs('echo started; exec sleep 2'))(notification)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await windowsNotifier(true, runs('echo nobody'))(notification)).toBe(false);
+    await expect(windowsNotifier(true, runs('exit 4'))(notification)).rejects.toThrow(
+      'the notification task script ended (4) before starting the task',
+    );
+    await expect(windowsNotifier(true, runs('echo Register-ScheduledTask: access denied; exit 1'))(notification)).rejects.toThrow(
+      'ended (1) before starting',
+    );
+  });
+
+  test("Windows, a user's own agent: shown when the toast script succeeds; a failure rejects", async () => {
+    const runs = (script: string) => (_n: PostureNotification, privileged: boolean) => {
+      expect(privileged).toBe(false);
+      return shell(script);
+    };
+    expect(await windowsNotifier(false, runs('exit 0'))(notification)).toBe(true);
+    await expect(windowsNotifier(false, runs('exit 2'))(notification)).rejects.toThrow('the toast script exited with 2');
   });
 });
 

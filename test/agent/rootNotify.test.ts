@@ -7,10 +7,8 @@
 // sender's connection (GetConnectionUnixUser) and the sending process's uids, gids, groups and
 // environment from /proc. Then the policy that turns notifications off, with the same real daemon.
 // Not covered: logind itself (a real seat, session switches), and a graphical notification server.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { BusConnection } from '../../src/linkHandler/dbusWire';
 import {
@@ -24,6 +22,7 @@ import {
   type RunningDaemon,
 } from '../support/agent';
 import { requireTools } from '../support/requireTools';
+import { startBareSessionBus } from '../support/secretService';
 import { startServer, tryServerCli, type RunningServer } from '../support/server';
 import { systemUser } from '../support/users';
 
@@ -44,7 +43,7 @@ interface Recorded {
 
 let user: { uid: number; gid: number };
 let runtime: string;
-let busDaemon: ChildProcess;
+let bus: { stop: () => Promise<void> } | undefined;
 let standIn: BusConnection;
 let recorded: Recorded[] = [];
 let seatFile: string;
@@ -59,32 +58,8 @@ beforeAll(async () => {
   expect(existsSync(runtime), `${runtime} exists already: not this test's to use`).toBe(false);
   mkdirSync(runtime, { mode: 0o700 });
   chownSync(runtime, user.uid, user.gid);
-  // A session bus (the session.conf defaults) that also lets root in, for the recording stand-in only.
-  const config = join(runtime, 'bus.conf');
-  writeFileSync(
-    config,
-    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=${runtime}/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-    <allow user="root"/>
-  </policy>
-</busconfig>
-`,
-  );
-  busDaemon = spawn('dbus-daemon', ['--config-file', config, '--nofork', '--print-address=1'], {
-    uid: user.uid,
-    gid: user.gid,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const first = await createInterface({ input: busDaemon.stdout! })[Symbol.asyncIterator]().next();
-  expect(first.done).toBe(false);
+  // The user's session bus; root is let in too, for the recording stand-in only.
+  bus = await startBareSessionBus({ dir: runtime, as: user, alsoRoot: true });
   standIn = await BusConnection.open(`unix:path=${runtime}/bus`);
   const dbus = ['org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus'] as const;
   expect(await standIn.call(...dbus, 'RequestName', 'su', ['org.freedesktop.Notifications', 4])).toEqual([1]);
@@ -124,7 +99,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await standIn?.close();
-  busDaemon?.kill();
+  await bus?.stop();
   await server?.stop();
   for (const dir of stateDirs) await removeStateDir(dir);
   if (runtime && existsSync(runtime)) rmSync(runtime, { recursive: true, force: true });

@@ -121,21 +121,26 @@ export function useSecretService(): { readonly current: SecretService } {
 
 /**
  * A session bus with no services to activate: what a machine with D-Bus but without any Secret
- * Service provider offers. Returns the environment and a stop function.
+ * Service provider offers. Returns the environment and a stop function. For a user's own bus as a
+ * desktop session has it: `dir` (their runtime directory, which the caller made theirs), listened on
+ * at `<dir>/bus`, the daemon run `as` that user; `alsoRoot` lets root in too (a test's recorder).
  */
-export async function startBareSessionBus(): Promise<{ env: NodeJS.ProcessEnv; stop: () => Promise<void> }> {
-  const dir = tempDir('device-agent-bus-');
-  chmodSync(dir, 0o700);
+export async function startBareSessionBus(
+  options: { dir?: string; as?: { uid: number; gid: number }; alsoRoot?: boolean } = {},
+): Promise<{ env: NodeJS.ProcessEnv; stop: () => Promise<void> }> {
+  const dir = options.dir ?? tempDir('device-agent-bus-');
+  if (options.dir === undefined) chmodSync(dir, 0o700);
   const config = join(dir, 'bus.conf');
+  const listen = options.dir === undefined ? `unix:dir=${dir}` : `unix:path=${dir}/bus`;
   writeFileSync(
     config,
     `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
-  <listen>unix:dir=${dir}</listen>
+  <listen>${listen}</listen>
   <auth>EXTERNAL</auth>
-  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>${options.alsoRoot ? '<allow user="root"/>' : ''}</policy>
 </busconfig>
 `,
   );
@@ -143,6 +148,7 @@ export async function startBareSessionBus(): Promise<{ env: NodeJS.ProcessEnv; s
   const bus = spawn('dbus-daemon', ['--config-file', config, '--nofork', '--print-address=1'], {
     env,
     stdio: ['ignore', 'pipe', 'ignore'],
+    ...(options.as ?? {}),
   });
   const address = await firstLine(bus);
   return {
