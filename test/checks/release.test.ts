@@ -162,6 +162,18 @@ describe('compareVersions: the separators and text segments', () => {
     expect(compareVersions('1-10', '1.10')).toBe(0);
   });
 
+  it('pads the shorter side with zeros, either side', () => {
+    expect(compareVersions('24.04.0', '24.04')).toBe(0);
+    expect(compareVersions('24.04', '24.04.0')).toBe(0);
+  });
+
+  it('compares as numbers only segments of digits alone', () => {
+    // Number() reads "1e3" as 1000 and "0x10" as 16: as text they sort before "999" and "9".
+    expect(compareVersions('1e3', '999')).toBe(-1);
+    expect(compareVersions('999', '1e3')).toBe(1);
+    expect(compareVersions('0x10', '9')).toBe(-1);
+  });
+
   it('compares a text segment against a number as text, never as NaN', () => {
     expect(compareVersions('1.a', '1.2')).toBe(1);
     expect(compareVersions('1.2', '1.a')).toBe(-1);
@@ -200,6 +212,7 @@ describe('judgeRelease: edges', () => {
     expect(own('2030-01-01', '2').evidence).not.toHaveProperty('eol_source');
     expect(own('June 2027').evidence).toMatchObject({ reason: 'unknown_release' });
     expect(own('2027-06-30x').evidence).toMatchObject({ reason: 'unknown_release' });
+    expect(own('x2027-06-30').evidence).toMatchObject({ reason: 'unknown_release', rule: 'unknown_release' });
     // Grace counts for it too.
     const lenient = resolvePolicy({ osVersion: { graceDaysAfterEol: 30 } });
     expect(judgeRelease(release('9', '9.0'), { ownEnd: '2026-11-01' }, lenient, now, builtIn).status).toBe('PASS');
@@ -216,6 +229,33 @@ describe('judgeRelease: edges', () => {
     const graced = resolvePolicy({ osVersion: { graceDaysAfterEol: 1 } });
     expect(judgeRelease(release('5', '5.0'), {}, graced, new Date('2026-11-22T00:00:00Z'), onTheDay).evidence.rule).toBe('eol');
     expect(judgeRelease(release('5', '5.0'), {}, graced, new Date('2026-11-21T23:59:59Z'), onTheDay).status).toBe('PASS');
+  });
+
+  it('finds the oldest listed release wherever the table lists it', () => {
+    const unordered = table([
+      { cycle: '1', eol: '2020-01-01' },
+      { cycle: '3', eol: false },
+    ]);
+    expect(judgeRelease(release('0', '0.1'), {}, plain, now, unordered)).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'older_than_table', oldest_listed: '1' },
+    });
+  });
+
+  it('leaves undecided a release between listed ones, or equal to one under another spelling', () => {
+    const gap = table([
+      { cycle: '1', eol: '2020-01-01' },
+      { cycle: '3', eol: false },
+    ]);
+    expect(judgeRelease(release('2', '2.0'), {}, plain, now, gap)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release', rule: 'unknown_release' },
+    });
+    // "1.0" compares equal to the oldest "1" and "3.0" to the newest "3": neither older nor newer.
+    expect(judgeRelease(release('1.0', '1.0'), {}, plain, now, builtIn).evidence.reason).toBe('unknown_release');
+    const same = judgeRelease(release('3.0', '3.0'), {}, plain, now, builtIn);
+    expect(same.evidence.reason).toBe('unknown_release');
+    expect(same.evidence).not.toHaveProperty('newest_listed');
   });
 
   it('answers unknown_release for a product the table lacks', () => {
@@ -255,6 +295,10 @@ describe('judgeRelease: edges', () => {
       );
     expect(lagging('2026-10-22')).toMatchObject({ status: 'FAIL', evidence: { rule: 'patch_lag', latest: '5.3' } });
     expect(lagging('2026-10-23')).toMatchObject({ status: 'PASS', evidence: { rule: 'supported', latest: '5.3' } });
+    // The lag ends at the start of its last day.
+    const atMidnight = new Date('2026-11-21T00:00:00Z');
+    const table5 = table([{ cycle: '5', eol: false, latest: '5.3', latestReleaseDate: '2026-10-22' }]);
+    expect(judgeRelease(release('5', '5.1'), {}, strict, atMidnight, table5).evidence.rule).toBe('patch_lag');
     expect(lagging().evidence).not.toHaveProperty('latest');
     expect(lagging().status).toBe('PASS');
   });
@@ -321,7 +365,7 @@ describe('judgeRelease: a cycle newer than the table', () => {
 
   it('never passes a cycle without a leading number', () => {
     expect(
-      newer('x', [
+      newer('x4', [
         { cycle: '3', releaseDate: '2020-01-01', eol: false },
         { cycle: '2', releaseDate: '2019-01-01', eol: false },
       ]).evidence.reason,
