@@ -86,13 +86,13 @@ export class QueuedPool extends pg.Pool {
     // pg sets release per checkout, a closure over the client: no `this` to keep.
     const release = client.release.bind(client);
     let returned = false;
-    client.release = (destroy?: Error | boolean) => {
+    client.release = (destroy?: Error | boolean | null) => {
       if (!returned) {
         returned = true;
         // A connection given back broken (lost, discarded) is no sign that the database serves.
-        this.returned(destroy === undefined || destroy === false);
+        this.returned(!destroy);
       }
-      release(destroy);
+      release(destroy ?? undefined);
     };
     return client;
   }

@@ -3,6 +3,7 @@
 // long the whole wait (pg's own pool failed them after the acquire timeout: 503s from a healthy,
 // busy database); when none comes back for the acquire timeout, the waiting ones fail with the
 // error the server answers 503 to, and the line serves again afterwards.
+import { connect as netConnect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import pg from 'pg';
 import { databaseFailure } from '../../../src/server/db/failures';
@@ -79,4 +80,69 @@ test('a connection given back broken hands its turn on, and the next in line con
   expect((await handed.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   handed.release();
   second.release();
+});
+
+/** A TCP relay to the database that leaves a connection unanswered when told to (as a machine too loaded to set one up in time). */
+async function relay(target: URL, hung: number): Promise<{ url: string; hangNext: () => void; close: () => void }> {
+  const sockets: Socket[] = [];
+  let toHang = hung;
+  const server: Server = createServer((client) => {
+    sockets.push(client);
+    if (toHang > 0) {
+      toHang -= 1;
+      return;
+    }
+    const upstream = target.hostname.startsWith('/')
+      ? netConnect(`${decodeURIComponent(target.hostname)}/.s.PGSQL.${target.port}`)
+      : netConnect(Number(target.port), target.hostname);
+    sockets.push(upstream);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const relayed = new URL(target);
+  relayed.hostname = '127.0.0.1';
+  relayed.port = String((server.address() as AddressInfo).port);
+  return {
+    url: relayed.toString(),
+    hangNext: () => void (toHang += 1),
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
+
+test('a new connection that times out while another comes back healthy is tried again; with none served lately it fails', async () => {
+  const timeouts = { acquireMs: ACQUIRE_MS, statementMs: 30_000 };
+  // The relay leaves the pool's second connection unanswered. Its first serves a chain of short
+  // queries, so the hung set-up of the second is tried again (a slow machine, not a database away).
+  const served = await relay(new URL(url), 0);
+  const hungSecond = await relay(new URL(url), 0);
+  let busy: pg.Pool | undefined;
+  let fresh: pg.Pool | undefined;
+  try {
+    busy = await connectPostgres({ url: hungSecond.url, display: url, poolSize: 2, timeouts });
+    await busy.query('SELECT 1'); // the first connection, relayed
+    hungSecond.hangNext();
+    const chain = (async () => {
+      for (let i = 0; i < 12; i++) await busy.query(`SELECT pg_sleep(${HOLD_S})`);
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = await busy.query<{ two: number }>('SELECT 2 AS two'); // a new connection: hung, then again
+    expect(second.rows).toEqual([{ two: 2 }]);
+    await chain;
+
+    // A pool none of whose connections has come back healthy: the hung set-up fails the request.
+    fresh = await connectPostgres({ url: served.url, display: url, poolSize: 1, timeouts });
+    served.hangNext(); // after the schema check's own connection
+    await expect(fresh.query('SELECT 1')).rejects.toThrow('Connection terminated due to connection timeout');
+    expect((await fresh.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await busy?.end();
+    await fresh?.end();
+    served.close();
+    hungSecond.close();
+  }
 });
