@@ -380,7 +380,7 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    version: 12,
+    version: 10,
     description: 'console sign-in budgets per client address, shared by every server process on the database',
     sql: `
       -- By the SHA-256 of the client address (src/server/console/signInThrottle.ts): when its budget
@@ -394,7 +394,7 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    version: 13,
+    version: 11,
     description: 'the device page: "check again" requests',
     sql: `
       -- A device's user asked from its page for a new check (src/server/checkRequests.ts): the
