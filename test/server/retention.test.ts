@@ -120,6 +120,8 @@ describe('retention', () => {
 
   test('the daily compliance series (API and console overview) holds no day that began before --retention ago', async () => {
     const server = await serve(['--retention', '2d']);
+    // A fleet of one: an empty one shows how to enroll its first device instead of the chart.
+    await enrolledDevice(server, { org: 'acme' });
     const { admin_token: token } = await createAdminToken(server, { allOrgs: true });
     const answer = await request(`${server.url}/api/admin/v1/compliance/daily?days=30`, { headers: { authorization: `Bearer ${token}` } });
     expect(answer.statusCode).toBe(200);
