@@ -9,6 +9,8 @@ import { expectNoSecrets, expectUserError, stateDir } from './cliHelpers';
 
 describe.concurrent('enroll: every input rule exits 2 before any request', () => {
   const token = 'ab'.repeat(48);
+  // The link as an argument, through the opt-in that keeps old scripts working (docs/agent.md): its rules are checked before anything is sent.
+  const LEGACY_LINK_ARGUMENT = { DEVICE_AGENT_ALLOW_LINK_ARGUMENT: '1' };
   const goodLink = (server: string, t = token) => `${LINK_SCHEME}://enroll?server=${encodeURIComponent(server)}&token=${t}`;
 
   it.each<[string, (target: string, tokenFile: string) => { args: string[]; input?: string; env?: NodeJS.ProcessEnv }, RegExp]>([
@@ -55,15 +57,51 @@ describe.concurrent('enroll: every input rule exits 2 before any request', () =>
     ['no server', () => ({ args: ['--token', token] }), /missing the server/],
     ['no token', (t) => ({ args: ['--server', t] }), /missing the enrollment token/],
     ['both --token and --token-file', (t, file) => ({ args: ['--server', t, '--token', token, '--token-file', file] }), /not both/],
-    ['the link and --server', (t) => ({ args: [goodLink(t), '--server', t] }), /either the enrollment link or --server/],
-    ['the link and --token', (t) => ({ args: [goodLink(t), '--token', token] }), /either the enrollment link or --server/],
-    ['a link with another host', (t) => ({ args: [goodLink(t).replace('//enroll', '//login')] }), /host must be "enroll"/],
-    ['a link with another scheme', (t) => ({ args: [goodLink(t).replace(LINK_SCHEME, 'https')] }), /scheme must be device-agent/],
-    ['a link with an extra parameter', (t) => ({ args: [`${goodLink(t)}&redirect=x`] }), /only the "server" and "token" parameters/],
-    ['a link with the token twice', (t) => ({ args: [`${goodLink(t)}&token=${token}`] }), /"token" parameter must appear exactly once/],
-    ['a link without server', () => ({ args: [`${LINK_SCHEME}://enroll?token=${token}`] }), /"server" parameter must appear exactly once/],
-    ['a link to plain http elsewhere', () => ({ args: [goodLink('http://agents.example.com')] }), /only for loopback/],
-    ['a link with a short token', (t) => ({ args: [goodLink(t, token.slice(2))] }), /from the enrollment link: .*94 characters/],
+    [
+      'the link and --server',
+      (t) => ({ args: [goodLink(t), '--server', t], env: LEGACY_LINK_ARGUMENT }),
+      /either the enrollment link or --server/,
+    ],
+    [
+      'the link and --token',
+      (t) => ({ args: [goodLink(t), '--token', token], env: LEGACY_LINK_ARGUMENT }),
+      /either the enrollment link or --server/,
+    ],
+    [
+      'a link with another host',
+      (t) => ({ args: [goodLink(t).replace('//enroll', '//login')], env: LEGACY_LINK_ARGUMENT }),
+      /host must be "enroll"/,
+    ],
+    [
+      'a link with another scheme',
+      (t) => ({ args: [goodLink(t).replace(LINK_SCHEME, 'https')], env: LEGACY_LINK_ARGUMENT }),
+      /scheme must be device-agent/,
+    ],
+    [
+      'a link with an extra parameter',
+      (t) => ({ args: [`${goodLink(t)}&redirect=x`], env: LEGACY_LINK_ARGUMENT }),
+      /only the "server" and "token" parameters/,
+    ],
+    [
+      'a link with the token twice',
+      (t) => ({ args: [`${goodLink(t)}&token=${token}`], env: LEGACY_LINK_ARGUMENT }),
+      /"token" parameter must appear exactly once/,
+    ],
+    [
+      'a link without server',
+      () => ({ args: [`${LINK_SCHEME}://enroll?token=${token}`], env: LEGACY_LINK_ARGUMENT }),
+      /"server" parameter must appear exactly once/,
+    ],
+    [
+      'a link to plain http elsewhere',
+      () => ({ args: [goodLink('http://agents.example.com')], env: LEGACY_LINK_ARGUMENT }),
+      /only for loopback/,
+    ],
+    [
+      'a link with a short token',
+      (t) => ({ args: [goodLink(t, token.slice(2))], env: LEGACY_LINK_ARGUMENT }),
+      /from the enrollment link: .*94 characters/,
+    ],
     ['an unknown key store', (t) => ({ args: ['--server', t, '--token', token, '--keystore', 'vault'] }), /argument 'vault' is invalid/],
     ['an unknown option carrying the token', (t) => ({ args: ['--server', t, `--tokn=${token}`] }), /unknown option '--tokn=\[redacted\]'/],
     [

@@ -11,7 +11,10 @@ import { CHECK_KEYS } from '../../src/protocol/constants';
 import {
   decidePostures,
   enroll,
+  failStanding,
   firstKeyBeyondCap,
+  graceEndsAt,
+  graceSecondsFor,
   mayEnroll,
   needsCheckKeys,
   refusalError,
@@ -248,3 +251,34 @@ afterEach(async () => {
 });
 
 lifecycleOnStore('SQLite', () => store);
+
+describe('grace periods: when a FAIL counts as failing', () => {
+  const began = '2026-11-27T10:00:00.000Z';
+  const at = (iso: string) => new Date(iso);
+
+  test("a check's own grace wins over the policy's, which holds for every other check, zero included", () => {
+    const settings = { graceSeconds: 600, graceSecondsByCheck: { DISK_ENCRYPTION: 0, FIREWALL_ENABLED: 3600 } };
+    expect(graceSecondsFor(settings, 'FIREWALL_ENABLED')).toBe(3600);
+    expect(graceSecondsFor(settings, 'DISK_ENCRYPTION')).toBe(0);
+    expect(graceSecondsFor(settings, 'TIME_SYNC')).toBe(600);
+  });
+
+  test('the grace ends graceSeconds after the FAIL began; an unreadable beginning has no end', () => {
+    expect(graceEndsAt(began, 90)).toBe(Date.parse(began) + 90_000);
+    expect(graceEndsAt(began, 0)).toBe(Date.parse(began));
+    expect(graceEndsAt(null, 90)).toBeUndefined();
+    expect(graceEndsAt('not a time', 90)).toBeUndefined();
+  });
+
+  test('a FAIL is in grace until the very millisecond its grace ends, then failing; other statuses are not failing', () => {
+    expect(failStanding('FAIL', began, 60, at('2026-11-27T10:00:59.999Z'))).toBe('in_grace');
+    expect(failStanding('FAIL', began, 60, at('2026-11-27T10:01:00.000Z'))).toBe('failing');
+    expect(failStanding('FAIL', began, 0, at(began))).toBe('failing');
+    for (const status of ['PASS', 'UNKNOWN', 'NOT_APPLICABLE']) expect(failStanding(status, began, 60, at(began))).toBe('not_failing');
+  });
+
+  test('a FAIL whose beginning cannot be read counts as failing: a grace is never guessed', () => {
+    expect(failStanding('FAIL', null, 3600, at(began))).toBe('failing');
+    expect(failStanding('FAIL', 'garbled', 3600, at(began))).toBe('failing');
+  });
+});
