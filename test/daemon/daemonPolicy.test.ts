@@ -249,6 +249,18 @@ describe('a policy fetch that fails', () => {
     expect(await h.state.serverPolicy()).toBeNull();
   });
 
+  it('gives up a pending retry when the server announces the policy it already has again', async () => {
+    const unavailable = new RetryableError('policy', 'server answered 503', 503, undefined, 90_000);
+    const { api, h } = await withPolicy(served(3), { retry: LONG_RETRY });
+    api.servedPolicy = served(4);
+    api.policyAnswers.push(unavailable);
+    await h.advance(HEARTBEAT_MS); // 4.7 announced, its fetch told to come back at 150.5 s
+    api.servedPolicy = served(3);
+    await h.advance(2 * HEARTBEAT_MS); // the heartbeat at 120 s announces 3.7 again
+    expect(api.seen('policy')).toHaveLength(2);
+    expect((await h.state.serverPolicy())?.policy_version).toBe('3.7');
+  });
+
   it('wipes the enrollment on a 401, like any other route', async () => {
     const rejected = new CredentialsRejectedError('policy', 'server answered 401', 401);
     const { api, h } = await withPolicy(served(3), {}, [rejected]);
