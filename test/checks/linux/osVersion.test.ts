@@ -204,6 +204,17 @@ PLATFORM_ID="platform:f41"
 PRETTY_NAME="Fedora Linux 41 (Rawhide Prerelease)"
 CPE_NAME="cpe:/o:fedoraproject:fedora:41"
 `;
+/** Void Linux's os-release as the hrmpf live system (Void-based) ships it, quoted in its documentation. */
+const VOID = `NAME="Void"
+ID="void"
+PRETTY_NAME="Void Linux"
+HOME_URL="https://voidlinux.org/"
+DOCUMENTATION_URL="https://docs.voidlinux.org/"
+LOGO="void-logo"
+ANSI_COLOR="0;38;2;71;128;97"
+
+DISTRIB_ID="void"
+`;
 /** LMDE 7's os-release as a public Dockerfile rebuilding it writes it (NAME="LMDE", ID=linuxmint, DEBIAN_CODENAME=trixie). */
 const LMDE_7 = `PRETTY_NAME="LMDE 7 (gigi)"
 NAME="LMDE"
@@ -241,6 +252,11 @@ describe('rolling releases: every package database, every mark', () => {
     ).toBe('portage');
     // A database without a modification time dates nothing.
     expect((await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': {} } })).evidence.reason).toBe('update_age_unknown');
+  });
+
+  it('knows Void Linux as rolling by its ID', async () => {
+    const verdict = await judge(VOID, { stats: { '/var/db/xbps': { isDirectory: true, mtime: '2026-11-20T00:00:00Z' } } });
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { product: 'void', rolling_by: 'ID', package_manager: 'xbps' } });
   });
 
   it('knows Alpine edge by its VERSION_ID and Fedora Rawhide by its VERSION', async () => {
