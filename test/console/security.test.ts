@@ -212,7 +212,12 @@ describe('pages', () => {
     const escape = (text: string) =>
       text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
     expect(page.text).toContain(escape(firewall.remediation.summary));
-    expect(page.text).toContain(escape(firewall.remediation.fix));
+    // The fix's `code spans` are code elements, never literal backticks.
+    expect(firewall.remediation.fix).toContain('`');
+    const prose = /<p class="prose">([^]*?)<\/p>/.exec(page.text)![1]!;
+    expect(prose).not.toContain('`');
+    expect(prose.replace(/<\/?code>/g, '')).toBe(escape(firewall.remediation.fix.replaceAll('`', '')));
+    expect(prose).toMatch(/<code>[^<]+<\/code>/);
     expect(page.text).toContain('no_inbound_filtering');
   });
 
