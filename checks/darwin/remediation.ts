@@ -237,7 +237,7 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
       return `Automatic updates are not fully on${labels.length ? `: ${labels.join(', ')} ${labels.length === 1 ? 'is' : 'are'} off` : ''}.`;
     },
     fix: settings(
-      'General > Software Update > Automatic Updates (the ⓘ button): turn every option on.',
+      'General > Software Update > Automatic Updates (the small "i" button beside it): turn every option on.',
       'Software Update > Advanced…: tick every box.',
     ),
     admin:

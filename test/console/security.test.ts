@@ -194,6 +194,16 @@ describe('pages', () => {
     expect(pages.at(-1)!.status).toBe(404);
   });
 
+  test('an address the console does not have answers its own 404 page, signed in or not, never JSON', async () => {
+    const client = await signedIn(ACME);
+    for (const answer of [await client.get('/console/no-such-page'), await new ConsoleClient(server).get('/console/devices/x/y/z')]) {
+      expect(answer.status).toBe(404);
+      expect(answer.headers['content-type']).toMatch(/^text\/html/);
+      expect(answer.text).toContain('There is no console page at this address.');
+      expect(answer.text).toContain('href="/console/overview"');
+    }
+  });
+
   test("a FAIL's reason and fix are on the device page, as the catalogue says (and as the API's device view)", async () => {
     const client = await signedIn(ACME);
     const page = await client.get(`/console/devices/${acmeDevice.deviceId}`);
@@ -202,7 +212,12 @@ describe('pages', () => {
     const escape = (text: string) =>
       text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
     expect(page.text).toContain(escape(firewall.remediation.summary));
-    expect(page.text).toContain(escape(firewall.remediation.fix));
+    // The fix's `code spans` are code elements, never literal backticks.
+    expect(firewall.remediation.fix).toContain('`');
+    const prose = /<p class="prose">([^]*?)<\/p>/.exec(page.text)![1]!;
+    expect(prose).not.toContain('`');
+    expect(prose.replace(/<\/?code>/g, '')).toBe(escape(firewall.remediation.fix.replaceAll('`', '')));
+    expect(prose).toMatch(/<code>[^<]+<\/code>/);
     expect(page.text).toContain('no_inbound_filtering');
   });
 

@@ -37,3 +37,13 @@ export function html(strings: TemplateStringsArray, ...values: Interpolation[]):
 export function trusted(markup: string): Html {
   return new Html(markup);
 }
+
+/**
+ * Catalogue prose (a check's fix texts) with its `code spans` as <code>, every part escaped; a
+ * backtick without its pair stays as it is.
+ */
+export function withCodeSpans(text: string): Html {
+  const parts = text.split('`');
+  const closed = parts.length % 2 === 1 ? parts : [...parts.slice(0, -2), `${parts.at(-2)!}\`${parts.at(-1)!}`];
+  return html`${closed.map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part))}`;
+}

@@ -17,7 +17,7 @@ import { CHECK_AGAIN_PATH, type DevicePageView } from '../devicePage';
 import type { FleetFailure } from '../remediation';
 import { complianceChart } from './chart';
 import type { EnrollWay } from './enrollInstructions';
-import { html, type Html, type Interpolation } from './html';
+import { html, withCodeSpans, type Html, type Interpolation } from './html';
 
 export const CONSOLE_PREFIX = '/console';
 export const STYLESHEET_PATH = `${CONSOLE_PREFIX}/static/console.css`;
@@ -521,13 +521,13 @@ function resultBlock(result: LatestView, now: Date, reader: Reader = 'admin'): H
       result.status !== 'PASS' &&
       html`<details open>
           <summary>How to fix it on this device</summary>
-          <p class="prose">${r.fix}</p>
+          <p class="prose">${withCodeSpans(r.fix)}</p>
         </details>
         ${
           admin &&
           html`<details>
             <summary>How to fix it for the fleet</summary>
-            <p class="prose">${r.admin}</p>
+            <p class="prose">${withCodeSpans(r.admin)}</p>
           </details>`
         }`
     }

@@ -178,6 +178,10 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
 
     app.get(STYLESHEET_PATH, async (_request, reply) => reply.type('text/css; charset=utf-8').send(STYLESHEET));
     app.get(CONSOLE_PREFIX, async (_request, reply) => reply.redirect(`${CONSOLE_PREFIX}/overview`, 303));
+    // Any other console address gets the console's own page, not the API's JSON.
+    app.get(`${CONSOLE_PREFIX}/*`, async () => {
+      throw new NotFoundError('There is no console page at this address.');
+    });
 
     app.get(`${CONSOLE_PREFIX}/sign-in`, async (request, reply) => {
       if (await sessionOf(store, request)) return reply.redirect(`${CONSOLE_PREFIX}/overview`, 303);
