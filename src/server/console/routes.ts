@@ -179,7 +179,7 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
     app.get(STYLESHEET_PATH, async (_request, reply) => reply.type('text/css; charset=utf-8').send(STYLESHEET));
     app.get(CONSOLE_PREFIX, async (_request, reply) => reply.redirect(`${CONSOLE_PREFIX}/overview`, 303));
     // Any other console address gets the console's own page, not the API's JSON.
-    app.get(`${CONSOLE_PREFIX}/*`, async () => {
+    app.get(`${CONSOLE_PREFIX}/*`, () => {
       throw new NotFoundError('There is no console page at this address.');
     });
 
