@@ -1,9 +1,10 @@
 // What a SQLite error means for a request (src/server/db/failures.ts), on errors a real SQLite
-// raises: a lock another connection holds and a database that may not grow are weather (503); a
-// constraint is not. PostgreSQL's and the network's errors replayed from their recordings (made and
+// raises: a lock another connection holds, a database that may not grow and a write the system
+// refuses (I/O error) are weather (503); a constraint is not. PostgreSQL's and the network's errors replayed from their recordings (made and
 // checked live by test/server/postgres/failures.test.ts). And the answer the
 // error handlers give (src/server/databaseErrors.ts): 503 with Retry-After, warned once per 10 s.
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { DatabaseError } from 'pg';
 import { databaseFailure, type DatabaseFailure } from '../../src/server/db/failures';
 import { recordedErrors, type RecordedError } from '../support/databaseErrorRecordings';
 import { databaseErrorAnswers } from '../../src/server/databaseErrors';
+import { requireTools } from '../support/requireTools';
 
 const dir = mkdtempSync(join(tmpdir(), 'device-agent-failures-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,6 +61,31 @@ describe('SQLite errors', () => {
     } finally {
       db.close();
     }
+  });
+
+  const prlimit = requireTools(['prlimit'], 'SQLITE_IOERR from a write the system refuses (a file size limit)');
+  test.skipIf(prlimit.skip)(`SQLITE_IOERR: a write the system refuses (${prlimit.title})`, () => {
+    // A process whose files may not grow past 64 KiB (RLIMIT_FSIZE; Node ignores SIGXFSZ, so the
+    // write fails with EFBIG, which SQLite reports as an I/O error, unlike ENOSPC's SQLITE_FULL).
+    const child = spawnSync(
+      'prlimit',
+      [
+        '--fsize=65536',
+        process.execPath,
+        '-e',
+        `const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+         const db = new Database(${JSON.stringify(join(dir, 'ioerr.db'))});
+         db.pragma('journal_mode = WAL');
+         db.exec('CREATE TABLE t (x)');
+         try { db.prepare('INSERT INTO t VALUES (?)').run('x'.repeat(200000)); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(child.status, child.stderr).toBe(0);
+    const seen = JSON.parse(child.stdout) as { code: string; message: string };
+    expect(seen.code).toMatch(/^SQLITE_IOERR/);
+    // The error as better-sqlite3 raised it in that process, rebuilt here.
+    expect(databaseFailure(new Database.SqliteError(seen.message, seen.code))).toBe('unavailable');
   });
 
   test('a constraint, or an error that is not a database error, is neither', () => {

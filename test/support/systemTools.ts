@@ -28,6 +28,7 @@ export const DEBIAN_PACKAGES = {
   nginx: 'nginx',
   nsenter: 'util-linux',
   pg_ctl: 'postgresql',
+  prlimit: 'util-linux',
   readelf: 'binutils',
   rpm: 'rpm',
   rpmbuild: 'rpm',
