@@ -1342,15 +1342,6 @@ export class PostgresStore implements Store {
     });
   }
 
-  async devicesWithLabel(orgId: OrganizationId, key: string, value: string): Promise<DeviceId[]> {
-    const found = await rows<{ id: DeviceId }>(
-      this.pool,
-      'SELECT d.id FROM device_labels l JOIN devices d ON d.id = l.device_id WHERE d.org_id = $1 AND l.key = $2 AND l.value = $3 ORDER BY d.id COLLATE "C"',
-      [orgId, key, value],
-    );
-    return found.map((row) => row.id);
-  }
-
   // ---- audit log -------------------------------------------------------------------------------
 
   async appendAudit(entry: NewAuditEntry): Promise<void> {

@@ -1009,16 +1009,6 @@ export class SqliteStore implements Store {
     );
   }
 
-  devicesWithLabel(orgId: OrganizationId, key: string, value: string): Promise<DeviceId[]> {
-    return settle(() =>
-      this.prepared<{ id: DeviceId }, [string, string, string]>(
-        'SELECT d.id FROM device_labels l JOIN devices d ON d.id = l.device_id WHERE d.org_id = ? AND l.key = ? AND l.value = ? ORDER BY d.id',
-      )
-        .all(orgId, key, value)
-        .map((row) => row.id),
-    );
-  }
-
   // ---- audit log -------------------------------------------------------------------------------
 
   appendAudit(entry: NewAuditEntry): Promise<void> {

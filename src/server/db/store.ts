@@ -663,8 +663,6 @@ export interface Store {
   activePolicyExceptions(orgId: OrganizationId | null, now: string): Promise<PolicyExceptionRecord[]>;
   /** False when the organization has no such exception. */
   deletePolicyException(orgId: OrganizationId, id: string): Promise<boolean>;
-  /** The organization's devices carrying the label `key=value` (a label exception's devices), by id. */
-  devicesWithLabel(orgId: OrganizationId, key: string, value: string): Promise<DeviceId[]>;
   // The device page (src/server/devicePage.ts says the rules): grants are stored by hash only.
   /** Stores a grant bound to the device, and deletes the grants expired at `now`. */
   createDevicePageGrant(input: {
