@@ -4,50 +4,17 @@
 // a Debian release the lifecycle data knows, as the harness is (Debian 12).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { linuxLifecycle } from '../../checks/linux/lifecycle';
 import type { PostureView } from '../../src/server/admin';
 import type { PolicyChangeView } from '../../src/server/policy';
-import {
-  runAgent,
-  daemonEnv,
-  enrollNewDevice,
-  makeStateDir,
-  removeStateDir,
-  runtimeStatus,
-  startDaemon,
-  stopDaemon,
-  until,
-  type RunningDaemon,
-} from '../support/agent';
+import { runAgent, daemonEnv, enrollNewDevice, runtimeStatus, stopDaemon, until, type RunningDaemon } from '../support/agent';
 import { deviceDetails } from '../support/daemonWire';
-import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
+import { daemonTestbed, startServerBehindProxy } from '../support/daemonTestbed';
 import { parseJson } from '../support/json';
-import { runServerCli, startServer, type RunningServer } from '../support/server';
+import { runServerCli, type RunningServer } from '../support/server';
 
-let server: RunningServer;
-let proxy: FaultProxy;
-let stateDir: string;
-let daemon: RunningDaemon | undefined;
-
-beforeAll(async () => {
-  server = await startServer({ args: ['--heartbeat-interval', '1', '--posture-interval', '2'] });
-  proxy = await startFaultProxy(server.url);
-});
-afterAll(async () => {
-  await proxy?.stop();
-  await server?.stop();
-});
-beforeEach(async () => {
-  proxy.clearRules();
-  proxy.requests.length = 0;
-  stateDir = await makeStateDir();
-  return async () => {
-    if (daemon && daemon.child.exitCode === null) await stopDaemon(daemon);
-    daemon = undefined;
-    await removeStateDir(stateDir);
-  };
-});
+const testbed = daemonTestbed(['--heartbeat-interval', '1', '--posture-interval', '2']);
 
 async function setPolicy(target: RunningServer, org: string, document: unknown): Promise<void> {
   const file = join(target.dir, `policy-${Date.now()}.json`);
@@ -82,31 +49,31 @@ const disabled = (r: Map<string, PostureView>) => r.get('FIREWALL_ENABLED')?.evi
 
 describe('a policy set on the server', () => {
   it('changes the next cycle: a threshold, a disabled check and Debian LTS accepted, judged with the server’s lifecycle data', async () => {
-    const { deviceId, org } = await enrollNewDevice(server, stateDir, proxy.url);
-    daemon = startDaemon(stateDir);
-    const before = await reportWhere(server, deviceId, () => true);
+    const { deviceId, org } = await testbed.enrollNewDevice();
+    testbed.startDaemon();
+    const before = await reportWhere(testbed.server, deviceId, () => true);
     expect(disabled(before)).toBe(false);
     expect(before.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(8);
     const os = before.get('OS_VERSION')!;
     expect(os.evidence).toMatchObject({ product: 'debian', rule: 'extended_support_not_accepted' });
-    expect((await runtimeStatus(stateDir)).policy).toMatchObject({ source: 'server', version: 0, lifecycle_version: 0 });
+    expect((await runtimeStatus(testbed.stateDir)).policy).toMatchObject({ source: 'server', version: 0, lifecycle_version: 0 });
 
     // A newer lifecycle data set: this release out of regular support, its LTS running.
     const cycle = String(os.evidence?.cycle);
     const products = { ...linuxLifecycle.products, debian: [{ cycle, eol: '2026-01-01', extendedEnd: '2031-06-30' }] };
-    const file = join(server.dir, 'lifecycle.json');
+    const file = join(testbed.server.dir, 'lifecycle.json');
     writeFileSync(
       file,
       JSON.stringify({ LINUX: { ...linuxLifecycle, dataset: { ...linuxLifecycle.dataset, committedAt: '2026-11-02' }, products } }),
     );
-    await runServerCli(['lifecycle', 'import', file, '--db', server.dbPath]);
-    await setPolicy(server, org, {
+    await runServerCli(['lifecycle', 'import', file, '--db', testbed.server.dbPath]);
+    await setPolicy(testbed.server, org, {
       password: { minLength: 3 },
       checks: { disabled: ['FIREWALL_ENABLED'] },
       osVersion: { acceptExtendedSupport: { debianLts: true } },
     });
 
-    const after = await reportWhere(server, deviceId, disabled);
+    const after = await reportWhere(testbed.server, deviceId, disabled);
     expect(after.get('FIREWALL_ENABLED')).toMatchObject({ status: 'NOT_APPLICABLE', evidence: { reason: 'disabled_by_policy' } });
     expect(after.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(3);
     expect(after.get('OS_VERSION')).toMatchObject({
@@ -117,25 +84,25 @@ describe('a policy set on the server', () => {
     expect(Object.keys(after.get('FIREWALL_ENABLED')!.evidence ?? {})).toEqual(['reason']);
 
     const status = await until(
-      () => runtimeStatus(stateDir),
+      () => runtimeStatus(testbed.stateDir),
       (s) => (s.policy as { version?: number } | undefined)?.version === 1,
     );
     expect(status.policy).toMatchObject({ source: 'server', version: 1, lifecycle_version: 1 });
-    const shown = await runAgent(['status', '--state-dir', stateDir], { env: daemonEnv() });
+    const shown = await runAgent(['status', '--state-dir', testbed.stateDir], { env: daemonEnv() });
     expect(shown.stdout).toMatch(/\nPolicy: +server version 1, fetched \S+ \(lifecycle data version 1 from the server\)\n/);
 
-    const { stdout } = await runServerCli(['policy', 'history', '--db', server.dbPath, '--org', org, '--json']);
+    const { stdout } = await runServerCli(['policy', 'history', '--db', testbed.server.dbPath, '--org', org, '--json']);
     expect(parseJson<PolicyChangeView[]>(stdout)).toMatchObject([{ version: 1, changed: ['checks', 'osVersion', 'password'] }]);
     // Fetched once per version announced, not at every heartbeat.
-    expect(proxy.seen('policy').length).toBeLessThanOrEqual(3);
+    expect(testbed.proxy.seen('policy').length).toBeLessThanOrEqual(3);
   });
 
   it('judges `device-agent check` too, once the agent holds it; check says which policy it used', async () => {
-    const { org } = await enrollNewDevice(server, stateDir, proxy.url);
-    await setPolicy(server, org, { password: { minLength: 3 }, checks: { disabled: ['FIREWALL_ENABLED'] } });
-    const once = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv() });
+    const { org } = await testbed.enrollNewDevice();
+    await setPolicy(testbed.server, org, { password: { minLength: 3 }, checks: { disabled: ['FIREWALL_ENABLED'] } });
+    const once = await runAgent(['run', '--once', '--state-dir', testbed.stateDir], { env: daemonEnv() });
     expect(once.code, once.stderr).toBe(0);
-    expect(existsSync(join(stateDir, 'server-policy.json'))).toBe(true);
+    expect(existsSync(join(testbed.stateDir, 'server-policy.json'))).toBe(true);
     type Checked = { check_key: string; status: string; evidence?: Record<string, unknown>; policy: Record<string, unknown> };
     const check = async (args: string[]) => {
       const run = await runAgent(['check', '--only', 'FIREWALL_ENABLED,PASSWORD_POLICY', ...args], { env: daemonEnv() });
@@ -144,7 +111,7 @@ describe('a policy set on the server', () => {
     };
     const byKey = (text: string) => new Map(parseJson<Checked[]>(text).map((r) => [r.check_key, r]));
 
-    const served = byKey(await check(['--json', '--state-dir', stateDir]));
+    const served = byKey(await check(['--json', '--state-dir', testbed.stateDir]));
     expect(served.get('FIREWALL_ENABLED')).toMatchObject({ status: 'NOT_APPLICABLE', evidence: { reason: 'disabled_by_policy' } });
     expect(served.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(3);
     expect(served.get('PASSWORD_POLICY')?.policy).toMatchObject({
@@ -153,19 +120,21 @@ describe('a policy set on the server', () => {
       lifecycle_version: expect.any(Number) as number,
     });
     // (The lifecycle data: the built-in set, or the one an earlier test imported into the shared server.)
-    expect(await check(['--state-dir', stateDir])).toMatch(/\nPolicy: server version 1, fetched \S+ \([^)]*lifecycle data[^)]*\)\n$/);
+    expect(await check(['--state-dir', testbed.stateDir])).toMatch(
+      /\nPolicy: server version 1, fetched \S+ \([^)]*lifecycle data[^)]*\)\n$/,
+    );
 
     // Another state directory (none here): the local policy, as before.
-    const local = byKey(await check(['--json', '--state-dir', join(stateDir, '..', 'no-state')]));
+    const local = byKey(await check(['--json', '--state-dir', join(testbed.stateDir, '..', 'no-state')]));
     expect(local.get('FIREWALL_ENABLED')?.evidence?.reason).not.toBe('disabled_by_policy');
     expect(local.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(8);
     expect(local.get('PASSWORD_POLICY')?.policy).toEqual({ source: 'default' });
 
     // A stored policy this agent cannot apply (changed on disk): the local one judges, and check says why.
-    const file = join(stateDir, 'server-policy.json');
+    const file = join(testbed.stateDir, 'server-policy.json');
     const stored = parseJson<{ response: { policy: unknown } }>(readFileSync(file, 'utf8'));
     writeFileSync(file, JSON.stringify({ ...stored, response: { ...stored.response, policy: { password: { minLength: -1 } } } }));
-    const refused = byKey(await check(['--json', '--state-dir', stateDir]));
+    const refused = byKey(await check(['--json', '--state-dir', testbed.stateDir]));
     expect(refused.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(8);
     expect(refused.get('PASSWORD_POLICY')?.policy).toEqual({
       source: 'default',
@@ -174,75 +143,77 @@ describe('a policy set on the server', () => {
   });
 
   it('is refused when the agent cannot apply it (one line; the previous one stays) and not fetched again until another version', async () => {
-    const { deviceId, org } = await enrollNewDevice(server, stateDir, proxy.url);
-    await setPolicy(server, org, { checks: { disabled: ['FIREWALL_ENABLED'] } });
-    daemon = startDaemon(stateDir);
-    await reportWhere(server, deviceId, disabled);
+    const { deviceId, org } = await testbed.enrollNewDevice();
+    await setPolicy(testbed.server, org, { checks: { disabled: ['FIREWALL_ENABLED'] } });
+    const daemon = testbed.startDaemon();
+    await reportWhere(testbed.server, deviceId, disabled);
     // What a newer server could send: a setting value this agent does not accept.
-    proxy.add({
+    testbed.proxy.add({
       route: 'policy',
       fault: { kind: 'rewrite', transform: (body) => ({ ...(body as object), policy: { password: { minLength: -1 } } }) },
     });
-    await setPolicy(server, org, { checks: { disabled: ['FIREWALL_ENABLED', 'TIME_SYNC'] } });
+    await setPolicy(testbed.server, org, { checks: { disabled: ['FIREWALL_ENABLED', 'TIME_SYNC'] } });
     const refused = await until(
-      () => daemon!.lines.filter((l) => l.event === 'policy_refused'),
+      () => daemon.lines.filter((l) => l.event === 'policy_refused'),
       (lines) => lines.length === 1,
     );
     expect(refused[0]).toMatchObject({ level: 'error', policy_version: expect.stringMatching(/^2\.\d+$/) as string });
     expect(refused[0]!.msg).toBe(
       'server policy version 2 refused, the current policy stays: invalid policy at password.minLength: Too small: expected number to be >0',
     );
-    const fetches = proxy.seen('policy').length;
+    const fetches = testbed.proxy.seen('policy').length;
     const t0 = Date.now();
-    await proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat' && x.at > t0).length >= 3);
-    expect(proxy.seen('policy').length).toBe(fetches);
-    const latest = await reportWhere(server, deviceId, (r) => [...r.values()].every((p) => Date.parse(p.received_at) > t0));
+    await testbed.proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat' && x.at > t0).length >= 3);
+    expect(testbed.proxy.seen('policy').length).toBe(fetches);
+    const latest = await reportWhere(testbed.server, deviceId, (r) => [...r.values()].every((p) => Date.parse(p.received_at) > t0));
     expect(disabled(latest)).toBe(true);
     expect(latest.get('TIME_SYNC')?.evidence?.reason).not.toBe('disabled_by_policy');
   });
 
   it('retries a failing fetch with backoff, and a 401 on the policy route wipes the key like any other', async () => {
-    const { deviceId, org } = await enrollNewDevice(server, stateDir, proxy.url);
-    await setPolicy(server, org, { checks: { disabled: ['FIREWALL_ENABLED'] } });
-    proxy.add({ route: 'policy', fault: { kind: 'answer', status: 503, body: { error: 'internal_error', message: 'down' } }, times: 2 });
-    daemon = startDaemon(stateDir);
-    await reportWhere(server, deviceId, disabled);
-    const attempts = proxy.seen('policy');
+    const { deviceId, org } = await testbed.enrollNewDevice();
+    await setPolicy(testbed.server, org, { checks: { disabled: ['FIREWALL_ENABLED'] } });
+    testbed.proxy.add({
+      route: 'policy',
+      fault: { kind: 'answer', status: 503, body: { error: 'internal_error', message: 'down' } },
+      times: 2,
+    });
+    const daemon = testbed.startDaemon();
+    await reportWhere(testbed.server, deviceId, disabled);
+    const attempts = testbed.proxy.seen('policy');
     expect(attempts.map((r) => r.status)).toEqual([503, 503, 200]);
     expect(daemon.lines.filter((l) => l.event === 'policy_fetch_failed')).toHaveLength(2);
-    expect(existsSync(join(stateDir, 'server-policy.json'))).toBe(true);
+    expect(existsSync(join(testbed.stateDir, 'server-policy.json'))).toBe(true);
 
-    proxy.add({ route: 'policy', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'revoked' } } });
-    await setPolicy(server, org, {});
+    testbed.proxy.add({ route: 'policy', fault: { kind: 'answer', status: 401, body: { error: 'unauthorized', message: 'revoked' } } });
+    await setPolicy(testbed.server, org, {});
     await until(
-      () => runtimeStatus(stateDir),
+      () => runtimeStatus(testbed.stateDir),
       (s) => s.daemon_state === 'revoked',
     );
-    expect(existsSync(join(stateDir, 'api-key'))).toBe(false);
-    expect(existsSync(join(stateDir, 'server-policy.json'))).toBe(false);
-    expect((await runtimeStatus(stateDir)).reason).toContain('401 on /policy');
+    expect(existsSync(join(testbed.stateDir, 'api-key'))).toBe(false);
+    expect(existsSync(join(testbed.stateDir, 'server-policy.json'))).toBe(false);
+    expect((await runtimeStatus(testbed.stateDir)).reason).toContain('401 on /policy');
   });
 });
 
 describe('a server without the policy extension', () => {
   it('is never asked for a policy: the local policy file applies, as before', async () => {
-    const plain = await startServer({ args: ['--no-policy', '--heartbeat-interval', '1', '--posture-interval', '2'] });
-    const plainProxy = await startFaultProxy(plain.url);
+    const plain = await startServerBehindProxy(['--no-policy', '--heartbeat-interval', '1', '--posture-interval', '2']);
+    let daemon: RunningDaemon | undefined;
     try {
-      const { deviceId } = await enrollNewDevice(plain, stateDir, plainProxy.url);
-      const local = join(stateDir, '..', 'local-policy.json');
+      const { deviceId } = await enrollNewDevice(plain.server, testbed.stateDir, plain.proxy.url);
+      const local = join(testbed.stateDir, '..', 'local-policy.json');
       writeFileSync(local, JSON.stringify({ checks: { disabled: ['FIREWALL_ENABLED'] }, password: { minLength: 5 } }));
-      daemon = startDaemon(stateDir, { DEVICE_AGENT_POLICY: local });
-      const report = await reportWhere(plain, deviceId, disabled);
+      daemon = testbed.startDaemon({ DEVICE_AGENT_POLICY: local });
+      const report = await reportWhere(plain.server, deviceId, disabled);
       expect(report.get('PASSWORD_POLICY')?.evidence?.min_length_required).toBe(5);
-      await plainProxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat').length >= 3);
-      expect(plainProxy.requests.map((r) => r.route).filter((route) => !['heartbeat', 'postures', 'enroll'].includes(route))).toEqual([]);
-      expect((await runtimeStatus(stateDir)).policy).toEqual({ source: 'local', file: local });
-      expect(existsSync(join(stateDir, 'server-policy.json'))).toBe(false);
+      await plain.proxy.waitFor((r) => r.filter((x) => x.route === 'heartbeat').length >= 3);
+      expect(plain.proxy.requests.map((r) => r.route).filter((route) => !['heartbeat', 'postures', 'enroll'].includes(route))).toEqual([]);
+      expect((await runtimeStatus(testbed.stateDir)).policy).toEqual({ source: 'local', file: local });
+      expect(existsSync(join(testbed.stateDir, 'server-policy.json'))).toBe(false);
     } finally {
       if (daemon) await stopDaemon(daemon);
-      daemon = undefined;
-      await plainProxy.stop();
       await plain.stop();
     }
   });
