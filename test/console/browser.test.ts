@@ -3,63 +3,31 @@
 // reported from, filter to failing devices, read a FAIL's reason, enroll a second agent with the
 // token the enroll page shows, revoke it and see the agent wipe its key. A screenshot of each page
 // goes to test-output/console/.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { addAccount } from '../support/admin';
+import { afterAll, expect, test } from 'vitest';
 import { daemonEnv, makeStateDir, removeStateDir, runAgent, enrollWithToken } from '../support/agent';
-import { requireTools } from '../support/requireTools';
-import { launchChromium } from '../support/chromium';
-import { startServer, type RunningServer } from '../support/server';
-import { findTool } from '../support/systemTools';
+import { consoleInChromium } from '../support/consoleBrowser';
 
-// CHROMIUM_PATH names another Chromium build; else Debian's, found on the PATH.
-const consoleInChromium = requireTools(
-  process.env.CHROMIUM_PATH === undefined ? ['chromium'] : [],
+const inChromium = consoleInChromium(
   'sign in, see the real agent, filter to failing, read a FAIL, enroll a second agent from the console, revoke it',
+  { email: 'admin@example.test', password: 'browser test password', reach: { allOrgs: true } },
 );
-const CHROMIUM = process.env.CHROMIUM_PATH ?? findTool('chromium');
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
-const ADMIN = { email: 'admin@example.test', password: 'browser test password' };
-
-let server: RunningServer;
-let browser: Browser;
-let page: Page;
 const stateDirs: string[] = [];
 
-beforeAll(async () => {
-  if (consoleInChromium.skip) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  server = await startServer();
-  const added = await addAccount(server, ADMIN.email, { allOrgs: true }, ADMIN.password);
-  expect(added.code, added.stderr).toBe(0);
-  browser = await launchChromium(CHROMIUM);
-  // A fresh profile per context: playwright gives each new context its own.
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  // Nothing may load from anywhere but this server.
-  await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
-});
-
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
   for (const dir of stateDirs) await removeStateDir(dir);
 });
-
-async function shoot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
 
 async function agentReports(stateDir: string): Promise<void> {
   const once = await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv(), timeoutMs: 60_000 });
   expect(once.code, once.stderr).toBe(0);
 }
 
-test.skipIf(consoleInChromium.skip)(
-  consoleInChromium.title,
+test.skipIf(inChromium.skip)(
+  inChromium.title,
   async () => {
+    const { server, page } = inChromium;
     // A real agent enrolls (admin CLI token) and reports once.
     const first = await makeStateDir();
     stateDirs.push(first);
@@ -74,15 +42,12 @@ test.skipIf(consoleInChromium.skip)(
     // Sign in.
     await page.goto(`${server.url}/console`);
     await expect.poll(() => page.url()).toBe(`${server.url}/console/sign-in`);
-    await shoot('sign-in');
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.url}/console/overview`);
+    await inChromium.shoot('sign-in');
+    await inChromium.signIn();
     expect(await page.locator('h1').textContent()).toContain('Fleet overview');
     expect(await page.locator('figure.chart svg rect').count()).toBe(30);
     await expect.poll(() => page.locator('body').textContent()).toContain(`${failing!.check_key}`);
-    await shoot('overview');
+    await inChromium.shoot('overview');
 
     // Devices, filtered to failing ones: the agent's machine is there.
     await page.getByRole('link', { name: 'Devices', exact: true }).click();
@@ -93,7 +58,7 @@ test.skipIf(consoleInChromium.skip)(
     const rows = page.locator('table.devices tbody tr');
     expect(await rows.count()).toBe(1);
     expect(await rows.first().textContent()).toContain(shown.hostname!);
-    await shoot('devices-failing');
+    await inChromium.shoot('devices-failing');
 
     // The device page: identity and the FAIL with its reason and fix.
     await rows.first().getByRole('link').click();
@@ -102,7 +67,7 @@ test.skipIf(consoleInChromium.skip)(
     expect(await result.locator('.summary').textContent()).toBe(failing!.remediation.summary);
     expect(await result.textContent()).toContain('FAIL');
     expect(await page.locator('dl.identity').textContent()).toContain(shown.hardware_uuid!);
-    await shoot('device');
+    await inChromium.shoot('device');
 
     // Enroll a second device from the console and a real agent with the token shown (its own
     // organization: both agents share this machine's hardware UUID).
@@ -115,7 +80,7 @@ test.skipIf(consoleInChromium.skip)(
     const token = (await page.locator('#enrollment-token').textContent())!.trim();
     expect(token).toMatch(/^[0-9a-f]{96}$/);
     expect(await page.locator('figure.qr svg').count()).toBe(1);
-    await shoot('enroll-created');
+    await inChromium.shoot('enroll-created');
     const secondId = (await page.locator('main a[href^="/console/devices/dev_"]').first().textContent())!.trim();
     const second = await makeStateDir();
     stateDirs.push(second);
@@ -127,11 +92,11 @@ test.skipIf(consoleInChromium.skip)(
     await page.goto(`${server.url}/console/devices/${secondId}`);
     expect(await page.locator('h1').textContent()).toContain('ACTIVE');
     await page.getByRole('link', { name: /Revoke this device/ }).click();
-    await shoot('revoke-confirm');
+    await inChromium.shoot('revoke-confirm');
     await page.getByRole('button', { name: /^Revoke / }).click();
     await page.waitForURL(`${server.url}/console/devices/${secondId}`);
     expect(await page.locator('h1').textContent()).toContain('REVOKED');
-    await shoot('device-revoked');
+    await inChromium.shoot('device-revoked');
     const after = await runAgent(['run', '--once', '--state-dir', second], { env: daemonEnv(), timeoutMs: 60_000 });
     expect(after.code).toBe(3);
     expect(existsSync(join(second, 'api-key'))).toBe(false);
@@ -139,7 +104,7 @@ test.skipIf(consoleInChromium.skip)(
 
     // The enroll form again, for its screenshot; then sign out.
     await page.goto(`${server.url}/console/enroll`);
-    await shoot('enroll');
+    await inChromium.shoot('enroll');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${server.url}/console/sign-in`);
   },

@@ -3,63 +3,36 @@
 // nothing; a device's exception and a label's are granted (POST, redirect, the page again), show as
 // "excepted until" and count apart in the overview; ending one puts the FAIL back. Screenshots go to
 // test-output/console/.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Locator } from 'playwright-core';
+import { expect, test } from 'vitest';
 import type { ExceptionView } from '../../src/server/exceptions';
-import { addAccount } from '../support/admin';
+import { consoleInChromium } from '../support/consoleBrowser';
 import { parseJson } from '../support/json';
-import { requireTools } from '../support/requireTools';
-import { launchChromium } from '../support/chromium';
-import { runServerCli, startServer, type RunningServer } from '../support/server';
-import { findTool } from '../support/systemTools';
+import { runServerCli } from '../support/server';
 import { createSecret, enroll, enrolledDevice, heartbeat, heartbeatBody, postures, register, result } from '../server/client';
 
-const exceptionsInChromium = requireTools(
-  process.env.CHROMIUM_PATH === undefined ? ['chromium'] : [],
-  'grant exceptions for a device and a label in the console, see a refused one, see them counted apart, end one',
-);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? findTool('chromium');
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
 const ADMIN = { email: 'exceptions@example.test', password: 'browser test password' };
-
-let server: RunningServer;
-let browser: Browser;
-let page: Page;
-
-beforeAll(async () => {
-  if (exceptionsInChromium.skip) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  server = await startServer();
-  const added = await addAccount(server, ADMIN.email, { org: 'acme' }, ADMIN.password);
-  expect(added.code, added.stderr).toBe(0);
-  browser = await launchChromium(CHROMIUM);
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const shoot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+const inChromium = consoleInChromium(
+  'grant exceptions for a device and a label in the console, see a refused one, see them counted apart, end one',
+  { ...ADMIN, reach: { org: 'acme' } },
+);
 
 async function failsDiskEncryption(apiKey: string): Promise<void> {
-  const uploaded = await postures(server, apiKey, {
+  const uploaded = await postures(inChromium.server, apiKey, {
     results: [result({ check_key: 'DISK_ENCRYPTION', status: 'FAIL', evidence: { rule: 'root_not_encrypted' } })],
   });
   expect(uploaded.status, uploaded.text).toBe(204);
 }
 
 async function exceptionsInForce(): Promise<ExceptionView[]> {
-  return parseJson<ExceptionView[]>((await runServerCli(['exception', 'list', '--db', server.dbPath, '--org', 'acme', '--json'])).stdout);
+  return parseJson<ExceptionView[]>(
+    (await runServerCli(['exception', 'list', '--db', inChromium.server.dbPath, '--org', 'acme', '--json'])).stdout,
+  );
 }
 
 /** The overview's DISK_ENCRYPTION row: [FAIL, FAIL excepted], found by the columns' headers. */
 async function diskRow(): Promise<[string, string]> {
+  const { server, page } = inChromium;
   await page.goto(`${server.url}/console/overview`);
   const table = page.locator('table.checks');
   const headers = (await table.locator('thead th').allTextContents()).map((text) => text.trim());
@@ -78,9 +51,10 @@ async function grant(form: Locator, fields: { label?: string; check: string; rea
   await form.getByRole('button', { name: 'Grant the exception' }).click();
 }
 
-test.skipIf(exceptionsInChromium.skip)(
-  exceptionsInChromium.title,
+test.skipIf(inChromium.skip)(
+  inChromium.title,
   async () => {
+    const { server, page } = inChromium;
     const laptop = await enrolledDevice(server, { org: 'acme' });
     const secret = await createSecret(server, ['--label', 'site=remote'], 'acme');
     const identity = heartbeatBody({ hostname: 'remote-kiosk' });
@@ -89,11 +63,7 @@ test.skipIf(exceptionsInChromium.skip)(
     const kioskId = String((await heartbeat(server, kioskKey, identity)).body?.device_id);
     for (const apiKey of [laptop.apiKey, kioskKey]) await failsDiskEncryption(apiKey);
 
-    await page.goto(`${server.url}/console/sign-in`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.url}/console/overview`);
+    await inChromium.signIn();
     expect(await diskRow()).toEqual(['2', '0']);
 
     // A refused grant: the form again, with why and what was typed; nothing stored.
@@ -106,7 +76,7 @@ test.skipIf(exceptionsInChromium.skip)(
     expect(await deviceForm.getByLabel('Check').inputValue()).toBe('DISK_ENCRYPTION');
     expect(await deviceForm.getByLabel('Reason').inputValue()).toBe('encrypted at the <b>hardware</b> refresh');
     expect(await deviceForm.getByLabel(/^Until/).inputValue()).toBe('2020-01-01');
-    await shoot('exception-refused');
+    await inChromium.shoot('exception-refused');
     expect(await exceptionsInForce()).toEqual([]);
 
     // Granted: POST, redirect, the device's page; its FAIL shows excepted until the end.
@@ -119,7 +89,7 @@ test.skipIf(exceptionsInChromium.skip)(
       'encrypted at the <b>hardware</b> refresh',
     );
     expect(await page.locator('#check-DISK_ENCRYPTION .status-excepted').textContent()).toBe(`excepted until ${own!.expires_at}`);
-    await shoot('exception-granted');
+    await inChromium.shoot('exception-granted');
     expect(await diskRow()).toEqual(['1', '1']);
 
     // A label's, from the policy page: the kiosk carries the label.
@@ -128,7 +98,7 @@ test.skipIf(exceptionsInChromium.skip)(
     await grant(labelForm, { label: 'site=remote', check: 'DISK_ENCRYPTION', reason: 'remote site', until: '90d' });
     await page.waitForURL(`${server.url}/console/policy?org=acme#exceptions`);
     expect(await page.locator('#exceptions tbody').textContent()).toContain('devices with site=remote');
-    await shoot('exception-label');
+    await inChromium.shoot('exception-label');
     expect(await diskRow()).toEqual(['0', '2']);
     await page.goto(`${server.url}/console/devices/${kioskId}`);
     expect(await page.locator('#check-DISK_ENCRYPTION .status-excepted').count()).toBe(1);

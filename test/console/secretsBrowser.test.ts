@@ -2,56 +2,20 @@
 // against the real server: create a secret (shown once, with install commands), machines register
 // with it over HTTP, the list counts them, a re-enrolled machine and a clone show on their device
 // pages, revoking the secret stops registrations. Screenshots go to test-output/console/.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { addAccount } from '../support/admin';
-import { requireTools } from '../support/requireTools';
-import { launchChromium } from '../support/chromium';
-import { startServer, type RunningServer } from '../support/server';
-import { findTool } from '../support/systemTools';
+import { expect, test } from 'vitest';
+import { consoleInChromium } from '../support/consoleBrowser';
 import { enroll, expectError, heartbeat, heartbeatBody, register } from '../server/client';
 
-const secretsInChromium = requireTools(
-  process.env.CHROMIUM_PATH === undefined ? ['chromium'] : [],
+const inChromium = consoleInChromium(
   'create an enrollment secret in the console, see its uses, a re-enrolled machine and a clone, revoke it',
+  { email: 'secrets@example.test', password: 'browser test password', reach: { org: 'acme' } },
 );
-const CHROMIUM = process.env.CHROMIUM_PATH ?? findTool('chromium');
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
-const ADMIN = { email: 'secrets@example.test', password: 'browser test password' };
 
-let server: RunningServer;
-let browser: Browser;
-let page: Page;
-
-beforeAll(async () => {
-  if (secretsInChromium.skip) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  server = await startServer();
-  const added = await addAccount(server, ADMIN.email, { org: 'acme' }, ADMIN.password);
-  expect(added.code, added.stderr).toBe(0);
-  browser = await launchChromium(CHROMIUM);
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const shoot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-
-test.skipIf(secretsInChromium.skip)(
-  secretsInChromium.title,
+test.skipIf(inChromium.skip)(
+  inChromium.title,
   async () => {
-    await page.goto(`${server.url}/console/sign-in`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.url}/console/overview`);
+    const { server, page } = inChromium;
+    await inChromium.signIn();
 
     // Create: the organization is the account's own; labels one per line; a note with markup stays text.
     await page.getByRole('link', { name: 'Enrollment secrets' }).click();
@@ -74,7 +38,7 @@ test.skipIf(secretsInChromium.skip)(
       '/usr/local/etc/device-agent/enroll.env',
     ])
       expect(commands).toContain(line);
-    await shoot('secret-created');
+    await inChromium.shoot('secret-created');
 
     // Three machines register: one is re-imaged and registers again (it supersedes), one is a clone.
     const laptop = heartbeatBody({ hostname: '<i>laptop</i>' });
@@ -97,7 +61,7 @@ test.skipIf(secretsInChromium.skip)(
     expect(await row.locator('b').count()).toBe(0);
     expect(await page.locator('body').textContent()).not.toContain(secret);
     expect(await row.textContent()).toContain('team=finance');
-    await shoot('secrets');
+    await inChromium.shoot('secrets');
 
     // The re-enrolled machine's new record links its old one; the clone pair is flagged.
     await page.goto(`${server.url}/console/devices/${String(again.body?.device_id)}`);
@@ -105,7 +69,7 @@ test.skipIf(secretsInChromium.skip)(
     expect(await page.locator('h1').textContent()).toContain('<i>laptop</i>');
     expect(await page.locator('h1 i').count()).toBe(0);
     expect(await page.locator('main').textContent()).toMatch(/Duplicate: .*same hardware UUID/s);
-    await shoot('device-reenrolled-duplicate');
+    await inChromium.shoot('device-reenrolled-duplicate');
     await page.goto(`${server.url}/console/devices/${String(first.body?.device_id)}`);
     expect(await page.locator('main').textContent()).toMatch(/replaced by/);
 
@@ -116,7 +80,7 @@ test.skipIf(secretsInChromium.skip)(
     expect(await page.locator('tr[data-secret]').textContent()).toContain('revoked');
     expect(await page.locator('tr[data-secret] button').count()).toBe(0);
     expectError(await register(server, secret), 401, 'unauthorized');
-    await shoot('secret-revoked');
+    await inChromium.shoot('secret-revoked');
   },
   180_000,
 );
