@@ -4,7 +4,6 @@
 // heartbeat answer carries the request, the daemon runs a cycle and uploads it at once, and the page
 // then shows the results as those of the check asked for.
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
@@ -19,16 +18,12 @@ import {
   type RunningDaemon,
 } from '../support/agent';
 import { launchChromium } from '../support/chromium';
-import { requireTools } from '../support/requireTools';
+import { CHROMIUM, SCREENSHOTS, onlyFrom, requireChromium } from '../support/consoleBrowser';
 import { startServer, type RunningServer } from '../support/server';
-import { findTool } from '../support/systemTools';
 
-const inChromium = requireTools(
-  process.env.CHROMIUM_PATH === undefined ? ['chromium'] : [],
+const inChromium = requireChromium(
   '"Check again" on the page in Chromium: the real daemon checks at its next heartbeat and the page shows the new results',
 );
-const CHROMIUM = process.env.CHROMIUM_PATH ?? findTool('chromium');
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
 
 let server: RunningServer;
 let browser: Browser | undefined;
@@ -63,7 +58,7 @@ test.skipIf(inChromium.skip)(
     expect(printed.code, printed.stderr).toBe(0);
     browser = await launchChromium(CHROMIUM);
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    await context.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
+    await onlyFrom(context, server);
     const page = await context.newPage();
     await page.goto(printed.stdout.trim());
     await page.locator('#check-again-button').click();

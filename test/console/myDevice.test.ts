@@ -6,23 +6,18 @@
 // extension (a proxy answering 404) the command says so and prints the status instead.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { DEVICE_PAGE_ROUTE } from '../../src/protocol/schemas';
 import { daemonEnv, enrollWithToken, makeStateDir, removeStateDir, runAgent } from '../support/agent';
 import { startFaultProxy } from '../support/faultProxy';
-import { requireTools } from '../support/requireTools';
 import { launchChromium } from '../support/chromium';
+import { CHROMIUM, SCREENSHOTS, onlyFrom, requireChromium } from '../support/consoleBrowser';
 import { startServer, tryServerCli, type RunningServer } from '../support/server';
-import { findTool } from '../support/systemTools';
 
-const inChromium = requireTools(
-  process.env.CHROMIUM_PATH === undefined ? ['chromium'] : [],
+const inChromium = requireChromium(
   "my-device --print-url opened in Chromium: this device's failing checks and fixes; the URL works once and reaches no other device",
 );
-const CHROMIUM = process.env.CHROMIUM_PATH ?? findTool('chromium');
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
 
 let server: RunningServer;
 let browser: Browser;
@@ -44,7 +39,7 @@ afterAll(async () => {
 /** A browser of its own (its own cookies), loading nothing but this server. */
 async function freshBrowser(): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  await context.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
+  await onlyFrom(context, server);
   return context;
 }
 

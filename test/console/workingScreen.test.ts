@@ -5,25 +5,20 @@
 // phone. Screenshots go to test-output/console/ (docs/screenshots/ keeps a copy).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ComplianceSummary, DevicePage } from '../../src/server/admin';
 import { addAccount, createAdminToken } from '../support/admin';
 import { launchChromium } from '../support/chromium';
+import { CHROMIUM, SCREENSHOTS, onlyFrom, requireChromium, signIn } from '../support/consoleBrowser';
 import { parseJson } from '../support/json';
-import { requireTools } from '../support/requireTools';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
-import { findTool } from '../support/systemTools';
 import { call, createSecret } from '../server/client';
 import { enrollFleet, type FleetDevice } from './fleet';
 
-const inChromium = requireTools(
-  process.env.CHROMIUM_PATH === undefined ? ['chromium'] : [],
+const inChromium = requireChromium(
   'the working screen over a fleet: list columns and sorting, failing since, overview numbers = linked list rows, 390 px',
 );
-const CHROMIUM = process.env.CHROMIUM_PATH ?? findTool('chromium');
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/console/', import.meta.url));
 const ADMIN = { email: 'admin@example.test', password: 'working screen password' };
 /** Devices enrolled first, then left to go stale; and those enrolled after. */
 const OLD = 40;
@@ -44,12 +39,8 @@ async function api<T>(path: string): Promise<T> {
 
 async function signedInPage(width: number): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height: 900 } });
-  await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort()));
-  await page.goto(`${server.url}/console/sign-in`);
-  await page.getByLabel('Email').fill(ADMIN.email);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.url}/console/overview`);
+  await onlyFrom(page, server);
+  await signIn(page, server, ADMIN);
   return page;
 }
 
