@@ -19,6 +19,7 @@ const ON_EVERY_ENGINE = [
   'adminApi',
   'audit',
   'checkKeyCap',
+  'checkRequests',
   'complianceSeries',
   'enroll',
   'failingSince',

@@ -52,18 +52,28 @@ export class CheckRequests {
     return (await this.store.deviceCheckRequests(isoBefore(now, CHECK_REQUEST_LIFETIME_MS))).get(deviceId);
   }
 
-  /** The device's request not lapsed at `now`, for its heartbeat answer (at most REFRESH_MS behind the store). */
-  async pending(deviceId: DeviceId, now: Date): Promise<string | undefined> {
-    if (this.clock() - this.readAt >= REFRESH_MS) {
-      this.reading ??= this.store
-        .deviceCheckRequests(isoBefore(now, CHECK_REQUEST_LIFETIME_MS))
-        .then((found) => {
-          this.recent = found;
-          this.readAt = this.clock();
-        })
-        .finally(() => (this.reading = undefined));
-      await this.reading;
-    }
+  /**
+   * The device's request not lapsed at `now`, for its heartbeat answer (at most REFRESH_MS behind the
+   * store). Known without waiting while the last read is that recent: most heartbeats then cost no
+   * promise; the first after REFRESH_MS waits for the read, which the others meanwhile share.
+   */
+  pending(deviceId: DeviceId, now: Date): string | undefined | Promise<string | undefined> {
+    if (this.clock() - this.readAt < REFRESH_MS) return this.unlapsed(deviceId, now);
+    return this.refresh(now).then(() => this.unlapsed(deviceId, now));
+  }
+
+  private refresh(now: Date): Promise<void> {
+    this.reading ??= this.store
+      .deviceCheckRequests(isoBefore(now, CHECK_REQUEST_LIFETIME_MS))
+      .then((found) => {
+        this.recent = found;
+        this.readAt = this.clock();
+      })
+      .finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
+  private unlapsed(deviceId: DeviceId, now: Date): string | undefined {
     const at = this.recent.get(deviceId);
     return at !== undefined && at > isoBefore(now, CHECK_REQUEST_LIFETIME_MS) ? at : undefined;
   }

@@ -35,7 +35,8 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         server_time: now,
       };
       // The extensions' extra fields (docs/server.md, "Policy" and "Check again"); the spec's fields stay as they are.
-      const checkRequestedAt = await checks.pending(device.id, new Date(now));
+      const pending = checks.pending(device.id, new Date(now));
+      const checkRequestedAt = pending instanceof Promise ? await pending : pending;
       if (checkRequestedAt !== undefined) answer.check_requested_at = checkRequestedAt;
       if (config.policy) {
         const token = policies.token(device.orgId);
