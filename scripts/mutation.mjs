@@ -74,6 +74,8 @@ export const MODULES = {
     coverage: 'off',
   },
   heartbeatBatch: { mutate: ['src/server/heartbeatBatch.ts'], tests: ['test/server/heartbeatBatch.test.ts'] },
+  // "Check again" requests as heartbeat answers and the page read them, in-process on a real store.
+  checkRequests: { mutate: ['src/server/checkRequests.ts'], tests: ['test/server/checkRequests.test.ts'] },
   displayText: { mutate: ['src/server/displayText.ts'], tests: ['test/server/displayText.test.ts'] },
   signInThrottle: { mutate: ['src/server/console/signInThrottle.ts'], tests: ['test/console/signInThrottle.test.ts'] },
   // The rules, pure and on a real SQLite store, in-process (PostgreSQL's run of the same suite is

@@ -43,7 +43,15 @@ test('heartbeats read the requests at most once a second, without a promise in b
   expect(reads).toHaveBeenCalledTimes(1);
 
   // Another process records a request: not seen until a second after the read, and then without waiting again.
-  expect((await elsewhere.request(device.id, NOW)).kind).toBe('recorded');
+  expect(await elsewhere.request(device.id, NOW)).toEqual({ kind: 'recorded', requestedAt: NOW.toISOString() });
+  // A second one within the minute is refused with the time left; the page reads the store itself.
+  expect(await elsewhere.request(device.id, later(20_000))).toEqual({
+    kind: 'too_soon',
+    requestedAt: NOW.toISOString(),
+    retryAfterMs: 40_000,
+  });
+  expect(await checks.current(device.id, later(20_000))).toBe(NOW.toISOString());
+  expect(await checks.current(other.id, later(20_000))).toBeUndefined();
   reads.mockClear();
   clock = 999;
   expect(checks.pending(device.id, later(1))).toBeUndefined();
@@ -62,10 +70,11 @@ test('heartbeats read the requests at most once a second, without a promise in b
   expect(checks.pending(other.id, later(5))).toBe(later(4).toISOString());
   expect(reads).toHaveBeenCalledTimes(1);
 
-  // Fifteen minutes on, the first request has lapsed (and the read leaves it out too).
+  // Fifteen minutes on, the first request has lapsed (and the reads leave it out too).
+  expect(await checks.current(device.id, later(15 * 60_000))).toBeUndefined();
   expect(checks.pending(device.id, later(15 * 60_000))).toBeUndefined();
   expect(checks.pending(other.id, later(15 * 60_000))).toBe(later(4).toISOString());
   clock = 2000;
   expect(await checks.pending(device.id, later(15 * 60_000))).toBeUndefined();
-  expect(reads).toHaveBeenCalledTimes(2);
+  expect(reads).toHaveBeenCalledTimes(3);
 });
