@@ -391,15 +391,27 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   },
   {
     check: 'AUTO_UPDATE',
-    name: 'pass-server-sconfig-automatic',
+    name: 'fail-server-sconfig-automatic-update-not-installed',
     source:
-      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it, and the UBR as the newest listed 20348 update',
-    description: 'Windows Server 2022 set to Automatic in sconfig, no Group Policy',
+      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it; the Server 2022 patch level 20348.2849 as the other Server 2022 cases record it',
+    description:
+      'Windows Server 2022 set to Automatic in sconfig, no Group Policy, still at 20348.2849, older than every update the table lists (from January 2025)',
     machine: (doc) => {
-      osValues(doc, { ...WINDOWS_SERVER_2022, UBR: 5761 });
+      osValues(doc, WINDOWS_SERVER_2022);
       registry(doc, 'auLocal', { AUOptions: 4 });
     },
-    expect: { status: 'PASS', evidence: { au_options: 4, au_options_source: 'local', rule: 'automatic_install' } },
+    expect: {
+      status: 'FAIL',
+      evidence: {
+        au_options: 4,
+        au_options_source: 'local',
+        rule: 'update_not_installed',
+        installed_update: '20348.2849',
+        update_line: '20348',
+        newer_update: '20348.3091',
+        newer_update_released: '2025-01-14',
+      },
+    },
   },
 
   // ---- AUTO_UPDATE: what the settings installed (the UBR against the monthly security updates) ---
