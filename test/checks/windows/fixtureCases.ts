@@ -599,28 +599,45 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   // ---- AUTO_UPDATE -----------------------------------------------------------------------------
   {
     check: 'AUTO_UPDATE',
-    name: 'pass-default-demand-start-wuauserv',
+    name: 'fail-default-demand-start-wuauserv-update-not-installed',
     source:
-      'research §6.4 (no policy, services not disabled → PASS source default; trigger-start services are normally stopped) and §11 #16',
-    description: 'No Windows Update policy; wuauserv trigger-start and stopped, UsoSvc running',
-    // The settings are the intent; the installed update is the effect (completed: the newest listed 26200 UBR).
-    machine: (doc) => osValues(doc, { UBR: 9711 }),
+      "research §6.4 (no policy, services not disabled → the default installs by itself; trigger-start services are normally stopped) and §11 #16; the baseline machine's own patch level 26200.7171 (the 2025-11-11 update)",
+    description:
+      'No Windows Update policy; wuauserv trigger-start and stopped, UsoSvc running: the settings install by themselves, yet the machine as recorded still runs the November 2025 update',
     expect: {
-      status: 'PASS',
-      evidence: { source: 'default', rule: 'default', wuauserv_start: 'trigger', wuauserv_status: 'stopped', au_options: null },
+      status: 'FAIL',
+      evidence: {
+        source: 'default',
+        rule: 'update_not_installed',
+        wuauserv_start: 'trigger',
+        wuauserv_status: 'stopped',
+        au_options: null,
+        installed_update: '26200.7171',
+        newer_update: '26200.7462',
+        newer_update_released: '2025-12-09',
+        max_pending_days: 45,
+      },
     },
   },
   {
     check: 'AUTO_UPDATE',
-    name: 'pass-auoptions-4',
-    source: '[probo] fixture {"no_auto_update":"0","au_options":"4"} → PASS; research §6.4',
-    description: 'Group Policy: NoAutoUpdate 0, AUOptions 4 (download and schedule the install)',
-    machine: (doc) => {
-      registry(doc, 'auPolicy', { NoAutoUpdate: 0, AUOptions: 4 });
-      // Completed: the newest listed 26200 UBR (the installed update is the effect the settings aim at).
-      osValues(doc, { UBR: 9711 });
+    name: 'fail-auoptions-4-update-not-installed',
+    source:
+      '[probo] fixture {"no_auto_update":"0","au_options":"4"} → PASS by the settings; research §6.4; the baseline machine\'s own patch level 26200.7171 (the 2025-11-11 update)',
+    description:
+      'Group Policy: NoAutoUpdate 0, AUOptions 4 (download and schedule the install), on a machine that still runs the November 2025 update',
+    machine: (doc) => registry(doc, 'auPolicy', { NoAutoUpdate: 0, AUOptions: 4 }),
+    expect: {
+      status: 'FAIL',
+      evidence: {
+        rule: 'update_not_installed',
+        au_options: 4,
+        no_auto_update: 0,
+        installed_update: '26200.7171',
+        newer_update: '26200.7462',
+        newer_update_released: '2025-12-09',
+      },
     },
-    expect: { status: 'PASS', evidence: { rule: 'automatic_install', au_options: 4, no_auto_update: 0, installed_update: '26200.9711' } },
   },
   {
     check: 'AUTO_UPDATE',

@@ -35,7 +35,7 @@ const windows11 = (build: number, ubr: number, displayVersion: string) => ({
   ProductName: 'Windows 10 Enterprise',
 });
 const UPDATE_TABLE =
-  "checks/windows/updateHistory.ts, from Microsoft's release information via Alitai12/Windows-Updatelist and altrhombus/DataForGeeks, and Microsoft's CVE records in CVEProject/cvelistV5";
+  "checks/windows/updateHistoryData.ts, generated from altrhombus/DataForGeeks (Microsoft's update history pages), with rows from Microsoft's release information via Alitai12/Windows-Updatelist and Microsoft's CVE records in CVEProject/cvelistV5";
 
 /** Win32_EncryptableVolume rows as the probe prints them (GetProtectionStatus, GetConversionStatus, GetEncryptionMethod, GetKeyProtectorType). */
 const volume = (
@@ -206,16 +206,15 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   },
   {
     check: 'OS_VERSION',
-    name: 'pass-patch-age-25h2-unlisted-march-preview',
-    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116", reported 2026-03-30); the table lists 26200.8037 (2026-03-10) and 26200.8246 (2026-04-14) but not 8116 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
-    description:
-      'Windows 11 25H2 at an unlisted 26200.8116: released after 2026-03-10, so within 45 days on 2026-03-30 whatever its exact day',
+    name: 'pass-patch-age-25h2-march-preview',
+    source: `sebaxakerhtc/rdpwrap.ini#617 ("Version 25H2 26200.8116", reported 2026-03-30); 26200.8116 = the 2026-03-26 preview KB5079391 (${UPDATE_TABLE}); completed: EditionID Professional and the other CurrentVersion values`,
+    description: 'Windows 11 25H2 at 26200.8116, the March 2026 preview, four days after its release',
     now: '2026-03-30T12:00:00Z',
     policy: { osVersion: { maxPatchAgeDays: { WINDOWS: 45 } } },
     machine: (doc) => client(doc, { ...windows11(26200, 8116, '25H2'), EditionID: 'Professional', ProductName: 'Windows 10 Pro' }),
     expect: {
       status: 'PASS',
-      evidence: { update_line: '26200', patch_released_after: '2026-03-10', patch_released_before: '2026-04-14', rule: 'supported' },
+      evidence: { update_line: '26200', patch_released: '2026-03-26', patch_age_days: 4, rule: 'supported' },
     },
   },
   {
@@ -391,15 +390,27 @@ export const REAL_WORLD_CASES: WindowsFixtureCase[] = [
   },
   {
     check: 'AUTO_UPDATE',
-    name: 'pass-server-sconfig-automatic',
+    name: 'fail-server-sconfig-automatic-update-not-installed',
     source:
-      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it, and the UBR as the newest listed 20348 update',
-    description: 'Windows Server 2022 set to Automatic in sconfig, no Group Policy',
+      'Microsoft Learn "Configure a Server Core installation with Sconfig" (Automatic = download and install); Windows Update Agent AUOptions 4; completed: the value as the local key holds it; the Server 2022 patch level 20348.2849 as the other Server 2022 cases record it',
+    description:
+      'Windows Server 2022 set to Automatic in sconfig, no Group Policy, still at 20348.2849, older than every update the table lists (from January 2025)',
     machine: (doc) => {
-      osValues(doc, { ...WINDOWS_SERVER_2022, UBR: 5761 });
+      osValues(doc, WINDOWS_SERVER_2022);
       registry(doc, 'auLocal', { AUOptions: 4 });
     },
-    expect: { status: 'PASS', evidence: { au_options: 4, au_options_source: 'local', rule: 'automatic_install' } },
+    expect: {
+      status: 'FAIL',
+      evidence: {
+        au_options: 4,
+        au_options_source: 'local',
+        rule: 'update_not_installed',
+        installed_update: '20348.2849',
+        update_line: '20348',
+        newer_update: '20348.3091',
+        newer_update_released: '2025-01-14',
+      },
+    },
   },
 
   // ---- AUTO_UPDATE: what the settings installed (the UBR against the monthly security updates) ---
