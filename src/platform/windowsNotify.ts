@@ -17,9 +17,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Notifier, PostureNotification } from '../agent/notifications';
+import { encodedCommand, POWERSHELL_FLAGS, powerShellCommand } from './windowsPowerShell';
 
-/** Windows PowerShell 5.1, present on every supported Windows (its path, not a PATH search). */
-export const WINDOWS_POWERSHELL = '%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
 /** Windows PowerShell's app id: toasts need an app id the Start menu knows. */
 const TOAST_APP_ID = '{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe';
 /** Where the one-off tasks live in the Task Scheduler library. */
@@ -29,12 +28,6 @@ const TASK_LIFETIME_SECONDS = 60;
 /** What the service's helper prints once the task runs, for the daemon waiting on it. */
 const STARTED = 'started';
 const NOBODY = 'nobody';
-const POWERSHELL_FLAGS = ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass'];
-
-/** PowerShell's -EncodedCommand form of a script: base64 of its UTF-16LE text. */
-export function encodedCommand(script: string): string {
-  return Buffer.from(script, 'utf16le').toString('base64');
-}
 
 /** The script that shows the toast, as the user; the notification is data in it (base64 of its JSON). */
 export function toastScript(notification: PostureNotification): string {
@@ -81,9 +74,7 @@ export function serviceNotifyScript(notification: PostureNotification): string {
 
 /** The command that shows `notification`: the service's task for the console user, or the toast itself for a user's own agent. */
 export function windowsNotifyCommand(notification: PostureNotification, privileged: boolean, env = process.env): [string, string[]] {
-  const script = privileged ? serviceNotifyScript(notification) : toastScript(notification);
-  const powershell = WINDOWS_POWERSHELL.replace('%SystemRoot%', env.SystemRoot ?? 'C:\\Windows');
-  return [powershell, [...POWERSHELL_FLAGS, '-EncodedCommand', encodedCommand(script)]];
+  return powerShellCommand(privileged ? serviceNotifyScript(notification) : toastScript(notification), env);
 }
 
 /**

@@ -1,4 +1,4 @@
-// The service's local endpoint with real uids on this machine: the endpoint (src/agent/localEndpoint.ts)
+// The service's local endpoint with real uids on this machine: the endpoint (src/agent/unixSocketEndpoint.ts)
 // on a real socket, handing the real server's device page URL, obtained with a real enrollment, to the
 // console user and root only: another user's connect() is refused by the kernel; a change of console
 // user moves the socket to the new one; a mode the owner widened is put right and the connection made
@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { requestDevicePage } from '../../src/agent/devicePage';
-import { askLocalEndpoint, startLocalEndpoint, type LocalEndpoint } from '../../src/agent/localEndpoint';
+import { askLocalEndpoint, type LocalEndpoint } from '../../src/agent/localEndpoint';
+import { startSocketEndpoint } from '../../src/agent/unixSocketEndpoint';
 import { createLogger } from '../../src/agent/logger';
 import { openAgentState } from '../../src/agent/state';
 import {
@@ -78,7 +79,7 @@ describe.skipIf(!asRoot)('the local endpoint, with two real users', () => {
   beforeAll(async () => {
     dir = join(runtimeParent, 'endpoint');
     const state = await openAgentState(stateDir);
-    endpoint = await startLocalEndpoint({
+    endpoint = await startSocketEndpoint({
       dir,
       consoleUid: () => Promise.resolve(consoleUser),
       log: await createLogger({ level: 'error' }),
@@ -105,31 +106,31 @@ describe.skipIf(!asRoot)('the local endpoint, with two real users', () => {
     expect(theirs.stdout).toBe('');
     expect(theirs.stderr).toContain("answers only the user logged in at this computer's screen, and root");
 
-    const root = await askLocalEndpoint(dir, { op: 'device-page' });
+    const root = await askLocalEndpoint(endpoint.path, { op: 'device-page' });
     expect(root).toMatchObject({ ok: true, url: expect.stringMatching(/\/my-device\?code=/) as unknown });
   });
 
   test('a new console user: the socket moves to them; the one connection made meanwhile is refused', async () => {
     consoleUser = other;
     // Root's connection comes first: the owner was stale, so the daemon cannot tell who else got in.
-    expect(await askLocalEndpoint(dir, { op: 'device-page' })).toMatchObject({ ok: false, error: 'refused' });
+    expect(await askLocalEndpoint(endpoint.path, { op: 'device-page' })).toMatchObject({ ok: false, error: 'refused' });
     expect(statSync(endpoint.path)).toMatchObject({ uid: other });
     const now = await myDeviceAs(other, dir);
     expect(now.code, now.stderr).toBe(0);
     await expectWorkingUrl(now.stdout);
     expect((await myDeviceAs(NOBODY, dir)).code).toBe(2);
     consoleUser = NOBODY;
-    await askLocalEndpoint(dir, { op: 'device-page' });
+    await askLocalEndpoint(endpoint.path, { op: 'device-page' });
   });
 
   test('nobody at the screen: root only', async () => {
     consoleUser = null;
-    await askLocalEndpoint(dir, { op: 'device-page' });
+    await askLocalEndpoint(endpoint.path, { op: 'device-page' });
     expect(statSync(endpoint.path)).toMatchObject({ uid: 0 });
     expect((await myDeviceAs(NOBODY, dir)).code).toBe(2);
     expect((await myDeviceAs(other, dir)).code).toBe(2);
     consoleUser = NOBODY;
-    await askLocalEndpoint(dir, { op: 'device-page' });
+    await askLocalEndpoint(endpoint.path, { op: 'device-page' });
   });
 
   test('the console user widening the mode lets nobody else through: the daemon refuses and narrows it', async () => {
@@ -152,7 +153,7 @@ describe.skipIf(!asRoot)('the local endpoint, with two real users', () => {
       socket.on('end', () => resolve(text));
     });
     expect(JSON.parse(answer)).toMatchObject({ ok: false, error: 'bad_request' });
-    expect(await askLocalEndpoint(dir, { op: 'device-page' })).toMatchObject({ ok: true });
+    expect(await askLocalEndpoint(endpoint.path, { op: 'device-page' })).toMatchObject({ ok: true });
   });
 });
 

@@ -8,14 +8,8 @@ import { describe, expect, test } from 'vitest';
 import type { PostureNotification } from '../../src/agent/notifications';
 import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifier, darwinNotifyCommand } from '../../src/platform/darwinNotify';
 import { platformNotifier } from '../../src/platform/notifier';
-import {
-  encodedCommand,
-  serviceNotifyScript,
-  TASK_PATH,
-  toastScript,
-  windowsNotifier,
-  windowsNotifyCommand,
-} from '../../src/platform/windowsNotify';
+import { serviceNotifyScript, TASK_PATH, toastScript, windowsNotifier, windowsNotifyCommand } from '../../src/platform/windowsNotify';
+import { encodedCommand } from '../../src/platform/windowsPowerShell';
 
 /** Text a compromised catalogue or a hostile server could try: quotes, escapes, line breaks, markup, substitutions. */
 const HOSTILE = `-e "x" & do shell script "id" & "\n'; Remove-Item C:\\ -Recurse; '$(whoami)\`<toast>&amp;</toast>\u202e`;

@@ -1,6 +1,7 @@
 // The small OS seams of "My device": each platform's browser opener (the URL one argument, never
 // through a shell), and who is at the screen according to logind's seat file (/run/systemd/seats/seat0,
-// in the format systemd's seat_save() in src/login/logind-seat.c writes it; sd_seat_get_active reads it).
+// in the format systemd's seat_save() in src/login/logind-seat.c writes it; sd_seat_get_active reads it;
+// a real logind writing it: test/agent/logindSeat.test.ts).
 import { describe, expect, test } from 'vitest';
 import { openerFor } from '../../src/platform/browser';
 import { activeUid, localEndpointDir } from '../../src/platform/localEndpoint';

@@ -6,7 +6,8 @@
 // configuration allows for it alone, and records each Notify with who sent it: the kernel's uid of the
 // sender's connection (GetConnectionUnixUser) and the sending process's uids, gids, groups and
 // environment from /proc. Then the policy that turns notifications off, with the same real daemon.
-// Not covered: logind itself (a real seat, session switches), and a graphical notification server.
+// logind itself tells the console user in test/agent/logindSeat.test.ts; not covered: a graphical
+// notification server.
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';

@@ -2,7 +2,7 @@
 // (after fixing something, so that "My device" shows the new result). Through the service's local
 // endpoint, which answers root and the console user; at most one such cycle a minute.
 import { askLocalEndpoint, EndpointAbsentError, EndpointRefusedError } from '../../agent/localEndpoint';
-import { localEndpointDir } from '../../platform/localEndpoint';
+import { localEndpointAddress } from '../../platform/localEndpoint';
 import { CommandFailure, EXIT, type ExitCode } from '../exitCodes';
 
 const SAID: Record<string, string> = {
@@ -15,15 +15,15 @@ const SAID: Record<string, string> = {
 };
 
 export default async function checkReportCommand(): Promise<ExitCode> {
-  const dir = localEndpointDir();
-  if (dir === null)
+  const address = localEndpointAddress();
+  if (address === null)
     throw new CommandFailure(
       'check --report needs the device-agent service, whose local endpoint this platform does not have yet',
       EXIT.usage,
     );
   let answer;
   try {
-    answer = await askLocalEndpoint(dir, { op: 'check' });
+    answer = await askLocalEndpoint(address, { op: 'check' });
   } catch (err) {
     if (err instanceof EndpointRefusedError) throw new CommandFailure(err.message, EXIT.usage);
     if (err instanceof EndpointAbsentError)

@@ -52,10 +52,10 @@ async function fromState(options: MyDeviceCliOptions): Promise<DevicePageAnswer>
   return requestDevicePage(context.state, { caFile: context.caFile });
 }
 
-async function fromService(dir: string): Promise<DevicePageAnswer> {
+async function fromService(address: string): Promise<DevicePageAnswer> {
   let answer;
   try {
-    answer = await askLocalEndpoint(dir, { op: 'device-page' });
+    answer = await askLocalEndpoint(address, { op: 'device-page' });
   } catch (err) {
     if (err instanceof EndpointRefusedError) throw new CommandFailure(err.message, EXIT.usage);
     throw new CommandFailure((err as Error).message, EXIT.internal);

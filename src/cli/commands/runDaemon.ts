@@ -14,7 +14,7 @@ import { notificationsWanted } from '../../agent/notifications';
 import type { PostureResult } from '../../protocol/schemas';
 import { selfCommand } from '../../service/program';
 import { firstLine } from '../../agent/errors';
-import type { LocalEndpoint } from '../../agent/localEndpoint';
+import type { EndpointHandlers, LocalEndpoint } from '../../agent/localEndpoint';
 import { openAgentState, resolveStateDir, type AgentState, type EnrollmentRecord } from '../../agent/state';
 import { consoleUid, localEndpointDir } from '../../platform/localEndpoint';
 import { isPrivileged } from '../../platform/privilege';
@@ -138,7 +138,8 @@ const ASKED_CYCLE_INTERVAL_MS = 60_000;
 
 /**
  * The service's local endpoint (src/agent/localEndpoint.ts), for users who cannot read its state:
- * only a daemon running as root (the system service) offers one, where the platform has it.
+ * only a daemon running as root or SYSTEM (the system service) offers one: a Unix socket, or a named
+ * pipe on Windows.
  */
 async function localEndpointFor(
   daemon: Daemon,
@@ -147,24 +148,21 @@ async function localEndpointFor(
   log: Logger,
 ): Promise<LocalEndpoint | undefined> {
   const dir = localEndpointDir();
-  if (dir === null || !isPrivileged()) return undefined;
-  const { startLocalEndpoint } = await import('../../agent/localEndpoint');
+  if (!isPrivileged() || (dir === null && process.platform !== 'win32')) return undefined;
   let lastAsked = Number.NEGATIVE_INFINITY;
+  const handlers: EndpointHandlers = {
+    devicePage: () => requestDevicePage(state, { ...(options.caFile ? { caFile: options.caFile } : {}) }),
+    check: async () => {
+      const now = performance.now();
+      if (now - lastAsked < ASKED_CYCLE_INTERVAL_MS) return 'rate_limited';
+      lastAsked = now;
+      return daemon.requestCycle();
+    },
+  };
   try {
-    return await startLocalEndpoint({
-      dir,
-      consoleUid: () => consoleUid(),
-      log,
-      handlers: {
-        devicePage: () => requestDevicePage(state, { ...(options.caFile ? { caFile: options.caFile } : {}) }),
-        check: async () => {
-          const now = performance.now();
-          if (now - lastAsked < ASKED_CYCLE_INTERVAL_MS) return 'rate_limited';
-          lastAsked = now;
-          return daemon.requestCycle();
-        },
-      },
-    });
+    if (dir === null) return await (await import('../../agent/windowsPipeEndpoint')).startPipeEndpoint({ handlers, log });
+    const { startSocketEndpoint } = await import('../../agent/unixSocketEndpoint');
+    return await startSocketEndpoint({ dir, consoleUid: () => consoleUid(), log, handlers });
   } catch (err) {
     log.warn(
       { event: 'local_endpoint_unavailable', error: firstLine(err) },
