@@ -1,13 +1,15 @@
 // WAL checkpoints from a worker thread (src/server/db/walCheckpointer.ts), as `serve` opens its
 // SQLite store: the serving connection never checkpoints inside a commit, the worker copies the WAL
 // into the database file, a checkpoint does not look like another process's commit to the device
-// cache, closing the store stops the worker, and a worker that fails hands checkpoints back to SQLite.
+// cache, closing the store stops the worker, a worker that fails hands checkpoints back to SQLite,
+// and an idle database's checkpoints do not wake the main thread.
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
 import { uploadPostures } from '../../src/server/deviceLifecycle';
@@ -188,5 +190,42 @@ test('while the worker holds writes they wait as promises and run once it lets g
     expect(await store.findOrganization('acme')).toBeDefined();
   } finally {
     await store.close();
+  }
+});
+
+test("the worker tells the main thread the WAL's pages only when they changed: an idle database's checkpoints wake nothing", async () => {
+  await open(false);
+  const db = new Database(path);
+  db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body BLOB)');
+  const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
+  // Written before the worker starts: its first checkpoint sees all of it.
+  insert.run(Buffer.alloc(16_000, 1));
+  // Every message the worker sends reaches the main thread as a 'message' event of its Worker.
+  const emit = vi.spyOn(Worker.prototype, 'emit');
+  const messages = () => emit.mock.calls.filter(([event]) => event === 'message').length;
+  const checkpointer = startWalCheckpointer(db, path, require.resolve('better-sqlite3'), (reason) => failures.push(reason), {
+    intervalMs: 10,
+    restartFrames: 1_000_000,
+    heldFrames: 8,
+    restartBusyMs: 100,
+  });
+  try {
+    await until(() => checkpointer.use().frames > 0, 'the first checkpoint reported');
+    const told = messages();
+    const frames = checkpointer.use().frames;
+    // Nothing written: dozens of checkpoints (one every 10 ms), no message.
+    await sleep(500);
+    expect(messages()).toBe(told);
+    // A larger commit than the first: whether or not it rewinds the WAL, the pages differ.
+    db.transaction(() => {
+      for (let i = 0; i < 4; i += 1) insert.run(Buffer.alloc(16_000, 2));
+    })();
+    await until(() => checkpointer.use().frames !== frames, 'the next change reported');
+    expect(messages()).toBeGreaterThan(told);
+    expect(failures).toEqual([]);
+  } finally {
+    emit.mockRestore();
+    await checkpointer.stop();
+    db.close();
   }
 });
