@@ -128,6 +128,8 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     const wal = `${path}-wal`;
     let largest = 0;
     let holds = 0;
+    // The pages /metrics reported at some point: right after a rewind the last checkpoint's are 0.
+    let reportedFrames = 0;
     // About 40 MB in commits of 4 pages, the event loop turning between them (as requests do),
     // the worker checkpointing beside them the whole time; held off, as the store is, while it
     // rewinds the WAL.
@@ -138,6 +140,7 @@ test('under commits that never pause, the WAL is rewound once it holds more than
         await paused;
       }
       insert.run(Buffer.alloc(16_000, commit % 251));
+      reportedFrames = Math.max(reportedFrames, checkpointer.use().frames);
       if (commit % 10 === 0) {
         largest = Math.max(largest, size(wal));
         await sleep(1);
@@ -147,9 +150,9 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     // cut back to the bound (100 pages) when it is rewound.
     expect(holds).toBeGreaterThan(0);
     // What /metrics reports: each hold a write waited for was a rewind (others may fall between
-    // two writes); the pages at the last checkpoint.
+    // two writes); the pages at the checkpoints.
     expect(checkpointer.use().rewinds).toBeGreaterThanOrEqual(holds);
-    expect(checkpointer.use().frames).toBeGreaterThan(0);
+    expect(reportedFrames).toBeGreaterThan(0);
     expect(largest).toBeGreaterThan(100 * 4096);
     expect(largest).toBeGreaterThan(200 * 4096 + 10 * 4120);
     // Well under the ~60 MB of a WAL never rewound; how far under depends on how fast the worker
