@@ -1,13 +1,15 @@
 // WAL checkpoints from a worker thread (src/server/db/walCheckpointer.ts), as `serve` opens its
 // SQLite store: the serving connection never checkpoints inside a commit, the worker copies the WAL
 // into the database file, a checkpoint does not look like another process's commit to the device
-// cache, closing the store stops the worker, and a worker that fails hands checkpoints back to SQLite.
+// cache, closing the store stops the worker, a worker that fails hands checkpoints back to SQLite,
+// and an idle database's checkpoints do not wake the main thread.
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
 import { uploadPostures } from '../../src/server/deviceLifecycle';
@@ -126,6 +128,8 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     const wal = `${path}-wal`;
     let largest = 0;
     let holds = 0;
+    // The pages /metrics reported at some point: right after a rewind the last checkpoint's are 0.
+    let reportedFrames = 0;
     // About 40 MB in commits of 4 pages, the event loop turning between them (as requests do),
     // the worker checkpointing beside them the whole time; held off, as the store is, while it
     // rewinds the WAL.
@@ -136,6 +140,7 @@ test('under commits that never pause, the WAL is rewound once it holds more than
         await paused;
       }
       insert.run(Buffer.alloc(16_000, commit % 251));
+      reportedFrames = Math.max(reportedFrames, checkpointer.use().frames);
       if (commit % 10 === 0) {
         largest = Math.max(largest, size(wal));
         await sleep(1);
@@ -145,9 +150,9 @@ test('under commits that never pause, the WAL is rewound once it holds more than
     // cut back to the bound (100 pages) when it is rewound.
     expect(holds).toBeGreaterThan(0);
     // What /metrics reports: each hold a write waited for was a rewind (others may fall between
-    // two writes); the pages at the last checkpoint.
+    // two writes); the pages at the checkpoints.
     expect(checkpointer.use().rewinds).toBeGreaterThanOrEqual(holds);
-    expect(checkpointer.use().frames).toBeGreaterThan(0);
+    expect(reportedFrames).toBeGreaterThan(0);
     expect(largest).toBeGreaterThan(100 * 4096);
     expect(largest).toBeGreaterThan(200 * 4096 + 10 * 4120);
     // Well under the ~60 MB of a WAL never rewound; how far under depends on how fast the worker
@@ -188,5 +193,42 @@ test('while the worker holds writes they wait as promises and run once it lets g
     expect(await store.findOrganization('acme')).toBeDefined();
   } finally {
     await store.close();
+  }
+});
+
+test("the worker tells the main thread the WAL's pages only when they changed: an idle database's checkpoints wake nothing", async () => {
+  await open(false);
+  const db = new Database(path);
+  db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body BLOB)');
+  const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
+  // Written before the worker starts: its first checkpoint sees all of it.
+  insert.run(Buffer.alloc(16_000, 1));
+  // Every message the worker sends reaches the main thread as a 'message' event of its Worker.
+  const emit = vi.spyOn(Worker.prototype, 'emit');
+  const messages = () => emit.mock.calls.filter(([event]) => event === 'message').length;
+  const checkpointer = startWalCheckpointer(db, path, require.resolve('better-sqlite3'), (reason) => failures.push(reason), {
+    intervalMs: 10,
+    restartFrames: 1_000_000,
+    heldFrames: 8,
+    restartBusyMs: 100,
+  });
+  try {
+    await until(() => checkpointer.use().frames > 0, 'the first checkpoint reported');
+    const told = messages();
+    const frames = checkpointer.use().frames;
+    // Nothing written: dozens of checkpoints (one every 10 ms), no message.
+    await sleep(500);
+    expect(messages()).toBe(told);
+    // A larger commit than the first: whether or not it rewinds the WAL, the pages differ.
+    db.transaction(() => {
+      for (let i = 0; i < 4; i += 1) insert.run(Buffer.alloc(16_000, 2));
+    })();
+    await until(() => checkpointer.use().frames !== frames, 'the next change reported');
+    expect(messages()).toBeGreaterThan(told);
+    expect(failures).toEqual([]);
+  } finally {
+    emit.mockRestore();
+    await checkpointer.stop();
+    db.close();
   }
 });

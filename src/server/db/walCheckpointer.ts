@@ -80,11 +80,13 @@ function checkpointerThread(): void {
   };
   const passive = () => (db.pragma('wal_checkpoint(PASSIVE)') as [{ log: number; checkpointed: number }])[0];
   let rewinding = false;
+  // Told only when it changes: a message wakes the main thread, and an idle server need not wake.
+  let told: number | undefined;
   const timer = setInterval(() => {
     if (rewinding) return;
     try {
       let { log, checkpointed } = passive();
-      port.postMessage(log);
+      if (log !== told) port.postMessage((told = log));
       if (log <= restartFrames) return;
       // Each pass copies what was committed during the one before: a shorter and shorter backlog.
       for (let pass = 0; pass < 8 && log - checkpointed > heldFrames; pass += 1) ({ log, checkpointed } = passive());
