@@ -16,6 +16,7 @@ const shared = {
 const ON_EVERY_ENGINE = [
   'admin',
   'devicePage',
+  'deviceLabels',
   'adminApi',
   'audit',
   'checkKeyCap',

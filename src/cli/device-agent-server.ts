@@ -28,7 +28,9 @@ import {
   formatDeviceList,
   formatFleetFailures,
   formatSecretList,
+  labelsText,
 } from '../server/adminOutput';
+import { changeDeviceLabels, labelsAuditEvent } from '../server/deviceLabels';
 import { displayJson, displayText } from '../server/displayText';
 import { organizationContact, setOrganizationContact } from '../server/devicePage';
 import { fleetFailures } from '../server/remediation';
@@ -479,6 +481,29 @@ device
       return revoked;
     });
     print(outcome === 'revoked' ? `Revoked device ${deviceId}.\n` : `Device ${deviceId} was already revoked.\n`);
+  });
+
+device
+  .command('label')
+  .description("set or remove a device's labels (label refinements of the policy and label exceptions target them); shows them")
+  .argument('<device_id>')
+  .addOption(dbOption())
+  .addOption(dbPasswordFileOption())
+  .option('--set <key=value>', 'set a label (repeat for more): the rules of an enrollment secret’s labels', collectLabel)
+  .option('--remove <key>', 'remove a label the device has (repeat for more)', (key: string, keys: string[] = []) => [...keys, key])
+  .option('--json', 'print {device_id, org, labels, previous, policy_version} as JSON')
+  .action(async (deviceId: string, opts: { set?: [string, string][]; remove?: string[]; json?: true }, command: Command) => {
+    const edit = { set: Object.fromEntries(opts.set ?? []), remove: opts.remove ?? [] };
+    if (new Set((opts.set ?? []).map(([key]) => key)).size !== (opts.set ?? []).length)
+      throw new UsageError('each label key may be set once');
+    const view = await withStore(command, true, async (store) => {
+      const changed = await changeDeviceLabels(store, ALL_ORGANIZATIONS, deviceId, edit);
+      const event = labelsAuditEvent(changed);
+      if (event) await auditCli(store, event);
+      return changed;
+    });
+    if (opts.json) printJson(view);
+    else print(`Labels of ${view.device_id}: ${labelsText(view.labels) || '(none)'} (policy version ${view.policy_version}).\n`);
   });
 
 const secret = program.command('secret').description('enrollment secrets for managed installs (safe while serve runs)');

@@ -9,6 +9,7 @@ import type {
   DeviceRecord,
   DeviceSortKey,
   DeviceState,
+  Labels,
   LatestPostureResult,
   OrgScope,
   Organization,
@@ -369,12 +370,18 @@ export interface LatestView extends PostureView {
 /** A device with the latest result of each of its checks, and what each means. */
 export interface DeviceView extends DeviceSummary {
   latest: LatestView[];
+  /** From its enrollment secret, or set by an admin (deviceLabels.ts). */
+  labels: Labels;
 }
 
 export async function getDevice(store: Store, scope: OrgScope, deviceId: string): Promise<DeviceView> {
   const device = await findDevice(store, deviceId, scope);
   const latest = withRemediation(device.platform, (await store.latestResults(device)).map(latestView));
-  return { ...summarize(device), latest: withGrace(await withExceptions(store, device, latest), await orgGrace(store, device.orgId)) };
+  return {
+    ...summarize(device),
+    latest: withGrace(await withExceptions(store, device, latest), await orgGrace(store, device.orgId)),
+    labels: await store.deviceLabels(device.id),
+  };
 }
 
 /** Each FAIL within its grace period gets `in_grace_until` (failStanding). */

@@ -176,7 +176,35 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
     ],
   },
   AdminDeviceView: {
-    allOf: [ref('AdminDevice'), { type: 'object', properties: { latest: { type: 'array', items: ref('AdminLatestResult') } } }],
+    allOf: [
+      ref('AdminDevice'),
+      {
+        type: 'object',
+        properties: {
+          latest: { type: 'array', items: ref('AdminLatestResult') },
+          labels: {
+            type: 'object',
+            additionalProperties: { type: 'string' },
+            description: 'From its enrollment secret, or set by an admin',
+          },
+        },
+      },
+    ],
+  },
+  AdminDeviceLabels: {
+    type: 'object',
+    required: ['device_id', 'org', 'labels', 'previous', 'policy_version'],
+    properties: {
+      device_id: { type: 'string' },
+      org: { type: 'string' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      previous: { type: 'object', additionalProperties: { type: 'string' }, description: 'The labels before the change' },
+      policy_version: {
+        type: 'integer',
+        description:
+          'The organization’s policy version after the change: a change of labels takes the next one, so the device fetches its policy again',
+      },
+    },
   },
   AdminHistory: {
     type: 'object',
@@ -576,6 +604,39 @@ export const ADMIN_PATHS: Record<string, unknown> = {
             },
           },
         },
+        ...ERRORS,
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/devices/{id}/labels`]: {
+    put: {
+      operationId: 'adminSetDeviceLabels',
+      summary:
+        'Replace a device’s labels (label refinements of the policy and label exceptions target them); a change takes the organization’s next policy version. Audited (device.labels)',
+      security,
+      parameters: [deviceIdParameter],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['labels'],
+              additionalProperties: false,
+              properties: {
+                labels: {
+                  type: 'object',
+                  maxProperties: MAX_LABELS,
+                  additionalProperties: { type: 'string' },
+                  description: 'The whole new set, under the rules of an enrollment secret’s labels; {} removes them all',
+                },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        200: { description: 'The labels now, and before', content: jsonOf('AdminDeviceLabels') },
         ...ERRORS,
       },
     },

@@ -85,7 +85,8 @@ function failingCell(device: DeviceListItem): string {
   return failing.length === 0 ? '0' : `${failing.length}: ${failing.sort().join(',')}`;
 }
 
-function labelsText(labels: Readonly<Record<string, string>>): string {
+/** Labels as one line: `key=value`, comma-separated; empty when none. */
+export function labelsText(labels: Readonly<Record<string, string>>): string {
   return Object.entries(labels)
     .map(([key, value]) => `${key}=${value}`)
     .join(',');

@@ -18,6 +18,7 @@ export const AUDIT_ACTIONS = [
   'sign_out',
   'device.create',
   'device.revoke',
+  'device.labels',
   'enroll_secret.create',
   'enroll_secret.revoke',
   'policy.set',

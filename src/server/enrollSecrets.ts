@@ -64,7 +64,18 @@ export function parseLabel(text: string): [string, string] {
   return [text.slice(0, at).trim(), text.slice(at + 1).trim()];
 }
 
-function validLabels(labels: Labels): Labels {
+/** Labels as the console's forms take them: one `key=value` a line (blank lines ignored), each key once. */
+export function labelsFromLines(text: string): Labels {
+  const labels = text
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '')
+    .map(parseLabel);
+  if (new Set(labels.map(([key]) => key)).size !== labels.length) throw new UsageError('each label key may be given once');
+  return Object.fromEntries(labels);
+}
+
+/** The labels, checked (at most MAX_LABELS, keys and values of the forms above), values trimmed; else a UsageError. */
+export function validLabels(labels: Labels): Labels {
   const entries = Object.entries(labels);
   if (entries.length > MAX_LABELS) throw new UsageError(`at most ${MAX_LABELS} labels`);
   for (const [key, value] of entries) {

@@ -40,7 +40,7 @@ const MAX_HISTORY = 1000;
 
 export interface PolicyView {
   org: string;
-  /** The organization's policy version: moves with any change of its documents. */
+  /** The organization's policy version: moves with any change of its documents, and of its devices' labels. */
   version: number;
   /** null: the organization's own document; "key=value": a label's refinement. */
   label: string | null;
@@ -225,6 +225,8 @@ async function currentLifecycle(store: Store) {
 
 interface OrgEntry {
   version: number;
+  /** The version its latest change of device labels took: labels cached before it are read again. */
+  labelsVersion: number;
   /** The organization's own document, and the refinements by label. */
   base: Record<string, unknown>;
   refinements: Map<string, Record<string, unknown>>;
@@ -253,7 +255,8 @@ export class PolicyCache {
   private readonly tokens = new Map<OrganizationId, string>();
   private readonly orgs = new Map<OrganizationId, Promise<OrgEntry>>();
   private lifecycle: Promise<Awaited<ReturnType<typeof currentLifecycle>>> | undefined;
-  private readonly labels = new Map<DeviceId, Labels>();
+  /** Each device's labels, with the organization's labelsVersion known before they were read. */
+  private readonly labels = new Map<DeviceId, { labels: Labels; asOf: number }>();
 
   constructor(
     private readonly store: Store,
@@ -287,8 +290,8 @@ export class PolicyCache {
   async body(orgId: OrganizationId, deviceId: DeviceId, platform: Platform): Promise<string> {
     await this.fresh();
     const [org, lifecycle] = await Promise.all([this.org(orgId), this.lifecycleSets()]);
-    // Labels are read only in an organization with refinements, once per device (a device's labels come with its registration).
-    const labels = org.refinements.size === 0 ? {} : await this.labelsOf(deviceId);
+    // Labels are read only in an organization with refinements, once per device and change of its organization's labels.
+    const labels = org.refinements.size === 0 ? {} : await this.labelsOf(deviceId, org.labelsVersion);
     const matched = [...org.refinements.keys()].filter(
       (label) => labels[label.slice(0, label.indexOf('='))] === label.slice(label.indexOf('=') + 1),
     );
@@ -306,13 +309,17 @@ export class PolicyCache {
     return body;
   }
 
-  private async labelsOf(deviceId: DeviceId): Promise<Labels> {
-    let labels = this.labels.get(deviceId);
-    if (labels === undefined) {
-      labels = await this.store.deviceLabels(deviceId);
-      if (this.labels.size >= MAX_CACHED_LABELS) this.labels.delete(this.labels.keys().next().value!);
-      this.labels.set(deviceId, labels);
-    }
+  /**
+   * The device's labels, read again when its organization's labels changed since (labelsVersion):
+   * stamped with the labelsVersion known before the read, an entry that raced a change is read again.
+   */
+  private async labelsOf(deviceId: DeviceId, labelsVersion: number): Promise<Labels> {
+    const cached = this.labels.get(deviceId);
+    if (cached !== undefined && cached.asOf >= labelsVersion) return cached.labels;
+    const labels = await this.store.deviceLabels(deviceId);
+    this.labels.delete(deviceId);
+    if (this.labels.size >= MAX_CACHED_LABELS) this.labels.delete(this.labels.keys().next().value!);
+    this.labels.set(deviceId, { labels, asOf: labelsVersion });
     return labels;
   }
 
@@ -349,10 +356,11 @@ export class PolicyCache {
   private org(orgId: OrganizationId): Promise<OrgEntry> {
     let entry = this.orgs.get(orgId);
     if (!entry) {
-      entry = this.store.orgPolicy(orgId).then(({ version, documents }) => {
+      entry = this.store.orgPolicy(orgId).then(({ version, labelsVersion, documents }) => {
         const own = documents.find((d) => d.label === null);
         return {
           version,
+          labelsVersion,
           base: own ? parseDocument(own.document) : {},
           refinements: new Map(documents.flatMap((d) => (d.label === null ? [] : [[d.label, parseDocument(d.document)] as const]))),
           bodies: new Map(),

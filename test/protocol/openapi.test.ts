@@ -56,6 +56,7 @@ describe('docs/openapi.json', () => {
       '/api/admin/v1/devices',
       '/api/admin/v1/devices/{id}',
       '/api/admin/v1/devices/{id}/history',
+      '/api/admin/v1/devices/{id}/labels',
       '/api/admin/v1/devices/{id}/revoke',
       '/api/admin/v1/enroll-secrets',
       '/api/admin/v1/enroll-secrets/{id}',

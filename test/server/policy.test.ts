@@ -325,6 +325,7 @@ describe('the console’s policy form', () => {
       'osVersion.graceDaysAfterEol': '0',
       'osVersion.acceptExtendedSupport.debianLts': 'on',
       'disabled.TIME_SYNC': 'on',
+      'checks.graceSeconds': '0',
     };
     expect(await policyVersion(device.apiKey)).toMatch(new RegExp(`^${before.version}\\.`));
     const saved = await client.post('/console/policy?org=acme', fields);
@@ -345,6 +346,58 @@ describe('the console’s policy form', () => {
     expect(refused.text).toContain('invalid policy at password.minLength: Too small: expected number to be &gt;0');
     expect((await client.post('/console/policy?org=acme', { ...fields, _csrf: 'forged' })).status).toBe(403);
     expect(parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout).version).toBe(after.version);
+  });
+
+  test('sets the grace periods (checks.graceSeconds, one check’s own), shows them with meaning and default, refuses bad ones', async () => {
+    const client = new ConsoleClient(server);
+    expect((await client.signIn('ops@acme.test', 'acme console password')).status).toBe(303);
+    const form = await client.get('/console/policy');
+    expect(form.text).toMatch(
+      /<code>checks\.graceSeconds<\/code><\/th>\s*<td><input type="number" min="0" step="1" name="checks\.graceSeconds" value="0"/,
+    );
+    expect(form.text).toMatch(
+      /before it counts as failing \(overview, device list, webhooks\); at most 30 days; 0: none<\/td>\s*<td>0<\/td>/,
+    );
+    expect(form.text).toContain('name="grace.DISK_ENCRYPTION" value=""');
+    const current = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
+    const fields = {
+      _csrf: await client.csrfToken('/console/policy'),
+      'screenLock.maxIdleSeconds': '900',
+      'screenLock.maxGraceSeconds': '5',
+      'password.minLength': String(current.effective.password.minLength),
+      'malware.maxSignatureAgeDays': '7',
+      'osVersion.graceDaysAfterEol': '0',
+      'checks.graceSeconds': '3600',
+      'grace.DISK_ENCRYPTION': '86400',
+      'grace.FIREWALL_ENABLED': ' ',
+    };
+    const saved = await client.post('/console/policy?org=acme', fields);
+    expect(saved.status, saved.text).toBe(303);
+    const after = parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout);
+    expect(after.version).toBe(current.version + 1);
+    expect(after.document.checks).toEqual({ graceSeconds: 3600, graceSecondsByCheck: { DISK_ENCRYPTION: 86400 } });
+    const shown = (await client.get('/console/policy')).text;
+    expect(shown).toContain('name="checks.graceSeconds" value="3600"');
+    expect(shown).toContain('name="grace.DISK_ENCRYPTION" value="86400"');
+
+    // Over 30 days, and not a number: refused with the setting and why, nothing stored.
+    const tooLong = await client.post('/console/policy?org=acme', { ...fields, 'grace.DISK_ENCRYPTION': String(31 * 86_400) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.text).toContain(
+      'invalid policy at checks.graceSecondsByCheck.DISK_ENCRYPTION: Too big: expected number to be &lt;=2592000',
+    );
+    const notNumber = await client.post('/console/policy?org=acme', { ...fields, 'checks.graceSeconds': '1h' });
+    expect(notNumber.status).toBe(400);
+    expect(notNumber.text).toContain('invalid policy at checks.graceSeconds: expected a whole number');
+    const badCheck = await client.post('/console/policy?org=acme', { ...fields, 'grace.SCREEN_LOCK': '-5' });
+    expect(badCheck.text).toContain('invalid policy at checks.graceSecondsByCheck.SCREEN_LOCK: expected a whole number or nothing');
+    expect(parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout).version).toBe(after.version);
+
+    // Emptied: the per-check grace goes, and 0 is the default, so neither is stored.
+    expect(
+      (await client.post('/console/policy?org=acme', { ...fields, 'checks.graceSeconds': '0', 'grace.DISK_ENCRYPTION': '' })).status,
+    ).toBe(303);
+    expect(parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--json'])).stdout).document.checks).toBeUndefined();
   });
 });
 

@@ -550,7 +550,7 @@ function failingFirst(latest: readonly LatestView[]): LatestView[] {
 
 export function devicePage(
   context: PageContext,
-  view: { device: DeviceView; history: PostureHistory; check: string | undefined; exceptions?: Html },
+  view: { device: DeviceView; history: PostureHistory; check: string | undefined; exceptions?: Html; labels?: Html },
 ): Html {
   const d = view.device;
   const fields: [string, Interpolation][] = [
@@ -591,7 +591,7 @@ export function devicePage(
       ${d.state !== 'REVOKED' && html`<p><a class="danger button" href="${base}/revoke">Revoke this device…</a></p>`}
       <h2>Latest result of each check</h2>
       ${latest.length === 0 ? html`<p class="muted">No posture results yet.</p>` : latest.map((r) => resultBlock(r, context.now))}
-      ${view.exceptions}
+      ${view.labels} ${view.exceptions}
       <h2 id="history">History${view.check && html` of ${view.check}`}</h2>
       <p>
         ${view.check && html`<a href="${base}#history">All checks</a> · `}${CHECK_KEYS.map((c) => html`<a href="${base}?check=${c}#history">${c}</a> `)}

@@ -87,6 +87,13 @@ const SETTINGS: readonly Setting[] = [
     meaning: 'Windows Extended Security Updates count',
     kind: 'flag',
   },
+  {
+    path: 'checks.graceSeconds',
+    label: 'Grace for a new FAIL (s)',
+    meaning:
+      'how long a check\'s new FAIL is "in grace" before it counts as failing (overview, device list, webhooks); at most 30 days; 0: none',
+    kind: 'count',
+  },
 ];
 
 function valueAt(value: unknown, path: string): unknown {
@@ -133,6 +140,16 @@ export function documentFromForm(current: Record<string, unknown>, form: Record<
   }
   const disabled = CHECK_KEYS.filter((key) => form[`disabled.${key}`] === 'on');
   setAt(document, 'checks.disabled', disabled.length > 0 ? disabled : undefined);
+  // A check's own grace: left empty, checks.graceSeconds applies.
+  const byCheck: Record<string, number> = {};
+  for (const key of CHECK_KEYS) {
+    const text = (form[`grace.${key}`] ?? '').trim();
+    if (text === '') continue;
+    if (!/^\d{1,9}$/.test(text))
+      throw new UsageError(`invalid policy at checks.graceSecondsByCheck.${key}: expected a whole number or nothing`);
+    byCheck[key] = Number(text);
+  }
+  setAt(document, 'checks.graceSecondsByCheck', Object.keys(byCheck).length > 0 ? byCheck : undefined);
   return pruned(document);
 }
 
@@ -160,6 +177,7 @@ export function policyPage(
     );
   const effective = view.effective as unknown;
   const disabled = new Set<string>(view.effective.checks.disabled);
+  const graceByCheck: Partial<Record<string, number>> = view.effective.checks.graceSecondsByCheck;
   return layout(
     'Policy',
     context,
@@ -204,6 +222,20 @@ export function policyPage(
                 )}
               </td>
               <td>not run; sent as NOT_APPLICABLE (disabled_by_policy)</td>
+              <td>none</td>
+            </tr>
+            <tr>
+              <th scope="row">Grace per check (s)<br /><code>checks.graceSecondsByCheck</code></th>
+              <td>
+                ${CHECK_KEYS.map(
+                  (key) =>
+                    html`<label
+                        >${key}
+                        <input type="number" min="0" step="1" name="grace.${key}" value="${graceByCheck[key]?.toString() ?? ''}" /></label
+                      ><br />`,
+                )}
+              </td>
+              <td>a check's own grace for a new FAIL, instead of checks.graceSeconds; empty: checks.graceSeconds applies</td>
               <td>none</td>
             </tr>
           </tbody>

@@ -31,7 +31,7 @@ import { fleetFailures } from '../remediation';
 import { NotFoundError, UsageError } from '../usage';
 import { enrollWays, secretInstallWays } from './enrollInstructions';
 import { SECRETS_PATH, SECRET_LIFETIMES, createdSecretPage, secretsPage } from './secretPages';
-import { createSecret, listSecrets, parseLabel, revokeSecret } from '../enrollSecrets';
+import { createSecret, labelsFromLines, listSecrets, revokeSecret } from '../enrollSecrets';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING } from '../publicUrl';
 import { trusted, type Html } from './html';
 import { SignInAddressLimit, SignInThrottle } from './signInThrottle';
@@ -55,6 +55,8 @@ import { setPolicy, showPolicy } from '../policy';
 import { deviceExceptions, grantException, listExceptions, removeException, type ExceptionView } from '../exceptions';
 import { parseId } from '../ids';
 import { EXCEPTIONS_PATH, exceptionsSection, type ExceptionFormState } from './exceptionForms';
+import { labelsSection, type LabelsFormState } from './labelForm';
+import { changeDeviceLabels, labelsAuditEvent } from '../deviceLabels';
 
 const FORM_BODY_LIMIT = 16 * 1024;
 const DEVICE_PAGE_SIZE = 50;
@@ -269,11 +271,11 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       return page(reply, devicesPage(pageContext(request, reply), { query, page: listed }));
     });
 
-    /** A device's page, with its exceptions and the form granting one (refused: what was typed, and why). */
+    /** A device's page, with its labels, its exceptions and the form granting one (each refused: what was typed, and why). */
     async function showDevicePage(
       request: FastifyRequest<{ Params: { id: string } }>,
       reply: FastifyReply,
-      exceptionForm?: ExceptionFormState,
+      refused: { exceptionForm?: ExceptionFormState; labelsForm?: LabelsFormState } = {},
       code = 200,
     ) {
       const { scope } = adminOf(request);
@@ -286,8 +288,9 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       });
       const context = pageContext(request, reply);
       const target = { device: device.device_id, org: device.org };
-      const exceptions = exceptionsSection(context, target, await deviceExceptions(store, scope, device.device_id), exceptionForm);
-      return page(reply, devicePage(context, { device, history, check, exceptions }), code);
+      const exceptions = exceptionsSection(context, target, await deviceExceptions(store, scope, device.device_id), refused.exceptionForm);
+      const labels = labelsSection(context, device, refused.labelsForm);
+      return page(reply, devicePage(context, { device, history, check, exceptions, labels }), code);
     }
 
     app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id`, signedIn, (request, reply) => showDevicePage(request, reply));
@@ -298,8 +301,33 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       const device = await getDevice(store, principal.scope, request.params.id);
       const form = formOf(request);
       const granted = await grantFromConsole(principal, { org: device.org, device: device.device_id }, form);
-      if (typeof granted === 'string') return showDevicePage(request, reply, { error: granted, values: form }, 400);
+      if (typeof granted === 'string') return showDevicePage(request, reply, { exceptionForm: { error: granted, values: form } }, 400);
       return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(device.device_id)}#exceptions`, 303);
+    });
+
+    // POST→redirect→GET: saved labels answer 303 to the device's page; refused ones are the page again, with why (400).
+    app.post<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/devices/:id/labels`, signedInPost, async (request, reply) => {
+      const principal = adminOf(request);
+      const text = formOf(request).labels ?? '';
+      let view;
+      try {
+        view = await changeDeviceLabels(store, principal.scope, request.params.id, { replace: labelsFromLines(text) });
+      } catch (error) {
+        if (error instanceof UsageError && !(error instanceof NotFoundError))
+          return showDevicePage(request, reply, { labelsForm: { error: error.message, text } }, 400);
+        throw error;
+      }
+      // This process's own commit is no external change: the policy cache is dropped here.
+      context.policies.forgetAll();
+      const event = labelsAuditEvent(view);
+      if (event) {
+        logger.info(
+          { event: 'device_labels_set', device_id: view.device_id, actor: principal.actor },
+          'device labels set from the console',
+        );
+        await audit(request, event);
+      }
+      return reply.redirect(`${CONSOLE_PREFIX}/devices/${encodeURIComponent(view.device_id)}#labels`, 303);
     });
 
     /** Grants an exception from a console form: the exception, or why it was refused (nothing stored). */
@@ -465,17 +493,10 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         const lifetime = SECRET_LIFETIMES.find(([value]) => value === (form.expires ?? ''));
         if (!lifetime) throw new UsageError('choose an expiry from the list');
         const maxUses = form.max_uses?.trim() ? Number(form.max_uses) : undefined;
-        const labelLines = (form.labels ?? '').split(/\r?\n/).filter((line) => line.trim() !== '');
-        const labels = labelLines.map(parseLabel);
-        if (new Set(labels.map(([key]) => key)).size !== labels.length) throw new UsageError('each label key may be given once');
+        const labels = labelsFromLines(form.labels ?? '');
         const note = form.note?.trim() ? form.note : undefined;
         const expiresInMs = lifetime[2] === undefined ? undefined : lifetime[2] * 1000;
-        created = await createSecret(
-          store,
-          { org, expiresInMs, maxUses, labels: Object.fromEntries(labels), note },
-          new Date(),
-          principal.scope,
-        );
+        created = await createSecret(store, { org, expiresInMs, maxUses, labels, note }, new Date(), principal.scope);
       } catch (error) {
         if (error instanceof UsageError && !(error instanceof NotFoundError)) {
           const secrets = await listSecrets(store, principal.scope, undefined);

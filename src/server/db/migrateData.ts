@@ -28,6 +28,7 @@ const TABLES: readonly TableCopy[] = [
       ['id', 'text[]'],
       ['name', 'text[]'],
       ['created_at', 'timestamptz[]'],
+      ['labels_version', 'integer[]'],
     ],
   },
   {

@@ -406,6 +406,16 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX device_check_requests_by_time ON device_check_requests(requested_at);
     `,
   },
+  {
+    version: 12,
+    description: "labels set by an admin: the organization's policy version at its latest label change",
+    sql: `
+      -- A change of a device's labels (src/server/deviceLabels.ts) may change which label
+      -- refinements it is served: it takes the organization's next policy version, kept here. The
+      -- organization's version is the larger of this and its newest policy_changes row's.
+      ALTER TABLE organizations ADD COLUMN labels_version INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

@@ -380,6 +380,14 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX device_check_requests_by_time ON device_check_requests(requested_at);
     `,
   },
+  {
+    version: 11,
+    description: "labels set by an admin: the organization's policy version at its latest label change",
+    sql: `
+      -- See the SQLite migration 12 (src/server/db/migrations.ts).
+      ALTER TABLE organizations ADD COLUMN labels_version integer NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

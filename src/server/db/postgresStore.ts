@@ -40,6 +40,8 @@ import {
   type EnrollmentFacts,
   type EnrollSecretRecord,
   type Labels,
+  type LabelChange,
+  sameLabels,
   type NewDevice,
   type NewEnrollSecret,
   type NewRegistration,
@@ -220,6 +222,11 @@ function isUniqueViolationOf(error: unknown, constraint: string): boolean {
   const fields = error as { code?: unknown; constraint?: unknown };
   return error instanceof Error && fields.code === '23505' && fields.constraint === constraint;
 }
+
+/** The organization ($1)'s policy version: its newest document change's, or its latest label change's (Store.orgPolicy). */
+const POLICY_VERSION = `greatest(
+  coalesce((SELECT max(version) FROM policy_changes WHERE org_id = $1), 0),
+  coalesce((SELECT labels_version FROM organizations WHERE id = $1), 0))`;
 
 const DELETE_SESSIONS_OF_EMAIL = 'DELETE FROM admin_sessions WHERE account_id = (SELECT id FROM admin_accounts WHERE email = $1)';
 
@@ -1120,11 +1127,10 @@ export class PostgresStore implements Store {
             );
             const labels = Object.entries(secret.labels);
             if (labels.length > 0)
-              await db.query('INSERT INTO device_labels (device_id, key, value) SELECT $1, * FROM unnest($2::text[], $3::text[])', [
-                device.id,
-                labels.map(([key]) => key),
-                labels.map(([, value]) => value),
-              ]);
+              await db.query(
+                'INSERT INTO device_labels (device_id, key, value) SELECT $1::text, l.key, l.value FROM unnest($2::text[], $3::text[]) AS l(key, value)',
+                [device.id, labels.map(([key]) => key), labels.map(([, value]) => value)],
+              );
           }
           await db.query('INSERT INTO enrollment_tokens (token_hash, device_id, expires_at) VALUES ($1, $2, $3)', [
             registration.tokenHash,
@@ -1152,13 +1158,38 @@ export class PostgresStore implements Store {
     }
   }
 
-  async deviceLabels(device: DeviceId): Promise<Labels> {
+  async deviceLabels(device: DeviceId, db: Queryable = this.pool): Promise<Labels> {
     const found = await rows<{ key: string; value: string }>(
-      this.pool,
+      db,
       'SELECT key, value FROM device_labels WHERE device_id = $1 ORDER BY key COLLATE "C"',
       [device],
     );
     return Object.fromEntries(found.map((row) => [row.key, row.value]));
+  }
+
+  async changeDeviceLabels(device: DeviceRef, decide: (current: Labels) => Labels): Promise<LabelChange | undefined> {
+    return inTransaction(this.pool, async (db) => {
+      // Label and policy changes of one organization take turns: each takes the next version.
+      await db.query('SELECT id FROM organizations WHERE id = $1 FOR UPDATE', [device.orgId]);
+      const [found] = await rows(db, 'SELECT id FROM devices WHERE id = $1 AND org_id = $2', [device.id, device.orgId]);
+      if (!found) return undefined;
+      const before = await this.deviceLabels(device.id, db);
+      const after = decide(before);
+      const [latest] = await rows<{ version: number }>(db, `SELECT ${POLICY_VERSION} AS version`, [device.orgId]);
+      let version = Number(latest!.version);
+      if (!sameLabels(before, after)) {
+        await db.query('DELETE FROM device_labels WHERE device_id = $1', [device.id]);
+        const entries = Object.entries(after);
+        await db.query(
+          'INSERT INTO device_labels (device_id, key, value) SELECT $1::text, l.key, l.value FROM unnest($2::text[], $3::text[]) AS l(key, value)',
+          [device.id, entries.map(([key]) => key), entries.map(([, value]) => value)],
+        );
+        version += 1;
+        await db.query('UPDATE organizations SET labels_version = $1 WHERE id = $2', [version, device.orgId]);
+        await movePolicyGeneration(db);
+      }
+      return { before, after, version };
+    });
   }
 
   async deleteResultsReceivedBefore(cutoff: string, limit: number): Promise<number> {
@@ -1223,16 +1254,18 @@ export class PostgresStore implements Store {
     return row?.value ?? '0';
   }
 
-  async orgPolicy(orgId: OrganizationId): Promise<{ version: number; documents: PolicyDocumentRecord[] }> {
-    // One statement: the version and the documents from one snapshot.
-    const found = await rows<{ version: number | null; label: string | null; document: string | null }>(
+  async orgPolicy(orgId: OrganizationId): Promise<{ version: number; labelsVersion: number; documents: PolicyDocumentRecord[] }> {
+    // One statement: the versions and the documents from one snapshot.
+    const found = await rows<{ version: number; labels_version: number; label: string | null; document: string | null }>(
       this.pool,
-      `SELECT (SELECT max(version) FROM policy_changes WHERE org_id = $1) AS version, p.label, p.document
+      `SELECT ${POLICY_VERSION} AS version,
+              coalesce((SELECT labels_version FROM organizations WHERE id = $1), 0) AS labels_version, p.label, p.document
        FROM (SELECT 1) one LEFT JOIN policies p ON p.org_id = $1 ORDER BY p.label COLLATE "C"`,
       [orgId],
     );
     return {
       version: Number(found[0]?.version ?? 0),
+      labelsVersion: Number(found[0]?.labels_version ?? 0),
       documents: found.flatMap((row) =>
         row.document === null ? [] : [{ label: row.label === '' ? null : row.label, document: row.document }],
       ),
@@ -1254,10 +1287,8 @@ export class PostgresStore implements Store {
           'INSERT INTO policies (org_id, label, document) VALUES ($1, $2, $3) ON CONFLICT (org_id, label) DO UPDATE SET document = excluded.document',
           [change.orgId, label, change.document],
         );
-      const [latest] = await rows<{ version: number | null }>(db, 'SELECT max(version) AS version FROM policy_changes WHERE org_id = $1', [
-        change.orgId,
-      ]);
-      const version = Number(latest?.version ?? 0) + 1;
+      const [latest] = await rows<{ version: number }>(db, `SELECT ${POLICY_VERSION} AS version`, [change.orgId]);
+      const version = Number(latest!.version) + 1;
       await db.query(
         'INSERT INTO policy_changes (org_id, version, label, document, previous, changed_by, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
         [change.orgId, version, label, change.document, previous?.document ?? null, change.changedBy, change.now],

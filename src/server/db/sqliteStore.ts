@@ -37,6 +37,8 @@ import {
   type EnrollSecretRecord,
   type HolderOfHardwareUuid,
   type Labels,
+  type LabelChange,
+  sameLabels,
   type NewDevice,
   type NewEnrollSecret,
   type NewRegistration,
@@ -868,19 +870,28 @@ export class SqliteStore implements Store {
     ).run();
   }
 
-  orgPolicy(orgId: OrganizationId): Promise<{ version: number; documents: PolicyDocumentRecord[] }> {
+  /** The organization's policy version: its newest document change's, or its latest label change's (Store.orgPolicy). */
+  private policyVersion(orgId: OrganizationId): number {
+    return this.prepared<{ version: number }, [string, string]>(
+      `SELECT max(coalesce((SELECT max(version) FROM policy_changes WHERE org_id = ?), 0),
+                  coalesce((SELECT labels_version FROM organizations WHERE id = ?), 0)) AS version`,
+    ).get(orgId, orgId)!.version;
+  }
+
+  orgPolicy(orgId: OrganizationId): Promise<{ version: number; labelsVersion: number; documents: PolicyDocumentRecord[] }> {
     return settle(() =>
       this.db
         .transaction(() => {
-          const version = this.prepared<{ version: number | null }, [string]>(
-            'SELECT max(version) AS version FROM policy_changes WHERE org_id = ?',
-          ).get(orgId)?.version;
+          const version = this.policyVersion(orgId);
+          const labelsVersion =
+            this.prepared<{ labels_version: number }, [string]>('SELECT labels_version FROM organizations WHERE id = ?').get(orgId)
+              ?.labels_version ?? 0;
           const documents = this.prepared<{ label: string; document: string }, [string]>(
             'SELECT label, document FROM policies WHERE org_id = ? ORDER BY label',
           )
             .all(orgId)
             .map((row) => ({ label: row.label === '' ? null : row.label, document: row.document }));
-          return { version: version ?? 0, documents };
+          return { version, labelsVersion, documents };
         })
         .deferred(),
     );
@@ -900,10 +911,7 @@ export class SqliteStore implements Store {
             this.prepared<unknown, [string, string, string]>(
               'INSERT INTO policies (org_id, label, document) VALUES (?, ?, ?) ON CONFLICT (org_id, label) DO UPDATE SET document = excluded.document',
             ).run(change.orgId, label, change.document);
-          const version =
-            (this.prepared<{ version: number | null }, [string]>('SELECT max(version) AS version FROM policy_changes WHERE org_id = ?').get(
-              change.orgId,
-            )?.version ?? 0) + 1;
+          const version = this.policyVersion(change.orgId) + 1;
           this.prepared<unknown, unknown[]>(
             `INSERT INTO policy_changes (org_id, version, label, document, previous, changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
           ).run(change.orgId, version, label, change.document, previous ?? null, change.changedBy, change.now);
@@ -1485,6 +1493,31 @@ export class SqliteStore implements Store {
 
   deviceLabels(device: DeviceId): Promise<Labels> {
     return settle(() => Object.fromEntries(this.statements.labelsOfDevice.all(device).map((row) => [row.key, row.value])));
+  }
+
+  changeDeviceLabels(device: DeviceRef, decide: (current: Labels) => Labels): Promise<LabelChange | undefined> {
+    return this.write(() =>
+      this.db
+        .transaction((): LabelChange | undefined => {
+          const found = this.prepared<{ id: string }, [string, string]>('SELECT id FROM devices WHERE id = ? AND org_id = ?').get(
+            device.id,
+            device.orgId,
+          );
+          if (!found) return undefined;
+          const before = Object.fromEntries(this.statements.labelsOfDevice.all(device.id).map((row) => [row.key, row.value]));
+          const after = decide(before);
+          let version = this.policyVersion(device.orgId);
+          if (!sameLabels(before, after)) {
+            this.prepared<unknown, [string]>('DELETE FROM device_labels WHERE device_id = ?').run(device.id);
+            for (const [key, value] of Object.entries(after)) this.statements.insertLabel.run(device.id, key, value);
+            version += 1;
+            this.prepared<unknown, [number, string]>('UPDATE organizations SET labels_version = ? WHERE id = ?').run(version, device.orgId);
+            this.movePolicyGeneration();
+          }
+          return { before, after, version };
+        })
+        .immediate(),
+    );
   }
 
   deleteResultsReceivedBefore(cutoff: string, limit: number): Promise<number> {

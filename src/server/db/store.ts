@@ -341,8 +341,21 @@ export interface PolicyExceptionRecord {
   createdAt: string;
 }
 
-/** Labels: key=value pairs a secret gives the devices it registers (policies target them). */
+/** Labels: key=value pairs a secret gives the devices it registers, or an admin sets (policies target them). */
 export type Labels = Readonly<Record<string, string>>;
+
+/** Whether two label sets hold the same pairs (whatever their order). */
+export function sameLabels(a: Labels, b: Labels): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
+}
+
+/** What changeDeviceLabels did: the labels before and after, and the organization's policy version after. */
+export interface LabelChange {
+  before: Labels;
+  after: Labels;
+  version: number;
+}
 
 export interface NewEnrollSecret {
   orgName: string;
@@ -628,6 +641,14 @@ export interface Store {
   ): Promise<RegistrationWrite>;
   /** The device's labels. */
   deviceLabels(device: DeviceId): Promise<Labels>;
+  /**
+   * One transaction: reads the device's labels (PostgreSQL: its organization's row locked, so label
+   * and policy changes of one organization take turns), asks `decide` for the new ones (it throws
+   * to refuse: nothing is written), and writes them when they differ: the organization then takes
+   * its next policy version (its devices fetch the policy again, src/server/deviceLabels.ts) and
+   * policyGeneration moves. Undefined when the organization has no such device.
+   */
+  changeDeviceLabels(device: DeviceRef, decide: (current: Labels) => Labels): Promise<LabelChange | undefined>;
 
   // Retention: each call deletes at most `limit` rows in one short transaction and returns how
   // many it deleted, so that a sweep never holds the write lock for long.
@@ -648,8 +669,12 @@ export interface Store {
   // Server policy (src/server/policy.ts). Every write also moves policyGeneration, in its transaction.
   /** A value that moves with every committed policy, exception or lifecycle change, whoever made it. */
   policyGeneration(): Promise<string>;
-  /** The organization's policy version (0 before any change) and its current documents. */
-  orgPolicy(orgId: OrganizationId): Promise<{ version: number; documents: PolicyDocumentRecord[] }>;
+  /**
+   * The organization's policy version (0 before any change: it moves with every change of its
+   * documents and of its devices' labels), the version its latest label change took (0: none), and
+   * its current documents.
+   */
+  orgPolicy(orgId: OrganizationId): Promise<{ version: number; labelsVersion: number; documents: PolicyDocumentRecord[] }>;
   /** In one transaction: replaces (or removes) one document and records the change; the organization's new version. */
   putPolicy(change: PolicyChange): Promise<number>;
   /** The organization's changes, newest first (of one label's document when `label` is given; null: the organization's own). */

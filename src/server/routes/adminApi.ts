@@ -26,6 +26,7 @@ import { organizationContact, setOrganizationContact } from '../devicePage';
 import { fleetFailures } from '../remediation';
 import { policyHistory, setPolicy, showPolicy } from '../policy';
 import { grantException, listExceptions, removeException } from '../exceptions';
+import { changeDeviceLabels, labelsAuditEvent } from '../deviceLabels';
 import { createWebhook, deleteWebhook, deliveryLog, listWebhooks, type NewWebhookRequest } from '../webhooks';
 
 /** A policy document: small, but a lifecycle override (osVersion.lifecycle) may list many releases. */
@@ -152,6 +153,24 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
     context.devices.forgetAll();
     await audit(request, { action: 'device.revoke', target: { type: 'device', id: request.params.id }, detail: { outcome } });
     return { device_id: request.params.id, outcome };
+  });
+
+  // The body is the device's whole new set of labels; a bad one is 400 and nothing is stored.
+  app.put<{ Params: { id: string } }>(`${p}/devices/:id/labels`, guarded, async (request) => {
+    queryOf(request, []);
+    const body = request.body as Record<string, unknown> | undefined;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body must be a JSON object {labels}');
+    const unknown = Object.keys(body).find((key) => key !== 'labels');
+    if (unknown !== undefined) throw badRequest(`unknown field "${unknown}"`);
+    const { labels } = body;
+    if (typeof labels !== 'object' || labels === null || Array.isArray(labels))
+      throw badRequest('labels must be an object of strings, e.g. {"team": "finance"}');
+    const view = await changeDeviceLabels(store, adminOf(request).scope, request.params.id, { replace: labels as Labels });
+    // This process's own commit is no external change: the policy cache is dropped here.
+    context.policies.forgetAll();
+    const event = labelsAuditEvent(view);
+    if (event) await audit(request, event);
+    return view;
   });
 
   app.post(`${p}/enroll-secrets`, guarded, async (request, reply) => {
