@@ -29,6 +29,7 @@ import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './public
 import { withRemediation, type Remediation } from './remediation';
 import { idForm, parseId } from './ids';
 import { withExceptions } from './exceptions';
+import { dailyRows } from './complianceDays';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
 import { HeartbeatRequest } from '../protocol/schemas';
@@ -615,7 +616,7 @@ export async function complianceSeries(
   const today = now - (now % DAY_MS);
   const firstWholeDayRetained = Math.ceil((now - options.retentionMs) / DAY_MS) * DAY_MS;
   const first = Math.max(today - (dayCount - 1) * DAY_MS, Math.min(today, firstWholeDayRetained));
-  const rows = await store.dailyCompliance(scope, org, new Date(first).toISOString());
+  const rows = await dailyRows(store, scope, org, first, now);
   const days = new Map<string, ComplianceDay>();
   for (let t = first; t <= today; t += DAY_MS) {
     const day = new Date(t).toISOString().slice(0, 10);

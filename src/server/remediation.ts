@@ -71,15 +71,20 @@ export interface FleetFailure {
  */
 export async function fleetFailures(store: Store, org?: string, scope: OrgScope = { orgId: null }): Promise<FleetFailure[]> {
   const groups = new Map<string, { failure: Omit<FleetFailure, 'devices' | 'hostnames'>; devices: [string, string | null][] }>();
+  const explanations = new Map<string, ReturnType<typeof explainResult>>();
   const now = new Date();
   const grace = { cutoffs: await graceCutoffsAt(store, scope.orgId, now), now: now.toISOString() };
   for (const result of await store.failingResults(scope, org, grace)) {
     const platform = result.platform ?? '';
-    const { word, summary, admin, generic } = explainResult(platform, {
-      check_key: result.checkKey,
-      status: 'FAIL',
-      evidence: { rule: result.rule },
-    });
+    // One explanation per (platform, check, rule): thousands of devices fail alike.
+    const ruleKey = JSON.stringify([platform, result.checkKey, result.rule]);
+    let explained = explanations.get(ruleKey);
+    if (!explained)
+      explanations.set(
+        ruleKey,
+        (explained = explainResult(platform, { check_key: result.checkKey, status: 'FAIL', evidence: { rule: result.rule } })),
+      );
+    const { word, summary, admin, generic } = explained;
     const key = JSON.stringify([platform, result.checkKey, word]);
     const group = groups.get(key) ?? { failure: { platform, check_key: result.checkKey, word, summary, admin, generic }, devices: [] };
     group.devices.push([result.deviceId, result.hostname]);

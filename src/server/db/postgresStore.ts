@@ -537,21 +537,37 @@ export class PostgresStore implements Store {
     return found.map(toFailingResult);
   }
 
-  async dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]> {
+  async dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string, until: string): Promise<DailyCompliance[]> {
     const conditions = scopeConditions(scope, orgName);
     const sinceParam = conditions.param(since);
+    const untilParam = conditions.param(until);
     const found = await rows<{ day: string; check_key: string; status: PostureStatus; count: string }>(
       this.pool,
       `SELECT last.day, r.check_key, r.status, COUNT(*) AS count
        FROM (SELECT to_char(r.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, MAX(r.id) AS id
              FROM posture_results r JOIN devices d ON d.id = r.device_id JOIN organizations o ON o.id = d.org_id
-             ${conditions.where([`r.received_at >= ${sinceParam}`])}
+             ${conditions.where([`r.received_at >= ${sinceParam}`, `r.received_at < ${untilParam}`])}
              GROUP BY 1, r.device_id, r.check_key) last
        JOIN posture_results r ON r.id = last.id
        GROUP BY last.day, r.check_key, r.status ORDER BY last.day, r.check_key COLLATE "C", r.status COLLATE "C"`,
       conditions.values,
     );
     return found.map((r) => ({ day: r.day, checkKey: r.check_key, status: r.status, count: Number(r.count) }));
+  }
+
+  async latestCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<Omit<DailyCompliance, 'day'>[]> {
+    // Of every device whatever its state, as the days before: no join with devices.
+    const conditions = scopeConditions(scope, orgName, 'l.org_id');
+    const sinceParam = conditions.param(since);
+    const found = await rows<{ check_key: string; status: PostureStatus; count: string }>(
+      this.pool,
+      `SELECT l.check_key, l.status, COUNT(*) AS count
+       FROM latest_results l ${orgName === undefined ? '' : 'JOIN organizations o ON o.id = l.org_id'}
+       ${conditions.where([`l.received_at >= ${sinceParam}`])}
+       GROUP BY l.check_key, l.status ORDER BY l.check_key COLLATE "C", l.status COLLATE "C"`,
+      conditions.values,
+    );
+    return found.map((r) => ({ checkKey: r.check_key, status: r.status, count: Number(r.count) }));
   }
 
   async findOrganization(name: string): Promise<Organization | undefined> {

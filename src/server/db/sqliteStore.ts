@@ -638,19 +638,33 @@ export class SqliteStore implements Store {
     });
   }
 
-  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]> {
+  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string, until: string): Promise<DailyCompliance[]> {
     return settle(() => {
       const { conditions, params } = scopeConditions(scope, orgName);
       const rows = this.prepared<{ day: string; check_key: string; status: PostureStatus; count: number }>(
         `SELECT last.day, r.check_key, r.status, COUNT(*) AS count
          FROM (SELECT SUBSTR(r.received_at, 1, 10) AS day, MAX(r.id) AS id
                FROM posture_results r JOIN devices d ON d.id = r.device_id JOIN organizations o ON o.id = d.org_id
-               ${where([...conditions, 'r.received_at >= @since'])}
+               ${where([...conditions, 'r.received_at >= @since', 'r.received_at < @until'])}
                GROUP BY SUBSTR(r.received_at, 1, 10), r.device_id, r.check_key) last
          JOIN posture_results r ON r.id = last.id
          GROUP BY last.day, r.check_key, r.status ORDER BY last.day, r.check_key, r.status`,
-      ).all({ ...params, since });
+      ).all({ ...params, since, until });
       return rows.map((r) => ({ day: r.day, checkKey: r.check_key, status: r.status, count: r.count }));
+    });
+  }
+
+  latestCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<Omit<DailyCompliance, 'day'>[]> {
+    return settle(() => {
+      // Of every device whatever its state, as the days before: no join with devices (a third of the time).
+      const { conditions, params } = scopeConditions(scope, orgName, 'l.org_id');
+      return this.prepared<{ check_key: string; status: PostureStatus; count: number }>(
+        `SELECT l.check_key, l.status, COUNT(*) AS count
+         FROM latest_results l ${orgName === undefined ? '' : 'JOIN organizations o ON o.id = l.org_id'}
+         ${where([...conditions, 'l.received_at >= @since'])} GROUP BY l.check_key, l.status ORDER BY l.check_key, l.status`,
+      )
+        .all({ ...params, since })
+        .map((r) => ({ checkKey: r.check_key, status: r.status, count: r.count }));
     });
   }
 

@@ -505,8 +505,13 @@ export interface Store {
    * when given) past their grace period (`graces`), in one query.
    */
   failingResults(scope: OrgScope, orgName: string | undefined, grace: GraceRule): Promise<FailingResult[]>;
-  /** Per day since `since` (UTC), per check and status. */
-  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]>;
+  /** Per day from `since` (UTC) until before `until`, per check and status. */
+  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string, until: string): Promise<DailyCompliance[]>;
+  /**
+   * Per check and status, the latest results received at or after `since` (a day's start: each
+   * device's last result of that day, when it is the last day so far), in one query over latest_results.
+   */
+  latestCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<Omit<DailyCompliance, 'day'>[]>;
   findOrganization(name: string): Promise<Organization | undefined>;
   /** The organization named so, created when missing. */
   ensureOrganization(name: string, now: string): Promise<Organization>;
