@@ -421,11 +421,14 @@ device
   .addOption(dbPasswordFileOption())
   .option('--org <name>', 'only devices of this organization')
   .option('--state <state>', 'only devices in this state: PENDING, ACTIVE or REVOKED')
-  .option('--platform <platform>', 'only devices of this platform: DARWIN, LINUX, FREEBSD or WINDOWS')
+  .option('--platform <platform>', 'only devices of this platform: DARWIN, LINUX, FREEBSD, WINDOWS, or UNKNOWN (no heartbeat yet)')
   .option('--failing <check>', 'only devices whose latest result of this check (or "any") is FAIL')
   .option('--hostname <text>', 'only devices whose hostname contains this')
   .option('--check <check>', 'with --status: only devices whose latest result of this check has that status')
-  .option('--status <status>', 'PASS, FAIL, UNKNOWN, NOT_APPLICABLE, or MISSING (no result)')
+  .option(
+    '--status <status>',
+    'PASS, FAIL (past its grace period), IN_GRACE (a FAIL within it), UNKNOWN, NOT_APPLICABLE, or MISSING (no result)',
+  )
   .option('--agent-version <version>', 'only devices running this agent version')
   .option('--label <key=value>', 'only devices carrying this label')
   .option('--min-failing <n>', 'only devices failing at least this many checks')

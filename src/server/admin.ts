@@ -25,12 +25,12 @@ import {
   type GraceSettings,
   type RevokeOutcome,
 } from './deviceLifecycle';
-import { MAX_GRACE_SECONDS } from '../../checks/policy';
-import { orgGrace } from './policy';
+import { graceCutoffsAt, orgGrace } from './policy';
 import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './publicUrl';
 import { withRemediation, type Remediation } from './remediation';
-import { idForm, parseId, type OrganizationId } from './ids';
+import { idForm, parseId } from './ids';
 import { withExceptions } from './exceptions';
+import { dailyRows } from './complianceDays';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
 import { HeartbeatRequest } from '../protocol/schemas';
@@ -215,6 +215,8 @@ export interface DevicePage {
 
 export async function listDevicePage(store: Store, scope: OrgScope, request: DeviceListRequest, now = new Date()): Promise<DevicePage> {
   const filter = deviceFilter(request, now);
+  if (filter.check?.status === 'FAIL' || filter.check?.status === 'IN_GRACE')
+    filter.check.grace = { cutoffs: await graceCutoffsAt(store, scope.orgId, now), now: now.toISOString() };
   const sort = oneOf('sort', request.sort ?? 'created_at', SORT_KEYS);
   const order = oneOf('order', request.order ?? 'asc', ['asc', 'desc'] as const);
   const limit = request.limit ?? DEFAULT_PAGE_SIZE;
@@ -250,7 +252,8 @@ function deviceFilter(request: DeviceListRequest, now: Date): DeviceFilter {
   const filter: DeviceFilter = {};
   if (request.org !== undefined) filter.orgName = validLabel('org', request.org);
   if (request.state !== undefined) filter.state = oneOf('state', request.state.toUpperCase(), DEVICE_STATES);
-  if (request.platform !== undefined) filter.platform = oneOf('platform', request.platform.toUpperCase(), PLATFORMS);
+  if (request.platform !== undefined)
+    filter.platform = oneOf('platform', request.platform.toUpperCase(), [...PLATFORMS, 'UNKNOWN'] as const);
   if (request.failing !== undefined) filter.failingCheck = request.failing === 'any' ? '*' : validCheckKey(request.failing);
   if (request.hostname !== undefined && request.hostname !== '') filter.hostnameContains = validLabel('hostname', request.hostname);
   if (request.last_seen_before !== undefined) filter.lastSeenBefore = validTime('last_seen_before', request.last_seen_before);
@@ -269,7 +272,7 @@ function deviceFilter(request: DeviceListRequest, now: Date): DeviceFilter {
     return filter;
   }
   filter.check = { key: validCheckKey(check, 'check') };
-  if (status !== undefined) filter.check.status = oneOf('status', status.toUpperCase(), [...STATUSES, 'MISSING'] as const);
+  if (status !== undefined) filter.check.status = oneOf('status', status.toUpperCase(), [...STATUSES, 'IN_GRACE', 'MISSING'] as const);
   if (filter.check.status === 'MISSING' && (before !== undefined || rule !== undefined || excepted !== undefined))
     throw new UsageError('status MISSING (no result) takes no result_before, rule or excepted');
   if (before !== undefined) filter.check.receivedBefore = validTime('result_before', before);
@@ -500,8 +503,8 @@ const OFFLINE_AFTER_MS = 3 * 86_400_000;
  * counts with its last known status); EXCEPTED: FAIL results an active exception of the device or
  * one of its labels covers, counted apart from FAIL (src/server/exceptions.ts); MISSING: no result;
  * STALE: of those counted, the results older than twice the posture interval. Each number is the
- * row count of one device list (complianceLinks). IN_GRACE: of the FAIL counted, those still within
- * their check's grace period (deviceLifecycle.ts, failStanding): not failing yet.
+ * row count of one device list (complianceLinks). IN_GRACE: FAIL results (not excepted) still within
+ * their check's grace period (deviceLifecycle.ts, failStanding), counted apart from FAIL: not failing yet.
  */
 type StatusCounts = Record<(typeof STATUSES)[number] | 'EXCEPTED' | 'MISSING' | 'STALE' | 'IN_GRACE', number>;
 
@@ -542,6 +545,7 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
     offlineBefore: new Date(now - OFFLINE_AFTER_MS).toISOString(),
     resultsFreshSince: new Date(now - 2 * options.postureIntervalSeconds * 1000).toISOString(),
     exceptionsAt: new Date(now).toISOString(),
+    graces: await graceCutoffsAt(store, scope.orgId, new Date(now)),
   };
   const counts = await store.complianceCounts(scope, org, cutoffs);
   const byState: Record<string, number> = Object.fromEntries(DEVICE_STATES.map((state) => [state, 0]));
@@ -555,7 +559,7 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
   const reporting = new Map<string, number>();
   for (const row of counts.checks) {
     const entry = checks.get(row.checkKey) ?? { check_key: row.checkKey, ...emptyCounts() };
-    entry[row.excepted ? 'EXCEPTED' : row.status] += row.count;
+    entry[row.excepted ? 'EXCEPTED' : row.inGrace ? 'IN_GRACE' : row.status] += row.count;
     if (!row.fresh) entry.STALE += row.count;
     checks.set(row.checkKey, entry);
     reporting.set(row.checkKey, (reporting.get(row.checkKey) ?? 0) + row.count);
@@ -564,8 +568,7 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
   others.sort((a, b) => reporting.get(b)! - reporting.get(a)! || a.localeCompare(b));
   for (const key of others.slice(MAX_OTHER_CHECKS_SHOWN)) checks.delete(key);
   for (const entry of checks.values())
-    entry.MISSING = counts.active - entry.EXCEPTED - STATUSES.reduce((sum, status) => sum + entry[status], 0);
-  await countInGrace(store, scope, org, checks, new Date(now));
+    entry.MISSING = counts.active - entry.EXCEPTED - entry.IN_GRACE - STATUSES.reduce((sum, status) => sum + entry[status], 0);
   return {
     org: org ?? null,
     generated_at: new Date(now).toISOString(),
@@ -588,36 +591,6 @@ export async function complianceSummary(store: Store, scope: OrgScope, options: 
 
 function emptyCounts(): StatusCounts {
   return { PASS: 0, FAIL: 0, UNKNOWN: 0, NOT_APPLICABLE: 0, EXCEPTED: 0, MISSING: 0, STALE: 0, IN_GRACE: 0 };
-}
-
-/**
- * Counts, of each check's FAIL (an excepted one is EXCEPTED, not FAIL), those of ACTIVE devices
- * still within the check's grace period. Only FAILs that began within the longest grace (and a
- * day, for the agent's time offset) are read.
- */
-async function countInGrace(
-  store: Store,
-  scope: OrgScope,
-  orgName: string | undefined,
-  checks: Map<string, StatusCounts>,
-  now: Date,
-): Promise<void> {
-  const candidates = await store.recentFails(scope, orgName, new Date(now.getTime() - MAX_GRACE_SECONDS * 1000 - DAY_MS).toISOString());
-  const graces = new Map<OrganizationId, Promise<GraceSettings>>();
-  for (const fail of candidates) {
-    const entry = checks.get(fail.checkKey);
-    if (!entry) continue;
-    if (!graces.has(fail.orgId)) graces.set(fail.orgId, orgGrace(store, fail.orgId));
-    const graceSeconds = graceSecondsFor(await graces.get(fail.orgId)!, fail.checkKey);
-    if (failStanding('FAIL', fail.statusSince, graceSeconds, now) !== 'in_grace') continue;
-    const [result] = await withExceptions(
-      store,
-      { id: fail.deviceId, orgId: fail.orgId },
-      [{ check_key: fail.checkKey, status: 'FAIL' }],
-      now,
-    );
-    if (result?.excepted_until === undefined) entry.IN_GRACE += 1;
-  }
 }
 
 export const MAX_SERIES_DAYS = 90;
@@ -650,7 +623,7 @@ export async function complianceSeries(
   const today = now - (now % DAY_MS);
   const firstWholeDayRetained = Math.ceil((now - options.retentionMs) / DAY_MS) * DAY_MS;
   const first = Math.max(today - (dayCount - 1) * DAY_MS, Math.min(today, firstWholeDayRetained));
-  const rows = await store.dailyCompliance(scope, org, new Date(first).toISOString());
+  const rows = await dailyRows(store, scope, org, first, now);
   const days = new Map<string, ComplianceDay>();
   for (let t = first; t <= today; t += DAY_MS) {
     const day = new Date(t).toISOString().slice(0, 10);

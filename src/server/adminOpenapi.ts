@@ -282,7 +282,7 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       checks: {
         type: 'array',
         description:
-          'Per check, ACTIVE devices by the status of their latest result, however old (a stale result keeps its last known status). EXCEPTED: a FAIL an exception of the device or its labels covers (not in FAIL); MISSING: no result; STALE: of those counted, the results received before results_stale_before. Each count is the length of one device list: `check=<key>&status=<status>` (FAIL: `&excepted=false`; EXCEPTED: `status=FAIL&excepted=true`; MISSING: `status=MISSING`; STALE: `result_before=<results_stale_before>`), with `state=ACTIVE`. IN_GRACE: of the FAIL counted, those within their check’s grace period (the policy’s checks.graceSeconds): not failing yet, not notified',
+          'Per check, ACTIVE devices by the status of their latest result, however old (a stale result keeps its last known status). EXCEPTED: a FAIL an exception of the device or its labels covers (not in FAIL); IN_GRACE: a FAIL not excepted still within its check’s grace period (the policy’s checks.graceSeconds): not failing yet, not notified, not in FAIL; MISSING: no result; STALE: of those counted, the results received before results_stale_before. Each count is the length of one device list: `check=<key>&status=<status>` (FAIL and IN_GRACE: `&excepted=false`; EXCEPTED: `status=FAIL&excepted=true`; MISSING: `status=MISSING`; STALE: `result_before=<results_stale_before>`), with `state=ACTIVE`',
         items: {
           allOf: [
             { type: 'object', properties: { check_key: { type: 'string' } } },
@@ -510,13 +510,17 @@ export const ADMIN_PATHS: Record<string, unknown> = {
       parameters: [
         orgQuery,
         query('state', 'PENDING, ACTIVE or REVOKED'),
-        query('platform', PLATFORMS.join(', ')),
+        query('platform', `${PLATFORMS.join(', ')}, or UNKNOWN (none reported yet: no heartbeat)`),
         query('failing', 'A check key whose latest result is FAIL, or `any`'),
         query('hostname', 'A substring of the hostname (case-insensitive)'),
         query('last_seen_before', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
         query('last_seen_after', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
         query('check', 'A check key: the filters status, result_before, rule and excepted apply to its latest result'),
-        query('status', 'With check: the status of its latest result, or MISSING (none)', { enum: [...STATUSES, 'MISSING'] }),
+        query(
+          'status',
+          'With check: the status of its latest result, or MISSING (none). FAIL: failing past its grace period (or excepted); IN_GRACE: a FAIL no exception covers still within its check’s grace period (the policy’s checks.graceSeconds)',
+          { enum: [...STATUSES, 'IN_GRACE', 'MISSING'] },
+        ),
         query('result_before', 'With check: its latest result was received before this time (stale)', {
           type: 'string',
           format: 'date-time',

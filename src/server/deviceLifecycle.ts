@@ -32,7 +32,7 @@ import type {
 import { DEFAULT_MAX_CHECK_KEYS } from './limitDefaults';
 import { HttpError, badRequest, conflict, keyRefused, secretRefused, tokenRefused, unauthorized } from './errors';
 import { statusRuns } from './statusSince';
-import { newId, parseId, type DeviceId, type EnrollSecretId, type PostureReportId } from './ids';
+import { newId, parseId, type DeviceId, type EnrollSecretId, type OrganizationId, type PostureReportId } from './ids';
 
 /** A device is created PENDING, with an enrollment token and no API key. */
 export const CREATED_STATE: DeviceState = 'PENDING';
@@ -358,7 +358,30 @@ export type FailStanding = 'failing' | 'in_grace' | 'not_failing';
 export function failStanding(status: string, statusSince: string | null, graceSeconds: number, now: Date): FailStanding {
   if (status !== 'FAIL') return 'not_failing';
   const ends = graceEndsAt(statusSince, graceSeconds);
-  return ends !== undefined && now.getTime() < ends ? 'in_grace' : 'failing';
+  // No grace, no grace: a FAIL dated ahead of the server's clock (the agent's clock is ahead) fails at once.
+  return graceSeconds > 0 && ends !== undefined && now.getTime() < ends ? 'in_grace' : 'failing';
+}
+
+/**
+ * The grace rule in the form the stores' SQL applies it (deviceListSql.ts, inGraceCondition): per
+ * organization, per check, the time after which a FAIL's beginning puts it in grace at `now`
+ * (began > now − grace ⇔ now < began + grace); null where there is no grace.
+ */
+export interface GraceCutoffs {
+  orgId: OrganizationId;
+  /** The checks with a grace of their own (graceSecondsByCheck). */
+  byCheck: [checkKey: string, cutoff: string | null][];
+  /** Every other check's (graceSeconds). */
+  otherwise: string | null;
+}
+
+export function graceCutoffs(orgId: OrganizationId, settings: GraceSettings, now: Date): GraceCutoffs {
+  const cutoff = (graceSeconds: number) => (graceSeconds > 0 ? new Date(now.getTime() - graceSeconds * 1000).toISOString() : null);
+  return {
+    orgId,
+    byCheck: Object.entries(settings.graceSecondsByCheck).map(([checkKey, seconds]) => [checkKey, cutoff(seconds ?? 0)]),
+    otherwise: cutoff(settings.graceSeconds),
+  };
 }
 
 /** When a FAIL that began at `statusSince` starts counting as failing (epoch ms); undefined when that time cannot be read. */

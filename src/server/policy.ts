@@ -17,7 +17,7 @@ import { organizationInScope } from './admin';
 import type { Labels, OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import type { DeviceId, OrganizationId } from './ids';
-import type { GraceSettings } from './deviceLifecycle';
+import { graceCutoffs, type GraceCutoffs, type GraceSettings } from './deviceLifecycle';
 import { UsageError } from './usage';
 
 /** The data sets this server was built with: lifecycle version 0. */
@@ -388,4 +388,15 @@ export class PolicyCache {
 export async function orgGrace(store: Store, orgId: OrganizationId): Promise<GraceSettings> {
   const own = (await store.orgPolicy(orgId)).documents.find((d) => d.label === null);
   return resolvePolicy(own === undefined ? {} : parseDocument(own.document)).checks;
+}
+
+/**
+ * The grace cutoffs at `now` (deviceLifecycle.ts, graceCutoffs) of one organization, or (null) of
+ * every organization with a policy of its own: what the overview's counts and the device list's
+ * FAIL and IN_GRACE filters decide by, in SQL.
+ */
+export async function graceCutoffsAt(store: Store, orgId: OrganizationId | null, now: Date): Promise<GraceCutoffs[]> {
+  return (await store.ownPolicyDocuments(orgId)).map((own) =>
+    graceCutoffs(own.orgId, resolvePolicy(parseDocument(own.document)).checks, now),
+  );
 }

@@ -6,6 +6,7 @@ import { osHintFrom } from '../../checks/remediation';
 import { explainResult } from '../../checks/remediationCatalogue';
 import type { PostureStatus } from '../protocol/schemas';
 import type { OrgScope, Store } from './db/store';
+import { graceCutoffsAt } from './policy';
 
 export interface Remediation {
   /** The entry's word: `rule` on PASS/FAIL, `reason` otherwise (null when the result has none). */
@@ -64,19 +65,26 @@ export interface FleetFailure {
 }
 
 /**
- * Which active devices fail which check, by their latest result, grouped by platform, check and
+ * Which active devices fail which check, by their latest result (past its grace period), grouped by platform, check and
  * rule, most devices first: one query, whatever the fleet's size. The summary is the entry's,
  * without any one device's figures.
  */
 export async function fleetFailures(store: Store, org?: string, scope: OrgScope = { orgId: null }): Promise<FleetFailure[]> {
   const groups = new Map<string, { failure: Omit<FleetFailure, 'devices' | 'hostnames'>; devices: [string, string | null][] }>();
-  for (const result of await store.failingResults(scope, org)) {
+  const explanations = new Map<string, ReturnType<typeof explainResult>>();
+  const now = new Date();
+  const grace = { cutoffs: await graceCutoffsAt(store, scope.orgId, now), now: now.toISOString() };
+  for (const result of await store.failingResults(scope, org, grace)) {
     const platform = result.platform ?? '';
-    const { word, summary, admin, generic } = explainResult(platform, {
-      check_key: result.checkKey,
-      status: 'FAIL',
-      evidence: { rule: result.rule },
-    });
+    // One explanation per (platform, check, rule): thousands of devices fail alike.
+    const ruleKey = JSON.stringify([platform, result.checkKey, result.rule]);
+    let explained = explanations.get(ruleKey);
+    if (!explained)
+      explanations.set(
+        ruleKey,
+        (explained = explainResult(platform, { check_key: result.checkKey, status: 'FAIL', evidence: { rule: result.rule } })),
+      );
+    const { word, summary, admin, generic } = explained;
     const key = JSON.stringify([platform, result.checkKey, word]);
     const group = groups.get(key) ?? { failure: { platform, check_key: result.checkKey, word, summary, admin, generic }, devices: [] };
     group.devices.push([result.deviceId, result.hostname]);

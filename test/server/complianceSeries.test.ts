@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ALL_ORGANIZATIONS, complianceSeries } from '../../src/server/admin';
 import type { Store } from '../../src/server/db/store';
 import { uploadPostures } from '../../src/server/deviceLifecycle';
+import { SETTLED_AFTER_MS } from '../../src/server/complianceDays';
 import { openTestStore } from '../support/testStore';
 import { activeDevice, newResult } from './deviceLifecycleSuite';
 
@@ -80,4 +81,30 @@ test('fewer days asked than retained: the days asked', async () => {
     '2026-11-26',
     '2026-11-27',
   ]);
+});
+
+test('a settled day is read once per process; the day that ended less than SETTLED_AFTER_MS ago, and today, are read afresh', async () => {
+  // An organization of its own: this process has read none of its days yet.
+  const device = await activeDevice(store, 'settled-days');
+  const days = async (now: Date) =>
+    (await complianceSeries(store, ALL_ORGANIZATIONS, { org: 'settled-days', days: 5, retentionMs: 90 * DAY_MS, now })).days.map((d) => [
+      d.day,
+      d.checks.FIREWALL_ENABLED?.FAIL ?? 0,
+    ]);
+  const justAfterMidnight = new Date(MIDNIGHT.getTime() + SETTLED_AFTER_MS / 2);
+  expect((await days(justAfterMidnight)).map(([, fails]) => fails)).toEqual([0, 0, 0, 0, 0]);
+  // Results received (by the server's clock, moved back here) on days already read: 2026-11-25 is
+  // settled and kept as it was read; 2026-11-26, ended 5 minutes ago, is read again, as is today.
+  for (const at of ['2026-11-25T18:00:00.000Z', '2026-11-26T23:59:00.000Z', '2026-11-27T00:04:00.000Z'])
+    expect((await uploadPostures(store, device, [newResult({ status: 'FAIL' })], at)).kind).toBe('recorded');
+  expect(await days(justAfterMidnight)).toEqual([
+    ['2026-11-23', 0],
+    ['2026-11-24', 0],
+    ['2026-11-25', 0],
+    ['2026-11-26', 1],
+    ['2026-11-27', 1],
+  ]);
+  // Once 2026-11-26 is settled it is read once more, and kept.
+  expect((await days(new Date(MIDNIGHT.getTime() + SETTLED_AFTER_MS))).map(([, fails]) => fails)).toEqual([0, 0, 0, 1, 1]);
+  expect((await days(NOON)).map(([, fails]) => fails)).toEqual([0, 0, 0, 1, 1]);
 });

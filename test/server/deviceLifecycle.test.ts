@@ -12,6 +12,7 @@ import {
   decidePostures,
   enroll,
   failStanding,
+  graceCutoffs,
   firstKeyBeyondCap,
   graceEndsAt,
   graceSecondsFor,
@@ -22,6 +23,7 @@ import {
   type Refusal,
 } from '../../src/server/deviceLifecycle';
 import { lifecycleOnStore, newResult } from './deviceLifecycleSuite';
+import type { OrganizationId } from '../../src/server/ids';
 
 const NOW = '2026-11-25T12:00:00.000Z';
 const REPORT = 'rpt_0123456789abcdef0123456789abcdef';
@@ -280,5 +282,24 @@ describe('grace periods: when a FAIL counts as failing', () => {
   test('a FAIL whose beginning cannot be read counts as failing: a grace is never guessed', () => {
     expect(failStanding('FAIL', null, 3600, at(began))).toBe('failing');
     expect(failStanding('FAIL', 'garbled', 3600, at(began))).toBe('failing');
+  });
+
+  test('without a grace, a FAIL dated ahead of the server (its agent’s clock is fast) fails at once', () => {
+    expect(failStanding('FAIL', '2026-11-27T11:00:00.000+01:00', 0, at('2026-11-27T09:59:00.000Z'))).toBe('failing');
+    expect(failStanding('FAIL', '2026-11-27T11:00:00.000+01:00', 1, at('2026-11-27T09:59:00.000Z'))).toBe('in_grace');
+  });
+
+  test("the rule's form for SQL: per check, the time a FAIL must have begun after to be in grace; none without a grace", () => {
+    const orgId = 'org_00000000000000000000000000000001' as OrganizationId;
+    const settings = { graceSeconds: 600, graceSecondsByCheck: { DISK_ENCRYPTION: 0, FIREWALL_ENABLED: 3600 } };
+    expect(graceCutoffs(orgId, settings, at('2026-11-27T10:00:00.000Z'))).toEqual({
+      orgId,
+      byCheck: [
+        ['DISK_ENCRYPTION', null],
+        ['FIREWALL_ENABLED', '2026-11-27T09:00:00.000Z'],
+      ],
+      otherwise: '2026-11-27T09:50:00.000Z',
+    });
+    expect(graceCutoffs(orgId, { graceSeconds: 0, graceSecondsByCheck: {} }, at(began))).toEqual({ orgId, byCheck: [], otherwise: null });
   });
 });

@@ -13,6 +13,7 @@ import { call, createSecret, expectError } from './client';
 let server: RunningServer;
 let token: string;
 let fleet: FleetDevice[];
+let observed: number;
 const FLEET = 24;
 
 beforeAll(async () => {
@@ -24,7 +25,8 @@ beforeAll(async () => {
     finance: (await createSecret(server, ['--label', 'team=finance'])).enroll_secret,
     eng: (await createSecret(server, ['--label', 'team=eng'])).enroll_secret,
   };
-  fleet = await enrollFleet(server, secrets, 0, FLEET, Date.now());
+  observed = Date.now();
+  fleet = await enrollFleet(server, secrets, 0, FLEET, observed);
 });
 afterAll(async () => {
   await server?.stop();
@@ -133,7 +135,21 @@ describe.concurrent('the list', () => {
 });
 
 describe('the overview counts what its lists list', () => {
-  test('per check and status (exceptions apart), stale results, agent versions and OS releases', async () => {
+  test('per check and status (exceptions and grace periods apart), stale results, platforms, agent versions and OS releases', async () => {
+    // A grace of 90 min for every check but TIME_SYNC: the FAILs that began an hour ago are in grace, those of two hours ago fail.
+    const policy = await call(server, '/api/admin/v1/policy?org=acme', {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}` },
+      json: { checks: { graceSeconds: 5400, graceSecondsByCheck: { TIME_SYNC: 0 } } },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    // A device with no heartbeat yet: no platform.
+    const created = await call(server, '/api/admin/v1/devices', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      json: { org: 'acme' },
+    });
+    expect(created.status, created.text).toBe(201);
     const exception = await call(server, '/api/admin/v1/exceptions?org=acme', {
       method: 'POST',
       headers: { authorization: `Bearer ${token}` },
@@ -145,6 +161,7 @@ describe('the overview counts what its lists list', () => {
       const count = async (query: string) => (await list(`state=ACTIVE&check=${c.check_key}&${query}`)).length;
       expect(await count('status=PASS'), c.check_key).toBe(c.PASS);
       expect(await count('status=FAIL&excepted=false'), c.check_key).toBe(c.FAIL);
+      expect(await count('status=IN_GRACE&excepted=false'), c.check_key).toBe(c.IN_GRACE);
       expect(await count('status=FAIL&excepted=true'), c.check_key).toBe(c.EXCEPTED);
       expect(await count('status=UNKNOWN'), c.check_key).toBe(c.UNKNOWN);
       expect(await count('status=NOT_APPLICABLE'), c.check_key).toBe(c.NOT_APPLICABLE);
@@ -154,6 +171,19 @@ describe('the overview counts what its lists list', () => {
     const firewall = summary.checks.find((c) => c.check_key === 'FIREWALL_ENABLED')!;
     expect(firewall.EXCEPTED).toBe(fleet.filter((d) => d.team === 'eng' && d.latest.FIREWALL_ENABLED?.status === 'FAIL').length);
     expect(firewall.EXCEPTED).toBeGreaterThan(0);
+    // In grace: a FAIL that began within the grace (not excepted); TIME_SYNC has none.
+    const began = (hoursAgo: number) => new Date(observed - hoursAgo * 3_600_000).toISOString();
+    const fails = (check: string, since: string, team?: string) =>
+      fleet.filter((d) => d.latest[check]?.status === 'FAIL' && d.latest[check].since === since && (team === undefined || d.team === team))
+        .length;
+    const disk = summary.checks.find((c) => c.check_key === 'DISK_ENCRYPTION')!;
+    expect([disk.IN_GRACE, disk.FAIL]).toEqual([fails('DISK_ENCRYPTION', began(1)), fails('DISK_ENCRYPTION', began(2))]);
+    expect(disk.IN_GRACE * disk.FAIL).toBeGreaterThan(0);
+    expect(firewall.IN_GRACE).toBe(fails('FIREWALL_ENABLED', began(1), 'finance'));
+    const timeSync = summary.checks.find((c) => c.check_key === 'TIME_SYNC')!;
+    expect([timeSync.IN_GRACE, timeSync.FAIL]).toEqual([0, fails('TIME_SYNC', began(1)) + fails('TIME_SYNC', began(2))]);
+    expect(summary.devices.by_platform.UNKNOWN).toBe(1);
+    expect((await list('platform=UNKNOWN')).map((d) => d.device_id)).toEqual([parseJson<{ device_id: string }>(created.text).device_id]);
     expect(summary.agent_versions.reduce((sum, v) => sum + v.devices, 0)).toBe(FLEET);
     for (const v of summary.agent_versions) expect((await list(`state=ACTIVE&agent_version=${v.agent_version}`)).length).toBe(v.devices);
     for (const r of summary.os_releases)

@@ -202,7 +202,7 @@ export function overviewPage(
               ([platform, n]) =>
                 html`<li>
                   ${platform}:
-                  ${platform === 'UNKNOWN' ? html`<span class="count">${n}</span> <span class="muted">(no heartbeat yet)</span>` : countLink(n, to({ platform }))}
+                  ${countLink(n, to({ platform }))}${platform === 'UNKNOWN' && html` <span class="muted">(no heartbeat yet)</span>`}
                 </li>`,
             )}
           </ul>
@@ -240,7 +240,13 @@ export function overviewPage(
               (r) =>
                 html`<li>
                   ${r.platform ?? 'unknown'} ${r.os_version ?? ''}:
-                  ${r.platform === null || r.os_version === null ? r.devices : countLink(r.devices, to({ state: 'ACTIVE', platform: r.platform, os_version: r.os_version }))}
+                  ${
+                    r.platform === null
+                      ? countLink(r.devices, to({ state: 'ACTIVE', platform: 'UNKNOWN' }))
+                      : r.os_version === null
+                        ? r.devices
+                        : countLink(r.devices, to({ state: 'ACTIVE', platform: r.platform, os_version: r.os_version }))
+                  }
                 </li>`,
             )}
           </ul>
@@ -251,7 +257,8 @@ export function overviewPage(
       <h2>Compliance per check</h2>
       <p class="muted">
         Active devices by the status of their latest result, however old: a device that stopped reporting keeps its last known status, and
-        "stale" counts those whose result is older than twice the posture interval. Each number opens the list of exactly those devices.
+        "stale" counts those whose result is older than twice the posture interval. FAIL counts failures past their check's grace period
+        (the policy's), "FAIL in grace" those still within it. Each number opens the list of exactly those devices.
       </p>
       <div class="scroll">
         <table class="checks">
@@ -259,10 +266,10 @@ export function overviewPage(
             <tr>
               <th>Check</th>
               ${STATUSES.map((s) => html`<th>${status(s)}</th>`)}
+              <th>FAIL in grace</th>
               <th>FAIL excepted</th>
               <th>no result</th>
               <th>of which stale</th>
-              <th>FAIL of which in grace</th>
             </tr>
           </thead>
           <tbody>
@@ -276,10 +283,10 @@ export function overviewPage(
                         ${countLink(c[s], checkLink(c.check_key, s === 'FAIL' ? { status: s, excepted: 'false' } : { status: s }))}
                       </td>`,
                   )}
+                  <td>${countLink(c.IN_GRACE, checkLink(c.check_key, { status: 'IN_GRACE', excepted: 'false' }))}</td>
                   <td>${countLink(c.EXCEPTED, checkLink(c.check_key, { status: 'FAIL', excepted: 'true' }))}</td>
                   <td>${countLink(c.MISSING, checkLink(c.check_key, { status: 'MISSING' }))}</td>
                   <td>${countLink(c.STALE, checkLink(c.check_key, { result_before: summary.results_stale_before }))}</td>
-                  <td>${c.IN_GRACE}</td>
                 </tr>`,
             )}
           </tbody>
@@ -294,7 +301,7 @@ export function overviewPage(
             <h3>
               <a
                 class="count"
-                href="${to({ state: 'ACTIVE', platform: f.platform || undefined, check: f.check_key, status: 'FAIL', rule: f.word })}"
+                href="${to({ state: 'ACTIVE', platform: f.platform || 'UNKNOWN', check: f.check_key, status: 'FAIL', rule: f.word })}"
                 >${f.devices.length} ${f.devices.length === 1 ? 'device fails' : 'devices fail'} ${f.check_key}</a
               >
               on ${f.platform || 'an unknown platform'}${f.word && html`: <code>${f.word}</code>`}
@@ -384,7 +391,7 @@ export function devicesPage(context: PageContext, view: DeviceListView): Html {
         <label
           >Platform
           <select name="platform">
-            ${option('', q.platform, 'any')}${PLATFORMS.map((p) => option(p, q.platform))}
+            ${option('', q.platform, 'any')}${[...PLATFORMS, 'UNKNOWN'].map((p) => option(p, q.platform))}
           </select></label
         >
         <label
@@ -402,7 +409,7 @@ export function devicesPage(context: PageContext, view: DeviceListView): Html {
         <label
           >Its status
           <select name="status">
-            ${option('', q.status, 'any')}${[...STATUSES, 'MISSING'].map((s) => option(s, q.status))}
+            ${option('', q.status, 'any')}${[...STATUSES, 'IN_GRACE', 'MISSING'].map((s) => option(s, q.status))}
           </select></label
         >
         <label>Fails at least (checks) <input name="min_failing" value="${q.min_failing ?? ''}" inputmode="numeric" size="3" /></label>

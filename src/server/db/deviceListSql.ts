@@ -3,8 +3,9 @@
 // one query per page, the engine giving only its placeholders and its JSON functions.
 import type { PostureStatus } from '../../protocol/schemas';
 import type { Platform } from '../../protocol/schemas';
+import type { GraceCutoffs } from '../deviceLifecycle';
 import type { DeviceId } from '../ids';
-import type { DeviceFilter, FailingResult, Labels } from './store';
+import type { DeviceFilter, FailingResult, GraceRule, Labels } from './store';
 
 export interface Dialect {
   /** A placeholder bound to `value`. */
@@ -13,13 +14,44 @@ export interface Dialect {
   objectOf(key: string, value: string): string;
   /** The `rule` of a latest result `l`'s evidence when it is a string, else NULL. */
   evidenceRule: string;
+  /** An RFC 3339 text column as an instant comparable with instantParam's (NULL when it cannot be read). */
+  instant(column: string): string;
+  /** A placeholder bound to `value` (toISOString's form) as such an instant. */
+  instantParam(value: string): string;
 }
 
-/** The latest FAIL results of ACTIVE devices `d` (joined with organizations `o`), with the device's platform and hostname. */
-export function failingResultsQuery(dialect: Dialect, conditions: readonly string[]): string {
+/**
+ * The latest FAIL results of ACTIVE devices `d` (joined with organizations `o`) past their grace
+ * period, with the device's platform and hostname.
+ */
+export function failingResultsQuery(dialect: Dialect, conditions: readonly string[], grace: GraceRule): string {
   return `SELECT d.id AS device_id, d.platform, d.hostname, l.check_key, ${dialect.evidenceRule} AS rule
     FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-    WHERE ${[...conditions, "d.state = 'ACTIVE'", "l.status = 'FAIL'"].join(' AND ')}`;
+    WHERE ${[...conditions, "d.state = 'ACTIVE'", "l.status = 'FAIL'", `NOT ${inGraceCondition(dialect, grace)}`].join(' AND ')}`;
+}
+
+/**
+ * Whether a FAIL latest result `l` of device `d` is within its grace period: no exception covers
+ * it (an excepted FAIL is counted as excepted, whatever its age) and its status began after its
+ * organization's cutoff for the check (deviceLifecycle.ts: graceCutoffs, the rule of failStanding).
+ * True or false, never NULL (an unreadable beginning is not in grace), so that NOT gives the FAILs
+ * past their grace or excepted. The caller asks l.status = 'FAIL' itself.
+ */
+export function inGraceCondition(dialect: Dialect, grace: GraceRule): string {
+  const cutoffs = graceCutoffsCondition(dialect, grace.cutoffs);
+  return cutoffs === undefined ? '(1 = 0)' : `(${cutoffs} AND NOT ${exceptedCondition(dialect, grace.now)})`;
+}
+
+function graceCutoffsCondition(dialect: Dialect, graces: readonly GraceCutoffs[]): string | undefined {
+  const cutoff = (value: string | null) => (value === null ? 'NULL' : dialect.instantParam(value));
+  const orgs = graces
+    .filter((g) => g.otherwise !== null || g.byCheck.some(([, c]) => c !== null))
+    .map((g) => {
+      const checks = g.byCheck.map(([key, c]) => `WHEN ${dialect.param(key)} THEN ${cutoff(c)}`).join(' ');
+      return `WHEN ${dialect.param(g.orgId)} THEN ${checks === '' ? cutoff(g.otherwise) : `CASE l.check_key ${checks} ELSE ${cutoff(g.otherwise)} END`}`;
+    });
+  if (orgs.length === 0) return undefined;
+  return `(CASE WHEN ${dialect.instant('l.status_since')} > CASE d.org_id ${orgs.join(' ')} END THEN 1 ELSE 0 END = 1)`;
 }
 
 /** How many checks of device `d` fail by their latest result. */
@@ -43,6 +75,8 @@ export function exceptedCondition(dialect: Dialect, now: string): string {
 export function listConditions(filter: DeviceFilter, dialect: Dialect): string[] {
   const conditions: string[] = [];
   const { param } = dialect;
+  if (filter.platform === 'UNKNOWN') conditions.push('d.platform IS NULL');
+  else if (filter.platform !== undefined) conditions.push(`d.platform = ${param(filter.platform)}`);
   if (filter.agentVersion !== undefined) conditions.push(`d.agent_version = ${param(filter.agentVersion)}`);
   if (filter.osVersion !== undefined) conditions.push(`d.os_version = ${param(filter.osVersion)}`);
   if (filter.label !== undefined)
@@ -56,7 +90,10 @@ export function listConditions(filter: DeviceFilter, dialect: Dialect): string[]
       conditions.push(`NOT EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = ${param(check.key)})`);
     } else {
       const on = [`l.device_id = d.id`, `l.check_key = ${param(check.key)}`];
-      if (check.status !== undefined) on.push(`l.status = ${param(check.status)}`);
+      if (check.status === 'FAIL' || check.status === 'IN_GRACE') {
+        const inGrace = inGraceCondition(dialect, check.grace ?? { cutoffs: [], now: '' });
+        on.push("l.status = 'FAIL'", check.status === 'FAIL' ? `NOT ${inGrace}` : inGrace);
+      } else if (check.status !== undefined) on.push(`l.status = ${param(check.status)}`);
       if (check.receivedBefore !== undefined) on.push(`l.received_at < ${param(check.receivedBefore)}`);
       if (check.rule !== undefined) on.push(`${dialect.evidenceRule} = ${param(check.rule)}`);
       if (check.excepted !== undefined) on.push(`${check.excepted.is ? '' : 'NOT '}${exceptedCondition(dialect, check.excepted.now)}`);

@@ -77,8 +77,9 @@ import {
   type DueDelivery,
   type NewDelivery,
   type WebhookRecord,
-  type RecentFail,
+  type GraceRule,
 } from './store';
+import type { GraceCutoffs } from '../deviceLifecycle';
 import { DELIVERY_COLUMNS, WEBHOOK_COLUMNS, toDelivery, toDueDelivery, toWebhook, type DeliveryRow, type WebhookRow } from './webhookRows';
 import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
 import {
@@ -95,6 +96,7 @@ import {
   FAILING_CHECKS,
   exceptedCondition,
   failingResultsQuery,
+  inGraceCondition,
   listConditions,
   summaryColumns,
   toFailingResult,
@@ -147,6 +149,9 @@ function postgresDialect(conditions: Conditions): Dialect {
     param: (value) => conditions.param(value),
     objectOf: (key, value) => `json_object_agg(${key}, ${value})`,
     evidenceRule: "CASE WHEN json_typeof(l.evidence->'rule') = 'string' THEN l.evidence->>'rule' END",
+    // Every stored time passed the wire's RFC 3339 check; of those only year 0000 is no timestamptz.
+    instant: (column) => `(CASE WHEN ${column} >= '0001' COLLATE "C" THEN ${column}::timestamptz END)`,
+    instantParam: (value) => `${conditions.param(value)}::timestamptz`,
   };
 }
 
@@ -387,7 +392,6 @@ export class PostgresStore implements Store {
     const { filter } = query;
     const conditions = scopeConditions(query.scope, filter.orgName);
     if (filter.state !== undefined) conditions.add((p) => `d.state = ${p(filter.state)}`);
-    if (filter.platform !== undefined) conditions.add((p) => `d.platform = ${p(filter.platform)}`);
     const { hostnameContains, lastSeenBefore, lastSeenAfter, failingCheck } = filter;
     if (hostnameContains !== undefined)
       conditions.add((p) => `LOWER(d.hostname) LIKE LOWER(${p(containsPattern(hostnameContains))}) ESCAPE '\\'`);
@@ -451,7 +455,13 @@ export class PostgresStore implements Store {
   async complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
+    cutoffs: {
+      staleBefore: string;
+      offlineBefore: string;
+      resultsFreshSince: string;
+      exceptionsAt: string;
+      graces: readonly GraceCutoffs[];
+    },
   ): Promise<ComplianceCounts> {
     const scoped = scopeConditions(scope, orgName);
     const devices = await rows<{ state: DeviceState; platform: Platform | null; count: string }>(
@@ -473,13 +483,22 @@ export class PostgresStore implements Store {
     );
     const checkConditions = scopeConditions(scope, orgName);
     const freshSince = checkConditions.param(cutoffs.resultsFreshSince);
-    const excepted = exceptedCondition(postgresDialect(checkConditions), cutoffs.exceptionsAt);
-    const checks = await rows<{ check_key: string; status: PostureStatus; fresh: boolean; excepted: boolean; count: string }>(
+    const dialect = postgresDialect(checkConditions);
+    const excepted = exceptedCondition(dialect, cutoffs.exceptionsAt);
+    const inGrace = inGraceCondition(dialect, { cutoffs: cutoffs.graces, now: cutoffs.exceptionsAt });
+    const checks = await rows<{
+      check_key: string;
+      status: PostureStatus;
+      fresh: boolean;
+      excepted: boolean;
+      in_grace: boolean;
+      count: string;
+    }>(
       this.pool,
       `SELECT l.check_key, l.status, l.received_at >= ${freshSince} AS fresh,
-              (l.status = 'FAIL' AND ${excepted}) AS excepted, COUNT(*) AS count
+              (l.status = 'FAIL' AND ${excepted}) AS excepted, (l.status = 'FAIL' AND ${inGrace}) AS in_grace, COUNT(*) AS count
        FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-       ${checkConditions.where(["d.state = 'ACTIVE'"])} GROUP BY l.check_key, l.status, fresh, excepted
+       ${checkConditions.where(["d.state = 'ACTIVE'"])} GROUP BY l.check_key, l.status, fresh, excepted, in_grace
        ORDER BY l.check_key COLLATE "C", l.status COLLATE "C", fresh`,
       checkConditions.values,
     );
@@ -507,6 +526,7 @@ export class PostgresStore implements Store {
         status: c.status,
         fresh: c.fresh,
         excepted: c.excepted,
+        inGrace: c.in_grace,
         count: Number(c.count),
       })),
       agentVersions: agentVersions.map((v) => ({ agentVersion: v.agent_version, count: Number(v.count) })),
@@ -514,31 +534,47 @@ export class PostgresStore implements Store {
     };
   }
 
-  async failingResults(scope: OrgScope, orgName: string | undefined): Promise<FailingResult[]> {
+  async failingResults(scope: OrgScope, orgName: string | undefined, grace: GraceRule): Promise<FailingResult[]> {
     const conditions = scopeConditions(scope, orgName);
     const found = await rows<FailingResultRow>(
       this.pool,
-      failingResultsQuery(postgresDialect(conditions), conditions.list),
+      failingResultsQuery(postgresDialect(conditions), conditions.list, grace),
       conditions.values,
     );
     return found.map(toFailingResult);
   }
 
-  async dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]> {
+  async dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string, until: string): Promise<DailyCompliance[]> {
     const conditions = scopeConditions(scope, orgName);
     const sinceParam = conditions.param(since);
+    const untilParam = conditions.param(until);
     const found = await rows<{ day: string; check_key: string; status: PostureStatus; count: string }>(
       this.pool,
       `SELECT last.day, r.check_key, r.status, COUNT(*) AS count
        FROM (SELECT to_char(r.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, MAX(r.id) AS id
              FROM posture_results r JOIN devices d ON d.id = r.device_id JOIN organizations o ON o.id = d.org_id
-             ${conditions.where([`r.received_at >= ${sinceParam}`])}
+             ${conditions.where([`r.received_at >= ${sinceParam}`, `r.received_at < ${untilParam}`])}
              GROUP BY 1, r.device_id, r.check_key) last
        JOIN posture_results r ON r.id = last.id
        GROUP BY last.day, r.check_key, r.status ORDER BY last.day, r.check_key COLLATE "C", r.status COLLATE "C"`,
       conditions.values,
     );
     return found.map((r) => ({ day: r.day, checkKey: r.check_key, status: r.status, count: Number(r.count) }));
+  }
+
+  async latestCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<Omit<DailyCompliance, 'day'>[]> {
+    // Of every device whatever its state, as the days before: no join with devices.
+    const conditions = scopeConditions(scope, orgName, 'l.org_id');
+    const sinceParam = conditions.param(since);
+    const found = await rows<{ check_key: string; status: PostureStatus; count: string }>(
+      this.pool,
+      `SELECT l.check_key, l.status, COUNT(*) AS count
+       FROM latest_results l ${orgName === undefined ? '' : 'JOIN organizations o ON o.id = l.org_id'}
+       ${conditions.where([`l.received_at >= ${sinceParam}`])}
+       GROUP BY l.check_key, l.status ORDER BY l.check_key COLLATE "C", l.status COLLATE "C"`,
+      conditions.values,
+    );
+    return found.map((r) => ({ checkKey: r.check_key, status: r.status, count: Number(r.count) }));
   }
 
   async findOrganization(name: string): Promise<Organization | undefined> {
@@ -1568,23 +1604,13 @@ export class PostgresStore implements Store {
     return found.map(toDelivery);
   }
 
-  async recentFails(scope: OrgScope, orgName: string | undefined, startedSince: string): Promise<RecentFail[]> {
-    const conditions = scopeConditions(scope, orgName);
-    const since = conditions.param(startedSince);
-    const found = await rows<{ device_id: string; org_id: string; check_key: string; status_since: string; received_at: Date }>(
+  async ownPolicyDocuments(orgId: OrganizationId | null): Promise<{ orgId: OrganizationId; document: string }[]> {
+    const found = await rows<{ org_id: OrganizationId; document: string }>(
       this.pool,
-      `SELECT l.device_id, d.org_id, l.check_key, l.status_since, l.received_at
-       FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-       ${conditions.where(["d.state = 'ACTIVE'", "l.status = 'FAIL'", `l.status_since >= ${since}`])}`,
-      conditions.values,
+      `SELECT org_id, document FROM policies WHERE label = '' AND ($1::text IS NULL OR org_id = $1) ORDER BY org_id COLLATE "C"`,
+      [orgId],
     );
-    return found.map((r) => ({
-      deviceId: r.device_id as DeviceId,
-      orgId: r.org_id as OrganizationId,
-      checkKey: r.check_key,
-      statusSince: r.status_since,
-      receivedAt: isoOf(r.received_at),
-    }));
+    return found.map((row) => ({ orgId: row.org_id, document: row.document }));
   }
 
   async deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number> {

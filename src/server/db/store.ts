@@ -3,6 +3,7 @@
 // credential hashes, never plaintext.
 import type { Platform, PostureStatus } from '../../protocol/schemas';
 import type { StatusRun } from '../statusSince';
+import type { GraceCutoffs } from '../deviceLifecycle';
 import type { AdminAccountId, AdminTokenId, DeviceId, EnrollSecretId, OrganizationId, PostureReportId, WebhookId } from '../ids';
 
 export type DeviceState = 'PENDING' | 'ACTIVE' | 'REVOKED';
@@ -189,6 +190,7 @@ export interface DeviceFilter {
   /** Only this organization (by name), within the scope. */
   orgName?: string;
   state?: DeviceState;
+  /** A platform, or 'UNKNOWN': none reported yet (no heartbeat). */
   platform?: string;
   /** A check key whose latest result is FAIL, or '*' for any check. */
   failingCheck?: string;
@@ -203,16 +205,28 @@ export interface DeviceFilter {
   /** Devices with at least this many checks whose latest result is FAIL. */
   minFailing?: number;
   /**
-   * One check's latest result: its status (MISSING: the device has none), received before a time
-   * (stale), its evidence's rule, a FAIL an exception covers at `now` or not.
+   * One check's latest result: its status (MISSING: the device has none; FAIL: failing after its
+   * grace period, IN_GRACE: a FAIL still within it, by `graces`), received before a time (stale),
+   * its evidence's rule, a FAIL an exception covers at `now` or not.
    */
   check?: {
     key: string;
-    status?: PostureStatus | 'MISSING';
+    status?: PostureStatus | 'MISSING' | 'IN_GRACE';
+    /** The grace periods FAIL and IN_GRACE are decided by; none when absent. */
+    grace?: GraceRule;
     receivedBefore?: string;
     rule?: string;
     excepted?: { is: boolean; now: string };
   };
+}
+
+/**
+ * The grace periods at `now` (deviceLifecycle.ts, graceCutoffs), and `now` for the exceptions: a
+ * FAIL in grace is one no exception covers that began after its cutoff.
+ */
+export interface GraceRule {
+  cutoffs: readonly GraceCutoffs[];
+  now: string;
 }
 
 export type DeviceSortKey = 'created_at' | 'hostname' | 'last_seen_at' | 'failing_checks' | 'agent_version';
@@ -248,9 +262,10 @@ export interface ComplianceCounts {
   offline: number;
   /**
    * Latest results of ACTIVE devices per check and status; `fresh` when received at or after
-   * `resultsFreshSince`; `excepted`: a FAIL an exception of the device or its labels covers at `exceptionsAt`.
+   * `resultsFreshSince`; `excepted`: a FAIL an exception of the device or its labels covers at `exceptionsAt`;
+   * `inGrace`: a FAIL not excepted and within its grace period (`graces`).
    */
-  checks: { checkKey: string; status: PostureStatus; fresh: boolean; excepted: boolean; count: number }[];
+  checks: { checkKey: string; status: PostureStatus; fresh: boolean; excepted: boolean; inGrace: boolean; count: number }[];
   /** ACTIVE devices per agent version, and per platform and OS version. */
   agentVersions: { agentVersion: string | null; count: number }[];
   osReleases: { platform: Platform | null; osVersion: string | null; count: number }[];
@@ -490,12 +505,26 @@ export interface Store {
   complianceCounts(
     scope: OrgScope,
     orgName: string | undefined,
-    cutoffs: { staleBefore: string; offlineBefore: string; resultsFreshSince: string; exceptionsAt: string },
+    cutoffs: {
+      staleBefore: string;
+      offlineBefore: string;
+      resultsFreshSince: string;
+      exceptionsAt: string;
+      graces: readonly GraceCutoffs[];
+    },
   ): Promise<ComplianceCounts>;
-  /** The latest FAIL results of the ACTIVE devices within the scope (of one organization, by name, when given), in one query. */
-  failingResults(scope: OrgScope, orgName: string | undefined): Promise<FailingResult[]>;
-  /** Per day since `since` (UTC), per check and status. */
-  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<DailyCompliance[]>;
+  /**
+   * The latest FAIL results of the ACTIVE devices within the scope (of one organization, by name,
+   * when given) past their grace period (`graces`), in one query.
+   */
+  failingResults(scope: OrgScope, orgName: string | undefined, grace: GraceRule): Promise<FailingResult[]>;
+  /** Per day from `since` (UTC) until before `until`, per check and status. */
+  dailyCompliance(scope: OrgScope, orgName: string | undefined, since: string, until: string): Promise<DailyCompliance[]>;
+  /**
+   * Per check and status, the latest results received at or after `since` (a day's start: each
+   * device's last result of that day, when it is the last day so far), in one query over latest_results.
+   */
+  latestCompliance(scope: OrgScope, orgName: string | undefined, since: string): Promise<Omit<DailyCompliance, 'day'>[]>;
   findOrganization(name: string): Promise<Organization | undefined>;
   /** The organization named so, created when missing. */
   ensureOrganization(name: string, now: string): Promise<Organization>;
@@ -745,20 +774,8 @@ export interface Store {
   deliveryLog(orgId: OrganizationId | null, webhookId: string | undefined, limit: number): Promise<DeliveryRecord[]>;
   /** Retention: deletes finished deliveries created before `cutoff` (at most `limit`); how many. */
   deleteDeliveriesBefore(cutoff: string, limit: number): Promise<number>;
-  /**
-   * The FAIL latest results of ACTIVE devices within the scope whose status_since is at or after
-   * `startedSince` as text (a superset for the caller to judge: status_since is the agent's RFC 3339
-   * text, its offset unknown): the candidates for a grace period (deviceLifecycle.ts, failStanding).
-   */
-  recentFails(scope: OrgScope, orgName: string | undefined, startedSince: string): Promise<RecentFail[]>;
-}
-
-export interface RecentFail {
-  deviceId: DeviceId;
-  orgId: OrganizationId;
-  checkKey: string;
-  statusSince: string;
-  receivedAt: string;
+  /** The organizations' own policy documents (not labels' refinements): of one organization, or all with null. */
+  ownPolicyDocuments(orgId: OrganizationId | null): Promise<{ orgId: OrganizationId; document: string }[]>;
 }
 
 export type WebhookFormat = 'json' | 'slack';
