@@ -3,8 +3,9 @@
 // client (src/linkHandler/dbusWire.ts). A session bus accepts its own user only, so the daemon runs
 // the hidden `device-agent notify` as that user (the system service: their uid, on their bus), with
 // the notification on standard input. It shows it, says so on its standard output, and waits for
-// the user: "Open My device" (or a click on the notification) runs `device-agent my-device`, which
-// for that user asks the service's local endpoint. macOS and Windows: darwinNotify.ts, windowsNotify.ts.
+// the user: "Open My device" (or a click on the notification) gets the page's URL as that user (the
+// service's local endpoint answers them) and has the desktop's portal open it (cli/commands/notify.ts).
+// macOS and Windows: darwinNotify.ts, windowsNotify.ts.
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -68,6 +69,26 @@ export async function showDesktopNotification(
   }
 }
 
+const PORTAL = ['org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop', 'org.freedesktop.portal.OpenURI'] as const;
+
+/**
+ * Asks the desktop's portal on the session bus at `address` to open `url` in the user's browser
+ * (xdg-desktop-portal's OpenURI, which runs in the session and knows its display): true once it took
+ * it, false when there is no portal or it refused.
+ */
+export async function openThroughPortal(address: string, url: string): Promise<boolean> {
+  const { BusConnection } = await import('../linkHandler/dbusWire');
+  const bus = await BusConnection.open(address);
+  try {
+    await bus.call(...PORTAL, 'OpenURI', 'ssa{sv}', ['', url, []]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await bus.close();
+  }
+}
+
 /** What `notify` prints once shown, for the daemon waiting on it. */
 export function shownLine(): string {
   return `${SHOWN}\n`;
@@ -86,8 +107,10 @@ export function desktopNotifier(program: readonly string[], consoleUid: () => Pr
     const address = privileged ? `unix:path=${runtime}/bus` : process.env.DBUS_SESSION_BUS_ADDRESS;
     if (!address) return false;
     const identity = privileged ? { uid, gid: (await stat(runtime)).gid } : {};
+    // The service's runtime directory goes along when it was moved: the helper's my-device asks its endpoint there.
+    const moved = process.env.DEVICE_AGENT_RUNTIME_DIR ? { DEVICE_AGENT_RUNTIME_DIR: process.env.DEVICE_AGENT_RUNTIME_DIR } : {};
     const env = privileged
-      ? { PATH: '/usr/bin:/bin', XDG_RUNTIME_DIR: runtime, DBUS_SESSION_BUS_ADDRESS: address }
+      ? { PATH: '/usr/bin:/bin', XDG_RUNTIME_DIR: runtime, DBUS_SESSION_BUS_ADDRESS: address, ...moved }
       : { ...process.env, DBUS_SESSION_BUS_ADDRESS: address };
     return new Promise<boolean>((resolve, reject) => {
       const child = spawn(program[0]!, [...program.slice(1), 'notify'], {

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { LastCycle } from '../../src/agent/lastCycle';
 import { notificationsWanted, PostureChanges } from '../../src/agent/notifications';
-import { BusConnection, type Message } from '../../src/linkHandler/dbusWire';
+import { BusConnection, type Message, type WireValue } from '../../src/linkHandler/dbusWire';
 import { showDesktopNotification } from '../../src/platform/desktopNotify';
 import type { PostureResult } from '../../src/protocol/schemas';
 import { agentEnv, daemonEnv, enrollNewDevice, makeStateDir, removeStateDir, runAgent, tempDir, until } from '../support/agent';
@@ -25,8 +25,12 @@ let daemon: ChildProcess;
 let address: string;
 let standIn: BusConnection;
 let calls: Message[] = [];
-/** What the stand-in does once it has shown a notification: the user closes it, or chooses "Open My device". */
-let user: 'close' | 'open' = 'close';
+/**
+ * What the stand-in does once it has shown a notification: the user closes it, clicks it (`default`),
+ * presses its "Open My device" button (`my-device`), or an action of another notification's is
+ * signalled before this one closes.
+ */
+let user: 'close' | 'open' | 'button' | 'elsewhere' = 'close';
 
 beforeAll(async () => {
   if (onBus.skip) return;
@@ -46,9 +50,14 @@ beforeAll(async () => {
     calls.push(call);
     const id = calls.length;
     standIn.reply(call, 'u', [id]);
-    if (user === 'open')
-      standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'ActionInvoked', 'us', [id, 'default']);
-    else standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'NotificationClosed', 'uu', [id, 2]);
+    const signal = (member: string, signature: string, body: Array<number | string>) =>
+      standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', member, signature, body);
+    if (user === 'open' || user === 'button') return signal('ActionInvoked', 'us', [id, user === 'open' ? 'default' : 'my-device']);
+    if (user === 'elsewhere') {
+      signal('ActionInvoked', 'us', [id + 100, 'my-device']);
+      signal('ActionInvoked', 'us', [id, 'snooze']);
+    }
+    signal('NotificationClosed', 'uu', [id, 2]);
   });
 });
 afterAll(async () => {
@@ -152,6 +161,76 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
       const url = new URL(readFileSync(opened, 'utf8'));
       expect(url.origin).toBe(server.url);
       expect(url.pathname).toBe('/my-device');
+    } finally {
+      await server.stop();
+      await removeStateDir(stateDir);
+    }
+  }, 120_000);
+});
+
+describe.skipIf(onBus.skip)('"Open My device" through the desktop portal', () => {
+  let portal: BusConnection;
+  let opened: Array<{ uri: WireValue; options: WireValue }> = [];
+  beforeAll(async () => {
+    // xdg-desktop-portal's OpenURI, recorded: what a desktop opens in the user's browser.
+    portal = await BusConnection.open(address);
+    const [owner] = await portal.call('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus', 'RequestName', 'su', [
+      'org.freedesktop.portal.Desktop',
+      4,
+    ]);
+    expect(owner).toBe(1);
+    portal.handleCalls((call) => {
+      if (
+        call.interface !== 'org.freedesktop.portal.OpenURI' ||
+        call.member !== 'OpenURI' ||
+        call.path !== '/org/freedesktop/portal/desktop'
+      )
+        return portal.replyError(call, 'org.freedesktop.DBus.Error.UnknownMethod', 'stand-in');
+      opened.push({ uri: call.body[1]!, options: call.body[2]! });
+      portal.reply(call, 'o', ['/org/freedesktop/portal/desktop/request/1_1/t']);
+    });
+  });
+  afterAll(async () => {
+    await portal?.close();
+  });
+  beforeEach(() => {
+    opened = [];
+  });
+
+  test("the button: the page's one-time URL goes to the portal, not to a program's arguments; another action or notification's: nothing", async () => {
+    const notification = { check_key: 'SCREEN_LOCK', change: 'failing', title: 'SCREEN_LOCK fails on this device', body: 'No idle lock.' };
+    const server: RunningServer = await startServer();
+    const stateDir = await makeStateDir();
+    try {
+      await enrollNewDevice(server, stateDir, server.url);
+      expect((await runAgent(['run', '--once', '--state-dir', stateDir], { env: daemonEnv(), timeoutMs: 60_000 })).code).toBe(0);
+      // A browser that records being run: the portal took the URL, so it is never run.
+      const ran = join(tempDir(), 'ran');
+      const browser = join(tempDir(), 'browser');
+      writeFileSync(browser, `#!/bin/sh\ntouch '${ran}'\n`);
+      chmodSync(browser, 0o755);
+      const env = daemonEnv({ DBUS_SESSION_BUS_ADDRESS: address, DEVICE_AGENT_STATE_DIR: stateDir, BROWSER: browser });
+
+      user = 'elsewhere';
+      const ignored = await runAgent(['notify'], { env, input: JSON.stringify(notification), timeoutMs: 60_000 });
+      expect(ignored.code, ignored.stderr).toBe(0);
+      expect(opened).toEqual([]);
+
+      user = 'button';
+      const pressed = await runAgent(['notify'], { env, input: JSON.stringify(notification), timeoutMs: 60_000 });
+      expect(pressed.code, pressed.stderr).toBe(0);
+      // notify returns once the portal has answered.
+      expect(opened).toHaveLength(1);
+      expect(opened[0]!.options).toEqual([]);
+      expect(typeof opened[0]!.uri).toBe('string');
+      const url = new URL(opened[0]!.uri);
+      expect(url.origin).toBe(server.url);
+      expect(url.pathname).toBe('/my-device');
+      expect(url.searchParams.get('code')).toMatch(/\S/);
+      // The page works with it: the one-time code is exchanged for a session.
+      const visit = await fetch(url, { redirect: 'manual' });
+      expect(visit.status).toBe(303);
+      expect(existsSync(ran)).toBe(false);
     } finally {
       await server.stop();
       await removeStateDir(stateDir);

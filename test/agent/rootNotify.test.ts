@@ -8,7 +8,7 @@
 // environment from /proc. Then the policy that turns notifications off, with the same real daemon.
 // logind itself tells the console user in test/agent/logindSeat.test.ts; not covered: a graphical
 // notification server.
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { BusConnection } from '../../src/linkHandler/dbusWire';
@@ -46,6 +46,11 @@ let user: { uid: number; gid: number };
 let runtime: string;
 let bus: { stop: () => Promise<void> } | undefined;
 let standIn: BusConnection;
+let portal: BusConnection;
+/** The OpenURI calls the portal stand-in got. */
+let opened: Array<{ uri: string; senderUid: number }> = [];
+/** The stand-in presses each notification's "Open My device" button instead of closing it. */
+let pressButton = false;
 let recorded: Recorded[] = [];
 let seatFile: string;
 let endpointDir: string;
@@ -84,8 +89,20 @@ beforeAll(async () => {
       });
       const id = recorded.length;
       standIn.reply(call, 'u', [id]);
-      standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'NotificationClosed', 'uu', [id, 2]);
+      if (pressButton)
+        standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'ActionInvoked', 'us', [id, 'my-device']);
+      else standIn.emit('/org/freedesktop/Notifications', 'org.freedesktop.Notifications', 'NotificationClosed', 'uu', [id, 2]);
     })();
+  });
+  // The desktop portal of the user's session, recorded: what "Open My device" asks it to open, and who asked.
+  portal = await BusConnection.open(`unix:path=${runtime}/bus`);
+  expect(await portal.call(...dbus, 'RequestName', 'su', ['org.freedesktop.portal.Desktop', 4])).toEqual([1]);
+  portal.handleCalls((call) => {
+    if (call.member !== 'OpenURI') return portal.replyError(call, 'org.freedesktop.DBus.Error.UnknownMethod', 'stand-in');
+    void portal.call(...dbus, 'GetConnectionUnixUser', 's', [call.sender!]).then(([senderUid]) => {
+      opened.push({ uri: call.body[1] as string, senderUid: Number(senderUid) });
+      portal.reply(call, 'o', ['/org/freedesktop/portal/desktop/request/1_1/t']);
+    });
   });
   seatFile = join(tempDir(), 'seat0');
   // logind's format (test/agent/platformSeams.test.ts has the same lines).
@@ -93,12 +110,16 @@ beforeAll(async () => {
     seatFile,
     `# This is private data. Do not parse.\nIS_SEAT0=1\nCAN_MULTI_SESSION=1\nCAN_TTY=1\nCAN_GRAPHICAL=1\nACTIVE=2\nACTIVE_UID=${user.uid}\nSESSIONS=2\n`,
   );
-  // The service's local endpoint, which a root daemon opens, away from /run/device-agent.
-  endpointDir = join(tempDir(), 'run');
+  // The service's local endpoint, which a root daemon opens, away from /run/device-agent; the
+  // console user's my-device must reach it, as it reaches /run.
+  const runParent = tempDir();
+  chmodSync(runParent, 0o755);
+  endpointDir = join(runParent, 'run');
   server = await startServer();
 }, 60_000);
 
 afterAll(async () => {
+  await portal?.close();
   await standIn?.close();
   await bus?.stop();
   await server?.stop();
@@ -108,6 +129,8 @@ afterAll(async () => {
 
 beforeEach(() => {
   recorded = [];
+  opened = [];
+  pressButton = false;
 });
 
 /** The root daemon enrolled in `org`, running until `event` is logged; its log lines. */
@@ -121,8 +144,30 @@ async function rootDaemonUntil(org: string, event: string, args: string[] = []):
     await until(() => daemon.lines.some((line) => line.event === event), Boolean, 120_000, event);
   } finally {
     expect((await stopDaemon(daemon)).code, daemon.output()).toBe(0);
+    await helpersGone();
   }
   return daemon.lines;
+}
+
+/**
+ * Waits until no helper of the console user's runs (`notify`, and the `my-device` it runs): one the
+ * daemon started just before it stopped would otherwise Notify during the next test.
+ */
+async function helpersGone(): Promise<void> {
+  const helpers = () =>
+    readdirSync('/proc')
+      .filter((pid) => /^\d+$/.test(pid))
+      .filter((pid) => {
+        try {
+          const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+          // The agent sets its process title ("device-agent notify"): the command line is one string.
+          const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          return Number(uid) === user.uid && /\b(notify|my-device)\b/.test(command);
+        } catch {
+          return false;
+        }
+      });
+  await until(helpers, (left) => left.length === 0, 60_000, "the console user's helpers ended");
 }
 
 const policyFile = (document: unknown) => {
@@ -154,10 +199,43 @@ describe.skipIf(skip)(asRoot ? tools.title : 'needs root: the root service notif
       // Only what the helper needs: nothing of the service's environment (its state, its settings).
       expect(r.environ.sort()).toEqual([
         `DBUS_SESSION_BUS_ADDRESS=unix:path=${runtime}/bus`,
+        // Where this test moved the service's endpoint to: the helper's my-device must find it.
+        `DEVICE_AGENT_RUNTIME_DIR=${endpointDir}`,
         'PATH=/usr/bin:/bin',
         `XDG_RUNTIME_DIR=${runtime}`,
       ]);
     }
+  }, 180_000);
+
+  test('"Open My device": the console user\'s helper gets the URL from the root service\'s endpoint and their portal opens it', async () => {
+    pressButton = true;
+    const stateDir = await makeStateDir();
+    stateDirs.push(stateDir);
+    const created = await server.createDevice({ org: 'notify-open' });
+    await enrollWithToken(stateDir, server.url, created.enrollment_token);
+    const daemon = startDaemon(stateDir, { DEVICE_AGENT_TEST_SEAT_FILE: seatFile, DEVICE_AGENT_RUNTIME_DIR: endpointDir });
+    try {
+      await until(
+        () => opened.length,
+        (n) => n > 0,
+        120_000,
+        'an OpenURI call',
+      );
+    } finally {
+      expect((await stopDaemon(daemon)).code, daemon.output()).toBe(0);
+      await helpersGone();
+    }
+    expect(daemon.lines.some((line) => line.event === 'local_endpoint_request' && line.op === 'device-page')).toBe(true);
+    const [first] = opened;
+    // Asked on the user's bus by the user, not by root.
+    expect(first!.senderUid).toBe(user.uid);
+    const url = new URL(first!.uri);
+    expect(url.origin).toBe(server.url);
+    expect(url.pathname).toBe('/my-device');
+    const visit = await fetch(url, { redirect: 'manual' });
+    expect(visit.status).toBe(303);
+    // The URL is never logged.
+    expect(daemon.output()).not.toContain(url.searchParams.get('code')!);
   }, 180_000);
 
   test("the server's policy turns them off: the daemon says so and nothing reaches the bus", async () => {
