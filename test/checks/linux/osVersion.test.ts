@@ -278,3 +278,52 @@ describe('products keyed by NAME', () => {
     });
   });
 });
+
+/**
+ * `cat /etc/os-release` on an OpenShift 4.13 worker (Red Hat Enterprise Linux CoreOS), quoted in the
+ * linux-raid list thread "md array deadlock" (2023-11-21, Lakshmi Narasimhan Sundararajan).
+ */
+const RHCOS_4_13 = `NAME="Red Hat Enterprise Linux CoreOS"
+ID="rhcos"
+ID_LIKE="rhel fedora"
+VERSION="413.92.202310210500-0"
+VERSION_ID="4.13"
+VARIANT="CoreOS"
+VARIANT_ID=coreos
+PLATFORM_ID="platform:el9"
+PRETTY_NAME="Red Hat Enterprise Linux CoreOS 413.92.202310210500-0 (Plow)"
+ANSI_COLOR="0;31"
+CPE_NAME="cpe:/o:redhat:enterprise_linux:9::coreos"
+HOME_URL="https://www.redhat.com/"
+DOCUMENTATION_URL="https://docs.openshift.com/container-platform/4.13/"
+BUG_REPORT_URL="https://bugzilla.redhat.com/"
+REDHAT_BUGZILLA_PRODUCT="OpenShift Container Platform"
+REDHAT_BUGZILLA_PRODUCT_VERSION="4.13"
+REDHAT_SUPPORT_PRODUCT="OpenShift Container Platform"
+REDHAT_SUPPORT_PRODUCT_VERSION="4.13"
+OPENSHIFT_VERSION="4.13"
+RHEL_VERSION="9.2"
+`;
+
+describe('a distribution outside the table, by the base it declares', () => {
+  it('judges RHCOS (VERSION_ID is the OpenShift release) by its PLATFORM_ID, not by ID_LIKE with its own number', async () => {
+    expect(await judge(RHCOS_4_13)).toEqual({
+      status: 'PASS',
+      evidence: {
+        product: 'rhel',
+        cycle: '9',
+        version: '9',
+        source: 'os-release',
+        id: 'rhcos',
+        version_id: '4.13',
+        id_like: ['rhel', 'fedora'],
+        distribution: 'rhcos',
+        derived_from: 'PLATFORM_ID',
+        lifecycle_checked_at: '2026-08-22',
+        eol: '2032-05-31',
+        extended_end: '2036-05-31',
+        rule: 'supported',
+      },
+    });
+  });
+});
