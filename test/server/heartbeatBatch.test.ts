@@ -2,12 +2,14 @@
 // and what is batched; a batch written on the interval, at once when it is large, and in slices with
 // the event loop turning between them (no single write holds every request); every heartbeat's time
 // reaches the database; a slice that fails stays pending, with the rest of its batch, for the next
-// flush, where a newer heartbeat that arrived meanwhile wins.
+// flush, where a newer heartbeat that arrived meanwhile wins; the interval's timer armed only while
+// something is pending (an idle server does not wake for it).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pino } from 'pino';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, DeviceAttributes, DeviceSeen, DeviceState, Store } from '../../src/server/db/store';
 import { DeviceCache } from '../../src/server/deviceCache';
@@ -122,6 +124,40 @@ test('a pending heartbeat is written on the interval, without a flush or a stop'
     'the pending heartbeat written',
   );
   await writer.stop();
+});
+
+test('the interval runs only while something is pending: no timer before the first heartbeat nor after its write; a failed write plans the retry', async () => {
+  const cache = new DeviceCache(store, 10_000);
+  const [device] = await activeDevices(1, cache);
+  const recorder = recording(store, (call) => call === 1);
+  // Only the writer's timers are faked: the store and the recorder turn the event loop as usual.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+  try {
+    const writer = new HeartbeatWriter(recorder.store, cache, pino({ level: 'silent' }));
+    expect(vi.getTimerCount()).toBe(0);
+    await writer.record(device!, attributes(0), '2026-11-25T00:09:00.000Z');
+    expect(vi.getTimerCount()).toBe(1);
+    // A second heartbeat joins the planned write.
+    await writer.record(device!, attributes(0), '2026-11-25T00:09:01.000Z');
+    expect(vi.getTimerCount()).toBe(1);
+    // The first write fails: the retry is planned.
+    await vi.advanceTimersByTimeAsync(250);
+    // The failed write's retry is planned once the failure has come back (turns of the event loop).
+    for (let turns = 0; vi.getTimerCount() === 0 && turns < 1_000; turns += 1) await nextTurn();
+    expect(recorder.calls).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(250);
+    await writer.flush();
+    expect(recorder.calls.map((call) => call.rows)).toEqual([1, 1]);
+    expect((await store.findDevice(device!.id))?.lastSeenAt).toBe('2026-11-25T00:09:01.000Z');
+    // Written: nothing pending, nothing planned.
+    expect(vi.getTimerCount()).toBe(0);
+    await writer.stop();
+    expect(vi.getTimerCount()).toBe(0);
+  } finally {
+    vi.useRealTimers();
+    recorder.stop();
+  }
 });
 
 test('a batch reaching MAX_PENDING is written at once; nothing pending writes nothing', async () => {

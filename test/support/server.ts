@@ -26,6 +26,8 @@ export interface RunningServer {
   dbPath: string;
   /** temp dir holding the db */
   dir: string;
+  /** The server process (with `exec`, also when started through a shell). */
+  pid: number;
   /** Runs the real admin CLI (`device create --json`). Defaults: org "acme". */
   createDevice(options?: { org?: string; name?: string; tokenTtl?: string }): Promise<CreatedDevice>;
   /** `device show --json` output, parsed. */
@@ -164,6 +166,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     url,
     dbPath,
     dir,
+    pid: child.pid!,
     async createDevice(device = {}) {
       const flags = ['device', 'create', '--db', dbPath, '--org', device.org ?? 'acme', '--json'];
       if (device.name !== undefined) flags.push('--name', device.name);

@@ -3,7 +3,7 @@
 // read from /proc. Load generators run in their own processes so the server under test keeps a core.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -361,10 +361,16 @@ export function processUsage(pid: number): { cpuSeconds: number; rss: number; pe
 
 export const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
 
-/** A self-signed P-256 certificate for 127.0.0.1 and localhost, and its key, written into `dir`. */
+/**
+ * A self-signed P-256 certificate for 127.0.0.1 and localhost, and its key, written into `dir`/tls:
+ * a directory of their own, as a deployment keeps them. The server watches their directory for
+ * renewals; beside the benchmark's database and logs every write there was a watch event.
+ */
 export function makeCertificate(dir: string): { certFile: string; keyFile: string; cert: string } {
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
+  const tlsDir = join(dir, 'tls');
+  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
+  const certFile = join(tlsDir, 'cert.pem');
+  const keyFile = join(tlsDir, 'key.pem');
   execFileSync(
     'openssl',
     ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=localhost'].concat([
