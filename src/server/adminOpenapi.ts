@@ -191,6 +191,19 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       },
     ],
   },
+  AdminSetDeviceLabels: {
+    type: 'object',
+    required: ['labels'],
+    additionalProperties: false,
+    properties: {
+      labels: {
+        type: 'object',
+        maxProperties: MAX_LABELS,
+        additionalProperties: { type: 'string' },
+        description: 'The whole new set, under the rules of an enrollment secret’s labels; {} removes them all',
+      },
+    },
+  },
   AdminDeviceLabels: {
     type: 'object',
     required: ['device_id', 'org', 'labels', 'previous', 'policy_version'],
@@ -619,26 +632,7 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         'Replace a device’s labels (label refinements of the policy and label exceptions target them); a change takes the organization’s next policy version. Audited (device.labels)',
       security,
       parameters: [deviceIdParameter],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['labels'],
-              additionalProperties: false,
-              properties: {
-                labels: {
-                  type: 'object',
-                  maxProperties: MAX_LABELS,
-                  additionalProperties: { type: 'string' },
-                  description: 'The whole new set, under the rules of an enrollment secret’s labels; {} removes them all',
-                },
-              },
-            },
-          },
-        },
-      },
+      requestBody: { required: true, content: jsonOf('AdminSetDeviceLabels') },
       responses: {
         200: { description: 'The labels now, and before', content: jsonOf('AdminDeviceLabels') },
         ...ERRORS,

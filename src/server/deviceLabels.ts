@@ -26,12 +26,9 @@ export interface DeviceLabelsView {
 
 export async function changeDeviceLabels(store: Store, scope: OrgScope, deviceId: string, edit: LabelEdit): Promise<DeviceLabelsView> {
   const device = await findDevice(store, deviceId, scope);
-  if ('set' in edit) {
-    validLabels(edit.set);
-    const both = edit.remove.find((key) => Object.hasOwn(edit.set, key));
-    if (both !== undefined) throw new UsageError(`label ${both} is both set and removed`);
-  } else validLabels(edit.replace);
-  // Decided on the labels as they are in the change's transaction, so that two admins' changes both count.
+  const both = 'set' in edit ? edit.remove.find((key) => Object.hasOwn(edit.set, key)) : undefined;
+  if (both !== undefined) throw new UsageError(`label ${both} is both set and removed`);
+  // Decided and checked on the labels as they are in the change's transaction, so that two admins' changes both count.
   const changed = await store.changeDeviceLabels(device, (current) => {
     if (!('set' in edit)) return validLabels(edit.replace);
     const missing = edit.remove.find((key) => !Object.hasOwn(current, key));

@@ -237,10 +237,13 @@ interface OrgEntry {
 /**
  * What `serve` keeps of the policy between requests, so that a heartbeat's `policy_version` and the
  * policy route cost no database read. Everything is dropped when the store's policyGeneration moves
- * (any process's policy, exception or lifecycle change, committed in the same transaction). It is
- * read again only after the device cache saw someone else commit (DeviceCache.onExternalChange:
- * its one read per event-loop turn, which every request here was authenticated through), so a
- * change made elsewhere is served from the next request on; this process's own changes call forgetAll.
+ * (any process's policy, label, exception or lifecycle change, committed in the same transaction).
+ * It is read again only after someone else may have committed one: on SQLite when the device cache
+ * saw another connection commit (DeviceCache.onExternalChange: its one read per event-loop turn,
+ * which every request here was authenticated through), so a change made elsewhere is served from
+ * the next request on; on PostgreSQL when a notification of a change arrived (the store's
+ * watchPolicyGeneration: milliseconds after the commit, at most its fallback period). This
+ * process's own changes call forgetAll.
  */
 export class PolicyCache {
   private generation: string | undefined;
@@ -262,7 +265,9 @@ export class PolicyCache {
     private readonly store: Store,
     devices: Pick<DeviceCache, 'onExternalChange'>,
   ) {
-    devices.onExternalChange(() => (this.stale = true));
+    const changed = () => (this.stale = true);
+    // PostgreSQL tells of changes by notification; elsewhere the device cache's per-turn read of external commits does.
+    if (!store.watchPolicyGeneration(changed)) devices.onExternalChange(changed);
   }
 
   /**

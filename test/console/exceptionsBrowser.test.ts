@@ -1,8 +1,8 @@
 // Policy exceptions in the console in a real browser (Debian's Chromium driven by playwright-core)
 // against the real server: a refused grant shows why in the form with what was typed and stores
 // nothing; a device's exception and a label's are granted (POST, redirect, the page again), show as
-// "excepted until" and count apart in the overview; ending one puts the FAIL back. Screenshots go to
-// test-output/console/.
+// "excepted until" and count apart in the overview; ending one puts the FAIL back; a label set on
+// the device's page puts it under the label's exception. Screenshots go to test-output/console/.
 import type { Locator } from 'playwright-core';
 import { expect, test } from 'vitest';
 import type { ExceptionView } from '../../src/server/exceptions';
@@ -111,6 +111,25 @@ test.skipIf(inChromium.skip)(
     expect(await page.locator('#check-DISK_ENCRYPTION .status-excepted').count()).toBe(0);
     expect(await diskRow()).toEqual(['1', '1']);
     expect((await exceptionsInForce()).map((e) => e.label)).toEqual(['site=remote']);
+
+    // Labels set on the device's page: a refused set comes back with why and what was typed; a
+    // saved one (POST, redirect, the page again) puts the laptop under the label's exception.
+    await page.goto(laptopPage);
+    const labelsForm = page.locator('#labels form');
+    await labelsForm.getByLabel(/^Labels/).fill('site remote');
+    await labelsForm.getByRole('button', { name: 'Save the labels' }).click();
+    await page.waitForURL(`${laptopPage}/labels`);
+    expect(await page.locator('#labels [role=alert]').textContent()).toBe('a label is key=value, e.g. team=finance');
+    expect(await labelsForm.getByLabel(/^Labels/).inputValue()).toBe('site remote');
+    expect(await diskRow()).toEqual(['1', '1']);
+    await page.goto(laptopPage);
+    await labelsForm.getByLabel(/^Labels/).fill('site=remote\nteam=field');
+    await labelsForm.getByRole('button', { name: 'Save the labels' }).click();
+    await page.waitForURL(`${laptopPage}#labels`);
+    expect(await labelsForm.getByLabel(/^Labels/).inputValue()).toBe('site=remote\nteam=field');
+    expect(await page.locator('#check-DISK_ENCRYPTION .status-excepted').count()).toBe(1);
+    await inChromium.shoot('labels-saved');
+    expect(await diskRow()).toEqual(['0', '2']);
   },
   180_000,
 );

@@ -108,6 +108,7 @@ import {
 import { DEVICE_COLUMNS, containsPattern, deviceColumnsAnd, toDeviceRecord, type DeviceRow } from './deviceRows';
 import { databaseFailure } from './failures';
 import { ENROLL_SECRET_COLUMNS, HOLDER_COLUMNS, toEnrollSecret, toHolder, type EnrollSecretRow, type HolderRow } from './secretRows';
+import { POLICY_CHANNEL, POLICY_FALLBACK_MS, PolicyGenerationWatch } from './postgresPolicyWatch';
 
 /** What a query runs on: the pool (one statement, its own transaction) or a transaction's client. */
 type Queryable = Pick<Pool | PoolClient, 'query'>;
@@ -300,10 +301,12 @@ const isoOf = (time: Date) => time.toISOString();
 export class PostgresStore implements Store {
   /** See externalChanges. */
   private calls = 0;
+  private policyWatch: PolicyGenerationWatch | undefined;
 
   constructor(private readonly pool: Pool) {}
 
   async close(): Promise<void> {
+    await this.policyWatch?.stop();
     await this.pool.end();
   }
 
@@ -1290,6 +1293,12 @@ export class PostgresStore implements Store {
     return row?.value ?? '0';
   }
 
+  watchPolicyGeneration(changed: () => void, fallbackMs = POLICY_FALLBACK_MS): true {
+    if (this.policyWatch) throw new Error('the policy generation is already watched');
+    this.policyWatch = new PolicyGenerationWatch(this.pool.options, changed, fallbackMs);
+    return true;
+  }
+
   async orgPolicy(orgId: OrganizationId): Promise<{ version: number; labelsVersion: number; documents: PolicyDocumentRecord[] }> {
     // One statement: the versions and the documents from one snapshot.
     const found = await rows<{ version: number; labels_version: number; label: string | null; document: string | null }>(
@@ -1667,11 +1676,14 @@ function toAdminAccount(row: AdminAccountRow): AdminAccountRecord {
   };
 }
 
-/** In the caller's transaction: moves policyGeneration (Store). */
+/** In the caller's transaction: moves policyGeneration (Store), and notifies the processes watching it at the commit. */
 async function movePolicyGeneration(db: Queryable): Promise<void> {
   await db.query(
-    `INSERT INTO settings (key, value) VALUES ($1, '1')
-     ON CONFLICT (key) DO UPDATE SET value = (settings.value::bigint + 1)::text`,
-    [POLICY_GENERATION],
+    `WITH moved AS (
+       INSERT INTO settings (key, value) VALUES ($1, '1')
+       ON CONFLICT (key) DO UPDATE SET value = (settings.value::bigint + 1)::text
+       RETURNING value)
+     SELECT pg_notify($2, value) FROM moved`,
+    [POLICY_GENERATION, POLICY_CHANNEL],
   );
 }

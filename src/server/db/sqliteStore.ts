@@ -899,6 +899,11 @@ export class SqliteStore implements Store {
     );
   }
 
+  /** Another connection's commit moves data_version, which the device cache reads once per turn (externalChanges). */
+  watchPolicyGeneration(): false {
+    return false;
+  }
+
   /** In the caller's transaction: moves policyGeneration. */
   private movePolicyGeneration(): void {
     this.prepared<unknown, []>(

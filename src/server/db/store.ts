@@ -699,6 +699,13 @@ export interface Store {
   /** A value that moves with every committed policy, exception or lifecycle change, whoever made it. */
   policyGeneration(): Promise<string>;
   /**
+   * Calls `changed` whenever another process may have moved policyGeneration, for an engine whose
+   * externalChanges cannot tell it cheaply (PostgreSQL: LISTEN/NOTIFY, and every `fallbackMs` in
+   * case a notification was lost; src/server/db/postgresPolicyWatch.ts), until the store closes.
+   * False when the engine has no such watch: callers follow externalChanges instead (SQLite).
+   */
+  watchPolicyGeneration(changed: () => void, fallbackMs?: number): boolean;
+  /**
    * The organization's policy version (0 before any change: it moves with every change of its
    * documents and of its devices' labels), the version its latest label change took (0: none), and
    * its current documents.

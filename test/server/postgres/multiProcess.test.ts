@@ -1,12 +1,17 @@
 // Several server processes on one PostgreSQL database behave as one server: a token enrolls once,
 // a revocation made through one instance is refused by the others on the next request, a
-// hardware_uuid raced through two instances activates one device, and killing an instance (kill -9)
+// hardware_uuid raced through two instances activates one device, a label change made through one
+// instance reaches the device through the others, and killing an instance (kill -9)
 // in the middle of a posture flood loses no acknowledged result while the others keep serving.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { POSTURE_REPORT_HEADER } from '../../../src/protocol/schemas';
+import { EXTENSION_ROUTES, POSTURE_REPORT_HEADER } from '../../../src/protocol/schemas';
+import { createAdminToken } from '../../support/admin';
+import { until } from '../../support/agent';
 import { queryDatabase } from '../../support/postgres';
-import { NO_RATE_LIMITS, startServer, type RunningServer } from '../../support/server';
-import { enroll, enrolledDevice, heartbeat, heartbeatBody, postures, result, unenroll, type Answer } from '../client';
+import { NO_RATE_LIMITS, runServerCli, startServer, type RunningServer } from '../../support/server';
+import { call, enroll, enrolledDevice, heartbeat, heartbeatBody, postures, result, unenroll, type Answer } from '../client';
 
 let servers: RunningServer[] = [];
 
@@ -61,6 +66,46 @@ describe('three server processes on one PostgreSQL database', () => {
       ]);
       const winner = answers[0].status === 200 ? first : second;
       expect(active.map((row) => row.id)).toEqual([winner.deviceId]);
+    }
+  });
+
+  test('a label change through one instance reaches the device through the others: a new policy_version, then the refined policy', async () => {
+    const [a, b, c] = servers as [RunningServer, RunningServer, RunningServer];
+    const device = await enrolledDevice(a, { org: 'labelled' });
+    const file = join(a.dir, 'lab.json');
+    writeFileSync(file, JSON.stringify({ password: { minLength: 14 } }));
+    await runServerCli(['policy', 'set', '--db', a.dbPath, '--org', 'labelled', '--label', 'team=lab', '--file', file]);
+    const version = async (server: RunningServer) =>
+      String((await heartbeat(server, device.apiKey, heartbeatBody({ hardware_uuid: device.hardwareUuid }))).body?.policy_version);
+    const policy = async (server: RunningServer) =>
+      (await call(server, EXTENSION_ROUTES.policy, { apiKey: device.apiKey, json: { platform: 'LINUX' } })).body?.policy;
+    // Each instance has served (and kept) the device's policy (the refinement is the organization's version 1) and labels.
+    for (const server of [b, c]) {
+      await until(
+        () => version(server),
+        (v) => v === '1.0',
+        60_000,
+        'the refinement seen by every instance',
+      );
+      expect(await policy(server)).toEqual({});
+    }
+
+    const token = (await createAdminToken(a, { org: 'labelled' })).admin_token;
+    const put = await call(a, `/api/admin/v1/devices/${device.deviceId}/labels`, {
+      method: 'PUT',
+      json: { labels: { team: 'lab' } },
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(put.status, put.text).toBe(200);
+    // The others learn of it by notification: milliseconds after the commit, at most the fallback period.
+    for (const server of [b, c]) {
+      await until(
+        () => version(server),
+        (v) => v === '2.0',
+        60_000,
+        'the new policy_version',
+      );
+      expect(await policy(server)).toEqual({ password: { minLength: 14 } });
     }
   });
 
