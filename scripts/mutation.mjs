@@ -32,6 +32,7 @@ export const MODULES = {
       'test/daemon/runRound.test.ts',
       'test/daemon/daemonPolicy.test.ts',
       'test/daemon/requestCycle.test.ts',
+      'test/daemon/checkRequest.test.ts',
     ],
   },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },

@@ -47,4 +47,9 @@ it('a new request runs a cycle at once; the same value does not; the next one wa
   // Nothing more until the posture interval.
   await h.advance(10 * HEARTBEAT_MS);
   expect(uploads()).toHaveLength(3);
+  // Nor once the request has lapsed and heartbeats carry none.
+  asked = undefined;
+  await h.advance(10 * HEARTBEAT_MS);
+  expect(uploads()).toHaveLength(3);
+  expect(h.events('check_requested')).toHaveLength(2);
 });

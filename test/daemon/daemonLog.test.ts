@@ -6,6 +6,7 @@ import { ConflictError, CredentialsRejectedError, InvalidRequestError, Retryable
 import type { PosturesRequest } from '../../src/protocol/schemas';
 import { runtimeStatus } from '../support/agent';
 import type { LastCycle } from '../../src/agent/lastCycle';
+import type { PolicySource } from '../../src/agent/policySource';
 import { openAgentState } from '../../src/agent/state';
 import { countQueuedResults } from '../../src/agent/state/postureQueue';
 import { FakeClock, makeStateDir, results, ScriptedApi, startInProcess, type Harness, type LogLine } from './inProcess';
@@ -133,8 +134,9 @@ describe('the log', () => {
       results: 2,
       failing: [{ check_key: 'C_1', status: 'FAIL', word: 'disk_not_encrypted', summary: 'The disk is not encrypted.' }],
     };
-    harness = await startInProcess({ clock, api, collectCycle: () => Promise.resolve({ results: results('C', 2), lastCycle }) });
-    expect(await runtimeStatus(harness.stateDir)).toMatchObject({ queued_results: 2, last_cycle: lastCycle });
+    const policy: PolicySource = { source: 'local', file: '/etc/device-agent/policy.json' };
+    harness = await startInProcess({ clock, api, collectCycle: () => Promise.resolve({ results: results('C', 2), lastCycle, policy }) });
+    expect(await runtimeStatus(harness.stateDir)).toMatchObject({ queued_results: 2, last_cycle: lastCycle, policy });
   });
 
   it('after a 409: the conflict line with its retry, the cycle held, and the state with the whole explanation', async () => {

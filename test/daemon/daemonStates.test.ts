@@ -199,6 +199,7 @@ describe("the server's answers", () => {
     harness = await startInProcess({ clock, api });
     expect(harness.events('heartbeat_accepted')).toEqual([expect.objectContaining({ clock_skew_ms: -120_000 })]);
     expect(harness.events('clock_skew')).toEqual([]);
+    expect(harness.events('clock_skew_resolved')).toEqual([]); // nothing was skewed before
   });
 
   it('after a refused heartbeat (400) waits a full interval, and uploads only once one is accepted', async () => {
@@ -267,7 +268,9 @@ describe('the queue', () => {
     await (await (await openAgentState(stateDir)).queue()).append(results('OLD', 2));
     writeFileSync(join(stateDir, 'queue', '0000000000000001-2.json'), '{"v":1,"results":[', { mode: 0o600 });
     harness = await startInProcess({ clock, api, stateDir, apiKey: null });
-    expect(harness.events('queue_entry_quarantined')).toEqual([expect.objectContaining({ file: '0000000000000001-2.json' })]);
+    expect(harness.events('queue_entry_quarantined')).toEqual([
+      expect.objectContaining({ level: 40, file: '0000000000000001-2.json', msg: 'damaged queue entry moved to queue/quarantine' }),
+    ]);
     await harness.settled();
     expect((await runtimeStatus(stateDir)).quarantined_results).toBe(1);
     expect(api.seen('postures').map((c) => (c.body as PosturesRequest).results.length)).toEqual([3]);

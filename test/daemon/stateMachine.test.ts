@@ -156,6 +156,23 @@ describe('daemon transitions (in process, fake clock)', () => {
     expect(api.calls.map((c) => c.route)).toEqual(['heartbeat', 'heartbeat', 'heartbeat', 'postures']);
   });
 
+  it('stays in conflict through a transient failure: only an accepted heartbeat ends it', async () => {
+    const clock = new FakeClock();
+    const api = new ScriptedApi(clock);
+    api.heartbeats.push(
+      new ConflictError('heartbeat', 'hardware_uuid in use', 409),
+      new RetryableError('heartbeat', 'server answered 503', 503),
+    );
+    const { h } = await enrolled({ api, clock });
+    expect(h.daemon.state).toBe('conflict');
+    await h.advance(300_000);
+    expect(api.seen('heartbeat')).toHaveLength(2);
+    expect(h.daemon.state).toBe('conflict');
+    expect((await readRuntimeStatus(h.stateDir)).daemon_state).toBe('conflict');
+    await h.settled();
+    expect(api.seen('postures')).toEqual([]);
+  });
+
   it('a new enrollment does not inherit the conflict of the one it replaced', async () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
