@@ -46,7 +46,12 @@ async function activeDevices(count: number, cache: DeviceCache): Promise<Authent
 }
 
 /** The store, with each recordDevicesSeen call's size and the event-loop turn it was made in. */
-function recording(inner: Store, fail: (call: number) => boolean = () => false, whileFailing: () => Promise<unknown> = async () => {}) {
+function recording(
+  inner: Store,
+  fail: (call: number) => boolean = () => false,
+  whileFailing: () => Promise<unknown> = async () => {},
+  failure: (call: number) => Error = () => new Error('disk I/O error'),
+) {
   const calls: Array<{ rows: number; turn: number }> = [];
   let heartbeatWrites = 0;
   let turn = 0;
@@ -60,7 +65,7 @@ function recording(inner: Store, fail: (call: number) => boolean = () => false, 
   wrapped.recordDevicesSeen = (seen: readonly DeviceSeen[], states: readonly DeviceState[]) => {
     calls.push({ rows: seen.length, turn });
     if (!fail(calls.length)) return inner.recordDevicesSeen(seen, states);
-    return whileFailing().then(() => Promise.reject(new Error('disk I/O error')));
+    return whileFailing().then(() => Promise.reject(failure(calls.length)));
   };
   wrapped.recordHeartbeat = (...args) => {
     heartbeatWrites += 1;
@@ -126,14 +131,22 @@ test('a pending heartbeat is written on the interval, without a flush or a stop'
   await writer.stop();
 });
 
-test('the interval runs only while something is pending: no timer before the first heartbeat nor after its write; a failed write plans the retry', async () => {
+test('the interval runs only while something is pending: no timer before the first heartbeat nor after its write; a failed write plans the retry, not once stopped', async () => {
   const cache = new DeviceCache(store, 10_000);
   const [device] = await activeDevices(1, cache);
-  const recorder = recording(store, (call) => call === 1);
+  // The first write meets a busy database (weather: a warning with its reason), the third, at the stop, a defect.
+  const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  const recorder = recording(
+    store,
+    (call) => call === 1 || call === 3,
+    async () => {},
+    (call) => (call === 1 ? busy() : new Error('disk I/O error')),
+  );
+  const { logger, lines } = capturedLogger();
   // Only the writer's timers are faked: the store and the recorder turn the event loop as usual.
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
   try {
-    const writer = new HeartbeatWriter(recorder.store, cache, pino({ level: 'silent' }));
+    const writer = new HeartbeatWriter(recorder.store, cache, logger);
     expect(vi.getTimerCount()).toBe(0);
     await writer.record(device!, attributes(0), '2026-11-25T00:09:00.000Z');
     expect(vi.getTimerCount()).toBe(1);
@@ -152,8 +165,15 @@ test('the interval runs only while something is pending: no timer before the fir
     expect((await store.findDevice(device!.id))?.lastSeenAt).toBe('2026-11-25T00:09:01.000Z');
     // Written: nothing pending, nothing planned.
     expect(vi.getTimerCount()).toBe(0);
+    // The write at the stop fails: no retry is planned for a stopped writer.
+    await writer.record(device!, attributes(0), '2026-11-25T00:09:02.000Z');
     await writer.stop();
+    expect(recorder.calls).toHaveLength(3);
     expect(vi.getTimerCount()).toBe(0);
+    expect(lines.map((line) => [line.level, line.reason, line.err === undefined, line.msg])).toEqual([
+      [40, 'database is locked', true, 'writing last-seen times failed; retrying with the next batch'],
+      [50, undefined, false, 'writing last-seen times failed; retrying with the next batch'],
+    ]);
   } finally {
     vi.useRealTimers();
     recorder.stop();
