@@ -503,9 +503,13 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         query('os_version', 'The OS version the device reports'),
         query('label', 'A label the device carries, key=value'),
         query('min_failing', 'At least this many checks fail by their latest result', { type: 'integer', minimum: 1 }),
-        query('sort', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version', {
-          enum: ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'],
-        }),
+        query(
+          'sort',
+          'created_at (default), hostname, last_seen_at, failing_checks or agent_version (in version order: 1.10.0 after 1.9.0)',
+          {
+            enum: ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'],
+          },
+        ),
         query('order', 'asc (default) or desc', { enum: ['asc', 'desc'] }),
         query('cursor', 'next_cursor of the previous page'),
         query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
