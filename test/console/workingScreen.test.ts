@@ -211,6 +211,14 @@ test.skipIf(inChromium.skip)(
     for (const [check, r] of Object.entries(firstDevice.latest).filter(([, r]) => r.status === 'FAIL')) {
       expect(await page.locator(`#check-${check} .since time`).getAttribute('datetime'), check).toBe(r.since);
     }
+    // Its history: status changes, each observed when it began, the raw log one click away.
+    const changes = await page.locator('table.history tbody tr').count();
+    const changed = Object.values(firstDevice.latest).filter((r) => r.since !== new Date(observed - 2 * 3_600_000).toISOString()).length;
+    expect(changes).toBe(Object.keys(firstDevice.latest).length + changed);
+    await page.locator('#history-log').click();
+    expect(await page.locator('table.history tbody tr').count()).toBe(2 * Object.keys(firstDevice.latest).length);
+    await page.locator('#history-changes').click();
+    expect(await page.locator('table.history tbody tr').count()).toBe(changes);
     await page.screenshot({ path: join(SCREENSHOTS, 'working-device.png'), fullPage: false });
     await page.close();
   },
