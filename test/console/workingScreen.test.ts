@@ -219,6 +219,8 @@ test.skipIf(inChromium.skip)(
     expect(await page.locator('table.history tbody tr').count()).toBe(2 * Object.keys(firstDevice.latest).length);
     await page.locator('#history-changes').click();
     expect(await page.locator('table.history tbody tr').count()).toBe(changes);
+    await page.screenshot({ path: join(SCREENSHOTS, 'working-device-history.png'), fullPage: false });
+    await page.goto(`${server.url}/console/devices/${firstDevice.deviceId}`);
     await page.screenshot({ path: join(SCREENSHOTS, 'working-device.png'), fullPage: false });
     await page.close();
   },
