@@ -432,7 +432,7 @@ device
   .option('--agent-version <version>', 'only devices running this agent version')
   .option('--label <key=value>', 'only devices carrying this label')
   .option('--min-failing <n>', 'only devices failing at least this many checks')
-  .option('--sort <key>', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version')
+  .option('--sort <key>', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version (in version order)')
   .option('--order <order>', 'asc (default) or desc')
   .option('--json', 'print a JSON array')
   .action(async (opts: DeviceListOptions, command: Command) => {

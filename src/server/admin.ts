@@ -432,20 +432,74 @@ export async function deviceHistory(
   request: { check?: string; before?: number; limit?: number },
 ): Promise<PostureHistory> {
   const device = await findDevice(store, deviceId, scope);
+  const { checkKey, limit } = historyRequest(request);
+  const rows = await store.postureHistory(device, { checkKey, beforeId: request.before, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const explained = await explainedNewestFirst(store, device, page.map(postureView));
+  return { device_id: device.id, results: explained, next_before: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+function historyRequest(request: { check?: string; before?: number; limit?: number }): { checkKey: string | undefined; limit: number } {
   const limit = request.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_PAGE)
     throw new UsageError(`limit must be a whole number from 1 to ${MAX_HISTORY_PAGE}`);
   if (request.before !== undefined && (!Number.isSafeInteger(request.before) || request.before < 1))
     throw new UsageError('before must be a positive whole number');
-  const checkKey = request.check === undefined ? undefined : validCheckKey(request.check);
-  const rows = await store.postureHistory(device, { checkKey, beforeId: request.before, limit: limit + 1 });
-  const page = rows.slice(0, limit);
-  // The steps follow the OS release of the device's latest OS_VERSION result (postures oldest first).
+  return { checkKey: request.check === undefined ? undefined : validCheckKey(request.check), limit };
+}
+
+/** Results (newest first) with what each means; the steps follow the OS release of the device's latest OS_VERSION result. */
+async function explainedNewestFirst<P extends Omit<PostureView, 'remediation'>>(
+  store: Store,
+  device: DeviceRecord,
+  newestFirst: P[],
+): Promise<(P & { remediation: Remediation })[]> {
   const osVersion = (await store.latestResults(device)).filter((r) => r.checkKey === 'OS_VERSION').map(postureView);
-  const explained = withRemediation(device.platform, [...osVersion, ...page.map(postureView).reverse()])
+  return withRemediation(device.platform, [...osVersion, ...[...newestFirst].reverse()])
     .slice(osVersion.length)
-    .reverse();
-  return { device_id: device.id, results: explained, next_before: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+    .reverse() as (P & { remediation: Remediation })[];
+}
+
+/** A change of a check's status: the first result with the new status, and the status before (null: the check's first result). */
+export interface StatusChange extends PostureView {
+  previous_status: string | null;
+}
+
+export interface StatusChanges {
+  device_id: string;
+  changes: StatusChange[];
+  /** Pass as `before` for older changes; null when there are none. */
+  next_before: number | null;
+}
+
+/**
+ * The device's history as status changes, newest first (of one check or all): each result whose
+ * status differs from the check's result before it (when it was observed: observed_at), not every
+ * repeated one; `before` pages back by result id. The raw log is deviceHistory.
+ */
+export async function deviceStatusChanges(
+  store: Store,
+  scope: OrgScope,
+  deviceId: string,
+  request: { check?: string; before?: number; limit?: number },
+): Promise<StatusChanges> {
+  const device = await findDevice(store, deviceId, scope);
+  const { checkKey, limit } = historyRequest(request);
+  const previous = new Map<string, string>();
+  const changes: Omit<StatusChange, 'remediation'>[] = [];
+  for (const result of await store.listPostures(device)) {
+    if (checkKey !== undefined && result.checkKey !== checkKey) continue;
+    const before = previous.get(result.checkKey);
+    previous.set(result.checkKey, result.status);
+    if (before !== result.status && (request.before === undefined || result.id < request.before))
+      changes.push({ ...postureView(result), previous_status: before ?? null });
+  }
+  const page = changes.reverse().slice(0, limit);
+  return {
+    device_id: device.id,
+    changes: await explainedNewestFirst(store, device, page),
+    next_before: changes.length > limit ? (page.at(-1)?.id ?? null) : null,
+  };
 }
 
 export async function revokeDevice(

@@ -227,6 +227,26 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       next_before: nullable('integer', { description: 'Pass as `before` for older results' }),
     },
   },
+  AdminStatusChanges: {
+    type: 'object',
+    properties: {
+      device_id: { type: 'string' },
+      changes: {
+        type: 'array',
+        description: 'Newest first: each result whose status differs from the check’s result before it',
+        items: {
+          allOf: [
+            ref('AdminResult'),
+            {
+              type: 'object',
+              properties: { previous_status: nullable('string', { description: 'The status before; null for the check’s first result' }) },
+            },
+          ],
+        },
+      },
+      next_before: nullable('integer', { description: 'Pass as `before` for older changes' }),
+    },
+  },
   AdminCreateDevice: {
     type: 'object',
     required: ['org'],
@@ -544,9 +564,13 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         query('os_version', 'The OS version the device reports'),
         query('label', 'A label the device carries, key=value'),
         query('min_failing', 'At least this many checks fail by their latest result', { type: 'integer', minimum: 1 }),
-        query('sort', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version', {
-          enum: ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'],
-        }),
+        query(
+          'sort',
+          'created_at (default), hostname, last_seen_at, failing_checks or agent_version (in version order: 1.10.0 after 1.9.0)',
+          {
+            enum: ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'],
+          },
+        ),
         query('order', 'asc (default) or desc', { enum: ['asc', 'desc'] }),
         query('cursor', 'next_cursor of the previous page'),
         query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
@@ -600,6 +624,26 @@ export const ADMIN_PATHS: Record<string, unknown> = {
       ],
       responses: {
         200: { description: 'A page of results, or with format=csv every result', content: { ...jsonOf('AdminHistory'), ...CSV } },
+        400: ERRORS[400],
+        401: ERRORS[401],
+        404: ERRORS[404],
+      },
+    },
+  },
+  [`${ADMIN_API_PREFIX}/devices/{id}/changes`]: {
+    get: {
+      operationId: 'adminDeviceStatusChanges',
+      summary:
+        'The device’s history as status changes, newest first (observed_at: when the new status was first observed); the raw log is /history',
+      security,
+      parameters: [
+        deviceIdParameter,
+        query('check', 'Only this check'),
+        query('before', 'Changes with a result id below this (next_before of the previous page)', { type: 'integer' }),
+        query('limit', 'Page size', { type: 'integer', minimum: 1, maximum: MAX_HISTORY_PAGE, default: 100 }),
+      ],
+      responses: {
+        200: { description: 'A page of status changes', content: jsonOf('AdminStatusChanges') },
         400: ERRORS[400],
         401: ERRORS[401],
         404: ERRORS[404],

@@ -76,7 +76,7 @@ test.skipIf(inChromium.skip)(
     await page.getByLabel('Label').fill('second-agent');
     await page.getByLabel('Token lifetime').selectOption('1h');
     await page.getByRole('button', { name: /Create the device/ }).click();
-    await page.waitForURL(`${server.url}/console/enroll`);
+    await page.waitForURL(/\/console\/enroll\/created\/dev_/);
     const token = (await page.locator('#enrollment-token').textContent())!.trim();
     expect(token).toMatch(/^[0-9a-f]{96}$/);
     expect(await page.locator('figure.qr svg').count()).toBe(1);

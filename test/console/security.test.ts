@@ -163,8 +163,10 @@ describe('tenancy', () => {
     expect(list.text).not.toContain(acmeDevice.deviceId);
     expect((await globex.get('/console/overview?org=acme')).status).toBe(404);
     // Creating a device: always in the account's own organization, whatever the form says.
-    const created = await globex.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1d', name: 'sneaky' });
-    expect(created.status).toBe(201);
+    const posted = await globex.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1d', name: 'sneaky' });
+    expect(posted.status).toBe(303);
+    const created = await globex.get(String(posted.headers.location));
+    expect(created.status).toBe(200);
     expect(created.text).toContain('in organization globex');
   });
 });
@@ -181,6 +183,7 @@ describe('pages', () => {
       await client.get(`/console/devices/${acmeDevice.deviceId}/revoke`),
       await client.get('/console/enroll'),
       await client.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1h' }),
+      await client.get(String((await client.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1h' })).headers.location)),
       await client.get('/console/devices/dev_00000000000000000000000000000000'),
     ];
     for (const page of pages) {
@@ -234,14 +237,20 @@ describe('pages', () => {
   test('the enrollment token appears on the enrollment page once, and in no other page nor in the log', async () => {
     const client = await signedIn(ACME);
     const csrf = await client.csrfToken('/console/enroll');
-    const enrolled = await client.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1d', name: 'one-time' });
-    expect(enrolled.status).toBe(201);
+    const posted = await client.post('/console/enroll', { _csrf: csrf, org: 'acme', ttl: '1d', name: 'one-time' });
+    expect(posted.status).toBe(303);
+    // The POST's answer carries the token only in its cookie, for the page it redirects to.
+    expect(posted.text).not.toMatch(/[0-9a-f]{96}/);
+    const enrolled = await client.get(String(posted.headers.location));
+    expect(enrolled.status).toBe(200);
     const token = /id="enrollment-token">([0-9a-f]{96})</.exec(enrolled.text)?.[1];
     expect(token).toMatch(/^[0-9a-f]{96}$/);
     const deviceId = /href="\/console\/devices\/(dev_[0-9a-f]{32})"/.exec(enrolled.text)?.[1];
     expect(enrolled.text).toContain('<svg'); // the QR code
     expect(enrolled.text).toContain(`ENROLLMENT_TOKEN=${token}`);
+    expect(posted.headers.location).toBe(`/console/enroll/created/${deviceId}`);
     for (const path of [
+      String(posted.headers.location),
       '/console/overview',
       '/console/devices',
       `/console/devices/${deviceId}`,

@@ -13,7 +13,7 @@ import { launchChromium } from '../support/chromium';
 import { CHROMIUM, SCREENSHOTS, onlyFrom, requireChromium, signIn } from '../support/consoleBrowser';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
-import { call, createSecret } from '../server/client';
+import { call, createSecret, enroll } from '../server/client';
 import { enrollFleet, type FleetDevice } from './fleet';
 
 const inChromium = requireChromium(
@@ -202,6 +202,16 @@ test.skipIf(inChromium.skip)(
     for (const [check, r] of Object.entries(firstDevice.latest).filter(([, r]) => r.status === 'FAIL')) {
       expect(await page.locator(`#check-${check} .since time`).getAttribute('datetime'), check).toBe(r.since);
     }
+    // Its history: status changes, each observed when it began, the raw log one click away.
+    const changes = await page.locator('table.history tbody tr').count();
+    const changed = Object.values(firstDevice.latest).filter((r) => r.since !== new Date(observed - 2 * 3_600_000).toISOString()).length;
+    expect(changes).toBe(Object.keys(firstDevice.latest).length + changed);
+    await page.locator('#history-log').click();
+    expect(await page.locator('table.history tbody tr').count()).toBe(2 * Object.keys(firstDevice.latest).length);
+    await page.locator('#history-changes').click();
+    expect(await page.locator('table.history tbody tr').count()).toBe(changes);
+    await page.screenshot({ path: join(SCREENSHOTS, 'working-device-history.png'), fullPage: false });
+    await page.goto(`${server.url}/console/devices/${firstDevice.deviceId}`);
     await page.screenshot({ path: join(SCREENSHOTS, 'working-device.png'), fullPage: false });
     await page.close();
   },
@@ -226,4 +236,31 @@ test.skipIf(inChromium.skip)(
     await page.close();
   },
   300_000,
+);
+
+test.skipIf(inChromium.skip)(
+  'Device created: POST, redirect, GET; reloading creates no second device and shows the token no more',
+  async () => {
+    const page = await signedInPage(1280);
+    const before = (await api<ComplianceSummary>('/compliance')).devices.total;
+    await page.goto(`${server.url}/console/enroll`);
+    await page.getByLabel('Organization').fill('acme');
+    await page.getByLabel('Label').fill('reloaded');
+    await page.getByRole('button', { name: /Create the device/ }).click();
+    await page.waitForURL(/\/console\/enroll\/created\/dev_[0-9a-f]{32}$/);
+    const token = (await page.locator('#enrollment-token').textContent())!.trim();
+    expect(token).toMatch(/^[0-9a-f]{96}$/);
+    await page.screenshot({ path: join(SCREENSHOTS, 'working-enroll-created.png'), fullPage: false });
+    const reloaded = await page.reload();
+    expect(reloaded?.request().method()).toBe('GET');
+    expect(reloaded?.status()).toBe(200);
+    expect(await page.locator('#enrollment-token').count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+    expect(await page.locator('#token-shown-once').count()).toBe(1);
+    expect((await api<ComplianceSummary>('/compliance')).devices.total).toBe(before + 1);
+    // The token shown was the device's: the agent API takes it (once).
+    expect((await enroll(server, token)).status).toBe(200);
+    await page.close();
+  },
+  120_000,
 );

@@ -8,7 +8,7 @@ import { createAdminToken } from '../support/admin';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
 import { enrollFleet, type FleetDevice } from '../console/fleet';
-import { call, createSecret, expectError } from './client';
+import { call, createSecret, enrolledDevice, expectError, heartbeat, heartbeatBody } from './client';
 
 let server: RunningServer;
 let token: string;
@@ -189,5 +189,20 @@ describe('the overview counts what its lists list', () => {
     for (const r of summary.os_releases)
       expect((await list(`state=ACTIVE&platform=${r.platform}&os_version=${encodeURIComponent(r.os_version!)}`)).length).toBe(r.devices);
     expect((await list(`state=ACTIVE&last_seen_before=${summary.presence.stale_before}`)).length).toBe(summary.presence.stale);
+  });
+});
+
+describe('agent versions sort as versions', () => {
+  test('1.10.0 after 1.9.0 and 1.2.0, page after page, both ways', async () => {
+    for (const version of ['1.10.0', '1.9.0', '1.2.0', '1.10.0-rc.1']) {
+      const device = await enrolledDevice(server, { org: 'acme' });
+      const beat = await heartbeat(server, device.apiKey, heartbeatBody({ hardware_uuid: device.hardwareUuid, agent_version: version }));
+      expect(beat.status, beat.text).toBe(200);
+    }
+    const ascending = (await list('state=ACTIVE&sort=agent_version')).map((d) => d.agent_version);
+    expect(ascending.slice(-4)).toEqual(['1.2.0', '1.9.0', '1.10.0', '1.10.0-rc.1']);
+    expect(ascending.slice(0, -4)).toEqual(fleet.map((d) => d.agentVersion).sort());
+    const descending = (await list('state=ACTIVE&sort=agent_version&order=desc')).map((d) => d.agent_version);
+    expect(descending).toEqual([...ascending].reverse());
   });
 });

@@ -3,7 +3,7 @@
 // view (`failing_since`, `status_since`) and `device show` give it, on every engine.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { PostureResult } from '../../src/protocol/schemas';
-import type { DeviceView } from '../../src/server/admin';
+import type { DeviceView, StatusChanges } from '../../src/server/admin';
 import { createAdminToken } from '../support/admin';
 import { parseJson } from '../support/json';
 import { runServerCli, startServer, type RunningServer } from '../support/server';
@@ -39,6 +39,34 @@ async function since(device: EnrolledDevice): Promise<Record<string, [string | n
 }
 
 describe.concurrent('a check fails since the first observation of FAIL after another status', () => {
+  test('the history as status changes (when observed), newest first, paged; the raw log keeps every result', async () => {
+    const device = await enrolledDevice(server);
+    await upload(device, [fw('PASS', 1), disk('PASS', 1), fw('PASS', 2), fw('FAIL', 3), disk('PASS', 3)]);
+    await upload(device, [fw('FAIL', 4), fw('FAIL', 5), disk('UNKNOWN', 5), fw('PASS', 6)]);
+    const changes = async (query: string) => {
+      const answer = await call(server, `/api/admin/v1/devices/${device.deviceId}/changes${query}`, { method: 'GET', headers });
+      expect(answer.status, answer.text).toBe(200);
+      return parseJson<StatusChanges>(answer.text);
+    };
+    const all = await changes('');
+    expect(all.changes.map((c) => [c.check_key, c.previous_status, c.status, c.observed_at])).toEqual([
+      ['FIREWALL_ENABLED', 'FAIL', 'PASS', at(6)],
+      ['DISK_ENCRYPTION', 'PASS', 'UNKNOWN', at(5)],
+      ['FIREWALL_ENABLED', 'PASS', 'FAIL', at(3)],
+      ['DISK_ENCRYPTION', null, 'PASS', at(1)],
+      ['FIREWALL_ENABLED', null, 'PASS', at(1)],
+    ]);
+    expect(all.next_before).toBeNull();
+    expect(all.changes[0]!.remediation.summary).not.toBe('');
+    const firstPage = await changes('?check=FIREWALL_ENABLED&limit=2');
+    expect(firstPage.changes.map((c) => c.observed_at)).toEqual([at(6), at(3)]);
+    const older = await changes(`?check=FIREWALL_ENABLED&limit=2&before=${firstPage.next_before}`);
+    expect([older.changes.map((c) => c.observed_at), older.next_before]).toEqual([[at(1)], null]);
+    const log = await call(server, `/api/admin/v1/devices/${device.deviceId}/history`, { method: 'GET', headers });
+    expect(parseJson<{ results: unknown[] }>(log.text).results).toHaveLength(9);
+    expect((await call(server, `/api/admin/v1/devices/${device.deviceId}/changes?limit=0`, { method: 'GET', headers })).status).toBe(400);
+  });
+
   test('upload after upload: a repeated status keeps its start, a change starts it again', async () => {
     const device = await enrolledDevice(server);
     await upload(device, [fw('PASS', 1)]);

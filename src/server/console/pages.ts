@@ -10,6 +10,9 @@ import type {
   DeviceView,
   LatestView,
   PostureHistory,
+  PostureView,
+  StatusChange,
+  StatusChanges,
 } from '../admin';
 import type { AdminPrincipal } from '../adminAccess';
 import type { SignInAttempts } from '../db/store';
@@ -557,7 +560,13 @@ function failingFirst(latest: readonly LatestView[]): LatestView[] {
 
 export function devicePage(
   context: PageContext,
-  view: { device: DeviceView; history: PostureHistory; check: string | undefined; exceptions?: Html; labels?: Html },
+  view: {
+    device: DeviceView;
+    history: { log: PostureHistory } | { changes: StatusChanges };
+    check: string | undefined;
+    exceptions?: Html;
+    labels?: Html;
+  },
 ): Html {
   const d = view.device;
   const fields: [string, Interpolation][] = [
@@ -598,39 +607,72 @@ export function devicePage(
       ${d.state !== 'REVOKED' && html`<p><a class="danger button" href="${base}/revoke">Revoke this device…</a></p>`}
       <h2>Latest result of each check</h2>
       ${latest.length === 0 ? html`<p class="muted">No posture results yet.</p>` : latest.map((r) => resultBlock(r, context.now))}
-      ${view.labels} ${view.exceptions}
-      <h2 id="history">History${view.check && html` of ${view.check}`}</h2>
-      <p>
-        ${view.check && html`<a href="${base}#history">All checks</a> · `}${CHECK_KEYS.map((c) => html`<a href="${base}?check=${c}#history">${c}</a> `)}
-      </p>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th>Received</th>
-              <th>Check</th>
-              <th>Status</th>
-              <th>Rule or reason</th>
-              <th>Summary</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${view.history.results.map(
-              (r) =>
-                html`<tr>
-                  <td>${when(r.received_at, context.now)}</td>
-                  <td>${r.check_key}</td>
-                  <td>${status(r.status)}</td>
-                  <td><code>${r.remediation.word}</code></td>
-                  <td>${r.remediation.summary}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
-      ${view.history.next_before !== null && html`<p><a href="${base}?${view.check ? `check=${encodeURIComponent(view.check)}&` : ''}before=${view.history.next_before}#history">Older results</a></p>`}`,
+      ${view.labels} ${view.exceptions} ${historySection(view.history, base, view.check, context.now)}`,
     'devices',
   );
+}
+
+/** A status change's status before ("first": the check's first result); nothing for a raw log's row. */
+function changedFrom(row: PostureView | StatusChange): Html | null {
+  if (!('previous_status' in row)) return null;
+  return row.previous_status === null ? html`<span class="muted">first</span> → ` : html`${status(row.previous_status)} → `;
+}
+
+/** The device's history: its status changes (when each was observed), or, one click away, the raw log of every result received. */
+function historySection(
+  history: { log: PostureHistory } | { changes: StatusChanges },
+  base: string,
+  check: string | undefined,
+  now: Date,
+): Html {
+  const isLog = 'log' in history;
+  const query = (params: Record<string, string | number | undefined>) => {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries({ check, ...(isLog ? { log: '1' } : {}), ...params }))
+      if (value !== undefined) search.set(key, String(value));
+    const text = search.toString();
+    return `${base}${text ? `?${text}` : ''}#history`;
+  };
+  const rows = isLog ? history.log.results : history.changes.changes;
+  const next = isLog ? history.log.next_before : history.changes.next_before;
+  return html`<h2 id="history">${isLog ? 'Every result received' : 'Status changes'}${check && html` of ${check}`}</h2>
+    <p>
+      ${check && html`<a href="${query({ check: undefined })}">All checks</a> · `}${CHECK_KEYS.map((c) => html`<a href="${query({ check: c })}">${c}</a> `)}
+    </p>
+    <p>
+      ${
+        isLog
+          ? html`<a id="history-changes" href="${query({ log: undefined })}">Show status changes only</a>`
+          : html`Each change of a check's status, when the agent observed it.
+              <a id="history-log" href="${query({ log: '1' })}">Show every result received (raw log)</a>`
+      }
+    </p>
+    <div class="scroll">
+      <table class="history">
+        <thead>
+          <tr>
+            <th>${isLog ? 'Received' : 'Observed'}</th>
+            <th>Check</th>
+            <th>${isLog ? 'Status' : 'Change'}</th>
+            <th>Rule or reason</th>
+            <th>Summary</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows.map(
+            (r) =>
+              html`<tr>
+                <td>${when(isLog ? r.received_at : r.observed_at, now)}</td>
+                <td>${r.check_key}</td>
+                <td>${changedFrom(r)}${status(r.status)}</td>
+                <td><code>${r.remediation.word}</code></td>
+                <td>${r.remediation.summary}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+    ${next !== null && html`<p><a href="${query({ before: next })}">${isLog ? 'Older results' : 'Older changes'}</a></p>`}`;
 }
 
 /** Re-enrollment and clones (deviceLifecycle.ts, decideRegistration): the records linked to this one. */
@@ -733,6 +775,21 @@ export function enrolledPage(context: PageContext, created: CreatedDevice, qrSvg
             ${w.note && html`<p class="muted">${w.note}</p>`}
           </section>`,
       )}`,
+    'enroll',
+  );
+}
+
+/** "Device created" once its token was shown (or on another browser): the token is not kept, so it is not shown again. */
+export function createdOncePage(context: PageContext, device: { id: string; orgName: string; state: string }): Html {
+  return layout(
+    'Device created',
+    context,
+    html`<h1>Device created</h1>
+      <p><a href="${CONSOLE_PREFIX}/devices/${device.id}">${device.id}</a> in organization ${device.orgName}, ${device.state}.</p>
+      <p class="note" id="token-shown-once">
+        Its enrollment token and link were shown once, when the device was created, and are kept nowhere: they cannot be shown again. If
+        they were not handed on, revoke this device and <a href="${CONSOLE_PREFIX}/enroll">create another</a>.
+      </p>`,
     'enroll',
   );
 }

@@ -12,6 +12,8 @@ import {
   createDevice,
   DEVICE_LIST_PARAMETERS,
   deviceHistory,
+  deviceStatusChanges,
+  findDevice,
   getDevice,
   listDevicePage,
   organizationInScope,
@@ -32,13 +34,15 @@ import { NotFoundError, UsageError } from '../usage';
 import { enrollWays, secretInstallWays } from './enrollInstructions';
 import { SECRETS_PATH, SECRET_LIFETIMES, createdSecretPage, secretsPage } from './secretPages';
 import { createSecret, labelsFromLines, listSecrets, revokeSecret } from '../enrollSecrets';
-import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING } from '../publicUrl';
+import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from '../publicUrl';
+import { CREATED_COOKIE, CREATED_COOKIE_SECONDS, createdCookieValue, createdPath, tokenFromCookie } from './createdDevice';
 import { trusted, type Html } from './html';
 import { SignInAddressLimit, SignInThrottle } from './signInThrottle';
 import {
   CONSOLE_PREFIX,
   STYLESHEET_PATH,
   TOKEN_LIFETIMES,
+  createdOncePage,
   devicePage,
   devicesPage,
   enrollPage,
@@ -279,13 +283,18 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
       code = 200,
     ) {
       const { scope } = adminOf(request);
-      const { check, before } = pick(request, ['check', 'before']);
+      const { check, before, log } = pick(request, ['check', 'before', 'log']);
       const device = await getDevice(store, scope, request.params.id);
-      const history = await deviceHistory(store, scope, device.device_id, {
+      const historyRequest = {
         check,
         before: before === undefined || !/^\d{1,15}$/.test(before) ? undefined : Number(before),
         limit: HISTORY_PAGE_SIZE,
-      });
+      };
+      // Status changes, or (log=1) every result received.
+      const history =
+        log === '1'
+          ? { log: await deviceHistory(store, scope, device.device_id, historyRequest) }
+          : { changes: await deviceStatusChanges(store, scope, device.device_id, historyRequest) };
       const context = pageContext(request, reply);
       const target = { device: device.device_id, org: device.org };
       const exceptions = exceptionsSection(context, target, await deviceExceptions(store, scope, device.device_id), refused.exceptionForm);
@@ -472,8 +481,43 @@ export function consoleRoutes(context: AppContext, databaseError: DatabaseErrorA
         target: { type: 'device', id: created.device_id },
         detail: { token_expires_at: created.token_expires_at },
       });
+      // POST → redirect → GET: reloading the page shows it again without creating another device (createdDevice.ts).
+      const path = createdPath(created.device_id);
+      const session = request.cookies[SESSION_COOKIE] ?? '';
+      reply.setCookie(CREATED_COOKIE, createdCookieValue(session, created.device_id, created.enrollment_token), {
+        ...cookieOptions,
+        path,
+        maxAge: CREATED_COOKIE_SECONDS,
+      });
+      return reply.redirect(path, 303);
+    });
+
+    /** The device just created: its token and link the first time (from the cookie, which this clears), a note after. */
+    app.get<{ Params: { id: string } }>(`${CONSOLE_PREFIX}/enroll/created/:id`, signedIn, async (request, reply) => {
+      const device = await findDevice(store, request.params.id, adminOf(request).scope);
+      const path = createdPath(device.id);
+      const token = tokenFromCookie(request.cookies[CREATED_COOKIE], request.cookies[SESSION_COOKIE], device.id);
+      if (request.cookies[CREATED_COOKIE] !== undefined) reply.clearCookie(CREATED_COOKIE, { ...cookieOptions, path });
+      const context = pageContext(request, reply);
+      // Shown only while the token is unused and unexpired: the device is still waiting for it.
+      if (
+        token === undefined ||
+        device.state !== 'PENDING' ||
+        device.tokenExpiresAt === null ||
+        device.tokenExpiresAt <= context.now.toISOString()
+      )
+        return page(reply, createdOncePage(context, device));
+      const serverUrl = (await store.getSetting(PUBLIC_URL_SETTING)) ?? DEFAULT_PUBLIC_URL;
+      const created = {
+        device_id: device.id,
+        org: device.orgName,
+        enrollment_token: token,
+        server_url: serverUrl,
+        enrollment_link: enrollmentLink(serverUrl, token),
+        token_expires_at: device.tokenExpiresAt,
+      };
       const qr = await QRCode.toString(created.enrollment_link, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
-      return page(reply, enrolledPage(pageContext(request, reply), created, trusted(qr), enrollWays(created)), 201);
+      return page(reply, enrolledPage(context, created, trusted(qr), enrollWays(created)));
     });
 
     app.get(SECRETS_PATH, signedIn, async (request, reply) => {

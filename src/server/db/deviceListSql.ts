@@ -54,6 +54,24 @@ function graceCutoffsCondition(dialect: Dialect, graces: readonly GraceCutoffs[]
   return `(CASE WHEN ${dialect.instant('l.status_since')} > CASE d.org_id ${orgs.join(' ')} END THEN 1 ELSE 0 END = 1)`;
 }
 
+/** An agent version is at most 64 characters (HeartbeatRequest): no run of digits in it is longer. */
+const VERSION_DIGITS = 64;
+
+/**
+ * An agent version's sort key: each run of digits zero-padded to VERSION_DIGITS, so that in byte
+ * order 1.10.0 comes after 1.9.0 (and 0.10 after 0.9a). SQLite calls it as the function
+ * version_sort_key; PostgreSQL's versionSortKeySql is the same rule in SQL.
+ */
+export function versionSortKey(version: string): string {
+  return version.replace(/[0-9]+/g, (digits) => digits.padStart(VERSION_DIGITS, '0'));
+}
+
+/** versionSortKey of a text expression, in PostgreSQL (lpad never cuts: no run is longer than VERSION_DIGITS). */
+export function versionSortKeySql(text: string): string {
+  return `(SELECT COALESCE(string_agg(CASE WHEN m[1] ~ '^[0-9]' THEN lpad(m[1], ${VERSION_DIGITS}, '0') ELSE m[1] END, '' ORDER BY n), '')
+    FROM regexp_matches(${text}, '[0-9]+|[^0-9]+', 'g') WITH ORDINALITY AS v(m, n)) COLLATE "C"`;
+}
+
 /** How many checks of device `d` fail by their latest result. */
 export const FAILING_CHECKS = "(SELECT COUNT(*) FROM latest_results f WHERE f.device_id = d.id AND f.status = 'FAIL')";
 

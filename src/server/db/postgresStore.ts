@@ -99,6 +99,7 @@ import {
   inGraceCondition,
   listConditions,
   summaryColumns,
+  versionSortKeySql,
   toFailingResult,
   toSummary,
   type Dialect,
@@ -132,7 +133,8 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   last_seen_at: "COALESCE(d.last_seen_at, '-infinity')",
   // No index: computed per device (deviceListSql.ts); bench:list measures it.
   failing_checks: FAILING_CHECKS,
-  agent_version: `COALESCE(d.agent_version, '') COLLATE "C"`,
+  // In version order (1.10.0 after 1.9.0): deviceListSql.ts, versionSortKey.
+  agent_version: versionSortKeySql(`COALESCE(d.agent_version, '')`),
 };
 
 /** The type of each sort's cursor value as a parameter. */
@@ -415,10 +417,11 @@ export class PostgresStore implements Store {
     const { after } = query;
     if (after !== null) {
       const type = SORT_TYPES[query.sort];
-      conditions.add(
-        (p) =>
-          `(${sort}, d.id COLLATE "C") ${query.descending ? '<' : '>'} (${p(cursorValue(query.sort, after.value))}::${type}, ${p(after.id)})`,
-      );
+      const value = (p: (value: unknown) => string) => {
+        const param = `${p(cursorValue(query.sort, after.value))}::${type}`;
+        return query.sort === 'agent_version' ? versionSortKeySql(param) : param;
+      };
+      conditions.add((p) => `(${sort}, d.id COLLATE "C") ${query.descending ? '<' : '>'} (${value(p)}, ${p(after.id)})`);
     }
     const limit = conditions.param(query.limit);
     const found = await rows<DeviceRow<Date> & SummaryRow>(

@@ -96,6 +96,7 @@ import {
   inGraceCondition,
   listConditions,
   summaryColumns,
+  versionSortKey,
   toFailingResult,
   toSummary,
   type Dialect,
@@ -124,7 +125,8 @@ const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
   last_seen_at: "COALESCE(d.last_seen_at, '')",
   // No index: computed per device (deviceListSql.ts); bench:list measures it.
   failing_checks: FAILING_CHECKS,
-  agent_version: "COALESCE(d.agent_version, '')",
+  // In version order (1.10.0 after 1.9.0): deviceListSql.ts, versionSortKey, registered with each connection.
+  agent_version: "version_sort_key(COALESCE(d.agent_version, ''))",
 };
 
 interface SignInAttemptsRow {
@@ -216,6 +218,7 @@ export class SqliteStore implements Store {
     private readonly db: Database,
     private readonly checkpointer?: WalCheckpointer,
   ) {
+    db.function('version_sort_key', { deterministic: true }, (version) => versionSortKey(String(version)));
     const s = <P extends unknown[] | object = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql);
     this.statements = {
       countDevicesByState: s<[], { state: DeviceState; devices: number }>('SELECT state, count(*) AS devices FROM devices GROUP BY state'),
@@ -529,7 +532,8 @@ export class SqliteStore implements Store {
       const sort = SORT_EXPRESSIONS[query.sort];
       const direction = query.descending ? 'DESC' : 'ASC';
       if (query.after !== null) {
-        conditions.push(`(${sort}, d.id) ${query.descending ? '<' : '>'} (@after_value, @after_id)`);
+        const value = query.sort === 'agent_version' ? 'version_sort_key(@after_value)' : '@after_value';
+        conditions.push(`(${sort}, d.id) ${query.descending ? '<' : '>'} (${value}, @after_id)`);
         // A count compares as a number: SQLite orders every number before any text.
         params.after_value = query.sort === 'failing_checks' ? Number(query.after.value) : query.after.value;
         params.after_id = query.after.id;

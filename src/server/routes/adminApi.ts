@@ -7,6 +7,7 @@ import {
   createDevice,
   DEVICE_LIST_PARAMETERS,
   deviceHistory,
+  deviceStatusChanges,
   getDevice,
   listDevicePage,
   organizationInScope,
@@ -140,6 +141,15 @@ export function adminApiRoutes(app: FastifyInstance, context: AppContext): void 
       return sendCsv(reply, await deviceHistoryCsv(store, adminOf(request), request.params.id, q.check, now), now);
     }
     return deviceHistory(store, adminOf(request).scope, request.params.id, {
+      check: q.check,
+      before: wholeNumber('before', q.before),
+      limit: wholeNumber('limit', q.limit),
+    });
+  });
+
+  app.get<{ Params: { id: string } }>(`${p}/devices/:id/changes`, guarded, async (request) => {
+    const q = queryOf(request, ['check', 'before', 'limit']);
+    return deviceStatusChanges(store, adminOf(request).scope, request.params.id, {
       check: q.check,
       before: wholeNumber('before', q.before),
       limit: wholeNumber('limit', q.limit),
