@@ -8,7 +8,17 @@ import { describe, expect, test } from 'vitest';
 import type { PostureNotification } from '../../src/agent/notifications';
 import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifier, darwinNotifyCommand } from '../../src/platform/darwinNotify';
 import { platformNotifier } from '../../src/platform/notifier';
-import { serviceNotifyScript, TASK_PATH, toastScript, windowsNotifier, windowsNotifyCommand } from '../../src/platform/windowsNotify';
+import { isMyDeviceLink } from '../../src/linkHandler/openLink';
+import { MY_DEVICE_LINK } from '../../src/linkHandler/types';
+import { LINK_SCHEME } from '../../src/protocol/constants';
+import {
+  serviceNotifyScript,
+  TASK_PATH,
+  TOAST_XML,
+  toastScript,
+  windowsNotifier,
+  windowsNotifyCommand,
+} from '../../src/platform/windowsNotify';
 import { encodedCommand } from '../../src/platform/windowsPowerShell';
 
 /** Text a compromised catalogue or a hostile server could try: quotes, escapes, line breaks, markup, substitutions. */
@@ -111,11 +121,10 @@ describe('Windows: a toast in the console user session', () => {
       '[Windows.UI.Notifications.ToastNotificationManager, Windows.UI.Notifications, ContentType = WindowsRuntime] | Out-Null',
       '[Windows.Data.Xml.Dom.XmlDocument, Windows.Data.Xml.Dom.XmlDocument, ContentType = WindowsRuntime] | Out-Null',
       '$xml = New-Object Windows.Data.Xml.Dom.XmlDocument',
-      `$xml.LoadXml('<toast><visual><binding template="ToastGeneric"><text/><text/><text/></binding></visual></toast>')`,
+      `$xml.LoadXml('<toast activationType="protocol" launch="device-agent://my-device"><visual><binding template="ToastGeneric"><text/><text/></binding></visual><actions><action content="Open My device" activationType="protocol" arguments="device-agent://my-device"/></actions></toast>')`,
       "$texts = $xml.GetElementsByTagName('text')",
       '$texts.Item(0).AppendChild($xml.CreateTextNode($n.title)) | Out-Null',
       '$texts.Item(1).AppendChild($xml.CreateTextNode($n.body)) | Out-Null',
-      "$texts.Item(2).AppendChild($xml.CreateTextNode('My device: Start menu > My device posture')) | Out-Null",
       "[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe').Show([Windows.UI.Notifications.ToastNotification]::new($xml))",
     ].join('\n');
     expect(toastScript(plain)).toBe(toast);
@@ -138,6 +147,30 @@ describe('Windows: a toast in the console user session', () => {
         '}',
       ].join('\n'),
     );
+  });
+
+  test("the toast's button and a click open My device: the link handler's device-agent://my-device, no URL of the page", () => {
+    expect(MY_DEVICE_LINK).toBe(`${LINK_SCHEME}://my-device`);
+    expect(isMyDeviceLink(MY_DEVICE_LINK)).toBe(true);
+    // The toast's XML is fixed: the texts enter it by CreateTextNode; the link twice, nothing else of ours.
+    expect(TOAST_XML.match(/activationType="protocol"/g)).toHaveLength(2);
+    expect(TOAST_XML).toContain(`launch="${MY_DEVICE_LINK}"`);
+    expect(TOAST_XML).toContain(`<action content="Open My device" activationType="protocol" arguments="${MY_DEVICE_LINK}"/>`);
+    expect(TOAST_XML).not.toMatch(/'|https?:/);
+    expect(toastScript(notification)).toContain(`$xml.LoadXml('${TOAST_XML}')`);
+  });
+
+  test('open-link takes device-agent://my-device for my-device, and nothing like it', () => {
+    for (const link of ['device-agent://my-device', 'device-agent://my-device/', ' DEVICE-AGENT://My-Device\n'])
+      expect(isMyDeviceLink(link), link).toBe(true);
+    for (const link of [
+      'device-agent://my-device?x=1',
+      'device-agent://my-device/x',
+      'device-agent://enroll?server=a&token=b',
+      'https://my-device',
+      'device-agent:my-device',
+    ])
+      expect(isMyDeviceLink(link), link).toBe(false);
   });
 
   test("a user's own agent shows the toast itself, without a task", () => {
