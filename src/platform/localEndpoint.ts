@@ -54,7 +54,8 @@ const logindSeat = (env: NodeJS.ProcessEnv) => env.DEVICE_AGENT_TEST_SEAT_FILE |
 /**
  * The uid of the user logged in at the screen, or null when there is none or it cannot be told.
  * Linux: logind's seat0 (no logind, as in a container or on a server: nobody). macOS: the owner of
- * /dev/console (root when nobody is logged in). FreeBSD and Windows: not implemented (nobody).
+ * /dev/console (root when nobody is logged in). FreeBSD: not implemented (nobody). Windows: the
+ * pipe's host finds the console user itself (src/agent/windowsPipeEndpoint.ts).
  */
 export async function consoleUid(platform: NodeJS.Platform = process.platform, env = process.env): Promise<number | null> {
   try {
