@@ -28,7 +28,7 @@ export function logindMissing(): string | null {
 }
 
 /** The VT the kernel shows (what logind reads to tell seat0's active session), e.g. 1 for tty1. */
-export function activeVt(): number | null {
+function activeVt(): number | null {
   try {
     const match = /^tty(\d+)$/.exec(readFileSync('/sys/class/tty/tty0/active', 'utf8').trim());
     return match ? Number(match[1]) : null;
@@ -37,7 +37,7 @@ export function activeVt(): number | null {
   }
 }
 
-export interface LoginSession {
+interface LoginSession {
   /** logind's session id (XDG_SESSION_ID). */
   readonly id: string;
   /** Ends the login (runuser closes its PAM session) and waits until logind has removed the session. */
