@@ -12,6 +12,7 @@ export const ENDPOINT_SOCKET = 'agent.sock';
 /** The Windows endpoint's pipe, in the pipe namespace. */
 export const PIPE_NAME = 'device-agent';
 const PIPES = '\\\\.\\pipe\\';
+export const PIPE_PATH = `${PIPES}${PIPE_NAME}`;
 
 /**
  * The root-owned runtime directory that holds the endpoint's socket, or null where there is none
@@ -26,7 +27,7 @@ export function localEndpointDir(env: NodeJS.ProcessEnv = process.env, platform:
 
 /** Where a client reaches the service's endpoint: the socket's path, or the pipe's on Windows; null elsewhere. */
 export function localEndpointAddress(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string | null {
-  if (platform === 'win32') return `${PIPES}${PIPE_NAME}`;
+  if (platform === 'win32') return PIPE_PATH;
   const dir = localEndpointDir(env, platform);
   return dir === null ? null : join(dir, ENDPOINT_SOCKET);
 }
