@@ -45,6 +45,11 @@ export const MODULES = {
     mutate: ['src/platform/darwinNotify.ts', 'src/platform/windowsNotify.ts'],
     tests: ['test/agent/platformNotifiers.test.ts'],
   },
+  // The Windows pipe endpoint's service side and host script, with a stand-in host (issue 31; no Windows here).
+  windowsPipeEndpoint: {
+    mutate: ['src/agent/windowsPipeEndpoint.ts', 'src/platform/windowsPowerShell.ts'],
+    tests: ['test/agent/windowsPipeEndpoint.test.ts'],
+  },
   serverUrl: {
     mutate: ['src/agent/serverUrl.ts', 'src/agent/enrollmentLink.ts', 'src/agent/enrollmentToken.ts'],
     tests: ['test/agent/inputValidation.test.ts', 'test/agent/enrollmentInput.test.ts'],

@@ -22,7 +22,7 @@
 // protocol is tested with a stand-in host (test/agent/windowsPipeEndpoint.test.ts).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { PIPE_NAME } from '../platform/localEndpoint';
+import { PIPE_NAME, PIPE_PATH } from '../platform/localEndpoint';
 import { powerShellCommand } from '../platform/windowsPowerShell';
 import { firstLine } from './errors';
 import {
@@ -245,12 +245,12 @@ export function startPipeEndpoint(options: PipeEndpointOptions): Promise<LocalEn
         // The console user's SID is theirs to know; the log says only whether there is one.
         log.info(
           { event: message.event === 'listening' ? 'local_endpoint' : 'local_endpoint_owner', console_user: message.console !== null },
-          'local endpoint handed to the console user',
+          message.event === 'listening' ? 'local endpoint listening' : 'local endpoint handed to the console user',
         );
         if (message.event === 'listening' && !listening) {
           listening = true;
           resolve({
-            path: `\\\\.\\pipe\\${PIPE_NAME}`,
+            path: PIPE_PATH,
             close: async () => {
               closing = true;
               host.kill();

@@ -20,7 +20,7 @@ import { describeFailure, redactCredentials } from '../cli/exitCodes';
 import { keystoreFor } from '../platform/serviceKeystore';
 import { runningProgram } from '../service/program';
 import { elevateWithSudo, elevateWithUac, programArgv } from './elevate';
-import { DBUS_SERVICE_FLAG } from './types';
+import { DBUS_SERVICE_FLAG, MY_DEVICE_LINK } from './types';
 import { openLinkInTerminal } from './xdgTerminal';
 
 export interface OpenLinkOptions extends CommonOptions {
@@ -113,7 +113,28 @@ function linkArgumentAllowed(env: NodeJS.ProcessEnv): boolean {
   return currentPlatform() === 'WINDOWS' || env[ALLOW_LINK_ARGUMENT_ENV] === '1';
 }
 
+/** device-agent://my-device (a trailing slash tolerated, as for enrollment links). */
+export function isMyDeviceLink(link: string): boolean {
+  return link.trim().replace(/\/$/, '').toLowerCase() === MY_DEVICE_LINK;
+}
+
+/** The notification's "Open My device": `my-device` as the user who clicked; a failure stays on the screen. */
+async function openMyDevice(options: OpenLinkOptions): Promise<number> {
+  try {
+    return await (await import('../cli/commands/myDevice')).default(options);
+  } catch (err) {
+    const failure = describeFailure(err);
+    if (failure.message !== null) process.stderr.write(`device-agent: ${failure.message}\n`);
+    if (process.stdin.isTTY) {
+      const terminal = Terminal.open();
+      await terminal.pause().finally(() => terminal.release());
+    }
+    return failure.exitCode;
+  }
+}
+
 export default async function openLinkCommand(link: string | undefined, options: OpenLinkOptions): Promise<number> {
+  if (link !== undefined && isMyDeviceLink(link)) return openMyDevice(options);
   if (link !== undefined && !options.dbusService && !linkArgumentAllowed(process.env)) {
     throw new InvalidInputError(
       'an enrollment link is not accepted as an argument: other local users can read it in the process list and spend its token first. ' +

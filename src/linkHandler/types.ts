@@ -16,6 +16,12 @@ export interface LinkHandlerModule {
   uninstallSteps(spec: LinkHandlerSpec): PlanStep[];
 }
 
+/**
+ * The link a notification's "Open My device" opens where the notification can only open a link
+ * (Windows' toast): `open-link` runs `my-device` for it. It carries no secret, so nothing is asked.
+ */
+export const MY_DEVICE_LINK = 'device-agent://my-device';
+
 /** The hidden command a link opens: it shows the server and asks before enrolling. */
 export const OPEN_LINK_COMMAND = 'open-link';
 

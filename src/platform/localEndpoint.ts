@@ -12,6 +12,7 @@ export const ENDPOINT_SOCKET = 'agent.sock';
 /** The Windows endpoint's pipe, in the pipe namespace. */
 export const PIPE_NAME = 'device-agent';
 const PIPES = '\\\\.\\pipe\\';
+export const PIPE_PATH = `${PIPES}${PIPE_NAME}`;
 
 /**
  * The root-owned runtime directory that holds the endpoint's socket, or null where there is none
@@ -26,7 +27,7 @@ export function localEndpointDir(env: NodeJS.ProcessEnv = process.env, platform:
 
 /** Where a client reaches the service's endpoint: the socket's path, or the pipe's on Windows; null elsewhere. */
 export function localEndpointAddress(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string | null {
-  if (platform === 'win32') return `${PIPES}${PIPE_NAME}`;
+  if (platform === 'win32') return PIPE_PATH;
   const dir = localEndpointDir(env, platform);
   return dir === null ? null : join(dir, ENDPOINT_SOCKET);
 }
@@ -54,7 +55,8 @@ const logindSeat = (env: NodeJS.ProcessEnv) => env.DEVICE_AGENT_TEST_SEAT_FILE |
 /**
  * The uid of the user logged in at the screen, or null when there is none or it cannot be told.
  * Linux: logind's seat0 (no logind, as in a container or on a server: nobody). macOS: the owner of
- * /dev/console (root when nobody is logged in). FreeBSD and Windows: not implemented (nobody).
+ * /dev/console (root when nobody is logged in). FreeBSD: not implemented (nobody). Windows: the
+ * pipe's host finds the console user itself (src/agent/windowsPipeEndpoint.ts).
  */
 export async function consoleUid(platform: NodeJS.Platform = process.platform, env = process.env): Promise<number | null> {
   try {

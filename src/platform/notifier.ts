@@ -9,7 +9,7 @@ export async function platformNotifier(
   program: readonly string[],
   privileged: boolean,
 ): Promise<Notifier | undefined> {
-  if (platform === 'darwin') return (await import('./darwinNotify')).darwinNotifier(() => consoleUid(platform), privileged);
+  if (platform === 'darwin') return (await import('./darwinNotify')).darwinNotifier(() => consoleUid(platform), privileged, program);
   if (platform === 'win32') return (await import('./windowsNotify')).windowsNotifier(privileged);
   if (platform === 'linux' || platform === 'freebsd')
     return (await import('./desktopNotify')).desktopNotifier(program, () => consoleUid(platform), privileged);

@@ -5,10 +5,13 @@
 // needs no password and runs in that user's session with their normal (not elevated) rights; it
 // starts the task and removes it a little later. A service of the user's own shows the toast itself.
 //
-// What Windows allows this way: a toast with a title and a text, attributed to Windows PowerShell
-// (its registered app id: an app id of our own needs a Start-menu shortcut carrying it, which wixl
-// cannot write). No action opens the device page: a toast button runs a protocol URL, and the agent's
-// device-agent:// handler does not take a "my-device" link; the text names the Start-menu shortcut.
+// What Windows allows this way: a toast with a title, a text and an "Open My device" button,
+// attributed to Windows PowerShell (its registered app id: an app id of our own needs a Start-menu
+// shortcut carrying it, which wixl cannot write). The button and a click on the toast activate the
+// protocol link device-agent://my-device: Windows starts the agent's registered link handler
+// (src/linkHandler/windows.ts) as the user who clicked, in their session, and `open-link` takes that
+// link for `my-device`, which gets the page's URL from the service's local endpoint. The URL itself is
+// never in the toast: it works once and for minutes, and a toast stays in the notification center.
 //
 // The notification's text is never part of a script's code: it travels as base64 of its JSON, read
 // with ConvertFrom-Json, and enters the toast's XML through CreateTextNode, so no quote, bracket or
@@ -17,10 +20,15 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Notifier, PostureNotification } from '../agent/notifications';
+import { MY_DEVICE_LINK } from '../linkHandler/types';
 import { encodedCommand, POWERSHELL_FLAGS, powerShellCommand } from './windowsPowerShell';
 
 /** Windows PowerShell's app id: toasts need an app id the Start menu knows. */
 const TOAST_APP_ID = '{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe';
+/** The toast, without its two texts: the button and a click open My device through the agent's link handler. */
+export const TOAST_XML =
+  `<toast activationType="protocol" launch="${MY_DEVICE_LINK}"><visual><binding template="ToastGeneric"><text/><text/></binding></visual>` +
+  `<actions><action content="Open My device" activationType="protocol" arguments="${MY_DEVICE_LINK}"/></actions></toast>`;
 /** Where the one-off tasks live in the Task Scheduler library. */
 export const TASK_PATH = '\\device-agent\\';
 /** How long the task stays registered after it was started: the toast has been shown by then. */
@@ -38,11 +46,10 @@ export function toastScript(notification: PostureNotification): string {
     '[Windows.UI.Notifications.ToastNotificationManager, Windows.UI.Notifications, ContentType = WindowsRuntime] | Out-Null',
     '[Windows.Data.Xml.Dom.XmlDocument, Windows.Data.Xml.Dom.XmlDocument, ContentType = WindowsRuntime] | Out-Null',
     '$xml = New-Object Windows.Data.Xml.Dom.XmlDocument',
-    `$xml.LoadXml('<toast><visual><binding template="ToastGeneric"><text/><text/><text/></binding></visual></toast>')`,
+    `$xml.LoadXml('${TOAST_XML}')`,
     "$texts = $xml.GetElementsByTagName('text')",
     '$texts.Item(0).AppendChild($xml.CreateTextNode($n.title)) | Out-Null',
     '$texts.Item(1).AppendChild($xml.CreateTextNode($n.body)) | Out-Null',
-    `$texts.Item(2).AppendChild($xml.CreateTextNode('My device: Start menu > My device posture')) | Out-Null`,
     `[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('${TOAST_APP_ID}').Show([Windows.UI.Notifications.ToastNotification]::new($xml))`,
   ].join('\n');
 }

@@ -4,7 +4,7 @@
 // so no command-line quoting applies to it.
 
 /** Windows PowerShell 5.1, present on every supported Windows (its path, not a PATH search). */
-export const WINDOWS_POWERSHELL = '%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
+const WINDOWS_POWERSHELL = '%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
 export const POWERSHELL_FLAGS = ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass'];
 
 /** PowerShell's -EncodedCommand form of a script: base64 of its UTF-16LE text. */

@@ -6,7 +6,7 @@
 // page's one-time URL from the real server; and the settings that turn them off (the flag, the
 // environment, the policy; the policy with a real root daemon: rootNotify.test.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
@@ -161,6 +161,18 @@ describe.skipIf(onBus.skip)(onBus.title, () => {
       const url = new URL(readFileSync(opened, 'utf8'));
       expect(url.origin).toBe(server.url);
       expect(url.pathname).toBe('/my-device');
+
+      // The link a Windows toast's button opens, through the registered link handler: the same page.
+      rmSync(opened);
+      const link = await runAgent(['open-link', 'device-agent://my-device'], {
+        env: daemonEnv({ DEVICE_AGENT_STATE_DIR: stateDir, BROWSER: browser }),
+        timeoutMs: 60_000,
+      });
+      expect(link.code, link.stderr).toBe(0);
+      expect(link.stdout).toContain("Opened this device's page in your browser.");
+      const again = new URL(readFileSync(opened, 'utf8'));
+      expect(again.pathname).toBe('/my-device');
+      expect(again.searchParams.get('code')).not.toBe(url.searchParams.get('code'));
     } finally {
       await server.stop();
       await removeStateDir(stateDir);

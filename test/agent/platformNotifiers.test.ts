@@ -6,9 +6,30 @@
 // toast's XML by CreateTextNode. What stays untested: that macOS and Windows show them (docs/agent.md).
 import { describe, expect, test } from 'vitest';
 import type { PostureNotification } from '../../src/agent/notifications';
-import { bannerText, DARWIN_NOTIFY_SCRIPT, darwinNotifier, darwinNotifyCommand } from '../../src/platform/darwinNotify';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  bannerText,
+  DARWIN_DIALOG_SCRIPT,
+  DARWIN_NOTIFY_SCRIPT,
+  darwinMyDeviceCommand,
+  darwinNotifier,
+  darwinNotifyCommand,
+  OPEN_BUTTON,
+} from '../../src/platform/darwinNotify';
+import { tempDir, until } from '../support/agent';
 import { platformNotifier } from '../../src/platform/notifier';
-import { serviceNotifyScript, TASK_PATH, toastScript, windowsNotifier, windowsNotifyCommand } from '../../src/platform/windowsNotify';
+import { isMyDeviceLink } from '../../src/linkHandler/openLink';
+import { MY_DEVICE_LINK } from '../../src/linkHandler/types';
+import { LINK_SCHEME } from '../../src/protocol/constants';
+import {
+  serviceNotifyScript,
+  TASK_PATH,
+  TOAST_XML,
+  toastScript,
+  windowsNotifier,
+  windowsNotifyCommand,
+} from '../../src/platform/windowsNotify';
 import { encodedCommand } from '../../src/platform/windowsPowerShell';
 
 /** Text a compromised catalogue or a hostile server could try: quotes, escapes, line breaks, markup, substitutions. */
@@ -19,9 +40,15 @@ const notification: PostureNotification = {
   title: 'FIREWALL_ENABLED fails on this device',
   body: HOSTILE,
 };
+const recovered: PostureNotification = {
+  check_key: 'FIREWALL_ENABLED',
+  change: 'recovered',
+  title: 'FIREWALL_ENABLED passes again',
+  body: 'Thank you: this check passes again.',
+};
 
 describe('macOS: osascript in the console user session', () => {
-  test('the root service: launchctl asuser <uid>, sudo to that uid, osascript with the text as arguments after the script', () => {
+  test('the root service, a check that fails: launchctl asuser <uid>, sudo to that uid, the dialog with the text as arguments after the script', () => {
     const [command, args] = darwinNotifyCommand(notification, 501);
     expect(command).toBe('/bin/launchctl');
     expect(args.slice(0, 6)).toEqual(['asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501']);
@@ -31,7 +58,9 @@ describe('macOS: osascript in the console user session', () => {
       '-e',
       'on run argv',
       '-e',
-      'display notification (item 3 of argv) with title (item 2 of argv) subtitle "My device: run device-agent my-device"',
+      'set answer to display dialog (item 3 of argv) with title (item 2 of argv) buttons {"Later", "Open My device"} default button "Open My device" cancel button "Later" with icon caution giving up after 600',
+      '-e',
+      'return button returned of answer',
       '-e',
       'end run',
       'device-agent',
@@ -39,14 +68,41 @@ describe('macOS: osascript in the console user session', () => {
       bannerText(HOSTILE),
     ]);
     // The script is fixed: nothing of the text is in it.
-    expect(osascript.slice(1, 7).filter((a) => a !== '-e')).toEqual([...DARWIN_NOTIFY_SCRIPT]);
+    expect(osascript.slice(1, 9).filter((a) => a !== '-e')).toEqual([...DARWIN_DIALOG_SCRIPT]);
+    expect(OPEN_BUTTON).toBe('Open My device');
   });
 
-  test("a user's own agent runs osascript itself", () => {
+  test('a check that passes again: the banner, which has no action', () => {
+    const [command, args] = darwinNotifyCommand(recovered, 501);
+    expect(command).toBe('/bin/launchctl');
+    expect(args.slice(6)).toEqual([
+      '/usr/bin/osascript',
+      '-e',
+      'on run argv',
+      '-e',
+      'display notification (item 3 of argv) with title (item 2 of argv) subtitle "My device: run device-agent my-device"',
+      '-e',
+      'end run',
+      'device-agent',
+      'FIREWALL_ENABLED passes again',
+      'Thank you: this check passes again.',
+    ]);
+    expect(args.slice(7, 13).filter((a) => a !== '-e')).toEqual([...DARWIN_NOTIFY_SCRIPT]);
+  });
+
+  test("a user's own agent runs osascript itself; my-device: as the console user in their session, or itself", () => {
     const [command, args] = darwinNotifyCommand(notification, null);
     expect(command).toBe('/usr/bin/osascript');
     expect(args[0]).toBe('-e');
     expect(args.at(-3)).toBe('device-agent');
+    expect(darwinMyDeviceCommand(['/usr/local/bin/device-agent'], 501)).toEqual([
+      '/bin/launchctl',
+      ['asuser', '501', '/usr/bin/sudo', '-n', '-u', '#501', '/usr/local/bin/device-agent', 'my-device'],
+    ]);
+    expect(darwinMyDeviceCommand(['/usr/local/bin/node', '/opt/da/device-agent.cjs'], null)).toEqual([
+      '/usr/local/bin/node',
+      ['/opt/da/device-agent.cjs', 'my-device'],
+    ]);
   });
 
   test('banner text: one line without control characters, at most 240 characters', () => {
@@ -111,11 +167,10 @@ describe('Windows: a toast in the console user session', () => {
       '[Windows.UI.Notifications.ToastNotificationManager, Windows.UI.Notifications, ContentType = WindowsRuntime] | Out-Null',
       '[Windows.Data.Xml.Dom.XmlDocument, Windows.Data.Xml.Dom.XmlDocument, ContentType = WindowsRuntime] | Out-Null',
       '$xml = New-Object Windows.Data.Xml.Dom.XmlDocument',
-      `$xml.LoadXml('<toast><visual><binding template="ToastGeneric"><text/><text/><text/></binding></visual></toast>')`,
+      `$xml.LoadXml('<toast activationType="protocol" launch="device-agent://my-device"><visual><binding template="ToastGeneric"><text/><text/></binding></visual><actions><action content="Open My device" activationType="protocol" arguments="device-agent://my-device"/></actions></toast>')`,
       "$texts = $xml.GetElementsByTagName('text')",
       '$texts.Item(0).AppendChild($xml.CreateTextNode($n.title)) | Out-Null',
       '$texts.Item(1).AppendChild($xml.CreateTextNode($n.body)) | Out-Null',
-      "$texts.Item(2).AppendChild($xml.CreateTextNode('My device: Start menu > My device posture')) | Out-Null",
       "[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe').Show([Windows.UI.Notifications.ToastNotification]::new($xml))",
     ].join('\n');
     expect(toastScript(plain)).toBe(toast);
@@ -140,6 +195,30 @@ describe('Windows: a toast in the console user session', () => {
     );
   });
 
+  test("the toast's button and a click open My device: the link handler's device-agent://my-device, no URL of the page", () => {
+    expect(MY_DEVICE_LINK).toBe(`${LINK_SCHEME}://my-device`);
+    expect(isMyDeviceLink(MY_DEVICE_LINK)).toBe(true);
+    // The toast's XML is fixed: the texts enter it by CreateTextNode; the link twice, nothing else of ours.
+    expect(TOAST_XML.match(/activationType="protocol"/g)).toHaveLength(2);
+    expect(TOAST_XML).toContain(`launch="${MY_DEVICE_LINK}"`);
+    expect(TOAST_XML).toContain(`<action content="Open My device" activationType="protocol" arguments="${MY_DEVICE_LINK}"/>`);
+    expect(TOAST_XML).not.toMatch(/'|https?:/);
+    expect(toastScript(notification)).toContain(`$xml.LoadXml('${TOAST_XML}')`);
+  });
+
+  test('open-link takes device-agent://my-device for my-device, and nothing like it', () => {
+    for (const link of ['device-agent://my-device', 'device-agent://my-device/', ' DEVICE-AGENT://My-Device\n'])
+      expect(isMyDeviceLink(link), link).toBe(true);
+    for (const link of [
+      'device-agent://my-device?x=1',
+      'device-agent://my-device/x',
+      'device-agent://enroll?server=a&token=b',
+      'https://my-device',
+      'device-agent:my-device',
+    ])
+      expect(isMyDeviceLink(link), link).toBe(false);
+  });
+
   test("a user's own agent shows the toast itself, without a task", () => {
     const [, args] = windowsNotifyCommand(notification, false, {});
     expect(decoded(args.at(-1)!)).toBe(toastScript(notification));
@@ -150,27 +229,58 @@ describe('Windows: a toast in the console user session', () => {
 const shell = (script: string): [string, string[]] => ['/bin/sh', ['-c', script]];
 
 describe("the notifiers' control flow, with a shell script standing in for osascript and PowerShell", () => {
-  test('macOS: nobody at the screen: nothing run; the console user: the command for their uid; a failure rejects', async () => {
+  test('macOS, a banner (a check passes again): nobody at the screen: nothing run; the console user: their command; a failure rejects', async () => {
     const asked: (number | null)[] = [];
     const runs = (script: string) => (n: PostureNotification, uid: number | null) => {
       asked.push(uid);
-      expect(n).toBe(notification);
+      expect(n).toBe(recovered);
       return shell(script);
     };
-    expect(await darwinNotifier(() => Promise.resolve(null), true, runs('exit 0'))(notification)).toBe(false);
+    const program = ['/usr/local/bin/device-agent'];
+    expect(await darwinNotifier(() => Promise.resolve(null), true, program, runs('exit 0'))(recovered)).toBe(false);
     expect(asked).toEqual([]);
-    expect(await darwinNotifier(() => Promise.resolve(501), true, runs('exit 0'))(notification)).toBe(true);
+    expect(await darwinNotifier(() => Promise.resolve(501), true, program, runs('exit 0'))(recovered)).toBe(true);
     // A user's own agent: no console user asked, osascript itself.
     const noConsole = () => Promise.reject(new Error('not asked'));
-    expect(await darwinNotifier(noConsole, false, runs('test "$PATH" = /usr/bin:/bin'))(notification)).toBe(true);
+    expect(await darwinNotifier(noConsole, false, program, runs('test "$PATH" = /usr/bin:/bin'))(recovered)).toBe(true);
     expect(asked).toEqual([501, null]);
-    await expect(darwinNotifier(() => Promise.resolve(501), true, runs('exit 3'))(notification)).rejects.toThrow('osascript exited with 3');
+    await expect(darwinNotifier(() => Promise.resolve(501), true, program, runs('exit 3'))(recovered)).rejects.toThrow(
+      'osascript exited with 3',
+    );
     // No such program (an osascript removed): the spawn error, not a hang.
     const missing = (): [string, string[]] => ['/nonexistent/osascript', []];
-    await expect(darwinNotifier(() => Promise.resolve(501), true, missing)(notification)).rejects.toThrow(/ENOENT/);
+    await expect(darwinNotifier(() => Promise.resolve(501), true, program, missing)(recovered)).rejects.toThrow(/ENOENT/);
+    await expect(darwinNotifier(() => Promise.resolve(501), true, program, missing)(notification)).rejects.toThrow(/ENOENT/);
     await expect(windowsNotifier(true, () => ['/nonexistent/powershell.exe', []])(notification)).rejects.toThrow(/ENOENT/);
     await expect(windowsNotifier(false, () => ['/nonexistent/powershell.exe', []])(notification)).rejects.toThrow(/ENOENT/);
   });
+
+  test('macOS, the dialog (a check fails): shown without waiting for the answer; "Open My device" runs my-device for that user, nothing else does', async () => {
+    const dir = tempDir();
+    const opened = join(dir, 'opened');
+    /** The dialog's stand-in answers after `delay` seconds. */
+    const answering =
+      (answer: string, code = 0, delay = 0) =>
+      () =>
+        shell(`sleep ${delay}; printf '%s\\n' '${answer}'; exit ${code}`);
+    const asked: Array<number | null> = [];
+    const myDeviceOf = (program: readonly string[], uid: number | null): [string, string[]] => {
+      expect(program).toEqual(['/usr/local/bin/device-agent']);
+      asked.push(uid);
+      return shell(`printf '%s' '${uid} ${program.join(' ')} my-device' > '${opened}'`);
+    };
+    const notifier = (answer: () => [string, string[]]) =>
+      darwinNotifier(() => Promise.resolve(501), true, ['/usr/local/bin/device-agent'], answer, myDeviceOf);
+    // "Later" (osascript: User canceled, exit 1), given up (no button), another answer: at once, nothing runs;
+    // "Open My device" seconds later, and the notifier does not wait for it.
+    for (const answer of [answering('', 1), answering(''), answering('Later')]) expect(await notifier(answer)(notification)).toBe(true);
+    const started = Date.now();
+    expect(await notifier(answering('Open My device', 0, 3))(notification)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await until(() => existsSync(opened), Boolean, 30_000, 'my-device run');
+    expect(readFileSync(opened, 'utf8')).toBe('501 /usr/local/bin/device-agent my-device');
+    expect(asked).toEqual([501]);
+  }, 60_000);
 
   test('Windows, the service: shown once the script says the task started; nobody: false; an end before either rejects', async () => {
     const runs = (script: string) => (n: PostureNotification, privileged: boolean) => {

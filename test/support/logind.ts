@@ -9,26 +9,26 @@
 // abandons it at logout (real systemd: when its last process has exited). logind's files are read
 // through /proc/<pid>/root, the namespace's view of them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { BusConnection } from '../../src/linkHandler/dbusWire';
 import { until } from './agent';
 
 const LOGIND = '/lib/systemd/systemd-logind';
-const PAM_SYSTEMD = '/lib/x86_64-linux-gnu/security/pam_systemd.so';
 const MANAGER = ['/org/freedesktop/systemd1', 'org.freedesktop.systemd1.Manager'] as const;
 
 /** Why a real logind cannot run here, or null when it can. */
 export function logindMissing(): string | null {
   if (process.getuid?.() !== 0) return 'needs root (a mount namespace, PAM sessions of other users)';
   if (!existsSync(LOGIND)) return `${LOGIND} is not installed (apt-get install systemd)`;
-  if (!existsSync(PAM_SYSTEMD)) return 'pam_systemd is not installed (apt-get install libpam-systemd)';
+  const pamSystemd = readdirSync('/lib').filter((dir) => existsSync(`/lib/${dir}/security/pam_systemd.so`));
+  if (pamSystemd.length === 0) return 'pam_systemd is not installed (apt-get install libpam-systemd)';
   if (activeVt() === null) return 'no virtual terminal to tell the active one of (/sys/class/tty/tty0/active)';
   return null;
 }
 
 /** The VT the kernel shows (what logind reads to tell seat0's active session), e.g. 1 for tty1. */
-export function activeVt(): number | null {
+function activeVt(): number | null {
   try {
     const match = /^tty(\d+)$/.exec(readFileSync('/sys/class/tty/tty0/active', 'utf8').trim());
     return match ? Number(match[1]) : null;
@@ -37,7 +37,7 @@ export function activeVt(): number | null {
   }
 }
 
-export interface LoginSession {
+interface LoginSession {
   /** logind's session id (XDG_SESSION_ID). */
   readonly id: string;
   /** Ends the login (runuser closes its PAM session) and waits until logind has removed the session. */

@@ -147,7 +147,7 @@ async function localEndpointFor(
   options: RunCliOptions,
   log: Logger,
 ): Promise<LocalEndpoint | undefined> {
-  const dir = localEndpointDir();
+  const dir = process.platform === 'win32' ? null : localEndpointDir();
   if (!isPrivileged() || (dir === null && process.platform !== 'win32')) return undefined;
   let lastAsked = Number.NEGATIVE_INFINITY;
   const handlers: EndpointHandlers = {
