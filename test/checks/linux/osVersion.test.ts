@@ -419,3 +419,21 @@ describe('what the rolling judgement reads', () => {
     expect((await judge(corpus('manjaro'))).evidence).not.toHaveProperty('version_id');
   });
 });
+
+describe('releases it cannot decide, in their own words', () => {
+  it.each([
+    // A VERSION_ID that is no release number: nothing to look up.
+    ['ios_xr_6', 'unrecognized_version'],
+    ['nexus_7', 'unrecognized_version'],
+    ['rancheros_1_4', 'unrecognized_version'],
+    ['ubios', 'unrecognized_version'],
+    ['xenserver_7_6', 'unrecognized_version'],
+    // A release number of a product the table does not know.
+    ['buildroot', 'unknown_release'],
+    ['coreos', 'unknown_release'],
+    ['wrlinux', 'unknown_release'],
+    ['cumulus_5_12', 'unknown_release'],
+  ])('%s: %s', async (file, reason) => {
+    expect(await judge(corpus(file))).toMatchObject({ status: 'UNKNOWN', evidence: { reason } });
+  });
+});
