@@ -8,6 +8,7 @@ import { osVersion } from '../../../checks/linux/osVersion';
 import { resolvePolicy } from '../../../checks/policy';
 import { createContext } from '../../../checks/engine';
 import { FakeHost, type HostRecording } from '../../support/fakeHost';
+import { linuxLifecycle } from '../../../checks/linux/lifecycle';
 
 const NOW = new Date('2026-11-21T12:00:00Z');
 const corpus = (file: string) => readFileSync(new URL(`../../fixtures/os-release/chef-os_release/${file}`, import.meta.url), 'utf8');
@@ -274,7 +275,7 @@ describe('products keyed by NAME', () => {
   it('files LMDE under its own product, not Linux Mint', async () => {
     expect(await judge(LMDE_7)).toMatchObject({
       status: 'PASS',
-      evidence: { id: 'linuxmint', product: 'lmde', cycle: '7', base_product: 'debian' },
+      evidence: { id: 'linuxmint', product: 'lmde', cycle: '7', base_product: 'debian', base_cycle: '13' },
     });
   });
 });
@@ -325,5 +326,114 @@ describe('a distribution outside the table, by the base it declares', () => {
         rule: 'supported',
       },
     });
+  });
+});
+
+describe('extended support, per product', () => {
+  it('names RHEL ELS and SUSE LTSS with their settings, and PASSes on them once accepted', async () => {
+    const rhel = resolvePolicy({ osVersion: { acceptExtendedSupport: { rhelEls: true } } });
+    expect(await judge(corpus('redhat_7'), {}, rhel)).toMatchObject({
+      status: 'PASS',
+      evidence: {
+        product: 'rhel',
+        extended_end: '2029-05-31',
+        extended_support: 'RHEL ELS',
+        extended_support_setting: 'osVersion.acceptExtendedSupport.rhelEls',
+        extended_support_accepted: true,
+        rule: 'extended_support',
+      },
+    });
+    const sles = resolvePolicy({ osVersion: { acceptExtendedSupport: { suseLtss: true } } });
+    expect(await judge(corpus('sles_12'), {}, sles)).toMatchObject({
+      status: 'PASS',
+      evidence: {
+        product: 'sles',
+        cycle: '12.5',
+        extended_end: '2027-10-31',
+        extended_support: 'SUSE LTSS',
+        extended_support_setting: 'osVersion.acceptExtendedSupport.suseLtss',
+        extended_support_accepted: true,
+        rule: 'extended_support',
+      },
+    });
+  });
+});
+
+describe('a release older than every row of a policy table', () => {
+  // An administrator's table (osVersion.lifecycle) that starts later than the built-in one.
+  const newer = {
+    alpine: linuxLifecycle.products.alpine!.filter((c) => /^3\.2\d$/.test(c.cycle)),
+    fedora: linuxLifecycle.products.fedora!.filter((c) => Number(c.cycle) >= 40),
+  };
+  const policy = resolvePolicy({ osVersion: { lifecycle: newer } });
+
+  it('shapes the cycle like the listed ones: major.minor where they are dotted, the major where not', async () => {
+    expect(await judge(corpus('alpine_3_8'), {}, policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { product: 'alpine', cycle: '3.8', version: '3.8.5', rule: 'older_than_table', oldest_listed: '3.20' },
+    });
+    expect(await judge(corpus('fedora_28'), {}, policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { product: 'fedora', cycle: '28', version: '28', rule: 'older_than_table', oldest_listed: '40' },
+    });
+  });
+});
+
+describe('what the rolling judgement reads', () => {
+  const at = (mtime: string) => ({ mtime });
+
+  it('passes a last upgrade exactly rollingMaxAgeDays old, and fails one a day older', async () => {
+    expect(await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': at('2026-08-23T12:00:00Z') } })).toMatchObject({
+      status: 'PASS',
+      evidence: { last_upgrade_age_days: 90, rolling_max_age_days: 90, rule: 'supported' },
+    });
+    expect(await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': at('2026-08-22T12:00:00Z') } })).toMatchObject({
+      status: 'FAIL',
+      evidence: { last_upgrade_age_days: 91, rule: 'rolling_stale' },
+    });
+  });
+
+  it('skips a database without a time for a dated one after it, and keeps the first of two equally new', async () => {
+    const dated = await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': {}, '/var/lib/dpkg/status': at('2026-11-11T12:00:00Z') } });
+    expect(dated.evidence).toMatchObject({ package_manager: 'dpkg', rule: 'supported' });
+    const tie = at('2026-11-11T12:00:00Z');
+    expect(
+      (await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': tie, '/var/lib/dpkg/status': tie } })).evidence.package_manager,
+    ).toBe('portage');
+  });
+
+  it('reads package databases only for a rolling release, and records none it did not find', async () => {
+    const policy = resolvePolicy({});
+    const collect = (text: string, more: HostRecording) =>
+      osVersion.collect(createContext(new FakeHost({ ...more, files: { '/etc/os-release': text } }), policy, NOW));
+    const pkg = { stats: { '/var/lib/dpkg/status': at('2026-11-11T12:00:00Z') } };
+    expect(await collect(corpus('debian_12'), pkg)).not.toHaveProperty('packages');
+    expect(await collect(corpus('gentoo_218'), {})).not.toHaveProperty('packages');
+    expect(await collect(corpus('gentoo_218'), pkg)).toHaveProperty('packages', {
+      manager: 'dpkg',
+      changedMs: Date.parse('2026-11-11T12:00:00Z'),
+    });
+  });
+
+  it('names no VERSION_ID that the file does not carry (Manjaro has none)', async () => {
+    expect((await judge(corpus('manjaro'))).evidence).not.toHaveProperty('version_id');
+  });
+});
+
+describe('releases it cannot decide, in their own words', () => {
+  it.each([
+    // A VERSION_ID that is no release number: nothing to look up.
+    ['ios_xr_6', 'unrecognized_version'],
+    ['nexus_7', 'unrecognized_version'],
+    ['rancheros_1_4', 'unrecognized_version'],
+    ['ubios', 'unrecognized_version'],
+    ['xenserver_7_6', 'unrecognized_version'],
+    // A release number of a product the table does not know.
+    ['buildroot', 'unknown_release'],
+    ['coreos', 'unknown_release'],
+    ['wrlinux', 'unknown_release'],
+    ['cumulus_5_12', 'unknown_release'],
+  ])('%s: %s', async (file, reason) => {
+    expect(await judge(corpus(file))).toMatchObject({ status: 'UNKNOWN', evidence: { reason } });
   });
 });
