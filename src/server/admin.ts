@@ -30,6 +30,7 @@ import { DEFAULT_PUBLIC_URL, PUBLIC_URL_SETTING, enrollmentLink } from './public
 import { withRemediation, type Remediation } from './remediation';
 import { idForm, parseId } from './ids';
 import { withExceptions } from './exceptions';
+import { labelTarget } from './enrollSecrets';
 import { dailyRows } from './complianceDays';
 import { NotFoundError, UsageError } from './usage';
 import { CHECK_KEYS, PLATFORMS, STATUSES } from '../protocol/constants';
@@ -260,7 +261,10 @@ function deviceFilter(request: DeviceListRequest, now: Date): DeviceFilter {
   if (request.last_seen_after !== undefined) filter.lastSeenAfter = validTime('last_seen_after', request.last_seen_after);
   if (request.agent_version !== undefined) filter.agentVersion = validLabel('agent_version', request.agent_version);
   if (request.os_version !== undefined) filter.osVersion = validLabel('os_version', request.os_version);
-  if (request.label !== undefined) filter.label = parseLabelFilter(request.label);
+  if (request.label !== undefined) {
+    const [key, value] = labelTarget(request.label);
+    filter.label = { key, value };
+  }
   if (request.min_failing !== undefined) {
     if (!/^[1-9]\d{0,3}$/.test(request.min_failing)) throw new UsageError('min_failing must be a whole number from 1 to 9999');
     filter.minFailing = Number(request.min_failing);
@@ -280,12 +284,6 @@ function deviceFilter(request: DeviceListRequest, now: Date): DeviceFilter {
   if (excepted !== undefined)
     filter.check.excepted = { is: oneOf('excepted', excepted, ['true', 'false'] as const) === 'true', now: now.toISOString() };
   return filter;
-}
-
-function parseLabelFilter(text: string): { key: string; value: string } {
-  const at = text.indexOf('=');
-  if (at < 1) throw new UsageError('label must be key=value, e.g. team=finance');
-  return { key: text.slice(0, at), value: text.slice(at + 1) };
 }
 
 function oneOf<T extends string>(what: string, value: string, allowed: readonly T[]): T {

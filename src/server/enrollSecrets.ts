@@ -74,17 +74,30 @@ export function labelsFromLines(text: string): Labels {
   return Object.fromEntries(labels);
 }
 
-/** The labels, checked (at most MAX_LABELS, keys and values of the forms above), values trimmed; else a UsageError. */
+/**
+ * The one rule of a label, for those a device carries and those that target them: a key of the form
+ * above, a value of 1 to 128 printable characters (returned trimmed); else a UsageError.
+ */
+function validLabel(key: string, value: unknown): [string, string] {
+  if (!LABEL_KEY.test(key))
+    throw new UsageError('a label key is 1 to 63 letters, digits, ".", "_", "/" or "-", starting with a letter or digit');
+  if (typeof value !== 'string') throw new UsageError('a label value is a string');
+  return [key, printable(`the value of label ${key}`, value, MAX_LABEL_VALUE)];
+}
+
+/** The labels, checked (at most MAX_LABELS, each by validLabel), values trimmed; else a UsageError. */
 export function validLabels(labels: Labels): Labels {
   const entries = Object.entries(labels);
   if (entries.length > MAX_LABELS) throw new UsageError(`at most ${MAX_LABELS} labels`);
-  for (const [key, value] of entries) {
-    if (!LABEL_KEY.test(key))
-      throw new UsageError('a label key is 1 to 63 letters, digits, ".", "_", "/" or "-", starting with a letter or digit');
-    if (typeof value !== 'string') throw new UsageError('a label value is a string');
-    printable(`the value of label ${key}`, value, MAX_LABEL_VALUE);
-  }
-  return Object.fromEntries(entries.map(([key, value]) => [key, value.trim()]));
+  return Object.fromEntries(entries.map(([key, value]) => validLabel(key, value)));
+}
+
+/**
+ * A label as a target names it (`--label k=v`, `?label=`, a label exception): "key=value" under the
+ * rule of the labels devices carry, so any label that can be set can be targeted; else a UsageError.
+ */
+export function labelTarget(text: string): [key: string, value: string] {
+  return validLabel(...parseLabel(text));
 }
 
 export async function createSecret(store: Store, request: NewSecretRequest, now = new Date(), scope: OrgScope): Promise<CreatedSecret> {

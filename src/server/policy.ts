@@ -16,6 +16,7 @@ import { policyToken, type Platform, type PolicyResponse } from '../protocol/sch
 import { organizationInScope } from './admin';
 import type { Labels, OrgScope, Organization, PolicyChangeRecord, Store } from './db/store';
 import type { DeviceCache } from './deviceCache';
+import { labelTarget } from './enrollSecrets';
 import type { DeviceId, OrganizationId } from './ids';
 import { graceCutoffs, type GraceCutoffs, type GraceSettings } from './deviceLifecycle';
 import { UsageError } from './usage';
@@ -31,8 +32,6 @@ const BUILT_IN_LIFECYCLE: Record<Platform, LifecycleData> = {
 /** A lifecycle file for `lifecycle import`: per platform, a data set in the agent's format; an absent platform keeps the built-in one. */
 const LifecycleFile = z.partialRecord(z.enum(PLATFORMS), LifecycleDataSchema);
 
-const MAX_LABEL_LENGTH = 128;
-const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}=[^\s=][^\s]{0,62}$/;
 const DEFAULT_HISTORY = 50;
 /** Devices whose labels PolicyCache keeps (about 100 bytes each). */
 const MAX_CACHED_LABELS = 100_000;
@@ -63,12 +62,10 @@ export interface PolicyChangeView {
   document: Record<string, unknown> | null;
 }
 
-/** A label as `--label` and `?label=` give it: "key=value". */
+/** A label as `--label` and `?label=` give it: "key=value" (labelTarget's rule, the value trimmed). */
 export function parseLabel(text: string | undefined): string | null {
   if (text === undefined || text === '') return null;
-  if (text.length > MAX_LABEL_LENGTH || !LABEL_PATTERN.test(text))
-    throw new UsageError('a label is key=value: a key of letters, digits, ".", "_" and "-", and a value without white space');
-  return text;
+  return labelTarget(text).join('=');
 }
 
 function parseDocument(json: string): Record<string, unknown> {
@@ -300,7 +297,8 @@ export class PolicyCache {
     const matched = [...org.refinements.keys()].filter(
       (label) => labels[label.slice(0, label.indexOf('='))] === label.slice(label.indexOf('=') + 1),
     );
-    const key = [platform, ...matched].join('|');
+    // Joined by a control character, which no label holds: two different matches never share a key.
+    const key = [platform, ...matched].join('\n');
     let body = org.bodies.get(key);
     if (body === undefined) {
       const response: PolicyResponse = {

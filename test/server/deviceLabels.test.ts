@@ -10,6 +10,8 @@ import { EXTENSION_ROUTES, type PolicyResponse } from '../../src/protocol/schema
 import type { AuditPage } from '../../src/server/audit';
 import type { DeviceView } from '../../src/server/admin';
 import type { DeviceLabelsView } from '../../src/server/deviceLabels';
+import type { ExceptionView } from '../../src/server/exceptions';
+import type { PolicyView } from '../../src/server/policy';
 import { addAccount, ConsoleClient, createAdminToken } from '../support/admin';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, runServerCli, startServer, tryServerCli, type RunningServer } from '../support/server';
@@ -200,5 +202,147 @@ describe('the console’s label form', () => {
     const after = await seenBy(device.apiKey);
     expect(after.policy).toEqual({});
     expect(after.version).not.toBe(before.version);
+  });
+});
+
+// One rule for the labels a device carries and those that target them (enrollSecrets.ts, labelTarget):
+// a key with "/" and a value with a space, once set, are targeted everywhere a label is named.
+describe('a label that can be set can be targeted', () => {
+  const TEAM = 'corp.example/team=it';
+  const SITE = 'site=remote hq';
+  let targeted: EnrolledDevice;
+  const exceptions = async () => parseJson<{ exceptions: ExceptionView[] }>((await api('/exceptions?org=acme', acmeToken)).text).exceptions;
+  const history = async (label: string) =>
+    (await api(`/policy/history?org=acme&label=${encodeURIComponent(label)}`, acmeToken)).body?.changes as unknown[];
+  const listedBy = async (path: string) =>
+    parseJson<{ devices: DeviceView[] }>((await api(path, acmeToken)).text).devices.map((d) => d.device_id);
+
+  beforeAll(async () => {
+    targeted = await enrolledDevice(server, { org: 'acme' });
+    const labels = { 'corp.example/team': 'it', site: 'remote hq' };
+    const put = await api(`/devices/${targeted.deviceId}/labels`, acmeToken, { method: 'PUT', json: { labels } });
+    expect(put.status, put.text).toBe(200);
+  });
+
+  test('by the CLI, the admin API (URL-encoded) and the console: refinements, exceptions, the device list', async () => {
+    const file = join(server.dir, 'it.json');
+    writeFileSync(file, JSON.stringify({ password: { minLength: 15 } }));
+    const set = await cli(['policy', 'set', '--org', 'acme', '--label', TEAM, '--file', file, '--json']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(parseJson<{ label: string }>(set.stdout).label).toBe(TEAM);
+    // A space travels as %20 or as "+"; the value is trimmed as when it was set.
+    const put = await api(`/policy?org=acme&label=site%3D+remote%20hq+`, acmeToken, {
+      method: 'PUT',
+      json: { password: { requireComplexity: true } },
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body?.label).toBe(SITE);
+    expect((await served(targeted.apiKey)).policy).toEqual({ password: { minLength: 15, requireComplexity: true } });
+    expect((await served(device.apiKey)).policy).not.toHaveProperty('password.requireComplexity');
+    const shown = parseJson<PolicyView>((await api(`/policy?org=acme&label=${encodeURIComponent(SITE)}`, acmeToken)).text);
+    expect(shown).toMatchObject({ label: SITE, document: { password: { requireComplexity: true } } });
+    expect(shown.labels).toEqual(expect.arrayContaining([TEAM, SITE]));
+    expect(parseJson<PolicyView>((await cli(['policy', 'show', '--org', 'acme', '--label', TEAM, '--json'])).stdout).document).toEqual({
+      password: { minLength: 15 },
+    });
+    expect(await history(TEAM)).toHaveLength(1);
+
+    expect(await listedBy(`/devices?label=${encodeURIComponent(TEAM)}`)).toEqual([targeted.deviceId]);
+    expect(await listedBy(`/devices?label=site%3Dremote+hq`)).toEqual([targeted.deviceId]);
+    const listed = await cli(['device', 'list', '--label', SITE, '--json']);
+    expect(parseJson<DeviceView[]>(listed.stdout).map((d) => d.device_id)).toEqual([targeted.deviceId]);
+
+    const byCli = await cli([
+      'exception',
+      'add',
+      '--org',
+      'acme',
+      '--label',
+      TEAM,
+      '--check',
+      'SCREEN_LOCK',
+      '--reason',
+      'kiosk',
+      '--expires',
+      '7d',
+      '--json',
+    ]);
+    expect(byCli.code, byCli.stderr).toBe(0);
+    const fields = { label: SITE, check_key: 'FIREWALL_ENABLED', reason: 'lab', expires: '7d' };
+    const byApi = await api('/exceptions?org=acme', acmeToken, { method: 'POST', json: fields });
+    expect(byApi.status, byApi.text).toBe(201);
+    expect(byApi.body?.label).toBe(SITE);
+
+    expect((await addAccount(server, 'targets@acme.test', { org: 'acme' }, 'targets console password')).code).toBe(0);
+    const client = new ConsoleClient(server);
+    expect((await client.signIn('targets@acme.test', 'targets console password')).status).toBe(303);
+    const csrf = await client.csrfToken('/console/policy');
+    const form = { _csrf: csrf, label: ` ${SITE} `, check: 'TIME_SYNC', reason: 'no NTP there', expires: '7d' };
+    expect((await client.post('/console/exceptions?org=acme', form)).status).toBe(303);
+    const granted = await exceptions();
+    expect(
+      granted
+        .filter((e) => e.label === SITE)
+        .map((e) => e.check_key)
+        .sort(),
+    ).toEqual(['FIREWALL_ENABLED', 'TIME_SYNC']);
+    // Each applies to the device carrying the labels: its page lists them.
+    const page = (await client.get(`/console/devices/${targeted.deviceId}`)).text;
+    for (const e of granted.filter((e) => e.label === SITE || e.label === TEAM))
+      expect(page).toContain(`data-exception="${e.exception_id}"`);
+    const list = (await client.get(`/console/devices?label=${encodeURIComponent(SITE)}`)).text;
+    expect(list).toContain(targeted.deviceId);
+    expect(list).not.toContain(device.deviceId);
+  });
+
+  test.each([
+    ['no "="', 'site', /a label is key=value/],
+    ['a key of the wrong form', 'corp example/team=it', /a label key is 1 to 63 letters/],
+    ['an empty value', 'site= ', /the value of label site must be 1 to 128 printable characters/],
+    ['a control character', 'site=remote\u0007hq', /the value of label site must be 1 to 128 printable characters/],
+    ['a value too long', `site=${'x'.repeat(129)}`, /the value of label site must be 1 to 128 printable characters/],
+  ])('a target with %s is refused (400, exit 2) and changes nothing', async (_what, label, message) => {
+    const before = { exceptions: await exceptions(), history: await history(SITE) };
+    const query = `org=acme&label=${encodeURIComponent(label)}`;
+    for (const answer of [
+      await api(`/devices?${query}`, acmeToken),
+      await api(`/policy?${query}`, acmeToken),
+      await api(`/policy?${query}`, acmeToken, { method: 'PUT', json: {} }),
+      await api('/exceptions?org=acme', acmeToken, {
+        method: 'POST',
+        json: { label, check_key: 'FIREWALL_ENABLED', reason: 'r', expires: '7d' },
+      }),
+    ]) {
+      expectError(answer, 400, 'bad_request');
+      expect(answer.body?.message).toMatch(message);
+    }
+    expectUsageError(await cli(['policy', 'set', '--org', 'acme', '--label', label, '--reset']), message);
+    expectUsageError(
+      await cli(['exception', 'add', '--org', 'acme', '--label', label, '--check', 'FIREWALL_ENABLED', '--reason', 'r', '--expires', '7d']),
+      message,
+    );
+    expectUsageError(await cli(['device', 'list', '--label', label]), message);
+    expect({ exceptions: await exceptions(), history: await history(SITE) }).toEqual(before);
+  });
+
+  test('refinements whose labels joined look alike are served apart', async () => {
+    // A device with ka=x and kb=y matches two refinements; one with ka="x|kb=y" matches a third.
+    const both = await enrolledDevice(server, { org: 'acme' });
+    const joined = await enrolledDevice(server, { org: 'acme' });
+    for (const [target, labels] of [
+      [both, { ka: 'x', kb: 'y' }],
+      [joined, { ka: 'x|kb=y' }],
+    ] as const)
+      expect((await api(`/devices/${target.deviceId}/labels`, acmeToken, { method: 'PUT', json: { labels } })).status).toBe(200);
+    for (const [label, document] of [
+      ['ka=x', { password: { minLength: 9 } }],
+      ['kb=y', { password: { requireComplexity: true } }],
+      ['ka=x|kb=y', { password: { minLength: 20 } }],
+    ] as const) {
+      const put = await api(`/policy?org=acme&label=${encodeURIComponent(label)}`, acmeToken, { method: 'PUT', json: document });
+      expect(put.status, put.text).toBe(200);
+    }
+    expect((await served(both.apiKey)).policy).toEqual({ password: { minLength: 9, requireComplexity: true } });
+    expect((await served(joined.apiKey)).policy).toEqual({ password: { minLength: 20 } });
   });
 });
