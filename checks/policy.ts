@@ -12,7 +12,7 @@ const positiveInt = z.int().check(z.positive());
 const nonnegativeInt = z.int().check(z.nonnegative());
 const flag = z._default(z.boolean(), false);
 /** The longest grace period a policy may give a new FAIL (checks.graceSeconds): 30 days. */
-export const MAX_GRACE_SECONDS = 30 * 86_400;
+const MAX_GRACE_SECONDS = 30 * 86_400;
 const graceSeconds = nonnegativeInt.check(z.lte(MAX_GRACE_SECONDS));
 
 /** The policy's sections: what a server policy's `localOverrides` names. */

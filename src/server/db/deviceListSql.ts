@@ -37,12 +37,12 @@ export function failingResultsQuery(dialect: Dialect, conditions: readonly strin
  * True or false, never NULL (an unreadable beginning is not in grace), so that NOT gives the FAILs
  * past their grace or excepted. The caller asks l.status = 'FAIL' itself.
  */
-export function inGraceCondition(dialect: Dialect, grace: GraceRule): string {
-  const cutoffs = graceCutoffsCondition(dialect, grace.cutoffs);
-  return cutoffs === undefined ? '(1 = 0)' : `(${cutoffs} AND NOT ${exceptedCondition(dialect, grace.now)})`;
+export function inGraceCondition(dialect: Dialect, grace: GraceRule, device: DeviceColumns = DEVICE_D): string {
+  const cutoffs = graceCutoffsCondition(dialect, grace.cutoffs, device);
+  return cutoffs === undefined ? '(1 = 0)' : `(${cutoffs} AND NOT ${exceptedCondition(dialect, grace.now, device)})`;
 }
 
-function graceCutoffsCondition(dialect: Dialect, graces: readonly GraceCutoffs[]): string | undefined {
+function graceCutoffsCondition(dialect: Dialect, graces: readonly GraceCutoffs[], device: DeviceColumns): string | undefined {
   const cutoff = (value: string | null) => (value === null ? 'NULL' : dialect.instantParam(value));
   const orgs = graces
     .filter((g) => g.otherwise !== null || g.byCheck.some(([, c]) => c !== null))
@@ -51,7 +51,7 @@ function graceCutoffsCondition(dialect: Dialect, graces: readonly GraceCutoffs[]
       return `WHEN ${dialect.param(g.orgId)} THEN ${checks === '' ? cutoff(g.otherwise) : `CASE l.check_key ${checks} ELSE ${cutoff(g.otherwise)} END`}`;
     });
   if (orgs.length === 0) return undefined;
-  return `(CASE WHEN ${dialect.instant('l.status_since')} > CASE d.org_id ${orgs.join(' ')} END THEN 1 ELSE 0 END = 1)`;
+  return `(CASE WHEN ${dialect.instant('l.status_since')} > CASE ${device.orgId} ${orgs.join(' ')} END THEN 1 ELSE 0 END = 1)`;
 }
 
 /** An agent version is at most 64 characters (HeartbeatRequest): no run of digits in it is longer. */
@@ -83,11 +83,19 @@ export function summaryColumns(dialect: Dialect): string {
 }
 
 /** A FAIL of latest result `l` that an exception of the device, or of one of its labels, covers at `now`. */
-export function exceptedCondition(dialect: Dialect, now: string): string {
+export function exceptedCondition(dialect: Dialect, now: string, device: DeviceColumns = DEVICE_D): string {
   return `EXISTS (SELECT 1 FROM policy_exceptions e
-    WHERE e.org_id = d.org_id AND e.check_key = l.check_key AND e.expires_at > ${dialect.param(now)}
-      AND (e.device_id = d.id OR e.label IN (SELECT b.key || '=' || b.value FROM device_labels b WHERE b.device_id = d.id)))`;
+    WHERE e.org_id = ${device.orgId} AND e.check_key = l.check_key AND e.expires_at > ${dialect.param(now)}
+      AND (e.device_id = ${device.id} OR e.label IN (SELECT b.key || '=' || b.value FROM device_labels b WHERE b.device_id = ${device.id})))`;
 }
+
+/** Where a condition reads the device of latest result `l`: the devices row `d`, or `l`'s own copy of its ids (no join). */
+export interface DeviceColumns {
+  id: string;
+  orgId: string;
+}
+const DEVICE_D: DeviceColumns = { id: 'd.id', orgId: 'd.org_id' };
+export const DEVICE_OF_L: DeviceColumns = { id: 'l.device_id', orgId: 'l.org_id' };
 
 /** The conditions of the list's working-screen filters (the engines add the older ones themselves). */
 export function listConditions(filter: DeviceFilter, dialect: Dialect): string[] {

@@ -94,6 +94,7 @@ import {
   exceptedCondition,
   failingResultsQuery,
   inGraceCondition,
+  DEVICE_OF_L,
   listConditions,
   summaryColumns,
   versionSortKey,
@@ -590,10 +591,14 @@ export class SqliteStore implements Store {
                 SUM(CASE WHEN d.last_seen_at < @offline_before THEN 1 ELSE 0 END) AS offline
          FROM devices d JOIN organizations o ON o.id = d.org_id ${where(active)}`,
       ).get({ ...params, stale_before: cutoffs.staleBefore, offline_before: cutoffs.offlineBefore });
-      const checkParams: Record<string, unknown> = { ...params, fresh_since: cutoffs.resultsFreshSince };
+      // Without a join: the ACTIVE devices' results are those of no device in another state (a few),
+      // and a result carries its device's ids (half the time of the join at 20,000 devices).
+      const scoped = scopeConditions(scope, orgName, 'l.org_id');
+      const checkParams: Record<string, unknown> = { ...scoped.params, fresh_since: cutoffs.resultsFreshSince };
       const dialect = sqliteDialect(checkParams);
-      const excepted = exceptedCondition(dialect, cutoffs.exceptionsAt);
-      const inGrace = inGraceCondition(dialect, { cutoffs: cutoffs.graces, now: cutoffs.exceptionsAt });
+      const excepted = exceptedCondition(dialect, cutoffs.exceptionsAt, DEVICE_OF_L);
+      const inGrace = inGraceCondition(dialect, { cutoffs: cutoffs.graces, now: cutoffs.exceptionsAt }, DEVICE_OF_L);
+      const ofActive = [...scoped.conditions, "l.device_id NOT IN (SELECT id FROM devices WHERE state <> 'ACTIVE')"];
       const checks = this.prepared<{
         check_key: string;
         status: PostureStatus;
@@ -605,8 +610,8 @@ export class SqliteStore implements Store {
         `SELECT l.check_key, l.status, CASE WHEN l.received_at >= @fresh_since THEN 1 ELSE 0 END AS fresh,
                 CASE WHEN l.status = 'FAIL' AND ${excepted} THEN 1 ELSE 0 END AS excepted,
                 CASE WHEN l.status = 'FAIL' AND ${inGrace} THEN 1 ELSE 0 END AS in_grace, COUNT(*) AS count
-         FROM latest_results l JOIN devices d ON d.id = l.device_id JOIN organizations o ON o.id = d.org_id
-         ${where(active)} GROUP BY l.check_key, l.status, fresh, excepted, in_grace ORDER BY l.check_key, l.status`,
+         FROM latest_results l ${orgName === undefined ? '' : 'JOIN organizations o ON o.id = l.org_id'}
+         ${where(ofActive)} GROUP BY l.check_key, l.status, fresh, excepted, in_grace ORDER BY l.check_key, l.status`,
       ).all(checkParams);
       const agentVersions = this.prepared<{ agent_version: string | null; count: number }>(
         `SELECT d.agent_version, COUNT(*) AS count FROM devices d JOIN organizations o ON o.id = d.org_id
