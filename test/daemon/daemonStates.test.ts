@@ -348,9 +348,17 @@ describe('stopping', () => {
     const clock = new FakeClock();
     const api = new ScriptedApi(clock);
     let fail: (err: Error) => void = () => undefined;
-    api.heartbeat = () => new Promise<HeartbeatAnswer>((_resolve, reject) => (fail = reject));
+    // The heartbeat in flight: its rejection is in hand only once the daemon has sent it.
+    const sent = new Promise<void>((heartbeatSent) => {
+      api.heartbeat = () =>
+        new Promise<HeartbeatAnswer>((_resolve, reject) => {
+          fail = reject;
+          heartbeatSent();
+        });
+    });
     const h = await startInProcess({ clock, api, settle: false });
-    await vi.waitFor(() => expect(h.daemon.state).toBe('starting'));
+    await sent;
+    expect(h.daemon.state).toBe('starting');
     const stopping = h.stop({ keepStateDir: true });
     await vi.waitFor(() => expect(h.events('stop_requested')).toHaveLength(1));
     fail(new TypeError('a defect'));
