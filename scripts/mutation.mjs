@@ -33,6 +33,7 @@ export const MODULES = {
       'test/daemon/daemonPolicy.test.ts',
       'test/daemon/requestCycle.test.ts',
       'test/daemon/checkRequest.test.ts',
+      'test/daemon/reenrollRules.test.ts',
     ],
   },
   enrollmentInput: { mutate: ['src/cli/enrollmentInput.ts'], tests: ['test/agent/enrollmentInput.test.ts'] },

@@ -223,6 +223,8 @@ export interface HarnessOptions {
   connect?: DaemonDeps['connect'];
   retry?: DaemonDeps['retry'];
   maxQueuedResults?: number;
+  /** The admin's opt-in to enroll again after a 401: the record names this secret file, and `reenroll` is the daemon's. */
+  reenroll?: { secretFile: string; enrollAgain: NonNullable<DaemonDeps['reenroll']> };
   /** `run --once`: one round. */
   once?: boolean;
   /** False: return at once, without waiting for the daemon to settle (a request the test holds in flight). */
@@ -234,9 +236,14 @@ export async function makeStateDir(): Promise<string> {
 }
 
 /** Enrolls `state` with the file key store, as `device-agent enroll` would with a server that answered `apiKey`. */
-export async function enrollState(state: AgentState, apiKey: string, serverUrl = 'https://scripted.invalid'): Promise<void> {
+export async function enrollState(
+  state: AgentState,
+  apiKey: string,
+  serverUrl = 'https://scripted.invalid',
+  reenrollSecretFile?: string,
+): Promise<void> {
   await state.enroll(
-    { serverUrl, keystore: 'file', force: true, logger: pino({ level: 'silent' }) },
+    { serverUrl, keystore: 'file', force: true, logger: pino({ level: 'silent' }), ...(reenrollSecretFile ? { reenrollSecretFile } : {}) },
     {
       exchange: () => Promise.resolve({ apiKey, enrolledWith: { method: 'token' as const } }),
       discard: () => Promise.resolve(),
@@ -251,7 +258,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
   const { log, lines } = memoryLogger();
   let notify: (() => void) | null = null;
   const real = await openAgentState(stateDir);
-  if (options.apiKey !== null) await enrollState(real, options.apiKey ?? 'a'.repeat(96));
+  if (options.apiKey !== null) await enrollState(real, options.apiKey ?? 'a'.repeat(96), undefined, options.reenroll?.secretFile);
   // The real owner, with the test's enrollment notification (and wipe, when given) in place of its own.
   const state: AgentState = Object.assign(Object.create(real) as AgentState, {
     watchEnrollment: (onChange: () => void) => {
@@ -271,6 +278,7 @@ export async function startInProcess(options: HarnessOptions): Promise<Harness> 
     identity: options.identity ?? (() => Promise.resolve(IDENTITY)),
     collect: options.collectCycle ?? (async () => ({ results: await collect() })),
     ...(options.maxQueuedResults ? { maxQueuedResults: options.maxQueuedResults } : {}),
+    ...(options.reenroll ? { reenroll: options.reenroll.enrollAgain } : {}),
   });
   const stop = new AbortController();
   const running = daemon.run(stop.signal, { once: options.once === true });
