@@ -118,7 +118,8 @@ export function darwinNotifier(
       child.once('close', (code) => {
         if (code !== 0 || answer.trim() !== OPEN_BUTTON) return;
         const [open, openArgs] = myDeviceOf(program, uid);
-        spawn(open, openArgs, { stdio: 'ignore', env, detached: true })
+        // A user's own agent: its environment says where its state is; the service's user asks its endpoint.
+        spawn(open, openArgs, { stdio: 'ignore', env: privileged ? env : process.env, detached: true })
           .once('error', () => undefined)
           .unref();
       });
