@@ -215,6 +215,14 @@ export interface DeviceListItem extends DeviceSummary {
   labels: Record<string, string>;
 }
 
+/** A check's status as the list shows it (console cells, CSV): a FAIL in grace or excepted apart, as the overview counts it. */
+export function listedStatus(device: DeviceListItem, checkKey: string): string | undefined {
+  const status = Object.hasOwn(device.checks, checkKey) ? device.checks[checkKey] : undefined;
+  if (status !== 'FAIL') return status;
+  if (device.in_grace.includes(checkKey)) return 'FAIL (in grace)';
+  return device.excepted.includes(checkKey) ? 'FAIL (excepted)' : status;
+}
+
 export interface DevicePage {
   devices: DeviceListItem[];
   /** Pass as `cursor` for the next page; null on the last page. */

@@ -4,7 +4,9 @@
 // agent version, page after page; and the overview's counts equal to the lists they name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ComplianceSummary, DeviceListItem, DevicePage } from '../../src/server/admin';
+import { CHECK_KEYS } from '../../src/protocol/constants';
 import { createAdminToken } from '../support/admin';
+import { records } from '../support/csv';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
 import { enrollFleet, type FleetDevice } from '../console/fleet';
@@ -219,6 +221,25 @@ describe('the overview counts what its lists list', () => {
     const byFailing = await list('state=ACTIVE&sort=failing_checks&order=desc');
     expect(byFailing.map((d) => d.failing_checks)).toEqual(fleet.map(failingNow).sort((a, b) => b - a));
     expect((await list('state=ACTIVE&sort=failing_checks')).map((d) => d.device_id)).toEqual(byFailing.map((d) => d.device_id).reverse());
+    // The CSV export: the failing count, and each check's status with a FAIL in grace or excepted apart.
+    const csv = records((await get('/devices?format=csv&state=ACTIVE')).text).slice(4);
+    const [columns, ...rows] = csv;
+    const listedAs = (d: FleetDevice, check: string) =>
+      ({ failing: 'FAIL', in_grace: 'FAIL (in grace)', excepted: 'FAIL (excepted)', not_failing: d.latest[check]?.status ?? '' })[
+        standing(d, check)
+      ];
+    expect(rows).toHaveLength(FLEET);
+    for (const row of rows) {
+      const cells = Object.fromEntries(columns!.map((name, i) => [name, row[i]]));
+      const d = byId.get(cells.device_id!)!;
+      expect(cells, d.hostname).toMatchObject({
+        failing_checks: String(failingNow(d)),
+        ...Object.fromEntries(CHECK_KEYS.map((check) => [check, listedAs(d, check)])),
+        other_checks: '',
+      });
+    }
+    expect(rows.flat()).toContain('FAIL (in grace)');
+    expect(rows.flat()).toContain('FAIL (excepted)');
     expect(summary.devices.by_platform.UNKNOWN).toBe(1);
     expect((await list('platform=UNKNOWN')).map((d) => d.device_id)).toEqual([parseJson<{ device_id: string }>(created.text).device_id]);
     expect(summary.agent_versions.reduce((sum, v) => sum + v.devices, 0)).toBe(FLEET);
