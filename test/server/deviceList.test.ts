@@ -8,7 +8,7 @@ import { CHECK_KEYS } from '../../src/protocol/constants';
 import { createAdminToken } from '../support/admin';
 import { records } from '../support/csv';
 import { parseJson } from '../support/json';
-import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
+import { NO_RATE_LIMITS, runServerCli, startServer, type RunningServer } from '../support/server';
 import { enrollFleet, type FleetDevice } from '../console/fleet';
 import { call, createSecret, enrolledDevice, expectError, heartbeat, heartbeatBody } from './client';
 
@@ -240,6 +240,19 @@ describe('the overview counts what its lists list', () => {
     }
     expect(rows.flat()).toContain('FAIL (in grace)');
     expect(rows.flat()).toContain('FAIL (excepted)');
+    // The CLI's failing column: the count and the checks that fail, not those in grace or excepted.
+    const table = (await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'acme', '--state', 'ACTIVE'])).stdout;
+    for (const d of fleet) {
+      const failingChecks = checksWhere(d, 'failing');
+      const cell = failingChecks.length === 0 ? '0' : `${failingChecks.length}: ${failingChecks.join(',')}`;
+      expect(
+        table
+          .split('\n')
+          .find((line) => line.startsWith(d.deviceId))!
+          .split(/\s{2,}/),
+        d.hostname,
+      ).toContain(cell);
+    }
     expect(summary.devices.by_platform.UNKNOWN).toBe(1);
     expect((await list('platform=UNKNOWN')).map((d) => d.device_id)).toEqual([parseJson<{ device_id: string }>(created.text).device_id]);
     expect(summary.agent_versions.reduce((sum, v) => sum + v.devices, 0)).toBe(FLEET);
