@@ -422,7 +422,7 @@ device
   .option('--org <name>', 'only devices of this organization')
   .option('--state <state>', 'only devices in this state: PENDING, ACTIVE or REVOKED')
   .option('--platform <platform>', 'only devices of this platform: DARWIN, LINUX, FREEBSD, WINDOWS, or UNKNOWN (no heartbeat yet)')
-  .option('--failing <check>', 'only devices whose latest result of this check (or "any") is FAIL')
+  .option('--failing <check>', 'only devices failing this check (or "any"): FAIL past its grace period, not excepted')
   .option('--hostname <text>', 'only devices whose hostname contains this')
   .option('--check <check>', 'with --status: only devices whose latest result of this check has that status')
   .option(
@@ -431,7 +431,7 @@ device
   )
   .option('--agent-version <version>', 'only devices running this agent version')
   .option('--label <key=value>', 'only devices carrying this label')
-  .option('--min-failing <n>', 'only devices failing at least this many checks')
+  .option('--min-failing <n>', 'only devices failing at least this many checks (past their grace, not excepted)')
   .option('--sort <key>', 'created_at (default), hostname, last_seen_at, failing_checks or agent_version (in version order)')
   .option('--order <order>', 'asc (default) or desc')
   .option('--json', 'print a JSON array')

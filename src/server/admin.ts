@@ -201,11 +201,26 @@ export interface DeviceListRequest {
 
 /** A device as the list shows it: the working screen's columns beside the record's. */
 export interface DeviceListItem extends DeviceSummary {
-  /** How many checks fail by their latest result (stale ones included: their last known status). */
+  /**
+   * How many checks fail by their latest result (stale ones included: their last known status), as
+   * the overview counts FAIL: past their grace period, no exception covering them.
+   */
   failing_checks: number;
   /** Check key → the status of its latest result. */
   checks: Record<string, string>;
+  /** The checks whose FAIL is within its grace period (no exception covering it): not failing yet. */
+  in_grace: string[];
+  /** The checks whose FAIL an exception covers. */
+  excepted: string[];
   labels: Record<string, string>;
+}
+
+/** A check's status as the list shows it (console cells, CSV): a FAIL in grace or excepted apart, as the overview counts it. */
+export function listedStatus(device: DeviceListItem, checkKey: string): string | undefined {
+  const status = Object.hasOwn(device.checks, checkKey) ? device.checks[checkKey] : undefined;
+  if (status !== 'FAIL') return status;
+  if (device.in_grace.includes(checkKey)) return 'FAIL (in grace)';
+  return device.excepted.includes(checkKey) ? 'FAIL (excepted)' : status;
 }
 
 export interface DevicePage {
@@ -216,15 +231,14 @@ export interface DevicePage {
 
 export async function listDevicePage(store: Store, scope: OrgScope, request: DeviceListRequest, now = new Date()): Promise<DevicePage> {
   const filter = deviceFilter(request, now);
-  if (filter.check?.status === 'FAIL' || filter.check?.status === 'IN_GRACE')
-    filter.check.grace = { cutoffs: await graceCutoffsAt(store, scope.orgId, now), now: now.toISOString() };
   const sort = oneOf('sort', request.sort ?? 'created_at', SORT_KEYS);
   const order = oneOf('order', request.order ?? 'asc', ['asc', 'desc'] as const);
   const limit = request.limit ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE)
     throw new UsageError(`limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
   const after = request.cursor === undefined ? null : parseCursor(request.cursor, sort, order);
-  const rows = await store.listDevicePage({ scope, filter, sort, descending: order === 'desc', after, limit: limit + 1 });
+  const grace = { cutoffs: await graceCutoffsAt(store, scope.orgId, now), now: now.toISOString() };
+  const rows = await store.listDevicePage({ scope, filter, grace, sort, descending: order === 'desc', after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
@@ -722,7 +736,14 @@ function summarize(device: DeviceRecord): DeviceSummary {
 }
 
 function listItem(device: DeviceListRow): DeviceListItem {
-  return { ...summarize(device), failing_checks: device.failingChecks, checks: device.checks, labels: device.labels };
+  return {
+    ...summarize(device),
+    failing_checks: device.failingChecks,
+    checks: device.checks,
+    in_grace: device.inGrace,
+    excepted: device.excepted,
+    labels: device.labels,
+  };
 }
 
 function postureView(result: StoredPostureResult): Omit<PostureView, 'remediation'> {

@@ -6,6 +6,8 @@ import {
   deviceHistory,
   getDevice,
   listAllDevices,
+  listedStatus,
+  type DeviceListItem,
   type DeviceListRequest,
   type DeviceSummary,
   type PostureView,
@@ -13,6 +15,7 @@ import {
 import type { AdminPrincipal } from './adminAccess';
 import { csvDocument, type CsvValue } from './csv';
 import type { Store } from './db/store';
+import { CHECK_KEYS } from '../protocol/constants';
 
 export interface CsvFile {
   /** The download's subject, for its file name. */
@@ -54,10 +57,24 @@ export async function deviceListCsv(
         ['exported at', now.toISOString()],
         ['devices', String(devices.length)],
       ],
-      columns: DEVICE_COLUMNS,
-      rows: devices.map((device) => DEVICE_COLUMNS.map((column): CsvValue => device[column])),
+      columns: [...DEVICE_COLUMNS, 'failing_checks', ...CHECK_KEYS, 'other_checks'],
+      rows: devices.map((device): CsvValue[] => [
+        ...DEVICE_COLUMNS.map((column) => device[column]),
+        device.failing_checks,
+        ...CHECK_KEYS.map((key) => listedStatus(device, key) ?? null),
+        otherChecks(device),
+      ]),
     }),
   };
+}
+
+/** The checks other than the official ones (each has its column), as `KEY=status; …`; null when none. */
+function otherChecks(device: DeviceListItem): string | null {
+  const others = Object.keys(device.checks)
+    .filter((key) => !(CHECK_KEYS as readonly string[]).includes(key))
+    .sort()
+    .map((key) => `${key}=${listedStatus(device, key)}`);
+  return others.length === 0 ? null : others.join('; ');
 }
 
 const RESULT_COLUMNS = ['observed_at', 'received_at', 'check_key', 'status', 'word', 'summary', 'correlation_id'] as const;

@@ -98,13 +98,29 @@ export const ADMIN_SCHEMAS: Record<string, unknown> = {
       ref('AdminDevice'),
       {
         type: 'object',
-        required: ['failing_checks', 'checks', 'labels'],
+        required: ['failing_checks', 'checks', 'in_grace', 'excepted', 'labels'],
         properties: {
-          failing_checks: { type: 'integer', minimum: 0, description: 'How many checks fail by their latest result (however old)' },
+          failing_checks: {
+            type: 'integer',
+            minimum: 0,
+            description:
+              'How many checks fail by their latest result (however old), as the compliance summary counts FAIL: past the check’s grace period (the policy’s checks.graceSeconds), no exception covering it',
+          },
           checks: {
             type: 'object',
-            description: 'Check key → the status of its latest result',
+            description:
+              'Check key → the status of its latest result (a FAIL in grace or excepted is FAIL here: see in_grace and excepted)',
             additionalProperties: { enum: [...STATUSES] },
+          },
+          in_grace: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'The check keys (sorted) whose FAIL is within its grace period, no exception covering it: not failing yet',
+          },
+          excepted: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'The check keys (sorted) whose FAIL an exception of the device or of one of its labels covers: not failing',
           },
           labels: { type: 'object', additionalProperties: { type: 'string' } },
         },
@@ -544,7 +560,7 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         orgQuery,
         query('state', 'PENDING, ACTIVE or REVOKED'),
         query('platform', `${PLATFORMS.join(', ')}, or UNKNOWN (none reported yet: no heartbeat)`),
-        query('failing', 'A check key whose latest result is FAIL, or `any`'),
+        query('failing', 'A check key that fails (its latest result FAIL past its grace period, not excepted), or `any`'),
         query('hostname', 'A substring of the hostname (case-insensitive)'),
         query('last_seen_before', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
         query('last_seen_after', 'ISO 8601 date or time', { type: 'string', format: 'date-time' }),
@@ -563,7 +579,7 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         query('agent_version', 'The agent version the device runs'),
         query('os_version', 'The OS version the device reports'),
         query('label', 'A label the device carries, key=value'),
-        query('min_failing', 'At least this many checks fail by their latest result', { type: 'integer', minimum: 1 }),
+        query('min_failing', 'At least this many failing checks (as failing_checks counts)', { type: 'integer', minimum: 1 }),
         query(
           'sort',
           'created_at (default), hostname, last_seen_at, failing_checks or agent_version (in version order: 1.10.0 after 1.9.0)',

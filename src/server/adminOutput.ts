@@ -1,7 +1,7 @@
 // Human-readable output of the admin commands; the --json forms print the objects as they are,
 // through displayJson. Every value shown goes through displayText: a device's hostname, OS version,
 // check keys and evidence words are its own, and must not act on the admin's terminal.
-import type { CreatedDevice, DeviceDetails, DeviceListItem } from './admin';
+import { listedStatus, type CreatedDevice, type DeviceDetails, type DeviceListItem } from './admin';
 import type { AuditView } from './audit';
 import type { TableCount } from './db/migrateData';
 import { displayText } from './displayText';
@@ -79,9 +79,9 @@ export function formatDeviceList(devices: readonly DeviceListItem[]): string {
   );
 }
 
-/** "0", or "2: DISK_ENCRYPTION,FIREWALL_ENABLED". */
+/** "0", or "2: DISK_ENCRYPTION,FIREWALL_ENABLED": the failing checks, not those in grace or excepted (listedStatus). */
 function failingCell(device: DeviceListItem): string {
-  const failing = Object.keys(device.checks).filter((key) => device.checks[key] === 'FAIL');
+  const failing = Object.keys(device.checks).filter((key) => listedStatus(device, key) === 'FAIL');
   return failing.length === 0 ? '0' : `${failing.length}: ${failing.sort().join(',')}`;
 }
 

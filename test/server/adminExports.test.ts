@@ -3,6 +3,7 @@
 // rows the JSON answers list; a hostname a spreadsheet would evaluate is exported as text.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAdminToken } from '../support/admin';
+import { records } from '../support/csv';
 import { parseJson } from '../support/json';
 import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
 import { csvCell, csvDocument } from '../../src/server/csv';
@@ -21,35 +22,6 @@ let plainDevice: EnrolledDevice;
 
 const api = (path: string, token = acmeToken) =>
   call(server, `${API}${path}`, { method: 'GET', headers: { authorization: `Bearer ${token}` } });
-
-/** RFC 4180 records of a CSV text: quoted cells may hold commas, quotes and line breaks. */
-function records(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i]!;
-    if (quoted && c === '"' && text[i + 1] === '"') {
-      cell += '"';
-      i += 1;
-    } else if (c === '"') {
-      quoted = !quoted;
-    } else if (!quoted && c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (!quoted && c === '\r' && text[i + 1] === '\n') {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-      i += 1;
-    } else {
-      cell += c;
-    }
-  }
-  return rows;
-}
 
 beforeAll(async () => {
   server = await startServer({ args: NO_RATE_LIMITS });

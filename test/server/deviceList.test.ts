@@ -4,9 +4,11 @@
 // agent version, page after page; and the overview's counts equal to the lists they name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ComplianceSummary, DeviceListItem, DevicePage } from '../../src/server/admin';
+import { CHECK_KEYS } from '../../src/protocol/constants';
 import { createAdminToken } from '../support/admin';
+import { records } from '../support/csv';
 import { parseJson } from '../support/json';
-import { NO_RATE_LIMITS, startServer, type RunningServer } from '../support/server';
+import { NO_RATE_LIMITS, runServerCli, startServer, type RunningServer } from '../support/server';
 import { enrollFleet, type FleetDevice } from '../console/fleet';
 import { call, createSecret, enrolledDevice, expectError, heartbeat, heartbeatBody } from './client';
 
@@ -61,6 +63,8 @@ describe.concurrent('the list', () => {
       expect(item).toMatchObject({
         failing_checks: failing(d),
         checks: Object.fromEntries(Object.entries(d.latest).map(([check, r]) => [check, r.status])),
+        in_grace: [],
+        excepted: [],
         labels: { team: d.team },
         agent_version: d.agentVersion,
         os_version: d.osVersion,
@@ -182,6 +186,73 @@ describe('the overview counts what its lists list', () => {
     expect(firewall.IN_GRACE).toBe(fails('FIREWALL_ENABLED', began(1), 'finance'));
     const timeSync = summary.checks.find((c) => c.check_key === 'TIME_SYNC')!;
     expect([timeSync.IN_GRACE, timeSync.FAIL]).toEqual([0, fails('TIME_SYNC', began(1)) + fails('TIME_SYNC', began(2))]);
+    // The list counts as the overview does: a FAIL in grace, or excepted, is not failing (yet); its status stays FAIL.
+    const standing = (d: FleetDevice, check: string) => {
+      if (d.latest[check]?.status !== 'FAIL') return 'not_failing';
+      if (check === 'FIREWALL_ENABLED' && d.team === 'eng') return 'excepted';
+      return check !== 'TIME_SYNC' && d.latest[check].since === began(1) ? 'in_grace' : 'failing';
+    };
+    const checksWhere = (d: FleetDevice, which: ReturnType<typeof standing>) =>
+      Object.keys(d.latest)
+        .filter((check) => standing(d, check) === which)
+        .sort();
+    const failingNow = (d: FleetDevice) => checksWhere(d, 'failing').length;
+    const byId = new Map(fleet.map((d) => [d.deviceId, d]));
+    for (const item of await list('state=ACTIVE')) {
+      const d = byId.get(item.device_id)!;
+      expect(item, d.hostname).toMatchObject({
+        failing_checks: failingNow(d),
+        checks: Object.fromEntries(Object.entries(d.latest).map(([check, r]) => [check, r.status])),
+        in_grace: checksWhere(d, 'in_grace'),
+        excepted: checksWhere(d, 'excepted'),
+      });
+    }
+    expect(fleet.filter((d) => checksWhere(d, 'in_grace').length > 0 && failingNow(d) > 0).length).toBeGreaterThan(0);
+    for (const c of summary.checks)
+      expect(listedIds(await list(`state=ACTIVE&failing=${c.check_key}`)), c.check_key).toEqual(
+        ids(fleet.filter((d) => standing(d, c.check_key) === 'failing')),
+      );
+    for (const c of summary.checks) expect((await list(`failing=${c.check_key}`)).length, c.check_key).toBe(c.FAIL);
+    expect(listedIds(await list('failing=any'))).toEqual(ids(fleet.filter((d) => failingNow(d) > 0)));
+    for (const least of [1, 2, 3])
+      expect(listedIds(await list(`min_failing=${least}`)), `min_failing=${least}`).toEqual(
+        ids(fleet.filter((d) => failingNow(d) >= least)),
+      );
+    const byFailing = await list('state=ACTIVE&sort=failing_checks&order=desc');
+    expect(byFailing.map((d) => d.failing_checks)).toEqual(fleet.map(failingNow).sort((a, b) => b - a));
+    expect((await list('state=ACTIVE&sort=failing_checks')).map((d) => d.device_id)).toEqual(byFailing.map((d) => d.device_id).reverse());
+    // The CSV export: the failing count, and each check's status with a FAIL in grace or excepted apart.
+    const csv = records((await get('/devices?format=csv&state=ACTIVE')).text).slice(4);
+    const [columns, ...rows] = csv;
+    const listedAs = (d: FleetDevice, check: string) =>
+      ({ failing: 'FAIL', in_grace: 'FAIL (in grace)', excepted: 'FAIL (excepted)', not_failing: d.latest[check]?.status ?? '' })[
+        standing(d, check)
+      ];
+    expect(rows).toHaveLength(FLEET);
+    for (const row of rows) {
+      const cells = Object.fromEntries(columns!.map((name, i) => [name, row[i]]));
+      const d = byId.get(cells.device_id!)!;
+      expect(cells, d.hostname).toMatchObject({
+        failing_checks: String(failingNow(d)),
+        ...Object.fromEntries(CHECK_KEYS.map((check) => [check, listedAs(d, check)])),
+        other_checks: '',
+      });
+    }
+    expect(rows.flat()).toContain('FAIL (in grace)');
+    expect(rows.flat()).toContain('FAIL (excepted)');
+    // The CLI's failing column: the count and the checks that fail, not those in grace or excepted.
+    const table = (await runServerCli(['device', 'list', '--db', server.dbPath, '--org', 'acme', '--state', 'ACTIVE'])).stdout;
+    for (const d of fleet) {
+      const failingChecks = checksWhere(d, 'failing');
+      const cell = failingChecks.length === 0 ? '0' : `${failingChecks.length}: ${failingChecks.join(',')}`;
+      expect(
+        table
+          .split('\n')
+          .find((line) => line.startsWith(d.deviceId))!
+          .split(/\s{2,}/),
+        d.hostname,
+      ).toContain(cell);
+    }
     expect(summary.devices.by_platform.UNKNOWN).toBe(1);
     expect((await list('platform=UNKNOWN')).map((d) => d.device_id)).toEqual([parseJson<{ device_id: string }>(created.text).device_id]);
     expect(summary.agent_versions.reduce((sum, v) => sum + v.devices, 0)).toBe(FLEET);

@@ -65,6 +65,7 @@ test('a result with the status already stored replaces the latest row in place; 
       await store.listDevicePage({
         scope: { orgId: null },
         filter: { failingCheck: 'FIREWALL_ENABLED' },
+        grace: { cutoffs: [], now: new Date().toISOString() },
         sort: 'created_at',
         descending: false,
         after: null,

@@ -14,6 +14,7 @@ import type {
   StatusChange,
   StatusChanges,
 } from '../admin';
+import { listedStatus } from '../admin';
 import type { AdminPrincipal } from '../adminAccess';
 import type { SignInAttempts } from '../db/store';
 import { CHECK_AGAIN_PATH, type DevicePageView } from '../devicePage';
@@ -462,7 +463,7 @@ function deviceRow(d: DeviceListItem, now: Date): Html {
     <td class="failing" data-failing="${d.failing_checks}">
       ${d.failing_checks === 0 ? html`<span class="muted">0</span>` : html`<strong>${d.failing_checks}</strong>`}
     </td>
-    <td class="checks">${checkCells(d.checks)}</td>
+    <td class="checks">${checkCells(d)}</td>
     <td>${d.platform}${d.os_version && html`<br /><span class="muted">${d.os_version}</span>`}</td>
     <td>${d.agent_version}</td>
     <td>${when(d.last_seen_at, now)}</td>
@@ -475,8 +476,14 @@ function deviceRow(d: DeviceListItem, now: Date): Html {
   </tr>`;
 }
 
-/** Each check's latest status as a short cell: the official checks in their order, then the others. */
-function checkCells(checks: Record<string, string>): Html {
+/**
+ * Each check's latest status as a short cell: the official checks in their order, then the others;
+ * a FAIL in grace or excepted has its own colour and says so (listedStatus).
+ */
+function checkCells(device: DeviceListItem): Html {
+  const { checks } = device;
+  const cellClass = (key: string) =>
+    device.in_grace.includes(key) ? 'in-grace' : device.excepted.includes(key) ? 'excepted' : checks[key]!.toLowerCase();
   const keys = [
     ...CHECK_KEYS.filter((key) => Object.hasOwn(checks, key)),
     ...Object.keys(checks)
@@ -488,8 +495,8 @@ function checkCells(checks: Record<string, string>): Html {
     >${keys.map(
       (key) =>
         html`<span
-          class="cell status-${checks[key]!.toLowerCase()}"
-          title="${key}: ${checks[key]}"
+          class="cell status-${cellClass(key)}"
+          title="${key}: ${listedStatus(device, key)}"
           data-check="${key}"
           data-status="${checks[key]}"
           >${CHECK_ABBREVIATIONS[key] ?? key.slice(0, 3)}</span

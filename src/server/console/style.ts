@@ -20,6 +20,7 @@ th a{color:inherit}
 .status-unknown,.status-pending{background:#fff1c2;color:#6d4c00}
 .status-expired,.status-used_up,.status-duplicate{background:#fde4cf;color:#7a3a00}
 .status-excepted{background:#e0e7ff;color:#3730a3}
+.status-in-grace{background:#fdf0d5;color:#8a4b00;outline:1px dashed #c2410c;outline-offset:-1px}
 .cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{background:#fff;border:1px solid #e3e6ea;border-radius:.5rem;padding:.6rem 1rem;min-width:15rem;flex:1}
 .card h2{margin:.2rem 0;font-size:1rem}

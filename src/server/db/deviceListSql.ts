@@ -5,7 +5,7 @@ import type { PostureStatus } from '../../protocol/schemas';
 import type { Platform } from '../../protocol/schemas';
 import type { GraceCutoffs } from '../deviceLifecycle';
 import type { DeviceId } from '../ids';
-import type { DeviceFilter, FailingResult, GraceRule, Labels } from './store';
+import type { DeviceFilter, DeviceListRow, FailingResult, GraceRule, Labels } from './store';
 
 export interface Dialect {
   /** A placeholder bound to `value`. */
@@ -72,13 +72,32 @@ export function versionSortKeySql(text: string): string {
     FROM regexp_matches(${text}, '[0-9]+|[^0-9]+', 'g') WITH ORDINALITY AS v(m, n)) COLLATE "C"`;
 }
 
-/** How many checks of device `d` fail by their latest result. */
-export const FAILING_CHECKS = "(SELECT COUNT(*) FROM latest_results f WHERE f.device_id = d.id AND f.status = 'FAIL')";
+/**
+ * Whether latest result `l` of device `d` counts as failing, as the overview counts FAIL: a FAIL
+ * past its grace period that no exception covers (an excepted FAIL is EXCEPTED, whatever its age).
+ */
+function failingCondition(dialect: Dialect, grace: GraceRule): string {
+  const cutoffs = graceCutoffsCondition(dialect, grace.cutoffs, DEVICE_D);
+  return ["l.status = 'FAIL'", ...(cutoffs === undefined ? [] : [`NOT ${cutoffs}`]), `NOT ${exceptedCondition(dialect, grace.now)}`].join(
+    ' AND ',
+  );
+}
 
-/** The list's per-device columns, after DEVICE_COLUMNS' own: each device's failing count, statuses and labels. */
-export function summaryColumns(dialect: Dialect): string {
-  return `${FAILING_CHECKS} AS failing_checks,
+/** How many checks of device `d` fail (failingCondition): the list's failing_checks, its sort and min_failing. */
+export function failingChecks(dialect: Dialect, grace: GraceRule): string {
+  return `(SELECT COUNT(*) FROM latest_results l WHERE l.device_id = d.id AND ${failingCondition(dialect, grace)})`;
+}
+
+/**
+ * The list's per-device columns, after DEVICE_COLUMNS' own: each device's failing count, statuses,
+ * its FAILs that do not count as failing (check key → IN_GRACE or EXCEPTED), and labels.
+ */
+export function summaryColumns(dialect: Dialect, grace: GraceRule): string {
+  const standing = `CASE WHEN ${exceptedCondition(dialect, grace.now)} THEN 'EXCEPTED' ELSE 'IN_GRACE' END`;
+  return `${failingChecks(dialect, grace)} AS failing_checks,
     (SELECT ${dialect.objectOf('s.check_key', 's.status')} FROM latest_results s WHERE s.device_id = d.id) AS checks,
+    (SELECT ${dialect.objectOf('l.check_key', standing)} FROM latest_results l
+      WHERE l.device_id = d.id AND l.status = 'FAIL' AND NOT (${failingCondition(dialect, grace)})) AS not_failing,
     (SELECT ${dialect.objectOf('b.key', 'b.value')} FROM device_labels b WHERE b.device_id = d.id) AS labels`;
 }
 
@@ -98,7 +117,7 @@ const DEVICE_D: DeviceColumns = { id: 'd.id', orgId: 'd.org_id' };
 export const DEVICE_OF_L: DeviceColumns = { id: 'l.device_id', orgId: 'l.org_id' };
 
 /** The conditions of the list's working-screen filters (the engines add the older ones themselves). */
-export function listConditions(filter: DeviceFilter, dialect: Dialect): string[] {
+export function listConditions(filter: DeviceFilter, dialect: Dialect, grace: GraceRule): string[] {
   const conditions: string[] = [];
   const { param } = dialect;
   if (filter.platform === 'UNKNOWN') conditions.push('d.platform IS NULL');
@@ -109,7 +128,11 @@ export function listConditions(filter: DeviceFilter, dialect: Dialect): string[]
     conditions.push(
       `EXISTS (SELECT 1 FROM device_labels b WHERE b.device_id = d.id AND b.key = ${param(filter.label.key)} AND b.value = ${param(filter.label.value)})`,
     );
-  if (filter.minFailing !== undefined) conditions.push(`${FAILING_CHECKS} >= ${param(filter.minFailing)}`);
+  if (filter.failingCheck !== undefined) {
+    const which = filter.failingCheck === '*' ? '' : ` AND l.check_key = ${param(filter.failingCheck)}`;
+    conditions.push(`EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id${which} AND ${failingCondition(dialect, grace)})`);
+  }
+  if (filter.minFailing !== undefined) conditions.push(`${failingChecks(dialect, grace)} >= ${param(filter.minFailing)}`);
   const check = filter.check;
   if (check !== undefined) {
     if (check.status === 'MISSING') {
@@ -117,7 +140,7 @@ export function listConditions(filter: DeviceFilter, dialect: Dialect): string[]
     } else {
       const on = [`l.device_id = d.id`, `l.check_key = ${param(check.key)}`];
       if (check.status === 'FAIL' || check.status === 'IN_GRACE') {
-        const inGrace = inGraceCondition(dialect, check.grace ?? { cutoffs: [], now: '' });
+        const inGrace = inGraceCondition(dialect, grace);
         on.push("l.status = 'FAIL'", check.status === 'FAIL' ? `NOT ${inGrace}` : inGrace);
       } else if (check.status !== undefined) on.push(`l.status = ${param(check.status)}`);
       if (check.receivedBefore !== undefined) on.push(`l.received_at < ${param(check.receivedBefore)}`);
@@ -133,13 +156,26 @@ export function listConditions(filter: DeviceFilter, dialect: Dialect): string[]
 export interface SummaryRow {
   failing_checks: number | string;
   checks: string | Record<string, PostureStatus> | null;
+  not_failing: string | Record<string, 'IN_GRACE' | 'EXCEPTED'> | null;
   labels: string | Labels | null;
 }
 
-export function toSummary(row: SummaryRow): { failingChecks: number; checks: Record<string, PostureStatus>; labels: Labels } {
+export function toSummary(row: SummaryRow): Pick<DeviceListRow, 'failingChecks' | 'checks' | 'inGrace' | 'excepted' | 'labels'> {
   const object = <T>(value: string | T | null, empty: T): T =>
     value === null ? empty : typeof value === 'string' ? (JSON.parse(value) as T) : value;
-  return { failingChecks: Number(row.failing_checks), checks: object(row.checks, {}), labels: object(row.labels, {}) };
+  const notFailing = Object.entries(object(row.not_failing, {}));
+  const keysOf = (standing: string) =>
+    notFailing
+      .filter(([, s]) => s === standing)
+      .map(([key]) => key)
+      .sort();
+  return {
+    failingChecks: Number(row.failing_checks),
+    checks: object(row.checks, {}),
+    inGrace: keysOf('IN_GRACE'),
+    excepted: keysOf('EXCEPTED'),
+    labels: object(row.labels, {}),
+  };
 }
 
 export interface FailingResultRow {

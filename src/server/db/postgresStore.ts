@@ -93,7 +93,7 @@ import {
   type PolicyExceptionRow,
 } from './policyRows';
 import {
-  FAILING_CHECKS,
+  failingChecks,
   exceptedCondition,
   failingResultsQuery,
   inGraceCondition,
@@ -127,12 +127,12 @@ interface PostureRow {
 const POSTURE_COLUMNS = 'id, report_id, check_key, status, evidence, observed_at, received_at';
 
 /** The sort expressions of the device list, each with its index (migration 2); text in byte order as SQLite sorts. */
-const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
+// failing_checks: no index, computed per device by the grace periods of the time (deviceListSql.ts,
+// failingChecks); bench:list measures it.
+const SORT_EXPRESSIONS: Record<Exclude<DeviceSortKey, 'failing_checks'>, string> = {
   created_at: 'd.created_at',
   hostname: `COALESCE(d.hostname, '') COLLATE "C"`,
   last_seen_at: "COALESCE(d.last_seen_at, '-infinity')",
-  // No index: computed per device (deviceListSql.ts); bench:list measures it.
-  failing_checks: FAILING_CHECKS,
   // In version order (1.10.0 after 1.9.0): deviceListSql.ts, versionSortKey.
   agent_version: versionSortKeySql(`COALESCE(d.agent_version, '')`),
 };
@@ -397,22 +397,14 @@ export class PostgresStore implements Store {
     const { filter } = query;
     const conditions = scopeConditions(query.scope, filter.orgName);
     if (filter.state !== undefined) conditions.add((p) => `d.state = ${p(filter.state)}`);
-    const { hostnameContains, lastSeenBefore, lastSeenAfter, failingCheck } = filter;
+    const { hostnameContains, lastSeenBefore, lastSeenAfter } = filter;
     if (hostnameContains !== undefined)
       conditions.add((p) => `LOWER(d.hostname) LIKE LOWER(${p(containsPattern(hostnameContains))}) ESCAPE '\\'`);
     if (lastSeenBefore !== undefined) conditions.add((p) => `d.last_seen_at < ${p(lastSeenBefore)}`);
     if (lastSeenAfter !== undefined) conditions.add((p) => `d.last_seen_at >= ${p(lastSeenAfter)}`);
-    if (failingCheck === '*') {
-      conditions.add(() => "EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.status = 'FAIL')");
-    } else if (failingCheck !== undefined) {
-      conditions.add(
-        (p) =>
-          `EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = ${p(failingCheck)} AND l.status = 'FAIL')`,
-      );
-    }
     const dialect = postgresDialect(conditions);
-    for (const condition of listConditions(filter, dialect)) conditions.add(() => condition);
-    const sort = SORT_EXPRESSIONS[query.sort];
+    for (const condition of listConditions(filter, dialect, query.grace)) conditions.add(() => condition);
+    const sort = query.sort === 'failing_checks' ? failingChecks(dialect, query.grace) : SORT_EXPRESSIONS[query.sort];
     const direction = query.descending ? 'DESC' : 'ASC';
     const { after } = query;
     if (after !== null) {
@@ -426,7 +418,7 @@ export class PostgresStore implements Store {
     const limit = conditions.param(query.limit);
     const found = await rows<DeviceRow<Date> & SummaryRow>(
       this.pool,
-      `SELECT ${deviceColumnsAnd(summaryColumns(dialect))} ${conditions.where()}
+      `SELECT ${deviceColumnsAnd(summaryColumns(dialect, query.grace))} ${conditions.where()}
        ORDER BY ${sort} ${direction}, d.id COLLATE "C" ${direction} LIMIT ${limit}`,
       conditions.values,
     );

@@ -90,7 +90,7 @@ import {
   type PolicyExceptionRow,
 } from './policyRows';
 import {
-  FAILING_CHECKS,
+  failingChecks,
   exceptedCondition,
   failingResultsQuery,
   inGraceCondition,
@@ -120,12 +120,12 @@ interface PostureRow {
 const POSTURE_COLUMNS = 'id, report_id, check_key, status, evidence, observed_at, received_at';
 
 /** The sort expressions of the device list; each has an index with and without org_id in front (migration 3). */
-const SORT_EXPRESSIONS: Record<DeviceSortKey, string> = {
+// failing_checks: no index, computed per device by the grace periods of the time (deviceListSql.ts,
+// failingChecks); bench:list measures it.
+const SORT_EXPRESSIONS: Record<Exclude<DeviceSortKey, 'failing_checks'>, string> = {
   created_at: 'd.created_at',
   hostname: "COALESCE(d.hostname, '')",
   last_seen_at: "COALESCE(d.last_seen_at, '')",
-  // No index: computed per device (deviceListSql.ts); bench:list measures it.
-  failing_checks: FAILING_CHECKS,
   // In version order (1.10.0 after 1.9.0): deviceListSql.ts, versionSortKey, registered with each connection.
   agent_version: "version_sort_key(COALESCE(d.agent_version, ''))",
 };
@@ -519,18 +519,9 @@ export class SqliteStore implements Store {
         add("LOWER(d.hostname) LIKE LOWER(@hostname) ESCAPE '\\'", 'hostname', containsPattern(filter.hostnameContains));
       if (filter.lastSeenBefore !== undefined) add('d.last_seen_at < @seen_before', 'seen_before', filter.lastSeenBefore);
       if (filter.lastSeenAfter !== undefined) add('d.last_seen_at >= @seen_after', 'seen_after', filter.lastSeenAfter);
-      if (filter.failingCheck === '*') {
-        conditions.push("EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.status = 'FAIL')");
-      } else if (filter.failingCheck !== undefined) {
-        add(
-          "EXISTS (SELECT 1 FROM latest_results l WHERE l.device_id = d.id AND l.check_key = @failing AND l.status = 'FAIL')",
-          'failing',
-          filter.failingCheck,
-        );
-      }
       const dialect = sqliteDialect(params);
-      conditions.push(...listConditions(filter, dialect));
-      const sort = SORT_EXPRESSIONS[query.sort];
+      conditions.push(...listConditions(filter, dialect, query.grace));
+      const sort = query.sort === 'failing_checks' ? failingChecks(dialect, query.grace) : SORT_EXPRESSIONS[query.sort];
       const direction = query.descending ? 'DESC' : 'ASC';
       if (query.after !== null) {
         const value = query.sort === 'agent_version' ? 'version_sort_key(@after_value)' : '@after_value';
@@ -540,7 +531,7 @@ export class SqliteStore implements Store {
         params.after_id = query.after.id;
       }
       params.limit = query.limit;
-      const sql = `SELECT ${deviceColumnsAnd(summaryColumns(dialect))} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
+      const sql = `SELECT ${deviceColumnsAnd(summaryColumns(dialect, query.grace))} ${where(conditions)} ORDER BY ${sort} ${direction}, d.id ${direction} LIMIT @limit`;
       return this.prepared<DeviceRow<string> & SummaryRow>(sql)
         .all(params)
         .map((row) => ({ ...toDeviceRecord(row, (time) => time), ...toSummary(row) }));

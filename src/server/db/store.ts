@@ -192,7 +192,7 @@ export interface DeviceFilter {
   state?: DeviceState;
   /** A platform, or 'UNKNOWN': none reported yet (no heartbeat). */
   platform?: string;
-  /** A check key whose latest result is FAIL, or '*' for any check. */
+  /** A check key that fails (past its grace period, not excepted: the overview's FAIL), or '*' for any check. */
   failingCheck?: string;
   /** A substring of the hostname (case-insensitive for ASCII). */
   hostnameContains?: string;
@@ -202,18 +202,16 @@ export interface DeviceFilter {
   osVersion?: string;
   /** Devices carrying this label. */
   label?: { key: string; value: string };
-  /** Devices with at least this many checks whose latest result is FAIL. */
+  /** Devices with at least this many failing checks (as failingCheck). */
   minFailing?: number;
   /**
    * One check's latest result: its status (MISSING: the device has none; FAIL: failing after its
-   * grace period, IN_GRACE: a FAIL still within it, by `graces`), received before a time (stale),
+   * grace period or excepted, IN_GRACE: a FAIL no exception covers still within it), received before a time (stale),
    * its evidence's rule, a FAIL an exception covers at `now` or not.
    */
   check?: {
     key: string;
     status?: PostureStatus | 'MISSING' | 'IN_GRACE';
-    /** The grace periods FAIL and IN_GRACE are decided by; none when absent. */
-    grace?: GraceRule;
     receivedBefore?: string;
     rule?: string;
     excepted?: { is: boolean; now: string };
@@ -233,14 +231,20 @@ export type DeviceSortKey = 'created_at' | 'hostname' | 'last_seen_at' | 'failin
 
 /** A device as the list shows it: with its latest status per check, how many fail, and its labels. */
 export interface DeviceListRow extends DeviceRecord {
+  /** Its checks that fail past their grace period, no exception covering them. */
   failingChecks: number;
   checks: Record<string, PostureStatus>;
+  /** The keys of its FAILs within their grace period (no exception covering them), and of its excepted FAILs. */
+  inGrace: string[];
+  excepted: string[];
   labels: Labels;
 }
 
 export interface DevicePageQuery {
   scope: OrgScope;
   filter: DeviceFilter;
+  /** What decides which FAILs fail: failing counts, the failing filters, FAIL and IN_GRACE. */
+  grace: GraceRule;
   sort: DeviceSortKey;
   descending: boolean;
   /** Rows strictly after this (sort value, device id) in the order asked for. */
