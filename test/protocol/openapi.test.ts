@@ -55,6 +55,7 @@ describe('docs/openapi.json', () => {
       '/api/admin/v1/compliance/daily',
       '/api/admin/v1/devices',
       '/api/admin/v1/devices/{id}',
+      '/api/admin/v1/devices/{id}/changes',
       '/api/admin/v1/devices/{id}/history',
       '/api/admin/v1/devices/{id}/labels',
       '/api/admin/v1/devices/{id}/revoke',
