@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 /** A daemon opted in to enroll again, whose first heartbeat gets a 401; `answers` are the re-enrollment's, in order (then success). */
-async function revokedWithOptIn(answers: Error[]) {
+async function revokedWithOptIn(answers: Error[], enrolledMeanwhile?: string) {
   const clock = new FakeClock();
   const api = new ScriptedApi(clock);
   api.heartbeats.push(new CredentialsRejectedError('heartbeat', 'server answered 401', 401));
@@ -37,6 +37,8 @@ async function revokedWithOptIn(answers: Error[]) {
       enrollAgain: async (revoked) => {
         attempts.push({ at: clock.monotonicMs(), revoked });
         const answer = answers.shift();
+        // Someone else's enrollment, made before this attempt's answer.
+        if (enrolledMeanwhile) await enrollState(await openAgentState(stateDir), enrolledMeanwhile, revoked.server_url);
         if (answer) throw answer;
         await enrollState(await openAgentState(stateDir), NEW_KEY, revoked.server_url);
       },
@@ -51,7 +53,13 @@ it('enrolls again with the secret file right after the wipe, then heartbeats wit
   const { api, attempts, h } = await revokedWithOptIn([]);
   expect(attempts).toHaveLength(1);
   expect(attempts[0]!.revoked).toMatchObject({ reenroll_secret_file: SECRET_FILE, server_url: 'https://scripted.invalid' });
-  expect(h.events('reenrolling')).toEqual([expect.objectContaining({ attempt: 1, server_url: 'https://scripted.invalid' })]);
+  expect(h.events('reenrolling')).toEqual([
+    expect.objectContaining({
+      attempt: 1,
+      server_url: 'https://scripted.invalid',
+      msg: 'enrolling again with the enrollment secret file (the admin opted in to re-enrollment after a 401)',
+    }),
+  ]);
   expect(h.events('reenrolled')).toEqual([
     expect.objectContaining({ level: 30, msg: 'enrolled again with the enrollment secret', server_url: 'https://scripted.invalid' }),
   ]);
@@ -85,9 +93,12 @@ it.each([
 });
 
 it('stops trying when someone else enrolled the device meanwhile, and takes that enrollment', async () => {
-  const { attempts, h } = await revokedWithOptIn([new AlreadyEnrolledError('already enrolled')]);
+  const { api, attempts, h } = await revokedWithOptIn([new AlreadyEnrolledError('already enrolled')], NEW_KEY);
   expect(h.events('reenroll_refused')).toEqual([]);
   expect(h.events('reenroll_failed')).toEqual([]);
+  await h.advance(0);
+  expect(keysSent(api)).toEqual([OLD_KEY, NEW_KEY]);
+  expect(h.daemon.state).toBe('active');
   await h.advance(24 * 3600_000);
   expect(attempts).toHaveLength(1);
 });
@@ -108,6 +119,7 @@ it('retries anything else with backoff (Retry-After honoured), counting attempts
     }),
   ]);
   expect(h.daemon.state).toBe('revoked');
+  h.enrollmentChanged(); // a watch event that is no new enrollment does not bring the attempt forward
   await h.advance(30_500 - 1);
   expect(attempts).toHaveLength(1);
   await h.advance(1);
