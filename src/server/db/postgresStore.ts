@@ -78,8 +78,8 @@ import {
   type NewDelivery,
   type WebhookRecord,
   type GraceRule,
+  type ComplianceCutoffs,
 } from './store';
-import type { GraceCutoffs } from '../deviceLifecycle';
 import { DELIVERY_COLUMNS, WEBHOOK_COLUMNS, toDelivery, toDueDelivery, toWebhook, type DeliveryRow, type WebhookRow } from './webhookRows';
 import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
 import {
@@ -450,17 +450,7 @@ export class PostgresStore implements Store {
     return found.map(toStoredResult);
   }
 
-  async complianceCounts(
-    scope: OrgScope,
-    orgName: string | undefined,
-    cutoffs: {
-      staleBefore: string;
-      offlineBefore: string;
-      resultsFreshSince: string;
-      exceptionsAt: string;
-      graces: readonly GraceCutoffs[];
-    },
-  ): Promise<ComplianceCounts> {
+  async complianceCounts(scope: OrgScope, orgName: string | undefined, cutoffs: ComplianceCutoffs): Promise<ComplianceCounts> {
     const scoped = scopeConditions(scope, orgName);
     const devices = await rows<{ state: DeviceState; platform: Platform | null; count: string }>(
       this.pool,

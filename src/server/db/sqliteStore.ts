@@ -76,8 +76,8 @@ import {
   type NewDelivery,
   type WebhookRecord,
   type GraceRule,
+  type ComplianceCutoffs,
 } from './store';
-import type { GraceCutoffs } from '../deviceLifecycle';
 import { DELIVERY_COLUMNS, WEBHOOK_COLUMNS, toDelivery, toDueDelivery, toWebhook, type DeliveryRow, type WebhookRow } from './webhookRows';
 import { AUDIT_COLUMNS, auditConditions, toAuditEntry, type AuditRow } from './auditRows';
 import {
@@ -558,17 +558,7 @@ export class SqliteStore implements Store {
     );
   }
 
-  complianceCounts(
-    scope: OrgScope,
-    orgName: string | undefined,
-    cutoffs: {
-      staleBefore: string;
-      offlineBefore: string;
-      resultsFreshSince: string;
-      exceptionsAt: string;
-      graces: readonly GraceCutoffs[];
-    },
-  ): Promise<ComplianceCounts> {
+  complianceCounts(scope: OrgScope, orgName: string | undefined, cutoffs: ComplianceCutoffs): Promise<ComplianceCounts> {
     return settle(() => {
       const { conditions, params } = scopeConditions(scope, orgName);
       const devices = this.prepared<{ state: ComplianceCounts['devices'][number]['state']; platform: Platform | null; count: number }>(

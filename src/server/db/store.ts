@@ -78,6 +78,15 @@ export interface NewPostureResult {
   correlationId: string | null;
 }
 
+/** The times the overview's counts are cut at (src/server/admin.ts), and each organization's grace cutoffs. */
+export interface ComplianceCutoffs {
+  staleBefore: string;
+  offlineBefore: string;
+  resultsFreshSince: string;
+  exceptionsAt: string;
+  graces: readonly GraceCutoffs[];
+}
+
 export interface StoredPostureResult {
   /** Order of arrival: a larger id was received later. */
   id: number;
@@ -506,17 +515,7 @@ export interface Store {
   latestResults(device: DeviceRef): Promise<LatestPostureResult[]>;
   /** The device's results newest first, those with an id below `beforeId` when given, optionally of one check. */
   postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]>;
-  complianceCounts(
-    scope: OrgScope,
-    orgName: string | undefined,
-    cutoffs: {
-      staleBefore: string;
-      offlineBefore: string;
-      resultsFreshSince: string;
-      exceptionsAt: string;
-      graces: readonly GraceCutoffs[];
-    },
-  ): Promise<ComplianceCounts>;
+  complianceCounts(scope: OrgScope, orgName: string | undefined, cutoffs: ComplianceCutoffs): Promise<ComplianceCounts>;
   /**
    * The latest FAIL results of the ACTIVE devices within the scope (of one organization, by name,
    * when given) past their grace period (`graces`), in one query.
