@@ -99,6 +99,9 @@ afterAll(async () => {
 
 const ids = (page: DevicePage) => page.devices.map((d) => d.device_id).sort();
 
+// Sibling concurrent suites run together: the suites that only read come first and run at once,
+// those that add devices or revoke run after them, one test at a time, so no walk or count
+// sees the fleet change under it.
 describe.concurrent('GET /devices', () => {
   test('an organization token lists its own devices only; an all-organizations token lists every one', async () => {
     expect(ids(body<DevicePage>(await api('/devices', acmeToken)))).toEqual([acmeFailing.deviceId, acmePassing.deviceId].sort());
@@ -257,54 +260,6 @@ describe.concurrent('GET /devices/:id and /history', () => {
   });
 });
 
-describe.concurrent('POST /devices and /devices/:id/revoke', () => {
-  test('creates a device in its own organization, and returns the token that enrolls it', async () => {
-    const answer = await api('/devices', acmeToken, {
-      method: 'POST',
-      json: { org: 'acme', name: 'from the API', token_ttl_seconds: 3600 },
-    });
-    expect(answer.status, answer.text).toBe(201);
-    const created = parseJson<{ device_id: string; enrollment_token: string; enrollment_link: string; token_expires_at: string }>(
-      answer.text,
-    );
-    expect(created.enrollment_link).toContain(created.enrollment_token);
-    expect(Date.parse(created.token_expires_at) - Date.now()).toBeGreaterThan(3_500_000);
-    expect((await enroll(server, created.enrollment_token)).status).toBe(200);
-    expect(body<DeviceView>(await api(`/devices/${created.device_id}`, acmeToken)).name).toBe('from the API');
-  });
-
-  test('a token of one organization cannot create devices in another; bad bodies are 400', async () => {
-    expectError(await api('/devices', acmeToken, { method: 'POST', json: { org: 'globex' } }), 404, 'not_found');
-    expect(body<DevicePage>(await api('/devices?state=PENDING', globexToken)).devices).toEqual([]);
-    for (const json of [
-      {},
-      { org: 7 },
-      { org: 'acme', extra: 1 },
-      { org: 'acme', token_ttl_seconds: 0 },
-      { org: 'acme', token_ttl_seconds: 1.5 },
-      { org: '' },
-      [],
-    ]) {
-      expectError(await api('/devices', acmeToken, { method: 'POST', json }), 400, 'bad_request');
-    }
-    const created = await api('/devices', allToken, { method: 'POST', json: { org: 'initech' } });
-    expect(created.status, created.text).toBe(201);
-  });
-
-  test("revokes its own organization's device (its key stops working), never another's", async () => {
-    const victim = await enrolledDevice(server, { org: 'globex' });
-    expectError(await api(`/devices/${victim.deviceId}/revoke`, acmeToken, { method: 'POST' }), 404, 'not_found');
-    expect((await heartbeat(server, victim.apiKey, heartbeatBody({ hardware_uuid: victim.hardwareUuid }))).status).toBe(200);
-    expect(body<{ outcome: string }>(await api(`/devices/${victim.deviceId}/revoke`, globexToken, { method: 'POST' })).outcome).toBe(
-      'revoked',
-    );
-    expect(body<{ outcome: string }>(await api(`/devices/${victim.deviceId}/revoke`, globexToken, { method: 'POST' })).outcome).toBe(
-      'already_revoked',
-    );
-    expect((await heartbeat(server, victim.apiKey, heartbeatBody({ hardware_uuid: victim.hardwareUuid }))).status).toBe(401);
-  });
-});
-
 describe.concurrent('compliance', () => {
   test('summary per check by latest result; scoped to the credential; another organization is 404', async () => {
     const summary = body<ComplianceSummary>(await api('/compliance', acmeToken));
@@ -372,7 +327,55 @@ describe.concurrent('the CLI and the API agree', () => {
   });
 });
 
-describe.concurrent('authentication', () => {
+describe('POST /devices and /devices/:id/revoke', () => {
+  test('creates a device in its own organization, and returns the token that enrolls it', async () => {
+    const answer = await api('/devices', acmeToken, {
+      method: 'POST',
+      json: { org: 'acme', name: 'from the API', token_ttl_seconds: 3600 },
+    });
+    expect(answer.status, answer.text).toBe(201);
+    const created = parseJson<{ device_id: string; enrollment_token: string; enrollment_link: string; token_expires_at: string }>(
+      answer.text,
+    );
+    expect(created.enrollment_link).toContain(created.enrollment_token);
+    expect(Date.parse(created.token_expires_at) - Date.now()).toBeGreaterThan(3_500_000);
+    expect((await enroll(server, created.enrollment_token)).status).toBe(200);
+    expect(body<DeviceView>(await api(`/devices/${created.device_id}`, acmeToken)).name).toBe('from the API');
+  });
+
+  test('a token of one organization cannot create devices in another; bad bodies are 400', async () => {
+    expectError(await api('/devices', acmeToken, { method: 'POST', json: { org: 'globex' } }), 404, 'not_found');
+    expect(body<DevicePage>(await api('/devices?state=PENDING', globexToken)).devices).toEqual([]);
+    for (const json of [
+      {},
+      { org: 7 },
+      { org: 'acme', extra: 1 },
+      { org: 'acme', token_ttl_seconds: 0 },
+      { org: 'acme', token_ttl_seconds: 1.5 },
+      { org: '' },
+      [],
+    ]) {
+      expectError(await api('/devices', acmeToken, { method: 'POST', json }), 400, 'bad_request');
+    }
+    const created = await api('/devices', allToken, { method: 'POST', json: { org: 'initech' } });
+    expect(created.status, created.text).toBe(201);
+  });
+
+  test("revokes its own organization's device (its key stops working), never another's", async () => {
+    const victim = await enrolledDevice(server, { org: 'globex' });
+    expectError(await api(`/devices/${victim.deviceId}/revoke`, acmeToken, { method: 'POST' }), 404, 'not_found');
+    expect((await heartbeat(server, victim.apiKey, heartbeatBody({ hardware_uuid: victim.hardwareUuid }))).status).toBe(200);
+    expect(body<{ outcome: string }>(await api(`/devices/${victim.deviceId}/revoke`, globexToken, { method: 'POST' })).outcome).toBe(
+      'revoked',
+    );
+    expect(body<{ outcome: string }>(await api(`/devices/${victim.deviceId}/revoke`, globexToken, { method: 'POST' })).outcome).toBe(
+      'already_revoked',
+    );
+    expect((await heartbeat(server, victim.apiKey, heartbeatBody({ hardware_uuid: victim.hardwareUuid }))).status).toBe(401);
+  });
+});
+
+describe('authentication', () => {
   test('no credential, a malformed or unknown token, or a device API key: 401 with the Bearer challenge', async () => {
     const none = await call(server, `${API}/devices`, { method: 'GET' });
     expectError(none, 401, 'unauthorized');
