@@ -582,7 +582,7 @@ export const ADMIN_PATHS: Record<string, unknown> = {
         query('min_failing', 'At least this many failing checks (as failing_checks counts)', { type: 'integer', minimum: 1 }),
         query(
           'sort',
-          'created_at (default), hostname, last_seen_at, failing_checks or agent_version (in version order: 1.10.0 after 1.9.0)',
+          'created_at (default), hostname, last_seen_at, failing_checks or agent_version (in version order: 1.10.0 after 1.9.0, a prerelease such as 1.10.0-rc.1 before its release)',
           {
             enum: ['created_at', 'hostname', 'last_seen_at', 'failing_checks', 'agent_version'],
           },

@@ -264,15 +264,15 @@ describe('the overview counts what its lists list', () => {
 });
 
 describe('agent versions sort as versions', () => {
-  test('1.10.0 after 1.9.0 and 1.2.0, page after page, both ways', async () => {
-    for (const version of ['1.10.0', '1.9.0', '1.2.0', '1.10.0-rc.1']) {
+  test('1.10.0 after 1.9.0 and 1.2.0, a prerelease before its release, page after page, both ways', async () => {
+    for (const version of ['1.10.0', '1.9.0', '1.10.0.1', '1.2.0', '1.10.0-rc.1', '1.10.0-rc.1.2', '1.10.0-beta']) {
       const device = await enrolledDevice(server, { org: 'acme' });
       const beat = await heartbeat(server, device.apiKey, heartbeatBody({ hardware_uuid: device.hardwareUuid, agent_version: version }));
       expect(beat.status, beat.text).toBe(200);
     }
     const ascending = (await list('state=ACTIVE&sort=agent_version')).map((d) => d.agent_version);
-    expect(ascending.slice(-4)).toEqual(['1.2.0', '1.9.0', '1.10.0', '1.10.0-rc.1']);
-    expect(ascending.slice(0, -4)).toEqual(fleet.map((d) => d.agentVersion).sort());
+    expect(ascending.slice(-7)).toEqual(['1.2.0', '1.9.0', '1.10.0-beta', '1.10.0-rc.1', '1.10.0-rc.1.2', '1.10.0', '1.10.0.1']);
+    expect(ascending.slice(0, -7)).toEqual(fleet.map((d) => d.agentVersion).sort());
     const descending = (await list('state=ACTIVE&sort=agent_version&order=desc')).map((d) => d.agent_version);
     expect(descending).toEqual([...ascending].reverse());
   });

@@ -58,18 +58,33 @@ function graceCutoffsCondition(dialect: Dialect, graces: readonly GraceCutoffs[]
 const VERSION_DIGITS = 64;
 
 /**
- * An agent version's sort key: each run of digits zero-padded to VERSION_DIGITS, so that in byte
- * order 1.10.0 comes after 1.9.0 (and 0.10 after 0.9a). SQLite calls it as the function
- * version_sort_key; PostgreSQL's versionSortKeySql is the same rule in SQL.
+ * Marks after a version's core (the part before its first `-`): a prerelease's mark sorts below its
+ * release's, and both below every byte a longer core goes on with, so 1.10.0-rc.1 < 1.10.0 < 1.10.0.1.
+ */
+const PRERELEASE_MARK = ' ';
+const RELEASE_MARK = '!';
+
+/**
+ * An agent version's sort key, in byte order: each run of digits zero-padded to VERSION_DIGITS, so
+ * that 1.10.0 comes after 1.9.0 (and 0.10 after 0.9a), and a prerelease before its release
+ * (semver's precedence). SQLite calls it as the function version_sort_key; PostgreSQL's
+ * versionSortKeySql is the same rule in SQL.
  */
 export function versionSortKey(version: string): string {
-  return version.replace(/[0-9]+/g, (digits) => digits.padStart(VERSION_DIGITS, '0'));
+  const padded = (text: string) => text.replace(/[0-9]+/g, (digits) => digits.padStart(VERSION_DIGITS, '0'));
+  const dash = version.indexOf('-');
+  return dash < 0 ? padded(version) + RELEASE_MARK : padded(version.slice(0, dash)) + PRERELEASE_MARK + padded(version.slice(dash + 1));
 }
 
 /** versionSortKey of a text expression, in PostgreSQL (lpad never cuts: no run is longer than VERSION_DIGITS). */
 export function versionSortKeySql(text: string): string {
-  return `(SELECT COALESCE(string_agg(CASE WHEN m[1] ~ '^[0-9]' THEN lpad(m[1], ${VERSION_DIGITS}, '0') ELSE m[1] END, '' ORDER BY n), '')
-    FROM regexp_matches(${text}, '[0-9]+|[^0-9]+', 'g') WITH ORDINALITY AS v(m, n)) COLLATE "C"`;
+  const padded = (
+    part: string,
+  ) => `(SELECT COALESCE(string_agg(CASE WHEN m[1] ~ '^[0-9]' THEN lpad(m[1], ${VERSION_DIGITS}, '0') ELSE m[1] END, '' ORDER BY n), '')
+    FROM regexp_matches(${part}, '[0-9]+|[^0-9]+', 'g') WITH ORDINALITY AS v(m, n))`;
+  const dash = `strpos(${text}, '-')`;
+  return `(CASE WHEN ${dash} = 0 THEN ${padded(text)} || '${RELEASE_MARK}'
+    ELSE ${padded(`substr(${text}, 1, ${dash} - 1)`)} || '${PRERELEASE_MARK}' || ${padded(`substr(${text}, ${dash} + 1)`)} END) COLLATE "C"`;
 }
 
 /**
