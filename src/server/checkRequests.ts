@@ -26,6 +26,8 @@ export class CheckRequests {
   private recent = new Map<DeviceId, string>();
   private readAt = Number.NEGATIVE_INFINITY;
   private reading: Promise<void> | undefined;
+  /** This process's requests recorded while a read was in flight: the read may predate them. */
+  private recordedDuringRead = new Map<DeviceId, string>();
 
   constructor(
     private readonly store: Store,
@@ -43,6 +45,7 @@ export class CheckRequests {
       isoBefore(now, CHECK_REQUEST_LIFETIME_MS),
     );
     this.recent.set(deviceId, onRecord);
+    if (this.reading !== undefined) this.recordedDuringRead.set(deviceId, onRecord);
     if (onRecord === at) return { kind: 'recorded', requestedAt: at };
     return { kind: 'too_soon', requestedAt: onRecord, retryAfterMs: Date.parse(onRecord) + CHECK_REQUEST_INTERVAL_MS - now.getTime() };
   }
@@ -66,10 +69,14 @@ export class CheckRequests {
     this.reading ??= this.store
       .deviceCheckRequests(isoBefore(now, CHECK_REQUEST_LIFETIME_MS))
       .then((found) => {
+        for (const [deviceId, at] of this.recordedDuringRead) if ((found.get(deviceId) ?? '') < at) found.set(deviceId, at);
         this.recent = found;
         this.readAt = this.clock();
       })
-      .finally(() => (this.reading = undefined));
+      .finally(() => {
+        this.reading = undefined;
+        this.recordedDuringRead.clear();
+      });
     return this.reading;
   }
 

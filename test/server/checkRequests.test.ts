@@ -78,3 +78,23 @@ test('heartbeats read the requests at most once a second, without a promise in b
   expect(await checks.pending(device.id, later(15 * 60_000))).toBeUndefined();
   expect(reads).toHaveBeenCalledTimes(3);
 });
+
+test('a request recorded while a read is in flight is in the next answer, though the read began before it', async () => {
+  const device = await activeDevice(store);
+  const checks = new CheckRequests(store, () => 0);
+  let release = () => {};
+  const readHeld = new Promise<void>((resolve) => (release = resolve));
+  const original = store.deviceCheckRequests.bind(store);
+  const reads = vi.spyOn(store, 'deviceCheckRequests').mockImplementationOnce(async (since) => {
+    const found = await original(since);
+    await readHeld;
+    return found;
+  });
+  const waiting = checks.pending(device.id, NOW);
+  await vi.waitFor(() => expect(reads).toHaveBeenCalledTimes(1));
+  expect(await checks.request(device.id, later(1))).toEqual({ kind: 'recorded', requestedAt: later(1).toISOString() });
+  release();
+  expect(await waiting).toBe(later(1).toISOString());
+  expect(checks.pending(device.id, later(2))).toBe(later(1).toISOString());
+  reads.mockRestore();
+});
