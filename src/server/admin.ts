@@ -497,20 +497,12 @@ export async function deviceStatusChanges(
 ): Promise<StatusChanges> {
   const device = await findDevice(store, deviceId, scope);
   const { checkKey, limit } = historyRequest(request);
-  const previous = new Map<string, string>();
-  const changes: Omit<StatusChange, 'remediation'>[] = [];
-  for (const result of await store.listPostures(device)) {
-    if (checkKey !== undefined && result.checkKey !== checkKey) continue;
-    const before = previous.get(result.checkKey);
-    previous.set(result.checkKey, result.status);
-    if (before !== result.status && (request.before === undefined || result.id < request.before))
-      changes.push({ ...postureView(result), previous_status: before ?? null });
-  }
-  const page = changes.reverse().slice(0, limit);
+  const found = await store.postureStatusChanges(device, { checkKey, beforeId: request.before, limit: limit + 1 });
+  const page = found.slice(0, limit).map((change) => ({ ...postureView(change), previous_status: change.previousStatus }));
   return {
     device_id: device.id,
     changes: await explainedNewestFirst(store, device, page),
-    next_before: changes.length > limit ? (page.at(-1)?.id ?? null) : null,
+    next_before: found.length > limit ? (page.at(-1)?.id ?? null) : null,
   };
 }
 

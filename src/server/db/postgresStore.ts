@@ -60,6 +60,7 @@ import {
   type SignInDecision,
   type Store,
   type LatestPostureResult,
+  type PostureStatusChange,
   type StoredPostureResult,
   type Transition,
   type LifecycleSetRecord,
@@ -448,6 +449,24 @@ export class PostgresStore implements Store {
       [device.orgId, device.id, options.beforeId ?? null, options.checkKey ?? null, options.limit],
     );
     return found.map(toStoredResult);
+  }
+
+  async postureStatusChanges(
+    device: DeviceRef,
+    options: { checkKey?: string; beforeId?: number; limit: number },
+  ): Promise<PostureStatusChange[]> {
+    // The status before each result comes from the window over all of the device's results (of the
+    // check asked for); only then are the older pages' ids cut off.
+    const found = await rows<PostureRow & { previous_status: PostureStatus | null }>(
+      this.pool,
+      `SELECT * FROM (
+         SELECT ${POSTURE_COLUMNS}, LAG(status) OVER (PARTITION BY check_key ORDER BY id) AS previous_status FROM posture_results
+         WHERE org_id = $1 AND device_id = $2 AND ($4::text IS NULL OR check_key = $4::text)) AS changes
+       WHERE (previous_status IS NULL OR previous_status <> status) AND id < COALESCE($3::bigint, 9223372036854775807)
+       ORDER BY id DESC LIMIT $5`,
+      [device.orgId, device.id, options.beforeId ?? null, options.checkKey ?? null, options.limit],
+    );
+    return found.map((row) => ({ ...toStoredResult(row), previousStatus: row.previous_status }));
   }
 
   async complianceCounts(scope: OrgScope, orgName: string | undefined, cutoffs: ComplianceCutoffs): Promise<ComplianceCounts> {

@@ -57,6 +57,7 @@ import {
   type SignInDecision,
   type Store,
   type LatestPostureResult,
+  type PostureStatusChange,
   type StoredPostureResult,
   type Transition,
   type WalUse,
@@ -293,6 +294,18 @@ export class SqliteStore implements Store {
         `SELECT ${POSTURE_COLUMNS} FROM posture_results
          WHERE org_id = @org_id AND device_id = @device_id AND id < COALESCE(@before, 9223372036854775807)
            AND (@check_key IS NULL OR check_key = @check_key)
+         ORDER BY id DESC LIMIT @limit`,
+      ),
+      // The status before each result comes from the window over all of the device's results (of
+      // the check asked for); only then are the older pages' ids cut off.
+      statusChanges: s<
+        { org_id: string; device_id: string; check_key: string | null; before: number | null; limit: number },
+        PostureRow & { previous_status: PostureStatus | null }
+      >(
+        `SELECT * FROM (
+           SELECT ${POSTURE_COLUMNS}, LAG(status) OVER (PARTITION BY check_key ORDER BY id) AS previous_status FROM posture_results
+           WHERE org_id = @org_id AND device_id = @device_id AND (@check_key IS NULL OR check_key = @check_key))
+         WHERE (previous_status IS NULL OR previous_status <> status) AND id < COALESCE(@before, 9223372036854775807)
          ORDER BY id DESC LIMIT @limit`,
       ),
       insertAdminToken: s<[string, string, string | null, string, string]>(
@@ -555,6 +568,23 @@ export class SqliteStore implements Store {
           limit: options.limit,
         })
         .map(toStoredResult),
+    );
+  }
+
+  postureStatusChanges(
+    device: DeviceRef,
+    options: { checkKey?: string; beforeId?: number; limit: number },
+  ): Promise<PostureStatusChange[]> {
+    return settle(() =>
+      this.statements.statusChanges
+        .all({
+          org_id: device.orgId,
+          device_id: device.id,
+          check_key: options.checkKey ?? null,
+          before: options.beforeId ?? null,
+          limit: options.limit,
+        })
+        .map((row) => ({ ...toStoredResult(row), previousStatus: row.previous_status })),
     );
   }
 

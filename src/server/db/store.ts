@@ -99,6 +99,11 @@ export interface StoredPostureResult {
 }
 
 /** A check's latest result, with when its status began (src/server/statusSince.ts). */
+/** A result whose status differs from the check's result before it (previousStatus null: the check's first). */
+export interface PostureStatusChange extends StoredPostureResult {
+  previousStatus: PostureStatus | null;
+}
+
 export interface LatestPostureResult extends StoredPostureResult {
   statusSince: string;
 }
@@ -515,6 +520,12 @@ export interface Store {
   latestResults(device: DeviceRef): Promise<LatestPostureResult[]>;
   /** The device's results newest first, those with an id below `beforeId` when given, optionally of one check. */
   postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]>;
+  /**
+   * The device's status changes newest first, optionally of one check: each result whose status
+   * differs from the check's result before it (by id, over all of the device's results), those with
+   * an id below `beforeId` when given.
+   */
+  postureStatusChanges(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<PostureStatusChange[]>;
   complianceCounts(scope: OrgScope, orgName: string | undefined, cutoffs: ComplianceCutoffs): Promise<ComplianceCounts>;
   /**
    * The latest FAIL results of the ACTIVE devices within the scope (of one organization, by name,
