@@ -2,8 +2,9 @@
 // lifecycle product and cycle of the built-in table (checks/linux/lifecycle.ts, from endoflife.date),
 // judged by the shared rule (checks/release.ts) against policy.osVersion.minimum.LINUX[<os-release ID>].
 // Derivation, not enumeration: a distribution is judged by its own row when the table has one
-// (Mint, Pop!_OS, Oracle Linux, ...), else by the base it declares (UBUNTU_CODENAME, DEBIAN_CODENAME,
-// /etc/debian_version, PLATFORM_ID, CPE_NAME, ID_LIKE), the evidence naming both. Rolling
+// (Mint, Pop!_OS, Oracle Linux, RHCOS by its OpenShift release, ...), else by the base it declares
+// (UBUNTU_CODENAME, DEBIAN_CODENAME, /etc/debian_version, PLATFORM_ID, RHEL_VERSION, CPE_NAME, ID_LIKE),
+// the evidence naming both. Rolling
 // distributions have no cycle that ends: they must have changed packages recently instead.
 import type { LifecycleCycle, LifecycleTable } from '../lifecycleTable';
 import type { Policy } from '../policy';
@@ -160,6 +161,8 @@ function declaredBase(r: OsRelease, products: LifecycleTable): Base | undefined 
     byCodename('debian', r.debianCodename, 'DEBIAN_CODENAME') ??
     (debianPoint ? listed('debian', debianPoint, '/etc/debian_version') : undefined) ??
     (platform ? listed(platform[1] === 'el' ? 'rhel' : 'fedora', platform[2], 'PLATFORM_ID') : undefined) ??
+    // RHCOS names its RHEL in RHEL_VERSION; its VERSION_ID is OpenShift's ("4.3"), not RHEL's major.
+    listed('rhel', r.rhelVersion, 'RHEL_VERSION') ??
     (cpeProduct && cpeProduct !== ownProduct(r) ? listed(cpeProduct, cpe![3], 'CPE_NAME') : undefined) ??
     (debianLike
       ? (byCodename('debian', r.versionCodename, 'VERSION_CODENAME') ?? byCodename('ubuntu', r.versionCodename, 'VERSION_CODENAME'))
