@@ -52,8 +52,8 @@ const ROLLING = new Set([
 /** Why a release is rolling, or undefined for a release with cycles. */
 function rollingMark(r: OsRelease, products: LifecycleTable): string | undefined {
   // The rolling branches of released distributions first: their ID has rows, none of them theirs.
-  if (/rolling/.test(r.versionCodename ?? '')) return 'VERSION_CODENAME';
-  if (/rawhide/i.test(r.version ?? '')) return 'VERSION';
+  if (r.versionCodename?.includes('rolling')) return 'VERSION_CODENAME';
+  if (r.version?.toLowerCase().includes('rawhide')) return 'VERSION';
   if (r.id === 'alpine' && /_(alpha|beta|git)|edge/.test(`${r.versionId ?? ''} ${r.prettyName ?? ''}`)) return 'VERSION_ID';
   // Debian testing and unstable: no VERSION_ID, /etc/debian_version "trixie/sid".
   if (!r.versionId && /\/sid$/.test(r.debianVersion ?? '')) return '/etc/debian_version';
@@ -161,9 +161,9 @@ function declaredBase(r: OsRelease, products: LifecycleTable): Base | undefined 
     byCodename('debian', r.debianCodename, 'DEBIAN_CODENAME') ??
     (debianPoint ? listed('debian', debianPoint, '/etc/debian_version') : undefined) ??
     (platform ? listed(platform[1] === 'el' ? 'rhel' : 'fedora', platform[2], 'PLATFORM_ID') : undefined) ??
-    // RHCOS names its RHEL in RHEL_VERSION; its VERSION_ID is OpenShift's ("4.3"), not RHEL's major.
-    listed('rhel', r.rhelVersion, 'RHEL_VERSION') ??
     (cpeProduct && cpeProduct !== ownProduct(r) ? listed(cpeProduct, cpe![3], 'CPE_NAME') : undefined) ??
+    // RHCOS 4.1-4.5 name their RHEL only here; their VERSION_ID is OpenShift's ("4.3"), not RHEL's major.
+    listed('rhel', r.rhelVersion, 'RHEL_VERSION') ??
     (debianLike
       ? (byCodename('debian', r.versionCodename, 'VERSION_CODENAME') ?? byCodename('ubuntu', r.versionCodename, 'VERSION_CODENAME'))
       : undefined) ??

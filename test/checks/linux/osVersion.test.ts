@@ -255,6 +255,31 @@ describe('rolling releases: every package database, every mark', () => {
     expect((await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': {} } })).evidence.reason).toBe('update_age_unknown');
   });
 
+  it('knows openSUSE Slowroll as rolling by its ID, dated by its snapshot (its ID_LIKE names no rolling base)', async () => {
+    // CISOfy/lynis#1517 (2024-07-03): `cat /etc/os-release` on openSUSE Tumbleweed-Slowroll.
+    const slowroll = `NAME="openSUSE Tumbleweed-Slowroll"
+# VERSION="20240605"
+ID="opensuse-slowroll"
+ID_LIKE="opensuse suse"
+VERSION_ID="20240605"
+PRETTY_NAME="openSUSE Tumbleweed-Slowroll"
+ANSI_COLOR="0;32"
+# CPE 2.3 format, boo#1217921
+CPE_NAME="cpe:2.3:o:opensuse:slowroll:20240605:*:*:*:*:*:*:*"
+#CPE 2.2 format
+#CPE_NAME="cpe:/o:opensuse:slowroll:20240605"
+BUG_REPORT_URL="https://bugzilla.opensuse.org"
+SUPPORT_URL="https://bugs.opensuse.org"
+HOME_URL="https://www.opensuse.org"
+DOCUMENTATION_URL="https://en.opensuse.org/openSUSE:Slowroll"
+LOGO="distributor-logo-Slowroll"
+`;
+    expect(await judge(slowroll)).toMatchObject({
+      status: 'FAIL',
+      evidence: { product: 'opensuse-slowroll', rolling_by: 'ID', last_upgrade_age_days: 899, rule: 'rolling_stale' },
+    });
+  });
+
   it('knows Void Linux as rolling by its ID', async () => {
     const verdict = await judge(VOID, { stats: { '/var/db/xbps': { isDirectory: true, mtime: '2026-11-20T00:00:00Z' } } });
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { product: 'void', rolling_by: 'ID', package_manager: 'xbps' } });
@@ -398,7 +423,8 @@ describe('RHCOS, by the OpenShift release it is part of', () => {
     const { rhcos: _omitted, ...withoutOpenShift } = linuxLifecycle.products;
     const policy = resolvePolicy({ osVersion: { lifecycle: withoutOpenShift } });
     expect((await judge(RHCOS_4_13, {}, policy)).evidence).toMatchObject({ product: 'rhel', cycle: '9', derived_from: 'PLATFORM_ID' });
-    // RHCOS 4.3: no PLATFORM_ID or CPE_NAME; ID_LIKE's rebuild convention would read VERSION_ID 4.3 as RHEL 4.
+    expect((await judge(RHCOS_4_7, {}, policy)).evidence).toMatchObject({ product: 'rhel', cycle: '8', derived_from: 'CPE_NAME' });
+    // RHCOS 4.3: neither PLATFORM_ID nor CPE_NAME; ID_LIKE's rebuild convention would read VERSION_ID 4.3 as RHEL 4.
     expect((await judge(RHCOS_4_3, {}, policy)).evidence).toMatchObject({
       product: 'rhel',
       cycle: '8',
