@@ -124,6 +124,10 @@ const PRODUCTS: Record<string, Target | { skip: string }> = {
   'oracle-linux': linux('ol'),
   'pop-os': linux('pop'),
   'proxmox-ve': linux('proxmox-ve'),
+  // Red Hat Enterprise Linux CoreOS: each release is an OpenShift minor release (os-release VERSION_ID
+  // "4.13" = OPENSHIFT_VERSION) and is supported as part of it, for as long as it. The OpenShift
+  // z-stream ("4.22.9") is not in os-release, so `latest` would compare nothing the machine states.
+  'red-hat-openshift': { ...linux('rhcos'), withoutLatest: true },
   rhel: linux('rhel'),
   'rocky-linux': linux('rocky'),
   slackware: linux('slackware'),
@@ -171,6 +175,9 @@ const PRODUCTS: Record<string, Target | { skip: string }> = {
   'netbackup-appliance-os': { skip: 'backup appliance OS: the agent does not run on it' },
   'nutanix-aos': { skip: 'hyperconverged appliance OS: the agent does not run on it' },
 };
+
+/** Products outside the data set's "os" category that are an OS release line all the same (RHCOS's is OpenShift's). */
+const OS_OUTSIDE_CATEGORY = new Set(['red-hat-openshift']);
 
 /**
  * Facts endoflife.date does not carry, each from its vendor page, applied after the data set (a
@@ -302,8 +309,8 @@ export function buildTables(checkout: string): Record<Platform, LifecycleData> {
     .sort()) {
     const file = `products/${name}`;
     const { fields, releases } = parseProduct(readFileSync(path.join(productsDir, name), 'utf8'), file);
-    if (fields.category !== 'os') continue;
     const key = name.slice(0, -'.md'.length);
+    if (fields.category !== 'os' && !OS_OUTSIDE_CATEGORY.has(key)) continue;
     seen.add(key);
     const target = PRODUCTS[key];
     if (!target)

@@ -16,11 +16,12 @@ export interface OsRelease {
   supportEnd?: string;
   /** /etc/debian_version when it refines VERSION_ID ("12.11" for VERSION_ID "12"). */
   pointRelease?: string;
-  /** The base a derivative declares: UBUNTU_CODENAME, DEBIAN_CODENAME, PLATFORM_ID ("platform:el9"), CPE_NAME. */
+  /** The base a derivative declares: UBUNTU_CODENAME, DEBIAN_CODENAME, PLATFORM_ID ("platform:el9"), CPE_NAME, RHEL_VERSION (RHCOS: "8.0"). */
   ubuntuCodename?: string;
   debianCodename?: string;
   platformId?: string;
   cpeName?: string;
+  rhelVersion?: string;
   /** /etc/debian_version on a derivative: "12.5" (a Debian point release) or "bookworm/sid". */
   debianVersion?: string;
 }
@@ -47,6 +48,7 @@ export function parseOsRelease(text: string, debianVersion?: string): OsRelease 
   if (fields.DEBIAN_CODENAME) release.debianCodename = fields.DEBIAN_CODENAME.toLowerCase();
   if (fields.PLATFORM_ID) release.platformId = fields.PLATFORM_ID;
   if (fields.CPE_NAME) release.cpeName = fields.CPE_NAME;
+  if (fields.RHEL_VERSION) release.rhelVersion = fields.RHEL_VERSION;
   const point = debianVersion?.trim();
   if (point && /^[\w./-]{1,40}$/.test(point)) release.debianVersion = point;
   // /etc/debian_version holds "12.11" on a release and "trixie/sid" on testing: only a numeric

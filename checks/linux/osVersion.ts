@@ -2,8 +2,9 @@
 // lifecycle product and cycle of the built-in table (checks/linux/lifecycle.ts, from endoflife.date),
 // judged by the shared rule (checks/release.ts) against policy.osVersion.minimum.LINUX[<os-release ID>].
 // Derivation, not enumeration: a distribution is judged by its own row when the table has one
-// (Mint, Pop!_OS, Oracle Linux, ...), else by the base it declares (UBUNTU_CODENAME, DEBIAN_CODENAME,
-// /etc/debian_version, PLATFORM_ID, CPE_NAME, ID_LIKE), the evidence naming both. Rolling
+// (Mint, Pop!_OS, Oracle Linux, RHCOS by its OpenShift release, ...), else by the base it declares
+// (UBUNTU_CODENAME, DEBIAN_CODENAME, /etc/debian_version, PLATFORM_ID, RHEL_VERSION, CPE_NAME, ID_LIKE),
+// the evidence naming both. Rolling
 // distributions have no cycle that ends: they must have changed packages recently instead.
 import type { LifecycleCycle, LifecycleTable } from '../lifecycleTable';
 import type { Policy } from '../policy';
@@ -51,8 +52,8 @@ const ROLLING = new Set([
 /** Why a release is rolling, or undefined for a release with cycles. */
 function rollingMark(r: OsRelease, products: LifecycleTable): string | undefined {
   // The rolling branches of released distributions first: their ID has rows, none of them theirs.
-  if (/rolling/.test(r.versionCodename ?? '')) return 'VERSION_CODENAME';
-  if (/rawhide/i.test(r.version ?? '')) return 'VERSION';
+  if (r.versionCodename?.includes('rolling')) return 'VERSION_CODENAME';
+  if (r.version?.toLowerCase().includes('rawhide')) return 'VERSION';
   if (r.id === 'alpine' && /_(alpha|beta|git)|edge/.test(`${r.versionId ?? ''} ${r.prettyName ?? ''}`)) return 'VERSION_ID';
   // Debian testing and unstable: no VERSION_ID, /etc/debian_version "trixie/sid".
   if (!r.versionId && /\/sid$/.test(r.debianVersion ?? '')) return '/etc/debian_version';
@@ -161,6 +162,8 @@ function declaredBase(r: OsRelease, products: LifecycleTable): Base | undefined 
     (debianPoint ? listed('debian', debianPoint, '/etc/debian_version') : undefined) ??
     (platform ? listed(platform[1] === 'el' ? 'rhel' : 'fedora', platform[2], 'PLATFORM_ID') : undefined) ??
     (cpeProduct && cpeProduct !== ownProduct(r) ? listed(cpeProduct, cpe![3], 'CPE_NAME') : undefined) ??
+    // RHCOS 4.1-4.5 name their RHEL only here; their VERSION_ID is OpenShift's ("4.3"), not RHEL's major.
+    listed('rhel', r.rhelVersion, 'RHEL_VERSION') ??
     (debianLike
       ? (byCodename('debian', r.versionCodename, 'VERSION_CODENAME') ?? byCodename('ubuntu', r.versionCodename, 'VERSION_CODENAME'))
       : undefined) ??

@@ -31,6 +31,8 @@ type Entries<K extends CheckKey> = PlatformCatalogue<typeof checks, Shared>['che
 
 const debian = (c: RemedyContext) => linuxFamily(c.os, 'debian', 'ubuntu');
 const redHat = (c: RemedyContext) => linuxFamily(c.os, 'rhel', 'fedora', 'centos', 'rocky', 'almalinux');
+/** RHCOS (ID=rhcos, ID_LIKE="rhel fedora") takes its OS from its OpenShift release, not from dnf. */
+const rhcos = (c: RemedyContext) => c.os.product === 'rhcos';
 const suse = (c: RemedyContext) => linuxFamily(c.os, 'suse', 'opensuse', 'sles', 'opensuse-leap', 'opensuse-tumbleweed');
 const desktop = (name: string) => (c: RemedyContext) => c.evidence.desktop === name;
 
@@ -363,8 +365,14 @@ const upgradeFix: readonly Variant[] = [
       '`sudo do-release-upgrade` (desktop: Software & Updates > Updates > "Notify me of a new Ubuntu version", then Software Updater).',
   },
   {
+    for: 'Red Hat Enterprise Linux CoreOS',
+    applies: rhcos,
+    steps:
+      'RHCOS is upgraded with its OpenShift cluster, never on its own: a cluster administrator upgrades the cluster to a supported OpenShift release (`oc adm upgrade --to=<version>`, or the web console: Administration > Cluster Settings).',
+  },
+  {
     for: 'Fedora, RHEL',
-    applies: redHat,
+    applies: (c) => redHat(c) && !rhcos(c),
     steps:
       'Fedora: `sudo dnf system-upgrade download --releasever=<N>` then `sudo dnf system-upgrade reboot`; RHEL: `sudo dnf update` for minor releases, Leapp for a major one.',
   },

@@ -20,7 +20,7 @@ export const UPDATE_HISTORY = {
       note: 'Windows Server 2016 / LTSB 2016',
       sources: [
         'content/ms/mswin/buildnumbers.json @ c3a7e94',
-        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-45653, -68880, -70111, -119856",
+        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-45653, -68880, -70111, -70304, -119856",
       ],
       rows: [
         [7876, '2025-03-11'],
@@ -42,6 +42,7 @@ export const UPDATE_HISTORY = {
         [9062, '2026-04-19'],
         [9140, '2026-05-12'],
         [9234, '2026-06-09'],
+        [9418, '2026-08-11'],
         [9512, '2026-09-08'],
         [9612, '2026-10-13'],
         [9688, '2026-11-10'],
@@ -52,7 +53,7 @@ export const UPDATE_HISTORY = {
       sources: [
         'content/ms/mswin/buildnumbers.json @ c3a7e94',
         'Alitai12/Windows-Updatelist "Windows Server 2019 17763.txt" @ 0ebbd08 (learn.microsoft.com/windows/release-health release information)',
-        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32215, -35417, -45653, -54114, -68880, -70285, -119856",
+        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32215, -35417, -45653, -54114, -68880, -70285, -70304, -119856",
       ],
       rows: [
         [6775, '2025-01-14'],
@@ -82,6 +83,7 @@ export const UPDATE_HISTORY = {
         [8755, '2026-05-12'],
         [8880, '2026-06-09'],
         [9020, '2026-07-14'],
+        [9121, '2026-08-11'],
         [9245, '2026-09-08'],
         [9376, '2026-10-13'],
         [9487, '2026-11-10'],
@@ -91,7 +93,7 @@ export const UPDATE_HISTORY = {
       note: 'Windows 10 22H2 and 21H2 / LTSC 2021: one KB each month',
       sources: [
         'content/ms/mswin/buildnumbers.json @ c3a7e94',
-        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32181, -35417, -45653, -54114, -68880",
+        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32181, -35417, -45653, -54114, -68880, -70304",
       ],
       rows: [
         [5371, '2025-01-14'],
@@ -130,6 +132,7 @@ export const UPDATE_HISTORY = {
         [7291, '2026-05-12'],
         [7417, '2026-06-09'],
         [7548, '2026-07-14'],
+        [7663, '2026-08-11'],
         [7725, '2026-09-08'],
       ],
     },
@@ -138,7 +141,7 @@ export const UPDATE_HISTORY = {
       sources: [
         'content/ms/mswin/buildnumbers.json @ c3a7e94',
         'Alitai12/Windows-Updatelist "Windows Server 2022 20348.txt" @ 50a88c3 (learn.microsoft.com/windows/release-health release information)',
-        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32181, -35417, -45653, -54114, -68880, -70285",
+        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32181, -35417, -45653, -54114, -68880, -70285, -70304",
       ],
       rows: [
         [3091, '2025-01-14'],
@@ -169,6 +172,7 @@ export const UPDATE_HISTORY = {
         [5139, '2026-05-12'],
         [5256, '2026-06-09'],
         [5386, '2026-07-14'],
+        [5499, '2026-08-11'],
         [5622, '2026-09-08'],
         [5761, '2026-10-13'],
       ],
@@ -177,7 +181,7 @@ export const UPDATE_HISTORY = {
       note: 'Windows 11 22H2 (until 2025-10) and 23H2',
       sources: [
         'content/ms/mswin/buildnumbers.json @ c3a7e94',
-        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32181, -35417, -45653, -68880",
+        "Microsoft's CVE records in CVEProject/cvelistV5 (datePublic, versionEndExcluding): CVE-2026-32181, -35417, -45653, -68880, -70304",
       ],
       rows: [
         [4751, '2025-01-14'],
@@ -215,6 +219,7 @@ export const UPDATE_HISTORY = {
         [6936, '2026-04-14'],
         [7079, '2026-05-12'],
         [7219, '2026-06-09'],
+        [7517, '2026-08-11'],
         [7582, '2026-09-08'],
       ],
     },

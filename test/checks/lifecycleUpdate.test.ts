@@ -65,6 +65,18 @@ describe('buildTables', () => {
     );
   });
 
+  it("maps RHCOS from OpenShift's product (category server-app), without OpenShift's z-stream as `latest`", () => {
+    const openshift =
+      '---\ntitle: Red Hat OpenShift\ncategory: server-app\nreleases:\n  - releaseCycle: "4.3"\n    releaseDate: 2020-02-12\n    eoas: 2020-06-05\n    eol: 2020-10-27\n    latest: "4.3.40"\n---\n';
+    const other = '---\ntitle: Python\ncategory: lang\nreleases:\n  - releaseCycle: "3.13"\n    eol: 2029-10-31\n---\n';
+    // The other mapped products are missing from this checkout: the error lists them, not red-hat-openshift.
+    expect(() => buildTables(checkout({ 'red-hat-openshift.md': openshift, 'python.md': other }))).toThrow(
+      /maps are not OS products of the checkout: almalinux, (?!.*red-hat-openshift)/,
+    );
+    expect(linuxLifecycle.sources.rhcos).toEqual(['products/red-hat-openshift.md']);
+    expect(linuxLifecycle.products.rhcos).toContainEqual({ cycle: '4.3', eol: '2020-10-27', releaseDate: '2020-02-12' });
+  });
+
   it('fails on a directory that is not the data set', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'eol-'));
     expect(() => buildTables(dir!)).toThrow('has no products/ directory');

@@ -168,6 +168,17 @@ describe('texts from recorded evidence', () => {
       evidence: { rule: 'lock_disabled', desktop: 'kde' },
     }).fix;
     expect(kde).toMatch(/^KDE Plasma: System Settings > Screen Locking/);
+    // RHCOS (ID_LIKE="rhel fedora") is upgraded with its OpenShift cluster, not with dnf or Leapp.
+    const eol = {
+      check_key: 'OS_VERSION',
+      status: 'FAIL' as const,
+      evidence: { rule: 'eol', product: 'rhcos', version: '4.3', eol: '2020-10-27' },
+    };
+    const rhcos = explainResult('LINUX', eol, { os: { product: 'rhcos', idLike: ['rhel', 'fedora'] } });
+    expect(rhcos.summary).toBe('Rhcos 4.3 no longer receives security updates (support ended on 2020-10-27).');
+    expect(rhcos.fix).toMatch(/^Red Hat Enterprise Linux CoreOS: RHCOS is upgraded with its OpenShift cluster/);
+    expect(rhcos.fix).not.toContain('Leapp');
+    expect(explainResult('LINUX', eol, { os: { product: 'rhel', version: '8.10' } }).fix).toMatch(/^Fedora, RHEL: /);
   });
 
   it('gives generic texts, never an error, for a word, check or platform it does not know', () => {

@@ -255,6 +255,31 @@ describe('rolling releases: every package database, every mark', () => {
     expect((await judge(corpus('gentoo_218'), { stats: { '/var/db/pkg': {} } })).evidence.reason).toBe('update_age_unknown');
   });
 
+  it('knows openSUSE Slowroll as rolling by its ID, dated by its snapshot (its ID_LIKE names no rolling base)', async () => {
+    // CISOfy/lynis#1517 (2024-07-03): `cat /etc/os-release` on openSUSE Tumbleweed-Slowroll.
+    const slowroll = `NAME="openSUSE Tumbleweed-Slowroll"
+# VERSION="20240605"
+ID="opensuse-slowroll"
+ID_LIKE="opensuse suse"
+VERSION_ID="20240605"
+PRETTY_NAME="openSUSE Tumbleweed-Slowroll"
+ANSI_COLOR="0;32"
+# CPE 2.3 format, boo#1217921
+CPE_NAME="cpe:2.3:o:opensuse:slowroll:20240605:*:*:*:*:*:*:*"
+#CPE 2.2 format
+#CPE_NAME="cpe:/o:opensuse:slowroll:20240605"
+BUG_REPORT_URL="https://bugzilla.opensuse.org"
+SUPPORT_URL="https://bugs.opensuse.org"
+HOME_URL="https://www.opensuse.org"
+DOCUMENTATION_URL="https://en.opensuse.org/openSUSE:Slowroll"
+LOGO="distributor-logo-Slowroll"
+`;
+    expect(await judge(slowroll)).toMatchObject({
+      status: 'FAIL',
+      evidence: { product: 'opensuse-slowroll', rolling_by: 'ID', last_upgrade_age_days: 899, rule: 'rolling_stale' },
+    });
+  });
+
   it('knows Void Linux as rolling by its ID', async () => {
     const verdict = await judge(VOID, { stats: { '/var/db/xbps': { isDirectory: true, mtime: '2026-11-20T00:00:00Z' } } });
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { product: 'void', rolling_by: 'ID', package_manager: 'xbps' } });
@@ -306,25 +331,106 @@ OPENSHIFT_VERSION="4.13"
 RHEL_VERSION="9.2"
 `;
 
-describe('a distribution outside the table, by the base it declares', () => {
-  it('judges RHCOS (VERSION_ID is the OpenShift release) by its PLATFORM_ID, not by ID_LIKE with its own number', async () => {
+/**
+ * `cat /etc/os-release` on an OpenShift 4.3 worker, 2020-03-17 (pichuang/blog_site
+ * source/_posts/20200317-openshift-with-coreos-part-1.md @ 21b1e77): RHCOS 4.1-4.5 carry neither
+ * PLATFORM_ID nor CPE_NAME, only ID_LIKE and RHEL_VERSION (here unquoted).
+ */
+const RHCOS_4_3 = `NAME="Red Hat Enterprise Linux CoreOS"
+VERSION="43.81.202003052336.0"
+VERSION_ID="4.3"
+OPENSHIFT_VERSION="4.3"
+RHEL_VERSION=8.0
+PRETTY_NAME="Red Hat Enterprise Linux CoreOS 43.81.202003052336.0 (Ootpa)"
+ID="rhcos"
+ID_LIKE="rhel fedora"
+ANSI_COLOR="0;31"
+HOME_URL="https://www.redhat.com/"
+BUG_REPORT_URL="https://bugzilla.redhat.com/"
+REDHAT_BUGZILLA_PRODUCT="OpenShift Container Platform"
+REDHAT_BUGZILLA_PRODUCT_VERSION="4.3"
+REDHAT_SUPPORT_PRODUCT="OpenShift Container Platform"
+REDHAT_SUPPORT_PRODUCT_VERSION="4.3"
+OSTREE_VERSION='43.81.202003052336.0'
+`;
+
+/**
+ * `cat /etc/*rele*` (its os-release part) in a CodeReady Containers 1.25.0 VM, OpenShift 4.7.5
+ * (adavarski/OpenShift4-CRC-development README.md @ 0378eab): CPE_NAME, still no PLATFORM_ID.
+ */
+const RHCOS_4_7 = `NAME="Red Hat Enterprise Linux CoreOS"
+VERSION="47.83.202103292105-0"
+VERSION_ID="4.7"
+OPENSHIFT_VERSION="4.7"
+RHEL_VERSION="8.3"
+PRETTY_NAME="Red Hat Enterprise Linux CoreOS 47.83.202103292105-0 (Ootpa)"
+ID="rhcos"
+ID_LIKE="rhel fedora"
+ANSI_COLOR="0;31"
+CPE_NAME="cpe:/o:redhat:enterprise_linux:8::coreos"
+HOME_URL="https://www.redhat.com/"
+BUG_REPORT_URL="https://bugzilla.redhat.com/"
+REDHAT_BUGZILLA_PRODUCT="OpenShift Container Platform"
+REDHAT_BUGZILLA_PRODUCT_VERSION="4.7"
+REDHAT_SUPPORT_PRODUCT="OpenShift Container Platform"
+REDHAT_SUPPORT_PRODUCT_VERSION="4.7"
+OSTREE_VERSION='47.83.202103292105-0'
+`;
+
+describe('RHCOS, by the OpenShift release it is part of', () => {
+  const rhcosEvidence = { source: 'os-release', id: 'rhcos', id_like: ['rhel', 'fedora'], lifecycle_checked_at: '2026-08-22' };
+
+  it('judges each release by its OpenShift row (VERSION_ID is the OpenShift release), naming the RHEL below it', async () => {
+    // endoflife.date red-hat-openshift: 4.13 maintenance ended 2024-11-17, 4.7 2022-08-24, 4.3 2020-10-27.
     expect(await judge(RHCOS_4_13)).toEqual({
-      status: 'PASS',
+      status: 'FAIL',
       evidence: {
-        product: 'rhel',
-        cycle: '9',
-        version: '9',
-        source: 'os-release',
-        id: 'rhcos',
+        ...rhcosEvidence,
+        product: 'rhcos',
+        cycle: '4.13',
+        version: '4.13',
         version_id: '4.13',
-        id_like: ['rhel', 'fedora'],
-        distribution: 'rhcos',
-        derived_from: 'PLATFORM_ID',
-        lifecycle_checked_at: '2026-08-22',
-        eol: '2032-05-31',
-        extended_end: '2036-05-31',
-        rule: 'supported',
+        base_product: 'rhel',
+        base_cycle: '9',
+        eol: '2024-11-17',
+        extended_end: null,
+        rule: 'eol',
       },
+    });
+    for (const [file, cycle, eol] of [
+      [RHCOS_4_7, '4.7', '2022-08-24'],
+      [RHCOS_4_3, '4.3', '2020-10-27'],
+    ] as const) {
+      expect(await judge(file)).toEqual({
+        status: 'FAIL',
+        evidence: {
+          ...rhcosEvidence,
+          product: 'rhcos',
+          cycle,
+          version: cycle,
+          version_id: cycle,
+          base_product: 'rhel',
+          base_cycle: '8',
+          eol,
+          extended_end: null,
+          rule: 'eol',
+        },
+      });
+    }
+  });
+
+  it('without its OpenShift rows, takes the RHEL it names (PLATFORM_ID, RHEL_VERSION), never ID_LIKE with its own number', async () => {
+    const { rhcos: _omitted, ...withoutOpenShift } = linuxLifecycle.products;
+    const policy = resolvePolicy({ osVersion: { lifecycle: withoutOpenShift } });
+    expect((await judge(RHCOS_4_13, {}, policy)).evidence).toMatchObject({ product: 'rhel', cycle: '9', derived_from: 'PLATFORM_ID' });
+    expect((await judge(RHCOS_4_7, {}, policy)).evidence).toMatchObject({ product: 'rhel', cycle: '8', derived_from: 'CPE_NAME' });
+    // RHCOS 4.3: neither PLATFORM_ID nor CPE_NAME; ID_LIKE's rebuild convention would read VERSION_ID 4.3 as RHEL 4.
+    expect((await judge(RHCOS_4_3, {}, policy)).evidence).toMatchObject({
+      product: 'rhel',
+      cycle: '8',
+      distribution: 'rhcos',
+      derived_from: 'RHEL_VERSION',
+      lifecycle_checked_at: 'policy',
     });
   });
 });
