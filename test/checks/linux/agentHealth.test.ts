@@ -88,6 +88,28 @@ describe('falconctl -g', () => {
     expect(parseFalconctl('aid "44e3b7d20b434a2bb2815d9808fa3a8b" .')).toEqual({ unrecognizedParts: [1] });
   });
 
+  it("reads kolide/launcher's recorded answers (ee/tables/crowdstrike/falconctl/test-data @ 7400d8c)", () => {
+    // options.txt: an unregistered 6.38 sensor, its CID masked as recorded; cid-error.txt: no CID set.
+    const options =
+      'cid="ac917ab****************************", aid is not set, aph is not set, app is not set, rfm-state is not set, rfm-reason is not set, feature is not set, metadata-query=enable (unset default), version = 6.38.13501.0\n';
+    expect(parseFalconctl(options)).toEqual({ registered: false, version: '6.38.13501.0', unrecognizedParts: [] });
+    expect(parseFalconctl('CID is not set. Use falconctl to set the CID\nERROR: failed to process the option --cid\n')).toEqual({
+      unrecognizedParts: [1, 2],
+    });
+    // Its parser tests' later forms: the version before a line of tags, the last option ending in a full stop.
+    expect(
+      parseFalconctl(
+        'aph is not set, rfm-state=false, rfm-reason=None, code=0x0, version = 6.45.14203.0\ntags=kolide-test-1,kolide-test-2,',
+      ),
+    ).toEqual({ rfm: false, rfmReason: 'None', rfmCode: '0x0', version: '6.45.14203.0', unrecognizedParts: [] });
+    expect(parseFalconctl('aph is not set, rfm-state=false, rfm-reason=None, code=0x0.\n')).toEqual({
+      rfm: false,
+      rfmReason: 'None',
+      rfmCode: '0x0',
+      unrecognizedParts: [],
+    });
+  });
+
   it('takes a value it cannot read as unread, never as true or false', () => {
     expect(parseFalconctl('aid="not-an-id", rfm-state=maybe, rfm-reason=a|b, code=12, version = unknown')).toEqual({
       unrecognizedParts: [],
