@@ -32,8 +32,15 @@ function canonicalAgent(agent: string): string {
   return ALIASES[name] ?? name;
 }
 
-/** Is this required agent Microsoft Defender? It reports its own health (`mdatp health`). */
-export const isDefender = (agent: string) => canonicalAgent(agent) === 'microsoft-defender';
+/** The agents that report their own health on Linux (`mdatp health`, `falconctl -g`, `sentinelctl`). */
+const HEALTH_REPORTING = ['microsoft-defender', 'falcon-sensor', 'sentinelone'] as const;
+export type HealthReportingAgent = (typeof HEALTH_REPORTING)[number];
+
+/** The product whose own health report judges this required agent, if it has one. */
+export function healthReportOf(agent: string): HealthReportingAgent | undefined {
+  const name = canonicalAgent(agent);
+  return HEALTH_REPORTING.find((product) => product === name);
+}
 
 /** Is this required agent ClamAV (whatever the case)? Its signatures can be dated. */
 export const isClamav = (agent: string) => agent.toLowerCase() === 'clamav';

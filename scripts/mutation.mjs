@@ -126,6 +126,11 @@ export const MODULES = {
       'test/checks/fixtures.test.ts',
     ],
   },
+  // Protection agents judged by their own reports on Linux (Falcon, SentinelOne; the shared reader).
+  agentHealth: {
+    mutate: ['checks/linux/agentHealth.ts', 'checks/linux/falconctl.ts', 'checks/linux/sentinelctl.ts'],
+    tests: ['test/checks/linux/agentHealth.test.ts', 'test/checks/linux/mdatp.test.ts', 'test/checks/fixtures.test.ts'],
+  },
 };
 
 const REPORT = (name) => `reports/mutation/${name}.json`;

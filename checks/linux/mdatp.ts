@@ -5,7 +5,7 @@
 // field is ignored, and a line that is no field is reported by its number, never by its text (it can
 // carry organisation and machine ids).
 import type { CommandResult } from '../types';
-import { commandFailureReason, type CommandFailureReason } from '../verdict';
+import { readHealthReport, type HealthReading } from './agentHealth';
 
 export const MDATP = '/usr/bin/mdatp';
 
@@ -23,8 +23,8 @@ export interface DefenderHealth {
   unrecognizedLines: number[];
 }
 
-/** Why the report could not be had: the runner's reason, or `exit_status` (the daemon not answering, mdatp refusing). */
-export type DefenderHealthReading = { ok: true; health: DefenderHealth } | { ok: false; error: CommandFailureReason | 'exit_status' };
+/** The report, or why it could not be had (`exit_status`: the daemon not answering, mdatp refusing). */
+export type DefenderHealthReading = HealthReading<DefenderHealth>;
 
 const FIELD = /^([a-z][a-z0-9_]*)\s+: (.*)$/;
 
@@ -63,8 +63,4 @@ export function parseMdatpHealth(stdout: string): DefenderHealth {
 }
 
 /** The health report, or why it could not be had (mdatp missing, refused, the daemon not answering). */
-export function readMdatpHealth(result: CommandResult): DefenderHealthReading {
-  if (result.error) return { ok: false, error: commandFailureReason(result) };
-  if (result.exitCode !== 0) return { ok: false, error: 'exit_status' };
-  return { ok: true, health: parseMdatpHealth(result.stdout) };
-}
+export const readMdatpHealth = (result: CommandResult): DefenderHealthReading => readHealthReport(result, parseMdatpHealth);

@@ -35,6 +35,7 @@ const redHat = (c: RemedyContext) => linuxFamily(c.os, 'rhel', 'fedora', 'centos
 const rhcos = (c: RemedyContext) => c.os.product === 'rhcos';
 const suse = (c: RemedyContext) => linuxFamily(c.os, 'suse', 'opensuse', 'sles', 'opensuse-leap', 'opensuse-tumbleweed');
 const desktop = (name: string) => (c: RemedyContext) => c.evidence.desktop === name;
+const healthOf = (agent: string) => (c: RemedyContext) => c.evidence.agent === agent;
 
 const RUN_AS_ROOT =
   'Run the agent as its system service (root): `sudo systemctl enable --now device-agent`, or `sudo device-agent check` to see what the service sees.';
@@ -682,9 +683,54 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     admin: 'Collect `mdatp health` from the device (the evidence counts its health issues) and fix the issues it lists.',
   },
   agent_health_unreadable: {
-    summary: 'The required security agent runs, but its health report could not be read.',
-    fix: 'Run `mdatp health`; if it says it cannot connect to the daemon, restart it with `sudo systemctl restart mdatp`.',
-    admin: `${RUN_AS_ROOT} /usr/bin/mdatp must answer \`mdatp health\` (the evidence's \`health_error\` or \`fields_unread\` says what failed).`,
+    summary: 'The required security agent runs, but its health report could not be read, so whether it protects this device is not known.',
+    fix: [
+      {
+        for: 'Microsoft Defender',
+        applies: healthOf('microsoft-defender'),
+        steps: 'run `mdatp health`; if it says it cannot connect to the daemon, restart it with `sudo systemctl restart mdatp`.',
+      },
+      {
+        for: 'CrowdStrike Falcon',
+        applies: healthOf('falcon-sensor'),
+        steps:
+          'run `sudo /opt/CrowdStrike/falconctl -g --rfm-state --aid`; if it fails, restart the sensor with `sudo systemctl restart falcon-sensor`.',
+      },
+      {
+        for: 'SentinelOne',
+        applies: healthOf('sentinelone'),
+        steps:
+          'run `sudo /opt/sentinelone/bin/sentinelctl control status`; if it fails, restart the agent with `sudo systemctl restart sentinelone`.',
+      },
+    ],
+    admin: `${RUN_AS_ROOT} The agent's own tool must answer as root (/usr/bin/mdatp, /opt/CrowdStrike/falconctl, /opt/sentinelone/bin/sentinelctl); the evidence's \`agent\` names the product, \`health_error\` or \`fields_unread\` what failed.`,
+  },
+  agent_not_registered: {
+    summary:
+      'CrowdStrike Falcon runs but has never registered with the CrowdStrike cloud (it has no agent ID): it receives no policy and does not protect this device.',
+    fix: "Ask your IT team to check the sensor's customer ID (CID) and that this device can reach the CrowdStrike cloud; `sudo /opt/CrowdStrike/falconctl -g --aid` then shows an ID.",
+    admin:
+      "Set the CID with `sudo /opt/CrowdStrike/falconctl -s --cid=<CID with checksum>` (or your deployment's installer options), allow the sensor to reach the CrowdStrike cloud (proxy: `--aph`/`--app`), then restart falcon-sensor.",
+  },
+  reduced_functionality_mode: {
+    summary:
+      'CrowdStrike Falcon runs in reduced functionality mode: it only reports that it is installed and does not detect or block threats.',
+    fix: 'Ask your IT team; usually the running kernel is newer than the sensor supports: a sensor update or booting a supported kernel ends it.',
+    admin:
+      "Update the sensor to a version that supports this kernel, or let it use the eBPF user-mode backend (`falconctl -s --backend=auto`); the evidence's `falcon.rfm_reason` and `rfm_code` say why. Pin kernel updates to supported ones (CrowdStrike's kernel support list).",
+  },
+  agent_disabled: {
+    summary: 'SentinelOne runs but its agent is disabled: it does not protect this device.',
+    fix: 'Ask your IT team to enable the agent again (from the SentinelOne console, or `sudo /opt/sentinelone/bin/sentinelctl control enable`).',
+    admin:
+      'Enable the agent from the SentinelOne management console (Actions > Enable Agent), or locally with `sentinelctl control enable`; find out who disabled it.',
+  },
+  protection_engine_disabled: {
+    summary: (c) =>
+      `SentinelOne runs, but ${Array.isArray(c.evidence.engines_disabled) && c.evidence.engines_disabled.length > 1 ? 'its detection engines are' : 'a detection engine is'} disabled.`,
+    fix: 'Ask your IT team: the engines are switched by the SentinelOne policy for this device.',
+    admin:
+      "Turn the engines back on in the device's SentinelOne policy (Engines: Static AI for the DFI engine, Behavioral AI for the dynamic engine); the evidence's `engines_disabled` names them.",
   },
   definitions_status_unrecognized: {
     summary: 'Microsoft Defender reports a definitions status the agent does not know, so their state is not decided.',

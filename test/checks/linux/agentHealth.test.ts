@@ -1,0 +1,233 @@
+// CrowdStrike Falcon and SentinelOne on Linux judged by their own reports (checks/linux/falconctl.ts,
+// sentinelctl.ts, agentHealth.ts): each field that decides, the fields a PASS needs, the parts a
+// parser cannot read, the ways the tools fail, and when they are asked at all. The reports are the
+// recorded ones (the fixtures named below) with one field changed per case.
+import { describe, expect, it } from 'vitest';
+import { createContext } from '../../../checks/engine';
+import { FALCONCTL, FALCONCTL_ARGS, parseFalconctl } from '../../../checks/linux/falconctl';
+import { malwareProtection } from '../../../checks/linux/malwareProtection';
+import { SENTINELCTL } from '../../../checks/linux/sentinelctl';
+import { resolvePolicy } from '../../../checks/policy';
+import type { CommandError } from '../../../checks/types';
+import { FakeHost, type RecordedCommand } from '../../support/fakeHost';
+import { listFixtures } from '../../support/checkFixtures';
+
+const recorded = (name: string) => {
+  const fixture = listFixtures().find((f) => f.platform === 'LINUX' && f.name === name)!.fixture;
+  return fixture.host.commands!.map((c) => ({ ...c, stdout: c.stdout as string }));
+};
+// jstraw/puppet-crowdstrike's first recorded answer (sensor 6.24, healthy) and SentinelOne 30.1.1.10's reports.
+const falconReport = recorded('falcon-health-report-healthy')[0]!.stdout;
+const [s1Control, s1Engines] = recorded('sentinelone-enabled-engines-enabled').map((c) => c.stdout) as [string, string];
+
+type Answer = { stdout?: string; exitCode?: number; error?: CommandError };
+const answer = (argv: string[], a: Answer): RecordedCommand => ({
+  argv,
+  stdout: a.stdout ?? '',
+  stderr: '',
+  exitCode: a.error ? null : (a.exitCode ?? 0),
+  ...(a.error ? { error: a.error } : {}),
+});
+
+const NOW = new Date('2026-11-21T12:00:00Z');
+async function judge(agents: string[], processes: Record<string, string>, commands: RecordedCommand[]) {
+  const pids = Object.keys(processes);
+  const host = new FakeHost({
+    dirs: { '/proc': ['1', ...pids] },
+    files: { '/proc/1/comm': 'systemd', ...Object.fromEntries(pids.map((pid) => [`/proc/${pid}/comm`, processes[pid]!])) },
+    commands,
+  });
+  const policy = resolvePolicy({ malware: { requiredAgents: { LINUX: agents } } });
+  const verdict = malwareProtection.evaluate(await malwareProtection.collect(createContext(host, policy, NOW)), policy, NOW);
+  return { verdict, ran: host.commandsRun() };
+}
+
+const falcon = (a: Answer) => judge(['crowdstrike'], { 2210: 'falcon-sensor' }, [answer([FALCONCTL, ...FALCONCTL_ARGS], a)]);
+const sentinelOne = (control: Answer, engines: Answer) =>
+  judge(['sentinelone'], { 904: 's1-agent' }, [
+    answer([SENTINELCTL, 'control', 'status'], control),
+    answer([SENTINELCTL, 'engines', 'status'], engines),
+  ]);
+
+describe('falconctl -g', () => {
+  it('reads the three recorded sensors, the version cut from the tags glued to it', () => {
+    expect(parseFalconctl(falconReport)).toEqual({
+      registered: true,
+      rfm: false,
+      rfmReason: 'None',
+      rfmCode: '0x0',
+      version: '6.24.12104.0',
+      unrecognizedParts: [],
+    });
+    // The other two answers recorded beside it (jstraw/puppet-crowdstrike@de936a5).
+    expect(
+      parseFalconctl(
+        'aid is not set, apd is not set, aph is not set, app is not set, rfm-state=true, rfm-reason=Unspecified, code=0xC0000001, version = 5.34.9918.0Sensor grouping tags are not set,\n',
+      ),
+    ).toEqual({
+      registered: false,
+      rfm: true,
+      rfmReason: 'Unspecified',
+      rfmCode: '0xC0000001',
+      version: '5.34.9918.0',
+      unrecognizedParts: [],
+    });
+    expect(
+      parseFalconctl(
+        'aid="cf1718c142684d90741fa49cd897da62", apd is not set, aph is not set, app is not set, rfm-state=false, rfm-reason=None, code=0x0, version = 6.22.11906.0Sensor grouping tags are not set,\n',
+      ),
+    ).toMatchObject({ registered: true, rfm: false, version: '6.22.11906.0' });
+  });
+
+  it('reads the newer one-option answers that end in a full stop (RedHatInsights/insights-core test_falconctl.py)', () => {
+    expect(parseFalconctl('rfm-state=false.')).toEqual({ rfm: false, unrecognizedParts: [] });
+    expect(parseFalconctl('rfm-state=true.')).toEqual({ rfm: true, unrecognizedParts: [] });
+    expect(parseFalconctl('aid="44e3b7d20b434a2bb2815d9808fa3a8b".')).toEqual({ registered: true, unrecognizedParts: [] });
+    expect(parseFalconctl('backend is not set.')).toEqual({ unrecognizedParts: [] });
+    // insights-core's malformed answers: not a field, numbered.
+    expect(parseFalconctl('aid "44e3b7d20b434a2bb2815d9808fa3a8b" .')).toEqual({ unrecognizedParts: [1] });
+  });
+
+  it("reads kolide/launcher's recorded answers (ee/tables/crowdstrike/falconctl/test-data @ 7400d8c)", () => {
+    // options.txt: an unregistered 6.38 sensor, its CID masked as recorded; cid-error.txt: no CID set.
+    const options =
+      'cid="ac917ab****************************", aid is not set, aph is not set, app is not set, rfm-state is not set, rfm-reason is not set, feature is not set, metadata-query=enable (unset default), version = 6.38.13501.0\n';
+    expect(parseFalconctl(options)).toEqual({ registered: false, version: '6.38.13501.0', unrecognizedParts: [] });
+    expect(parseFalconctl('CID is not set. Use falconctl to set the CID\nERROR: failed to process the option --cid\n')).toEqual({
+      unrecognizedParts: [1, 2],
+    });
+    // Its parser tests' later forms: the version before a line of tags, the last option ending in a full stop.
+    expect(
+      parseFalconctl(
+        'aph is not set, rfm-state=false, rfm-reason=None, code=0x0, version = 6.45.14203.0\ntags=kolide-test-1,kolide-test-2,',
+      ),
+    ).toEqual({ rfm: false, rfmReason: 'None', rfmCode: '0x0', version: '6.45.14203.0', unrecognizedParts: [] });
+    expect(parseFalconctl('aph is not set, rfm-state=false, rfm-reason=None, code=0x0.\n')).toEqual({
+      rfm: false,
+      rfmReason: 'None',
+      rfmCode: '0x0',
+      unrecognizedParts: [],
+    });
+  });
+
+  it('takes a value it cannot read as unread, never as true or false', () => {
+    expect(parseFalconctl('aid="not-an-id", rfm-state=maybe, rfm-reason=a|b, code=12, version = unknown')).toEqual({
+      unrecognizedParts: [],
+    });
+    expect(parseFalconctl('rfm-state is not set, aid is not set')).toEqual({ registered: false, unrecognizedParts: [] });
+  });
+
+  it('passes on the recorded healthy report only', async () => {
+    expect((await falcon({ stdout: falconReport })).verdict).toMatchObject({ status: 'PASS', evidence: { falcon: { rfm: false } } });
+  });
+
+  it('FAILs a sensor in reduced functionality mode, and one that never registered', async () => {
+    const rfm = await falcon({ stdout: falconReport.replace('rfm-state=false', 'rfm-state=true') });
+    expect(rfm.verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'reduced_functionality_mode', falcon: { rfm: true } } });
+    const unregistered = await falcon({ stdout: falconReport.replace(/aid="[0-9a-f]+"/, 'aid is not set') });
+    expect(unregistered.verdict).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_not_registered', falcon: { registered: false } },
+    });
+  });
+
+  it('is UNKNOWN when a deciding field is missing, naming it and the parts it could not read', async () => {
+    const noRfm = await falcon({ stdout: falconReport.replace('rfm-state=false, ', 'rfm-state is not set, ') });
+    expect(noRfm.verdict).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', fields_unread: ['rfm-state'] },
+    });
+    const noAid = await falcon({ stdout: `Sensor says hello, ${falconReport.replace(/aid="[0-9a-f]+", /, '')}` });
+    expect(noAid.verdict).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { agent: 'falcon-sensor', fields_unread: ['aid'], falcon: { unrecognized_parts: [1] } },
+    });
+  });
+
+  it('is UNKNOWN when falconctl cannot answer (a user is refused, the tool is missing, it exits non-zero)', async () => {
+    for (const [a, error] of [
+      [{ error: 'permission_denied' }, 'permission_denied'],
+      [{ error: 'not_found' }, 'command_not_found'],
+      [{ stdout: falconReport, exitCode: 1 }, 'exit_status'],
+    ] as const) {
+      const { verdict } = await falcon(a);
+      expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'agent_health_unreadable', health_error: error } });
+    }
+  });
+});
+
+describe('sentinelctl', () => {
+  it('passes on the recorded reports, asking each once', async () => {
+    const { verdict, ran } = await sentinelOne({ stdout: s1Control }, { stdout: s1Engines });
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { sentinelone: { agent_state: 'Enabled' } } });
+    expect(verdict.evidence.sentinelone).not.toHaveProperty('unrecognized_lines');
+    expect(ran).toHaveLength(2);
+  });
+
+  it('FAILs a disabled agent, and names each disabled engine', async () => {
+    const disabled = await sentinelOne({ stdout: s1Control.replace('Enabled', 'Disabled') }, { stdout: s1Engines });
+    expect(disabled.verdict).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_disabled', sentinelone: { agent_state: 'Disabled' } },
+    });
+    const dfiOff = await sentinelOne({ stdout: s1Control }, { stdout: s1Engines.replace(/^(DFI engine +)Enabled/m, '$1Disabled') });
+    expect(dfiOff.verdict).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'protection_engine_disabled', engines_disabled: ['dfi_engine'] },
+    });
+    const bothOff = await sentinelOne({ stdout: s1Control }, { stdout: s1Engines.replace(/Enabled/g, 'disabled') });
+    expect(bothOff.verdict.evidence).toMatchObject({ engines_disabled: ['dfi_engine', 'dynamic_engine'] });
+  });
+
+  it('reads `name: value` lines too, and numbers the lines that are no field', async () => {
+    const { verdict } = await sentinelOne({ stdout: `Agent state: Enabled\n----\n` }, { stdout: `${s1Engines}+++\n` });
+    expect(verdict).toMatchObject({
+      status: 'PASS',
+      evidence: { sentinelone: { agent_state: 'Enabled', unrecognized_lines: ['control status:2', 'engines status:8'] } },
+    });
+  });
+
+  it('never PASSes a state word it does not know, nor reports missing a deciding field', async () => {
+    const pending = await sentinelOne({ stdout: s1Control.replace('Enabled', 'Pending reboot') }, { stdout: s1Engines });
+    expect(pending.verdict).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', agent: 'sentinelone', fields_unread: ['agent_state'] },
+    });
+    const noEngines = await sentinelOne({ stdout: s1Control }, { stdout: 'DFI library                         Initialized\n' });
+    expect(noEngines.verdict.evidence).toMatchObject({ fields_unread: ['dfi_engine', 'dynamic_engine'] });
+    const oddWord = await sentinelOne({ stdout: 'Agent state      Enabled!\n' }, { stdout: s1Engines });
+    expect(oddWord.verdict.evidence).toMatchObject({ fields_unread: ['agent_state'], sentinelone: { agent_state: null } });
+  });
+
+  it('is UNKNOWN when either report cannot be had, saying how', async () => {
+    const refused = await sentinelOne({ error: 'permission_denied' }, { stdout: s1Engines });
+    expect(refused.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { health_error: 'permission_denied' } });
+    const failed = await sentinelOne({ stdout: s1Control }, { stdout: '', exitCode: 2 });
+    expect(failed.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { health_error: 'exit_status' } });
+  });
+});
+
+describe('which reports are asked', () => {
+  it('asks no tool of an agent that does not run: it FAILs on that alone', async () => {
+    const { verdict, ran } = await judge(['crowdstrike', 'sentinelone'], {}, []);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'required_agent_not_running' } });
+    expect(ran).toEqual([]);
+  });
+
+  it('asks each required product once whatever its names, and says which agents only a process judges', async () => {
+    const { verdict, ran } = await judge(['crowdstrike', 'falcon-sensor', 'acme-edr'], { 2210: 'falcon-sensor', 2300: 'acme-edr' }, [
+      answer([FALCONCTL, ...FALCONCTL_ARGS], { stdout: falconReport }),
+    ]);
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { judged_by_process: ['acme-edr'] } });
+    expect(ran).toEqual([[FALCONCTL, ...FALCONCTL_ARGS]]);
+  });
+
+  it('FAILs on any required product whose report fails, whichever other passes', async () => {
+    const { verdict } = await judge(['sentinelone', 'crowdstrike'], { 904: 's1-agent', 2210: 'falcon-sensor' }, [
+      answer([FALCONCTL, ...FALCONCTL_ARGS], { stdout: falconReport }),
+      answer([SENTINELCTL, 'control', 'status'], { stdout: s1Control.replace('Enabled', 'Disabled') }),
+      answer([SENTINELCTL, 'engines', 'status'], { stdout: s1Engines }),
+    ]);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'agent_disabled', falcon: { rfm: false } } });
+  });
+});
