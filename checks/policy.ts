@@ -89,7 +89,7 @@ const PolicySchema = z.object({
       /**
        * The effect of automatic updating: a security update released this many days ago and still not
        * installed FAILs AUTO_UPDATE whatever the settings say (WINDOWS: the monthly cumulative update,
-       * by the installed UBR). 45: Windows Update for Business may defer a quality update 30 days,
+       * by the installed UBR; DARWIN: the newest release of the installed line, by its lifecycle date). 45: Windows Update for Business may defer a quality update 30 days,
        * then give up to 7 days before its install deadline and 2 days of grace.
        */
       maxPendingDays: z._default(positiveInt, 45),
