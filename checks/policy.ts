@@ -66,7 +66,7 @@ const PolicySchema = z.object({
   ),
   timeSync: z.prefault(
     z.object({
-      /** When set, a measured clock offset above it FAILs. */
+      /** When set, a measured clock offset above it FAILs (DARWIN: unset means 270 s for timed, checks/darwin/timeSync.ts). */
       maxOffsetSeconds: z._default(z.nullable(z.number().check(z.positive())), null),
     }),
     {},

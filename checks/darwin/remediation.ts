@@ -170,8 +170,10 @@ const firewall: Entries<'FIREWALL_ENABLED'> = {
 };
 
 const timeSync: Entries<'TIME_SYNC'> = {
-  network_time_on: passing('The Mac sets its clock automatically from a network time server.'),
-  profile_forces: passing("Your organization's configuration profile makes the Mac set its time automatically."),
+  offset_within_limit: passing(
+    (c) =>
+      `The Mac sets its clock automatically and was ${num(c, 'offset_s') !== undefined ? `${Math.abs(num(c, 'offset_s')!)} seconds` : 'within the limit'} off the time server when measured${num(c, 'max_offset_s') !== undefined ? ` (limit ${num(c, 'max_offset_s')} seconds)` : ''}.`,
+  ),
   network_time_off: {
     summary: 'The Mac does not set its clock automatically, so it can drift and break logins and certificates.',
     fix: [
@@ -188,9 +190,30 @@ const timeSync: Entries<'TIME_SYNC'> = {
     admin: 'Check that the Macs reach the time server (UDP 123) set in com.apple.MCX `timeServer`.',
   },
   offset_unknown: {
-    summary: "Network time is on, but the agent could not measure the clock's offset, which your organization checks.",
-    fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: '`sntp` could not reach the time server: allow UDP 123, or unset `timeSync.maxOffsetSeconds`.',
+    summary: "chrony is synchronised, but it did not report the clock's offset, which your organization checks.",
+    fix: UNDECIDED,
+    admin:
+      '`chronyc -n tracking` printed no "System time" line: update chrony, or unset `timeSync.maxOffsetSeconds` to let its synchronised state decide.',
+  },
+  time_server_unreachable: {
+    summary: (c) => {
+      const why: Record<string, string> = {
+        timeout: 'it did not answer',
+        dns_lookup_failure: 'its name could not be looked up (DNS)',
+        kiss_of_death: 'it refused the request (kiss of death)',
+      };
+      const reason = why[word(c, 'sntp_error') ?? ''];
+      return `Network time is on, but the agent could not measure the clock against the time server${reason ? `: ${reason}` : ''}, so it cannot tell whether the clock is right.`;
+    },
+    fix: 'Check the network connection; if the Mac is on a network that blocks time servers, tell your IT team. `sntp time.apple.com` shows whether a time server answers.',
+    admin:
+      'The Mac must reach its configured time server (`systemsetup -getnetworktimeserver`, com.apple.MCX `timeServer`) over UDP 123, and resolve its name: open UDP 123 to it, or set a server the network allows.',
+  },
+  time_server_unknown: {
+    summary: 'Network time is on, but the agent could not read which time server the Mac uses, so it could not measure the clock.',
+    fix: UNDECIDED,
+    admin:
+      'The offset is measured against `systemsetup -getnetworktimeserver`, which needs root (and Full Disk Access on recent macOS) and a server name of letters, digits, dots, colons and dashes: run the agent as the launchd daemon (root) and set a plain server name.',
   },
   chrony_synchronized: passing("chrony keeps the Mac's clock synchronised with a network time server."),
   chrony_unsynchronized: {

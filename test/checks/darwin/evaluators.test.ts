@@ -320,24 +320,119 @@ describe('firewall: whole lines only (pins the anchors and every getter)', () =>
 });
 
 describe('time sync', () => {
+  const server = ok('Network Time Server: time.apple.com\n');
+  const measured = (sntp: CommandResult) => ({ server, sntp });
+  const on = (sntp: CommandResult) => ({ usingNetworkTime: ok('Network Time: On\n'), managed: absent, offset: measured(sntp) });
+
   it('reads only the exact On/Off tokens', () => {
-    expect(evaluateTimeSync({ usingNetworkTime: ok('Network Time: Onward\n'), managed: absent }, policy)).toMatchObject({
-      status: 'UNKNOWN',
-      evidence: { reason: 'parse_error' },
-    });
+    const facts = {
+      usingNetworkTime: ok('Network Time: Onward\n'),
+      managed: absent,
+      offset: measured(ok('+0.1 +/- 0.01 time.apple.com 17.253.4.125\n')),
+    };
+    expect(evaluateTimeSync(facts, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
   });
 
   it('a profile forcing automatic time does not hide an explicit Off', () => {
-    const facts = { usingNetworkTime: ok('Network Time: Off\n'), managed: present({ forceAutomaticDateAndTime: true }) };
+    const facts = {
+      usingNetworkTime: ok('Network Time: Off\n'),
+      managed: present({ forceAutomaticDateAndTime: true }),
+      offset: { server },
+    };
     expect(evaluateTimeSync(facts, policy)).toMatchObject({ status: 'FAIL', evidence: { managed: true } });
   });
 
-  it('reports an unreadable sntp reply as UNKNOWN, never as in sync', () => {
-    const facts = {
+  it('network time on is judged by the measured offset, against 270 s when the policy sets none (issue 32)', () => {
+    // Recorded on a Mac whose clock was 5.47 days off (blog of 2026-06-30, search-tool file id 55610981878).
+    expect(evaluateTimeSync(on(ok('+472987.781619 +/- 0.022394 133.243.238.163 133.243.238.163\n')), policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { network_time: true, offset_s: 472987.781619, max_offset_s: 270, max_offset_from: 'default', rule: 'offset' },
+    });
+    // The same Mac minutes later, after sntp had stepped the clock once.
+    expect(evaluateTimeSync(on(ok('+2.018556 +/- 0.021909 ntp.nict.jp 133.243.238.243\n')), policy)).toMatchObject({
+      status: 'PASS',
+      evidence: { offset_s: 2.018556, rule: 'offset_within_limit' },
+    });
+    expect(evaluateTimeSync(on(ok('-270.000000 +/- 0.02 time.apple.com 17.253.4.125\n')), policy).status).toBe('PASS');
+    expect(evaluateTimeSync(on(ok('-270.000001 +/- 0.02 time.apple.com 17.253.4.125\n')), policy).status).toBe('FAIL');
+    const strict = resolvePolicy({ timeSync: { maxOffsetSeconds: 2 } });
+    expect(evaluateTimeSync(on(ok('+2.018556 +/- 0.021909 ntp.nict.jp 133.243.238.243\n')), strict)).toMatchObject({
+      status: 'FAIL',
+      evidence: { max_offset_s: 2, max_offset_from: 'policy', rule: 'offset' },
+    });
+  });
+
+  it('sntp failing is UNKNOWN with what failed, never in sync', () => {
+    // usnistgov/macos_security#275 (macOS 13.4, Jamf's log folds the repeats: "[message repeats 4 times]").
+    const timeout = ok(`${'sntp: Exchange failed: Timeout\n'.repeat(5)}sntp: Clock select failed\n`, '', 1);
+    expect(evaluateTimeSync(on(timeout), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'timeout', network_time: true, max_offset_s: 270 },
+    });
+    // The blog's Mac before its DNS was repaired (search-tool file id 55610981878).
+    const dns = ok('', 'sntp: Exchange failed: DNS lookup failure\nsntp_exchange {\n        result: 1 (DNS lookup failure)\n}\n', 1);
+    expect(evaluateTimeSync(on(dns), policy)).toMatchObject({
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'dns_lookup_failure' },
+    });
+    const kod = ok('sntp: Exchange failed: Kiss of death\nsntp_exchange {\n        result: 8 (Kiss of death)\n}\n');
+    expect(evaluateTimeSync(on(kod), policy)).toMatchObject({ evidence: { sntp_error: 'kiss_of_death' } });
+    expect(evaluateTimeSync(on(ok('sntp: Exchange failed: Something new\n')), policy)).toMatchObject({ evidence: { sntp_error: 'other' } });
+    expect(evaluateTimeSync(on(ok('')), policy)).toMatchObject({
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'no_offset_line' },
+    });
+    // Stopped by the runner: the server did not answer in time.
+    const killed: CommandResult = { exitCode: null, stdout: '', stderr: '', error: 'timeout' };
+    expect(evaluateTimeSync(on(killed), policy)).toMatchObject({ evidence: { reason: 'time_server_unreachable', sntp_error: 'timeout' } });
+    expect(evaluateTimeSync(on(missing), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'command_not_found', measured_by: 'sntp' },
+    });
+    const spawn: CommandResult = { exitCode: null, stdout: '', stderr: '', error: 'spawn_failed' };
+    expect(evaluateTimeSync(on(spawn), policy)).toMatchObject({ evidence: { reason: 'check_error', measured_by: 'sntp' } });
+  });
+
+  it('without a usable server name nothing is measured: UNKNOWN time_server_unknown, with why', () => {
+    const facts = (serverRun: CommandResult) => ({
       usingNetworkTime: ok('Network Time: On\n'),
       managed: absent,
-      offset: { server: ok('Network Time Server: time.apple.com\n'), sntp: ok('', 'sntp: Exchange failed: Timeout\n', 1) },
+      offset: { server: serverRun },
+    });
+    expect(evaluateTimeSync(facts(ok('Network Time Server: -S\n')), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'time_server_unknown', systemsetup_server: 'unusable_name' },
+    });
+    expect(evaluateTimeSync(facts(ok('You need administrator access to run this tool... exiting!\n')), policy)).toMatchObject({
+      evidence: { reason: 'time_server_unknown', systemsetup_server: 'permission_denied' },
+    });
+  });
+
+  it('a profile forcing automatic time is measured like "On"', () => {
+    const facts = {
+      usingNetworkTime: ok('You need administrator access to run this tool... exiting!\n'),
+      managed: present({ forceAutomaticDateAndTime: true }),
+      offset: measured(ok('+0.000906 +/- 0.022017 ntp.nict.jp 133.243.238.243\n')),
     };
+    expect(evaluateTimeSync(facts, policy)).toMatchObject({
+      status: 'PASS',
+      evidence: {
+        source: 'mdm',
+        managed: true,
+        network_time: true,
+        systemsetup: 'permission_denied',
+        offset_s: 0.000906,
+        rule: 'offset_within_limit',
+      },
+    });
+  });
+
+  it("chrony's own synchronised state decides beside Off; only a limit the policy sets is held against its offset", () => {
+    const facts = {
+      usingNetworkTime: ok('Network Time: Off\n'),
+      managed: absent,
+      offset: { server },
+      chrony: ok('Stratum         : 3\nLeap status     : Normal\n'),
+    };
+    expect(evaluateTimeSync(facts, policy)).toMatchObject({ status: 'PASS', evidence: { rule: 'chrony_synchronized' } });
     expect(evaluateTimeSync(facts, resolvePolicy({ timeSync: { maxOffsetSeconds: 1 } }))).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'offset_unknown' },
