@@ -66,7 +66,7 @@ const PolicySchema = z.object({
   ),
   timeSync: z.prefault(
     z.object({
-      /** When set, a measured clock offset above it FAILs. */
+      /** When set, a measured clock offset above it FAILs (DARWIN: unset means 270 s for timed, checks/darwin/timeSync.ts). */
       maxOffsetSeconds: z._default(z.nullable(z.number().check(z.positive())), null),
     }),
     {},
@@ -89,7 +89,7 @@ const PolicySchema = z.object({
       /**
        * The effect of automatic updating: a security update released this many days ago and still not
        * installed FAILs AUTO_UPDATE whatever the settings say (WINDOWS: the monthly cumulative update,
-       * by the installed UBR). 45: Windows Update for Business may defer a quality update 30 days,
+       * by the installed UBR; DARWIN: the newest release of the installed line, by its lifecycle date). 45: Windows Update for Business may defer a quality update 30 days,
        * then give up to 7 days before its install deadline and 2 days of grace.
        */
       maxPendingDays: z._default(positiveInt, 45),

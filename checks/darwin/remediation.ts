@@ -18,6 +18,7 @@ import {
   type Remedy,
   type RemedyContext,
   type Variant,
+  word,
 } from '../remediation';
 import type { checks } from './index';
 
@@ -36,6 +37,8 @@ const settings = (modern: string, legacy: string): readonly Variant[] => [
   { for: 'macOS 13 and later', applies: ventura, steps: `Apple menu > System Settings > ${modern}` },
   { for: 'macOS 12 and earlier', applies: beforeVentura, steps: `Apple menu > System Preferences > ${legacy}` },
 ];
+
+const UNDECIDED = 'Nothing to change; tell your IT team if it persists.';
 
 const FDA =
   'Grant the agent Full Disk Access with a PPPC profile (Privacy Preferences Policy Control payload, `SystemPolicyAllFiles` for the device-agent binary) and run it as the launchd daemon (root).';
@@ -167,8 +170,10 @@ const firewall: Entries<'FIREWALL_ENABLED'> = {
 };
 
 const timeSync: Entries<'TIME_SYNC'> = {
-  network_time_on: passing('The Mac sets its clock automatically from a network time server.'),
-  profile_forces: passing("Your organization's configuration profile makes the Mac set its time automatically."),
+  offset_within_limit: passing(
+    (c) =>
+      `The Mac sets its clock automatically and was ${num(c, 'offset_s') !== undefined ? `${Math.abs(num(c, 'offset_s')!)} seconds` : 'within the limit'} off the time server when measured${num(c, 'max_offset_s') !== undefined ? ` (limit ${num(c, 'max_offset_s')} seconds)` : ''}.`,
+  ),
   network_time_off: {
     summary: 'The Mac does not set its clock automatically, so it can drift and break logins and certificates.',
     fix: [
@@ -185,9 +190,30 @@ const timeSync: Entries<'TIME_SYNC'> = {
     admin: 'Check that the Macs reach the time server (UDP 123) set in com.apple.MCX `timeServer`.',
   },
   offset_unknown: {
-    summary: "Network time is on, but the agent could not measure the clock's offset, which your organization checks.",
-    fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: '`sntp` could not reach the time server: allow UDP 123, or unset `timeSync.maxOffsetSeconds`.',
+    summary: "chrony is synchronised, but it did not report the clock's offset, which your organization checks.",
+    fix: UNDECIDED,
+    admin:
+      '`chronyc -n tracking` printed no "System time" line: update chrony, or unset `timeSync.maxOffsetSeconds` to let its synchronised state decide.',
+  },
+  time_server_unreachable: {
+    summary: (c) => {
+      const why: Record<string, string> = {
+        timeout: 'it did not answer',
+        dns_lookup_failure: 'its name could not be looked up (DNS)',
+        kiss_of_death: 'it refused the request (kiss of death)',
+      };
+      const reason = why[word(c, 'sntp_error') ?? ''];
+      return `Network time is on, but the agent could not measure the clock against the time server${reason ? `: ${reason}` : ''}, so it cannot tell whether the clock is right.`;
+    },
+    fix: 'Check the network connection; if the Mac is on a network that blocks time servers, tell your IT team. `sntp time.apple.com` shows whether a time server answers.',
+    admin:
+      'The Mac must reach its configured time server (`systemsetup -getnetworktimeserver`, com.apple.MCX `timeServer`) over UDP 123, and resolve its name: open UDP 123 to it, or set a server the network allows.',
+  },
+  time_server_unknown: {
+    summary: 'Network time is on, but the agent could not read which time server the Mac uses, so it could not measure the clock.',
+    fix: UNDECIDED,
+    admin:
+      'The offset is measured against `systemsetup -getnetworktimeserver`, which needs root (and Full Disk Access on recent macOS) and a server name of letters, digits, dots, colons and dashes: run the agent as the launchd daemon (root) and set a plain server name.',
   },
   chrony_synchronized: passing("chrony keeps the Mac's clock synchronised with a network time server."),
   chrony_unsynchronized: {
@@ -226,8 +252,57 @@ const KEY_LABELS: Record<string, string> = {
   AutomaticallyInstallAppUpdates: 'Install application updates from the App Store',
 };
 
+/** "macOS 15.7.9 (released 2026-08-06)": the release the Mac lacks, from AUTO_UPDATE's evidence. */
+const newestRelease = (c: RemedyContext) =>
+  word(c, 'latest')
+    ? `macOS ${word(c, 'latest')}${word(c, 'latest_released') ? ` (released ${word(c, 'latest_released')})` : ''}`
+    : 'A newer macOS update';
+const installed = (c: RemedyContext) => (word(c, 'installed_version') ? `macOS ${word(c, 'installed_version')}` : 'this Mac');
+const installUpdate: Remedy['fix'] = [
+  ...settings(
+    'General > Software Update: install the update it offers, then restart.',
+    'Software Update: install the update it offers, then restart.',
+  ),
+  { for: 'Command', steps: '`softwareupdate --list`, then `sudo softwareupdate --install --all --restart`' },
+];
+const lifecycleDataAdmin =
+  "The agent's macOS release dates (the lifecycle data set) are too old to tell: import a newer one on the server (`device-agent-server lifecycle import`) or update the agent.";
+
 const autoUpdate: Entries<'AUTO_UPDATE'> = {
-  required_settings_on: passing('macOS checks for, downloads and installs updates automatically.'),
+  up_to_date: passing(
+    (c) =>
+      `Automatic updates are on and ${installed(c)} is the newest release of its line${word(c, 'latest_released') ? ` (released ${word(c, 'latest_released')})` : ''}.`,
+  ),
+  newer_than_table: passing(
+    (c) =>
+      `Automatic updates are on and ${installed(c)} is newer than every macOS release the agent's data lists, so it is taken as up to date.`,
+  ),
+  update_pending: {
+    summary: (c) =>
+      `Automatic updates are on, but ${newestRelease(c)} is still not installed${num(c, 'pending_days') !== undefined ? ` after ${num(c, 'pending_days')} days` : ''}; ${installed(c)} is installed${num(c, 'max_pending_days') !== undefined ? ` and your organization allows ${num(c, 'max_pending_days')} days` : ''}.`,
+    fix: installUpdate,
+    admin:
+      'The settings let updates install but this Mac did not: updates wait for a restart or for the user, for free disk space, or for a deferral (com.apple.applicationaccess `enforcedSoftwareUpdateDelay`) or DDM enforcement date. `softwareupdate --history` shows what it installed. Policy `autoUpdate.maxPendingDays` sets how long an update may wait.',
+  },
+  update_pending_recent: {
+    summary: (c) =>
+      `${newestRelease(c)} is not installed yet; it is recent, but the agent cannot tell whether an earlier update has waited longer than your organization allows.`,
+    fix: installUpdate,
+    admin: 'The data set dates only the newest release of each macOS line: installing it decides the check.',
+  },
+  lifecycle_data_outdated: {
+    summary: (c) =>
+      `${installed(c)} is the newest release the agent knows, but its list of releases is too old to tell whether a newer one is waiting.`,
+    fix: UNDECIDED,
+    admin: lifecycleDataAdmin,
+  },
+  latest_release_unknown: {
+    summary: 'The agent does not know the newest release of this macOS line, so it cannot tell whether updates install.',
+    fix: UNDECIDED,
+    admin: lifecycleDataAdmin,
+  },
+  unknown_release: osVersion.unknown_release,
+  unrecognized_version: osVersion.unrecognized_version,
   required_setting_off: {
     summary: (c) => {
       const keys = Array.isArray(c.evidence.disabled_keys)

@@ -11,7 +11,7 @@ import { releaseFrom, runSwVers } from './swVers';
 
 /** macOS 15 removed the "check for updates" switch: checking is always on, whatever AutomaticCheckEnabled says. */
 export function checkSwitchRemoved(facts: SoftwareUpdateFacts): boolean {
-  const release = facts.swVers ? releaseFrom(facts.swVers) : null;
+  const release = releaseFrom(facts.swVers);
   return release !== null && release.productName === 'macOS' && Number(release.cycle) >= 15;
 }
 
@@ -60,8 +60,8 @@ export interface SoftwareUpdateFacts {
   system: PlistFile;
   /** Absent on Macs no DDM software-update declaration reached (and before macOS 14). */
   ddm?: PlistFile;
-  /** `sw_vers`: from macOS 15 on, automatic checking can no longer be switched off. */
-  swVers?: CommandResult;
+  /** `sw_vers`: from macOS 15 on, automatic checking can no longer be switched off; AUTO_UPDATE judges the installed release by it. */
+  swVers: CommandResult;
 }
 
 export type UpdateSetting =

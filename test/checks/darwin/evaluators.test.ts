@@ -320,24 +320,119 @@ describe('firewall: whole lines only (pins the anchors and every getter)', () =>
 });
 
 describe('time sync', () => {
+  const server = ok('Network Time Server: time.apple.com\n');
+  const measured = (sntp: CommandResult) => ({ server, sntp });
+  const on = (sntp: CommandResult) => ({ usingNetworkTime: ok('Network Time: On\n'), managed: absent, offset: measured(sntp) });
+
   it('reads only the exact On/Off tokens', () => {
-    expect(evaluateTimeSync({ usingNetworkTime: ok('Network Time: Onward\n'), managed: absent }, policy)).toMatchObject({
-      status: 'UNKNOWN',
-      evidence: { reason: 'parse_error' },
-    });
+    const facts = {
+      usingNetworkTime: ok('Network Time: Onward\n'),
+      managed: absent,
+      offset: measured(ok('+0.1 +/- 0.01 time.apple.com 17.253.4.125\n')),
+    };
+    expect(evaluateTimeSync(facts, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
   });
 
   it('a profile forcing automatic time does not hide an explicit Off', () => {
-    const facts = { usingNetworkTime: ok('Network Time: Off\n'), managed: present({ forceAutomaticDateAndTime: true }) };
+    const facts = {
+      usingNetworkTime: ok('Network Time: Off\n'),
+      managed: present({ forceAutomaticDateAndTime: true }),
+      offset: { server },
+    };
     expect(evaluateTimeSync(facts, policy)).toMatchObject({ status: 'FAIL', evidence: { managed: true } });
   });
 
-  it('reports an unreadable sntp reply as UNKNOWN, never as in sync', () => {
-    const facts = {
+  it('network time on is judged by the measured offset, against 270 s when the policy sets none (issue 32)', () => {
+    // Recorded on a Mac whose clock was 5.47 days off (blog of 2026-06-30, search-tool file id 55610981878).
+    expect(evaluateTimeSync(on(ok('+472987.781619 +/- 0.022394 133.243.238.163 133.243.238.163\n')), policy)).toMatchObject({
+      status: 'FAIL',
+      evidence: { network_time: true, offset_s: 472987.781619, max_offset_s: 270, max_offset_from: 'default', rule: 'offset' },
+    });
+    // The same Mac minutes later, after sntp had stepped the clock once.
+    expect(evaluateTimeSync(on(ok('+2.018556 +/- 0.021909 ntp.nict.jp 133.243.238.243\n')), policy)).toMatchObject({
+      status: 'PASS',
+      evidence: { offset_s: 2.018556, rule: 'offset_within_limit' },
+    });
+    expect(evaluateTimeSync(on(ok('-270.000000 +/- 0.02 time.apple.com 17.253.4.125\n')), policy).status).toBe('PASS');
+    expect(evaluateTimeSync(on(ok('-270.000001 +/- 0.02 time.apple.com 17.253.4.125\n')), policy).status).toBe('FAIL');
+    const strict = resolvePolicy({ timeSync: { maxOffsetSeconds: 2 } });
+    expect(evaluateTimeSync(on(ok('+2.018556 +/- 0.021909 ntp.nict.jp 133.243.238.243\n')), strict)).toMatchObject({
+      status: 'FAIL',
+      evidence: { max_offset_s: 2, max_offset_from: 'policy', rule: 'offset' },
+    });
+  });
+
+  it('sntp failing is UNKNOWN with what failed, never in sync', () => {
+    // usnistgov/macos_security#275 (macOS 13.4, Jamf's log folds the repeats: "[message repeats 4 times]").
+    const timeout = ok(`${'sntp: Exchange failed: Timeout\n'.repeat(5)}sntp: Clock select failed\n`, '', 1);
+    expect(evaluateTimeSync(on(timeout), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'timeout', network_time: true, max_offset_s: 270 },
+    });
+    // The blog's Mac before its DNS was repaired (search-tool file id 55610981878).
+    const dns = ok('', 'sntp: Exchange failed: DNS lookup failure\nsntp_exchange {\n        result: 1 (DNS lookup failure)\n}\n', 1);
+    expect(evaluateTimeSync(on(dns), policy)).toMatchObject({
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'dns_lookup_failure' },
+    });
+    const kod = ok('sntp: Exchange failed: Kiss of death\nsntp_exchange {\n        result: 8 (Kiss of death)\n}\n');
+    expect(evaluateTimeSync(on(kod), policy)).toMatchObject({ evidence: { sntp_error: 'kiss_of_death' } });
+    expect(evaluateTimeSync(on(ok('sntp: Exchange failed: Something new\n')), policy)).toMatchObject({ evidence: { sntp_error: 'other' } });
+    expect(evaluateTimeSync(on(ok('')), policy)).toMatchObject({
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'no_offset_line' },
+    });
+    // Stopped by the runner: the server did not answer in time.
+    const killed: CommandResult = { exitCode: null, stdout: '', stderr: '', error: 'timeout' };
+    expect(evaluateTimeSync(on(killed), policy)).toMatchObject({ evidence: { reason: 'time_server_unreachable', sntp_error: 'timeout' } });
+    expect(evaluateTimeSync(on(missing), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'command_not_found', measured_by: 'sntp' },
+    });
+    const spawn: CommandResult = { exitCode: null, stdout: '', stderr: '', error: 'spawn_failed' };
+    expect(evaluateTimeSync(on(spawn), policy)).toMatchObject({ evidence: { reason: 'check_error', measured_by: 'sntp' } });
+  });
+
+  it('without a usable server name nothing is measured: UNKNOWN time_server_unknown, with why', () => {
+    const facts = (serverRun: CommandResult) => ({
       usingNetworkTime: ok('Network Time: On\n'),
       managed: absent,
-      offset: { server: ok('Network Time Server: time.apple.com\n'), sntp: ok('', 'sntp: Exchange failed: Timeout\n', 1) },
+      offset: { server: serverRun },
+    });
+    expect(evaluateTimeSync(facts(ok('Network Time Server: -S\n')), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'time_server_unknown', systemsetup_server: 'unusable_name' },
+    });
+    expect(evaluateTimeSync(facts(ok('You need administrator access to run this tool... exiting!\n')), policy)).toMatchObject({
+      evidence: { reason: 'time_server_unknown', systemsetup_server: 'permission_denied' },
+    });
+  });
+
+  it('a profile forcing automatic time is measured like "On"', () => {
+    const facts = {
+      usingNetworkTime: ok('You need administrator access to run this tool... exiting!\n'),
+      managed: present({ forceAutomaticDateAndTime: true }),
+      offset: measured(ok('+0.000906 +/- 0.022017 ntp.nict.jp 133.243.238.243\n')),
     };
+    expect(evaluateTimeSync(facts, policy)).toMatchObject({
+      status: 'PASS',
+      evidence: {
+        source: 'mdm',
+        managed: true,
+        network_time: true,
+        systemsetup: 'permission_denied',
+        offset_s: 0.000906,
+        rule: 'offset_within_limit',
+      },
+    });
+  });
+
+  it("chrony's own synchronised state decides beside Off; only a limit the policy sets is held against its offset", () => {
+    const facts = {
+      usingNetworkTime: ok('Network Time: Off\n'),
+      managed: absent,
+      offset: { server },
+      chrony: ok('Stratum         : 3\nLeap status     : Normal\n'),
+    };
+    expect(evaluateTimeSync(facts, policy)).toMatchObject({ status: 'PASS', evidence: { rule: 'chrony_synchronized' } });
     expect(evaluateTimeSync(facts, resolvePolicy({ timeSync: { maxOffsetSeconds: 1 } }))).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'offset_unknown' },
@@ -389,25 +484,32 @@ describe('OS version', () => {
 describe('Software Update settings', () => {
   const swVers = (version: string) => ok(`ProductName:\tmacOS\nProductVersion:\t${version}\nBuildVersion:\t24A335\n`);
   const allOn = { AutomaticDownload: true, AutomaticallyInstallMacOSUpdates: true, CriticalUpdateInstall: true, ConfigDataInstall: true };
+  // Within 45 days of the built-in data set (2026-08-22), so that an up-to-date release can PASS.
+  const AUGUST = new Date('2026-08-29T12:00:00Z');
 
   it('no longer requires automatic checking from macOS 15, which removed its switch', () => {
     const system = present({ ...allOn, AutomaticCheckEnabled: false });
-    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('15.1') }, policy)).toMatchObject({
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('15.7.9') }, policy, AUGUST)).toMatchObject({
       status: 'PASS',
-      evidence: { check_switch_removed: true },
+      evidence: { check_switch_removed: true, disabled_keys: [] },
     });
-    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('14.7') }, policy)).toMatchObject({
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: swVers('14.8.9') }, policy, AUGUST)).toMatchObject({
       status: 'FAIL',
       evidence: { disabled_keys: ['AutomaticCheckEnabled'], check_switch_removed: false },
     });
     // Release unknown: the switch may still exist, so it still counts.
-    expect(evaluateAutoUpdate({ managed: absent, system, swVers: missing }, policy).status).toBe('FAIL');
+    expect(evaluateAutoUpdate({ managed: absent, system, swVers: missing }, policy, AUGUST).status).toBe('FAIL');
   });
 
   it("a DDM declaration's AlwaysOn (1) is in force over the files; another value is not read as on or off", () => {
     const ddm = (settings: Record<string, unknown>) =>
       present({ SUCorePersistedStatePolicyFields: { SUCoreDDMDeclarationGlobalSettings: settings } });
-    const facts = { managed: absent, system: present({ AutomaticDownload: false }), ddm: ddm({ automaticallyDownload: 1 }) };
+    const facts = {
+      managed: absent,
+      system: present({ AutomaticDownload: false }),
+      ddm: ddm({ automaticallyDownload: 1 }),
+      swVers: missing,
+    };
     expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: true, from: 'ddm' });
     expect(resolveSetting({ ...facts, ddm: ddm({ automaticallyDownload: 2 }) }, 'AutomaticDownload')).toEqual({
       value: null,
@@ -422,14 +524,170 @@ describe('Software Update settings', () => {
   });
 
   it('accepts the integers 0/1 that `defaults write -int` leaves, and refuses strings', () => {
-    const facts = { managed: absent, system: present({ AutomaticDownload: 0, AutomaticCheckEnabled: 'yes' }) };
+    const facts = { managed: absent, system: present({ AutomaticDownload: 0, AutomaticCheckEnabled: 'yes' }), swVers: missing };
     expect(resolveSetting(facts, 'AutomaticDownload')).toEqual({ value: false, from: 'system' });
     expect(resolveSetting(facts, 'AutomaticCheckEnabled')).toEqual({ value: null, from: 'system', reason: 'parse_error' });
   });
 
   it('cannot decide while the profile file is unreadable, even if the local file looks fine', () => {
-    const facts = { managed: { state: 'unreadable', reason: 'permission_denied' } as PlistFile, system: present({}) };
-    expect(evaluateAutoUpdate(facts, policy)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+    const facts = {
+      managed: { state: 'unreadable', reason: 'permission_denied' } as PlistFile,
+      system: present({}),
+      swVers: swVers('26.6.2'),
+    };
+    expect(evaluateAutoUpdate(facts, policy, AUGUST)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'permission_denied' } });
+  });
+});
+
+describe("AUTO_UPDATE: the installed release against its line's newest (issue 32, effect over intent)", () => {
+  const swVers = (version: string) => ok(`ProductName:\tmacOS\nProductVersion:\t${version}\n`);
+  const on = (version: string | CommandResult) => ({
+    managed: absent,
+    system: present({
+      AutomaticCheckEnabled: true,
+      AutomaticDownload: true,
+      AutomaticallyInstallMacOSUpdates: true,
+      CriticalUpdateInstall: true,
+      ConfigDataInstall: true,
+    }),
+    swVers: typeof version === 'string' ? swVers(version) : version,
+  });
+  const at = (iso: string) => new Date(iso);
+  // Built-in data set (endoflife.date, 2026-08-22): 26 latest 26.6.2 of 2026-08-17; 45 days later is 2026-10-01.
+
+  it('the newest release of its line installed: PASS up_to_date, with both versions and the date', () => {
+    expect(evaluateAutoUpdate(on('26.6.2'), policy, at('2026-08-29T12:00:00Z'))).toEqual({
+      status: 'PASS',
+      evidence: objectContaining({
+        installed_version: '26.6.2',
+        cycle: '26',
+        latest: '26.6.2',
+        latest_released: '2026-08-17',
+        max_pending_days: 45,
+        lifecycle_checked_at: '2026-08-22',
+        rule: 'up_to_date',
+      }),
+    });
+  });
+
+  it('a newer release out longer than maxPendingDays and not installed: FAIL update_pending, to the day', () => {
+    expect(evaluateAutoUpdate(on('26.5'), policy, at('2026-10-01T00:00:00Z'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { installed_version: '26.5', latest: '26.6.2', latest_released: '2026-08-17', pending_days: 45, rule: 'update_pending' },
+    });
+    expect(evaluateAutoUpdate(on('26.5'), policy, at('2026-09-30T23:59:59Z'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'update_pending_recent', pending_days: 44, latest: '26.6.2' },
+    });
+    const tight = resolvePolicy({ autoUpdate: { maxPendingDays: 10 } });
+    expect(evaluateAutoUpdate(on('26.5'), tight, at('2026-08-27T00:00:00Z'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { max_pending_days: 10, pending_days: 10, rule: 'update_pending' },
+    });
+  });
+
+  it('a newer release that is recent is not a PASS: an earlier one the Mac lacks may have waited longer', () => {
+    // Judged before the table's newest release came out: the days pending are never negative.
+    expect(evaluateAutoUpdate(on('26.5'), policy, at('2026-08-10T00:00:00Z'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'update_pending_recent', pending_days: 0 },
+    });
+  });
+
+  it('download-only accepted by policy: the settings pass, the installed release still decides', () => {
+    const downloadOnly = resolvePolicy({ autoUpdate: { acceptDownloadOnly: true } });
+    expect(evaluateAutoUpdate(on('15.6'), downloadOnly, NOW)).toMatchObject({
+      status: 'FAIL',
+      evidence: { accept_download_only: true, latest: '15.7.9', rule: 'update_pending' },
+    });
+  });
+
+  it("newer than the data set: a patch above its line's latest, or a major above every line (PASS newer_than_table)", () => {
+    expect(evaluateAutoUpdate(on('26.7'), policy, NOW)).toMatchObject({
+      status: 'PASS',
+      evidence: { latest: '26.6.2', rule: 'newer_than_table' },
+    });
+    expect(evaluateAutoUpdate(on('27.1'), policy, NOW)).toMatchObject({
+      status: 'PASS',
+      evidence: { cycle: '27', newest_listed: '26', rule: 'newer_than_table' },
+    });
+  });
+
+  it('a release the data set cannot place is UNKNOWN, never a PASS from the switches', () => {
+    // SYSTEM_VERSION_COMPAT's "10.16": between 10.15 and 11, in no line.
+    expect(evaluateAutoUpdate(on('10.16'), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release', cycle: '10.16' },
+    });
+    expect(evaluateAutoUpdate(on(missing), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'command_not_found', version_source: 'sw_vers' },
+    });
+    expect(evaluateAutoUpdate(on(ok('', '', 1)), policy, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+    expect(evaluateAutoUpdate(on(ok('ProductName:\tmacOS\n')), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unrecognized_version', version_source: 'sw_vers' },
+    });
+  });
+
+  it('the newest known release while the data set is older than maxPendingDays: UNKNOWN lifecycle_data_outdated, unless the line ended', () => {
+    expect(evaluateAutoUpdate(on('26.6.2'), policy, at('2026-10-06T00:00:00Z'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'lifecycle_data_outdated', lifecycle_checked_at: '2026-08-22' },
+    });
+    expect(evaluateAutoUpdate(on('26.6.2'), policy, at('2026-10-05T23:59:59Z')).status).toBe('PASS');
+    // macOS 13 ended on 2025-09-15: no release can come after 13.7.8.
+    expect(evaluateAutoUpdate(on('13.7.8'), policy, NOW)).toMatchObject({ status: 'PASS', evidence: { rule: 'up_to_date' } });
+  });
+
+  it("the server's data set replaces the built-in one; a line still patched until a date counts as patched until that day", () => {
+    const served = structuredClone(policy);
+    served.osVersion.lifecycleData = {
+      dataset: {
+        name: 'endoflife.date',
+        repository: 'https://github.com/endoflife-date/endoflife.date',
+        commit: 'c0ffee',
+        committedAt: '2025-01-01',
+      },
+      sources: { macos: ['products/macos.md'] },
+      products: { macos: [{ cycle: '13', eol: '2025-09-15', latest: '13.7.8', latestReleaseDate: '2025-08-20' }] },
+    };
+    expect(evaluateAutoUpdate(on('13.7.8'), served, at('2025-09-14T23:59:59Z'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'lifecycle_data_outdated', lifecycle_checked_at: '2025-01-01' },
+    });
+    expect(evaluateAutoUpdate(on('13.7.8'), served, at('2025-09-15T00:00:00Z'))).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'up_to_date' },
+    });
+  });
+
+  it("a policy's own lifecycle table is taken as current; a line without `latest` is UNKNOWN", () => {
+    const own = resolvePolicy({
+      osVersion: {
+        lifecycle: {
+          macos: [
+            { cycle: '26', eol: false, latest: '26.6.2', latestReleaseDate: '2026-08-17' },
+            { cycle: '15', eol: false },
+          ],
+        },
+      },
+    });
+    expect(evaluateAutoUpdate(on('26.6.2'), own, at('2027-06-01T00:00:00Z'))).toMatchObject({
+      status: 'PASS',
+      evidence: { lifecycle_checked_at: 'policy', rule: 'up_to_date' },
+    });
+    expect(evaluateAutoUpdate(on('15.7.9'), own, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'latest_release_unknown', cycle: '15' },
+    });
+    const noDate = resolvePolicy({ osVersion: { lifecycle: { macos: [{ cycle: '15', eol: false, latest: '15.7.9' }] } } });
+    expect(evaluateAutoUpdate(on('15.7.9'), noDate, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'latest_release_unknown' },
+    });
+    const empty = resolvePolicy({ osVersion: { lifecycle: { macos: [] } } });
+    expect(evaluateAutoUpdate(on('26.6.2'), empty, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
   });
 });
 
@@ -648,7 +906,7 @@ describe('malware protection', () => {
     spctl: ok('assessments enabled\n'),
     bundles: [],
     remediator: absent,
-    softwareUpdate: { managed: absent, system: present({}) },
+    softwareUpdate: { managed: absent, system: present({}), swVers: missing },
     ...over,
   });
   const fresh = Date.parse('2026-11-18T21:53:58Z');
