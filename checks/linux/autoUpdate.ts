@@ -3,13 +3,18 @@
 // Unattended-Upgrade} on (each key read, not "any 1 in the file") and a scheduler that actually
 // runs (systemd timers only when systemd is PID 1, else cron's apt-compat); dnf needs
 // dnf-automatic installing (apply_updates), not only downloading; Arch has no such mechanism.
+// Effect over intent: a configured updater passes only on what it did. APT by unattended-upgrades'
+// log; dnf-automatic and transactional-update by systemd's record of their timer and service (last
+// trigger within the timer's period, last run succeeded); cron jobs (apk, zypper's online update) by
+// when the package database last changed.
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext } from '../types';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { family, osRelease } from './osRelease';
 import { processTable, runningCommands } from './processes';
-import { isEnabledState, systemdBooted, unitFileStates } from './systemd';
+import { packageChange, type PackageChange } from './packageDatabases';
+import { isEnabledState, parseSystemdTimestamp, systemdBooted, unitFileStates, unitProperties, type UnitProperties } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
 import { runTool } from './tools';
 
@@ -37,9 +42,18 @@ type UpdateFacts =
       upgradeType?: string;
       /** The automatic.conf files read, in the order their keys override each other. */
       configFiles?: string[];
+      /** systemd's record of the enabled timers and their services (absent when none is enabled). */
+      runs?: UnitProperties;
     }
-  | { manager: 'zypper'; systemd: boolean; timers: Readable<Record<string, Tri>>; onlineUpdateCron?: boolean }
-  | { manager: 'apk'; periodicUpgrade: boolean; cronRunning: boolean | null }
+  | {
+      manager: 'zypper';
+      systemd: boolean;
+      timers: Readable<Record<string, Tri>>;
+      onlineUpdateCron?: boolean;
+      runs?: UnitProperties;
+      packages?: PackageChange;
+    }
+  | { manager: 'apk'; periodicUpgrade: boolean; cronRunning: boolean | null; packages?: PackageChange }
   | { manager: 'pacman' }
   | { manager: 'unknown'; id?: string };
 
@@ -112,6 +126,22 @@ async function timers(ctx: CheckContext, units: string[]): Promise<Readable<Reco
   const states = await unitFileStates(ctx.host, units);
   if (!states.ok) return { ok: false, reason: states.reason };
   return { ok: true, value: Object.fromEntries(units.map((u) => [u, isEnabledState(states.states[u]) ?? 'unknown'])) };
+}
+
+/** What systemd records of a timer's runs: its last trigger and next one, its service's state, result and exit. */
+const RUN_PROPERTIES = ['LastTriggerUSec', 'NextElapseUSecRealtime', 'ActiveState', 'Result', 'ExecMainStatus', 'ExecMainExitTimestamp'];
+/** The service a timer starts (the shipped update timers name no other `Unit=`). */
+const serviceOf = (timer: string) => timer.replace(/\.timer$/, '.service');
+
+/** systemd's record of the enabled timers' runs; only where systemd runs and one is enabled (one process then, none else). */
+async function timerRuns(ctx: CheckContext, booted: boolean, timers: Readable<Record<string, Tri>>): Promise<UnitProperties | undefined> {
+  const on = timers.ok ? Object.keys(timers.value).filter((unit) => timers.value[unit] === true) : [];
+  if (!booted || on.length === 0) return undefined;
+  return unitProperties(
+    ctx.host,
+    on.flatMap((timer) => [timer, serviceOf(timer)]),
+    RUN_PROPERTIES,
+  );
 }
 
 async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
@@ -192,6 +222,8 @@ async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
     read(DNF_AUTOMATIC_CONF),
   ]);
   const facts: Extract<UpdateFacts, { manager: 'dnf' }> = { manager: 'dnf', systemd: booted, timers: await timers(ctx, DNF_TIMERS) };
+  const runs = await timerRuns(ctx, booted, facts.timers);
+  if (runs) facts.runs = runs;
   const dnf5 = facts.timers.ok && facts.timers.value['dnf5-automatic.timer'] === true;
   let commands: Commands;
   if (dnf5 || defaults) {
@@ -218,8 +250,18 @@ async function collectDnf(ctx: CheckContext): Promise<UpdateFacts> {
 
 async function collectZypper(ctx: CheckContext): Promise<UpdateFacts> {
   const [booted, aou] = await Promise.all([systemdBooted(ctx), ctx.host.readFile('/etc/sysconfig/automatic_online_update')]);
-  const facts: UpdateFacts = { manager: 'zypper', systemd: booted, timers: await timers(ctx, ZYPPER_TIMERS) };
+  const facts: Extract<UpdateFacts, { manager: 'zypper' }> = {
+    manager: 'zypper',
+    systemd: booted,
+    timers: await timers(ctx, ZYPPER_TIMERS),
+  };
   if (aou.ok) facts.onlineUpdateCron = /^AOU_ENABLE_CRONJOB="?true"?\s*$/m.test(aou.text);
+  const [runs, packages] = await Promise.all([
+    timerRuns(ctx, booted, facts.timers),
+    facts.onlineUpdateCron ? packageChange(ctx, ['zypper']) : undefined,
+  ]);
+  if (runs) facts.runs = runs;
+  if (packages) facts.packages = packages;
   return facts;
 }
 
@@ -235,7 +277,10 @@ async function collectApk(ctx: CheckContext): Promise<UpdateFacts> {
     )
   ).flat();
   const periodicUpgrade = scripts.some((s) => s.ok && meaningfulLines(s.text).some((l) => /\bapk\b.*\bupgrade\b/.test(l)));
-  return { manager: 'apk', periodicUpgrade, cronRunning: await cronRunning(ctx) };
+  const [cron, packages] = await Promise.all([cronRunning(ctx), periodicUpgrade ? packageChange(ctx, ['apk']) : undefined]);
+  return packages
+    ? { manager: 'apk', periodicUpgrade, cronRunning: cron, packages }
+    : { manager: 'apk', periodicUpgrade, cronRunning: cron };
 }
 
 const COLLECTORS: Record<string, (ctx: CheckContext) => Promise<UpdateFacts>> = {
@@ -338,7 +383,86 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
   return fail({ ...evidence, rule: u.installed ? 'periodic_disabled' : 'not_installed' });
 }
 
-function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, evidence: Record<string, unknown>, policy: Policy) {
+const DAY_MS = 86_400_000;
+/** A service still starting or stopping: its last run's result is not written yet. */
+const RUNNING_STATES = new Set(['activating', 'deactivating', 'reloading']);
+
+/**
+ * The effect of an enabled update timer: systemd's record of its last run. The newest trigger among
+ * `timers` must lie within the timer's period (its next trigger minus its last, at least a day and at
+ * most autoUpdate.maxPendingDays) plus LAST_RUN_SLACK_DAYS, and the run it started must have
+ * succeeded (Result=success, exit status 0). A service's result lives only until reboot: a run
+ * before this boot, or a trigger whose start left no newer exit, is UNKNOWN, never assumed.
+ */
+function judgeTimerRun<Rule extends string>(
+  runs: UnitProperties | undefined,
+  timers: string[],
+  rule: Rule,
+  evidence: Record<string, unknown>,
+  policy: Policy,
+  now: Date,
+) {
+  if (!runs?.ok) return unknown('run_record_unreadable', { ...evidence, record_error: runs?.reason ?? 'not_read' });
+  const triggers = timers.map((timer) => [timer, parseSystemdTimestamp(runs.units[timer]?.LastTriggerUSec)] as const);
+  if (triggers.some(([, at]) => at === null)) return unknown('run_record_unreadable', { ...evidence, record_error: 'parse_error' });
+  const ran = triggers.filter((t): t is readonly [string, number] => t[1] !== undefined).sort((a, b) => b[1] - a[1])[0];
+  if (!ran) return unknown('no_run_recorded', { ...evidence, job: timers[0] });
+  const [timer, last] = ran;
+  const age = ageInDays(last, now);
+  const next = parseSystemdTimestamp(runs.units[timer]!.NextElapseUSecRealtime);
+  const periodDays = next ? Math.min(Math.max(1, Math.round((next - last) / DAY_MS)), policy.autoUpdate.maxPendingDays) : 1;
+  Object.assign(evidence, {
+    job: timer,
+    last_run: new Date(last).toISOString(),
+    last_run_age_days: age,
+    max_run_age_days: periodDays + LAST_RUN_SLACK_DAYS,
+  });
+  if (age > periodDays + LAST_RUN_SLACK_DAYS) return fail({ ...evidence, rule: 'not_run_recently' });
+  const service = runs.units[serviceOf(timer)]!;
+  if (RUNNING_STATES.has(service.ActiveState ?? '')) return unknown('run_in_progress', { ...evidence, service_state: service.ActiveState });
+  const exit = parseSystemdTimestamp(service.ExecMainExitTimestamp);
+  if (exit === null) return unknown('run_record_unreadable', { ...evidence, record_error: 'parse_error' });
+  // The service starts when the timer triggers (RandomizedDelaySec is spent before): its exit is later.
+  if (exit === undefined || exit < last - 60_000) return unknown('run_result_unknown', evidence);
+  Object.assign(evidence, { run_result: service.Result ?? null, exit_status: service.ExecMainStatus ?? null });
+  if (service.Result !== 'success' || service.ExecMainStatus !== '0') return fail({ ...evidence, rule: 'last_run_failed' });
+  return pass({ ...evidence, rule });
+}
+
+/**
+ * The effect of a cron-driven updater that keeps no record of its runs: when the package database
+ * last changed. Nothing installed for longer than autoUpdate.maxPendingDays while a job is configured
+ * means updates are not arriving (every supported distribution publishes security updates more often).
+ */
+function judgePackageChange<Rule extends string>(
+  packages: PackageChange | undefined,
+  rule: Rule,
+  evidence: Record<string, unknown>,
+  policy: Policy,
+  now: Date,
+) {
+  if (!packages) return unknown('no_install_recorded', evidence);
+  const age = ageInDays(packages.changedMs, now);
+  Object.assign(evidence, {
+    package_database: packages.path,
+    packages_changed: new Date(packages.changedMs).toISOString(),
+    packages_changed_age_days: age,
+    max_install_age_days: policy.autoUpdate.maxPendingDays,
+  });
+  return age > policy.autoUpdate.maxPendingDays ? fail({ ...evidence, rule: 'no_recent_install' }) : pass({ ...evidence, rule });
+}
+
+function evaluateTimers(
+  u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>,
+  evidence: Record<string, unknown>,
+  policy: Policy,
+  now: Date,
+) {
+  // zypper's online update runs from cron: its effect is read without systemd.
+  if (u.manager === 'zypper' && u.onlineUpdateCron && !u.systemd) {
+    evidence.online_update_cron = true;
+    return judgePackageChange(u.packages, 'online_update_cron', evidence, policy, now);
+  }
   if (!u.systemd) return unknown('systemd_not_running', evidence);
   if (!u.timers.ok) return unknown(u.timers.reason, evidence);
   const on = Object.entries(u.timers.value)
@@ -347,22 +471,28 @@ function evaluateTimers(u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>, 
   evidence.timers_enabled = on;
   if (u.manager === 'zypper') {
     if (u.onlineUpdateCron !== undefined) evidence.online_update_cron = u.onlineUpdateCron;
-    return on.length > 0 || u.onlineUpdateCron
-      ? pass({ ...evidence, rule: on.length ? 'transactional_update' : 'online_update_cron' })
-      : fail({ ...evidence, rule: 'no_auto_update' });
+    if (on.length > 0) return judgeTimerRun(u.runs, on, 'transactional_update', evidence, policy, now);
+    if (u.onlineUpdateCron) return judgePackageChange(u.packages, 'online_update_cron', evidence, policy, now);
+    return fail({ ...evidence, rule: 'no_auto_update' });
   }
   if (u.applyUpdates !== undefined) evidence.apply_updates = u.applyUpdates;
   if (u.upgradeType) evidence.upgrade_type = u.upgradeType;
   if (u.configFiles) evidence.config_files = u.configFiles;
   // dnf-automatic-install.timer installs whatever automatic.conf says; the others follow apply_updates.
-  if (on.includes('dnf-automatic-install.timer')) return pass({ ...evidence, rule: 'dnf_automatic_install' });
+  if (on.includes('dnf-automatic-install.timer')) {
+    return judgeTimerRun(u.runs, ['dnf-automatic-install.timer'], 'dnf_automatic_install', evidence, policy, now);
+  }
   if (on.length === 0) return fail({ ...evidence, rule: 'no_auto_update' });
   if (on.includes('dnf-automatic-download.timer') && on.length === 1) {
     return policy.autoUpdate.acceptDownloadOnly
       ? pass({ ...evidence, rule: 'download_only_accepted' })
       : fail({ ...evidence, rule: 'download_only' });
   }
-  if (u.applyUpdates === true) return pass({ ...evidence, rule: 'dnf_automatic_apply' });
+  if (u.applyUpdates === true) {
+    // The timers that follow apply_updates (dnf-automatic-download.timer never installs).
+    const applying = on.filter((unit) => unit !== 'dnf-automatic-download.timer');
+    return judgeTimerRun(u.runs, applying, 'dnf_automatic_apply', evidence, policy, now);
+  }
   if (u.applyUpdates === undefined) return unknown('config_unreadable', evidence);
   return policy.autoUpdate.acceptDownloadOnly
     ? pass({ ...evidence, rule: 'download_only_accepted' })
@@ -380,10 +510,10 @@ function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
       return evaluateApt(u, evidence, policy, now);
     case 'dnf':
     case 'zypper':
-      return evaluateTimers(u, evidence, policy);
+      return evaluateTimers(u, evidence, policy, now);
     case 'apk':
       Object.assign(evidence, { periodic_upgrade: u.periodicUpgrade, cron_running: u.cronRunning });
-      if (u.periodicUpgrade && u.cronRunning === true) return pass({ ...evidence, rule: 'periodic_apk_upgrade' });
+      if (u.periodicUpgrade && u.cronRunning === true) return judgePackageChange(u.packages, 'periodic_apk_upgrade', evidence, policy, now);
       if (u.periodicUpgrade && u.cronRunning === null) return unknown('process_table_incomplete', evidence);
       return fail({ ...evidence, rule: u.periodicUpgrade ? 'not_scheduled' : 'no_auto_update' });
     case 'pacman':

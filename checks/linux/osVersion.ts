@@ -15,6 +15,7 @@ import { fail, pass, unknown } from '../verdict';
 import { containerEvidence, containerFacts, type ContainerFacts } from './container';
 import { linuxLifecycle } from './lifecycle';
 import { osRelease, preciseVersion, type OsRelease, type OsReleaseFacts } from './osRelease';
+import { packageChange } from './packageDatabases';
 
 interface OsVersionFacts {
   os: OsReleaseFacts;
@@ -23,18 +24,6 @@ interface OsVersionFacts {
   packages?: { manager: string; changedMs: number };
   rebootRequired: boolean;
 }
-
-/** Package databases every install or upgrade rewrites, by package manager. */
-const PACKAGE_DATABASES: readonly (readonly [manager: string, path: string])[] = [
-  ['pacman', '/var/lib/pacman/local'],
-  ['portage', '/var/db/pkg'],
-  ['xbps', '/var/db/xbps'],
-  ['apk', '/lib/apk/db/installed'],
-  ['rpm', '/var/lib/rpm'],
-  ['rpm', '/usr/lib/sysimage/rpm'],
-  ['nix', '/nix/var/nix/profiles'],
-  ['dpkg', '/var/lib/dpkg/status'],
-];
 
 /** Distributions that publish no releases, only a continuously updated package set. */
 const ROLLING = new Set([
@@ -61,18 +50,6 @@ function rollingMark(r: OsRelease, products: LifecycleTable): string | undefined
   if (products[ownProduct(r)]) return undefined;
   const marked = [r.id, ...r.idLike].find((id) => ROLLING.has(id));
   return marked === undefined ? undefined : marked === r.id ? 'ID' : 'ID_LIKE';
-}
-
-/** The newest change among the package databases present. */
-async function packageChange(ctx: CheckContext): Promise<OsVersionFacts['packages']> {
-  const stats = await Promise.all(PACKAGE_DATABASES.map(([, path]) => ctx.host.stat(path)));
-  let newest: OsVersionFacts['packages'];
-  stats.forEach((s, i) => {
-    if (s.ok && s.mtimeMs !== undefined && (!newest || s.mtimeMs > newest.changedMs)) {
-      newest = { manager: PACKAGE_DATABASES[i]![0], changedMs: s.mtimeMs };
-    }
-  });
-  return newest;
 }
 
 async function collect(ctx: CheckContext): Promise<OsVersionFacts> {

@@ -444,17 +444,74 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
   },
   not_run_recently: {
     summary: (c) =>
-      `Automatic updates are configured, but unattended-upgrades last ran ${num(c, 'last_run_age_days') !== undefined ? `${num(c, 'last_run_age_days')} days ago` : 'too long ago'}${num(c, 'max_run_age_days') !== undefined ? ` (at most ${num(c, 'max_run_age_days')} days expected)` : ''}: updates are not being installed.`,
-    fix: 'Look at why it stopped: `systemctl list-timers apt-daily-upgrade.timer` and `journalctl -u apt-daily-upgrade.service`; run `sudo unattended-upgrade -d` once to see it work.',
+      `Automatic updates are configured, but ${word(c, 'job') ?? 'unattended-upgrades'} last ran ${num(c, 'last_run_age_days') !== undefined ? `${num(c, 'last_run_age_days')} days ago` : 'too long ago'}${num(c, 'max_run_age_days') !== undefined ? ` (at most ${num(c, 'max_run_age_days')} days expected)` : ''}: updates are not being installed.`,
+    fix: (c) =>
+      word(c, 'job')
+        ? `Look at why it stopped: \`systemctl list-timers ${word(c, 'job')}\` (is it active and waiting?) and \`journalctl -u ${word(c, 'job')!.replace(/\.timer$/, '.service')}\`; \`sudo systemctl restart ${word(c, 'job')}\` re-arms it.`
+        : 'Look at why it stopped: `systemctl list-timers apt-daily-upgrade.timer` and `journalctl -u apt-daily-upgrade.service`; run `sudo unattended-upgrade -d` once to see it work.',
     admin:
-      'Check apt-daily-upgrade.service on these devices (failed runs, a held dpkg lock, no network to the mirror); the evidence gives the days since /var/log/unattended-upgrades/unattended-upgrades.log was last written.',
+      "Check the update job on these devices (a stopped or elapsed timer, failed runs, a held package lock, no network to the mirror); the evidence gives the job and its last run (systemd's LastTriggerUSec, or the time /var/log/unattended-upgrades/unattended-upgrades.log was last written).",
   },
   no_run_recorded: {
-    summary:
-      'Automatic updates are configured, but unattended-upgrades has not run yet (it keeps no log), so whether updates install is not known.',
-    fix: 'Wait a day (it runs daily), or run `sudo unattended-upgrade -d` once; if it still has no log, check `systemctl list-timers apt-daily-upgrade.timer`.',
+    summary: (c) =>
+      `Automatic updates are configured, but ${word(c, 'job') ?? 'unattended-upgrades'} has not run yet (${word(c, 'job') ? 'systemd records no trigger of it' : 'it keeps no log'}), so whether updates install is not known.`,
+    fix: (c) =>
+      word(c, 'job')
+        ? `Wait a day (it runs daily), or start it once: \`sudo systemctl start ${word(c, 'job')!.replace(/\.timer$/, '.service')}\`; if it still records no run, check \`systemctl list-timers ${word(c, 'job')}\`.`
+        : 'Wait a day (it runs daily), or run `sudo unattended-upgrade -d` once; if it still has no log, check `systemctl list-timers apt-daily-upgrade.timer`.',
     admin:
-      'A first run writes /var/log/unattended-upgrades/unattended-upgrades.log; devices that stay UNKNOWN here never ran it: check their apt-daily-upgrade.timer.',
+      "A first run records itself (systemd: the timer's LastTriggerUSec; APT: /var/log/unattended-upgrades/unattended-upgrades.log); devices that stay UNKNOWN here never ran the job: check that its timer is active, not only enabled.",
+  },
+  last_run_failed: {
+    summary: (c) =>
+      `Automatic updates are configured, but the last run of ${word(c, 'job') ?? 'the update job'}${word(c, 'last_run') ? ` (${word(c, 'last_run')})` : ''} failed${word(c, 'run_result') ? ` (${word(c, 'run_result')}${num(c, 'exit_status') !== undefined ? `, exit status ${num(c, 'exit_status')}` : ''})` : ''}: updates are not being installed.`,
+    fix: (c) =>
+      `See why: \`journalctl -u ${(word(c, 'job') ?? 'dnf-automatic.timer').replace(/\.timer$/, '.service')}\` (a repository that cannot be reached, a new signing key to accept, a package conflict); fix it, then run it once: \`sudo systemctl start ${(word(c, 'job') ?? 'dnf-automatic.timer').replace(/\.timer$/, '.service')}\`.`,
+    admin:
+      "These devices' update service exits with an error on every run (dnf-automatic reports no failure by mail: rpm-software-management/dnf#1918). Fix the repositories or keys from configuration management; the evidence gives systemd's Result and exit status.",
+  },
+  run_result_unknown: {
+    summary: (c) =>
+      `Automatic updates are configured and ${word(c, 'job') ?? 'the update job'} last ran ${word(c, 'last_run') ?? 'recently'}, but its result is no longer recorded (systemd keeps it until the next reboot), so whether it installed updates is not known.`,
+    fix: 'Nothing to change: the next scheduled run records its result (within a day). To decide now, run it once: `sudo systemctl start dnf-automatic.service` (or the service the evidence names).',
+    admin:
+      'A device rebooted since its last update run shows this until the next run; one that stays here has a timer whose service never starts (see `systemctl status` of the service).',
+  },
+  run_in_progress: {
+    summary: 'The automatic update job is running right now, so its result is not known yet.',
+    fix: 'Nothing to change; the next check sees its result.',
+    admin: 'Transitional: the service the evidence names was starting or stopping when the agent looked.',
+  },
+  run_record_unreadable: {
+    summary:
+      "Automatic updates are configured, but the agent could not read systemd's record of their last run, so whether updates install is not known.",
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: `${RUN_AS_ROOT} The check runs \`systemctl show\` on the update timer and its service (the evidence's \`record_error\` says what failed).`,
+  },
+  no_recent_install: {
+    summary: (c) =>
+      `An update job is configured, but nothing has been installed for ${num(c, 'packages_changed_age_days') !== undefined ? `${num(c, 'packages_changed_age_days')} days` : 'a long time'}${num(c, 'max_install_age_days') !== undefined ? ` (at most ${num(c, 'max_install_age_days')} expected)` : ''}: the job is probably not running or failing.`,
+    fix: [
+      {
+        for: 'Alpine',
+        applies: (c) => linuxFamily(c.os, 'alpine'),
+        steps:
+          'run the job by hand to see it work or fail: `sudo run-parts /etc/periodic/daily` (or the folder holding it), and check that crond starts at boot: `rc-update add crond`.',
+      },
+      {
+        for: 'openSUSE, SUSE',
+        applies: suse,
+        steps: 'run the update by hand to see it work or fail: `sudo zypper patch`; check /var/log/zypp/history afterwards.',
+      },
+    ],
+    admin:
+      "These devices have a scheduled update job but their package database has not changed for longer than `autoUpdate.maxPendingDays`; look at the job's output (cron mail, syslog) and the repositories it uses.",
+  },
+  no_install_recorded: {
+    summary:
+      'An update job is configured, but the agent found no record of any package installation, so whether updates install is not known.',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: `${RUN_AS_ROOT} The check reads the modification time of the package database (/lib/apk/db/installed, /var/log/zypp/history).`,
   },
   package_state_transitional: {
     summary:

@@ -43,3 +43,44 @@ export function isEnabledState(state: string | undefined): boolean | undefined {
   if (DISABLED_STATES.has(state)) return false;
   return undefined;
 }
+
+export type UnitProperties = { ok: true; units: Record<string, Record<string, string>> } | { ok: false; reason: CommandFailureReason };
+
+/**
+ * `systemctl show` of the given properties of units, by unit (`Id` is always asked for): the manager's
+ * own record of what a unit did (a timer's last trigger, a service's result and exit). Run with
+ * TZ=UTC so that timestamps print in UTC (see parseSystemdTimestamp).
+ */
+export async function unitProperties(host: Host, units: readonly string[], properties: readonly string[]): Promise<UnitProperties> {
+  const result = await runTool(host, SYSTEMCTL, ['show', '--no-pager', `--property=Id,${properties.join(',')}`, ...units], {
+    env: { TZ: 'UTC' },
+  });
+  // A non-zero exit is systemctl failing as a whole (no bus, no manager): an unknown unit is shown, LoadState=not-found.
+  if (result.error || result.exitCode !== 0) return { ok: false, reason: commandFailureReason(result) };
+  const out: Record<string, Record<string, string>> = {};
+  // One block per unit, in the order asked, separated by an empty line.
+  for (const block of result.stdout.split(/\n\s*\n/)) {
+    const props: Record<string, string> = {};
+    for (const line of block.split('\n')) {
+      const eq = line.indexOf('=');
+      if (eq > 0) props[line.slice(0, eq)] = line.slice(eq + 1).trim();
+    }
+    if (props.Id) out[props.Id] = props;
+  }
+  if (units.some((u) => !out[u])) return { ok: false, reason: 'parse_error' };
+  return { ok: true, units: out };
+}
+
+/**
+ * A timestamp property of `systemctl show` in ms since the epoch: `Mon 2026-09-07 00:15:00 UTC` (the
+ * default format, in UTC under TZ=UTC) or `@1759405500` (--timestamp=unix); undefined for "never"
+ * (empty, `n/a`, `0`, as systemd prints an unset timestamp), null for a form not understood.
+ */
+export function parseSystemdTimestamp(value: string | undefined): number | undefined | null {
+  const v = (value ?? '').trim();
+  if (v === '' || v === 'n/a' || v === '0') return undefined;
+  const unix = /^@(\d+)$/.exec(v);
+  if (unix) return Number(unix[1]) * 1000;
+  const utc = /^[A-Z][a-z]{2} (\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.\d+)? UTC$/.exec(v);
+  return utc ? Date.parse(`${utc[1]}T${utc[2]}Z`) : null;
+}

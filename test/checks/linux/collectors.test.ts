@@ -210,6 +210,181 @@ describe('AUTO_UPDATE collector', () => {
     expect(await withLog(undefined, '2026-11-21T12:00:00Z')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_run_recorded' } });
   });
 
+  const osRelease = (name: string) => readFileSync(new URL(`../../fixtures/os-release/chef-os_release/${name}`, import.meta.url), 'utf8');
+  // The effect of dnf-automatic and transactional-update: systemd's record of the timer's last trigger
+  // and of the run it started. No public recording of `systemctl show` for these units was found
+  // (docs/checks.md, audit table): the values below are test inputs in the format systemd prints,
+  // as recorded in Josef-Friedrich/check_systemd#20 (RHEL: `LastTriggerUSec=0`, `Result=success`)
+  // and systemd/systemd#7993 (`LastTriggerUSec=` and `NextElapseUSecRealtime=` as timestamps).
+  describe("dnf-automatic and transactional-update by systemd's record of their last run", () => {
+    const SHOW = (units: string[]) => [
+      '/usr/bin/systemctl',
+      'show',
+      '--no-pager',
+      '--property=Id,LastTriggerUSec,NextElapseUSecRealtime,ActiveState,Result,ExecMainStatus,ExecMainExitTimestamp',
+      ...units,
+    ];
+    const INSTALL = ['dnf-automatic-install.timer', 'dnf-automatic-install.service'];
+    const record = (timer: Record<string, string>, service: Record<string, string>, units = INSTALL) =>
+      [
+        `Id=${units[0]}`,
+        ...Object.entries(timer).map(([k, v]) => `${k}=${v}`),
+        '',
+        `Id=${units[1]}`,
+        ...Object.entries(service).map(([k, v]) => `${k}=${v}`),
+      ].join('\n') + '\n';
+    const ran = { LastTriggerUSec: 'Sat 2026-11-21 06:23:41 UTC', NextElapseUSecRealtime: 'Sun 2026-11-22 06:00:00 UTC' };
+    const succeeded = {
+      ActiveState: 'inactive',
+      Result: 'success',
+      ExecMainStatus: '0',
+      ExecMainExitTimestamp: 'Sat 2026-11-21 06:25:02 UTC',
+    };
+    const withRecord = async (stdout: string | undefined, exitCode = 0) => {
+      const recorded = fixture('AUTO_UPDATE', 'rhel-dnf-automatic-install-timer');
+      const commands = [...recorded.fixture.host.commands!];
+      if (stdout !== undefined) commands.push({ argv: SHOW(INSTALL), stdout, exitCode });
+      return runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, commands } } });
+    };
+
+    it('passes a timer that triggered within its period and whose run succeeded, naming the run; asks systemd in UTC', async () => {
+      const { verdict, host } = await withRecord(record(ran, succeeded));
+      expect(verdict).toMatchObject({
+        status: 'PASS',
+        evidence: {
+          rule: 'dnf_automatic_install',
+          job: 'dnf-automatic-install.timer',
+          last_run: '2026-11-21T06:23:41.000Z',
+          last_run_age_days: 0,
+          max_run_age_days: 3,
+          run_result: 'success',
+          exit_status: '0',
+        },
+      });
+      expect(host.calls.find((c) => c.kind === 'run' && c.args?.[0] === 'show')?.options).toEqual({ env: { TZ: 'UTC' } });
+    });
+
+    it('fails a run that failed, and one that has not triggered within its period', async () => {
+      const failed = { ...succeeded, ActiveState: 'failed', Result: 'exit-code', ExecMainStatus: '1' };
+      expect((await withRecord(record(ran, failed))).verdict).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'last_run_failed', run_result: 'exit-code', exit_status: '1' },
+      });
+      // Killed by a signal: the exit status is 0 but the result is not success.
+      expect((await withRecord(record(ran, { ...succeeded, Result: 'signal' }))).verdict.status).toBe('FAIL');
+      expect((await withRecord(record(ran, { ...succeeded, ExecMainStatus: '2' }))).verdict.status).toBe('FAIL');
+      // A stopped timer (no next trigger) last fired four days ago: a daily job, late by more than two days.
+      const stale = { LastTriggerUSec: 'Tue 2026-11-17 06:10:00 UTC', NextElapseUSecRealtime: '' };
+      expect((await withRecord(record(stale, succeeded))).verdict).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'not_run_recently', job: 'dnf-automatic-install.timer', last_run_age_days: 4, max_run_age_days: 3 },
+      });
+      // The same age on a weekly timer (next trigger a week after the last) is within its period.
+      const weekly = { LastTriggerUSec: 'Tue 2026-11-17 06:10:00 UTC', NextElapseUSecRealtime: 'Tue 2026-11-24 06:10:00 UTC' };
+      const weeklyRun = { ...succeeded, ExecMainExitTimestamp: 'Tue 2026-11-17 06:12:00 UTC' };
+      expect((await withRecord(record(weekly, weeklyRun))).verdict).toMatchObject({ status: 'PASS', evidence: { max_run_age_days: 9 } });
+      // A schedule longer than autoUpdate.maxPendingDays counts as that long.
+      const yearly = { LastTriggerUSec: 'Tue 2026-09-01 06:10:00 UTC', NextElapseUSecRealtime: 'Wed 2027-09-01 06:10:00 UTC' };
+      expect((await withRecord(record(yearly, succeeded))).verdict).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'not_run_recently', max_run_age_days: 47 },
+      });
+    });
+
+    it('is UNKNOWN, in its own words, when the record cannot show the last run succeeded', async () => {
+      const reason = async (stdout: string | undefined, exitCode = 0) => (await withRecord(stdout, exitCode)).verdict.evidence.reason;
+      // Never triggered (systemd prints 0, n/a or nothing for an unset timestamp).
+      for (const never of ['0', 'n/a', '']) {
+        expect(await reason(record({ ...ran, LastTriggerUSec: never }, succeeded))).toBe('no_run_recorded');
+      }
+      expect(await reason(record(ran, { ...succeeded, ActiveState: 'activating' }))).toBe('run_in_progress');
+      // Rebooted since the run: the service keeps no exit; or the last trigger started nothing newer.
+      expect(await reason(record(ran, { ...succeeded, ExecMainExitTimestamp: '' }))).toBe('run_result_unknown');
+      expect(await reason(record(ran, { ...succeeded, ExecMainExitTimestamp: 'Fri 2026-11-20 06:25:02 UTC' }))).toBe('run_result_unknown');
+      // A time zone systemctl was not asked for (recorded form: "Sun 2026-09-06 01:10:45 EEST").
+      expect(await reason(record({ ...ran, LastTriggerUSec: 'Sun 2026-09-06 01:10:45 EEST' }, succeeded))).toBe('run_record_unreadable');
+      expect(await reason(record(ran, { ...succeeded, ExecMainExitTimestamp: 'Sat 2026-11-21 06:25:02 CET' }))).toBe(
+        'run_record_unreadable',
+      );
+      // systemctl failing as a whole (no bus), or not recorded at all, or leaving a unit out.
+      expect(await reason('', 1)).toBe('run_record_unreadable');
+      expect(await reason(undefined)).toBe('run_record_unreadable');
+      expect(await reason('Id=dnf-automatic-install.timer\nLastTriggerUSec=0\n')).toBe('run_record_unreadable');
+    });
+
+    it('reads the newest run among the timers that follow apply_updates, never the download-only one', async () => {
+      const recorded = fixture('AUTO_UPDATE', 'fedora-dnf-automatic-apply');
+      const units = ['dnf-automatic.timer', 'dnf-automatic.service'];
+      const commands = [...recorded.fixture.host.commands!, { argv: SHOW(units), stdout: record(ran, succeeded, units) }];
+      const { verdict } = await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, commands } } });
+      expect(verdict).toMatchObject({ status: 'PASS', evidence: { rule: 'dnf_automatic_apply', job: 'dnf-automatic.timer' } });
+    });
+
+    it('judges transactional-update by its timer the same way', async () => {
+      const units = ['transactional-update.timer', 'transactional-update.service'];
+      const host = new FakeHost({
+        files: { '/etc/os-release': osRelease('suse-microos') },
+        stats: { '/usr/bin/zypper': {}, '/run/systemd/system': { isDirectory: true } },
+        commands: [
+          {
+            argv: ['/usr/bin/systemctl', 'list-unit-files', '--no-legend', '--no-pager', 'transactional-update.timer'],
+            stdout: 'transactional-update.timer enabled enabled\n',
+          },
+          { argv: SHOW(units), stdout: record(ran, { ...succeeded, Result: 'exit-code', ExecMainStatus: '1' }, units) },
+        ],
+      });
+      const policy = resolvePolicy({});
+      const now = new Date('2026-11-21T12:00:00Z');
+      const verdict = autoUpdate.evaluate(await autoUpdate.collect(createContext(host, policy, now)), policy, now);
+      expect(verdict).toMatchObject({
+        status: 'FAIL',
+        evidence: { source: 'zypper', rule: 'last_run_failed', job: 'transactional-update.timer' },
+      });
+    });
+  });
+
+  it('judges cron-driven updaters (apk, zypper online update) by when the package database last changed', async () => {
+    const recorded = fixture('AUTO_UPDATE', 'alpine-periodic-apk-upgrade');
+    const withDatabase = async (mtime: string | undefined) => {
+      const stats = { ...recorded.fixture.host.stats, ...(mtime ? { '/lib/apk/db/installed': { mtime } } : {}) };
+      return (await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, stats } } })).verdict;
+    };
+    expect(await withDatabase('2026-10-08T03:00:00Z')).toMatchObject({
+      status: 'PASS',
+      evidence: {
+        rule: 'periodic_apk_upgrade',
+        package_database: '/lib/apk/db/installed',
+        packages_changed: '2026-10-08T03:00:00.000Z',
+        packages_changed_age_days: 44,
+        max_install_age_days: 45,
+      },
+    });
+    expect(await withDatabase('2026-10-06T03:00:00Z')).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'no_recent_install', packages_changed_age_days: 46 },
+    });
+    expect(await withDatabase(undefined)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_install_recorded' } });
+
+    const zypper = async (history: object | undefined) => {
+      const host = new FakeHost({
+        files: {
+          '/etc/os-release': osRelease('opensuseleap_15'),
+          '/etc/sysconfig/automatic_online_update': 'AOU_ENABLE_CRONJOB="true"\n',
+        },
+        stats: { '/usr/bin/zypper': {}, ...(history ? { '/var/log/zypp/history': history } : {}) },
+      });
+      const policy = resolvePolicy({});
+      const now = new Date('2026-11-21T12:00:00Z');
+      return autoUpdate.evaluate(await autoUpdate.collect(createContext(host, policy, now)), policy, now);
+    };
+    // No systemd here: the cron job alone decides, by the history libzypp appends to.
+    expect(await zypper({ mtime: '2026-11-19T02:00:00Z' })).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'online_update_cron', package_database: '/var/log/zypp/history' },
+    });
+    expect(await zypper(undefined)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_install_recorded' } });
+  });
+
   it("reads APT::Periodic::Unattended-Upgrade's period as apt.systemd.daily does", () => {
     expect([undefined, 'always', '1', '0', '7', '36h', '90m', '2d', '200000s', 'x'].map(periodicDays)).toEqual([
       1, 1, 1, 1, 7, 2, 1, 2, 3, 1,

@@ -517,6 +517,7 @@ describe('what the rolling judgement reads', () => {
     expect(await collect(corpus('gentoo_218'), {})).not.toHaveProperty('packages');
     expect(await collect(corpus('gentoo_218'), pkg)).toHaveProperty('packages', {
       manager: 'dpkg',
+      path: '/var/lib/dpkg/status',
       changedMs: Date.parse('2026-11-11T12:00:00Z'),
     });
   });
