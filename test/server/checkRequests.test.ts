@@ -81,20 +81,29 @@ test('heartbeats read the requests at most once a second, without a promise in b
 
 test('a request recorded while a read is in flight is in the next answer, though the read began before it', async () => {
   const device = await activeDevice(store);
-  const checks = new CheckRequests(store, () => 0);
+  // The read has its answer before the request is recorded, and hands it over only after.
+  let answered = () => {};
+  const readAnswered = new Promise<void>((resolve) => (answered = resolve));
   let release = () => {};
   const readHeld = new Promise<void>((resolve) => (release = resolve));
-  const original = store.deviceCheckRequests.bind(store);
-  const reads = vi.spyOn(store, 'deviceCheckRequests').mockImplementationOnce(async (since) => {
-    const found = await original(since);
-    await readHeld;
-    return found;
+  const heldStore = new Proxy(store, {
+    get(target, property) {
+      if (property === 'deviceCheckRequests')
+        return async (since: string) => {
+          const found = await target.deviceCheckRequests(since);
+          answered();
+          await readHeld;
+          return found;
+        };
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
   });
+  const checks = new CheckRequests(heldStore, () => 0);
   const waiting = checks.pending(device.id, NOW);
-  await vi.waitFor(() => expect(reads).toHaveBeenCalledTimes(1));
+  await readAnswered;
   expect(await checks.request(device.id, later(1))).toEqual({ kind: 'recorded', requestedAt: later(1).toISOString() });
   release();
   expect(await waiting).toBe(later(1).toISOString());
   expect(checks.pending(device.id, later(2))).toBe(later(1).toISOString());
-  reads.mockRestore();
 });
