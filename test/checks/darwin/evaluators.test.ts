@@ -596,6 +596,12 @@ describe("AUTO_UPDATE: the installed release against its line's newest (issue 32
 
   it('download-only accepted by policy: the settings pass, the installed release still decides', () => {
     const downloadOnly = resolvePolicy({ autoUpdate: { acceptDownloadOnly: true } });
+    // Only the install switch stops being required; automatic download still is.
+    const noDownload = { ...on('15.7.9'), system: present({ AutomaticDownload: false, AutomaticallyInstallMacOSUpdates: false }) };
+    expect(evaluateAutoUpdate(noDownload, downloadOnly, at('2026-08-29T12:00:00Z'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { disabled_keys: ['AutomaticDownload'], rule: 'required_setting_off' },
+    });
     expect(evaluateAutoUpdate(on('15.6'), downloadOnly, NOW)).toMatchObject({
       status: 'FAIL',
       evidence: { accept_download_only: true, latest: '15.7.9', rule: 'update_pending' },
@@ -686,6 +692,19 @@ describe("AUTO_UPDATE: the installed release against its line's newest (issue 32
       status: 'UNKNOWN',
       evidence: { reason: 'latest_release_unknown' },
     });
+    // The newest line is found by number, not by the table's order.
+    const unordered = resolvePolicy({
+      osVersion: {
+        lifecycle: {
+          macos: [
+            { cycle: '14', eol: false },
+            { cycle: '26', eol: false },
+          ],
+        },
+      },
+    });
+    expect(evaluateAutoUpdate(on('15.7.9'), unordered, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
+    expect(evaluateAutoUpdate(on('27.1'), unordered, NOW)).toMatchObject({ status: 'PASS', evidence: { newest_listed: '26' } });
     const empty = resolvePolicy({ osVersion: { lifecycle: { macos: [] } } });
     expect(evaluateAutoUpdate(on('26.6.2'), empty, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
   });
