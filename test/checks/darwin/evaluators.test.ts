@@ -425,6 +425,66 @@ describe('time sync', () => {
     });
   });
 
+  // rockstor/rockstor-core#2098 (the PASS fixture pass-homebrew-chrony-network-time-off).
+  const ROCKSTOR_TRACKING = [
+    'Reference ID    : 55C7D664 (85.199.214.100)',
+    'Stratum         : 2',
+    'Ref time (UTC)  : Fri Dec 13 19:38:44 2019',
+    'System time     : 0.000052616 seconds slow of NTP time',
+    'Last offset     : -0.000193872 seconds',
+    'Leap status     : Normal',
+  ].join('\n');
+  const chronyOff = (tracking: CommandResult, managed: PlistFile = absent) => ({
+    usingNetworkTime: ok('Network Time: Off\n'),
+    managed,
+    offset: { server },
+    chrony: tracking,
+  });
+
+  it("chrony's measured offset against a limit the policy sets: within → PASS, above → FAIL offset, to the microsecond", () => {
+    const limit = (max: number) => resolvePolicy({ timeSync: { maxOffsetSeconds: max } });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING)), limit(0.000052616))).toEqual({
+      status: 'PASS',
+      evidence: {
+        managed: false,
+        source: 'chronyc',
+        network_time: false,
+        synchronized: true,
+        stratum: 2,
+        max_offset_s: 0.000052616,
+        offset_s: -0.000052616,
+        rule: 'chrony_synchronized',
+      },
+    });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING)), limit(0.000052615))).toMatchObject({
+      status: 'FAIL',
+      evidence: { offset_s: -0.000052616, max_offset_s: 0.000052615, rule: 'offset' },
+    });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING)), policy)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'chrony_synchronized' },
+    });
+  });
+
+  it('a chronyc that failed is not read: Off decides (FAIL network_time_off); the profile flag is reported as it is', () => {
+    // chronyc's answer when chronyd is not running.
+    expect(evaluateTimeSync(chronyOff(ok('506 Cannot talk to daemon\n', '', 1)), policy)).toEqual({
+      status: 'FAIL',
+      evidence: { managed: false, source: 'systemsetup', network_time: false, rule: 'network_time_off' },
+    });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING), present({ forceAutomaticDateAndTime: false })), policy)).toMatchObject({
+      evidence: { managed: false },
+    });
+  });
+
+  it('reads only Apple\'s sntp line ("<offset> +/- <error> <server> <address>"), not ntp.org\'s date-first one', () => {
+    // ntp.org sntp's documented default line (its man page); /usr/bin/sntp on macOS is Apple's.
+    expect(evaluateTimeSync(on(ok('1996-10-15 20:17:25.123 (+0800) +4.567 +/- 0.089 host 192.0.2.1 s2\n')), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'no_offset_line' },
+    });
+  });
+
   it("chrony's own synchronised state decides beside Off; only a limit the policy sets is held against its offset", () => {
     const facts = {
       usingNetworkTime: ok('Network Time: Off\n'),
