@@ -53,7 +53,7 @@ function evaluateSettings(facts: SoftwareUpdateFacts, policy: Policy) {
     return unknown('reason' in first ? first.reason : 'parse_error', { ...evidence, unreadable_keys: unreadable });
   }
   // Every required setting on: what decides is whether updates did install (judgeInstalled).
-  return { on: { ...evidence, disabled_keys: [] } as Evidence };
+  return { on: { ...evidence, disabled_keys: [] } };
 }
 
 /**

@@ -20,7 +20,7 @@ const SNTP = '/usr/bin/sntp';
  * os_time_offset_limit_configure ("must not drift more than four minutes and thirty seconds",
  * measured the same way: sntp against `systemsetup -getnetworktimeserver`).
  */
-export const DEFAULT_MAX_OFFSET_SECONDS = 270;
+const DEFAULT_MAX_OFFSET_SECONDS = 270;
 /** sntp's wait for each server address, seconds; the runner stops it after SNTP_KILL_MS in any case. */
 const SNTP_WAIT_SECONDS = '2';
 const SNTP_KILL_MS = 6_000;

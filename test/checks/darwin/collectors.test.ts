@@ -181,6 +181,16 @@ describe('TIME_SYNC', () => {
     });
   });
 
+  it('never hands sntp a server name with anything after the name', async () => {
+    const { host } = await collect('TIME_SYNC', {
+      commands: [
+        { argv: ['/usr/sbin/systemsetup', '-getusingnetworktime'], stdout: 'Network Time: On\n' },
+        { argv: ['/usr/sbin/systemsetup', '-getnetworktimeserver'], stdout: 'Network Time Server: time.apple.com -S\n' },
+      ],
+    });
+    expect(host.commandsRun().some(([command]) => command === '/usr/bin/sntp')).toBe(false);
+  });
+
   it('never hands sntp a server name that looks like an option', async () => {
     const { host, verdict } = await collect(
       'TIME_SYNC',

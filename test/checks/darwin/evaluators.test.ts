@@ -425,6 +425,66 @@ describe('time sync', () => {
     });
   });
 
+  // rockstor/rockstor-core#2098 (the PASS fixture pass-homebrew-chrony-network-time-off).
+  const ROCKSTOR_TRACKING = [
+    'Reference ID    : 55C7D664 (85.199.214.100)',
+    'Stratum         : 2',
+    'Ref time (UTC)  : Fri Dec 13 19:38:44 2019',
+    'System time     : 0.000052616 seconds slow of NTP time',
+    'Last offset     : -0.000193872 seconds',
+    'Leap status     : Normal',
+  ].join('\n');
+  const chronyOff = (tracking: CommandResult, managed: PlistFile = absent) => ({
+    usingNetworkTime: ok('Network Time: Off\n'),
+    managed,
+    offset: { server },
+    chrony: tracking,
+  });
+
+  it("chrony's measured offset against a limit the policy sets: within → PASS, above → FAIL offset, to the microsecond", () => {
+    const limit = (max: number) => resolvePolicy({ timeSync: { maxOffsetSeconds: max } });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING)), limit(0.000052616))).toEqual({
+      status: 'PASS',
+      evidence: {
+        managed: false,
+        source: 'chronyc',
+        network_time: false,
+        synchronized: true,
+        stratum: 2,
+        max_offset_s: 0.000052616,
+        offset_s: -0.000052616,
+        rule: 'chrony_synchronized',
+      },
+    });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING)), limit(0.000052615))).toMatchObject({
+      status: 'FAIL',
+      evidence: { offset_s: -0.000052616, max_offset_s: 0.000052615, rule: 'offset' },
+    });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING)), policy)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'chrony_synchronized' },
+    });
+  });
+
+  it('a chronyc that failed is not read: Off decides (FAIL network_time_off); the profile flag is reported as it is', () => {
+    // chronyc's answer when chronyd is not running.
+    expect(evaluateTimeSync(chronyOff(ok('506 Cannot talk to daemon\n', '', 1)), policy)).toEqual({
+      status: 'FAIL',
+      evidence: { managed: false, source: 'systemsetup', network_time: false, rule: 'network_time_off' },
+    });
+    expect(evaluateTimeSync(chronyOff(ok(ROCKSTOR_TRACKING), present({ forceAutomaticDateAndTime: false })), policy)).toMatchObject({
+      evidence: { managed: false },
+    });
+  });
+
+  it('reads only Apple\'s sntp line ("<offset> +/- <error> <server> <address>"), not ntp.org\'s date-first one', () => {
+    // ntp.org sntp's documented default line (its man page); /usr/bin/sntp on macOS is Apple's.
+    expect(evaluateTimeSync(on(ok('1996-10-15 20:17:25.123 (+0800) +4.567 +/- 0.089 host 192.0.2.1 s2\n')), policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'time_server_unreachable', sntp_error: 'no_offset_line' },
+    });
+  });
+
   it("chrony's own synchronised state decides beside Off; only a limit the policy sets is held against its offset", () => {
     const facts = {
       usingNetworkTime: ok('Network Time: Off\n'),
@@ -596,6 +656,12 @@ describe("AUTO_UPDATE: the installed release against its line's newest (issue 32
 
   it('download-only accepted by policy: the settings pass, the installed release still decides', () => {
     const downloadOnly = resolvePolicy({ autoUpdate: { acceptDownloadOnly: true } });
+    // Only the install switch stops being required; automatic download still is.
+    const noDownload = { ...on('15.7.9'), system: present({ AutomaticDownload: false, AutomaticallyInstallMacOSUpdates: false }) };
+    expect(evaluateAutoUpdate(noDownload, downloadOnly, at('2026-08-29T12:00:00Z'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { disabled_keys: ['AutomaticDownload'], rule: 'required_setting_off' },
+    });
     expect(evaluateAutoUpdate(on('15.6'), downloadOnly, NOW)).toMatchObject({
       status: 'FAIL',
       evidence: { accept_download_only: true, latest: '15.7.9', rule: 'update_pending' },
@@ -686,6 +752,19 @@ describe("AUTO_UPDATE: the installed release against its line's newest (issue 32
       status: 'UNKNOWN',
       evidence: { reason: 'latest_release_unknown' },
     });
+    // The newest line is found by number, not by the table's order.
+    const unordered = resolvePolicy({
+      osVersion: {
+        lifecycle: {
+          macos: [
+            { cycle: '14', eol: false },
+            { cycle: '26', eol: false },
+          ],
+        },
+      },
+    });
+    expect(evaluateAutoUpdate(on('15.7.9'), unordered, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
+    expect(evaluateAutoUpdate(on('27.1'), unordered, NOW)).toMatchObject({ status: 'PASS', evidence: { newest_listed: '26' } });
     const empty = resolvePolicy({ osVersion: { lifecycle: { macos: [] } } });
     expect(evaluateAutoUpdate(on('26.6.2'), empty, NOW)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'unknown_release' } });
   });
