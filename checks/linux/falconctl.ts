@@ -6,9 +6,7 @@
 // by ", " (the version glued to the tags after it), 7.x and later end each option with "." or ","
 // and put some on their own line. So it is cut at newlines and at ", ", and each part is read as
 // `name=value` or `name is not set`; parts that are neither are reported by their number.
-import type { Evidence } from '../types';
-import { fail, unknown } from '../verdict';
-import { unreadFields, unreadable, type HealthReading } from './agentHealth';
+import { failed, unreadFields, unreadable, type HealthReading } from './agentHealth';
 
 export const FALCONCTL = '/opt/CrowdStrike/falconctl';
 /**
@@ -68,19 +66,19 @@ const bool = (value: string) => {
   return word === 'true' ? true : word === 'false' ? false : undefined;
 };
 
-/** Falcon's report: a verdict when it is not a PASS, else undefined (its fields added to the evidence). */
-export function judgeFalcon(reading: HealthReading<FalconHealth>, evidence: Evidence) {
-  if (!reading.ok) return unknown('agent_health_unreadable', unreadable(evidence, 'falcon-sensor', { health_error: reading.error }));
+/** What Falcon's report says (agentHealth.ts combines it with the other products'). */
+export function judgeFalcon(reading: HealthReading<FalconHealth>) {
+  if (!reading.ok) return unreadable('falcon-sensor', { health_error: reading.error });
   const h = reading.health;
   const falcon: Record<string, unknown> = { rfm: h.rfm ?? null, registered: h.registered ?? null, version: h.version ?? null };
   if (h.rfmReason !== undefined) falcon.rfm_reason = h.rfmReason;
   if (h.rfmCode !== undefined) falcon.rfm_code = h.rfmCode;
   if (h.unrecognizedParts.length > 0) falcon.unrecognized_parts = h.unrecognizedParts;
-  evidence.falcon = falcon;
+  const evidence = { falcon };
   // Registering comes first: an unregistered sensor gets no policy, and its RFM state follows from it.
-  if (h.registered === false) return fail({ ...evidence, rule: 'agent_not_registered' });
-  if (h.rfm === true) return fail({ ...evidence, rule: 'reduced_functionality_mode' });
+  if (h.registered === false) return failed(evidence, 'agent_not_registered');
+  if (h.rfm === true) return failed(evidence, 'reduced_functionality_mode');
   const unread = unreadFields({ 'rfm-state': h.rfm, aid: h.registered });
-  if (unread.length > 0) return unknown('agent_health_unreadable', unreadable(evidence, 'falcon-sensor', { fields_unread: unread }));
-  return undefined;
+  if (unread.length > 0) return unreadable('falcon-sensor', { fields_unread: unread }, evidence);
+  return { evidence };
 }

@@ -222,6 +222,30 @@ describe('which reports are asked', () => {
     expect(ran).toEqual([[FALCONCTL, ...FALCONCTL_ARGS]]);
   });
 
+  it("lets a FAIL that one report proves outrank another's UNKNOWN, and an UNKNOWN outrank a PASS", async () => {
+    const defenderUnread = answer(['/usr/bin/mdatp', 'health'], { error: 'permission_denied' });
+    const processes = { 1100: 'wdavdaemon', 2210: 'falcon-sensor' };
+    const rfm = await judge(['mdatp', 'crowdstrike'], processes, [
+      defenderUnread,
+      answer([FALCONCTL, ...FALCONCTL_ARGS], { stdout: falconReport.replace('rfm-state=false', 'rfm-state=true') }),
+    ]);
+    expect(rfm.verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'reduced_functionality_mode', falcon: { rfm: true } } });
+    expect(rfm.verdict.evidence).not.toHaveProperty('health_error');
+    const healthy = await judge(['mdatp', 'crowdstrike'], processes, [
+      defenderUnread,
+      answer([FALCONCTL, ...FALCONCTL_ARGS], { stdout: falconReport }),
+    ]);
+    expect(healthy.verdict).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: {
+        reason: 'agent_health_unreadable',
+        agent: 'microsoft-defender',
+        health_error: 'permission_denied',
+        falcon: { rfm: false },
+      },
+    });
+  });
+
   it('FAILs on any required product whose report fails, whichever other passes', async () => {
     const { verdict } = await judge(['sentinelone', 'crowdstrike'], { 904: 's1-agent', 2210: 'falcon-sensor' }, [
       answer([FALCONCTL, ...FALCONCTL_ARGS], { stdout: falconReport }),
