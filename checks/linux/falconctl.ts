@@ -29,8 +29,8 @@ export interface FalconHealth {
   unrecognizedParts: number[];
 }
 
-const PART = /^([A-Za-z][A-Za-z -]*?)(?:\s*=\s*(.*)| (?:is|are) not set)$/;
-const AGENT_ID = /^"?[0-9a-f]{32}"?$/i;
+const PART = /^([A-Za-z][A-Za-z-]*)(?:\s*=\s*(.*)| is not set)$/;
+const AGENT_ID = /^"[0-9a-f]{32}"$/i;
 const REASON = /^[A-Za-z0-9][A-Za-z0-9 '()_/-]{0,79}$/;
 
 /** Reads `falconctl -g`'s answer for FALCONCTL_ARGS. */
@@ -54,7 +54,7 @@ export function parseFalconctl(stdout: string): FalconHealth {
       else if (name === 'code' && value !== undefined && /^0x[0-9a-f]+$/i.test(value)) health.rfmCode = value;
       // The version runs into the tags printed after it ("6.24.12104.0tags=…"): its leading number only.
       else if (name === 'version' && value !== undefined) {
-        const version = /^\d+(?:\.\d+)+(?:-\d+)?/.exec(value)?.[0];
+        const version = /^\d+(?:\.\d+)+/.exec(value)?.[0];
         if (version) health.version = version;
       }
     });

@@ -115,6 +115,11 @@ describe('falconctl -g', () => {
       unrecognizedParts: [],
     });
     expect(parseFalconctl('rfm-state is not set, aid is not set')).toEqual({ registered: false, unrecognizedParts: [] });
+    // An id must be quoted as falconctl prints it; its case does not matter.
+    expect(parseFalconctl('aid=bace43f9de594f479627b75adb54c294').registered).toBeUndefined();
+    expect(parseFalconctl('AID="BACE43F9DE594F479627B75ADB54C294"').registered).toBe(true);
+    // A value ending the answer with a comma (kolide/launcher's parser test, `-g --rfm-state`).
+    expect(parseFalconctl('rfm-state=false,')).toEqual({ rfm: false, unrecognizedParts: [] });
   });
 
   it('passes on the recorded healthy report only', async () => {
