@@ -33,6 +33,21 @@ const PART = /^([A-Za-z][A-Za-z-]*)(?:\s*=\s*(.*)| is not set)$/;
 const AGENT_ID = /^"[0-9a-f]{32}"$/i;
 const REASON = /^[A-Za-z0-9][A-Za-z0-9 '()_/-]{0,79}$/;
 
+const bool = (value: string) => {
+  const word = value.toLowerCase();
+  return word === 'true' ? true : word === 'false' ? false : undefined;
+};
+
+/** How each option that matters is read from its `name=value`; a value that does not fit stays unread. */
+const READ: Partial<Record<string, (value: string) => Partial<FalconHealth>>> = {
+  aid: (value) => ({ registered: AGENT_ID.test(value) || undefined }),
+  'rfm-state': (value) => ({ rfm: bool(value) }),
+  'rfm-reason': (value) => ({ rfmReason: REASON.test(value) ? value : undefined }),
+  code: (value) => ({ rfmCode: /^0x[0-9a-f]+$/i.test(value) ? value : undefined }),
+  // The version runs into the tags printed after it ("6.24.12104.0tags=…"): its leading number only.
+  version: (value) => ({ version: /^\d+(?:\.\d+)+/.exec(value)?.[0] }),
+};
+
 /** Reads `falconctl -g`'s answer for FALCONCTL_ARGS. */
 export function parseFalconctl(stdout: string): FalconHealth {
   const health: FalconHealth = { unrecognizedParts: [] };
@@ -48,23 +63,13 @@ export function parseFalconctl(stdout: string): FalconHealth {
       }
       const name = m[1]!.toLowerCase();
       const value = m[2];
-      if (name === 'aid') health.registered = value === undefined ? false : AGENT_ID.test(value) ? true : undefined;
-      else if (name === 'rfm-state') health.rfm = value === undefined ? undefined : bool(value);
-      else if (name === 'rfm-reason' && value !== undefined && REASON.test(value)) health.rfmReason = value;
-      else if (name === 'code' && value !== undefined && /^0x[0-9a-f]+$/i.test(value)) health.rfmCode = value;
-      // The version runs into the tags printed after it ("6.24.12104.0tags=…"): its leading number only.
-      else if (name === 'version' && value !== undefined) {
-        const version = /^\d+(?:\.\d+)+/.exec(value)?.[0];
-        if (version) health.version = version;
-      }
+      // `aid is not set`: the sensor never registered; any other option not set stays unread.
+      if (value === undefined) {
+        if (name === 'aid') health.registered = false;
+      } else Object.assign(health, READ[name]?.(value));
     });
   return health;
 }
-
-const bool = (value: string) => {
-  const word = value.toLowerCase();
-  return word === 'true' ? true : word === 'false' ? false : undefined;
-};
 
 /** What Falcon's report says (agentHealth.ts combines it with the other products'). */
 export function judgeFalcon(reading: HealthReading<FalconHealth>) {
