@@ -48,6 +48,10 @@ describe('mdatp health', () => {
     ]);
   });
 
+  it('dates the definitions from their own field only', () => {
+    expect(parseMdatpHealth('log_level : 3\n')).toEqual({ unrecognizedLines: [] });
+  });
+
   it('counts health issues only from health_issues written as a list', () => {
     const issues = (text: string) => parseMdatpHealth(text).healthIssues;
     expect(issues('health_issues : []\nedr_device_tags : ["x"]\n')).toBe(0);
@@ -74,6 +78,10 @@ describe('mdatp health', () => {
     });
     const issues = await judge({ stdout: withField('health_issues', '["no active event provider"]') });
     expect(issues.evidence.defender).toMatchObject({ health_issues: 1 });
+    // The wrapped value gone, no line is left unread.
+    const unwrapped = await judge({ stdout: healthyReport.replace(/^edr_configuration_version .*\n.*\n/m, '') });
+    expect(unwrapped.status).toBe('PASS');
+    expect(unwrapped.evidence.defender).not.toHaveProperty('unrecognized_lines');
   });
 
   it.each([
@@ -84,6 +92,11 @@ describe('mdatp health', () => {
   ])('FAILs when %s is %s (%s)', async (name, value, rule) => {
     const verdict = await judge({ stdout: withField(name, value) });
     expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule } });
+  });
+
+  it('reports passive mode as read, null when the report lacks it', async () => {
+    expect((await judge({ stdout: withField('passive_mode_enabled', 'true') })).evidence.defender).toMatchObject({ passive_mode: true });
+    expect((await judge({ stdout: withoutField('passive_mode_enabled') })).evidence.defender).toMatchObject({ passive_mode: null });
   });
 
   it('FAILs definitions older than the policy allows, by their age in minutes', async () => {
