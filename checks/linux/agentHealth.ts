@@ -1,9 +1,9 @@
 // Required protection agents judged by their own health reports (MALWARE_PROTECTION on Linux): a
 // running daemon is only the intent. Each product that has a report is asked for it only when it
 // is required and its processes run: Microsoft Defender (`mdatp health`, mdatp.ts), CrowdStrike
-// Falcon (`falconctl -g`, falconctl.ts), SentinelOne (`sentinelctl`, sentinelctl.ts). The vendors'
-// tools are root-only: as a user the report is unreadable and the check says so (UNKNOWN), never
-// PASS from the process.
+// Falcon (`falconctl -g`, falconctl.ts), SentinelOne (`sentinelctl`, sentinelctl.ts). falconctl and
+// sentinelctl are root-only: as a user the report is unreadable and the check says so (UNKNOWN),
+// never PASS from the process.
 import type { CommandResult, Evidence } from '../types';
 import { commandFailureReason, fail, unknown, type CommandFailureReason } from '../verdict';
 
@@ -45,7 +45,7 @@ export const unreadable = (
   outcome: { status: 'UNKNOWN', reason: 'agent_health_unreadable', detail: { agent, ...detail } },
 });
 
-/** The names of the fields a PASS needs that the report did not give (each entry: its name when unread). */
+/** Of the fields a PASS needs (name -> value read, undefined when unread), the names of those unread. */
 export const unreadFields = (fields: Record<string, unknown>) =>
   Object.entries(fields)
     .filter(([, value]) => value === undefined)
