@@ -1,11 +1,11 @@
 // Required protection agents judged by their own health reports (MALWARE_PROTECTION on Linux): a
 // running daemon is only the intent. Each product that has a report is asked for it only when it
 // is required and its processes run: Microsoft Defender (`mdatp health`, mdatp.ts), CrowdStrike
-// Falcon (`falconctl -g`, falconctl.ts), SentinelOne (`sentinelctl`, sentinelctl.ts). The vendors'
-// tools are root-only: as a user the report is unreadable and the check says so (UNKNOWN), never
-// PASS from the process.
+// Falcon (`falconctl -g`, falconctl.ts), SentinelOne (`sentinelctl`, sentinelctl.ts). falconctl and
+// sentinelctl are root-only: as a user the report is unreadable and the check says so (UNKNOWN),
+// never PASS from the process.
 import type { CommandResult, Evidence } from '../types';
-import { commandFailureReason, type CommandFailureReason } from '../verdict';
+import { commandFailureReason, fail, unknown, type CommandFailureReason } from '../verdict';
 
 /** Why a report could not be had: the runner's reason, or `exit_status` (the tool refused, its daemon not answering). */
 export type HealthError = CommandFailureReason | 'exit_status';
@@ -24,15 +24,44 @@ export function readHealthReport<T>(result: CommandResult, parse: (stdout: strin
   return error ? { ok: false, error } : { ok: true, health: parse(result.stdout) };
 }
 
-/** The evidence of a report that could not be read or lacks a field the verdict needs. */
-export const unreadable = (evidence: Evidence, agent: string, detail: { health_error: HealthError } | { fields_unread: string[] }) => ({
-  ...evidence,
-  agent,
-  ...detail,
+/** What one product's report says: its fields for the evidence, and why it does not PASS when it does not. */
+export interface Judgement<Rule extends string, Reason extends string> {
+  evidence: Evidence;
+  outcome?: { status: 'FAIL'; rule: Rule; detail?: Evidence } | { status: 'UNKNOWN'; reason: Reason; detail: Evidence };
+}
+
+export const failed = <Rule extends string>(evidence: Evidence, rule: Rule, detail?: Evidence): Judgement<Rule, never> => ({
+  evidence,
+  outcome: detail ? { status: 'FAIL', rule, detail } : { status: 'FAIL', rule },
 });
 
-/** The names of the fields a PASS needs that the report did not give (each entry: its name when unread). */
+/** A report that could not be had, or lacks a field a PASS needs: UNKNOWN `agent_health_unreadable`. */
+export const unreadable = (
+  agent: string,
+  detail: { health_error: HealthError } | { fields_unread: string[] },
+  evidence: Evidence = {},
+): Judgement<never, 'agent_health_unreadable'> => ({
+  evidence,
+  outcome: { status: 'UNKNOWN', reason: 'agent_health_unreadable', detail: { agent, ...detail } },
+});
+
+/** Of the fields a PASS needs (name -> value read, undefined when unread), the names of those unread. */
 export const unreadFields = (fields: Record<string, unknown>) =>
   Object.entries(fields)
     .filter(([, value]) => value === undefined)
     .map(([name]) => name);
+
+/**
+ * The products' judgements together, every product's fields in the evidence: a FAIL any report
+ * proves (in the order given), else the first UNKNOWN, else undefined (all PASS).
+ */
+export function combineJudgements<Rule extends string, Reason extends string>(
+  judgements: readonly Judgement<Rule, Reason>[],
+  evidence: Evidence,
+) {
+  for (const j of judgements) Object.assign(evidence, j.evidence);
+  for (const { outcome } of judgements) if (outcome?.status === 'FAIL') return fail({ ...evidence, ...outcome.detail, rule: outcome.rule });
+  for (const { outcome } of judgements)
+    if (outcome?.status === 'UNKNOWN') return unknown(outcome.reason, { ...evidence, ...outcome.detail });
+  return undefined;
+}

@@ -6,9 +6,7 @@
 // by ", " (the version glued to the tags after it), 7.x and later end each option with "." or ","
 // and put some on their own line. So it is cut at newlines and at ", ", and each part is read as
 // `name=value` or `name is not set`; parts that are neither are reported by their number.
-import type { Evidence } from '../types';
-import { fail, unknown } from '../verdict';
-import { unreadFields, unreadable, type HealthReading } from './agentHealth';
+import { failed, unreadFields, unreadable, type HealthReading } from './agentHealth';
 
 export const FALCONCTL = '/opt/CrowdStrike/falconctl';
 /**
@@ -31,9 +29,24 @@ export interface FalconHealth {
   unrecognizedParts: number[];
 }
 
-const PART = /^([A-Za-z][A-Za-z -]*?)(?:\s*=\s*(.*)| (?:is|are) not set)$/;
-const AGENT_ID = /^"?[0-9a-f]{32}"?$/i;
+const PART = /^([A-Za-z][A-Za-z-]*)(?:\s*=\s*(.*)| is not set)$/;
+const AGENT_ID = /^"[0-9a-f]{32}"$/i;
 const REASON = /^[A-Za-z0-9][A-Za-z0-9 '()_/-]{0,79}$/;
+
+const bool = (value: string) => {
+  const word = value.toLowerCase();
+  return word === 'true' ? true : word === 'false' ? false : undefined;
+};
+
+/** How each option that matters is read from its `name=value`; a value that does not fit stays unread. */
+const READ: Partial<Record<string, (value: string) => Partial<FalconHealth>>> = {
+  aid: (value) => ({ registered: AGENT_ID.test(value) || undefined }),
+  'rfm-state': (value) => ({ rfm: bool(value) }),
+  'rfm-reason': (value) => ({ rfmReason: REASON.test(value) ? value : undefined }),
+  code: (value) => ({ rfmCode: /^0x[0-9a-f]+$/i.test(value) ? value : undefined }),
+  // The version runs into the tags printed after it ("6.24.12104.0tags=…"): its leading number only.
+  version: (value) => ({ version: /^\d+(?:\.\d+)+/.exec(value)?.[0] }),
+};
 
 /** Reads `falconctl -g`'s answer for FALCONCTL_ARGS. */
 export function parseFalconctl(stdout: string): FalconHealth {
@@ -50,37 +63,27 @@ export function parseFalconctl(stdout: string): FalconHealth {
       }
       const name = m[1]!.toLowerCase();
       const value = m[2];
-      if (name === 'aid') health.registered = value === undefined ? false : AGENT_ID.test(value) ? true : undefined;
-      else if (name === 'rfm-state') health.rfm = value === undefined ? undefined : bool(value);
-      else if (name === 'rfm-reason' && value !== undefined && REASON.test(value)) health.rfmReason = value;
-      else if (name === 'code' && value !== undefined && /^0x[0-9a-f]+$/i.test(value)) health.rfmCode = value;
-      // The version runs into the tags printed after it ("6.24.12104.0tags=…"): its leading number only.
-      else if (name === 'version' && value !== undefined) {
-        const version = /^\d+(?:\.\d+)+(?:-\d+)?/.exec(value)?.[0];
-        if (version) health.version = version;
-      }
+      // `aid is not set`: the sensor never registered; any other option not set stays unread.
+      if (value === undefined) {
+        if (name === 'aid') health.registered = false;
+      } else Object.assign(health, READ[name]?.(value));
     });
   return health;
 }
 
-const bool = (value: string) => {
-  const word = value.toLowerCase();
-  return word === 'true' ? true : word === 'false' ? false : undefined;
-};
-
-/** Falcon's report: a verdict when it is not a PASS, else undefined (its fields added to the evidence). */
-export function judgeFalcon(reading: HealthReading<FalconHealth>, evidence: Evidence) {
-  if (!reading.ok) return unknown('agent_health_unreadable', unreadable(evidence, 'falcon-sensor', { health_error: reading.error }));
+/** What Falcon's report says (agentHealth.ts combines it with the other products'). */
+export function judgeFalcon(reading: HealthReading<FalconHealth>) {
+  if (!reading.ok) return unreadable('falcon-sensor', { health_error: reading.error });
   const h = reading.health;
   const falcon: Record<string, unknown> = { rfm: h.rfm ?? null, registered: h.registered ?? null, version: h.version ?? null };
   if (h.rfmReason !== undefined) falcon.rfm_reason = h.rfmReason;
   if (h.rfmCode !== undefined) falcon.rfm_code = h.rfmCode;
   if (h.unrecognizedParts.length > 0) falcon.unrecognized_parts = h.unrecognizedParts;
-  evidence.falcon = falcon;
+  const evidence = { falcon };
   // Registering comes first: an unregistered sensor gets no policy, and its RFM state follows from it.
-  if (h.registered === false) return fail({ ...evidence, rule: 'agent_not_registered' });
-  if (h.rfm === true) return fail({ ...evidence, rule: 'reduced_functionality_mode' });
+  if (h.registered === false) return failed(evidence, 'agent_not_registered');
+  if (h.rfm === true) return failed(evidence, 'reduced_functionality_mode');
   const unread = unreadFields({ 'rfm-state': h.rfm, aid: h.registered });
-  if (unread.length > 0) return unknown('agent_health_unreadable', unreadable(evidence, 'falcon-sensor', { fields_unread: unread }));
-  return undefined;
+  if (unread.length > 0) return unreadable('falcon-sensor', { fields_unread: unread }, evidence);
+  return { evidence };
 }

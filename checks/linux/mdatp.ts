@@ -4,8 +4,9 @@
 // the fields). The report is `name : value` lines; the few fields that decide are read, every other
 // field is ignored, and a line that is no field is reported by its number, never by its text (it can
 // carry organisation and machine ids).
+import type { Policy } from '../policy';
 import type { CommandResult } from '../types';
-import { readHealthReport, type HealthReading } from './agentHealth';
+import { failed, readHealthReport, unreadable, type HealthReading, type Judgement } from './agentHealth';
 
 export const MDATP = '/usr/bin/mdatp';
 
@@ -64,3 +65,41 @@ export function parseMdatpHealth(stdout: string): DefenderHealth {
 
 /** The health report, or why it could not be had (mdatp missing, refused, the daemon not answering). */
 export const readMdatpHealth = (result: CommandResult): DefenderHealthReading => readHealthReport(result, parseMdatpHealth);
+
+type DefenderRule = 'agent_unlicensed' | 'realtime_protection_off' | 'passive_mode' | 'signatures_outdated' | 'agent_unhealthy';
+type DefenderReason = 'agent_health_unreadable' | 'definitions_status_unrecognized';
+
+/** What Defender's report says (agentHealth.ts combines it with the other products'). */
+export function judgeDefender(reading: DefenderHealthReading, policy: Policy): Judgement<DefenderRule, DefenderReason> {
+  if (!reading.ok) return unreadable('microsoft-defender', { health_error: reading.error });
+  const h = reading.health;
+  const maxMinutes = policy.malware.maxSignatureAgeDays * 1440;
+  const defender: Record<string, unknown> = {
+    healthy: h.healthy ?? null,
+    licensed: h.licensed ?? null,
+    real_time_protection: h.realTimeProtection ?? null,
+    passive_mode: h.passiveMode ?? null,
+    definitions_status: h.definitionsStatus ?? null,
+    signature_age_days: h.definitionsAgeMinutes === undefined ? null : Math.floor(h.definitionsAgeMinutes / 1440),
+  };
+  if (h.healthIssues) defender.health_issues = h.healthIssues;
+  if (h.unrecognizedLines.length > 0) defender.unrecognized_lines = h.unrecognizedLines;
+  const evidence = { defender, max_signature_age_days: policy.malware.maxSignatureAgeDays };
+  if (h.licensed === false) return failed(evidence, 'agent_unlicensed');
+  if (h.realTimeProtection === false) return failed(evidence, 'realtime_protection_off');
+  if (h.passiveMode === true) return failed(evidence, 'passive_mode');
+  if (h.definitionsAgeMinutes !== undefined && h.definitionsAgeMinutes > maxMinutes) return failed(evidence, 'signatures_outdated');
+  if (h.healthy === false) return failed(evidence, 'agent_unhealthy');
+  // A PASS needs every deciding field read: healthy, licensed, real-time protection on, and definitions
+  // dated within the limit with the status Defender itself gives them.
+  const unread = [
+    h.healthy === undefined && 'healthy',
+    h.licensed === undefined && 'licensed',
+    h.realTimeProtection === undefined && 'real_time_protection_enabled',
+    h.definitionsAgeMinutes === undefined && 'definitions_updated_minutes_ago',
+  ].filter((f): f is string => f !== false);
+  if (unread.length > 0) return unreadable('microsoft-defender', { fields_unread: unread }, evidence);
+  if (h.definitionsStatus !== undefined && h.definitionsStatus !== 'up_to_date')
+    return { evidence, outcome: { status: 'UNKNOWN', reason: 'definitions_status_unrecognized', detail: {} } };
+  return { evidence };
+}

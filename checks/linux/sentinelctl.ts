@@ -6,9 +6,8 @@
 // (some versions `name: value`); a line that is neither is reported by command and number.
 // Connectivity to the console (`sentinelctl management status`) is not asked: the engines protect
 // offline, and a laptop without a network must not FAIL.
-import type { CommandResult, Evidence } from '../types';
-import { fail, unknown } from '../verdict';
-import { healthFailure, unreadFields, unreadable, type HealthReading } from './agentHealth';
+import type { CommandResult } from '../types';
+import { failed, healthFailure, unreadFields, unreadable, type HealthReading } from './agentHealth';
 
 export const SENTINELCTL = '/opt/sentinelone/bin/sentinelctl';
 export const SENTINELCTL_REPORTS = {
@@ -63,9 +62,9 @@ export function readSentinelctl(results: Record<Report, CommandResult>): HealthR
 
 const state = (word: string | undefined) => word?.toLowerCase();
 
-/** SentinelOne's reports: a verdict when they do not PASS, else undefined (their fields added to the evidence). */
-export function judgeSentinelOne(reading: HealthReading<SentinelOneHealth>, evidence: Evidence) {
-  if (!reading.ok) return unknown('agent_health_unreadable', unreadable(evidence, 'sentinelone', { health_error: reading.error }));
+/** What SentinelOne's reports say (agentHealth.ts combines it with the other products'). */
+export function judgeSentinelOne(reading: HealthReading<SentinelOneHealth>) {
+  if (!reading.ok) return unreadable('sentinelone', { health_error: reading.error });
   const h = reading.health;
   const sentinelone: Record<string, unknown> = {
     agent_state: h.agentState ?? null,
@@ -73,14 +72,14 @@ export function judgeSentinelOne(reading: HealthReading<SentinelOneHealth>, evid
     dynamic_engine: h.dynamicEngine ?? null,
   };
   if (h.unrecognizedLines.length > 0) sentinelone.unrecognized_lines = h.unrecognizedLines;
-  evidence.sentinelone = sentinelone;
-  if (state(h.agentState) === 'disabled') return fail({ ...evidence, rule: 'agent_disabled' });
+  const evidence = { sentinelone };
+  if (state(h.agentState) === 'disabled') return failed(evidence, 'agent_disabled');
   const engines = { dfi_engine: h.dfiEngine, dynamic_engine: h.dynamicEngine };
   const off = Object.entries(engines).filter(([, word]) => state(word) === 'disabled');
-  if (off.length > 0) return fail({ ...evidence, engines_disabled: off.map(([name]) => name), rule: 'protection_engine_disabled' });
+  if (off.length > 0) return failed(evidence, 'protection_engine_disabled', { engines_disabled: off.map(([name]) => name) });
   // A PASS needs each field read with a word whose meaning is known.
   const known = (word: string | undefined) => (state(word) === 'enabled' ? word : undefined);
   const unread = unreadFields({ agent_state: known(h.agentState), dfi_engine: known(h.dfiEngine), dynamic_engine: known(h.dynamicEngine) });
-  if (unread.length > 0) return unknown('agent_health_unreadable', unreadable(evidence, 'sentinelone', { fields_unread: unread }));
-  return undefined;
+  if (unread.length > 0) return unreadable('sentinelone', { fields_unread: unread }, evidence);
+  return { evidence };
 }

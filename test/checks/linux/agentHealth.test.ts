@@ -115,10 +115,34 @@ describe('falconctl -g', () => {
       unrecognizedParts: [],
     });
     expect(parseFalconctl('rfm-state is not set, aid is not set')).toEqual({ registered: false, unrecognizedParts: [] });
+    // An id must be quoted as falconctl prints it; its case does not matter.
+    expect(parseFalconctl('aid=bace43f9de594f479627b75adb54c294').registered).toBeUndefined();
+    expect(parseFalconctl('AID="BACE43F9DE594F479627B75ADB54C294"').registered).toBe(true);
+    // A value ending the answer with a comma (kolide/launcher's parser test, `-g --rfm-state`).
+    expect(parseFalconctl('rfm-state=false,')).toEqual({ rfm: false, unrecognizedParts: [] });
+    // Each value whole, from its first character to its last.
+    const id = 'bace43f9de594f479627b75adb54c294';
+    expect(parseFalconctl(`aid=x"${id}"`).registered).toBeUndefined();
+    expect(parseFalconctl(`aid="${id}"x`).registered).toBeUndefined();
+    expect(parseFalconctl('rfm-reason=|None, code=x0x0, version = v6.24.1')).toEqual({ unrecognizedParts: [] });
+    expect(parseFalconctl('code=0x0z')).toEqual({ unrecognizedParts: [] });
+    expect(parseFalconctl('version = 10.0.1')).toEqual({ version: '10.0.1', unrecognizedParts: [] });
+    // A part that only contains a field is not that field.
+    expect(parseFalconctl('sensor says: rfm-state=true')).toEqual({ unrecognizedParts: [1] });
+  });
+
+  it('reads each option by its own name only', () => {
+    expect(parseFalconctl('apd=0x0, aph=None, app=6.24.12104.0, cid="bace43f9de594f479627b75adb54c294", feature=true')).toEqual({
+      unrecognizedParts: [],
+    });
   });
 
   it('passes on the recorded healthy report only', async () => {
     expect((await falcon({ stdout: falconReport })).verdict).toMatchObject({ status: 'PASS', evidence: { falcon: { rfm: false } } });
+    // Without a reason, a code or a part it cannot read, the evidence names none.
+    const { verdict } = await falcon({ stdout: falconReport.replace('rfm-reason=None, code=0x0, ', '') });
+    expect(verdict.status).toBe('PASS');
+    expect(Object.keys(verdict.evidence.falcon as object)).toEqual(['rfm', 'registered', 'version']);
   });
 
   it('FAILs a sensor in reduced functionality mode, and one that never registered', async () => {
@@ -179,6 +203,11 @@ describe('sentinelctl', () => {
     expect(bothOff.verdict.evidence).toMatchObject({ engines_disabled: ['dfi_engine', 'dynamic_engine'] });
   });
 
+  it('reads indented lines and a colon followed by several spaces', async () => {
+    const { verdict } = await sentinelOne({ stdout: '   Agent state:      Enabled\n' }, { stdout: s1Engines });
+    expect(verdict).toMatchObject({ status: 'PASS', evidence: { sentinelone: { agent_state: 'Enabled' } } });
+  });
+
   it('reads `name: value` lines too, and numbers the lines that are no field', async () => {
     const { verdict } = await sentinelOne({ stdout: `Agent state: Enabled\n----\n` }, { stdout: `${s1Engines}+++\n` });
     expect(verdict).toMatchObject({
@@ -195,13 +224,15 @@ describe('sentinelctl', () => {
     });
     const noEngines = await sentinelOne({ stdout: s1Control }, { stdout: 'DFI library                         Initialized\n' });
     expect(noEngines.verdict.evidence).toMatchObject({ fields_unread: ['dfi_engine', 'dynamic_engine'] });
-    const oddWord = await sentinelOne({ stdout: 'Agent state      Enabled!\n' }, { stdout: s1Engines });
-    expect(oddWord.verdict.evidence).toMatchObject({ fields_unread: ['agent_state'], sentinelone: { agent_state: null } });
+    for (const word of ['Enabled!', '1Enabled']) {
+      const oddWord = await sentinelOne({ stdout: `Agent state      ${word}\n` }, { stdout: s1Engines });
+      expect(oddWord.verdict.evidence).toMatchObject({ fields_unread: ['agent_state'], sentinelone: { agent_state: null } });
+    }
   });
 
   it('is UNKNOWN when either report cannot be had, saying how', async () => {
     const refused = await sentinelOne({ error: 'permission_denied' }, { stdout: s1Engines });
-    expect(refused.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { health_error: 'permission_denied' } });
+    expect(refused.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { agent: 'sentinelone', health_error: 'permission_denied' } });
     const failed = await sentinelOne({ stdout: s1Control }, { stdout: '', exitCode: 2 });
     expect(failed.verdict).toMatchObject({ status: 'UNKNOWN', evidence: { health_error: 'exit_status' } });
   });
@@ -220,6 +251,30 @@ describe('which reports are asked', () => {
     ]);
     expect(verdict).toMatchObject({ status: 'PASS', evidence: { judged_by_process: ['acme-edr'] } });
     expect(ran).toEqual([[FALCONCTL, ...FALCONCTL_ARGS]]);
+  });
+
+  it("lets a FAIL that one report proves outrank another's UNKNOWN, and an UNKNOWN outrank a PASS", async () => {
+    const defenderUnread = answer(['/usr/bin/mdatp', 'health'], { error: 'permission_denied' });
+    const processes = { 1100: 'wdavdaemon', 2210: 'falcon-sensor' };
+    const rfm = await judge(['mdatp', 'crowdstrike'], processes, [
+      defenderUnread,
+      answer([FALCONCTL, ...FALCONCTL_ARGS], { stdout: falconReport.replace('rfm-state=false', 'rfm-state=true') }),
+    ]);
+    expect(rfm.verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'reduced_functionality_mode', falcon: { rfm: true } } });
+    expect(rfm.verdict.evidence).not.toHaveProperty('health_error');
+    const healthy = await judge(['mdatp', 'crowdstrike'], processes, [
+      defenderUnread,
+      answer([FALCONCTL, ...FALCONCTL_ARGS], { stdout: falconReport }),
+    ]);
+    expect(healthy.verdict).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: {
+        reason: 'agent_health_unreadable',
+        agent: 'microsoft-defender',
+        health_error: 'permission_denied',
+        falcon: { rfm: false },
+      },
+    });
   });
 
   it('FAILs on any required product whose report fails, whichever other passes', async () => {

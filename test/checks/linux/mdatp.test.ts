@@ -37,8 +37,51 @@ describe('mdatp health', () => {
     expect(parseMdatpHealth('healthy : maybe\ndefinitions_updated_minutes_ago : 12.5\n')).toEqual({ unrecognizedLines: [] });
   });
 
+  it('reads a line whole: its name from the first character, a quoted value only when quoted at both ends', () => {
+    expect(parseMdatpHealth('Xhealthy : false\nhealthy : true  \n')).toEqual({ healthy: true, unrecognizedLines: [1] });
+    const status = (value: string) => parseMdatpHealth(`definitions_status : ${value}\n`).definitionsStatus;
+    expect([status('"up_to_date"'), status('up_to_date'), status('x"up_to_date"'), status('"up_to_date"x')]).toEqual([
+      'up_to_date',
+      'up_to_date',
+      'x"up_to_date"',
+      '"up_to_date"x',
+    ]);
+  });
+
+  it('dates the definitions from their own field only', () => {
+    expect(parseMdatpHealth('log_level : 3\n')).toEqual({ unrecognizedLines: [] });
+  });
+
+  it('counts health issues only from health_issues written as a list', () => {
+    const issues = (text: string) => parseMdatpHealth(text).healthIssues;
+    expect(issues('health_issues : []\nedr_device_tags : ["x"]\n')).toBe(0);
+    expect(issues('health_issues : ["a"]\n')).toBe(1);
+    expect([issues('health_issues : none\n'), issues('health_issues : x[]\n'), issues('health_issues : []x\n')]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
   it('passes only on the healthy recorded report', async () => {
-    expect((await judge({ stdout: healthyReport })).status).toBe('PASS');
+    const verdict = await judge({ stdout: healthyReport });
+    expect(verdict.status).toBe('PASS');
+    // Every deciding field in the evidence as read; no issue count or unread line when there is none.
+    expect(verdict.evidence.defender).toEqual({
+      healthy: true,
+      licensed: true,
+      real_time_protection: true,
+      passive_mode: false,
+      definitions_status: 'up_to_date',
+      signature_age_days: 0,
+      unrecognized_lines: [30],
+    });
+    const issues = await judge({ stdout: withField('health_issues', '["no active event provider"]') });
+    expect(issues.evidence.defender).toMatchObject({ health_issues: 1 });
+    // The wrapped value gone, no line is left unread.
+    const unwrapped = await judge({ stdout: healthyReport.replace(/^edr_configuration_version .*\n.*\n/m, '') });
+    expect(unwrapped.status).toBe('PASS');
+    expect(unwrapped.evidence.defender).not.toHaveProperty('unrecognized_lines');
   });
 
   it.each([
@@ -51,10 +94,17 @@ describe('mdatp health', () => {
     expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule } });
   });
 
+  it('reports passive mode as read, null when the report lacks it', async () => {
+    expect((await judge({ stdout: withField('passive_mode_enabled', 'true') })).evidence.defender).toMatchObject({ passive_mode: true });
+    expect((await judge({ stdout: withoutField('passive_mode_enabled') })).evidence.defender).toMatchObject({ passive_mode: null });
+  });
+
   it('FAILs definitions older than the policy allows, by their age in minutes', async () => {
     const old = withField('definitions_updated_minutes_ago', String(8 * 1440));
     expect(await judge({ stdout: old })).toMatchObject({ status: 'FAIL', evidence: { rule: 'signatures_outdated' } });
     expect((await judge({ stdout: old }, 9)).status).toBe('PASS');
+    // Exactly the limit is within it.
+    expect((await judge({ stdout: withField('definitions_updated_minutes_ago', String(7 * 1440)) })).status).toBe('PASS');
   });
 
   it('never PASSes a definitions status it does not know, nor a report missing a deciding field', async () => {
@@ -62,8 +112,13 @@ describe('mdatp health', () => {
     expect(updating).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'definitions_status_unrecognized' } });
     for (const field of ['healthy', 'licensed', 'real_time_protection_enabled', 'definitions_updated_minutes_ago']) {
       const verdict = await judge({ stdout: withoutField(field) });
-      expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'agent_health_unreadable', fields_unread: [field] } });
+      expect(verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'agent_health_unreadable', agent: 'microsoft-defender', fields_unread: [field] },
+      });
     }
+    const undated = await judge({ stdout: withoutField('definitions_updated_minutes_ago') });
+    expect(undated.evidence.defender).toMatchObject({ signature_age_days: null });
     // Older reports without definitions_status are judged on the definitions' age alone.
     expect((await judge({ stdout: withoutField('definitions_status') })).status).toBe('PASS');
   });
