@@ -38,14 +38,18 @@ const ROLLING = new Set([
   'clear-linux-os',
 ]);
 
+/** Whether an os-release field is present and matches the pattern. */
+const matches = (value: string | undefined, pattern: RegExp): value is string => value !== undefined && pattern.test(value);
+
 /** Why a release is rolling, or undefined for a release with cycles. */
 function rollingMark(r: OsRelease, products: LifecycleTable): string | undefined {
   // The rolling branches of released distributions first: their ID has rows, none of them theirs.
   if (r.versionCodename?.includes('rolling')) return 'VERSION_CODENAME';
   if (r.version?.toLowerCase().includes('rawhide')) return 'VERSION';
-  if (r.id === 'alpine' && /_(alpha|beta|git)|edge/.test(`${r.versionId ?? ''} ${r.prettyName ?? ''}`)) return 'VERSION_ID';
+  // Alpine edge: VERSION_ID "3.20.0_alpha20231219", PRETTY_NAME "Alpine Linux edge" (an absent field reads "undefined").
+  if (r.id === 'alpine' && /_(alpha|beta|git)|edge/.test(`${r.versionId} ${r.prettyName}`)) return 'VERSION_ID';
   // Debian testing and unstable: no VERSION_ID, /etc/debian_version "trixie/sid".
-  if (!r.versionId && /\/sid$/.test(r.debianVersion ?? '')) return '/etc/debian_version';
+  if (!r.versionId && r.debianVersion?.endsWith('/sid')) return '/etc/debian_version';
   // A distribution with its own rows is released, whatever it derives from (SteamOS 3 is ID_LIKE=arch).
   if (products[ownProduct(r)]) return undefined;
   const marked = [r.id, ...r.idLike].find((id) => ROLLING.has(id));
@@ -68,25 +72,27 @@ const ALIASES: Record<string, string> = { sled: 'sles', sles_sap: 'sles', opensu
 /** The table product a release's own ID names (its own row, before any base it declares). */
 function ownProduct(r: OsRelease): string {
   // CentOS Stream shares ID=centos with CentOS Linux; LMDE shares ID=linuxmint with Mint; XCP-ng 8 says ID=xenenterprise.
-  if (r.id === 'centos' && /stream/i.test(r.name ?? '')) return 'centos-stream';
-  if (r.id === 'linuxmint' && /^LMDE/i.test(r.name ?? '')) return 'lmde';
-  if (r.id === 'xenenterprise' && /^XCP-ng/i.test(r.name ?? '')) return 'xcp-ng';
+  if (r.id === 'centos' && matches(r.name, /stream/i)) return 'centos-stream';
+  if (r.id === 'linuxmint' && matches(r.name, /^LMDE/i)) return 'lmde';
+  if (r.id === 'xenenterprise' && matches(r.name, /^XCP-ng/i)) return 'xcp-ng';
   return ALIASES[r.id] ?? r.id;
 }
 
-const majorOf = (v: string) => /^(\d+)/.exec(v)?.[1];
-const majorMinorOf = (v: string) => /^(\d+\.\d+)/.exec(v)?.[1];
+/** Version shapes: a plain release number ("12"), a dotted one ("8.10", "3.22.2"). */
+const INTEGER = /^\d+$/;
+const NUMERIC = /^\d+(\.\d+)*$/;
+const majorOf = (v: string | undefined) => v?.match(/^(\d+)/)?.[1];
+const majorMinorOf = (v: string | undefined) => v?.match(/^(\d+\.\d+)/)?.[1];
 
 /** The listed cycle a version belongs to: the whole version, then major.minor, then major ("8.10" -> "8"). */
 function listedCycle(cycles: LifecycleCycle[], version: string | undefined): string | undefined {
-  if (!version) return undefined;
-  const candidates = [version, majorMinorOf(version), majorOf(version), /^\d+$/.test(version) ? `${version}.0` : undefined];
-  return candidates.find((c) => c !== undefined && cycles.some((row) => row.cycle === c));
+  const candidates = [version, majorMinorOf(version), majorOf(version), matches(version, INTEGER) ? `${version}.0` : undefined];
+  return candidates.find((c) => cycles.some((row) => row.cycle === c));
 }
 
 /** The cycle an unlisted version would have, shaped like the product's listed cycles ("3.8" for Alpine 3.8.5, "7" for Debian 7). */
 function shapedCycle(cycles: LifecycleCycle[], version: string | undefined): string | undefined {
-  if (!version || !/^\d+(\.\d+)*$/.test(version)) return undefined;
+  if (!matches(version, NUMERIC)) return undefined;
   const dotted = cycles.some((c) => c.cycle.includes('.'));
   return (dotted ? majorMinorOf(version) : majorOf(version)) ?? version;
 }
@@ -98,10 +104,9 @@ interface Base {
   via: string;
 }
 
+/** Bases a CPE_NAME can name (Debian and Ubuntu publish none: their derivatives name them by codename). */
 const CPE_PRODUCTS: Record<string, string> = {
   'redhat:enterprise_linux': 'rhel',
-  'debian:debian_linux': 'debian',
-  'canonical:ubuntu_linux': 'ubuntu',
   'fedoraproject:fedora': 'fedora',
   'suse:sles': 'sles',
   'opensuse:leap': 'opensuse-leap',
@@ -120,17 +125,17 @@ function declaredBase(r: OsRelease, products: LifecycleTable): Base | undefined 
     const cycle = products[product] ? listedCycle(products[product], version) : undefined;
     return cycle ? { product, cycle, via } : undefined;
   };
-  const platform = /^platform:(el|f)(\d+)$/.exec(r.platformId ?? '');
-  const cpe = /^cpe:(?:\/o|2\.3:o):([^:]+):([^:]+):([^:*]+)/.exec(r.cpeName ?? '');
+  const platform = r.platformId?.match(/^platform:(el|f)(\d+)$/);
+  const cpe = r.cpeName?.match(/^cpe:(?:\/o|2\.3:o):([^:]+):([^:]+):([^:*]+)/);
   const cpeProduct = cpe ? CPE_PRODUCTS[`${cpe[1]}:${cpe[2]}`] : undefined;
-  const debianPoint = /^\d+(\.\d+)*$/.test(r.debianVersion ?? '') ? r.debianVersion : undefined;
+  const debianPoint = matches(r.debianVersion, NUMERIC) ? r.debianVersion : undefined;
   const debianLike = r.idLike.includes('debian') || r.idLike.includes('ubuntu');
   const fromLike = r.idLike
     .map((like) => {
       const sameMajor = SAME_MAJOR_LIKE[like];
-      if (sameMajor) return listed(sameMajor, r.versionId ? majorOf(r.versionId) : undefined, 'ID_LIKE');
+      if (sameMajor) return listed(sameMajor, majorOf(r.versionId), 'ID_LIKE');
       // Other bases only when the derivative uses the base's plain release number (Raspbian "10").
-      return /^\d+$/.test(r.versionId ?? '') ? listed(ALIASES[like] ?? like, r.versionId, 'ID_LIKE') : undefined;
+      return matches(r.versionId, INTEGER) ? listed(ALIASES[like] ?? like, r.versionId, 'ID_LIKE') : undefined;
     })
     .find(Boolean);
   return (
@@ -165,7 +170,7 @@ function extensionFor(product: string, policy: Policy): ExtendedSupport | undefi
 
 /** Tumbleweed's VERSION_ID is its snapshot date (YYYYMMDD). */
 function snapshotDate(r: OsRelease): number | undefined {
-  const m = /^(\d{4})(\d{2})(\d{2})$/.exec(r.versionId ?? '');
+  const m = r.versionId?.match(/^(\d{4})(\d{2})(\d{2})$/);
   return m && r.id.startsWith('opensuse-') ? Date.parse(`${m[1]}-${m[2]}-${m[3]}T00:00:00Z`) : undefined;
 }
 
@@ -208,18 +213,14 @@ function evaluate(facts: OsVersionFacts, policy: Policy, now: Date) {
   } else if (declared && declared.product !== own) {
     judged = { product: declared.product, cycle: declared.cycle, derived: declared };
   } else {
-    const cycle = ownCycles
-      ? shapedCycle(ownCycles, r.versionId)
-      : r.versionId && /^\d+(\.\d+)*$/.test(r.versionId)
-        ? r.versionId
-        : undefined;
+    const cycle = ownCycles ? shapedCycle(ownCycles, r.versionId) : matches(r.versionId, NUMERIC) ? r.versionId : undefined;
     if (!cycle) return unknown('unrecognized_version', base);
     judged = { product: own, cycle };
   }
   if (judged.derived) Object.assign(base, { distribution: r.id, derived_from: judged.derived.via });
   const precise = preciseVersion(r);
   const version =
-    judged.derived || !precise || !/^\d+(\.\d+)*$/.test(precise) || compareVersions(precise, judged.cycle) < 0 ? judged.cycle : precise;
+    judged.derived || !precise || !matches(precise, NUMERIC) || compareVersions(precise, judged.cycle) < 0 ? judged.cycle : precise;
   return judgeRelease(
     { product: judged.product, cycle: judged.cycle, version, facts: base },
     {

@@ -483,6 +483,18 @@ describe('a release older than every row of a policy table', () => {
       evidence: { product: 'fedora', cycle: '28', version: '28', rule: 'older_than_table', oldest_listed: '40' },
     });
   });
+
+  it('lacking the product a derivative names, leaves the release undecided instead of failing to read it', async () => {
+    // elementary OS 7 names Ubuntu jammy (UBUNTU_CODENAME), a product this table does not have.
+    expect(await judge(corpus('elementary_7'), {}, policy)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'unknown_release', product: 'elementary', lifecycle_checked_at: 'policy' },
+    });
+  });
+});
+
+it('is the Linux OS_VERSION check', () => {
+  expect(osVersion).toMatchObject({ key: 'OS_VERSION', platform: 'LINUX' });
 });
 
 describe('what the rolling judgement reads', () => {
