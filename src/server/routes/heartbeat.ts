@@ -1,19 +1,20 @@
-import type { FastifyInstance } from 'fastify';
 import { BODY_LIMITS, HeartbeatRequest, ROUTES, type HeartbeatResponse } from '../../protocol/schemas';
+import type { AgentRoute } from '../agentRoute';
 import type { AppContext } from '../context';
-import { authenticateDevice, deviceOf } from '../auth';
 import { refusalError } from '../deviceLifecycle';
-import { limitDevice } from '../rateLimit';
+import { spendDeviceBudget } from '../rateLimit';
 import { parseBody } from '../validation';
 
 /** POST /heartbeat: records the device's attributes, activates a PENDING device (deviceLifecycle.ts), returns the schedule. */
-export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, heartbeats, policies, checks }: AppContext): void {
-  app.post(
-    ROUTES.heartbeat,
-    { bodyLimit: BODY_LIMITS.heartbeat, onRequest: [authenticateDevice(devices), limitDevice(limits.heartbeats, 'heartbeats')] },
-    async (request): Promise<HeartbeatResponse & { policy_version?: string; check_requested_at?: string }> => {
-      const device = deviceOf(request);
-      const body = parseBody(HeartbeatRequest, request.body);
+export function heartbeatRoute({ config, limits, heartbeats, policies, checks }: AppContext): AgentRoute {
+  return {
+    path: ROUTES.heartbeat,
+    bodyLimit: BODY_LIMITS.heartbeat,
+    admit(device) {
+      spendDeviceBudget(limits.heartbeats, device.id, 'heartbeats');
+    },
+    async answer(device, json) {
+      const body = parseBody(HeartbeatRequest, json);
       const now = new Date().toISOString();
       const outcome = await heartbeats.record(
         device,
@@ -42,7 +43,7 @@ export function heartbeatRoute(app: FastifyInstance, { config, limits, devices, 
         const token = policies.token(device.orgId);
         answer.policy_version = typeof token === 'string' ? token : await token;
       }
-      return answer;
+      return { status: 200, json: answer };
     },
-  );
+  };
 }
