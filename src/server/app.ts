@@ -135,7 +135,7 @@ export function buildApp(context: AppContext): FastifyInstance {
   /** Metrics and the request log of one answered request. */
   const answered = (raw: IncomingMessage, path: string, status: number, ms: number, deviceId?: string, admin?: string) => {
     const method = raw.method ?? '';
-    context.metrics.observeRequest({ route: path, method, status, seconds: ms / 1000 });
+    context.metrics.observeRequest(path, method, status, ms / 1000);
     requests.count(method, path, status, ms);
     if (requests.perRequest) {
       requests.line({
