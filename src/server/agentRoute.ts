@@ -58,8 +58,7 @@ export interface DirectServing {
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** The message when a body ends short of its Content-Length (fastify's wording is app.ts's). */
-export const CONTENT_LENGTH_MISMATCH = 'the Content-Length does not match the request body';
+/** The answer's message when a request breaks off in its body (as app.ts answers fastify's). */
 export const UNREADABLE_BODY = 'the request could not be read';
 
 /**
@@ -84,14 +83,13 @@ export function directAgentRoutes(
     // Node has refused a malformed Content-Length; a larger one gets fastify's early 413.
     const declared = Number(length);
     if (declared > route.bodyLimit || serving.bypass(request)) return false;
-    void serveDirectly(route, declared, request, response, devices, serving);
+    void serveDirectly(route, request, response, devices, serving);
     return true;
   };
 }
 
 async function serveDirectly(
   route: AgentRoute,
-  declared: number,
   request: IncomingMessage,
   response: ServerResponse,
   devices: DeviceCache,
@@ -106,7 +104,8 @@ async function serveDirectly(
     route.admit(device, request.headers);
     let body: unknown;
     try {
-      body = serving.parseJson(await readBody(request, declared));
+      // An agent's request usually arrives whole with its headers: its body is then taken at once.
+      body = serving.parseJson(request.complete ? bufferedBody(request) : await readBody(request));
     } catch (error) {
       // As fastify does: the client may still be sending, so its connection ends with this answer.
       response.setHeader('connection', 'close');
@@ -138,8 +137,17 @@ function send(response: ServerResponse, status: number, headers: Record<string, 
   response.end(text);
 }
 
-/** The whole body as text; a 400 HttpError when the request breaks off or ends short of its Content-Length. */
-function readBody(request: IncomingMessage, declared: number): Promise<string> {
+// Node frames a body by its Content-Length (anything past it is the next request), so a body read
+// to its end has exactly the declared length.
+
+/** The body of a request received whole (`request.complete`), from the stream's buffer. */
+function bufferedBody(request: IncomingMessage): string {
+  const body = request.read() as Buffer | null;
+  return body === null ? '' : body.toString('utf8');
+}
+
+/** The whole body as text; a 400 HttpError when the request breaks off. */
+function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -150,7 +158,6 @@ function readBody(request: IncomingMessage, declared: number): Promise<string> {
     const onEnd = (error?: Error) => {
       request.off('data', onData).off('end', onEnd).off('error', onEnd);
       if (error !== undefined) reject(badRequest(UNREADABLE_BODY));
-      else if (received !== declared) reject(badRequest(CONTENT_LENGTH_MISMATCH));
       else resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
     };
     request.on('data', onData).on('end', onEnd).on('error', onEnd);

@@ -15,7 +15,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { EXTENSION_ROUTES, ROUTES } from '../protocol/schemas';
 import { decorateAdmin, registerAdminCookies } from './adminAuth';
-import { CONTENT_LENGTH_MISMATCH, UNREADABLE_BODY, directAgentRoutes, registerAgentRoute, type DirectServing } from './agentRoute';
+import { UNREADABLE_BODY, directAgentRoutes, registerAgentRoute, type DirectServing } from './agentRoute';
 import { decorateDevice } from './auth';
 import { devicePageRoutes } from './console/devicePageRoutes';
 import { consoleRoutes } from './console/routes';
@@ -275,7 +275,7 @@ function toHttpError(error: FastifyError | HttpError, bodyLimit: number | undefi
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return badRequest('the request body must have Content-Type: application/json');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return badRequest(CONTENT_LENGTH_MISMATCH);
+      return badRequest('the Content-Length does not match the request body');
   }
   const status = error.statusCode ?? 500;
   if (status === 413) return new HttpError('payload_too_large', 'the request body is too large');
