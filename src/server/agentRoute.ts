@@ -16,7 +16,7 @@ import type { AuthenticatedDevice } from './db/store';
 import type { DeviceCache } from './deviceCache';
 import { HttpError, badRequest } from './errors';
 
-export type AgentAnswer = { status: 200; json: object } | { status: 204; headers: Record<string, string> };
+type AgentAnswer = { status: 200; json: object } | { status: 204; headers: Record<string, string> };
 
 export interface AgentRoute {
   path: string;
