@@ -78,8 +78,9 @@ export function directAgentRoutes(
     const route = byPath.get(query === -1 ? url : url.slice(0, query));
     if (route === undefined) return false;
     const { headers } = request;
+    // No Content-Length: a chunked body (Node refuses a request that has both).
     const length = headers['content-length'];
-    if (length === undefined || headers['transfer-encoding'] !== undefined || !JSON_TYPES.has(headers['content-type'] ?? '')) return false;
+    if (length === undefined || !JSON_TYPES.has(headers['content-type'] ?? '')) return false;
     // Node has refused a malformed Content-Length; a larger one gets fastify's early 413.
     const declared = Number(length);
     if (declared > route.bodyLimit || serving.bypass(request)) return false;
