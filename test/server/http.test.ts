@@ -151,6 +151,21 @@ describe('early refusal of oversized bodies', () => {
   });
 });
 
+describe('bodies that are not JSON', () => {
+  test.each([ROUTES.heartbeat, ROUTES.postures, ROUTES.enroll])(
+    '%s: the answer ends the connection (the client may still be sending); a JSON body the route refuses does not',
+    async (route) => {
+      const own = await enrolledDevice(server);
+      const broken = await call(server, route, { apiKey: own.apiKey, raw: '{"x', headers: { 'content-type': 'application/json' } });
+      expectError(broken, 400, 'bad_request');
+      expect(broken.headers.connection).toBe('close');
+      const refused = await call(server, route, { apiKey: own.apiKey, json: { x: 1 } });
+      expectError(refused, 400, 'bad_request');
+      expect(refused.headers.connection).toBe('keep-alive');
+    },
+  );
+});
+
 describe('requests cut off', () => {
   test.each([ROUTES.heartbeat, ROUTES.postures])('%s: a client gone in the middle of its body leaves nothing behind', async (route) => {
     const body = JSON.stringify(heartbeatBody({ hardware_uuid: device.hardwareUuid }));
