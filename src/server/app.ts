@@ -10,9 +10,12 @@ import Fastify, {
   type FastifyRequest,
   type HookHandlerDoneFunction,
 } from 'fastify';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { EXTENSION_ROUTES, ROUTES } from '../protocol/schemas';
 import { decorateAdmin, registerAdminCookies } from './adminAuth';
+import { UNREADABLE_BODY, directAgentRoutes, registerAgentRoute, type DirectServing } from './agentRoute';
 import { decorateDevice } from './auth';
 import { devicePageRoutes } from './console/devicePageRoutes';
 import { consoleRoutes } from './console/routes';
@@ -67,6 +70,9 @@ const NODE_SERVER_OPTIONS = { headersTimeout: HEADERS_TIMEOUT_MS, connectionsChe
 export function buildApp(context: AppContext): FastifyInstance {
   const { logger } = context;
   const allowed: ReadonlyMap<string, string> = new Map([...ALWAYS_ALLOWED, ...(context.config.policy ? POLICY_ALLOWED : [])]);
+  const agentRoutes = [heartbeatRoute(context), posturesRoute(context)];
+  // The agent routes' requests of the usual shape are answered before fastify sees them (agentRoute.ts).
+  let direct: (request: IncomingMessage, response: ServerResponse) => boolean = () => false;
   const options = {
     // fastify's own lines (its listening banner, per-request lines) stay quiet: the app logs one
     // allow-listed line per request itself, and serve.ts announces the URL.
@@ -80,21 +86,28 @@ export function buildApp(context: AppContext): FastifyInstance {
     requestIdHeader: false as const,
     // Requests on open keep-alive connections during shutdown are still served (the database closes after).
     return503OnClosing: false,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    connectionTimeout: IDLE_TIMEOUT_MS,
-    http: NODE_SERVER_OPTIONS,
+    serverFactory: (fastifyHandler: (request: IncomingMessage, response: ServerResponse) => void) => {
+      const handler = (request: IncomingMessage, response: ServerResponse) => {
+        if (!direct(request, response)) fastifyHandler(request, response);
+      };
+      const { tls } = context.config;
+      const server = tls ? createHttpsServer({ ...tls, ...NODE_SERVER_OPTIONS }, handler) : createHttpServer(NODE_SERVER_OPTIONS, handler);
+      // What fastify sets on a server it creates itself.
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      server.requestTimeout = REQUEST_TIMEOUT_MS;
+      server.setTimeout(IDLE_TIMEOUT_MS);
+      return server;
+    },
     // Every route that reads a body sets its own limit (the spec's, per route); this one bounds
     // the bodies nothing reads (unknown paths, a JSON body sent to a console form route).
     bodyLimit: UNREAD_BODY_LIMIT,
     // request.ip: X-Forwarded-For is read only on connections from a configured proxy.
     trustProxy: (address: string) => context.config.forwarded?.proxies.has(address) ?? false,
   };
-  const app = (context.config.tls
-    ? Fastify({ ...options, https: { ...context.config.tls, ...NODE_SERVER_OPTIONS } })
-    : Fastify(options)) as unknown as FastifyInstance;
+  const app = Fastify(options) as unknown as FastifyInstance;
 
-  acceptJson(app);
+  const parseJson = jsonParser(app);
+  acceptJson(app, parseJson);
   decorateDevice(app);
   decorateAdmin(app);
   registerAdminCookies(app, context.config.tls !== undefined);
@@ -104,9 +117,13 @@ export function buildApp(context: AppContext): FastifyInstance {
     throw routingError(request, allowed);
   });
   const databaseError = databaseErrorAnswers(logger);
+  const answerFor = (error: FastifyError | HttpError, path: string, bodyLimit: number | undefined): HttpError => {
+    const httpError = toHttpError(error, bodyLimit, databaseError);
+    if (httpError.code === 'internal_error') logger.error({ err: error, path }, 'request failed');
+    return httpError;
+  };
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
-    const httpError = toHttpError(error, request, databaseError);
-    if (httpError.code === 'internal_error') logger.error({ err: error, path: loggedPath(request, allowed) }, 'request failed');
+    const httpError = answerFor(error, loggedPath(request, allowed), request.routeOptions.bodyLimit);
     reply.code(httpError.statusCode).headers(httpError.headers).send({ error: httpError.code, message: httpError.message });
   });
   // Callback hooks: an async one costs each request a promise and a turn of the microtask queue.
@@ -115,36 +132,50 @@ export function buildApp(context: AppContext): FastifyInstance {
     done(null, payload);
   });
   const requests = new RequestLog(logger);
-  app.addHook('onResponse', (request, reply, done) => {
-    const path = loggedPath(request, allowed);
-    const status = reply.statusCode;
-    const ms = reply.elapsedTime;
-    context.metrics.observeRequest({ route: path, method: request.method, status, seconds: ms / 1000 });
-    requests.count(request.method, path, status, ms);
+  /** Metrics and the request log of one answered request. */
+  const answered = (raw: IncomingMessage, path: string, status: number, ms: number, deviceId?: string, admin?: string) => {
+    const method = raw.method ?? '';
+    context.metrics.observeRequest(path, method, status, ms / 1000);
+    requests.count(method, path, status, ms);
     if (requests.perRequest) {
       requests.line({
-        method: request.method,
+        method,
         path,
         status,
         ms: Math.round(ms * 10) / 10,
-        device_id: request.device?.id,
-        admin: request.admin?.actor,
+        device_id: deviceId,
+        admin,
         // Whether this TLS connection resumed a session (no full handshake); absent over plain HTTP.
-        tls_resumed: (request.socket as Partial<TLSSocket>).isSessionReused?.(),
+        tls_resumed: (raw.socket as Partial<TLSSocket>).isSessionReused?.(),
       });
     }
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    answered(request.raw, loggedPath(request, allowed), reply.statusCode, reply.elapsedTime, request.device?.id, request.admin?.actor);
+    done();
+  });
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
     done();
   });
   app.addHook('onClose', (_instance, done) => {
     requests.stop();
     done();
   });
+  const serving: DirectServing = {
+    parseJson,
+    httpError: (error, path, bodyLimit) => answerFor(error as FastifyError, path, bodyLimit),
+    answered,
+    closing: () => closing,
+    bypass: (request) => context.config.forwarded?.proxies.has(request.socket.remoteAddress) ?? false,
+  };
+  direct = directAgentRoutes(agentRoutes, context.devices, serving);
 
   healthRoute(app, context);
   metricsRoute(app, context);
   enrollRoute(app, context);
-  heartbeatRoute(app, context);
-  posturesRoute(app, context);
+  for (const route of agentRoutes) registerAgentRoute(app, context.devices, route);
   unenrollRoute(app, context);
   if (context.config.policy) policyRoute(app, context);
   registerRoute(app, context);
@@ -156,16 +187,37 @@ export function buildApp(context: AppContext): FastifyInstance {
 }
 
 /**
- * application/json (any parameters) is the only body type. An empty body is passed on as
- * `undefined`, which /unenroll accepts and every other route refuses with 400.
+ * A body's JSON text as a value, with fastify's parser (which refuses `__proto__` and `constructor`
+ * keys). An empty body is `undefined`, which /unenroll accepts and every other route refuses with 400.
  */
-function acceptJson(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+function jsonParser(app: FastifyInstance): (text: string) => unknown {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  return (text) => {
+    if (text === '') return undefined;
+    let value: unknown;
+    let failed = false;
+    // With a callback the default parser answers at once and returns nothing to wait for.
+    void parse(undefined as never, text, (error, parsed) => {
+      failed = error !== null;
+      value = parsed;
+    });
+    if (failed) throw badRequest(INVALID_JSON);
+    return value;
+  };
+}
+
+/** application/json (any parameters) is the only body type. */
+function acceptJson(app: FastifyInstance, parseJson: (text: string) => unknown): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    // With a callback the default parser returns nothing to wait for.
-    else void parseJson(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    let value: unknown;
+    try {
+      value = parseJson(body as string);
+    } catch (error) {
+      done(error as HttpError, undefined);
+      return;
+    }
+    done(null, value);
   });
 }
 
@@ -206,7 +258,9 @@ function atLeastWarn(level: string): string {
   return ['fatal', 'error', 'silent'].includes(level) ? level : 'warn';
 }
 
-function toHttpError(error: FastifyError | HttpError, request: FastifyRequest, databaseError: DatabaseErrorAnswer): HttpError {
+const INVALID_JSON = 'the request body is not valid JSON';
+
+function toHttpError(error: FastifyError | HttpError, bodyLimit: number | undefined, databaseError: DatabaseErrorAnswer): HttpError {
   if (error instanceof HttpError) return error;
   const fromDatabase = databaseError(error);
   if (fromDatabase) return fromDatabase;
@@ -217,9 +271,7 @@ function toHttpError(error: FastifyError | HttpError, request: FastifyRequest, d
     return new HttpError('forbidden', 'a request authenticated by the console session needs its CSRF token (x-csrf-token)');
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new HttpError('payload_too_large', `the request body exceeds this route's limit of ${request.routeOptions.bodyLimit} bytes`);
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return badRequest('the request body is not valid JSON');
+      return new HttpError('payload_too_large', `the request body exceeds this route's limit of ${bodyLimit} bytes`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return badRequest('the request body must have Content-Type: application/json');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -227,6 +279,6 @@ function toHttpError(error: FastifyError | HttpError, request: FastifyRequest, d
   }
   const status = error.statusCode ?? 500;
   if (status === 413) return new HttpError('payload_too_large', 'the request body is too large');
-  if (status >= 400 && status < 500) return badRequest('the request could not be read');
+  if (status >= 400 && status < 500) return badRequest(UNREADABLE_BODY);
   return new HttpError('internal_error', 'internal server error');
 }

@@ -21,15 +21,18 @@ export function decorateDevice(app: FastifyInstance): void {
 export function authenticateDevice(devices: DeviceCache) {
   // fastify answers a rejection of this hook as the request's error.
   return async function authenticate(request: FastifyRequest): Promise<void> {
-    const header = request.headers.authorization;
-    if (header === undefined) throw unauthorized('missing "Authorization: Bearer <API key>" header');
-    const key = BEARER.exec(header)?.[1];
-    if (key === undefined || !isCredential(key))
-      throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
-    const device = await devices.authenticate(hashCredential(key));
-    if (!device) throw keyRefused();
-    request.device = device;
+    request.device = await deviceByAuthorization(devices, request.headers.authorization);
   };
+}
+
+/** The device whose API key the Authorization header carries; a 401 HttpError otherwise. */
+export async function deviceByAuthorization(devices: DeviceCache, header: string | undefined): Promise<AuthenticatedDevice> {
+  if (header === undefined) throw unauthorized('missing "Authorization: Bearer <API key>" header');
+  const key = BEARER.exec(header)?.[1];
+  if (key === undefined || !isCredential(key)) throw unauthorized('the Authorization header must be "Bearer <API key>" with a 96-hex key');
+  const device = await devices.authenticate(hashCredential(key));
+  if (!device) throw keyRefused();
+  return device;
 }
 
 /** The authenticated device; only called on routes guarded by authenticateDevice. */

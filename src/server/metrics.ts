@@ -2,13 +2,13 @@
 // and status, their latency, rate-limit and check-key-cap refusals, devices by state and the database pool, read from
 // the store at each scrape, SQLite's write-ahead log, and the process' own metrics. Every label has
 // a bounded set of values: routes are the known paths or "(unknown)", never a client's path.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Store } from './db/store';
 
 export interface ServerMetrics {
   registry: Registry;
-  /** One answered request. */
-  observeRequest(request: { route: string; method: string; status: number; seconds: number }): void;
+  /** One answered request: `route` one of a bounded set of values (a known path or "(unknown)"). */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
   /** One posture upload refused because it would take its device past the check key cap. */
   observeCheckKeyCap(): void;
 }
@@ -21,27 +21,58 @@ export interface ServerMetrics {
  */
 const EVENT_LOOP_SAMPLE_MS = 100;
 
+const LATENCY = {
+  name: 'device_agent_server_request_duration_seconds',
+  help: 'Time from a request to its answer, by route and method',
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+};
+
+/** One route and method's answered requests since the start: by status, and their latency. */
+interface RouteRequests {
+  route: string;
+  method: string;
+  byStatus: Map<number, number>;
+  /** Requests per latency bucket, not cumulative: [i] counts those above buckets[i - 1] and at most buckets[i]. */
+  inBucket: number[];
+  seconds: number;
+  count: number;
+}
+
 export function createMetrics(store: Store): ServerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
-  const requests = new Counter({
+  // Requests are tallied in plain numbers, found without building a key, and handed to prom-client
+  // when it is scraped: prom-client's own inc() and observe() check and hash their labels at every
+  // call, a few percent of a heartbeat's CPU over a new TLS connection.
+  const byRoute = new Map<string, Map<string, RouteRequests>>();
+  const tallied = function* () {
+    for (const byMethod of byRoute.values()) yield* byMethod.values();
+  };
+  new Counter({
     name: 'device_agent_server_requests_total',
     help: 'HTTP requests answered, by route, method and status',
     labelNames: ['route', 'method', 'status'] as const,
     registers: [registry],
+    collect() {
+      this.reset();
+      for (const { route, method, byStatus } of tallied()) {
+        for (const [status, count] of byStatus) this.inc({ route, method, status: String(status) }, count);
+      }
+    },
   });
-  const latency = new Histogram({
-    name: 'device_agent_server_request_duration_seconds',
-    help: 'Time from a request to its answer, by route and method',
-    labelNames: ['route', 'method'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const refusals = new Counter({
+  registry.registerMetric(latencyHistogram(tallied));
+  new Counter({
     name: 'device_agent_server_rate_limit_refusals_total',
     help: 'Requests refused with 429 by the per-device rate limits of this process, by route',
     labelNames: ['route'] as const,
     registers: [registry],
+    collect() {
+      this.reset();
+      for (const { route, byStatus } of tallied()) {
+        const refused = byStatus.get(429);
+        if (refused !== undefined) this.inc({ route }, refused);
+      }
+    },
   });
   const checkKeyCap = new Counter({
     name: 'device_agent_server_check_key_cap_refusals_total',
@@ -91,13 +122,53 @@ export function createMetrics(store: Store): ServerMetrics {
   }
   return {
     registry,
-    observeRequest({ route, method, status, seconds }) {
-      requests.inc({ route, method, status: String(status) });
-      latency.observe({ route, method }, seconds);
-      if (status === 429) refusals.inc({ route });
+    observeRequest(route, method, status, seconds) {
+      let byMethod = byRoute.get(route);
+      if (byMethod === undefined) byRoute.set(route, (byMethod = new Map<string, RouteRequests>()));
+      let requests = byMethod.get(method);
+      if (requests === undefined) {
+        requests = { route, method, byStatus: new Map(), inBucket: LATENCY.buckets.map(() => 0), seconds: 0, count: 0 };
+        byMethod.set(method, requests);
+      }
+      requests.byStatus.set(status, (requests.byStatus.get(status) ?? 0) + 1);
+      let bucket = 0;
+      while (bucket < LATENCY.buckets.length && seconds > LATENCY.buckets[bucket]!) bucket += 1;
+      if (bucket < LATENCY.buckets.length) requests.inBucket[bucket]! += 1;
+      requests.seconds += seconds;
+      requests.count += 1;
     },
     observeCheckKeyCap() {
       checkKeyCap.inc();
     },
   };
+}
+
+/**
+ * The latency histogram as prom-client would report it (its text format and cluster aggregation),
+ * from the tallies: the registry asks a metric only for its name, help, type, aggregator and get().
+ */
+function latencyHistogram(tallied: () => Iterable<RouteRequests>): Metric {
+  const histogram = {
+    name: LATENCY.name,
+    help: LATENCY.help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get() {
+      const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+      for (const { route, method, inBucket, seconds, count } of tallied()) {
+        let cumulative = 0;
+        LATENCY.buckets.forEach((le, bucket) => {
+          cumulative += inBucket[bucket]!;
+          values.push({ labels: { le, route, method }, value: cumulative, metricName: `${LATENCY.name}_bucket` });
+        });
+        values.push(
+          { labels: { le: '+Inf', route, method }, value: count, metricName: `${LATENCY.name}_bucket` },
+          { labels: { route, method }, value: seconds, metricName: `${LATENCY.name}_sum` },
+          { labels: { route, method }, value: count, metricName: `${LATENCY.name}_count` },
+        );
+      }
+      return Promise.resolve({ name: LATENCY.name, help: LATENCY.help, type: 'histogram', aggregator: 'sum', values });
+    },
+  };
+  return histogram as unknown as Metric;
 }

@@ -69,6 +69,12 @@ export function tooManyRequests(what: string, waitMs: number, who = 'this device
   });
 }
 
+/** Spends `cost` units of the device's budget in `limiter`; a 429 HttpError when it has not enough left. */
+export function spendDeviceBudget(limiter: RateLimiter, deviceId: string, what: string, cost = 1): void {
+  const wait = limiter.take(deviceId, cost);
+  if (wait !== undefined) throw tooManyRequests(what, wait);
+}
+
 /**
  * onRequest hook, after authentication and before the body is read: spends the device's budget,
  * `cost` units for this request.
@@ -76,8 +82,7 @@ export function tooManyRequests(what: string, waitMs: number, who = 'this device
 export function limitDevice(limiter: RateLimiter, what: string, cost: (request: FastifyRequest) => number = () => 1) {
   // A callback hook: fastify answers a throw from it as the request's error.
   return function limit(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const wait = limiter.take(deviceOf(request).id, cost(request));
-    if (wait !== undefined) throw tooManyRequests(what, wait);
+    spendDeviceBudget(limiter, deviceOf(request).id, what, cost(request));
     done();
   };
 }

@@ -18,7 +18,8 @@ export interface RequestLine {
 }
 
 export class RequestLog {
-  private counts = new Map<string, number>();
+  /** Requests by method, path and status: found without building a key for each request. */
+  private counts = new Map<string, Map<string, Map<number, number>>>();
   private total = 0;
   private totalMs = 0;
   private maxMs = 0;
@@ -37,8 +38,11 @@ export class RequestLog {
 
   /** One answered request, in the summary. */
   count(method: string, path: string, status: number, ms: number): void {
-    const key = `${method} ${path} ${status}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    let byPath = this.counts.get(method);
+    if (byPath === undefined) this.counts.set(method, (byPath = new Map<string, Map<number, number>>()));
+    let byStatus = byPath.get(path);
+    if (byStatus === undefined) byPath.set(path, (byStatus = new Map<number, number>()));
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     this.total += 1;
     this.totalMs += ms;
     if (ms > this.maxMs) this.maxMs = ms;
@@ -55,6 +59,15 @@ export class RequestLog {
     this.summarize();
   }
 
+  /** `"POST /api/agent/v1/heartbeat 200": 12`, … */
+  private byRoute(): Record<string, number> {
+    const byRoute: Record<string, number> = {};
+    for (const [method, byPath] of this.counts) {
+      for (const [path, byStatus] of byPath) for (const [status, count] of byStatus) byRoute[`${method} ${path} ${status}`] = count;
+    }
+    return byRoute;
+  }
+
   private summarize(): void {
     const now = Date.now();
     if (this.total > 0) {
@@ -62,7 +75,7 @@ export class RequestLog {
         {
           seconds: Math.round((now - this.since) / 1000),
           requests: this.total,
-          by_route: Object.fromEntries(this.counts),
+          by_route: this.byRoute(),
           ms_mean: Math.round((this.totalMs / this.total) * 10) / 10,
           ms_max: Math.round(this.maxMs * 10) / 10,
         },

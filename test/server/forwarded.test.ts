@@ -34,6 +34,9 @@ function open(server: RunningServer, localAddress: string, text: string): Promis
 
 const health = (forwardedFor: string) =>
   `GET /healthz HTTP/1.1\r\nHost: {host}\r\nX-Forwarded-For: ${forwardedFor}\r\nConnection: close\r\n\r\n`;
+/** A heartbeat without credentials, as agents send it (the direct path's shape, src/server/agentRoute.ts). */
+const heartbeat = (forwardedFor: string) =>
+  `POST ${ROUTES.heartbeat} HTTP/1.1\r\nHost: {host}\r\nX-Forwarded-For: ${forwardedFor}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`;
 /** Headers complete, body never sent: the request stays in flight. */
 const stalled = (forwardedFor: string) =>
   `POST ${ROUTES.enroll} HTTP/1.1\r\nHost: {host}\r\nX-Forwarded-For: ${forwardedFor}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`;
@@ -56,6 +59,9 @@ describe('--trust-proxy', () => {
       // The agent's address is the last one the proxy did not add (a client cannot pose as another by prepending).
       expect(statusOf(await (await open(server, PROXY, health('198.51.100.9, 203.0.113.7'))).answer)).toBe('429');
       expect(statusOf(await (await open(server, PROXY, health('203.0.113.7, 10.1.2.3'))).answer)).toBe('429');
+      // The agent routes' requests through the proxy are capped alike (before authentication: a 401 otherwise).
+      expect(statusOf(await (await open(server, PROXY, heartbeat('203.0.113.7'))).answer)).toBe('429');
+      expect(statusOf(await (await open(server, PROXY, heartbeat('198.51.100.1'))).answer)).toBe('401');
 
       // Not the proxy: the header changes nothing, and the connection cap counts the real peer.
       const direct = [await open(server, NOT_PROXY, stalled('198.51.100.50')), await open(server, NOT_PROXY, stalled('198.51.100.51'))];

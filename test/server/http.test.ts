@@ -3,7 +3,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
-import { startServer, type RunningServer } from '../support/server';
+import { logEntries, startServer, type RunningServer } from '../support/server';
 import { call, enrolledDevice, expectError, heartbeatBody, type EnrolledDevice } from './client';
 
 let server: RunningServer;
@@ -148,6 +148,46 @@ describe('early refusal of oversized bodies', () => {
     });
     expect(response).toMatch(/^HTTP\/1\.1 413 /);
     expect(response).toContain('"error":"payload_too_large"');
+  });
+});
+
+describe('bodies that are not JSON', () => {
+  test.each([ROUTES.heartbeat, ROUTES.postures, ROUTES.enroll])(
+    '%s: the answer ends the connection (the client may still be sending); a JSON body the route refuses does not',
+    async (route) => {
+      const own = await enrolledDevice(server);
+      const broken = await call(server, route, { apiKey: own.apiKey, raw: '{"x', headers: { 'content-type': 'application/json' } });
+      expectError(broken, 400, 'bad_request');
+      expect(broken.headers.connection).toBe('close');
+      const refused = await call(server, route, { apiKey: own.apiKey, json: { x: 1 } });
+      expectError(refused, 400, 'bad_request');
+      expect(refused.headers.connection).toBe('keep-alive');
+    },
+  );
+});
+
+describe('requests cut off', () => {
+  test.each([ROUTES.heartbeat, ROUTES.postures])('%s: a client gone in the middle of its body leaves nothing behind', async (route) => {
+    const body = JSON.stringify(heartbeatBody({ hardware_uuid: device.hardwareUuid }));
+    const head = [
+      `POST ${route} HTTP/1.1`,
+      `Host: ${new URL(server.url).host}`,
+      `Authorization: Bearer ${device.apiKey}`,
+      'Content-Type: application/json',
+      `Content-Length: ${body.length}`,
+      '',
+      body.slice(0, 20),
+    ].join('\r\n');
+    const { port, hostname } = new URL(server.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(head, () => setTimeout(() => socket.destroy(), 200)));
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    // The server goes on answering, and logged no failure of its own for the request it lost.
+    const ok = await call(server, ROUTES.heartbeat, { apiKey: device.apiKey, json: heartbeatBody({ hardware_uuid: device.hardwareUuid }) });
+    expect(ok.status).toBe(200);
+    expect(logEntries(server.logs()).filter((entry) => entry.msg === 'request failed')).toEqual([]);
   });
 });
 
