@@ -13,6 +13,7 @@ import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } 
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { family, osRelease } from './osRelease';
 import { processTable, runningCommands } from './processes';
+import { judgePackageChange } from '../updateEffect';
 import { packageChange, type PackageChange } from './packageDatabases';
 import { isEnabledState, parseSystemdTimestamp, systemdBooted, unitFileStates, unitProperties, type UnitProperties } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
@@ -427,29 +428,6 @@ function judgeTimerRun<Rule extends string>(
   Object.assign(evidence, { run_result: service.Result ?? null, exit_status: service.ExecMainStatus ?? null });
   if (service.Result !== 'success' || service.ExecMainStatus !== '0') return fail({ ...evidence, rule: 'last_run_failed' });
   return pass({ ...evidence, rule });
-}
-
-/**
- * The effect of a cron-driven updater that keeps no record of its runs: when the package database
- * last changed. Nothing installed for longer than autoUpdate.maxPendingDays while a job is configured
- * means updates are not arriving (every supported distribution publishes security updates more often).
- */
-function judgePackageChange<Rule extends string>(
-  packages: PackageChange | undefined,
-  rule: Rule,
-  evidence: Record<string, unknown>,
-  policy: Policy,
-  now: Date,
-) {
-  if (!packages) return unknown('no_install_recorded', evidence);
-  const age = ageInDays(packages.changedMs, now);
-  Object.assign(evidence, {
-    package_database: packages.path,
-    packages_changed: new Date(packages.changedMs).toISOString(),
-    packages_changed_age_days: age,
-    max_install_age_days: policy.autoUpdate.maxPendingDays,
-  });
-  return age > policy.autoUpdate.maxPendingDays ? fail({ ...evidence, rule: 'no_recent_install' }) : pass({ ...evidence, rule });
 }
 
 function evaluateTimers(
