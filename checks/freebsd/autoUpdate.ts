@@ -145,16 +145,10 @@ export function parseUpdateTag(text: string): { release: string; patch: number }
  * installed release is installed (a patch level touches the kernel, the userland or both, so the
  * installed level is the higher of the two), and the last fetch is within autoUpdate.maxPendingDays.
  * Between a fetch and the install job scheduled after it, a new patch level FAILs until installed.
+ * Fetching only (accepted by policy): the last fetch alone.
  */
-function judgeBaseUpdate(facts: UpdateFacts, evidence: Evidence, policy: Policy, now: Date) {
-  const versions = interpretVersions(facts.versions);
-  if (!versions.ok) return unknown('version_unreadable', { ...evidence, version_error: versions.reason });
-  const userland = parseFreebsdVersion(versions.userland);
-  const kernel = versions.installedKernel === null ? null : parseFreebsdVersion(versions.installedKernel);
-  if (!userland || (versions.installedKernel !== null && !kernel))
-    return unknown('version_unreadable', { ...evidence, version_error: 'parse_error' });
-  const installedPatch = Math.max(userland.patch, kernel?.patch ?? 0);
-  Object.assign(evidence, { installed_userland: userland.text, installed_kernel: kernel?.text ?? null, installed_patch: installedPatch });
+/** freebsd-update's last fetch: its tag, dated within autoUpdate.maxPendingDays; else the verdict that says why not. */
+function judgeFetch(facts: UpdateFacts, evidence: Evidence, policy: Policy, now: Date) {
   if (!facts.tag.ok) {
     return facts.tag.error === 'not_found' ? unknown('no_fetch_recorded', evidence) : unknown(fsFailureReason(facts.tag.error), evidence);
   }
@@ -169,7 +163,21 @@ function judgeBaseUpdate(facts: UpdateFacts, evidence: Evidence, policy: Policy,
     last_fetch_age_days: age,
     max_fetch_age_days: policy.autoUpdate.maxPendingDays,
   });
-  if (age > policy.autoUpdate.maxPendingDays) return fail({ ...evidence, rule: 'not_run_recently' });
+  return age > policy.autoUpdate.maxPendingDays ? fail({ ...evidence, rule: 'not_run_recently' }) : { tag };
+}
+
+function judgeBaseUpdate(facts: UpdateFacts, evidence: Evidence, policy: Policy, now: Date) {
+  const versions = interpretVersions(facts.versions);
+  if (!versions.ok) return unknown('version_unreadable', { ...evidence, version_error: versions.reason });
+  const userland = parseFreebsdVersion(versions.userland);
+  const kernel = versions.installedKernel === null ? null : parseFreebsdVersion(versions.installedKernel);
+  if (!userland || (versions.installedKernel !== null && !kernel))
+    return unknown('version_unreadable', { ...evidence, version_error: 'parse_error' });
+  const installedPatch = Math.max(userland.patch, kernel?.patch ?? 0);
+  Object.assign(evidence, { installed_userland: userland.text, installed_kernel: kernel?.text ?? null, installed_patch: installedPatch });
+  const fetched = judgeFetch(facts, evidence, policy, now);
+  if ('status' in fetched) return fetched;
+  const { tag } = fetched;
   // A tag of another release: the last fetch predates an upgrade (or a -r upgrade is under way).
   if (tag.release !== `${userland.major}.${userland.minor}-${userland.branch}`) return unknown('fetched_other_release', evidence);
   if (tag.patch > installedPatch) return fail({ ...evidence, rule: 'fetched_not_installed' });
@@ -218,9 +226,12 @@ function evaluateUpdates(facts: UpdateFacts, policy: Policy, now: Date) {
   if (unreadable) return unknown(unreadable, evidence);
   if (!pkgbaseKnown && jobs.pkgUpgrade === 'install') return unknown('pkgbase_unknown', evidence);
   if (fetches) {
-    return policy.autoUpdate.acceptDownloadOnly
-      ? pass({ ...evidence, mode: 'fetch_only', rule: 'fetch_only_accepted' })
-      : fail({ ...evidence, mode: 'fetch_only', rule: 'fetch_only' });
+    if (!policy.autoUpdate.acceptDownloadOnly) return fail({ ...evidence, mode: 'fetch_only', rule: 'fetch_only' });
+    // Accepted: pkg's fetch-only job leaves no dated record; freebsd-update's fetch does (its tag).
+    if (pkgbase) return pass({ ...evidence, mode: 'fetch_only', rule: 'fetch_only_accepted' });
+    evidence.mode = 'fetch_only';
+    const fetched = judgeFetch(facts, evidence, policy, now);
+    return 'status' in fetched ? fetched : pass({ ...evidence, rule: 'fetch_only_accepted' });
   }
   return fail({ ...evidence, mode: 'manual', rule: 'manual' });
 }

@@ -369,12 +369,16 @@ describe('AUTO_UPDATE', () => {
     const TAG = '/var/db/freebsd-update/tag';
     const tag = (release: string, patch: number) => `freebsd-update|amd64|${release}|${patch}|${'5e'.repeat(32)}|1767225600\n`;
     const POUDRIERE_1277 = '14.1-RELEASE-p7\n14.1-RELEASE-p7\n14.1-RELEASE-p8\n';
-    const judge = async (opts: { tag?: string; fetched?: string; versions?: string; pkgbase?: boolean; pkgDb?: string }) => {
+    const judge = async (opts: { tag?: string; fetched?: string; versions?: string; pkgbase?: boolean; pkgDb?: string; name?: string }) => {
       const recorded = listFixtures().find(
         (f) =>
           f.platform === 'FREEBSD' &&
           f.checkKey === 'AUTO_UPDATE' &&
-          f.name === (opts.pkgbase ? 'pass-pkgbase-pkg-upgrade' : 'pass-root-crontab-fetch-and-install'),
+          f.name ===
+            (opts.name ??
+              (opts.pkgbase
+                ? 'unknown-pkgbase-pkg-upgrade-no-database-time'
+                : 'unknown-root-crontab-fetch-and-install-no-effect-recorded')),
       )!;
       const host = recorded.fixture.host;
       const commands = [...(host.commands ?? [])];
@@ -430,6 +434,18 @@ describe('AUTO_UPDATE', () => {
       expect(await reason({ tag: tag('14.1-RELEASE', 8), fetched, versions: '14.1-RELEASE-p7\n14.1-RELEASE-p7\n14.1-RELEASE-px\n' })).toBe(
         'version_unreadable',
       );
+    });
+
+    it('judges an accepted fetch-only job by the date of its last fetch', async () => {
+      const name = 'unknown-fetch-only-accepted-no-fetch-record';
+      expect(await judge({ name, tag: tag('14.1-RELEASE', 9), fetched: '2026-11-21T03:12:00Z' })).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'fetch_only_accepted', mode: 'fetch_only', last_fetch_age_days: 0 },
+      });
+      expect(await judge({ name, tag: tag('14.1-RELEASE', 9), fetched: '2026-10-06T03:12:00Z' })).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'not_run_recently', mode: 'fetch_only' },
+      });
     });
 
     it("judges a pkgbase job by when pkg's database last changed", async () => {
