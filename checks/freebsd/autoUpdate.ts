@@ -35,7 +35,7 @@ const UPDATE_TAG = '/var/db/freebsd-update/tag';
 /** pkg's database of installed packages, rewritten by every install, upgrade and removal. */
 const PKG_DATABASE = '/var/db/pkg/local.sqlite';
 
-export interface UpdateFacts {
+interface UpdateFacts {
   jailed: CommandResult;
   /** `pkg info -e FreeBSD-runtime`: exit 0 on a pkgbase system. */
   pkgbase: CommandResult;
@@ -135,7 +135,7 @@ export function updateJobsOf(commandLine: string, fileEnv: Record<string, string
 }
 
 /** `freebsd-update|amd64|14.1-RELEASE|5|<hash>|<eol>` → the release and the newest patch level fetched. */
-export function parseUpdateTag(text: string): { release: string; patch: number } | null {
+function parseUpdateTag(text: string): { release: string; patch: number } | null {
   const m = /^freebsd-update\|[^|]+\|(\d+\.\d+-[A-Z0-9]+)\|(\d+)\|[0-9a-f]+\|\d+\s*$/.exec(text.trim());
   return m ? { release: m[1]!, patch: Number(m[2]) } : null;
 }
