@@ -386,6 +386,8 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
     if (!policy.autoUpdate.acceptDownloadOnly) return fail({ ...evidence, rule: 'download_only' });
     // Accepted, download-only still has an effect: apt.systemd.daily's stamp of its last download.
     const maxAge = periodicDays(p['Download-Upgradeable-Packages']) + LAST_RUN_SLACK_DAYS;
+    // The age that counts here is the download's, not unattended-upgrades' log's.
+    delete evidence.last_run_age_days;
     Object.assign(evidence, {
       job: u.scheduler.kind === 'systemd' ? 'apt-daily.timer' : '/etc/cron.daily/apt-compat',
       max_run_age_days: maxAge,

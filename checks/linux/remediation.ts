@@ -466,7 +466,8 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
   run_result_unknown: {
     summary: (c) =>
       `Automatic updates are configured and ${word(c, 'job') ?? 'the update job'} last ran ${word(c, 'last_run') ?? 'recently'}, but its result is no longer recorded (systemd keeps it until the next reboot), so whether it installed updates is not known.`,
-    fix: 'Nothing to change: the next scheduled run records its result (within a day). To decide now, run it once: `sudo systemctl start dnf-automatic.service` (or the service the evidence names).',
+    fix: (c) =>
+      `Nothing to change: the next scheduled run records its result (within a day). To decide now, run it once: \`sudo systemctl start ${(word(c, 'job') ?? 'dnf-automatic.timer').replace(/\.timer$/, '.service')}\`.`,
     admin:
       'A device rebooted since its last update run shows this until the next run; one that stays here has a timer whose service never starts (see `systemctl status` of the service).',
   },
