@@ -90,7 +90,9 @@ const PolicySchema = z.object({
        * The effect of automatic updating: a security update released this many days ago and still not
        * installed FAILs AUTO_UPDATE whatever the settings say (WINDOWS: the monthly cumulative update,
        * by the installed UBR; DARWIN: the newest release of the installed line, by its lifecycle date). 45: Windows Update for Business may defer a quality update 30 days,
-       * then give up to 7 days before its install deadline and 2 days of grace.
+       * then give up to 7 days before its install deadline and 2 days of grace. LINUX and FREEBSD: the
+       * longest period an update timer is judged by, and the most days a cron-driven updater, or
+       * freebsd-update's last fetch, may go without installing (fetching) anything.
        */
       maxPendingDays: z._default(positiveInt, 45),
     }),

@@ -117,6 +117,16 @@ export const MODULES = {
     mutate: ['checks/freebsd/firewall.ts', 'checks/freebsd/pf.ts', 'checks/freebsd/ipfw.ts', 'checks/freebsd/packetFilter.ts'],
     tests: ['test/checks/freebsd/*.test.ts', 'test/checks/fixtures.test.ts'],
   },
+  // AUTO_UPDATE judged by its effect (issue 32): the Linux updaters with systemd's record and the
+  // package databases, and FreeBSD's freebsd-update tag and pkg database.
+  autoUpdateLinux: {
+    mutate: ['checks/linux/autoUpdate.ts', 'checks/linux/systemd.ts', 'checks/linux/packageDatabases.ts', 'checks/updateEffect.ts'],
+    tests: ['test/checks/linux/collectors.test.ts', 'test/checks/linux/parsers.test.ts', 'test/checks/fixtures.test.ts'],
+  },
+  autoUpdateFreebsd: {
+    mutate: ['checks/freebsd/autoUpdate.ts', 'checks/freebsd/version.ts'],
+    tests: ['test/checks/freebsd/*.test.ts', 'test/checks/fixtures.test.ts'],
+  },
   // OS_VERSION's shared lifecycle rule and the Linux check: the rule's own tests, the os-release
   // corpus (155 real files) and every recorded fixture (all platforms call the rule).
   osVersionLinux: {

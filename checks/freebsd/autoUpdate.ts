@@ -3,33 +3,61 @@
 // `freebsd-update install`. On a pkgbase system (FreeBSD-* base packages, optional from 15.0)
 // the base is updated by `pkg upgrade`, which installs only non-interactively (-y or
 // ASSUME_ALWAYS_YES). Jobs for a jail or another root (-b, -j, -c, -r) do not update this host.
+// Effect over intent: an installing job passes only on what it did. freebsd-update: its tag
+// (/var/db/freebsd-update/tag, rewritten by every successful fetch: `freebsd-update|<arch>|<release>|
+// <patch>|<index hash>|<end of life>`) names the newest patch level fetched; the installed kernel and
+// userland (freebsd-version -ku) must carry it, and the fetch must be recent. pkgbase: pkg's database
+// (/var/db/pkg/local.sqlite) must have changed recently.
 import type { Policy } from '../policy';
-import { parseBoolean } from '../text';
-import { defineCheck, type CheckContext, type CommandResult, type DirResult, type Evidence, type FileResult } from '../types';
+import { ageInDays, parseBoolean } from '../text';
+import {
+  defineCheck,
+  type CheckContext,
+  type CommandResult,
+  type DirResult,
+  type Evidence,
+  type FileResult,
+  type StatResult,
+} from '../types';
+import { judgePackageChange } from '../updateEffect';
 import { fail, fsFailureReason, pass, unknown } from '../verdict';
 import { parseCrontab, simpleCommands } from './crontab';
 import { jailProbe, jailVerdict } from './sysctl';
+import { interpretVersions, parseFreebsdVersion, sharedVersions, type VersionProbe } from './version';
 
 /** The installed pkg(8); /usr/sbin/pkg is only the bootstrapper and would offer to install it. */
 const PKG = '/usr/local/sbin/pkg';
 const SYSTEM_CRONTAB = '/etc/crontab';
 const ROOT_CRONTAB = '/var/cron/tabs/root';
 const CRON_DIRS = ['/etc/cron.d', '/usr/local/etc/cron.d'] as const;
+/** freebsd-update's record of its last successful fetch (freebsd-update.sh: `mv tag.new tag`). */
+const UPDATE_TAG = '/var/db/freebsd-update/tag';
+/** pkg's database of installed packages, rewritten by every install, upgrade and removal. */
+const PKG_DATABASE = '/var/db/pkg/local.sqlite';
 
-export interface UpdateFacts {
+interface UpdateFacts {
   jailed: CommandResult;
   /** `pkg info -e FreeBSD-runtime`: exit 0 on a pkgbase system. */
   pkgbase: CommandResult;
   dirs: Record<string, DirResult>;
   /** Crontab path → content; cron.d files are listed in `dirs`. */
   crontabs: Record<string, FileResult>;
+  /** The effect: freebsd-update's tag and its time, the installed versions, pkg's database time. */
+  tag: FileResult;
+  tagStat: StatResult;
+  versions: VersionProbe;
+  pkgDatabase: StatResult;
 }
 
 async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
   const { host } = ctx;
-  const [jailed, pkgbase, ...dirResults] = await Promise.all([
+  const [jailed, pkgbase, tag, tagStat, versions, pkgDatabase, ...dirResults] = await Promise.all([
     jailProbe(ctx),
     host.run(PKG, ['info', '-e', 'FreeBSD-runtime']),
+    host.readFile(UPDATE_TAG),
+    host.stat(UPDATE_TAG),
+    sharedVersions(ctx),
+    host.stat(PKG_DATABASE),
     ...CRON_DIRS.map((d) => host.readDir(d)),
   ]);
   const dirs = Object.fromEntries(CRON_DIRS.map((d, i) => [d, dirResults[i]!]));
@@ -44,7 +72,16 @@ async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
       );
   }
   const files = await Promise.all(paths.map((p) => host.readFile(p)));
-  return { jailed, pkgbase, dirs, crontabs: Object.fromEntries(paths.map((p, i) => [p, files[i]!])) };
+  return {
+    jailed,
+    pkgbase,
+    dirs,
+    crontabs: Object.fromEntries(paths.map((p, i) => [p, files[i]!])),
+    tag,
+    tagStat,
+    versions,
+    pkgDatabase,
+  };
 }
 
 export interface UpdateJobs {
@@ -97,7 +134,57 @@ export function updateJobsOf(commandLine: string, fileEnv: Record<string, string
   }
 }
 
-function evaluateUpdates(facts: UpdateFacts, policy: Policy) {
+/** `freebsd-update|amd64|14.1-RELEASE|5|<hash>|<eol>` → the release and the newest patch level fetched. */
+function parseUpdateTag(text: string): { release: string; patch: number } | null {
+  const m = /^freebsd-update\|[^|]+\|(\d+\.\d+-[A-Z0-9]+)\|(\d+)\|[0-9a-f]+\|\d+\s*$/.exec(text.trim());
+  return m ? { release: m[1]!, patch: Number(m[2]) } : null;
+}
+
+/**
+ * The effect of scheduled freebsd-update fetch and install: the newest patch level fetched for the
+ * installed release is installed (a patch level touches the kernel, the userland or both, so the
+ * installed level is the higher of the two), and the last fetch is within autoUpdate.maxPendingDays.
+ * Between a fetch and the install job scheduled after it, a new patch level FAILs until installed.
+ * Fetching only (accepted by policy): the last fetch alone.
+ */
+/** freebsd-update's last fetch: its tag, dated within autoUpdate.maxPendingDays; else the verdict that says why not. */
+function judgeFetch(facts: UpdateFacts, evidence: Evidence, policy: Policy, now: Date) {
+  if (!facts.tag.ok) {
+    return facts.tag.error === 'not_found' ? unknown('no_fetch_recorded', evidence) : unknown(fsFailureReason(facts.tag.error), evidence);
+  }
+  const tag = parseUpdateTag(facts.tag.text);
+  if (!tag) return unknown('parse_error', evidence);
+  if (!facts.tagStat.ok || facts.tagStat.mtimeMs === undefined) return unknown('no_fetch_recorded', evidence);
+  const age = ageInDays(facts.tagStat.mtimeMs, now);
+  Object.assign(evidence, {
+    fetched_release: tag.release,
+    fetched_patch: tag.patch,
+    last_fetch: new Date(facts.tagStat.mtimeMs).toISOString(),
+    last_fetch_age_days: age,
+    max_fetch_age_days: policy.autoUpdate.maxPendingDays,
+  });
+  return age > policy.autoUpdate.maxPendingDays ? fail({ ...evidence, rule: 'not_run_recently' }) : { tag };
+}
+
+function judgeBaseUpdate(facts: UpdateFacts, evidence: Evidence, policy: Policy, now: Date) {
+  const versions = interpretVersions(facts.versions);
+  if (!versions.ok) return unknown('version_unreadable', { ...evidence, version_error: versions.reason });
+  const userland = parseFreebsdVersion(versions.userland);
+  const kernel = versions.installedKernel === null ? null : parseFreebsdVersion(versions.installedKernel);
+  if (!userland || (versions.installedKernel !== null && !kernel))
+    return unknown('version_unreadable', { ...evidence, version_error: 'parse_error' });
+  const installedPatch = Math.max(userland.patch, kernel?.patch ?? 0);
+  Object.assign(evidence, { installed_userland: userland.text, installed_kernel: kernel?.text ?? null, installed_patch: installedPatch });
+  const fetched = judgeFetch(facts, evidence, policy, now);
+  if ('status' in fetched) return fetched;
+  const { tag } = fetched;
+  // A tag of another release: the last fetch predates an upgrade (or a -r upgrade is under way).
+  if (tag.release !== `${userland.major}.${userland.minor}-${userland.branch}`) return unknown('fetched_other_release', evidence);
+  if (tag.patch > installedPatch) return fail({ ...evidence, rule: 'fetched_not_installed' });
+  return pass({ ...evidence, mode: 'install', rule: 'installs' });
+}
+
+function evaluateUpdates(facts: UpdateFacts, policy: Policy, now: Date) {
   const jail = jailVerdict(facts.jailed, policy, 'cron');
   if (jail) return jail;
   const jobs: UpdateJobs = { baseFetch: false, baseInstall: false, pkgUpgrade: null, otherRoots: 0 };
@@ -129,14 +216,22 @@ function evaluateUpdates(facts: UpdateFacts, policy: Policy) {
     crontabs_read: read,
     ...(jobs.otherRoots > 0 ? { jobs_for_other_roots: jobs.otherRoots } : {}),
   };
-  if (installs) return pass({ ...evidence, mode: 'install', rule: 'installs' });
+  if (installs) {
+    if (!pkgbase) return judgeBaseUpdate(facts, evidence, policy, now);
+    const db = facts.pkgDatabase;
+    const packages = db.ok && db.mtimeMs !== undefined ? { path: PKG_DATABASE, changedMs: db.mtimeMs } : undefined;
+    return judgePackageChange(packages, 'installs', { ...evidence, mode: 'install' }, policy, now);
+  }
   // A crontab we could not read may hold the installing job.
   if (unreadable) return unknown(unreadable, evidence);
   if (!pkgbaseKnown && jobs.pkgUpgrade === 'install') return unknown('pkgbase_unknown', evidence);
   if (fetches) {
-    return policy.autoUpdate.acceptDownloadOnly
-      ? pass({ ...evidence, mode: 'fetch_only', rule: 'fetch_only_accepted' })
-      : fail({ ...evidence, mode: 'fetch_only', rule: 'fetch_only' });
+    if (!policy.autoUpdate.acceptDownloadOnly) return fail({ ...evidence, mode: 'fetch_only', rule: 'fetch_only' });
+    // Accepted: pkg's fetch-only job leaves no dated record; freebsd-update's fetch does (its tag).
+    if (pkgbase) return pass({ ...evidence, mode: 'fetch_only', rule: 'fetch_only_accepted' });
+    evidence.mode = 'fetch_only';
+    const fetched = judgeFetch(facts, evidence, policy, now);
+    return 'status' in fetched ? fetched : pass({ ...evidence, rule: 'fetch_only_accepted' });
   }
   return fail({ ...evidence, mode: 'manual', rule: 'manual' });
 }
@@ -145,5 +240,5 @@ export const autoUpdateCheck = defineCheck({
   key: 'AUTO_UPDATE',
   platform: 'FREEBSD',
   collect: collectUpdates,
-  evaluate: (facts, policy) => evaluateUpdates(facts, policy),
+  evaluate: evaluateUpdates,
 });

@@ -7,7 +7,7 @@ import { freebsdLifecycle } from './lifecycle';
 import { defineCheck } from '../types';
 import type { Policy } from '../policy';
 import { unknown } from '../verdict';
-import { interpretVersions, parseFreebsdVersion, readVersions, type FreebsdVersion, type VersionProbe } from './version';
+import { interpretVersions, parseFreebsdVersion, sharedVersions, type FreebsdVersion, type VersionProbe } from './version';
 
 const order = (v: FreebsdVersion) => [v.major, v.minor, v.patch] as const;
 
@@ -80,6 +80,6 @@ export function evaluateOsVersion(probe: VersionProbe, policy: Policy, now: Date
 export const osVersionCheck = defineCheck({
   key: 'OS_VERSION',
   platform: 'FREEBSD',
-  collect: (ctx) => readVersions(ctx.host),
+  collect: sharedVersions,
   evaluate: evaluateOsVersion,
 });

@@ -14,6 +14,7 @@ import {
   requires,
   sharedRemedies,
   sshRemedies,
+  word,
   type PlatformCatalogue,
   type SharedWord,
 } from '../remediation';
@@ -211,6 +212,50 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: 'Add to /etc/crontab: `@daily root freebsd-update cron` and an install job, or run `freebsd-update fetch install` regularly.',
     admin:
       'Deploy a cron entry for `freebsd-update cron` plus an install job (pkgbase: `pkg upgrade -y -r FreeBSD-base`) from configuration management.',
+  },
+  fetched_not_installed: {
+    summary: (c) =>
+      `Updates are fetched automatically, but the newest one fetched (${word(c, 'fetched_release') ?? 'this release'}-p${num(c, 'fetched_patch') ?? '?'}) is not installed: the system is at ${word(c, 'installed_userland') ?? 'an older patch level'}.`,
+    fix: 'Install what was fetched: `freebsd-update install` as root (then reboot if the kernel changed), and check that the install job in /etc/crontab runs after the fetch: its mail to root says why it did not install.',
+    admin:
+      "These devices fetch updates but do not install them: the scheduled `freebsd-update install` is missing, fails, or runs before the fetch. The evidence gives the patch level fetched (freebsd-update's tag) and the installed kernel and userland (`freebsd-version -ku`).",
+  },
+  not_run_recently: {
+    summary: (c) =>
+      `An update job is scheduled, but freebsd-update last fetched ${num(c, 'last_fetch_age_days') !== undefined ? `${num(c, 'last_fetch_age_days')} days ago` : 'too long ago'}${num(c, 'max_fetch_age_days') !== undefined ? ` (at most ${num(c, 'max_fetch_age_days')} expected)` : ''}: updates are not arriving.`,
+    fix: 'Run `freebsd-update fetch` as root to see why it fails (no network to update.FreeBSD.org, a release past its end of life), and check that cron runs: `service cron status`.',
+    admin:
+      "freebsd-update rewrites /var/db/freebsd-update/tag on every successful fetch; these devices' tag is older than `autoUpdate.maxPendingDays`. Check the cron job's mail to root and the devices' access to the update servers.",
+  },
+  no_fetch_recorded: {
+    summary: 'An update job is scheduled, but freebsd-update has never fetched on this system, so whether updates install is not known.',
+    fix: 'Run `freebsd-update fetch install` once as root; the scheduled job does the rest.',
+    admin:
+      'A first successful fetch writes /var/db/freebsd-update/tag; devices that stay UNKNOWN here never fetched: check the job and its mail to root.',
+  },
+  fetched_other_release: {
+    summary: (c) =>
+      `An update job is scheduled, but freebsd-update's last fetch was for ${word(c, 'fetched_release') ?? 'another release'}, not the installed ${word(c, 'installed_userland') ?? 'release'}, so whether this release's updates install is not known.`,
+    fix: 'Finish any upgrade under way (`freebsd-update install` until it says there is nothing to install), then run `freebsd-update fetch` once.',
+    admin: 'These devices were upgraded to another release and have not fetched since: the fetch job fails or does not run.',
+  },
+  version_unreadable: {
+    summary:
+      'An update job is scheduled, but the agent could not read the installed version (freebsd-version), so whether updates install is not known.',
+    fix: UNDECIDED,
+    admin: `${RUN_AS_ROOT} /bin/freebsd-version -kru must run.`,
+  },
+  no_recent_install: {
+    summary: (c) =>
+      `\`pkg upgrade\` is scheduled, but nothing has been installed for ${num(c, 'packages_changed_age_days') !== undefined ? `${num(c, 'packages_changed_age_days')} days` : 'a long time'}${num(c, 'max_install_age_days') !== undefined ? ` (at most ${num(c, 'max_install_age_days')} expected)` : ''}: the job is probably not running or failing.`,
+    fix: 'Run the job by hand as root to see it work or fail: `pkg upgrade -y` (pkgbase: `pkg upgrade -y -r FreeBSD-base`), and check that cron runs: `service cron status`.',
+    admin:
+      "pkg's database (/var/db/pkg/local.sqlite) on these devices has not changed for longer than `autoUpdate.maxPendingDays`; look at the job's mail to root and the repositories it uses.",
+  },
+  no_install_recorded: {
+    summary: 'An update job is scheduled, but the agent found no record of what pkg installed, so whether updates install is not known.',
+    fix: UNDECIDED,
+    admin: `${RUN_AS_ROOT} The check reads the modification time of /var/db/pkg/local.sqlite.`,
   },
   pkgbase_unknown: {
     summary:

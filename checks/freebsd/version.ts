@@ -1,6 +1,6 @@
 // freebsd-version(1): installed kernel (-k), running kernel (-r) and userland (-u), printed in
 // that order whatever the order of the flags. Shared by OS_VERSION and the host identity.
-import type { CommandResult, Host } from '../types';
+import type { CheckContext, CommandResult, Host } from '../types';
 import { commandFailureReason, type CommandFailureReason } from '../verdict';
 
 const FREEBSD_VERSION = '/bin/freebsd-version';
@@ -34,6 +34,11 @@ export async function readVersions(host: Host): Promise<VersionProbe> {
     return { kru, ru: await host.run(FREEBSD_VERSION, ['-ru']) };
   }
   return { kru };
+}
+
+/** freebsd-version -kru once per cycle, for OS_VERSION and AUTO_UPDATE. */
+export function sharedVersions(ctx: CheckContext): Promise<VersionProbe> {
+  return ctx.shared('freebsd:version', () => readVersions(ctx.host));
 }
 
 export type Versions =

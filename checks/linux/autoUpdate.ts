@@ -13,12 +13,15 @@ import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } 
 import { containerEvidence, containerFacts, containerVerdict, type ContainerFacts } from './container';
 import { family, osRelease } from './osRelease';
 import { processTable, runningCommands } from './processes';
+import { judgePackageChange } from '../updateEffect';
 import { packageChange, type PackageChange } from './packageDatabases';
 import { isEnabledState, parseSystemdTimestamp, systemdBooted, unitFileStates, unitProperties, type UnitProperties } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
 import { runTool } from './tools';
 
 const DPKG_QUERY = '/usr/bin/dpkg-query';
+/** Touched by apt.systemd.daily after each successful `apt-get -d dist-upgrade` (Download-Upgradeable-Packages). */
+const APT_DOWNLOAD_STAMP = '/var/lib/apt/periodic/download-upgradeable-stamp';
 const APT_CONFIG = '/usr/bin/apt-config';
 
 type Tri = boolean | 'unknown';
@@ -33,6 +36,8 @@ type UpdateFacts =
       periodic: Readable<Record<string, string>>;
       scheduler: { kind: 'systemd'; timers: Record<string, Tri> } | { kind: 'cron'; script: boolean; cronRunning: boolean | null };
       lastRunMs?: number;
+      /** apt.systemd.daily's stamp of its last successful download of upgradeable packages. */
+      lastDownloadMs?: number;
     }
   | {
       manager: 'dnf';
@@ -152,11 +157,12 @@ async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
 
 async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   const { host } = ctx;
-  const [query, dump, booted, log] = await Promise.all([
+  const [query, dump, booted, log, downloaded] = await Promise.all([
     runTool(host, DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
     runTool(host, APT_CONFIG, ['dump', 'APT::Periodic']),
     systemdBooted(ctx),
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
+    host.stat(APT_DOWNLOAD_STAMP),
   ]);
   // dpkg-query exits 1 with "no packages found" for a package dpkg never knew.
   const state: PackageState = query.error
@@ -183,6 +189,7 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   const facts: UpdateFacts = { manager: 'apt', installed, periodic, scheduler };
   if (state === 'transitional') facts.packageState = query.stdout.trim();
   if (log.ok && log.mtimeMs !== undefined) facts.lastRunMs = log.mtimeMs;
+  if (downloaded.ok && downloaded.mtimeMs !== undefined) facts.lastDownloadMs = downloaded.mtimeMs;
   return facts;
 }
 
@@ -376,9 +383,19 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
     return fail({ ...evidence, rule: 'not_scheduled' });
   }
   if (enabled && lists && download === true && scheduled === true) {
-    return policy.autoUpdate.acceptDownloadOnly
-      ? pass({ ...evidence, rule: 'download_only_accepted' })
-      : fail({ ...evidence, rule: 'download_only' });
+    if (!policy.autoUpdate.acceptDownloadOnly) return fail({ ...evidence, rule: 'download_only' });
+    // Accepted, download-only still has an effect: apt.systemd.daily's stamp of its last download.
+    const maxAge = periodicDays(p['Download-Upgradeable-Packages']) + LAST_RUN_SLACK_DAYS;
+    // The age that counts here is the download's, not unattended-upgrades' log's.
+    delete evidence.last_run_age_days;
+    Object.assign(evidence, {
+      job: u.scheduler.kind === 'systemd' ? 'apt-daily.timer' : '/etc/cron.daily/apt-compat',
+      max_run_age_days: maxAge,
+    });
+    if (u.lastDownloadMs === undefined) return unknown('no_run_recorded', evidence);
+    Object.assign(evidence, { last_run: new Date(u.lastDownloadMs).toISOString(), last_run_age_days: ageInDays(u.lastDownloadMs, now) });
+    if (ageInDays(u.lastDownloadMs, now) > maxAge) return fail({ ...evidence, rule: 'not_run_recently' });
+    return pass({ ...evidence, rule: 'download_only_accepted' });
   }
   return fail({ ...evidence, rule: u.installed ? 'periodic_disabled' : 'not_installed' });
 }
@@ -429,29 +446,6 @@ function judgeTimerRun<Rule extends string>(
   return pass({ ...evidence, rule });
 }
 
-/**
- * The effect of a cron-driven updater that keeps no record of its runs: when the package database
- * last changed. Nothing installed for longer than autoUpdate.maxPendingDays while a job is configured
- * means updates are not arriving (every supported distribution publishes security updates more often).
- */
-function judgePackageChange<Rule extends string>(
-  packages: PackageChange | undefined,
-  rule: Rule,
-  evidence: Record<string, unknown>,
-  policy: Policy,
-  now: Date,
-) {
-  if (!packages) return unknown('no_install_recorded', evidence);
-  const age = ageInDays(packages.changedMs, now);
-  Object.assign(evidence, {
-    package_database: packages.path,
-    packages_changed: new Date(packages.changedMs).toISOString(),
-    packages_changed_age_days: age,
-    max_install_age_days: policy.autoUpdate.maxPendingDays,
-  });
-  return age > policy.autoUpdate.maxPendingDays ? fail({ ...evidence, rule: 'no_recent_install' }) : pass({ ...evidence, rule });
-}
-
 function evaluateTimers(
   u: Extract<UpdateFacts, { manager: 'dnf' | 'zypper' }>,
   evidence: Record<string, unknown>,
@@ -483,20 +477,19 @@ function evaluateTimers(
     return judgeTimerRun(u.runs, ['dnf-automatic-install.timer'], 'dnf_automatic_install', evidence, policy, now);
   }
   if (on.length === 0) return fail({ ...evidence, rule: 'no_auto_update' });
-  if (on.includes('dnf-automatic-download.timer') && on.length === 1) {
-    return policy.autoUpdate.acceptDownloadOnly
-      ? pass({ ...evidence, rule: 'download_only_accepted' })
+  // Download-only, when the policy accepts it, is judged by the downloading timers' runs.
+  const downloadOnly = () =>
+    policy.autoUpdate.acceptDownloadOnly
+      ? judgeTimerRun(u.runs, on, 'download_only_accepted', evidence, policy, now)
       : fail({ ...evidence, rule: 'download_only' });
-  }
+  if (on.includes('dnf-automatic-download.timer') && on.length === 1) return downloadOnly();
   if (u.applyUpdates === true) {
     // The timers that follow apply_updates (dnf-automatic-download.timer never installs).
     const applying = on.filter((unit) => unit !== 'dnf-automatic-download.timer');
     return judgeTimerRun(u.runs, applying, 'dnf_automatic_apply', evidence, policy, now);
   }
   if (u.applyUpdates === undefined) return unknown('config_unreadable', evidence);
-  return policy.autoUpdate.acceptDownloadOnly
-    ? pass({ ...evidence, rule: 'download_only_accepted' })
-    : fail({ ...evidence, rule: 'download_only' });
+  return downloadOnly();
 }
 
 function evaluate(facts: AutoUpdateFacts, policy: Policy, now: Date) {

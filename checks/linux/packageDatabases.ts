@@ -2,6 +2,7 @@
 // rewrites on every install, upgrade or removal. OS_VERSION judges rolling distributions by it;
 // AUTO_UPDATE judges a cron-driven updater (apk, zypper) by it.
 import type { CheckContext } from '../types';
+import type { PackageChange as DatabaseChange } from '../updateEffect';
 
 /** Package databases every install or upgrade rewrites, by package manager. */
 const PACKAGE_DATABASES: readonly (readonly [manager: string, path: string])[] = [
@@ -17,12 +18,8 @@ const PACKAGE_DATABASES: readonly (readonly [manager: string, path: string])[] =
   ['dpkg', '/var/lib/dpkg/status'],
 ];
 
-export interface PackageChange {
+export interface PackageChange extends DatabaseChange {
   manager: string;
-  /** The database whose modification time this is. */
-  path: string;
-  /** ms since the epoch. */
-  changedMs: number;
 }
 
 /** The newest change among the package databases present, of the given managers (all when none given). */

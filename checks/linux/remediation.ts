@@ -446,21 +446,23 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     summary: (c) =>
       `Automatic updates are configured, but ${word(c, 'job') ?? 'unattended-upgrades'} last ran ${num(c, 'last_run_age_days') !== undefined ? `${num(c, 'last_run_age_days')} days ago` : 'too long ago'}${num(c, 'max_run_age_days') !== undefined ? ` (at most ${num(c, 'max_run_age_days')} days expected)` : ''}: updates are not being installed.`,
     fix: (c) =>
-      word(c, 'job')
+      word(c, 'job')?.endsWith('.timer')
         ? `Look at why it stopped: \`systemctl list-timers ${word(c, 'job')}\` (is it active and waiting?) and \`journalctl -u ${word(c, 'job')!.replace(/\.timer$/, '.service')}\`; \`sudo systemctl restart ${word(c, 'job')}\` re-arms it.`
-        : 'Look at why it stopped: `systemctl list-timers apt-daily-upgrade.timer` and `journalctl -u apt-daily-upgrade.service`; run `sudo unattended-upgrade -d` once to see it work.',
+        : word(c, 'job')
+          ? `Run it once by hand to see it work or fail: \`sudo ${word(c, 'job')}\`, and make sure cron runs.`
+          : 'Look at why it stopped: `systemctl list-timers apt-daily-upgrade.timer` and `journalctl -u apt-daily-upgrade.service`; run `sudo unattended-upgrade -d` once to see it work.',
     admin:
       "Check the update job on these devices (a stopped or elapsed timer, failed runs, a held package lock, no network to the mirror); the evidence gives the job and its last run (systemd's LastTriggerUSec, or the time /var/log/unattended-upgrades/unattended-upgrades.log was last written).",
   },
   no_run_recorded: {
     summary: (c) =>
-      `Automatic updates are configured, but ${word(c, 'job') ?? 'unattended-upgrades'} has not run yet (${word(c, 'job') ? 'systemd records no trigger of it' : 'it keeps no log'}), so whether updates install is not known.`,
+      `Automatic updates are configured, but ${word(c, 'job') ?? 'unattended-upgrades'} has no recorded run yet, so whether updates install is not known.`,
     fix: (c) =>
-      word(c, 'job')
+      word(c, 'job')?.endsWith('.timer')
         ? `Wait a day (it runs daily), or start it once: \`sudo systemctl start ${word(c, 'job')!.replace(/\.timer$/, '.service')}\`; if it still records no run, check \`systemctl list-timers ${word(c, 'job')}\`.`
         : 'Wait a day (it runs daily), or run `sudo unattended-upgrade -d` once; if it still has no log, check `systemctl list-timers apt-daily-upgrade.timer`.',
     admin:
-      "A first run records itself (systemd: the timer's LastTriggerUSec; APT: /var/log/unattended-upgrades/unattended-upgrades.log); devices that stay UNKNOWN here never ran the job: check that its timer is active, not only enabled.",
+      "A first run records itself (systemd: the timer's LastTriggerUSec; APT: /var/log/unattended-upgrades/unattended-upgrades.log, or /var/lib/apt/periodic/download-upgradeable-stamp where downloading only is accepted); devices that stay UNKNOWN here never ran the job: check that its timer is active, not only enabled.",
   },
   last_run_failed: {
     summary: (c) =>
@@ -473,7 +475,8 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
   run_result_unknown: {
     summary: (c) =>
       `Automatic updates are configured and ${word(c, 'job') ?? 'the update job'} last ran ${word(c, 'last_run') ?? 'recently'}, but its result is no longer recorded (systemd keeps it until the next reboot), so whether it installed updates is not known.`,
-    fix: 'Nothing to change: the next scheduled run records its result (within a day). To decide now, run it once: `sudo systemctl start dnf-automatic.service` (or the service the evidence names).',
+    fix: (c) =>
+      `Nothing to change: the next scheduled run records its result (within a day). To decide now, run it once: \`sudo systemctl start ${(word(c, 'job') ?? 'dnf-automatic.timer').replace(/\.timer$/, '.service')}\`.`,
     admin:
       'A device rebooted since its last update run shows this until the next run; one that stays here has a timer whose service never starts (see `systemctl status` of the service).',
   },

@@ -29,6 +29,10 @@ describe.each(fixtures.map((f) => [`${f.platform}/${f.checkKey}/${f.name}`, f] a
  */
 const UNRECORDED: ReadonlyMap<string, string> = new Map([
   ['FREEBSD/MALWARE_PROTECTION/pass', 'no public recording of a FreeBSD ClamAV signature database with its dates was found'],
+  [
+    'FREEBSD/AUTO_UPDATE/pass',
+    "no public recording of freebsd-update's tag (/var/db/freebsd-update/tag) with its date, or of pkg's database time, was found",
+  ],
 ]);
 
 it.each(PLATFORMS)('covers every %s check with PASS, FAIL and UNKNOWN or NOT_APPLICABLE cases', (platform) => {

@@ -342,9 +342,122 @@ describe('OS_VERSION', () => {
 describe('AUTO_UPDATE', () => {
   it("reads the system crontab, root's crontab and every cron.d file, and asks pkg whether the base is packaged", async () => {
     const { host } = await collect('AUTO_UPDATE', { dirs: { '/etc/cron.d': [], '/usr/local/etc/cron.d': ['pkg-upgrade', '.hidden'] } });
-    expect(argvs(host)).toEqual([JAILED, ['/usr/local/sbin/pkg', 'info', '-e', 'FreeBSD-runtime']]);
+    expect(argvs(host)).toEqual([JAILED, ['/usr/local/sbin/pkg', 'info', '-e', 'FreeBSD-runtime'], ['/bin/freebsd-version', '-kru']]);
     expect(reads(host, 'readDir')).toEqual(['/etc/cron.d', '/usr/local/etc/cron.d']);
-    expect(reads(host)).toEqual(['/etc/crontab', '/var/cron/tabs/root', '/usr/local/etc/cron.d/pkg-upgrade']);
+    expect(reads(host)).toEqual(['/var/db/freebsd-update/tag', '/etc/crontab', '/var/cron/tabs/root', '/usr/local/etc/cron.d/pkg-upgrade']);
+    expect(reads(host, 'stat')).toEqual(['/var/db/freebsd-update/tag', '/var/db/pkg/local.sqlite']);
+  });
+
+  it('runs freebsd-version once per cycle for OS_VERSION and AUTO_UPDATE', async () => {
+    const host = new FakeHost({});
+    const policy = resolvePolicy({});
+    const results = await runChecks(
+      checks.filter((c) => c.key === 'OS_VERSION' || c.key === 'AUTO_UPDATE'),
+      { host, policy, now: () => NOW },
+    );
+    expect(results.map((r) => r.check_key).sort()).toEqual(['AUTO_UPDATE', 'OS_VERSION']);
+    expect(argvs(host).filter((argv) => argv[0] === '/bin/freebsd-version')).toEqual([['/bin/freebsd-version', '-kru']]);
+  });
+
+  // The effect of an installing job. freebsd-update's tag has the format freebsd-update.sh's
+  // fetch_tag checks (`freebsd-update|<arch>|<release>|<patch>|<64 hex>|<10 digits>`); no public
+  // recording of a machine's tag was found (docs/checks.md, audit table), so its values are test
+  // inputs. The versions are freebsd/poudriere#1277's machine: userland 14.1-RELEASE-p8, installed
+  // kernel 14.1-RELEASE-p7 (a patch level that did not touch the kernel); its running kernel is not
+  // recorded and is taken to be the installed one.
+  describe('judged by what the job installed', () => {
+    const TAG = '/var/db/freebsd-update/tag';
+    const tag = (release: string, patch: number) => `freebsd-update|amd64|${release}|${patch}|${'5e'.repeat(32)}|1767225600\n`;
+    const POUDRIERE_1277 = '14.1-RELEASE-p7\n14.1-RELEASE-p7\n14.1-RELEASE-p8\n';
+    const judge = async (opts: { tag?: string; fetched?: string; versions?: string; pkgbase?: boolean; pkgDb?: string; name?: string }) => {
+      const recorded = listFixtures().find(
+        (f) =>
+          f.platform === 'FREEBSD' &&
+          f.checkKey === 'AUTO_UPDATE' &&
+          f.name ===
+            (opts.name ??
+              (opts.pkgbase
+                ? 'unknown-pkgbase-pkg-upgrade-no-database-time'
+                : 'unknown-root-crontab-fetch-and-install-no-effect-recorded')),
+      )!;
+      const host = recorded.fixture.host;
+      const commands = [...(host.commands ?? [])];
+      if (opts.versions !== undefined) commands.push({ argv: ['/bin/freebsd-version', '-kru'], stdout: opts.versions });
+      const files = { ...host.files, ...(opts.tag !== undefined ? { [TAG]: opts.tag } : {}) };
+      const stats = {
+        ...host.stats,
+        ...(opts.fetched ? { [TAG]: { mtime: opts.fetched } } : {}),
+        ...(opts.pkgDb ? { '/var/db/pkg/local.sqlite': { mtime: opts.pkgDb } } : {}),
+      };
+      return (await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...host, commands, files, stats } } })).verdict;
+    };
+
+    it('passes when the newest patch level fetched is installed (kernel or userland) and the fetch is recent', async () => {
+      expect(await judge({ tag: tag('14.1-RELEASE', 8), fetched: '2026-11-21T03:12:00Z', versions: POUDRIERE_1277 })).toMatchObject({
+        status: 'PASS',
+        evidence: {
+          rule: 'installs',
+          fetched_release: '14.1-RELEASE',
+          fetched_patch: 8,
+          installed_userland: '14.1-RELEASE-p8',
+          installed_kernel: '14.1-RELEASE-p7',
+          installed_patch: 8,
+          last_fetch: '2026-11-21T03:12:00.000Z',
+          last_fetch_age_days: 0,
+          max_fetch_age_days: 45,
+        },
+      });
+    });
+
+    it('fails a fetched patch level left uninstalled, and a fetch older than autoUpdate.maxPendingDays', async () => {
+      expect(await judge({ tag: tag('14.1-RELEASE', 9), fetched: '2026-11-21T03:12:00Z', versions: POUDRIERE_1277 })).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'fetched_not_installed', fetched_patch: 9, installed_patch: 8 },
+      });
+      expect(await judge({ tag: tag('14.1-RELEASE', 8), fetched: '2026-10-06T03:12:00Z', versions: POUDRIERE_1277 })).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'not_run_recently', last_fetch_age_days: 46 },
+      });
+      expect((await judge({ tag: tag('14.1-RELEASE', 8), fetched: '2026-10-07T12:00:00Z', versions: POUDRIERE_1277 })).status).toBe('PASS');
+    });
+
+    it('is UNKNOWN, in its own words, when the effect cannot be read', async () => {
+      const reason = async (opts: Parameters<typeof judge>[0]) => (await judge(opts)).evidence.reason;
+      const fetched = '2026-11-21T03:12:00Z';
+      expect(await reason({ fetched, versions: POUDRIERE_1277 })).toBe('no_fetch_recorded');
+      expect(await reason({ tag: { error: 'permission_denied' } as never, versions: POUDRIERE_1277 })).toBe('permission_denied');
+      expect(await reason({ tag: 'freebsd-update|amd64|14.1-RELEASE|x|\n', fetched, versions: POUDRIERE_1277 })).toBe('parse_error');
+      expect(await reason({ tag: tag('14.1-RELEASE', 8), versions: POUDRIERE_1277 })).toBe('no_fetch_recorded');
+      // Upgraded to 14.2 since the last fetch: the tag speaks of another release.
+      expect(await reason({ tag: tag('14.0-RELEASE', 8), fetched, versions: POUDRIERE_1277 })).toBe('fetched_other_release');
+      expect(await reason({ tag: tag('14.1-RELEASE', 8), fetched })).toBe('version_unreadable');
+      expect(await reason({ tag: tag('14.1-RELEASE', 8), fetched, versions: '14.1-RELEASE-p7\n14.1-RELEASE-p7\n14.1-RELEASE-px\n' })).toBe(
+        'version_unreadable',
+      );
+    });
+
+    it('judges an accepted fetch-only job by the date of its last fetch', async () => {
+      const name = 'unknown-fetch-only-accepted-no-fetch-record';
+      expect(await judge({ name, tag: tag('14.1-RELEASE', 9), fetched: '2026-11-21T03:12:00Z' })).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'fetch_only_accepted', mode: 'fetch_only', last_fetch_age_days: 0 },
+      });
+      expect(await judge({ name, tag: tag('14.1-RELEASE', 9), fetched: '2026-10-06T03:12:00Z' })).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'not_run_recently', mode: 'fetch_only' },
+      });
+    });
+
+    it("judges a pkgbase job by when pkg's database last changed", async () => {
+      expect(await judge({ pkgbase: true, pkgDb: '2026-11-20T04:00:00Z' })).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'installs', package_database: '/var/db/pkg/local.sqlite', packages_changed_age_days: 1 },
+      });
+      expect(await judge({ pkgbase: true, pkgDb: '2026-09-01T04:00:00Z' })).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'no_recent_install', packages_changed_age_days: 81 },
+      });
+    });
   });
 });
 

@@ -320,6 +320,26 @@ describe('AUTO_UPDATE collector', () => {
       expect(verdict).toMatchObject({ status: 'PASS', evidence: { rule: 'dnf_automatic_apply', job: 'dnf-automatic.timer' } });
     });
 
+    it('judges an accepted download-only dnf set-up by its timer the same way', async () => {
+      const recorded = fixture('AUTO_UPDATE', 'fedora-dnf-automatic-download-only');
+      const units = ['dnf-automatic.timer', 'dnf-automatic.service'];
+      const withRun = async (service: Record<string, string>) => {
+        const commands = [...recorded.fixture.host.commands!, { argv: SHOW(units), stdout: record(ran, service, units) }];
+        const host = { ...recorded.fixture.host, commands };
+        return (
+          await runFixture({ ...recorded, fixture: { ...recorded.fixture, policy: { autoUpdate: { acceptDownloadOnly: true } }, host } })
+        ).verdict;
+      };
+      expect(await withRun(succeeded)).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'download_only_accepted', job: 'dnf-automatic.timer' },
+      });
+      expect(await withRun({ ...succeeded, Result: 'exit-code', ExecMainStatus: '1' })).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'last_run_failed' },
+      });
+    });
+
     it('judges transactional-update by its timer the same way', async () => {
       const units = ['transactional-update.timer', 'transactional-update.service'];
       const host = new FakeHost({
@@ -383,6 +403,31 @@ describe('AUTO_UPDATE collector', () => {
       evidence: { rule: 'online_update_cron', package_database: '/var/log/zypp/history' },
     });
     expect(await zypper(undefined)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_install_recorded' } });
+  });
+
+  it("judges an accepted download-only APT set-up by apt.systemd.daily's download stamp", async () => {
+    const recorded = fixture('AUTO_UPDATE', 'download-only-accepted');
+    const STAMP = '/var/lib/apt/periodic/download-upgradeable-stamp';
+    const withStamp = async (mtime: string) => {
+      const stats = { ...recorded.fixture.host.stats, [STAMP]: { mtime } };
+      return (await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, stats } } })).verdict;
+    };
+    expect(await withStamp('2026-11-18T06:25:11Z')).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'download_only_accepted', job: 'apt-daily.timer', last_run: '2026-11-18T06:25:11.000Z', last_run_age_days: 3 },
+    });
+    expect(await withStamp('2026-11-17T06:25:11Z')).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'not_run_recently', last_run_age_days: 4, max_run_age_days: 3 },
+    });
+    // unattended-upgrades' log (not this job's record) is not given as its age.
+    const stats = {
+      ...recorded.fixture.host.stats,
+      '/var/log/unattended-upgrades/unattended-upgrades.log': { mtime: '2026-11-21T06:00:00Z' },
+    };
+    const { verdict } = await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, stats } } });
+    expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_run_recorded' } });
+    expect(verdict.evidence).not.toHaveProperty('last_run_age_days');
   });
 
   it("reads APT::Periodic::Unattended-Upgrade's period as apt.systemd.daily does", () => {
