@@ -39,6 +39,7 @@ const ON_EVERY_ENGINE = [
   'registerLoad',
   'remediation',
   'retention',
+  'retentionSweep',
   'secretsAdminApi',
   'textFields',
   'unenroll',

@@ -20,6 +20,12 @@ export interface RetentionPolicy {
 }
 
 const BATCH_SIZE = 500;
+/**
+ * How late a device's last-seen time may reach the store after the request it records (batched
+ * every 250 ms; longer while the database refuses writes). A device seen still earlier whose time
+ * arrived later still is trimmed at its next upload.
+ */
+const LAST_SEEN_LAG_MS = 10 * 60_000;
 
 export interface RetentionSweeper {
   /** Stops the schedule and waits for a sweep under way. */
@@ -41,8 +47,11 @@ export function startRetention(
     const started = now();
     const cutoff = new Date(started.getTime() - policy.maxAgeMs).toISOString();
     let results = await drain(() => store.deleteResultsReceivedBefore(cutoff, BATCH_SIZE));
-    // Only devices seen since the previous sweep can have grown past their cap.
-    for (const device of await store.devicesWithMoreResultsThan(policy.maxResultsPerDevice, previousStart)) {
+    // Only devices seen since the previous sweep can have grown past their cap. A last-seen time is
+    // written after the request it records (heartbeatBatch.ts), so one from before the previous
+    // sweep's start may land after that sweep looked: look back LAST_SEEN_LAG_MS further.
+    const seenSince = previousStart === null ? null : new Date(Date.parse(previousStart) - LAST_SEEN_LAG_MS).toISOString();
+    for (const device of await store.devicesWithMoreResultsThan(policy.maxResultsPerDevice, seenSince)) {
       results += await drain(() => store.deleteResultsBeyond(device, policy.maxResultsPerDevice, BATCH_SIZE));
     }
     const checkKeys = await drain(() => store.deleteLatestReceivedBefore(cutoff, BATCH_SIZE));
