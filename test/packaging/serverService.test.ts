@@ -300,7 +300,9 @@ describe.skipIf(!canRun)(isRoot ? booted.title : `${booted.title}: skipped, need
     container.run(['systemctl', 'disable', '--now', UNIT]);
     container.run(['dpkg', '-i', `/root/${previousDeb.split('/').pop()}`]);
     expect(container.run(['systemctl', 'is-enabled', UNIT], { check: false }).stdout.trim()).toBe('disabled');
-    expect(container.show('ActiveState')).toBe('inactive');
+    // The journal's last lines say why, should the stop have failed.
+    const stopped = container.show('ActiveState');
+    expect(stopped, container.run(['journalctl', '-u', UNIT, '-o', 'short', '--no-pager', '-n', '30']).stdout).toBe('inactive');
   });
 
   it('purges to nothing: files, configuration, database, user, unit', async () => {
