@@ -4,37 +4,24 @@
 // recorded by another server process (another CheckRequests on the same store) shows after the next
 // read, one read shared by the heartbeats that wait for it; this process's own shows at once; a
 // request lapses after 15 minutes.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { CheckRequests } from '../../src/server/checkRequests';
-import type { Store } from '../../src/server/db/store';
-import { openTestStore } from '../support/testStore';
+import { storeForFile } from '../support/testStore';
 import { activeDevice } from './deviceLifecycleSuite';
 
 const NOW = new Date('2026-11-27T12:00:00.000Z');
 const later = (ms: number) => new Date(NOW.getTime() + ms);
 
-let dir: string;
-let store: Store;
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'device-agent-check-requests-'));
-  store = await openTestStore(dir);
-});
-afterAll(async () => {
-  await store?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const store = storeForFile('check-requests');
 
 test('heartbeats read the requests at most once a second, without a promise in between, and see other processes’ within it', async () => {
-  const [device, other] = [await activeDevice(store), await activeDevice(store)];
+  const [device, other] = [await activeDevice(store()), await activeDevice(store())];
   let clock = 0;
-  const reads = vi.spyOn(store, 'deviceCheckRequests');
-  const checks = new CheckRequests(store, () => clock);
-  const elsewhere = new CheckRequests(store);
+  const reads = vi.spyOn(store(), 'deviceCheckRequests');
+  const checks = new CheckRequests(store(), () => clock);
+  const elsewhere = new CheckRequests(store());
 
-  // The first heartbeat reads the store; the ones arriving meanwhile share that read.
+  // The first heartbeat reads the store(); the ones arriving meanwhile share that read.
   const first = checks.pending(device.id, NOW);
   const meanwhile = checks.pending(other.id, NOW);
   expect(first).toBeInstanceOf(Promise);
@@ -44,7 +31,7 @@ test('heartbeats read the requests at most once a second, without a promise in b
 
   // Another process records a request: not seen until a second after the read, and then without waiting again.
   expect(await elsewhere.request(device.id, NOW)).toEqual({ kind: 'recorded', requestedAt: NOW.toISOString() });
-  // A second one within the minute is refused with the time left; the page reads the store itself.
+  // A second one within the minute is refused with the time left; the page reads the store() itself.
   expect(await elsewhere.request(device.id, later(20_000))).toEqual({
     kind: 'too_soon',
     requestedAt: NOW.toISOString(),
@@ -80,13 +67,13 @@ test('heartbeats read the requests at most once a second, without a promise in b
 });
 
 test('a request recorded while a read is in flight is in the next answer, though the read began before it', async () => {
-  const device = await activeDevice(store);
+  const device = await activeDevice(store());
   // The read has its answer before the request is recorded, and hands it over only after.
   let answered = () => {};
   const readAnswered = new Promise<void>((resolve) => (answered = resolve));
   let release = () => {};
   const readHeld = new Promise<void>((resolve) => (release = resolve));
-  const heldStore = new Proxy(store, {
+  const heldStore = new Proxy(store(), {
     get(target, property) {
       if (property === 'deviceCheckRequests')
         return async (since: string) => {

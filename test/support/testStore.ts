@@ -1,12 +1,33 @@
 // A store of the engine the test run is on: a SQLite file in `dir`, or, in the `postgres` vitest
 // project, a new database on the run's PostgreSQL cluster. For tests of engine-neutral code over a
 // real store, each engine's SQL included.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { afterAll, beforeAll } from 'vitest';
 import { parseDatabaseLocation } from '../../src/server/db/location';
 import { openStore } from '../../src/server/db/open';
 import type { Store } from '../../src/server/db/store';
 import { ON_POSTGRES, createDatabase, postgresEnv, queryDatabase } from './postgres';
+
+/** A store for the test file that calls this: opened before its tests in a new temporary directory, closed and removed after them. */
+export function storeForFile(name: string): () => Store {
+  let dir: string | undefined;
+  let store: Store | undefined;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), `device-agent-${name}-`));
+    store = await openTestStore(dir);
+  });
+  afterAll(async () => {
+    await store?.close();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    if (store === undefined) throw new Error('the store opens in beforeAll');
+    return store;
+  };
+}
 
 export async function openTestStore(dir: string): Promise<Store> {
   return (await openInspectedTestStore(dir)).store;

@@ -120,6 +120,17 @@ interface PostureRow {
 
 const POSTURE_COLUMNS = 'id, report_id, check_key, status, evidence, observed_at, received_at';
 
+/** The named parameters of a page of a device's results (history, status changes). */
+function historyParameters(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }) {
+  return {
+    org_id: device.orgId,
+    device_id: device.id,
+    check_key: options.checkKey ?? null,
+    before: options.beforeId ?? null,
+    limit: options.limit,
+  };
+}
+
 /** The sort expressions of the device list; each has an index with and without org_id in front (migration 3). */
 // failing_checks: no index, computed per device by the grace periods of the time (deviceListSql.ts,
 // failingChecks); bench:list measures it.
@@ -558,17 +569,7 @@ export class SqliteStore implements Store {
   }
 
   postureHistory(device: DeviceRef, options: { checkKey?: string; beforeId?: number; limit: number }): Promise<StoredPostureResult[]> {
-    return settle(() =>
-      this.statements.history
-        .all({
-          org_id: device.orgId,
-          device_id: device.id,
-          check_key: options.checkKey ?? null,
-          before: options.beforeId ?? null,
-          limit: options.limit,
-        })
-        .map(toStoredResult),
-    );
+    return settle(() => this.statements.history.all(historyParameters(device, options)).map(toStoredResult));
   }
 
   postureStatusChanges(
@@ -577,13 +578,7 @@ export class SqliteStore implements Store {
   ): Promise<PostureStatusChange[]> {
     return settle(() =>
       this.statements.statusChanges
-        .all({
-          org_id: device.orgId,
-          device_id: device.id,
-          check_key: options.checkKey ?? null,
-          before: options.beforeId ?? null,
-          limit: options.limit,
-        })
+        .all(historyParameters(device, options))
         .map((row) => ({ ...toStoredResult(row), previousStatus: row.previous_status })),
     );
   }
