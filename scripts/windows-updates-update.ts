@@ -2,16 +2,19 @@
 // of altrhombus/DataForGeeks (MIT), whose content/ms/mswin/buildnumbers.json copies every KB title
 // "<date>—KB… (OS Build b.u)" from Microsoft's update history pages (aka.ms/WindowsUpdateHistory,
 // aka.ms/Windows11UpdateHistory, the Windows Server 2022 update history): the pages themselves are
-// not reachable from here. Rows the data set does not hold (Microsoft's release-information pages
-// through Alitai12/Windows-Updatelist, and the Patch Tuesdays after the data set's date from
-// Microsoft's CVE records) are kept below in EXTRA_ROWS, each with its source; the script fails when
-// the data set lists one of them now (drop it) or gives it another date. Fails, writing nothing, on
-// a row it cannot read or a line whose UBRs would not grow with their dates.
-//   npm run windows-updates:update -- <path to a checkout of altrhombus/DataForGeeks>
-// Monthly refresh when the data set has not caught up: after Patch Tuesday, add each line's UBR from
-// that day's Microsoft CVE records (CVEProject/cvelistV5, Microsoft as CNA: `datePublic` is the day,
-// each Windows product's `versionEndExcluding` the build.UBR) to EXTRA_ROWS with the CVE ids, and run
-// the script again.
+// not reachable from here. The months after the data set's last row come from a checkout of
+// ZentrixLabs/windows-version-feed (MIT), whose kb_cve_data.csv is rewritten each day from Microsoft's
+// security update guide (api.msrc.microsoft.com CVRF: per CVE and product the fixing KB, its FixedBuild
+// and the CVE's first publication): every stored version of that file is read (see feedRows). Rows
+// neither holds (Microsoft's release-information pages through Alitai12/Windows-Updatelist, and
+// Patch Tuesdays from Microsoft's CVE records) are kept below in EXTRA_ROWS, each with its source; the
+// script fails when a source read before lists one of them now (drop it) or gives it another date.
+// Fails, writing nothing, on a row it cannot read or a line whose UBRs would not grow with their dates.
+//   npm run windows-updates:update -- <checkout of altrhombus/DataForGeeks> <checkout of ZentrixLabs/windows-version-feed>
+// Monthly refresh: pull both checkouts and run the script. When neither has caught up, add each line's
+// UBR from that day's Microsoft CVE records (CVEProject/cvelistV5, Microsoft as CNA: `datePublic` is
+// the day, each Windows product's `versionEndExcluding` the build.UBR) to EXTRA_ROWS with the CVE ids,
+// and run the script again.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -21,6 +24,8 @@ import { format, resolveConfig } from 'prettier';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TARGET = path.join(ROOT, 'checks', 'windows', 'updateHistoryData.ts');
 const DATA_FILE = 'content/ms/mswin/buildnumbers.json';
+const FEED_FILE = 'kb_cve_data.csv';
+const FEED_REPOSITORY = 'ZentrixLabs/windows-version-feed';
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 class UpdateError extends Error {}
@@ -133,7 +138,6 @@ export const EXTRA_ROWS: ExtraRows[] = [
   {
     line: 'BUILD_14393',
     rows: [
-      [9418, '2026-08-11'],
       [9512, '2026-09-08'],
       [9612, '2026-10-13'],
       [9688, '2026-11-10'],
@@ -143,8 +147,6 @@ export const EXTRA_ROWS: ExtraRows[] = [
   {
     line: 'BUILD_17763',
     rows: [
-      [9020, '2026-07-14'],
-      [9121, '2026-08-11'],
       [9245, '2026-09-08'],
       [9376, '2026-10-13'],
       [9487, '2026-11-10'],
@@ -153,17 +155,12 @@ export const EXTRA_ROWS: ExtraRows[] = [
   },
   {
     line: 'BUILD_1904X',
-    rows: [
-      [7548, '2026-07-14'],
-      [7663, '2026-08-11'],
-      [7725, '2026-09-08'],
-    ],
+    rows: [[7725, '2026-09-08']],
     source: CVE('CVE-2026-32181, -35417, -45653, -54114, -68880, -70304'),
   },
   {
     line: 'BUILD_20348',
     rows: [
-      [5386, '2026-07-14'],
       [5499, '2026-08-11'],
       [5622, '2026-09-08'],
       [5761, '2026-10-13'],
@@ -172,10 +169,7 @@ export const EXTRA_ROWS: ExtraRows[] = [
   },
   {
     line: 'BUILD_2262X',
-    rows: [
-      [7517, '2026-08-11'],
-      [7582, '2026-09-08'],
-    ],
+    rows: [[7582, '2026-09-08']],
     source: CVE('CVE-2026-32181, -35417, -45653, -68880, -70304'),
   },
   ...(['BUILD_26100', 'BUILD_26200'] as const).map((line): ExtraRows => ({
@@ -193,7 +187,6 @@ export const EXTRA_ROWS: ExtraRows[] = [
     rows: [
       [32690, '2026-04-14'],
       [32860, '2026-05-12'],
-      [33158, '2026-07-14'],
       [33296, '2026-08-11'],
       [33438, '2026-09-08'],
       [33650, '2026-10-13'],
@@ -208,8 +201,92 @@ export const EXTRA_ROWS: ExtraRows[] = [
  */
 const LEFT_OUT = /hotpatch|expired/i;
 
+/**
+ * The feed's product names whose rows are taken, exactly as the CVRF names them (x64 and the server
+ * products; Windows 11 24H2 and 25H2 are not in the feed: its build filter drops 26100/26200 clients).
+ */
+const FEED_PRODUCTS = new Set([
+  'Windows Server 2016',
+  'Windows Server 2019',
+  'Windows 10 Version 21H2 for x64-based Systems',
+  'Windows 10 Version 22H2 for x64-based Systems',
+  'Windows Server 2022',
+  'Windows 11 Version 23H2 for x64-based Systems',
+  'Windows Server 2025',
+]);
+const FEED_HEADER = ['CVE', 'KB', 'ProductID', 'ProductName', 'FixedBuild', 'Severity', 'ExploitStatus', 'PublishedDate'];
+
+/** The checkout of the feed: its newest commit and every stored version of kb_cve_data.csv, newest first. */
+export interface FeedInput {
+  commit: string;
+  versions: string[];
+}
+
+function csvFields(line: string, where: string): string[] {
+  // Quoted fields, or empty ones (Export-Csv writes a missing score as nothing between two commas).
+  const fields: string[] = [];
+  const field = /(?:"((?:[^"]|"")*)"|)(,|$)/y;
+  for (;;) {
+    const m = field.exec(line);
+    if (!m) throw new UpdateError(`${where}: cannot read the line ${JSON.stringify(line.slice(0, 200))}`);
+    fields.push((m[1] ?? '').replaceAll('""', '"'));
+    if (m[2] === '') return fields;
+  }
+}
+
+/**
+ * One row per (product, KB) from the feed's stored versions: a version counts for a product only when
+ * it names one KB with one FixedBuild for it (a month's hotpatch beside its cumulative update is not
+ * told apart in the feed, so such months are left to EXTRA_ROWS) and all that KB's CVEs were first
+ * published the same day, the release day. The newest version wins: Microsoft corrects a FixedBuild
+ * in place (17763.9115 became 17763.9121 for KB5120238). Only days after `after` are taken.
+ */
+export function feedRows(feed: FeedInput, after: string): ExtraRows[] {
+  const taken = new Map<string, { build: number; ubr: number; released: string }>();
+  for (const [index, text] of feed.versions.entries()) {
+    const where = `${FEED_REPOSITORY} ${FEED_FILE} (version ${index} before ${feed.commit.slice(0, 7)})`;
+    const [header = '', ...lines] = text
+      .replace(/^\uFEFF/, '')
+      .split(/\r?\n/)
+      .filter((l) => l !== '');
+    if (csvFields(header, where).join(',') !== FEED_HEADER.join(',')) throw new UpdateError(`${where}: not the expected header`);
+    const updates = new Map<string, Map<string, Set<string>>>();
+    for (const line of lines) {
+      const [, kb = '', , product = '', fixedBuild = '', , , published = ''] = csvFields(line, where);
+      if (!FEED_PRODUCTS.has(product)) continue;
+      const day = published.slice(0, 10);
+      if (!/^\d+$/.test(kb) || !/^10\.0\.\d+\.\d+$/.test(fixedBuild) || !DATE.test(day)) {
+        throw new UpdateError(`${where}: cannot read the row ${JSON.stringify(line.slice(0, 200))}`);
+      }
+      const byUpdate = updates.get(product) ?? new Map<string, Set<string>>();
+      updates.set(product, byUpdate);
+      const key = `${kb} ${fixedBuild}`;
+      byUpdate.set(key, (byUpdate.get(key) ?? new Set()).add(day));
+    }
+    for (const [product, byUpdate] of updates) {
+      const [only, ...more] = [...byUpdate];
+      if (!only || more.length > 0 || only[1].size !== 1) continue;
+      const [kb = '', fixedBuild = ''] = only[0].split(' ');
+      const released = [...only[1]][0]!;
+      const [, , build, ubr] = fixedBuild.split('.').map(Number);
+      const key = `${product} KB${kb}`;
+      if (released > after && !taken.has(key)) taken.set(key, { build: build!, ubr: ubr!, released });
+    }
+  }
+  const source = `${FEED_REPOSITORY} ${FEED_FILE} @ ${feed.commit.slice(0, 7)} and its history (MSRC CVRF: a KB's FixedBuild, its CVEs' first publication day)`;
+  const groups = new Map<LineKey, ExtraRows>();
+  for (const { build, ubr, released } of taken.values()) {
+    for (const line of lineOf(build, ubr, released)) {
+      const group = groups.get(line) ?? { line, rows: [], source };
+      groups.set(line, group);
+      if (!group.rows.some(([u]) => u === ubr)) group.rows.push([ubr, released]);
+    }
+  }
+  return [...groups.values()];
+}
+
 export interface UpdateHistoryData {
-  source: { dataSet: string; commit: string; lastUpdatedUtc: string; pages: string[] };
+  source: { dataSet: string; commit: string; lastUpdatedUtc: string; pages: string[]; feed: { repository: string; commit: string } | null };
   recordedThrough: string;
   lines: Record<LineKey, { note: string; sources: string[]; rows: [number, string][] }>;
 }
@@ -226,8 +303,16 @@ function lineOf(build: number, ubr: number, released: string): LineKey[] {
     .map(([key]) => key);
 }
 
-/** The table from the data set's JSON text and the extra rows; throws UpdateError on anything it cannot place. */
-export function buildUpdateHistory(json: string, commit: string, extra: ExtraRows[] = EXTRA_ROWS): UpdateHistoryData {
+/**
+ * The table from the data set's JSON text, the feed's rows after the data set's last day and the extra
+ * rows; throws UpdateError on anything it cannot place.
+ */
+export function buildUpdateHistory(
+  json: string,
+  commit: string,
+  extra: ExtraRows[] = EXTRA_ROWS,
+  feed: FeedInput | null = null,
+): UpdateHistoryData {
   let parsed: { DataForGeeks?: { LastUpdatedUTC?: unknown; SourceList?: unknown }; Data?: unknown };
   try {
     parsed = JSON.parse(json) as typeof parsed;
@@ -240,10 +325,12 @@ export function buildUpdateHistory(json: string, commit: string, extra: ExtraRow
   }
   const rows = new Map<LineKey, Map<number, string>>(Object.keys(LINES).map((k) => [k as LineKey, new Map()]));
   const sources = new Map<LineKey, string[]>(Object.keys(LINES).map((k) => [k as LineKey, [`${DATA_FILE} @ ${commit.slice(0, 7)}`]]));
+  const listedBy = new Map<string, string>();
   const put = (line: LineKey, ubr: number, released: string, where: string) => {
     const known = rows.get(line)!.get(ubr);
     if (known !== undefined && known !== released) throw new UpdateError(`${line} ${ubr}: ${known} and ${released} (${where})`);
     rows.get(line)!.set(ubr, released);
+    if (!listedBy.has(`${line} ${ubr}`)) listedBy.set(`${line} ${ubr}`, where);
   };
   for (const entry of parsed.Data as SourceEntry[]) {
     const version = /^(\d+)\.(\d+)$/.exec(String(entry?.Version));
@@ -255,11 +342,19 @@ export function buildUpdateHistory(json: string, commit: string, extra: ExtraRow
       put(line, Number(version[2]), entry.ReleaseDate, entry.KBTitle);
     }
   }
-  for (const group of extra) {
+  const dataSetThrough = [...rows.values()].flatMap((byUbr) => [...byUbr.values()]).reduce((a, b) => (b > a ? b : a), '');
+  const fromFeed = feed ? feedRows(feed, dataSetThrough) : [];
+  for (const group of [...fromFeed, ...extra]) {
     for (const [ubr, released] of group.rows) {
       if (rows.get(group.line)!.has(ubr)) {
+        const by = listedBy.get(`${group.line} ${ubr}`)!;
+        const named = by.startsWith(FEED_REPOSITORY)
+          ? 'the feed'
+          : extra.some((g) => g.source === by)
+            ? `an extra row (${by})`
+            : 'the data set';
         throw new UpdateError(
-          `extra row ${group.line} ${ubr} (${released}): the data set lists it now, as ${rows.get(group.line)!.get(ubr)}: drop it`,
+          `extra row ${group.line} ${ubr} (${released}): ${named} lists it now, as ${rows.get(group.line)!.get(ubr)}: drop it`,
         );
       }
       put(group.line, ubr, released, group.source);
@@ -285,6 +380,7 @@ export function buildUpdateHistory(json: string, commit: string, extra: ExtraRow
       commit,
       lastUpdatedUtc: meta.LastUpdatedUTC,
       pages: meta.SourceList.map(String),
+      feed: feed ? { repository: FEED_REPOSITORY, commit: feed.commit } : null,
     },
     recordedThrough,
     lines,
@@ -293,23 +389,43 @@ export function buildUpdateHistory(json: string, commit: string, extra: ExtraRow
 
 async function render(data: UpdateHistoryData): Promise<string> {
   const text = [
-    `// Generated by scripts/windows-updates-update.ts (npm run windows-updates:update -- <checkout of altrhombus/DataForGeeks>): do not edit.`,
+    `// Generated by scripts/windows-updates-update.ts (npm run windows-updates:update -- <checkout of altrhombus/DataForGeeks>`,
+    `// <checkout of ${FEED_REPOSITORY}>): do not edit.`,
     `// Each line's rows are [UBR, release day] as Microsoft's update history pages list them (through the data set,`,
-    `// MIT License, Copyright 2026 Jacob Thornberry), plus the rows its \`sources\` name; checks/windows/updateHistory.ts reads them.`,
+    `// MIT License, Copyright 2026 Jacob Thornberry), plus the rows its \`sources\` name (${FEED_REPOSITORY}: MIT License,`,
+    `// Copyright (c) 2025 ZentrixLabs); checks/windows/updateHistory.ts reads them.`,
     ``,
     `export const UPDATE_HISTORY = ${JSON.stringify(data)} as const;`,
   ].join('\n');
   return format(text, { ...(await resolveConfig(TARGET)), filepath: TARGET });
 }
 
+const git = (dir: string, args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+
+/** Every stored version of the feed's kb_cve_data.csv, newest first, each once. */
+function readFeed(checkout: string): FeedInput {
+  if (!existsSync(path.join(checkout, FEED_FILE))) {
+    throw new UpdateError(`${path.join(checkout, FEED_FILE)}: missing (is ${checkout} a checkout of ${FEED_REPOSITORY}?)`);
+  }
+  const log = git(checkout, ['log', '--format=C %H', '--raw', '--no-abbrev', '--', FEED_FILE]);
+  const commit = /^C ([0-9a-f]{40})$/m.exec(log)?.[1];
+  if (!commit) throw new UpdateError(`${checkout}: no git commit for ${FEED_FILE}`);
+  const blobs = [...log.matchAll(/^:\d+ \d+ [0-9a-f]{40} ([0-9a-f]{40}) [AM]\t/gm)].map((m) => m[1]!);
+  return { commit, versions: [...new Set(blobs)].map((blob) => git(checkout, ['cat-file', 'blob', blob])) };
+}
+
 async function main(): Promise<void> {
-  const checkout = process.argv[2];
-  if (!checkout) throw new UpdateError('usage: npm run windows-updates:update -- <path to a checkout of altrhombus/DataForGeeks>');
+  const [checkout, feedCheckout] = process.argv.slice(2);
+  if (!checkout || !feedCheckout) {
+    throw new UpdateError(
+      `usage: npm run windows-updates:update -- <checkout of altrhombus/DataForGeeks> <checkout of ${FEED_REPOSITORY}>`,
+    );
+  }
   const file = path.join(checkout, DATA_FILE);
   if (!existsSync(file)) throw new UpdateError(`${file}: missing (is ${checkout} a checkout of altrhombus/DataForGeeks?)`);
-  const commit = execFileSync('git', ['-C', checkout, 'log', '-1', '--format=%H', '--', DATA_FILE], { encoding: 'utf8' }).trim();
+  const commit = git(checkout, ['log', '-1', '--format=%H', '--', DATA_FILE]).trim();
   if (!/^[0-9a-f]{40}$/.test(commit)) throw new UpdateError(`${checkout}: no git commit for ${DATA_FILE}`);
-  const data = buildUpdateHistory(readFileSync(file, 'utf8'), commit);
+  const data = buildUpdateHistory(readFileSync(file, 'utf8'), commit, EXTRA_ROWS, readFeed(feedCheckout));
   const partial = `${TARGET}.${process.pid}.tmp`;
   writeFileSync(partial, await render(data));
   renameSync(partial, TARGET);

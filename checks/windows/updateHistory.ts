@@ -5,9 +5,11 @@
 // A recording, not an estimate: every row is a (build.UBR, release day) pair as Microsoft's update
 // history pages list them (monthly "B" security releases, "D" previews, out-of-band releases),
 // generated into updateHistoryData.ts by `npm run windows-updates:update -- <checkout of
-// altrhombus/DataForGeeks>` (scripts/windows-updates-update.ts), which copies those pages; rows the
-// data set lacks (Microsoft's release-information pages, and Patch Tuesdays after the data set's date
-// from Microsoft's CVE records) are kept in that script with their sources. Each line's `sources` name
+// altrhombus/DataForGeeks> <checkout of ZentrixLabs/windows-version-feed>`
+// (scripts/windows-updates-update.ts): the data set copies those pages; the feed's history of
+// Microsoft's security update guide (CVRF: each KB's FixedBuild) gives the months after the data set;
+// rows neither holds (Microsoft's release-information pages, and Patch Tuesdays from Microsoft's CVE
+// records) are kept in that script with their sources. Each line's `sources` name
 // where its rows come from. Rows start in January 2025 (March 2025 for 14393; 24H2 and Server 2025
 // from their release in 2024-10 and 2024-11); an older UBR is judged as at least as old as a line's
 // first row. UBRs grow with time within a line, so a UBR the table does not list (a hotpatch, an
@@ -16,8 +18,8 @@
 // Keeping it current: UPDATE_HISTORY_RECORDED_THROUGH is the last release day the table covers (a
 // line's newest row can be older where no source covered it). A UBR newer than a line's newest row was
 // released after it: it passes while that row is itself within the policy's age, and is UNKNOWN
-// `patch_table_outdated` after, until a newer agent brings newer rows. The refresh: run the script on a
-// newer checkout of the data set, or, while the data set lags, add each Patch Tuesday's UBRs from
+// `patch_table_outdated` after, until a newer agent brings newer rows. The refresh: run the script on
+// newer checkouts of both, or, while both lag, add each Patch Tuesday's UBRs from
 // Microsoft's CVE records to the script's EXTRA_ROWS (the steps are in its header) and run it again.
 import type { WindowsRelease } from './osRelease';
 import { UPDATE_HISTORY } from './updateHistoryData';

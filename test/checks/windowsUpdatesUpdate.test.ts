@@ -3,12 +3,24 @@
 // it cannot place.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { buildUpdateHistory, EXTRA_ROWS, type ExtraRows } from '../../scripts/windows-updates-update';
+import { buildUpdateHistory, EXTRA_ROWS, feedRows, type ExtraRows, type FeedInput } from '../../scripts/windows-updates-update';
 import { UPDATE_HISTORY } from '../../checks/windows/updateHistoryData';
 
 // 13 entries of altrhombus/DataForGeeks content/ms/mswin/buildnumbers.json @ c3a7e94 (MIT), copied as they are.
 const excerpt = readFileSync(new URL('../fixtures/dataforgeeks/buildnumbers.excerpt.json', import.meta.url), 'utf8');
 const COMMIT = 'c3a7e94d718726a0989e152e3c9b9f0996880731';
+
+// Lines of ZentrixLabs/windows-version-feed kb_cve_data.csv (MIT) as stored at 4bfc2af (2026-08-22),
+// 2c7b435 (2026-08-13), 1bb3595 (2026-08-04) and dabe923 (2026-06-02), the header and some rows each,
+// copied as they are.
+const feedVersion = (commit: string) =>
+  readFileSync(new URL(`../fixtures/windows-version-feed/kb_cve_data.${commit}.excerpt.csv`, import.meta.url), 'utf8');
+const FEED: FeedInput = {
+  commit: '4bfc2af5c883216f41fc08aa68bdc2083719d930',
+  versions: ['4bfc2af', '2c7b435', '1bb3595'].map(feedVersion),
+};
+const FEED_SOURCE =
+  "ZentrixLabs/windows-version-feed kb_cve_data.csv @ 4bfc2af and its history (MSRC CVRF: a KB's FixedBuild, its CVEs' first publication day)";
 
 describe('buildUpdateHistory', () => {
   it("places each entry on its line by build, shared KBs on every line they name, Server 2025's own numbering apart", () => {
@@ -54,6 +66,50 @@ describe('buildUpdateHistory', () => {
     expect(() => buildUpdateHistory('{', COMMIT, [])).toThrow('not JSON');
     const noServer = JSON.stringify({ ...data, Data: data.Data.filter((e) => !/^26100\.32/.test((e as { Version: string }).Version)) });
     expect(() => buildUpdateHistory(noServer, COMMIT, [])).toThrow('SERVER_2025: no rows');
+  });
+
+  it('takes from the feed one row per KB after the data set, the newest version of it, and never a month it cannot tell apart', () => {
+    const byLine = Object.fromEntries(feedRows(FEED, '2026-06-23').map((g) => [g.line, g.rows]));
+    expect(feedRows(FEED, '2026-06-23').every((g) => g.source === FEED_SOURCE)).toBe(true);
+    expect(byLine).toEqual({
+      // KB5120238 names 17763.9115 on 2026-08-13 and 17763.9121 from then on: the newest wins.
+      BUILD_17763: [[9121, '2026-08-11']],
+      BUILD_14393: [
+        [9418, '2026-08-11'],
+        [9339, '2026-07-14'],
+      ],
+      // 2026-07: KB5099539's CVEs were first published on 2026-07-14 and 2026-07-16, so no release day.
+      BUILD_1904X: [[7663, '2026-08-11']],
+      BUILD_2262X: [[7376, '2026-07-14']],
+      // Server 2022 in 2026-08: two KBs (the hotpatch 20348.5440 and 20348.5499), not told apart: none.
+    });
+    expect(feedRows(FEED, '2026-07-14').flatMap((g) => g.rows.map(([, day]) => day))).not.toContain('2026-07-14');
+  });
+
+  it('reads an empty field, and refuses a feed version without its header or with a row it cannot read', () => {
+    expect(feedRows({ ...FEED, versions: [feedVersion('dabe923')] }, '2026-05-01')).toEqual([
+      { line: 'BUILD_17763', rows: [[8755, '2026-05-12']], source: FEED_SOURCE },
+    ]);
+    const [header, row] = feedVersion('dabe923').split('\n');
+    expect(() => feedRows({ ...FEED, versions: [row!] }, '2026-05-01')).toThrow('version 0 before 4bfc2af): not the expected header');
+    expect(() => feedRows({ ...FEED, versions: [`${header}\n${row!.replace(',,', ',7.8,')}`] }, '2026-05-01')).toThrow(
+      'cannot read the line',
+    );
+    expect(() => feedRows({ ...FEED, versions: [`${header}\n${row!.replace('10.0.17763.8755', '17763.8755')}`] }, '2026-05-01')).toThrow(
+      'cannot read the row',
+    );
+  });
+
+  it("adds the feed's rows after the data set's last day, and refuses an extra row the feed lists", () => {
+    const { lines, source } = buildUpdateHistory(excerpt, COMMIT, [], FEED);
+    expect(source.feed).toEqual({ repository: 'ZentrixLabs/windows-version-feed', commit: FEED.commit });
+    expect(lines.BUILD_2262X.rows.at(-1)).toEqual([7376, '2026-07-14']);
+    expect(lines.BUILD_2262X.sources).toEqual([`content/ms/mswin/buildnumbers.json @ ${COMMIT.slice(0, 7)}`, FEED_SOURCE]);
+    const listed: ExtraRows = { line: 'BUILD_14393', rows: [[9339, '2026-07-14']], source: 'CVE records' };
+    expect(() => buildUpdateHistory(excerpt, COMMIT, [listed], FEED)).toThrow(
+      'extra row BUILD_14393 9339 (2026-07-14): the feed lists it now, as 2026-07-14: drop it',
+    );
+    expect(buildUpdateHistory(excerpt, COMMIT, []).source.feed).toBeNull();
   });
 
   it('is what the vendored table holds: every extra row present, every line naming the data set first', () => {
