@@ -244,11 +244,8 @@ function csvFields(line: string, where: string): string[] {
 export function feedRows(feed: FeedInput, after: string): ExtraRows[] {
   const taken = new Map<string, { build: number; ubr: number; released: string }>();
   for (const [index, text] of feed.versions.entries()) {
-    const where = `${FEED_REPOSITORY} ${FEED_FILE} (version ${index} before ${feed.commit.slice(0, 7)})`;
-    const [header = '', ...lines] = text
-      .replace(/^\uFEFF/, '')
-      .split(/\r?\n/)
-      .filter((l) => l !== '');
+    const where = `${FEED_REPOSITORY} ${FEED_FILE} (stored version ${index}, newest first, up to ${feed.commit.slice(0, 7)})`;
+    const [header = '', ...lines] = text.split(/\r?\n/).filter((l) => l !== '');
     if (csvFields(header, where).join(',') !== FEED_HEADER.join(',')) throw new UpdateError(`${where}: not the expected header`);
     const updates = new Map<string, Map<string, Set<string>>>();
     for (const line of lines) {

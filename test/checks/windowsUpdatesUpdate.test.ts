@@ -91,7 +91,9 @@ describe('buildUpdateHistory', () => {
       { line: 'BUILD_17763', rows: [[8755, '2026-05-12']], source: FEED_SOURCE },
     ]);
     const [header, row] = feedVersion('dabe923').split('\n');
-    expect(() => feedRows({ ...FEED, versions: [row!] }, '2026-05-01')).toThrow('version 0 before 4bfc2af): not the expected header');
+    expect(() => feedRows({ ...FEED, versions: [row!] }, '2026-05-01')).toThrow(
+      '(stored version 0, newest first, up to 4bfc2af): not the expected header',
+    );
     expect(() => feedRows({ ...FEED, versions: [`${header}\n${row!.replace(',,', ',7.8,')}`] }, '2026-05-01')).toThrow(
       'cannot read the line',
     );
