@@ -40,7 +40,16 @@ import { SERVICE_DESCRIPTION, SERVICE_NAME, type ProgramLayout } from '../src/se
 import { DISPLAY_NAME, RECOVERY, SERVICE_HOST, SERVICE_HOST_CONFIG, winswConfig } from '../src/service/windows';
 import { VERSION } from '../src/version';
 import { buildServerDeb, buildServerRpm } from './server';
-import { buildDebPackage, buildRpmPackage, stage, tool, type LinuxArch, type LinuxPackage, type StagedFile } from './stage';
+import {
+  RELOAD_AFTER_REMOVAL,
+  buildDebPackage,
+  buildRpmPackage,
+  stage,
+  tool,
+  type LinuxArch,
+  type LinuxPackage,
+  type StagedFile,
+} from './stage';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const STATE_DIR = '/var/lib/device-agent';
@@ -144,6 +153,7 @@ export function buildRpm(options: LinuxPackageOptions): string {
       '',
       '%postun',
       'if [ "$1" -eq 0 ]; then rm -rf /etc/device-agent /var/lib/device-agent; fi',
+      RELOAD_AFTER_REMOVAL,
     ],
   });
 }

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { preparedRuntime } from '../scripts/package.mjs';
 import { VERSION } from '../src/version';
-import { buildDebPackage, buildRpmPackage, type LinuxArch, type LinuxPackage, type StagedFile } from './stage';
+import { RELOAD_AFTER_REMOVAL, buildDebPackage, buildRpmPackage, type LinuxArch, type LinuxPackage, type StagedFile } from './stage';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -223,7 +223,10 @@ export function buildServerRpm(options: ServerPackageOptions): string {
       '%preun',
       '# Only on removal; an upgrade keeps the service running until %post restarts it.',
       `if [ "$1" -eq 0 ]; then ${hook} remove; fi`,
+      '',
       // RPM has no purge: the database and the configuration stay (docs/server.md).
+      '%postun',
+      RELOAD_AFTER_REMOVAL,
     ],
   });
 }

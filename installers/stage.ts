@@ -196,3 +196,6 @@ export function buildRpmPackage(pkg: LinuxPackage, rpm: RpmParts): string {
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+/** RPM %postun: the unit file is gone, so systemd forgets the unit now (as the Debian postrm does). */
+export const RELOAD_AFTER_REMOVAL = 'if [ "$1" -eq 0 ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi';

@@ -164,6 +164,8 @@ describe.skipIf(built.skip || rpmPackage.skip || !isRoot)(
       const scripts = execFileSync('rpm', ['-qp', '--scripts', rpm], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
       expect(scripts).toContain('postinstall scriptlet (using /bin/sh):\n/usr/lib/device-agent/package-hook configure');
       expect(scripts).toContain('if [ "$1" -eq 0 ]; then /usr/lib/device-agent/package-hook remove; fi');
+      // After the removal the unit file is gone: systemd forgets the unit at once.
+      expect(scripts).toContain('if [ "$1" -eq 0 ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi');
     });
 
     it('installs into a throwaway root with rpm (nothing stripped) and erases cleanly', () => {

@@ -340,6 +340,10 @@ describe.skipIf(!isRoot || rpmBuilt.skip)(isRoot ? rpmBuilt.title : `${rpmBuilt.
       'if [ "$1" -eq 1 ]; then /usr/lib/device-agent-server/server-hook install; else /usr/lib/device-agent-server/server-hook upgrade; fi',
     );
     expect(scripts).toContain('if [ "$1" -eq 0 ]; then /usr/lib/device-agent-server/server-hook remove; fi');
+    // After the removal the unit file is gone: systemd forgets the unit at once.
+    expect(scripts).toMatch(
+      /postuninstall scriptlet[^\n]*:\nif \[ "\$1" -eq 0 \] && \[ -d \/run\/systemd\/system \]; then systemctl daemon-reload \|\| true; fi/,
+    );
     expect(query('--configfiles')).toBe(`${SERVER_ENV_FILE}\n`);
 
     const root = tempDir('device-agent-server-rpm-root-');
