@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createContext, runChecks } from '../../../checks/engine';
 import { resolvePolicy, type PolicyOverride } from '../../../checks/policy';
 import { checks } from '../../../checks/freebsd/index';
+import { pkgCacheDir } from '../../../checks/freebsd/autoUpdate';
 import type { Check } from '../../../checks/types';
 import { FakeHost, type HostCall, type HostRecording } from '../../support/fakeHost';
 import { listFixtures, runFixture } from '../../support/checkFixtures';
@@ -445,6 +446,106 @@ describe('AUTO_UPDATE', () => {
       expect(await judge({ name, tag: tag('14.1-RELEASE', 9), fetched: '2026-10-06T03:12:00Z' })).toMatchObject({
         status: 'FAIL',
         evidence: { rule: 'not_run_recently', mode: 'fetch_only' },
+      });
+    });
+
+    // `pkg upgrade -F` accepted by policy (issue 32: before, PASS from the crontab). No recording of
+    // a pkg cache with its times was found (docs/checks.md, audit table): the names follow pkg's
+    // cache naming (`<name>-<version>~<hash>.pkg` beside the `<name>-<version>.pkg` link), the
+    // times are test inputs.
+    describe("an accepted pkgbase fetch-only job, by what it left in pkg's cache", () => {
+      const CRON = { '/usr/local/etc/cron.d/pkg-fetch': '0\t5\t*\t*\t*\troot\t/usr/local/sbin/pkg upgrade -F -y\n' };
+      const recording = (
+        over: { conf?: string; dir?: string; listing?: string[] | { error: 'permission_denied' }; stats?: Record<string, string> } = {},
+      ) => {
+        const dir = over.dir ?? '/var/cache/pkg';
+        return {
+          commands: [
+            { argv: JAILED, stdout: '0\n' },
+            { argv: ['/usr/local/sbin/pkg', 'info', '-e', 'FreeBSD-runtime'], exitCode: 0 },
+          ],
+          files: { ...CRON, ...(over.conf !== undefined ? { '/usr/local/etc/pkg.conf': over.conf } : {}) },
+          dirs: { '/etc/cron.d': [], '/usr/local/etc/cron.d': ['pkg-fetch'], ...(over.listing ? { [dir]: over.listing } : {}) },
+          stats: Object.fromEntries(Object.entries(over.stats ?? {}).map(([name, mtime]) => [`${dir}/${name}`, { mtime }])),
+        } as HostRecording;
+      };
+      const accepted = { autoUpdate: { acceptDownloadOnly: true } };
+      const CACHE = {
+        listing: [
+          '.pkg-tmp',
+          'FreeBSD-runtime-15.0p2.pkg',
+          'FreeBSD-runtime-15.0p2~8f1c2d.pkg',
+          'FreeBSD-ssh-15.0p1~77ab01.pkg',
+          'packagesite.pkg.tmp',
+        ],
+        stats: {
+          'FreeBSD-runtime-15.0p2.pkg': '2026-11-12T09:00:00Z',
+          'FreeBSD-runtime-15.0p2~8f1c2d.pkg': '2026-11-12T09:00:00Z',
+          'FreeBSD-ssh-15.0p1~77ab01.pkg': '2026-10-01T09:00:00Z',
+        },
+      };
+
+      it('passes when the newest fetched package is within autoUpdate.maxPendingDays, fails when older', async () => {
+        const { host, verdict } = await collect('AUTO_UPDATE', recording(CACHE), accepted);
+        expect(verdict).toMatchObject({
+          status: 'PASS',
+          evidence: {
+            rule: 'fetch_only_accepted',
+            mode: 'fetch_only',
+            package_cache: '/var/cache/pkg',
+            cached_packages: 3,
+            newest_cached_package: '2026-11-12T09:00:00.000Z',
+            newest_cached_package_age_days: 9,
+            max_fetch_age_days: 45,
+          },
+        });
+        expect(reads(host, 'stat').filter((p) => p.startsWith('/var/cache/pkg/'))).toEqual([
+          '/var/cache/pkg/FreeBSD-runtime-15.0p2.pkg',
+          '/var/cache/pkg/FreeBSD-runtime-15.0p2~8f1c2d.pkg',
+          '/var/cache/pkg/FreeBSD-ssh-15.0p1~77ab01.pkg',
+        ]);
+        const old = { listing: ['FreeBSD-ssh-15.0p1~77ab01.pkg'], stats: { 'FreeBSD-ssh-15.0p1~77ab01.pkg': '2026-10-06T11:00:00Z' } };
+        expect((await collect('AUTO_UPDATE', recording(old), accepted)).verdict).toMatchObject({
+          status: 'FAIL',
+          evidence: { rule: 'no_recent_package_fetch', newest_cached_package_age_days: 46, max_fetch_age_days: 45 },
+        });
+        const edge = { listing: ['FreeBSD-ssh-15.0p1~77ab01.pkg'], stats: { 'FreeBSD-ssh-15.0p1~77ab01.pkg': '2026-10-07T12:00:00Z' } };
+        expect((await collect('AUTO_UPDATE', recording(edge), accepted)).verdict.status).toBe('PASS');
+      });
+
+      it("follows pkg.conf's PKG_CACHEDIR", async () => {
+        const conf = '# local\nPKG_CACHEDIR = "/usr/local/pkgcache";\nAUTOCLEAN = false;\n';
+        const { verdict } = await collect('AUTO_UPDATE', recording({ ...CACHE, conf, dir: '/usr/local/pkgcache' }), accepted);
+        expect(verdict).toMatchObject({ status: 'PASS', evidence: { package_cache: '/usr/local/pkgcache', cached_packages: 3 } });
+      });
+
+      it("reads PKG_CACHEDIR in pkg.conf's UCL forms, else the default", () => {
+        const conf = (text: string) => pkgCacheDir({ ok: true, text });
+        expect(conf('PKG_CACHEDIR = "/a/b";\n')).toBe('/a/b');
+        expect(conf('  PKG_CACHEDIR: /c # moved\n')).toBe('/c');
+        expect(conf('PKG_CACHEDIR=/d\n')).toBe('/d');
+        expect(conf('#PKG_CACHEDIR = "/e";\nPKG_DBDIR = "/f";\n')).toBe('/var/cache/pkg');
+        expect(conf('PKG_CACHEDIR = "relative";\n')).toBe('/var/cache/pkg');
+        expect(pkgCacheDir({ ok: false, error: 'not_found' })).toBe('/var/cache/pkg');
+      });
+
+      it('is UNKNOWN without a dated package, and says why', async () => {
+        const reason = async (over: Parameters<typeof recording>[0]) =>
+          (await collect('AUTO_UPDATE', recording(over), accepted)).verdict.evidence;
+        expect(await reason({})).toMatchObject({ reason: 'no_package_fetched', package_cache: '/var/cache/pkg' });
+        expect(await reason({ listing: ['.pkg-tmp'] })).toMatchObject({ reason: 'no_package_fetched', cached_packages: 0 });
+        expect(await reason({ listing: ['FreeBSD-ssh-15.0p1~77ab01.pkg'], stats: {} })).toMatchObject({
+          reason: 'no_package_fetched',
+          cached_packages: 0,
+        });
+        expect(await reason({ listing: { error: 'permission_denied' } })).toMatchObject({ reason: 'permission_denied' });
+      });
+
+      it('reads the cache only where it decides: pkgbase, download-only accepted', async () => {
+        const { host, verdict } = await collect('AUTO_UPDATE', recording(CACHE));
+        expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'fetch_only' } });
+        expect(reads(host, 'readDir')).not.toContain('/var/cache/pkg');
+        expect(reads(host)).not.toContain('/usr/local/etc/pkg.conf');
       });
     });
 
