@@ -252,9 +252,6 @@ const firewallAdmin =
 
 const firewall: Entries<'FIREWALL_ENABLED'> = {
   inbound_filtered: passing('A firewall filters incoming connections for IPv4 and IPv6.'),
-  manager_active: passing(
-    (c) => `A firewall manager (${word(c, 'source') ?? 'ufw or firewalld'}) is active and filtering incoming connections.`,
-  ),
   no_inbound_filtering: {
     summary: (c) =>
       `Nothing filters incoming network connections: no firewall is active (ufw and firewalld are not running, and the kernel has no filtering input rules${c.evidence.ipv6_enabled === true ? ' for IPv4 or IPv6' : ''}).`,
@@ -279,6 +276,18 @@ const firewall: Entries<'FIREWALL_ENABLED'> = {
     fix: 'Nothing to change; tell your IT team (the firewall may be mid-reload).',
     admin:
       'ufw/firewalld is active while the nftables ruleset shows no filtering input chain the check recognises (a drop behind a jump it does not follow, or a stale manager state). Check `nft list ruleset` on the device and reload the manager.',
+  },
+  manager_unconfirmed: {
+    summary: (c) =>
+      `A firewall manager (${Array.isArray(c.evidence.managers) && c.evidence.managers.length > 0 ? c.evidence.managers.join(', ') : 'ufw or firewalld'}) reports itself active, but the agent could not read the kernel's firewall rules to confirm that they filter incoming connections.`,
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: `${RUN_AS_ROOT} ufw's "Status: active" says only that its chains exist and firewalld's "running" that its last start or reload applied its rules; the check reads the loaded rules themselves (\`nft list ruleset\`, or \`iptables-nft -S\` where \`nft\` is missing: install nftables). \`ruleset_error\` says why they could not be read.`,
+  },
+  nftables_unreadable: {
+    summary:
+      'The firewall rules visible through iptables do not filter incoming connections, and the nftables rules that iptables cannot show could not be read (the `nft` tool is missing).',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: `Install nftables (it provides \`nft\`, which the check reads): iptables-nft shows only the tables made through iptables, not those made by nft itself. ${firewallAdmin}`,
   },
   no_firewall_tooling: {
     summary: 'No firewall software (nftables, ufw or firewalld) is installed, so the agent cannot read any firewall rules.',
