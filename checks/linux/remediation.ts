@@ -771,8 +771,14 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
         steps:
           'run `sudo /opt/sentinelone/bin/sentinelctl control status`; if it fails, restart the agent with `sudo systemctl restart sentinelone`.',
       },
+      {
+        for: 'Wazuh',
+        applies: healthOf('wazuh-agent'),
+        steps:
+          "run `sudo cat /var/ossec/var/run/wazuh-agentd.state`; if it is missing, the agent's `agent.state_interval` is 0 or the agent is older than this check knows: restart it with `sudo systemctl restart wazuh-agent`.",
+      },
     ],
-    admin: `${RUN_AS_ROOT} The agent's own tool must answer as root (/usr/bin/mdatp, /opt/CrowdStrike/falconctl, /opt/sentinelone/bin/sentinelctl); the evidence's \`agent\` names the product, \`health_error\` or \`fields_unread\` what failed.`,
+    admin: `${RUN_AS_ROOT} The agent's own tool must answer as root (/usr/bin/mdatp, /opt/CrowdStrike/falconctl, /opt/sentinelone/bin/sentinelctl; Wazuh's /var/ossec/var/run/wazuh-agentd.state must be readable); the evidence's \`agent\` names the product, \`health_error\` or \`fields_unread\` what failed.`,
   },
   agent_not_registered: {
     summary:
@@ -787,6 +793,18 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     fix: 'Ask your IT team; usually the running kernel is newer than the sensor supports: a sensor update or booting a supported kernel ends it.',
     admin:
       "Update the sensor to a version that supports this kernel, or let it use the eBPF user-mode backend (`falconctl -s --backend=auto`); the evidence's `falcon.rfm_reason` and `rfm_code` say why. Pin kernel updates to supported ones (CrowdStrike's kernel support list).",
+  },
+  agent_disconnected: {
+    summary: 'The Wazuh agent runs but is disconnected from its manager: nothing it detects reaches your security team.',
+    fix: 'Ask your IT team; the agent must reach its Wazuh manager (ports 1514 and 1515 by default).',
+    admin:
+      "wazuh-agentd's state file says `status='disconnected'`: check the manager address in /var/ossec/etc/ossec.conf, the agent's key (`agent-auth`), the network path to the manager, and /var/ossec/logs/ossec.log on the device.",
+  },
+  agent_connecting: {
+    summary: 'The Wazuh agent runs but has not connected to its manager yet, so whether it reports is not known.',
+    fix: 'Nothing to change if the agent just started; tell your IT team if this persists.',
+    admin:
+      "wazuh-agentd's state file says `status='pending'` (not connected since it started): an agent that stays pending never reached its manager; see /var/ossec/logs/ossec.log on the device.",
   },
   agent_disabled: {
     summary: 'SentinelOne runs but its agent is disabled: it does not protect this device.',
