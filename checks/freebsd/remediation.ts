@@ -14,6 +14,7 @@ import {
   requires,
   sharedRemedies,
   sshRemedies,
+  wazuhRemedies,
   word,
   type PlatformCatalogue,
   type SharedWord,
@@ -393,6 +394,12 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin:
       "The agent dates /var/db/clamav/daily.cld or daily.cvd (the port's DatabaseDirectory); run it as root, or keep the database there.",
+  },
+  ...wazuhRemedies,
+  agent_health_unreadable: {
+    summary: 'The Wazuh agent runs, but its state file could not be read, so whether it reaches its manager is not known.',
+    fix: UNDECIDED,
+    admin: `${RUN_AS_ROOT} The check reads /var/ossec/var/run/wazuh-agentd.state (the security/wazuh-agent port's); \`agent.state_interval\` 0 stops the agent writing it. The evidence's \`health_error\` or \`fields_unread\` says what failed.`,
   },
 };
 

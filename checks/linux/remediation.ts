@@ -21,6 +21,7 @@ import {
   type SharedWord,
   type RemedyContext,
   type Variant,
+  wazuhRemedies,
 } from '../remediation';
 import type { checks } from './index';
 
@@ -794,18 +795,7 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     admin:
       "Update the sensor to a version that supports this kernel, or let it use the eBPF user-mode backend (`falconctl -s --backend=auto`); the evidence's `falcon.rfm_reason` and `rfm_code` say why. Pin kernel updates to supported ones (CrowdStrike's kernel support list).",
   },
-  agent_disconnected: {
-    summary: 'The Wazuh agent runs but is disconnected from its manager: nothing it detects reaches your security team.',
-    fix: 'Ask your IT team; the agent must reach its Wazuh manager (ports 1514 and 1515 by default).',
-    admin:
-      "wazuh-agentd's state file says `status='disconnected'`: check the manager address in /var/ossec/etc/ossec.conf, the agent's key (`agent-auth`), the network path to the manager, and /var/ossec/logs/ossec.log on the device.",
-  },
-  agent_connecting: {
-    summary: 'The Wazuh agent runs but has not connected to its manager yet, so whether it reports is not known.',
-    fix: 'Nothing to change if the agent just started; tell your IT team if this persists.',
-    admin:
-      "wazuh-agentd's state file says `status='pending'` (not connected since it started): an agent that stays pending never reached its manager; see /var/ossec/logs/ossec.log on the device.",
-  },
+  ...wazuhRemedies,
   agent_disabled: {
     summary: 'SentinelOne runs but its agent is disabled: it does not protect this device.',
     fix: 'Ask your IT team to enable the agent again (from the SentinelOne console, or `sudo /opt/sentinelone/bin/sentinelctl control enable`).',

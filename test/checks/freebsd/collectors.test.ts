@@ -6,6 +6,7 @@ import { createContext, runChecks } from '../../../checks/engine';
 import { resolvePolicy, type PolicyOverride } from '../../../checks/policy';
 import { checks } from '../../../checks/freebsd/index';
 import { pkgCacheDir } from '../../../checks/freebsd/autoUpdate';
+import { WAZUH_STATE_EXAMPLE } from '../../support/wazuhState';
 import type { Check } from '../../../checks/types';
 import { FakeHost, type HostCall, type HostRecording } from '../../support/fakeHost';
 import { listFixtures, runFixture } from '../../support/checkFixtures';
@@ -637,6 +638,74 @@ describe('MALWARE_PROTECTION with ClamAV', () => {
       }),
     ).toMatchObject({ status: 'PASS', evidence: { signature_age_days: 2 } });
     expect(await withStats({})).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'signatures_unreadable' } });
+  });
+});
+
+describe('MALWARE_PROTECTION with Wazuh', () => {
+  // The security/wazuh-agent port installs under WAZUHPREFIX /var/ossec (freebsd/freebsd-ports
+  // security/wazuh-agent/Makefile, 4.3.9) and its wazuh-agentd writes the state file there.
+  const STATE = '/var/ossec/var/run/wazuh-agentd.state';
+  const judge = async (state: string | { error: 'permission_denied' } | undefined, agents = ['wazuh-agent', 'osquery']) =>
+    (
+      await collect(
+        'MALWARE_PROTECTION',
+        {
+          commands: [
+            ps([
+              [0, 'wazuh-agentd'],
+              [0, 'osqueryd'],
+              [0, 'clamd'],
+              [26, 'freshclam'],
+            ]),
+          ],
+          files: state === undefined ? {} : { [STATE]: state },
+          stats: { '/var/db/clamav/daily.cld': { mtime: '2026-11-20T09:00:00Z' } },
+        },
+        { malware: { requiredAgents: { FREEBSD: agents } } },
+      )
+    ).verdict;
+  const withStatus = (status: string) => WAZUH_STATE_EXAMPLE.replace("status='connected'", `status='${status}'`);
+
+  it('judges a required Wazuh agent by its state file, never by wazuh-agentd running (issue 32)', async () => {
+    expect(await judge(WAZUH_STATE_EXAMPLE)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'agents_running', wazuh: { status: 'connected' }, judged_by_process: ['osquery'] },
+    });
+    expect(await judge(withStatus('disconnected'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_disconnected', wazuh: { status: 'disconnected' } },
+    });
+    expect(await judge(withStatus('pending'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_connecting', agent: 'wazuh-agent', wazuh: { status: 'pending' } },
+    });
+    expect(await judge(undefined)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', agent: 'wazuh-agent', health_error: 'not_found' },
+    });
+    expect(await judge({ error: 'permission_denied' })).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', health_error: 'permission_denied' },
+    });
+    expect(await judge(withStatus('unknown'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', fields_unread: ['status'] },
+    });
+  });
+
+  it('lets outdated ClamAV signatures and a disconnected Wazuh both FAIL, and an unreadable state only after them', async () => {
+    expect(await judge(withStatus('disconnected'), ['wazuh-agent', 'clamav'])).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_disconnected' },
+    });
+    expect(await judge(undefined, ['wazuh-agent', 'clamav'])).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', signature_age_days: 1 },
+    });
+    expect(await judge(WAZUH_STATE_EXAMPLE, ['wazuh-agent', 'clamav'])).toMatchObject({
+      status: 'PASS',
+      evidence: { signature_age_days: 1, wazuh: { status: 'connected' } },
+    });
   });
 });
 

@@ -11,6 +11,7 @@ import { resolvePolicy } from '../../../checks/policy';
 import type { CommandError } from '../../../checks/types';
 import { FakeHost, type RecordedCommand } from '../../support/fakeHost';
 import { listFixtures } from '../../support/checkFixtures';
+import { WAZUH_STATE_EXAMPLE as EXAMPLE } from '../../support/wazuhState';
 
 const recorded = (name: string) => {
   const fixture = listFixtures().find((f) => f.platform === 'LINUX' && f.name === name)!.fixture;
@@ -287,32 +288,9 @@ describe('which reports are asked', () => {
   });
 });
 
-// The Wazuh agent's state file (checks/wazuhState.ts): Wazuh's documentation shows this example of
-// it (search-tool file id 103640389, the ossec-agentd name of Wazuh before 4.2); the status words are
-// client-agent/state.c's (search-tool file id 37432825). One field changed per case.
+// The Wazuh agent's state file (checks/wazuhState.ts), from Wazuh's documented example
+// (test/support/wazuhState.ts). One field changed per case.
 describe('Wazuh state file', () => {
-  const EXAMPLE = [
-    '# State file for ossec-agentd',
-    '',
-    '# Agent status:',
-    '# - pending:      waiting for get connected.',
-    '# - connected:    connection established with manager in the last 10 seconds.',
-    '# - disconnected: connection lost or no ACK received in the last 10 seconds.',
-    "status='connected'",
-    '',
-    '# Last time a keepalive was sent',
-    "last_keepalive='2018-08-21 12:11:21'",
-    '',
-    '# Last time a control message was received',
-    "last_ack='2018-08-21 12:11:21'",
-    '',
-    '# Number of generated events',
-    "msg_count='5619'",
-    '',
-    '# Number of messages (events + control messages) sent to the manager',
-    "msg_sent='5801'",
-    '',
-  ].join('\n');
   const CURRENT = '/var/ossec/var/run/wazuh-agentd.state';
   const OLDER = '/var/ossec/var/run/ossec-agentd.state';
   async function wazuh(files: Record<string, string | { error: 'permission_denied' }>, agents = ['wazuh-agent', 'acme-edr']) {
