@@ -147,7 +147,7 @@ function evaluate(facts: FirewallFacts, policy: Policy) {
   const legacyKnown = (v: View<boolean> | 'not_loaded') => v === 'not_loaded' || v.state === 'ok';
   if (legacy.ipv4 !== 'not_loaded' || legacy.ipv6 !== 'not_loaded') evidence.legacy_iptables = true;
   const nftRead = [iptablesNft.ipv4, iptablesNft.ipv6].some((v) => v !== 'not_read' && v.state === 'ok');
-  if (nftRead) evidence.iptables_nft = true;
+  if (nftRead) Object.assign(evidence, { source: 'iptables-nft', iptables_nft: true });
   if (nft.state === 'ok') {
     Object.assign(evidence, { input_chains: nft.value.inputChains, input_policy: nft.value.inputPolicy });
   }

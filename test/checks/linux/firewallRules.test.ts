@@ -437,7 +437,7 @@ describe('FIREWALL_ENABLED verdict', () => {
     const no = { state: 'ok' as const, value: false };
     expect(judge(base({ nft: noNft, iptablesNft: { ipv4: yes, ipv6: yes }, ufw: 'active' }))).toMatchObject({
       status: 'PASS',
-      evidence: { rule: 'inbound_filtered', iptables_nft: true, ipv4_filtered: true, ipv6_filtered: true },
+      evidence: { rule: 'inbound_filtered', source: 'iptables-nft', iptables_nft: true, ipv4_filtered: true, ipv6_filtered: true },
     });
     expect(judge(base({ nft: noNft, iptablesNft: { ipv4: yes, ipv6: 'not_read' }, ipv6Enabled: false }))).toMatchObject({
       status: 'PASS',
@@ -453,7 +453,7 @@ describe('FIREWALL_ENABLED verdict', () => {
     });
     const denied = { state: 'unavailable' as const, reason: 'permission_denied' as const };
     const unread = judge(base({ nft: noNft, iptablesNft: { ipv4: denied, ipv6: denied } }));
-    expect(unread).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_firewall_tooling' } });
+    expect(unread).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_firewall_tooling', source: 'nftables' } });
     expect(unread.evidence).not.toHaveProperty('iptables_nft');
     expect(judge(base({ nft: noNft, iptablesNft: { ipv4: denied, ipv6: no } })).evidence).toMatchObject({
       reason: 'nftables_unreadable',
