@@ -7,8 +7,8 @@
 // by themselves, the installed cumulative update (build.UBR) must not be older than a monthly
 // security update released more than policy.autoUpdate.maxPendingDays ago (updateHistory.ts).
 // Download-only accepted by policy: the download leaves no record the probe reads, so the installed
-// update is the only effect in sight: current → PASS (nothing installs without being downloaded);
-// behind → UNKNOWN, since installing by hand is what the policy accepts.
+// update is the effect judged, as on macOS: current → PASS (nothing installs without being
+// downloaded); a security update left uninstalled longer than maxPendingDays → FAIL, by hand or not.
 import type { Policy } from '../policy';
 import type { Evidence, PassOrFail } from '../types';
 import { fail, pass, unknown } from '../verdict';
@@ -47,8 +47,7 @@ export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: 
   if (intent.status !== 'PASS') return intent;
   const installed = judgeInstalled(intent, facts, policy, now);
   if (intent.evidence.rule !== 'download_only_accepted' || installed.status !== 'FAIL') return installed;
-  const { rule: _notInstalled, ...evidence } = installed.evidence;
-  return unknown('download_unconfirmed', evidence);
+  return fail({ ...installed.evidence, rule: 'downloaded_not_installed' });
 }
 
 function evaluateSettings(facts: AutoUpdateFacts, policy: Policy, now: Date) {

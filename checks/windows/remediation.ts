@@ -377,12 +377,12 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: wuFix,
     admin: `AUOptions 5 delegates the choice: ${wuAdmin}`,
   },
-  download_unconfirmed: {
+  downloaded_not_installed: {
     summary: (c) =>
-      `Windows Update downloads updates for you to install, which your organization accepts, but the security update of ${word(c, 'newer_update_released') ?? 'an earlier month'} is still not installed, and the agent cannot see whether it was downloaded.`,
+      `Windows Update downloads updates for you to install, which your organization accepts, but the security update of ${word(c, 'newer_update_released') ?? 'an earlier month'} is still not installed.`,
     fix: 'Settings > Windows Update: install what it offers and restart.',
     admin:
-      'AUOptions 3 (download, notify for install) with `autoUpdate.acceptDownloadOnly`: the agent reads what is installed, not what was downloaded, so a device whose installed update is older than `autoUpdate.maxPendingDays` is undecided. Install the pending update on these devices, or set AUOptions 4 so they install by themselves.',
+      'AUOptions 3 (download, notify for install) with `autoUpdate.acceptDownloadOnly`: installing by hand is accepted, but not an update left uninstalled longer than `autoUpdate.maxPendingDays`. Install the pending update on these devices, or set AUOptions 4 so they install by themselves.',
   },
   update_not_installed: {
     summary: (c) =>

@@ -1053,14 +1053,13 @@ describe('AUTO_UPDATE', () => {
       );
     });
 
-    it('judges accepted download-only by the installed update: current PASSes, behind is UNKNOWN, never PASS from AUOptions 3 alone (issue 32)', () => {
+    it('judges accepted download-only by the installed update: current PASSes, behind FAILs, never PASS from AUOptions 3 alone (issue 32)', () => {
       const accepted = resolvePolicy({ autoUpdate: { acceptDownloadOnly: true } });
       const behind = evaluateAutoUpdate(facts({ currentVersion: at(7171), auPolicy: ok({ AUOptions: 3 }) }), accepted, NOW);
       expect(behind).toMatchObject({
-        status: 'UNKNOWN',
-        evidence: { reason: 'download_unconfirmed', au_options: 3, installed_update: '26200.7171', newer_update: '26200.7462' },
+        status: 'FAIL',
+        evidence: { rule: 'downloaded_not_installed', au_options: 3, installed_update: '26200.7171', newer_update: '26200.7462' },
       });
-      expect(behind.evidence).not.toHaveProperty('rule');
       expect(evaluateAutoUpdate(facts({ auPolicy: ok({ AUOptions: 3 }) }), accepted, NOW)).toMatchObject({
         status: 'PASS',
         evidence: { rule: 'download_only_accepted', au_options: 3, max_pending_days: 45 },
