@@ -225,6 +225,22 @@ export function containerRemedy(kind: 'container' | 'jail'): Remedy {
   };
 }
 
+/** A required Wazuh agent judged by its state file (checks/wazuhState.ts), the same on Linux and FreeBSD. */
+export const wazuhRemedies: Record<'agent_disconnected' | 'agent_connecting', Remedy> = {
+  agent_disconnected: {
+    summary: 'The Wazuh agent runs but is disconnected from its manager: nothing it detects reaches your security team.',
+    fix: 'Ask your IT team; the agent must reach its Wazuh manager (ports 1514 and 1515 by default).',
+    admin:
+      "wazuh-agentd's state file says `status='disconnected'`: check the manager address in /var/ossec/etc/ossec.conf, the agent's key (`agent-auth`), the network path to the manager, and /var/ossec/logs/ossec.log on the device.",
+  },
+  agent_connecting: {
+    summary: 'The Wazuh agent runs but has not connected to its manager yet, so whether it reports is not known.',
+    fix: 'Nothing to change if the agent just started; tell your IT team if this persists.',
+    admin:
+      "wazuh-agentd's state file says `status='pending'` (not connected since it started): an agent that stays pending never reached its manager; see /var/ossec/logs/ossec.log on the device.",
+  },
+};
+
 // ---- lookup -------------------------------------------------------------------------------------
 
 export interface Explanation {

@@ -32,8 +32,8 @@ function canonicalAgent(agent: string): string {
   return ALIASES[name] ?? name;
 }
 
-/** The agents that report their own health on Linux (`mdatp health`, `falconctl -g`, `sentinelctl`). */
-const HEALTH_REPORTING = ['microsoft-defender', 'falcon-sensor', 'sentinelone'] as const;
+/** The agents that report their own health on Linux (`mdatp health`, `falconctl -g`, `sentinelctl`, Wazuh's state file). */
+const HEALTH_REPORTING = ['microsoft-defender', 'falcon-sensor', 'sentinelone', 'wazuh-agent'] as const;
 export type HealthReportingAgent = (typeof HEALTH_REPORTING)[number];
 
 /** The product whose own health report judges this required agent, if it has one. */

@@ -1,7 +1,9 @@
 // FIREWALL_ENABLED on macOS (research §3.1): the Application Layer Firewall's live state from
 // socketfilterfw, whose "(State = N)" number decides. The com.apple.alf plist is not read: macOS 15
-// stopped keeping the state there. A configuration profile's EnableFirewall answers only when
-// socketfilterfw refuses (it does so for some getters on managed Macs).
+// stopped keeping the state there. A configuration profile's EnableFirewall is intent, never the
+// verdict: socketfilterfw still reports the global state on a Mac with a firewall profile (its
+// refusal is for setters and some getters), so without that state the check says UNKNOWN and keeps
+// the profile's setting as evidence.
 import { defineCheck, type CommandResult, type Evidence } from '../types';
 import { commandFailureReason, fail, pass, unknown } from '../verdict';
 import { plistBool } from './plist';
@@ -57,16 +59,14 @@ export function evaluateFirewall(facts: FirewallFacts) {
   const status = run.error ? undefined : parseSocketfilterfw(run.stdout);
   const managedEnable = facts.managed.state === 'present' ? plistBool(facts.managed.dict.EnableFirewall) : undefined;
   const evidence: Evidence = { managed: facts.managed.state === 'present' };
+  // The profile's setting is evidence only: the payload asks for the firewall, socketfilterfw says whether it is on.
+  if (managedEnable !== undefined) evidence.enable_firewall = managedEnable;
   if (status?.stealth !== undefined) evidence.stealth = status.stealth;
   if (status?.blockAll !== undefined) evidence.block_all = status.blockAll;
 
   if (status?.globalState !== undefined) {
     Object.assign(evidence, { source: 'socketfilterfw', global_state: status.globalState });
     return status.globalState === 0 ? fail({ ...evidence, rule: 'firewall_off' }) : pass({ ...evidence, rule: 'firewall_on' });
-  }
-  if (managedEnable !== undefined) {
-    Object.assign(evidence, { source: 'mdm', enable_firewall: managedEnable });
-    return managedEnable ? pass({ ...evidence, rule: 'profile_enables' }) : fail({ ...evidence, rule: 'profile_disables' });
   }
   if (status?.refusedAsManaged) return unknown('managed_refused', { ...evidence, source: 'socketfilterfw' });
   return unknown(run.error ? commandFailureReason(run) : 'parse_error', { ...evidence, source: 'socketfilterfw' });

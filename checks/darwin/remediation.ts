@@ -150,22 +150,16 @@ const screenLock: Entries<'SCREEN_LOCK'> = {
 const firewallFix = settings('Network > Firewall: turn it on.', 'Security & Privacy > Firewall > Turn On Firewall.');
 const firewall: Entries<'FIREWALL_ENABLED'> = {
   firewall_on: passing('The macOS application firewall is on.'),
-  profile_enables: passing("Your organization's configuration profile turns the macOS firewall on."),
   firewall_off: {
     summary: 'The macOS firewall is off, so any app can accept incoming connections.',
     fix: [...firewallFix, { for: 'Command', steps: '`sudo /usr/libexec/ApplicationFirewall/socketfilterfw --setglobalstate on`' }],
     admin: 'Push com.apple.security.firewall with `EnableFirewall = true` (optionally `EnableStealthMode`, `BlockAllIncoming`).',
   },
-  profile_disables: {
-    summary: "Your organization's configuration profile turns the macOS firewall off.",
-    fix: 'Nothing you can change: tell your IT team.',
-    admin: 'The installed com.apple.security.firewall payload has `EnableFirewall = false`: change it to true.',
-  },
   managed_refused: {
-    summary: 'The firewall is managed by a configuration profile and its state could not be read.',
+    summary: 'The firewall is managed by a configuration profile and macOS did not report whether it is on.',
     fix: 'Nothing to change; tell your IT team.',
     admin:
-      '`socketfilterfw` refuses to report a managed firewall and the profile could not be read from /Library/Managed Preferences. Run the agent as root; make sure the firewall payload is delivered as a device profile.',
+      '`socketfilterfw --getglobalstate` answered "Firewall settings cannot be modified from command line on managed Mac computers." instead of the state. A profile\'s `EnableFirewall` (evidence `enable_firewall`) asks for the firewall but does not show it on, so it does not decide. Check the state on the device (`socketfilterfw --getglobalstate` as root) and report the macOS version with this answer.',
   },
 };
 

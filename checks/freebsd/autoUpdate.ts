@@ -7,7 +7,8 @@
 // (/var/db/freebsd-update/tag, rewritten by every successful fetch: `freebsd-update|<arch>|<release>|
 // <patch>|<index hash>|<end of life>`) names the newest patch level fetched; the installed kernel and
 // userland (freebsd-version -ku) must carry it, and the fetch must be recent. pkgbase: pkg's database
-// (/var/db/pkg/local.sqlite) must have changed recently.
+// (/var/db/pkg/local.sqlite) must have changed recently; a fetch-only `pkg upgrade -F` (accepted by
+// policy) must have brought a recent package into pkg's cache.
 import type { Policy } from '../policy';
 import { ageInDays, parseBoolean } from '../text';
 import {
@@ -17,6 +18,8 @@ import {
   type DirResult,
   type Evidence,
   type FileResult,
+  type FsError,
+  type Host,
   type StatResult,
 } from '../types';
 import { judgePackageChange } from '../updateEffect';
@@ -34,6 +37,16 @@ const CRON_DIRS = ['/etc/cron.d', '/usr/local/etc/cron.d'] as const;
 const UPDATE_TAG = '/var/db/freebsd-update/tag';
 /** pkg's database of installed packages, rewritten by every install, upgrade and removal. */
 const PKG_DATABASE = '/var/db/pkg/local.sqlite';
+const PKG_CONF = '/usr/local/etc/pkg.conf';
+/** pkg.conf(5)'s default PKG_CACHEDIR, where `pkg upgrade -F` leaves what it fetched. */
+const PKG_CACHEDIR = '/var/cache/pkg';
+
+/**
+ * What `pkg upgrade -F` fetched: the package files in pkg's cache and the newest one's time. pkg
+ * sets a fetched file's time to the repository's time for it (libpkg/fetch.c: futimes after a
+ * successful fetch), so the newest file says a package published then was fetched since.
+ */
+type PackageCache = { dir: string } & ({ ok: true; packages: number; newestMs?: number } | { ok: false; error: FsError });
 
 interface UpdateFacts {
   jailed: CommandResult;
@@ -47,6 +60,30 @@ interface UpdateFacts {
   tagStat: StatResult;
   versions: VersionProbe;
   pkgDatabase: StatResult;
+  /** Read only where it can decide: a pkgbase system whose policy accepts download-only. */
+  pkgCache?: PackageCache;
+}
+
+/** pkg.conf's PKG_CACHEDIR (UCL: `PKG_CACHEDIR = "/path";` or `PKG_CACHEDIR: /path`), else the default. */
+export function pkgCacheDir(conf: FileResult): string {
+  const m = conf.ok ? /^\s*PKG_CACHEDIR\s*[:=]\s*"?(\/[^";#\s]*)"?\s*;?\s*(?:#.*)?$/m.exec(conf.text) : null;
+  return m?.[1] ?? PKG_CACHEDIR;
+}
+
+async function collectPkgCache(host: Host): Promise<PackageCache> {
+  const dir = pkgCacheDir(await host.readFile(PKG_CONF));
+  const listing = await host.readDir(dir);
+  if (!listing.ok) return { dir, ok: false, error: listing.error };
+  const names = listing.entries.filter((n) => !n.startsWith('.') && n.endsWith('.pkg'));
+  const stats = await Promise.all(names.map((n) => host.stat(`${dir}/${n}`)));
+  let newestMs: number | undefined;
+  let packages = 0;
+  for (const st of stats) {
+    if (!st.ok || st.isDirectory) continue;
+    packages++;
+    if (st.mtimeMs !== undefined && (newestMs === undefined || st.mtimeMs > newestMs)) newestMs = st.mtimeMs;
+  }
+  return newestMs === undefined ? { dir, ok: true, packages } : { dir, ok: true, packages, newestMs };
 }
 
 async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
@@ -71,7 +108,10 @@ async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
           .map((n) => `${dir}/${n}`),
       );
   }
-  const files = await Promise.all(paths.map((p) => host.readFile(p)));
+  const [files, pkgCache] = await Promise.all([
+    Promise.all(paths.map((p) => host.readFile(p))),
+    !pkgbase.error && pkgbase.exitCode === 0 && ctx.policy.autoUpdate.acceptDownloadOnly ? collectPkgCache(host) : undefined,
+  ]);
   return {
     jailed,
     pkgbase,
@@ -81,6 +121,7 @@ async function collectUpdates(ctx: CheckContext): Promise<UpdateFacts> {
     tagStat,
     versions,
     pkgDatabase,
+    ...(pkgCache ? { pkgCache } : {}),
   };
 }
 
@@ -166,6 +207,25 @@ function judgeFetch(facts: UpdateFacts, evidence: Evidence, policy: Policy, now:
   return age > policy.autoUpdate.maxPendingDays ? fail({ ...evidence, rule: 'not_run_recently' }) : { tag };
 }
 
+/** An accepted `pkg upgrade -F` job: the newest package it left in pkg's cache is within autoUpdate.maxPendingDays. */
+function judgePkgFetch(cache: PackageCache | undefined, evidence: Evidence, policy: Policy, now: Date) {
+  if (!cache) return unknown('no_package_fetched', evidence);
+  evidence.package_cache = cache.dir;
+  if (!cache.ok)
+    return cache.error === 'not_found' ? unknown('no_package_fetched', evidence) : unknown(fsFailureReason(cache.error), evidence);
+  evidence.cached_packages = cache.packages;
+  if (cache.newestMs === undefined) return unknown('no_package_fetched', evidence);
+  const age = ageInDays(cache.newestMs, now);
+  Object.assign(evidence, {
+    newest_cached_package: new Date(cache.newestMs).toISOString(),
+    newest_cached_package_age_days: age,
+    max_fetch_age_days: policy.autoUpdate.maxPendingDays,
+  });
+  return age > policy.autoUpdate.maxPendingDays
+    ? fail({ ...evidence, rule: 'no_recent_package_fetch' })
+    : pass({ ...evidence, rule: 'fetch_only_accepted' });
+}
+
 function judgeBaseUpdate(facts: UpdateFacts, evidence: Evidence, policy: Policy, now: Date) {
   const versions = interpretVersions(facts.versions);
   if (!versions.ok) return unknown('version_unreadable', { ...evidence, version_error: versions.reason });
@@ -227,9 +287,9 @@ function evaluateUpdates(facts: UpdateFacts, policy: Policy, now: Date) {
   if (!pkgbaseKnown && jobs.pkgUpgrade === 'install') return unknown('pkgbase_unknown', evidence);
   if (fetches) {
     if (!policy.autoUpdate.acceptDownloadOnly) return fail({ ...evidence, mode: 'fetch_only', rule: 'fetch_only' });
-    // Accepted: pkg's fetch-only job leaves no dated record; freebsd-update's fetch does (its tag).
-    if (pkgbase) return pass({ ...evidence, mode: 'fetch_only', rule: 'fetch_only_accepted' });
+    // Accepted: judged by what the job fetched (pkg's cache; freebsd-update's tag).
     evidence.mode = 'fetch_only';
+    if (pkgbase) return judgePkgFetch(facts.pkgCache, evidence, policy, now);
     const fetched = judgeFetch(facts, evidence, policy, now);
     return 'status' in fetched ? fetched : pass({ ...evidence, rule: 'fetch_only_accepted' });
   }

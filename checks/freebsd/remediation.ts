@@ -14,6 +14,7 @@ import {
   requires,
   sharedRemedies,
   sshRemedies,
+  wazuhRemedies,
   word,
   type PlatformCatalogue,
   type SharedWord,
@@ -245,6 +246,19 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: UNDECIDED,
     admin: `${RUN_AS_ROOT} /bin/freebsd-version -kru must run.`,
   },
+  no_recent_package_fetch: {
+    summary: (c) =>
+      `\`pkg upgrade -F\` is scheduled to download updates, but the newest package it left in pkg's cache dates from ${num(c, 'newest_cached_package_age_days') !== undefined ? `${num(c, 'newest_cached_package_age_days')} days ago` : 'long ago'}${num(c, 'max_fetch_age_days') !== undefined ? ` (at most ${num(c, 'max_fetch_age_days')} expected)` : ''}: updates are not arriving.`,
+    fix: 'Run the job by hand as root to see it work or fail: `pkg upgrade -F -y` (pkgbase: `pkg upgrade -F -y -r FreeBSD-base`), and check that cron runs: `service cron status`.',
+    admin:
+      "pkg gives each fetched file the repository's time for it; the newest `*.pkg` in these devices' PKG_CACHEDIR (/var/cache/pkg unless pkg.conf moves it) is older than `autoUpdate.maxPendingDays`. Look at the job's mail to root and the repositories it uses, or schedule `pkg upgrade -y` so updates install.",
+  },
+  no_package_fetched: {
+    summary:
+      "`pkg upgrade -F` is scheduled to download updates, but pkg's cache holds no downloaded package, so whether updates arrive is not known.",
+    fix: 'Run the job once by hand as root: `pkg upgrade -F -y`; the scheduled job does the rest.',
+    admin: `${RUN_AS_ROOT} The check reads the times of the \`*.pkg\` files in PKG_CACHEDIR (/var/cache/pkg unless /usr/local/etc/pkg.conf moves it); \`pkg clean\` or AUTOCLEAN empties it, after which the next fetch refills it.`,
+  },
   no_recent_install: {
     summary: (c) =>
       `\`pkg upgrade\` is scheduled, but nothing has been installed for ${num(c, 'packages_changed_age_days') !== undefined ? `${num(c, 'packages_changed_age_days')} days` : 'a long time'}${num(c, 'max_install_age_days') !== undefined ? ` (at most ${num(c, 'max_install_age_days')} expected)` : ''}: the job is probably not running or failing.`,
@@ -380,6 +394,12 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     fix: 'Nothing to change; tell your IT team if it persists.',
     admin:
       "The agent dates /var/db/clamav/daily.cld or daily.cvd (the port's DatabaseDirectory); run it as root, or keep the database there.",
+  },
+  ...wazuhRemedies,
+  agent_health_unreadable: {
+    summary: 'The Wazuh agent runs, but its state file could not be read, so whether it reaches its manager is not known.',
+    fix: UNDECIDED,
+    admin: `${RUN_AS_ROOT} The check reads /var/ossec/var/run/wazuh-agentd.state (the security/wazuh-agent port's); \`agent.state_interval\` 0 stops the agent writing it. The evidence's \`health_error\` or \`fields_unread\` says what failed.`,
   },
 };
 

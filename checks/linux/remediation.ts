@@ -21,6 +21,7 @@ import {
   type SharedWord,
   type RemedyContext,
   type Variant,
+  wazuhRemedies,
 } from '../remediation';
 import type { checks } from './index';
 
@@ -252,9 +253,6 @@ const firewallAdmin =
 
 const firewall: Entries<'FIREWALL_ENABLED'> = {
   inbound_filtered: passing('A firewall filters incoming connections for IPv4 and IPv6.'),
-  manager_active: passing(
-    (c) => `A firewall manager (${word(c, 'source') ?? 'ufw or firewalld'}) is active and filtering incoming connections.`,
-  ),
   no_inbound_filtering: {
     summary: (c) =>
       `Nothing filters incoming network connections: no firewall is active (ufw and firewalld are not running, and the kernel has no filtering input rules${c.evidence.ipv6_enabled === true ? ' for IPv4 or IPv6' : ''}).`,
@@ -279,6 +277,18 @@ const firewall: Entries<'FIREWALL_ENABLED'> = {
     fix: 'Nothing to change; tell your IT team (the firewall may be mid-reload).',
     admin:
       'ufw/firewalld is active while the nftables ruleset shows no filtering input chain the check recognises (a drop behind a jump it does not follow, or a stale manager state). Check `nft list ruleset` on the device and reload the manager.',
+  },
+  manager_unconfirmed: {
+    summary: (c) =>
+      `A firewall manager (${Array.isArray(c.evidence.managers) && c.evidence.managers.length > 0 ? c.evidence.managers.join(', ') : 'ufw or firewalld'}) reports itself active, but the agent could not read the kernel's firewall rules to confirm that they filter incoming connections.`,
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: `${RUN_AS_ROOT} ufw's "Status: active" says only that its chains exist and firewalld's "running" that its last start or reload applied its rules; the check reads the loaded rules themselves (\`nft list ruleset\`, or \`iptables-nft -S\` where \`nft\` is missing: install nftables). \`ruleset_error\` says why they could not be read.`,
+  },
+  nftables_unreadable: {
+    summary:
+      'The firewall rules visible through iptables do not filter incoming connections, and the nftables rules that iptables cannot show could not be read (the `nft` tool is missing).',
+    fix: 'Nothing to change; tell your IT team if it persists.',
+    admin: `Install nftables (it provides \`nft\`, which the check reads): iptables-nft shows only the tables made through iptables, not those made by nft itself. ${firewallAdmin}`,
   },
   no_firewall_tooling: {
     summary: 'No firewall software (nftables, ufw or firewalld) is installed, so the agent cannot read any firewall rules.',
@@ -762,8 +772,14 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
         steps:
           'run `sudo /opt/sentinelone/bin/sentinelctl control status`; if it fails, restart the agent with `sudo systemctl restart sentinelone`.',
       },
+      {
+        for: 'Wazuh',
+        applies: healthOf('wazuh-agent'),
+        steps:
+          "run `sudo cat /var/ossec/var/run/wazuh-agentd.state`; if it is missing, the agent's `agent.state_interval` is 0 or the agent is older than this check knows: restart it with `sudo systemctl restart wazuh-agent`.",
+      },
     ],
-    admin: `${RUN_AS_ROOT} The agent's own tool must answer as root (/usr/bin/mdatp, /opt/CrowdStrike/falconctl, /opt/sentinelone/bin/sentinelctl); the evidence's \`agent\` names the product, \`health_error\` or \`fields_unread\` what failed.`,
+    admin: `${RUN_AS_ROOT} The agent's own tool must answer as root (/usr/bin/mdatp, /opt/CrowdStrike/falconctl, /opt/sentinelone/bin/sentinelctl; Wazuh's /var/ossec/var/run/wazuh-agentd.state must be readable); the evidence's \`agent\` names the product, \`health_error\` or \`fields_unread\` what failed.`,
   },
   agent_not_registered: {
     summary:
@@ -779,6 +795,7 @@ const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
     admin:
       "Update the sensor to a version that supports this kernel, or let it use the eBPF user-mode backend (`falconctl -s --backend=auto`); the evidence's `falcon.rfm_reason` and `rfm_code` say why. Pin kernel updates to supported ones (CrowdStrike's kernel support list).",
   },
+  ...wazuhRemedies,
   agent_disabled: {
     summary: 'SentinelOne runs but its agent is disabled: it does not protect this device.',
     fix: 'Ask your IT team to enable the agent again (from the SentinelOne console, or `sudo /opt/sentinelone/bin/sentinelctl control enable`).',

@@ -6,6 +6,9 @@
 // Settings are the intent; the effect is what the machine installed: when they say updates install
 // by themselves, the installed cumulative update (build.UBR) must not be older than a monthly
 // security update released more than policy.autoUpdate.maxPendingDays ago (updateHistory.ts).
+// Download-only accepted by policy: the download leaves no record the probe reads, so the installed
+// update is the effect judged, as on macOS: current → PASS (nothing installs without being
+// downloaded); a security update left uninstalled longer than maxPendingDays → FAIL, by hand or not.
 import type { Policy } from '../policy';
 import type { Evidence, PassOrFail } from '../types';
 import { fail, pass, unknown } from '../verdict';
@@ -41,9 +44,10 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 
 export function evaluateAutoUpdate(facts: AutoUpdateFacts, policy: Policy, now: Date) {
   const intent = evaluateSettings(facts, policy, now);
-  return intent.status === 'PASS' && intent.evidence.rule !== 'download_only_accepted'
-    ? judgeInstalled(intent, facts, policy, now)
-    : intent;
+  if (intent.status !== 'PASS') return intent;
+  const installed = judgeInstalled(intent, facts, policy, now);
+  if (intent.evidence.rule !== 'download_only_accepted' || installed.status !== 'FAIL') return installed;
+  return fail({ ...installed.evidence, rule: 'downloaded_not_installed' });
 }
 
 function evaluateSettings(facts: AutoUpdateFacts, policy: Policy, now: Date) {

@@ -377,6 +377,13 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     fix: wuFix,
     admin: `AUOptions 5 delegates the choice: ${wuAdmin}`,
   },
+  downloaded_not_installed: {
+    summary: (c) =>
+      `Windows Update downloads updates for you to install, which your organization accepts, but the security update of ${word(c, 'newer_update_released') ?? 'an earlier month'} is still not installed.`,
+    fix: 'Settings > Windows Update: install what it offers and restart.',
+    admin:
+      'AUOptions 3 (download, notify for install) with `autoUpdate.acceptDownloadOnly`: installing by hand is accepted, but not an update left uninstalled longer than `autoUpdate.maxPendingDays`. Install the pending update on these devices, or set AUOptions 4 so they install by themselves.',
+  },
   update_not_installed: {
     summary: (c) =>
       `Windows Update is set to install updates, but the security update of ${word(c, 'newer_update_released') ?? 'an earlier month'} is still not installed.`,

@@ -221,13 +221,30 @@ describe('firewall', () => {
     });
   });
 
-  it('lets the live state win over a profile and FAILs on a profile that disables the firewall', () => {
+  it('lets the live state decide whatever the profile asks', () => {
     expect(
-      evaluateFirewall({ socketfilterfw: ok('Firewall is enabled. (State = 1)\n'), managed: present({ EnableFirewall: false }) }).status,
-    ).toBe('PASS');
-    expect(evaluateFirewall({ socketfilterfw: missing, managed: present({ EnableFirewall: false }) })).toMatchObject({
-      status: 'FAIL',
-      evidence: { rule: 'profile_disables' },
+      evaluateFirewall({ socketfilterfw: ok('Firewall is enabled. (State = 1)\n'), managed: present({ EnableFirewall: false }) }),
+    ).toMatchObject({ status: 'PASS', evidence: { rule: 'firewall_on', enable_firewall: false, managed: true } });
+    expect(
+      evaluateFirewall({ socketfilterfw: ok('Firewall is disabled. (State = 0)\n'), managed: present({ EnableFirewall: true }) }),
+    ).toMatchObject({ status: 'FAIL', evidence: { rule: 'firewall_off', enable_firewall: true, managed: true } });
+  });
+
+  it('never decides from the profile alone: without the state it is UNKNOWN with the profile as evidence (issue 32)', () => {
+    const refusal = ok('Firewall settings cannot be modified from command line on managed Mac computers.\n');
+    for (const enable of [true, false]) {
+      expect(evaluateFirewall({ socketfilterfw: refusal, managed: present({ EnableFirewall: enable }) })).toEqual({
+        status: 'UNKNOWN',
+        evidence: { reason: 'managed_refused', source: 'socketfilterfw', managed: true, enable_firewall: enable },
+      });
+      expect(evaluateFirewall({ socketfilterfw: missing, managed: present({ EnableFirewall: enable }) })).toEqual({
+        status: 'UNKNOWN',
+        evidence: { reason: 'command_not_found', source: 'socketfilterfw', managed: true, enable_firewall: enable },
+      });
+    }
+    expect(evaluateFirewall({ socketfilterfw: ok(''), managed: present({ EnableStealthMode: true }) })).toEqual({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error', source: 'socketfilterfw', managed: true },
     });
   });
 });

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { createContext, runChecks } from '../../../checks/engine';
 import { resolvePolicy, type PolicyOverride } from '../../../checks/policy';
 import { checks } from '../../../checks/freebsd/index';
+import { pkgCacheDir } from '../../../checks/freebsd/autoUpdate';
+import { WAZUH_STATE_EXAMPLE } from '../../support/wazuhState';
 import type { Check } from '../../../checks/types';
 import { FakeHost, type HostCall, type HostRecording } from '../../support/fakeHost';
 import { listFixtures, runFixture } from '../../support/checkFixtures';
@@ -448,6 +450,106 @@ describe('AUTO_UPDATE', () => {
       });
     });
 
+    // `pkg upgrade -F` accepted by policy (issue 32: before, PASS from the crontab). No recording of
+    // a pkg cache with its times was found (docs/checks.md, audit table): the names follow pkg's
+    // cache naming (`<name>-<version>~<hash>.pkg` beside the `<name>-<version>.pkg` link), the
+    // times are test inputs.
+    describe("an accepted pkgbase fetch-only job, by what it left in pkg's cache", () => {
+      const CRON = { '/usr/local/etc/cron.d/pkg-fetch': '0\t5\t*\t*\t*\troot\t/usr/local/sbin/pkg upgrade -F -y\n' };
+      const recording = (
+        over: { conf?: string; dir?: string; listing?: string[] | { error: 'permission_denied' }; stats?: Record<string, string> } = {},
+      ) => {
+        const dir = over.dir ?? '/var/cache/pkg';
+        return {
+          commands: [
+            { argv: JAILED, stdout: '0\n' },
+            { argv: ['/usr/local/sbin/pkg', 'info', '-e', 'FreeBSD-runtime'], exitCode: 0 },
+          ],
+          files: { ...CRON, ...(over.conf !== undefined ? { '/usr/local/etc/pkg.conf': over.conf } : {}) },
+          dirs: { '/etc/cron.d': [], '/usr/local/etc/cron.d': ['pkg-fetch'], ...(over.listing ? { [dir]: over.listing } : {}) },
+          stats: Object.fromEntries(Object.entries(over.stats ?? {}).map(([name, mtime]) => [`${dir}/${name}`, { mtime }])),
+        } as HostRecording;
+      };
+      const accepted = { autoUpdate: { acceptDownloadOnly: true } };
+      const CACHE = {
+        listing: [
+          '.pkg-tmp',
+          'FreeBSD-runtime-15.0p2.pkg',
+          'FreeBSD-runtime-15.0p2~8f1c2d.pkg',
+          'FreeBSD-ssh-15.0p1~77ab01.pkg',
+          'packagesite.pkg.tmp',
+        ],
+        stats: {
+          'FreeBSD-runtime-15.0p2.pkg': '2026-11-12T09:00:00Z',
+          'FreeBSD-runtime-15.0p2~8f1c2d.pkg': '2026-11-12T09:00:00Z',
+          'FreeBSD-ssh-15.0p1~77ab01.pkg': '2026-10-01T09:00:00Z',
+        },
+      };
+
+      it('passes when the newest fetched package is within autoUpdate.maxPendingDays, fails when older', async () => {
+        const { host, verdict } = await collect('AUTO_UPDATE', recording(CACHE), accepted);
+        expect(verdict).toMatchObject({
+          status: 'PASS',
+          evidence: {
+            rule: 'fetch_only_accepted',
+            mode: 'fetch_only',
+            package_cache: '/var/cache/pkg',
+            cached_packages: 3,
+            newest_cached_package: '2026-11-12T09:00:00.000Z',
+            newest_cached_package_age_days: 9,
+            max_fetch_age_days: 45,
+          },
+        });
+        expect(reads(host, 'stat').filter((p) => p.startsWith('/var/cache/pkg/'))).toEqual([
+          '/var/cache/pkg/FreeBSD-runtime-15.0p2.pkg',
+          '/var/cache/pkg/FreeBSD-runtime-15.0p2~8f1c2d.pkg',
+          '/var/cache/pkg/FreeBSD-ssh-15.0p1~77ab01.pkg',
+        ]);
+        const old = { listing: ['FreeBSD-ssh-15.0p1~77ab01.pkg'], stats: { 'FreeBSD-ssh-15.0p1~77ab01.pkg': '2026-10-06T11:00:00Z' } };
+        expect((await collect('AUTO_UPDATE', recording(old), accepted)).verdict).toMatchObject({
+          status: 'FAIL',
+          evidence: { rule: 'no_recent_package_fetch', newest_cached_package_age_days: 46, max_fetch_age_days: 45 },
+        });
+        const edge = { listing: ['FreeBSD-ssh-15.0p1~77ab01.pkg'], stats: { 'FreeBSD-ssh-15.0p1~77ab01.pkg': '2026-10-07T12:00:00Z' } };
+        expect((await collect('AUTO_UPDATE', recording(edge), accepted)).verdict.status).toBe('PASS');
+      });
+
+      it("follows pkg.conf's PKG_CACHEDIR", async () => {
+        const conf = '# local\nPKG_CACHEDIR = "/usr/local/pkgcache";\nAUTOCLEAN = false;\n';
+        const { verdict } = await collect('AUTO_UPDATE', recording({ ...CACHE, conf, dir: '/usr/local/pkgcache' }), accepted);
+        expect(verdict).toMatchObject({ status: 'PASS', evidence: { package_cache: '/usr/local/pkgcache', cached_packages: 3 } });
+      });
+
+      it("reads PKG_CACHEDIR in pkg.conf's UCL forms, else the default", () => {
+        const conf = (text: string) => pkgCacheDir({ ok: true, text });
+        expect(conf('PKG_CACHEDIR = "/a/b";\n')).toBe('/a/b');
+        expect(conf('  PKG_CACHEDIR: /c # moved\n')).toBe('/c');
+        expect(conf('PKG_CACHEDIR=/d\n')).toBe('/d');
+        expect(conf('#PKG_CACHEDIR = "/e";\nPKG_DBDIR = "/f";\n')).toBe('/var/cache/pkg');
+        expect(conf('PKG_CACHEDIR = "relative";\n')).toBe('/var/cache/pkg');
+        expect(pkgCacheDir({ ok: false, error: 'not_found' })).toBe('/var/cache/pkg');
+      });
+
+      it('is UNKNOWN without a dated package, and says why', async () => {
+        const reason = async (over: Parameters<typeof recording>[0]) =>
+          (await collect('AUTO_UPDATE', recording(over), accepted)).verdict.evidence;
+        expect(await reason({})).toMatchObject({ reason: 'no_package_fetched', package_cache: '/var/cache/pkg' });
+        expect(await reason({ listing: ['.pkg-tmp'] })).toMatchObject({ reason: 'no_package_fetched', cached_packages: 0 });
+        expect(await reason({ listing: ['FreeBSD-ssh-15.0p1~77ab01.pkg'], stats: {} })).toMatchObject({
+          reason: 'no_package_fetched',
+          cached_packages: 0,
+        });
+        expect(await reason({ listing: { error: 'permission_denied' } })).toMatchObject({ reason: 'permission_denied' });
+      });
+
+      it('reads the cache only where it decides: pkgbase, download-only accepted', async () => {
+        const { host, verdict } = await collect('AUTO_UPDATE', recording(CACHE));
+        expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'fetch_only' } });
+        expect(reads(host, 'readDir')).not.toContain('/var/cache/pkg');
+        expect(reads(host)).not.toContain('/usr/local/etc/pkg.conf');
+      });
+    });
+
     it("judges a pkgbase job by when pkg's database last changed", async () => {
       expect(await judge({ pkgbase: true, pkgDb: '2026-11-20T04:00:00Z' })).toMatchObject({
         status: 'PASS',
@@ -536,6 +638,74 @@ describe('MALWARE_PROTECTION with ClamAV', () => {
       }),
     ).toMatchObject({ status: 'PASS', evidence: { signature_age_days: 2 } });
     expect(await withStats({})).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'signatures_unreadable' } });
+  });
+});
+
+describe('MALWARE_PROTECTION with Wazuh', () => {
+  // The security/wazuh-agent port installs under WAZUHPREFIX /var/ossec (freebsd/freebsd-ports
+  // security/wazuh-agent/Makefile, 4.3.9) and its wazuh-agentd writes the state file there.
+  const STATE = '/var/ossec/var/run/wazuh-agentd.state';
+  const judge = async (state: string | { error: 'permission_denied' } | undefined, agents = ['wazuh-agent', 'osquery']) =>
+    (
+      await collect(
+        'MALWARE_PROTECTION',
+        {
+          commands: [
+            ps([
+              [0, 'wazuh-agentd'],
+              [0, 'osqueryd'],
+              [0, 'clamd'],
+              [26, 'freshclam'],
+            ]),
+          ],
+          files: state === undefined ? {} : { [STATE]: state },
+          stats: { '/var/db/clamav/daily.cld': { mtime: '2026-11-20T09:00:00Z' } },
+        },
+        { malware: { requiredAgents: { FREEBSD: agents } } },
+      )
+    ).verdict;
+  const withStatus = (status: string) => WAZUH_STATE_EXAMPLE.replace("status='connected'", `status='${status}'`);
+
+  it('judges a required Wazuh agent by its state file, never by wazuh-agentd running (issue 32)', async () => {
+    expect(await judge(WAZUH_STATE_EXAMPLE)).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'agents_running', wazuh: { status: 'connected' }, judged_by_process: ['osquery'] },
+    });
+    expect(await judge(withStatus('disconnected'))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_disconnected', wazuh: { status: 'disconnected' } },
+    });
+    expect(await judge(withStatus('pending'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_connecting', agent: 'wazuh-agent', wazuh: { status: 'pending' } },
+    });
+    expect(await judge(undefined)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', agent: 'wazuh-agent', health_error: 'not_found' },
+    });
+    expect(await judge({ error: 'permission_denied' })).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', health_error: 'permission_denied' },
+    });
+    expect(await judge(withStatus('unknown'))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', fields_unread: ['status'] },
+    });
+  });
+
+  it('lets outdated ClamAV signatures and a disconnected Wazuh both FAIL, and an unreadable state only after them', async () => {
+    expect(await judge(withStatus('disconnected'), ['wazuh-agent', 'clamav'])).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_disconnected' },
+    });
+    expect(await judge(undefined, ['wazuh-agent', 'clamav'])).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', signature_age_days: 1 },
+    });
+    expect(await judge(WAZUH_STATE_EXAMPLE, ['wazuh-agent', 'clamav'])).toMatchObject({
+      status: 'PASS',
+      evidence: { signature_age_days: 1, wazuh: { status: 'connected' } },
+    });
   });
 });
 

@@ -11,6 +11,7 @@ import { resolvePolicy } from '../../../checks/policy';
 import type { CommandError } from '../../../checks/types';
 import { FakeHost, type RecordedCommand } from '../../support/fakeHost';
 import { listFixtures } from '../../support/checkFixtures';
+import { WAZUH_STATE_EXAMPLE as EXAMPLE } from '../../support/wazuhState';
 
 const recorded = (name: string) => {
   const fixture = listFixtures().find((f) => f.platform === 'LINUX' && f.name === name)!.fixture;
@@ -284,5 +285,66 @@ describe('which reports are asked', () => {
       answer([SENTINELCTL, 'engines', 'status'], { stdout: s1Engines }),
     ]);
     expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'agent_disabled', falcon: { rfm: false } } });
+  });
+});
+
+// The Wazuh agent's state file (checks/wazuhState.ts), from Wazuh's documented example
+// (test/support/wazuhState.ts). One field changed per case.
+describe('Wazuh state file', () => {
+  const CURRENT = '/var/ossec/var/run/wazuh-agentd.state';
+  const OLDER = '/var/ossec/var/run/ossec-agentd.state';
+  async function wazuh(files: Record<string, string | { error: 'permission_denied' }>, agents = ['wazuh-agent', 'acme-edr']) {
+    const host = new FakeHost({
+      dirs: { '/proc': ['1', '812', '900'] },
+      files: { '/proc/1/comm': 'systemd', '/proc/812/comm': 'wazuh-agentd', '/proc/900/comm': 'acme-edr', ...files },
+    });
+    const policy = resolvePolicy({ malware: { requiredAgents: { LINUX: agents } } });
+    return malwareProtection.evaluate(await malwareProtection.collect(createContext(host, policy, NOW)), policy, NOW);
+  }
+
+  it('passes a connected agent; only other names are judged by their process', async () => {
+    expect(await wazuh({ [CURRENT]: EXAMPLE.replace('ossec-agentd', 'wazuh-agentd') })).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'required_agents_running', wazuh: { status: 'connected' }, judged_by_process: ['acme-edr'] },
+    });
+    // Before 4.2 the file had the daemon's older name; a newer agent's file wins over a leftover.
+    expect(await wazuh({ [OLDER]: EXAMPLE })).toMatchObject({ status: 'PASS', evidence: { wazuh: { status: 'connected' } } });
+    expect(await wazuh({ [CURRENT]: EXAMPLE.replace("status='connected'", "status='disconnected'"), [OLDER]: EXAMPLE })).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_disconnected' },
+    });
+  });
+
+  it('FAILs a disconnected agent and is UNKNOWN while it has not connected yet', async () => {
+    expect(await wazuh({ [CURRENT]: EXAMPLE.replace("status='connected'", "status='disconnected'") })).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'agent_disconnected', wazuh: { status: 'disconnected' } },
+    });
+    expect(await wazuh({ [CURRENT]: EXAMPLE.replace("status='connected'", "status='pending'") })).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_connecting', agent: 'wazuh-agent', wazuh: { status: 'pending' } },
+    });
+  });
+
+  it('is UNKNOWN, never PASS from wazuh-agentd running, when the state cannot be read', async () => {
+    const unreadable = (evidence: Record<string, unknown>) => ({
+      status: 'UNKNOWN',
+      evidence: { reason: 'agent_health_unreadable', agent: 'wazuh-agent', ...evidence },
+    });
+    expect(await wazuh({})).toMatchObject(unreadable({ health_error: 'not_found' }));
+    expect(await wazuh({ [CURRENT]: { error: 'permission_denied' } })).toMatchObject(unreadable({ health_error: 'permission_denied' }));
+    for (const status of ["status='unknown'", "status='Connected'", "status = 'connected'", "xstatus='connected'"]) {
+      expect(await wazuh({ [CURRENT]: EXAMPLE.replace("status='connected'", status) }), status).toMatchObject(
+        unreadable({ fields_unread: ['status'] }),
+      );
+    }
+  });
+
+  it('reads no state file unless Wazuh is required and runs', async () => {
+    const host = new FakeHost({ dirs: { '/proc': ['1'] }, files: { '/proc/1/comm': 'systemd' } });
+    const policy = resolvePolicy({ malware: { requiredAgents: { LINUX: ['wazuh-agent'] } } });
+    const verdict = malwareProtection.evaluate(await malwareProtection.collect(createContext(host, policy, NOW)), policy, NOW);
+    expect(verdict).toMatchObject({ status: 'FAIL', evidence: { rule: 'required_agent_not_running' } });
+    expect(host.calls.filter((c) => c.kind === 'readFile' && c.target.startsWith('/var/ossec'))).toEqual([]);
   });
 });

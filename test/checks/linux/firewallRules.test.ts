@@ -360,6 +360,7 @@ describe('FIREWALL_ENABLED verdict', () => {
     container: { signals: [], machineRoot: true, detected: false },
     nft: { state: 'ok', value: { ipv4: false, ipv6: false, inputChains: 0, inputPolicy: null } },
     legacy: { ipv4: 'not_loaded', ipv6: 'not_loaded' },
+    iptablesNft: { ipv4: 'not_read', ipv6: 'not_read' },
     ipv6Enabled: true,
     ufw: 'unavailable',
     firewalld: { state: 'unavailable' },
@@ -394,24 +395,69 @@ describe('FIREWALL_ENABLED verdict', () => {
     expect(v4only).toMatchObject({ status: 'FAIL', evidence: { legacy_iptables: true, ipv4_filtered: false } });
   });
 
-  it('an unreadable ruleset falls back to an active ufw, then to firewalld with a zone, then UNKNOWN', () => {
+  it("an unreadable ruleset is UNKNOWN: an active manager's report is evidence, never the verdict (issue 32)", () => {
     const unreadable = { state: 'unavailable' as const, reason: 'permission_denied' as const };
-    expect(judge(base({ nft: unreadable, ufw: 'active' }))).toMatchObject({
-      status: 'PASS',
-      evidence: { source: 'ufw', rule: 'manager_active' },
+    const ufw = judge(base({ nft: unreadable, ufw: 'active' }));
+    expect(ufw).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'manager_unconfirmed', managers: ['ufw'], ruleset_error: 'permission_denied' },
     });
+    expect(ufw.evidence).not.toHaveProperty('rule');
     expect(judge(base({ nft: unreadable, ufw: 'inactive' }))).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'permission_denied' },
     });
-    expect(judge(base({ nft: unreadable, firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({
-      status: 'PASS',
-      evidence: { source: 'firewalld', default_zone: 'public', rule: 'manager_active' },
+    const firewalld = judge(base({ nft: unreadable, firewalld: { state: 'running', defaultZone: 'public' } }));
+    expect(firewalld).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'manager_unconfirmed', managers: ['firewalld'], default_zone: 'public', ruleset_error: 'permission_denied' },
     });
-    expect(judge(base({ nft: unreadable, firewalld: { state: 'running' } }))).toMatchObject({ status: 'UNKNOWN' });
+    expect(firewalld.evidence).not.toHaveProperty('rule');
+    const noZone = judge(base({ nft: unreadable, firewalld: { state: 'running' } }));
+    expect(noZone).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'manager_unconfirmed' } });
+    expect(noZone.evidence).not.toHaveProperty('default_zone');
+    expect(judge(base({ nft: { state: 'unavailable', reason: 'command_not_found' }, ufw: 'active' }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'manager_unconfirmed', ruleset_error: 'command_not_found' },
+    });
     expect(judge(base({ nft: { state: 'unavailable', reason: 'command_not_found' } }))).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'no_firewall_tooling' },
+    });
+    const legacyDenied = { state: 'unavailable' as const, reason: 'permission_denied' as const };
+    expect(judge(base({ legacy: { ipv4: legacyDenied, ipv6: 'not_loaded' }, ufw: 'active' }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'manager_unconfirmed', ruleset_error: 'legacy_iptables_unreadable' },
+    });
+  });
+
+  it('without nft, iptables-nft decides when it shows filtering, and is not read as the whole ruleset when it does not', () => {
+    const noNft = { state: 'unavailable' as const, reason: 'command_not_found' as const };
+    const yes = { state: 'ok' as const, value: true };
+    const no = { state: 'ok' as const, value: false };
+    expect(judge(base({ nft: noNft, iptablesNft: { ipv4: yes, ipv6: yes }, ufw: 'active' }))).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'inbound_filtered', source: 'iptables-nft', iptables_nft: true, ipv4_filtered: true, ipv6_filtered: true },
+    });
+    expect(judge(base({ nft: noNft, iptablesNft: { ipv4: yes, ipv6: 'not_read' }, ipv6Enabled: false }))).toMatchObject({
+      status: 'PASS',
+      evidence: { rule: 'inbound_filtered', iptables_nft: true },
+    });
+    expect(judge(base({ nft: noNft, iptablesNft: { ipv4: yes, ipv6: no } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'nftables_unreadable', iptables_nft: true, ipv4_filtered: true, ipv6_filtered: false },
+    });
+    expect(judge(base({ nft: noNft, iptablesNft: { ipv4: no, ipv6: no }, ufw: 'active' }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'manager_unconfirmed', iptables_nft: true },
+    });
+    const denied = { state: 'unavailable' as const, reason: 'permission_denied' as const };
+    const unread = judge(base({ nft: noNft, iptablesNft: { ipv4: denied, ipv6: denied } }));
+    expect(unread).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_firewall_tooling', source: 'nftables' } });
+    expect(unread.evidence).not.toHaveProperty('iptables_nft');
+    expect(judge(base({ nft: noNft, iptablesNft: { ipv4: denied, ipv6: no } })).evidence).toMatchObject({
+      reason: 'nftables_unreadable',
+      iptables_nft: true,
     });
   });
 
@@ -554,6 +600,42 @@ describe('FIREWALL_ENABLED collector', () => {
     });
     expect(broken.legacy).toEqual({ state: 'unavailable', reason: 'command_not_found' });
     expect(broken.ran).not.toContainEqual(['/usr/sbin/iptables', '-S']);
+  });
+
+  it('reads nf_tables through iptables-nft only when the nft tool is missing', async () => {
+    const run = async (recording: HostRecording) => {
+      const host = new FakeHost(recording);
+      const facts = await firewall.collect(createContext(host, policy, new Date()));
+      return { view: facts.iptablesNft, ran: host.commandsRun() };
+    };
+    const dedicated = await run({
+      commands: [
+        { argv: ['/usr/sbin/iptables-nft', '-S'], stdout: '-P INPUT DROP\n-A INPUT -j ufw-before-input\n' },
+        { argv: ['/usr/sbin/ip6tables-nft', '-S'], stdout: '-P INPUT ACCEPT\n' },
+      ],
+      stats: { '/usr/sbin/iptables-nft': {}, '/usr/sbin/ip6tables-nft': {} },
+    });
+    expect(dedicated.view).toEqual({ ipv4: { state: 'ok', value: true }, ipv6: { state: 'ok', value: false } });
+    // docker-library/docker#443's host: `iptables --version` says nf_tables, and its `-S` (first lines as posted).
+    const plain = await run({
+      commands: [
+        { argv: ['/usr/sbin/iptables', '-V'], stdout: 'iptables v1.8.7 (nf_tables)\n' },
+        {
+          argv: ['/usr/sbin/iptables', '-S'],
+          stdout: ['-P INPUT ACCEPT', '-P FORWARD DROP', '-P OUTPUT ACCEPT', '-N DOCKER', '-N DOCKER-USER', '-A FORWARD -j DOCKER-USER'],
+        },
+        { argv: ['/usr/sbin/ip6tables', '-V'], stdout: 'ip6tables v1.8.7 (legacy)\n' },
+      ],
+      stats: { '/usr/sbin/iptables': {}, '/usr/sbin/ip6tables': {} },
+    });
+    expect(plain.view).toEqual({ ipv4: { state: 'ok', value: false }, ipv6: 'not_read' });
+    expect(plain.ran).not.toContainEqual(['/usr/sbin/ip6tables', '-S']);
+    const withNft = await run({
+      commands: [emptyRuleset, { argv: ['/usr/sbin/iptables-nft', '-S'], stdout: '-P INPUT DROP\n' }],
+      stats: { '/usr/sbin/iptables-nft': {} },
+    });
+    expect(withNft.view).toEqual({ ipv4: 'not_read', ipv6: 'not_read' });
+    expect(withNft.ran).toEqual([NFT_ARGV, ['/usr/sbin/ufw', 'status'], ['/usr/bin/firewall-cmd', '--state']]);
   });
 
   it('reads ufw and firewalld states exactly', async () => {

@@ -1048,11 +1048,29 @@ describe('AUTO_UPDATE', () => {
       expect(evaluateAutoUpdate(facts({ ...old, auPolicy: ok({ AUOptions: 2 }) }), DEFAULT_POLICY, NOW).evidence.rule).toBe(
         'notify_before_download',
       );
+      expect(evaluateAutoUpdate(facts({ ...old, auPolicy: ok({ AUOptions: 3 }) }), DEFAULT_POLICY, NOW).evidence.rule).toBe(
+        'download_only',
+      );
+    });
+
+    it('judges accepted download-only by the installed update: current PASSes, behind FAILs, never PASS from AUOptions 3 alone (issue 32)', () => {
       const accepted = resolvePolicy({ autoUpdate: { acceptDownloadOnly: true } });
-      expect(evaluateAutoUpdate(facts({ ...old, auPolicy: ok({ AUOptions: 3 }) }), accepted, NOW)).toMatchObject({
-        status: 'PASS',
-        evidence: { rule: 'download_only_accepted' },
+      const behind = evaluateAutoUpdate(facts({ currentVersion: at(7171), auPolicy: ok({ AUOptions: 3 }) }), accepted, NOW);
+      expect(behind).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'downloaded_not_installed', au_options: 3, installed_update: '26200.7171', newer_update: '26200.7462' },
       });
+      expect(evaluateAutoUpdate(facts({ auPolicy: ok({ AUOptions: 3 }) }), accepted, NOW)).toMatchObject({
+        status: 'PASS',
+        evidence: { rule: 'download_only_accepted', au_options: 3, max_pending_days: 45 },
+      });
+      expect(
+        evaluateAutoUpdate(
+          facts({ currentVersion: failed('permission_denied', 'access_denied'), auPolicy: ok({ AUOptions: 3 }) }),
+          accepted,
+          NOW,
+        ).status,
+      ).toBe('UNKNOWN');
     });
   });
 

@@ -673,12 +673,24 @@ export const WINDOWS_FIXTURE_CASES: WindowsFixtureCase[] = [
   },
   {
     check: 'AUTO_UPDATE',
-    name: 'pass-download-only-accepted',
-    source: 'research §6.4 and §0.9 (autoUpdate.acceptDownloadOnly)',
-    description: 'AUOptions 3 with policy autoUpdate.acceptDownloadOnly',
+    name: 'fail-download-only-accepted-update-not-installed',
+    source:
+      "research §6.4 and §0.9 (autoUpdate.acceptDownloadOnly); the baseline machine's own patch level 26200.7171 (the 2025-11-11 update). Renamed from pass-download-only-accepted (issue 32: it passed from the settings alone)",
+    description:
+      'AUOptions 3 with policy autoUpdate.acceptDownloadOnly, on a machine that still runs the November 2025 update: installing by hand is accepted, an update left uninstalled longer than maxPendingDays is not',
     policy: { autoUpdate: { acceptDownloadOnly: true } },
     machine: (doc) => registry(doc, 'auPolicy', { AUOptions: 3 }),
-    expect: { status: 'PASS', evidence: { rule: 'download_only_accepted' } },
+    expect: {
+      status: 'FAIL',
+      evidence: {
+        rule: 'downloaded_not_installed',
+        au_options: 3,
+        installed_update: '26200.7171',
+        newer_update: '26200.7462',
+        newer_update_released: '2025-12-09',
+        max_pending_days: 45,
+      },
+    },
   },
   {
     check: 'AUTO_UPDATE',
