@@ -149,7 +149,11 @@ function evaluate(facts: FirewallFacts, policy: Policy) {
   const nftRead = [iptablesNft.ipv4, iptablesNft.ipv6].some((v) => v !== 'not_read' && v.state === 'ok');
   if (nftRead) Object.assign(evidence, { source: 'iptables-nft', iptables_nft: true });
   if (nft.state === 'ok') {
-    Object.assign(evidence, { input_chains: nft.value.inputChains, input_policy: nft.value.inputPolicy });
+    Object.assign(evidence, {
+      input_chains: nft.value.inputChains,
+      input_policy: nft.value.inputPolicy,
+      input_rules: nft.value.inputRules,
+    });
   }
   const ipv4 = (nft.state === 'ok' && nft.value.ipv4) || on(legacy.ipv4) || on(iptablesNft.ipv4);
   const ipv6 = (nft.state === 'ok' && nft.value.ipv6) || on(legacy.ipv6) || on(iptablesNft.ipv6);
@@ -160,6 +164,10 @@ function evaluate(facts: FirewallFacts, policy: Policy) {
   // An active front-end whose rules this reading does not see filtering (its drop behind a
   // conditional rule, a verdict map or a table this reading does not know) contradicts the
   // ruleset: neither side proves the other wrong.
+  // Unless the kernel holds no input rule at all (and no legacy table): then nothing can drop,
+  // whatever the manager reports (its rules flushed, or never loaded since a reboot).
+  const nothingLoaded = nft.state === 'ok' && nft.value.inputRules === 0 && legacy.ipv4 === 'not_loaded' && legacy.ipv6 === 'not_loaded';
+  if (complete && managers.length > 0 && nothingLoaded) return fail({ ...evidence, rule: 'manager_rules_not_loaded' });
   if (complete && managers.length > 0) return unknown('manager_ruleset_mismatch', evidence);
   if (complete) return fail({ ...evidence, rule: ipv4 ? 'ipv6_unfiltered' : 'no_inbound_filtering' });
   // The ruleset is not (fully) readable. An active front-end's report is not its effect (see the

@@ -13,6 +13,8 @@ export interface InputFiltering {
   inputChains: number;
   /** "drop" when some input chain's policy drops, else "accept" (or null without input chains). */
   inputPolicy: 'drop' | 'accept' | null;
+  /** Rules in the input chains themselves: 0 means nothing there can drop a packet, whatever a manager says. */
+  inputRules: number;
 }
 
 /**
@@ -105,10 +107,18 @@ export function analyzeNftRuleset(json: string): NftParse {
     table.set(rule.chain, [...(table.get(rule.chain) ?? []), nftStep(rule.expr ?? [])]);
   }
   const input = chains.filter((c) => c.hook === 'input' && (c.type ?? 'filter') === 'filter' && ['inet', 'ip', 'ip6'].includes(c.family));
-  const filtering: InputFiltering = { ipv4: false, ipv6: false, inputChains: input.length, inputPolicy: input.length ? 'accept' : null };
+  const filtering: InputFiltering = {
+    ipv4: false,
+    ipv6: false,
+    inputChains: input.length,
+    inputPolicy: input.length ? 'accept' : null,
+    inputRules: 0,
+  };
   for (const chain of input) {
     if (chain.policy === 'drop') filtering.inputPolicy = 'drop';
-    const outcome = chainOutcome(tables.get(tableKey(chain.family, chain.table)) ?? new Map(), chain.name);
+    const table = tables.get(tableKey(chain.family, chain.table)) ?? new Map<string, Step[]>();
+    filtering.inputRules += table.get(chain.name)?.length ?? 0;
+    const outcome = chainOutcome(table, chain.name);
     if ((outcome === 'continue' ? chain.policy : outcome) !== 'drop') continue;
     if (chain.family !== 'ip6') filtering.ipv4 = true;
     if (chain.family !== 'ip') filtering.ipv6 = true;

@@ -271,6 +271,13 @@ const firewall: Entries<'FIREWALL_ENABLED'> = {
     admin:
       'Set `DefaultZone=public` (or another non-trusted zone) in /etc/firewalld/firewalld.conf through configuration management, and do not bind interfaces to the trusted zone.',
   },
+  manager_rules_not_loaded: {
+    summary: (c) =>
+      `${Array.isArray(c.evidence.managers) && c.evidence.managers.length > 0 ? c.evidence.managers.join(' and ') : 'The firewall manager'} reports itself active, but the kernel holds no firewall rules for incoming connections, so nothing filters them.`,
+    fix: 'Load the firewall rules again: `sudo ufw reload` (ufw) or `sudo firewall-cmd --reload` (firewalld). If they vanish again, tell your IT team.',
+    admin:
+      "The manager's state says active while the kernel's input chains are empty (flushed by hand or by another tool such as a container runtime or a script calling `iptables -F`, or never loaded at boot). Reload the manager, find what flushes the rules, and keep the manager's service enabled.",
+  },
   manager_ruleset_mismatch: {
     summary:
       'A firewall manager is running, but the kernel rules the agent reads do not show it filtering, so the agent cannot tell which is right.',

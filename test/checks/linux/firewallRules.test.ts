@@ -59,7 +59,7 @@ const filtering = (json: string) => {
 describe('nftables: rules bind to their own chain', () => {
   it('an accept-all input chain with a drop in the forward chain does not filter inbound', () => {
     const json = ruleset({ name: 'input', hook: 'input', rules: [[ACCEPT]] }, { name: 'forward', hook: 'forward', rules: [[DROP]] });
-    expect(filtering(json)).toEqual({ ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept' });
+    expect(filtering(json)).toEqual({ ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept', inputRules: 1 });
   });
 
   it('a drop in a same-named chain of another table does not count for this one', () => {
@@ -104,7 +104,7 @@ describe('nftables: rules bind to their own chain', () => {
 
   it('a chain without a type is a filter chain', () => {
     const json = JSON.stringify({ nftables: [{ chain: { family: 'inet', table: 't', name: 'c', hook: 'input', policy: 'drop' } }] });
-    expect(filtering(json)).toEqual({ ipv4: true, ipv6: true, inputChains: 1, inputPolicy: 'drop' });
+    expect(filtering(json)).toEqual({ ipv4: true, ipv6: true, inputChains: 1, inputPolicy: 'drop', inputRules: 0 });
   });
 });
 
@@ -115,6 +115,7 @@ describe('nftables: families', () => {
       ipv6: true,
       inputChains: 1,
       inputPolicy: 'drop',
+      inputRules: 0,
     });
   });
 
@@ -124,6 +125,7 @@ describe('nftables: families', () => {
       ipv6: false,
       inputChains: 1,
       inputPolicy: 'accept',
+      inputRules: 1,
     });
   });
 
@@ -136,7 +138,7 @@ describe('nftables: families', () => {
       { table: 'a', name: 'input', hook: 'input', rules: [[ACCEPT]] },
       { table: 'b', name: 'input', hook: 'input', policy: 'drop' },
     );
-    expect(filtering(json)).toEqual({ ipv4: true, ipv6: true, inputChains: 2, inputPolicy: 'drop' });
+    expect(filtering(json)).toEqual({ ipv4: true, ipv6: true, inputChains: 2, inputPolicy: 'drop', inputRules: 1 });
   });
 });
 
@@ -358,7 +360,7 @@ describe('FIREWALL_ENABLED verdict', () => {
   const policy = resolvePolicy({});
   const base = (over: Partial<FirewallFacts>): FirewallFacts => ({
     container: { signals: [], machineRoot: true, detected: false },
-    nft: { state: 'ok', value: { ipv4: false, ipv6: false, inputChains: 0, inputPolicy: null } },
+    nft: { state: 'ok', value: { ipv4: false, ipv6: false, inputChains: 0, inputPolicy: null, inputRules: 0 } },
     legacy: { ipv4: 'not_loaded', ipv6: 'not_loaded' },
     iptablesNft: { ipv4: 'not_read', ipv6: 'not_read' },
     ipv6Enabled: true,
@@ -369,7 +371,7 @@ describe('FIREWALL_ENABLED verdict', () => {
   const judge = (facts: FirewallFacts) => firewall.evaluate(facts, policy, new Date());
 
   it('an IPv6-only drop with IPv6 in use is not inbound filtering', () => {
-    const v = judge(base({ nft: { state: 'ok', value: { ipv4: false, ipv6: true, inputChains: 1, inputPolicy: 'drop' } } }));
+    const v = judge(base({ nft: { state: 'ok', value: { ipv4: false, ipv6: true, inputChains: 1, inputPolicy: 'drop', inputRules: 1 } } }));
     expect(v).toMatchObject({
       status: 'FAIL',
       evidence: { source: 'nftables', rule: 'no_inbound_filtering', ipv4_filtered: false, ipv6_filtered: true },
@@ -378,7 +380,7 @@ describe('FIREWALL_ENABLED verdict', () => {
   });
 
   it('IPv4 filtered and IPv6 open fails; IPv6 off passes', () => {
-    const v4 = { state: 'ok' as const, value: { ipv4: true, ipv6: false, inputChains: 1, inputPolicy: 'drop' as const } };
+    const v4 = { state: 'ok' as const, value: { ipv4: true, ipv6: false, inputChains: 1, inputPolicy: 'drop' as const, inputRules: 1 } };
     expect(judge(base({ nft: v4 }))).toMatchObject({ status: 'FAIL', evidence: { rule: 'ipv6_unfiltered' } });
     expect(judge(base({ nft: v4, ipv6Enabled: false }))).toMatchObject({
       status: 'PASS',
@@ -466,14 +468,37 @@ describe('FIREWALL_ENABLED verdict', () => {
     expect(v).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'legacy_iptables_unreadable' } });
   });
 
-  it('a readable ruleset outranks an active front-end: mismatch is UNKNOWN, agreement PASS', () => {
-    expect(judge(base({ ufw: 'active' }))).toMatchObject({
+  it('a readable ruleset outranks an active front-end: mismatch is UNKNOWN, no input rule at all FAIL, agreement PASS', () => {
+    // Input rules this reading does not see filtering (a drop behind a verdict map): UNKNOWN.
+    const unrecognised = {
+      state: 'ok' as const,
+      value: { ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept' as const, inputRules: 3 },
+    };
+    expect(judge(base({ nft: unrecognised, ufw: 'active' }))).toMatchObject({
       status: 'UNKNOWN',
-      evidence: { reason: 'manager_ruleset_mismatch', managers: ['ufw'] },
+      evidence: { reason: 'manager_ruleset_mismatch', managers: ['ufw'], input_rules: 3 },
     });
-    expect(judge(base({ firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({
+    expect(judge(base({ nft: unrecognised, firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({
       status: 'UNKNOWN',
       evidence: { managers: ['firewalld'] },
+    });
+    // The kernel holds no input rule: nothing can drop, whatever ufw or firewalld report.
+    expect(judge(base({ ufw: 'active' }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'manager_rules_not_loaded', managers: ['ufw'], input_rules: 0 },
+    });
+    const emptyChain = {
+      state: 'ok' as const,
+      value: { ipv4: false, ipv6: false, inputChains: 2, inputPolicy: 'accept' as const, inputRules: 0 },
+    };
+    expect(judge(base({ nft: emptyChain, firewalld: { state: 'running', defaultZone: 'public' } }))).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'manager_rules_not_loaded', managers: ['firewalld'] },
+    });
+    // A legacy table may hold what the nftables reading cannot weigh: still UNKNOWN.
+    expect(judge(base({ ufw: 'active', legacy: { ipv4: { state: 'ok', value: false }, ipv6: 'not_loaded' } }))).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'manager_ruleset_mismatch' },
     });
     expect(judge(base({ firewalld: { state: 'running', defaultZone: 'trusted' } }))).toMatchObject({
       status: 'FAIL',

@@ -151,7 +151,7 @@ describe('firewall rules', () => {
   it('does not take an input chain that accepts everything for a firewall', () => {
     expect(analyzeNftRuleset(recorded('debian-default-nftables-conf'))).toEqual({
       ok: true,
-      filtering: { ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept' },
+      filtering: { ipv4: false, ipv6: false, inputChains: 1, inputPolicy: 'accept', inputRules: 0 },
     });
     expect(analyzeNftRuleset(recorded('nftables-terminal-reject'))).toMatchObject({ ok: true, filtering: { ipv4: true, ipv6: true } });
     expect(analyzeNftRuleset('not json')).toEqual({ ok: false });
