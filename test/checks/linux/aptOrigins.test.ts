@@ -10,6 +10,7 @@ import {
   archiveNames,
   collectArchives,
   fnmatch,
+  isSecurityArchive,
   judgeOrigins,
   lsbIdentity,
   OriginPatternError,
@@ -303,6 +304,25 @@ describe("matching, by unattended-upgrades' rules", () => {
     const distro = lsbIdentity(osRelease('raspbian_10'));
     for (const p of patterns) expect(patternMatches(p, raspbian, distro), p).toBe(false);
     expect(judgeOrigins(patterns, [raspbian], distro)).toMatchObject({ ok: false, word: 'allowed_origins_not_fetched' });
+  });
+});
+
+// geerlingguy/ansible-role-security#57 (mkatajah, 2020-05-13), a Debian 10 server: the role's
+// `Unattended-Upgrade::Allowed-Origins { "${distro_id} ${distro_codename}-security"; }` logged
+// "Allowed origins are: o=Debian,a=buster-security" then "No packages found that can be upgraded
+// unattended", while `apt-get upgrade -s` offered "openssl … (1.1.1d-0+deb10u3 Debian:10.4/stable,
+// Debian-Security:10/stable [amd64])" (apt's Label:Version/Suite): the intent looked fine, nothing was
+// installed. Origin and Codename are not printed there, so they stay empty here.
+describe('a real machine whose allowed origin matched nothing it fetched (ansible-role-security#57)', () => {
+  const dump = 'Unattended-Upgrade::Allowed-Origins:: "${distro_id} ${distro_codename}-security";';
+  const distro = lsbIdentity(osRelease('debian_10'));
+  const fetched = [archive({ label: 'Debian', suite: 'stable' }), archive({ label: 'Debian-Security', suite: 'stable' })];
+
+  it('reads its pattern as unattended-upgrades logged it, and finds that nothing fetched is allowed', () => {
+    const patterns = allowedOrigins(dump, distro);
+    expect(patterns).toEqual(['o=Debian,a=buster-security']);
+    expect(judgeOrigins(patterns, fetched, distro)).toMatchObject({ ok: false, word: 'allowed_origins_not_fetched', notAllowed: fetched });
+    expect(isSecurityArchive(fetched[1]!)).toBe(true);
   });
 });
 
