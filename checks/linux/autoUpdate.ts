@@ -379,11 +379,16 @@ function originsVerdict(origins: Extract<UpdateFacts, { manager: 'apt' }>['origi
   // Read whenever unattended-upgrades is installed and APT's configuration readable, as here.
   if (!origins) return unknown('archive_lists_unreadable', { ...evidence, lists: 'not_read' });
   if ('error' in origins) return unknown('origin_pattern_unreadable', { ...evidence, pattern_error: origins.error.slice(0, 200) });
-  evidence.allowed_origins = origins.patterns.slice(0, 10);
+  evidence.allowed_origins = origins.patterns.slice(0, 10).map((p) => p.slice(0, 120));
   const lists = origins.archives;
   if (!lists.ok)
     return unknown('archive_lists_unreadable', { ...evidence, lists: lists.reason, ...(lists.error ? { lists_error: lists.error } : {}) });
   const judged = judgeOrigins(origins.patterns, lists.archives, origins.distro);
+  // A Release file not read may be the archive a pattern admits, or a security archive none admits:
+  // only a security archive read and not admitted is decided without it.
+  if (lists.unread && !(!judged.ok && judged.word === 'security_archive_not_allowed')) {
+    return unknown('archive_lists_unreadable', { ...evidence, lists: 'release_files_unreadable', lists_unread: lists.unread.length });
+  }
   if (judged.ok) {
     evidence.archives_allowed = archiveNames(judged.allowed);
     return undefined;

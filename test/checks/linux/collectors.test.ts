@@ -328,6 +328,29 @@ describe('AUTO_UPDATE collector', () => {
       expect((await judge(noLists(undefined), null)).verdict).toMatchObject({ evidence: { reason: 'no_run_recorded' } });
     });
 
+    it('decides only what an unreadable Release file cannot change', async () => {
+      const UPDATES = '/var/lib/apt/lists/deb.debian.org_debian_dists_bookworm-updates_InRelease';
+      const unreadable = (host: LoadedFixture['fixture']['host']) => ({
+        ...host,
+        files: { ...host.files, [UPDATES]: { error: 'permission_denied' as const } },
+      });
+      expect((await judge(unreadable)).verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'archive_lists_unreadable', lists: 'release_files_unreadable', lists_unread: 1 },
+      });
+      expect((await judge((h) => unreadable(withPatterns('origin=Raspbian')(h)))).verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'archive_lists_unreadable' },
+      });
+      // A security archive read and not allowed stays a FAIL whatever the unread one is.
+      expect(
+        (await judge((h) => unreadable(withPatterns('origin=Debian,codename=${distro_codename},label=Debian')(h)))).verdict,
+      ).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'security_archive_not_allowed' },
+      });
+    });
+
     it('is UNKNOWN where unattended-upgrades would stop at a pattern, naming it', async () => {
       const { verdict } = await judge(withPatterns('origin=Debian,suit=stable'));
       expect(verdict).toMatchObject({
