@@ -8,9 +8,9 @@
 import type { CheckContext } from '../types';
 import type { OsRelease } from './osRelease';
 
-export const APT_LISTS = '/var/lib/apt/lists';
+const APT_LISTS = '/var/lib/apt/lists';
 /** The fields unattended-upgrades matches sit at the top of a Release file, before its checksum lists (often 100 KiB and more). */
-export const RELEASE_HEAD_BYTES = 4096;
+const RELEASE_HEAD_BYTES = 4096;
 /** Release files read per cycle at most: a machine fetches a handful of archives; more are not read. */
 const MAX_RELEASE_FILES = 64;
 /** Archives named in evidence at most. */
@@ -169,7 +169,7 @@ export function isSecurityArchive(a: AptArchive): boolean {
 }
 
 /** `Origin/suite`: how evidence names an archive. */
-export const archiveName = (a: AptArchive) => `${a.origin || '?'}/${a.suite || a.codename || '?'}`;
+const archiveName = (a: AptArchive) => `${a.origin || '?'}/${a.suite || a.codename || '?'}`;
 
 /** Up to MAX_EVIDENCE_ARCHIVES archive names, distinct, in order. */
 export const archiveNames = (archives: AptArchive[]) => [...new Set(archives.map(archiveName))].slice(0, MAX_EVIDENCE_ARCHIVES);
