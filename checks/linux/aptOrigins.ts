@@ -76,8 +76,7 @@ function listValues(dump: string, key: string): string[] {
   const out: string[] = [];
   const prefix = `${key}:: "`;
   for (const line of dump.split('\n')) {
-    const trimmed = line.trim();
-    if (trimmed.startsWith(prefix) && trimmed.endsWith('";')) out.push(trimmed.slice(prefix.length, -2));
+    if (line.startsWith(prefix) && line.endsWith('";')) out.push(line.slice(prefix.length, -2));
   }
   return out;
 }
@@ -179,7 +178,7 @@ export function parseReleaseHeader(text: string, truncated: boolean): Record<str
   let lines = text.split('\n');
   // A bounded read may end inside a line: that line is not whole.
   if (truncated) lines = lines.slice(0, -1);
-  if (lines[0]?.startsWith('-----BEGIN PGP SIGNED MESSAGE-----')) lines = lines.slice(lines.findIndex((l) => l.trim() === '') + 1);
+  if (text.startsWith('-----BEGIN PGP SIGNED MESSAGE-----')) lines = lines.slice(lines.indexOf('') + 1);
   const fields: Record<string, string> = {};
   for (const line of lines) {
     if (line.trim() === '' || line.startsWith('-----BEGIN PGP SIGNATURE-----')) break;
@@ -212,8 +211,8 @@ export function releaseFiles(entries: string[]): { file: string; site: string; c
     for (const entry of entries) {
       if (!entry.startsWith(prefix)) continue;
       const rest = entry.slice(prefix.length);
-      const list = /^(?:(.+)_)?binary-[^_]+_Packages(?:\.\w+)?$/.exec(rest) ?? /^()Packages(?:\.\w+)?$/.exec(rest);
-      if (list) components.add(decode((list[1] ?? '').replace(/_/g, '/')));
+      const list = /^(.+)_binary-[^_]+_Packages(?:\.\w+)?$/.exec(rest) ?? /^()Packages(?:\.\w+)?$/.exec(rest);
+      if (list) components.add(decode(list[1]!.replace(/_/g, '/')));
     }
     return { file, site: decode(prefix.slice(0, prefix.indexOf('_'))), components: [...components] };
   });

@@ -55,6 +55,8 @@ describe("the distribution identity unattended-upgrades substitutes (lsb_release
     expect(lsbIdentity(osRelease('ubuntu_2404'))).toEqual({ distro_id: 'Ubuntu', distro_codename: 'noble', distro_release: '24.04' });
     expect(lsbIdentity(osRelease('raspbian_10'))).toMatchObject({ distro_id: 'Raspbian', distro_codename: 'buster' });
     expect(lsbIdentity(osRelease('linuxmint_22'))).toMatchObject({ distro_id: 'Linuxmint', distro_codename: 'wilma' });
+    // lsb_release 12 prints NAME where it is ID in other case (AlmaLinux's os-release: ID=almalinux, NAME="AlmaLinux").
+    expect(lsbIdentity(parseOsRelease('ID=almalinux\nNAME="AlmaLinux"\n'))).toMatchObject({ distro_id: 'AlmaLinux' });
     expect(lsbIdentity(undefined)).toEqual({ distro_id: 'n/a', distro_codename: 'n/a', distro_release: 'n/a' });
     expect(lsbIdentity(parseOsRelease('ID=example\n'))).toEqual({ distro_id: 'Example', distro_codename: 'n/a', distro_release: 'n/a' });
   });
@@ -68,7 +70,7 @@ describe('substitution, as Python string.Template.substitute', () => {
     expect(() => substitute('${distro_name}', DEBIAN)).toThrow(OriginPatternError);
     expect(() => substitute('${DISTRO_ID}', DEBIAN)).toThrow(OriginPatternError);
     expect(() => substitute('${toString}', DEBIAN)).toThrow(OriginPatternError);
-    expect(() => substitute('price $ 5', DEBIAN)).toThrow(OriginPatternError);
+    expect(() => substitute('price $ 5', DEBIAN)).toThrow(new OriginPatternError('invalid placeholder in price $ 5'));
     expect(() => substitute('${distro_id', DEBIAN)).toThrow(OriginPatternError);
   });
 });
@@ -107,7 +109,13 @@ describe('the allowed origins apt-config dumps', () => {
       'o=Google\\, Inc.,a=contrib',
       'site=example.org',
     ]);
-    expect(() => allowedOrigins('Unattended-Upgrade::Allowed-Origins:: "a:b:c";', DEBIAN)).toThrow(OriginPatternError);
+    expect(() => allowedOrigins('Unattended-Upgrade::Allowed-Origins:: "a:b:c";', DEBIAN)).toThrow(
+      new OriginPatternError('cannot split a:b:c into origin and archive'),
+    );
+    // Python's str.split(): runs of blanks, and none at either end.
+    expect(allowedOrigins('Unattended-Upgrade::Allowed-Origins:: "  Debian   stable ";', DEBIAN)).toEqual(['o=Debian,a=stable']);
+    // A line apt-config did not finish is not a value.
+    expect(allowedOrigins('Unattended-Upgrade::Origins-Pattern:: "o=Debian', DEBIAN)).toEqual([]);
     expect(() => allowedOrigins('Unattended-Upgrade::Allowed-Origins:: "Debian";', DEBIAN)).toThrow(OriginPatternError);
     expect(allowedOrigins('APT::Periodic::Unattended-Upgrade "1";', DEBIAN)).toEqual([]);
   });
@@ -149,19 +157,25 @@ describe("the archives this machine's lists name", () => {
   it("takes InRelease before Release, a flat repository's lists, `%5f` and `_` in components as apt writes them", () => {
     expect(
       releaseFiles([
+        'a.example_debian_dists_x_InRelease',
         'a.example_debian_dists_x_Release',
         'a.example_debian_dists_x_Release.gpg',
-        'a.example_debian_dists_x_InRelease',
         'a.example_debian_dists_x_updates_main_binary-amd64_Packages',
         'a.example_debian_dists_x_contrib_binary-i386_Packages.lz4',
+        'a.example_debian_dists_x_non%5ffree_binary-amd64_Packages',
         'a.example_debian_dists_x_main_i18n_Translation-en',
         'b.example:8080_my%5frepo_Release',
         'b.example:8080_my%5frepo_Packages.gz',
+        'c%5fhost_flat_Release',
+        'c%5fhost_flat_Packages',
+        'c%5fhost_flat_x_Packages',
+        'd.example_debian_dists_y_Release.gpg',
         'lock',
       ]),
     ).toEqual([
-      { file: 'a.example_debian_dists_x_InRelease', site: 'a.example', components: ['updates/main', 'contrib'] },
+      { file: 'a.example_debian_dists_x_InRelease', site: 'a.example', components: ['updates/main', 'contrib', 'non_free'] },
       { file: 'b.example:8080_my%5frepo_Release', site: 'b.example:8080', components: [''] },
+      { file: 'c%5fhost_flat_Release', site: 'c_host', components: [''] },
     ]);
   });
 
@@ -174,9 +188,21 @@ describe("the archives this machine's lists name", () => {
       description: 'x',
       suite: 's',
     });
-    expect(parseReleaseHeader('Origin: A\nCodename: book', true)).toEqual({ origin: 'A' });
+    expect(parseReleaseHeader('Origin: A\nLabel: B\nCodename: book', true)).toEqual({ origin: 'A', label: 'B' });
+    // A line of blanks ends a deb822 paragraph; a continuation line is no field, whatever it holds.
+    expect(parseReleaseHeader('Origin: A\n  \t\nLabel: B\n', false)).toEqual({ origin: 'A' });
+    expect(parseReleaseHeader('Origin: A\nDescription: x\n Note: y\n', false)).toEqual({ origin: 'A', description: 'x' });
+    // Only the checksum lists (an empty value) end the header; other empty or look-alike fields do not.
+    expect(parseReleaseHeader('Acquire-By-Hash:\nX-SHA256:\nSHA1-Extra:\nSuite: s\n', false)).toEqual({
+      'acquire-by-hash': '',
+      'x-sha256': '',
+      'sha1-extra': '',
+      suite: 's',
+    });
+    expect(parseReleaseHeader('Origin: A\nSHA256: deadbeef\nSuite: s\n', false)).toEqual({ origin: 'A', sha256: 'deadbeef', suite: 's' });
     expect(parseReleaseHeader('Origin: A\nCodename: book', false)).toEqual({ origin: 'A', codename: 'book' });
     expect(parseReleaseHeader('Origin: A\n\nLabel: B\n', false)).toEqual({ origin: 'A' });
+    expect(parseReleaseHeader('Hash: SHA512\n\nOrigin: A\n', false)).toEqual({ hash: 'SHA512' });
     expect(
       parseReleaseHeader('-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\nOrigin: A\n-----BEGIN PGP SIGNATURE-----\n', false),
     ).toEqual({
@@ -196,12 +222,45 @@ describe("the archives this machine's lists name", () => {
     });
   });
 
+  it('drops the line its bound cut, and no more', async () => {
+    const pad = `X-Pad: ${'x'.repeat(4096 - 'X-Pad: \nSuite: sta'.length)}\n`;
+    const { lists } = await collect({
+      dirs: { '/var/lib/apt/lists': ['h_dists_s_InRelease'] },
+      files: { '/var/lib/apt/lists/h_dists_s_InRelease': `${pad}Suite: stable\nOrigin: O\n` },
+    });
+    expect(lists).toMatchObject({ ok: true, archives: [{ suite: '' }] });
+    const whole = await collect({
+      dirs: { '/var/lib/apt/lists': ['h_dists_s_InRelease'] },
+      files: { '/var/lib/apt/lists/h_dists_s_InRelease': `${pad.slice(10)}Suite: stable\n` },
+    });
+    expect(whole.lists).toMatchObject({ ok: true, archives: [{ suite: 'stable' }] });
+  });
+
   it("takes a Release file's Components where no list is fetched, and Archive where it has no Suite", async () => {
     const { lists } = await collect({
-      dirs: { '/var/lib/apt/lists': ['h_dists_s_Release'] },
-      files: { '/var/lib/apt/lists/h_dists_s_Release': 'Origin: O\nArchive: old\nComponents: main contrib\n' },
+      dirs: { '/var/lib/apt/lists': ['h_dists_s_Release', 'i_dists_t_Release'] },
+      files: {
+        '/var/lib/apt/lists/h_dists_s_Release': 'Origin: O\nArchive: old\nComponents: main contrib\n',
+        '/var/lib/apt/lists/i_dists_t_Release': 'Origin: P\n',
+      },
     });
-    expect(lists).toMatchObject({ ok: true, archives: [{ suite: 'old', components: ['main', 'contrib'] }] });
+    expect(lists).toMatchObject({
+      ok: true,
+      archives: [
+        { origin: 'O', label: '', suite: 'old', codename: '', components: ['main', 'contrib'] },
+        { origin: 'P', label: '', suite: '', components: [] },
+      ],
+    });
+  });
+
+  it('reads 64 Release files at most', async () => {
+    const names = Array.from({ length: 70 }, (_, i) => `h${String(i).padStart(2, '0')}_dists_s_Release`);
+    const { lists, host } = await collect({
+      dirs: { '/var/lib/apt/lists': names },
+      files: Object.fromEntries(names.map((n) => [`/var/lib/apt/lists/${n}`, 'Origin: O\n'])),
+    });
+    expect(lists.ok && lists.archives).toHaveLength(64);
+    expect(host.calls.filter((c) => c.kind === 'readFile')).toHaveLength(64);
   });
 
   it('says why when the lists cannot be read, or there are none, and which Release file it could not read', async () => {
@@ -238,6 +297,12 @@ describe("matching, by unattended-upgrades' rules", () => {
     expect(fnmatch('D^bian', 'D[^]bian')).toBe(true);
     expect(fnmatch('D]bian', 'D[]]bian')).toBe(true);
     expect(fnmatch('D[bian', 'D[bian')).toBe(true);
+    expect(fnmatch('Dabian', 'D[!e]bian')).toBe(true);
+    expect(fnmatch('D!bian', 'D[!e]bian')).toBe(true);
+    expect(fnmatch('a', '[!]]')).toBe(true);
+    expect(fnmatch(']', '[!]]')).toBe(false);
+    expect(fnmatch('Dxbian', 'D[^]bian')).toBe(false);
+    expect(fnmatch('^', '[^a]')).toBe(true);
     expect(fnmatch('a.b', 'a.b')).toBe(true);
     expect(fnmatch('axb', 'a.b')).toBe(false);
     expect(fnmatch('a(b)|c+', 'a(b)|c+')).toBe(true);
@@ -256,6 +321,8 @@ describe("matching, by unattended-upgrades' rules", () => {
     expect(admits('a=oldstable-updates', updates)).toBe(true);
     expect(admits('suite=oldstable', release)).toBe(true);
     expect(admits('archive=oldstable', updates)).toBe(false);
+    expect(admits('archive=oldstable', release)).toBe(true);
+    expect(admits('component=main', release)).toBe(true);
     expect(admits('c=main', security)).toBe(true);
     expect(admits('component=updates/main', security)).toBe(false);
     expect(admits('site=deb.debian.org', release)).toBe(true);
@@ -275,6 +342,7 @@ describe("matching, by unattended-upgrades' rules", () => {
   });
 
   it('stops where unattended-upgrades stops: an unknown key, a token without one `=`, a bad placeholder', () => {
+    expect(() => patternMatches('o=a=b', archive({}), DEBIAN)).toThrow(new OriginPatternError('token o=a=b of o=a=b is not key=value'));
     for (const bad of ['o=Debian,foo=bar', 'o=Debian,', 'o', 'o=a=b', 'o=${distro_name}', 'toString=x']) {
       expect(() => patternMatches(bad, archive({ origin: 'Debian' }), DEBIAN), bad).toThrow(OriginPatternError);
     }
@@ -356,6 +424,7 @@ describe('the judgement', () => {
     expect(judgeOrigins(['o=X'], [archive({ origin: 'X' }), archive({ codename: 'x-security' })], DEBIAN)).toMatchObject({
       word: 'security_archive_not_allowed',
     });
+    expect(isSecurityArchive(archive({ label: 'Debian-Security-Tools', suite: 'x-security-staging' }))).toBe(false);
     // Security updates allowed alone are what AUTO_UPDATE asks for.
     expect(judgeOrigins([DEBIAN_PATTERNS[2]!], archives, DEBIAN)).toMatchObject({ ok: true });
   });
