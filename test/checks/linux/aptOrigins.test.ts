@@ -170,12 +170,19 @@ describe("the archives this machine's lists name", () => {
         'c%5fhost_flat_Packages',
         'c%5fhost_flat_x_Packages',
         'd.example_debian_dists_y_Release.gpg',
+        'e_flat_Release',
+        'e_flat_x_Packages',
         'lock',
+        // Unsorted: an InRelease still wins over a Release listed before it.
+        'f_dists_z_Release',
+        'f_dists_z_InRelease',
       ]),
     ).toEqual([
       { file: 'a.example_debian_dists_x_InRelease', site: 'a.example', components: ['updates/main', 'contrib', 'non_free'] },
       { file: 'b.example:8080_my%5frepo_Release', site: 'b.example:8080', components: [''] },
       { file: 'c%5fhost_flat_Release', site: 'c_host', components: [''] },
+      { file: 'e_flat_Release', site: 'e', components: [] },
+      { file: 'f_dists_z_InRelease', site: 'f', components: [] },
     ]);
   });
 
@@ -241,14 +248,15 @@ describe("the archives this machine's lists name", () => {
       dirs: { '/var/lib/apt/lists': ['h_dists_s_Release', 'i_dists_t_Release'] },
       files: {
         '/var/lib/apt/lists/h_dists_s_Release': 'Origin: O\nArchive: old\nComponents: main contrib\n',
-        '/var/lib/apt/lists/i_dists_t_Release': 'Origin: P\n',
+        '/var/lib/apt/lists/i_dists_t_Release': 'Origin: P\nSuite: s',
       },
     });
     expect(lists).toMatchObject({
       ok: true,
       archives: [
         { origin: 'O', label: '', suite: 'old', codename: '', components: ['main', 'contrib'] },
-        { origin: 'P', label: '', suite: '', components: [] },
+        // A last line without its newline, in a file shorter than the bound, is whole.
+        { origin: 'P', label: '', suite: 's', components: [] },
       ],
     });
   });
@@ -303,6 +311,7 @@ describe("matching, by unattended-upgrades' rules", () => {
     expect(fnmatch(']', '[!]]')).toBe(false);
     expect(fnmatch('Dxbian', 'D[^]bian')).toBe(false);
     expect(fnmatch('^', '[^a]')).toBe(true);
+    expect(fnmatch('b', '[^a]')).toBe(false);
     expect(fnmatch('a.b', 'a.b')).toBe(true);
     expect(fnmatch('axb', 'a.b')).toBe(false);
     expect(fnmatch('a(b)|c+', 'a(b)|c+')).toBe(true);
