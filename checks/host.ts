@@ -4,7 +4,18 @@
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { CommandError, CommandResult, DirResult, FileResult, FsError, Host, LinkResult, RunOptions, StatResult } from './types';
+import type {
+  CommandError,
+  CommandResult,
+  DirResult,
+  FileResult,
+  FsError,
+  Host,
+  LinkResult,
+  ReadOptions,
+  RunOptions,
+  StatResult,
+} from './types';
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
 export const MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -118,7 +129,8 @@ function fsError(err: unknown): FsError {
 const FIRST_READ = 512;
 const READ_CHUNK = 16 * 1024;
 
-async function readFileCapped(file: string): Promise<FileResult> {
+async function readFileCapped(file: string, options: ReadOptions = {}): Promise<FileResult> {
+  const head = options.maxBytes;
   let handle;
   try {
     handle = await fs.open(file, 'r');
@@ -127,12 +139,15 @@ async function readFileCapped(file: string): Promise<FileResult> {
     let filled = 0;
     let length = 0;
     for (;;) {
+      // A bounded read stops at its bound: the file's start is what was asked for.
+      if (head !== undefined && length >= head) break;
       if (filled === buffer.length) {
         chunks.push(buffer);
         buffer = Buffer.allocUnsafe(READ_CHUNK);
         filled = 0;
       }
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
+      const room = head === undefined ? buffer.length - filled : Math.min(buffer.length - filled, head - length);
+      const { bytesRead } = await handle.read(buffer, filled, room, null);
       if (bytesRead === 0) break;
       filled += bytesRead;
       length += bytesRead;

@@ -46,6 +46,11 @@ export interface RunOptions {
   input?: string;
 }
 
+/** A bounded read: at most `maxBytes` from the file's start, a larger file being no error (headers of big files). */
+export interface ReadOptions {
+  maxBytes?: number;
+}
+
 export type FsError = 'not_found' | 'permission_denied' | 'too_large' | 'io_error';
 export type FileResult = { ok: true; text: string } | { ok: false; error: FsError };
 export type DirResult = { ok: true; entries: string[] } | { ok: false; error: FsError };
@@ -58,7 +63,7 @@ export type StatResult =
 export interface Host {
   /** `command` must be an absolute path; no shell is involved. */
   run(command: string, args: readonly string[], options?: RunOptions): Promise<CommandResult>;
-  readFile(path: string): Promise<FileResult>;
+  readFile(path: string, options?: ReadOptions): Promise<FileResult>;
   readDir(path: string): Promise<DirResult>;
   readLink(path: string): Promise<LinkResult>;
   stat(path: string): Promise<StatResult>;

@@ -123,6 +123,11 @@ export const MODULES = {
     mutate: ['checks/linux/autoUpdate.ts', 'checks/linux/systemd.ts', 'checks/linux/packageDatabases.ts', 'checks/updateEffect.ts'],
     tests: ['test/checks/linux/collectors.test.ts', 'test/checks/linux/parsers.test.ts', 'test/checks/fixtures.test.ts'],
   },
+  // unattended-upgrades' allowed origins against the archives fetched (LINUX AUTO_UPDATE).
+  aptOrigins: {
+    mutate: ['checks/linux/aptOrigins.ts'],
+    tests: ['test/checks/linux/aptOrigins.test.ts', 'test/checks/linux/collectors.test.ts'],
+  },
   autoUpdateFreebsd: {
     mutate: ['checks/freebsd/autoUpdate.ts', 'checks/freebsd/version.ts'],
     tests: ['test/checks/freebsd/*.test.ts', 'test/checks/fixtures.test.ts'],

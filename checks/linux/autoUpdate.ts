@@ -6,7 +6,8 @@
 // Effect over intent: a configured updater passes only on what it did. APT by unattended-upgrades'
 // log; dnf-automatic and transactional-update by systemd's record of their timer and service (last
 // trigger within the timer's period, last run succeeded); cron jobs (apk, zypper's online update) by
-// when the package database last changed.
+// when the package database last changed. What unattended-upgrades may install must also be what the
+// machine fetches: its allowed origins against the archives in /var/lib/apt/lists (aptOrigins.ts).
 import type { Policy } from '../policy';
 import { defineCheck, type CheckContext } from '../types';
 import { commandFailureReason, fail, pass, unknown, type CommandFailureReason } from '../verdict';
@@ -18,6 +19,16 @@ import { packageChange, type PackageChange } from './packageDatabases';
 import { isEnabledState, parseSystemdTimestamp, systemdBooted, unitFileStates, unitProperties, type UnitProperties } from './systemd';
 import { ageInDays, meaningfulLines, parseBoolean, parseIni } from '../text';
 import { runTool } from './tools';
+import {
+  allowedOrigins,
+  archiveNames,
+  collectArchives,
+  judgeOrigins,
+  lsbIdentity,
+  OriginPatternError,
+  type ArchiveLists,
+  type DistroIdentity,
+} from './aptOrigins';
 
 const DPKG_QUERY = '/usr/bin/dpkg-query';
 /** Touched by apt.systemd.daily after each successful `apt-get -d dist-upgrade` (Download-Upgradeable-Packages). */
@@ -38,6 +49,8 @@ type UpdateFacts =
       lastRunMs?: number;
       /** apt.systemd.daily's stamp of its last successful download of upgradeable packages. */
       lastDownloadMs?: number;
+      /** unattended-upgrades' allowed origins, substituted, and the archives fetched (read only when it is installed). */
+      origins?: { patterns: string[]; distro: DistroIdentity; archives: ArchiveLists } | { error: string };
     }
   | {
       manager: 'dnf';
@@ -157,12 +170,14 @@ async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
 
 async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   const { host } = ctx;
-  const [query, dump, booted, log, downloaded] = await Promise.all([
+  const [query, dump, booted, log, downloaded, os] = await Promise.all([
     runTool(host, DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
-    runTool(host, APT_CONFIG, ['dump', 'APT::Periodic']),
+    // One process for both trees: the periodic job's keys and unattended-upgrades' own.
+    runTool(host, APT_CONFIG, ['dump', 'APT::Periodic', 'Unattended-Upgrade']),
     systemdBooted(ctx),
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
     host.stat(APT_DOWNLOAD_STAMP),
+    osRelease(ctx),
   ]);
   // dpkg-query exits 1 with "no packages found" for a package dpkg never knew.
   const state: PackageState = query.error
@@ -190,6 +205,15 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   if (state === 'transitional') facts.packageState = query.stdout.trim();
   if (log.ok && log.mtimeMs !== undefined) facts.lastRunMs = log.mtimeMs;
   if (downloaded.ok && downloaded.mtimeMs !== undefined) facts.lastDownloadMs = downloaded.mtimeMs;
+  if (installed === true && periodic.ok) {
+    const distro = lsbIdentity(os.ok ? os.release : undefined);
+    try {
+      facts.origins = { patterns: allowedOrigins(dump.stdout, distro), distro, archives: await collectArchives(ctx) };
+    } catch (err) {
+      if (!(err instanceof OriginPatternError)) throw err;
+      facts.origins = { error: err.message };
+    }
+  }
   return facts;
 }
 
@@ -347,6 +371,37 @@ function aptScheduled(scheduler: Extract<UpdateFacts, { manager: 'apt' }>['sched
   return scheduler.cronRunning === null ? 'unknown' : true;
 }
 
+/**
+ * unattended-upgrades' allowed origins against the archives fetched (aptOrigins.ts): a FAIL or an
+ * UNKNOWN, or undefined when they match (the names of the archives allowed then added to evidence).
+ */
+function originsVerdict(origins: Extract<UpdateFacts, { manager: 'apt' }>['origins'], evidence: Record<string, unknown>) {
+  // Read whenever unattended-upgrades is installed and APT's configuration readable, as here.
+  if (!origins) return unknown('archive_lists_unreadable', { ...evidence, lists: 'not_read' });
+  if ('error' in origins) return unknown('origin_pattern_unreadable', { ...evidence, pattern_error: origins.error.slice(0, 200) });
+  evidence.allowed_origins = origins.patterns.slice(0, 10).map((p) => p.slice(0, 120));
+  const lists = origins.archives;
+  if (!lists.ok)
+    return unknown('archive_lists_unreadable', { ...evidence, lists: lists.reason, ...(lists.error ? { lists_error: lists.error } : {}) });
+  const judged = judgeOrigins(origins.patterns, lists.archives, origins.distro);
+  // A Release file not read may be the archive a pattern admits, or a security archive none admits:
+  // only a security archive read and not admitted is decided without it.
+  if (lists.unread && !(!judged.ok && judged.word === 'security_archive_not_allowed')) {
+    return unknown('archive_lists_unreadable', { ...evidence, lists: 'release_files_unreadable', lists_unread: lists.unread.length });
+  }
+  if (judged.ok) {
+    evidence.archives_allowed = archiveNames(judged.allowed);
+    return undefined;
+  }
+  if (judged.word === 'origin_pattern_unreadable') return unknown(judged.word, { ...evidence, pattern_error: judged.error.slice(0, 200) });
+  return fail({
+    ...evidence,
+    archives_fetched: archiveNames(lists.archives),
+    archives_not_allowed: archiveNames(judged.notAllowed),
+    rule: judged.word,
+  });
+}
+
 function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Record<string, unknown>, policy: Policy, now: Date) {
   evidence.unattended_upgrades_installed = u.installed;
   if (u.packageState) return unknown('package_state_transitional', { ...evidence, package_state: u.packageState });
@@ -373,11 +428,14 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
     if (scheduled === true) {
       // Configured and scheduled is the intent; the effect is that unattended-upgrade ran: it
       // appends to its log on every run, whatever it found to install.
+      // And what it may install must be what the machine fetches: a mismatch installs nothing, run or not.
+      const origins = originsVerdict(u.origins, evidence);
+      if (origins?.status === 'FAIL') return origins;
       const maxAge = periodicDays(p['Unattended-Upgrade']) + LAST_RUN_SLACK_DAYS;
       evidence.max_run_age_days = maxAge;
       if (u.lastRunMs === undefined) return unknown('no_run_recorded', evidence);
       if (ageInDays(u.lastRunMs, now) > maxAge) return fail({ ...evidence, rule: 'not_run_recently' });
-      return pass({ ...evidence, rule: 'unattended_upgrades' });
+      return origins ?? pass({ ...evidence, rule: 'unattended_upgrades' });
     }
     if (scheduled === 'unknown') return unknown('scheduler_unreadable', evidence);
     return fail({ ...evidence, rule: 'not_scheduled' });

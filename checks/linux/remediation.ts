@@ -540,6 +540,39 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     admin:
       "Look for interrupted package runs on these devices (the evidence's `package_state` is dpkg's word for it); `dpkg --configure -a` completes them.",
   },
+  allowed_origins_not_fetched: {
+    summary:
+      'unattended-upgrades runs, but none of the package sources this system downloads from is one it is allowed to install from, so it installs nothing.',
+    fix: 'Make its allowed origins name your system\'s archives: compare `apt-cache policy` (the `o=` and `n=`/`a=` of each source) with `Unattended-Upgrade::Origins-Pattern` in /etc/apt/apt.conf.d/50unattended-upgrades, then check with `sudo unattended-upgrade --dry-run -d` (it should list packages, not only "No packages found that can be upgraded unattended").',
+    admin:
+      "The evidence lists the allowed origins (substituted) and the archives fetched (`Origin/Suite`, from the InRelease files in /var/lib/apt/lists). Typical causes: a derivative (Raspberry Pi OS, Kali, Mint) keeping Debian's or Ubuntu's patterns, or a mirror whose Release file carries another Origin; deploy a 50unattended-upgrades whose Origins-Pattern matches what the devices fetch.",
+  },
+  security_archive_not_allowed: {
+    summary:
+      'unattended-upgrades runs, but the security updates archive this system downloads from is not among the sources it may install from, so security updates wait for someone to install them.',
+    fix: 'Allow the security archive in /etc/apt/apt.conf.d/50unattended-upgrades: Debian `"origin=Debian,codename=${distro_codename}-security,label=Debian-Security";` under `Unattended-Upgrade::Origins-Pattern`, Ubuntu `"${distro_id}:${distro_codename}-security";` under `Unattended-Upgrade::Allowed-Origins`; check with `sudo unattended-upgrade --dry-run -d`.',
+    admin:
+      "The evidence's `archives_not_allowed` names the security archives fetched (suite or codename ending in -security, or a -Security label) that no allowed origin matches; restore the distribution's default security pattern on these devices.",
+  },
+  distribution_archive_not_allowed: {
+    summary:
+      "unattended-upgrades runs, but none of this distribution's own archives is among the sources it may install from, so the system's packages are not updated automatically.",
+    fix: 'Make its allowed origins name your distribution\'s archives: compare `apt-cache policy` (each source\'s `o=`, `n=`, `a=`) with `Unattended-Upgrade::Origins-Pattern` in /etc/apt/apt.conf.d/50unattended-upgrades (Raspberry Pi OS on Raspbian: `"origin=Raspbian,codename=${distro_codename},label=Raspbian";`), then check with `sudo unattended-upgrade --dry-run -d`.',
+    admin:
+      "The archives whose Origin is the distribution's own (`lsb_release -i`) are fetched but no allowed origin matches them (the evidence names both): typically a derivative whose patterns name its base distribution only.",
+  },
+  origin_pattern_unreadable: {
+    summary: "unattended-upgrades' list of allowed package sources contains an entry it cannot read, so what it installs is not known.",
+    fix: 'Fix the entry the evidence names in /etc/apt/apt.conf.d/50unattended-upgrades (each `key=value` separated by commas, keys o, a, n, l, c, site; placeholders only ${distro_id}, ${distro_codename}, ${distro_release}); `sudo unattended-upgrade --dry-run -d` shows whether it reads them.',
+    admin:
+      "unattended-upgrades stops with an error on such an entry (an unknown key, a token without `=`, an unknown `${…}` placeholder); the evidence's `pattern_error` names it.",
+  },
+  archive_lists_unreadable: {
+    summary:
+      'unattended-upgrades is set up, but the agent could not read which package sources this system downloads from (the APT lists), so whether it can install anything is not known.',
+    fix: 'Refresh the package lists once: `sudo apt update`; if this persists, tell your IT team.',
+    admin: `${RUN_AS_ROOT} The check reads the InRelease (or Release) files in /var/lib/apt/lists; none there (\`lists\`: \`no_release_files\`) means \`apt update\` never ran or the lists were cleaned (container images).`,
+  },
   periodic_disabled: {
     summary: 'unattended-upgrades is installed, but APT is configured not to run it (APT::Periodic is 0).',
     fix: 'Turn it on: `sudo dpkg-reconfigure -plow unattended-upgrades` (answer Yes), which writes /etc/apt/apt.conf.d/20auto-upgrades.',

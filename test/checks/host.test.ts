@@ -103,6 +103,18 @@ describe('createSystemHost file access', () => {
     expect(await host.readFile(path.join(dir, 'absent'))).toEqual({ ok: false, error: 'not_found' });
   });
 
+  it("reads only a file's start when bounded: a file above the cap is no error then", async () => {
+    const big = path.join(dir, 'big-head');
+    const text = Array.from({ length: MAX_FILE_BYTES + 10 }, (_, i) => String.fromCharCode(97 + (i % 26))).join('');
+    writeFileSync(big, text);
+    for (const maxBytes of [0, 1, 511, 512, 513, 4096, 512 + 16384 + 1]) {
+      expect(await host.readFile(big, { maxBytes }), `${maxBytes} bytes`).toEqual({ ok: true, text: text.slice(0, maxBytes) });
+    }
+    const small = path.join(dir, 'small-head');
+    writeFileSync(small, 'Origin: Debian\n');
+    expect(await host.readFile(small, { maxBytes: 4096 })).toEqual({ ok: true, text: 'Origin: Debian\n' });
+  });
+
   it('reads a file longer than one read, and concurrent reads each their own file', async () => {
     const long = path.join(dir, 'long');
     const text = Array.from({ length: 5000 }, (_, i) => `line ${i} é\n`).join(''); // > 16 KiB, multi-byte characters

@@ -1,7 +1,17 @@
 // A Host that answers from recorded outputs of another machine (fixtures), and records what
 // the collector asked for, so tests can check commands are absolute and arguments right.
 import path from 'node:path';
-import type { CommandResult, DirResult, FileResult, FsError, Host, LinkResult, RunOptions, StatResult } from '../../checks/types';
+import type {
+  CommandResult,
+  DirResult,
+  FileResult,
+  FsError,
+  Host,
+  LinkResult,
+  ReadOptions,
+  RunOptions,
+  StatResult,
+} from '../../checks/types';
 
 export interface RecordedCommand {
   argv: string[];
@@ -59,13 +69,15 @@ export class FakeHost implements Host {
     });
   }
 
-  readFile(file: string): Promise<FileResult> {
+  readFile(file: string, options?: ReadOptions): Promise<FileResult> {
     return settle(() => {
       this.calls.push({ kind: 'readFile', target: file });
       const entry = this.recording.files?.[file];
       if (entry === undefined) return { ok: false, error: 'not_found' };
       if (typeof entry === 'object' && !Array.isArray(entry)) return { ok: false, error: entry.error };
-      return { ok: true, text: text(entry) };
+      const content = text(entry);
+      if (options?.maxBytes === undefined) return { ok: true, text: content };
+      return { ok: true, text: Buffer.from(content).subarray(0, options.maxBytes).toString('utf8') };
     });
   }
 

@@ -121,6 +121,37 @@ describe('REMOTE_LOGIN with /proc/net/tcp rows it cannot read', () => {
   });
 });
 
+/**
+ * The parts an installed unattended-upgrades is judged on, each recorded: the debian-sysvinit-cron
+ * fixture (Debian 12 without systemd, cron running apt-compat); `apt-config dump APT::Periodic
+ * Unattended-Upgrade` with Debian's packaged 20auto-upgrades and 50unattended-upgrades in place
+ * (test/fixtures/apt/README.md); this machine's APT lists (Debian 12, test/fixtures/apt/debian-12-lists).
+ * A test input joined from recordings, not a fixture (no single machine recorded all of it).
+ */
+function installedOnDebian(log: string | null = '2026-11-21T06:25:11Z'): LoadedFixture {
+  const base = fixture('AUTO_UPDATE', 'debian-sysvinit-cron');
+  const apt = (file: string) => readFileSync(new URL(`../../fixtures/apt/${file}`, import.meta.url), 'utf8');
+  const listing = apt('debian-12-lists/listing.txt').split('\n').filter(Boolean);
+  const lists = Object.fromEntries(
+    listing.filter((f) => f.endsWith('InRelease')).map((f) => [`/var/lib/apt/lists/${f}`, apt(`debian-12-lists/${f}`)]),
+  );
+  const dump = apt('debian-unattended-upgrades-2.9.1+nmu3-default.apt-config-dump');
+  const host = base.fixture.host;
+  return {
+    ...base,
+    fixture: {
+      ...base.fixture,
+      host: {
+        ...host,
+        files: { ...host.files, ...lists },
+        dirs: { ...host.dirs, '/var/lib/apt/lists': listing },
+        commands: host.commands!.map((c) => (c.argv[0] === '/usr/bin/apt-config' ? { ...c, stdout: dump } : c)),
+        stats: { ...host.stats, ...(log ? { '/var/log/unattended-upgrades/unattended-upgrades.log': { mtime: log } } : {}) },
+      },
+    },
+  };
+}
+
 describe('AUTO_UPDATE collector', () => {
   // openEuler's os-release as chef/os_release @ 198876e records it: ID=openEuler, no ID_LIKE.
   const openEuler = readFileSync(new URL('../../fixtures/os-release/chef-os_release/openeuler', import.meta.url), 'utf8');
@@ -138,7 +169,7 @@ describe('AUTO_UPDATE collector', () => {
   });
 
   it("reads unattended-upgrades' dpkg state by dpkg-query(1)'s words, not one string", async () => {
-    const recorded = fixture('AUTO_UPDATE', 'ubuntu-unattended-upgrades-on');
+    const recorded = installedOnDebian();
     const withStatus = async (status: string) => {
       const commands = recorded.fixture.host.commands!.map((c) => (c.argv[0] === '/usr/bin/dpkg-query' ? { ...c, stdout: status } : c));
       const { verdict } = await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, commands } } });
@@ -186,7 +217,7 @@ describe('AUTO_UPDATE collector', () => {
   });
 
   it('needs unattended-upgrades to have run within its period, not only to be configured', async () => {
-    const recorded = fixture('AUTO_UPDATE', 'ubuntu-unattended-upgrades-on');
+    const recorded = installedOnDebian(null);
     const LOG = '/var/log/unattended-upgrades/unattended-upgrades.log';
     const withLog = async (mtime: string | undefined, now: string) => {
       const stats = { ...recorded.fixture.host.stats };
@@ -208,6 +239,136 @@ describe('AUTO_UPDATE collector', () => {
       evidence: { rule: 'not_run_recently', last_run_age_days: 4, max_run_age_days: 3 },
     });
     expect(await withLog(undefined, '2026-11-21T12:00:00Z')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_run_recorded' } });
+  });
+
+  describe("what unattended-upgrades may install, against the archives this machine's lists fetch", () => {
+    const judge = async (change: (host: LoadedFixture['fixture']['host']) => LoadedFixture['fixture']['host'], log?: string | null) => {
+      const recorded = installedOnDebian(log);
+      return runFixture({ ...recorded, fixture: { ...recorded.fixture, host: change(recorded.fixture.host) } });
+    };
+    const withPatterns =
+      (...patterns: string[]) =>
+      (host: LoadedFixture['fixture']['host']) => ({
+        ...host,
+        commands: host.commands!.map((c) =>
+          c.argv[0] === '/usr/bin/apt-config'
+            ? {
+                ...c,
+                stdout: [
+                  'APT::Periodic::Update-Package-Lists "1";',
+                  'APT::Periodic::Unattended-Upgrade "1";',
+                  ...patterns.map((p) => `Unattended-Upgrade::Origins-Pattern:: "${p}";`),
+                ],
+              }
+            : c,
+        ),
+      });
+
+    it("passes Debian's packaged patterns on this machine's lists, naming what is allowed, in one apt-config run", async () => {
+      const { verdict, host } = await judge((h) => h);
+      expect(verdict).toMatchObject({
+        status: 'PASS',
+        evidence: {
+          rule: 'unattended_upgrades',
+          allowed_origins: [
+            'origin=Debian,codename=bookworm,label=Debian',
+            'origin=Debian,codename=bookworm,label=Debian-Security',
+            'origin=Debian,codename=bookworm-security,label=Debian-Security',
+          ],
+          archives_allowed: ['Debian/oldstable-security', 'Debian/oldstable'],
+        },
+      });
+      expect(host.commandsRun().filter((argv) => argv[0] === '/usr/bin/apt-config')).toEqual([
+        ['/usr/bin/apt-config', 'dump', 'APT::Periodic', 'Unattended-Upgrade'],
+      ]);
+    });
+
+    it('fails when nothing fetched is allowed, run or not, naming patterns and archives', async () => {
+      const { verdict } = await judge(withPatterns('origin=Raspbian,codename=${distro_codename},label=Raspbian'), null);
+      expect(verdict).toMatchObject({
+        status: 'FAIL',
+        evidence: {
+          rule: 'allowed_origins_not_fetched',
+          allowed_origins: ['origin=Raspbian,codename=bookworm,label=Raspbian'],
+          archives_fetched: ['Debian/oldstable-security', 'Debian/oldstable-updates', 'Debian/oldstable'],
+          archives_not_allowed: ['Debian/oldstable-security', 'Debian/oldstable-updates', 'Debian/oldstable'],
+        },
+      });
+    });
+
+    it('fails when the security archive fetched is not allowed', async () => {
+      const { verdict } = await judge(withPatterns('origin=Debian,codename=${distro_codename},label=Debian'));
+      expect(verdict).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'security_archive_not_allowed', archives_not_allowed: ['Debian/oldstable-security'] },
+      });
+    });
+
+    it('is UNKNOWN, never PASS from the configuration alone, when the lists cannot tell what is fetched', async () => {
+      const noLists = (dir: string[] | { error: 'permission_denied' } | undefined) => (host: LoadedFixture['fixture']['host']) => {
+        const dirs = { ...host.dirs };
+        if (dir) dirs['/var/lib/apt/lists'] = dir;
+        else delete dirs['/var/lib/apt/lists'];
+        return { ...host, dirs };
+      };
+      expect((await judge(noLists(undefined))).verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'archive_lists_unreadable', lists: 'lists_unreadable', lists_error: 'not_found' },
+      });
+      // Never ran `apt update`: the lock and nothing else.
+      expect((await judge(noLists(['lock', 'partial']))).verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'archive_lists_unreadable', lists: 'no_release_files' },
+      });
+      expect((await judge(noLists({ error: 'permission_denied' }))).verdict).toMatchObject({
+        evidence: { reason: 'archive_lists_unreadable', lists_error: 'permission_denied' },
+      });
+      // A stale log stays a FAIL of its own, and no log an UNKNOWN of its own.
+      expect((await judge(noLists(undefined), '2026-11-01T06:00:00Z')).verdict).toMatchObject({ evidence: { rule: 'not_run_recently' } });
+      expect((await judge(noLists(undefined), null)).verdict).toMatchObject({ evidence: { reason: 'no_run_recorded' } });
+    });
+
+    it('decides only what an unreadable Release file cannot change', async () => {
+      const UPDATES = '/var/lib/apt/lists/deb.debian.org_debian_dists_bookworm-updates_InRelease';
+      const unreadable = (host: LoadedFixture['fixture']['host']) => ({
+        ...host,
+        files: { ...host.files, [UPDATES]: { error: 'permission_denied' as const } },
+      });
+      expect((await judge(unreadable)).verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'archive_lists_unreadable', lists: 'release_files_unreadable', lists_unread: 1 },
+      });
+      expect((await judge((h) => unreadable(withPatterns('origin=Raspbian')(h)))).verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'archive_lists_unreadable' },
+      });
+      // A security archive read and not allowed stays a FAIL whatever the unread one is.
+      expect(
+        (await judge((h) => unreadable(withPatterns('origin=Debian,codename=${distro_codename},label=Debian')(h)))).verdict,
+      ).toMatchObject({
+        status: 'FAIL',
+        evidence: { rule: 'security_archive_not_allowed' },
+      });
+    });
+
+    it('is UNKNOWN where unattended-upgrades would stop at a pattern, naming it', async () => {
+      const { verdict } = await judge(withPatterns('origin=Debian,suit=stable'));
+      expect(verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'origin_pattern_unreadable', pattern_error: 'unknown key suit in origin=Debian,suit=stable' },
+      });
+      const substitution = await judge(withPatterns('origin=${distro}'));
+      expect(substitution.verdict).toMatchObject({
+        status: 'UNKNOWN',
+        evidence: { reason: 'origin_pattern_unreadable', pattern_error: 'unknown placeholder ${distro} in origin=${distro}' },
+      });
+    });
+
+    it('reads no list where unattended-upgrades is not installed', async () => {
+      const { verdict, host } = await runFixture(fixture('AUTO_UPDATE', 'debian-not-installed-no-systemd'));
+      expect(verdict.status).toBe('FAIL');
+      expect(host.calls.filter((c) => c.target.startsWith('/var/lib/apt/lists'))).toEqual([]);
+    });
   });
 
   const osRelease = (name: string) => readFileSync(new URL(`../../fixtures/os-release/chef-os_release/${name}`, import.meta.url), 'utf8');
