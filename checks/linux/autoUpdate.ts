@@ -33,6 +33,11 @@ import {
 const DPKG_QUERY = '/usr/bin/dpkg-query';
 /** Touched by apt.systemd.daily after each successful `apt-get -d dist-upgrade` (Download-Upgradeable-Packages). */
 const APT_DOWNLOAD_STAMP = '/var/lib/apt/periodic/download-upgradeable-stamp';
+/**
+ * Touched by unattended-upgrade itself when an install run completes (`write_stamp_file`, whatever
+ * it found to install), never by a `--download-only` run, which writes the same log.
+ */
+const UNATTENDED_INSTALL_STAMP = '/var/lib/apt/periodic/unattended-upgrades-stamp';
 const APT_CONFIG = '/usr/bin/apt-config';
 
 type Tri = boolean | 'unknown';
@@ -46,7 +51,10 @@ type UpdateFacts =
       packageState?: string;
       periodic: Readable<Record<string, string>>;
       scheduler: { kind: 'systemd'; timers: Record<string, Tri> } | { kind: 'cron'; script: boolean; cronRunning: boolean | null };
+      /** unattended-upgrades.log's time: any run, installing or only downloading. */
       lastRunMs?: number;
+      /** unattended-upgrade's own stamp of its last completed install run. */
+      lastInstallMs?: number;
       /** apt.systemd.daily's stamp of its last successful download of upgradeable packages. */
       lastDownloadMs?: number;
       /** unattended-upgrades' allowed origins, substituted, and the archives fetched (read only when it is installed). */
@@ -170,12 +178,13 @@ async function cronRunning(ctx: CheckContext): Promise<boolean | null> {
 
 async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   const { host } = ctx;
-  const [query, dump, booted, log, downloaded, os] = await Promise.all([
+  const [query, dump, booted, log, installedStamp, downloaded, os] = await Promise.all([
     runTool(host, DPKG_QUERY, ['-W', '-f=${Status}', 'unattended-upgrades']),
     // One process for both trees: the periodic job's keys and unattended-upgrades' own.
     runTool(host, APT_CONFIG, ['dump', 'APT::Periodic', 'Unattended-Upgrade']),
     systemdBooted(ctx),
     host.stat('/var/log/unattended-upgrades/unattended-upgrades.log'),
+    host.stat(UNATTENDED_INSTALL_STAMP),
     host.stat(APT_DOWNLOAD_STAMP),
     osRelease(ctx),
   ]);
@@ -204,6 +213,7 @@ async function collectApt(ctx: CheckContext): Promise<UpdateFacts> {
   const facts: UpdateFacts = { manager: 'apt', installed, periodic, scheduler };
   if (state === 'transitional') facts.packageState = query.stdout.trim();
   if (log.ok && log.mtimeMs !== undefined) facts.lastRunMs = log.mtimeMs;
+  if (installedStamp.ok && installedStamp.mtimeMs !== undefined) facts.lastInstallMs = installedStamp.mtimeMs;
   if (downloaded.ok && downloaded.mtimeMs !== undefined) facts.lastDownloadMs = downloaded.mtimeMs;
   if (installed === true && periodic.ok) {
     const distro = lsbIdentity(os.ok ? os.release : undefined);
@@ -406,6 +416,7 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
   evidence.unattended_upgrades_installed = u.installed;
   if (u.packageState) return unknown('package_state_transitional', { ...evidence, package_state: u.packageState });
   if (u.lastRunMs !== undefined) evidence.last_run_age_days = ageInDays(u.lastRunMs, now);
+  if (u.lastInstallMs !== undefined) evidence.last_install_age_days = ageInDays(u.lastInstallMs, now);
   if (u.scheduler.kind === 'systemd') evidence.timers_enabled = Object.values(u.scheduler.timers).every((t) => t === true);
   else Object.assign(evidence, { scheduler: 'cron', cron_script: u.scheduler.script, cron_running: u.scheduler.cronRunning });
   if (!u.periodic.ok) {
@@ -426,15 +437,17 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
   const installs = u.installed && enabled && lists && upgrade;
   if (installs) {
     if (scheduled === true) {
-      // Configured and scheduled is the intent; the effect is that unattended-upgrade ran: it
-      // appends to its log on every run, whatever it found to install.
+      // Configured and scheduled is the intent; the effect is that unattended-upgrade completed an
+      // install run: its own stamp, written at the end of every such run whatever it found to
+      // install. Its log is written by download-only runs too (apt-daily.service), so a fresh log
+      // without the stamp is no install.
       // And what it may install must be what the machine fetches: a mismatch installs nothing, run or not.
       const origins = originsVerdict(u.origins, evidence);
       if (origins?.status === 'FAIL') return origins;
       const maxAge = periodicDays(p['Unattended-Upgrade']) + LAST_RUN_SLACK_DAYS;
       evidence.max_run_age_days = maxAge;
-      if (u.lastRunMs === undefined) return unknown('no_run_recorded', evidence);
-      if (ageInDays(u.lastRunMs, now) > maxAge) return fail({ ...evidence, rule: 'not_run_recently' });
+      if (u.lastInstallMs === undefined) return unknown(u.lastRunMs === undefined ? 'no_run_recorded' : 'no_install_recorded', evidence);
+      if (ageInDays(u.lastInstallMs, now) > maxAge) return fail({ ...evidence, rule: 'not_run_recently' });
       return origins ?? pass({ ...evidence, rule: 'unattended_upgrades' });
     }
     if (scheduled === 'unknown') return unknown('scheduler_unreadable', evidence);

@@ -531,7 +531,7 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     summary:
       'An update job is configured, but the agent found no record of any package installation, so whether updates install is not known.',
     fix: 'Nothing to change; tell your IT team if it persists.',
-    admin: `${RUN_AS_ROOT} The check reads the modification time of the package database (/lib/apk/db/installed, /var/log/zypp/history).`,
+    admin: `${RUN_AS_ROOT} The check reads the modification time of the package database (/lib/apk/db/installed, /var/log/zypp/history), or for unattended-upgrades its stamp of a completed install run (/var/lib/apt/periodic/unattended-upgrades-stamp: a log without it means only download runs, or install runs that failed; see /var/log/unattended-upgrades/).`,
   },
   package_state_transitional: {
     summary:

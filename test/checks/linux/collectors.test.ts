@@ -146,11 +146,15 @@ function installedOnDebian(log: string | null = '2026-11-21T06:25:11Z'): LoadedF
         files: { ...host.files, ...lists },
         dirs: { ...host.dirs, '/var/lib/apt/lists': listing },
         commands: host.commands!.map((c) => (c.argv[0] === '/usr/bin/apt-config' ? { ...c, stdout: dump } : c)),
-        stats: { ...host.stats, ...(log ? { '/var/log/unattended-upgrades/unattended-upgrades.log': { mtime: log } } : {}) },
+        // An install run writes its log and, at its end, unattended-upgrade's stamp.
+        stats: { ...host.stats, ...(log ? { [UU_LOG]: { mtime: log }, [UU_INSTALL_STAMP]: { mtime: log } } : {}) },
       },
     },
   };
 }
+
+const UU_LOG = '/var/log/unattended-upgrades/unattended-upgrades.log';
+const UU_INSTALL_STAMP = '/var/lib/apt/periodic/unattended-upgrades-stamp';
 
 describe('AUTO_UPDATE collector', () => {
   // openEuler's os-release as chef/os_release @ 198876e records it: ID=openEuler, no ID_LIKE.
@@ -216,13 +220,14 @@ describe('AUTO_UPDATE collector', () => {
     expect(await judgeOn('ubuntu_2404', { '/usr/bin/apt-get': { isDirectory: true }, '/sbin/apk': {} })).toMatchObject({ source: 'apk' });
   });
 
-  it('needs unattended-upgrades to have run within its period, not only to be configured', async () => {
+  it('needs unattended-upgrades to have completed an install run within its period, not only to be configured', async () => {
     const recorded = installedOnDebian(null);
-    const LOG = '/var/log/unattended-upgrades/unattended-upgrades.log';
-    const withLog = async (mtime: string | undefined, now: string) => {
+    const withLog = async (mtime: string | undefined, now: string, stamp = mtime) => {
       const stats = { ...recorded.fixture.host.stats };
-      if (mtime) stats[LOG] = { mtime };
-      else delete stats[LOG];
+      if (mtime) stats[UU_LOG] = { mtime };
+      else delete stats[UU_LOG];
+      if (stamp) stats[UU_INSTALL_STAMP] = { mtime: stamp };
+      else delete stats[UU_INSTALL_STAMP];
       const { verdict } = await runFixture({
         ...recorded,
         fixture: { ...recorded.fixture, now, host: { ...recorded.fixture.host, stats } },
@@ -232,13 +237,23 @@ describe('AUTO_UPDATE collector', () => {
     // Unattended-Upgrade "1": a daily run, late by at most two more days.
     expect(await withLog('2026-11-18T06:25:11Z', '2026-11-21T12:00:00Z')).toMatchObject({
       status: 'PASS',
-      evidence: { last_run_age_days: 3, max_run_age_days: 3 },
+      evidence: { last_run_age_days: 3, last_install_age_days: 3, max_run_age_days: 3 },
     });
     expect(await withLog('2026-11-17T06:25:11Z', '2026-11-21T12:00:00Z')).toMatchObject({
       status: 'FAIL',
-      evidence: { rule: 'not_run_recently', last_run_age_days: 4, max_run_age_days: 3 },
+      evidence: { rule: 'not_run_recently', last_install_age_days: 4, max_run_age_days: 3 },
     });
     expect(await withLog(undefined, '2026-11-21T12:00:00Z')).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_run_recorded' } });
+    // Download-only runs (apt-daily.service) write the log too, never the stamp: a fresh log alone is no install.
+    expect(await withLog('2026-11-21T06:25:11Z', '2026-11-21T12:00:00Z', '')).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'no_install_recorded', last_run_age_days: 0 },
+    });
+    // Install runs stopped completing (the stamp is old) while the log goes on: FAIL by the stamp's age.
+    expect(await withLog('2026-11-21T06:25:11Z', '2026-11-21T12:00:00Z', '2026-11-10T06:25:11Z')).toMatchObject({
+      status: 'FAIL',
+      evidence: { rule: 'not_run_recently', last_run_age_days: 0, last_install_age_days: 11 },
+    });
   });
 
   describe("what unattended-upgrades may install, against the archives this machine's lists fetch", () => {
