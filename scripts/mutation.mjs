@@ -141,7 +141,7 @@ export const MODULES = {
   },
   // Protection agents judged by their own reports on Linux (Defender, Falcon, SentinelOne; the shared reader).
   agentHealth: {
-    mutate: ['checks/linux/agentHealth.ts', 'checks/linux/mdatp.ts', 'checks/linux/falconctl.ts', 'checks/linux/sentinelctl.ts'],
+    mutate: ['checks/agentHealth.ts', 'checks/mdatp.ts', 'checks/linux/falconctl.ts', 'checks/linux/sentinelctl.ts'],
     tests: ['test/checks/linux/agentHealth.test.ts', 'test/checks/linux/mdatp.test.ts', 'test/checks/fixtures.test.ts'],
   },
 };

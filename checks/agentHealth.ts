@@ -1,11 +1,11 @@
-// Required protection agents judged by their own health reports (MALWARE_PROTECTION on Linux): a
-// running daemon is only the intent. Each product that has a report is asked for it only when it
-// is required and its processes run: Microsoft Defender (`mdatp health`, mdatp.ts), CrowdStrike
-// Falcon (`falconctl -g`, falconctl.ts), SentinelOne (`sentinelctl`, sentinelctl.ts). falconctl and
-// sentinelctl are root-only: as a user the report is unreadable and the check says so (UNKNOWN),
-// never PASS from the process.
-import type { CommandResult, Evidence } from '../types';
-import { commandFailureReason, fail, unknown, type CommandFailureReason } from '../verdict';
+// Required protection agents judged by their own health reports (MALWARE_PROTECTION on Linux and
+// macOS): a running daemon is only the intent. Each product that has a report is asked for it only
+// when it is required (on Linux, and its processes run): Microsoft Defender (`mdatp health`,
+// checks/mdatp.ts), CrowdStrike Falcon (linux/falconctl.ts, darwin/protectionAgents.ts), SentinelOne
+// (linux/sentinelctl.ts, darwin/protectionAgents.ts). falconctl and sentinelctl are root-only: as a
+// user the report is unreadable and the check says so (UNKNOWN), never PASS from the process.
+import type { CommandResult, Evidence } from './types';
+import { commandFailureReason, fail, unknown, type CommandFailureReason } from './verdict';
 
 /** Why a report could not be had: the runner's reason, or `exit_status` (the tool refused, its daemon not answering). */
 export type HealthError = CommandFailureReason | 'exit_status';
