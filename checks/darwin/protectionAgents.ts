@@ -7,7 +7,7 @@
 // Nothing runs unless the policy names a product. Console connectivity (falconctl's `Cloud Info`,
 // sentinelctl's `Management`) is not judged: the products protect offline, and a laptop without a
 // network must not FAIL.
-import { combineJudgements, failed, readHealthReport, unreadable, type HealthReading } from '../agentHealth';
+import { combineJudgements, failed, readHealthReport, unreadable, type HealthReading, type Judgement } from '../agentHealth';
 import { judgeDefender, readMdatpHealthJson, type DefenderHealthReading } from '../mdatp';
 import type { Policy } from '../policy';
 import { healthReportOf, type HealthReportingAgent } from '../requiredAgents';
@@ -39,14 +39,17 @@ const VERSION = /^\d+(?:\.\d+)+$/;
 /**
  * A report of `name: value` lines under headings (`=== agent_info ===`, `Agent`) and tables, as both
  * falconctl and sentinelctl print it on macOS: the first value of each field named (lower case),
- * kept only when it fits `valid`. Headings, tables and every other field are not read.
+ * kept only when it fits `valid` (a later line of the same name never stands in for it). Headings,
+ * tables and every other field are not read.
  */
 export function reportFields<Name extends string>(stdout: string, valid: Record<Name, RegExp>): Partial<Record<Name, string>> {
   const fields: Partial<Record<Name, string>> = {};
+  const seen = new Set<string>();
   for (const line of stdout.split('\n')) {
     const m = /^\s*([^:]+?):\s+(\S.*?)\s*$/.exec(line);
     const name = m?.[1]!.toLowerCase() as Name | undefined;
-    if (!name || !Object.hasOwn(valid, name) || name in fields) continue;
+    if (!name || !Object.hasOwn(valid, name) || seen.has(name)) continue;
+    seen.add(name);
     if (valid[name].test(m![2]!)) fields[name] = m![2]!;
   }
   return fields;
@@ -94,7 +97,7 @@ export async function collectRequiredAgents(ctx: CheckContext): Promise<Required
 const lower = (word: string | undefined) => word?.toLowerCase();
 
 /** What Falcon's `falconctl stats` says. */
-export function judgeFalconStats(reading: HealthReading<FalconStats>) {
+export function judgeFalconStats(reading: HealthReading<FalconStats>): Judgement<'sensor_not_operational', 'agent_health_unreadable'> {
   if (!reading.ok) return unreadable('falcon-sensor', { health_error: reading.error });
   const h = reading.health;
   const evidence = { falcon: { operational: h.operational ?? null, version: h.version ?? null } };
@@ -104,7 +107,9 @@ export function judgeFalconStats(reading: HealthReading<FalconStats>) {
 }
 
 /** What SentinelOne's `sentinelctl status` says. */
-export function judgeSentinelctlStatus(reading: HealthReading<SentinelOneStatus>) {
+export function judgeSentinelctlStatus(
+  reading: HealthReading<SentinelOneStatus>,
+): Judgement<'agent_disabled' | 'protection_disabled', 'agent_health_unreadable'> {
   if (!reading.ok) return unreadable('sentinelone', { health_error: reading.error });
   const h = reading.health;
   const sentinelone = {
