@@ -114,6 +114,10 @@ describe('sentinelctl status', () => {
     const odd = judged(/(Agent Operational State: +)enabled/, '$1enabled; rm -rf /').evidence;
     expect(odd).toEqual({ sentinelone: { operational_state: null, protection: 'enabled', ready: 'yes', version: '23.4.1.7125' } });
     expect(parseSentinelctlStatus(s1Status.replace('23.4.1.7125', '23.4.x'))).toMatchObject({ version: undefined });
+    expect(parseSentinelctlStatus(s1Status.replace('23.4.1.7125', 'v23.4.1.7125'))).toMatchObject({ version: undefined });
+    expect(judged(/(Agent Operational State: +)enabled/, '$1-enabled').evidence).toMatchObject({
+      sentinelone: { operational_state: null },
+    });
   });
 });
 
@@ -126,6 +130,8 @@ describe('reportFields', () => {
     expect(reportFields('Ready: ??\nReady: yes\n', { ready: /^\w+$/ })).toEqual({});
     expect(reportFields('Ready:   yes   \n', { ready: /^yes$/ })).toEqual({ ready: 'yes' });
     expect(reportFields('constructor: x\n', { ready: /^\w+$/ })).toEqual({});
+    // A name holds no colon: one line is one field.
+    expect(reportFields('Status:Ready: yes\n', { ready: /^\w+$/ })).toEqual({});
   });
 });
 
@@ -346,11 +352,21 @@ describe('with Gatekeeper and XProtect', () => {
       evidence: { reason: 'command_not_found', step: 'gatekeeper', required: ['falcon-sensor'] },
     });
     expect(unknownBoth.evidence.rule).toBeUndefined();
+    // The products' verdict carries its own word only, not the built-in one's.
+    const agentFail = judge({ sentinelone: s1(s1Disabled) }, spctlMissing);
+    expect(agentFail.evidence.reason).toBeUndefined();
+    expect(agentFail.evidence.step).toBeUndefined();
     expect(judge({ sentinelone: s1() }, spctlMissing)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'command_not_found' } });
     // The built-in part passing, a product's report undecided: UNKNOWN, never PASS.
-    expect(judge({ 'falcon-sensor': { ok: true, health: parseFalconStats(falconStatsStart) } })).toMatchObject({
+    const undecided = judge({ 'falcon-sensor': { ok: true, health: parseFalconStats(falconStatsStart) } });
+    expect(undecided).toMatchObject({
       status: 'UNKNOWN',
       evidence: { reason: 'agent_health_unreadable', fields_unread: ['Sensor operational'], gatekeeper: true },
     });
+    expect(undecided.evidence.rule).toBeUndefined();
+    // Defender unreadable: no Defender fields at all, XProtect's limit untouched.
+    const defenderUnread = judge({ 'microsoft-defender': { ok: false, error: 'exit_status' } });
+    expect(defenderUnread).toMatchObject({ status: 'UNKNOWN', evidence: { agent: 'microsoft-defender', max_signature_age_days: 30 } });
+    expect(defenderUnread.evidence.defender).toBeUndefined();
   });
 });
