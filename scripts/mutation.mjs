@@ -144,10 +144,15 @@ export const MODULES = {
       'test/checks/fixtures.test.ts',
     ],
   },
-  // Protection agents judged by their own reports on Linux (Defender, Falcon, SentinelOne; the shared reader).
+  // Protection agents judged by their own reports on Linux (Defender, Falcon, SentinelOne; the shared reader; Defender's JSON report read on macOS).
   agentHealth: {
     mutate: ['checks/agentHealth.ts', 'checks/mdatp.ts', 'checks/linux/falconctl.ts', 'checks/linux/sentinelctl.ts'],
-    tests: ['test/checks/linux/agentHealth.test.ts', 'test/checks/linux/mdatp.test.ts', 'test/checks/fixtures.test.ts'],
+    tests: [
+      'test/checks/linux/agentHealth.test.ts',
+      'test/checks/linux/mdatp.test.ts',
+      'test/checks/darwin/protectionAgents.test.ts',
+      'test/checks/fixtures.test.ts',
+    ],
   },
 };
 

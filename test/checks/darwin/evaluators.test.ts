@@ -1088,7 +1088,7 @@ describe('malware protection', () => {
       expect(judged('5272', odd).evidence.remediator_version).toBeUndefined();
       expect(judged('5272', '112', odd).evidence.coreservices_version).toBeUndefined();
     }
-    expect(judged('5272', '1.12', '10.5').evidence).toMatchObject({ remediator_version: '1.12', coreservices_version: '10.5' });
+    expect(judged('5272', '1.12', '10.52').evidence).toMatchObject({ remediator_version: '1.12', coreservices_version: '10.52' });
   });
 
   it('passes data exactly as old as the limit, and says which step an undecided setting stopped at', () => {
