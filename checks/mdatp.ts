@@ -98,7 +98,7 @@ export function readMdatpHealthJson(result: CommandResult): DefenderHealthReadin
   try {
     report = JSON.parse(result.stdout);
   } catch {
-    return { ok: false, error: 'parse_error' };
+    // Not JSON: no object, below.
   }
   return typeof report === 'object' && report !== null && !Array.isArray(report)
     ? { ok: true, health: parseMdatpHealthJson(report as Record<string, unknown>) }

@@ -204,18 +204,23 @@ describe('mdatp health --output json', () => {
       parseMdatpHealthJson({
         healthy: 'true',
         licensed: null,
+        realTimeProtectionEnabled: null,
+        passiveModeEnabled: { isManaged: false },
         definitionsStatus: { $type: 'up to date; more' },
         definitionsUpdatedMinutesAgo: -1,
         healthIssues: 'none',
       }),
-    ).toEqual({ unrecognizedLines: [] });
+    ).toStrictEqual({ unrecognizedLines: [] });
+    expect(parseMdatpHealthJson({ definitionsStatus: null })).toStrictEqual({ unrecognizedLines: [] });
     expect(parseMdatpHealthJson({ definitionsUpdatedMinutesAgo: 1.5 }).definitionsAgeMinutes).toBeUndefined();
+    expect(parseMdatpHealthJson({ definitionsUpdatedMinutesAgo: 0 }).definitionsAgeMinutes).toBe(0);
   });
 
   it('is unreadable when the answer is no JSON object or the tool failed', () => {
     expect(readMdatpHealthJson(ok('ATTENTION: No license found.\n'))).toEqual({ ok: false, error: 'parse_error' });
     expect(readMdatpHealthJson(ok('[]'))).toEqual({ ok: false, error: 'parse_error' });
     expect(readMdatpHealthJson(ok('null'))).toEqual({ ok: false, error: 'parse_error' });
+    expect(readMdatpHealthJson(ok('5'))).toEqual({ ok: false, error: 'parse_error' });
     expect(readMdatpHealthJson(ok('{}', 1))).toEqual({ ok: false, error: 'exit_status' });
     expect(readMdatpHealthJson(missing)).toEqual({ ok: false, error: 'command_not_found' });
     expect(readMdatpHealthJson(ok(defenderJson))).toMatchObject({ ok: true, health: { licensed: true } });
