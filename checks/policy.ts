@@ -6,6 +6,7 @@ import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { CHECK_KEYS } from '../src/protocol/constants';
 import { LifecycleCycle, LifecycleDataSchema } from './lifecycleTable';
+import { DARWIN_AGENT_NAMES } from './requiredAgents';
 
 /** Whole numbers (within the safe range) above zero, and from zero: every count and threshold below. */
 const positiveInt = z.int().check(z.positive());
@@ -100,11 +101,16 @@ const PolicySchema = z.object({
   ),
   malware: z.prefault(
     z.object({
-      /** On platforms without built-in anti-malware (LINUX, FREEBSD): agents that must run, by name (e.g. "clamav", "falcon-sensor"). Empty: NOT_APPLICABLE. */
+      /**
+       * LINUX, FREEBSD (no built-in anti-malware): agents that must run, by name (e.g. "clamav",
+       * "falcon-sensor"); empty: NOT_APPLICABLE. DARWIN: products judged by their own health report
+       * besides Gatekeeper and XProtect (DARWIN_AGENT_NAMES); empty: XProtect and Gatekeeper alone.
+       */
       requiredAgents: z.prefault(
         z.object({
           LINUX: z._default(z.array(z.string().check(z.minLength(1))), []),
           FREEBSD: z._default(z.array(z.string().check(z.minLength(1))), []),
+          DARWIN: z._default(z.array(z.enum(DARWIN_AGENT_NAMES)), []),
         }),
         {},
       ),

@@ -97,6 +97,9 @@ export const NOTHING_TO_DO = 'Nothing to do.';
 /** An entry for a passing word: only its summary says something. */
 export const passing = (summary: Text): Remedy => ({ summary, fix: NOTHING_TO_DO, admin: NOTHING_TO_DO });
 
+/** A variant for one protection product: the evidence's `agent` names it (`agent_health_unreadable`). */
+export const healthOf = (agent: string) => (c: RemedyContext) => c.evidence.agent === agent;
+
 /** What each check is about, for the texts shared by every check. */
 const CHECK_SUBJECT: Record<CheckKey, string> = {
   DISK_ENCRYPTION: 'disk encryption',

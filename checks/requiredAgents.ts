@@ -1,6 +1,7 @@
 // policy.malware.requiredAgents on platforms without built-in anti-malware (LINUX, FREEBSD): which
 // processes stand for a named agent, and which of them are not running. Agents are found by their
-// processes, so the same names work on both platforms.
+// processes, so the same names work on both platforms. DARWIN takes only the products that report
+// their own health (DARWIN_AGENT_NAMES): there the report, not a process, is what is read.
 import type { RunningCommands } from './runningCommands';
 import type { Host } from './types';
 
@@ -32,9 +33,15 @@ function canonicalAgent(agent: string): string {
   return ALIASES[name] ?? name;
 }
 
-/** The agents that report their own health on Linux (`mdatp health`, `falconctl -g`, `sentinelctl`, Wazuh's state file). */
+/** The agents that report their own health (`mdatp health`, `falconctl`, `sentinelctl`; on Linux and FreeBSD Wazuh's state file). */
 const HEALTH_REPORTING = ['microsoft-defender', 'falcon-sensor', 'sentinelone', 'wazuh-agent'] as const;
 export type HealthReportingAgent = (typeof HEALTH_REPORTING)[number];
+
+/**
+ * The names policy.malware.requiredAgents.DARWIN accepts: the protection products with a report on
+ * macOS, and their aliases (Wazuh is not anti-malware).
+ */
+export const DARWIN_AGENT_NAMES = ['microsoft-defender', 'falcon-sensor', 'sentinelone', 'mdatp', 'crowdstrike'] as const;
 
 /** The product whose own health report judges this required agent, if it has one. */
 export function healthReportOf(agent: string): HealthReportingAgent | undefined {

@@ -112,6 +112,11 @@ export const MODULES = {
   // Issue 32's macOS effect checks: the measured offset (TIME_SYNC) and the installed release (AUTO_UPDATE).
   timeSyncDarwin: { mutate: ['checks/darwin/timeSync.ts'], tests: ['test/checks/darwin/*.test.ts', 'test/checks/fixtures.test.ts'] },
   autoUpdateDarwin: { mutate: ['checks/darwin/autoUpdate.ts'], tests: ['test/checks/darwin/*.test.ts', 'test/checks/fixtures.test.ts'] },
+  // The products malware.requiredAgents.DARWIN names, judged by their own reports, joined with Gatekeeper/XProtect.
+  malwareDarwin: {
+    mutate: ['checks/darwin/protectionAgents.ts', 'checks/darwin/malwareProtection.ts'],
+    tests: ['test/checks/darwin/*.test.ts', 'test/checks/fixtures.test.ts'],
+  },
   firewallWindows: { mutate: ['checks/windows/firewall.ts'], tests: ['test/checks/windows/*.test.ts', 'test/checks/fixtures.test.ts'] },
   firewallFreebsd: {
     mutate: ['checks/freebsd/firewall.ts', 'checks/freebsd/pf.ts', 'checks/freebsd/ipfw.ts', 'checks/freebsd/packetFilter.ts'],
@@ -144,10 +149,15 @@ export const MODULES = {
       'test/checks/fixtures.test.ts',
     ],
   },
-  // Protection agents judged by their own reports on Linux (Defender, Falcon, SentinelOne; the shared reader).
+  // Protection agents judged by their own reports on Linux (Defender, Falcon, SentinelOne; the shared reader; Defender's JSON report read on macOS).
   agentHealth: {
-    mutate: ['checks/linux/agentHealth.ts', 'checks/linux/mdatp.ts', 'checks/linux/falconctl.ts', 'checks/linux/sentinelctl.ts'],
-    tests: ['test/checks/linux/agentHealth.test.ts', 'test/checks/linux/mdatp.test.ts', 'test/checks/fixtures.test.ts'],
+    mutate: ['checks/agentHealth.ts', 'checks/mdatp.ts', 'checks/linux/falconctl.ts', 'checks/linux/sentinelctl.ts'],
+    tests: [
+      'test/checks/linux/agentHealth.test.ts',
+      'test/checks/linux/mdatp.test.ts',
+      'test/checks/darwin/protectionAgents.test.ts',
+      'test/checks/fixtures.test.ts',
+    ],
   },
 };
 

@@ -3,6 +3,7 @@
 import type { CheckKey } from '../../src/protocol/schemas';
 import {
   duration,
+  healthOf,
   majorVersion,
   maxGrace,
   maxIdle,
@@ -374,8 +375,100 @@ const remoteLogin: Entries<'REMOTE_LOGIN'> = {
   full_disk_access_required: FDA_REQUIRED,
 };
 
+/** A number of Defender's own fields (`defender.signature_age_days`, `.max_signature_age_days`). */
+const defenderNumber = (c: RemedyContext, key: string) => {
+  const fields = c.evidence.defender;
+  const value = typeof fields === 'object' && fields !== null ? (fields as Record<string, unknown>)[key] : undefined;
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+};
+const ASK_IT = 'Ask your IT team; it is managed for your organization.';
+
 const malwareProtection: Entries<'MALWARE_PROTECTION'> = {
   protected_and_current: passing("Gatekeeper is on and XProtect's malware definitions are current."),
+  protected_and_agents_healthy: passing(
+    "Gatekeeper is on, XProtect's malware definitions are current, and every security product your organization requires reports that it protects this Mac.",
+  ),
+  required_agent_not_installed: {
+    summary: 'A security product your organization requires is not installed on this Mac.',
+    fix: 'Install it from Self Service or as your IT team explains.',
+    admin:
+      "Deploy every product named in policy `malware.requiredAgents.DARWIN` with its configuration profiles (system extension, Full Disk Access, network filter) from your MDM; the evidence's `not_installed` lists which tools were not found.",
+  },
+  agent_health_unreadable: {
+    summary:
+      'A security product your organization requires is installed, but its health report could not be read, so whether it protects this Mac is not known.',
+    fix: [
+      {
+        for: 'Microsoft Defender',
+        applies: healthOf('microsoft-defender'),
+        steps: 'open Microsoft Defender and follow what it asks, or run `mdatp health` in Terminal.',
+      },
+      {
+        for: 'CrowdStrike Falcon',
+        applies: healthOf('falcon-sensor'),
+        steps:
+          'run `sudo /Applications/Falcon.app/Contents/Resources/falconctl stats agent_info` in Terminal; tell your IT team what it says.',
+      },
+      {
+        for: 'SentinelOne',
+        applies: healthOf('sentinelone'),
+        steps:
+          'run `sudo /Library/Sentinel/sentinel-agent.bundle/Contents/MacOS/sentinelctl status` in Terminal; tell your IT team what it says.',
+      },
+    ],
+    admin:
+      "Run the agent as the launchd daemon (root): falconctl and sentinelctl answer root only. The evidence's `agent` names the product, `health_error` (the tool failed or refused) or `fields_unread` (a field missing, or a word whose meaning the agent does not know) what was not read.",
+  },
+  sensor_not_operational: {
+    summary: 'CrowdStrike Falcon is installed but says it is not operational: it does not protect this Mac.',
+    fix: 'Apple menu > System Settings > Privacy & Security: allow the Falcon system extension and give Falcon Full Disk Access if macOS asks; otherwise tell your IT team.',
+    admin:
+      'Deploy the Falcon profiles (system extension, Full Disk Access, network filter) from your MDM and license the sensor (`sudo falconctl license <CCID>`); `sudo falconctl stats agent_info` then says `Sensor operational: true`.',
+  },
+  agent_disabled: {
+    summary: "SentinelOne is installed but its agent's operational state is disabled: it does not protect this Mac.",
+    fix: ASK_IT,
+    admin:
+      'Enable the agent from the SentinelOne management console (Actions > Enable Agent) and find out who disabled it; `sentinelctl status` then says `Agent Operational State: enabled`.',
+  },
+  protection_disabled: {
+    summary: 'SentinelOne is installed but says its protection is disabled.',
+    fix: ASK_IT,
+    admin:
+      'Turn protection back on for this Mac in the SentinelOne console, and check that its system extension and Full Disk Access profiles are installed; `sentinelctl status` then says `Protection: enabled`.',
+  },
+  agent_unlicensed: {
+    summary: 'Microsoft Defender is installed but reports no license: it is not onboarded and does not protect this Mac.',
+    fix: 'Ask your IT team to onboard this Mac; `mdatp health --field licensed` then says true.',
+    admin: 'Deploy the Defender onboarding profile (or run the onboarding script from the Defender portal) to this Mac from your MDM.',
+  },
+  realtime_protection_off: {
+    summary: 'Microsoft Defender is installed, but its real-time protection is off.',
+    fix: 'Open Microsoft Defender > Manage settings: turn real-time protection on, or `mdatp config real-time-protection --value enabled`.',
+    admin: 'Set `enableRealTimeProtection` to true in the com.microsoft.wdav configuration profile.',
+  },
+  passive_mode: {
+    summary: 'Microsoft Defender runs in passive mode: it detects but does not block or remove threats.',
+    fix: 'Ask your IT team whether another product is meant to protect this Mac.',
+    admin: 'Set `passiveMode` to false in the com.microsoft.wdav configuration profile, unless another required product protects the Mac.',
+  },
+  signatures_outdated: {
+    summary: (c) =>
+      `Microsoft Defender's definitions are ${defenderNumber(c, 'signature_age_days') ?? 'too many'} days old${requires(defenderNumber(c, 'max_signature_age_days') !== undefined ? `at most ${defenderNumber(c, 'max_signature_age_days')} days` : undefined)}.`,
+    fix: 'Connect to the internet, then Microsoft Defender > Check for updates, or `mdatp definitions update`.',
+    admin: "Let Macs reach Microsoft's definition servers; raise `malware.maxSignatureAgeDays` only if updates are deliberately slower.",
+  },
+  agent_unhealthy: {
+    summary: 'Microsoft Defender reports itself unhealthy.',
+    fix: 'Open Microsoft Defender and follow what it asks (often: allow its system extensions and Full Disk Access in System Settings > Privacy & Security).',
+    admin:
+      'Run `mdatp health --field health_issues` on the Mac (the evidence counts its issues) and deploy the profiles Defender needs (system extensions, Full Disk Access, network filter).',
+  },
+  definitions_status_unrecognized: {
+    summary: 'Microsoft Defender reports a definitions status the agent does not know, so their state is not decided.',
+    fix: 'Update the definitions: Microsoft Defender > Check for updates, or `mdatp definitions update`.',
+    admin: "Check the evidence's `defender.definitions_status`; report it so the agent learns its meaning.",
+  },
   gatekeeper_disabled: {
     summary: 'Gatekeeper is off, so apps from anywhere can run without being checked.',
     fix: [

@@ -6,7 +6,7 @@
 // by ", " (the version glued to the tags after it), 7.x and later end each option with "." or ","
 // and put some on their own line. So it is cut at newlines and at ", ", and each part is read as
 // `name=value` or `name is not set`; parts that are neither are reported by their number.
-import { failed, unreadFields, unreadable, type HealthReading } from './agentHealth';
+import { failed, unreadFields, unreadable, type HealthReading } from '../agentHealth';
 
 export const FALCONCTL = '/opt/CrowdStrike/falconctl';
 /**

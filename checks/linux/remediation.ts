@@ -7,6 +7,7 @@ import {
   linuxFamily,
   maxGrace,
   maxIdle,
+  healthOf,
   maxSignatureAge,
   minLength,
   num,
@@ -36,7 +37,6 @@ const redHat = (c: RemedyContext) => linuxFamily(c.os, 'rhel', 'fedora', 'centos
 const rhcos = (c: RemedyContext) => c.os.product === 'rhcos';
 const suse = (c: RemedyContext) => linuxFamily(c.os, 'suse', 'opensuse', 'sles', 'opensuse-leap', 'opensuse-tumbleweed');
 const desktop = (name: string) => (c: RemedyContext) => c.evidence.desktop === name;
-const healthOf = (agent: string) => (c: RemedyContext) => c.evidence.agent === agent;
 
 const RUN_AS_ROOT =
   'Run the agent as its system service (root): `sudo systemctl enable --now device-agent`, or `sudo device-agent check` to see what the service sees.';

@@ -7,7 +7,7 @@
 // Connectivity to the console (`sentinelctl management status`) is not asked: the engines protect
 // offline, and a laptop without a network must not FAIL.
 import type { CommandResult } from '../types';
-import { failed, healthFailure, unreadFields, unreadable, type HealthReading } from './agentHealth';
+import { failed, healthFailure, unreadFields, unreadable, type HealthReading } from '../agentHealth';
 
 export const SENTINELCTL = '/opt/sentinelone/bin/sentinelctl';
 export const SENTINELCTL_REPORTS = {

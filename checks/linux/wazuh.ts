@@ -2,7 +2,7 @@
 // running: disconnected from its manager it reports nothing, whatever runs.
 import type { FileResult } from '../types';
 import { judgeWazuhState } from '../wazuhState';
-import { failed, unreadable, type Judgement } from './agentHealth';
+import { failed, unreadable, type Judgement } from '../agentHealth';
 
 export function judgeWazuh(file: FileResult): Judgement<'agent_disconnected', 'agent_connecting' | 'agent_health_unreadable'> {
   const state = judgeWazuhState(file);

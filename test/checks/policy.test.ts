@@ -20,7 +20,11 @@ describe('default policy', () => {
     expect(DEFAULT_POLICY.timeSync).toEqual({ maxOffsetSeconds: null });
     expect(DEFAULT_POLICY.diskEncryption).toEqual({ scope: 'root', inProgress: 'FAIL', failUnencryptedSwap: false });
     expect(DEFAULT_POLICY.autoUpdate).toEqual({ acceptDownloadOnly: false, maxPendingDays: 45 });
-    expect(DEFAULT_POLICY.malware).toEqual({ requiredAgents: { LINUX: [], FREEBSD: [] }, maxSignatureAgeDays: 7, xprotectMaxAgeDays: 30 });
+    expect(DEFAULT_POLICY.malware).toEqual({
+      requiredAgents: { LINUX: [], FREEBSD: [], DARWIN: [] },
+      maxSignatureAgeDays: 7,
+      xprotectMaxAgeDays: 30,
+    });
     expect(DEFAULT_POLICY.containers).toEqual({ mode: 'UNKNOWN' });
     expect(DEFAULT_POLICY.remoteLogin).toEqual({ allowSshIfHardened: false });
     const os = DEFAULT_POLICY.osVersion;
@@ -91,7 +95,7 @@ describe('policy overrides', () => {
       file('ok.json', JSON.stringify({ containers: { mode: 'NOT_APPLICABLE' }, malware: { requiredAgents: { LINUX: ['clamav'] } } })),
     );
     expect(policy.containers.mode).toBe('NOT_APPLICABLE');
-    expect(policy.malware.requiredAgents).toEqual({ LINUX: ['clamav'], FREEBSD: [] });
+    expect(policy.malware.requiredAgents).toEqual({ LINUX: ['clamav'], FREEBSD: [], DARWIN: [] });
   });
 
   it('replaces the lifecycle table as a whole when the file gives one', () => {
@@ -119,6 +123,11 @@ describe('policy overrides', () => {
     ['{"screenLock":{"maxIdleSeconds":1.5}}', 'screenLock.maxIdleSeconds: Invalid input: expected int, received number'],
     ['{"containers":{"mode":"PASS"}}', 'containers.mode: Invalid option: expected one of "UNKNOWN"|"NOT_APPLICABLE"'],
     ['{"malware":{"requiredAgents":{"LINUX":[""]}}}', 'malware.requiredAgents.LINUX.0: Too small: expected string to have >=1 characters'],
+    // macOS takes only the products whose own health report the agent reads.
+    [
+      '{"malware":{"requiredAgents":{"DARWIN":["clamav"]}}}',
+      'malware.requiredAgents.DARWIN.0: Invalid option: expected one of "microsoft-defender"|"falcon-sensor"|"sentinelone"|"mdatp"|"crowdstrike"',
+    ],
     [
       '{"osVersion":{"lifecycle":{"x":[{"cycle":"1","eol":false,"releaseDate":"2024-1-1"}]}}}',
       'osVersion.lifecycle.x.0.releaseDate: must be YYYY-MM-DD',

@@ -1,7 +1,14 @@
 // Required agents by process (checks/requiredAgents.ts) on a process table's command names
 // (checks/runningCommands.ts), as LINUX and FREEBSD MALWARE_PROTECTION use them.
 import { describe, expect, it } from 'vitest';
-import { agentProcesses, agentRunning, ANTIMALWARE_AGENTS, missingProcesses } from '../../checks/requiredAgents';
+import {
+  agentProcesses,
+  agentRunning,
+  ANTIMALWARE_AGENTS,
+  DARWIN_AGENT_NAMES,
+  healthReportOf,
+  missingProcesses,
+} from '../../checks/requiredAgents';
 import { RunningCommands } from '../../checks/runningCommands';
 
 describe('running commands', () => {
@@ -52,5 +59,18 @@ describe('required agents', () => {
     expect(missingProcesses(['crowdstrike'], bpf)).toEqual({ crowdstrike: [] });
     const none = new RunningCommands(['falcond'], 15);
     expect(missingProcesses(['crowdstrike'], none)).toEqual({ crowdstrike: ['falcon-sensor|falcon-sensor-bpf'] });
+  });
+});
+
+describe('DARWIN names', () => {
+  // The macOS collector asks each name's product for its report: no name may lack one.
+  it('are exactly the products with a health report and their aliases', () => {
+    expect(Object.fromEntries(DARWIN_AGENT_NAMES.map((name) => [name, healthReportOf(name)]))).toEqual({
+      'microsoft-defender': 'microsoft-defender',
+      mdatp: 'microsoft-defender',
+      'falcon-sensor': 'falcon-sensor',
+      crowdstrike: 'falcon-sensor',
+      sentinelone: 'sentinelone',
+    });
   });
 });

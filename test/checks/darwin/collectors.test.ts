@@ -310,6 +310,23 @@ describe('MALWARE_PROTECTION', () => {
       ].sort(),
     );
   });
+
+  it('keeps a copy its stat cannot date, judged undatable', async () => {
+    const { verdict } = await collect('MALWARE_PROTECTION', {
+      commands: [{ argv: ['/usr/sbin/spctl', '--status'], stdout: 'assessments enabled\n', exitCode: 0 }],
+      files: { [legacy]: info('5272') },
+    });
+    expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'signature_age_unknown', xprotect_version: '5272' } });
+  });
+
+  it("runs a required product's tool besides, one process per product, and none by default", async () => {
+    const { host } = await collect('MALWARE_PROTECTION', {}, { malware: { requiredAgents: { DARWIN: ['crowdstrike', 'falcon-sensor'] } } });
+    expect(host.commandsRun().sort()).toEqual([
+      ['/Applications/Falcon.app/Contents/Resources/falconctl', 'stats'],
+      ['/usr/bin/sw_vers'],
+      ['/usr/sbin/spctl', '--status'],
+    ]);
+  });
 });
 
 describe('one cycle over all nine checks', () => {

@@ -1073,5 +1073,59 @@ describe('malware protection', () => {
     expect(parseSpctlStatus('assessments disabled\n')).toBe(false);
     expect(parseSpctlStatus('assessments enabled\n')).toBe(true);
     expect(parseSpctlStatus('assessments are enabled and more\n')).toBeUndefined();
+    expect(parseSpctlStatus('assessments enabled and more\n')).toBeUndefined();
+    expect(parseSpctlStatus('no assessments enabled\n')).toBeUndefined();
+    expect(evaluateMalwareProtection(base({ spctl: ok('Usage: spctl …\n') }), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'parse_error', step: 'gatekeeper' },
+    });
+    expect('gatekeeper' in evaluateMalwareProtection(base({ spctl: missing }), policy, NOW).evidence).toBe(false);
+  });
+
+  it('takes only whole dotted numbers as versions, and the /var/protected copy wherever it is listed', () => {
+    const judged = (bundle: string, remediator = '112', core = '10000') =>
+      evaluateMalwareProtection(
+        base({
+          bundles: [
+            { location: 'library_apple', info: info(core), mtimeMs: fresh },
+            { location: 'var_protected', info: info(bundle), mtimeMs: fresh },
+          ],
+          remediator: info(remediator),
+        }),
+        policy,
+        NOW,
+      );
+    expect(judged('5.272')).toMatchObject({
+      status: 'PASS',
+      evidence: { xprotect_version: '5.272', xprotect_location: 'var_protected', remediator_version: '112', coreservices_version: '10000' },
+    });
+    for (const odd of ['v5272', '5272x', '5.x'])
+      expect(judged(odd)).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error' } });
+    for (const odd of ['v112', '112x', '1.x', 'abc']) {
+      expect(judged('5272', odd).evidence.remediator_version).toBeUndefined();
+      expect(judged('5272', '112', odd).evidence.coreservices_version).toBeUndefined();
+    }
+    expect(judged('5272', '1.12', '10.52').evidence).toMatchObject({ remediator_version: '1.12', coreservices_version: '10.52' });
+  });
+
+  it('passes data exactly as old as the limit, and says which step an undecided setting stopped at', () => {
+    const aged = (days: number, over: Partial<MalwareFacts> = {}) =>
+      base({ bundles: [{ location: 'var_protected', info: info('5330'), mtimeMs: NOW.getTime() - days * 86_400_000 }], ...over });
+    expect(evaluateMalwareProtection(aged(30), policy, NOW)).toMatchObject({ status: 'PASS', evidence: { signature_age_days: 30 } });
+    expect(evaluateMalwareProtection(aged(30, { spctl: missing }), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { step: 'gatekeeper' },
+    });
+    expect(
+      evaluateMalwareProtection(
+        aged(3, { softwareUpdate: { managed: absent, system: present({ ConfigDataInstall: 'yes' }), swVers: missing } }),
+        policy,
+        NOW,
+      ),
+    ).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'parse_error', step: 'config_data_install', signature_age_days: 3 } });
+    expect(evaluateMalwareProtection(base({ bundles: [{ location: 'library_apple', info: info('5272') }] }), policy, NOW)).toMatchObject({
+      status: 'UNKNOWN',
+      evidence: { reason: 'signature_age_unknown', step: 'signature_age', xprotect_version: '5272' },
+    });
   });
 });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { createContext } from '../../../checks/engine';
 import { malwareProtection } from '../../../checks/linux/malwareProtection';
-import { parseMdatpHealth, readMdatpHealth } from '../../../checks/linux/mdatp';
+import { parseMdatpHealth, readMdatpHealth } from '../../../checks/mdatp';
 import { resolvePolicy } from '../../../checks/policy';
 import { FakeHost } from '../../support/fakeHost';
 import { listFixtures } from '../../support/checkFixtures';

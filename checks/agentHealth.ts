@@ -1,12 +1,12 @@
-// Required protection agents judged by their own health reports (MALWARE_PROTECTION on Linux): a
-// running daemon is only the intent. Each product that has a report is asked for it only when it
-// is required and its processes run: Microsoft Defender (`mdatp health`, mdatp.ts), CrowdStrike
-// Falcon (`falconctl -g`, falconctl.ts), SentinelOne (`sentinelctl`, sentinelctl.ts), Wazuh (its
-// state file, checks/wazuhState.ts: connected to its manager or not). falconctl and
-// sentinelctl are root-only: as a user the report is unreadable and the check says so (UNKNOWN),
-// never PASS from the process.
-import type { CommandResult, Evidence } from '../types';
-import { commandFailureReason, fail, unknown, type CommandFailureReason, type FsFailureReason } from '../verdict';
+// Required protection agents judged by their own health reports (MALWARE_PROTECTION on Linux and
+// macOS): a running daemon is only the intent. Each product that has a report is asked for it only
+// when it is required (on Linux, and its processes run): Microsoft Defender (`mdatp health`,
+// checks/mdatp.ts), CrowdStrike Falcon (linux/falconctl.ts, darwin/protectionAgents.ts), SentinelOne
+// (linux/sentinelctl.ts, darwin/protectionAgents.ts), Wazuh (its state file, checks/wazuhState.ts:
+// connected to its manager or not). falconctl and sentinelctl are root-only: as a user the report
+// is unreadable and the check says so (UNKNOWN), never PASS from the process.
+import type { CommandResult, Evidence } from './types';
+import { commandFailureReason, fail, unknown, type CommandFailureReason, type FsFailureReason } from './verdict';
 
 /** Why a report could not be had: the runner's or the file's reason, or `exit_status` (the tool refused, its daemon not answering). */
 export type HealthError = CommandFailureReason | FsFailureReason | 'exit_status';

@@ -1,14 +1,13 @@
-// Microsoft Defender for Endpoint on Linux judged by its own health report, `mdatp health`, not by
-// its daemon running: a running wdavdaemon can be unlicensed, have real-time protection off, run in
-// passive mode or carry stale definitions (Microsoft's "Investigate agent health issues" page lists
-// the fields). The report is `name : value` lines; the few fields that decide are read, every other
-// field is ignored, and a line that is no field is reported by its number, never by its text (it can
-// carry organisation and machine ids).
-import type { Policy } from '../policy';
-import type { CommandResult } from '../types';
-import { failed, readHealthReport, unreadable, type HealthReading, type Judgement } from './agentHealth';
-
-export const MDATP = '/usr/bin/mdatp';
+// Microsoft Defender for Endpoint (Linux and macOS, the same `mdatp` tool) judged by its own health
+// report, `mdatp health`, not by its daemon running: a running wdavdaemon can be unlicensed, have
+// real-time protection off, run in passive mode or carry stale definitions (Microsoft's "Investigate
+// agent health issues" page lists the fields). Linux reads the text report, `name : value` lines; the
+// few fields that decide are read, every other field is ignored, and a line that is no field is
+// reported by its number, never by its text (it can carry organisation and machine ids). macOS reads
+// `--output json` (the form recorded from a Mac), the same fields under their camelCase names.
+import type { Policy } from './policy';
+import type { CommandResult } from './types';
+import { failed, healthFailure, readHealthReport, unreadable, type HealthReading, type Judgement } from './agentHealth';
 
 /** The fields of `mdatp health` the verdict rests on. */
 export interface DefenderHealth {
@@ -16,7 +15,7 @@ export interface DefenderHealth {
   licensed?: boolean;
   realTimeProtection?: boolean;
   passiveMode?: boolean;
-  /** `definitions_status` as printed (`up_to_date`, …). */
+  /** `definitions_status` as printed (`up_to_date`, …; the JSON's camelCase `$type` in that form). */
   definitionsStatus?: string;
   definitionsAgeMinutes?: number;
   healthIssues?: number;
@@ -65,6 +64,46 @@ export function parseMdatpHealth(stdout: string): DefenderHealth {
 
 /** The health report, or why it could not be had (mdatp missing, refused, the daemon not answering). */
 export const readMdatpHealth = (result: CommandResult): DefenderHealthReading => readHealthReport(result, parseMdatpHealth);
+
+/** A setting of the JSON report: `{ "value": …, "isManaged": … }`, or (older versions) the value itself. */
+const settingValue = (field: unknown) => (typeof field === 'object' && field !== null && 'value' in field ? field.value : field);
+const boolOf = (value: unknown) => (typeof value === 'boolean' ? value : undefined);
+
+/** Reads `mdatp health --output json`: the same fields as the text report, camelCase. */
+export function parseMdatpHealthJson(report: Record<string, unknown>): DefenderHealth {
+  const health: DefenderHealth = { unrecognizedLines: [] };
+  const put = <K extends keyof DefenderHealth>(key: K, value: DefenderHealth[K] | undefined) => {
+    if (value !== undefined) health[key] = value;
+  };
+  put('healthy', boolOf(report.healthy));
+  put('licensed', boolOf(report.licensed));
+  put('realTimeProtection', boolOf(settingValue(report.realTimeProtectionEnabled)));
+  put('passiveMode', boolOf(settingValue(report.passiveModeEnabled)));
+  const status = settingValue(report.definitionsStatus);
+  const statusType = typeof status === 'object' && status !== null && '$type' in status ? status.$type : status;
+  // `upToDate` is the text report's `up_to_date`.
+  if (typeof statusType === 'string' && /^[A-Za-z]{1,40}$/.test(statusType))
+    health.definitionsStatus = statusType.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const minutes = report.definitionsUpdatedMinutesAgo;
+  if (Number.isSafeInteger(minutes) && (minutes as number) >= 0) health.definitionsAgeMinutes = minutes as number;
+  if (Array.isArray(report.healthIssues)) health.healthIssues = report.healthIssues.length;
+  return health;
+}
+
+/** The JSON health report, or why it could not be had (`parse_error`: no JSON object). */
+export function readMdatpHealthJson(result: CommandResult): DefenderHealthReading {
+  const error = healthFailure(result);
+  if (error) return { ok: false, error };
+  let report: unknown;
+  try {
+    report = JSON.parse(result.stdout);
+  } catch {
+    // Not JSON: no object, below.
+  }
+  return typeof report === 'object' && report !== null && !Array.isArray(report)
+    ? { ok: true, health: parseMdatpHealthJson(report as Record<string, unknown>) }
+    : { ok: false, error: 'parse_error' };
+}
 
 type DefenderRule = 'agent_unlicensed' | 'realtime_protection_off' | 'passive_mode' | 'signatures_outdated' | 'agent_unhealthy';
 type DefenderReason = 'agent_health_unreadable' | 'definitions_status_unrecognized';
