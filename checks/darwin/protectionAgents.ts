@@ -11,11 +11,11 @@ import { combineJudgements, failed, readHealthReport, unreadable, type HealthRea
 import { judgeDefender, readMdatpHealthJson, type DefenderHealthReading } from '../mdatp';
 import type { Policy } from '../policy';
 import { healthReportOf, type HealthReportingAgent } from '../requiredAgents';
+import type { CheckContext, Evidence } from '../types';
+import { fail } from '../verdict';
 
 /** The products with a report on macOS (Wazuh, which reports on Linux and FreeBSD, is not anti-malware). */
 type DarwinProduct = Exclude<HealthReportingAgent, 'wazuh-agent'>;
-import type { CheckContext, Evidence } from '../types';
-import { fail } from '../verdict';
 
 export const FALCONCTL = '/Applications/Falcon.app/Contents/Resources/falconctl';
 export const SENTINELCTL = '/Library/Sentinel/sentinel-agent.bundle/Contents/MacOS/sentinelctl';
