@@ -33,15 +33,16 @@ function canonicalAgent(agent: string): string {
   return ALIASES[name] ?? name;
 }
 
-/** The agents that report their own health (`mdatp health`, `falconctl`, `sentinelctl`; on Linux and FreeBSD Wazuh's state file). */
-const HEALTH_REPORTING = ['microsoft-defender', 'falcon-sensor', 'sentinelone', 'wazuh-agent'] as const;
+/** The protection products whose own report judges them on macOS as on Linux (`mdatp health`, `falconctl`, `sentinelctl`). */
+const PROTECTION_PRODUCTS = ['microsoft-defender', 'falcon-sensor', 'sentinelone'] as const;
+export type ProtectionProduct = (typeof PROTECTION_PRODUCTS)[number];
+
+/** The agents that report their own health: the protection products, and on Linux and FreeBSD Wazuh (its state file). */
+const HEALTH_REPORTING = [...PROTECTION_PRODUCTS, 'wazuh-agent'] as const;
 export type HealthReportingAgent = (typeof HEALTH_REPORTING)[number];
 
-/**
- * The names policy.malware.requiredAgents.DARWIN accepts: the protection products with a report on
- * macOS, and their aliases (Wazuh is not anti-malware).
- */
-export const DARWIN_AGENT_NAMES = ['microsoft-defender', 'falcon-sensor', 'sentinelone', 'mdatp', 'crowdstrike'] as const;
+/** The names policy.malware.requiredAgents.DARWIN accepts: the protection products and their aliases (Wazuh is not anti-malware). */
+export const DARWIN_AGENT_NAMES = [...PROTECTION_PRODUCTS, 'mdatp', 'crowdstrike'] as const;
 
 /** The product whose own health report judges this required agent, if it has one. */
 export function healthReportOf(agent: string): HealthReportingAgent | undefined {

@@ -10,12 +10,9 @@
 import { combineJudgements, failed, readHealthReport, unreadable, type HealthReading, type Judgement } from '../agentHealth';
 import { judgeDefender, readMdatpHealthJson, type DefenderHealthReading } from '../mdatp';
 import type { Policy } from '../policy';
-import { healthReportOf, type HealthReportingAgent } from '../requiredAgents';
+import { healthReportOf, type ProtectionProduct as DarwinProduct } from '../requiredAgents';
 import type { CheckContext, Evidence } from '../types';
 import { fail } from '../verdict';
-
-/** The products with a report on macOS (Wazuh, which reports on Linux and FreeBSD, is not anti-malware). */
-type DarwinProduct = Exclude<HealthReportingAgent, 'wazuh-agent'>;
 
 export const FALCONCTL = '/Applications/Falcon.app/Contents/Resources/falconctl';
 export const SENTINELCTL = '/Library/Sentinel/sentinel-agent.bundle/Contents/MacOS/sentinelctl';

@@ -170,6 +170,19 @@ export function isSecurityArchive(a: AptArchive): boolean {
 /** `Origin/suite`: how evidence names an archive. */
 const archiveName = (a: AptArchive) => `${a.origin || '?'}/${a.suite || a.codename || '?'}`;
 
+/** Characters of one pattern in evidence at most. */
+const MAX_EVIDENCE_PATTERN = 120;
+
+/**
+ * Text about patterns fit for evidence: a `site=` value (a mirror's host name, often an internal
+ * one) is never shown, whatever else the pattern says.
+ */
+export const withoutSites = (text: string) => text.replace(/\bsite=(?:[^,\\\s]|\\.)*/g, 'site=…');
+
+/** The allowed origins as evidence: up to MAX_EVIDENCE_ARCHIVES patterns, each cut, their sites hidden. */
+export const patternsForEvidence = (patterns: string[]) =>
+  patterns.slice(0, MAX_EVIDENCE_ARCHIVES).map((p) => withoutSites(p).slice(0, MAX_EVIDENCE_PATTERN));
+
 /** Up to MAX_EVIDENCE_ARCHIVES archive names, distinct, in order. */
 export const archiveNames = (archives: AptArchive[]) => [...new Set(archives.map(archiveName))].slice(0, MAX_EVIDENCE_ARCHIVES);
 

@@ -22,6 +22,8 @@ import { runTool } from './tools';
 import {
   allowedOrigins,
   archiveNames,
+  patternsForEvidence,
+  withoutSites,
   collectArchives,
   judgeOrigins,
   lsbIdentity,
@@ -388,8 +390,9 @@ function aptScheduled(scheduler: Extract<UpdateFacts, { manager: 'apt' }>['sched
 function originsVerdict(origins: Extract<UpdateFacts, { manager: 'apt' }>['origins'], evidence: Record<string, unknown>) {
   // Read whenever unattended-upgrades is installed and APT's configuration readable, as here.
   if (!origins) return unknown('archive_lists_unreadable', { ...evidence, lists: 'not_read' });
-  if ('error' in origins) return unknown('origin_pattern_unreadable', { ...evidence, pattern_error: origins.error.slice(0, 200) });
-  evidence.allowed_origins = origins.patterns.slice(0, 10).map((p) => p.slice(0, 120));
+  if ('error' in origins)
+    return unknown('origin_pattern_unreadable', { ...evidence, pattern_error: withoutSites(origins.error).slice(0, 200) });
+  evidence.allowed_origins = patternsForEvidence(origins.patterns);
   const lists = origins.archives;
   if (!lists.ok)
     return unknown('archive_lists_unreadable', { ...evidence, lists: lists.reason, ...(lists.error ? { lists_error: lists.error } : {}) });
@@ -403,7 +406,8 @@ function originsVerdict(origins: Extract<UpdateFacts, { manager: 'apt' }>['origi
     evidence.archives_allowed = archiveNames(judged.allowed);
     return undefined;
   }
-  if (judged.word === 'origin_pattern_unreadable') return unknown(judged.word, { ...evidence, pattern_error: judged.error.slice(0, 200) });
+  if (judged.word === 'origin_pattern_unreadable')
+    return unknown(judged.word, { ...evidence, pattern_error: withoutSites(judged.error).slice(0, 200) });
   return fail({
     ...evidence,
     archives_fetched: archiveNames(lists.archives),
@@ -457,8 +461,9 @@ function evaluateApt(u: Extract<UpdateFacts, { manager: 'apt' }>, evidence: Reco
     if (!policy.autoUpdate.acceptDownloadOnly) return fail({ ...evidence, rule: 'download_only' });
     // Accepted, download-only still has an effect: apt.systemd.daily's stamp of its last download.
     const maxAge = periodicDays(p['Download-Upgradeable-Packages']) + LAST_RUN_SLACK_DAYS;
-    // The age that counts here is the download's, not unattended-upgrades' log's.
+    // The age that counts here is the download's, not unattended-upgrades' log's nor its install stamp's.
     delete evidence.last_run_age_days;
+    delete evidence.last_install_age_days;
     Object.assign(evidence, {
       job: u.scheduler.kind === 'systemd' ? 'apt-daily.timer' : '/etc/cron.daily/apt-compat',
       max_run_age_days: maxAge,

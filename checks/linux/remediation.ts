@@ -460,8 +460,12 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
     admin: autoUpdateAdmin,
   },
   not_run_recently: {
-    summary: (c) =>
-      `Automatic updates are configured, but ${word(c, 'job') ?? 'unattended-upgrades'} last ran ${num(c, 'last_run_age_days') !== undefined ? `${num(c, 'last_run_age_days')} days ago` : 'too long ago'}${num(c, 'max_run_age_days') !== undefined ? ` (at most ${num(c, 'max_run_age_days')} days expected)` : ''}: updates are not being installed.`,
+    summary: (c) => {
+      // APT: the age of unattended-upgrade's last completed install run, not of its log.
+      const installAge = num(c, 'last_install_age_days');
+      const age = installAge ?? num(c, 'last_run_age_days');
+      return `Automatic updates are configured, but ${word(c, 'job') ?? 'unattended-upgrades'} last ${installAge !== undefined ? 'completed an install run' : 'ran'} ${age !== undefined ? `${age} days ago` : 'too long ago'}${num(c, 'max_run_age_days') !== undefined ? ` (at most ${num(c, 'max_run_age_days')} days expected)` : ''}: updates are not being installed.`;
+    },
     fix: (c) =>
       word(c, 'job')?.endsWith('.timer')
         ? `Look at why it stopped: \`systemctl list-timers ${word(c, 'job')}\` (is it active and waiting?) and \`journalctl -u ${word(c, 'job')!.replace(/\.timer$/, '.service')}\`; \`sudo systemctl restart ${word(c, 'job')}\` re-arms it.`
@@ -469,7 +473,7 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
           ? `Run it once by hand to see it work or fail: \`sudo ${word(c, 'job')}\`, and make sure cron runs.`
           : 'Look at why it stopped: `systemctl list-timers apt-daily-upgrade.timer` and `journalctl -u apt-daily-upgrade.service`; run `sudo unattended-upgrade -d` once to see it work.',
     admin:
-      "Check the update job on these devices (a stopped or elapsed timer, failed runs, a held package lock, no network to the mirror); the evidence gives the job and its last run (systemd's LastTriggerUSec, or the time /var/log/unattended-upgrades/unattended-upgrades.log was last written).",
+      "Check the update job on these devices (a stopped or elapsed timer, failed runs, a held package lock, no network to the mirror); the evidence gives the job and its last run (systemd's LastTriggerUSec; for unattended-upgrades the time of its last completed install run, /var/lib/apt/periodic/unattended-upgrades-stamp, beside its log's; where downloading only is accepted, /var/lib/apt/periodic/download-upgradeable-stamp).",
   },
   no_run_recorded: {
     summary: (c) =>
@@ -479,7 +483,7 @@ const autoUpdate: Entries<'AUTO_UPDATE'> = {
         ? `Wait a day (it runs daily), or start it once: \`sudo systemctl start ${word(c, 'job')!.replace(/\.timer$/, '.service')}\`; if it still records no run, check \`systemctl list-timers ${word(c, 'job')}\`.`
         : 'Wait a day (it runs daily), or run `sudo unattended-upgrade -d` once; if it still has no log, check `systemctl list-timers apt-daily-upgrade.timer`.',
     admin:
-      "A first run records itself (systemd: the timer's LastTriggerUSec; APT: /var/log/unattended-upgrades/unattended-upgrades.log, or /var/lib/apt/periodic/download-upgradeable-stamp where downloading only is accepted); devices that stay UNKNOWN here never ran the job: check that its timer is active, not only enabled.",
+      "A first run records itself (systemd: the timer's LastTriggerUSec; APT: /var/log/unattended-upgrades/unattended-upgrades.log and, once an install run completes, /var/lib/apt/periodic/unattended-upgrades-stamp, or /var/lib/apt/periodic/download-upgradeable-stamp where downloading only is accepted); devices that stay UNKNOWN here never ran the job: check that its timer is active, not only enabled.",
   },
   last_run_failed: {
     summary: (c) =>

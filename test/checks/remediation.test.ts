@@ -146,6 +146,17 @@ describe('texts from recorded evidence', () => {
     );
   });
 
+  it('says how long ago unattended-upgrade last completed an install run, not when its log was written', () => {
+    const stale = { rule: 'not_run_recently', last_run_age_days: 0, last_install_age_days: 11, max_run_age_days: 3 };
+    expect(explainResult('LINUX', { check_key: 'AUTO_UPDATE', status: 'FAIL', evidence: stale }).summary).toBe(
+      'Automatic updates are configured, but unattended-upgrades last completed an install run 11 days ago (at most 3 days expected): updates are not being installed.',
+    );
+    const timer = { rule: 'not_run_recently', job: 'dnf-automatic.timer', last_run_age_days: 9, max_run_age_days: 3 };
+    expect(explainResult('LINUX', { check_key: 'AUTO_UPDATE', status: 'FAIL', evidence: timer }).summary).toBe(
+      'Automatic updates are configured, but dnf-automatic.timer last ran 9 days ago (at most 3 days expected): updates are not being installed.',
+    );
+  });
+
   it("picks the steps for the device's release and desktop when it can tell, and shows every variant otherwise", () => {
     const firewall = { check_key: 'FIREWALL_ENABLED', status: 'FAIL' as const, evidence: { rule: 'no_inbound_filtering' } };
     const debian = explainResult('LINUX', firewall, { os: { product: 'debian', version: '12.11' } }).fix;

@@ -16,8 +16,10 @@ import {
   OriginPatternError,
   parseReleaseHeader,
   patternMatches,
+  patternsForEvidence,
   releaseFiles,
   substitute,
+  withoutSites,
   type AptArchive,
 } from '../../../checks/linux/aptOrigins';
 import { parseOsRelease } from '../../../checks/linux/osRelease';
@@ -482,6 +484,18 @@ describe('the judgement', () => {
       '?/c',
     ]);
     expect(archiveNames([{ ...DEBIAN_ARCHIVE, origin: '', suite: '', codename: '' }])).toEqual(['?/?']);
+  });
+
+  it('never shows a site (a mirror host, often internal) in evidence: patterns and pattern errors alike', () => {
+    expect(withoutSites('o=Debian,site=mirror.corp.example,a=stable')).toBe('o=Debian,site=…,a=stable');
+    expect(withoutSites('site=a\\,b.example,o=X')).toBe('site=…,o=X');
+    expect(withoutSites('token site=10.0.0.5 of o=Debian is not key=value')).toBe('token site=… of o=Debian is not key=value');
+    expect(withoutSites('o=Debian,l=Debian-Security,label=website=x')).toBe('o=Debian,l=Debian-Security,label=website=x');
+    const patterns = Array.from({ length: 12 }, (_, i) => `o=Debian,site=host${i}.example,a=${'x'.repeat(200)}`);
+    const shown = patternsForEvidence(patterns);
+    expect(shown).toHaveLength(10);
+    expect(shown[0]).toBe(`o=Debian,site=…,a=${'x'.repeat(120 - 'o=Debian,site=…,a='.length)}`);
+    expect(shown.join()).not.toContain('host');
   });
 });
 

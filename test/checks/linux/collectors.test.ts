@@ -596,14 +596,16 @@ describe('AUTO_UPDATE collector', () => {
       status: 'FAIL',
       evidence: { rule: 'not_run_recently', last_run_age_days: 4, max_run_age_days: 3 },
     });
-    // unattended-upgrades' log (not this job's record) is not given as its age.
+    // unattended-upgrades' log and install stamp (not this job's record) are not given as its age.
     const stats = {
       ...recorded.fixture.host.stats,
-      '/var/log/unattended-upgrades/unattended-upgrades.log': { mtime: '2026-11-21T06:00:00Z' },
+      [UU_LOG]: { mtime: '2026-11-21T06:00:00Z' },
+      [UU_INSTALL_STAMP]: { mtime: '2026-11-21T06:00:00Z' },
     };
     const { verdict } = await runFixture({ ...recorded, fixture: { ...recorded.fixture, host: { ...recorded.fixture.host, stats } } });
     expect(verdict).toMatchObject({ status: 'UNKNOWN', evidence: { reason: 'no_run_recorded' } });
     expect(verdict.evidence).not.toHaveProperty('last_run_age_days');
+    expect(verdict.evidence).not.toHaveProperty('last_install_age_days');
   });
 
   it("reads APT::Periodic::Unattended-Upgrade's period as apt.systemd.daily does", () => {
