@@ -4,7 +4,7 @@
 // limit), the oldest idle connection makes room for the new one; only when every connection has a
 // request in flight is the new one closed. Accept errors (EMFILE: out of file descriptors) are
 // logged and the server keeps listening. Warnings are rate-limited: a flood makes a few lines.
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { TrustedProxies } from './forwarded';
@@ -20,22 +20,31 @@ export interface ConnectionLimits {
 const WARNING_PERIOD_MS = 10_000;
 
 interface Connection {
-  socket: Socket;
   address: string;
-  /** A request is being received or answered. */
-  busy: boolean;
+  /** The response to its latest request: a request is in flight until that has finished. */
+  response: ServerResponse | undefined;
 }
 
 /** Connections from `proxies` (behind a TLS-terminating proxy) carry many agents: no per-address cap for them (see ./forwarded). */
 export function guardConnections(server: Server, limits: ConnectionLimits, logger: Logger, proxies?: TrustedProxies): void {
-  // Keyed by address and port: plain and TLS sockets of one connection share them.
-  const connections = new Map<string, Connection>();
+  // Keyed by the accepted socket, in the order of acceptance: the first idle one is the oldest.
+  // Nothing here costs a request more than one Map lookup: every new TLS connection carries one
+  // request at the agents' cadence, so per-request listeners and keys were paid per connection.
+  const connections = new Map<Socket, Connection>();
   const perAddress = new Map<string, number>();
   const warn = throttledWarnings(logger);
 
+  function release(this: Socket): void {
+    const connection = connections.get(this);
+    if (connection === undefined) return;
+    connections.delete(this);
+    const left = (perAddress.get(connection.address) ?? 1) - 1;
+    if (left === 0) perAddress.delete(connection.address);
+    else perAddress.set(connection.address, left);
+  }
+
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? 'unknown';
-    const key = `${address}|${socket.remotePort}`;
     const fromAddress = perAddress.get(address) ?? 0;
     if (limits.perAddress > 0 && fromAddress >= limits.perAddress && !proxies?.has(address)) {
       socket.destroy();
@@ -53,31 +62,21 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
         warn('total_cap', { cap: limits.total }, `connection refused: ${limits.total} connections are open, all busy (--max-connections)`);
         return;
       }
-      idle.socket.destroy();
+      idle.destroy();
       warn(
         'idle_evicted',
         { cap: limits.total },
         `${limits.total} connections are open (--max-connections): closing the oldest idle ones to make room`,
       );
     }
-    connections.set(key, { socket, address, busy: false });
+    connections.set(socket, { address, response: undefined });
     perAddress.set(address, fromAddress + 1);
-    socket.once('close', () => {
-      if (connections.get(key)?.socket !== socket) return;
-      connections.delete(key);
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left === 0) perAddress.delete(address);
-      else perAddress.set(address, left);
-    });
+    socket.on('close', release);
   });
 
-  server.on('request', (request, response) => {
-    const connection = connections.get(`${request.socket.remoteAddress ?? 'unknown'}|${request.socket.remotePort}`);
-    if (!connection) return;
-    connection.busy = true;
-    response.once('close', () => {
-      connection.busy = false;
-    });
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const connection = connections.get(acceptedSocket(request.socket));
+    if (connection !== undefined) connection.response = response;
   });
 
   // Without a listener an accept error would end the process; the server keeps listening after it.
@@ -94,9 +93,19 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
   });
 }
 
-function oldestIdle(connections: Map<string, Connection>): Connection | undefined {
-  for (const connection of connections.values()) if (!connection.busy) return connection;
+function oldestIdle(connections: Map<Socket, Connection>): Socket | undefined {
+  for (const [socket, { response }] of connections)
+    if (response === undefined || response.writableFinished || response.destroyed) return socket;
   return undefined;
+}
+
+/**
+ * The socket the server accepted ('connection'). Over TLS, a request's socket is the TLSSocket
+ * around it, which refers to it as `_parent` (Node 20 and 24); reading the TLSSocket's own
+ * remoteAddress instead would cost a getpeername system call per connection.
+ */
+function acceptedSocket(socket: Socket): Socket {
+  return (socket as Socket & { _parent?: Socket | null })._parent ?? socket;
 }
 
 function throttledWarnings(logger: Logger) {

@@ -1,10 +1,13 @@
 // Connection exhaustion against the real server: per-address and overall caps, idle deadlines,
 // EMFILE. Connection counts stay small (caps set low) so that this runs in seconds on 2 cores.
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import { logEntries, startServer, type LogEntry, type RunningServer } from '../support/server';
 import { ROUTES } from '../../src/protocol/schemas';
+import { makeThrowawayCa } from '../agent/throwawayCa';
 import { call, enrolledDevice, heartbeatBody, type EnrolledDevice } from './client';
 
 const servers: RunningServer[] = [];
@@ -14,8 +17,8 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.stop();
 });
 
-async function serve(args: string[], openFileLimit?: number): Promise<RunningServer> {
-  const server = await startServer({ args, openFileLimit });
+async function serve(args: string[], openFileLimit?: number, tls?: { cert: string; key: string }): Promise<RunningServer> {
+  const server = await startServer({ args, openFileLimit, tls });
   servers.push(server);
   return server;
 }
@@ -147,4 +150,89 @@ describe('connection caps', () => {
     await expectHeartbeatAnsweredFrom('127.0.0.2', server, device);
     await waitFor(() => warnings(server, 'idle_evicted').length > 0);
   });
+});
+
+type Transport = 'http' | 'https';
+
+/** A server on `transport`, and how to open a connection to it that is open (TLS: handshake done). */
+async function serveOver(transport: Transport, args: string[]): Promise<{ server: RunningServer; open: () => Promise<Socket> }> {
+  const ca = transport === 'https' ? makeThrowawayCa() : undefined;
+  const server = await serve(args, undefined, ca);
+  const { hostname, port } = new URL(server.url);
+  const trusted = ca && [readFileSync(ca.caFile, 'utf8')];
+  const open = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = trusted
+        ? tlsConnect({ host: hostname, port: Number(port), ca: trusted }, () => resolve(socket))
+        : connect({ host: hostname, port: Number(port) }, () => resolve(socket));
+      socket.setEncoding('utf8');
+      socket.on('error', reject);
+      sockets.push(socket);
+    });
+  return { server, open };
+}
+
+/** Resolves with what arrived once `text` has (the server answers on `socket`). */
+function received(socket: Socket, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: string) => {
+      seen += chunk;
+      if (seen.includes(text)) {
+        socket.off('data', onData);
+        resolve(seen);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error(`closed before ${JSON.stringify(text)} arrived: ${JSON.stringify(seen)}`)));
+  });
+}
+
+/**
+ * A request in flight on `socket`: its headers, and a body that has not come yet. With
+ * `Expect: 100-continue` the server answers 100 Continue as it starts the request, so once that
+ * arrives the server has taken the request.
+ */
+async function requestInFlight(socket: Socket): Promise<void> {
+  const arrived = received(socket, '100 Continue');
+  socket.write(
+    `POST ${ROUTES.enroll} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`,
+  );
+  await arrived;
+}
+
+describe.each<Transport>(['http', 'https'])('the overall cap over %s', (transport) => {
+  test('a connection with a request in flight is never closed to make room; one whose request was answered is', async () => {
+    const { server, open } = await serveOver(transport, ['--max-connections', '3', '--max-connections-per-address', '0']);
+    const busy = await Promise.all([open(), open(), open()]);
+    for (const socket of busy) await requestInFlight(socket);
+
+    // Every connection busy: the new one is refused, and none of the busy ones is cut.
+    const refused = await open().catch(() => undefined);
+    if (refused) expect(await closedWithin(refused, 10_000)).toBe(true);
+    await waitFor(() => warnings(server, 'total_cap').length > 0);
+    expect(warnings(server, 'total_cap')[0]).toMatchObject({ level: 'warn', cap: 3 });
+    expect(busy.every((socket) => !socket.destroyed)).toBe(true);
+
+    // The middle one's request is answered (400: no token) and its connection is idle: it makes room.
+    const answered = received(busy[1], '\r\n\r\n{');
+    busy[1].write('{}');
+    expect(await answered).toContain('400 Bad Request');
+    const next = await open();
+    expect(await closedWithin(busy[1], 10_000)).toBe(true);
+    await requestInFlight(next);
+    expect([busy[0], busy[2], next].every((socket) => !socket.destroyed)).toBe(true);
+  });
+});
+
+test('over TLS, a closed connection frees its place under the per-address cap', async () => {
+  const { server, open } = await serveOver('https', ['--max-connections-per-address', '3']);
+  for (let i = 0; i < 10; i += 1) {
+    const socket = await open();
+    const answer = received(socket, '{"status":"ok"}');
+    socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    await answer;
+    await closed(socket);
+  }
+  expect(warnings(server, 'per_address_cap')).toEqual([]);
 });
