@@ -119,7 +119,7 @@ export const DevicePageResponse = z.object({
 export type DevicePageResponse = z.infer<typeof DevicePageResponse>;
 
 /** True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no stack overflow). */
-function nestsAtMost(value: unknown, maxDepth: number): boolean {
+export function nestsAtMost(value: unknown, maxDepth: number): boolean {
   const pending: [unknown, number][] = [[value, 1]];
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [item, depth] = next;
