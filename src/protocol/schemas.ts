@@ -124,17 +124,14 @@ export type DevicePageResponse = z.infer<typeof DevicePageResponse>;
  * read in place: every upload's evidence passes here (src/server/routes/postures.ts), and a pair
  * per value and a copy per array cost two thirds of the check of a 9-result upload.
  */
-export function nestsAtMost(value: unknown, maxDepth: number): boolean {
-  const objects: unknown[] = [value];
+export function nestsAtMost(value: object, maxDepth: number): boolean {
+  const objects: object[] = [value];
   const depths: number[] = [1];
-  while (objects.length > 0) {
-    const item = objects.pop();
+  for (let item = objects.pop(); item !== undefined; item = objects.pop()) {
     const depth = depths.pop() ?? 0;
-    if (item === null || typeof item !== 'object') continue; // the root only
     if (depth > maxDepth) return false;
     const children: unknown[] = Array.isArray(item) ? item : Object.values(item);
-    for (let i = 0; i < children.length; i++) {
-      const child = children[i];
+    for (const child of children) {
       if (child !== null && typeof child === 'object') {
         objects.push(child);
         depths.push(depth + 1);

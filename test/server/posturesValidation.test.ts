@@ -29,9 +29,9 @@ const RESULT = {
   observed_at: '2026-01-15T09:29:58.120Z',
 };
 
-/** An object nested `depth` levels deep, the outermost counted (as nestsAtMost counts evidence). */
+/** An object nested `depth` levels deep, the outermost counted (as nestsAtMost counts evidence); values other than objects do not count. */
 function nested(depth: number): Record<string, unknown> {
-  let value: Record<string, unknown> = {};
+  let value: Record<string, unknown> = { leaf: 1, none: null };
   for (let level = 1; level < depth; level++) value = level % 2 ? { list: [value] } : { inner: value };
   return value;
 }
@@ -90,6 +90,7 @@ const VALUES: Record<keyof PostureResult, Value[]> = {
     [undefined],
     ...WRONG_TYPES,
     [Date.parse('2026-01-15T09:29:58Z')],
+    [['2026-01-15T09:29:58Z']],
     [new Date('2026-01-15T09:29:58Z')],
     [''],
     ['2026-01-15T09:29:58Z'],
