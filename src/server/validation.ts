@@ -30,6 +30,15 @@ export function parseBody<S extends z.ZodMiniType>(
   throw badRequest(`invalid request body: ${shown.join('; ')}${more}`);
 }
 
+/**
+ * True for a string the schemas' storedText (src/protocol/schemas.ts) accepts: 1..`max` long, no
+ * U+0000. zod counts code points: a string within `max` UTF-16 units is within it; a longer one
+ * is left to zod (false here). For the checks without zod that routes give parseBody.
+ */
+export function isStoredText(value: unknown, max: number): value is string {
+  return typeof value === 'string' && value.length >= 1 && value.length <= max && !value.includes('\u0000');
+}
+
 /** results[3].status; "body" for the root. */
 function fieldPath(path: readonly PropertyKey[]): string {
   let text = '';

@@ -3,7 +3,7 @@ import type { AgentRoute } from '../agentRoute';
 import type { AppContext } from '../context';
 import { refusalError } from '../deviceLifecycle';
 import { spendDeviceBudget } from '../rateLimit';
-import { parseBody } from '../validation';
+import { isStoredText, parseBody } from '../validation';
 
 /** POST /heartbeat: records the device's attributes, activates a PENDING device (deviceLifecycle.ts), returns the schedule. */
 export function heartbeatRoute({ config, limits, heartbeats, policies, checks }: AppContext): AgentRoute {
@@ -52,7 +52,7 @@ const KNOWN_PLATFORMS: ReadonlySet<unknown> = new Set<Platform>(PLATFORMS);
 
 /**
  * True only for a body HeartbeatRequest accepts as it is: every field of the schema's type and
- * length, no NUL (false also for some it accepts, see storedText). Validating a heartbeat with zod cost about 2 % of its CPU over a new TLS
+ * length, no NUL (false also for some it accepts, see isStoredText). Validating a heartbeat with zod cost about 2 % of its CPU over a new TLS
  * connection; nearly every heartbeat passes this instead, and anything else gets zod's verdict
  * and messages (test/server/heartbeatValidation.test.ts holds the two to the same answers).
  */
@@ -60,16 +60,11 @@ export function plainHeartbeat(body: unknown): body is HeartbeatRequest {
   if (typeof body !== 'object' || body === null) return false;
   const fields = body as Record<string, unknown>;
   return (
-    storedText(fields.hardware_uuid, 255) &&
-    (fields.serial_number === undefined || storedText(fields.serial_number, 255)) &&
-    storedText(fields.hostname, 255) &&
+    isStoredText(fields.hardware_uuid, 255) &&
+    (fields.serial_number === undefined || isStoredText(fields.serial_number, 255)) &&
+    isStoredText(fields.hostname, 255) &&
     KNOWN_PLATFORMS.has(fields.platform) &&
-    storedText(fields.os_version, 255) &&
-    storedText(fields.agent_version, 64)
+    isStoredText(fields.os_version, 255) &&
+    isStoredText(fields.agent_version, 64)
   );
-}
-
-/** zod counts code points: a string within `max` UTF-16 units is within it; a longer one is left to zod. */
-function storedText(value: unknown, max: number): boolean {
-  return typeof value === 'string' && value.length >= 1 && value.length <= max && !value.includes('\u0000');
 }
