@@ -76,28 +76,32 @@ export async function tlsSection(): Promise<string> {
     const generator = await buildTlsLoad(dir);
     const { certFile, keyFile, cert } = makeCertificate(dir);
     const db = join(dir, 'server.db');
-    const reference = await spawned(spawnReference(dir, db, ['--tls-cert', certFile, '--tls-key', keyFile]));
+    const tlsArgs = ['--tls-cert', certFile, '--tls-key', keyFile];
+    const enrolling = await spawned(spawnReference(dir, db, tlsArgs));
     const bare = await spawned(spawnBare(dir, { certFile, keyFile }));
     process.stderr.write(`tls: enrolling ${DEVICES} devices over HTTPS …\n`);
-    const devices = await enrollFleet(dir, reference.url, db, DEVICES, cert);
+    const devices = await enrollFleet(dir, enrolling.url, db, DEVICES, cert);
     const requestFile = join(dir, 'requests.tsv');
     writeFileSync(requestFile, `${fleetRequests(devices).join('\n')}\n`, { mode: 0o600 });
-    // Every other server process gets its own copy of the fleet: the writes of a process sharing the
-    // database would empty the reference server's device cache between its rows.
+    // Each server process measured gets its own copy of the fleet: the writes of a process sharing
+    // the database would empty another's device cache between its rows.
     const copyOfFleet = (name: string) => {
       const copy = join(dir, `${name}.db`);
       copyDatabase(db, copy);
       return copy;
     };
 
+    // Every reference server measured is a fresh process on its own copy of the fleet, as the
+    // compared build is: the process that enrolled the fleet carries that work's state (heap,
+    // caches, WAL), and was slower than a fresh one of the same build.
+    await stop(enrolling.child);
+    const reference = await spawned(spawnReference(dir, copyOfFleet('reference'), tlsArgs));
     const targets: Target[] = [
       { name: 'reference server', url: reference.url, requestFile, pids: () => [reference.child.pid!] },
       { name: BASELINE, url: bare.url, requestFile, pids: () => [bare.child.pid!] },
     ];
     if (COMPARE !== undefined) {
-      const compared = await spawned(
-        spawnReference(dir, copyOfFleet('compared'), ['--tls-cert', certFile, '--tls-key', keyFile], [], COMPARE),
-      );
+      const compared = await spawned(spawnReference(dir, copyOfFleet('compared'), tlsArgs, [], COMPARE));
       targets.push({ name: 'reference, compared build', url: compared.url, requestFile, pids: () => [compared.child.pid!] });
     }
     const nginx = await startNginx(dir, certFile, keyFile, copyOfFleet('upstream'), requestFile, children);
