@@ -12,7 +12,8 @@
 // Then the share of resumed connections at the agent's cadence, compressed: the agent's own HTTP
 // client (src/agent/client.ts) heartbeating on the interval the server hands out.
 // BENCH_TLS_COMPARE=<another build's device-agent-server.cjs> adds it as a target (on its own copy
-// of the fleet's database): a change measured before and after in the same run.
+// of the fleet's database): a change measured before and after in the same run. BENCH_TLS_TOGETHER=1
+// loads the targets at the same time rather than one after another.
 //   BENCH_SECTIONS=tls BENCH_SECONDS=10 BENCH_CONNECTIONS=32 BENCH_DEVICES=20000 BENCH_REPEATS=3 npm run bench:fleet
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,6 +45,12 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const TRANSPORTS: TlsTransport[] = ['full', 'resume', 'keep-alive'];
 const BASELINE = 'bare node:https';
 const COMPARE = process.env.BENCH_TLS_COMPARE;
+/**
+ * BENCH_TLS_TOGETHER=1: each repeat loads every target at the same time, so that all meet the same
+ * machine; on a shared two-core machine one at a time, the same-repeat CPU ratio of one build
+ * ranged over 30 percentage points, loaded together over about 10.
+ */
+const TOGETHER = process.env.BENCH_TLS_TOGETHER === '1';
 
 interface Target {
   name: string;
@@ -120,10 +127,20 @@ export async function tlsSection(): Promise<string> {
     const samples = new Map<string, Sample[]>();
     for (let repeat = 0; repeat < REPEATS; repeat += 1) {
       for (const transport of TRANSPORTS) {
-        for (const target of repeat % 2 === 0 ? targets : [...targets].reverse()) {
-          process.stderr.write(`${transport} ${repeat + 1}/${REPEATS}: ${target.name} …\n`);
+        const order = repeat % 2 === 0 ? targets : [...targets].reverse();
+        const record = (target: Target, sample: Sample) => {
           const key = `${transport}|${target.name}`;
-          samples.set(key, [...(samples.get(key) ?? []), await run(target, transport)]);
+          samples.set(key, [...(samples.get(key) ?? []), sample]);
+        };
+        if (TOGETHER) {
+          process.stderr.write(`${transport} ${repeat + 1}/${REPEATS}: every target at the same time …\n`);
+          const measured = await Promise.all(order.map((target) => run(target, transport)));
+          order.forEach((target, i) => record(target, measured[i]!));
+          continue;
+        }
+        for (const target of order) {
+          process.stderr.write(`${transport} ${repeat + 1}/${REPEATS}: ${target.name} …\n`);
+          record(target, await run(target, transport));
         }
       }
     }
@@ -138,7 +155,7 @@ export async function tlsSection(): Promise<string> {
     return [
       `device-agent-server over TLS — ${DEVICES.toLocaleString('en-US')} enrolled devices, keys round-robin, 1 posture upload (9 results) per 12 heartbeats, after one warm-up pass over the fleet;`,
       ...(COMPARE === undefined ? [] : [`compared build: ${COMPARE}`]),
-      `load: tlsload (C, OpenSSL, certificates not verified), ${CONNECTIONS} connections in their own processes on the same machine, ${SECONDS} s per row, ${REPEATS} repeats with the targets in alternating order (medians; CPU ratio: median and range over the repeats);`,
+      `load: tlsload (C, OpenSSL, certificates not verified), ${CONNECTIONS} connections in their own processes on the same machine, ${SECONDS} s per row, ${REPEATS} repeats ${TOGETHER ? 'with every target loaded at the same time (BENCH_TLS_TOGETHER: requests/s share the machine)' : 'with the targets in alternating order'} (medians; CPU ratio: median and range over the repeats);`,
       `${startedOn} at the start, ${machine().replace(/^.*load average /, 'load average ')} at the end`,
       `CPU: the server process (behind nginx: the upstream reference server, nginx's own apart) and the load generator, share of one core;`,
       `CPU/req ×bare: the server's CPU per request over bare node:https's in the same repeat (same certificate, same JSON, same transport);`,

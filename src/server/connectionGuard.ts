@@ -21,7 +21,7 @@ const WARNING_PERIOD_MS = 10_000;
 
 interface Connection {
   address: string;
-  /** The response to its latest request: a request is in flight until that has finished. */
+  /** The response to its latest request: a request is in flight until that closes (`destroyed`: answered, or cut off). */
   response: ServerResponse | undefined;
 }
 
@@ -94,8 +94,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
 }
 
 function oldestIdle(connections: Map<Socket, Connection>): Socket | undefined {
-  for (const [socket, { response }] of connections)
-    if (response === undefined || response.writableFinished || response.destroyed) return socket;
+  for (const [socket, { response }] of connections) if (response === undefined || response.destroyed) return socket;
   return undefined;
 }
 
