@@ -47,8 +47,9 @@ const BASELINE = 'bare node:https';
 const COMPARE = process.env.BENCH_TLS_COMPARE;
 /**
  * BENCH_TLS_TOGETHER=1: each repeat loads every target at the same time, so that all meet the same
- * machine; on a shared two-core machine one at a time, the same-repeat CPU ratio of one build
- * ranged over 30 percentage points, loaded together over about 10.
+ * machine. On this project's two-core machine, one at a time, the same-repeat CPU ratio of one
+ * build ranged over up to 54 percentage points in five repeats; together, over 9-15 with three
+ * targets and 14-28 with four (nginx's row included): narrower, still wider than a small change.
  */
 const TOGETHER = process.env.BENCH_TLS_TOGETHER === '1';
 
