@@ -3,22 +3,18 @@
 // every check; about 1 in 20 fails FIREWALL_ENABLED, 1 in 7 DISK_ENCRYPTION. And the built server
 // serving it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type Database from 'better-sqlite3';
 import { CHECK_KEYS, PLATFORMS } from '../../src/protocol/constants';
 import { hashCredential, newCredential } from '../../src/server/credentials';
 import { migrate } from '../../src/server/db/migrations';
 import { SqliteStore } from '../../src/server/db/sqliteStore';
 import { CREATED_STATE, enroll, heartbeat, uploadPostures } from '../../src/server/deviceLifecycle';
+import { Sqlite } from './sqlite';
 
 const ORGS = ['acme', 'globex', 'initech', 'umbrella'];
 const AGENT_VERSIONS = ['0.3.0', '0.2.1', '0.1.0'];
 
 export async function seedFleet(db: string, devices: number): Promise<void> {
-  // open.ts loads the driver with require(), which this ESM script has not: the same driver, here.
-  const require = createRequire(import.meta.url);
-  const Sqlite = require(Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof Database;
   const database = new Sqlite(db);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');

@@ -7,12 +7,12 @@
 //   BENCH_DB=/tmp/fleet.db reuses a seeded database
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
+
 import { ConsoleClient } from '../../test/support/admin';
 import { SERVER_BIN, seedFleet, serveFleet } from './seedFleet';
+import { Sqlite } from './sqlite';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
@@ -49,8 +49,6 @@ async function main(): Promise<void> {
   const client = new ConsoleClient({ url });
   const signedIn = await client.signIn(ADMIN.email, ADMIN.password);
   if (signedIn.status !== 303) throw new Error(`sign-in: ${signedIn.status}`);
-  const require = createRequire(import.meta.url);
-  const Sqlite = require(Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof Database;
   const bare = new Sqlite(db, { readonly: true });
   const page = (path: string) => async () => {
     const answer = await client.get(path);

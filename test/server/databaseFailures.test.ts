@@ -3,7 +3,7 @@
 // refuses (I/O error) are weather (503); a constraint is not. PostgreSQL's and the network's errors replayed from their recordings (made and
 // checked live by test/server/postgres/failures.test.ts). And the answer the
 // error handlers give (src/server/databaseErrors.ts): 503 with Retry-After, warned once per 10 s.
-import Database from 'better-sqlite3';
+import { Sqlite as Database, sqliteModuleFile } from '../../src/server/db/sqliteDriver';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,7 +73,7 @@ describe('SQLite errors', () => {
         '--fsize=65536',
         process.execPath,
         '-e',
-        `const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+        `const Database = require(${JSON.stringify(sqliteModuleFile())});
          const db = new Database(${JSON.stringify(join(dir, 'ioerr.db'))});
          db.pragma('journal_mode = WAL');
          db.exec('CREATE TABLE t (x)');

@@ -4,7 +4,8 @@
 import { chmodSync, chownSync, existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { describe, expect, test } from 'vitest';
 import { startServer, tryServerCli, type RunningServer } from '../support/server';
 import { call, expectUsageError } from './client';
@@ -14,7 +15,7 @@ const modeOf = (path: string) => statSync(path).mode & 0o777;
 const isRoot = process.getuid?.() === 0;
 
 /** A migrated database whose -wal and -shm exist (a second connection stays open), all mode 0644. */
-function worldReadableDatabase(dir: string): { path: string; holder: Database.Database } {
+function worldReadableDatabase(dir: string): { path: string; holder: BetterSqlite.Database } {
   const path = join(dir, 'fleet.db');
   const holder = new Database(path);
   holder.pragma('journal_mode = WAL');

@@ -3,7 +3,7 @@
 // malformed, a HEAD does not spend it), the page session bound to one device (nothing in the URL
 // names a device), the organization contact set with the admin CLI, the console's CSP and escaping
 // of device-reported text, and no code in the server's log.
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEVICE_PAGE_ROUTE } from '../../src/protocol/schemas';
 import { createAdminToken } from '../support/admin';

@@ -4,7 +4,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterAll, expect, test } from 'vitest';
 import { SCHEMA_VERSION, migrate } from '../../src/server/db/migrations';
 import type { DevicePage, DeviceView } from '../../src/server/admin';

@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterAll, expect, test } from 'vitest';
 import { migrate } from '../../src/server/db/migrations';
 import { startServer, type RunningServer } from '../support/server';

@@ -3,7 +3,7 @@
 // the PostgreSQL pool); an idle server's event loop wakes about ten times a second, not a hundred.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/protocol/schemas';
 import { SCHEMA_VERSION } from '../../src/server/db/migrations';

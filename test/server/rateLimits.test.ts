@@ -1,7 +1,7 @@
 // Per-device rate limits against the real server: 429 with the contract's error body and a
 // Retry-After the agent honours, per device, decided before the body is stored; and defaults that
 // an agent on the server's schedule never meets.
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterEach, describe, expect, test } from 'vitest';
 import { enrollWithToken, makeStateDir, removeStateDir, startDaemon, stopDaemon, until } from '../support/agent';
 import { ON_POSTGRES, queryDatabase } from '../support/postgres';

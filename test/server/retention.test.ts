@@ -1,7 +1,7 @@
 // Retention of posture results against the real server and its real database (SQLite's file, or
 // PostgreSQL in the `postgres` project): by age and by a cap per device, applied by the background
 // sweep while the server serves.
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterEach, describe, expect, test } from 'vitest';
 import { POSTURE_REPORT_HEADER } from '../../src/protocol/schemas';
 import { ON_POSTGRES, queryDatabase } from '../support/postgres';

@@ -1,7 +1,7 @@
 // The SQLite write lock held by another process (a long admin command, a backup tool) for longer
 // than the busy timeout: writes answer 503 database_unavailable with Retry-After, the console's as
 // an error page; reads go on; once the lock is released, writes succeed again.
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ConsoleClient, addAccount, createAdminToken } from '../support/admin';
 import { startServer, type RunningServer } from '../support/server';

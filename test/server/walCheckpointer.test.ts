@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import type BetterSqlite from 'better-sqlite3';
+import { Sqlite as Database, sqliteModuleFile } from '../../src/server/db/sqliteDriver';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { openStore } from '../../src/server/db/open';
 import type { AuthenticatedDevice, NewPostureResult, Store } from '../../src/server/db/store';
@@ -43,7 +44,8 @@ async function open(backgroundCheckpoints: boolean): Promise<Store> {
 }
 
 /** The serving connection's own setting (private to the store: what the worker took over). */
-const autocheckpoint = (store: Store) => (store as unknown as { db: Database.Database }).db.pragma('wal_autocheckpoint', { simple: true });
+const autocheckpoint = (store: Store) =>
+  (store as unknown as { db: BetterSqlite.Database }).db.pragma('wal_autocheckpoint', { simple: true });
 
 const activeDevice = async (store: Store) => (await activeStoreDevice(store)).device;
 
@@ -103,7 +105,7 @@ test('a worker that fails says why, and the connection checkpoints inside its co
   const db = new Database(path);
   try {
     const reasons: string[] = [];
-    startWalCheckpointer(db, join(dir, 'missing.db'), require.resolve('better-sqlite3'), (reason) => reasons.push(reason));
+    startWalCheckpointer(db, join(dir, 'missing.db'), sqliteModuleFile(), (reason) => reasons.push(reason));
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     await until(() => reasons.length > 0, 'the failure is reported');
     expect(reasons[0]).toMatch(/SQLITE_CANTOPEN|does not exist/);
@@ -118,7 +120,7 @@ test('under commits that never pause, the WAL is rewound once it holds more than
   const db = new Database(path);
   db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body BLOB)');
   const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
-  const checkpointer = startWalCheckpointer(db, path, require.resolve('better-sqlite3'), (reason) => failures.push(reason), {
+  const checkpointer = startWalCheckpointer(db, path, sqliteModuleFile(), (reason) => failures.push(reason), {
     intervalMs: 20,
     restartFrames: 100,
     heldFrames: 8,
@@ -206,7 +208,7 @@ test("the worker tells the main thread the WAL's pages only when they changed: a
   // Every message the worker sends reaches the main thread as a 'message' event of its Worker.
   const emit = vi.spyOn(Worker.prototype, 'emit');
   const messages = () => emit.mock.calls.filter(([event]) => event === 'message').length;
-  const checkpointer = startWalCheckpointer(db, path, require.resolve('better-sqlite3'), (reason) => failures.push(reason), {
+  const checkpointer = startWalCheckpointer(db, path, sqliteModuleFile(), (reason) => failures.push(reason), {
     intervalMs: 10,
     restartFrames: 1_000_000,
     heldFrames: 8,

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { Sqlite as Database } from '../../src/server/db/sqliteDriver';
 import { afterAll, beforeAll } from 'vitest';
 import { parseDatabaseLocation } from '../../src/server/db/location';
 import { openStore } from '../../src/server/db/open';

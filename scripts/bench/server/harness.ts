@@ -2,17 +2,16 @@
 // processes, a fleet of devices enrolled over real HTTP, wrk runs, and the server's CPU and memory
 // read from /proc. Load generators run in their own processes so the server under test keeps a core.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type Database from 'better-sqlite3';
 import { build } from 'esbuild';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ROUTES } from '../../../src/protocol/schemas';
 import type { Transport } from './transport';
+import { Sqlite } from '../sqlite';
 
 const run = promisify(execFile);
 const SERVER_BIN = fileURLToPath(new URL('../../../dist/device-agent-server.cjs', import.meta.url));
@@ -214,8 +213,6 @@ export async function enrollFleet(dir: string, url: string, db: string, count: n
  * for a second server process, whose writes then do not empty the first one's device cache.
  */
 export function copyDatabase(from: string, to: string): void {
-  const require = createRequire(import.meta.url);
-  const Sqlite = require(Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof Database;
   const source = new Sqlite(from, { readonly: true });
   try {
     source.prepare('VACUUM INTO ?').run(to);

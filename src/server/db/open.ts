@@ -5,24 +5,10 @@ import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync } fro
 import type Database from 'better-sqlite3';
 import type { DatabaseLocation } from './location';
 import { SchemaTooNewError, migrate } from './migrations';
+import { Sqlite, sqliteModuleFile } from './sqliteDriver';
 import { settle, SqliteStore } from './sqliteStore';
 import type { Store } from './store';
 import { startWalCheckpointer } from './walCheckpointer';
-
-/**
- * better-sqlite3 13 (Node-API) from Node 22 on; 12 on Node 20, which 13 does not support. 12 wraps
- * its statements in Node's ObjectWrap, and Node 24 aborts the process (SIGABRT, "Assertion failed:
- * (env) != nullptr") when V8 finalizes one after the environment is gone (nodejs/node#65446): seen
- * here in `device show` on Node 24. The two have the same API.
- */
-const NODE_API_SQLITE = Number(process.versions.node.split('.')[0]) >= 22;
-const Sqlite: typeof Database = NODE_API_SQLITE
-  ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
-    (require('better-sqlite3-napi') as typeof Database)
-  : // eslint-disable-next-line @typescript-eslint/no-require-imports -- chosen by the running Node, loaded synchronously
-    (require('better-sqlite3') as typeof Database);
-/** The same module's file, for the WAL checkpoint thread (walCheckpointer.ts). */
-const sqliteModuleFile = () => (NODE_API_SQLITE ? require.resolve('better-sqlite3-napi') : require.resolve('better-sqlite3'));
 
 const BUSY_TIMEOUT_MS = 5_000;
 /** How long a start waits for another process that is setting up the same new database. */
