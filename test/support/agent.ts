@@ -3,7 +3,7 @@
 // DEVICE_AGENT_TEST_BIN points the same tests at another build, e.g. the single-file executable.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -80,9 +80,27 @@ export function tempDir(prefix = 'device-agent-test-'): string {
   return dir;
 }
 
+let runtimeDir: string | undefined;
+/**
+ * The runtime directory of this test file's agents (each file runs in a process of its own): a
+ * daemon running as root opens its local endpoint there rather than in the machine's
+ * /run/device-agent, where the daemons of test files running at the same time, or an agent
+ * installed here, would replace each other's socket. Its parent is root's and world-readable, as
+ * /run is.
+ */
+function testRuntimeDir(): string {
+  if (runtimeDir === undefined) {
+    const parent = tempDir('device-agent-run-');
+    chmodSync(parent, 0o755);
+    runtimeDir = join(parent, 'device-agent');
+  }
+  return runtimeDir;
+}
+
 /**
  * A clean environment for the agent: none of the caller's DEVICE_AGENT_*, proxy or D-Bus variables
- * (so no test reaches a real secret store by accident), a private HOME and XDG_RUNTIME_DIR.
+ * (so no test reaches a real secret store, or the machine's agent, by accident), a private HOME and
+ * XDG_RUNTIME_DIR, and this test file's runtime directory.
  */
 export function agentEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -91,7 +109,7 @@ export function agentEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     env[name] = value;
   }
   const home = tempDir('device-agent-home-');
-  return { ...env, HOME: home, XDG_RUNTIME_DIR: home, ...extra };
+  return { ...env, HOME: home, XDG_RUNTIME_DIR: home, DEVICE_AGENT_RUNTIME_DIR: testRuntimeDir(), ...extra };
 }
 
 export interface StateFile {
