@@ -8,6 +8,8 @@
 //   npm run bench:heartbeat
 //   BENCH_DEVICES=10000 BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 BENCH_TRANSPORT=keep-alive|close npm run bench:heartbeat
 //   BENCH_PROFILE=<dir> npm run bench:heartbeat      (the server writes a V8 CPU profile there: node --cpu-prof)
+//   BENCH_PACE_MS=25 BENCH_CONNECTIONS=8 npm run bench:heartbeat   (each connection waits 25 ms between
+//     requests: about 300 requests/s, where each request meets an idle process, as at a fleet's real rate)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +39,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TRANSPORT = parseTransport(process.env.BENCH_TRANSPORT, 'keep-alive');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 0);
+if (!Number.isInteger(PACE_MS) || PACE_MS < 0) throw new Error('BENCH_PACE_MS must be a whole number of milliseconds');
 const RESULTS_PER_UPLOAD = 100;
 
 /** The run with the median throughput. */
@@ -68,7 +72,15 @@ async function main(): Promise<void> {
     // server depends on what else runs; the CPU each request costs does much less.
     const load = async (target: Spawned, requests: string[]): Promise<Run> => {
       const before = processUsage(target.child.pid!).cpuSeconds;
-      const result = await wrk({ url: target.url, requests, connections: CONNECTIONS, seconds: SECONDS, transport: TRANSPORT, dir });
+      const result = await wrk({
+        url: target.url,
+        requests,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        transport: TRANSPORT,
+        dir,
+        paceMs: PACE_MS,
+      });
       return { ...result, cpuSeconds: processUsage(target.child.pid!).cpuSeconds - before };
     };
 
@@ -124,7 +136,7 @@ async function main(): Promise<void> {
     const cpuRatio = (a: Run, b: Run) => `${(cpuPer(b) / cpuPer(a)).toFixed(2)}×`;
     process.stdout.write(
       [
-        `${DEVICES} enrolled devices, keys round-robin; wrk 1 thread, ${CONNECTIONS} connections (${TRANSPORT}), ${SECONDS} s per run, median of ${ROUNDS} alternating rounds; loopback; ${machine()}`,
+        `${DEVICES} enrolled devices, keys round-robin; wrk 1 thread, ${CONNECTIONS} connections (${TRANSPORT}${PACE_MS > 0 ? `, each waiting ${PACE_MS} ms between requests` : ''}), ${SECONDS} s per run, median of ${ROUNDS} alternating rounds; loopback; ${machine()}`,
         `${''.padEnd(40)}${'per s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'CPU µs each'.padStart(12)}`,
         row('heartbeats: device-agent-server (SQLite)', serverHeartbeats, runs.serverHeartbeats),
         row('heartbeats: bare node:http (same JSON)', bareHeartbeats, runs.bareHeartbeats),

@@ -276,6 +276,11 @@ export interface LoadOptions {
   seconds: number;
   transport: Transport;
   dir: string;
+  /**
+   * Each connection waits this long after an answer before its next request: a rate far below
+   * saturation, as a fleet's, where each request meets an idle process. 0 (the default): closed loop.
+   */
+  paceMs?: number;
 }
 
 /** One line of a wrk request file. */
@@ -283,7 +288,7 @@ export function requestLine(apiKey: string, path: string, body: string): string 
   return `${apiKey}\t${path}\t${body}`;
 }
 
-/** A closed-loop wrk run (one thread, its own process); every error kind counted. */
+/** A wrk run (one thread, its own process), closed-loop unless paced; every error kind counted. */
 export async function wrk(options: LoadOptions): Promise<WrkResult> {
   const file = join(options.dir, 'requests.tsv');
   writeFileSync(file, `${options.requests.join('\n')}\n`, { mode: 0o600 });
@@ -301,6 +306,7 @@ export async function wrk(options: LoadOptions): Promise<WrkResult> {
       '--',
       file,
       options.transport,
+      String(options.paceMs ?? 0),
     ],
     { maxBuffer: 1 << 24 },
   ).catch((error: unknown) => {

@@ -1,11 +1,17 @@
 -- wrk script of the server benchmarks: one request per line of a request file ("<api key>\t<path>\t
 -- <JSON body>"), taken round-robin, so the load spreads over every enrolled device. Arguments after
--- `--`: <request file> <transport> (server/transport.ts). Prints one JSON line with the run's figures.
+-- `--`: <request file> <transport> (server/transport.ts) [<pace ms>: each connection waits that long
+-- after an answer before its next request]. Prints one JSON line with the run's figures.
 local requests = {}
 local next_index = 0
 
 function init(args)
   local file, transport = args[1], args[2]
+  local pace_ms = tonumber(args[3] or "0")
+  -- wrk looks for delay() after init(): unpaced runs stay closed-loop, without a timer per request.
+  if pace_ms > 0 then
+    delay = function() return pace_ms end
+  end
   for line in io.lines(file) do
     local key, path, body = line:match("^(%x+)\t([^\t]+)\t(.*)$")
     local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. key }
