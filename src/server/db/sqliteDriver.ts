@@ -3,13 +3,14 @@
 import type Database from 'better-sqlite3';
 
 /**
- * better-sqlite3 13 (Node-API) from Node 22 on; 12 on Node 20, which 13 does not support (its
- * prebuilt addon needs Node-API 10 and crashes on Node 20). 12 wraps its objects in Node's
- * ObjectWrap, and Node 24 aborts the process (SIGABRT, "Assertion failed: (env) != nullptr") when
- * V8 finalizes one after the environment is gone (nodejs/node#65446): seen in `device show` and in
- * test workers on Node 24. The two have the same API.
+ * better-sqlite3 13 (Node-API) where the runtime offers Node-API 10, which its prebuilt addon is
+ * built for (Node 24; on Node 20, which offers 9, that addon crashes the process); 12 elsewhere.
+ * 12 wraps its objects in Node's ObjectWrap, and Node 24 aborts the process (SIGABRT, "Assertion
+ * failed: (env) != nullptr") when V8 finalizes one after the environment is gone
+ * (nodejs/node#65446): seen in `device show` and in test workers on Node 24. The two have the same
+ * API.
  */
-const NODE_API_SQLITE = Number(process.versions.node.split('.')[0]) >= 22;
+const NODE_API_SQLITE = Number(process.versions.napi) >= 10;
 
 // Literal names, so that the bundler (scripts/build.mjs) sees them and keeps them external.
 export const Sqlite: typeof Database = NODE_API_SQLITE
