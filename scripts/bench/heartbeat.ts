@@ -40,7 +40,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TRANSPORT = parseTransport(process.env.BENCH_TRANSPORT, 'keep-alive');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 0);
-if (!Number.isInteger(PACE_MS) || PACE_MS < 0) throw new Error('BENCH_PACE_MS must be a whole number of milliseconds');
 const RESULTS_PER_UPLOAD = 100;
 
 /** The run with the median throughput. */
@@ -57,6 +56,7 @@ function median(runs: Run[]): Run {
 }
 
 async function main(): Promise<void> {
+  if (!Number.isInteger(PACE_MS) || PACE_MS < 0) throw new Error('BENCH_PACE_MS must be a whole number of milliseconds');
   requireBuild();
   const dir = mkdtempSync(join(tmpdir(), 'device-agent-bench-'));
   try {
